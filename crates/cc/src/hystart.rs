@@ -1,0 +1,1 @@
+//! HyStart++ (RFC 9406) — placeholder.
