@@ -1,10 +1,522 @@
-//! CUBIC (RFC 9438) — placeholder until the algorithm lands; behaves as Reno.
-use crate::{reno::Reno, CcStateSample, CongestionOps, TcpCc};
+//! CUBIC (RFC 9438) as Linux `net/ipv4/tcp_cubic.c` runs it, with HyStart++ (RFC 9406) as the
+//! optional slow-start exit.
+//!
+//! Model. After a congestion event at window W_max, CUBIC grows cwnd along
+//!
+//! ```text
+//! W_cubic(t) = C·(t − K)³ + W_max,      K = cbrt((W_max − cwnd_epoch) / C)      (RFC 9438 §4.2)
+//! ```
+//!
+//! where t is the time since the current congestion-avoidance epoch began and cwnd_epoch the cwnd
+//! at that moment: concave up to W_max (the last saturation point), a plateau around it, then
+//! convex probing beyond it. Each ACK moves cwnd toward `target = W_cubic(t + RTT)` clamped to
+//! [cwnd, 1.5·cwnd] (§4.4, §4.5), at the rate of one segment per `cnt = cwnd / (target − cwnd)`
+//! segments acked (Linux `bictcp_update` → `tcp_cong_avoid_ai`). So that CUBIC is never slower
+//! than Reno, it also runs a Reno-like estimate W_est that grows by α_cubic = 3(1−β)/(1+β) segments
+//! per RTT — the AIMD rate with the same average throughput as Reno under β = 0.7 — and switches
+//! to α = 1 once W_est reaches cwnd_prior (§4.3); when W_est is above cwnd, cwnd grows toward
+//! W_est instead (the "Reno-friendly region"). On a congestion event ssthresh = β·cwnd and
+//! W_max = cwnd, or (1+β)/2·cwnd if cwnd had not regained the previous W_max ("fast convergence",
+//! §4.7, releasing bandwidth to newer flows). After an RTO (Loss state) all state is forgotten
+//! (§4.8, Linux `cubictcp_state` → `bictcp_reset`). After idle, the epoch start is shifted by the
+//! idle time so cwnd stays on the curve instead of jumping (Linux `cubictcp_cwnd_event`).
+//! Growth happens only while the flow is cwnd-limited (RFC 9438 §4.9 / RFC 7661; Linux
+//! `tcp_is_cwnd_limited`).
+//!
+//! Arithmetic: floating point (f64) for the curve. Reason: bbrlab compares against RFC 9438's
+//! formula, and f64 evaluates it directly in seconds and segments without Linux's 1/1024 s time
+//! quantum, its 41/1024 approximation of C/10 (C = 0.4004) and the `cube_factor` overflow limits;
+//! results are deterministic for a given platform (only +, −, ×, ÷ and `cbrt`). Integer state that
+//! Linux keeps in integers stays integer where rounding is observable: ssthresh uses Linux's
+//! `cwnd · 717 / 1024` exactly (an f64 `0.7 · cwnd` would floor 21 to 20 for cwnd = 30), and cwnd
+//! itself grows through the shared `snd_cwnd_cnt` counter as in Linux.
+//!
+//! Deliberate differences from Linux `tcp_cubic.c`:
+//! - α_cubic switches to 1 once W_est ≥ cwnd_prior, as RFC 9438 §4.3 requires (Linux keeps α at
+//!   ≈ 0.53 forever). W_est is kept as f64 (Linux: integer `tcp_cwnd` advanced by `ack_cnt`).
+//! - No 1/32 s rate limit on recomputing the target (`last_time` check in `bictcp_update`): that is a
+//!   CPU optimisation whose effect depends on jiffies; bbrlab recomputes on every ACK.
+//! - The slow-start exit is HyStart++ (RFC 9406, see `hystart.rs`) instead of Linux's HyStart.
+//! - The RTT in W_cubic(t + RTT) is the minimum RTT seen (Linux `delay_min`), not RFC 9438's
+//!   smoothed RTT; before any sample it falls back to the transport's min RTT, then srtt, then 0.
+
+use crate::hystart::{HyStart, HyStartPhase};
+use crate::reno::phase_of;
+use crate::{
+    tcp_cong_avoid_ai, tcp_slow_start, CaState, CcStateSample, CongestionOps, CwndEvent, Nanos,
+    TcpCc, NSEC_PER_SEC,
+};
+
+/// C, in segments / s³ (RFC 9438 §5.1): the aggressiveness of the cubic curve. 0.4 makes CUBIC
+/// as fast as Reno at about 1 Gbit/s × 100 ms scales and keeps K in seconds for common W_max.
+pub const C: f64 = 0.4;
+/// β numerator in Linux's 1/1024 fixed point (`beta = 717`, tcp_cubic.c): 717/1024 ≈ 0.7002, the
+/// RFC 9438 §4.6 β_cubic = 0.7 (a 30 % cut: less than Reno's 50 %, for high-BDP utilisation).
+pub const BETA_NUM: u32 = 717;
+/// Linux `BICTCP_BETA_SCALE`.
+pub const BETA_SCALE: u32 = 1024;
+/// β_cubic as a real number (= 717/1024).
+pub const BETA: f64 = BETA_NUM as f64 / BETA_SCALE as f64;
+/// Linux `fast_convergence = 1` (RFC 9438 §4.7 SHOULD).
+const FAST_CONVERGENCE: bool = true;
+/// Linux: while no W_max is known (after startup), grow at least 5 % per RTT (`cnt` ≤ 20), since
+/// the available bandwidth is unknown and the cubic origin is the current cwnd.
+const MAX_CNT_WITHOUT_WMAX: u32 = 20;
+/// Linux `bictcp_update`: `cnt = 100 * cwnd` when the target is not above cwnd (almost no growth).
+const CNT_NO_GROWTH_FACTOR: u32 = 100;
+/// Linux `cubictcp_acked`: RTT samples during the first second of an epoch are not used for the
+/// delay minimum (they may still carry the queue built before recovery).
+const DELAY_MIN_HOLDOFF_NS: Nanos = NSEC_PER_SEC;
+
+/// α_cubic = 3(1 − β)/(1 + β) (RFC 9438 §4.3) ≈ 0.529 for β = 0.7.
+#[inline]
+pub fn alpha_cubic() -> f64 {
+    3.0 * (1.0 - BETA) / (1.0 + BETA)
+}
+
 #[derive(Clone, Debug)]
-pub struct Cubic { reno: Reno, #[allow(dead_code)] hystart: bool }
-impl Cubic { pub fn new(hystart: bool) -> Self { Cubic { reno: Reno::new(), hystart } } }
+pub struct Cubic {
+    hystart_enabled: bool,
+    hystart: HyStart,
+    /// Segments acked per one segment of cwnd increase (Linux `ca->cnt`).
+    cnt: u32,
+    /// W_max, segments (Linux `last_max_cwnd`); 0 = none yet.
+    w_max: f64,
+    /// cwnd when ssthresh was last set (RFC 9438 cwnd_prior, Linux `loss_cwnd`); 0 = none.
+    cwnd_prior: f64,
+    /// Start of the current congestion-avoidance epoch (Linux `epoch_start`, 0 = none).
+    epoch_start: Option<Nanos>,
+    /// cwnd at the epoch start.
+    cwnd_epoch: f64,
+    /// K, seconds from epoch start to the plateau (Linux `bic_K`).
+    k_s: f64,
+    /// Plateau of the curve (Linux `bic_origin_point`).
+    origin: f64,
+    /// Reno-friendly estimate W_est, segments (Linux `tcp_cwnd`).
+    w_est: f64,
+    /// Minimum RTT seen, ns (Linux `delay_min`); 0 = none.
+    delay_min_ns: Nanos,
+}
+
+impl Cubic {
+    pub fn new(hystart: bool) -> Self {
+        Cubic {
+            hystart_enabled: hystart,
+            hystart: HyStart::new(),
+            cnt: 0,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch_start: None,
+            cwnd_epoch: 0.0,
+            k_s: 0.0,
+            origin: 0.0,
+            w_est: 0.0,
+            delay_min_ns: 0,
+        }
+    }
+
+    /// Linux `bictcp_reset`: forget the curve, W_max and the delay minimum.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.w_max = 0.0;
+        self.cwnd_prior = 0.0;
+        self.epoch_start = None;
+        self.cwnd_epoch = 0.0;
+        self.k_s = 0.0;
+        self.origin = 0.0;
+        self.w_est = 0.0;
+        self.delay_min_ns = 0;
+    }
+
+    /// W_max in segments (0 before the first congestion event).
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+
+    /// K of the current epoch, seconds.
+    pub fn k_seconds(&self) -> f64 {
+        self.k_s
+    }
+
+    pub fn hystart_phase(&self) -> HyStartPhase {
+        self.hystart.phase()
+    }
+
+    fn rtt_for_target(&self, tp: &TcpCc) -> Nanos {
+        if self.delay_min_ns > 0 {
+            self.delay_min_ns
+        } else if tp.min_rtt_ns != u64::MAX {
+            tp.min_rtt_ns
+        } else {
+            tp.srtt_ns
+        }
+    }
+
+    /// Linux `bictcp_update` / RFC 9438 §4.2–4.5: recompute `cnt` for this ACK.
+    fn update(&mut self, tp: &TcpCc, acked: u32) {
+        let cwnd = tp.snd_cwnd as f64;
+        let now = tp.now_ns;
+        let epoch_start = match self.epoch_start {
+            Some(t) => t,
+            None => {
+                // §4.2: a new epoch begins with the first ACK of congestion avoidance.
+                self.epoch_start = Some(now);
+                self.cwnd_epoch = cwnd;
+                self.w_est = cwnd; // §4.3: W_est = cwnd_epoch at the epoch start
+                if self.w_max <= cwnd {
+                    self.k_s = 0.0;
+                    self.origin = cwnd;
+                } else {
+                    self.k_s = ((self.w_max - cwnd) / C).cbrt();
+                    self.origin = self.w_max;
+                }
+                now
+            }
+        };
+
+        // §4.2 / §4.4: target = W_cubic(t + RTT).
+        let t = (now.saturating_sub(epoch_start) + self.rtt_for_target(tp)) as f64 / NSEC_PER_SEC as f64;
+        let offs = t - self.k_s;
+        let target = self.origin + C * offs * offs * offs;
+
+        // §4.4/§4.5: grow by (target − cwnd)/cwnd per segment acked, i.e. one segment per
+        // cwnd/(target − cwnd) acked; almost nothing when target ≤ cwnd.
+        let no_growth = CNT_NO_GROWTH_FACTOR.saturating_mul(tp.snd_cwnd).max(1);
+        let mut cnt = if target > cwnd {
+            let c = cwnd / (target - cwnd);
+            if c >= no_growth as f64 {
+                no_growth
+            } else {
+                c as u32
+            }
+        } else {
+            no_growth
+        };
+        // Linux: no W_max known yet (left slow start without loss): at least 5 % per RTT.
+        if self.w_max == 0.0 && cnt > MAX_CNT_WITHOUT_WMAX {
+            cnt = MAX_CNT_WITHOUT_WMAX;
+        }
+
+        // §4.3 Reno-friendly region: W_est += α·acked/cwnd; α = 1 once W_est ≥ cwnd_prior.
+        let alpha = if self.cwnd_prior > 0.0 && self.w_est >= self.cwnd_prior { 1.0 } else { alpha_cubic() };
+        self.w_est += alpha * acked as f64 / cwnd;
+        if self.w_est > cwnd {
+            let c = cwnd / (self.w_est - cwnd);
+            let max_cnt = if c >= u32::MAX as f64 { u32::MAX } else { c as u32 };
+            cnt = cnt.min(max_cnt);
+        }
+
+        // §4.4 clamp target ≤ 1.5·cwnd ⇔ at most one segment per 2 acked (Linux `max(cnt, 2)`).
+        self.cnt = cnt.max(2);
+    }
+}
+
 impl CongestionOps for Cubic {
-    fn ssthresh(&mut self, tp: &TcpCc) -> u32 { (tp.snd_cwnd * 7 / 10).max(2) }
-    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) { self.reno.cong_avoid(tp, acked) }
-    fn sample(&self, tp: &TcpCc) -> CcStateSample { self.reno.sample(tp) }
+    fn init(&mut self, _tp: &mut TcpCc) {
+        // Linux `cubictcp_init`: reset, hystart reset; initial_ssthresh = 0 (infinite).
+        self.reset();
+        self.hystart.reset();
+    }
+
+    /// Linux `cubictcp_recalc_ssthresh` / RFC 9438 §4.6–4.7.
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        self.epoch_start = None; // end of epoch
+        let cwnd = tp.snd_cwnd as f64;
+        // §4.7 fast convergence: still below the previous W_max → release some bandwidth.
+        self.w_max = if FAST_CONVERGENCE && cwnd < self.w_max {
+            cwnd * (BETA_SCALE + BETA_NUM) as f64 / (2 * BETA_SCALE) as f64
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        // A congestion event ends HyStart++ (RFC 9406 §4.3); re-armed only if an undo restores
+        // the infinite ssthresh.
+        self.hystart.reset();
+        ((tp.snd_cwnd as u64 * BETA_NUM as u64 / BETA_SCALE as u64) as u32).max(2)
+    }
+
+    /// Linux `cubictcp_cong_avoid`.
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        if !tp.is_cwnd_limited() {
+            return;
+        }
+        let mut acked = acked;
+        if tp.in_slow_start() {
+            if self.hystart_enabled && self.hystart.is_active(tp) {
+                // RFC 9406 §4.2/4.3: L cap and CSS divisor; ssthresh is infinite, so all of it is
+                // slow-start growth and nothing is left for congestion avoidance.
+                let inc = self.hystart.slow_start_increment(tp, acked);
+                tcp_slow_start(tp, inc);
+                return;
+            }
+            acked = tcp_slow_start(tp, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(tp, acked);
+        tcp_cong_avoid_ai(tp, self.cnt, acked);
+    }
+
+    /// Linux `cubictcp_state`: an RTO forgets everything.
+    fn set_state(&mut self, _tp: &mut TcpCc, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.reset();
+            self.hystart.reset();
+        }
+    }
+
+    /// Linux uses `tcp_reno_undo_cwnd` for CUBIC (no private undo state).
+    fn undo_cwnd(&mut self, tp: &mut TcpCc) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+
+    /// Linux `cubictcp_acked`: track the delay minimum; feed HyStart++.
+    fn pkts_acked(&mut self, tp: &mut TcpCc, _acked: u32, rtt_ns: Option<u64>) {
+        if self.hystart_enabled {
+            self.hystart.on_ack(tp, rtt_ns);
+        }
+        let Some(rtt) = rtt_ns else { return };
+        if let Some(start) = self.epoch_start {
+            if tp.now_ns.saturating_sub(start) < DELAY_MIN_HOLDOFF_NS {
+                return; // discard delay samples right after fast recovery
+            }
+        }
+        let delay = rtt.max(1);
+        if self.delay_min_ns == 0 || self.delay_min_ns > delay {
+            self.delay_min_ns = delay;
+        }
+    }
+
+    /// Linux `cubictcp_cwnd_event`: after idle, shift the epoch by the idle time so that cwnd
+    /// continues along the curve rather than jumping by the idle time's growth.
+    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CwndEvent) {
+        if ev != CwndEvent::TxStart {
+            return;
+        }
+        let now = tp.now_ns;
+        if let Some(start) = self.epoch_start {
+            let idle = now.saturating_sub(tp.lsndtime_ns);
+            if idle > 0 {
+                self.epoch_start = Some((start + idle).min(now));
+            }
+        }
+    }
+
+    fn sample(&self, tp: &TcpCc) -> CcStateSample {
+        let (phase, code) = phase_of(tp);
+        let mut s = CcStateSample { phase, phase_code: code, w_max_segs: self.w_max, ..Default::default() };
+        if self.hystart_enabled {
+            self.hystart.annotate(tp, &mut s);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NSEC_PER_MSEC;
+
+    const MS: u64 = NSEC_PER_MSEC;
+
+    /// RFC 9438 §4.2 with the real-valued constants (not the implementation's).
+    fn w_cubic(t: f64, w_max: f64, cwnd_epoch: f64) -> f64 {
+        let k = ((w_max - cwnd_epoch) / 0.4).cbrt();
+        0.4 * (t - k).powi(3) + w_max
+    }
+
+    /// ACK clock of a fixed RTT: a full window of ACKs per RTT, evenly spaced, each acking one
+    /// segment with an RTT sample of `rtt`. Runs until `until_ns`, calling `probe` after each ACK.
+    fn ack_clock(cc: &mut Cubic, tp: &mut TcpCc, rtt: u64, until_ns: u64, mut probe: impl FnMut(&TcpCc)) {
+        while tp.now_ns < until_ns {
+            let w = tp.snd_cwnd as u64;
+            tp.now_ns += rtt / w;
+            tp.delivered += 1;
+            cc.pkts_acked(tp, 1, Some(rtt));
+            cc.cong_avoid(tp, 1);
+            tp.packets_out = tp.snd_cwnd;
+            probe(tp);
+        }
+    }
+
+    /// A connection in congestion avoidance that just lost at W_max = `w_max` and finished
+    /// recovery with cwnd = ssthresh (the transport's part).
+    fn after_loss(w_max: u32, rtt: u64) -> (Cubic, TcpCc) {
+        let mut tp = TcpCc::new(1448, 10);
+        let mut cc = Cubic::new(false);
+        cc.init(&mut tp);
+        tp.is_cwnd_limited = true;
+        tp.srtt_ns = rtt;
+        tp.min_rtt_ns = rtt;
+        tp.now_ns = 1_000 * MS;
+        cc.pkts_acked(&mut tp, 1, Some(rtt)); // delay_min seeded during slow start
+        tp.snd_cwnd = w_max;
+        let ss = cc.ssthresh(&tp);
+        tp.snd_ssthresh = ss;
+        tp.snd_cwnd = ss;
+        tp.packets_out = ss;
+        (cc, tp)
+    }
+
+    #[test]
+    fn cwnd_follows_the_cubic_curve_after_loss() {
+        let rtt = 100 * MS;
+        let w_max = 1000u32;
+        let (mut cc, mut tp) = after_loss(w_max, rtt);
+        let cwnd_epoch = tp.snd_cwnd as f64;
+        let t0 = tp.now_ns; // the epoch starts with the next ACK (within rtt/cwnd of t0)
+        let checkpoints = [1.0, 2.0, 4.0, 6.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0];
+        let mut got = Vec::new();
+        let mut next = 0;
+        ack_clock(&mut cc, &mut tp, rtt, t0 + 13 * NSEC_PER_SEC + 1, |tp| {
+            if next < checkpoints.len() && tp.now_ns >= t0 + (checkpoints[next] * 1e9) as u64 {
+                got.push((checkpoints[next], tp.snd_cwnd as f64));
+                next += 1;
+            }
+        });
+        assert_eq!(got.len(), checkpoints.len());
+        for (t, cwnd) in got {
+            // cwnd aims at W(t + RTT) one RTT ahead, so it tracks W(t) itself.
+            let w = w_cubic(t, w_max as f64, cwnd_epoch);
+            assert!((cwnd - w).abs() / w < 0.02, "t={t}s cwnd {cwnd} vs W(t) {w:.1}");
+        }
+    }
+
+    #[test]
+    fn k_matches_rfc_formula_and_plateau_is_centred_at_k() {
+        let rtt = 100 * MS;
+        let (mut cc, mut tp) = after_loss(1000, rtt);
+        let t0 = tp.now_ns;
+        // W(t) is point-symmetric about (K, W_max): it crosses W_max − 50 at K − 5 s and
+        // W_max + 50 at K + 5 s (0.4·5³ = 50). The midpoint of the crossings measures K.
+        let (mut down, mut up) = (None, None);
+        ack_clock(&mut cc, &mut tp, rtt, t0 + 16 * NSEC_PER_SEC, |tp| {
+            if down.is_none() && tp.snd_cwnd >= 950 {
+                down = Some(tp.now_ns);
+            }
+            if up.is_none() && tp.snd_cwnd >= 1050 {
+                up = Some(tp.now_ns);
+            }
+        });
+        // RFC 9438 §4.2 with cwnd_epoch = β·W_max: K = cbrt(W_max (1 − β) / C).
+        let k_rfc = (1000.0 * (1.0 - 0.7) / 0.4f64).cbrt();
+        assert!((cc.k_seconds() - k_rfc).abs() / k_rfc < 0.005, "K {} vs {k_rfc}", cc.k_seconds());
+        let (down, up) = (down.expect("reached 950"), up.expect("reached 1050"));
+        let secs = |t: u64| (t - t0) as f64 / 1e9;
+        let k_seen = (secs(down) + secs(up)) / 2.0;
+        assert!((k_seen - k_rfc).abs() < 0.3, "plateau centred at {k_seen}s, K = {k_rfc}s");
+        assert!(((secs(up) - secs(down)) - 10.0).abs() < 0.5, "crossings {} s apart", secs(up) - secs(down));
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        let mut tp = TcpCc::new(1448, 10);
+        let mut cc = Cubic::new(false);
+        cc.init(&mut tp);
+        tp.snd_cwnd = 1000;
+        cc.ssthresh(&tp);
+        assert_eq!(cc.w_max(), 1000.0);
+        // Loss again before regaining W_max: W_max = cwnd (1 + β)/2 = 0.85 cwnd.
+        tp.snd_cwnd = 800;
+        cc.ssthresh(&tp);
+        assert!((cc.w_max() - 0.85 * 800.0).abs() <= 0.5, "W_max {}", cc.w_max());
+        // Loss above the previous W_max: W_max = cwnd.
+        tp.snd_cwnd = 900;
+        cc.ssthresh(&tp);
+        assert_eq!(cc.w_max(), 900.0);
+    }
+
+    #[test]
+    fn ssthresh_is_seven_tenths_of_cwnd() {
+        let mut tp = TcpCc::new(1448, 10);
+        let mut cc = Cubic::new(false);
+        for cwnd in 1..3000u32 {
+            tp.snd_cwnd = cwnd;
+            let ss = cc.ssthresh(&tp) as f64;
+            let want = (0.7 * cwnd as f64).max(2.0);
+            assert!((ss - want).abs() <= 1.0, "cwnd {cwnd}: ssthresh {ss} vs {want}");
+            assert!(ss >= 2.0);
+        }
+    }
+
+    #[test]
+    fn reno_friendly_region_grows_at_alpha_then_one() {
+        // Small W_max and a short RTT: the cubic curve is far too slow, W_est dominates.
+        let rtt = 10 * MS;
+        let (mut cc, mut tp) = after_loss(20, rtt);
+        let cwnd_epoch = tp.snd_cwnd as f64; // 14
+        let alpha = 3.0 * (1.0 - 0.7) / (1.0 + 0.7);
+        // RFC 9438 §4.3: W_est grows α per RTT until it reaches cwnd_prior = 20, then 1 per RTT.
+        let rounds_to_prior = (20.0 - cwnd_epoch) / alpha;
+        let expect = |n: f64| {
+            if n <= rounds_to_prior {
+                cwnd_epoch + alpha * n
+            } else {
+                20.0 + (n - rounds_to_prior)
+            }
+        };
+        let t0 = tp.now_ns;
+        let mut at = Vec::new();
+        let marks = [5u64, 10, 20, 40];
+        let mut next = 0;
+        ack_clock(&mut cc, &mut tp, rtt, t0 + 40 * rtt + 1, |tp| {
+            if next < marks.len() && tp.now_ns >= t0 + marks[next] * rtt {
+                at.push((marks[next] as f64, tp.snd_cwnd as f64));
+                next += 1;
+            }
+        });
+        for (n, cwnd) in &at {
+            // The cubic curve at this time is far below (W(0.4 s) ≈ 16), so this is W_est.
+            assert!(w_cubic(n * 0.01 + 0.01, 20.0, cwnd_epoch) < cwnd - 1.0 || *n < 12.0);
+            let e = expect(*n);
+            assert!((cwnd - e).abs() <= 1.5, "after {n} RTTs cwnd {cwnd} vs W_est {e:.2}");
+        }
+        // Slopes: ≈ α per RTT over rounds 0–10, ≈ 1 per RTT over rounds 20–40.
+        let slope1 = (at[1].1 - cwnd_epoch) / 10.0;
+        let slope2 = (at[3].1 - at[2].1) / 20.0;
+        assert!((slope1 - alpha).abs() < 0.15, "early slope {slope1} vs α {alpha}");
+        assert!((slope2 - 1.0).abs() < 0.1, "late slope {slope2} vs 1");
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let (mut cc, mut tp) = after_loss(100, 50 * MS);
+        tp.is_cwnd_limited = false;
+        let before = tp.snd_cwnd;
+        for _ in 0..10_000 {
+            tp.now_ns += MS;
+            cc.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.snd_cwnd, before);
+    }
+
+    #[test]
+    fn idle_shifts_the_epoch_by_the_idle_time() {
+        let rtt = 100 * MS;
+        let (mut cc, mut tp) = after_loss(1000, rtt);
+        let t0 = tp.now_ns;
+        ack_clock(&mut cc, &mut tp, rtt, t0 + 2 * NSEC_PER_SEC, |_| {});
+        let start = cc.epoch_start.unwrap();
+        let cwnd = tp.snd_cwnd;
+        // Last send at +2 s, idle for 5 s, then transmission restarts.
+        tp.lsndtime_ns = tp.now_ns;
+        tp.now_ns += 5 * NSEC_PER_SEC;
+        cc.cwnd_event(&mut tp, CwndEvent::TxStart);
+        assert_eq!(cc.epoch_start.unwrap(), start + 5 * NSEC_PER_SEC);
+        // The next ACK computes the target at the pre-idle point of the curve: no jump.
+        let until = tp.now_ns + rtt;
+        ack_clock(&mut cc, &mut tp, rtt, until, |_| {});
+        assert!(tp.snd_cwnd <= cwnd + 20, "cwnd jumped from {cwnd} to {}", tp.snd_cwnd);
+    }
+
+    #[test]
+    fn rto_forgets_state_and_undo_restores_prior_cwnd() {
+        let (mut cc, mut tp) = after_loss(1000, 100 * MS);
+        cc.set_state(&mut tp, CaState::Loss);
+        assert_eq!(cc.w_max(), 0.0);
+        tp.prior_cwnd = 1000;
+        tp.snd_cwnd = 1;
+        assert_eq!(cc.undo_cwnd(&mut tp), 1000);
+    }
 }

@@ -149,6 +149,13 @@ pub struct TcpCc {
     pub now_ns: Nanos,
     /// ECN negotiated on this connection.
     pub ecn_ok: bool,
+    /// Time of the most recent data transmission, ns (`tp->lsndtime`); the transport sets it on
+    /// every (re)transmission. CUBIC uses it on `CwndEvent::TxStart` to measure the idle time.
+    pub lsndtime_ns: Nanos,
+    /// Earliest departure time of the next packet the pacer will release, ns (`tp->tcp_wstamp_ns`,
+    /// EDT); 0 or anything <= `now_ns` means "now". BBR uses it to estimate packets in the network
+    /// at that departure (`bbr_packets_in_net_at_edt`).
+    pub wstamp_ns: Nanos,
 }
 
 /// Infinite ssthresh as Linux's `TCP_INFINITE_SSTHRESH`.
@@ -188,6 +195,8 @@ impl TcpCc {
             rwnd_limited: false,
             now_ns: 0,
             ecn_ok: false,
+            lsndtime_ns: 0,
+            wstamp_ns: 0,
         }
     }
 

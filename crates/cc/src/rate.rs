@@ -87,7 +87,7 @@ pub struct RateSample {
     /// Sequence (segment index) of the newest packet in the sample; for round tracking.
     pub last_seq: u64,
     /// Send time of the sample's packet, used to pick the newest one.
-    sample_sent_ns: Nanos,
+    pub sample_sent_ns: Nanos,
 }
 
 impl Default for RateSample {

@@ -1,1 +1,763 @@
+//! bbrlab's deterministic packet-level discrete-event simulator.
+//!
+//! The event loop spends its time on packets (as htsim does), not on framework:
+//! - Time is integer nanoseconds; the event queue is a binary heap ordered by (time, insertion
+//!   number), so ties resolve the same way on every run.
+//! - A link is an egress queue, a serializer and a propagation "pipe". Packets in propagation
+//!   travel in FIFO order, so a link keeps them in a ring and only its head packet has an event:
+//!   the heap holds O(links + flows) entries however many packets are in flight, and a packet
+//!   costs two heap operations per hop.
+//! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
+//!   the rings have grown to the working set.
+//! - Each endpoint has at most a couple of pending timer entries: a timer that moves later keeps
+//!   its earlier heap entry, which re-arms itself when it fires early (lazy cancellation).
+//! - Metrics are sampled on a timer into columnar buffers; nothing is logged per packet.
+//!
+//! Topology (dumbbell): every sender host has its own access link (NIC) into router R1; R1 → R2
+//! is the bottleneck (rate, half the base RTT, drop-tail buffer, Bernoulli loss, optional CE
+//! marking); R2 → the receiver host. ACKs return over mirror links. A flow's `extra_rtt` sits on
+//! its sender's access links.
 
+pub mod config;
+pub mod metrics;
+pub mod rng;
+
+use cc::{Cc, CcKind, Nanos};
+use config::{Config, ConfigError};
+use metrics::{Column, Table};
+use rng::Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use transport::{Packet, Receiver, Sender};
+
+type LinkId = u32;
+
+/// Where a link delivers its packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NodeKind {
+    /// A router: forward along the packet's route.
+    Router,
+    /// A host: hand to the flow's endpoint.
+    Host,
+}
+
+/// Per-queue counters.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub drops: u64,
+    pub random_losses: u64,
+    pub ce_marks: u64,
+    pub tx_bytes: u64,
+    pub max_bytes_interval: u64,
+    /// Integral of occupancy (bytes · ns) since the last sample.
+    occ_integral: u128,
+    last_change_ns: Nanos,
+    busy_ns_interval: u64,
+}
+
+struct Link {
+    rate_bps: u64,
+    delay_ns: Nanos,
+    /// Drop-tail limits (bytes / packets); u64::MAX = unlimited.
+    limit_bytes: u64,
+    limit_pkts: u64,
+    ecn_k_bytes: Option<u64>,
+    loss: f64,
+    rng: Rng,
+    queue: VecDeque<Packet>,
+    q_bytes: u64,
+    /// Packet being serialized, if any.
+    in_tx: Option<Packet>,
+    tx_start_ns: Nanos,
+    /// Sub-nanosecond remainder of serialization times, in picoseconds, so that rounding never
+    /// accumulates into a rate error (1 ns per packet would be 0.8 % at 100 Gbit/s).
+    tx_residual_ps: u64,
+    /// Packets propagating, with their arrival times (FIFO because the delay is constant).
+    pipe: VecDeque<(Nanos, Packet)>,
+    to: NodeKind,
+    /// The link is a host NIC: its departures release TSQ budget of the sending flow.
+    is_sender_nic: bool,
+    stats: QueueStats,
+}
+
+impl Link {
+    fn new(rate_bps: u64, delay_ns: Nanos, to: NodeKind, rng: Rng) -> Link {
+        Link {
+            rate_bps,
+            delay_ns,
+            limit_bytes: u64::MAX,
+            limit_pkts: u64::MAX,
+            ecn_k_bytes: None,
+            loss: 0.0,
+            rng,
+            queue: VecDeque::new(),
+            q_bytes: 0,
+            in_tx: None,
+            tx_start_ns: 0,
+            tx_residual_ps: 0,
+            pipe: VecDeque::new(),
+            to,
+            is_sender_nic: false,
+            stats: QueueStats::default(),
+        }
+    }
+
+    #[inline]
+    fn note_occupancy(&mut self, now: Nanos) {
+        let dt = now - self.stats.last_change_ns;
+        self.stats.occ_integral += self.q_bytes as u128 * dt as u128;
+        self.stats.last_change_ns = now;
+    }
+
+    /// Serialization time of `bytes` in ns, carrying the picosecond remainder.
+    #[inline]
+    fn tx_time_ns(&mut self, bytes: u32) -> Nanos {
+        let ps = bytes as u128 * 8 * 1_000_000_000_000u128 / self.rate_bps as u128 + self.tx_residual_ps as u128;
+        self.tx_residual_ps = (ps % 1000) as u64;
+        (ps / 1000) as Nanos
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum EvKind {
+    TxDone = 0,
+    Arrive = 1,
+    SenderTimer = 2,
+    ReceiverTimer = 3,
+    FlowStart = 4,
+    Sample = 5,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    t: Nanos,
+    seq: u64,
+    kind: EvKind,
+    id: u32,
+}
+
+struct Flow {
+    sender: Sender,
+    receiver: Receiver,
+    cc_name: &'static str,
+    /// Links of the data path and the ACK path, first hop first.
+    data_path: [LinkId; 3],
+    ack_path: [LinkId; 3],
+    start_ns: Nanos,
+    stop_ns: Option<Nanos>,
+    /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
+    nic_bytes: u64,
+    sender_timer_at: Option<Nanos>,
+    receiver_timer_at: Option<Nanos>,
+    // Conservation accounting (data packets).
+    data_tx: u64,
+    data_rx: u64,
+    data_dropped: u64,
+    last_delivered_bytes: u64,
+    last_delivery_ns: Option<Nanos>,
+}
+
+/// The simulation of one scenario.
+pub struct Simulation {
+    cfg: Config,
+    now: Nanos,
+    end_ns: Nanos,
+    heap: BinaryHeap<Reverse<Event>>,
+    ev_seq: u64,
+    links: Vec<Link>,
+    flows: Vec<Flow>,
+    /// Links whose queues are reported in the `queue` table, with their names.
+    monitored: Vec<(LinkId, &'static str)>,
+    pub events: u64,
+    pub data_packets_delivered: u64,
+    metrics: metrics::Recorder,
+    next_sample_ns: Nanos,
+}
+
+/// Linux `tcp_limit_output_bytes` default: at most this much of one flow sits below TCP.
+const TSQ_MAX_BYTES: u64 = 1 << 20;
+
+impl Simulation {
+    pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
+        Simulation::new(Config::from_json(json)?)
+    }
+
+    pub fn new(cfg: Config) -> Result<Simulation, ConfigError> {
+        cfg.validate()?;
+        let b = cfg.topology.bottleneck.clone();
+        let access_rate = cfg.topology.access_rate_bps.unwrap_or(b.rate_bps.saturating_mul(10));
+        let seed = cfg.seed;
+        let mut links: Vec<Link> = Vec::new();
+        let mut add = |l: Link| -> LinkId {
+            links.push(l);
+            (links.len() - 1) as LinkId
+        };
+        let half_rtt = b.rtt_ns / 2;
+        let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
+        bn.limit_bytes = b.buffer_bytes.unwrap_or(u64::MAX);
+        bn.limit_pkts = b.buffer_packets.unwrap_or(u64::MAX);
+        if b.buffer_bytes.is_none() && b.buffer_packets.is_none() {
+            // Default: one bandwidth-delay product.
+            bn.limit_bytes = ((b.rate_bps as u128 * b.rtt_ns as u128 / 8 / 1_000_000_000) as u64).max(3000);
+        }
+        bn.loss = b.loss;
+        bn.ecn_k_bytes = b.ecn_threshold_bytes;
+        let mut bn_rev = Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
+        bn_rev.limit_bytes = bn.limit_bytes;
+        bn_rev.limit_pkts = bn.limit_pkts;
+        bn_rev.loss = b.ack_loss;
+        let bottleneck = add(bn);
+        let bottleneck_rev = add(bn_rev);
+        // One receiver host for all flows.
+        let recv_in = add(Link::new(access_rate, 0, NodeKind::Host, Rng::new(seed, 3)));
+        let recv_nic = add(Link::new(access_rate, 0, NodeKind::Router, Rng::new(seed, 4)));
+
+        // Sender hosts: flows with the same `sender` index share one; others get their own.
+        let mut host_links: Vec<(Option<u32>, LinkId, LinkId)> = Vec::new();
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let existing = f.sender.and_then(|s| host_links.iter().find(|h| h.0 == Some(s)).map(|h| (h.1, h.2)));
+            let (nic, down) = match existing {
+                Some(x) => x,
+                None => {
+                    let d = f.extra_rtt_ns / 2;
+                    let mut nic = Link::new(access_rate, d, NodeKind::Router, Rng::new(seed, 100 + 2 * i as u64));
+                    nic.is_sender_nic = true;
+                    let nic = add(nic);
+                    let down = add(Link::new(access_rate, f.extra_rtt_ns - d, NodeKind::Host, Rng::new(seed, 101 + 2 * i as u64)));
+                    host_links.push((f.sender, nic, down));
+                    (nic, down)
+                }
+            };
+            let kind = CcKind::from_name(&f.cc).expect("validated");
+            let algo = Cc::new(&kind, seed ^ (0x5EED_0000 + i as u64));
+            let scfg = transport::SenderConfig {
+                mss: f.mss_bytes,
+                initial_cwnd: f.initial_cwnd_segs,
+                total_bytes: f.bytes,
+                pacing: f.pacing,
+                max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
+                sndbuf_bytes: f.sndbuf_bytes,
+                tso: f.tso,
+                min_rto_ns: f.min_rto_ns,
+                ecn: f.ecn,
+            };
+            let mut sender = Sender::new(scfg, algo);
+            sender.stop_ns = f.stop_ns;
+            let rcfg = transport::receiver::ReceiverConfig {
+                mss: f.mss_bytes,
+                rcvbuf_bytes: f.rcvbuf_bytes,
+                delayed_ack: f.delayed_ack,
+            };
+            let cc_name = sender.cc.name();
+            flows.push(Flow {
+                sender,
+                receiver: Receiver::new(rcfg),
+                cc_name,
+                data_path: [nic, bottleneck, recv_in],
+                ack_path: [recv_nic, bottleneck_rev, down],
+                start_ns: f.start_ns,
+                stop_ns: f.stop_ns,
+                nic_bytes: 0,
+                sender_timer_at: None,
+                receiver_timer_at: None,
+                data_tx: 0,
+                data_rx: 0,
+                data_dropped: 0,
+                last_delivered_bytes: 0,
+                last_delivery_ns: None,
+            });
+        }
+        let end_ns = cfg.duration_ns;
+        let metrics = metrics::Recorder::new(flows.len(), 2, (end_ns / cfg.sample_interval_ns) as usize + 1);
+        let mut sim = Simulation {
+            now: 0,
+            end_ns,
+            heap: BinaryHeap::with_capacity(4 * links.len() + 4 * flows.len() + 16),
+            ev_seq: 0,
+            links,
+            flows,
+            monitored: vec![(bottleneck, "bottleneck"), (bottleneck_rev, "bottleneck_rev")],
+            events: 0,
+            data_packets_delivered: 0,
+            metrics,
+            next_sample_ns: cfg.sample_interval_ns,
+            cfg,
+        };
+        for i in 0..sim.flows.len() {
+            let t = sim.flows[i].start_ns;
+            sim.push(t, EvKind::FlowStart, i as u32);
+        }
+        let t = sim.next_sample_ns;
+        sim.push(t, EvKind::Sample, 0);
+        Ok(sim)
+    }
+
+    pub fn now_ns(&self) -> Nanos {
+        self.now
+    }
+    pub fn end_ns(&self) -> Nanos {
+        self.end_ns
+    }
+    pub fn is_complete(&self) -> bool {
+        self.now >= self.end_ns
+    }
+
+    #[inline]
+    fn push(&mut self, t: Nanos, kind: EvKind, id: u32) {
+        self.ev_seq += 1;
+        self.heap.push(Reverse(Event { t, seq: self.ev_seq, kind, id }));
+    }
+
+    /// Advance the simulation to `t_ns` (or its end). Returns true when the run is complete.
+    pub fn run_until(&mut self, t_ns: Nanos) -> bool {
+        let limit = t_ns.min(self.end_ns);
+        while let Some(Reverse(ev)) = self.heap.peek().copied() {
+            if ev.t > limit {
+                break;
+            }
+            self.heap.pop();
+            self.now = ev.t;
+            self.events += 1;
+            match ev.kind {
+                EvKind::TxDone => self.on_tx_done(ev.id),
+                EvKind::Arrive => self.on_arrive(ev.id),
+                EvKind::SenderTimer => self.on_sender_timer(ev.id as usize, ev.t),
+                EvKind::ReceiverTimer => self.on_receiver_timer(ev.id as usize, ev.t),
+                EvKind::FlowStart => {
+                    let f = ev.id as usize;
+                    self.flows[f].sender.start(self.now);
+                    self.pump(f);
+                }
+                EvKind::Sample => {
+                    self.take_sample();
+                    self.next_sample_ns += self.cfg.sample_interval_ns;
+                    if self.next_sample_ns <= self.end_ns {
+                        let t = self.next_sample_ns;
+                        self.push(t, EvKind::Sample, 0);
+                    }
+                }
+            }
+        }
+        if limit > self.now {
+            self.now = limit;
+        }
+        self.is_complete()
+    }
+
+    /// Hand a packet to a link's egress: random loss, drop-tail, CE marking, then queue or send.
+    fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        if link.loss > 0.0 && link.rng.next_f64() < link.loss {
+            link.stats.random_losses += 1;
+            if p.is_data {
+                self.flows[p.flow as usize].data_dropped += 1;
+            }
+            return;
+        }
+        if link.in_tx.is_none() {
+            // Idle link: start serializing at once; nothing waits.
+            link.note_occupancy(now);
+            let dt = link.tx_time_ns(p.wire_bytes);
+            link.in_tx = Some(p);
+            link.tx_start_ns = now;
+            self.push(now + dt, EvKind::TxDone, lid);
+            return;
+        }
+        if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes || link.queue.len() as u64 + 1 > link.limit_pkts {
+            link.stats.drops += 1;
+            if p.is_data {
+                self.flows[p.flow as usize].data_dropped += 1;
+                if link.is_sender_nic {
+                    self.flows[p.flow as usize].nic_bytes -= p.wire_bytes as u64;
+                }
+            }
+            return;
+        }
+        if let Some(k) = link.ecn_k_bytes {
+            if p.ect && link.q_bytes > k {
+                p.ce = true;
+                link.stats.ce_marks += 1;
+            }
+        }
+        link.note_occupancy(now);
+        link.q_bytes += p.wire_bytes as u64;
+        if link.q_bytes > link.stats.max_bytes_interval {
+            link.stats.max_bytes_interval = link.q_bytes;
+        }
+        link.queue.push_back(p);
+    }
+
+    fn on_tx_done(&mut self, lid: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        let p = link.in_tx.take().expect("tx in progress");
+        link.stats.tx_bytes += p.wire_bytes as u64;
+        link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
+        let arrive = now + link.delay_ns;
+        let was_empty = link.pipe.is_empty();
+        link.pipe.push_back((arrive, p));
+        if let Some(next) = link.queue.pop_front() {
+            link.note_occupancy(now);
+            link.q_bytes -= next.wire_bytes as u64;
+            let dt = link.tx_time_ns(next.wire_bytes);
+            link.in_tx = Some(next);
+            link.tx_start_ns = now;
+            self.push(now + dt, EvKind::TxDone, lid);
+        }
+        let is_nic = self.links[lid as usize].is_sender_nic;
+        if was_empty {
+            self.push(arrive, EvKind::Arrive, lid);
+        }
+        if is_nic && p.is_data {
+            // TSQ: a departure from the NIC lets the flow queue more.
+            let f = p.flow as usize;
+            self.flows[f].nic_bytes -= p.wire_bytes as u64;
+            self.pump(f);
+        }
+    }
+
+    fn on_arrive(&mut self, lid: LinkId) {
+        let link = &mut self.links[lid as usize];
+        let (_, mut p) = link.pipe.pop_front().expect("arrival");
+        if let Some(&(t, _)) = link.pipe.front() {
+            self.push(t, EvKind::Arrive, lid);
+        }
+        let to = self.links[lid as usize].to;
+        match to {
+            NodeKind::Router => {
+                p.hop += 1;
+                let f = &self.flows[p.flow as usize];
+                let next = if p.is_data { f.data_path[p.hop as usize] } else { f.ack_path[p.hop as usize] };
+                self.enqueue(next, p);
+            }
+            NodeKind::Host => {
+                if p.is_data {
+                    self.deliver_data(p)
+                } else {
+                    self.deliver_ack(p)
+                }
+            }
+        }
+    }
+
+    fn deliver_data(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        flow.data_rx += 1;
+        self.data_packets_delivered += 1;
+        let before = flow.receiver.delivered_bytes;
+        let ack = flow.receiver.on_data(now, &p);
+        if flow.receiver.delivered_bytes > before {
+            flow.last_delivery_ns = Some(now);
+        }
+        if let Some(mut a) = ack {
+            a.flow = p.flow;
+            a.hop = 0;
+            let first = flow.ack_path[0];
+            self.enqueue(first, a);
+        }
+        self.arm_receiver_timer(fi);
+    }
+
+    fn deliver_ack(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        self.flows[fi].sender.on_ack(now, &p);
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.flows[fi].sender.check_invariants() {
+            panic!("flow {fi} scoreboard invariant broken at {now} ns: {e}");
+        }
+        self.pump(fi);
+    }
+
+    /// Let a flow's sender put packets on its NIC while TSQ allows, then re-arm its timer.
+    fn pump(&mut self, fi: usize) {
+        let now = self.now;
+        loop {
+            let flow = &mut self.flows[fi];
+            let tsq_limit = (flow.sender.tp.pacing_rate_bytes_per_s >> transport::PACING_SHIFT)
+                .max(2 * 1600)
+                .min(TSQ_MAX_BYTES);
+            if flow.nic_bytes >= tsq_limit {
+                break;
+            }
+            match flow.sender.poll_transmit(now) {
+                Some(mut p) => {
+                    p.flow = fi as u32;
+                    p.hop = 0;
+                    flow.nic_bytes += p.wire_bytes as u64;
+                    flow.data_tx += 1;
+                    let nic = flow.data_path[0];
+                    self.enqueue(nic, p);
+                }
+                None => break,
+            }
+        }
+        self.arm_sender_timer(fi);
+    }
+
+    fn arm_sender_timer(&mut self, fi: usize) {
+        let want = self.flows[fi].sender.next_timeout();
+        if let Some(t) = want {
+            let t = t.max(self.now);
+            let cur = self.flows[fi].sender_timer_at;
+            if cur.is_none_or(|c| t < c) {
+                self.flows[fi].sender_timer_at = Some(t);
+                self.push(t, EvKind::SenderTimer, fi as u32);
+            }
+        }
+    }
+
+    fn arm_receiver_timer(&mut self, fi: usize) {
+        if let Some(t) = self.flows[fi].receiver.next_timeout() {
+            let cur = self.flows[fi].receiver_timer_at;
+            if cur.is_none_or(|c| t < c) {
+                self.flows[fi].receiver_timer_at = Some(t);
+                self.push(t, EvKind::ReceiverTimer, fi as u32);
+            }
+        }
+    }
+
+    fn on_sender_timer(&mut self, fi: usize, t: Nanos) {
+        if self.flows[fi].sender_timer_at != Some(t) {
+            return; // superseded by an earlier entry that already fired
+        }
+        self.flows[fi].sender_timer_at = None;
+        let now = self.now;
+        if self.flows[fi].sender.next_timeout().is_some_and(|d| d <= now) {
+            self.flows[fi].sender.on_timeout(now);
+        }
+        self.pump(fi);
+    }
+
+    fn on_receiver_timer(&mut self, fi: usize, t: Nanos) {
+        if self.flows[fi].receiver_timer_at != Some(t) {
+            return;
+        }
+        self.flows[fi].receiver_timer_at = None;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        if let Some(mut a) = flow.receiver.on_timeout(now) {
+            a.flow = fi as u32;
+            a.hop = 0;
+            let first = flow.ack_path[0];
+            self.enqueue(first, a);
+        }
+        self.arm_receiver_timer(fi);
+    }
+
+    fn take_sample(&mut self) {
+        let now = self.now;
+        let interval = self.cfg.sample_interval_ns;
+        for (fi, f) in self.flows.iter_mut().enumerate() {
+            let delivered = f.receiver.delivered_bytes;
+            let s = &mut f.sender;
+            let st = s.cc.sample(&s.tp);
+            let rtt_ms = if s.stats.interval_rtt_count > 0 {
+                (s.stats.interval_rtt_sum_ns / s.stats.interval_rtt_count as u128) as f64 / 1e6
+            } else {
+                f64::NAN
+            };
+            s.stats.interval_rtt_sum_ns = 0;
+            s.stats.interval_rtt_count = 0;
+            self.metrics.flow_row(metrics::FlowRow {
+                t_ns: now,
+                flow: fi as i32,
+                delivered_bytes: delivered as i64,
+                goodput_bps: (delivered - f.last_delivered_bytes) as f64 * 8e9 / interval as f64,
+                cwnd_pkts: s.tp.snd_cwnd as i64,
+                mss: s.tp.mss as i64,
+                inflight_bytes: s.inflight_bytes() as i64,
+                pacing_rate_bps: s.tp.pacing_rate_bytes_per_s.min(s.tp.max_pacing_rate_bytes_per_s) as f64 * 8.0,
+                delivery_rate_bps: s.stats.last_delivery_rate_bytes_per_s as f64 * 8.0,
+                srtt_ms: s.tp.srtt_ns as f64 / 1e6,
+                min_rtt_ms: if s.tp.min_rtt_ns == u64::MAX { f64::NAN } else { s.tp.min_rtt_ns as f64 / 1e6 },
+                rtt_ms,
+                retransmits: s.stats.retransmits as i64,
+                ssthresh_pkts: if s.tp.snd_ssthresh >= cc::TCP_INFINITE_SSTHRESH { -1 } else { s.tp.snd_ssthresh as i64 },
+                phase: st.phase,
+                state: &st,
+                ca_state: s.tp.ca_state as u8,
+                rwnd_limited: s.stats.rwnd_limited as u8,
+                sndbuf_limited: s.stats.sndbuf_limited as u8,
+            });
+            f.last_delivered_bytes = delivered;
+        }
+        for &(lid, name) in &self.monitored {
+            let link = &mut self.links[lid as usize];
+            link.note_occupancy(now);
+            let busy = link.stats.busy_ns_interval
+                + if link.in_tx.is_some() { now - link.tx_start_ns.max(self.metrics.last_sample_ns) } else { 0 };
+            self.metrics.queue_row(metrics::QueueRow {
+                t_ns: now,
+                name,
+                occupancy_bytes: link.q_bytes as i64,
+                occupancy_pkts: link.queue.len() as i64,
+                mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
+                max_occupancy_bytes: link.stats.max_bytes_interval as i64,
+                drops: link.stats.drops as i64,
+                random_losses: link.stats.random_losses as i64,
+                ce_marks: link.stats.ce_marks as i64,
+                tx_bytes: link.stats.tx_bytes as i64,
+                utilization: (busy as f64 / interval as f64).min(1.0),
+            });
+            link.stats.occ_integral = 0;
+            link.stats.max_bytes_interval = link.q_bytes;
+            link.stats.busy_ns_interval = 0;
+        }
+        self.metrics.last_sample_ns = now;
+    }
+
+    /// Data packets of flow `fi` currently inside the network (queues, serializers, pipes).
+    pub fn data_packets_in_network(&self, fi: usize) -> u64 {
+        let mut n = 0;
+        for l in &self.links {
+            let is = |p: &Packet| p.is_data && p.flow as usize == fi;
+            n += l.queue.iter().filter(|p| is(p)).count() as u64;
+            n += l.pipe.iter().filter(|(_, p)| is(p)).count() as u64;
+            n += l.in_tx.iter().filter(|p| is(p)).count() as u64;
+        }
+        n
+    }
+
+    /// Conservation of packets for every flow: sent = received + dropped + in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        for (fi, f) in self.flows.iter().enumerate() {
+            let inside = self.data_packets_in_network(fi);
+            if f.data_tx != f.data_rx + f.data_dropped + inside {
+                return Err(format!(
+                    "flow {fi}: sent {} != received {} + dropped {} + in network {}",
+                    f.data_tx, f.data_rx, f.data_dropped, inside
+                ));
+            }
+            if f.sender.stats.data_packets_sent != f.data_tx {
+                return Err(format!("flow {fi}: transport sent {} but NIC saw {}", f.sender.stats.data_packets_sent, f.data_tx));
+            }
+            // The receiver cannot have more in-order bytes than the sender has had acknowledged
+            // plus what is in flight, nor fewer than acknowledged.
+            let acked = f.sender.bytes_acked();
+            if f.receiver.delivered_bytes < acked {
+                return Err(format!("flow {fi}: receiver has {} bytes but sender saw {} acked", f.receiver.delivered_bytes, acked));
+            }
+        }
+        Ok(())
+    }
+
+    /// Per-flow summary and the columnar tables.
+    pub fn results(&self) -> Results {
+        let mut flows = Table::default();
+        let n = self.flows.len();
+        let mut flow_id = Vec::with_capacity(n);
+        let mut cc_code = Vec::with_capacity(n);
+        let mut start_s = Vec::with_capacity(n);
+        let mut end_s = Vec::with_capacity(n);
+        let mut fct_s = Vec::with_capacity(n);
+        let mut delivered = Vec::with_capacity(n);
+        let mut goodput = Vec::with_capacity(n);
+        let mut sent = Vec::with_capacity(n);
+        let mut retrans = Vec::with_capacity(n);
+        let mut retrans_rate = Vec::with_capacity(n);
+        let mut lost = Vec::with_capacity(n);
+        let (mut rtt_mean, mut p50, mut p95, mut p99) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut rto = Vec::with_capacity(n);
+        let mut ce = Vec::with_capacity(n);
+        let mut cc_labels: Vec<String> = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let code = match cc_labels.iter().position(|c| c == f.cc_name) {
+                Some(c) => c,
+                None => {
+                    cc_labels.push(f.cc_name.to_string());
+                    cc_labels.len() - 1
+                }
+            };
+            flow_id.push(i as i32);
+            cc_code.push(code as u8);
+            let start = f.start_ns.min(self.now);
+            let end = match f.sender.completed_ns {
+                Some(c) => c,
+                None => f.stop_ns.unwrap_or(self.now).min(self.now),
+            };
+            start_s.push(start as f64 / 1e9);
+            end_s.push(end as f64 / 1e9);
+            fct_s.push(match f.sender.completed_ns {
+                Some(c) => (c - f.start_ns) as f64 / 1e9,
+                None => f64::NAN,
+            });
+            let d = f.receiver.delivered_bytes;
+            delivered.push(d as i64);
+            let active = end.saturating_sub(start);
+            goodput.push(if active > 0 { d as f64 * 8e9 / active as f64 } else { 0.0 });
+            let s = &f.sender.stats;
+            sent.push(s.data_packets_sent as i64);
+            retrans.push(s.retransmits as i64);
+            retrans_rate.push(if s.data_packets_sent > 0 { s.retransmits as f64 / s.data_packets_sent as f64 } else { 0.0 });
+            lost.push(f.data_dropped as i64);
+            rtt_mean.push(if s.rtt_count > 0 { (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6 } else { f64::NAN });
+            p50.push(f.sender.rtt_hist.quantile_ns(0.5) / 1e6);
+            p95.push(f.sender.rtt_hist.quantile_ns(0.95) / 1e6);
+            p99.push(f.sender.rtt_hist.quantile_ns(0.99) / 1e6);
+            rto.push(s.rto_count as i64);
+            ce.push(f.receiver.ce_count as i64);
+        }
+        flows.push("flow", Column::I32(flow_id));
+        flows.push("cc_code", Column::U8(cc_code));
+        flows.push("start_s", Column::F64(start_s));
+        flows.push("end_s", Column::F64(end_s));
+        flows.push("fct_s", Column::F64(fct_s));
+        flows.push("delivered_bytes", Column::I64(delivered));
+        flows.push("goodput_bps", Column::F64(goodput));
+        flows.push("data_packets_sent", Column::I64(sent));
+        flows.push("retransmits", Column::I64(retrans));
+        flows.push("retrans_rate", Column::F64(retrans_rate));
+        flows.push("lost_packets", Column::I64(lost));
+        flows.push("rtt_mean_ms", Column::F64(rtt_mean));
+        flows.push("rtt_p50_ms", Column::F64(p50));
+        flows.push("rtt_p95_ms", Column::F64(p95));
+        flows.push("rtt_p99_ms", Column::F64(p99));
+        flows.push("rto_count", Column::I64(rto));
+        flows.push("ce_packets", Column::I64(ce));
+        let (timeseries, phase_labels) = self.metrics.timeseries_table();
+        let queue = self.metrics.queue_table();
+        let data_sent: u64 = self.flows.iter().map(|f| f.sender.stats.data_packets_sent).sum();
+        Results {
+            flows,
+            timeseries,
+            queue,
+            cc_labels,
+            phase_labels,
+            queue_labels: self.metrics.queue_labels(),
+            events: self.events,
+            data_packets_delivered: self.data_packets_delivered,
+            data_packets_sent: data_sent,
+            sim_end_ns: self.now,
+            complete: self.is_complete(),
+        }
+    }
+}
+
+/// Everything a run produces.
+pub struct Results {
+    pub flows: Table,
+    pub timeseries: Table,
+    pub queue: Table,
+    pub cc_labels: Vec<String>,
+    pub phase_labels: Vec<String>,
+    pub queue_labels: Vec<String>,
+    pub events: u64,
+    pub data_packets_delivered: u64,
+    pub data_packets_sent: u64,
+    pub sim_end_ns: Nanos,
+    pub complete: bool,
+}
+
+/// The algorithms the core offers, with one line each (for `bbrlab cc`).
+pub fn algorithms() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("reno", "Reno/NewReno AIMD with SACK recovery and PRR (RFC 5681, 6675, 9937)"),
+        ("cubic", "CUBIC with HyStart++ (RFC 9438, RFC 9406), Linux's default"),
+        ("bbr1", "BBRv1 as Linux mainline tcp_bbr.c (alias: bbr)"),
+    ]
+}

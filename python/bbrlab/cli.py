@@ -1,0 +1,224 @@
+"""The `bbrlab` command: a thin layer over the Python API.
+
+Exit codes: 0 success; 2 bad input (scenario, --set, paths), printed as one line `error: …` without a
+traceback; 1 the simulator failed or is missing; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ._version import __version__
+from .errors import UserError
+from .units import UnitError, parse_time
+
+__all__ = ["cli", "main"]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"error: {_one_line(message)}", err=True)
+    sys.exit(code)
+
+
+class _Cli(click.Group):
+    """A group whose errors are one line on stderr, with the exit codes documented above."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name or "bbrlab", complete_var, standalone_mode=False, **extra)
+        except UserError as e:
+            _fail(str(e), e.exit_code)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            _fail("interrupted", EXIT_INTERRUPTED)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.format_message())
+            sys.exit(0)
+        except click.ClickException as e:
+            hint = ""
+            if isinstance(e, click.UsageError) and e.ctx is not None:
+                hint = f" (see {e.ctx.command_path} --help)"
+            _fail(e.format_message() + hint, e.exit_code)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stderr_console(quiet: bool = False) -> Console:
+    return Console(stderr=True, quiet=quiet)
+
+
+class _Progress:
+    """A rich progress bar that appears only once a run has taken more than a second."""
+
+    def __init__(self, console: Console, label: str, enabled: bool) -> None:
+        self.console = console
+        self.label = label
+        self.enabled = enabled and console.is_terminal
+        self.started = time.monotonic()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, now_ns: int, end_ns: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.started < 1.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[sim]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=end_ns, sim="")
+        self.bar.update(self.task, completed=now_ns, sim=f"{now_ns / 1e9:.1f}/{end_ns / 1e9:g} s sim")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _default_out(name: str) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path("runs") / f"{name}-{stamp}"
+    out, n = base, 1
+    while out.exists() or out.with_name(out.name + ".incomplete").exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+_SET_HELP = "Override a field: PATH=VALUE, e.g. flows.0.cc=bbr, duration=30s, topology.bottleneck.loss=1%. Repeatable."
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bbrlab")
+def cli() -> None:
+    """bbrlab: a congestion-control laboratory (BBR, CUBIC, Reno, ...) in a packet-level simulator."""
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--out", "out", metavar="DIR", default=None, help="Run directory (default runs/<name>-<timestamp>).")
+@click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
+def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool) -> None:
+    """Run SCENARIO (a TOML file) and write a run directory."""
+    from .display import print_summary
+    from .runner import run as run_scenario
+    from .scenario import load_scenario
+
+    overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
+    scn = load_scenario(scenario, overrides=overrides)
+    out_dir = Path(out) if out else _default_out(scn.name)
+    if out_dir.exists():
+        raise UserError(f"--out {out_dir}: already exists; choose another directory")
+    progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
+    try:
+        result = run_scenario(scn, progress=progress)
+    finally:
+        progress.close()
+    path = result.save(out_dir)
+    if not quiet:
+        print_summary(result.summary, Console())
+        click.echo(f"wrote {path}")
+    else:
+        click.echo(str(path))
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the core's resolved JSON config instead of TOML.")
+def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
+    """Check SCENARIO and print it resolved (every default filled in)."""
+    from .scenario import load_scenario
+    from .units import format_size
+
+    scn = load_scenario(scenario, overrides=list(sets))
+    if as_json:
+        click.echo(json.dumps(scn.resolve(), indent=2))
+        return
+    buffer_bytes, buffer_packets = scn.buffer_limits()
+    buf = format_size(buffer_bytes) if buffer_bytes is not None else f"{buffer_packets} packets"
+    header = (
+        f"{scenario}: valid. {scn.flow_count} flow(s); BDP {format_size(scn.bdp_bytes)}; buffer {buf}"
+    )
+    click.echo(scn.to_toml(header=header), nl=False)
+
+
+@cli.command("cc")
+def cc_command() -> None:
+    """List the congestion-control algorithms."""
+    from . import algorithms
+
+    rows = algorithms.available()
+    width = max((len(n) for n, _ in rows), default=4)
+    for name, desc in rows:
+        click.echo(f"{name:<{width}}  {desc}")
+    for alias, target in algorithms.ALIASES.items():
+        if target in {n for n, _ in rows} and alias not in {n for n, _ in rows}:
+            click.echo(f"{alias:<{width}}  alias of {target}")
+    if not algorithms.from_core():
+        click.echo("(the simulator core is not built: these are the names its contract documents)", err=True)
+
+
+@cli.command()
+@click.argument("run_dir", metavar="RUN_DIR")
+@click.option("--ss", is_flag=True, help="Per-flow sender state like `ss -tni` (at the end, or --at).")
+@click.option("--at", "at", metavar="TIME", default=None, help='Time for --ss, e.g. "12.5s" (default: end of run).')
+def show(run_dir: str, ss: bool, at: str | None) -> None:
+    """Print the summary of RUN_DIR again, or the flows' state with --ss."""
+    from .display import print_summary
+    from .results import Result
+
+    if at is not None and not ss:
+        raise UserError("--at: only meaningful with --ss")
+    at_s: float | None = None
+    if at is not None:
+        try:
+            # A bare number is seconds here: on the command line "12.5" can only mean that.
+            at_s = float(at) if at.strip().replace(".", "", 1).isdigit() else parse_time(at) / 1e9
+        except UnitError as e:
+            raise UserError(f"--at: {e}") from None
+    result = Result.load(run_dir)
+    if ss:
+        from .sstable import ss_lines
+
+        for line in ss_lines(result.timeseries, result.queue, at_s):
+            click.echo(line)
+    else:
+        print_summary(result.summary, Console())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `bbrlab` script."""
+    cli.main(args=argv, prog_name="bbrlab")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Terminal rendering of a run summary (the table `bbrlab run` and `bbrlab show` print).
+
+It reads only the summary dict (summary.json), so a saved run prints exactly as it did live.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["fmt_bps", "fmt_ms", "fmt_count", "summary_table", "print_summary"]
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def fmt_bps(bps: Any) -> str:
+    """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-"."""
+    if not _finite(bps):
+        return "-"
+    for mult, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if abs(bps) >= mult:
+            return f"{bps / mult:.2f} {unit}"
+    return f"{bps:.0f} bit/s"
+
+
+def fmt_ms(ms: Any) -> str:
+    return f"{ms:.2f} ms" if _finite(ms) else "-"
+
+
+def fmt_count(n: Any) -> str:
+    """1_234_567 -> "1.23M": compact counts for the one-line run facts."""
+    if not _finite(n):
+        return "-"
+    for mult, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= mult:
+            return f"{n / mult:.2f}{unit}"
+    return f"{n:.0f}"
+
+
+def _pct(x: Any) -> str:
+    return f"{100 * x:.2f}%" if _finite(x) else "-"
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    flows = summary.get("flows", [])
+    agg = summary.get("aggregate", {})
+    table = Table(title=f"{summary.get('name', 'run')}", title_justify="left", show_footer=len(flows) > 1)
+    table.add_column("flow", justify="right", footer="all")
+    table.add_column("cc", footer="")
+    table.add_column("goodput", justify="right", footer=fmt_bps(agg.get("goodput_bps")))
+    table.add_column("retrans", justify="right", footer=str(agg.get("retransmits", "-")))
+    table.add_column("retr. rate", justify="right", footer=_pct(agg.get("retrans_rate")))
+    table.add_column("RTT mean", justify="right", footer="")
+    table.add_column("RTT p95", justify="right", footer="")
+    for f in flows:
+        table.add_row(
+            str(f.get("flow", "")),
+            str(f.get("cc", "")),
+            fmt_bps(f.get("goodput_bps")),
+            str(f.get("retransmits", "-")),
+            _pct(f.get("retrans_rate")),
+            fmt_ms(f.get("rtt_mean_ms")),
+            fmt_ms(f.get("rtt_p95_ms")),
+        )
+    return table
+
+
+def facts_line(summary: dict[str, Any]) -> str:
+    """Aggregate and run facts in one line: fairness, link use, simulator speed."""
+    agg = summary.get("aggregate", {})
+    run = summary.get("run", {})
+    parts = []
+    jain = agg.get("jain")
+    parts.append(f"Jain's index {jain:.3f}" if _finite(jain) else "Jain's index -")
+    if _finite(agg.get("link_share")):
+        parts.append(f"goodput {_pct(agg['link_share'])} of the bottleneck")
+    if _finite(agg.get("queue_mean_bytes")):
+        parts.append(f"mean queue {fmt_count(agg['queue_mean_bytes'])}B")
+    if _finite(run.get("wall_s")):
+        parts.append(
+            f"{run.get('backend', 'sim')} seed {run.get('seed', '-')}: {fmt_count(run.get('data_packets_delivered'))} packets "
+            f"in {run['wall_s']:.2f} s wall ({fmt_count(run.get('packets_per_wall_s'))} pkt/s)"
+        )
+    return " · ".join(parts)
+
+
+def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(summary_table(summary))
+    console.print(facts_line(summary), highlight=False)

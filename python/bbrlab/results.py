@@ -1,0 +1,318 @@
+"""Results: the core's columns as pandas tables, the summary, and the run directory on disk.
+
+A run directory holds::
+
+    scenario.toml       the scenario, every default filled, human units
+    summary.json        per-flow and aggregate figures, run facts (seed, wall time, versions)
+    flows.parquet       one row per flow
+    timeseries.parquet  one row per flow per sample interval
+    queue.parquet       one row per queue per sample interval
+    *.png               plots (see plots.py)
+
+It is written atomically: everything goes into ``<dir>.incomplete/`` (with an ``INCOMPLETE`` marker
+file) and is renamed to ``<dir>`` only once the last file is written; if anything fails or the user
+presses Ctrl-C, the partial directory is removed. A directory named without ``.incomplete`` that has
+a summary.json is therefore always complete.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._version import __version__
+from .errors import SimulationError, UserError
+from .scenario import Scenario
+
+__all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run"]
+
+INCOMPLETE_MARKER = "INCOMPLETE"
+TABLES = ("flows", "timeseries", "queue")
+RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "timeseries.parquet", "queue.parquet")
+
+
+def jain_index(values: Any) -> float:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = equal shares, 1/n = one flow takes all.
+
+    NaN when undefined (no flows, or every flow got nothing).
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return math.nan
+    denom = x.size * float(np.sum(x * x))
+    if denom == 0:
+        return math.nan
+    return float(np.sum(x)) ** 2 / denom
+
+
+def decode_table(name: str, columns: dict[str, Any], labels: dict[str, list[str]]) -> pd.DataFrame:
+    """Wrap the core's ``{column: (dtype, bytes)}`` as a DataFrame; ``*_code`` become categoricals."""
+    data: dict[str, Any] = {}
+    length: int | None = None
+    for col, spec in columns.items():
+        try:
+            dtype, buf = spec
+            arr = np.frombuffer(buf, dtype=np.dtype(dtype))
+        except (TypeError, ValueError) as e:
+            raise SimulationError(f"the core returned an unreadable column {name}.{col}: {e}") from None
+        if length is None:
+            length = len(arr)
+        elif len(arr) != length:
+            raise SimulationError(f"the core returned {name}.{col} with {len(arr)} rows, expected {length}")
+        if col.endswith("_code"):
+            key = col[: -len("_code")]
+            cats = list(labels.get(key, []))
+            codes = arr.astype(np.int64)
+            if codes.size and (codes.min() < 0 or codes.max() >= len(cats)):
+                raise SimulationError(f"the core returned {name}.{col} codes outside labels.{key} ({len(cats)} labels)")
+            data[key] = pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
+        else:
+            data[col] = arr
+    return pd.DataFrame(data)
+
+
+def _json_clean(value: Any) -> Any:
+    """NaN/inf -> null and numpy scalars -> Python, so summary.json is strict JSON."""
+    if isinstance(value, dict):
+        return {str(k): _json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+_FLOW_SUMMARY_COLUMNS = (
+    "start_s",
+    "end_s",
+    "fct_s",
+    "delivered_bytes",
+    "goodput_bps",
+    "data_packets_sent",
+    "retransmits",
+    "retrans_rate",
+    "lost_packets",
+    "rtt_mean_ms",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "rtt_p99_ms",
+    "rto_count",
+    "ce_packets",
+)
+
+
+def summarize(
+    scenario: Scenario | None,
+    flows: pd.DataFrame,
+    queue: pd.DataFrame,
+    run: dict[str, Any],
+    *,
+    duration_s: float,
+) -> dict[str, Any]:
+    """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds)."""
+    per_flow = []
+    for row in flows.to_dict("records"):
+        entry: dict[str, Any] = {"flow": int(row["flow"]), "cc": str(row.get("cc", ""))}
+        if "spec" in row:
+            entry["spec"] = int(row["spec"])
+        for col in _FLOW_SUMMARY_COLUMNS:
+            if col in row:
+                entry[col] = row[col]
+        per_flow.append(entry)
+    delivered = int(flows["delivered_bytes"].sum()) if "delivered_bytes" in flows else 0
+    sent = int(flows["data_packets_sent"].sum()) if "data_packets_sent" in flows else 0
+    retrans = int(flows["retransmits"].sum()) if "retransmits" in flows else 0
+    aggregate: dict[str, Any] = {
+        # All flows' bytes over the whole run: the useful throughput of the bottleneck.
+        "goodput_bps": delivered * 8 / duration_s if duration_s > 0 else math.nan,
+        "delivered_bytes": delivered,
+        "jain": jain_index(flows["goodput_bps"]) if "goodput_bps" in flows else math.nan,
+        "retransmits": retrans,
+        "retrans_rate": retrans / sent if sent else 0.0,
+        "flows": int(len(flows)),
+    }
+    if scenario is not None and duration_s > 0:
+        aggregate["link_share"] = aggregate["goodput_bps"] / scenario.topology.bottleneck.rate
+    if len(queue) and "queue" in queue:
+        bq = queue[queue["queue"] == "bottleneck"]
+        if len(bq):
+            if "utilization" in bq:
+                aggregate["bottleneck_utilization"] = float(bq["utilization"].mean())
+            if "mean_occupancy_bytes" in bq:
+                aggregate["queue_mean_bytes"] = float(bq["mean_occupancy_bytes"].mean())
+            if "max_occupancy_bytes" in bq:
+                aggregate["queue_max_bytes"] = int(bq["max_occupancy_bytes"].max())
+            if "drops" in bq:
+                aggregate["queue_drops"] = int(bq["drops"].iloc[-1])
+            if "ce_marks" in bq:
+                aggregate["queue_ce_marks"] = int(bq["ce_marks"].iloc[-1])
+    summary: dict[str, Any] = {"name": scenario.name if scenario is not None else run.get("name", "")}
+    if scenario is not None:
+        b = scenario.topology.bottleneck
+        buffer_bytes, buffer_packets = scenario.buffer_limits()
+        summary["scenario"] = {
+            "duration_s": scenario.duration / 1e9,
+            "bottleneck_rate_bps": b.rate,
+            "rtt_ms": b.rtt / 1e6,
+            "bdp_bytes": scenario.bdp_bytes,
+            "buffer_bytes": buffer_bytes,
+            "buffer_packets": buffer_packets,
+            "loss": b.loss,
+            "flows": scenario.flow_count,
+        }
+    summary["run"] = run
+    summary["flows"] = per_flow
+    summary["aggregate"] = aggregate
+    return _json_clean(summary)
+
+
+def is_complete_run(path: Path) -> bool:
+    """A run directory that is finished: right name, no marker, summary present."""
+    return (
+        path.is_dir()
+        and not path.name.endswith(".incomplete")
+        and not (path / INCOMPLETE_MARKER).exists()
+        and (path / "summary.json").is_file()
+    )
+
+
+@dataclass
+class Result:
+    """One run: pandas tables, the summary dict, and the scenario it came from."""
+
+    flows: pd.DataFrame
+    timeseries: pd.DataFrame
+    queue: pd.DataFrame
+    summary: dict[str, Any]
+    scenario: Scenario | None = None
+    scenario_toml: str | None = None
+    path: Path | None = field(default=None, compare=False)
+
+    # ------------------------------------------------------------ construction
+
+    @classmethod
+    def from_core(
+        cls, scenario: Scenario, raw: dict[str, Any], *, wall_s: float, core_version: str = ""
+    ) -> Result:
+        labels = raw.get("labels", {})
+        try:
+            tables = {t: decode_table(t, raw[t], labels) for t in TABLES}
+            core_run = dict(raw["run"])
+        except KeyError as e:
+            raise SimulationError(f"the core's results lack {e}") from None
+        flows, ts, queue = tables["flows"], tables["timeseries"], tables["queue"]
+        # Which [[flows]] entry each simulated flow came from (count expands one entry to many).
+        spec = np.array([i for i, _ in scenario.expanded_flows()], dtype=np.int32)
+        if len(flows) == len(spec) and "flow" in flows:
+            flows.insert(1, "spec", spec[flows["flow"].to_numpy()])
+        if "flow" in ts and "cc" in flows and len(flows):
+            # Timeseries rows carry the flow's algorithm too, so groupby("cc") needs no join.
+            cc_by_flow = dict(zip(flows["flow"].tolist(), flows["cc"].astype(str).tolist()))
+            cats = list(flows["cc"].cat.categories) if isinstance(flows["cc"].dtype, pd.CategoricalDtype) else None
+            ts.insert(ts.columns.get_loc("flow") + 1, "cc", pd.Categorical(ts["flow"].map(cc_by_flow), categories=cats))
+        delivered = int(core_run.get("data_packets_delivered", 0))
+        events = int(core_run.get("events", 0))
+        run = {
+            "backend": "sim",
+            "seed": scenario.seed,
+            "wall_s": wall_s,
+            "sim_end_s": int(core_run.get("sim_end_ns", scenario.duration)) / 1e9,
+            "complete": bool(core_run.get("complete", False)),
+            "events": events,
+            "data_packets_delivered": delivered,
+            "data_packets_sent": int(core_run.get("data_packets_sent", 0)),
+            "packets_per_wall_s": delivered / wall_s if wall_s > 0 else math.nan,
+            "events_per_wall_s": events / wall_s if wall_s > 0 else math.nan,
+            "bbrlab_version": __version__,
+            "core_version": core_version,
+            "python": platform.python_version(),
+            "platform": platform.platform(terse=True),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9)
+        return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario)
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> Result:
+        """Read a complete run directory back (the scenario is kept as text, not re-validated)."""
+        path = Path(run_dir)
+        if not path.exists():
+            raise UserError(f"{path}: no such run directory")
+        if not is_complete_run(path):
+            if path.is_dir() and (path.name.endswith(".incomplete") or (path / INCOMPLETE_MARKER).exists()):
+                raise UserError(f"{path}: incomplete run directory (the run was interrupted or failed)")
+            raise UserError(f"{path}: not a bbrlab run directory (no summary.json)")
+        try:
+            summary = json.loads((path / "summary.json").read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UserError(f"{path / 'summary.json'}: unreadable ({e})") from None
+        tables = {}
+        for t in TABLES:
+            f = path / f"{t}.parquet"
+            tables[t] = pd.read_parquet(f) if f.exists() else pd.DataFrame()
+        toml_path = path / "scenario.toml"
+        return cls(
+            flows=tables["flows"],
+            timeseries=tables["timeseries"],
+            queue=tables["queue"],
+            summary=summary,
+            scenario_toml=toml_path.read_text() if toml_path.exists() else None,
+            path=path,
+        )
+
+    # ------------------------------------------------------------ saving
+
+    def save(self, out_dir: str | Path, *, plots: bool = True) -> Path:
+        """Write the run directory atomically (see the module docstring); returns its path."""
+        final = Path(out_dir)
+        if final.exists():
+            raise UserError(f"{final}: already exists; choose another --out")
+        tmp = final.with_name(final.name + ".incomplete")
+        if tmp.exists():  # left by a crashed earlier attempt at the same directory
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        try:
+            (tmp / INCOMPLETE_MARKER).write_text(
+                "This run directory is being written, or its run failed or was interrupted.\n"
+                "A complete run directory has no INCOMPLETE file and no .incomplete suffix.\n"
+            )
+            self._write_files(tmp, plots=plots)
+            (tmp / INCOMPLETE_MARKER).unlink()
+            os.rename(tmp, final)
+        except BaseException:
+            # Includes KeyboardInterrupt: a half-written directory must never look like a run.
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.path = final
+        return final
+
+    def _write_files(self, d: Path, *, plots: bool) -> None:
+        if self.scenario is not None:
+            header = f"resolved by bbrlab {__version__}: every default filled in"
+            (d / "scenario.toml").write_text(self.scenario.to_toml(header=header))
+        elif self.scenario_toml is not None:
+            (d / "scenario.toml").write_text(self.scenario_toml)
+        for t in TABLES:
+            getattr(self, t).to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
+        if plots:
+            from .plots import plot_all
+
+            plot_all(self, d)
+        # summary.json last: its presence is what "complete" means to readers that skip the marker.
+        (d / "summary.json").write_text(json.dumps(self.summary, indent=2, allow_nan=False) + "\n")

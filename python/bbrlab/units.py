@@ -1,0 +1,339 @@
+"""Human units <-> integer SI units.
+
+Scenario files speak in human units ("2.5Gbps", "70ms", "80MB", "1bdp", "1.5%"); the core speaks in
+integers (bits/s, nanoseconds, bytes). This module is the only place that converts between the two.
+
+Conventions (chosen so a value always means one thing):
+- a lower-case ``b`` is a bit, an upper-case ``B`` is a byte: rates are ``bps`` / ``bit/s``, sizes
+  are ``B``; the SI prefix itself is case-insensitive (``mbps`` = ``Mbps``).
+- decimal prefixes are powers of 1000 (``KB`` = 1000 B), binary ones of 1024 (``KiB`` = 1024 B).
+- every parser raises :class:`UnitError` whose message says what was wrong and what to write instead.
+
+Parsing goes through :class:`decimal.Decimal` so "2.5Gbps" is exactly 2_500_000_000 and formatting
+is exact: ``parse_x(format_x(v)) == v`` for every integer ``v`` (tests check this).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+__all__ = [
+    "UnitError",
+    "Buffer",
+    "parse_rate",
+    "parse_time",
+    "parse_size",
+    "parse_buffer",
+    "parse_fraction",
+    "format_rate",
+    "format_time",
+    "format_size",
+    "format_buffer",
+    "format_fraction",
+]
+
+
+class UnitError(ValueError):
+    """A value that is not in the expected human unit; the message is user-facing."""
+
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_SPLIT = re.compile(rf"^\s*({_NUMBER})\s*([^\d\s].*?)?\s*$")
+
+_PREFIX: dict[str, int] = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BIN_PREFIX: dict[str, int] = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+_TIME_UNITS_NS: dict[str, int] = {
+    "ns": 1,
+    "us": 10**3,
+    "µs": 10**3,
+    "μs": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "sec": 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+
+
+def _split(text: str) -> tuple[Decimal, str] | None:
+    """Split "2.5 Gbps" into (Decimal("2.5"), "Gbps"); None if there is no leading number."""
+    m = _SPLIT.match(text)
+    if not m:
+        return None
+    try:
+        number = Decimal(m.group(1))
+    except InvalidOperation:  # pragma: no cover - the regex only admits valid numbers
+        return None
+    return number, (m.group(2) or "")
+
+
+def _num(d: Decimal) -> str:
+    """Decimal -> shortest plain text ("2.5", "100", "0.001"), never scientific notation."""
+    s = format(d.normalize(), "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _show(value: object) -> str:
+    """How a user's value is quoted back in a message: strings in double quotes as written in TOML."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def _number_in(text: object) -> str:
+    """The number in a malformed value, to build a suggestion from ("2.5Gbs" -> "2.5")."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return _num(Decimal(str(text)))
+    if isinstance(text, str):
+        sp = _split(text)
+        if sp:
+            return _num(sp[0])
+    return "1"
+
+
+# ---------------------------------------------------------------- rates (bits per second)
+
+
+def _rate_prefix_guess(unit: str) -> str:
+    """Best guess at the SI prefix a user meant in a broken rate unit ("Gbs" -> "G")."""
+    u = unit.strip().lower()
+    if u[:1] in ("k", "m", "g", "t"):
+        return u[0].upper() if u[0] != "k" else "k"
+    return "M"
+
+
+def parse_rate(value: object) -> int:
+    """A rate in bits per second: "2.5Gbps", "100Mbit/s", "64 kbps", "1tbps". Returns bps (int)."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        n = _number_in(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "100"
+        raise UnitError(f'{_show(value)} is not a rate (it needs a unit); try "{n}Mbps"')
+    sp = _split(value)
+    if sp is None:
+        raise UnitError(f'{_show(value)} is not a rate; try "100Mbps" (bps, kbps, Mbps, Gbps, Tbps, or Mbit/s)')
+    number, unit = sp
+    u = unit.replace(" ", "")
+    n = _num(number)
+    m = re.fullmatch(r"([kKmMgGtT]?)(bps|[bB][iI][tT]/s|[bB][iI][tT][sS]/s)", u)
+    if m is None:
+        if not u:
+            raise UnitError(f'{_show(value)} is not a rate (it needs a unit); try "{n}Mbps"')
+        mb = re.fullmatch(r"([kKmMgGtT]?)(Bps|B/s|[bB]ytes?/s)", u)
+        if mb:
+            # Bytes per second: we could convert, but a silent x8 is a classic mistake; say it.
+            p = mb.group(1).lower()
+            p = p.upper() if p not in ("", "k") else p
+            raise UnitError(f'{_show(value)} is bytes per second; rates are in bits: write "{_num(number * 8)}{p}bps"')
+        raise UnitError(f'{_show(value)} is not a rate; try "{n}{_rate_prefix_guess(u)}bps"')
+    bps = number * _PREFIX[m.group(1).lower()]
+    if bps < 0:
+        raise UnitError(f"{_show(value)} is negative; a rate must be > 0")
+    if bps != bps.to_integral_value():
+        raise UnitError(f"{_show(value)} is a fraction of a bit per second; rates are whole bits/s")
+    return int(bps)
+
+
+def format_rate(bps: int) -> str:
+    """bps -> the shortest exact human form: 2_500_000_000 -> "2.5Gbps", 1500 -> "1.5kbps"."""
+    best = f"{bps}bps"
+    for prefix, mult in _PREFIX.items():
+        if prefix == "" or abs(bps) < mult:
+            continue
+        text = f"{_num(Decimal(bps) / mult)}{prefix.upper() if prefix != 'k' else 'k'}bps"
+        if len(text) < len(best) or (len(text) == len(best) and mult > 1):
+            best = text
+    return best
+
+
+# ---------------------------------------------------------------- times (nanoseconds)
+
+
+def parse_time(value: object) -> int:
+    """A time: "70ms", "1.5s", "250us", "10ns", "2min", "1h". Returns nanoseconds (int)."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        n = _number_in(value)
+        raise UnitError(f'{_show(value)} is not a time (it needs a unit); try "{n}s" or "{n}ms"')
+    sp = _split(value)
+    if sp is None:
+        raise UnitError(f'{_show(value)} is not a time; try "70ms" (ns, us, ms, s, min, h)')
+    number, unit = sp
+    n = _num(number)
+    u = unit.replace(" ", "").lower()
+    if u in ("m",):
+        raise UnitError(f'{_show(value)} is ambiguous; write "{n}min" or "{n}ms"')
+    if u not in _TIME_UNITS_NS:
+        if not u:
+            raise UnitError(f'{_show(value)} is not a time (it needs a unit); try "{n}s" or "{n}ms"')
+        guess = {"secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millis": "ms", "usec": "us",
+                 "mins": "min", "minute": "min", "minutes": "min", "nsec": "ns", "hr": "h", "hour": "h"}.get(u)
+        hint = f'"{n}{guess}"' if guess else f'"{n}ms" (ns, us, ms, s, min, h)'
+        raise UnitError(f"{_show(value)} is not a time; try {hint}")
+    ns = number * _TIME_UNITS_NS[u]
+    if ns < 0:
+        raise UnitError(f"{_show(value)} is negative; a time must be >= 0")
+    if ns != ns.to_integral_value():
+        raise UnitError(f"{_show(value)} is finer than a nanosecond; round it (the clock counts whole ns)")
+    return int(ns)
+
+
+_TIME_FORMAT_UNITS: tuple[tuple[str, int], ...] = (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
+
+
+def format_time(ns: int) -> str:
+    """ns -> shortest exact human form: 70_000_000 -> "70ms", 1_500_000_000 -> "1.5s"."""
+    if ns == 0:
+        return "0s"
+    best: str | None = None
+    for unit, mult in _TIME_FORMAT_UNITS:
+        if abs(ns) < mult:
+            continue
+        text = f"{_num(Decimal(ns) / mult)}{unit}"
+        if best is None or len(text) < len(best):
+            best = text
+    return best if best is not None else f"{ns}ns"
+
+
+# ---------------------------------------------------------------- sizes (bytes)
+
+
+def parse_size(value: object) -> int:
+    """A size in bytes: "80MB", "64KB", "1500B", "4MiB", "1 GiB", or a bare integer (bytes)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise UnitError(f"{value} is negative; a size must be >= 0")
+        return value
+    if not isinstance(value, str):
+        raise UnitError(f'{_show(value)} is not a size; try "64KB" (B, KB, MB, GB, KiB, MiB, GiB)')
+    sp = _split(value)
+    if sp is None:
+        raise UnitError(f'{_show(value)} is not a size; try "64KB" (B, KB, MB, GB, KiB, MiB, GiB)')
+    number, unit = sp
+    n = _num(number)
+    u = unit.replace(" ", "")
+    mult: int | None = None
+    m = re.fullmatch(r"([kKmMgGtT][iI]?)?(B|[bB]ytes?)", u)
+    if u == "":
+        mult = 1
+    elif m:
+        p = (m.group(1) or "").lower()
+        mult = _BIN_PREFIX[p] if p.endswith("i") else _PREFIX[p]
+    else:
+        mbits = re.fullmatch(r"([kKmMgGtT][iI]?)(b|bit|bits)", u)
+        if mbits:
+            p = mbits.group(1)
+            p = p[0].upper() + p[1:].lower() if p[0] not in "kK" else "K" + p[1:].lower()
+            raise UnitError(f'{_show(value)} is in bits; sizes are in bytes (B): try "{n}{p}B"')
+    if mult is None:
+        raise UnitError(f'{_show(value)} is not a size; try "{n}KB" or "{n}MB" (B, KB, MB, GB, KiB, MiB, GiB)')
+    size = number * mult
+    if size < 0:
+        raise UnitError(f"{_show(value)} is negative; a size must be >= 0")
+    if size != size.to_integral_value():
+        raise UnitError(f"{_show(value)} is not a whole number of bytes")
+    return int(size)
+
+
+def format_size(nbytes: int) -> str:
+    """bytes -> shortest exact human form: 500_000 -> "500KB", 65_536 -> "64KiB", 1448 -> "1448B"."""
+    plain = f"{nbytes}B"
+    candidates: list[tuple[str, int]] = [(p.upper() if p != "k" else "K", m) for p, m in _PREFIX.items() if p]
+    candidates += [(p[0].upper() + "i", m) for p, m in _BIN_PREFIX.items()]
+    forms = [
+        (f"{_num(Decimal(nbytes) / mult)}{prefix}B", mult) for prefix, mult in candidates if abs(nbytes) >= mult
+    ]
+    if not forms:
+        return plain
+    # Shortest wins; on a tie the larger unit reads better ("43.75MB" over "43750KB"), but a plain
+    # byte count is kept unless a prefix is strictly shorter ("1500B", not "1.5KB").
+    best = min(forms, key=lambda f: (len(f[0]), -f[1]))[0]
+    return best if len(best) < len(plain) else plain
+
+
+# ---------------------------------------------------------------- buffers (size | bdp | packets)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A bottleneck buffer as written: a size in bytes, a multiple of the BDP, or a packet count."""
+
+    kind: Literal["bytes", "bdp", "packets"]
+    value: Decimal | int
+
+    def resolve_bytes(self, bdp_bytes: int) -> int | None:
+        """The byte limit (None when the limit is a packet count)."""
+        if self.kind == "bytes":
+            return int(self.value)
+        if self.kind == "bdp":
+            return int((Decimal(self.value) * bdp_bytes).to_integral_value())
+        return None
+
+    def __str__(self) -> str:
+        return format_buffer(self)
+
+
+def parse_buffer(value: object) -> Buffer:
+    """A buffer: a size ("500KB", "4MiB"), a BDP multiple ("1bdp", "0.5 bdp"), or packets ("100pkts")."""
+    if isinstance(value, Buffer):
+        return value
+    if isinstance(value, str):
+        sp = _split(value)
+        if sp is not None:
+            number, unit = sp
+            u = unit.replace(" ", "").lower()
+            if u in ("bdp", "xbdp", "bdps"):
+                if number <= 0:
+                    raise UnitError(f"{_show(value)}: a buffer must be > 0")
+                return Buffer("bdp", number.normalize())
+            if u in ("pkt", "pkts", "packet", "packets", "p"):
+                if number != number.to_integral_value():
+                    raise UnitError(f'{_show(value)} is not a whole number of packets; try "{int(number)}pkts"')
+                return Buffer("packets", int(number))
+    try:
+        return Buffer("bytes", parse_size(value))
+    except UnitError:
+        n = _number_in(value)
+        raise UnitError(
+            f'{_show(value)} is not a buffer size; try "{n}bdp", "{n}MB" or "{n}pkts"'
+        ) from None
+
+
+def format_buffer(buf: Buffer) -> str:
+    if buf.kind == "bdp":
+        return f"{_num(Decimal(buf.value))}bdp"
+    if buf.kind == "packets":
+        return f"{buf.value}pkts"
+    return format_size(int(buf.value))
+
+
+# ---------------------------------------------------------------- fractions (loss probabilities)
+
+
+def parse_fraction(value: object) -> float:
+    """A probability: "1.5%" or a fraction 0.015 (TOML float or int). Returns a float fraction."""
+    if isinstance(value, bool):
+        raise UnitError(f'{value!r} is not a fraction; try "1.5%" or 0.015')
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        sp = _split(value)
+        if sp is not None:
+            number, unit = sp
+            u = unit.strip()
+            if u == "%":
+                return float(number / 100)
+            if u == "":
+                return float(number)
+        raise UnitError(f'{_show(value)} is not a percentage; try "{_number_in(value)}%" or a fraction like 0.015')
+    raise UnitError(f'{_show(value)} is not a fraction; try "1.5%" or 0.015')
+
+
+def format_fraction(p: float) -> str:
+    """0.015 -> "1.5%"; exact: parse_fraction(format_fraction(p)) == p for finite floats."""
+    if p == 0:
+        return "0%"
+    return f"{_num(Decimal(repr(float(p))) * 100)}%"

@@ -1,0 +1,58 @@
+"""Shared fixtures for the Python tests.
+
+`core` is the compiled simulator. Tests that take it are the real end-to-end checks; when
+`bbrlab._core` cannot be imported they FAIL (they are never skipped), so a broken build cannot hide
+behind a green suite. Find them with `pytest -m needs_core`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+try:  # an installed bbrlab (pip install -e . or a wheel) wins; else test the source tree
+    import bbrlab  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "python"))
+    import bbrlab  # noqa: F401
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs_core: runs the compiled simulator (bbrlab._core); fails without it")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "core" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.needs_core)
+
+
+@pytest.fixture
+def core() -> ModuleType:
+    try:
+        from bbrlab import _core  # type: ignore[attr-defined]
+    except ImportError as e:
+        pytest.fail(f"bbrlab._core is not built ({e}); build it with `pip install -e .` — this test must not be skipped")
+    return _core
+
+
+@pytest.fixture
+def stub_core(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The contract stub installed as `bbrlab._core` (pipeline tests only; see contract_stub.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import contract_stub
+
+    from bbrlab import algorithms
+
+    monkeypatch.setitem(sys.modules, "bbrlab._core", contract_stub)
+    monkeypatch.setattr(bbrlab, "_core", contract_stub, raising=False)
+    algorithms._listing.cache_clear()
+    yield contract_stub
+    algorithms._listing.cache_clear()
+    contract_stub.Simulation.interrupt_after = None

@@ -1,0 +1,158 @@
+"""The scenario model: defaults, write-back, resolve(), --set overrides."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from bbrlab import ScenarioError, load_scenario, parse_scenario
+from bbrlab.scenario import apply_overrides
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+MINIMAL = """
+duration = "10s"
+[topology]
+bottleneck = { rate = "100Mbps", rtt = "40ms" }
+[[flows]]
+cc = "bbr"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_defaults_are_filled(tmp_path: Path) -> None:
+    s = load_scenario(write(tmp_path, MINIMAL, "my-test.toml"))
+    assert s.name == "my-test"  # from the file name when absent
+    assert s.seed == 1
+    assert s.sample_interval == 100_000_000
+    b = s.topology.bottleneck
+    assert (b.loss, b.ack_loss, b.ecn_threshold) == (0.0, 0.0, None)
+    assert str(b.buffer) == "1bdp"
+    assert s.topology.access_rate == 10 * 100_000_000
+    f = s.flows[0]
+    assert (f.start, f.stop, f.count, f.mss, f.initial_cwnd, f.pacing) == (0, None, 1, 1448, 10, "auto")
+    assert (f.ecn, f.tso, f.delayed_ack, f.min_rto) == (False, True, True, 200_000_000)
+
+
+def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
+    s = load_scenario(write(tmp_path, MINIMAL))
+    text = s.to_toml(header="resolved")
+    assert text.startswith("# resolved\n")
+    back = tomllib.loads(text)
+    assert back["duration"] == "10s"
+    assert back["sample_interval"] == "100ms"
+    assert back["seed"] == 1
+    assert back["topology"]["kind"] == "dumbbell"
+    assert back["topology"]["access_rate"] == "1Gbps"
+    assert back["topology"]["bottleneck"] == {
+        "rate": "100Mbps", "rtt": "40ms", "buffer": "1bdp", "loss": "0%", "ack_loss": "0%",
+    }
+    flow = back["flows"][0]
+    assert flow["cc"] == "bbr"  # stored as written; the alias is resolved for the core only
+    assert flow["min_rto"] == "200ms" and flow["start"] == "0s" and flow["mss"] == 1448
+    # The written-back file is itself a valid scenario that resolves to the same core config.
+    again = load_scenario(write(tmp_path, text, "again.toml"))
+    assert again.resolve() == s.resolve()
+
+
+def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
+    s = load_scenario(
+        write(tmp_path, MINIMAL),
+        overrides=["topology.bottleneck.loss=1.5%", "flows.0.count=3", "flows.1.cc=cubic", "flows.1.start=2s",
+                   "flows.1.pacing=on", "flows.1.bytes=10MB", "topology.bottleneck.ecn_threshold=30KB"],
+    )
+    c = s.resolve()
+    assert c["seed"] == 1 and c["duration_ns"] == 10**10 and c["sample_interval_ns"] == 10**8
+    b = c["topology"]["bottleneck"]
+    assert b == {
+        "rate_bps": 100_000_000, "rtt_ns": 40_000_000, "buffer_bytes": 500_000, "buffer_packets": None,
+        "loss": 0.015, "ack_loss": 0.0, "ecn_threshold_bytes": 30_000,
+    }
+    assert c["topology"]["access_rate_bps"] == 1_000_000_000
+    assert [f["cc"] for f in c["flows"]] == ["bbr1", "bbr1", "bbr1", "cubic"]  # count expanded, alias resolved
+    f0, f3 = c["flows"][0], c["flows"][3]
+    assert set(f0) == {
+        "cc", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
+        "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "min_rto_ns", "delayed_ack",
+    }
+    assert f0["pacing"] is None and f3["pacing"] is True
+    assert f3["start_ns"] == 2 * 10**9 and f3["bytes"] == 10_000_000
+    assert s.expanded_flows()[3][0] == 1
+
+
+def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
+    p = write(tmp_path, MINIMAL)
+    assert load_scenario(p, ["topology.bottleneck.buffer=100pkts"]).resolve()["topology"]["bottleneck"][
+        "buffer_packets"] == 100
+    assert load_scenario(p, ["topology.bottleneck.buffer=0.5bdp"]).resolve()["topology"]["bottleneck"][
+        "buffer_bytes"] == 250_000
+    assert load_scenario(p, ["topology.bottleneck.buffer=4MiB"]).resolve()["topology"]["bottleneck"][
+        "buffer_bytes"] == 4 * 2**20
+
+
+def test_set_overrides_types(tmp_path: Path) -> None:
+    p = write(tmp_path, MINIMAL)
+    s = load_scenario(p, ["duration=30s", "seed=7", "flows.0.cc=cubic", "flows.0.ecn=true", "flows.0.mss=8948",
+                          "topology.bottleneck.loss=0.01", "name=other", "flows.0.pacing=false"])
+    assert s.duration == 30 * 10**9 and s.seed == 7 and s.name == "other"
+    f = s.flows[0]
+    assert (f.cc, f.ecn, f.mss, f.pacing) == ("cubic", True, 8948, "off")
+    assert s.topology.bottleneck.loss == 0.01
+
+
+def test_set_adds_a_flow_one_past_the_end(tmp_path: Path) -> None:
+    s = load_scenario(write(tmp_path, MINIMAL), ["flows.1.cc=reno", "flows.1.start=1s"])
+    assert [f.cc for f in s.flows] == ["bbr", "reno"]
+
+
+def test_set_does_not_mutate_its_input() -> None:
+    raw = tomllib.loads(MINIMAL)
+    apply_overrides(raw, ["flows.0.cc=cubic"])
+    assert raw["flows"][0]["cc"] == "bbr"
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("durration=1s", "--set durration: unknown key 'durration' at the top level; did you mean 'duration'?"),
+        ("topology.bottleneck.bufer=1bdp", "did you mean 'buffer'?"),
+        ("flows.7.cc=reno", "--set flows.7.cc: flows has 1 entry"),
+        ("flows.x.cc=reno", "--set flows.x.cc: 'x' is not an index"),
+        ("duration.s=1", "--set duration.s: 'duration' is a value"),
+        ("flows.0=reno", "--set flows.0: cannot replace a whole flow"),
+        ("duration", "--set duration: expected path=value"),
+        ("=5", "--set (empty): not a field path"),
+        ("duration=", "--set duration: has no value"),
+        ("flows.0.cc=vegas", 'flows.0.cc (from --set): unknown algorithm "vegas"'),
+        ("topology.bottleneck.rate=fast", 'topology.bottleneck.rate (from --set): "fast" is not a rate'),
+    ],
+)
+def test_bad_set(tmp_path: Path, override: str, expected: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(write(tmp_path, MINIMAL), [override])
+    assert expected in str(info.value)
+
+
+def test_examples_are_valid() -> None:
+    for path in sorted(EXAMPLES.glob("*.toml")):
+        s = load_scenario(path)
+        assert s.flow_count >= 1, path
+    s = load_scenario(EXAMPLES / "bbr-vs-cubic.toml")
+    assert [f.cc for f in s.flows] == ["bbr1", "cubic"] and s.flows[1].start == 5 * 10**9
+    assert s.bdp_bytes == 500_000 and s.duration == 60 * 10**9
+    wan = load_scenario(EXAMPLES / "wan-loss.toml", ["flows.0.cc=bbr"])
+    assert wan.topology.bottleneck.loss == 0.015 and wan.topology.bottleneck.rtt == 140_000_000
+    assert load_scenario(EXAMPLES / "quick.toml").duration == 10 * 10**9
+
+
+def test_parse_scenario_from_dict() -> None:
+    raw = tomllib.loads(MINIMAL)
+    s = parse_scenario(raw, default_name="from-dict")
+    assert s.name == "from-dict"
