@@ -705,6 +705,15 @@ impl Sender {
                 self.stop_writing();
             }
         }
+        // Linux arms either the loss-probe or the RTO timer, never both: a due probe goes first
+        // and re-arms the RTO (RFC 8985 §7.3).
+        let tlp_due = self.tlp_deadline.is_some_and(|d| now >= d && self.rto_deadline.is_none_or(|r| d <= r));
+        if tlp_due {
+            self.tlp_deadline = None;
+            self.send_loss_probe(now);
+            self.rto_deadline = Some(now + self.rto_ns);
+            return;
+        }
         if self.rto_deadline.is_some_and(|d| now >= d) {
             self.on_rto(now);
             return;

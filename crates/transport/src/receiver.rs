@@ -37,6 +37,9 @@ pub struct Receiver {
     /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent.
     ooo: Vec<(u64, u64)>,
     ooo_segs: u64,
+    /// A short (final) segment held out of order: (seq, payload bytes). Only the last segment
+    /// of a stream can be shorter than the MSS.
+    ooo_short: Option<(u64, u32)>,
     /// Starts of the SACK blocks reported last, most recent first.
     recent: [u64; MAX_SACK_BLOCKS],
     n_recent: usize,
@@ -63,6 +66,7 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
             ooo_segs: 0,
+            ooo_short: None,
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             ts_recent: 0,
@@ -122,6 +126,12 @@ impl Receiver {
                     self.ooo.remove(0);
                     self.ooo_segs -= e - s;
                     self.delivered_bytes += (e - s) * self.cfg.mss as u64;
+                    if let Some((q, b)) = self.ooo_short {
+                        if q >= s && q < e {
+                            self.delivered_bytes -= (self.cfg.mss - b) as u64;
+                            self.ooo_short = None;
+                        }
+                    }
                     self.rcv_nxt = e;
                     immediate = true; // a hole was filled
                 }
@@ -130,6 +140,9 @@ impl Receiver {
                 immediate = true; // still holes: keep the sender informed
             }
         } else {
+            if seg.payload_bytes < self.cfg.mss {
+                self.ooo_short = Some((seq, seg.payload_bytes));
+            }
             self.insert_ooo(seq);
             immediate = true;
         }
