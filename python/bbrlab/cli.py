@@ -209,7 +209,7 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
     if ss:
         from .sstable import ss_lines
 
-        for line in ss_lines(result.timeseries, result.queue, at_s):
+        for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
             click.echo(line)
     else:
         print_summary(result.summary, Console())

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["fmt_bps", "fmt_ms", "fmt_count", "summary_table", "print_summary"]
+__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_count", "summary_table", "facts_lines", "print_summary"]
 
 
 def _finite(x: Any) -> bool:
@@ -70,8 +70,17 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def facts_line(summary: dict[str, Any]) -> str:
-    """Aggregate and run facts in one line: fairness, link use, simulator speed."""
+def fmt_bytes(n: Any) -> str:
+    if not _finite(n):
+        return "-"
+    for mult, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+        if abs(n) >= mult:
+            return f"{n / mult:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def facts_lines(summary: dict[str, Any]) -> list[str]:
+    """Aggregate facts (fairness, link use, queue) and run facts (seed, simulator speed)."""
     agg = summary.get("aggregate", {})
     run = summary.get("run", {})
     parts = []
@@ -80,16 +89,18 @@ def facts_line(summary: dict[str, Any]) -> str:
     if _finite(agg.get("link_share")):
         parts.append(f"goodput {_pct(agg['link_share'])} of the bottleneck")
     if _finite(agg.get("queue_mean_bytes")):
-        parts.append(f"mean queue {fmt_count(agg['queue_mean_bytes'])}B")
+        parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}")
+    lines = [" · ".join(parts)]
     if _finite(run.get("wall_s")):
-        parts.append(
-            f"{run.get('backend', 'sim')} seed {run.get('seed', '-')}: {fmt_count(run.get('data_packets_delivered'))} packets "
-            f"in {run['wall_s']:.2f} s wall ({fmt_count(run.get('packets_per_wall_s'))} pkt/s)"
+        lines.append(
+            f"{run.get('backend', 'sim')}, seed {run.get('seed', '-')}: {fmt_count(run.get('data_packets_delivered'))} "
+            f"packets delivered in {run['wall_s']:.2f} s wall ({fmt_count(run.get('packets_per_wall_s'))} packets/s)"
         )
-    return " · ".join(parts)
+    return lines
 
 
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     console.print(summary_table(summary))
-    console.print(facts_line(summary), highlight=False)
+    for line in facts_lines(summary):
+        console.print(line, highlight=False, soft_wrap=True)

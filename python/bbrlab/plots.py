@@ -99,8 +99,16 @@ def plot_cwnd(result: Result, path: Path) -> Path:
 
 def plot_rtt(result: Result, path: Path) -> Path:
     fig, axes = _figure()
-    for label, t, v in _series(result.timeseries, "srtt_ms"):
-        axes[0].plot(t, v, label=f"{label} srtt", lw=1)
+    ts = result.timeseries
+    if not ts.empty and "srtt_ms" in ts:
+        # Before a flow has its first RTT sample its srtt is 0: blank it rather than draw a dive to 0.
+        ts = ts.assign(srtt_ms=ts["srtt_ms"].where(ts["srtt_ms"] > 0))
+    raw = {label: (t, v) for label, t, v in _series(ts, "rtt_ms")}
+    for label, t, v in _series(ts, "srtt_ms"):
+        (line,) = axes[0].plot(t, v, label=f"{label} srtt", lw=1.2)
+        if label in raw:
+            # The per-interval mean of raw samples shows what srtt smooths away (NaN = no sample).
+            axes[0].plot(*raw[label], lw=0.6, alpha=0.4, color=line.get_color())
     base = (result.summary.get("scenario") or {}).get("rtt_ms")
     if base is not None:
         axes[0].axhline(base, color="grey", ls="--", lw=0.8, label="base RTT")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -144,7 +145,7 @@ class Flow(_Strict):
     bytes_: PositiveSize | None = Field(default=None, alias="bytes")
     count: Annotated[int, Field(ge=1, le=100_000)] = 1
     extra_rtt: TimeNs = Field(default="0s", validate_default=True)
-    mss: Annotated[int, Field(ge=64, le=65_495)] = 1448
+    mss: Annotated[int, Field(ge=64, le=65_000)] = 1448
     initial_cwnd: Annotated[int, Field(ge=1, le=1_000_000)] = 10
     pacing: Annotated[Literal["auto", "on", "off"], BeforeValidator(_pacing)] = "auto"
     max_pacing_rate: PositiveRate | None = None
@@ -312,7 +313,7 @@ def _item_model(annotation: Any) -> type[BaseModel] | None:
     """The model a field holds (directly, optionally, or as list items), or None for a leaf."""
     annotation = _unwrap(annotation)
     origin = typing.get_origin(annotation)
-    if origin in (list, typing.Union) or str(origin) == "<class 'types.UnionType'>":
+    if origin in (list, typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
             m = _item_model(arg)
             if m is not None:

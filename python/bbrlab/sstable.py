@@ -79,10 +79,10 @@ def _flow_line(r: dict[str, Any]) -> str:
             f"pacing_gain:{_g(r.get('pacing_gain'))}",
             f"cwnd_gain:{_g(r.get('cwnd_gain'))}",
         ]
-        # BBRv2/v3 bound inflight by a long-term (hi) and short-term (lo) model; v1 leaves them NaN.
+        # BBRv2/v3 bound inflight by a long-term (hi) and short-term (lo) model; v1 has neither (NaN or 0).
         for key, name in (("inflight_hi_pkts", "inflight_hi"), ("inflight_lo_pkts", "inflight_lo")):
             v = r.get(key)
-            if v is not None and math.isfinite(float(v)):
+            if v is not None and math.isfinite(float(v)) and float(v) > 0:
                 bbr.append(f"{name}:{_g(v)}")
         parts.append(f"bbr:({','.join(bbr)})")
     elif cc == "cubic" and r.get("w_max_pkts") is not None and math.isfinite(float(r["w_max_pkts"])):
@@ -94,12 +94,21 @@ def _flow_line(r: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def ss_lines(timeseries: pd.DataFrame, queue: pd.DataFrame | None, at_s: float | None) -> list[str]:
+def ss_lines(
+    timeseries: pd.DataFrame, queue: pd.DataFrame | None, at_s: float | None, flows: pd.DataFrame | None = None
+) -> list[str]:
     """Lines describing every flow (and the bottleneck queue) at the chosen time."""
     t = pick_time(timeseries, at_s)
+    starts: dict[int, float] = {}
+    if flows is not None and not flows.empty and "start_s" in flows:
+        starts = dict(zip(flows["flow"].astype(int).tolist(), flows["start_s"].astype(float).tolist()))
     rows = timeseries[np.isclose(timeseries["t_s"].to_numpy(), t)].sort_values("flow")
     out = [f"state at t={t:g}s" + (f" (sample for --at {at_s:g}s)" if at_s is not None and not math.isclose(t, at_s) else "")]
     for r in rows.to_dict("records"):
+        start = starts.get(int(r["flow"]))
+        if start is not None and t < start:
+            out.append(f"flow {int(r['flow'])}  cc:{r.get('cc', '?')}  not started yet (starts at {start:g}s)")
+            continue
         phase = str(r.get("phase", "")) or "-"
         state = int(r.get("ca_state", 0))
         ca = _CA_STATES[state] if 0 <= state < len(_CA_STATES) else str(state)

@@ -40,11 +40,11 @@
 //! - The ACK-aggregation estimate (`extra_acked`) is kept in u32, not u16 (Linux would truncate
 //!   above 65535 packets).
 //! - `set_state(Loss)` also applies the cwnd cut that Linux makes in `tcp_enter_loss`
-//!   (`cwnd = packets_in_flight + 1`, after `ssthresh()` saved the cwnd) if the transport has not
-//!   applied it yet, so the algorithm behaves the same when driven alone; if the transport already
-//!   did it this is a no-op. `set_state(Recovery)` saves cwnd as `ssthresh()` does, in case the
-//!   transport does not call `ssthresh()` for `cong_control` algorithms; both calls give the same
-//!   result.
+//!   (`cwnd = packets_in_flight + 1`) if the transport has not applied it yet, so the algorithm
+//!   behaves the same when driven alone; if the transport already did it this is a no-op. As in
+//!   Linux, the cwnd to restore is saved only by `ssthresh()` (`bbr_save_cwnd`), which the caller
+//!   must invoke on entering Recovery/Loss exactly where Linux does (`tcp_init_cwnd_reduction`,
+//!   `tcp_enter_loss`) and before `set_state`.
 //! - `sample().bw_bps` reports `bbr_bw()` (lt_bw while the policer model is in use, else max_bw),
 //!   as Linux's `bbr_get_info` does.
 //! - `tso_segs()` returns `bbr_tso_segs_goal` (the 4.x-era `.tso_segs_goal` hook); current
@@ -372,7 +372,7 @@ impl Bbr1 {
             return 0;
         }
         let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US / BW_UNIT) as u64;
-        let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked() as u64) >> BBR_SCALE) as u64;
+        let aggr = (EXTRA_ACKED_GAIN as u64 * self.extra_acked() as u64) >> BBR_SCALE;
         aggr.min(max_aggr) as u32
     }
 
@@ -759,23 +759,20 @@ impl CongestionOps for Bbr1 {
 
     /// `bbr_set_state` (+ the `tcp_enter_loss` cwnd cut, see the header).
     fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
-        match new_state {
-            CaState::Loss => {
-                let loss_cwnd = tp.packets_in_flight() + 1;
-                if tp.snd_cwnd > loss_cwnd {
-                    self.save_cwnd(tp); // tcp_enter_loss calls ssthresh() first
-                    tp.set_cwnd(loss_cwnd);
-                }
-                self.prev_ca_state = CaState::Loss;
-                self.full_bw = 0;
-                self.round_start = true; // treat the RTO like the end of a round
-                let mut rs = RateSample::default();
-                rs.losses = 1;
-                self.lt_bw_sampling(tp, &rs);
-            }
-            CaState::Recovery if self.prev_ca_state < CaState::Recovery => self.save_cwnd(tp),
-            _ => {}
+        if new_state != CaState::Loss {
+            return;
         }
+        // tcp_enter_loss's cut (the caller has already called ssthresh(), which saved cwnd, and
+        // marked the outstanding data lost); a no-op if the transport already cut.
+        let loss_cwnd = tp.packets_in_flight() + 1;
+        if tp.snd_cwnd > loss_cwnd {
+            tp.set_cwnd(loss_cwnd);
+        }
+        self.prev_ca_state = CaState::Loss;
+        self.full_bw = 0;
+        self.round_start = true; // treat the RTO like the end of a round
+        let rs = RateSample { losses: 1, ..Default::default() };
+        self.lt_bw_sampling(tp, &rs);
     }
 
     /// `bbr_undo_cwnd`: spurious slow-down; reset full-pipe and policer detection.
@@ -959,7 +956,7 @@ mod tests {
             let seq = self.next_seq;
             self.next_seq += 1;
             let st = rate::on_packet_sent(&mut self.tp, now, seq, false, first);
-            let mut admitted = self.policer.as_mut().map_or(true, |p| p.admit(now));
+            let mut admitted = self.policer.as_mut().is_none_or(|p| p.admit(now));
             while self.departs.front().is_some_and(|&d| d <= now) {
                 self.departs.pop_front();
             }
@@ -1097,6 +1094,88 @@ mod tests {
     }
 
     #[test]
+    fn startup_never_lowers_the_pacing_rate() {
+        let mut sim = link(11);
+        let mut last = 0u64;
+        let mut acks = 0;
+        sim.run_until(
+            |s, ev| {
+                if matches!(ev, Ev::Ack { .. }) {
+                    acks += 1;
+                    // The first ACK brings the first RTT sample, which re-initialises the rate from
+                    // srtt (bbr_init_pacing_rate_from_rtt); after that it may only grow.
+                    if acks == 1 {
+                        // Not below high_gain × IW / srtt (× 0.99) set from the first RTT sample.
+                        let init = 2.885 * 0.99 * 10.0 * MSS as f64 / (s.tp.srtt_ns as f64 / 1e9);
+                        let got = s.tp.pacing_rate_bytes_per_s as f64;
+                        assert!(got >= init * 0.995, "first-ACK pacing {got} below {init}");
+                    }
+                    if acks > 1 && !s.bbr.full_bw_reached {
+                        assert!(s.tp.pacing_rate_bytes_per_s >= last, "pacing lowered in STARTUP at ACK {acks}");
+                    }
+                    last = s.tp.pacing_rate_bytes_per_s;
+                }
+                s.bbr.full_bw_reached
+            },
+            10 * NSEC_PER_SEC,
+        );
+        assert!(acks > 100);
+    }
+
+    #[test]
+    fn app_limited_samples_never_lower_max_bw_but_expired_ones_do() {
+        let mut tp = TcpCc::new(MSS, 10);
+        let mut b = Bbr1::new(0);
+        b.init(&mut tp);
+        let feed = |b: &mut Bbr1, tp: &mut TcpCc, delivered: i64, app_limited: bool| {
+            // One round per sample: the sample's packet was sent after the last round began.
+            tp.now_ns += 40 * MS;
+            tp.delivered += delivered as u64;
+            tp.delivered_mstamp_ns = tp.now_ns;
+            let mut rs = sample(b.next_rtt_delivered, 1, 0, 10);
+            rs.delivered = delivered;
+            rs.interval_ns = 40 * MS as i64;
+            rs.is_app_limited = app_limited;
+            b.update_bw(tp, &rs);
+            assert!(b.round_start);
+        };
+        feed(&mut b, &mut tp, 80, false); // 80 packets per 40 ms = 2000 pkt/s
+        let full = b.max_bw();
+        let r0 = b.rtt_cnt;
+        // Non-app-limited samples at a quarter of the rate: the peak holds for the 10-round
+        // window (bbr_bw_rtts) and is gone in round r0 + 11.
+        while b.rtt_cnt < r0 + 10 {
+            feed(&mut b, &mut tp, 20, false);
+            assert_eq!(b.max_bw(), full, "peak expired early at round {}", b.rtt_cnt - r0);
+        }
+        feed(&mut b, &mut tp, 20, false);
+        let pps = b.max_bw() as f64 / BW_UNIT as f64 * 1e6;
+        assert!((pps - 500.0).abs() < 5.0, "max_bw {pps} pkt/s after the window");
+        feed(&mut b, &mut tp, 80, false);
+        let full = b.max_bw();
+        for _ in 0..30 {
+            feed(&mut b, &mut tp, 20, true); // app-limited at a quarter of the rate
+        }
+        assert_eq!(b.max_bw(), full, "app-limited samples lowered max_bw");
+    }
+
+    #[test]
+    fn long_term_intervals_must_agree_within_an_eighth_and_are_averaged() {
+        let pps = |p: f64| (p / 1e6 * BW_UNIT as f64) as u64;
+        let tp = TcpCc::new(MSS, 10);
+        let mut b = Bbr1::new(0);
+        b.lt_bw_interval_done(&tp, pps(800.0));
+        assert!(!b.lt_use_bw, "one interval is not enough");
+        b.lt_bw_interval_done(&tp, pps(1000.0)); // 25 % apart, 2.4 Mbit/s apart: inconsistent
+        assert!(!b.lt_use_bw);
+        b.lt_bw_interval_done(&tp, pps(1080.0)); // 8 % from 1000: consistent
+        assert!(b.lt_use_bw);
+        assert_eq!(b.pacing_gain, BBR_UNIT);
+        let got = b.lt_bw as f64 / BW_UNIT as f64 * 1e6;
+        assert!((got - 1040.0).abs() < 1.0, "lt_bw {got} is not the mean of 1000 and 1080");
+    }
+
+    #[test]
     fn drain_ends_when_inflight_falls_to_bdp() {
         let mut sim = link(2);
         sim.run_until(|s, _| s.bbr.mode == Mode::Drain, 10 * NSEC_PER_SEC);
@@ -1151,9 +1230,23 @@ mod tests {
         sim.run_until(|s, _| s.bbr.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
         let mut phases = vec![(sim.now, sim.bbr.cycle_idx, sim.gain())];
         let end = sim.now + secs * NSEC_PER_SEC;
+        // Inflight target of the 3/4 phase: one BDP plus the quantization budget (even).
+        let target = (sim.bdp_phys().ceil() as u32 + 3 * Bbr1::tso_segs_goal(&sim.tp) + 1) & !1;
         sim.run_until(
-            |s, _| {
+            |s, ev| {
                 assert_eq!(s.bbr.mode, Mode::ProbeBw);
+                if matches!(ev, Ev::Ack { .. }) && s.bbr.cycle_idx == 1 && phases.last().unwrap().1 == 0 {
+                    // Just left the 5/4 phase (no losses here): inflight had reached 5/4 BDP plus
+                    // the budget (+2 while probing), counting the burst due at the next departure.
+                    let prior = s.tp.packets_in_flight() + 1 + Bbr1::tso_segs_goal(&s.tp);
+                    let target125 = (((1.25 * s.bdp_phys()).ceil() as u32 + 3 * Bbr1::tso_segs_goal(&s.tp) + 1) & !1) + 2;
+                    assert!(prior + 1 >= target125, "left the probe at inflight {prior} < {target125}");
+                }
+                if matches!(ev, Ev::Ack { .. }) && s.bbr.cycle_idx == 1 && s.bbr.cycle_idx == phases.last().unwrap().1 {
+                    // Still in the 3/4 phase after this ACK: inflight before it was above target.
+                    let prior = s.tp.packets_in_flight() + 1;
+                    assert!(prior + 1 > target, "3/4 phase persisted at inflight {prior} ≤ BDP target {target}");
+                }
                 if s.bbr.cycle_idx != phases.last().unwrap().1 {
                     phases.push((s.now, s.bbr.cycle_idx, s.gain()));
                 }
@@ -1201,6 +1294,7 @@ mod tests {
         let quanta = 3 * Bbr1::tso_segs_goal(&sim.tp);
         let end = sim.now + 2 * NSEC_PER_SEC;
         let mut checked = [0u32; 3];
+        let (mut max_cwnd_probe, mut max_cwnd_cruise) = (0, 0);
         sim.run_until(
             |s, ev| {
                 if !matches!(ev, Ev::Ack { .. }) {
@@ -1210,8 +1304,13 @@ mod tests {
                 // Pacing = gain × bw × 0.99, bw = the link rate.
                 let want = link_bytes * 0.99 * g;
                 let got = s.tp.pacing_rate_bytes_per_s as f64;
-                assert!((got - want).abs() / want < 0.02, "pacing {got} vs {want} at gain {g}");
+                assert!((got - want).abs() / want < 0.004, "pacing {got} vs {want} at gain {g}");
                 checked[if g > 1.0 { 0 } else if g < 1.0 { 1 } else { 2 }] += 1;
+                if g > 1.0 {
+                    max_cwnd_probe = max_cwnd_probe.max(s.tp.snd_cwnd);
+                } else if g == 1.0 {
+                    max_cwnd_cruise = max_cwnd_cruise.max(s.tp.snd_cwnd);
+                }
                 if g == 1.0 {
                     // cwnd = 2·BDP + ACK-aggregation allowance + 3 bursts, rounded up to even.
                     let cwnd = s.tp.snd_cwnd as f64;
@@ -1225,6 +1324,8 @@ mod tests {
             end + NSEC_PER_SEC,
         );
         assert!(checked.iter().all(|&n| n > 0), "all gains seen: {checked:?}");
+        // The 5/4 phase gets 2 more packets of cwnd so inflight can exceed the BDP.
+        assert_eq!(max_cwnd_probe, max_cwnd_cruise + 2, "probe cwnd {max_cwnd_probe} vs cruise {max_cwnd_cruise}");
         // And the exported sample agrees.
         let smp = sim.bbr.sample(&sim.tp);
         assert_eq!(smp.phase, "probe_bw");
@@ -1283,16 +1384,17 @@ mod tests {
 
     /// A valid rate sample for hand-driven ACKs.
     fn sample(prior_delivered: u64, acked: u32, losses: u32, prior_in_flight: u32) -> RateSample {
-        let mut rs = RateSample::default();
-        rs.has_prior = true;
-        rs.prior_delivered = prior_delivered;
-        rs.delivered = 40;
-        rs.interval_ns = 40 * MS as i64;
-        rs.rtt_ns = 45 * MS as i64;
-        rs.acked_sacked = acked;
-        rs.losses = losses;
-        rs.prior_in_flight = prior_in_flight;
-        rs
+        RateSample {
+            has_prior: true,
+            prior_delivered,
+            delivered: 40,
+            interval_ns: 40 * MS as i64,
+            rtt_ns: 45 * MS as i64,
+            acked_sacked: acked,
+            losses,
+            prior_in_flight,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -1357,7 +1459,8 @@ mod tests {
         sim.run_until(|s, _| s.bbr.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
         let (mut tp, mut bbr) = (sim.tp.clone(), sim.bbr.clone());
         let cwnd0 = tp.snd_cwnd;
-        // RTO: everything outstanding is marked lost.
+        // RTO (tcp_enter_loss): ssthresh() saves cwnd, everything outstanding is marked lost.
+        bbr.ssthresh(&tp);
         tp.lost_out = tp.packets_out;
         bbr.set_state(&mut tp, CaState::Loss);
         tp.ca_state = CaState::Loss;
@@ -1398,10 +1501,12 @@ mod tests {
         assert!((lt_pps - policed).abs() / policed < 0.05, "lt_bw {lt_pps} pkt/s vs policer {policed}");
         // While lt_bw is in use: PROBE_BW at gain 1 (no 5/4 probing), pacing at 0.99·lt_bw.
         sim.run_until(|s, _| s.bbr.mode == Mode::ProbeBw, sim.now + 10 * NSEC_PER_SEC);
-        let end = sim.now + 2 * NSEC_PER_SEC;
+        let end = sim.now + NSEC_PER_SEC;
+        let mut checked = 0;
         sim.run_until(
             |s, ev| {
                 if matches!(ev, Ev::Ack { .. }) && s.bbr.mode == Mode::ProbeBw && s.bbr.lt_use_bw {
+                    checked += 1;
                     assert_eq!(s.bbr.pacing_gain, BBR_UNIT);
                     let want = s.bbr.lt_bw as f64 / BW_UNIT as f64 * 1e6 * MSS as f64 * 0.99;
                     let got = s.tp.pacing_rate_bytes_per_s as f64;
@@ -1411,6 +1516,8 @@ mod tests {
             },
             end + NSEC_PER_SEC,
         );
+        assert!(checked > 500, "only {checked} ACKs in PROBE_BW with lt_bw");
+        assert!(sim.bbr.lt_use_bw);
         let smp = sim.bbr.sample(&sim.tp);
         assert_eq!(smp.pacing_gain, 1.0);
         assert!((smp.bw_bps - policed * MSS as f64 * 8.0).abs() / (policed * MSS as f64 * 8.0) < 0.05);
@@ -1432,6 +1539,22 @@ mod tests {
         let want = 10.0 * MSS as f64 / 20e-3 * 2.885 * 0.99;
         let got = tp.pacing_rate_bytes_per_s as f64;
         assert!((got - want).abs() / want < 0.005, "{got} vs {want}");
+    }
+
+    #[test]
+    fn quantization_budget_adds_three_bursts_rounds_to_even_and_two_when_probing() {
+        let mut tp = TcpCc::new(MSS, 10);
+        tp.pacing_rate_bytes_per_s = 1_000_000; // burst goal 2 segments
+        let mut b = Bbr1::new(0);
+        b.init(&mut tp);
+        tp.pacing_rate_bytes_per_s = 1_000_000;
+        assert_eq!(b.quantization_budget(&tp, 101), 108); // 101 + 6 = 107 → even 108
+        assert_eq!(b.quantization_budget(&tp, 100), 106);
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = 0;
+        assert_eq!(b.quantization_budget(&tp, 101), 110); // + 2 in the 5/4 phase
+        b.cycle_idx = 1;
+        assert_eq!(b.quantization_budget(&tp, 101), 108);
     }
 
     #[test]

@@ -37,6 +37,8 @@
 //! - No 1/32 s rate limit on recomputing the target (`last_time` check in `bictcp_update`): that is a
 //!   CPU optimisation whose effect depends on jiffies; bbrlab recomputes on every ACK.
 //! - The slow-start exit is HyStart++ (RFC 9406, see `hystart.rs`) instead of Linux's HyStart.
+//! - The idle shift needs `tp.lsndtime_ns` (Linux `tp->lsndtime`); while it is 0 (a transport
+//!   that does not report send times) the epoch is not shifted.
 //! - The RTT in W_cubic(t + RTT) is the minimum RTT seen (Linux `delay_min`), not RFC 9438's
 //!   smoothed RTT; before any sample it falls back to the transport's min RTT, then srtt, then 0.
 
@@ -295,6 +297,11 @@ impl CongestionOps for Cubic {
             return;
         }
         let now = tp.now_ns;
+        // lsndtime_ns == 0: the transport does not report send times; shifting by `now` would
+        // restart the curve, so leave the epoch alone.
+        if tp.lsndtime_ns == 0 {
+            return;
+        }
         if let Some(start) = self.epoch_start {
             let idle = now.saturating_sub(tp.lsndtime_ns);
             if idle > 0 {
@@ -477,6 +484,24 @@ mod tests {
         let slope2 = (at[3].1 - at[2].1) / 20.0;
         assert!((slope1 - alpha).abs() < 0.15, "early slope {slope1} vs α {alpha}");
         assert!((slope2 - 1.0).abs() < 0.1, "late slope {slope2} vs 1");
+    }
+
+    #[test]
+    fn without_w_max_growth_is_at_least_five_percent_per_rtt() {
+        // Slow start ended without loss (e.g. HyStart++): W_max unknown, cubic origin = cwnd.
+        let rtt = 100 * MS;
+        let mut tp = TcpCc::new(1448, 10);
+        let mut cc = Cubic::new(false);
+        cc.init(&mut tp);
+        tp.is_cwnd_limited = true;
+        tp.srtt_ns = rtt;
+        tp.min_rtt_ns = rtt;
+        tp.snd_cwnd = 200;
+        tp.snd_ssthresh = 200;
+        let t0 = tp.now_ns;
+        ack_clock(&mut cc, &mut tp, rtt, t0 + rtt, |_| {});
+        // Linux tcp_cubic: cnt ≤ 20 while last_max_cwnd == 0, i.e. +cwnd/20 per RTT.
+        assert!((209..=211).contains(&tp.snd_cwnd), "cwnd {} after one RTT from 200", tp.snd_cwnd);
     }
 
     #[test]

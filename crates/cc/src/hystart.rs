@@ -292,14 +292,14 @@ mod tests {
             cc.cong_avoid(&mut tp, 1);
             tp.packets_out = tp.snd_cwnd;
         }
-        assert_eq!(entered_at, Some(N_RTT_SAMPLE), "CSS must start at the 8th sample of the round");
+        assert_eq!(entered_at, Some(8), "CSS must start at the 8th sample of the round (N_RTT_SAMPLE)");
         assert_eq!(cc.sample(&tp).phase, "css");
         // In CSS a full round of N ACKs grows cwnd by N/4 (not N).
         let before = tp.snd_cwnd;
         let acked = run_round(&mut cc, &mut tp, rtt);
         let grown = tp.snd_cwnd - before;
         assert!(
-            (grown as i64 - (acked / CSS_GROWTH_DIVISOR) as i64).abs() <= 1,
+            (grown as i64 - (acked / 4) as i64).abs() <= 1,
             "CSS growth {grown} for {acked} acked"
         );
         // The partial round of entry plus that round are 2 CSS rounds; three more full rounds
@@ -352,12 +352,37 @@ mod tests {
     }
 
     #[test]
+    fn rtt_threshold_is_clamped_to_4_and_16_ms() {
+        // Base 20 ms: 20/8 = 2.5 ms, clamped up to 4 ms. A 3.5 ms rise must not trigger …
+        let (mut cc, mut tp) = start();
+        run_round(&mut cc, &mut tp, 20 * MS);
+        run_round(&mut cc, &mut tp, 23 * MS + 500_000);
+        assert_eq!(cc.hystart_phase(), HyStartPhase::SlowStart);
+        // … but 4.5 ms above the new baseline of 23.5 ms (threshold still 4 ms) must.
+        run_round(&mut cc, &mut tp, 28 * MS);
+        assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
+        // Base 200 ms: 200/8 = 25 ms, clamped down to 16 ms. A 17 ms rise must trigger.
+        let (mut cc, mut tp) = start();
+        run_round(&mut cc, &mut tp, 200 * MS);
+        run_round(&mut cc, &mut tp, 217 * MS);
+        assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
+    }
+
+    #[test]
     fn non_paced_growth_is_capped_at_l_per_ack() {
         let (mut cc, mut tp) = start();
         tp.packets_out = 40;
         tp.delivered += 20;
         cc.pkts_acked(&mut tp, 20, Some(50 * MS));
         cc.cong_avoid(&mut tp, 20); // a stretch ACK for 20 segments
-        assert_eq!(tp.snd_cwnd, 10 + NON_PACED_L);
+        assert_eq!(tp.snd_cwnd, 10 + 8); // L = 8 for a non-paced sender
+        // A paced sender has no L cap (RFC 9406 §4.2: L = infinity).
+        let (mut cc, mut tp) = start();
+        tp.pacing_enabled = true;
+        tp.packets_out = 40;
+        tp.delivered += 20;
+        cc.pkts_acked(&mut tp, 20, Some(50 * MS));
+        cc.cong_avoid(&mut tp, 20);
+        assert_eq!(tp.snd_cwnd, 30);
     }
 }

@@ -592,10 +592,12 @@ impl Sender {
             }
         };
         if self.paced() {
-            // EDT: each segment pushes the next departure by its serialization at the pacing rate.
-            let len_ns = (pkt.payload_bytes as u128 + TCP_IP_HEADER_BYTES as u128) * NSEC_PER_SEC as u128
-                / self.pacing_rate() as u128;
+            // EDT (Linux tcp_update_skb_after_send): each segment pushes the next departure by its
+            // payload length at the pacing rate. Linux's internal pacer counts the write-queue
+            // skb's length, i.e. payload only, and BBR's rates are payload rates too.
+            let len_ns = pkt.payload_bytes as u128 * NSEC_PER_SEC as u128 / self.pacing_rate() as u128;
             self.next_send_ns = self.next_send_ns.max(now.saturating_sub(len_ns as u64)) + len_ns as u64;
+            self.tp.wstamp_ns = self.next_send_ns;
             self.burst_left = self.burst_left.saturating_sub(1);
         }
         self.tp.is_cwnd_limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
@@ -652,6 +654,9 @@ impl Sender {
     }
 
     fn after_transmit(&mut self, now: Nanos) {
+        // Linux tp->lsndtime (CUBIC's idle detection) and the pacer's next departure time
+        // (tcp_wstamp_ns, which BBR uses to count what will still be in the network then).
+        self.tp.lsndtime_ns = now;
         if self.tp.ca_state == CaState::Cwr || self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
         }
@@ -798,9 +803,12 @@ impl Sender {
             }
             seq += 1;
         }
-        self.set_ca_state(CaState::Loss);
+        // Linux tcp_enter_loss: cwnd = in_flight + 1, then the state change (the algorithm's
+        // set_state hook runs on every RTO, not only on the first).
         self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
+        self.cc.set_state(&mut self.tp, CaState::Loss);
+        self.tp.ca_state = CaState::Loss;
         self.high_seq = self.snd_nxt;
         self.tlp_outstanding = false;
         self.burst_left = 0;
@@ -809,11 +817,6 @@ impl Sender {
         self.rto_backoff += 1;
         let backed = self.rto_ns.saturating_mul(1u64 << self.rto_backoff.min(16)).min(RTO_MAX_NS);
         self.rto_deadline = Some(now + backed);
-        if self.cc.has_cong_control() {
-            // BBR's cwnd is set in cong_control; give it a chance to react to the state change.
-            let rs = RateSample { prior_in_flight: self.tp.packets_in_flight(), ..Default::default() };
-            self.cc.cong_control(&mut self.tp, &rs);
-        }
     }
 
     fn current_ssthresh(&self) -> u32 {

@@ -284,7 +284,7 @@ fn pacing_spaces_packets_at_the_pacing_rate() {
     let algo = Cc::new(&CcKind::Reno, 1);
     let mut s = Sender::new(SenderConfig { pacing: Some(true), tso: false, ..Default::default() }, algo);
     s.start(0);
-    s.tp.pacing_rate_bytes_per_s = 1_500_000; // 1000 segments/s of 1500 bytes (payload + headers)
+    s.tp.pacing_rate_bytes_per_s = 1_448_000; // 1000 segments/s of 1448 payload bytes
     let mut times = vec![];
     let mut now = 0;
     while times.len() < 5 {
