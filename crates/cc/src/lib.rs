@@ -27,7 +27,11 @@ pub mod filter;
 pub mod rate;
 
 pub mod bbr1;
+pub mod bbr2;
+pub mod bbr3;
+pub mod bql;
 pub mod cubic;
+pub mod dctcp;
 pub mod hystart;
 pub mod reno;
 
@@ -260,15 +264,27 @@ pub enum CcKind {
     Reno,
     Cubic { hystart: bool },
     Bbr1,
+    /// BBRv2 (Linux v2alpha); `many_flows` enables seed 001's experimental ECN/AIMD changes.
+    Bbr2 { many_flows: bool },
+    /// BBRv3: draft-ietf-ccwg-bbr constants, or Linux v3's where they differ.
+    Bbr3 { variant: bbr3::Variant },
+    Dctcp,
+    Bql,
 }
 
 impl CcKind {
-    /// Parse a scenario name (`reno`, `cubic`, `bbr1`/`bbr`).
+    /// Parse a scenario name.
     pub fn from_name(name: &str) -> Option<CcKind> {
         match name {
             "reno" => Some(CcKind::Reno),
             "cubic" => Some(CcKind::Cubic { hystart: true }),
             "bbr" | "bbr1" => Some(CcKind::Bbr1),
+            "bbr2" => Some(CcKind::Bbr2 { many_flows: false }),
+            "bbr2_new" => Some(CcKind::Bbr2 { many_flows: true }),
+            "bbr3" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Draft }),
+            "bbr3_linux" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Linux }),
+            "dctcp" => Some(CcKind::Dctcp),
+            "bql" => Some(CcKind::Bql),
             _ => None,
         }
     }
@@ -303,6 +319,10 @@ pub enum Cc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
     Bbr1(bbr1::Bbr1),
+    Bbr2(bbr2::Bbr2),
+    Bbr3(bbr3::Bbr3),
+    Dctcp(dctcp::Dctcp),
+    Bql(bql::Bql),
 }
 
 macro_rules! dispatch {
@@ -311,6 +331,10 @@ macro_rules! dispatch {
             Cc::Reno($a) => $e,
             Cc::Cubic($a) => $e,
             Cc::Bbr1($a) => $e,
+            Cc::Bbr2($a) => $e,
+            Cc::Bbr3($a) => $e,
+            Cc::Dctcp($a) => $e,
+            Cc::Bql($a) => $e,
         }
     };
 }
@@ -322,6 +346,10 @@ impl Cc {
             CcKind::Reno => Cc::Reno(reno::Reno::new()),
             CcKind::Cubic { hystart } => Cc::Cubic(cubic::Cubic::new(*hystart)),
             CcKind::Bbr1 => Cc::Bbr1(bbr1::Bbr1::new(seed)),
+            CcKind::Bbr2 { many_flows } => Cc::Bbr2(bbr2::Bbr2::new(seed, *many_flows)),
+            CcKind::Bbr3 { variant } => Cc::Bbr3(bbr3::Bbr3::new(seed, *variant)),
+            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::new()),
+            CcKind::Bql => Cc::Bql(bql::Bql::new()),
         }
     }
 
@@ -331,6 +359,10 @@ impl Cc {
             Cc::Reno(_) => "reno",
             Cc::Cubic(_) => "cubic",
             Cc::Bbr1(_) => "bbr1",
+            Cc::Bbr2(a) => a.name(),
+            Cc::Bbr3(a) => a.name(),
+            Cc::Dctcp(_) => "dctcp",
+            Cc::Bql(_) => "bql",
         }
     }
 
@@ -338,7 +370,7 @@ impl Cc {
     /// apply PRR nor call `cong_avoid`/`ssthresh`-driven reductions itself).
     #[inline]
     pub fn has_cong_control(&self) -> bool {
-        matches!(self, Cc::Bbr1(_))
+        matches!(self, Cc::Bbr1(_) | Cc::Bbr2(_) | Cc::Bbr3(_) | Cc::Bql(_))
     }
 
     pub fn init(&mut self, tp: &mut TcpCc) {

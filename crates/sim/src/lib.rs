@@ -759,5 +759,11 @@ pub fn algorithms() -> Vec<(&'static str, &'static str)> {
         ("reno", "Reno/NewReno AIMD with SACK recovery and PRR (RFC 5681, 6675, 9937)"),
         ("cubic", "CUBIC with HyStart++ (RFC 9438, RFC 9406), Linux's default"),
         ("bbr1", "BBRv1 as Linux mainline tcp_bbr.c (alias: bbr)"),
+        ("bbr2", "BBRv2 as Google's v2alpha Linux release"),
+        ("bbr2_new", "BBRv2 with seed 001's many-flows ECN changes (bw_lo cut by ECN, additive probing)"),
+        ("bbr3", "BBRv3 as draft-ietf-ccwg-bbr-06 specifies"),
+        ("bbr3_linux", "BBRv3 with Google's Linux v3 constants (drain 1/2.885, DOWN 0.91, DCTCP-style ECN)"),
+        ("dctcp", "DCTCP (RFC 8257): cwnd cut by alpha/2 per window of CE marks"),
+        ("bql", "BQL: delay-based, paired PID controllers hold a small bottleneck queue (seed 004)"),
     ]
 }
