@@ -81,6 +81,9 @@ pub struct Flow {
     pub min_rto_ns: u64,
     #[serde(default = "default_true")]
     pub delayed_ack: bool,
+    /// BBRv2/v3 min_rtt-based TSO autosizing (seed 001); off = rate-only sizing.
+    #[serde(default = "default_true")]
+    pub tso_minrtt_autosize: bool,
     /// Sender host index (flows with the same index share a host and its NIC); None = own host.
     #[serde(default)]
     pub sender: Option<u32>,

@@ -241,6 +241,7 @@ impl Simulation {
                 tso: f.tso,
                 min_rto_ns: f.min_rto_ns,
                 ecn: f.ecn,
+                tso_minrtt_autosize: f.tso_minrtt_autosize,
             };
             let mut sender = Sender::new(scfg, algo);
             sender.stop_ns = f.stop_ns;

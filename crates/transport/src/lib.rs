@@ -144,6 +144,8 @@ pub struct SenderConfig {
     pub tso: bool,
     pub min_rto_ns: Nanos,
     pub ecn: bool,
+    /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
+    pub tso_minrtt_autosize: bool,
 }
 
 impl Default for SenderConfig {
@@ -158,6 +160,7 @@ impl Default for SenderConfig {
             tso: true,
             min_rto_ns: 200 * NSEC_PER_MSEC,
             ecn: false,
+            tso_minrtt_autosize: true,
         }
     }
 }
@@ -285,6 +288,7 @@ impl Sender {
     pub fn new(cfg: SenderConfig, cc: Cc) -> Sender {
         let mut tp = TcpCc::new(cfg.mss, cfg.initial_cwnd);
         tp.ecn_ok = cfg.ecn;
+        tp.tso_minrtt_autosize = cfg.tso_minrtt_autosize;
         if let Some(r) = cfg.max_pacing_rate_bytes_per_s {
             tp.max_pacing_rate_bytes_per_s = r;
         }
