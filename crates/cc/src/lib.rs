@@ -153,6 +153,9 @@ pub struct TcpCc {
     pub now_ns: Nanos,
     /// ECN negotiated on this connection.
     pub ecn_ok: bool,
+    /// BBRv2/v3 TSO autosizing adds `64 KB >> (min_rtt / 512 µs)` to the pacing-rate budget
+    /// (seed 001, optimisation 2); false reverts to rate-only sizing for the before/after study.
+    pub tso_minrtt_autosize: bool,
     /// Time of the most recent data transmission, ns (`tp->lsndtime`); the transport sets it on
     /// every (re)transmission. CUBIC uses it on `CwndEvent::TxStart` to measure the idle time.
     pub lsndtime_ns: Nanos,
@@ -199,6 +202,7 @@ impl TcpCc {
             rwnd_limited: false,
             now_ns: 0,
             ecn_ok: false,
+            tso_minrtt_autosize: true,
             lsndtime_ns: 0,
             wstamp_ns: 0,
         }
