@@ -126,12 +126,23 @@ def cli() -> None:
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
-def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool) -> None:
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
+)
+def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from .display import print_summary
     from .runner import run as run_scenario
     from .scenario import load_scenario
 
+    if backend == "emu":
+        from .emu.netns import check_environment
+
+        check_environment()  # no root / no namespaces: one line, exit 2, before anything else
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     out_dir = Path(out) if out else _default_out(scn.name)
@@ -139,7 +150,7 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         raise UserError(f"--out {out_dir}: already exists; choose another directory")
     progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
     try:
-        result = run_scenario(scn, progress=progress)
+        result = run_scenario(scn, progress=progress, backend=backend)
     finally:
         progress.close()
     path = result.save(out_dir)
@@ -213,6 +224,32 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
             click.echo(line)
     else:
         print_summary(result.summary, Console())
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--out", "out", metavar="DIR", default=None, help="Output directory (default runs/compare-<name>-<timestamp>).")
+@click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@click.option(
+    "--grid",
+    "grid",
+    metavar="AXIS=V1,V2,...",
+    multiple=True,
+    help='Grid axis over rate, rtt, loss, buffer (e.g. --grid rate=50Mbps,200Mbps --grid loss=0%,1%); '
+    '"--grid fidelity" is the built-in 8-point grid. Repeatable; points are the cartesian product.',
+)
+@click.option("--cc", "ccs", metavar="ALG", multiple=True, help="Algorithms to compare (default: the scenario's flows as written).")
+@click.option("--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".')
+def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[str, ...], ccs: tuple[str, ...],
+            duration: str | None) -> None:
+    """Run SCENARIO on both backends (sim and emu) and tabulate the differences per algorithm."""
+    from .emu.compare import run_compare
+    from .emu.netns import check_environment
+
+    check_environment()
+    table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
+                              out=Path(out) if out else None, echo=click.echo)
+    click.echo(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> None:

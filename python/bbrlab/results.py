@@ -208,7 +208,14 @@ class Result:
 
     @classmethod
     def from_core(
-        cls, scenario: Scenario, raw: dict[str, Any], *, wall_s: float, core_version: str = ""
+        cls,
+        scenario: Scenario,
+        raw: dict[str, Any],
+        *,
+        wall_s: float,
+        core_version: str = "",
+        backend: str = "sim",
+        run_extra: dict[str, Any] | None = None,
     ) -> Result:
         labels = raw.get("labels", {})
         try:
@@ -229,7 +236,7 @@ class Result:
         delivered = int(core_run.get("data_packets_delivered", 0))
         events = int(core_run.get("events", 0))
         run = {
-            "backend": "sim",
+            "backend": backend,
             "seed": scenario.seed,
             "wall_s": wall_s,
             "sim_end_s": int(core_run.get("sim_end_ns", scenario.duration)) / 1e9,
@@ -245,6 +252,8 @@ class Result:
             "platform": platform.platform(terse=True),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
+        if run_extra:
+            run.update(run_extra)
         summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9)
         return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario)
 

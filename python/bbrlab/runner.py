@@ -78,7 +78,21 @@ def simulate(config: dict[str, Any], progress: ProgressFn | None = None) -> tupl
     return raw, wall_s, str(core.version())
 
 
-def run(scenario: Scenario, progress: ProgressFn | None = None) -> Result:
-    """Run ``scenario`` in the embedded simulator and return its :class:`Result` (not yet saved)."""
+BACKENDS = ("sim", "emu")
+
+
+def run(scenario: Scenario, progress: ProgressFn | None = None, backend: str = "sim") -> Result:
+    """Run ``scenario`` and return its :class:`Result` (not yet saved).
+
+    ``backend``: "sim" (the embedded simulator) or "emu" (real Linux TCP through bbrlab's link
+    emulator; root and network namespaces needed, see bbrlab.emu).
+    """
+    if backend == "emu":
+        from .emu.runner import run_emu
+
+        raw, wall_s, facts = run_emu(scenario, progress)
+        return Result.from_core(scenario, raw, wall_s=wall_s, core_version="", backend="emu", run_extra={"emu": facts})
+    if backend != "sim":
+        raise ScenarioError("--backend", f'"{backend}" is not a backend; use one of {", ".join(BACKENDS)}')
     raw, wall_s, core_version = simulate(scenario.resolve(), progress)
     return Result.from_core(scenario, raw, wall_s=wall_s, core_version=core_version)

@@ -242,6 +242,7 @@ mod tests {
             cc.pkts_acked(tp, 1, Some(rtt));
             cc.cong_avoid(tp, 1);
             tp.packets_out = tp.snd_cwnd; // the sender refills the window
+            tp.max_packets_out = tp.max_packets_out.max(tp.packets_out);
         }
         n
     }
@@ -251,6 +252,7 @@ mod tests {
         let mut cc = Cubic::new(true);
         cc.init(&mut tp);
         tp.packets_out = tp.snd_cwnd;
+        tp.max_packets_out = tp.packets_out;
         (cc, tp)
     }
 

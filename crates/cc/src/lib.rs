@@ -137,8 +137,11 @@ pub struct TcpCc {
     pub ca_state: CaState,
     /// cwnd saved when a reduction started, for undo (`tp->prior_cwnd`).
     pub prior_cwnd: u32,
-    /// The flow used its whole cwnd in the last round (`tp->is_cwnd_limited`).
+    /// The flow used its whole cwnd at some point since `cwnd_usage_seq` (`tp->is_cwnd_limited`,
+    /// kept by the transport as Linux `tcp_cwnd_validate` does: latched for a round).
     pub is_cwnd_limited: bool,
+    /// Largest `packets_out` in the current cwnd-usage round (`tp->max_packets_out`).
+    pub max_packets_out: u32,
     /// Bytes per offload burst requested by the algorithm (0 = transport default autosizing).
     pub tso_segs: u32,
     /// Total retransmitted segments (`tp->total_retrans`).
@@ -195,6 +198,7 @@ impl TcpCc {
             ca_state: CaState::Open,
             prior_cwnd: 0,
             is_cwnd_limited: false,
+            max_packets_out: 0,
             tso_segs: 0,
             total_retrans: 0,
             data_segs_out: 0,
@@ -220,13 +224,13 @@ impl TcpCc {
         self.snd_cwnd < self.snd_ssthresh
     }
 
-    /// Linux `tcp_is_cwnd_limited`: in slow start, cwnd-limited if cwnd < 2·max in-flight.
+    /// Linux `tcp_is_cwnd_limited`: in slow start, cwnd-limited if cwnd < 2·max_packets_out.
     #[inline]
     pub fn is_cwnd_limited(&self) -> bool {
-        if self.in_slow_start() {
-            return self.snd_cwnd < 2 * self.packets_out.max(1) || self.is_cwnd_limited;
+        if self.is_cwnd_limited {
+            return true;
         }
-        self.is_cwnd_limited
+        self.in_slow_start() && self.snd_cwnd < 2 * self.max_packets_out
     }
 
     /// Set cwnd respecting the clamp (`tcp_snd_cwnd_set`).
@@ -431,6 +435,12 @@ impl Cc {
         dispatch!(self, a => a.tso_segs(tp))
     }
 
+    /// Per-packet loss notification (BBRv2/v3's inflight-at-loss estimate).
+    #[inline]
+    pub fn skb_marked_lost(&mut self, tp: &TcpCc, p: &PacketRateState) {
+        dispatch!(self, a => a.skb_marked_lost(tp, p))
+    }
+
     /// Export internal state for sampling.
     pub fn sample(&self, tp: &TcpCc) -> CcStateSample {
         dispatch!(self, a => a.sample(tp))
@@ -455,5 +465,8 @@ pub trait CongestionOps {
     fn tso_segs(&self, _tp: &TcpCc) -> Option<u32> {
         None
     }
+    /// A packet was just marked lost (Linux `.skb_marked_lost`, BBRv2/v3); `p` is its send-time
+    /// snapshot and `tp.lost` already counts it.
+    fn skb_marked_lost(&mut self, _tp: &TcpCc, _p: &PacketRateState) {}
     fn sample(&self, tp: &TcpCc) -> CcStateSample;
 }

@@ -45,8 +45,28 @@ pub struct Bottleneck {
     pub loss: f64,
     #[serde(default)]
     pub ack_loss: f64,
+    /// CE-mark ECN-capable packets arriving when more than K bytes wait (DCTCP step marking).
     #[serde(default)]
     pub ecn_threshold_bytes: Option<u64>,
+    /// The same with K in packets (either or both; a packet is marked if either threshold is exceeded).
+    #[serde(default)]
+    pub ecn_threshold_packets: Option<u64>,
+    /// RED on the bottleneck queue (Floyd & Jacobson 1993), marking ECT packets and dropping
+    /// non-ECT ones as Linux sch_red with the `ecn` flag does.
+    #[serde(default)]
+    pub red: Option<Red>,
+}
+
+/// RED parameters: thresholds on the EWMA of the queue in bytes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Red {
+    pub min_th_bytes: u64,
+    pub max_th_bytes: u64,
+    /// Marking probability at max_th (float).
+    pub max_p: f64,
+    /// EWMA weight w_q (float), e.g. 0.002.
+    pub weight: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -87,6 +107,14 @@ pub struct Flow {
     /// Sender host index (flows with the same index share a host and its NIC); None = own host.
     #[serde(default)]
     pub sender: Option<u32>,
+    /// Receive window policy: "static" (rcvbuf_bytes, if set) or "ictcp" (the receiver host's
+    /// ICTCP controller sets the advertised window; see `ictcp.rs`).
+    #[serde(default = "default_receiver_window")]
+    pub receiver_window: String,
+}
+
+fn default_receiver_window() -> String {
+    "static".to_string()
 }
 
 fn default_mss() -> u32 {
@@ -143,6 +171,18 @@ impl Config {
         if b.buffer_bytes == Some(0) || b.buffer_packets == Some(0) {
             return err("topology.bottleneck.buffer_bytes", "must be > 0");
         }
+        if let Some(r) = &b.red {
+            let p = "topology.bottleneck.red";
+            if r.min_th_bytes >= r.max_th_bytes {
+                return err(&format!("{p}.min_th_bytes"), "must be < max_th_bytes");
+            }
+            if !(r.max_p > 0.0 && r.max_p <= 1.0) {
+                return err(&format!("{p}.max_p"), "must be in (0, 1]");
+            }
+            if !(r.weight > 0.0 && r.weight <= 1.0) {
+                return err(&format!("{p}.weight"), "must be in (0, 1]");
+            }
+        }
         if self.topology.access_rate_bps == Some(0) {
             return err("topology.access_rate_bps", "must be > 0");
         }
@@ -172,6 +212,9 @@ impl Config {
             }
             if f.max_pacing_rate_bps == Some(0) {
                 return err(&format!("flows.{i}.max_pacing_rate_bps"), "must be > 0");
+            }
+            if f.receiver_window != "static" && f.receiver_window != "ictcp" {
+                return err(&format!("flows.{i}.receiver_window"), "must be \"static\" or \"ictcp\"");
             }
         }
         Ok(())

@@ -17,9 +17,17 @@
 //! is the bottleneck (rate, half the base RTT, drop-tail buffer, Bernoulli loss, optional CE
 //! marking); R2 → the receiver host. ACKs return over mirror links. A flow's `extra_rtt` sits on
 //! its sender's access links.
+//!
+//! ECN marking at the bottleneck: step marking on the instantaneous queue (DCTCP's K, in bytes
+//! and/or packets: an ECT packet arriving when more than K waits is CE-marked) and/or RED on the
+//! averaged queue (`red.rs`: marks ECT packets, drops others). Flows with
+//! `receiver_window = "ictcp"` get their advertised window from the receiver host's ICTCP
+//! controller (`ictcp.rs`), which sees every data packet arriving at the host.
 
 pub mod config;
+pub mod ictcp;
 pub mod metrics;
+pub mod red;
 pub mod rng;
 
 use cc::{Cc, CcKind, Nanos};
@@ -62,6 +70,10 @@ struct Link {
     limit_bytes: u64,
     limit_pkts: u64,
     ecn_k_bytes: Option<u64>,
+    ecn_k_pkts: Option<u64>,
+    red: Option<Box<red::Red>>,
+    /// When the link last went idle (queue and serializer empty), for RED's idle decay.
+    idle_since_ns: Nanos,
     loss: f64,
     rng: Rng,
     queue: VecDeque<Packet>,
@@ -88,6 +100,9 @@ impl Link {
             limit_bytes: u64::MAX,
             limit_pkts: u64::MAX,
             ecn_k_bytes: None,
+            ecn_k_pkts: None,
+            red: None,
+            idle_since_ns: 0,
             loss: 0.0,
             rng,
             queue: VecDeque::new(),
@@ -155,6 +170,10 @@ struct Flow {
     data_dropped: u64,
     last_delivered_bytes: u64,
     last_delivery_ns: Option<Nanos>,
+    /// Connection id in the receiver host's ICTCP controller.
+    ictcp: Option<usize>,
+    /// Base RTT of the flow's path (ICTCP's RTT before the first sample).
+    base_rtt_ns: Nanos,
 }
 
 /// The simulation of one scenario.
@@ -169,10 +188,18 @@ pub struct Simulation {
     /// Links whose queues are reported in the `queue` table, with their names.
     monitored: Vec<(LinkId, &'static str)>,
     pub events: u64,
+    /// Events processed at the current instant (livelock guard).
+    events_at_now: u64,
     pub data_packets_delivered: u64,
     metrics: metrics::Recorder,
     next_sample_ns: Nanos,
+    /// The receiver host's ICTCP controller, when any flow uses it.
+    ictcp: Option<ictcp::Ictcp>,
 }
+
+/// More events than this at one instant means the model is stuck (a timer re-arming itself at
+/// `now`); stop with a diagnosis instead of spinning forever.
+const LIVELOCK_EVENTS: u64 = 10_000_000;
 
 /// Linux `tcp_limit_output_bytes` default: at most this much of one flow sits below TCP.
 const TSQ_MAX_BYTES: u64 = 1 << 20;
@@ -202,6 +229,10 @@ impl Simulation {
         }
         bn.loss = b.loss;
         bn.ecn_k_bytes = b.ecn_threshold_bytes;
+        bn.ecn_k_pkts = b.ecn_threshold_packets;
+        if let Some(r) = &b.red {
+            bn.red = Some(Box::new(red::Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps)));
+        }
         let mut bn_rev = Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
         bn_rev.limit_bytes = bn.limit_bytes;
         bn_rev.limit_pkts = bn.limit_pkts;
@@ -215,6 +246,12 @@ impl Simulation {
         // Sender hosts: flows with the same `sender` index share one; others get their own.
         let mut host_links: Vec<(Option<u32>, LinkId, LinkId)> = Vec::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
+        // ICTCP runs on the receiver host and knows the capacity of its link (R2 → receiver).
+        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
+            Some(ictcp::Ictcp::new(access_rate))
+        } else {
+            None
+        };
         for (i, f) in cfg.flows.iter().enumerate() {
             let existing = f.sender.and_then(|s| host_links.iter().find(|h| h.0 == Some(s)).map(|h| (h.1, h.2)));
             let (nic, down) = match existing {
@@ -249,6 +286,18 @@ impl Simulation {
                 mss: f.mss_bytes,
                 rcvbuf_bytes: f.rcvbuf_bytes,
                 delayed_ack: f.delayed_ack,
+                // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
+                ce_state_ack: kind == CcKind::Dctcp,
+            };
+            let base_rtt_ns = b.rtt_ns + f.extra_rtt_ns;
+            let ictcp_id = match (&mut ictcp_ctl, f.receiver_window.as_str()) {
+                (Some(ic), "ictcp") => Some(ic.add_conn(
+                    f.mss_bytes,
+                    f.mss_bytes + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES,
+                    f.rcvbuf_bytes,
+                    base_rtt_ns,
+                )),
+                _ => None,
             };
             let cc_name = sender.cc.name();
             flows.push(Flow {
@@ -267,6 +316,8 @@ impl Simulation {
                 data_dropped: 0,
                 last_delivered_bytes: 0,
                 last_delivery_ns: None,
+                ictcp: ictcp_id,
+                base_rtt_ns,
             });
         }
         let end_ns = cfg.duration_ns;
@@ -280,9 +331,11 @@ impl Simulation {
             flows,
             monitored: vec![(bottleneck, "bottleneck"), (bottleneck_rev, "bottleneck_rev")],
             events: 0,
+            events_at_now: 0,
             data_packets_delivered: 0,
             metrics,
             next_sample_ns: cfg.sample_interval_ns,
+            ictcp: ictcp_ctl,
             cfg,
         };
         for i in 0..sim.flows.len() {
@@ -318,6 +371,19 @@ impl Simulation {
                 break;
             }
             self.heap.pop();
+            if ev.t == self.now {
+                self.events_at_now += 1;
+                if self.events_at_now > LIVELOCK_EVENTS {
+                    panic!(
+                        "simulation livelock: {} events at t = {} ns without time advancing; flows:\n{}",
+                        self.events_at_now,
+                        self.now,
+                        self.debug_flows().join("\n")
+                    );
+                }
+            } else {
+                self.events_at_now = 0;
+            }
             self.now = ev.t;
             self.events += 1;
             match ev.kind {
@@ -327,6 +393,16 @@ impl Simulation {
                 EvKind::ReceiverTimer => self.on_receiver_timer(ev.id as usize, ev.t),
                 EvKind::FlowStart => {
                     let f = ev.id as usize;
+                    if let (Some(ic), Some(id)) = (&self.ictcp, self.flows[f].ictcp) {
+                        // The handshake already advertises ICTCP's initial window.
+                        let w = ic.window_bytes(id);
+                        let flow = &mut self.flows[f];
+                        flow.receiver.set_window_override(Some(w));
+                        let segs = flow.receiver.window_bytes() / flow.sender.cfg.mss as u64;
+                        flow.sender.set_initial_rwnd_end(segs);
+                    }
+                    let rtt = self.handshake_rtt_ns(f);
+                    self.flows[f].sender.set_handshake_rtt(self.now, rtt);
                     self.flows[f].sender.start(self.now);
                     self.pump(f);
                 }
@@ -346,7 +422,8 @@ impl Simulation {
         self.is_complete()
     }
 
-    /// Hand a packet to a link's egress: random loss, drop-tail, CE marking, then queue or send.
+    /// Hand a packet to a link's egress: random loss, RED, drop-tail, CE marking, then queue or
+    /// send.
     fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
@@ -356,6 +433,26 @@ impl Simulation {
                 self.flows[p.flow as usize].data_dropped += 1;
             }
             return;
+        }
+        if let Some(red) = link.red.as_deref_mut() {
+            // RED sees every arrival, also those that find the link idle.
+            let idle_ns = if link.in_tx.is_none() { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
+            if red.on_arrival(link.q_bytes, idle_ns, &mut link.rng) == red::RedAction::Act {
+                if p.ect {
+                    p.ce = true;
+                    link.stats.ce_marks += 1;
+                } else {
+                    // An early drop (counted with the overflow drops).
+                    link.stats.drops += 1;
+                    if p.is_data {
+                        self.flows[p.flow as usize].data_dropped += 1;
+                        if link.is_sender_nic {
+                            self.flows[p.flow as usize].nic_bytes -= p.wire_bytes as u64;
+                        }
+                    }
+                    return;
+                }
+            }
         }
         if link.in_tx.is_none() {
             // Idle link: start serializing at once; nothing waits.
@@ -376,8 +473,11 @@ impl Simulation {
             }
             return;
         }
-        if let Some(k) = link.ecn_k_bytes {
-            if p.ect && link.q_bytes > k {
+        if p.ect && !p.ce {
+            // Step marking (DCTCP): the queue found on arrival exceeds K bytes or K packets.
+            let over_bytes = link.ecn_k_bytes.is_some_and(|k| link.q_bytes > k);
+            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.queue.len() as u64 > k);
+            if over_bytes || over_pkts {
                 p.ce = true;
                 link.stats.ce_marks += 1;
             }
@@ -406,6 +506,8 @@ impl Simulation {
             link.in_tx = Some(next);
             link.tx_start_ns = now;
             self.push(now + dt, EvKind::TxDone, lid);
+        } else {
+            link.idle_since_ns = now;
         }
         let is_nic = self.links[lid as usize].is_sender_nic;
         if was_empty {
@@ -449,11 +551,29 @@ impl Simulation {
         let flow = &mut self.flows[fi];
         flow.data_rx += 1;
         self.data_packets_delivered += 1;
+        if let Some(ic) = self.ictcp.as_mut() {
+            // The receiver host's ICTCP sees all incoming traffic; its connections get their
+            // window set before the ACK for this segment is built.
+            ic.on_host_rx(now, p.wire_bytes);
+            if let Some(id) = flow.ictcp {
+                let rtt = if flow.sender.tp.srtt_ns > 0 { flow.sender.tp.srtt_ns } else { flow.base_rtt_ns };
+                let w = ic.on_conn_rx(id, now, p.payload_bytes, rtt);
+                flow.receiver.set_window_override(Some(w));
+            }
+        }
         let before = flow.receiver.delivered_bytes;
         let ack = flow.receiver.on_data(now, &p);
         if flow.receiver.delivered_bytes > before {
             flow.last_delivery_ns = Some(now);
         }
+        if let Some(mut a) = flow.receiver.take_pending_ack() {
+            // DCTCP's delayed ACK of the previous CE state goes out first.
+            a.flow = p.flow;
+            a.hop = 0;
+            let first = flow.ack_path[0];
+            self.enqueue(first, a);
+        }
+        let flow = &mut self.flows[fi];
         if let Some(mut a) = ack {
             a.flow = p.flow;
             a.hop = 0;
@@ -477,12 +597,14 @@ impl Simulation {
     /// Let a flow's sender put packets on its NIC while TSQ allows, then re-arm its timer.
     fn pump(&mut self, fi: usize) {
         let now = self.now;
+        let mut tsq_blocked = false;
         loop {
             let flow = &mut self.flows[fi];
             let tsq_limit = (flow.sender.tp.pacing_rate_bytes_per_s >> transport::PACING_SHIFT)
                 .max(2 * 1600)
                 .min(TSQ_MAX_BYTES);
             if flow.nic_bytes >= tsq_limit {
+                tsq_blocked = true;
                 break;
             }
             match flow.sender.poll_transmit(now) {
@@ -497,11 +619,19 @@ impl Simulation {
                 None => break,
             }
         }
-        self.arm_sender_timer(fi);
+        self.arm_sender_timer(fi, tsq_blocked);
     }
 
-    fn arm_sender_timer(&mut self, fi: usize) {
-        let want = self.flows[fi].sender.next_timeout();
+    /// Arm the flow's timer for its next recovery deadline and, unless TSQ holds it back (a NIC
+    /// departure will pump it again), its next pacing departure.
+    fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool) {
+        let s = &self.flows[fi].sender;
+        let mut want = s.next_timer_deadline();
+        if !tsq_blocked {
+            if let Some(t) = s.next_send_time() {
+                want = Some(want.map_or(t, |w| w.min(t)));
+            }
+        }
         if let Some(t) = want {
             let t = t.max(self.now);
             let cur = self.flows[fi].sender_timer_at;
@@ -528,7 +658,7 @@ impl Simulation {
         }
         self.flows[fi].sender_timer_at = None;
         let now = self.now;
-        if self.flows[fi].sender.next_timeout().is_some_and(|d| d <= now) {
+        if self.flows[fi].sender.next_timer_deadline().is_some_and(|d| d <= now) {
             self.flows[fi].sender.on_timeout(now);
         }
         self.pump(fi);
@@ -610,6 +740,27 @@ impl Simulation {
             link.stats.busy_ns_interval = 0;
         }
         self.metrics.last_sample_ns = now;
+    }
+
+    /// What the flow's handshake would measure on an idle path: propagation both ways plus the
+    /// serialization of a SYN-sized packet (78 bytes on the wire) at every hop. Queueing at the
+    /// moment of the handshake is not modelled.
+    fn handshake_rtt_ns(&self, fi: usize) -> Nanos {
+        const SYN_WIRE_BITS: u128 = 78 * 8;
+        let f = &self.flows[fi];
+        f.data_path
+            .iter()
+            .chain(f.ack_path.iter())
+            .map(|&l| {
+                let link = &self.links[l as usize];
+                link.delay_ns + (SYN_WIRE_BITS * 1_000_000_000 / link.rate_bps as u128) as Nanos
+            })
+            .sum()
+    }
+
+    /// One line per flow describing its sender's state (debugging aid).
+    pub fn debug_flows(&self) -> Vec<String> {
+        self.flows.iter().map(|f| format!("nic_bytes={} {}", f.nic_bytes, f.sender.debug_state())).collect()
     }
 
     /// Data packets of flow `fi` currently inside the network (queues, serializers, pipes).

@@ -163,3 +163,19 @@ fn finite_transfer_completes_with_exact_bytes_and_fct_above_physics() {
     // Slow start from 10 segments needs ~log2(691/10) ≈ 6-7 round trips.
     assert!(fct < floor + 0.010 * 9.0, "fct {fct} too slow");
 }
+
+#[test]
+fn heavy_random_loss_never_stalls_the_simulation() {
+    // Regression: a paced sender whose TSQ budget was full re-armed its pacing timer at `now`
+    // forever (the livelock guard turns such a stall into a panic). High loss drives BBR into
+    // long RTO/Loss episodes where that happened.
+    for cc in ["bbr1", "cubic", "reno"] {
+        for &p in &[0.05, 0.15, 0.3] {
+            let (_, r) = run(&dumbbell(100_000_000, 100, 1.0, p, 20, &[cc]));
+            let g = col_f64(&r.flows, "goodput_bps")[0];
+            // Whatever the algorithm, goodput cannot exceed the link's ceiling times (1 − p).
+            assert!(g <= ceiling_bps(100e6) * (1.0 - p) * 1.02, "{cc} p={p}: {g}");
+            assert!(r.complete, "{cc} p={p} did not complete");
+        }
+    }
+}

@@ -33,7 +33,13 @@
 //!   `tso_segs`), receive window and send-buffer limits.
 //! - Receiver: delayed ACKs (every 2 full segments, 40 ms timer, quick-ACK for the first 16
 //!   segments, immediate ACK on out-of-order data or a filled hole), SACK blocks in recency order,
-//!   RFC 7323 timestamp echo, cumulative CE counts (accurate-ECN style echo).
+//!   RFC 7323 timestamp echo, cumulative CE counts (accurate-ECN style echo); optionally DCTCP's
+//!   immediate ACK on a CE-state change (`ReceiverConfig::ce_state_ack`).
+//! - ECN for window-based algorithms (RFC 3168 §6.1.2, RFC 8257 §3.3; Linux `tcp_enter_cwr`): an
+//!   ACK carrying newly CE-marked segments in Open/Disorder enters CWR with the algorithm's
+//!   ssthresh and PRR down to it; CWR lasts until data sent after the reduction is acknowledged,
+//!   so there is at most one reduction per window and marks on the reduced window are not
+//!   reacted to again.
 
 use cc::rate::{self, PacketRateState, RateSample};
 use cc::{AckFlags, CaState, Cc, CwndEvent, Nanos, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
@@ -270,8 +276,10 @@ pub struct Sender {
     /// Cumulative CE count last seen from the receiver.
     ce_seen: u64,
     cwr_high_seq: u64,
-    /// delivered_ce at the last classic-ECN reaction.
-    ce_reacted: u64,
+    /// The ACK being processed carried newly CE-marked segments (ECE, Linux FLAG_ECE).
+    ece_this_ack: bool,
+    /// End of the current cwnd-usage round (Linux tp->cwnd_usage_seq).
+    cwnd_usage_seq: u64,
     /// A tail loss probe waiting to go out (sent by poll_transmit regardless of cwnd and pacing).
     pending_probe: Option<Probe>,
     /// Stop writing new data at this time (stop_ns); None = never.
@@ -337,8 +345,9 @@ impl Sender {
             undo_marker: false,
             ce_seen: 0,
             cwr_high_seq: 0,
-            ce_reacted: 0,
+            ece_this_ack: false,
             pending_probe: None,
+            cwnd_usage_seq: 0,
             stop_ns: None,
             completed_ns: None,
             stats: SenderStats::default(),
@@ -360,6 +369,23 @@ impl Sender {
         }
         self.next_send_ns = now;
         self.started = true;
+    }
+
+    /// The receive window of the handshake (SYN-ACK), as a right edge in segments: limits the
+    /// first flight before any ACK has arrived (u64::MAX = unlimited, the default).
+    pub fn set_initial_rwnd_end(&mut self, rwnd_end: u64) {
+        if self.snd_nxt == 0 {
+            self.rwnd_end = rwnd_end;
+        }
+    }
+
+    /// Seed the RTT estimator with the handshake's measurement, as Linux does from the SYN-ACK
+    /// (tcp_synack_rtt_meas → tcp_ack_update_rtt): srtt, RTO and min_rtt start from the path's
+    /// RTT rather than from nothing. Call before `start`. Without it the first RTO is the 1 s
+    /// initial value, which fires spuriously on paths of ≥ 1 s RTT, and BBR's initial pacing rate
+    /// assumes a 1 ms RTT.
+    pub fn set_handshake_rtt(&mut self, now: Nanos, rtt_ns: Nanos) {
+        self.rtt_sample(now, rtt_ns);
     }
 
     pub fn is_started(&self) -> bool {
@@ -538,15 +564,17 @@ impl Sender {
             if self.write_end != u64::MAX {
                 rate::check_app_limited(&mut self.tp, self.write_end.saturating_sub(self.snd_nxt));
             }
+            self.cwnd_validate(false);
             return None;
         }
         if !self.cwnd_allows() {
-            self.tp.is_cwnd_limited = true;
+            self.cwnd_validate(true);
             return None;
         }
         // Pacing: a new burst may start once its earliest departure time has come.
         if self.paced() && self.burst_left == 0 {
             if now < self.next_send_ns {
+                self.cwnd_validate(false);
                 return None;
             }
             self.burst_left = self.tso_segs();
@@ -581,11 +609,13 @@ impl Sender {
                 if self.snd_nxt >= self.rwnd_end {
                     self.stats.rwnd_limited = true;
                     self.tp.rwnd_limited = true;
+                    self.cwnd_validate(false);
                     return None;
                 }
                 if let Some(sndbuf) = self.cfg.sndbuf_bytes {
                     if (self.snd_nxt + 1 - self.snd_una) * self.tp.mss as u64 > sndbuf {
                         self.stats.sndbuf_limited = true;
+                        self.cwnd_validate(false);
                         return None;
                     }
                 }
@@ -604,8 +634,23 @@ impl Sender {
             self.tp.wstamp_ns = self.next_send_ns;
             self.burst_left = self.burst_left.saturating_sub(1);
         }
-        self.tp.is_cwnd_limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
+        if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+            self.cwnd_validate(true);
+        }
         Some(pkt)
+    }
+
+    /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
+    /// `cwnd_usage_seq`); `max_packets_out` tracks the peak flight in that round.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.tp.is_cwnd_limited && self.tp.packets_out > self.tp.max_packets_out)
+        {
+            self.tp.is_cwnd_limited = is_cwnd_limited;
+            self.tp.max_packets_out = self.tp.packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
     }
 
     fn make_data(&self, seq: u64, now: Nanos, retrans: bool) -> Packet {
@@ -652,6 +697,12 @@ impl Sender {
         }
         let rs = rate::on_packet_sent(&mut self.tp, now, seq, true, first_in_flight);
         self.seg_mut(seq).rate = rs;
+        if seq == self.snd_una {
+            // Linux tcp_xmit_retransmit_queue re-arms the RTO when it resends the head: the timer
+            // guards the head's latest transmission, not the last cumulative ACK. Without this a
+            // head retransmission still in flight triggers a spurious RTO and a go-back-N.
+            self.rto_deadline = Some(now + self.current_rto());
+        }
         self.ts_push_tail(seq);
         self.after_transmit(now);
         self.make_data(seq, now, true)
@@ -688,6 +739,15 @@ impl Sender {
 
     /// Earliest time at which `on_timeout` or `poll_transmit` has something to do.
     pub fn next_timeout(&self) -> Option<Nanos> {
+        match (self.next_timer_deadline(), self.next_send_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Earliest deadline of the loss-recovery timers (RTO, TLP, RACK reordering) and the
+    /// application's stop time — what `on_timeout` handles.
+    pub fn next_timer_deadline(&self) -> Option<Nanos> {
         let mut t = self.rto_deadline;
         for d in [self.tlp_deadline, self.reo_deadline] {
             t = match (t, d) {
@@ -695,15 +755,23 @@ impl Sender {
                 (a, b) => a.or(b),
             };
         }
-        if self.paced() && self.burst_left == 0 && self.has_data_to_send() && self.cwnd_allows() {
-            t = Some(t.map_or(self.next_send_ns, |x| x.min(self.next_send_ns)));
-        }
         if let Some(stop) = self.stop_ns {
             if self.snd_nxt < self.write_end {
                 t = Some(t.map_or(stop, |x| x.min(stop)));
             }
         }
         t
+    }
+
+    /// When the pacer will next let a packet go, if data and window are waiting for it — what
+    /// `poll_transmit` needs. A driver that holds the sender back for another reason (TSQ, a
+    /// paused NIC) must not spin on this; it polls again when that reason clears.
+    pub fn next_send_time(&self) -> Option<Nanos> {
+        if self.paced() && self.burst_left == 0 && self.has_data_to_send() && self.cwnd_allows() {
+            Some(self.next_send_ns)
+        } else {
+            None
+        }
     }
 
     /// Fire whichever timers are due.
@@ -797,13 +865,15 @@ impl Sender {
                 if f & F_RETRANS != 0 {
                     self.tp.retrans_out -= 1;
                 }
-                if f & F_LOST == 0 {
-                    self.tp.lost_out += 1;
-                    self.tp.lost += 1;
-                }
                 self.ts_unlink(seq);
                 self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
                 self.lost_queue.push_back(seq);
+                if f & F_LOST == 0 {
+                    self.tp.lost_out += 1;
+                    self.tp.lost += 1;
+                    let p = self.seg(seq).rate;
+                    self.cc.skb_marked_lost(&self.tp, &p);
+                }
             }
             seq += 1;
         }
@@ -819,8 +889,12 @@ impl Sender {
         self.next_send_ns = now;
         // Exponential backoff (RFC 6298 §5.5).
         self.rto_backoff += 1;
-        let backed = self.rto_ns.saturating_mul(1u64 << self.rto_backoff.min(16)).min(RTO_MAX_NS);
-        self.rto_deadline = Some(now + backed);
+        self.rto_deadline = Some(now + self.current_rto());
+    }
+
+    /// The RTO with the current exponential back-off applied (Linux icsk_rto).
+    fn current_rto(&self) -> Nanos {
+        self.rto_ns.saturating_mul(1u64 << self.rto_backoff.min(16)).min(RTO_MAX_NS)
     }
 
     fn current_ssthresh(&self) -> u32 {
@@ -849,13 +923,17 @@ impl Sender {
             // A retransmission was lost too: it goes back to the retransmit queue.
             self.tp.retrans_out -= 1;
         }
+        self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
+        self.ts_unlink(seq);
+        self.lost_queue.push_back(seq);
         if f & F_LOST == 0 {
             self.tp.lost_out += 1;
             self.tp.lost += 1;
         }
-        self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
-        self.ts_unlink(seq);
-        self.lost_queue.push_back(seq);
+        // Linux tcp_mark_skb_lost → tcp_skb_mark_lost_uncond_verify → ca_ops->skb_marked_lost
+        // runs for every packet marked lost, retransmissions included.
+        let p = self.seg(seq).rate;
+        self.cc.skb_marked_lost(&self.tp, &p);
     }
 
     /// RACK reordering window (Linux tcp_rack_reo_wnd).
@@ -1007,6 +1085,7 @@ impl Sender {
             self.ce_seen = ack.ce_count;
             self.tp.delivered_ce += newly_ce;
         }
+        self.ece_this_ack = ece_new;
         self.cc.in_ack_event(&mut self.tp, AckFlags { ece: ece_new, window_update: acked_new, acked_data: delivered > 0 });
 
         // 3. RTT samples (Karn: only from segments never retransmitted).
@@ -1137,7 +1216,10 @@ impl Sender {
                 }
             }
             CaState::Cwr => {
-                if self.snd_una >= self.cwr_high_seq {
+                // Linux tcp_fastretrans_alert: CWR ends once something *above* high_seq is
+                // acknowledged, so the ACK that ends it covers data sent after the reduction
+                // (or once nothing is outstanding: no later data will come to end it).
+                if self.snd_una > self.cwr_high_seq || (self.snd_una == self.cwr_high_seq && self.snd_una == self.snd_nxt) {
                     self.finish_recovery();
                 }
             }
@@ -1147,12 +1229,11 @@ impl Sender {
         if self.tp.ca_state <= CaState::Disorder {
             if self.tp.lost_out > 0 {
                 self.enter_recovery_if_needed(now);
-            } else if self.tp.ecn_ok
-                && !self.cc.has_cong_control()
-                && self.tp.delivered_ce > self.ce_reacted
-                && self.snd_una >= self.cwr_high_seq
-            {
-                self.ce_reacted = self.tp.delivered_ce;
+            } else if self.tp.ecn_ok && !self.cc.has_cong_control() && self.ece_this_ack {
+                // Linux tcp_try_to_open: an ACK with ECE in Open/Disorder enters CWR. CE marks
+                // delivered while in CWR/Recovery belong to the window already reduced for and do
+                // not trigger a second reduction (RFC 3168 §6.1.2, RFC 8257 §3.3: at most once
+                // per window); DCTCP's alpha still counts them (tp.delivered_ce).
                 self.enter_cwr();
             } else {
                 let s = if self.tp.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
@@ -1251,6 +1332,18 @@ impl Sender {
     /// Bytes in flight (payload) for sampling.
     pub fn inflight_bytes(&self) -> u64 {
         self.tp.packets_in_flight() as u64 * self.tp.mss as u64
+    }
+
+    /// A one-line dump of the sender's state, for debugging.
+    pub fn debug_state(&self) -> String {
+        format!(
+            "una={} nxt={} write_end={} cwnd={} ssthresh={} out={} sacked={} lost={} retrans={} inflight={} ca={:?} \
+             pacing={}B/s next_send={} burst_left={} rto={:?} tlp={:?} reo={:?} lost_queue={} probe={:?} rwnd_end={}",
+            self.snd_una, self.snd_nxt, self.write_end, self.tp.snd_cwnd, self.tp.snd_ssthresh, self.tp.packets_out,
+            self.tp.sacked_out, self.tp.lost_out, self.tp.retrans_out, self.tp.packets_in_flight(), self.tp.ca_state,
+            self.tp.pacing_rate_bytes_per_s, self.next_send_ns, self.burst_left, self.rto_deadline, self.tlp_deadline,
+            self.reo_deadline, self.lost_queue.len(), self.pending_probe, self.rwnd_end
+        )
     }
 
     /// Check scoreboard invariants (tests and debug builds).
@@ -1356,5 +1449,164 @@ impl RttHistogram {
             }
         }
         f64::NAN
+    }
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    //! The sender's ECN reaction (CWR) on a wire with a marking queue: fixed one-way delay, one
+    //! bottleneck serializing `tx_ns` per data packet, CE on arrival when more than `k` packets wait.
+    use super::*;
+    use crate::receiver::ReceiverConfig;
+    use cc::CcKind;
+
+    struct Wire {
+        now: Nanos,
+        s: Sender,
+        r: Receiver,
+        fwd: VecDeque<(Nanos, Packet)>,
+        rev: VecDeque<(Nanos, Packet)>,
+        one_way: Nanos,
+        tx_ns: Nanos,
+        /// Departure times of packets in the bottleneck (queue + serializer).
+        departures: VecDeque<Nanos>,
+        k: usize,
+        /// Mark only data sent in [from, to) (ns); None = by the queue rule.
+        mark_window: Option<(Nanos, Nanos)>,
+    }
+
+    impl Wire {
+        fn new(cc: &str, ecn: bool, ce_state_ack: bool, k: usize) -> Wire {
+            let algo = Cc::new(&CcKind::from_name(cc).unwrap(), 1);
+            let mut s = Sender::new(SenderConfig { tso: false, ecn, ..Default::default() }, algo);
+            s.start(0);
+            Wire {
+                now: 0,
+                s,
+                r: Receiver::new(ReceiverConfig { ce_state_ack, ..Default::default() }),
+                fwd: VecDeque::new(),
+                rev: VecDeque::new(),
+                one_way: 500_000,
+                tx_ns: 12_000, // ≈ 1 Gbit/s for 1538-byte frames
+                departures: VecDeque::new(),
+                k,
+                mark_window: None,
+            }
+        }
+
+        fn pump(&mut self) {
+            while let Some(mut p) = self.s.poll_transmit(self.now) {
+                while self.departures.front().is_some_and(|&d| d <= self.now) {
+                    self.departures.pop_front();
+                }
+                let waiting = self.departures.len().saturating_sub(1);
+                let mark = match self.mark_window {
+                    Some((a, b)) => self.now >= a && self.now < b,
+                    None => waiting > self.k,
+                };
+                if mark && p.ect {
+                    p.ce = true;
+                }
+                let start = self.departures.back().copied().unwrap_or(0).max(self.now);
+                let dep = start + self.tx_ns;
+                self.departures.push_back(dep);
+                self.fwd.push_back((dep + self.one_way, p));
+            }
+        }
+
+        /// Run until `end`, calling `on_ack(sender)` after each ACK.
+        fn run(&mut self, end: Nanos, mut on_ack: impl FnMut(&Sender, CaState)) {
+            self.pump();
+            loop {
+                let tf = self.fwd.front().map(|x| x.0);
+                let tr = self.rev.front().map(|x| x.0);
+                let ts = self.s.next_timeout();
+                let trt = self.r.next_timeout();
+                let Some(t) = [tf, tr, ts, trt].into_iter().flatten().min() else { break };
+                if t > end {
+                    break;
+                }
+                self.now = t.max(self.now);
+                if tf == Some(t) {
+                    let (_, p) = self.fwd.pop_front().unwrap();
+                    let a = self.r.on_data(self.now, &p);
+                    if let Some(x) = self.r.take_pending_ack() {
+                        self.rev.push_back((self.now + self.one_way, x));
+                    }
+                    if let Some(a) = a {
+                        self.rev.push_back((self.now + self.one_way, a));
+                    }
+                } else if tr == Some(t) {
+                    let (_, a) = self.rev.pop_front().unwrap();
+                    let before = self.s.tp.ca_state;
+                    self.s.on_ack(self.now, &a);
+                    on_ack(&self.s, before);
+                } else if trt == Some(t) {
+                    if let Some(a) = self.r.on_timeout(self.now) {
+                        self.rev.push_back((self.now + self.one_way, a));
+                    }
+                } else {
+                    self.s.on_timeout(self.now);
+                }
+                self.pump();
+            }
+        }
+    }
+
+    /// Per CWR episode: (snd_una, snd_nxt, prior_cwnd, ssthresh, alpha) at entry.
+    type Entry = (u64, u64, u32, u32, f64);
+
+    #[test]
+    fn dctcp_cuts_by_alpha_over_two_once_per_window_and_prr_reaches_ssthresh() {
+        let mut w = Wire::new("dctcp", false, true, 20);
+        assert!(w.s.tp.ecn_ok, "DCTCP turns ECN on");
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut exits: Vec<(u32, u32)> = Vec::new();
+        w.run(2_000_000_000, |s, before| {
+            let st = s.cc.sample(&s.tp);
+            if before != CaState::Cwr && s.tp.ca_state == CaState::Cwr {
+                entries.push((s.snd_una, s.snd_nxt, s.tp.prior_cwnd, s.tp.snd_ssthresh, st.ecn_alpha));
+            }
+            if before == CaState::Cwr && s.tp.ca_state != CaState::Cwr {
+                exits.push((s.tp.snd_cwnd, s.tp.snd_ssthresh));
+            }
+        });
+        assert!(entries.len() > 50, "only {} ECN reductions in 2 s", entries.len());
+        assert_eq!(w.s.stats.retransmits, 0, "a marking queue with K ≪ buffer should not lose");
+        for pair in entries.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            // The next reduction only after the whole window outstanding at this one was acked.
+            assert!(b.0 > a.1, "reduction at snd_una {} inside the window [.., {}) of the previous one", b.0, a.1);
+        }
+        for &(_, _, prior, ss, alpha) in &entries {
+            // RFC 8257 §3.3: cwnd ← cwnd·(1 − alpha/2) (Linux floors the cut, min 2).
+            let want = (prior as f64 * (1.0 - alpha / 2.0)).max(2.0);
+            assert!((ss as f64 - want).abs() <= 1.0, "ssthresh {ss} after cwnd {prior}, alpha {alpha}: want {want:.1}");
+        }
+        // Converged alpha is far below 1 (a Reno-sized cut would be alpha = 1).
+        let late: Vec<f64> = entries.iter().skip(entries.len() / 2).map(|e| e.4).collect();
+        let mean_alpha = late.iter().sum::<f64>() / late.len() as f64;
+        assert!(mean_alpha < 0.6, "alpha {mean_alpha}");
+        // PRR ends the reduction with cwnd at ssthresh (RFC 9937 §6; +1 for this ACK's growth).
+        for &(cwnd, ss) in &exits {
+            assert!(cwnd <= ss + 1, "CWR ended with cwnd {cwnd} above ssthresh {ss}");
+        }
+    }
+
+    #[test]
+    fn one_burst_of_marks_gives_exactly_one_reduction() {
+        // Reno with classic ECN; every packet sent during 2 ms is marked (about two windows' worth
+        // of ACKs carry CE), then nothing. Marks on the window already reduced for must not cause
+        // a second reduction one RTT later (RFC 3168 §6.1.2).
+        let mut w = Wire::new("reno", true, false, usize::MAX);
+        w.mark_window = Some((100_000_000, 102_000_000));
+        let mut n = 0;
+        w.run(400_000_000, |s, before| {
+            if before != CaState::Cwr && s.tp.ca_state == CaState::Cwr {
+                n += 1;
+            }
+        });
+        assert!(w.s.tp.delivered_ce > 10, "the marks reached the sender ({})", w.s.tp.delivered_ce);
+        assert_eq!(n, 1, "{n} reductions for one burst of marks");
     }
 }

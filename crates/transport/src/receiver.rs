@@ -5,8 +5,26 @@
 //! connection, Linux `TCP_MAX_QUICKACKS`), when data arrives out of order or fills a hole, and when
 //! a duplicate arrives; otherwise arm the delayed-ACK timer (40 ms, Linux `TCP_DELACK_MIN`).
 //! Linux also requires that the offered window not shrink before ACKing every second segment;
-//! seed 001's "faster ACKs" fix removed that check. Our receiver window only grows, so the rule
-//! behaves as after the fix.
+//! seed 001's "faster ACKs" fix removed that check. We ACK as after the fix.
+//!
+//! Receive window: `rcvbuf_bytes` (minus out-of-order data held) or, when set, a window chosen from
+//! outside ([`Receiver::set_window_override`], e.g. a receiver-side controller such as ICTCP); the
+//! smaller applies. With a window set from outside, as Linux `tcp_select_window`, the right edge
+//! `rcv_nxt + window` never moves back: a smaller window takes effect as in-order data advances
+//! the left edge.
+//!
+//! Window updates: with a window set from outside, an in-order segment is ACKed at once when the
+//! window that can now be offered is at least twice what is left of the advertised one (Linux
+//! `tcp_cleanup_rbuf` after the application reads, with the override as `window_clamp`); with
+//! a 2-segment window that is every segment, so a transfer's last odd segment does not wait for
+//! the 40 ms delayed-ACK timer. The rcvbuf-only rule is left as it was.
+//!
+//! DCTCP receiver (`ce_state_ack`, Linux `dctcp_ece_ack_update` on CA_EVENT_ECN_IS_CE /
+//! CA_EVENT_ECN_NO_CE): when a segment's CE state differs from the previous segment's, ACK at once,
+//! and if a delayed ACK was pending send it first, for the data before the change (RFC 8257 §3.2:
+//! the ACKs then tell exactly which segments were marked). The echo is a cumulative CE count
+//! (accurate-ECN style), so the sender's marked fraction is exact either way; the state machine
+//! reproduces DCTCP's ACK timing and ACK count.
 
 use crate::{Packet, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES};
 use cc::{Nanos, NSEC_PER_MSEC};
@@ -22,11 +40,13 @@ pub struct ReceiverConfig {
     /// Receive buffer: the largest window advertised, bytes (None = unlimited).
     pub rcvbuf_bytes: Option<u64>,
     pub delayed_ack: bool,
+    /// DCTCP's receiver CE state machine: immediate ACK on a CE-state change (see module doc).
+    pub ce_state_ack: bool,
 }
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { mss: 1448, rcvbuf_bytes: None, delayed_ack: true }
+        ReceiverConfig { mss: 1448, rcvbuf_bytes: None, delayed_ack: true, ce_state_ack: false }
     }
 }
 
@@ -45,6 +65,8 @@ pub struct Receiver {
     n_recent: usize,
     /// RFC 7323 TS.Recent.
     ts_recent: Nanos,
+    /// rcv_nxt carried by the last ACK sent (RFC 7323 Last.ACK.sent, Linux rcv_wup).
+    last_ack_sent: u64,
     /// Segments received since the last ACK was sent.
     unacked_segs: u32,
     quickacks_left: u32,
@@ -57,6 +79,15 @@ pub struct Receiver {
     pub segs_received: u64,
     pub dup_segs: u64,
     pub acks_sent: u64,
+    /// Window set from outside (bytes), None = rcvbuf rule only.
+    rwnd_override_bytes: Option<u64>,
+    /// Right edge advertised last (segments); the edge never moves back.
+    last_rwnd_end: u64,
+    /// CE state of the last data segment (DCTCP `ce_state`).
+    ce_state: bool,
+    /// An ACK produced by `on_data` in addition to its return value (DCTCP state change: the
+    /// delayed ACK of the prior CE state), to be sent before it.
+    pending_ack: Option<Packet>,
 }
 
 impl Receiver {
@@ -70,6 +101,7 @@ impl Receiver {
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             ts_recent: 0,
+            last_ack_sent: 0,
             unacked_segs: 0,
             quickacks_left: QUICKACKS,
             delack_deadline: None,
@@ -78,7 +110,37 @@ impl Receiver {
             segs_received: 0,
             dup_segs: 0,
             acks_sent: 0,
+            rwnd_override_bytes: None,
+            last_rwnd_end: 0,
+            ce_state: false,
+            pending_ack: None,
         }
+    }
+
+    /// Advertise at most `bytes` of window from now on (None: back to the rcvbuf rule). Used by
+    /// receiver-side window controllers (ICTCP). Rounded down to whole segments, at least one.
+    #[inline]
+    pub fn set_window_override(&mut self, bytes: Option<u64>) {
+        self.rwnd_override_bytes = bytes;
+    }
+
+    /// The window the receiver would advertise now (bytes; u64::MAX = unlimited), e.g. for the
+    /// handshake: the sender's first flight is limited by the window of the SYN-ACK.
+    pub fn window_bytes(&self) -> u64 {
+        let buf = match self.cfg.rcvbuf_bytes {
+            None => u64::MAX,
+            Some(buf) => buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64),
+        };
+        match self.rwnd_override_bytes {
+            None => buf,
+            Some(o) => buf.min(o.max(self.cfg.mss as u64)),
+        }
+    }
+
+    /// An extra ACK `on_data` produced, to be sent before the one it returned (see `ce_state_ack`).
+    #[inline]
+    pub fn take_pending_ack(&mut self) -> Option<Packet> {
+        self.pending_ack.take()
     }
 
     pub fn next_timeout(&self) -> Option<Nanos> {
@@ -105,15 +167,27 @@ impl Receiver {
     /// A data segment arrived; returns an ACK to send now, if any.
     pub fn on_data(&mut self, now: Nanos, seg: &Packet) -> Option<Packet> {
         self.segs_received += 1;
+        let mut immediate = false;
+        if self.cfg.ce_state_ack && seg.ce != self.ce_state {
+            // dctcp_ece_ack_update: a delayed ACK pending (ICSK_ACK_TIMER) goes out first, for the
+            // data before this segment (prior rcv_nxt, prior CE count); then ACK now.
+            if self.delack_deadline.is_some() && self.unacked_segs > 0 {
+                self.pending_ack = Some(self.make_ack());
+            }
+            self.ce_state = seg.ce;
+            immediate = true;
+        }
         if seg.ce {
             self.ce_count += 1;
         }
         let seq = seg.seq;
-        // RFC 7323 §4.3: TS.Recent follows the segment at the left edge of the window.
-        if seq <= self.rcv_nxt {
+        // RFC 7323 §4.3 (Linux tcp_replace_ts_recent): TS.Recent takes the TSval of a segment at
+        // or left of the last ACK sent, and never moves backwards (PAWS). Without the second rule
+        // an original segment arriving after its hole was repaired would echo a timestamp older
+        // than the retransmission, and the sender's Eifel check would undo a real loss response.
+        if seq <= self.last_ack_sent && seg.ts_ns >= self.ts_recent {
             self.ts_recent = seg.ts_ns;
         }
-        let mut immediate = false;
         if seq < self.rcv_nxt || self.in_ooo(seq) {
             self.dup_segs += 1;
             immediate = true;
@@ -138,6 +212,18 @@ impl Receiver {
             }
             if !self.ooo.is_empty() {
                 immediate = true; // still holes: keep the sender informed
+            }
+            if self.rwnd_override_bytes.is_some() && self.last_rwnd_end != 0 {
+                // Linux tcp_cleanup_rbuf: the application has read the data; if the window that
+                // can now be offered is at least twice what is left of the one advertised (and
+                // that is at most half the largest window), ACK now to open it. With the small
+                // windows of a receiver-side controller this ACKs every segment.
+                let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt);
+                let new = self.window_bytes() / self.cfg.mss as u64;
+                // (window_clamp is the override itself, so Linux's `2·left ≤ clamp` is implied.)
+                if new >= 2 * left {
+                    immediate = true;
+                }
             }
         } else {
             if seg.payload_bytes < self.cfg.mss {
@@ -219,6 +305,7 @@ impl Receiver {
         self.acks_sent += 1;
         let mut a = Packet::empty(0);
         a.ack = self.rcv_nxt;
+        self.last_ack_sent = self.rcv_nxt;
         a.ts_ns = self.ts_recent;
         a.ce_count = self.ce_count;
         let mut n = 0;
@@ -231,17 +318,100 @@ impl Receiver {
             }
         }
         a.n_sack = n as u8;
-        a.rwnd_end = match self.cfg.rcvbuf_bytes {
-            None => u64::MAX,
-            Some(buf) => {
-                // Out-of-order data occupies the buffer; in-order data is read at once.
-                let free = buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64);
-                self.rcv_nxt + free / self.cfg.mss as u64
+        a.rwnd_end = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
+            u64::MAX
+        } else {
+            // Out-of-order data occupies the buffer; in-order data is read at once. A window set
+            // from outside never pulls the right edge back (Linux tcp_select_window does not
+            // shrink the offered window); the rcvbuf-only rule keeps its historical behaviour.
+            let mut end = self.rcv_nxt + self.window_bytes() / self.cfg.mss as u64;
+            if self.rwnd_override_bytes.is_some() {
+                end = end.max(self.last_rwnd_end);
             }
+            self.last_rwnd_end = end;
+            end
         };
         // SACK option: 2 bytes + 8 per block, padded to 4.
         let opt = if n > 0 { (2 + 8 * n as u32).div_ceil(4) * 4 } else { 0 };
         a.wire_bytes = TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt;
         a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64, ce: bool) -> Packet {
+        let mut p = Packet::empty(0);
+        p.is_data = true;
+        p.seq = seq;
+        p.payload_bytes = 1448;
+        p.ect = true;
+        p.ce = ce;
+        p
+    }
+
+    /// Past the quick-ACK phase, so that ACKs are delayed (every second segment).
+    fn warmed(ce_state_ack: bool) -> Receiver {
+        let mut r = Receiver::new(ReceiverConfig { ce_state_ack, ..Default::default() });
+        for s in 0..QUICKACKS as u64 {
+            assert!(r.on_data(0, &seg(s, false)).is_some());
+        }
+        r
+    }
+
+    #[test]
+    fn dctcp_receiver_acks_at_once_on_a_ce_change_and_flushes_the_delayed_ack_first() {
+        let mut r = warmed(true);
+        let n = QUICKACKS as u64;
+        // One unmarked segment: delayed.
+        assert!(r.on_data(1, &seg(n, false)).is_none());
+        assert!(r.next_timeout().is_some());
+        // A CE segment: the delayed ACK of the unmarked one goes first (covering it, no CE),
+        // then an immediate ACK covering the CE segment.
+        let a = r.on_data(2, &seg(n + 1, true)).expect("immediate ACK on CE change");
+        let first = r.take_pending_ack().expect("the delayed ACK of the prior CE state");
+        assert_eq!((first.ack, first.ce_count), (n + 1, 0));
+        assert_eq!((a.ack, a.ce_count), (n + 2, 1));
+        // Same state: back to every second segment.
+        assert!(r.on_data(3, &seg(n + 2, true)).is_none());
+        let a = r.on_data(4, &seg(n + 3, true)).expect("second segment");
+        assert_eq!((a.ack, a.ce_count), (n + 4, 3));
+        assert!(r.take_pending_ack().is_none());
+        // CE → not CE with nothing pending: a single immediate ACK.
+        let a = r.on_data(5, &seg(n + 4, false)).expect("immediate ACK on CE change");
+        assert_eq!((a.ack, a.ce_count), (n + 5, 3));
+        assert!(r.take_pending_ack().is_none());
+
+        // Without the DCTCP state machine the CE segment is just a second segment.
+        let mut r = warmed(false);
+        assert!(r.on_data(1, &seg(n, false)).is_none());
+        let a = r.on_data(2, &seg(n + 1, true)).unwrap();
+        assert!(r.take_pending_ack().is_none());
+        assert_eq!((a.ack, a.ce_count), (n + 2, 1));
+        assert!(r.on_data(3, &seg(n + 2, false)).is_none());
+    }
+
+    #[test]
+    fn window_override_limits_the_window_and_never_pulls_the_right_edge_back() {
+        let mut r = warmed(false);
+        let n = QUICKACKS as u64;
+        assert_eq!(r.make_ack().rwnd_end, u64::MAX);
+        r.set_window_override(Some(10 * 1448));
+        assert_eq!(r.make_ack().rwnd_end, n + 10);
+        // Shrinking the window to 2 segments: the edge stays at n + 10 until the left edge
+        // has advanced past n + 8.
+        r.set_window_override(Some(2 * 1448));
+        assert_eq!(r.make_ack().rwnd_end, n + 10);
+        for s in n..n + 9 {
+            r.on_data(0, &seg(s, false));
+        }
+        assert_eq!(r.make_ack().rwnd_end, n + 11);
+        // A window below one segment still offers one.
+        r.set_window_override(Some(100));
+        assert_eq!(r.window_bytes(), 1448);
+        r.set_window_override(None);
+        assert_eq!(r.make_ack().rwnd_end, u64::MAX);
     }
 }

@@ -1,0 +1,505 @@
+//! The pure parts of bbrlab's link emulator: the per-direction link model (Bernoulli loss ->
+//! drop-tail byte/packet buffer with optional ECN CE marking -> serialization at the rate ->
+//! one-way delay), the seeded RNG and the IP header edits. No I/O and no clock: time is passed in
+//! (integer nanoseconds), so everything here is unit-tested without a TUN device.
+//!
+//! The binary (`src/main.rs`, `bbrlab-linkemu`) owns the TUN devices and the event loop and calls
+//! [`Link::enqueue`], [`Link::pop_ready`] and [`Link::next_deadline`].
+
+use std::collections::VecDeque;
+
+/// xorshift64* (Vigna 2016): small, fast, good enough for Bernoulli loss decisions.
+#[derive(Clone, Debug)]
+pub struct XorShift64Star(u64);
+
+impl XorShift64Star {
+    pub fn new(seed: u64) -> Self {
+        // SplitMix64 step so that seeds 0, 1, 2 ... give unrelated streams (and never state 0).
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        XorShift64Star(if z == 0 { 0x2545_F491_4F6C_DD1D } else { z })
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in [0, 1) with 53 bits of precision.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// One direction of an emulated link.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkParams {
+    /// Serialization rate in bit/s; 0 = infinitely fast (a pure delay line).
+    #[serde(default)]
+    pub rate_bps: u64,
+    /// One-way propagation delay added after serialization.
+    #[serde(default)]
+    pub delay_ns: u64,
+    /// Bernoulli loss probability applied on arrival, before the buffer.
+    #[serde(default)]
+    pub loss: f64,
+    /// Drop-tail limit in wire bytes (queued + in service); None = unlimited.
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Drop-tail limit in packets; None = unlimited.
+    #[serde(default)]
+    pub limit_packets: Option<u64>,
+    /// Mark ECN-capable packets CE when the queue holds more than this many bytes on arrival.
+    #[serde(default)]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// Bytes added to each IP packet's length for serialization and buffer accounting
+    /// (38 = Ethernet header + FCS + preamble + inter-frame gap, as the simulator charges).
+    #[serde(default)]
+    pub overhead_bytes: u32,
+}
+
+impl LinkParams {
+    pub fn delay_line(delay_ns: u64) -> Self {
+        LinkParams {
+            rate_bps: 0,
+            delay_ns,
+            loss: 0.0,
+            limit_bytes: None,
+            limit_packets: None,
+            ecn_threshold_bytes: None,
+            overhead_bytes: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Random (Bernoulli) loss.
+    Lost,
+    /// Buffer overflow (drop-tail).
+    Dropped,
+    /// Accepted; `ce` = the caller must set CE on the packet.
+    Queued { ce: bool },
+}
+
+/// Cumulative counters (since the last [`Link::reset_counters`]) and the current interval's
+/// integrals (since the last [`Link::sample`]).
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    pub rx_pkts: u64,
+    pub drops: u64,
+    pub random_losses: u64,
+    pub ce_marks: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    // interval
+    occ_integral: u128,
+    max_occ_bytes: u64,
+    busy_ns: u64,
+    last_change_ns: u64,
+    interval_start_ns: u64,
+}
+
+/// One sample of a link's queue (a row of the `queue` table).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSample {
+    pub t_ns: u64,
+    pub occupancy_bytes: u64,
+    pub occupancy_pkts: u64,
+    pub mean_occupancy_bytes: f64,
+    pub max_occupancy_bytes: u64,
+    pub drops: u64,
+    pub random_losses: u64,
+    pub ce_marks: u64,
+    pub tx_bytes: u64,
+    pub utilization: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OriginCounters {
+    pub rx_pkts: u64,
+    pub drops: u64,
+    pub random_losses: u64,
+    pub ce_marks: u64,
+}
+
+/// A link direction carrying payloads of type `T` (the binary uses packet-pool slot indices).
+pub struct Link<T> {
+    pub p: LinkParams,
+    rng: XorShift64Star,
+    /// Waiting packets; the front one is in service (being serialized) until `head_done_ns`.
+    queue: VecDeque<(T, u32, u16)>,
+    q_bytes: u64,
+    head_done_ns: u64,
+    /// Fractional nanoseconds of serialization carried between packets (exact long-run rate).
+    carry: u64,
+    /// Serialized packets in propagation: (delivery time, payload, origin).
+    delay: VecDeque<(u64, T, u16)>,
+    pub stats: LinkStats,
+    pub per_origin: Vec<OriginCounters>,
+}
+
+impl<T> Link<T> {
+    pub fn new(p: LinkParams, seed: u64) -> Self {
+        Link {
+            p,
+            rng: XorShift64Star::new(seed),
+            queue: VecDeque::new(),
+            q_bytes: 0,
+            head_done_ns: 0,
+            carry: 0,
+            delay: VecDeque::new(),
+            stats: LinkStats::default(),
+            per_origin: Vec::new(),
+        }
+    }
+
+    /// Serialization time of `wire` bytes at the rate, carrying the remainder.
+    pub fn ser_ns(&mut self, wire: u32) -> u64 {
+        if self.p.rate_bps == 0 {
+            return 0;
+        }
+        let num = wire as u128 * 8 * 1_000_000_000 + self.carry as u128;
+        let r = self.p.rate_bps as u128;
+        self.carry = (num % r) as u64;
+        (num / r) as u64
+    }
+
+    pub fn occupancy_bytes(&self) -> u64 {
+        self.q_bytes
+    }
+    pub fn occupancy_pkts(&self) -> u64 {
+        self.queue.len() as u64
+    }
+    pub fn in_propagation(&self) -> usize {
+        self.delay.len()
+    }
+
+    fn origin(&mut self, o: u16) -> &mut OriginCounters {
+        let i = o as usize;
+        if self.per_origin.len() <= i {
+            self.per_origin.resize(i + 1, OriginCounters::default());
+        }
+        &mut self.per_origin[i]
+    }
+
+    fn account_occ(&mut self, t: u64) {
+        let t = t.max(self.stats.last_change_ns);
+        self.stats.occ_integral += self.q_bytes as u128 * (t - self.stats.last_change_ns) as u128;
+        self.stats.last_change_ns = t;
+    }
+
+    /// Move packets whose serialization has finished by `now` into the delay line.
+    pub fn advance(&mut self, now: u64) {
+        while !self.queue.is_empty() && self.head_done_ns <= now {
+            let done = self.head_done_ns;
+            let (payload, wire, origin) = self.queue.pop_front().unwrap();
+            self.account_occ(done);
+            self.q_bytes -= wire as u64;
+            self.stats.tx_pkts += 1;
+            self.stats.tx_bytes += wire as u64;
+            self.delay.push_back((done + self.p.delay_ns, payload, origin));
+            if let Some(&(_, next_wire, _)) = self.queue.front() {
+                // Back to back: the next packet starts when this one finished, even if we are
+                // called late, so the rate stays exact whatever the loop's latency.
+                let s = self.ser_ns(next_wire);
+                self.stats.busy_ns += s;
+                self.head_done_ns = done + s;
+            }
+        }
+    }
+
+    /// A packet of `ip_len` bytes arrives at `now`. On `Queued` the link keeps `payload`; on
+    /// `Lost`/`Dropped` it is handed back so the caller can recycle it.
+    pub fn enqueue(&mut self, now: u64, payload: T, ip_len: u32, ect: bool, origin: u16) -> Result<Verdict, (Verdict, T)> {
+        self.advance(now);
+        self.stats.rx_pkts += 1;
+        self.origin(origin).rx_pkts += 1;
+        if self.p.loss > 0.0 && self.rng.next_f64() < self.p.loss {
+            self.stats.random_losses += 1;
+            self.origin(origin).random_losses += 1;
+            return Err((Verdict::Lost, payload));
+        }
+        let wire = ip_len + self.p.overhead_bytes;
+        let over_bytes = self.p.limit_bytes.is_some_and(|l| self.q_bytes + wire as u64 > l);
+        let over_pkts = self.p.limit_packets.is_some_and(|l| self.queue.len() as u64 + 1 > l);
+        if over_bytes || over_pkts {
+            self.stats.drops += 1;
+            self.origin(origin).drops += 1;
+            return Err((Verdict::Dropped, payload));
+        }
+        let ce = ect && self.p.ecn_threshold_bytes.is_some_and(|k| self.q_bytes > k);
+        if ce {
+            self.stats.ce_marks += 1;
+            self.origin(origin).ce_marks += 1;
+        }
+        self.account_occ(now);
+        if self.queue.is_empty() {
+            let s = self.ser_ns(wire);
+            self.stats.busy_ns += s;
+            self.head_done_ns = now + s;
+        }
+        self.queue.push_back((payload, wire, origin));
+        self.q_bytes += wire as u64;
+        self.stats.max_occ_bytes = self.stats.max_occ_bytes.max(self.q_bytes);
+        Ok(Verdict::Queued { ce })
+    }
+
+    /// The next packet whose delivery time has come, with its scheduled delivery time and origin.
+    pub fn pop_ready(&mut self, now: u64) -> Option<(T, u64, u16)> {
+        self.advance(now);
+        if self.delay.front().is_some_and(|&(t, _, _)| t <= now) {
+            let (t, p, o) = self.delay.pop_front().unwrap();
+            return Some((p, t, o));
+        }
+        None
+    }
+
+    /// When something next happens on this link (a serialization ends or a delivery is due).
+    pub fn next_deadline(&self) -> Option<u64> {
+        let a = if self.queue.is_empty() { None } else { Some(self.head_done_ns) };
+        let b = self.delay.front().map(|&(t, _, _)| t);
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
+
+    /// Zero the cumulative counters and start a new interval at `now` (the run's time 0).
+    pub fn reset_counters(&mut self, now: u64) {
+        self.advance(now);
+        self.stats = LinkStats { last_change_ns: now, interval_start_ns: now, max_occ_bytes: self.q_bytes, ..Default::default() };
+        self.per_origin.clear();
+    }
+
+    /// Close the interval ending at `now` and return its row.
+    pub fn sample(&mut self, now: u64) -> QueueSample {
+        self.advance(now);
+        self.account_occ(now);
+        let len = now.saturating_sub(self.stats.interval_start_ns).max(1);
+        // Busy time is credited when a packet starts service; cap what spills into the future.
+        let future = if self.queue.is_empty() { 0 } else { self.head_done_ns.saturating_sub(now) };
+        let busy = self.stats.busy_ns.saturating_sub(future);
+        let s = QueueSample {
+            t_ns: now,
+            occupancy_bytes: self.q_bytes,
+            occupancy_pkts: self.queue.len() as u64,
+            mean_occupancy_bytes: self.stats.occ_integral as f64 / len as f64,
+            max_occupancy_bytes: self.stats.max_occ_bytes,
+            drops: self.stats.drops,
+            random_losses: self.stats.random_losses,
+            ce_marks: self.stats.ce_marks,
+            tx_bytes: self.stats.tx_bytes,
+            utilization: if self.p.rate_bps == 0 { f64::NAN } else { (busy as f64 / len as f64).min(1.0) },
+        };
+        self.stats.occ_integral = 0;
+        self.stats.max_occ_bytes = self.q_bytes;
+        self.stats.busy_ns = future;
+        self.stats.interval_start_ns = now;
+        s
+    }
+}
+
+// ------------------------------------------------------------------ IP header helpers
+
+/// ECN codepoint of an IPv4/IPv6 packet (0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE), None if not IP.
+pub fn ecn_bits(pkt: &[u8]) -> Option<u8> {
+    match pkt.first()? >> 4 {
+        4 if pkt.len() >= 20 => Some(pkt[1] & 3),
+        6 if pkt.len() >= 40 => Some((pkt[1] >> 4) & 3),
+        _ => None,
+    }
+}
+
+/// Set CE on an ECN-capable packet; IPv4 header checksum recomputed. Returns whether it changed.
+pub fn set_ce(pkt: &mut [u8]) -> bool {
+    match ecn_bits(pkt) {
+        Some(1) | Some(2) => {}
+        _ => return false,
+    }
+    if pkt[0] >> 4 == 4 {
+        pkt[1] |= 3;
+        let ihl = ((pkt[0] & 0x0f) as usize * 4).clamp(20, pkt.len());
+        pkt[10] = 0;
+        pkt[11] = 0;
+        let c = ipv4_checksum(&pkt[..ihl]);
+        pkt[10..12].copy_from_slice(&c.to_be_bytes());
+    } else {
+        pkt[1] |= 3 << 4;
+    }
+    true
+}
+
+/// RFC 791 header checksum (ones' complement of the ones' complement sum).
+pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for ch in hdr.chunks(2) {
+        let w = if ch.len() == 2 { u16::from_be_bytes([ch[0], ch[1]]) } else { (ch[0] as u16) << 8 };
+        sum += w as u32;
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// IPv4 destination address as a big-endian u32, None for anything else.
+pub fn ipv4_dst(pkt: &[u8]) -> Option<u32> {
+    if pkt.len() >= 20 && pkt[0] >> 4 == 4 {
+        Some(u32::from_be_bytes([pkt[16], pkt[17], pkt[18], pkt[19]]))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(rate_bps: u64, delay_ns: u64) -> LinkParams {
+        LinkParams { rate_bps, delay_ns, ..LinkParams::delay_line(0) }
+    }
+
+    #[test]
+    fn serialization_is_exact_over_many_packets() {
+        // 1500 B at 7 Mbit/s is 1714285.714 ns: the remainder must be carried, not lost.
+        let mut l: Link<u32> = Link::new(params(7_000_000, 0), 1);
+        let total: u64 = (0..7000).map(|_| l.ser_ns(1500)).sum();
+        let exact = 7000.0 * 1500.0 * 8.0 / 7e6 * 1e9;
+        assert!((total as f64 - exact).abs() <= 1.0, "{total} vs {exact}");
+    }
+
+    #[test]
+    fn delivery_time_is_serialization_plus_delay_back_to_back() {
+        // 1000 B at 8 Mbit/s = 1 ms each; delay 10 ms; three packets at t=0.
+        let mut l: Link<u32> = Link::new(params(8_000_000, 10_000_000), 1);
+        for i in 0..3 {
+            assert_eq!(l.enqueue(0, i, 1000, false, 0), Ok(Verdict::Queued { ce: false }));
+        }
+        assert_eq!(l.next_deadline(), Some(1_000_000));
+        // Called late (at 50 ms): the departures still keep their exact times.
+        let got: Vec<_> = std::iter::from_fn(|| l.pop_ready(50_000_000)).collect();
+        assert_eq!(got, vec![(0, 11_000_000, 0), (1, 12_000_000, 0), (2, 13_000_000, 0)]);
+        assert_eq!(l.stats.tx_bytes, 3000);
+    }
+
+    #[test]
+    fn nothing_is_delivered_early() {
+        let mut l: Link<u32> = Link::new(params(8_000_000, 5_000_000), 1);
+        l.enqueue(0, 7, 1000, false, 0).unwrap();
+        assert_eq!(l.pop_ready(5_999_999), None);
+        assert_eq!(l.next_deadline(), Some(6_000_000));
+        assert_eq!(l.pop_ready(6_000_000), Some((7, 6_000_000, 0)));
+        assert_eq!(l.next_deadline(), None);
+    }
+
+    #[test]
+    fn drop_tail_counts_in_service_packet_and_overhead() {
+        let mut p = params(8_000_000, 0);
+        p.limit_bytes = Some(3 * 1038);
+        p.overhead_bytes = 38;
+        let mut l: Link<u32> = Link::new(p, 1);
+        for i in 0..3 {
+            assert!(l.enqueue(0, i, 1000, false, 0).is_ok());
+        }
+        assert_eq!(l.enqueue(0, 3, 1000, false, 2), Err((Verdict::Dropped, 3)));
+        assert_eq!(l.stats.drops, 1);
+        assert_eq!(l.per_origin[2].drops, 1);
+        // After the first packet finishes (1038 B at 8 Mbit/s = 1.038 ms) there is room again.
+        assert!(l.enqueue(1_038_000, 4, 1000, false, 0).is_ok());
+        assert_eq!(l.occupancy_pkts(), 3);
+    }
+
+    #[test]
+    fn packet_limit() {
+        let mut p = params(1_000_000, 0);
+        p.limit_packets = Some(2);
+        let mut l: Link<u32> = Link::new(p, 1);
+        assert!(l.enqueue(0, 0, 100, false, 0).is_ok());
+        assert!(l.enqueue(0, 1, 100, false, 0).is_ok());
+        assert!(l.enqueue(0, 2, 100, false, 0).is_err());
+    }
+
+    #[test]
+    fn ecn_marks_only_ect_above_threshold() {
+        let mut p = params(8_000_000, 0);
+        p.ecn_threshold_bytes = Some(1500);
+        let mut l: Link<u32> = Link::new(p, 1);
+        assert_eq!(l.enqueue(0, 0, 1000, true, 0), Ok(Verdict::Queued { ce: false }));
+        assert_eq!(l.enqueue(0, 1, 1000, true, 0), Ok(Verdict::Queued { ce: false })); // 1000 <= K
+        assert_eq!(l.enqueue(0, 2, 1000, true, 0), Ok(Verdict::Queued { ce: true })); // 2000 > K
+        assert_eq!(l.enqueue(0, 3, 1000, false, 0), Ok(Verdict::Queued { ce: false })); // not ECT
+        assert_eq!(l.stats.ce_marks, 1);
+    }
+
+    #[test]
+    fn bernoulli_loss_rate_within_binomial_bounds() {
+        let mut p = params(0, 0);
+        p.loss = 0.015;
+        let mut l: Link<u32> = Link::new(p, 42);
+        let n = 200_000u64;
+        for i in 0..n {
+            let _ = l.enqueue(i, 0, 100, false, 0);
+            while l.pop_ready(i).is_some() {}
+        }
+        let k = l.stats.random_losses as f64;
+        let (mean, sd) = (n as f64 * 0.015, (n as f64 * 0.015 * 0.985).sqrt());
+        assert!((k - mean).abs() < 4.0 * sd, "{k} losses, expected {mean} ± {sd}");
+    }
+
+    #[test]
+    fn rng_streams_differ_by_seed_and_are_reproducible() {
+        let a: Vec<u64> = { let mut r = XorShift64Star::new(1); (0..4).map(|_| r.next_u64()).collect() };
+        let b: Vec<u64> = { let mut r = XorShift64Star::new(1); (0..4).map(|_| r.next_u64()).collect() };
+        let c: Vec<u64> = { let mut r = XorShift64Star::new(2); (0..4).map(|_| r.next_u64()).collect() };
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let mut r = XorShift64Star::new(0);
+        let m: f64 = (0..100_000).map(|_| r.next_f64()).sum::<f64>() / 1e5;
+        assert!((m - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn queue_sample_mean_max_and_utilization() {
+        // 1000 B at 8 Mbit/s = 1 ms; two packets at t=0 -> occupancy 2000 for 1 ms, 1000 for 1 ms.
+        let mut l: Link<u32> = Link::new(params(8_000_000, 0), 1);
+        l.reset_counters(0);
+        l.enqueue(0, 0, 1000, false, 0).unwrap();
+        l.enqueue(0, 1, 1000, false, 0).unwrap();
+        let s = l.sample(4_000_000);
+        assert_eq!(s.max_occupancy_bytes, 2000);
+        assert!((s.mean_occupancy_bytes - 750.0).abs() < 1e-9, "{}", s.mean_occupancy_bytes);
+        assert!((s.utilization - 0.5).abs() < 1e-9);
+        assert_eq!(s.tx_bytes, 2000);
+        assert_eq!(s.occupancy_bytes, 0);
+        // A packet in service across a sample boundary credits only the part before it.
+        l.enqueue(4_500_000, 2, 1000, false, 0).unwrap();
+        let s2 = l.sample(5_000_000);
+        assert!((s2.utilization - 0.5).abs() < 1e-9, "{}", s2.utilization);
+        let s3 = l.sample(6_000_000);
+        assert!((s3.utilization - 0.5).abs() < 1e-9, "{}", s3.utilization);
+    }
+
+    #[test]
+    fn ce_rewrite_fixes_ipv4_checksum() {
+        let mut h = [0x45u8, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        let c = ipv4_checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(ipv4_checksum(&h), 0);
+        assert_eq!(ecn_bits(&h), Some(2));
+        assert!(set_ce(&mut h));
+        assert_eq!(ecn_bits(&h), Some(3));
+        assert_eq!(ipv4_checksum(&h), 0, "checksum must verify after the rewrite");
+        assert!(!set_ce(&mut h), "already CE");
+        let mut not_ect = h;
+        not_ect[1] &= !3;
+        assert!(!set_ce(&mut not_ect));
+        assert_eq!(ipv4_dst(&h), Some(0x0a00_0002));
+    }
+}

@@ -1,0 +1,216 @@
+"""Network namespaces, the emulator process and their clean-up.
+
+Everything a run creates is registered with a :class:`Testbed` the moment it exists, and
+:meth:`Testbed.close` removes it: processes first (by PID, also any process still inside one of
+our namespaces — deleting a namespace does not kill them), then the namespaces. TUN devices are
+non-persistent: they disappear when the emulator process (their only fd holder) exits.
+
+``close`` runs on normal exit, on any exception, on Ctrl-C (KeyboardInterrupt), on SIGTERM/SIGHUP
+(turned into an exception in the main thread while a testbed is open) and from ``atexit`` as a
+last resort. Names carry a per-run tag (``bbrlab-<pid>-<n>-...``) so concurrent runs never collide
+and leftovers are recognisable (:func:`leftovers`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import ctypes.util
+import itertools
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+
+__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "NS_PREFIX"]
+
+NS_PREFIX = "bbrlab-"
+TUN_PREFIX = "bl"
+_counter = itertools.count()
+_open_testbeds: list[Testbed] = []
+_lock = threading.Lock()
+
+
+class EmuUnavailable(UserError):
+    """The machine cannot run the emu backend (not Linux, not root, no netns/TUN); exit code 2."""
+
+    exit_code = 2
+
+
+def check_environment() -> None:
+    """Fail at once, with one line naming what is missing, unless emu can run here."""
+    if platform.system() != "Linux":
+        raise EmuUnavailable(f"--backend emu needs Linux network namespaces; this is {platform.system()}")
+    if os.geteuid() != 0:
+        raise EmuUnavailable(
+            "--backend emu needs root (it creates network namespaces and TUN devices); run it as root, e.g. with sudo"
+        )
+    if shutil.which("ip") is None:
+        raise EmuUnavailable("--backend emu needs the `ip` tool (iproute2); install iproute2")
+    if not os.path.exists("/proc/self/ns/net"):
+        raise EmuUnavailable("--backend emu needs network namespaces, which this kernel does not offer")
+    if not os.path.exists("/dev/net/tun"):
+        raise EmuUnavailable("--backend emu needs TUN devices (/dev/net/tun is missing; modprobe tun)")
+
+
+def _run(cmd: list[str], *, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"`{' '.join(cmd)}` failed: {r.stderr.strip() or r.stdout.strip()}")
+    return r
+
+
+_libc: Any = None
+
+
+def enter_netns(name: str) -> None:
+    """Move the *calling thread* into namespace ``name`` (setns(2) acts per thread)."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    fd = os.open(f"/var/run/netns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if _libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+            e = ctypes.get_errno()
+            raise OSError(e, f"setns({name}): {os.strerror(e)}")
+    finally:
+        os.close(fd)
+
+
+def leftovers() -> dict[str, list[str]]:
+    """bbrlab namespaces and TUN devices that exist now (for tests and diagnostics)."""
+    ns = [l.split()[0] for l in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if l.strip()]
+    links = [l.split(":")[1].strip().split("@")[0] for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
+             if ":" in l]
+    return {
+        "netns": [n for n in ns if n.startswith(NS_PREFIX)],
+        "tun": [l for l in links if l.startswith(TUN_PREFIX) and l[len(TUN_PREFIX):][:1].isdigit()],
+    }
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM/SIGHUP during a run; handled like Ctrl-C (clean-up, then exit)."""
+
+
+class Testbed:
+    """Owner of a run's namespaces and processes. Use as a context manager."""
+
+    def __init__(self) -> None:
+        n = next(_counter)
+        self.tag = f"{os.getpid() % 100000}-{n}"
+        self.short = f"{os.getpid() % 10000:04d}{n % 100:02d}"  # TUN names are <= 15 bytes
+        self.namespaces: list[str] = []
+        self.procs: list[subprocess.Popen[Any]] = []
+        self.closed = False
+        self._old_handlers: dict[int, Any] = {}
+
+    # -------------------------------------------------------------- naming
+
+    def ns_name(self, role: str) -> str:
+        return f"{NS_PREFIX}{self.tag}-{role}"
+
+    def tun_name(self, role: str) -> str:
+        name = f"{TUN_PREFIX}{self.short}{role}"
+        assert len(name) < 16, name
+        return name
+
+    # -------------------------------------------------------------- lifecycle
+
+    def __enter__(self) -> Testbed:
+        with _lock:
+            _open_testbeds.append(self)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                try:
+                    self._old_handlers[sig] = signal.signal(sig, self._on_signal)
+                except (ValueError, OSError):
+                    pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        raise _Terminated(f"signal {signum}")
+
+    def add_netns(self, role: str) -> str:
+        name = self.ns_name(role)
+        _run(["ip", "netns", "add", name])
+        self.namespaces.append(name)
+        return name
+
+    def ip(self, ns: str | None, *commands: str) -> None:
+        """Run ``ip`` commands (one per string) in namespace ``ns`` (None = root namespace)."""
+        base = ["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"]
+        _run(base, input="\n".join(commands) + "\n")
+
+    def sysctl(self, ns: str, values: dict[str, str]) -> None:
+        args = [f"{k}={v}" for k, v in values.items()]
+        _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *args])
+
+    def spawn(self, cmd: list[str], **kw: Any) -> subprocess.Popen[Any]:
+        p = subprocess.Popen(cmd, **kw)
+        self.procs.append(p)
+        return p
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        errors: list[str] = []
+        for p in self.procs:
+            _stop_process(p)
+        for ns in self.namespaces:
+            # Anything still inside (a process someone started there) goes first.
+            pids = _run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            for attempt in range(20):
+                r = _run(["ip", "netns", "delete", ns], check=False)
+                if r.returncode == 0 or not Path(f"/var/run/netns/{ns}").exists():
+                    break
+                time.sleep(0.05)
+            else:
+                errors.append(f"{ns}: {r.stderr.strip()}")
+        for sig, h in self._old_handlers.items():
+            try:
+                signal.signal(sig, h)
+            except (ValueError, OSError, TypeError):
+                pass
+        with _lock:
+            if self in _open_testbeds:
+                _open_testbeds.remove(self)
+        if errors:
+            raise RuntimeError("could not remove namespaces: " + "; ".join(errors))
+
+
+def _stop_process(p: subprocess.Popen[Any]) -> None:
+    if p.poll() is not None:
+        return
+    try:
+        p.terminate()
+        p.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(timeout=2)
+    except ProcessLookupError:
+        pass
+
+
+@atexit.register
+def _close_all() -> None:
+    for tb in list(_open_testbeds):
+        try:
+            tb.close()
+        except Exception:
+            pass

@@ -1,0 +1,249 @@
+"""Kernel TCP traffic for the emu backend: bulk senders, counting receivers, TCP_INFO sampling.
+
+All traffic lives in one Python process: each sender/receiver thread first moves itself into its
+namespace with setns(2) (which acts per thread), then creates its sockets there. So there are no
+helper processes to leak, and sockets are readable from the sampler thread whatever its namespace.
+
+TCP_INFO layout relied on (``struct tcp_info``, include/uapi/linux/tcp.h; byte offsets, native
+endianness). Fields beyond what the running kernel returns are treated as absent::
+
+     0 u8  state, ca_state, retransmits, probes, backoff, options, wscale, app_limited/fastopen
+     8 u32 rto, ato, snd_mss, rcv_mss, unacked, sacked, lost, retrans, fackets,
+           last_data_sent, last_ack_sent, last_data_recv, last_ack_recv, pmtu, rcv_ssthresh,
+    68     rtt (us), rttvar, snd_ssthresh, snd_cwnd, advmss, reordering, rcv_rtt, rcv_space,
+   100     total_retrans
+   104 u64 pacing_rate (B/s), max_pacing_rate, bytes_acked, bytes_received
+   136 u32 segs_out, segs_in, notsent_bytes, min_rtt (us), data_segs_in, data_segs_out
+   160 u64 delivery_rate (B/s), busy_time, rwnd_limited (us), sndbuf_limited (us)
+   192 u32 delivered, delivered_ce
+   200 u64 bytes_sent, bytes_retrans
+   216 u32 dsack_dups, reord_seen, rcv_ooopack, snd_wnd, rcv_wnd, rehash
+   240 u16 total_rto, total_rto_recoveries; u32 total_rto_time       (Linux >= 6.7)
+
+TCP_CC_INFO for bbr (``struct tcp_bbr_info``): u32 bw_lo, bw_hi (bytes/s), min_rtt (us),
+pacing_gain, cwnd_gain (both << 8, BBR_UNIT = 256).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .netns import enter_netns
+
+TCP_INFO = getattr(socket, "TCP_INFO", 11)
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+TCP_CC_INFO = 26
+SO_MAX_PACING_RATE = 47
+
+_INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
+_INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
+_NAMES = (
+    "state ca_state retransmits probes backoff options wscale flags "
+    "rto ato snd_mss rcv_mss unacked sacked lost retrans fackets last_data_sent last_ack_sent "
+    "last_data_recv last_ack_recv pmtu rcv_ssthresh rtt rttvar snd_ssthresh snd_cwnd advmss "
+    "reordering rcv_rtt rcv_space total_retrans "
+    "pacing_rate max_pacing_rate bytes_acked bytes_received "
+    "segs_out segs_in notsent_bytes min_rtt data_segs_in data_segs_out "
+    "delivery_rate busy_time rwnd_limited sndbuf_limited delivered delivered_ce bytes_sent bytes_retrans "
+    "dsack_dups reord_seen rcv_ooopack snd_wnd rcv_wnd rehash total_rto total_rto_recoveries total_rto_time"
+).split()
+assert len(_NAMES) == len(struct.unpack(_INFO_FMT, bytes(_INFO_LEN)))
+
+
+def tcp_info(sock: socket.socket) -> dict[str, int]:
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _INFO_LEN)
+    have = len(raw)
+    info = dict(zip(_NAMES, struct.unpack(_INFO_FMT, raw.ljust(_INFO_LEN, b"\0"))))
+    info["_len"] = have
+    return info
+
+
+def bbr_info(sock: socket.socket) -> dict[str, float] | None:
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
+    except OSError:
+        return None
+    if len(raw) < 20:
+        return None
+    lo, hi, min_rtt, pg, cg = struct.unpack("=5I", raw)
+    return {"bw_Bps": float((hi << 32) | lo), "min_rtt_us": float(min_rtt), "pacing_gain": pg / 256, "cwnd_gain": cg / 256}
+
+
+def linux_cc_name(cc: str) -> str:
+    """The kernel's name for a scenario algorithm (bbr1 -> bbr)."""
+    return {"bbr1": "bbr"}.get(cc, cc)
+
+
+@dataclass
+class FlowState:
+    """What the threads share with the sampler for one flow (plain attributes, GIL-protected)."""
+
+    index: int
+    cc: str
+    port: int
+    start_ns: int  # absolute CLOCK_MONOTONIC
+    stop_ns: int | None
+    total_bytes: int | None
+    sock: socket.socket | None = None
+    connected_ns: int | None = None
+    send_done_ns: int | None = None
+    received: int = 0
+    first_byte_ns: int | None = None
+    complete_ns: int | None = None
+    error: str | None = None
+    rcv_sock: socket.socket | None = None
+
+
+class Traffic:
+    """Bulk TCP flows from sender namespaces to one receiver namespace."""
+
+    def __init__(self, flows: list[FlowState], sender_ns: list[str], receiver_ns: str, receiver_ip: str,
+                 mss: list[int], max_pacing: list[int | None]) -> None:
+        self.flows = flows
+        self.sender_ns = sender_ns
+        self.receiver_ns = receiver_ns
+        self.receiver_ip = receiver_ip
+        self.mss = mss
+        self.max_pacing = max_pacing
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.listeners: list[socket.socket] = []
+        self._ready = threading.Event()
+        self._listen_error: str | None = None
+
+    # -------------------------------------------------------------- receiver
+
+    def _listen(self) -> None:
+        try:
+            enter_netns(self.receiver_ns)
+            for f in self.flows:
+                ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                ls.bind((self.receiver_ip, f.port))
+                ls.listen(4)
+                ls.settimeout(0.2)
+                self.listeners.append(ls)
+        except OSError as e:
+            self._listen_error = str(e)
+        finally:
+            self._ready.set()
+        for f, ls in zip(self.flows, self.listeners):
+            t = threading.Thread(target=self._accept_and_read, args=(f, ls), daemon=True, name=f"rcv{f.index}")
+            t.start()
+            self.threads.append(t)
+
+    def _accept_and_read(self, f: FlowState, ls: socket.socket) -> None:
+        conn = None
+        while not self.stop.is_set():
+            try:
+                conn, _ = ls.accept()
+                break
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+        if conn is None:
+            return
+        f.rcv_sock = conn
+        conn.settimeout(0.2)
+        buf = bytearray(4 << 20)
+        mv = memoryview(buf)
+        while not self.stop.is_set():
+            try:
+                n = conn.recv_into(mv)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if n == 0:
+                if f.total_bytes is not None and f.received >= f.total_bytes:
+                    f.complete_ns = f.complete_ns or time.monotonic_ns()
+                break
+            if f.first_byte_ns is None:
+                f.first_byte_ns = time.monotonic_ns()
+            f.received += n
+            if f.total_bytes is not None and f.received >= f.total_bytes and f.complete_ns is None:
+                f.complete_ns = time.monotonic_ns()
+
+    # -------------------------------------------------------------- sender
+
+    def _send(self, f: FlowState, ns: str, mss: int, max_pacing: int | None) -> None:
+        try:
+            enter_netns(ns)
+            while not self.stop.is_set():
+                d = f.start_ns - time.monotonic_ns()
+                if d <= 0:
+                    break
+                time.sleep(min(d / 1e9, 0.05))
+            if self.stop.is_set():
+                return
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, linux_cc_name(f.cc).encode())
+            if mss != 1448:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+            if max_pacing:
+                s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, max(1, max_pacing // 8))
+            f.sock = s
+            s.settimeout(5.0)
+            s.connect((self.receiver_ip, f.port))
+            f.connected_ns = time.monotonic_ns()
+            s.settimeout(0.1)
+            chunk = memoryview(bytearray(1 << 20))
+            left = f.total_bytes
+            while not self.stop.is_set():
+                if f.stop_ns is not None and time.monotonic_ns() >= f.stop_ns:
+                    break
+                want = len(chunk) if left is None else min(len(chunk), left)
+                if want == 0:
+                    break
+                try:
+                    n = s.send(chunk[:want])
+                except socket.timeout:
+                    continue
+                if left is not None:
+                    left -= n
+            f.send_done_ns = time.monotonic_ns()
+            try:
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        except OSError as e:
+            if not self.stop.is_set():
+                f.error = f"flow {f.index}: {e}"
+
+    # -------------------------------------------------------------- control
+
+    def start(self) -> None:
+        t = threading.Thread(target=self._listen, daemon=True, name="listen")
+        t.start()
+        self.threads.append(t)
+        self._ready.wait(10)
+        if self._listen_error:
+            raise RuntimeError(f"receiver could not listen: {self._listen_error}")
+        for f, ns, mss, mp in zip(self.flows, self.sender_ns, self.mss, self.max_pacing):
+            t = threading.Thread(target=self._send, args=(f, ns, mss, mp), daemon=True, name=f"snd{f.index}")
+            t.start()
+            self.threads.append(t)
+
+    def close(self) -> None:
+        """Stop every thread (they poll ``stop`` at least every 0.2 s), then close the sockets."""
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=1.0)
+        for f in self.flows:
+            for s in (f.sock, f.rcv_sock):
+                if s is not None:
+                    try:
+                        s.close()
+                    except OSError:
+                        pass
+        for ls in self.listeners:
+            try:
+                ls.close()
+            except OSError:
+                pass

@@ -1,0 +1,40 @@
+"""Small helpers to write a study's REPORT.md."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|")
+
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def mbps(bps: float) -> str:
+    if bps != bps:  # NaN
+        return "–"
+    if bps >= 1e9:
+        return f"{bps / 1e9:.2f} Gbit/s"
+    if bps >= 1e6:
+        return f"{bps / 1e6:.1f} Mbit/s"
+    return f"{bps / 1e3:.0f} kbit/s"
+
+
+def write_report(path: Path, title: str, sections: Sequence[tuple[str, str]], *, quick: bool, wall_s: float,
+                 packets: int) -> Path:
+    lines = [f"# {title}", ""]
+    if quick:
+        lines += ["*Quick version (`--quick`): shorter runs and a smaller grid than the full study; "
+                  "numbers are indicative. Run without `--quick` for the full study.*", ""]
+    for head, body in sections:
+        lines += [f"## {head}", "", body.strip(), ""]
+    lines += ["## Run", "", f"{packets:,} data packets simulated in {wall_s:.1f} s wall "
+              f"({'quick' if quick else 'full'} study).", ""]
+    path.write_text("\n".join(lines))
+    return path
