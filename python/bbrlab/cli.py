@@ -252,6 +252,45 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
     click.echo(f"wrote {path}")
 
 
+@cli.command()
+@click.argument("studies", metavar="[STUDY]...", nargs=-1)
+@click.option("--list", "list_only", is_flag=True, help="List the studies and exit.")
+@click.option("--quick", is_flag=True, help="Shorter runs, smaller grids, fewer repetitions (minutes, for CI).")
+@click.option("--out", "out", metavar="DIR", default="reproduce", show_default=True, help="Output directory.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count).")
+def reproduce(studies: tuple[str, ...], list_only: bool, quick: bool, out: str, jobs: int | None) -> None:
+    """Reproduce the seed studies: run their scenarios, redraw their figures, write REPORT.md.
+
+    STUDY is a name from --list, or "all" (the default).
+    """
+    from .reproduce import get_study, list_studies, run_studies
+
+    if list_only:
+        for st in list_studies():
+            click.echo(f"{st.name:<16} {st.title}\n{'':<16} source: {st.source}")
+        return
+    names = list(studies) or ["all"]
+    if names != ["all"]:
+        for n in names:
+            get_study(n)  # unknown names fail before anything runs
+    console = _stderr_console()
+    bars: dict[str, Any] = {}
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("eta"), TimeRemainingColumn(), console=console, disable=not console.is_terminal)
+
+    def on_progress(label: str, done: int, total: int) -> None:
+        if label not in bars:
+            bars[label] = progress.add_task(label, total=total)
+        progress.update(bars[label], completed=done, total=total)
+
+    with progress:
+        done = run_studies(names, Path(out), quick=quick, jobs=jobs, progress=on_progress)
+    for st, report, wall in done:
+        click.echo(f"{st.name}: {report} ({wall:.0f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `bbrlab` script."""
     cli.main(args=argv, prog_name="bbrlab")

@@ -105,6 +105,21 @@ class _Strict(BaseModel):
 # ------------------------------------------------------------------ the schema
 
 
+class Red(_Strict):
+    """RED marking/dropping on the bottleneck (Floyd & Jacobson; ECN-capable packets are marked)."""
+
+    min_th: PositiveSize
+    max_th: PositiveSize
+    max_p: Annotated[float, Field(gt=0, le=1)] = 0.1
+    weight: Annotated[float, Field(gt=0, le=1)] = 0.002
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Red:
+        if self.max_th <= self.min_th:
+            raise PydanticCustomError("red", "max_th must be larger than min_th")
+        return self
+
+
 class Bottleneck(_Strict):
     rate: PositiveRate
     rtt: TimeNs
@@ -112,6 +127,8 @@ class Bottleneck(_Strict):
     loss: LossFraction = Field(default=0.0)
     ack_loss: LossFraction = Field(default=0.0)
     ecn_threshold: PositiveSize | None = None
+    ecn_threshold_packets: Annotated[int, Field(ge=1)] | None = None
+    red: Red | None = None
 
     @property
     def bdp_bytes(self) -> int:
@@ -155,6 +172,9 @@ class Flow(_Strict):
     tso: bool = True
     min_rto: TimeNs = Field(default="200ms", validate_default=True)
     delayed_ack: bool = True
+    tso_minrtt_autosize: bool = True
+    receiver_window: Literal["static", "ictcp"] = "static"
+    sender: Annotated[int, Field(ge=0)] | None = None
 
     @field_validator("cc")
     @classmethod
@@ -233,6 +253,9 @@ class Scenario(_Strict):
                     "tso": f.tso,
                     "min_rto_ns": f.min_rto,
                     "delayed_ack": f.delayed_ack,
+                    "tso_minrtt_autosize": f.tso_minrtt_autosize,
+                    "receiver_window": f.receiver_window,
+                    "sender": f.sender,
                 }
             )
         return {
@@ -249,6 +272,11 @@ class Scenario(_Strict):
                     "loss": float(b.loss),
                     "ack_loss": float(b.ack_loss),
                     "ecn_threshold_bytes": b.ecn_threshold,
+                    "ecn_threshold_packets": b.ecn_threshold_packets,
+                    "red": None
+                    if b.red is None
+                    else {"min_th_bytes": b.red.min_th, "max_th_bytes": b.red.max_th, "max_p": b.red.max_p,
+                          "weight": b.red.weight},
                 },
                 "access_rate_bps": self.topology.access_rate,
             },
