@@ -47,9 +47,14 @@ def _pct(x: Any) -> str:
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
-    flows = summary.get("flows", [])
+    all_flows = summary.get("flows", [])
+    # Application transfers (query responses: spec −1) are summarized in the facts line instead.
+    flows = [f for f in all_flows if f.get("spec", 0) != -1]
     agg = summary.get("aggregate", {})
-    table = Table(title=f"{summary.get('name', 'run')}", title_justify="left", show_footer=len(flows) > 1)
+    title = f"{summary.get('name', 'run')}"
+    if len(flows) < len(all_flows):
+        title += f" ({len(all_flows) - len(flows)} application transfers not listed; see the events table)"
+    table = Table(title=title, title_justify="left", show_footer=len(flows) > 1)
     table.add_column("flow", justify="right", footer="all")
     table.add_column("cc", footer="")
     table.add_column("goodput", justify="right", footer=fmt_bps(agg.get("goodput_bps")))
@@ -90,6 +95,12 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
         parts.append(f"goodput {_pct(agg['link_share'])} of the bottleneck")
     if _finite(agg.get("queue_mean_bytes")):
         parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}")
+    if _finite(agg.get("query_mean_s")):
+        parts.append(
+            f"{agg.get('queries', 0)} queries: mean {agg['query_mean_s'] * 1e3:.2f} ms, p95 {agg['query_p95_s'] * 1e3:.2f} ms"
+        )
+    if run.get("pause_frames"):
+        parts.append(f"{fmt_count(run['pause_frames'])} PAUSE frames")
     lines = [" · ".join(parts)]
     if _finite(run.get("wall_s")):
         lines.append(

@@ -41,6 +41,15 @@ class ScenarioError(UserError):
         # One line, always: a multi-line message would break `error: …` greps and CI logs.
         return " ".join(text.split("\n"))
 
+    def __reduce__(self):  # type: ignore[override]
+        # Studies run scenarios in worker processes; the default Exception pickling would call
+        # __init__ with the formatted message only and break the pool (BrokenProcessPool).
+        return (_rebuild_scenario_error, (self.path, self.message, self.more, self.source))
+
+
+def _rebuild_scenario_error(path: str, message: str, more: int, source: str | None) -> ScenarioError:
+    return ScenarioError(path, message, more=more, source=source)
+
 
 class SimulationError(UserError):
     """The core failed or is unavailable; not the user's typo, but still not a Python traceback."""

@@ -121,7 +121,9 @@ def plot_queue(result: Result, path: Path) -> Path:
     fig, axes = _figure(2)
     q = result.queue
     if not q.empty and "queue" in q:
-        bq = q[q["queue"] == "bottleneck"] if (q["queue"] == "bottleneck").any() else q
+        # The shared queue: the dumbbell's bottleneck or the star's switch port to the aggregator.
+        main = next((n for n in ("bottleneck", "tor_to_agg") if (q["queue"] == n).any()), None)
+        bq = q[q["queue"] == main] if main is not None else q
         t = bq["t_s"]
         if "max_occupancy_bytes" in bq:
             axes[0].plot(t, bq["max_occupancy_bytes"] / 1e3, lw=0.8, alpha=0.6, label="max in interval")

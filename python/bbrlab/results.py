@@ -7,6 +7,8 @@ A run directory holds::
     flows.parquet       one row per flow
     timeseries.parquet  one row per flow per sample interval
     queue.parquet       one row per queue per sample interval
+    gaps.parquet        NIC inter-departure gap histograms (only when a flow set gap_histogram)
+    events.parquet      application events: one row per completed query (only with [[apps]])
     *.png               plots (see plots.py)
 
 It is written atomically: everything goes into ``<dir>.incomplete/`` (with an ``INCOMPLETE`` marker
@@ -124,6 +126,7 @@ def summarize(
     run: dict[str, Any],
     *,
     duration_s: float,
+    app_events: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds)."""
     per_flow = []
@@ -142,15 +145,17 @@ def summarize(
         # All flows' bytes over the whole run: the useful throughput of the bottleneck.
         "goodput_bps": delivered * 8 / duration_s if duration_s > 0 else math.nan,
         "delivered_bytes": delivered,
-        "jain": jain_index(flows["goodput_bps"]) if "goodput_bps" in flows else math.nan,
+        # Fairness among the configured flows (application transfers are short and sequential).
+        "jain": jain_index(flows[flows["app"] < 0]["goodput_bps"] if "app" in flows else flows["goodput_bps"])
+        if "goodput_bps" in flows else math.nan,
         "retransmits": retrans,
         "retrans_rate": retrans / sent if sent else 0.0,
         "flows": int(len(flows)),
     }
     if scenario is not None and duration_s > 0:
-        aggregate["link_share"] = aggregate["goodput_bps"] / scenario.topology.bottleneck.rate
+        aggregate["link_share"] = aggregate["goodput_bps"] / scenario.bottleneck_rate
     if len(queue) and "queue" in queue:
-        bq = queue[queue["queue"] == "bottleneck"]
+        bq = queue[queue["queue"] == main_queue_name(scenario)]
         if len(bq):
             if "utilization" in bq:
                 aggregate["bottleneck_utilization"] = float(bq["utilization"].mean())
@@ -162,8 +167,29 @@ def summarize(
                 aggregate["queue_drops"] = int(bq["drops"].iloc[-1])
             if "ce_marks" in bq:
                 aggregate["queue_ce_marks"] = int(bq["ce_marks"].iloc[-1])
+    if app_events is not None and len(app_events) and "response_time_s" in app_events:
+        rt = app_events["response_time_s"].to_numpy(dtype=float)
+        aggregate["queries"] = int(rt.size)
+        aggregate["query_mean_s"] = float(rt.mean())
+        aggregate["query_p95_s"] = float(np.percentile(rt, 95))
+        aggregate["query_max_s"] = float(rt.max())
     summary: dict[str, Any] = {"name": scenario.name if scenario is not None else run.get("name", "")}
-    if scenario is not None:
+    if scenario is not None and scenario.is_star:
+        t = scenario.topology
+        summary["scenario"] = {
+            "duration_s": scenario.duration / 1e9,
+            "topology": "star",
+            "bottleneck_rate_bps": scenario.bottleneck_rate,
+            "rtt_ms": scenario.base_rtt / 1e6,
+            "bdp_bytes": scenario.bdp_bytes,
+            "buffer_bytes": t.buffer,
+            "workers": t.workers,
+            "lossless": t.lossless,
+            "forwarding": t.forwarding,
+            "flows": scenario.flow_count,
+            "apps": len(scenario.apps),
+        }
+    elif scenario is not None:
         b = scenario.topology.bottleneck
         buffer_bytes, buffer_packets = scenario.buffer_limits()
         summary["scenario"] = {
@@ -180,6 +206,11 @@ def summarize(
     summary["flows"] = per_flow
     summary["aggregate"] = aggregate
     return _json_clean(summary)
+
+
+def main_queue_name(scenario: Scenario | None) -> str:
+    """The queue every flow shares: the dumbbell's bottleneck, the star's port to the aggregator."""
+    return "tor_to_agg" if scenario is not None and scenario.is_star else "bottleneck"
 
 
 def is_complete_run(path: Path) -> bool:
@@ -203,6 +234,10 @@ class Result:
     scenario: Scenario | None = None
     scenario_toml: str | None = None
     path: Path | None = field(default=None, compare=False)
+    #: flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.
+    gaps: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
+    #: app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.
+    events: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
 
     # ------------------------------------------------------------ construction
 
@@ -224,8 +259,20 @@ class Result:
         except KeyError as e:
             raise SimulationError(f"the core's results lack {e}") from None
         flows, ts, queue = tables["flows"], tables["timeseries"], tables["queue"]
+        gaps = decode_table("gaps", raw["gaps"], labels) if "gaps" in raw else pd.DataFrame()
+        app_events = decode_table("events", raw["events"], labels) if "events" in raw else pd.DataFrame()
+        if len(app_events) and "query" in flows and "app" in flows:
+            # Each application transfer carries its query's response time.
+            rt = {
+                (int(a), int(q)): float(t)
+                for a, q, t in zip(app_events["app"], app_events["query"], app_events["response_time_s"])
+            }
+            flows["query_response_s"] = [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])]
         # Which [[flows]] entry each simulated flow came from (count expands one entry to many).
         spec = np.array([i for i, _ in scenario.expanded_flows()], dtype=np.int32)
+        if "app" in flows and len(flows) > len(spec):
+            # Application transfers come after the configured flows; they have no [[flows]] entry.
+            spec = np.concatenate([spec, np.full(len(flows) - len(spec), -1, dtype=np.int32)])
         if len(flows) == len(spec) and "flow" in flows:
             flows.insert(1, "spec", spec[flows["flow"].to_numpy()])
         if "flow" in ts and "cc" in flows and len(flows):
@@ -244,6 +291,8 @@ class Result:
             "events": events,
             "data_packets_delivered": delivered,
             "data_packets_sent": int(core_run.get("data_packets_sent", 0)),
+            "pause_frames": int(core_run.get("pause_frames", 0)),
+            "drops": int(core_run.get("drops", 0)),
             "packets_per_wall_s": delivered / wall_s if wall_s > 0 else math.nan,
             "events_per_wall_s": events / wall_s if wall_s > 0 else math.nan,
             "bbrlab_version": __version__,
@@ -254,8 +303,9 @@ class Result:
         }
         if run_extra:
             run.update(run_extra)
-        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9)
-        return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario)
+        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events)
+        return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario, gaps=gaps,
+                   events=app_events)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -276,7 +326,11 @@ class Result:
             f = path / f"{t}.parquet"
             tables[t] = pd.read_parquet(f) if f.exists() else pd.DataFrame()
         toml_path = path / "scenario.toml"
+        gaps_path = path / "gaps.parquet"
+        events_path = path / "events.parquet"
         return cls(
+            events=pd.read_parquet(events_path) if events_path.exists() else pd.DataFrame(),
+            gaps=pd.read_parquet(gaps_path) if gaps_path.exists() else pd.DataFrame(),
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],
@@ -319,6 +373,10 @@ class Result:
             (d / "scenario.toml").write_text(self.scenario_toml)
         for t in TABLES:
             getattr(self, t).to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
+        if len(self.gaps):
+            self.gaps.to_parquet(d / "gaps.parquet", engine="pyarrow", index=False)
+        if len(self.events):
+            self.events.to_parquet(d / "events.parquet", engine="pyarrow", index=False)
         if plots:
             from .plots import plot_all
 

@@ -29,7 +29,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     PlainSerializer,
     ValidationError,
     field_validator,
@@ -150,9 +152,89 @@ class Dumbbell(_Strict):
         return self
 
 
-# Add a model per topology kind here (star, ...) and dispatch on `kind` in `Scenario`.
-TOPOLOGY_KINDS: dict[str, type[_Strict]] = {"dumbbell": Dumbbell}
-Topology = Dumbbell
+class Pfc(_Strict):
+    """IEEE 802.3x PAUSE back-pressure (lossless mode) at every switch output port."""
+
+    xoff: PositiveSize = Field(default="64KB", validate_default=True)
+    xon: PositiveSize = Field(default="32KB", validate_default=True)
+    quanta: Annotated[int, Field(ge=1, le=65535)] = 65535
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Pfc:
+        if self.xon >= self.xoff:
+            raise PydanticCustomError("range", "xon must be smaller than xoff")
+        return self
+
+
+class Star(_Strict):
+    """One top-of-rack switch: `workers` hosts, each on its own link into the switch, and one
+    aggregator/receiver host behind the switch's output port (seed 000's data-center fabric)."""
+
+    kind: Literal["star"] = "star"
+    workers: Annotated[int, Field(ge=1, le=10_000)]
+    rate: PositiveRate
+    aggregator_rate: PositiveRate | None = None  # default: rate
+    delay: TimeNs = Field(default="10us", validate_default=True)  # one way, per host link
+    buffer: PositiveSize | None = None  # per output port; default 128KB, unlimited when lossless
+    shared_buffer: PositiveSize | None = None
+    forwarding: Literal["store-and-forward", "cut-through"] = "store-and-forward"
+    header: PositiveSize = Field(default="64B", validate_default=True)
+    ecn_threshold: PositiveSize | None = None
+    lossless: bool = False
+    pfc: Pfc | None = None  # implies lossless; default thresholds when lossless = true
+    # Host NIC clocks differ from the switch's by up to ± this (IEEE 802.3: ±100 ppm); 0 = exact.
+    clock_ppm: Annotated[int, Field(ge=0, le=1000)] = 100
+    # Host transmit timing jitter (NIC DMA/PCIe): each packet reaches the switch up to this late.
+    host_jitter: TimeNs = Field(default="1us", validate_default=True)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Star:
+        if self.pfc is not None:
+            self.lossless = True
+        if self.lossless and self.pfc is None:
+            self.pfc = Pfc()
+        if self.aggregator_rate is None:
+            self.aggregator_rate = self.rate
+        if self.buffer is None and not self.lossless:
+            self.buffer = 128_000
+        return self
+
+    @property
+    def base_rtt(self) -> int:
+        """Propagation RTT worker -> aggregator -> worker (four link traversals)."""
+        return 4 * self.delay
+
+
+TOPOLOGY_KINDS: dict[str, type[_Strict]] = {"dumbbell": Dumbbell, "star": Star}
+
+
+def _topology_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = value.get("kind", "dumbbell")
+        return kind if kind in TOPOLOGY_KINDS else "dumbbell"
+    return getattr(value, "kind", "dumbbell")
+
+
+Topology = Annotated[
+    Annotated[Dumbbell, Tag("dumbbell")] | Annotated[Star, Tag("star")], Discriminator(_topology_kind)
+]
+
+
+def _topology_kind_check(value: Any) -> Any:
+    if isinstance(value, dict) and "kind" in value and value["kind"] not in TOPOLOGY_KINDS:
+        raise PydanticCustomError(
+            "kind", f'"{value["kind"]}" is not a topology kind; use one of {", ".join(TOPOLOGY_KINDS)}'
+        )
+    return value
+
+
+class Rpc(_Strict):
+    """Request/response workload: write `size` (rounded up to whole segments), wait for the full
+    ACK (the receiver answers a complete message at once), wait `gap`, repeat; per-message
+    latency in the `rpc_*` flow columns."""
+
+    size: PositiveSize
+    gap: TimeNs = Field(default="0s", validate_default=True)
 
 
 class Flow(_Strict):
@@ -174,6 +256,10 @@ class Flow(_Strict):
     delayed_ack: bool = True
     tso_minrtt_autosize: bool = True
     receiver_window: Literal["static", "ictcp"] = "static"
+    gap_histogram: bool = False  # histogram of inter-departure gaps at the sender NIC (`gaps` table)
+    faster_acks: bool = True  # seed 001's receiver fix; false = old Linux rule (window must not shrink)
+    app_read_delay: TimeNs | None = None  # receiving app reads this long after data arrives (None = at once)
+    rpc: Rpc | None = None
     sender: Annotated[int, Field(ge=0)] | None = None
 
     @field_validator("cc")
@@ -185,6 +271,22 @@ class Flow(_Strict):
         return name  # stored as written ("bbr" stays "bbr"); resolve() maps aliases
 
 
+class QueryApp(_Strict):
+    """Partition/aggregate query (seed 000 §4.1): the aggregator asks workers 0..n-1 for size/n bytes
+    each over new connections; response time = until all n responses are complete; `repetitions`
+    queries, each `gap` after the previous one ended (the `events` table, one row per query)."""
+
+    kind: Literal["query"]
+    workers: Annotated[int, Field(ge=1, le=10_000)]
+    size: PositiveSize = Field(default="1MiB", validate_default=True)
+    repetitions: Annotated[int, Field(ge=1, le=1_000_000)] = 100
+    start: TimeNs = Field(default="0s", validate_default=True)
+    gap: TimeNs = Field(default="50ms", validate_default=True)
+    jitter: TimeNs = Field(default="0s", validate_default=True)
+    handshake: bool = False
+    flow: Flow  # transport settings of every response (cc, min_rto, ...); start/stop/bytes unused
+
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -193,8 +295,9 @@ class Scenario(_Strict):
     duration: PositiveTime
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 1
     sample_interval: PositiveTime = Field(default="100ms", validate_default=True)
-    topology: Topology
-    flows: Annotated[list[Flow], Field(min_length=1)]
+    topology: Annotated[Topology, BeforeValidator(_topology_kind_check)]
+    flows: list[Flow] = Field(default_factory=list)
+    apps: list[QueryApp] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -209,7 +312,24 @@ class Scenario(_Strict):
     # ------------------------------------------------------------ derived values
 
     @property
+    def is_star(self) -> bool:
+        return self.topology.kind == "star"
+
+    @property
+    def bottleneck_rate(self) -> int:
+        """Rate of the link every flow shares: the dumbbell's bottleneck, the star's aggregator port."""
+        t = self.topology
+        return t.aggregator_rate if isinstance(t, Star) else t.bottleneck.rate
+
+    @property
+    def base_rtt(self) -> int:
+        t = self.topology
+        return t.base_rtt if isinstance(t, Star) else t.bottleneck.rtt
+
+    @property
     def bdp_bytes(self) -> int:
+        if isinstance(self.topology, Star):
+            return self.bottleneck_rate * self.base_rtt // (8 * 10**9)
         return self.topology.bottleneck.bdp_bytes
 
     @property
@@ -223,6 +343,8 @@ class Scenario(_Strict):
 
     def buffer_limits(self) -> tuple[int | None, int | None]:
         """(buffer_bytes, buffer_packets) as the core wants them: one set, the other None."""
+        if isinstance(self.topology, Star):
+            return self.topology.buffer, None
         b = self.topology.bottleneck
         if b.buffer.kind == "packets":
             return None, int(b.buffer.value)
@@ -232,55 +354,72 @@ class Scenario(_Strict):
 
     def resolve(self) -> dict[str, Any]:
         """The core's config (docs/core-api.md): integer SI units, every default explicit."""
-        b = self.topology.bottleneck
-        buffer_bytes, buffer_packets = self.buffer_limits()
-        flows = []
-        for _, f in self.expanded_flows():
-            flows.append(
-                {
-                    "cc": algorithms.canonical(f.cc),
-                    "start_ns": f.start,
-                    "stop_ns": f.stop,
-                    "bytes": f.bytes_,
-                    "extra_rtt_ns": f.extra_rtt,
-                    "mss_bytes": f.mss,
-                    "initial_cwnd_segs": f.initial_cwnd,
-                    "pacing": {"auto": None, "on": True, "off": False}[f.pacing],
-                    "max_pacing_rate_bps": f.max_pacing_rate,
-                    "sndbuf_bytes": f.sndbuf,
-                    "rcvbuf_bytes": f.rcvbuf,
-                    "ecn": f.ecn,
-                    "tso": f.tso,
-                    "min_rto_ns": f.min_rto,
-                    "delayed_ack": f.delayed_ack,
-                    "tso_minrtt_autosize": f.tso_minrtt_autosize,
-                    "receiver_window": f.receiver_window,
-                    "sender": f.sender,
-                }
-            )
-        return {
+        flows = [_resolve_flow(f) for _, f in self.expanded_flows()]
+        out: dict[str, Any] = {
             "seed": self.seed,
             "duration_ns": self.duration,
             "sample_interval_ns": self.sample_interval,
-            "topology": {
-                "kind": self.topology.kind,
-                "bottleneck": {
-                    "rate_bps": b.rate,
-                    "rtt_ns": b.rtt,
-                    "buffer_bytes": buffer_bytes,
-                    "buffer_packets": buffer_packets,
-                    "loss": float(b.loss),
-                    "ack_loss": float(b.ack_loss),
-                    "ecn_threshold_bytes": b.ecn_threshold,
-                    "ecn_threshold_packets": b.ecn_threshold_packets,
-                    "red": None
-                    if b.red is None
-                    else {"min_th_bytes": b.red.min_th, "max_th_bytes": b.red.max_th, "max_p": b.red.max_p,
-                          "weight": b.red.weight},
-                },
-                "access_rate_bps": self.topology.access_rate,
-            },
             "flows": flows,
+        }
+        if isinstance(self.topology, Star):
+            t = self.topology
+            out["topology"] = {
+                "kind": "star",
+                "star": {
+                    "workers": t.workers,
+                    "rate_bps": t.rate,
+                    "aggregator_rate_bps": t.aggregator_rate,
+                    "delay_ns": t.delay,
+                    "buffer_bytes": t.buffer,
+                    "shared_buffer_bytes": t.shared_buffer,
+                    "forwarding": t.forwarding.replace("-", "_"),
+                    "header_bytes": t.header,
+                    "clock_ppm": t.clock_ppm,
+                    "host_jitter_ns": t.host_jitter,
+                    "ecn_threshold_bytes": t.ecn_threshold,
+                    "pfc": None
+                    if t.pfc is None
+                    else {"xoff_bytes": t.pfc.xoff, "xon_bytes": t.pfc.xon, "pause_quanta": t.pfc.quanta},
+                },
+            }
+        else:
+            out["topology"] = self._resolve_dumbbell()
+        out["apps"] = [
+            {
+                "kind": a.kind,
+                "workers": a.workers,
+                "bytes": a.size,
+                "repetitions": a.repetitions,
+                "start_ns": a.start,
+                "gap_ns": a.gap,
+                "jitter_ns": a.jitter,
+                "handshake": a.handshake,
+                "flow": _resolve_flow(a.flow),
+            }
+            for a in self.apps
+        ]
+        return out
+
+    def _resolve_dumbbell(self) -> dict[str, Any]:
+        b = self.topology.bottleneck
+        buffer_bytes, buffer_packets = self.buffer_limits()
+        return {
+            "kind": self.topology.kind,
+            "bottleneck": {
+                "rate_bps": b.rate,
+                "rtt_ns": b.rtt,
+                "buffer_bytes": buffer_bytes,
+                "buffer_packets": buffer_packets,
+                "loss": float(b.loss),
+                "ack_loss": float(b.ack_loss),
+                "ecn_threshold_bytes": b.ecn_threshold,
+                "ecn_threshold_packets": b.ecn_threshold_packets,
+                "red": None
+                if b.red is None
+                else {"min_th_bytes": b.red.min_th, "max_th_bytes": b.red.max_th, "max_p": b.red.max_p,
+                      "weight": b.red.weight},
+            },
+            "access_rate_bps": self.topology.access_rate,
         }
 
     def human(self) -> dict[str, Any]:
@@ -292,6 +431,34 @@ class Scenario(_Strict):
         if header:
             text = "".join(f"# {line}\n" for line in header.splitlines()) + "\n" + text
         return text
+
+
+def _resolve_flow(f: Flow) -> dict[str, Any]:
+    """One flow's core config."""
+    return {
+        "cc": algorithms.canonical(f.cc),
+        "start_ns": f.start,
+        "stop_ns": f.stop,
+        "bytes": f.bytes_,
+        "extra_rtt_ns": f.extra_rtt,
+        "mss_bytes": f.mss,
+        "initial_cwnd_segs": f.initial_cwnd,
+        "pacing": {"auto": None, "on": True, "off": False}[f.pacing],
+        "max_pacing_rate_bps": f.max_pacing_rate,
+        "sndbuf_bytes": f.sndbuf,
+        "rcvbuf_bytes": f.rcvbuf,
+        "ecn": f.ecn,
+        "tso": f.tso,
+        "min_rto_ns": f.min_rto,
+        "delayed_ack": f.delayed_ack,
+        "tso_minrtt_autosize": f.tso_minrtt_autosize,
+        "receiver_window": f.receiver_window,
+        "gap_histogram": f.gap_histogram,
+        "faster_acks": f.faster_acks,
+        "app_read_delay_ns": f.app_read_delay,
+        "rpc": None if f.rpc is None else {"size_bytes": f.rpc.size, "gap_ns": f.rpc.gap},
+        "sender": f.sender,
+    }
 
 
 # ------------------------------------------------------------------ loading, overrides, errors
@@ -311,8 +478,11 @@ def _path(loc: Sequence[int | str]) -> str:
     return ".".join(str(p) for p in loc)
 
 
-def _model_at(loc: Sequence[int | str]) -> type[BaseModel] | None:
-    """The model class whose fields live at ``loc`` ("topology.bottleneck" -> Bottleneck)."""
+def _model_at(loc: Sequence[int | str], kind: str | None = None) -> type[BaseModel] | None:
+    """The model class whose fields live at ``loc`` ("topology.bottleneck" -> Bottleneck).
+
+    ``kind`` picks the topology model ("dumbbell", "star") below ``topology``.
+    """
     model: type[BaseModel] | None = Scenario
     for part in loc:
         if model is None:
@@ -323,7 +493,16 @@ def _model_at(loc: Sequence[int | str]) -> type[BaseModel] | None:
         if field is None:
             return None
         model = _item_model(field.annotation)
+        if part == "topology" and model is Dumbbell:
+            model = TOPOLOGY_KINDS.get(kind or "dumbbell", Dumbbell)
     return model
+
+
+def _strip_tag(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], str | None]:
+    """Drop the union tag pydantic puts after ``topology`` ("topology.star.workers" -> "topology.workers")."""
+    if len(loc) >= 2 and loc[0] == "topology" and loc[1] in TOPOLOGY_KINDS:
+        return (loc[0],) + tuple(loc[2:]), str(loc[1])
+    return loc, None
 
 
 def _fields_by_key(model: type[BaseModel]) -> dict[str, Any]:
@@ -366,19 +545,21 @@ def _describe(value: object) -> str:
 
 def _message(err: dict[str, Any]) -> tuple[str, str]:
     """(field path, one-line message) for one pydantic error, in the user's vocabulary."""
-    loc = tuple(err["loc"])
+    loc, topo_kind = _strip_tag(tuple(err["loc"]))
     kind = err["type"]
     value = err.get("input")
     ctx = err.get("ctx") or {}
     if kind == "extra_forbidden":
         parent, key = loc[:-1], str(loc[-1])
-        model = _model_at(parent)
+        model = _model_at(parent, topo_kind)
         where = f"in [{_path(parent)}]" if parent else "at the top level"
         hint = did_you_mean(key, _fields_by_key(model)) if model is not None else ""
         return _path(loc), f"unknown key '{key}' {where}{hint}"
     if kind == "missing":
         leaf = str(loc[-1])
         return _path(loc), f"missing; {_EXAMPLES.get(leaf, 'add it')}"
+    if kind == "kind":
+        return _path(loc) + ".kind", err["msg"]
     if kind in ("unit", "range", "cc", "name"):
         return _path(loc), err["msg"]
     if kind == "literal_error":
@@ -422,6 +603,51 @@ def _cross_check(s: Scenario) -> None:
             f"{units.format_time(s.sample_interval)} is longer than the run ({units.format_time(d)}); "
             "it must be <= duration",
         )
+    if not s.flows and not s.apps:
+        raise ScenarioError("flows", f"there are no flows; {_EXAMPLES['flows']}")
+    if isinstance(s.topology, Star):
+        _cross_check_star(s)
+    else:
+        _cross_check_dumbbell(s)
+    _cross_check_flows(s)
+
+
+def _cross_check_star(s: Scenario) -> None:
+    t = s.topology
+    assert isinstance(t, Star)
+    n = 0
+    for i, f in enumerate(s.flows):
+        for _ in range(f.count):
+            w = f.sender if f.sender is not None else n
+            if w >= t.workers:
+                raise ScenarioError(
+                    f"flows.{i}.sender",
+                    f"worker {w} does not exist: the star has {t.workers} workers (0..{t.workers - 1}); "
+                    "a flow without sender uses the worker with its flow number",
+                )
+            n += 1
+        if f.extra_rtt:
+            raise ScenarioError(f"flows.{i}.extra_rtt", "is not supported on a star; set topology.delay instead")
+    for i, a in enumerate(s.apps):
+        if a.workers > t.workers:
+            raise ScenarioError(f"apps.{i}.workers", f"{a.workers} is more than the star's {t.workers} workers")
+        if a.size < a.workers:
+            raise ScenarioError(f"apps.{i}.size", f"{units.format_size(a.size)} is less than one byte per worker")
+        if a.start >= s.duration:
+            raise ScenarioError(f"apps.{i}.start", f"{units.format_time(a.start)} is not before the end of the run")
+        for key, value in (("start", a.flow.start), ("stop", a.flow.stop), ("bytes", a.flow.bytes_), ("sender", a.flow.sender)):
+            if value not in (None, 0):
+                raise ScenarioError(f"apps.{i}.flow.{key}", "is set by the query app; leave it out")
+        if a.flow.count != 1:
+            raise ScenarioError(f"apps.{i}.flow.count", "is set by the query app (one flow per worker); leave it out")
+    if t.pfc is not None and t.buffer is not None and t.buffer < t.pfc.xoff:
+        raise ScenarioError("topology.buffer", f"{units.format_size(t.buffer)} is below pfc.xoff ({units.format_size(t.pfc.xoff)}); "
+                            "a lossless port needs room above XOFF")
+
+
+def _cross_check_dumbbell(s: Scenario) -> None:
+    if s.apps:
+        raise ScenarioError("apps", 'query apps need a star topology (topology.kind = "star")')
     b = s.topology.bottleneck
     buffer_bytes, buffer_packets = s.buffer_limits()
     if buffer_packets is not None and buffer_packets <= 0:
@@ -441,6 +667,10 @@ def _cross_check(s: Scenario) -> None:
                 f" is smaller than one packet "
                 f"({mss} B); every packet would be dropped",
             )
+
+
+def _cross_check_flows(s: Scenario) -> None:
+    d = s.duration
     if s.flow_count > 100_000:
         raise ScenarioError("flows", f"{s.flow_count} flows after expanding count; the limit is 100000")
     for i, f in enumerate(s.flows):
@@ -568,6 +798,9 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
                 node[part] = _override_value(text, part)
                 break
             child_model = _item_model(fields[part].annotation)
+            if model is Scenario and part == "topology":
+                kind = node.get("topology", {}).get("kind", "dumbbell") if isinstance(node.get("topology"), dict) else "dumbbell"
+                child_model = TOPOLOGY_KINDS.get(kind, Dumbbell)
             is_list = typing.get_origin(_unwrap(fields[part].annotation)) is list
             if child_model is None:
                 raise ScenarioError(f"--set {path}", f"'{'.'.join(done + [part])}' is a value, it has no field '{parts[i + 1]}'")

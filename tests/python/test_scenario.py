@@ -73,7 +73,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     b = c["topology"]["bottleneck"]
     assert b == {
         "rate_bps": 100_000_000, "rtt_ns": 40_000_000, "buffer_bytes": 500_000, "buffer_packets": None,
-        "loss": 0.015, "ack_loss": 0.0, "ecn_threshold_bytes": 30_000,
+        "loss": 0.015, "ack_loss": 0.0, "ecn_threshold_bytes": 30_000, "ecn_threshold_packets": None, "red": None,
     }
     assert c["topology"]["access_rate_bps"] == 1_000_000_000
     assert [f["cc"] for f in c["flows"]] == ["bbr1", "bbr1", "bbr1", "cubic"]  # count expanded, alias resolved
@@ -81,10 +81,18 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     assert set(f0) == {
         "cc", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
         "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "min_rto_ns", "delayed_ack",
+        "tso_minrtt_autosize", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns", "rpc",
+        "sender",
     }
     assert f0["pacing"] is None and f3["pacing"] is True
     assert f3["start_ns"] == 2 * 10**9 and f3["bytes"] == 10_000_000
     assert s.expanded_flows()[3][0] == 1
+    # The core denies unknown fields: the resolved dict must be exactly what it accepts.
+    import json
+
+    from bbrlab import _core
+
+    _core.Simulation(json.dumps(c))
 
 
 def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
@@ -156,3 +164,17 @@ def test_parse_scenario_from_dict() -> None:
     raw = tomllib.loads(MINIMAL)
     s = parse_scenario(raw, default_name="from-dict")
     assert s.name == "from-dict"
+
+
+def test_scenario_error_survives_a_worker_process() -> None:
+    # Studies run scenarios in a process pool: a user's error must come back as the same one-line
+    # ScenarioError, not as BrokenProcessPool.
+    from bbrlab.errors import ScenarioError
+    from bbrlab.reproduce.pool import run_scenarios
+
+    bad = tomllib.loads(MINIMAL)
+    bad["flows"][0]["cc"] = "bbrr"
+    good = tomllib.loads(MINIMAL)
+    good["duration"] = bad["duration"] = "1s"
+    with pytest.raises(ScenarioError, match=r"flows\.0\.cc: .*bbr"):
+        run_scenarios([good, bad], jobs=2)

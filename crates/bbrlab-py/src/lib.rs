@@ -56,6 +56,8 @@ impl Simulation {
         out.set_item("flows", table_to_dict(py, &r.flows)?)?;
         out.set_item("timeseries", table_to_dict(py, &r.timeseries)?)?;
         out.set_item("queue", table_to_dict(py, &r.queue)?)?;
+        out.set_item("gaps", table_to_dict(py, &r.gaps)?)?;
+        out.set_item("events", table_to_dict(py, &r.app_events)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;
@@ -67,6 +69,8 @@ impl Simulation {
         run.set_item("data_packets_sent", r.data_packets_sent)?;
         run.set_item("sim_end_ns", r.sim_end_ns)?;
         run.set_item("complete", r.complete)?;
+        run.set_item("pause_frames", r.pause_frames)?;
+        run.set_item("drops", r.drops)?;
         out.set_item("run", run)?;
         Ok(out)
     }

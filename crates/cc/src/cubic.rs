@@ -1,5 +1,6 @@
-//! CUBIC (RFC 9438) as Linux `net/ipv4/tcp_cubic.c` runs it, with HyStart++ (RFC 9406) as the
-//! optional slow-start exit.
+//! CUBIC (RFC 9438) as Linux `net/ipv4/tcp_cubic.c` runs it, with Linux's classic HyStart as the
+//! slow-start exit (scenario name `cubic`) or RFC 9406 HyStart++ instead (`cubic_hspp`); see
+//! `hystart.rs`.
 //!
 //! Model. After a congestion event at window W_max, CUBIC grows cwnd along
 //!
@@ -36,13 +37,14 @@
 //!   ≈ 0.53 forever). W_est is kept as f64 (Linux: integer `tcp_cwnd` advanced by `ack_cnt`).
 //! - No 1/32 s rate limit on recomputing the target (`last_time` check in `bictcp_update`): that is a
 //!   CPU optimisation whose effect depends on jiffies; bbrlab recomputes on every ACK.
-//! - The slow-start exit is HyStart++ (RFC 9406, see `hystart.rs`) instead of Linux's HyStart.
+//! - `cubic_hspp` replaces Linux's HyStart by HyStart++ (RFC 9406, see `hystart.rs`); `cubic`
+//!   runs Linux's classic HyStart (its own deviations are listed in `hystart.rs`).
 //! - The idle shift needs `tp.lsndtime_ns` (Linux `tp->lsndtime`); while it is 0 (a transport
 //!   that does not report send times) the epoch is not shifted.
 //! - The RTT in W_cubic(t + RTT) is the minimum RTT seen (Linux `delay_min`), not RFC 9438's
 //!   smoothed RTT; before any sample it falls back to the transport's min RTT, then srtt, then 0.
 
-use crate::hystart::{HyStart, HyStartPhase};
+use crate::hystart::{HyStart, HyStartMode, HyStartPhase, LinuxHyStart};
 use crate::reno::phase_of;
 use crate::{
     tcp_cong_avoid_ai, tcp_slow_start, CaState, CcStateSample, CongestionOps, CwndEvent, Nanos,
@@ -78,8 +80,11 @@ pub fn alpha_cubic() -> f64 {
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
-    hystart_enabled: bool,
+    hystart_mode: HyStartMode,
+    /// RFC 9406 state, used when `hystart_mode == PlusPlus`.
     hystart: HyStart,
+    /// Linux classic HyStart state, used when `hystart_mode == Linux`.
+    linux_hystart: LinuxHyStart,
     /// Segments acked per one segment of cwnd increase (Linux `ca->cnt`).
     cnt: u32,
     /// W_max, segments (Linux `last_max_cwnd`); 0 = none yet.
@@ -101,10 +106,11 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(hystart: bool) -> Self {
+    pub fn new(hystart: HyStartMode) -> Self {
         Cubic {
-            hystart_enabled: hystart,
+            hystart_mode: hystart,
             hystart: HyStart::new(),
+            linux_hystart: LinuxHyStart::new(),
             cnt: 0,
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -142,6 +148,29 @@ impl Cubic {
 
     pub fn hystart_phase(&self) -> HyStartPhase {
         self.hystart.phase()
+    }
+
+    pub fn hystart_mode(&self) -> HyStartMode {
+        self.hystart_mode
+    }
+
+    /// Linux classic HyStart state (meaningful when the mode is `Linux`).
+    pub fn linux_hystart(&self) -> &LinuxHyStart {
+        &self.linux_hystart
+    }
+
+    /// Minimum RTT held by CUBIC (Linux `delay_min`), ns; 0 = none.
+    pub fn delay_min_ns(&self) -> Nanos {
+        self.delay_min_ns
+    }
+
+    /// Scenario name: `cubic` (Linux HyStart; also for `Off`, which has no scenario name and is
+    /// Linux `tcp_cubic` with `hystart=0`) or `cubic_hspp` (HyStart++).
+    pub fn name(&self) -> &'static str {
+        match self.hystart_mode {
+            HyStartMode::PlusPlus => "cubic_hspp",
+            HyStartMode::Linux | HyStartMode::Off => "cubic",
+        }
     }
 
     fn rtt_for_target(&self, tp: &TcpCc) -> Nanos {
@@ -214,10 +243,11 @@ impl Cubic {
 }
 
 impl CongestionOps for Cubic {
-    fn init(&mut self, _tp: &mut TcpCc) {
+    fn init(&mut self, tp: &mut TcpCc) {
         // Linux `cubictcp_init`: reset, hystart reset; initial_ssthresh = 0 (infinite).
         self.reset();
         self.hystart.reset();
+        self.linux_hystart.init(tp);
     }
 
     /// Linux `cubictcp_recalc_ssthresh` / RFC 9438 §4.6–4.7.
@@ -244,7 +274,7 @@ impl CongestionOps for Cubic {
         }
         let mut acked = acked;
         if tp.in_slow_start() {
-            if self.hystart_enabled && self.hystart.is_active(tp) {
+            if self.hystart_mode == HyStartMode::PlusPlus && self.hystart.is_active(tp) {
                 // RFC 9406 §4.2/4.3: L cap and CSS divisor; ssthresh is infinite, so all of it is
                 // slow-start growth and nothing is left for congestion avoidance.
                 let inc = self.hystart.slow_start_increment(tp, acked);
@@ -261,10 +291,11 @@ impl CongestionOps for Cubic {
     }
 
     /// Linux `cubictcp_state`: an RTO forgets everything.
-    fn set_state(&mut self, _tp: &mut TcpCc, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
         if new_state == CaState::Loss {
             self.reset();
             self.hystart.reset();
+            self.linux_hystart.init(tp); // bictcp_reset (found = 0) + bictcp_hystart_reset
         }
     }
 
@@ -273,9 +304,10 @@ impl CongestionOps for Cubic {
         tp.snd_cwnd.max(tp.prior_cwnd)
     }
 
-    /// Linux `cubictcp_acked`: track the delay minimum; feed HyStart++.
+    /// Linux `cubictcp_acked`: track the delay minimum; feed HyStart (Linux: after the delay
+    /// minimum, with the same sample filter) or HyStart++ (every ACK, for its round tracking).
     fn pkts_acked(&mut self, tp: &mut TcpCc, _acked: u32, rtt_ns: Option<u64>) {
-        if self.hystart_enabled {
+        if self.hystart_mode == HyStartMode::PlusPlus {
             self.hystart.on_ack(tp, rtt_ns);
         }
         let Some(rtt) = rtt_ns else { return };
@@ -287,6 +319,9 @@ impl CongestionOps for Cubic {
         let delay = rtt.max(1);
         if self.delay_min_ns == 0 || self.delay_min_ns > delay {
             self.delay_min_ns = delay;
+        }
+        if self.hystart_mode == HyStartMode::Linux {
+            self.linux_hystart.on_rtt_sample(tp, delay, self.delay_min_ns);
         }
     }
 
@@ -313,7 +348,7 @@ impl CongestionOps for Cubic {
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
         let (phase, code) = phase_of(tp);
         let mut s = CcStateSample { phase, phase_code: code, w_max_segs: self.w_max, ..Default::default() };
-        if self.hystart_enabled {
+        if self.hystart_mode == HyStartMode::PlusPlus {
             self.hystart.annotate(tp, &mut s);
         }
         s
@@ -351,7 +386,7 @@ mod tests {
     /// recovery with cwnd = ssthresh (the transport's part).
     fn after_loss(w_max: u32, rtt: u64) -> (Cubic, TcpCc) {
         let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(false);
+        let mut cc = Cubic::new(HyStartMode::Off);
         cc.init(&mut tp);
         tp.is_cwnd_limited = true;
         tp.srtt_ns = rtt;
@@ -419,7 +454,7 @@ mod tests {
     #[test]
     fn fast_convergence_lowers_w_max() {
         let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(false);
+        let mut cc = Cubic::new(HyStartMode::Off);
         cc.init(&mut tp);
         tp.snd_cwnd = 1000;
         cc.ssthresh(&tp);
@@ -437,7 +472,7 @@ mod tests {
     #[test]
     fn ssthresh_is_seven_tenths_of_cwnd() {
         let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(false);
+        let mut cc = Cubic::new(HyStartMode::Off);
         for cwnd in 1..3000u32 {
             tp.snd_cwnd = cwnd;
             let ss = cc.ssthresh(&tp) as f64;
@@ -491,7 +526,7 @@ mod tests {
         // Slow start ended without loss (e.g. HyStart++): W_max unknown, cubic origin = cwnd.
         let rtt = 100 * MS;
         let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(false);
+        let mut cc = Cubic::new(HyStartMode::Off);
         cc.init(&mut tp);
         tp.is_cwnd_limited = true;
         tp.srtt_ns = rtt;

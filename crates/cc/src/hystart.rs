@@ -1,4 +1,41 @@
-//! HyStart++ (RFC 9406): a delay-based exit from the initial slow start, used by CUBIC.
+//! Slow-start exits used by CUBIC: Linux's classic HyStart ([`LinuxHyStart`], the default, as
+//! `net/ipv4/tcp_cubic.c` runs it) and HyStart++ (RFC 9406, [`HyStart`]); [`HyStartMode`] selects.
+//!
+//! # Linux classic HyStart (Ha & Rhee 2008/2011, mainline `tcp_cubic.c`)
+//!
+//! Model. Slow start doubles cwnd every round trip and overshoots the path by up to a window. Two
+//! detectors (`hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY`) look for the point where the
+//! window reaches the path's capacity, and on detection set `ssthresh = cwnd`, i.e. go straight to
+//! congestion avoidance:
+//! - ACK train: during a round, ACKs that arrive no more than `hystart_ack_delta_us` = 2 ms apart
+//!   form a train (the bottleneck spaces them by its service time). When the train started at the
+//!   round start spans more than half the minimum RTT, the window in flight fills at least half
+//!   the pipe, and the next doubling fills it; exit. Mainline refinements: the threshold is
+//!   `(delay_min + hystart_ack_delay) / 2`, where `hystart_ack_delay = min(1 ms, 4·GSO_max/pacing
+//!   rate)` is a cushion for TSO/GRO aggregation, and it is not halved for paced sockets (pacing
+//!   spreads a round's packets over up to RTT/2 during slow start).
+//! - Delay: after `HYSTART_MIN_SAMPLES` = 8 RTT samples of a round, exit when the round's minimum
+//!   RTT exceeds the connection's minimum RTT (`delay_min`) by more than
+//!   `clamp(delay_min / 8, 4 ms, 16 ms)`: a standing queue has formed.
+//!
+//! Neither runs below `hystart_low_window` = 16 segments. A round starts (`bictcp_hystart_reset`)
+//! on the first ACK beyond `end_seq`, the `snd_nxt` recorded at the previous round start (mainline:
+//! `after(tp->snd_una, ca->end_seq)` at the top of `hystart_update`); bbrlab uses the same
+//! segment-count snapshot `tp.delivered + tp.packets_in_flight()` as HyStart++ below (see
+//! "Rounds"). Detection is one-shot: `found` stays set until `bictcp_reset` (connection start and
+//! RTO), so later slow starts after an RTO run HyStart again, but a spurious undo does not.
+//! Inputs come from `cubictcp_acked` (`pkts_acked`): per ACK with an RTT sample, after CUBIC has
+//! updated `delay_min` with it, and only while in slow start; times are `tp.now_ns`
+//! (`bictcp_clock_us` = `tp->tcp_mstamp`).
+//!
+//! Deliberate differences from Linux (classic HyStart):
+//! - Times are kept in nanoseconds, not microseconds (comparisons differ only below 1 µs).
+//! - "Paced" (`sk->sk_pacing_status != SK_PACING_NONE`) is `tp.pacing_enabled` or a finite
+//!   `tp.max_pacing_rate_bytes_per_s` (SO_MAX_PACING_RATE turns on TCP's internal pacing), the
+//!   transport's own test; Linux also counts the fq qdisc having seen the socket.
+//! - `sk_gso_max_size` is taken as the legacy 64 KiB (`GSO_LEGACY_MAX_SIZE`), i.e. no BIG TCP.
+//!
+//! # HyStart++ (RFC 9406)
 //!
 //! Model. Slow start doubles cwnd every round trip and so usually overshoots the path's capacity by
 //! up to a whole window, which costs a burst of losses. HyStart++ watches the minimum RTT seen in
@@ -27,9 +64,9 @@
 //! activates it only while `tp.snd_ssthresh == TCP_INFINITE_SSTHRESH`; an undo that restores the
 //! infinite ssthresh re-arms it. The owner resets it on every congestion event (`reset`).
 //!
-//! Deliberate differences from Linux: Linux's `tcp_cubic.c` ships the older HyStart (ACK-train and
-//! delay detection, `hystart_low_window` 16) and exits straight to congestion avoidance; bbrlab
-//! implements RFC 9406 as specified instead, with no low-window threshold (RFC 9406 has none).
+//! HyStart++ is not what Linux runs (Linux's `tcp_cubic.c` ships the classic HyStart above, the
+//! `cubic` default; HyStart++ is the `cubic_hspp` scenario name). It is implemented as RFC 9406
+//! specifies, with no low-window threshold (RFC 9406 has none).
 //! The L limit of RFC 9406 §4.2 (`cwnd += min(N, L*SMSS)` per ACK, L = 8 for a non-paced sender,
 //! infinite for a paced one) is applied; Linux's `tcp_slow_start` has no such cap.
 
@@ -221,6 +258,189 @@ impl HyStart {
     }
 }
 
+/// Which slow-start exit CUBIC uses (selected by the scenario name, see `CcKind::from_name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HyStartMode {
+    /// Plain slow start until loss (Linux `tcp_cubic` with module parameter `hystart=0`).
+    Off,
+    /// Linux's classic HyStart, ACK train + delay ([`LinuxHyStart`]); scenario name `cubic`.
+    #[default]
+    Linux,
+    /// RFC 9406 HyStart++ ([`HyStart`]); scenario name `cubic_hspp`.
+    PlusPlus,
+}
+
+/// Linux `hystart_low_window`: neither detector runs while cwnd is below 16 segments (too few
+/// ACKs per round for a meaningful train or 8 RTT samples).
+pub const HYSTART_LOW_WINDOW: u32 = 16;
+/// Linux `hystart_ack_delta_us` = 2000: ACKs closer than this (inclusive) continue the ACK train;
+/// a larger gap means the bottleneck idled, i.e. the window does not yet fill the pipe.
+pub const HYSTART_ACK_DELTA_NS: Nanos = 2 * NSEC_PER_MSEC;
+/// Linux `HYSTART_MIN_SAMPLES`: RTT samples a round must have before its minimum is compared
+/// (the check runs on every sample after the 8th).
+pub const HYSTART_MIN_SAMPLES: u32 = 8;
+/// Linux `HYSTART_DELAY_MIN` (4 ms): lower clamp of the delay threshold, against RTT jitter.
+pub const HYSTART_DELAY_MIN_NS: Nanos = 4 * NSEC_PER_MSEC;
+/// Linux `HYSTART_DELAY_MAX` (16 ms): upper clamp of the delay threshold on long paths.
+pub const HYSTART_DELAY_MAX_NS: Nanos = 16 * NSEC_PER_MSEC;
+/// Linux `delay_min >> 3`: the delay threshold is 1/8 of the minimum RTT before clamping.
+pub const HYSTART_DELAY_SHIFT: u32 = 3;
+/// Linux `hystart_ack_delay`: the TSO/GRO cushion is at most 1 ms (`USEC_PER_MSEC`).
+pub const HYSTART_ACK_DELAY_CAP_NS: Nanos = NSEC_PER_MSEC;
+/// `sk->sk_gso_max_size` in `hystart_ack_delay`: the legacy 64 KiB GSO limit (no BIG TCP).
+pub const GSO_MAX_SIZE_BYTES: u64 = 65_536;
+/// `hystart_ack_delay`: room for 4 GSO packets (one in GRO, one in the qdisc, ×2 because the
+/// slow-start pacing rate is twice the delivery rate).
+pub const HYSTART_ACK_DELAY_GSO_PACKETS: u64 = 4;
+
+/// Which detector ended slow start (Linux MIB `TCPHystartTrainDetect` / `TCPHystartDelayDetect`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxHyStartExit {
+    AckTrain,
+    Delay,
+}
+
+/// Linux's classic HyStart state (the `round_start`, `end_seq`, `last_ack`, `curr_rtt`,
+/// `sample_cnt` and `found` fields of `struct bictcp`). The owner keeps `delay_min`.
+#[derive(Clone, Debug)]
+pub struct LinuxHyStart {
+    /// Exit point found (Linux `found`); cleared only by [`LinuxHyStart::init`] (`bictcp_reset`).
+    found: Option<LinuxHyStartExit>,
+    /// Start of the current round (Linux `round_start`).
+    round_start_ns: Nanos,
+    /// The round ends once `tp.delivered` passes this (Linux `end_seq` = `snd_nxt` at round start).
+    round_end_delivered: u64,
+    /// Arrival of the last ACK of the current train (Linux `last_ack`).
+    last_ack_ns: Nanos,
+    /// Minimum RTT of the current round (Linux `curr_rtt`).
+    curr_rtt_ns: Nanos,
+    /// RTT samples taken this round, saturating at `HYSTART_MIN_SAMPLES` (Linux `sample_cnt`).
+    sample_cnt: u32,
+    /// cwnd when the exit was found (Linux MIB `TCPHystart*Cwnd`), 0 = not yet.
+    exit_cwnd: u32,
+}
+
+impl Default for LinuxHyStart {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LinuxHyStart {
+    pub fn new() -> Self {
+        LinuxHyStart {
+            found: None,
+            round_start_ns: 0,
+            round_end_delivered: 0,
+            last_ack_ns: 0,
+            curr_rtt_ns: NO_RTT,
+            sample_cnt: 0,
+            exit_cwnd: 0,
+        }
+    }
+
+    /// Connection start and RTO (Linux `cubictcp_init` / `cubictcp_state(TCP_CA_Loss)`:
+    /// `bictcp_reset` clears `found`, then `bictcp_hystart_reset` starts a round).
+    pub fn init(&mut self, tp: &TcpCc) {
+        self.found = None;
+        self.exit_cwnd = 0;
+        self.round_reset(tp);
+    }
+
+    /// Linux `bictcp_hystart_reset`: a new round begins now; it ends with the data sent so far.
+    fn round_reset(&mut self, tp: &TcpCc) {
+        self.round_start_ns = tp.now_ns;
+        self.last_ack_ns = tp.now_ns;
+        self.round_end_delivered = tp.delivered + tp.packets_in_flight() as u64;
+        self.curr_rtt_ns = NO_RTT;
+        self.sample_cnt = 0;
+    }
+
+    /// The exit found, if any.
+    pub fn found(&self) -> Option<LinuxHyStartExit> {
+        self.found
+    }
+
+    /// cwnd at the exit (0 if none).
+    pub fn exit_cwnd(&self) -> u32 {
+        self.exit_cwnd
+    }
+
+    /// Linux `hystart_ack_delay`: TSO/GRO cushion added to `delay_min` for the ACK-train threshold,
+    /// `min(1 ms, 4·GSO_max_size / pacing_rate)`; 0 while there is no pacing rate.
+    pub fn ack_delay_ns(tp: &TcpCc) -> Nanos {
+        let rate = tp.pacing_rate_bytes_per_s;
+        if rate == 0 {
+            return 0;
+        }
+        let d = (GSO_MAX_SIZE_BYTES * HYSTART_ACK_DELAY_GSO_PACKETS) as u128 * crate::NSEC_PER_SEC as u128
+            / rate as u128;
+        (d.min(HYSTART_ACK_DELAY_CAP_NS as u128)) as Nanos
+    }
+
+    /// Linux `sk->sk_pacing_status != SK_PACING_NONE`, as the transport decides pacing.
+    #[inline]
+    fn paced(tp: &TcpCc) -> bool {
+        tp.pacing_enabled || tp.max_pacing_rate_bytes_per_s != u64::MAX
+    }
+
+    /// The tail of Linux `cubictcp_acked`: an RTT sample `delay_ns` (already folded into the
+    /// owner's `delay_min_ns`) on an ACK arriving at `tp.now_ns`. Runs `hystart_update` while no
+    /// exit has been found and the flow is in slow start. On an exit sets `ssthresh = cwnd`.
+    pub fn on_rtt_sample(&mut self, tp: &mut TcpCc, delay_ns: Nanos, delay_min_ns: Nanos) {
+        if self.found.is_none() && tp.in_slow_start() {
+            self.update(tp, delay_ns, delay_min_ns);
+        }
+    }
+
+    /// Linux `hystart_update`.
+    fn update(&mut self, tp: &mut TcpCc, delay_ns: Nanos, delay_min_ns: Nanos) {
+        // `after(tp->snd_una, ca->end_seq)`: everything sent before the round start is delivered.
+        if tp.delivered > self.round_end_delivered {
+            self.round_reset(tp);
+        }
+        // "hystart triggers when cwnd is larger than some threshold".
+        if tp.snd_cwnd < HYSTART_LOW_WINDOW {
+            return;
+        }
+        // HYSTART_ACK_TRAIN.
+        let now = tp.now_ns;
+        if now.saturating_sub(self.last_ack_ns) <= HYSTART_ACK_DELTA_NS {
+            self.last_ack_ns = now;
+            let mut threshold = delay_min_ns + Self::ack_delay_ns(tp);
+            // Unpaced: the train must exceed delay_min / 2. Paced: pacing may already have
+            // spread the round over RTT/2, so the whole (cushioned) delay_min is required.
+            if !Self::paced(tp) {
+                threshold >>= 1;
+            }
+            if now.saturating_sub(self.round_start_ns) > threshold {
+                self.exit(tp, LinuxHyStartExit::AckTrain);
+            }
+        }
+        // HYSTART_DELAY: the round's minimum RTT against delay_min + clamp(delay_min/8, 4, 16 ms).
+        self.curr_rtt_ns = self.curr_rtt_ns.min(delay_ns);
+        if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.sample_cnt += 1;
+        } else {
+            let thresh =
+                (delay_min_ns >> HYSTART_DELAY_SHIFT).clamp(HYSTART_DELAY_MIN_NS, HYSTART_DELAY_MAX_NS);
+            if self.curr_rtt_ns > delay_min_ns + thresh {
+                self.exit(tp, LinuxHyStartExit::Delay);
+            }
+        }
+    }
+
+    /// `ca->found = 1; tp->snd_ssthresh = tcp_snd_cwnd(tp);` (the first detector to fire is
+    /// recorded; Linux may count both in its MIBs on the same ACK).
+    fn exit(&mut self, tp: &mut TcpCc, why: LinuxHyStartExit) {
+        if self.found.is_none() {
+            self.found = Some(why);
+            self.exit_cwnd = tp.snd_cwnd;
+        }
+        tp.snd_ssthresh = tp.snd_cwnd;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +469,7 @@ mod tests {
 
     fn start() -> (Cubic, TcpCc) {
         let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(true);
+        let mut cc = Cubic::new(HyStartMode::PlusPlus);
         cc.init(&mut tp);
         tp.packets_out = tp.snd_cwnd;
         tp.max_packets_out = tp.packets_out;
@@ -386,5 +606,267 @@ mod tests {
         cc.pkts_acked(&mut tp, 20, Some(50 * MS));
         cc.cong_avoid(&mut tp, 20);
         assert_eq!(tp.snd_cwnd, 30);
+    }
+}
+
+/// Linux classic HyStart against the rules of mainline `tcp_cubic.c` (`hystart_update`), driven
+/// through `Cubic` as the transport drives it (`pkts_acked`, then `cong_avoid`, per ACK).
+#[cfg(test)]
+mod linux_tests {
+    use super::*;
+    use crate::cubic::Cubic;
+    use crate::CongestionOps;
+
+    const MS: u64 = NSEC_PER_MSEC;
+    const US: u64 = 1_000;
+
+    struct Flow {
+        cc: Cubic,
+        tp: TcpCc,
+        /// Grow cwnd by slow start on each ACK (false: hold cwnd fixed).
+        grow: bool,
+    }
+
+    /// A fresh Linux-HyStart CUBIC flow at t = 1 s with cwnd `cwnd` (ssthresh infinite).
+    fn flow(cwnd: u32) -> Flow {
+        let mut tp = TcpCc::new(1448, 10);
+        tp.now_ns = 1_000 * MS;
+        let mut cc = Cubic::new(HyStartMode::Linux);
+        cc.init(&mut tp);
+        tp.snd_cwnd = cwnd;
+        tp.is_cwnd_limited = true;
+        Flow { cc, tp, grow: true }
+    }
+
+    /// One round trip: the segments sent during the previous round (one per entry of `acks`) are
+    /// acked one per ACK; entry i = (gap before ACK i, its RTT sample). Before the first ACK
+    /// exactly those segments are in flight, so that ACK is the first beyond the previous round's
+    /// end (Linux: the first ACK `after(snd_una, end_seq)`). Returns the index of the ACK on which
+    /// slow start ended (ssthresh set), if any; checks ssthresh = cwnd at that moment.
+    fn round(f: &mut Flow, acks: &[(u64, u64)]) -> Option<usize> {
+        let mut exit = None;
+        f.tp.packets_out = acks.len() as u32;
+        for (i, &(gap, rtt)) in acks.iter().enumerate() {
+            f.tp.now_ns += gap;
+            f.tp.packets_out -= 1;
+            f.tp.delivered += 1;
+            let was_ss = f.tp.in_slow_start();
+            let cwnd = f.tp.snd_cwnd;
+            f.cc.pkts_acked(&mut f.tp, 1, Some(rtt));
+            if was_ss && !f.tp.in_slow_start() && exit.is_none() {
+                exit = Some(i);
+                assert_eq!(f.tp.snd_ssthresh, cwnd, "exit must set ssthresh = cwnd");
+            }
+            if f.grow {
+                f.cc.cong_avoid(&mut f.tp, 1);
+            }
+        }
+        exit
+    }
+
+    /// `n` ACKs, the first after `first_gap`, then evenly `spacing` apart, all with RTT `rtt`.
+    fn train(n: usize, first_gap: u64, spacing: u64, rtt: u64) -> Vec<(u64, u64)> {
+        (0..n).map(|i| (if i == 0 { first_gap } else { spacing }, rtt)).collect()
+    }
+
+    #[test]
+    fn ack_train_longer_than_half_min_rtt_exits_shorter_does_not() {
+        // min RTT 100 ms, constant (the delay detector stays quiet). No pacing rate → no TSO
+        // cushion: the threshold is exactly delay_min / 2 = 50 ms.
+        let mut f = flow(20);
+        // 45 ACKs 1 ms apart span 44 ms < 50 ms: no exit, round after round.
+        for _ in 0..5 {
+            f.grow = false;
+            assert_eq!(round(&mut f, &train(45, 60 * MS, MS, 100 * MS)), None);
+        }
+        assert!(f.tp.in_slow_start());
+        // 80 ACKs 1 ms apart: ACK i is i ms after the round start; the first with i ms > 50 ms
+        // (strictly) is i = 51.
+        f.grow = true;
+        let exit = round(&mut f, &train(80, 60 * MS, MS, 100 * MS));
+        assert_eq!(exit, Some(51));
+        assert_eq!(f.cc.linux_hystart().found(), Some(LinuxHyStartExit::AckTrain));
+        assert!(!f.tp.in_slow_start());
+        assert_eq!(f.cc.sample(&f.tp).phase, "ca");
+    }
+
+    #[test]
+    fn ack_train_of_exactly_half_min_rtt_does_not_exit() {
+        // 2 ms spacing is still a train (≤ hystart_ack_delta): 26 ACKs span exactly 50 ms, which
+        // is not more than delay_min/2; the 27th (52 ms) exits.
+        let mut f = flow(30);
+        f.grow = false;
+        round(&mut f, &train(30, 0, 5 * MS, 100 * MS)); // first round: sets delay_min, no train
+        assert_eq!(round(&mut f, &train(26, 60 * MS, 2 * MS, 100 * MS)), None);
+        assert_eq!(round(&mut f, &train(40, 60 * MS, 2 * MS, 100 * MS)), Some(26));
+    }
+
+    #[test]
+    fn gap_over_2ms_breaks_the_train_for_the_rest_of_the_round() {
+        let mut f = flow(20);
+        f.grow = false;
+        round(&mut f, &train(20, 0, 5 * MS, 100 * MS));
+        // 90 ACKs 1 ms apart except one 2.1 ms gap after ACK 10: the train ends there and is not
+        // restarted by the close ACKs that follow (they are compared with the train's last ACK).
+        let mut acks = train(90, 60 * MS, MS, 100 * MS);
+        acks[10].0 = 2 * MS + 100 * US;
+        assert_eq!(round(&mut f, &acks), None);
+        // Same round with the gap at exactly 2 ms: still a train, exits once past 50 ms
+        // (ACK 50 is at 51 ms).
+        let mut acks = train(90, 60 * MS, MS, 100 * MS);
+        acks[10].0 = 2 * MS;
+        assert_eq!(round(&mut f, &acks), Some(50));
+    }
+
+    #[test]
+    fn ack_train_threshold_adds_tso_cushion_and_is_not_halved_when_paced() {
+        // Pacing rate 524 288 000 B/s: hystart_ack_delay = 4·64 KiB / rate = 500 µs (< 1 ms cap).
+        let mut f = flow(20);
+        f.grow = false;
+        f.tp.pacing_rate_bytes_per_s = 524_288_000;
+        assert_eq!(LinuxHyStart::ack_delay_ns(&f.tp), 500 * US);
+        round(&mut f, &train(20, 0, 5 * MS, 100 * MS));
+        // Threshold (100 + 0.5)/2 = 50.25 ms; ACKs 250 µs apart: ACK 201 is at 50.25 ms (not
+        // more), ACK 202 at 50.5 ms exits.
+        assert_eq!(round(&mut f, &train(300, 60 * MS, 250 * US, 100 * MS)), Some(202));
+        // A slow pacing rate caps the cushion at 1 ms.
+        f.tp.pacing_rate_bytes_per_s = 1_000_000;
+        assert_eq!(LinuxHyStart::ack_delay_ns(&f.tp), MS);
+
+        // Paced socket: threshold = delay_min + cushion = 100.5 ms, not halved.
+        let mut f = flow(20);
+        f.grow = false;
+        f.tp.pacing_enabled = true;
+        f.tp.pacing_rate_bytes_per_s = 524_288_000;
+        round(&mut f, &train(20, 0, 5 * MS, 100 * MS));
+        assert_eq!(round(&mut f, &train(95, 60 * MS, MS, 100 * MS)), None); // spans 94 ms
+        assert_eq!(round(&mut f, &train(120, 60 * MS, MS, 100 * MS)), Some(101)); // 101 > 100.5
+    }
+
+    /// ACKs 5 ms apart (no ACK train), all with RTT `rtt`.
+    fn spaced(n: usize, rtt: u64) -> Vec<(u64, u64)> {
+        train(n, 50 * MS, 5 * MS, rtt)
+    }
+
+    #[test]
+    fn delay_exit_on_the_sample_after_the_eighth_when_rise_exceeds_threshold() {
+        // delay_min 100 ms: threshold clamp(12.5 ms, 4, 16) = 12.5 ms.
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, 100 * MS));
+        // Rise of 12 ms: never.
+        assert_eq!(round(&mut f, &spaced(30, 112 * MS)), None);
+        // Rise of 13 ms: the round's first 8 samples only fill curr_rtt; the check runs from the
+        // 9th sample on (index 8).
+        assert_eq!(round(&mut f, &spaced(30, 113 * MS)), Some(8));
+        assert_eq!(f.cc.linux_hystart().found(), Some(LinuxHyStartExit::Delay));
+    }
+
+    #[test]
+    fn delay_rise_is_measured_from_the_connection_min_rtt_not_the_last_round() {
+        // Linux compares with delay_min: 100 → 108 → 114 ms rounds exit on the third (14 ms above
+        // the minimum), although no round rose by more than 8 ms over the previous one.
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, 100 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 108 * MS)), None);
+        assert_eq!(round(&mut f, &spaced(20, 114 * MS)), Some(8));
+    }
+
+    #[test]
+    fn delay_threshold_is_clamped_to_4_and_16_ms() {
+        // delay_min 20 ms: 20/8 = 2.5 ms → 4 ms. 3.9 ms rise: no; 4.1 ms: yes.
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, 20 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 23_900 * US)), None);
+        assert_eq!(round(&mut f, &spaced(20, 24_100 * US)), Some(8));
+        // delay_min 200 ms: 25 ms → 16 ms. 15.9 ms rise: no; 16.1 ms: yes.
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, 200 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 215_900 * US)), None);
+        assert_eq!(round(&mut f, &spaced(20, 216_100 * US)), Some(8));
+    }
+
+    #[test]
+    fn one_low_sample_in_the_round_keeps_the_delay_detector_quiet() {
+        // curr_rtt is the round's minimum: one sample near delay_min masks the rest.
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, 100 * MS));
+        let mut acks = spaced(20, 130 * MS);
+        acks[3].1 = 101 * MS;
+        assert_eq!(round(&mut f, &acks), None);
+    }
+
+    #[test]
+    fn no_hystart_below_cwnd_16() {
+        // cwnd 15, held: neither a 80 ms train nor a 50 % RTT rise ends slow start.
+        let mut f = flow(15);
+        f.grow = false;
+        round(&mut f, &spaced(20, 100 * MS));
+        assert_eq!(round(&mut f, &train(80, 60 * MS, MS, 100 * MS)), None);
+        assert_eq!(round(&mut f, &spaced(20, 150 * MS)), None);
+        assert!(f.tp.in_slow_start());
+        // At cwnd 16 the same rounds exit.
+        f.tp.snd_cwnd = 16;
+        assert_eq!(round(&mut f, &train(80, 60 * MS, MS, 100 * MS)), Some(51));
+
+        let mut f = flow(16);
+        f.grow = false;
+        round(&mut f, &spaced(20, 100 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 150 * MS)), Some(8));
+    }
+
+    #[test]
+    fn growing_window_exits_with_ssthresh_equal_to_cwnd_and_stays_out() {
+        // Slow start from cwnd 10 on a 100 ms path whose bottleneck spaces ACKs 0.5 ms apart
+        // (one ACK per segment): a round of N ACKs spans N/2 ms, so the train exceeds 50 ms once
+        // a round carries more than 100 ACKs; the exit is on the 102nd ACK of that round
+        // (at 50.5 ms), with cwnd grown by one per ACK until then.
+        let mut f = flow(10);
+        let mut n = 10usize;
+        let mut exit = None;
+        for _ in 0..10 {
+            let cwnd_before = f.tp.snd_cwnd;
+            if let Some(i) = round(&mut f, &train(n, 100 * MS, 500 * US, 100 * MS)) {
+                exit = Some((n, i, cwnd_before));
+                break;
+            }
+            n = f.tp.snd_cwnd as usize; // everything the window allowed was sent
+        }
+        let (n, i, cwnd_before) = exit.expect("ACK train must end slow start");
+        assert_eq!((n, i), (160, 101));
+        // cwnd at exit = cwnd at round start + 101 (ACKs 0..100 grew it) = ssthresh.
+        assert_eq!(f.cc.linux_hystart().exit_cwnd(), cwnd_before + 101);
+        assert_eq!(f.tp.snd_ssthresh, cwnd_before + 101);
+        // Congestion avoidance from here on: later rounds never touch ssthresh again.
+        let ss = f.tp.snd_ssthresh;
+        for _ in 0..3 {
+            round(&mut f, &train(200, 100 * MS, 500 * US, 130 * MS));
+        }
+        assert_eq!(f.tp.snd_ssthresh, ss);
+    }
+
+    #[test]
+    fn rto_rearms_hystart_but_recovery_does_not() {
+        let mut f = flow(20);
+        f.grow = false;
+        round(&mut f, &spaced(20, 100 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 150 * MS)), Some(8));
+        // RTO: bictcp_reset clears `found`; a later slow start (ssthresh now finite) runs HyStart.
+        f.cc.set_state(&mut f.tp, crate::CaState::Loss);
+        assert_eq!(f.cc.linux_hystart().found(), None);
+        f.tp.snd_ssthresh = 1000;
+        f.tp.snd_cwnd = 20;
+        round(&mut f, &spaced(20, 100 * MS));
+        assert_eq!(round(&mut f, &spaced(20, 150 * MS)), Some(8));
+    }
+
+    #[test]
+    fn scenario_names_select_the_mode() {
+        use crate::{Cc, CcKind};
+        let k = CcKind::from_name("cubic").unwrap();
+        assert_eq!(k, CcKind::Cubic { hystart: HyStartMode::Linux });
+        assert_eq!(Cc::new(&k, 1).name(), "cubic");
+        let k = CcKind::from_name("cubic_hspp").unwrap();
+        assert_eq!(k, CcKind::Cubic { hystart: HyStartMode::PlusPlus });
+        assert_eq!(Cc::new(&k, 1).name(), "cubic_hspp");
     }
 }

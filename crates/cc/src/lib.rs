@@ -270,7 +270,9 @@ pub fn tcp_cong_avoid_ai(tp: &mut TcpCc, w: u32, acked: u32) {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcKind {
     Reno,
-    Cubic { hystart: bool },
+    /// CUBIC; `hystart` selects the slow-start exit (`cubic` = Linux's classic HyStart,
+    /// `cubic_hspp` = RFC 9406 HyStart++).
+    Cubic { hystart: hystart::HyStartMode },
     Bbr1,
     /// BBRv2 (Linux v2alpha); `many_flows` enables seed 001's experimental ECN/AIMD changes.
     Bbr2 { many_flows: bool },
@@ -285,7 +287,8 @@ impl CcKind {
     pub fn from_name(name: &str) -> Option<CcKind> {
         match name {
             "reno" => Some(CcKind::Reno),
-            "cubic" => Some(CcKind::Cubic { hystart: true }),
+            "cubic" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::Linux }),
+            "cubic_hspp" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::PlusPlus }),
             "bbr" | "bbr1" => Some(CcKind::Bbr1),
             "bbr2" => Some(CcKind::Bbr2 { many_flows: false }),
             "bbr2_new" => Some(CcKind::Bbr2 { many_flows: true }),
@@ -365,7 +368,7 @@ impl Cc {
     pub fn name(&self) -> &'static str {
         match self {
             Cc::Reno(_) => "reno",
-            Cc::Cubic(_) => "cubic",
+            Cc::Cubic(a) => a.name(),
             Cc::Bbr1(_) => "bbr1",
             Cc::Bbr2(a) => a.name(),
             Cc::Bbr3(a) => a.name(),

@@ -24,11 +24,16 @@
 //! `receiver_window = "ictcp"` get their advertised window from the receiver host's ICTCP
 //! controller (`ictcp.rs`), which sees every data packet arriving at the host.
 
+pub mod apps;
 pub mod config;
+pub mod gaps;
 pub mod ictcp;
 pub mod metrics;
+pub mod pfc;
 pub mod red;
 pub mod rng;
+pub mod topology;
+pub mod workload;
 
 use cc::{Cc, CcKind, Nanos};
 use config::{Config, ConfigError};
@@ -36,6 +41,7 @@ use metrics::{Column, Table};
 use rng::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use topology::{Fabric, Path};
 use transport::{Packet, Receiver, Sender};
 
 type LinkId = u32;
@@ -56,6 +62,8 @@ pub struct QueueStats {
     pub random_losses: u64,
     pub ce_marks: u64,
     pub tx_bytes: u64,
+    /// PAUSE/XON frames sent (switch output port) or received (paused link); see `pfc.rs`.
+    pub pause_frames: u64,
     pub max_bytes_interval: u64,
     /// Integral of occupancy (bytes · ns) since the last sample.
     occ_integral: u128,
@@ -90,6 +98,20 @@ struct Link {
     /// The link is a host NIC: its departures release TSQ budget of the sending flow.
     is_sender_nic: bool,
     stats: QueueStats,
+    /// 802.3x: the transmitter starts no new packet before this time (`pfc.rs`).
+    paused_until: Nanos,
+    /// Duration of a PAUSE received by this link (its quanta at its rate).
+    pause_quanta_ns: Nanos,
+    /// This link's far end is a cut-through switch: packets are handed over once this many
+    /// bytes have arrived (0 = store-and-forward; `topology.rs`).
+    cut_through_bytes: u32,
+    /// The queue draws on the switch's shared buffer.
+    in_pool: bool,
+    /// Host transmit timing jitter: each packet reaches the far end up to this much later
+    /// (uniform, FIFO kept); 0 = exact. See `topology.rs`.
+    jitter_ns: u64,
+    /// This output port sends PAUSE frames upstream (lossless mode).
+    pfc: Option<Box<pfc::PortPfc>>,
 }
 
 impl Link {
@@ -114,6 +136,12 @@ impl Link {
             to,
             is_sender_nic: false,
             stats: QueueStats::default(),
+            paused_until: 0,
+            pause_quanta_ns: 0,
+            cut_through_bytes: 0,
+            in_pool: false,
+            jitter_ns: 0,
+            pfc: None,
         }
     }
 
@@ -122,6 +150,19 @@ impl Link {
         let dt = now - self.stats.last_change_ns;
         self.stats.occ_integral += self.q_bytes as u128 * dt as u128;
         self.stats.last_change_ns = now;
+    }
+
+    /// When a packet whose last (cut-through: header) bit leaves at `t` reaches the far end:
+    /// propagation plus the host's timing jitter, never before the packet ahead of it.
+    fn arrival_time(&mut self, t: Nanos) -> Nanos {
+        let mut a = t + self.delay_ns;
+        if self.jitter_ns > 0 {
+            a += self.rng.next_u64() % (self.jitter_ns + 1);
+            if let Some(&(last, _)) = self.pipe.back() {
+                a = a.max(last);
+            }
+        }
+        a
     }
 
     /// Serialization time of `bytes` in ns, carrying the picosecond remainder.
@@ -141,6 +182,16 @@ enum EvKind {
     ReceiverTimer = 3,
     FlowStart = 4,
     Sample = 5,
+    /// A PAUSE frame (quanta > 0) reaches a link's transmitter.
+    PauseOn = 6,
+    /// An XON (PAUSE with quanta 0) reaches a link's transmitter.
+    PauseOff = 7,
+    /// A pause may have expired.
+    Resume = 8,
+    /// An output port re-sends PAUSE while it stays paused.
+    PfcRefresh = 9,
+    /// An application starts its next query.
+    AppQuery = 10,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -156,8 +207,8 @@ struct Flow {
     receiver: Receiver,
     cc_name: &'static str,
     /// Links of the data path and the ACK path, first hop first.
-    data_path: [LinkId; 3],
-    ack_path: [LinkId; 3],
+    data_path: Path,
+    ack_path: Path,
     start_ns: Nanos,
     stop_ns: Option<Nanos>,
     /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
@@ -172,8 +223,16 @@ struct Flow {
     last_delivery_ns: Option<Nanos>,
     /// Connection id in the receiver host's ICTCP controller.
     ictcp: Option<usize>,
+    /// Inter-departure gaps at the sender NIC (`gap_histogram`; None = off, no per-packet cost).
+    gaps: Option<Box<gaps::GapHist>>,
     /// Base RTT of the flow's path (ICTCP's RTT before the first sample).
     base_rtt_ns: Nanos,
+    /// (app, query) when the flow is an application transfer (`apps.rs`).
+    app: Option<(u32, u32)>,
+    /// Included in the per-interval timeseries (application transfers are not).
+    sampled: bool,
+    /// When the receiver held every byte of a sized transfer.
+    rx_done_ns: Option<Nanos>,
 }
 
 /// The simulation of one scenario.
@@ -195,6 +254,14 @@ pub struct Simulation {
     next_sample_ns: Nanos,
     /// The receiver host's ICTCP controller, when any flow uses it.
     ictcp: Option<ictcp::Ictcp>,
+    /// The topology (`topology.rs`): how flows are routed.
+    fabric: Fabric,
+    /// Bytes queued in the switch's shared buffer, and its limit (u64::MAX = none).
+    pool_bytes: u64,
+    pool_limit: u64,
+    pause_frames_total: u64,
+    apps: Vec<apps::QueryApp>,
+    app_events: apps::AppEvents,
 }
 
 /// More events than this at one instant means the model is stuck (a timer re-arming itself at
@@ -211,117 +278,25 @@ impl Simulation {
 
     pub fn new(cfg: Config) -> Result<Simulation, ConfigError> {
         cfg.validate()?;
-        let b = cfg.topology.bottleneck.clone();
-        let access_rate = cfg.topology.access_rate_bps.unwrap_or(b.rate_bps.saturating_mul(10));
         let seed = cfg.seed;
         let mut links: Vec<Link> = Vec::new();
-        let mut add = |l: Link| -> LinkId {
-            links.push(l);
-            (links.len() - 1) as LinkId
-        };
-        let half_rtt = b.rtt_ns / 2;
-        let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
-        bn.limit_bytes = b.buffer_bytes.unwrap_or(u64::MAX);
-        bn.limit_pkts = b.buffer_packets.unwrap_or(u64::MAX);
-        if b.buffer_bytes.is_none() && b.buffer_packets.is_none() {
-            // Default: one bandwidth-delay product.
-            bn.limit_bytes = ((b.rate_bps as u128 * b.rtt_ns as u128 / 8 / 1_000_000_000) as u64).max(3000);
-        }
-        bn.loss = b.loss;
-        bn.ecn_k_bytes = b.ecn_threshold_bytes;
-        bn.ecn_k_pkts = b.ecn_threshold_packets;
-        if let Some(r) = &b.red {
-            bn.red = Some(Box::new(red::Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps)));
-        }
-        let mut bn_rev = Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
-        bn_rev.limit_bytes = bn.limit_bytes;
-        bn_rev.limit_pkts = bn.limit_pkts;
-        bn_rev.loss = b.ack_loss;
-        let bottleneck = add(bn);
-        let bottleneck_rev = add(bn_rev);
-        // One receiver host for all flows.
-        let recv_in = add(Link::new(access_rate, 0, NodeKind::Host, Rng::new(seed, 3)));
-        let recv_nic = add(Link::new(access_rate, 0, NodeKind::Router, Rng::new(seed, 4)));
-
-        // Sender hosts: flows with the same `sender` index share one; others get their own.
-        let mut host_links: Vec<(Option<u32>, LinkId, LinkId)> = Vec::new();
+        let built = topology::build(&cfg, &mut links);
+        let mut fabric = built.fabric;
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        // ICTCP runs on the receiver host and knows the capacity of its link (R2 → receiver).
-        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
-            Some(ictcp::Ictcp::new(access_rate))
+        // ICTCP runs on the receiver host and knows the capacity of its link.
+        let ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
+            Some(ictcp::Ictcp::new(built.receiver_rate_bps))
         } else {
             None
         };
+        let mut sim_flows_ictcp = ictcp_ctl;
         for (i, f) in cfg.flows.iter().enumerate() {
-            let existing = f.sender.and_then(|s| host_links.iter().find(|h| h.0 == Some(s)).map(|h| (h.1, h.2)));
-            let (nic, down) = match existing {
-                Some(x) => x,
-                None => {
-                    let d = f.extra_rtt_ns / 2;
-                    let mut nic = Link::new(access_rate, d, NodeKind::Router, Rng::new(seed, 100 + 2 * i as u64));
-                    nic.is_sender_nic = true;
-                    let nic = add(nic);
-                    let down = add(Link::new(access_rate, f.extra_rtt_ns - d, NodeKind::Host, Rng::new(seed, 101 + 2 * i as u64)));
-                    host_links.push((f.sender, nic, down));
-                    (nic, down)
-                }
-            };
-            let kind = CcKind::from_name(&f.cc).expect("validated");
-            let algo = Cc::new(&kind, seed ^ (0x5EED_0000 + i as u64));
-            let scfg = transport::SenderConfig {
-                mss: f.mss_bytes,
-                initial_cwnd: f.initial_cwnd_segs,
-                total_bytes: f.bytes,
-                pacing: f.pacing,
-                max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
-                sndbuf_bytes: f.sndbuf_bytes,
-                tso: f.tso,
-                min_rto_ns: f.min_rto_ns,
-                ecn: f.ecn,
-                tso_minrtt_autosize: f.tso_minrtt_autosize,
-            };
-            let mut sender = Sender::new(scfg, algo);
-            sender.stop_ns = f.stop_ns;
-            let rcfg = transport::receiver::ReceiverConfig {
-                mss: f.mss_bytes,
-                rcvbuf_bytes: f.rcvbuf_bytes,
-                delayed_ack: f.delayed_ack,
-                // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
-                ce_state_ack: kind == CcKind::Dctcp,
-            };
-            let base_rtt_ns = b.rtt_ns + f.extra_rtt_ns;
-            let ictcp_id = match (&mut ictcp_ctl, f.receiver_window.as_str()) {
-                (Some(ic), "ictcp") => Some(ic.add_conn(
-                    f.mss_bytes,
-                    f.mss_bytes + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES,
-                    f.rcvbuf_bytes,
-                    base_rtt_ns,
-                )),
-                _ => None,
-            };
-            let cc_name = sender.cc.name();
-            flows.push(Flow {
-                sender,
-                receiver: Receiver::new(rcfg),
-                cc_name,
-                data_path: [nic, bottleneck, recv_in],
-                ack_path: [recv_nic, bottleneck_rev, down],
-                start_ns: f.start_ns,
-                stop_ns: f.stop_ns,
-                nic_bytes: 0,
-                sender_timer_at: None,
-                receiver_timer_at: None,
-                data_tx: 0,
-                data_rx: 0,
-                data_dropped: 0,
-                last_delivered_bytes: 0,
-                last_delivery_ns: None,
-                ictcp: ictcp_id,
-                base_rtt_ns,
-            });
+            let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
+            flows.push(Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, sim_flows_ictcp.as_mut()));
         }
+        let apps = cfg.apps.iter().enumerate().map(|(i, a)| apps::QueryApp::new(a.clone(), seed, i)).collect();
         let end_ns = cfg.duration_ns;
-        let metrics = metrics::Recorder::new(flows.len(), 2, (end_ns / cfg.sample_interval_ns) as usize + 1);
+        let metrics = metrics::Recorder::new(flows.len(), built.monitored.len(), (end_ns / cfg.sample_interval_ns) as usize + 1);
         let mut sim = Simulation {
             now: 0,
             end_ns,
@@ -329,15 +304,25 @@ impl Simulation {
             ev_seq: 0,
             links,
             flows,
-            monitored: vec![(bottleneck, "bottleneck"), (bottleneck_rev, "bottleneck_rev")],
+            monitored: built.monitored,
             events: 0,
             events_at_now: 0,
             data_packets_delivered: 0,
             metrics,
             next_sample_ns: cfg.sample_interval_ns,
-            ictcp: ictcp_ctl,
+            ictcp: sim_flows_ictcp,
+            fabric,
+            pool_bytes: 0,
+            pool_limit: built.pool_limit,
+            pause_frames_total: 0,
+            apps,
+            app_events: apps::AppEvents::default(),
             cfg,
         };
+        for a in 0..sim.apps.len() {
+            let t = sim.apps[a].cfg.start_ns;
+            sim.push(t, EvKind::AppQuery, a as u32);
+        }
         for i in 0..sim.flows.len() {
             let t = sim.flows[i].start_ns;
             sim.push(t, EvKind::FlowStart, i as u32);
@@ -345,6 +330,83 @@ impl Simulation {
         let t = sim.next_sample_ns;
         sim.push(t, EvKind::Sample, 0);
         Ok(sim)
+    }
+
+    /// A flow (sender + receiver) for configured flow `f` with index `i` on the given paths.
+    fn new_flow(
+        seed: u64,
+        f: &config::Flow,
+        i: usize,
+        data_path: Path,
+        ack_path: Path,
+        base_rtt_ns: Nanos,
+        ictcp_ctl: Option<&mut ictcp::Ictcp>,
+    ) -> Flow {
+        let kind = CcKind::from_name(&f.cc).expect("validated");
+        let algo = Cc::new(&kind, seed ^ (0x5EED_0000 + i as u64));
+        let scfg = transport::SenderConfig {
+            mss: f.mss_bytes,
+            initial_cwnd: f.initial_cwnd_segs,
+            total_bytes: f.bytes,
+            pacing: f.pacing,
+            max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
+            sndbuf_bytes: f.sndbuf_bytes,
+            tso: f.tso,
+            min_rto_ns: f.min_rto_ns,
+            ecn: f.ecn,
+            tso_minrtt_autosize: f.tso_minrtt_autosize,
+            rpc: workload::rpc(f),
+        };
+        let mut sender = Sender::new(scfg, algo);
+        sender.stop_ns = f.stop_ns;
+        let rcfg = transport::receiver::ReceiverConfig {
+            mss: f.mss_bytes,
+            rcvbuf_bytes: f.rcvbuf_bytes,
+            delayed_ack: f.delayed_ack,
+            // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
+            ce_state_ack: kind == CcKind::Dctcp,
+            faster_acks: f.faster_acks,
+            app_read_delay_ns: f.app_read_delay_ns,
+            msg_segs: workload::msg_segs(f),
+        };
+        let ictcp_id = match (ictcp_ctl, f.receiver_window.as_str()) {
+            (Some(ic), "ictcp") => Some(ic.add_conn(
+                f.mss_bytes,
+                f.mss_bytes + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES,
+                f.rcvbuf_bytes,
+                base_rtt_ns,
+            )),
+            _ => None,
+        };
+        let cc_name = sender.cc.name();
+        Flow {
+            sender,
+            receiver: Receiver::new(rcfg),
+            cc_name,
+            data_path,
+            ack_path,
+            start_ns: f.start_ns,
+            stop_ns: f.stop_ns,
+            nic_bytes: 0,
+            sender_timer_at: None,
+            receiver_timer_at: None,
+            data_tx: 0,
+            data_rx: 0,
+            data_dropped: 0,
+            last_delivered_bytes: 0,
+            last_delivery_ns: None,
+            ictcp: ictcp_id,
+            gaps: f.gap_histogram.then(Box::default),
+            base_rtt_ns,
+            app: None,
+            sampled: true,
+            rx_done_ns: None,
+        }
+    }
+
+    /// A flow created during the run (application transfers).
+    pub(crate) fn make_flow(&self, f: &config::Flow, i: usize, dp: Path, ap: Path, base_rtt_ns: Nanos, _: Option<()>) -> Flow {
+        Self::new_flow(self.cfg.seed, f, i, dp, ap, base_rtt_ns, None)
     }
 
     pub fn now_ns(&self) -> Nanos {
@@ -406,6 +468,11 @@ impl Simulation {
                     self.flows[f].sender.start(self.now);
                     self.pump(f);
                 }
+                EvKind::PauseOn => self.on_pause(ev.id, true),
+                EvKind::PauseOff => self.on_pause(ev.id, false),
+                EvKind::Resume => self.on_resume(ev.id),
+                EvKind::PfcRefresh => self.on_pfc_refresh(ev.id),
+                EvKind::AppQuery => self.on_app_query(ev.id as usize),
                 EvKind::Sample => {
                     self.take_sample();
                     self.next_sample_ns += self.cfg.sample_interval_ns;
@@ -454,16 +521,16 @@ impl Simulation {
                 }
             }
         }
-        if link.in_tx.is_none() {
+        if link.in_tx.is_none() && link.paused_until <= now {
             // Idle link: start serializing at once; nothing waits.
             link.note_occupancy(now);
-            let dt = link.tx_time_ns(p.wire_bytes);
-            link.in_tx = Some(p);
-            link.tx_start_ns = now;
-            self.push(now + dt, EvKind::TxDone, lid);
+            self.start_tx(lid, p);
             return;
         }
-        if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes || link.queue.len() as u64 + 1 > link.limit_pkts {
+        if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
+            || link.queue.len() as u64 + 1 > link.limit_pkts
+            || (link.in_pool && self.pool_bytes + p.wire_bytes as u64 > self.pool_limit)
+        {
             link.stats.drops += 1;
             if p.is_data {
                 self.flows[p.flow as usize].data_dropped += 1;
@@ -487,7 +554,60 @@ impl Simulation {
         if link.q_bytes > link.stats.max_bytes_interval {
             link.stats.max_bytes_interval = link.q_bytes;
         }
+        if link.in_pool {
+            self.pool_bytes += p.wire_bytes as u64;
+        }
         link.queue.push_back(p);
+        if link.pfc.is_some() {
+            self.pfc_after_enqueue(lid);
+        }
+    }
+
+    /// Start serializing `p` on link `lid` (idle, not paused). A link into a cut-through switch
+    /// hands the packet over once its header has arrived (`topology.rs`), so it enters the
+    /// propagation pipe now rather than when its last bit leaves.
+    #[inline]
+    fn start_tx(&mut self, lid: LinkId, p: Packet) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        let dt = link.tx_time_ns(p.wire_bytes);
+        link.in_tx = Some(p);
+        link.tx_start_ns = now;
+        let ct = link.cut_through_bytes;
+        let early = if ct > 0 {
+            let hdr = (ct.min(p.wire_bytes) as u128 * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos;
+            let arrive = link.arrival_time(now + hdr);
+            let was_empty = link.pipe.is_empty();
+            link.pipe.push_back((arrive, p));
+            was_empty.then_some(arrive)
+        } else {
+            None
+        };
+        self.push(now + dt, EvKind::TxDone, lid);
+        if let Some(t) = early {
+            self.push(t, EvKind::Arrive, lid);
+        }
+    }
+
+    /// Start the next queued packet on link `lid`, if any (the link is idle and not paused).
+    #[inline]
+    fn next_tx(&mut self, lid: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        if let Some(next) = link.queue.pop_front() {
+            link.note_occupancy(now);
+            link.q_bytes -= next.wire_bytes as u64;
+            if link.in_pool {
+                self.pool_bytes -= next.wire_bytes as u64;
+            }
+            let has_pfc = link.pfc.is_some();
+            self.start_tx(lid, next);
+            if has_pfc {
+                self.pfc_after_dequeue(lid);
+            }
+        } else {
+            link.idle_since_ns = now;
+        }
     }
 
     fn on_tx_done(&mut self, lid: LinkId) {
@@ -496,18 +616,15 @@ impl Simulation {
         let p = link.in_tx.take().expect("tx in progress");
         link.stats.tx_bytes += p.wire_bytes as u64;
         link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
-        let arrive = now + link.delay_ns;
-        let was_empty = link.pipe.is_empty();
-        link.pipe.push_back((arrive, p));
-        if let Some(next) = link.queue.pop_front() {
-            link.note_occupancy(now);
-            link.q_bytes -= next.wire_bytes as u64;
-            let dt = link.tx_time_ns(next.wire_bytes);
-            link.in_tx = Some(next);
-            link.tx_start_ns = now;
-            self.push(now + dt, EvKind::TxDone, lid);
-        } else {
-            link.idle_since_ns = now;
+        let arrive = if link.jitter_ns > 0 { link.arrival_time(now) } else { now + link.delay_ns };
+        // Cut-through links put the packet in the pipe when it started (`start_tx`).
+        let store_fwd = link.cut_through_bytes == 0;
+        let was_empty = store_fwd && link.pipe.is_empty();
+        if store_fwd {
+            link.pipe.push_back((arrive, p));
+        }
+        if link.paused_until <= now {
+            self.next_tx(lid);
         }
         let is_nic = self.links[lid as usize].is_sender_nic;
         if was_empty {
@@ -517,6 +634,9 @@ impl Simulation {
             // TSQ: a departure from the NIC lets the flow queue more.
             let f = p.flow as usize;
             self.flows[f].nic_bytes -= p.wire_bytes as u64;
+            if let Some(g) = self.flows[f].gaps.as_deref_mut() {
+                g.on_departure(now);
+            }
             self.pump(f);
         }
     }
@@ -532,7 +652,7 @@ impl Simulation {
             NodeKind::Router => {
                 p.hop += 1;
                 let f = &self.flows[p.flow as usize];
-                let next = if p.is_data { f.data_path[p.hop as usize] } else { f.ack_path[p.hop as usize] };
+                let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
                 self.enqueue(next, p);
             }
             NodeKind::Host => {
@@ -563,24 +683,32 @@ impl Simulation {
         }
         let before = flow.receiver.delivered_bytes;
         let ack = flow.receiver.on_data(now, &p);
+        let mut transfer_done = false;
         if flow.receiver.delivered_bytes > before {
             flow.last_delivery_ns = Some(now);
+            if flow.rx_done_ns.is_none() && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b) {
+                flow.rx_done_ns = Some(now);
+                transfer_done = flow.app.is_some();
+            }
         }
         if let Some(mut a) = flow.receiver.take_pending_ack() {
             // DCTCP's delayed ACK of the previous CE state goes out first.
             a.flow = p.flow;
             a.hop = 0;
-            let first = flow.ack_path[0];
+            let first = flow.ack_path.first();
             self.enqueue(first, a);
         }
         let flow = &mut self.flows[fi];
         if let Some(mut a) = ack {
             a.flow = p.flow;
             a.hop = 0;
-            let first = flow.ack_path[0];
+            let first = flow.ack_path.first();
             self.enqueue(first, a);
         }
         self.arm_receiver_timer(fi);
+        if transfer_done {
+            self.on_transfer_done(fi);
+        }
     }
 
     fn deliver_ack(&mut self, p: Packet) {
@@ -592,6 +720,11 @@ impl Simulation {
             panic!("flow {fi} scoreboard invariant broken at {now} ns: {e}");
         }
         self.pump(fi);
+        let f = &mut self.flows[fi];
+        if f.app.is_some() && f.sender.completed_ns.is_some() {
+            // A finished short connection keeps its statistics, not its scoreboard memory.
+            f.sender.release_buffers();
+        }
     }
 
     /// Let a flow's sender put packets on its NIC while TSQ allows, then re-arm its timer.
@@ -613,7 +746,7 @@ impl Simulation {
                     p.hop = 0;
                     flow.nic_bytes += p.wire_bytes as u64;
                     flow.data_tx += 1;
-                    let nic = flow.data_path[0];
+                    let nic = flow.data_path.first();
                     self.enqueue(nic, p);
                 }
                 None => break,
@@ -674,7 +807,7 @@ impl Simulation {
         if let Some(mut a) = flow.receiver.on_timeout(now) {
             a.flow = fi as u32;
             a.hop = 0;
-            let first = flow.ack_path[0];
+            let first = flow.ack_path.first();
             self.enqueue(first, a);
         }
         self.arm_receiver_timer(fi);
@@ -684,6 +817,9 @@ impl Simulation {
         let now = self.now;
         let interval = self.cfg.sample_interval_ns;
         for (fi, f) in self.flows.iter_mut().enumerate() {
+            if !f.sampled {
+                continue;
+            }
             let delivered = f.receiver.delivered_bytes;
             let s = &mut f.sender;
             let st = s.cc.sample(&s.tp);
@@ -734,6 +870,7 @@ impl Simulation {
                 ce_marks: link.stats.ce_marks as i64,
                 tx_bytes: link.stats.tx_bytes as i64,
                 utilization: (busy as f64 / interval as f64).min(1.0),
+                pause_frames: link.stats.pause_frames as i64,
             });
             link.stats.occ_integral = 0;
             link.stats.max_bytes_interval = link.q_bytes;
@@ -749,8 +886,9 @@ impl Simulation {
         const SYN_WIRE_BITS: u128 = 78 * 8;
         let f = &self.flows[fi];
         f.data_path
+            .hops()
             .iter()
-            .chain(f.ack_path.iter())
+            .chain(f.ack_path.hops().iter())
             .map(|&l| {
                 let link = &self.links[l as usize];
                 link.delay_ns + (SYN_WIRE_BITS * 1_000_000_000 / link.rate_bps as u128) as Nanos
@@ -770,7 +908,10 @@ impl Simulation {
             let is = |p: &Packet| p.is_data && p.flow as usize == fi;
             n += l.queue.iter().filter(|p| is(p)).count() as u64;
             n += l.pipe.iter().filter(|(_, p)| is(p)).count() as u64;
-            n += l.in_tx.iter().filter(|p| is(p)).count() as u64;
+            if l.cut_through_bytes == 0 {
+                // (A cut-through link's packet in serialization is already in its pipe.)
+                n += l.in_tx.iter().filter(|p| is(p)).count() as u64;
+            }
         }
         n
     }
@@ -871,6 +1012,8 @@ impl Simulation {
         flows.push("rtt_p99_ms", Column::F64(p99));
         flows.push("rto_count", Column::I64(rto));
         flows.push("ce_packets", Column::I64(ce));
+        workload::push_flow_columns(&mut flows, &self.flows);
+        self.push_app_columns(&mut flows);
         let (timeseries, phase_labels) = self.metrics.timeseries_table();
         let queue = self.metrics.queue_table();
         let data_sent: u64 = self.flows.iter().map(|f| f.sender.stats.data_packets_sent).sum();
@@ -878,6 +1021,10 @@ impl Simulation {
             flows,
             timeseries,
             queue,
+            gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
+            app_events: self.app_events.table(),
+            pause_frames: self.pause_frames_total,
+            drops: self.links.iter().map(|l| l.stats.drops).sum(),
             cc_labels,
             phase_labels,
             queue_labels: self.metrics.queue_labels(),
@@ -895,6 +1042,14 @@ pub struct Results {
     pub flows: Table,
     pub timeseries: Table,
     pub queue: Table,
+    /// Per-flow NIC inter-departure gap histograms (`gaps.rs`), for flows with `gap_histogram`.
+    pub gaps: Table,
+    /// One row per completed application query (`apps.rs`); Python calls it `events`.
+    pub app_events: Table,
+    /// PAUSE/XON frames sent by all switch ports (lossless mode).
+    pub pause_frames: u64,
+    /// Packets dropped for lack of buffer (and RED early drops) on all links.
+    pub drops: u64,
     pub cc_labels: Vec<String>,
     pub phase_labels: Vec<String>,
     pub queue_labels: Vec<String>,
@@ -909,7 +1064,8 @@ pub struct Results {
 pub fn algorithms() -> Vec<(&'static str, &'static str)> {
     vec![
         ("reno", "Reno/NewReno AIMD with SACK recovery and PRR (RFC 5681, 6675, 9937)"),
-        ("cubic", "CUBIC with HyStart++ (RFC 9438, RFC 9406), Linux's default"),
+        ("cubic", "CUBIC (RFC 9438) with Linux's classic HyStart, as tcp_cubic.c"),
+        ("cubic_hspp", "CUBIC with RFC 9406 HyStart++ instead of Linux's classic HyStart"),
         ("bbr1", "BBRv1 as Linux mainline tcp_bbr.c (alias: bbr)"),
         ("bbr2", "BBRv2 as Google's v2alpha Linux release"),
         ("bbr2_new", "BBRv2 with seed 001's many-flows ECN changes (bw_lo cut by ECN, additive probing)"),

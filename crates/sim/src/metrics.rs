@@ -89,6 +89,8 @@ pub struct QueueRow {
     pub ce_marks: i64,
     pub tx_bytes: i64,
     pub utilization: f64,
+    /// PAUSE/XON frames sent (switch output port) or received (paused link), cumulative.
+    pub pause_frames: i64,
 }
 
 #[derive(Default)]
@@ -133,6 +135,7 @@ struct QueueCols {
     ce_marks: Vec<i64>,
     tx_bytes: Vec<i64>,
     utilization: Vec<f64>,
+    pause_frames: Vec<i64>,
 }
 
 pub struct Recorder {
@@ -208,6 +211,7 @@ impl Recorder {
         q.ce_marks.push(r.ce_marks);
         q.tx_bytes.push(r.tx_bytes);
         q.utilization.push(r.utilization);
+        q.pause_frames.push(r.pause_frames);
     }
 
     pub fn timeseries_table(&self) -> (Table, Vec<String>) {
@@ -255,6 +259,7 @@ impl Recorder {
         t.push("ce_marks", Column::I64(q.ce_marks.clone()));
         t.push("tx_bytes", Column::I64(q.tx_bytes.clone()));
         t.push("utilization", Column::F64(q.utilization.clone()));
+        t.push("pause_frames", Column::I64(q.pause_frames.clone()));
         t
     }
 

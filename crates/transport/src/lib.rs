@@ -152,6 +152,20 @@ pub struct SenderConfig {
     pub ecn: bool,
     /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
     pub tso_minrtt_autosize: bool,
+    /// Request/response workload instead of a byte stream (see [`RpcConfig`]); None = bulk or
+    /// `total_bytes`.
+    pub rpc: Option<RpcConfig>,
+}
+
+/// An RPC-style application on the sender: write one message of `segs` full segments, wait until
+/// all of it is acknowledged, wait `gap_ns`, write the next, and so on. Each message's latency
+/// (write to full acknowledgement) goes into [`Sender::rpc_hist`]. The response is not modelled
+/// as data: the receiver's application answers a complete message at once, and the answer
+/// carries the ACK (see `ReceiverConfig::msg_segs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RpcConfig {
+    pub segs: u64,
+    pub gap_ns: Nanos,
 }
 
 impl Default for SenderConfig {
@@ -167,6 +181,7 @@ impl Default for SenderConfig {
             min_rto_ns: 200 * NSEC_PER_MSEC,
             ecn: false,
             tso_minrtt_autosize: true,
+            rpc: None,
         }
     }
 }
@@ -219,6 +234,17 @@ pub struct SenderStats {
     /// Why sending stopped the last time `poll_transmit` returned None with data waiting.
     pub rwnd_limited: bool,
     pub sndbuf_limited: bool,
+    /// Offload chunks ("TSO bursts") and the segments in them: segments handed to the NIC back to
+    /// back at one instant, up to the chunk size the sizing rule allows then (`tso_segs`), count
+    /// as one chunk — what Linux would build into one TSO/GSO skb. Loss probes are not counted.
+    pub tso_bursts: u64,
+    pub tso_burst_segs: u64,
+    /// Sum over chunks of the chunk size the sizing rule allowed when the chunk started (the
+    /// autosizing goal, which cwnd, TSQ or ACK clocking may cut short).
+    pub tso_goal_segs: u64,
+    /// Completed RPC messages and the sum of their latencies (RPC workload only).
+    pub rpc_count: u64,
+    pub rpc_sum_ns: u128,
 }
 
 /// The sending half of a connection.
@@ -290,6 +316,16 @@ pub struct Sender {
     /// Record per-ACK RTT samples into this histogram.
     pub rtt_hist: RttHistogram,
     started: bool,
+    /// Segments left in the current offload chunk and when it started (stats only).
+    chunk_left: u32,
+    chunk_ns: Nanos,
+    /// RPC workload: when the current message was written, when the next one will be, and the
+    /// end of the last message whose latency was recorded.
+    rpc_issue_ns: Nanos,
+    rpc_next_ns: Option<Nanos>,
+    rpc_recorded_end: u64,
+    /// Latency of every completed RPC message (RPC workload only).
+    pub rpc_hist: RttHistogram,
 }
 
 impl Sender {
@@ -301,6 +337,7 @@ impl Sender {
             tp.max_pacing_rate_bytes_per_s = r;
         }
         let (write_end, last_seg_bytes) = match cfg.total_bytes {
+            None if cfg.rpc.is_some() => (cfg.rpc.map_or(1, |r| r.segs.max(1)), cfg.mss),
             None => (u64::MAX, cfg.mss),
             Some(b) => {
                 let n = b.div_ceil(cfg.mss as u64).max(1);
@@ -353,6 +390,12 @@ impl Sender {
             stats: SenderStats::default(),
             rtt_hist: RttHistogram::new(),
             started: false,
+            chunk_left: 0,
+            chunk_ns: 0,
+            rpc_issue_ns: 0,
+            rpc_next_ns: None,
+            rpc_recorded_end: 0,
+            rpc_hist: RttHistogram::new(),
         }
     }
 
@@ -368,7 +411,39 @@ impl Sender {
             self.update_default_pacing_rate();
         }
         self.next_send_ns = now;
+        self.rpc_issue_ns = now;
         self.started = true;
+    }
+
+    /// RPC workload: the current message is fully acknowledged; record its latency and write
+    /// the next one now or after the gap.
+    fn rpc_on_ack(&mut self, now: Nanos) {
+        let Some(rpc) = self.cfg.rpc else { return };
+        if self.snd_una < self.write_end || self.rpc_recorded_end >= self.write_end {
+            return;
+        }
+        self.rpc_recorded_end = self.write_end;
+        let lat = now - self.rpc_issue_ns;
+        self.rpc_hist.record(lat);
+        self.stats.rpc_count += 1;
+        self.stats.rpc_sum_ns += lat as u128;
+        if rpc.gap_ns == 0 {
+            self.rpc_write(now);
+        } else {
+            self.rpc_next_ns = Some(now + rpc.gap_ns);
+        }
+    }
+
+    /// RPC workload: the application writes its next message (unless it has stopped).
+    fn rpc_write(&mut self, now: Nanos) {
+        self.rpc_next_ns = None;
+        if self.stop_ns.is_some_and(|s| now >= s) {
+            return;
+        }
+        if let Some(rpc) = self.cfg.rpc {
+            self.write_end += rpc.segs.max(1);
+            self.rpc_issue_ns = now;
+        }
     }
 
     /// The receive window of the handshake (SYN-ACK), as a right edge in segments: limits the
@@ -414,6 +489,17 @@ impl Sender {
             if self.cfg.total_bytes.is_some() {
                 self.last_seg_bytes = self.cfg.mss;
             }
+        }
+    }
+
+    /// Free the scoreboard's memory once the transfer is complete and idle (the simulator keeps
+    /// finished short connections around for their statistics; thousands of them add up).
+    pub fn release_buffers(&mut self) {
+        if self.segs.is_empty() {
+            self.segs = VecDeque::new();
+        }
+        if self.lost_queue.is_empty() {
+            self.lost_queue = VecDeque::new();
         }
     }
 
@@ -625,6 +711,14 @@ impl Sender {
                 self.transmit_new(now)
             }
         };
+        if self.chunk_left == 0 || now != self.chunk_ns {
+            self.stats.tso_bursts += 1;
+            self.chunk_left = self.tso_segs();
+            self.stats.tso_goal_segs += self.chunk_left as u64;
+            self.chunk_ns = now;
+        }
+        self.chunk_left -= 1;
+        self.stats.tso_burst_segs += 1;
         if self.paced() {
             // EDT (Linux tcp_update_skb_after_send): each segment pushes the next departure by its
             // payload length at the pacing rate. Linux's internal pacer counts the write-queue
@@ -760,6 +854,9 @@ impl Sender {
                 t = Some(t.map_or(stop, |x| x.min(stop)));
             }
         }
+        if let Some(r) = self.rpc_next_ns {
+            t = Some(t.map_or(r, |x| x.min(r)));
+        }
         t
     }
 
@@ -781,6 +878,9 @@ impl Sender {
             if now >= stop {
                 self.stop_writing();
             }
+        }
+        if self.rpc_next_ns.is_some_and(|r| now >= r) {
+            self.rpc_write(now);
         }
         // Linux arms either the loss-probe or the RTO timer, never both: a due probe goes first
         // and re-arms the RTO (RFC 8985 §7.3).
@@ -1130,7 +1230,8 @@ impl Sender {
         } else if acked_new || delivered > 0 {
             self.schedule_tlp(now);
         }
-        if self.completed_ns.is_none() && self.is_done() && self.write_end != u64::MAX {
+        self.rpc_on_ack(now);
+        if self.completed_ns.is_none() && self.is_done() && self.write_end != u64::MAX && self.cfg.rpc.is_none() {
             self.completed_ns = Some(now);
         }
     }
@@ -1608,5 +1709,110 @@ mod ecn_tests {
         });
         assert!(w.s.tp.delivered_ce > 10, "the marks reached the sender ({})", w.s.tp.delivered_ce);
         assert_eq!(n, 1, "{n} reductions for one burst of marks");
+    }
+}
+
+#[cfg(test)]
+mod burst_and_rpc_tests {
+    //! Offload-chunk accounting and the RPC workload, on an ideal wire (fixed one-way delay, no
+    //! queue).
+    use super::*;
+    use crate::receiver::ReceiverConfig;
+    use cc::CcKind;
+
+    fn sender(cc: &str, cfg: SenderConfig) -> Sender {
+        let mut s = Sender::new(cfg, Cc::new(&CcKind::from_name(cc).unwrap(), 1));
+        s.set_handshake_rtt(0, 100_000);
+        s.start(0);
+        s
+    }
+
+    #[test]
+    fn segments_sent_at_one_instant_are_chunked_by_the_sizing_rule() {
+        let mut s = sender("cubic", SenderConfig { initial_cwnd: 100, ..Default::default() });
+        let chunk = s.tso_segs();
+        assert!(chunk >= 2);
+        let mut n = 0u64;
+        while s.poll_transmit(0).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 100);
+        assert_eq!(s.stats.tso_burst_segs, 100);
+        assert_eq!(s.stats.tso_bursts, 100u64.div_ceil(chunk as u64), "chunk {chunk}");
+    }
+
+    #[test]
+    fn segments_sent_at_different_instants_are_separate_chunks_and_no_tso_means_one_segment() {
+        let mut s = sender("cubic", SenderConfig { initial_cwnd: 10, ..Default::default() });
+        for t in 0..10 {
+            assert!(s.poll_transmit(t).is_some());
+        }
+        assert_eq!((s.stats.tso_bursts, s.stats.tso_burst_segs), (10, 10));
+        let mut s = sender("cubic", SenderConfig { initial_cwnd: 10, tso: false, ..Default::default() });
+        while s.poll_transmit(0).is_some() {}
+        assert_eq!((s.stats.tso_bursts, s.stats.tso_burst_segs), (10, 10));
+    }
+
+    #[test]
+    fn paced_bbr2_chunks_follow_its_tso_goal_and_minrtt_autosizing_enlarges_them() {
+        // 100 µs min_rtt: the min_rtt term adds 64 KB >> 0, so chunks are ~44 segments with it
+        // and only the rate term (3 segments here) without.
+        let mut means = Vec::new();
+        for auto in [true, false] {
+            let mut s = sender("bbr2", SenderConfig { initial_cwnd: 200, tso_minrtt_autosize: auto, ..Default::default() });
+            // A fair share of 40 Mbit/s: the rate term alone is 4.9 KB, 3 segments.
+            s.tp.pacing_rate_bytes_per_s = 5_000_000;
+            let mut t = 0;
+            while s.stats.tso_burst_segs < 150 {
+                while s.poll_transmit(t).is_some() {}
+                t = s.next_send_time().unwrap_or(t + 1000).max(t + 1);
+            }
+            means.push(s.stats.tso_burst_segs as f64 / s.stats.tso_bursts as f64);
+        }
+        assert!(means[0] >= 40.0, "with autosizing: {means:?}");
+        assert!(means[1] <= 3.0, "without autosizing: {means:?}");
+    }
+
+    #[test]
+    fn rpc_messages_are_written_after_full_ack_and_gap_and_their_latency_is_one_round_trip() {
+        let one_way = 50_000;
+        let gap = 1_000_000;
+        let mut s = sender("cubic", SenderConfig { rpc: Some(RpcConfig { segs: 4, gap_ns: gap }), ..Default::default() });
+        let mut r = Receiver::new(ReceiverConfig { msg_segs: Some(4), ..Default::default() });
+        let mut now = 0;
+        let mut fwd: VecDeque<(Nanos, Packet)> = VecDeque::new();
+        let mut rev: VecDeque<(Nanos, Packet)> = VecDeque::new();
+        while now < 20_000_000 {
+            while let Some(p) = s.poll_transmit(now) {
+                fwd.push_back((now + one_way, p));
+            }
+            let next = [fwd.front().map(|x| x.0), rev.front().map(|x| x.0), s.next_timeout(), r.next_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap();
+            now = next.max(now);
+            if fwd.front().is_some_and(|x| x.0 <= now) {
+                let (_, p) = fwd.pop_front().unwrap();
+                if let Some(a) = r.on_data(now, &p) {
+                    rev.push_back((now + one_way, a));
+                }
+            } else if rev.front().is_some_and(|x| x.0 <= now) {
+                let (_, a) = rev.pop_front().unwrap();
+                s.on_ack(now, &a);
+            } else if r.next_timeout().is_some_and(|t| t <= now) {
+                if let Some(a) = r.on_timeout(now) {
+                    rev.push_back((now + one_way, a));
+                }
+            } else if s.next_timer_deadline().is_some_and(|t| t <= now) {
+                s.on_timeout(now);
+            }
+        }
+        // Each message: one RTT (100 µs) of latency, then the gap: 20 ms / 1.1 ms ≈ 18 messages.
+        let n = s.stats.rpc_count;
+        assert!((17..=19).contains(&n), "{n} messages");
+        let p99 = s.rpc_hist.quantile_ns(0.99);
+        assert!((95_000.0..=110_000.0).contains(&p99), "p99 {p99} ns");
+        assert_eq!(s.completed_ns, None, "an RPC flow never completes");
     }
 }

@@ -4,8 +4,27 @@
 //! unacknowledged (every second segment), when in quick-ACK mode (the first 16 segments of a
 //! connection, Linux `TCP_MAX_QUICKACKS`), when data arrives out of order or fills a hole, and when
 //! a duplicate arrives; otherwise arm the delayed-ACK timer (40 ms, Linux `TCP_DELACK_MIN`).
-//! Linux also requires that the offered window not shrink before ACKing every second segment;
-//! seed 001's "faster ACKs" fix removed that check. We ACK as after the fix.
+//!
+//! Faster ACKs (seed 001, optimisation 3; `ReceiverConfig::faster_acks`). Before the fix, Linux's
+//! `__tcp_ack_snd_check` ACKed every second segment only if (1) more than one full segment was
+//! unacknowledged AND (2) the window it would offer now (`__tcp_select_window`) was at least the
+//! window offered last (`rcv_wnd`). When the receive window stops growing — the buffer is clamped
+//! and the application has not yet read what arrived — (2) fails, and the ACK waits for the
+//! application's read (`tcp_cleanup_rbuf`) or the delayed-ACK timer. `faster_acks = true`
+//! (default) is the fix: check (2) removed. `false` restores the old rule. The rule only bites
+//! with a finite window (`rcvbuf_bytes`) and an application that does not read at once.
+//!
+//! Application reads (`ReceiverConfig::app_read_delay_ns`): by default the application reads
+//! in-order data the moment it arrives (the buffer holds only out-of-order data). With a read
+//! delay, the application is woken `delay` after the first unread data arrives and then reads
+//! everything in order (a reader thread's scheduling latency / batching); unread bytes occupy
+//! `rcvbuf_bytes` and shrink the offered window. After a read, as Linux `tcp_cleanup_rbuf`: ACK
+//! if an ACK is pending with more than one full segment unacknowledged, or if the window that
+//! can now be offered is at least twice what is left of the advertised one.
+//!
+//! Message boundaries (`ReceiverConfig::msg_segs`, the RPC workload): when the application has
+//! read a complete message it answers at once, and the answer carries an ACK for everything
+//! received (the response itself is not modelled as data).
 //!
 //! Receive window: `rcvbuf_bytes` (minus out-of-order data held) or, when set, a window chosen from
 //! outside ([`Receiver::set_window_override`], e.g. a receiver-side controller such as ICTCP); the
@@ -42,11 +61,26 @@ pub struct ReceiverConfig {
     pub delayed_ack: bool,
     /// DCTCP's receiver CE state machine: immediate ACK on a CE-state change (see module doc).
     pub ce_state_ack: bool,
+    /// Seed 001's faster-ACK fix (module doc): true = ACK every 2nd segment whatever the window;
+    /// false = the old Linux rule that also requires the offered window not to have shrunk.
+    pub faster_acks: bool,
+    /// The application reads this long after unread data first arrives (None = at once).
+    pub app_read_delay_ns: Option<Nanos>,
+    /// Messages of this many segments: a completely read message is answered (and ACKed) at once.
+    pub msg_segs: Option<u64>,
 }
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { mss: 1448, rcvbuf_bytes: None, delayed_ack: true, ce_state_ack: false }
+        ReceiverConfig {
+            mss: 1448,
+            rcvbuf_bytes: None,
+            delayed_ack: true,
+            ce_state_ack: false,
+            faster_acks: true,
+            app_read_delay_ns: None,
+            msg_segs: None,
+        }
     }
 }
 
@@ -54,8 +88,10 @@ pub struct Receiver {
     pub cfg: ReceiverConfig,
     /// Next expected segment.
     pub rcv_nxt: u64,
-    /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent. A deque:
+    /// after a mass loss (10^5 holes at 100 Gbit/s) retransmissions fill the holes front first,
+    /// and a Vec's remove(0)/merge would shift every range each time.
+    ooo: std::collections::VecDeque<(u64, u64)>,
     ooo_segs: u64,
     /// A short (final) segment held out of order: (seq, payload bytes). Only the last segment
     /// of a stream can be shorter than the MSS.
@@ -88,6 +124,18 @@ pub struct Receiver {
     /// An ACK produced by `on_data` in addition to its return value (DCTCP state change: the
     /// delayed ACK of the prior CE state), to be sent before it.
     pending_ack: Option<Packet>,
+    /// In-order bytes the application has not read yet (only with `app_read_delay_ns`).
+    pub unread_bytes: u64,
+    /// When the application will next read.
+    read_at: Option<Nanos>,
+    /// Window (segments; u64::MAX = unlimited) offered by the last ACK (Linux `rcv_wnd`).
+    last_wnd_segs: u64,
+    /// Complete messages already answered (message-boundary reads).
+    msgs_answered: u64,
+    /// Every-2nd-segment ACKs the old rule withheld (faster_acks = false).
+    pub acks_withheld: u64,
+    /// ACKs sent because the application read (tcp_cleanup_rbuf) or answered a message.
+    pub acks_on_read: u64,
 }
 
 impl Receiver {
@@ -95,7 +143,7 @@ impl Receiver {
         Receiver {
             cfg,
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: std::collections::VecDeque::new(),
             ooo_segs: 0,
             ooo_short: None,
             recent: [0; MAX_SACK_BLOCKS],
@@ -114,6 +162,12 @@ impl Receiver {
             last_rwnd_end: 0,
             ce_state: false,
             pending_ack: None,
+            unread_bytes: 0,
+            read_at: None,
+            last_wnd_segs: u64::MAX,
+            msgs_answered: 0,
+            acks_withheld: 0,
+            acks_on_read: 0,
         }
     }
 
@@ -129,7 +183,7 @@ impl Receiver {
     pub fn window_bytes(&self) -> u64 {
         let buf = match self.cfg.rcvbuf_bytes {
             None => u64::MAX,
-            Some(buf) => buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64),
+            Some(buf) => buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64 + self.unread_bytes),
         };
         match self.rwnd_override_bytes {
             None => buf,
@@ -144,11 +198,55 @@ impl Receiver {
     }
 
     pub fn next_timeout(&self) -> Option<Nanos> {
-        self.delack_deadline
+        match (self.delack_deadline, self.read_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Delayed-ACK timer.
+    /// Complete messages received in order so far (message-boundary reads).
+    fn msgs_complete(&self) -> u64 {
+        self.cfg.msg_segs.map_or(0, |m| self.rcv_nxt / m.max(1))
+    }
+
+    /// The application reads everything in order; returns an ACK if `tcp_cleanup_rbuf` would
+    /// send one (or a complete message is answered).
+    fn app_read(&mut self) -> Option<Packet> {
+        self.read_at = None;
+        self.unread_bytes = 0;
+        let mut ack = false;
+        if self.msgs_complete() > self.msgs_answered {
+            self.msgs_answered = self.msgs_complete();
+            ack = self.unacked_segs > 0 || self.rcv_nxt > self.last_ack_sent;
+        }
+        // An ACK is scheduled and more than one full segment is unacknowledged.
+        if self.delack_deadline.is_some() && self.rcv_nxt > self.last_ack_sent + 1 {
+            ack = true;
+        }
+        // The window can be raised "significantly" (at least doubled).
+        if !ack && self.last_rwnd_end != 0 && self.last_rwnd_end != u64::MAX {
+            let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt);
+            let new = self.window_bytes() / self.cfg.mss as u64;
+            if new >= 2 * left.max(1) {
+                ack = true;
+            }
+        }
+        if ack {
+            self.acks_on_read += 1;
+            self.delack_deadline = None;
+            Some(self.make_ack())
+        } else {
+            None
+        }
+    }
+
+    /// Delayed-ACK timer and application reads.
     pub fn on_timeout(&mut self, now: Nanos) -> Option<Packet> {
+        if self.read_at.is_some_and(|r| now >= r) {
+            if let Some(a) = self.app_read() {
+                return Some(a);
+            }
+        }
         match self.delack_deadline {
             Some(d) if now >= d => {
                 self.delack_deadline = None;
@@ -192,12 +290,13 @@ impl Receiver {
             self.dup_segs += 1;
             immediate = true;
         } else if seq == self.rcv_nxt {
+            let before = self.delivered_bytes;
             self.rcv_nxt += 1;
             self.delivered_bytes += seg.payload_bytes as u64;
             // Pull in any out-of-order run that is now contiguous.
-            if let Some(&(s, e)) = self.ooo.first() {
+            if let Some(&(s, e)) = self.ooo.front() {
                 if s == self.rcv_nxt {
-                    self.ooo.remove(0);
+                    self.ooo.pop_front();
                     self.ooo_segs -= e - s;
                     self.delivered_bytes += (e - s) * self.cfg.mss as u64;
                     if let Some((q, b)) = self.ooo_short {
@@ -212,6 +311,21 @@ impl Receiver {
             }
             if !self.ooo.is_empty() {
                 immediate = true; // still holes: keep the sender informed
+            }
+            match self.cfg.app_read_delay_ns {
+                Some(d) => {
+                    self.unread_bytes += self.delivered_bytes - before;
+                    if self.read_at.is_none() {
+                        self.read_at = Some(now + d);
+                    }
+                }
+                None => {
+                    // Read at once: a completed message is answered (and ACKed) now.
+                    if self.msgs_complete() > self.msgs_answered {
+                        self.msgs_answered = self.msgs_complete();
+                        immediate = true;
+                    }
+                }
             }
             if self.rwnd_override_bytes.is_some() && self.last_rwnd_end != 0 {
                 // Linux tcp_cleanup_rbuf: the application has read the data; if the window that
@@ -237,8 +351,21 @@ impl Receiver {
             self.quickacks_left -= 1;
             immediate = true;
         }
-        if !self.cfg.delayed_ack || self.unacked_segs >= 2 {
+        if !self.cfg.delayed_ack {
             immediate = true;
+        } else if self.unacked_segs >= 2 && !immediate {
+            // Every second segment; before seed 001's fix only if the window offered now is not
+            // smaller than the one offered last (Linux `__tcp_select_window() >= rcv_wnd`).
+            let wnd_now = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
+                u64::MAX
+            } else {
+                self.window_bytes() / self.cfg.mss as u64
+            };
+            if self.cfg.faster_acks || wnd_now >= self.last_wnd_segs {
+                immediate = true;
+            } else {
+                self.acks_withheld += 1;
+            }
         }
         if immediate {
             self.delack_deadline = None;
@@ -331,6 +458,7 @@ impl Receiver {
             self.last_rwnd_end = end;
             end
         };
+        self.last_wnd_segs = a.rwnd_end.saturating_sub(self.rcv_nxt);
         // SACK option: 2 bytes + 8 per block, padded to 4.
         let opt = if n > 0 { (2 + 8 * n as u32).div_ceil(4) * 4 } else { 0 };
         a.wire_bytes = TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt;
@@ -413,5 +541,85 @@ mod tests {
         assert_eq!(r.window_bytes(), 1448);
         r.set_window_override(None);
         assert_eq!(r.make_ack().rwnd_end, u64::MAX);
+    }
+
+    /// A receiver past quick-ACK mode with a clamped buffer and an application that reads
+    /// `delay` after data arrives.
+    fn clamped(faster_acks: bool, delay: Option<Nanos>) -> Receiver {
+        let mut r = Receiver::new(ReceiverConfig {
+            rcvbuf_bytes: Some(20 * 1448),
+            faster_acks,
+            app_read_delay_ns: delay,
+            ..Default::default()
+        });
+        for s in 0..QUICKACKS as u64 {
+            assert!(r.on_data(0, &seg(s, false)).is_some());
+        }
+        if delay.is_some() {
+            // The application catches up (its read may ACK to reopen the window).
+            let _ = r.on_timeout(r.next_timeout().unwrap());
+            assert_eq!(r.unread_bytes, 0);
+            let _ = r.make_ack();
+        }
+        r
+    }
+
+    #[test]
+    fn old_linux_rule_withholds_the_second_segment_ack_until_the_application_reads() {
+        let n = QUICKACKS as u64;
+        let t0 = 1_000_000;
+        let mut r = clamped(false, Some(50_000));
+        let reads_before = r.acks_on_read;
+        assert!(r.on_data(t0, &seg(n, false)).is_none());
+        // Two full segments unacknowledged, but the unread data shrank the window below the one
+        // offered last: no ACK (condition (2) fails).
+        assert!(r.on_data(t0 + 1, &seg(n + 1, false)).is_none(), "old rule must withhold");
+        assert!(r.on_data(t0 + 2, &seg(n + 2, false)).is_none());
+        assert!(r.acks_withheld >= 2);
+        // The application's read releases the ACK (tcp_cleanup_rbuf), long before the 40 ms timer.
+        let t = r.next_timeout().unwrap();
+        assert_eq!(t, t0 + 50_000);
+        let a = r.on_timeout(t).expect("ACK released by the application's read");
+        assert_eq!(a.ack, n + 3);
+        assert_eq!(a.rwnd_end, n + 3 + 20, "the read freed the whole buffer");
+        assert_eq!(r.acks_on_read, reads_before + 1);
+    }
+
+    #[test]
+    fn faster_acks_ack_every_second_segment_even_when_the_window_shrinks() {
+        let n = QUICKACKS as u64;
+        let t0 = 1_000_000;
+        let mut r = clamped(true, Some(50_000));
+        assert!(r.on_data(t0, &seg(n, false)).is_none());
+        let a = r.on_data(t0 + 1, &seg(n + 1, false)).expect("every second segment");
+        assert_eq!(a.ack, n + 2);
+        assert_eq!(a.rwnd_end, n + 2 + 18, "two unread segments occupy the buffer");
+        assert!(r.on_data(t0 + 2, &seg(n + 2, false)).is_none());
+        assert!(r.on_data(t0 + 3, &seg(n + 3, false)).is_some());
+        assert_eq!(r.acks_withheld, 0);
+    }
+
+    #[test]
+    fn old_rule_still_acks_every_second_segment_when_the_application_reads_at_once() {
+        // The window does not shrink when data is read on arrival: the check passes.
+        let n = QUICKACKS as u64;
+        let mut r = clamped(false, None);
+        assert!(r.on_data(1, &seg(n, false)).is_none());
+        assert!(r.on_data(2, &seg(n + 1, false)).is_some());
+        assert_eq!(r.acks_withheld, 0);
+    }
+
+    #[test]
+    fn a_complete_message_is_answered_and_acked_when_read() {
+        let n = QUICKACKS as u64;
+        let mut r = Receiver::new(ReceiverConfig { msg_segs: Some(n + 3), ..Default::default() });
+        for s in 0..n {
+            assert!(r.on_data(0, &seg(s, false)).is_some());
+        }
+        assert!(r.on_data(1, &seg(n, false)).is_none());
+        assert!(r.on_data(2, &seg(n + 1, false)).is_some());
+        // The last segment of the message: answered at once instead of a 40 ms delayed ACK.
+        let a = r.on_data(3, &seg(n + 2, false)).expect("message answered");
+        assert_eq!(a.ack, n + 3);
     }
 }

@@ -40,6 +40,45 @@ STUDIES: dict[str, Study] = {
             "patch series' loss claims",
             "wan_loss",
         ),
+        Study(
+            "esnet-100g",
+            "CUBIC vs BBRv3 on 100G and 4x10G R&E paths; packet spacing at the sender",
+            "seed 003 (E. Dart, B. Tierney, ESnet, 'BBRv3 Preliminary Results', LHCONE #52, 2024)",
+            "esnet_100g",
+        ),
+        Study(
+            "bql-vs-bbr",
+            "BQL vs BBRv1 at 1 and 10 Gbit/s, RTT up to 1 s, with and without random loss",
+            "seed 004 (Mareev et al., 'Efficiency of BQL Congestion Control under High Bandwidth-Delay "
+            "Product Network Conditions')",
+            "bql_vs_bbr",
+        ),
+        Study(
+            "many-flows-ecn",
+            "DCTCP vs bbr2 vs bbr2_new with 10-1000 flows on a 50G ECN switch; TSO autosizing and faster-ACK ablations",
+            "seed 001 (N. Cardwell et al., 'BBR v2: A Model-based Congestion Control: Performance "
+            "Optimizations', IETF 106, 2019)",
+            "many_flows_ecn",
+        ),
+        Study(
+            "dc-query",
+            "Partition/aggregate query latency with and without a background flow, lossless vs store-and-forward ToR",
+            "seed 000 (C. Howes, C. Muñoz, 'TCP BBR - Assessing Performance in a Data Center Environment', "
+            "U. Waterloo, 2017), Figs 1-6",
+            "dc_query",
+        ),
+        Study(
+            "dc-incast",
+            "Aggregate throughput of n synchronized flows into one receiver, lossless vs store-and-forward ToR",
+            "seed 000 (Howes & Muñoz 2017), Figs 7-8",
+            "dc_incast",
+        ),
+        Study(
+            "dc-convergence",
+            "Convergence and fairness of 5 staggered flows (T = 30 s, 60 s), lossless vs store-and-forward ToR",
+            "seed 000 (Howes & Muñoz 2017), Figs 9-11, and its open question",
+            "dc_convergence",
+        ),
     ]
 }
 

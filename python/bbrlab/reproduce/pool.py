@@ -65,6 +65,8 @@ def run_scenarios(
         f["queue_max_bytes"] = agg.get("queue_max_bytes")
         f["wall_s"] = summary["run"]["wall_s"]
         f["data_packets_delivered_run"] = summary["run"]["data_packets_delivered"]
+        f["pause_frames_run"] = summary["run"].get("pause_frames", 0)
+        f["drops_run"] = summary["run"].get("drops", 0)
         frames.append(f)
         if keep_timeseries:
             series.append((tags, ts, q))

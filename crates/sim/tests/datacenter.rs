@@ -1,0 +1,203 @@
+//! The data-center fabric (seed 000): the star topology, 802.3x PAUSE (lossless mode),
+//! cut-through forwarding and the partition/aggregate query application.
+
+use sim::metrics::Table;
+use sim::Simulation;
+
+const RATE: u64 = 1_000_000_000;
+const DELAY: u64 = 10_000;
+const MTU_WIRE: u64 = 1538;
+
+struct Fabric {
+    workers: u32,
+    pfc: Option<(u64, u64)>,
+    buffer: Option<u64>,
+    cut_through: bool,
+}
+
+fn star_json(fab: &Fabric) -> String {
+    let pfc = match fab.pfc {
+        Some((xoff, xon)) => format!(r#"{{"xoff_bytes":{xoff},"xon_bytes":{xon},"pause_quanta":65535}}"#),
+        None => "null".into(),
+    };
+    let buffer = fab.buffer.map_or("null".into(), |b| b.to_string());
+    format!(
+        r#"{{"kind":"star","star":{{"workers":{},"rate_bps":{RATE},"delay_ns":{DELAY},"buffer_bytes":{buffer},
+            "forwarding":"{}","pfc":{pfc},"clock_ppm":0}}}}"#,
+        fab.workers,
+        if fab.cut_through { "cut_through" } else { "store_and_forward" }
+    )
+}
+
+fn run(json: &str) -> (Simulation, sim::Results) {
+    let mut sim = Simulation::from_json(json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+    sim.run_until(u64::MAX);
+    sim.check_conservation().expect("conservation");
+    let r = sim.results();
+    (sim, r)
+}
+
+fn col_i64(t: &Table, name: &str) -> Vec<i64> {
+    t.get(name).and_then(|c| c.as_i64()).unwrap_or_else(|| panic!("no column {name}")).to_vec()
+}
+fn col_f64(t: &Table, name: &str) -> Vec<f64> {
+    t.get(name).and_then(|c| c.as_f64()).unwrap_or_else(|| panic!("no column {name}")).to_vec()
+}
+
+/// Max occupancy of queue `name` over the run.
+fn max_occupancy(r: &sim::Results, name: &str) -> i64 {
+    let code = r.queue_labels.iter().position(|l| l == name).expect("queue") as u8;
+    let codes = match r.queue.get("queue_code").unwrap() {
+        sim::metrics::Column::U8(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    let max = col_i64(&r.queue, "max_occupancy_bytes");
+    codes.iter().zip(max).filter(|(c, _)| **c == code).map(|(_, m)| m).max().unwrap()
+}
+
+fn incast(cc: &str, fab: &Fabric, dur_ns: u64) -> String {
+    let flows: Vec<String> = (0..fab.workers).map(|i| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i as u64 * 1000)).collect();
+    format!(
+        r#"{{"seed":3,"duration_ns":{dur_ns},"sample_interval_ns":10000000,"topology":{},"flows":[{}]}}"#,
+        star_json(fab),
+        flows.join(",")
+    )
+}
+
+#[test]
+fn lossless_incast_40_to_1_drops_nothing_and_bounds_the_queue() {
+    for cc in ["cubic", "bbr1"] {
+        let (xoff, xon) = (64_000, 32_000);
+        let fab = Fabric { workers: 40, pfc: Some((xoff, xon)), buffer: None, cut_through: true };
+        let (_, r) = run(&incast(cc, &fab, 500_000_000));
+        assert_eq!(r.drops, 0, "{cc}: lossless mode dropped packets");
+        assert!(col_i64(&r.flows, "lost_packets").iter().all(|&l| l == 0), "{cc}: a flow lost packets");
+        assert!(r.pause_frames > 0, "{cc}: a 40-to-1 incast must trigger PAUSE");
+        // Bound: XOFF + per ingress link what is committed when the PAUSE lands (the packet in
+        // serialization, one started during the PAUSE's trip, the wire's contents).
+        let headroom = 40 * (2 * MTU_WIRE + RATE * 2 * DELAY / 8 / 1_000_000_000 + MTU_WIRE);
+        let max = max_occupancy(&r, "tor_to_agg");
+        assert!(max as u64 <= xoff + headroom, "{cc}: switch queue {max} > XOFF {xoff} + headroom {headroom}");
+        assert!(max as u64 > xoff, "{cc}: the queue should reach XOFF ({max})");
+        // The bottleneck stays busy: ≥ 90 % of the 941.5 Mbit/s goodput ceiling.
+        let total: f64 = col_f64(&r.flows, "goodput_bps").iter().sum();
+        assert!(total > 0.9 * 941.5e6, "{cc}: aggregate goodput {total}");
+        // PAUSE frames counted on both ends.
+        let frames = col_i64(&r.queue, "pause_frames");
+        assert!(frames.iter().any(|&f| f > 0));
+    }
+}
+
+#[test]
+fn star_drop_tail_drops_under_incast() {
+    let fab = Fabric { workers: 40, pfc: None, buffer: Some(64_000), cut_through: false };
+    let (_, r) = run(&incast("cubic", &fab, 300_000_000));
+    assert!(r.drops > 0, "a 64 KB drop-tail port must overflow under a 40-to-1 incast");
+    assert_eq!(r.pause_frames, 0);
+    let lost: i64 = col_i64(&r.flows, "lost_packets").iter().sum();
+    assert!(lost > 0);
+    assert!(max_occupancy(&r, "tor_to_agg") <= 64_000);
+}
+
+/// Delivery time of a one-packet transfer from worker 0.
+fn one_packet_latency(cut_through: bool) -> f64 {
+    let fab = Fabric { workers: 2, pfc: None, buffer: None, cut_through };
+    let json = format!(
+        r#"{{"seed":1,"duration_ns":10000000,"sample_interval_ns":1000000,"topology":{},
+            "flows":[{{"cc":"cubic","bytes":1448}}]}}"#,
+        star_json(&fab)
+    );
+    let (_, r) = run(&json);
+    col_f64(&r.flows, "rx_done_s")[0]
+}
+
+#[test]
+fn cut_through_saves_one_serialization_per_switch_hop() {
+    let sf = one_packet_latency(false);
+    let ct = one_packet_latency(true);
+    // Store-and-forward: 2 serializations (12.304 µs each) + 2 propagation delays.
+    let ser = MTU_WIRE as f64 * 8.0 / RATE as f64;
+    assert!((sf - (2.0 * ser + 2.0 * DELAY as f64 / 1e9)).abs() < 1e-8, "store-and-forward latency {sf}");
+    // Cut-through saves the serialization of everything after the 64-byte header.
+    let saved = (MTU_WIRE - 64) as f64 * 8.0 / RATE as f64;
+    assert!(((sf - ct) - saved).abs() < 1e-8, "cut-through saved {} s, expected {saved}", sf - ct);
+}
+
+fn query_json(cc: &str, n: u32, fab: &Fabric, reps: u32, background: bool) -> String {
+    let bg = if background { format!(r#"{{"cc":"{cc}","sender":{}}}"#, fab.workers - 1) } else { String::new() };
+    format!(
+        r#"{{"seed":5,"duration_ns":5000000000,"sample_interval_ns":100000000,"topology":{},
+            "flows":[{bg}],
+            "apps":[{{"kind":"query","workers":{n},"bytes":1048576,"repetitions":{reps},"start_ns":100000000,
+                      "gap_ns":20000000,"jitter_ns":20000,"flow":{{"cc":"{cc}"}}}}]}}"#,
+        star_json(fab)
+    )
+}
+
+#[test]
+fn query_response_time_respects_the_physical_floor() {
+    for (cc, lossless) in [("cubic", true), ("bbr1", true), ("cubic", false), ("bbr1", false)] {
+        for n in [1u32, 10, 40] {
+            let fab = Fabric {
+                workers: 41,
+                pfc: lossless.then_some((64_000, 32_000)),
+                buffer: (!lossless).then_some(128_000),
+                cut_through: lossless,
+            };
+            let (sim, r) = run(&query_json(cc, n, &fab, 8, false));
+            assert_eq!(sim.queries_completed(), 8, "{cc} n={n}: queries did not all complete");
+            let rt = col_f64(&r.app_events, "response_time_s");
+            // 1 MiB of payload at the 1448/1538 goodput ceiling, plus one RTT (request out,
+            // last byte back).
+            let per = 1_048_576 / n as u64;
+            let wire = (per * n as u64) as f64 * MTU_WIRE as f64 / 1448.0;
+            let floor = wire * 8.0 / RATE as f64 + 4.0 * DELAY as f64 / 1e9;
+            for &t in &rt {
+                assert!(t >= floor, "{cc} n={n}: response {t} below the floor {floor}");
+                assert!(t < 1.0, "{cc} n={n}: response {t} absurdly long");
+            }
+            if lossless {
+                assert_eq!(r.drops, 0);
+            }
+            // One flow per sub-query, each complete.
+            let done = col_f64(&r.flows, "rx_done_s");
+            assert_eq!(done.len(), (8 * n) as usize);
+            assert!(done.iter().all(|d| d.is_finite()));
+        }
+    }
+}
+
+#[test]
+fn query_with_background_flow_is_lossless_and_slower() {
+    let fab = Fabric { workers: 21, pfc: Some((64_000, 32_000)), buffer: None, cut_through: true };
+    let (sim, r) = run(&query_json("cubic", 20, &fab, 10, true));
+    assert_eq!(sim.queries_completed(), 10);
+    assert_eq!(r.drops, 0);
+    let with_bg: f64 = col_f64(&r.app_events, "response_time_s").iter().sum::<f64>() / 10.0;
+    let (_, r0) = run(&query_json("cubic", 20, &fab, 10, false));
+    let without: f64 = col_f64(&r0.app_events, "response_time_s").iter().sum::<f64>() / 10.0;
+    assert!(with_bg > without, "background traffic must slow queries ({with_bg} vs {without})");
+}
+
+#[test]
+fn star_config_errors_name_the_field() {
+    let bad = [
+        (r#""star":{"workers":0,"rate_bps":1000000000,"delay_ns":1000}"#, "topology.star.workers"),
+        (r#""star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000,"forwarding":"x"}"#, "topology.star.forwarding"),
+        (
+            r#""star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000,"pfc":{"xoff_bytes":10,"xon_bytes":20}}"#,
+            "topology.star.pfc.xon_bytes",
+        ),
+    ];
+    for (star, field) in bad {
+        let json = format!(r#"{{"duration_ns":1000000000,"topology":{{"kind":"star",{star}}},"flows":[{{"cc":"cubic"}}]}}"#);
+        let e = Simulation::from_json(&json).err().expect("must fail").0;
+        assert!(e.starts_with(field), "{e}");
+    }
+    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000}},
+        "flows":[{"cc":"cubic","sender":5}]}"#;
+    assert!(Simulation::from_json(json).err().unwrap().0.starts_with("flows.0.sender"));
+    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000}},
+        "apps":[{"kind":"query","workers":3,"bytes":1000,"flow":{"cc":"cubic"}}]}"#;
+    assert!(Simulation::from_json(json).err().unwrap().0.starts_with("apps.0.workers"));
+}

@@ -1,0 +1,294 @@
+"""bql-vs-bbr (seed 004): BQL vs BBR under high bandwidth-delay products.
+
+The paper (Mareev et al., Anhalt University, "Efficiency of BQL Congestion Control under High
+Bandwidth-Delay Product Network Conditions") ran RMDT's BQL and TCP BBR (iperf, Linux
+4.15.0-45-lowlatency: mainline BBRv1, our `bbr1`) through a Netropy 40G WAN emulator: 1 Gbit/s
+bottleneck, RTT {0, 100, 500, 1000} ms ("0 ms" is in fact ≈ 150 µs), an 80 MB drop-tail queue,
+75 GB per test (≈ 10 min at 1 Gbit/s). Then 1 % random loss at 1 Gbit/s (60 GB per test) and
+0.7 % at 10 Gbit/s (200 GB per test) over the same RTTs. Its "mean datarate" is data transmitted
+divided by the sender's elapsed time; "buffer load" is the emulator's bottleneck queue.
+
+bbrlab's `bql` is a reconstruction from the paper (no code is public; crates/cc/src/bql.rs
+explains every equation): a rate-based sender whose paired PID controllers hold a small target
+queue (Q* = BDP/16 clamped to 30–150 KB). What this study can test is therefore whether that
+design meets the paper's claims where BBRv1 does not, and whether our BBRv1 fails the way the
+paper's did.
+
+Our runs are duration-limited rather than size-limited (long enough for steady state: the
+full study runs 200 s per 1 Gbit/s point — 23.5 GB, 20 ProbeRTT periods, 200 round trips at
+1 s — and 40 s per 10 Gbit/s point; `--quick` runs 40 s / 8 s). Means are over the whole run,
+start-up included, as the paper's are; at 1000 ms BBR's start-up alone takes ≈ 15 s. Rates are TCP goodput (payload delivered in order); the
+paper's rates are at the emulator's line level, so we compare link *utilization*: ours against the
+1448/1538 payload ceiling (941.5 Mbit/s at 1 Gbit/s), the paper's against 1 Gbit/s.
+Queue figures: mean = time-weighted mean of the bottleneck queue over the whole run; peak = its
+maximum; jitter = the spread (99th − 1st percentile) of the queue sampled every 100 ms after the
+warm-up (max(20 % of the run, 20 RTTs)), which is what the paper's time plots show as the
+queue's swing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .catalog import StudyContext  # noqa: E402
+from .report import md_table, write_report  # noqa: E402
+
+MSS, WIRE = 1448, 1538
+BUFFER = "80MB"
+ZERO_RTT_MS = 0.15  # the paper's "0 ms": ≈ 150 µs of residual delay
+CCS = ("bql", "bbr1")
+LABEL = {"bql": "BQL (bbrlab reconstruction)", "bbr1": "BBR (BBRv1, as Linux 4.15)"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes of the study (tests shrink them with :func:`tiny_plan`)."""
+
+    rtts_ms: tuple[float, ...] = (ZERO_RTT_MS, 100, 500, 1000)
+    dur_s: float = 200
+    loss_rtts_ms: tuple[float, ...] = (ZERO_RTT_MS, 100, 500, 1000)
+    loss_dur_s: float = 200
+    tengig_rtts_ms: tuple[float, ...] = (ZERO_RTT_MS, 100, 500, 1000)
+    tengig_dur_s: float = 40
+    sample: str = "100ms"
+
+
+def plan(quick: bool) -> Plan:
+    if not quick:
+        return Plan()
+    return Plan(dur_s=40, loss_rtts_ms=(ZERO_RTT_MS, 100, 1000), loss_dur_s=40,
+                tengig_rtts_ms=(ZERO_RTT_MS, 100), tengig_dur_s=8)
+
+
+def tiny_plan() -> Plan:
+    """A seconds-long configuration for tests."""
+    return Plan(rtts_ms=(ZERO_RTT_MS, 100), dur_s=4, loss_rtts_ms=(ZERO_RTT_MS, 100), loss_dur_s=3,
+                tengig_rtts_ms=(ZERO_RTT_MS,), tengig_dur_s=1, sample="100ms")
+
+
+def _rtt_label(rtt_ms: float) -> str:
+    return "0 ms (150 µs)" if rtt_ms < 1 else f"{rtt_ms:g} ms"
+
+
+def _scenario(rate: str, rtt_ms: float, cc: str, dur_s: float, loss_pct: float, sample: str,
+              tags: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "bql-vs-bbr",
+        "duration": f"{dur_s}s",
+        "seed": 1,
+        "sample_interval": sample,
+        "topology": {"kind": "dumbbell",
+                     "bottleneck": {"rate": rate, "rtt": f"{rtt_ms}ms", "buffer": BUFFER, "loss": loss_pct / 100}},
+        "flows": [{"cc": cc}],
+        "tags": dict(tags, cc_name=cc, rtt_ms=rtt_ms),
+    }
+
+
+def _queue_stats(q: pd.DataFrame, warm_s: float) -> tuple[float, float]:
+    """(jitter = p99 − p1 of the sampled queue after warm-up, its standard deviation), bytes."""
+    b = q[(q["queue"] == "bottleneck") & (q["t_s"] >= warm_s)]
+    if not len(b):
+        return math.nan, math.nan
+    occ = b["mean_occupancy_bytes"].to_numpy(dtype=float)
+    return float(np.percentile(occ, 99) - np.percentile(occ, 1)), float(np.std(occ))
+
+
+def _summarize(rows: pd.DataFrame, series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]] | None,
+               rate_bps: float, dur_s: float) -> pd.DataFrame:
+    out = []
+    jit: dict[tuple[str, float], tuple[float, float]] = {}
+    for tags, _ts, q in series or []:
+        warm = max(0.2 * dur_s, 20 * tags["rtt_ms"] / 1e3)
+        jit[(tags["cc_name"], tags["rtt_ms"])] = _queue_stats(q, warm)
+    ceiling = rate_bps * MSS / WIRE
+    for _, r in rows.iterrows():
+        j = jit.get((r["cc_name"], r["rtt_ms"]), (math.nan, math.nan))
+        out.append({
+            "cc": r["cc_name"], "rtt_ms": r["rtt_ms"], "goodput_bps": r["goodput_bps"],
+            "utilization": r["goodput_bps"] / ceiling, "queue_mean_bytes": r["queue_mean_bytes"],
+            "queue_max_bytes": r["queue_max_bytes"], "queue_jitter_bytes": j[0], "queue_std_bytes": j[1],
+            "retransmits": r["retransmits"], "rtt_p95_ms": r["rtt_p95_ms"],
+        })
+    return pd.DataFrame(out).sort_values(["cc", "rtt_ms"]).reset_index(drop=True)
+
+
+def _get(df: pd.DataFrame, cc: str, rtt: float, col: str) -> float:
+    d = df[(df["cc"] == cc) & (df["rtt_ms"] == rtt)]
+    return float(d[col].iloc[0]) if len(d) else math.nan
+
+
+def _kb(b: float) -> str:
+    if b != b:
+        return "–"
+    return f"{b / 1e6:.3f} MB" if b >= 1e6 else f"{b / 1e3:.0f} KB"
+
+
+def _mb(bps: float) -> str:
+    return "–" if bps != bps else f"{bps / 1e6:.1f}"
+
+
+def _time_figure(series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]], rtt: float, path: Path,
+                 fig_no: int) -> None:
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.6), sharex=True)
+    for tags, ts, q in series:
+        if tags["rtt_ms"] != rtt:
+            continue
+        cc = tags["cc_name"]
+        t = ts["t_s"].to_numpy()
+        # 1 s moving average of goodput, as an emulator's rate plot shows it.
+        dt = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
+        w = max(1, int(round(1.0 / dt)))
+        g = pd.Series(ts["goodput_bps"].to_numpy()).rolling(w, min_periods=1).mean().to_numpy()
+        a1.plot(t, g / 1e6, lw=1, label=LABEL[cc])
+        b = q[q["queue"] == "bottleneck"]
+        a2.plot(b["t_s"], b["mean_occupancy_bytes"] / 1e6, lw=0.8, label=LABEL[cc])
+    a1.axhline(1e9 * MSS / WIRE / 1e6, color="k", ls="--", lw=0.8, label="goodput ceiling")
+    a1.set_ylabel("goodput (Mbit/s, 1 s avg)")
+    a1.set_ylim(0, 1100)
+    a1.legend(fontsize=8, loc="lower right")
+    a2.set_ylabel("bottleneck buffer load (MB)")
+    a2.set_xlabel("time (s)")
+    a2.set_yscale("symlog", linthresh=0.1)
+    a2.set_ylim(bottom=0)
+    a2.legend(fontsize=8)
+    fig.suptitle(f"Fig. {fig_no} redrawn: BBW 1 Gbit/s, base RTT {_rtt_label(rtt)}, 80 MB drop-tail")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _vs_rtt_figure(df: pd.DataFrame, path: Path, title: str, with_queue: bool, rate_bps: float) -> None:
+    ncols = 2 if with_queue else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 3.8), squeeze=False)
+    rtts = sorted(df["rtt_ms"].unique())
+    x = np.arange(len(rtts))
+    width = 0.38
+    for k, cc in enumerate(CCS):
+        d = [_get(df, cc, r, "goodput_bps") / 1e6 for r in rtts]
+        axes[0][0].bar(x + (k - 0.5) * width, d, width, label=LABEL[cc])
+        if with_queue:
+            qv = [_get(df, cc, r, "queue_mean_bytes") / 1e3 for r in rtts]
+            axes[0][1].bar(x + (k - 0.5) * width, qv, width, label=LABEL[cc])
+    axes[0][0].axhline(rate_bps * MSS / WIRE / 1e6, color="k", ls="--", lw=0.8)
+    axes[0][0].set_ylabel("mean goodput (Mbit/s)")
+    for ax in axes[0]:
+        ax.set_xticks(x, [_rtt_label(r) for r in rtts], fontsize=8)
+        ax.set_xlabel("base RTT")
+        ax.legend(fontsize=7)
+    if with_queue:
+        axes[0][1].set_ylabel("mean buffer load (KB)")
+        axes[0][1].set_yscale("log")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def run(ctx: StudyContext, plan_: Plan | None = None) -> Path:
+    p = plan_ or plan(ctx.quick)
+    out = ctx.out_dir
+
+    # Part 1 (Figs 2-4): 1 Gbit/s, 80 MB drop-tail, RTT sweep, no loss.
+    grid = [_scenario("1Gbps", r, cc, p.dur_s, 0.0, p.sample, {"part": "rtt"}) for r in p.rtts_ms for cc in CCS]
+    a_rows = ctx.run_many("rtt", grid, keep_timeseries=True)
+    a = _summarize(a_rows, ctx.series["rtt"], 1e9, p.dur_s)
+    a.to_csv(out / "rtt-sweep.csv", index=False)
+    figs = []
+    for rtt, no in ((100, 2), (1000, 3)):
+        if rtt in p.rtts_ms:
+            _time_figure(ctx.series["rtt"], rtt, out / f"fig{no}-rtt{rtt}ms.png", no)
+            figs.append((no, rtt))
+    _vs_rtt_figure(a, out / "fig4-summary.png", "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load",
+                   True, 1e9)
+
+    # Part 2 (Fig 5): 1 Gbit/s, 1 % random loss.
+    l1 = [_scenario("1Gbps", r, cc, p.loss_dur_s, 1.0, p.sample, {"part": "loss1g"}) for r in p.loss_rtts_ms for cc in CCS]
+    b_rows = ctx.run_many("loss-1g", l1, keep_timeseries=True)
+    b = _summarize(b_rows, ctx.series["loss-1g"], 1e9, p.loss_dur_s)
+    b.to_csv(out / "loss-1g.csv", index=False)
+    _vs_rtt_figure(b, out / "fig5-1g-loss1pct.png", "Fig. 5 redrawn: 1 Gbit/s, 1 % random loss", True, 1e9)
+
+    # Part 3 (Fig 6): 10 Gbit/s, 0.7 % random loss.
+    l10 = [_scenario("10Gbps", r, cc, p.tengig_dur_s, 0.7, p.sample, {"part": "loss10g"})
+           for r in p.tengig_rtts_ms for cc in CCS]
+    c_rows = ctx.run_many("loss-10g", l10, keep_timeseries=True)
+    c = _summarize(c_rows, ctx.series["loss-10g"], 10e9, p.tengig_dur_s)
+    c.to_csv(out / "loss-10g.csv", index=False)
+    _vs_rtt_figure(c, out / "fig6-10g-loss07pct.png", "Fig. 6 redrawn: 10 Gbit/s, 0.7 % random loss", True, 10e9)
+
+    # ---- report
+    def util(cc: str, rtt: float, df: pd.DataFrame = a) -> str:
+        g = _get(df, cc, rtt, "goodput_bps")
+        u = _get(df, cc, rtt, "utilization")
+        return "–" if g != g else f"{g / 1e6:.1f} Mbit/s ({u * 100:.1f} %)"
+
+    claims = []
+    paper = {
+        (100, "bql"): ("994.6 Mbit/s (99.5 %)", "158 KB", "< 200 KB"),
+        (100, "bbr1"): ("964.2 Mbit/s (96.4 %)", "705 KB", "up to 4 MB"),
+        (1000, "bql"): ("972.9 Mbit/s (97.3 %)", "0.387 MB", "–"),
+        (1000, "bbr1"): ("821.6 Mbit/s (82.2 %)", "3.633 MB", "up to 30 MB"),
+    }
+    for (rtt, cc), (prate, pq, pj) in paper.items():
+        if rtt not in p.rtts_ms:
+            continue
+        claims.append([f"{rtt} ms, {cc}", prate, util(cc, rtt), pq, _kb(_get(a, cc, rtt, "queue_mean_bytes")),
+                       pj, _kb(_get(a, cc, rtt, "queue_jitter_bytes")), _kb(_get(a, cc, rtt, "queue_max_bytes"))])
+    bql_all = pd.concat([a[a["cc"] == "bql"], b[b["cc"] == "bql"]])["queue_mean_bytes"].mean()
+    claims.append(["mean BQL buffer load, all 1 Gbit/s tests", "–", "–", "≈ 250 KB", _kb(bql_all), "–", "–", "–"])
+
+    def table(df: pd.DataFrame) -> str:
+        rows = []
+        for rtt in sorted(df["rtt_ms"].unique()):
+            for cc in CCS:
+                rows.append([_rtt_label(rtt), cc, util(cc, rtt, df), _kb(_get(df, cc, rtt, "queue_mean_bytes")),
+                             _kb(_get(df, cc, rtt, "queue_max_bytes")), _kb(_get(df, cc, rtt, "queue_jitter_bytes")),
+                             f"{_get(df, cc, rtt, 'rtt_p95_ms'):.1f} ms", f"{int(_get(df, cc, rtt, 'retransmits')):,}"])
+        return md_table(["RTT", "cc", "goodput (utilization)", "mean queue", "peak queue", "queue jitter (p99−p1)",
+                         "RTT p95", "retransmits"], rows)
+
+    # Checks of the claims the study must show.
+    checks = []
+    for rtt in p.rtts_ms:
+        qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, "bbr1", rtt, "queue_mean_bytes")
+        gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, "bbr1", rtt, "goodput_bps")
+        checks.append([_rtt_label(rtt), f"{qr / max(qb, 1):.1f}×", f"{(gb - gr) / 1e6:+.1f} Mbit/s",
+                       "yes" if qb < qr and gb >= 0.98 * gr else "no"])
+    decay = "–"
+    if 1000 in p.rtts_ms and 100 in p.rtts_ms:
+        decay = (f"BBR's goodput at 1000 ms is {_get(a, 'bbr1', 1000, 'utilization') * 100:.1f} % of the ceiling vs "
+                 f"{_get(a, 'bbr1', 100, 'utilization') * 100:.1f} % at 100 ms (paper: 82.2 % vs 96.4 % of 1 Gbit/s).")
+
+    sections = [
+        ("Source and setup", __doc__.split("\n", 2)[2]),
+        ("The paper's numbers beside ours (1 Gbit/s, 80 MB drop-tail)",
+         md_table(["case", "paper rate", "bbrlab goodput (of ceiling)", "paper mean queue", "bbrlab mean queue",
+                   "paper queue jitter", "bbrlab queue jitter", "bbrlab peak queue"], claims) +
+         "\n\nThe paper's percentages are of 1 Gbit/s at line level, ours of the 941.5 Mbit/s TCP payload ceiling.\n\n" +
+         md_table(["RTT", "BBR mean queue / BQL mean queue", "BQL − BBR goodput", "BQL smaller queue, rate ≥ 98 % of BBR's"],
+                  checks) + "\n\n" + decay),
+        ("Figs. 2 and 3: rate and buffer load over time",
+         "\n\n".join(f"![Fig. {no}](fig{no}-rtt{rtt}ms.png)" for no, rtt in figs) or "(not in this configuration)"),
+        ("Fig. 4: 1 Gbit/s RTT sweep", table(a) + "\n\n![Fig. 4](fig4-summary.png)"),
+        ("Fig. 5: 1 Gbit/s, 1 % random loss",
+         "The paper: both algorithms keep high rates under 1 % loss (neither uses loss as a congestion signal); "
+         "the gap in BQL's favour grows with RTT.\n\n" + table(b) + "\n\n![Fig. 5](fig5-1g-loss1pct.png)"),
+        ("Fig. 6: 10 Gbit/s, 0.7 % random loss",
+         "The paper's BBR was limited here by its TCP stack: \"TCP stack of both server and a receiver was tuned up "
+         "to its maximum but it turned out that it is not enough\" — RMDT's advantage was user-space buffers and faster "
+         "loss processing, and at 0 ms BBR dropped sharply. bbrlab's TCP endpoints have unlimited socket buffers here "
+         "(no `sndbuf`/`rcvbuf`) and no per-packet CPU cost, so this part shows the algorithms alone; a BBR shortfall "
+         "of the paper's kind is not expected and its absence is not a disagreement with the paper's measurement.\n\n" +
+         table(c) + "\n\n![Fig. 6](fig6-10g-loss07pct.png)"),
+    ]
+    packets = int(sum(x["data_packets_delivered_run"].groupby(x["run"]).first().sum() for x in (a_rows, b_rows, c_rows)))
+    return write_report(out / "REPORT.md", "bql-vs-bbr: BQL vs BBRv1 at high bandwidth-delay products (seed 004)",
+                        sections, quick=ctx.quick, wall_s=ctx.elapsed_s, packets=packets)

@@ -1,0 +1,66 @@
+"""The many-flows-ecn study (seed 001) end to end with a tiny configuration: files and physics."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from bbrlab.reproduce import get_study
+from bbrlab.reproduce import many_flows_ecn as mf
+from bbrlab.reproduce.catalog import StudyContext
+
+CEILING = 1448 / 1538  # payload share of the wire
+
+TINY = mf.Config(ns=(4, 12), duration_s=0.4, warmup_s=0.2, rate="10Gbps", rate_bps=10e9, tso_ns=(12,),
+                 tso_duration_s=0.3, tso_warmup_s=0.1, ack_bulk=6, ack_rpc=3, ack_duration_s=0.5, rpc_start_s=0.1,
+                 shallow_ns=(12,), shallow_duration_s=0.4, shallow_buffer="200KB")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("manyflows")
+    report = mf.run(StudyContext(out_dir=out, quick=True, jobs=2), TINY)
+    return out, report
+
+
+def test_registered():
+    assert get_study("many-flows-ecn").module == "many_flows_ecn"
+
+
+def test_report_and_figures_exist(study):
+    d, report = study
+    text = report.read_text()
+    assert "seed 001 claim" in text and "faster ACKs" in text and "TSO autosizing" in text
+    for f in ("retransmission_rate.png", "average_rtt.png", "p95_rtt.png", "throughput.png", "ce_rate.png",
+              "jain_fairness.png", "sweep.csv", "tso.csv", "faster_acks.csv", "shallow-buffer.csv"):
+        assert (d / f).stat().st_size > 0, f
+
+
+def test_sweep_values_are_physically_sane(study):
+    d, _ = study
+    s = pd.read_csv(d / "sweep.csv")
+    assert len(s) == len(TINY.ns) * len(TINY.ccs)
+    assert (s["throughput_bps"] <= TINY.rate_bps * CEILING * 1.001).all()
+    assert (s["throughput_bps"] >= 0.5 * TINY.rate_bps * CEILING).all()  # the link is used
+    assert s["ce_rate"].between(0, 1).all()
+    assert ((s["jain"] > 0) & (s["jain"] <= 1 + 1e-9)).all()
+    assert s["retrans_rate"].between(0, 1).all()
+    # srtt can never be below the base RTT (50 us) and p95 >= mean-ish ordering holds
+    assert (s["rtt_avg_ms"] >= 0.05).all()
+    assert (s["rtt_p95_ms"] >= s["rtt_avg_ms"] * 0.99).all()
+
+
+def test_ablations_are_sane(study):
+    d, _ = study
+    t = pd.read_csv(d / "tso.csv")
+    assert (t["tso_chunk_segs"] >= 1).all() and (t["tso_chunk_segs"] <= 45).all()
+    assert (t["tso_goal_segs"] >= t["tso_chunk_segs"] - 1e-9).all()
+    bbr = t[t["algo"] != "dctcp"]
+    # the min_rtt term never shrinks the rule's chunk size
+    on = bbr[bbr["autosize"]].set_index(["setup", "algo"])["tso_goal_segs"]
+    off = bbr[~bbr["autosize"]].set_index(["setup", "algo"])["tso_goal_segs"]
+    assert (on >= off - 1e-9).all()
+    a = pd.read_csv(d / "faster_acks.csv")
+    assert (a["rpcs"] > 0).all()
+    assert (a[a["faster_acks"]]["acks_withheld"] == 0).all()
+    assert (a[~a["faster_acks"]]["acks_withheld"] > 0).all()
