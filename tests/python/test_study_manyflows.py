@@ -64,3 +64,14 @@ def test_ablations_are_sane(study):
     assert (a["rpcs"] > 0).all()
     assert (a[a["faster_acks"]]["acks_withheld"] == 0).all()
     assert (a[~a["faster_acks"]]["acks_withheld"] > 0).all()
+
+
+def test_aggregate_in_flight_obeys_littles_law(study):
+    # Packets in flight = delivery rate x RTT (Little's law): the new in-flight column must agree
+    # with the independently measured throughput and srtt.
+    d, report = study
+    s = pd.read_csv(d / "sweep.csv")
+    little = s["throughput_bps"] / 8 / mf.MSS * s["rtt_avg_ms"] / 1e3
+    ratio = s["inflight_pkts"] / little
+    assert ratio.between(0.75, 1.33).all(), ratio.tolist()
+    assert "Why the RTT claim against DCTCP differs" in report.read_text()
