@@ -240,15 +240,19 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
 )
 @click.option("--cc", "ccs", metavar="ALG", multiple=True, help="Algorithms to compare (default: the scenario's flows as written).")
 @click.option("--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".')
+@click.option("--seeds", "seeds", type=click.IntRange(1, 1000), default=3, show_default=True,
+              help="Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.")
+@click.option("--emu-runs", "emu_runs", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Kernel (emu) runs per point, seeded like --seeds; the table shows their mean and min-max.")
 def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[str, ...], ccs: tuple[str, ...],
-            duration: str | None) -> None:
+            duration: str | None, seeds: int, emu_runs: int) -> None:
     """Run SCENARIO on both backends (sim and emu) and tabulate the differences per algorithm."""
     from .emu.compare import run_compare
     from .emu.netns import check_environment
 
     check_environment()
     table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
-                              out=Path(out) if out else None, echo=click.echo)
+                              out=Path(out) if out else None, echo=click.echo, seeds=seeds, emu_runs=emu_runs)
     click.echo(f"wrote {path}")
 
 

@@ -20,6 +20,7 @@
 //!               raised by any sample that was safe, grown 1, 2, 4, 8… packets per round in UP
 //! inflight_lo = short-term lower bound on data in flight: per round with loss ·0.7 (not below
 //!               what was delivered in that round), per round with CE ·(1 − α·ecn_factor)
+//!               (bbr2_new: bw_lo too, outside PROBE_RTT)
 //! cwnd        = min(2·BDP + aggregation + offload budget, phase cap(inflight_hi), inflight_lo)
 //! ```
 //!
@@ -57,7 +58,18 @@
 //!    proportion to EWMA ECN mark rate", "Use ECN to adjust both rate and volume, as with loss" →
 //!    in the per-round lower-bound update (only outside bandwidth probing, only if ECN-eligible and
 //!    the round carried CE), bw_lo (initialised from max_bw if unset) is multiplied by the same
-//!    factor as inflight_lo. This is Linux's later `bbr_ecn_bw_lo` knob.
+//!    factor as inflight_lo. No Linux release has this rule: v2alpha cuts only inflight_lo on ECN,
+//!    and so does v3 (`google/bbr` `net/ipv4/tcp_bbr.c`, `bbr_adapt_lower_bounds` →
+//!    `bbr_ecn_lower_bounds`, whose only bw_lo bound is `bw_lo = max(1U, bw_lo)`).
+//!    *Except in PROBE_RTT* (our choice; the slides say nothing about it): as written the cut has no
+//!    floor (the loss cut stops at the round's delivery rate, `bw_latest`), and with many flows
+//!    every round of PROBE_RTT is marked — N flows × 4 packets stay queued above the threshold —
+//!    while nothing resets bw_lo until PROBE_RTT ends. bw_lo then fell ~0.5× per round to
+//!    ~kbit/s within ~10 ms (N = 160, 50 Gbit/s, 50 µs: 49 of 160 flows below 1 Mbit/s), and a
+//!    flow paced that slowly cannot collect the round of ACKs PROBE_RTT's exit needs: flows sat
+//!    there 0.2–0.6 s+ sending a packet per ~0.5 s, their srtt ~5 ms (the receiver's 40 ms
+//!    delayed ACK), link utilisation ~70 %. In PROBE_RTT cwnd already pins the volume and bw_lo is
+//!    discarded on exit, so there the ECN response is inflight_lo only, as in v2alpha.
 //! 2. "Increase ecn_factor from 0.3 to 0.5 (similar to DCTCP)" → `ECN_FACTOR_NEW` = 1/2 (v2alpha's
 //!    1/3, which the slide rounds to 0.3, stays for bbr2).
 //! 3. "Decouple bw_hi from max bw sample" → in v2alpha "bw_hi" *is* the 2-slot max filter; here the
@@ -69,7 +81,7 @@
 //! 5. "Multiplicative cut to bw_hi if no bw sample has ECN mark rate < ecn_thresh" → when a
 //!    bandwidth probe (REFILL/UP samples) is declared too high and *no* sample of that probe was
 //!    tolerable (`got_ok_bw_probe_sample` false), bw_hi (max_bw if unset) is multiplied by
-//!    (1 − α·ecn_factor). Linux's later `bbr_ecn_bw_hi` knob.
+//!    (1 − α·ecn_factor). Not in v2alpha, nor in v3's `bbr_handle_inflight_too_high`.
 //! 6. "Additive increase to rate and volume of inflight data when starting bw probing:
 //!    inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt" → on entering REFILL (the start of every probe),
 //!    inflight_hi += 1 packet if set (Linux `bbr_refill_add_inc = 1`) and bw_hi += 1 packet per
@@ -876,23 +888,29 @@ impl Bbr2 {
 
     /// `bbr2_adapt_lower_bounds`: once per round, outside bandwidth probing, cut the short-term
     /// bounds: loss → bw_lo/inflight_lo = max(latest, 0.7·lo); CE → inflight_lo ·= 1 − α·factor
-    /// (bbr2_new: bw_lo too, seed 001 "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <- NEW").
+    /// (bbr2_new: bw_lo too, seed 001 "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <- NEW", except
+    /// in PROBE_RTT — see the header, "bbr2_new" item 1).
     fn adapt_lower_bounds(&mut self, tp: &TcpCc) {
         if self.is_probing_bandwidth() {
             return;
         }
+        // Modelling choice (not in the slides): no ECN rate cut in PROBE_RTT. There cwnd already
+        // pins the volume, bw_lo is discarded on exit, and with many flows the marks do not stop
+        // (N·4 packets stay queued), so per-round cuts would drive bw_lo towards 0 and the flow
+        // could not pace out the ACKs that end PROBE_RTT.
+        let ecn_cuts_bw_lo = self.ecn_bw_lo && self.mode != Mode::ProbeRtt;
         let mut ecn_inflight_lo = INF_PKTS;
         let mut ecn_bw_lo = INF_BW;
         if self.ecn_in_round && self.ecn_eligible && self.ecn_factor != 0 {
             let cut = self.ecn_cut() as u128;
-            if self.ecn_bw_lo && self.bw_lo == INF_BW {
+            if ecn_cuts_bw_lo && self.bw_lo == INF_BW {
                 self.bw_lo = self.max_bw();
             }
             if self.inflight_lo == INF_PKTS {
                 self.inflight_lo = tp.snd_cwnd;
             }
             ecn_inflight_lo = ((self.inflight_lo as u128 * cut) >> BBR_SCALE) as u32;
-            if self.ecn_bw_lo {
+            if ecn_cuts_bw_lo {
                 ecn_bw_lo = ((self.bw_lo as u128 * cut) >> BBR_SCALE) as u64;
             }
         }
@@ -908,9 +926,7 @@ impl Bbr2 {
             self.inflight_lo = self.inflight_latest.max(((self.inflight_lo as u128 * keep) >> BBR_SCALE) as u32);
         }
         self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
-        if self.ecn_bw_lo {
-            self.bw_lo = self.bw_lo.min(ecn_bw_lo);
-        }
+        self.bw_lo = self.bw_lo.min(ecn_bw_lo); // ∞ unless bbr2_new's ECN cut applied
     }
 
     /// `bbr2_reset_lower_bounds`.
@@ -2069,6 +2085,41 @@ mod tests {
             let gap = e[1] - e[0];
             assert!((5 * NSEC_PER_SEC + 200 * MS..=5 * NSEC_PER_SEC + 600 * MS).contains(&gap), "entry spacing {} ms", gap / MS);
         }
+    }
+
+    #[test]
+    fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
+        // Seed 001's many-flows regime seen from one flow: the other flows keep the bottleneck
+        // queue above the CE threshold whatever this flow does, so during PROBE_RTT every packet
+        // it sends is marked (`ce_prob` 1), and no round is free of CE. 20000 pkt/s, 2 ms
+        // propagation (ECN-eligible, BDP ≈ 40 packets); the path drifts up so PROBE_RTT is due.
+        let mut sim = Sim::new(20_000, 2_000, 17, true);
+        sim.tp.ecn_ok = true;
+        sim.drift_ns_per_s = 20_000;
+        sim.run_until(|s, _| s.bbr.mode == Mode::ProbeRtt, 12 * NSEC_PER_SEC);
+        let entry = sim.now;
+        let rate_before = Bbr2::bw_to_pacing_rate(&sim.tp, sim.bbr.max_bw(), BBR_UNIT) as f64;
+        sim.ce_prob = 1.0;
+        let mut min_rate = f64::MAX;
+        let mut cut_inflight_lo = false;
+        sim.run_until(
+            |s, _| {
+                if s.bbr.mode == Mode::ProbeRtt {
+                    min_rate = min_rate.min(s.tp.pacing_rate_bytes_per_s as f64);
+                    cut_inflight_lo |= s.bbr.inflight_lo != INF_PKTS;
+                }
+                s.bbr.mode != Mode::ProbeRtt || s.now > entry + 2 * NSEC_PER_SEC
+            },
+            entry + 3 * NSEC_PER_SEC,
+        );
+        let held_ms = (sim.now - entry) / MS;
+        assert!(cut_inflight_lo, "the marks were seen: inflight_lo cut as in v2alpha");
+        // PROBE_RTT paces at bw: the ECN rate cut (bw_lo) does not act here.
+        assert!(min_rate >= 0.5 * rate_before, "PROBE_RTT pacing fell to {min_rate} B/s from {rate_before}");
+        // Held for max(200 ms, 1 round) after inflight reached its cap: a few ms above 200 ms.
+        assert_eq!(sim.bbr.mode, Mode::ProbeBw, "still in PROBE_RTT after {held_ms} ms");
+        assert!(held_ms <= 250, "PROBE_RTT lasted {held_ms} ms");
+        assert_eq!(sim.bbr.bw_lo, INF_BW, "exit resets bw_lo");
     }
 
     // ------------------------------------------------------------------ ECN

@@ -1219,7 +1219,11 @@ impl Sender {
         } else {
             if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
                 self.prr(delivered, newly_lost, acked_new);
-            } else if delivered > 0 {
+            } else if delivered > 0 && acked_new {
+                // Linux tcp_cong_control → tcp_may_raise_cwnd: without high reordering, cwnd
+                // grows only on FLAG_DATA_ACKED (snd_una advanced, RFC 5681 "in-order delivery"),
+                // not on SACK-only ACKs in Disorder; the ACK that advances snd_una then counts
+                // everything newly delivered, SACKed segments included (acked_sacked).
                 self.cc.cong_avoid(&mut self.tp, delivered);
             }
             self.update_default_pacing_rate();

@@ -1,9 +1,14 @@
 """`bbrlab compare`: the same scenario on the simulator and on the kernel, side by side.
 
-For every grid point and algorithm it runs ``--backend sim`` and ``--backend emu`` and tabulates
-goodput, mean RTT and retransmission rate of both, with the simulator's relative error
-``(sim - emu) / emu``. Outputs in the directory: ``compare.csv``, ``compare.md`` (the table),
-``compare.png`` (errors per point) and every run directory under ``runs/``.
+For every grid point and algorithm it runs ``--backend sim`` with ``seeds`` seeds (the simulator is
+cheap, and one 20 s run of a loss-limited flow can be 30 % off its own multi-seed mean) and
+``--backend emu`` ``emu_runs`` times (seeds ``seed``, ``seed+1``, ...: the emulator's loss pattern
+is seeded too), and tabulates goodput, mean RTT and retransmission rate of both sides as mean and
+min-max range, with the simulator's relative error ``(sim mean - emu mean) / emu mean``. Outputs in
+the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, ranges as
+``..._min``/``..._max``, run counts ``sim_runs``/``emu_runs``), ``compare.md`` (the table),
+``compare.png`` (errors per point, with the sim range as error bars) and every run directory under
+``runs/`` (``p<N>-<cc>-<backend>-s<seed>``).
 """
 
 from __future__ import annotations
@@ -74,9 +79,19 @@ def _metrics(result: Any) -> dict[str, float]:
     }
 
 
+METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
+
+
 def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[str], duration: str | None,
-                out: Path | None, echo: Callable[[str], Any] = print) -> tuple[pd.DataFrame, Path]:
-    from ..runner import run as run_scenario
+                out: Path | None, echo: Callable[[str], Any] = print, seeds: int = 3, emu_runs: int = 1,
+                run_fn: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, Path]:
+    """``seeds`` simulator runs and ``emu_runs`` kernel runs per point and algorithm, with seeds
+    ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn`` replaces
+    ``bbrlab.runner.run`` (tests)."""
+    if run_fn is None:
+        from ..runner import run as run_fn
+    if seeds < 1 or emu_runs < 1:
+        raise UserError("--seeds and --emu-runs must be at least 1")
 
     base = load_scenario(scenario, overrides=sets)
     points = _grid_points(grid)
@@ -99,17 +114,28 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
             scn = load_scenario(scenario, overrides=ov)
             algs = ",".join(sorted({f.cc for f in scn.flows}))
             row: dict[str, Any] = {"point": pi, "label": _label(point), "cc": algs, **point}
-            for backend in ("sim", "emu"):
-                res = run_scenario(scn, backend=backend)
-                res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}", plots=False)
-                for k, v in _metrics(res).items():
-                    row[f"{backend}_{k}"] = v
-            for k in ("goodput_mbps", "rtt_mean_ms", "retrans_rate"):
+            for backend, n in (("sim", seeds), ("emu", emu_runs)):
+                per_run: dict[str, list[float]] = {k: [] for k in METRICS}
+                for i in range(n):
+                    seed = base.seed + i
+                    scn_i = load_scenario(scenario, overrides=ov + [f"seed={seed}"])
+                    res = run_fn(scn_i, backend=backend)
+                    res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}-s{seed}", plots=False)
+                    for k, v in _metrics(res).items():
+                        per_run[k].append(v)
+                row[f"{backend}_runs"] = n
+                for k, vals in per_run.items():
+                    finite = [v for v in vals if math.isfinite(v)]
+                    row[f"{backend}_{k}"] = sum(finite) / len(finite) if finite else math.nan
+                    row[f"{backend}_{k}_min"] = min(finite) if finite else math.nan
+                    row[f"{backend}_{k}_max"] = max(finite) if finite else math.nan
+            for k in METRICS:
                 e, s = row[f"emu_{k}"], row[f"sim_{k}"]
                 row[f"err_{k}"] = (s - e) / e if e and math.isfinite(e) and e != 0 else math.nan
             rows.append(row)
             echo(
                 f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} goodput sim {row['sim_goodput_mbps']:8.2f} "
+                f"({row['sim_goodput_mbps_min']:.2f}-{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds) "
                 f"emu {row['emu_goodput_mbps']:8.2f} Mbit/s ({100 * row['err_goodput_mbps']:+6.1f} %)  "
                 f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
                 f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
@@ -121,17 +147,36 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
     return table, out
 
 
+def _cell(r: dict[str, Any], side: str, k: str, fmt: str, scale: float = 1.0) -> str:
+    """``mean`` or, with more than one run, ``mean (min–max)``."""
+    mean = format(scale * r[f"{side}_{k}"], fmt)
+    if int(r.get(f"{side}_runs", 1)) <= 1:
+        return mean
+    return f"{mean} ({format(scale * r[f'{side}_{k}_min'], fmt)}–{format(scale * r[f'{side}_{k}_max'], fmt)})"
+
+
+def _runs_phrase(t: pd.DataFrame, side: str, what: str) -> str:
+    ns = sorted({int(n) for n in t[f"{side}_runs"]}) if f"{side}_runs" in t and len(t) else [1]
+    n = "/".join(str(x) for x in ns)
+    return f"{n} {what}{'' if ns == [1] else 's'}"
+
+
 def markdown_table(t: pd.DataFrame) -> str:
     head = ("| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu |\n"
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     lines = []
     for r in t.to_dict("records"):
         lines.append(
-            f"| {r['label']} | {r['cc']} | {r['sim_goodput_mbps']:.1f} | {r['emu_goodput_mbps']:.1f} | "
-            f"{100 * r['err_goodput_mbps']:+.1f} % | {r['sim_rtt_mean_ms']:.1f} | {r['emu_rtt_mean_ms']:.1f} | "
-            f"{100 * r['err_rtt_mean_ms']:+.1f} % | {100 * r['sim_retrans_rate']:.2f} % | {100 * r['emu_retrans_rate']:.2f} % |"
+            f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'emu', 'goodput_mbps', '.2f')} | "
+            f"{100 * r['err_goodput_mbps']:+.1f} % | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | {_cell(r, 'emu', 'rtt_mean_ms', '.1f')} | "
+            f"{100 * r['err_rtt_mean_ms']:+.1f} % | {_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % | "
+            f"{_cell(r, 'emu', 'retrans_rate', '.2f', 100)} % |"
         )
-    return "Goodput in Mbit/s, RTT in ms (mean), error = (sim - emu) / emu.\n\n" + head + "\n".join(lines) + "\n"
+    intro = (f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in %. sim = mean of "
+             f"{_runs_phrase(t, 'sim', 'seed')}, emu = mean of {_runs_phrase(t, 'emu', 'kernel run')}; "
+             "with more than one run the min–max range follows in brackets. "
+             "error = (sim mean - emu mean) / emu mean.\n\n")
+    return intro + head + "\n".join(lines) + "\n"
 
 
 def _plot(t: pd.DataFrame, path: Path) -> None:
@@ -143,7 +188,11 @@ def _plot(t: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     for ax, (k, title) in zip(axes, (("goodput_mbps", "goodput"), ("rtt_mean_ms", "mean RTT"), ("retrans_rate", "retransmission rate"))):
         for cc, g in t.groupby("cc"):
-            ax.plot(g["point"], 100 * g[f"err_{k}"], "o-", label=str(cc))
+            # error bars: where the sim's min and max seeds fall against the emu mean
+            e = g[f"emu_{k}"].where(g[f"emu_{k}"] != 0)
+            lo = 100 * ((g[f"sim_{k}"] - g.get(f"sim_{k}_min", g[f"sim_{k}"])) / e).fillna(0).clip(lower=0)
+            hi = 100 * ((g.get(f"sim_{k}_max", g[f"sim_{k}"]) - g[f"sim_{k}"]) / e).fillna(0).clip(lower=0)
+            ax.errorbar(g["point"], 100 * g[f"err_{k}"], yerr=[lo, hi], fmt="o-", capsize=3, label=str(cc))
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(f"simulator error: {title}")
         ax.set_xlabel("grid point")

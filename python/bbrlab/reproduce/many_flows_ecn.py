@@ -346,12 +346,47 @@ def _claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) 
     return md_table(["seed 001 claim", "bbrlab", "verdict"], rows)
 
 
+def _lower_where(df: pd.DataFrame, ns: list[int], col: str, a: str = "bbr2_new", b: str = "bbr2") -> tuple[list, list]:
+    """The Ns (among ns) where algorithm a's `col` is below b's, and those where it is not."""
+    lo = [n for n in ns if _val(df, a, n, col) < _val(df, b, n, col)]
+    return lo, [n for n in ns if n not in lo]
+
+
+def _ns_text(ns: list[int]) -> str:
+    return ", ".join(str(n) for n in ns)
+
+
+def _vs_old(df: pd.DataFrame, ns: list[int], floor_pkts: int) -> str:
+    """bbr2_new against bbr2_old where the 4-packet floor makes a standing queue, from the numbers."""
+    if not ns or "bbr2" not in set(df["algo"]) or "bbr2_new" not in set(df["algo"]):
+        return ""
+    cols = (("queue_mean_kb", "mean queue"), ("rtt_avg_ms", "average srtt"), ("rtt_p95_ms", "p95 srtt"))
+    parts = []
+    for col, name in cols:
+        lo, hi = _lower_where(df, ns, col)
+        if not hi:
+            parts.append(f"its {name} is below bbr2_old's at every such N")
+        elif not lo:
+            parts.append(f"its {name} is not below bbr2_old's at any such N")
+        else:
+            parts.append(f"its {name} is below bbr2_old's at N = {_ns_text(lo)} but not at N = {_ns_text(hi)}")
+    detail = "; ".join(
+        f"N = {n}: {_val(df, 'bbr2_new', n, 'queue_mean_kb'):,.0f} vs {_val(df, 'bbr2', n, 'queue_mean_kb'):,.0f} KB, "
+        f"{_val(df, 'bbr2_new', n, 'rtt_avg_ms'):.3f} vs {_val(df, 'bbr2', n, 'rtt_avg_ms'):.3f} ms avg, "
+        f"{_val(df, 'bbr2_new', n, 'rtt_p95_ms'):.3f} vs {_val(df, 'bbr2', n, 'rtt_p95_ms'):.3f} ms p95"
+        for n in ns)
+    return (f" Against bbr2_old (same algorithm without the slides' changes), at the N where "
+            f"N·{floor_pkts} packets exceed the BDP ({_ns_text(ns)}): " + "; ".join(parts) +
+            f" (bbr2_new vs bbr2_old — {detail}).")
+
+
 def _why_rtt(df: pd.DataFrame, cfg: Config) -> str:
     """The RTT disagreement with the seed, explained from this run's own numbers."""
     big = int(df["num_flows"].max())
     bdp_pkts = cfg.rate_bps * _seconds(cfg.rtt) / 8 / WIRE
     rows = []
-    for cc, floor in (("dctcp", 2), ("bbr2", 4), ("bbr2_new", 4)):
+    floors = {"dctcp": 2, "bbr2": 4, "bbr2_new": 4}
+    for cc, floor in floors.items():
         if cc not in cfg.ccs:
             continue
         rows.append([LABEL[cc], floor, f"{big * floor:,}", f"{max(0.0, big * floor - bdp_pkts) * WIRE / 1e3:,.0f}",
@@ -359,22 +394,34 @@ def _why_rtt(df: pd.DataFrame, cfg: Config) -> str:
                      f"{_val(df, cc, big, 'queue_mean_kb'):,.0f}", f"{_val(df, cc, big, 'rtt_avg_ms'):.3f}"])
     dq, nq = _val(df, "dctcp", big, "queue_mean_kb"), _val(df, "bbr2_new", big, "queue_mean_kb")
     dr, nr = _val(df, "dctcp", big, "rtt_avg_ms"), _val(df, "bbr2_new", big, "rtt_avg_ms")
-    verdict = ("bbr2_new's mean RTT is the lower one here, as in the seed." if nr < dr else
-               f"DCTCP sits at its 2-packet floor (its queue is N·2 − BDP), while bbr2_new holds its aggregate "
-               f"in-flight data below its own 4-packet floor by pacing (bw_lo/bw_hi cut by the ECN rate) — but not "
-               f"below DCTCP's floor: its mean queue is {nq:,.0f} KB vs DCTCP's {dq:,.0f} KB. Every bbr2_new flow "
-               "re-probes after min(63, inflight) rounds (Reno-coexistence timing), and each probe resets bw_lo and "
-               "adds a packet to inflight_hi and a packet per min_rtt to bw_hi, so at any moment a share of the "
-               "flows is probing above its fair share. The slides' experimental code was never published; our "
-               "bbr2_new is a reconstruction from the slide's bullet points (see crates/cc/src/bbr2.rs), so how "
-               "far below DCTCP's floor Google's version paced is unknown. What the model does show is the "
-               "mechanism the slides name: bbr2_new's queue and RTT are far below bbr2_old's at every N ≥ 100.")
+    d_floor_kb = max(0.0, big * floors["dctcp"] - bdp_pkts) * WIRE / 1e3
+    n_inflight = _val(df, "bbr2_new", big, "inflight_pkts")
+    standing = sorted(int(n) for n in df["num_flows"].unique() if n * floors["bbr2"] > bdp_pkts)
+    if nr < dr:
+        verdict = f"At N = {big} bbr2_new's mean srtt ({nr:.3f} ms) is below DCTCP's ({dr:.3f} ms), as in the seed."
+    else:
+        def rel(x: float, ref: float) -> str:
+            return "below" if x < ref else "not below"
+
+        d_vs_floor = (f"within {abs(dq - d_floor_kb) / d_floor_kb:.0%} of" if d_floor_kb > 0 else "compared with")
+        verdict = (
+            f"At N = {big} bbr2_new's mean srtt ({nr:.3f} ms) is not below DCTCP's ({dr:.3f} ms). DCTCP's mean "
+            f"queue is {dq:,.0f} KB, {d_vs_floor} its 2-packet floor N·2 − BDP = {d_floor_kb:,.0f} KB. bbr2_new "
+            f"keeps {n_inflight:,.0f} packets in flight in aggregate, {rel(n_inflight, big * floors['bbr2_new'])} "
+            f"its own 4-packet floor (N·4 = {big * 4:,}) and {rel(n_inflight, big * floors['dctcp'])} DCTCP's "
+            f"(N·2 = {big * 2:,}) — only pacing (bw_lo/bw_hi cut by the ECN rate) can go below a window floor; "
+            f"its mean queue is {nq:,.0f} KB vs DCTCP's {dq:,.0f} KB. Every bbr2_new flow re-probes after "
+            "min(63, inflight) rounds (Reno-coexistence timing), and each probe resets bw_lo and adds a packet to "
+            "inflight_hi and a packet per min_rtt to bw_hi, so at any moment a share of the flows is probing "
+            "above its fair share. The slides' experimental code was never published; our bbr2_new is a "
+            "reconstruction from the slide's bullet points (see crates/cc/src/bbr2.rs), so how far below "
+            "DCTCP's floor Google's version paced is unknown.")
     return (f"At N = {big}, {cfg.rtt} base RTT, BDP ≈ {bdp_pkts:.0f} packets. A window-limited algorithm cannot "
             "keep less than N·min_cwnd in flight, so its standing queue is at least N·min_cwnd − BDP "
             "(the slides' Morris '97 formula); only pacing can go below it.\n\n" +
             md_table(["algorithm", "min cwnd (pkts)", "N·min_cwnd", "floor queue KB", "mean cwnd (pkts)",
                       "mean aggregate in flight (pkts)", "mean queue KB", "avg srtt ms"], rows) +
-            "\n\n" + verdict)
+            "\n\n" + verdict + _vs_old(df, standing, floors["bbr2"]))
 
 
 def _seconds(text: str) -> float:
