@@ -96,7 +96,7 @@ impl Simulation {
             f.stop_ns = None;
             f.sender = Some(w as u32);
             let idx = self.flows.len();
-            let mut flow = self.make_flow(&f, idx, dp, ap, base_rtt, None);
+            let mut flow = Self::new_flow(self.cfg.seed, &f, idx, dp, ap, base_rtt, None);
             flow.app = Some((ai as u32, q));
             flow.sampled = false;
             self.flows.push(flow);

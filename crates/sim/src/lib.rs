@@ -284,15 +284,14 @@ impl Simulation {
         let mut fabric = built.fabric;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         // ICTCP runs on the receiver host and knows the capacity of its link.
-        let ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
+        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
             Some(ictcp::Ictcp::new(built.receiver_rate_bps))
         } else {
             None
         };
-        let mut sim_flows_ictcp = ictcp_ctl;
         for (i, f) in cfg.flows.iter().enumerate() {
             let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
-            flows.push(Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, sim_flows_ictcp.as_mut()));
+            flows.push(Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut()));
         }
         let apps = cfg.apps.iter().enumerate().map(|(i, a)| apps::QueryApp::new(a.clone(), seed, i)).collect();
         let end_ns = cfg.duration_ns;
@@ -310,7 +309,7 @@ impl Simulation {
             data_packets_delivered: 0,
             metrics,
             next_sample_ns: cfg.sample_interval_ns,
-            ictcp: sim_flows_ictcp,
+            ictcp: ictcp_ctl,
             fabric,
             pool_bytes: 0,
             pool_limit: built.pool_limit,
@@ -402,11 +401,6 @@ impl Simulation {
             sampled: true,
             rx_done_ns: None,
         }
-    }
-
-    /// A flow created during the run (application transfers).
-    pub(crate) fn make_flow(&self, f: &config::Flow, i: usize, dp: Path, ap: Path, base_rtt_ns: Nanos, _: Option<()>) -> Flow {
-        Self::new_flow(self.cfg.seed, f, i, dp, ap, base_rtt_ns, None)
     }
 
     pub fn now_ns(&self) -> Nanos {

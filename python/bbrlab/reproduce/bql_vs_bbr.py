@@ -41,9 +41,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .catalog import StudyContext  # noqa: E402
-from .report import md_table, write_report  # noqa: E402
+from .report import MSS, WIRE, md_table, write_report  # noqa: E402
 
-MSS, WIRE = 1448, 1538
 BUFFER = "80MB"
 ZERO_RTT_MS = 0.15  # the paper's "0 ms": ≈ 150 µs of residual delay
 CCS = ("bql", "bbr1")

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .report import MSS, WIRE
+
 CCS = ["cubic", "bbr1"]
 CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}
 CC_COLOR = {"cubic": "#d95f02", "bbr1": "#1b9e77"}
@@ -32,8 +34,8 @@ FABRIC_LABEL = {"lossless": "seed's fabric: lossless (PAUSE), cut-through",
                 "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
 #: The two fabrics of every study; dc-convergence adds the deep-buffered one.
 FABRICS = ["lossless", "store-and-forward"]
-#: Goodput ceiling of 1 GbE with MSS 1448 (1448 / 1538 of the line rate).
-CEILING_BPS = 1e9 * 1448 / 1538
+#: Goodput ceiling of 1 GbE with the default MSS (MSS / WIRE of the line rate).
+CEILING_BPS = 1e9 * MSS / WIRE
 
 
 def topology(fabric: str, workers: int) -> dict[str, Any]:

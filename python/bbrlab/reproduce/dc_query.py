@@ -171,7 +171,7 @@ def run(ctx: StudyContext) -> Path:
         for bg, ns in ((False, ns_nobg), (True, ns_bg)):
             for n in [x for x in (1, 5, 10, 20, 40) if x in ns]:
                 table.append([fabric, "yes" if bg else "no", n] + [cell(fabric, bg, cc, n) for cc in dc.CCS])
-    floor_s = (1 << 20) * 1538 / 1448 * 8 / 1e9
+    floor_s = (1 << 20) * 8 / dc.CEILING_BPS
     L, S = "lossless", "store-and-forward"
     nmax = max(ns_nobg)
 

@@ -59,9 +59,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .catalog import StudyContext  # noqa: E402
-from .report import md_table, write_report  # noqa: E402
+from .report import MSS, WIRE, md_table, write_report  # noqa: E402
 
-MSS, WIRE = 1448, 1538
 BBR = "bbr3_linux"
 CCS = ("bbr3_linux", "cubic")
 CC_SEED = {"bbr3_linux": "bbr", "cubic": "cubic"}

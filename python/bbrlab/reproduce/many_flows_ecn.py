@@ -53,10 +53,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..results import jain_index  # noqa: E402
+from ..units import parse_time  # noqa: E402
 from .catalog import StudyContext  # noqa: E402
-from .report import mbps, md_table, write_report  # noqa: E402
+from .report import MSS, WIRE, mbps, md_table, write_report  # noqa: E402
 
-MSS, WIRE = 1448, 1538
 CCS = ["dctcp", "bbr2", "bbr2_new"]
 LABEL = {"dctcp": "DCTCP", "bbr2": "bbr2 (bbr2_old)", "bbr2_new": "bbr2_new"}
 
@@ -153,7 +154,7 @@ def _window_metrics(ts: pd.DataFrame, q: pd.DataFrame, warm_s: float, end_s: flo
         "rtt_p95_ms": float(np.percentile(srtt, 95)) if len(srtt) else math.nan,
         # marks are counted on arrival, bytes on departure: clip the window-edge mismatch
         "ce_rate": min(1.0, d_ce / d_pkts) if d_pkts > 0 else 0.0,
-        "jain": float(g.sum() ** 2 / (len(g) * (g ** 2).sum())) if (g ** 2).sum() > 0 else math.nan,
+        "jain": jain_index(g),
         "drops": d_drops,
         "queue_mean_kb": float(qwin["mean_occupancy_bytes"].mean() / 1e3) if len(qwin) else math.nan,
         "window_s": span,
@@ -383,7 +384,7 @@ def _vs_old(df: pd.DataFrame, ns: list[int], floor_pkts: int) -> str:
 def _why_rtt(df: pd.DataFrame, cfg: Config) -> str:
     """The RTT disagreement with the seed, explained from this run's own numbers."""
     big = int(df["num_flows"].max())
-    bdp_pkts = cfg.rate_bps * _seconds(cfg.rtt) / 8 / WIRE
+    bdp_pkts = cfg.rate_bps * parse_time(cfg.rtt) / 1e9 / 8 / WIRE
     rows = []
     floors = {"dctcp": 2, "bbr2": 4, "bbr2_new": 4}
     for cc, floor in floors.items():
@@ -422,12 +423,6 @@ def _why_rtt(df: pd.DataFrame, cfg: Config) -> str:
             md_table(["algorithm", "min cwnd (pkts)", "N·min_cwnd", "floor queue KB", "mean cwnd (pkts)",
                       "mean aggregate in flight (pkts)", "mean queue KB", "avg srtt ms"], rows) +
             "\n\n" + verdict + _vs_old(df, standing, floors["bbr2"]))
-
-
-def _seconds(text: str) -> float:
-    from ..units import parse_time
-
-    return parse_time(text) / 1e9
 
 
 def run(ctx: StudyContext, cfg: Config | None = None) -> Path:

@@ -6,6 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+#: The default MSS and what one full segment costs on the wire (payload + 52 B of TCP/IPv4 with
+#: timestamps + 38 B of Ethernet framing), as the simulator charges it: a link's goodput ceiling
+#: is its rate × MSS / WIRE.
+MSS, WIRE = 1448, 1538
+
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(v: Any) -> str:

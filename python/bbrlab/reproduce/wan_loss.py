@@ -36,13 +36,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .catalog import StudyContext  # noqa: E402
-from .report import mbps, md_table, write_report  # noqa: E402
+from .report import MSS, WIRE, mbps, md_table, write_report  # noqa: E402
 
 #: Ubuntu's default net.ipv4.tcp_rmem maximum, the receive window the blog's hosts could offer.
 BLOG_RCVBUF = "6MiB"
 #: netem's default queue limit.
 NETEM_LIMIT = "1000pkts"
-MSS, WIRE = 1448, 1538
 
 
 def _scenario(name: str, rate: str, rtt_ms: float, loss_pct: float, cc: str, dur_s: float, *,
