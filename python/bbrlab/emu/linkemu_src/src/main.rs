@@ -432,6 +432,7 @@ fn main() {
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
     let mut armed_for = 0u64;
     let mut use_pwait2 = true;
+    let mut spin_target = 0u64; // the deadline an early (idle) wake-up was for
     let mut stop = false;
     let mut exit_reason = "stop";
     while !stop {
@@ -459,12 +460,17 @@ fn main() {
         // readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one
         // hrtimer per sleep instead of a timerfd_settime per deadline (each costs a clock-event
         // reprogramming, a VM exit under virtualization); timerfd is the fallback.
+        // A nearly idle emulator wakes early and busy-polls to the deadline (`spin_window`).
         let mut timeout: Option<u64> = None; // relative ns; None = block
         let mut poll = false;
+        let spin = deadline.map_or(cfg.spin_ns, |d| linkemu::spin_window(d, now, cfg.spin_ns, spin_target));
         match deadline {
-            Some(d) if d <= now + cfg.spin_ns => poll = true, // due now or within the spin window
+            Some(d) if d <= now + spin => poll = true, // due now or within the spin window
             Some(d) => {
-                let wake = linkemu::wake_time(d, cfg.spin_ns, cfg.timer_quantum_ns);
+                if spin > cfg.spin_ns {
+                    spin_target = d;
+                }
+                let wake = linkemu::wake_time(d, spin, cfg.timer_quantum_ns);
                 if use_pwait2 {
                     timeout = Some(wake.saturating_sub(now));
                 } else if armed_for == 0 || wake < armed_for {
