@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ._version import __version__
 from .errors import ScenarioError, SimulationError, UserError
-from .scenario import Scenario, load_scenario, parse_scenario
 
 __all__ = [
     "__version__",
@@ -25,7 +24,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # lazy: pandas/pyarrow are only imported when results are used
+def __getattr__(name: str):  # lazy: pydantic, pandas and pyarrow are imported on first use
+    if name in ("Scenario", "load_scenario", "parse_scenario"):
+        from . import scenario
+
+        return getattr(scenario, name)
     if name == "run":
         from .runner import run
 

@@ -174,28 +174,29 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(scn.resolve(), indent=2))
         return
-    buffer_bytes, buffer_packets = scn.buffer_limits()
-    buf = format_size(buffer_bytes) if buffer_bytes is not None else f"{buffer_packets} packets"
-    header = (
-        f"{scenario}: valid. {scn.flow_count} flow(s); BDP {format_size(scn.bdp_bytes)}; buffer {buf}"
-    )
+    d = scn.derived()
+    if d["buffer_bytes"] is not None:
+        buf = format_size(d["buffer_bytes"])
+    elif d["buffer_packets"] is not None:
+        buf = f"{d['buffer_packets']} packets"
+    else:
+        buf = "unlimited"
+    header = f"{scenario}: valid. {d['flow_count']} flow(s); BDP {format_size(d['bdp_bytes'])}; buffer {buf}"
     click.echo(scn.to_toml(header=header), nl=False)
 
 
 @cli.command("cc")
 def cc_command() -> None:
     """List the congestion-control algorithms."""
-    from . import algorithms
+    from .algorithms import registry
 
-    rows = algorithms.available()
-    width = max((len(n) for n, _ in rows), default=4)
-    for name, desc in rows:
-        click.echo(f"{name:<{width}}  {desc}")
-    for alias, target in algorithms.ALIASES.items():
-        if target in {n for n, _ in rows} and alias not in {n for n, _ in rows}:
-            click.echo(f"{alias:<{width}}  alias of {target}")
-    if not algorithms.from_core():
-        click.echo("(the simulator core is not built: these are the names its contract documents)", err=True)
+    rows = registry()
+    width = max((len(a.name) for a in rows), default=4)
+    for a in rows:
+        click.echo(f"{a.name:<{width}}  {a.summary}")
+    for a in rows:
+        for alias in a.aliases:
+            click.echo(f"{alias:<{width}}  alias of {a.name}")
 
 
 @cli.command()

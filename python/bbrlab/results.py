@@ -27,14 +27,16 @@ import platform
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ._version import __version__
 from .errors import SimulationError, UserError
-from .scenario import Scenario
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 __all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run"]
 
@@ -152,10 +154,11 @@ def summarize(
         "retrans_rate": retrans / sent if sent else 0.0,
         "flows": int(len(flows)),
     }
-    if scenario is not None and duration_s > 0:
-        aggregate["link_share"] = aggregate["goodput_bps"] / scenario.bottleneck_rate
+    derived = scenario.derived() if scenario is not None else None
+    if derived is not None and duration_s > 0:
+        aggregate["link_share"] = aggregate["goodput_bps"] / derived["bottleneck_rate_bps"]
     if len(queue) and "queue" in queue:
-        bq = queue[queue["queue"] == main_queue_name(scenario)]
+        bq = queue[queue["queue"] == (derived["main_queue"] if derived else "bottleneck")]
         if len(bq):
             if "utilization" in bq:
                 aggregate["bottleneck_utilization"] = float(bq["utilization"].mean())
@@ -174,31 +177,30 @@ def summarize(
         aggregate["query_p95_s"] = float(np.percentile(rt, 95))
         aggregate["query_max_s"] = float(rt.max())
     summary: dict[str, Any] = {"name": scenario.name if scenario is not None else run.get("name", "")}
-    if scenario is not None and scenario.is_star:
+    if scenario is not None and derived is not None and scenario.is_star:
         t = scenario.topology
         summary["scenario"] = {
             "duration_s": scenario.duration / 1e9,
             "topology": "star",
-            "bottleneck_rate_bps": scenario.bottleneck_rate,
-            "rtt_ms": scenario.base_rtt / 1e6,
-            "bdp_bytes": scenario.bdp_bytes,
-            "buffer_bytes": t.buffer,
+            "bottleneck_rate_bps": derived["bottleneck_rate_bps"],
+            "rtt_ms": derived["base_rtt_ns"] / 1e6,
+            "bdp_bytes": derived["bdp_bytes"],
+            "buffer_bytes": derived["buffer_bytes"],
             "workers": t.workers,
             "lossless": t.lossless,
             "forwarding": t.forwarding,
             "flows": scenario.flow_count,
             "apps": len(scenario.apps),
         }
-    elif scenario is not None:
+    elif scenario is not None and derived is not None:
         b = scenario.topology.bottleneck
-        buffer_bytes, buffer_packets = scenario.buffer_limits()
         summary["scenario"] = {
             "duration_s": scenario.duration / 1e9,
             "bottleneck_rate_bps": b.rate,
             "rtt_ms": b.rtt / 1e6,
-            "bdp_bytes": scenario.bdp_bytes,
-            "buffer_bytes": buffer_bytes,
-            "buffer_packets": buffer_packets,
+            "bdp_bytes": derived["bdp_bytes"],
+            "buffer_bytes": derived["buffer_bytes"],
+            "buffer_packets": derived["buffer_packets"],
             "loss": b.loss,
             "flows": scenario.flow_count,
         }
@@ -206,11 +208,6 @@ def summarize(
     summary["flows"] = per_flow
     summary["aggregate"] = aggregate
     return _json_clean(summary)
-
-
-def main_queue_name(scenario: Scenario | None) -> str:
-    """The queue every flow shares: the dumbbell's bottleneck, the star's port to the aggregator."""
-    return "tor_to_agg" if scenario is not None and scenario.is_star else "bottleneck"
 
 
 def is_complete_run(path: Path) -> bool:
@@ -268,13 +265,6 @@ class Result:
                 for a, q, t in zip(app_events["app"], app_events["query"], app_events["response_time_s"])
             }
             flows["query_response_s"] = [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])]
-        # Which [[flows]] entry each simulated flow came from (count expands one entry to many).
-        spec = np.array([i for i, _ in scenario.expanded_flows()], dtype=np.int32)
-        if "app" in flows and len(flows) > len(spec):
-            # Application transfers come after the configured flows; they have no [[flows]] entry.
-            spec = np.concatenate([spec, np.full(len(flows) - len(spec), -1, dtype=np.int32)])
-        if len(flows) == len(spec) and "flow" in flows:
-            flows.insert(1, "spec", spec[flows["flow"].to_numpy()])
         if "flow" in ts and "cc" in flows and len(flows):
             # Timeseries rows carry the flow's algorithm too, so groupby("cc") needs no join.
             cc_by_flow = dict(zip(flows["flow"].tolist(), flows["cc"].astype(str).tolist()))

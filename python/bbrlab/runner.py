@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from collections.abc import Callable
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError, SimulationError
-from .results import Result
-from .scenario import Scenario
+from .scenario.core import human_path, load_core
 
-__all__ = ["ProgressFn", "load_core", "run", "simulate"]
+if TYPE_CHECKING:
+    from .results import Result
+    from .scenario import Scenario
+
+__all__ = ["ProgressFn", "load_core", "run", "simulate"]  # load_core: re-exported for callers
 
 # progress(now_ns, end_ns): called after every slice, and once more at the end.
 ProgressFn = Callable[[int, int], None]
@@ -27,26 +30,18 @@ _SLICE_WALL_S = 0.1
 _MAX_GROWTH = 4.0  # never grow a slice more than 4x at once: the next one may be much denser
 
 
-def load_core() -> ModuleType:
-    """Import the compiled core, or explain how to build it."""
-    try:
-        from bbrlab import _core  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise SimulationError(
-            f"the simulator core (bbrlab._core) is not available ({e}); build it with `pip install -e .`"
-        ) from None
-    return _core
-
-
-def simulate(config: dict[str, Any], progress: ProgressFn | None = None) -> tuple[dict[str, Any], float, str]:
-    """Run a resolved core config; returns (raw results, wall seconds, core version)."""
+def simulate(
+    config: dict[str, Any], progress: ProgressFn | None = None, scenario: Scenario | None = None
+) -> tuple[dict[str, Any], float, str]:
+    """Run a core config; returns (raw results, wall seconds, core version). A config the core
+    rejects raises ScenarioError naming the field (in the scenario's terms when ``scenario`` is
+    the model it came from)."""
     core = load_core()
     try:
         sim = core.Simulation(json.dumps(config))
-    except ValueError as e:
-        # The core names the field of *its* config ("flows.0.mss_bytes: ..."); that is still the
-        # clearest pointer we have, so pass it through as a user error.
-        raise ScenarioError("", f"the simulator rejected the scenario: {e}") from None
+    except core.ConfigError as e:
+        path, message = e.args
+        raise ScenarioError(human_path(path, scenario) if scenario is not None else path, message) from None
     end_ns = int(sim.end_ns)
     slice_ns = max(1, min(end_ns, config.get("sample_interval_ns") or end_ns))
     started = time.perf_counter()
@@ -81,12 +76,20 @@ def simulate(config: dict[str, Any], progress: ProgressFn | None = None) -> tupl
 BACKENDS = ("sim", "emu")
 
 
-def run(scenario: Scenario, progress: ProgressFn | None = None, backend: str = "sim") -> Result:
-    """Run ``scenario`` and return its :class:`Result` (not yet saved).
+def run(scenario: Scenario | str | Path, progress: ProgressFn | None = None, backend: str = "sim") -> Result:
+    """Run ``scenario`` (a :class:`Scenario` or a scenario file's path) and return its
+    :class:`Result` (not yet saved).
 
     ``backend``: "sim" (the embedded simulator) or "emu" (real Linux TCP through bbrlab's link
     emulator; root and network namespaces needed, see bbrlab.emu).
     """
+    from .results import Result
+    from .scenario import Scenario, load_scenario
+
+    if isinstance(scenario, (str, Path)):
+        scenario = load_scenario(scenario)
+    elif not isinstance(scenario, Scenario):
+        raise ScenarioError("", f"run() takes a Scenario or a scenario file's path, not {type(scenario).__name__}")
     if backend == "emu":
         from .emu.runner import run_emu
 
@@ -94,5 +97,5 @@ def run(scenario: Scenario, progress: ProgressFn | None = None, backend: str = "
         return Result.from_core(scenario, raw, wall_s=wall_s, core_version="", backend="emu", run_extra={"emu": facts})
     if backend != "sim":
         raise ScenarioError("--backend", f'"{backend}" is not a backend; use one of {", ".join(BACKENDS)}')
-    raw, wall_s, core_version = simulate(scenario.resolve(), progress)
+    raw, wall_s, core_version = simulate(scenario.resolve(), progress, scenario)
     return Result.from_core(scenario, raw, wall_s=wall_s, core_version=core_version)

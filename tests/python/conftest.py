@@ -48,11 +48,7 @@ def stub_core(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     sys.path.insert(0, str(Path(__file__).parent))
     import contract_stub
 
-    from bbrlab import algorithms
-
     monkeypatch.setitem(sys.modules, "bbrlab._core", contract_stub)
     monkeypatch.setattr(bbrlab, "_core", contract_stub, raising=False)
-    algorithms._listing.cache_clear()
     yield contract_stub
-    algorithms._listing.cache_clear()
     contract_stub.Simulation.interrupt_after = None

@@ -1,9 +1,10 @@
-"""A stand-in for `bbrlab._core` that follows docs/core-api.md to the letter, with made-up numbers.
+"""A stand-in for `bbrlab._core` that returns made-up numbers in the core's exact table layout.
 
 It is NOT a simulator and is never used by bbrlab itself. It exists so the Python pipeline (slicing,
 progress, Ctrl-C, decoding columns, Parquet, plots, --ss) can be tested independently of the Rust
-core. Everything that needs real simulated numbers is tested against the real core in
-test_core_run.py (those tests fail, not skip, when the core is missing).
+core. Its definitions — config schema and checks, result schema, algorithm registry — are the real
+core's, so the stub cannot drift from the contract; only `Simulation` is fake. Everything that
+needs real simulated numbers is tested against the real core in test_core_run.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-ALGORITHMS = [("reno", "Reno (stub)"), ("cubic", "CUBIC (stub)"), ("bbr1", "BBR v1 (stub)")]
+from bbrlab import _core as _real  # imported before the stub replaces it
+from bbrlab.tables import encode
+
+ConfigError = _real.ConfigError
+algorithms = _real.algorithms
+config_schema = _real.config_schema
+resolve_config = _real.resolve_config
+result_schema = _real.result_schema
 PHASES = ["startup", "drain", "probe_bw", "probe_rtt", "slow_start", "congestion_avoidance"]
 
 
@@ -21,23 +29,14 @@ def version() -> str:
     return "stub-0"
 
 
-def algorithms() -> list[tuple[str, str]]:
-    return list(ALGORITHMS)
-
-
-def _cols(**cols: np.ndarray) -> dict[str, tuple[str, bytes]]:
-    return {k: (v.dtype.str, v.tobytes()) for k, v in cols.items()}
-
-
 class Simulation:
     #: set by tests to raise KeyboardInterrupt after N slices (simulates Ctrl-C between slices)
     interrupt_after: int | None = None
 
     def __init__(self, config_json: str) -> None:
-        self.config: dict[str, Any] = json.loads(config_json)
-        for i, f in enumerate(self.config["flows"]):
-            if f["cc"] not in {n for n, _ in ALGORITHMS}:
-                raise ValueError(f"flows.{i}.cc: unknown algorithm {f['cc']!r}")
+        resolved, derived = resolve_config(config_json)  # the real core's checks
+        self.config: dict[str, Any] = json.loads(resolved)
+        self.derived: dict[str, Any] = json.loads(derived)
         self.end_ns = int(self.config["duration_ns"])
         self.now_ns = 0
         self.slices = 0
@@ -52,15 +51,15 @@ class Simulation:
     def results(self) -> dict[str, Any]:
         c = self.config
         rng = np.random.default_rng(c["seed"])
-        n = len(c["flows"])
+        flows_cfg = [(i, f) for i, f in enumerate(c["flows"]) for _ in range(f["count"])]
+        n = len(flows_cfg)
         interval = c["sample_interval_ns"]
         samples = -(-self.end_ns // interval)
         t_s = (np.arange(1, samples + 1) * interval).clip(max=self.end_ns) / 1e9
-        rate = c["topology"]["bottleneck"]["rate_bps"]
-        rtt_ms = c["topology"]["bottleneck"]["rtt_ns"] / 1e6
-        starts = np.array([f["start_ns"] / 1e9 for f in c["flows"]])
-        cc_names = [name for name, _ in ALGORITHMS]
-        cc_codes = np.array([cc_names.index(f["cc"]) for f in c["flows"]], dtype=np.uint8)
+        rate = self.derived["bottleneck_rate_bps"]
+        rtt_ms = self.derived["base_rtt_ns"] / 1e6
+        starts = np.array([f["start_ns"] / 1e9 for _, f in flows_cfg])
+        cc_names = sorted({f["cc"] for _, f in flows_cfg}, key=[f["cc"] for _, f in flows_cfg].index)
 
         # Goodput per sample: the link shared equally by the active flows, with some noise.
         active = t_s[None, :] > starts[:, None]
@@ -73,78 +72,52 @@ class Simulation:
 
         flat = lambda a: np.ascontiguousarray(a).reshape(-1)  # noqa: E731 - row order: time-major
         rows = n * samples
-        ts = _cols(
-            t_s=np.tile(t_s, (n, 1)).T.reshape(-1).astype("<f8"),
-            flow=np.tile(np.arange(n, dtype="<i4"), samples),
-            delivered_bytes=flat(delivered.T).astype("<i8"),
-            goodput_bps=flat(goodput.T).astype("<f8"),
-            cwnd_pkts=np.full(rows, 100, dtype="<i8"),
-            cwnd_bytes=np.full(rows, 144800, dtype="<i8"),
-            inflight_bytes=np.full(rows, 100000, dtype="<i8"),
-            pacing_rate_bps=np.full(rows, rate / max(n, 1), dtype="<f8"),
-            delivery_rate_bps=np.full(rows, rate / max(n, 1), dtype="<f8"),
-            srtt_ms=np.full(rows, rtt_ms * 1.1, dtype="<f8"),
-            min_rtt_ms=np.full(rows, rtt_ms, dtype="<f8"),
-            rtt_ms=np.full(rows, rtt_ms * 1.1, dtype="<f8"),
-            retransmits=np.zeros(rows, dtype="<i8"),
-            ssthresh_pkts=np.full(rows, -1, dtype="<i8"),
-            phase_code=np.full(rows, 2, dtype="<u1"),
-            bw_bps=np.full(rows, rate / max(n, 1), dtype="<f8"),
-            pacing_gain=np.full(rows, 1.25, dtype="<f8"),
-            cwnd_gain=np.full(rows, 2.0, dtype="<f8"),
-            w_max_pkts=np.full(rows, np.nan, dtype="<f8"),
-            inflight_hi_pkts=np.full(rows, np.nan, dtype="<f8"),
-            inflight_lo_pkts=np.full(rows, np.nan, dtype="<f8"),
-            ecn_alpha=np.full(rows, np.nan, dtype="<f8"),
-            ca_state=np.zeros(rows, dtype="<u1"),
-            rwnd_limited=np.zeros(rows, dtype="<u1"),
-            sndbuf_limited=np.zeros(rows, dtype="<u1"),
-        )
+        const = lambda v: np.full(rows, v)  # noqa: E731
+        ts = encode("timeseries", {
+            "t_s": np.tile(t_s, (n, 1)).T.reshape(-1),
+            "flow": np.tile(np.arange(n), samples),
+            "delivered_bytes": flat(delivered.T),
+            "goodput_bps": flat(goodput.T),
+            "cwnd_pkts": const(100), "cwnd_bytes": const(144800), "inflight_bytes": const(100000),
+            "pacing_rate_bps": const(rate / max(n, 1)), "delivery_rate_bps": const(rate / max(n, 1)),
+            "srtt_ms": const(rtt_ms * 1.1), "min_rtt_ms": const(rtt_ms), "rtt_ms": const(rtt_ms * 1.1),
+            "ssthresh_pkts": const(-1), "phase_code": const(2), "bw_bps": const(rate / max(n, 1)),
+            "pacing_gain": const(1.25), "cwnd_gain": const(2.0),
+        }, rows)
         total = delivered[:, -1]
         end_s = np.full(n, self.end_ns / 1e9)
-        flows = _cols(
-            flow=np.arange(n, dtype="<i4"),
-            cc_code=cc_codes,
-            start_s=starts.astype("<f8"),
-            end_s=end_s.astype("<f8"),
-            fct_s=np.full(n, np.nan, dtype="<f8"),
-            delivered_bytes=total.astype("<i8"),
-            goodput_bps=(total * 8 / (end_s - starts)).astype("<f8"),
-            data_packets_sent=(total // 1448 + 1).astype("<i8"),
-            retransmits=np.zeros(n, dtype="<i8"),
-            retrans_rate=np.zeros(n, dtype="<f8"),
-            lost_packets=np.zeros(n, dtype="<i8"),
-            rtt_mean_ms=np.full(n, rtt_ms * 1.1, dtype="<f8"),
-            rtt_p50_ms=np.full(n, rtt_ms * 1.1, dtype="<f8"),
-            rtt_p95_ms=np.full(n, rtt_ms * 1.3, dtype="<f8"),
-            rtt_p99_ms=np.full(n, rtt_ms * 1.4, dtype="<f8"),
-            rto_count=np.zeros(n, dtype="<i8"),
-            ce_packets=np.zeros(n, dtype="<i8"),
-        )
-        queue = _cols(
-            t_s=t_s.astype("<f8"),
-            queue_code=np.zeros(samples, dtype="<u1"),
-            occupancy_bytes=np.full(samples, 30000, dtype="<i8"),
-            occupancy_pkts=np.full(samples, 20, dtype="<i8"),
-            mean_occupancy_bytes=np.full(samples, 25000.0, dtype="<f8"),
-            max_occupancy_bytes=np.full(samples, 60000, dtype="<i8"),
-            drops=np.zeros(samples, dtype="<i8"),
-            random_losses=np.zeros(samples, dtype="<i8"),
-            ce_marks=np.zeros(samples, dtype="<i8"),
-            tx_bytes=np.cumsum(np.full(samples, rate * interval // 8 // 10**9, dtype="<i8")),
-            utilization=np.full(samples, 0.95, dtype="<f8"),
-        )
+        flows = encode("flows", {
+            "flow": np.arange(n),
+            "spec": [i for i, _ in flows_cfg],
+            "cc_code": [cc_names.index(f["cc"]) for _, f in flows_cfg],
+            "start_s": starts, "end_s": end_s,
+            "delivered_bytes": total, "goodput_bps": total * 8 / (end_s - starts),
+            "data_packets_sent": total // 1448 + 1, "retrans_rate": np.zeros(n),
+            "rtt_mean_ms": np.full(n, rtt_ms * 1.1), "rtt_p50_ms": np.full(n, rtt_ms * 1.1),
+            "rtt_p95_ms": np.full(n, rtt_ms * 1.3), "rtt_p99_ms": np.full(n, rtt_ms * 1.4),
+        }, n, fill={"app": -1, "query": -1})
+        queue = encode("queue", {
+            "t_s": t_s, "queue_code": np.zeros(samples),
+            "occupancy_bytes": np.full(samples, 30000), "occupancy_pkts": np.full(samples, 20),
+            "mean_occupancy_bytes": np.full(samples, 25000.0), "max_occupancy_bytes": np.full(samples, 60000),
+            "tx_bytes": np.cumsum(np.full(samples, rate * interval // 8 // 10**9)),
+            "utilization": np.full(samples, 0.95),
+        }, samples)
         packets = int(total.sum() // 1448)
         return {
             "flows": flows,
             "timeseries": ts,
             "queue": queue,
-            "labels": {"phase": PHASES, "cc": cc_names, "queue": ["bottleneck"]},
+            "gaps": encode("gaps", {}, 0),
+            "events": encode("events", {}, 0),
+            "labels": {"phase": PHASES, "cc": cc_names, "queue": [self.derived["main_queue"]]},
             "run": {
                 "events": packets * 4,
                 "data_packets_delivered": packets,
                 "data_packets_sent": packets,
                 "sim_end_ns": self.now_ns,
                 "complete": self.now_ns >= self.end_ns,
+                "pause_frames": 0,
+                "drops": 0,
             },
         }

@@ -92,7 +92,7 @@ BAD_SETS = [
     (["--set", "flows.0.stop=0s"], ["flows.0.stop"]),
     (["--set", "seed=-1"], ["seed"]),
     (["--set", "nonsense"], ["--set nonsense", "path=value"]),
-    (["--set", "flows.0.mss=big"], ["flows.0.mss", "integer"]),
+    (["--set", "flows.0.mss=big"], ["flows.0.mss", "not a size"]),
     (["--seed", "-3"], ["seed"]),
 ]
 

@@ -52,16 +52,18 @@ def _run_cli(args: list[str]) -> str:
 
 def test_core_calls_follow_the_contract(core) -> None:  # type: ignore[no-untyped-def]
     assert isinstance(core.version(), str) and core.version()
-    names = {name for name, _ in core.algorithms()}
+    names = {a["name"] for a in core.algorithms()}
     assert {"reno", "cubic", "bbr1"} <= names
-    assert all(isinstance(d, str) and d and "\n" not in d for _, d in core.algorithms())
+    assert all(isinstance(a["summary"], str) and a["summary"] and "\n" not in a["summary"] for a in core.algorithms())
     config = bbrlab.parse_scenario(__import__("tomllib").loads(SHORT)).resolve()
     sim = core.Simulation(json.dumps(config))
     assert sim.end_ns == 5 * 10**9 and sim.now_ns == 0
     assert sim.run_until(10**9) is False and sim.now_ns == 10**9
     bad = dict(config, flows=[dict(config["flows"][0], cc="no-such-cc")])
-    with pytest.raises(ValueError, match=r"flows\.0\.cc"):
+    with pytest.raises(core.ConfigError) as e:
         core.Simulation(json.dumps(bad))
+    assert e.value.args[0] == "flows.0.cc" and "no-such-cc" in e.value.args[1]
+    assert isinstance(e.value, ValueError)
 
 
 def test_short_run_tables_match_the_summary(core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
@@ -142,5 +144,7 @@ def test_quick_example_runs(core, in_tmp: Path) -> None:  # type: ignore[no-unty
 
 def test_cc_lists_the_core(core) -> None:  # type: ignore[no-untyped-def]
     out = _run_cli(["cc"])
-    for name, desc in core.algorithms():
-        assert f"{name}" in out and desc in out
+    for a in core.algorithms():
+        assert a["name"] in out and a["summary"] in out
+        for alias in a["aliases"]:
+            assert f"{alias}" in out and f"alias of {a['name']}" in out

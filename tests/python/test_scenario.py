@@ -56,7 +56,7 @@ def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
     }
     flow = back["flows"][0]
     assert flow["cc"] == "bbr"  # stored as written; the alias is resolved for the core only
-    assert flow["min_rto"] == "200ms" and flow["start"] == "0s" and flow["mss"] == 1448
+    assert flow["min_rto"] == "200ms" and flow["start"] == "0s" and flow["mss"] == "1448B"
     # The written-back file is itself a valid scenario that resolves to the same core config.
     again = load_scenario(write(tmp_path, text, "again.toml"))
     assert again.resolve() == s.resolve()
@@ -72,20 +72,22 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     assert c["seed"] == 1 and c["duration_ns"] == 10**10 and c["sample_interval_ns"] == 10**8
     b = c["topology"]["bottleneck"]
     assert b == {
-        "rate_bps": 100_000_000, "rtt_ns": 40_000_000, "buffer_bytes": 500_000, "buffer_packets": None,
+        "rate_bps": 100_000_000, "rtt_ns": 40_000_000, "buffer": {"bdp": 1.0},
         "loss": 0.015, "ack_loss": 0.0, "ecn_threshold_bytes": 30_000, "ecn_threshold_packets": None, "red": None,
     }
-    assert c["topology"]["access_rate_bps"] == 1_000_000_000
-    assert [f["cc"] for f in c["flows"]] == ["bbr1", "bbr1", "bbr1", "cubic"]  # count expanded, alias resolved
-    f0, f3 = c["flows"][0], c["flows"][3]
+    assert c["topology"]["access_rate_bps"] == 1_000_000_000  # a default that depends on the rate
+    assert s.derived()["buffer_bytes"] == 500_000 and s.derived()["flow_count"] == 4
+    # One entry per [[flows]] table (the core expands count), algorithms by their canonical name.
+    assert [(f["cc"], f["count"]) for f in c["flows"]] == [("bbr1", 3), ("cubic", 1)]
+    f0, f1 = c["flows"]
     assert set(f0) == {
-        "cc", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
+        "cc", "count", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
         "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "min_rto_ns", "delayed_ack",
         "tso_minrtt_autosize", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns", "rpc",
         "sender",
     }
-    assert f0["pacing"] is None and f3["pacing"] is True
-    assert f3["start_ns"] == 2 * 10**9 and f3["bytes"] == 10_000_000
+    assert f0["pacing"] == "auto" and f1["pacing"] == "on"
+    assert f1["start_ns"] == 2 * 10**9 and f1["bytes"] == 10_000_000
     assert s.expanded_flows()[3][0] == 1
     # The core denies unknown fields: the resolved dict must be exactly what it accepts.
     import json
@@ -97,12 +99,12 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
 
 def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
     p = write(tmp_path, MINIMAL)
-    assert load_scenario(p, ["topology.bottleneck.buffer=100pkts"]).resolve()["topology"]["bottleneck"][
-        "buffer_packets"] == 100
-    assert load_scenario(p, ["topology.bottleneck.buffer=0.5bdp"]).resolve()["topology"]["bottleneck"][
-        "buffer_bytes"] == 250_000
-    assert load_scenario(p, ["topology.bottleneck.buffer=4MiB"]).resolve()["topology"]["bottleneck"][
-        "buffer_bytes"] == 4 * 2**20
+    def limits(buffer: str) -> tuple[int | None, int | None]:
+        return load_scenario(p, [f"topology.bottleneck.buffer={buffer}"]).buffer_limits()
+
+    assert limits("100pkts") == (None, 100)
+    assert limits("0.5bdp") == (250_000, None)
+    assert limits("4MiB") == (4 * 2**20, None)
 
 
 def test_set_overrides_types(tmp_path: Path) -> None:

@@ -31,14 +31,15 @@ def _err(mutate=None, overrides=()):
 
 def test_star_resolves_to_the_core_config():
     cfg = parse_scenario(copy.deepcopy(BASE)).resolve()
-    star = cfg["topology"]["star"]
-    assert cfg["topology"]["kind"] == "star"
+    star = cfg["topology"]
+    assert star["kind"] == "star"
     assert star["workers"] == 21 and star["rate_bps"] == 10**9 and star["delay_ns"] == 10_000
-    assert star["forwarding"] == "cut_through"
-    assert star["pfc"] == {"xoff_bytes": 64_000, "xon_bytes": 32_000, "pause_quanta": 65535}
+    assert star["aggregator_rate_bps"] == 10**9  # defaults to rate
+    assert star["forwarding"] == "cut-through" and star["lossless"] is True
+    assert star["pfc"] == {"xoff_bytes": 64_000, "xon_bytes": 32_000, "quanta": 65535}
     assert star["buffer_bytes"] is None  # lossless: unlimited
     app = cfg["apps"][0]
-    assert app["bytes"] == 1 << 20 and app["workers"] == 20 and app["gap_ns"] == 20_000_000
+    assert app["size_bytes"] == 1 << 20 and app["workers"] == 20 and app["gap_ns"] == 20_000_000
     assert app["flow"]["cc"] == "bbr1"
     assert cfg["flows"][0]["sender"] == 20
 
@@ -47,18 +48,26 @@ def test_store_and_forward_default_buffer_and_toml_round_trip():
     raw = copy.deepcopy(BASE)
     raw["topology"].update(lossless=False, forwarding="store-and-forward")
     sc = parse_scenario(raw)
-    assert sc.resolve()["topology"]["star"]["buffer_bytes"] == 128_000
-    assert sc.resolve()["topology"]["star"]["pfc"] is None
+    assert sc.resolve()["topology"]["buffer_bytes"] == 128_000
+    assert sc.resolve()["topology"]["lossless"] is False
     import tomllib
 
     again = parse_scenario(tomllib.loads(sc.to_toml()))
     assert again.resolve() == sc.resolve()
 
 
+def test_set_turns_lossless_off_although_the_file_has_a_pfc_table():
+    raw = copy.deepcopy(BASE)
+    raw["topology"]["pfc"] = {"xoff": "64KB", "xon": "32KB"}
+    sc = parse_scenario(raw, overrides=["topology.lossless=false"])
+    assert sc.resolve()["topology"]["lossless"] is False
+    assert sc.resolve()["topology"]["buffer_bytes"] == 128_000  # a drop-tail port's default
+
+
 def test_set_reaches_star_fields():
     sc = parse_scenario(copy.deepcopy(BASE), overrides=["topology.pfc.xoff=100KB", "apps.0.repetitions=7"])
     cfg = sc.resolve()
-    assert cfg["topology"]["star"]["pfc"]["xoff_bytes"] == 100_000
+    assert cfg["topology"]["pfc"]["xoff_bytes"] == 100_000
     assert cfg["apps"][0]["repetitions"] == 7
 
 
@@ -69,7 +78,7 @@ def test_set_reaches_star_fields():
         (lambda r: r["topology"].update(wokers=3), "topology.wokers"),
         (lambda r: r["topology"].update(forwarding="fast"), "topology.forwarding"),
         (lambda r: r["topology"].update(kind="ring"), "topology.kind"),
-        (lambda r: r["topology"].update(pfc={"xoff": "10KB", "xon": "20KB"}), "topology.pfc"),
+        (lambda r: r["topology"].update(pfc={"xoff": "10KB", "xon": "20KB"}), "topology.pfc.xon"),
         (lambda r: r["topology"].update(pfc={"quanta": 70000}), "topology.pfc.quanta"),
         (lambda r: r["topology"].update(delay="10 parsecs"), "topology.delay"),
         (lambda r: r["apps"][0].update(workers=30), "apps.0.workers"),

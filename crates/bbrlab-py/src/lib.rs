@@ -1,10 +1,18 @@
-//! PyO3 bindings: `bbrlab._core`. One job: hand a resolved JSON config to the simulator, advance
-//! it with the GIL released, and return columnar results as raw little-endian buffers
-//! (docs/core-api.md). Nothing else lives here.
+//! PyO3 bindings: `bbrlab._core`. Hands a JSON config to the simulator, advances it with the GIL
+//! released, returns columnar results as raw little-endian buffers (docs/core-api.md), and
+//! exports the definitions the Python front derives everything else from: the config's JSON
+//! Schema, the result tables' columns and the algorithm registry. Nothing else lives here.
 
+use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+
+create_exception!(_core, ConfigError, PyValueError, "A bad config: args are (field path in config names, message).");
+
+fn config_error(e: sim::config::ConfigError) -> PyErr {
+    ConfigError::new_err((e.path, e.message))
+}
 
 #[pyclass(module = "bbrlab._core")]
 struct Simulation {
@@ -24,9 +32,7 @@ fn table_to_dict<'py>(py: Python<'py>, t: &sim::metrics::Table) -> PyResult<Boun
 impl Simulation {
     #[new]
     fn new(config_json: &str) -> PyResult<Self> {
-        sim::Simulation::from_json(config_json)
-            .map(|sim| Simulation { sim })
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        sim::Simulation::from_json(config_json).map(|sim| Simulation { sim }).map_err(config_error)
     }
 
     #[getter]
@@ -82,16 +88,69 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-/// (name, one-line description) of every algorithm the simulator offers.
+/// The config's JSON Schema (draft 2020-12), as JSON text.
 #[pyfunction]
-fn algorithms() -> Vec<(&'static str, &'static str)> {
-    sim::algorithms()
+fn config_schema() -> String {
+    sim::config::schema().to_string()
+}
+
+/// Check a config and return `(resolved config JSON, derived facts JSON)`; raises ConfigError.
+#[pyfunction]
+fn resolve_config(py: Python<'_>, config_json: &str) -> PyResult<(String, String)> {
+    let cfg = py.allow_threads(|| sim::config::Config::from_json(config_json)).map_err(config_error)?;
+    let resolved = serde_json::to_string(&cfg.resolved()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let derived = serde_json::to_string(&cfg.derived()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((resolved, derived))
+}
+
+/// The result tables: `[{name, description, columns: [{name, dtype, unit, description}]}]`.
+#[pyfunction]
+fn result_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let tables = PyList::empty(py);
+    for t in sim::metrics::TABLES {
+        let cols = PyList::empty(py);
+        for c in t.columns {
+            let d = PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("dtype", c.dtype.numpy())?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("description", c.description)?;
+            cols.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("name", t.name)?;
+        d.set_item("description", t.description)?;
+        d.set_item("columns", cols)?;
+        tables.append(d)?;
+    }
+    Ok(tables)
+}
+
+/// The algorithm registry: `[{name, aliases, summary, source, kernel_name, needs_ecn}]`.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for a in cc::registry::ALGORITHMS {
+        let d = PyDict::new(py);
+        d.set_item("name", a.name)?;
+        d.set_item("aliases", PyList::new(py, a.aliases)?)?;
+        d.set_item("summary", a.summary)?;
+        d.set_item("source", a.source)?;
+        d.set_item("kernel_name", a.kernel_name)?;
+        d.set_item("needs_ecn", a.needs_ecn)?;
+        out.append(d)?;
+    }
+    Ok(out)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     Ok(())
 }

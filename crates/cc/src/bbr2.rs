@@ -1223,6 +1223,10 @@ impl Bbr2 {
 }
 
 impl CongestionOps for Bbr2 {
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     /// `bbr_init` + `bbr2_init`.
     fn init(&mut self, tp: &mut TcpCc) {
         let many_flows = self.many_flows;

@@ -645,6 +645,10 @@ impl Bql {
 }
 
 impl CongestionOps for Bql {
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Bql::default();
         self.min_rtt_ns = tp.min_rtt_ns;

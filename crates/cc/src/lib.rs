@@ -33,6 +33,7 @@ pub mod bql;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod registry;
 pub mod reno;
 
 pub use rate::{PacketRateState, RateSample};
@@ -266,38 +267,30 @@ pub fn tcp_cong_avoid_ai(tp: &mut TcpCc, w: u32, acked: u32) {
     tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
 }
 
-/// Which algorithm, with its tunables, as the scenario names it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CcKind {
-    Reno,
-    /// CUBIC; `hystart` selects the slow-start exit (`cubic` = Linux's classic HyStart,
-    /// `cubic_hspp` = RFC 9406 HyStart++).
-    Cubic { hystart: hystart::HyStartMode },
-    Bbr1,
-    /// BBRv2 (Linux v2alpha); `many_flows` enables seed 001's experimental ECN/AIMD changes.
-    Bbr2 { many_flows: bool },
-    /// BBRv3: draft-ietf-ccwg-bbr constants, or Linux v3's where they differ.
-    Bbr3 { variant: bbr3::Variant },
-    Dctcp,
-    Bql,
+/// An algorithm as a scenario names it: a handle to its [`registry`] entry.
+#[derive(Clone, Copy, Debug)]
+pub struct CcKind(&'static registry::Algorithm);
+
+impl PartialEq for CcKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
 }
 
 impl CcKind {
-    /// Parse a scenario name.
+    /// Parse a scenario name (canonical or alias, any case); see [`registry::lookup`].
     pub fn from_name(name: &str) -> Option<CcKind> {
-        match name {
-            "reno" => Some(CcKind::Reno),
-            "cubic" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::Linux }),
-            "cubic_hspp" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::PlusPlus }),
-            "bbr" | "bbr1" => Some(CcKind::Bbr1),
-            "bbr2" => Some(CcKind::Bbr2 { many_flows: false }),
-            "bbr2_new" => Some(CcKind::Bbr2 { many_flows: true }),
-            "bbr3" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Draft }),
-            "bbr3_linux" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Linux }),
-            "dctcp" => Some(CcKind::Dctcp),
-            "bql" => Some(CcKind::Bql),
-            _ => None,
-        }
+        registry::lookup(name).map(CcKind)
+    }
+
+    /// The registry entry.
+    pub fn algorithm(&self) -> &'static registry::Algorithm {
+        self.0
+    }
+
+    /// Canonical name (`tcp_congestion_ops.name`).
+    pub fn name(&self) -> &'static str {
+        self.0.name
     }
 }
 
@@ -324,9 +317,34 @@ pub struct CcStateSample {
     pub ecn_alpha: f64,
 }
 
-/// The algorithms, dispatched statically.
-#[derive(Clone, Debug)]
-pub enum Cc {
+/// Declares [`Cc`], one variant per algorithm type, and its statically dispatched hooks: the
+/// per-ACK path goes through a `match`, never a trait object. A new algorithm type adds one line.
+macro_rules! cc_types {
+    ($d:tt; $($variant:ident($ty:ty)),* $(,)?) => {
+        /// The algorithms, dispatched statically.
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $($variant($ty)),*
+        }
+
+        $(impl From<$ty> for Cc {
+            fn from(a: $ty) -> Cc {
+                Cc::$variant(a)
+            }
+        })*
+
+        macro_rules! dispatch {
+            ($d self_:ident, $d a:ident => $d e:expr) => {
+                match $d self_ {
+                    $(Cc::$variant($d a) => $d e),*
+                }
+            };
+        }
+    };
+}
+
+// `$` is passed in so the generated `dispatch!` macro can have metavariables of its own.
+cc_types! { $;
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
     Bbr1(bbr1::Bbr1),
@@ -336,52 +354,17 @@ pub enum Cc {
     Bql(bql::Bql),
 }
 
-macro_rules! dispatch {
-    ($self:ident, $a:ident => $e:expr) => {
-        match $self {
-            Cc::Reno($a) => $e,
-            Cc::Cubic($a) => $e,
-            Cc::Bbr1($a) => $e,
-            Cc::Bbr2($a) => $e,
-            Cc::Bbr3($a) => $e,
-            Cc::Dctcp($a) => $e,
-            Cc::Bql($a) => $e,
-        }
-    };
-}
-
 impl Cc {
     /// Build an algorithm. `seed` feeds any randomness the algorithm uses (BBR's cycle start).
     pub fn new(kind: &CcKind, seed: u64) -> Cc {
-        match kind {
-            CcKind::Reno => Cc::Reno(reno::Reno::new()),
-            CcKind::Cubic { hystart } => Cc::Cubic(cubic::Cubic::new(*hystart)),
-            CcKind::Bbr1 => Cc::Bbr1(bbr1::Bbr1::new(seed)),
-            CcKind::Bbr2 { many_flows } => Cc::Bbr2(bbr2::Bbr2::new(seed, *many_flows)),
-            CcKind::Bbr3 { variant } => Cc::Bbr3(bbr3::Bbr3::new(seed, *variant)),
-            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::new()),
-            CcKind::Bql => Cc::Bql(bql::Bql::new()),
-        }
-    }
-
-    /// Canonical name (`tcp_congestion_ops.name`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Cc::Reno(_) => "reno",
-            Cc::Cubic(a) => a.name(),
-            Cc::Bbr1(_) => "bbr1",
-            Cc::Bbr2(a) => a.name(),
-            Cc::Bbr3(a) => a.name(),
-            Cc::Dctcp(_) => "dctcp",
-            Cc::Bql(_) => "bql",
-        }
+        (kind.0.new)(seed)
     }
 
     /// True for algorithms that implement `cong_control` (rate-based; the transport then does not
     /// apply PRR nor call `cong_avoid`/`ssthresh`-driven reductions itself).
     #[inline]
     pub fn has_cong_control(&self) -> bool {
-        matches!(self, Cc::Bbr1(_) | Cc::Bbr2(_) | Cc::Bbr3(_) | Cc::Bql(_))
+        dispatch!(self, a => a.has_cong_control())
     }
 
     pub fn init(&mut self, tp: &mut TcpCc) {
@@ -453,6 +436,11 @@ impl Cc {
 /// The hooks every algorithm implements; [`Cc`] dispatches to them statically.
 /// Default methods do what Linux does when an op is NULL.
 pub trait CongestionOps {
+    /// The algorithm implements `cong_control` (Linux: `.cong_control` is set): it sets cwnd and
+    /// pacing itself on every ACK, and the transport applies no PRR or ssthresh-driven cut.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
     fn init(&mut self, _tp: &mut TcpCc) {}
     fn ssthresh(&mut self, tp: &TcpCc) -> u32;
     fn cong_avoid(&mut self, _tp: &mut TcpCc, _acked: u32) {}

@@ -16,13 +16,12 @@
 //! (columns `app`, `query`, `rx_done_s`).
 
 use super::*;
-use metrics::{Column, Table};
 
 /// A request packet on the wire (e.g. "query 52428": TCP/IP + Ethernet + a few bytes).
 const REQUEST_WIRE_BYTES: u128 = 100;
 
 pub(crate) struct QueryApp {
-    pub cfg: config::App,
+    pub cfg: config::QueryApp,
     rng: Rng,
     next_query: u32,
     pending: u32,
@@ -30,36 +29,13 @@ pub(crate) struct QueryApp {
 }
 
 impl QueryApp {
-    pub(crate) fn new(cfg: config::App, seed: u64, i: usize) -> QueryApp {
+    pub(crate) fn new(cfg: config::QueryApp, seed: u64, i: usize) -> QueryApp {
         QueryApp { cfg, rng: Rng::new(seed, 7_000 + i as u64), next_query: 0, pending: 0, query_start: 0 }
     }
 }
 
 /// Completed queries.
-#[derive(Default)]
-pub(crate) struct AppEvents {
-    app: Vec<i32>,
-    query: Vec<i32>,
-    n: Vec<i32>,
-    bytes: Vec<i64>,
-    start_s: Vec<f64>,
-    end_s: Vec<f64>,
-    response_time_s: Vec<f64>,
-}
-
-impl AppEvents {
-    pub(crate) fn table(&self) -> Table {
-        let mut t = Table::default();
-        t.push("app", Column::I32(self.app.clone()));
-        t.push("query", Column::I32(self.query.clone()));
-        t.push("n", Column::I32(self.n.clone()));
-        t.push("bytes", Column::I64(self.bytes.clone()));
-        t.push("start_s", Column::F64(self.start_s.clone()));
-        t.push("end_s", Column::F64(self.end_s.clone()));
-        t.push("response_time_s", Column::F64(self.response_time_s.clone()));
-        t
-    }
-}
+pub(crate) type AppEvents = metrics::QueryEventCols;
 
 impl Simulation {
     /// Start query `next_query` of app `ai` now.
@@ -68,7 +44,7 @@ impl Simulation {
         let Fabric::Star(star) = &self.fabric else { unreachable!("validated: query apps need a star") };
         let app = &mut self.apps[ai];
         let n = app.cfg.workers as usize;
-        let per_worker = app.cfg.bytes / n as u64;
+        let per_worker = app.cfg.size_bytes / n as u64;
         let q = app.next_query;
         app.query_start = now;
         app.pending = n as u32;
@@ -116,14 +92,15 @@ impl Simulation {
         if app.pending > 0 {
             return;
         }
-        let ev = &mut self.app_events;
-        ev.app.push(ai as i32);
-        ev.query.push(q as i32);
-        ev.n.push(app.cfg.workers as i32);
-        ev.bytes.push(app.cfg.bytes as i64);
-        ev.start_s.push(app.query_start as f64 / 1e9);
-        ev.end_s.push(now as f64 / 1e9);
-        ev.response_time_s.push((now - app.query_start) as f64 / 1e9);
+        self.app_events.push(metrics::QueryEventRow {
+            app: ai as i32,
+            query: q as i32,
+            n: app.cfg.workers as i32,
+            bytes: app.cfg.size_bytes as i64,
+            start_s: app.query_start as f64 / 1e9,
+            end_s: now as f64 / 1e9,
+            response_time_s: (now - app.query_start) as f64 / 1e9,
+        });
         app.next_query += 1;
         if app.next_query < app.cfg.repetitions {
             let t = now + app.cfg.gap_ns;
@@ -131,21 +108,6 @@ impl Simulation {
                 self.push(t, EvKind::AppQuery, ai as u32);
             }
         }
-    }
-
-    /// `flows` columns of application transfers: app and query index (−1 for configured
-    /// flows) and when the receiver held the last byte (`rx_done_s`, NaN if not).
-    pub(crate) fn push_app_columns(&self, t: &mut Table) {
-        let n = self.flows.len();
-        let (mut app, mut query, mut done) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        for f in &self.flows {
-            app.push(f.app.map_or(-1, |a| a.0 as i32));
-            query.push(f.app.map_or(-1, |a| a.1 as i32));
-            done.push(f.rx_done_ns.map_or(f64::NAN, |t| t as f64 / 1e9));
-        }
-        t.push("app", Column::I32(app));
-        t.push("query", Column::I32(query));
-        t.push("rx_done_s", Column::F64(done));
     }
 
     /// Queries completed so far (all apps).

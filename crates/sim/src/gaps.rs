@@ -12,7 +12,7 @@
 //! Exported as the `gaps` table (docs/core-api.md): one row per requesting flow per bucket,
 //! zero counts included, so a flow's rows sum to its data packets sent minus one.
 
-use crate::metrics::{Column, Table};
+use crate::metrics::{GapCols, GapRow, Table};
 use cc::Nanos;
 
 /// Smallest resolved gap (1 ns: below one packet at 1 Tbit/s is 12 ns).
@@ -82,24 +82,14 @@ impl GapHist {
 
 /// The `gaps` table: flow, lo_ns, hi_ns, count for every flow with a histogram.
 pub fn table<'a>(hists: impl Iterator<Item = (usize, Option<&'a GapHist>)>) -> Table {
-    let (mut flow, mut lo, mut hi, mut count) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut t = GapCols::default();
     for (fi, h) in hists {
-        if let Some(h) = h {
-            for (i, &c) in h.counts.iter().enumerate() {
-                let (l, u) = bucket_edges(i);
-                flow.push(fi as i32);
-                lo.push(l);
-                hi.push(u);
-                count.push(c as i64);
-            }
+        for (i, &c) in h.into_iter().flat_map(|h| h.counts.iter().enumerate()) {
+            let (lo_ns, hi_ns) = bucket_edges(i);
+            t.push(GapRow { flow: fi as i32, lo_ns, hi_ns, count: c as i64 });
         }
     }
-    let mut t = Table::default();
-    t.push("flow", Column::I32(flow));
-    t.push("lo_ns", Column::F64(lo));
-    t.push("hi_ns", Column::F64(hi));
-    t.push("count", Column::I64(count));
-    t
+    t.table()
 }
 
 #[cfg(test)]

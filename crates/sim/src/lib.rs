@@ -35,9 +35,9 @@ pub mod rng;
 pub mod topology;
 pub mod workload;
 
-use cc::{Cc, CcKind, Nanos};
+use cc::{registry, Nanos};
 use config::{Config, ConfigError};
-use metrics::{Column, Table};
+use metrics::Table;
 use rng::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -203,6 +203,8 @@ struct Event {
 }
 
 struct Flow {
+    /// Index of the `flows` entry this flow was expanded from (−1: an application transfer).
+    spec: i32,
     sender: Sender,
     receiver: Receiver,
     cc_name: &'static str,
@@ -278,22 +280,25 @@ impl Simulation {
 
     pub fn new(cfg: Config) -> Result<Simulation, ConfigError> {
         cfg.validate()?;
+        let cfg = cfg.resolved();
         let seed = cfg.seed;
         let mut links: Vec<Link> = Vec::new();
         let built = topology::build(&cfg, &mut links);
         let mut fabric = built.fabric;
-        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut flows = Vec::with_capacity(cfg.flow_count() as usize);
         // ICTCP runs on the receiver host and knows the capacity of its link.
-        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == "ictcp") {
+        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == config::ReceiverWindow::Ictcp) {
             Some(ictcp::Ictcp::new(built.receiver_rate_bps))
         } else {
             None
         };
-        for (i, f) in cfg.flows.iter().enumerate() {
+        for (i, (spec, f)) in cfg.expanded_flows().enumerate() {
             let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
-            flows.push(Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut()));
+            let mut flow = Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut());
+            flow.spec = spec as i32;
+            flows.push(flow);
         }
-        let apps = cfg.apps.iter().enumerate().map(|(i, a)| apps::QueryApp::new(a.clone(), seed, i)).collect();
+        let apps = cfg.apps.iter().enumerate().map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i)).collect();
         let end_ns = cfg.duration_ns;
         let metrics = metrics::Recorder::new(flows.len(), built.monitored.len(), (end_ns / cfg.sample_interval_ns) as usize + 1);
         let mut sim = Simulation {
@@ -341,13 +346,13 @@ impl Simulation {
         base_rtt_ns: Nanos,
         ictcp_ctl: Option<&mut ictcp::Ictcp>,
     ) -> Flow {
-        let kind = CcKind::from_name(&f.cc).expect("validated");
-        let algo = Cc::new(&kind, seed ^ (0x5EED_0000 + i as u64));
+        let alg = registry::lookup(&f.cc).expect("validated");
+        let algo = (alg.new)(seed ^ (0x5EED_0000 + i as u64));
         let scfg = transport::SenderConfig {
             mss: f.mss_bytes,
             initial_cwnd: f.initial_cwnd_segs,
             total_bytes: f.bytes,
-            pacing: f.pacing,
+            pacing: f.pacing.forced(),
             max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
             sndbuf_bytes: f.sndbuf_bytes,
             tso: f.tso,
@@ -363,13 +368,13 @@ impl Simulation {
             rcvbuf_bytes: f.rcvbuf_bytes,
             delayed_ack: f.delayed_ack,
             // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
-            ce_state_ack: kind == CcKind::Dctcp,
+            ce_state_ack: alg.receiver_ce_ack,
             faster_acks: f.faster_acks,
             app_read_delay_ns: f.app_read_delay_ns,
             msg_segs: workload::msg_segs(f),
         };
-        let ictcp_id = match (ictcp_ctl, f.receiver_window.as_str()) {
-            (Some(ic), "ictcp") => Some(ic.add_conn(
+        let ictcp_id = match (ictcp_ctl, f.receiver_window) {
+            (Some(ic), config::ReceiverWindow::Ictcp) => Some(ic.add_conn(
                 f.mss_bytes,
                 f.mss_bytes + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES,
                 f.rcvbuf_bytes,
@@ -377,8 +382,9 @@ impl Simulation {
             )),
             _ => None,
         };
-        let cc_name = sender.cc.name();
+        let cc_name = alg.name;
         Flow {
+            spec: -1,
             sender,
             receiver: Receiver::new(rcfg),
             cc_name,
@@ -824,7 +830,7 @@ impl Simulation {
             };
             s.stats.interval_rtt_sum_ns = 0;
             s.stats.interval_rtt_count = 0;
-            self.metrics.flow_row(metrics::FlowRow {
+            self.metrics.flow_row(metrics::FlowSample {
                 t_ns: now,
                 flow: fi as i32,
                 delivered_bytes: delivered as i64,
@@ -839,7 +845,6 @@ impl Simulation {
                 rtt_ms,
                 retransmits: s.stats.retransmits as i64,
                 ssthresh_pkts: if s.tp.snd_ssthresh >= cc::TCP_INFINITE_SSTHRESH { -1 } else { s.tp.snd_ssthresh as i64 },
-                phase: st.phase,
                 state: &st,
                 ca_state: s.tp.ca_state as u8,
                 rwnd_limited: s.stats.rwnd_limited as u8,
@@ -852,9 +857,11 @@ impl Simulation {
             link.note_occupancy(now);
             let busy = link.stats.busy_ns_interval
                 + if link.in_tx.is_some() { now - link.tx_start_ns.max(self.metrics.last_sample_ns) } else { 0 };
-            self.metrics.queue_row(metrics::QueueRow {
-                t_ns: now,
+            self.metrics.queue_row(metrics::QueueSample {
                 name,
+                row: metrics::QueueRow {
+                t_s: now as f64 / 1e9,
+                queue_code: 0,
                 occupancy_bytes: link.q_bytes as i64,
                 occupancy_pkts: link.queue.len() as i64,
                 mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
@@ -865,6 +872,7 @@ impl Simulation {
                 tx_bytes: link.stats.tx_bytes as i64,
                 utilization: (busy as f64 / interval as f64).min(1.0),
                 pause_frames: link.stats.pause_frames as i64,
+                },
             });
             link.stats.occ_integral = 0;
             link.stats.max_bytes_interval = link.q_bytes;
@@ -933,81 +941,64 @@ impl Simulation {
         Ok(())
     }
 
+    /// The `flows` table row of flow `i`, whose algorithm has label code `cc_code`.
+    fn flow_summary(&self, i: usize, cc_code: u8) -> metrics::FlowSummaryRow {
+        let f = &self.flows[i];
+        let start = f.start_ns.min(self.now);
+        let end = match f.sender.completed_ns {
+            Some(c) => c,
+            None => f.stop_ns.unwrap_or(self.now).min(self.now),
+        };
+        let d = f.receiver.delivered_bytes;
+        let active = end.saturating_sub(start);
+        let s = &f.sender.stats;
+        let per = |num: f64, den: u64| if den > 0 { num / den as f64 } else { f64::NAN };
+        metrics::FlowSummaryRow {
+            flow: i as i32,
+            spec: f.spec,
+            cc_code,
+            start_s: start as f64 / 1e9,
+            end_s: end as f64 / 1e9,
+            fct_s: f.sender.completed_ns.map_or(f64::NAN, |c| (c - f.start_ns) as f64 / 1e9),
+            delivered_bytes: d as i64,
+            goodput_bps: if active > 0 { d as f64 * 8e9 / active as f64 } else { 0.0 },
+            data_packets_sent: s.data_packets_sent as i64,
+            retransmits: s.retransmits as i64,
+            retrans_rate: if s.data_packets_sent > 0 { s.retransmits as f64 / s.data_packets_sent as f64 } else { 0.0 },
+            lost_packets: f.data_dropped as i64,
+            rtt_mean_ms: if s.rtt_count > 0 { (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6 } else { f64::NAN },
+            rtt_p50_ms: f.sender.rtt_hist.quantile_ns(0.5) / 1e6,
+            rtt_p95_ms: f.sender.rtt_hist.quantile_ns(0.95) / 1e6,
+            rtt_p99_ms: f.sender.rtt_hist.quantile_ns(0.99) / 1e6,
+            rto_count: s.rto_count as i64,
+            ce_packets: f.receiver.ce_count as i64,
+            tso_bursts: s.tso_bursts as i64,
+            tso_burst_mean_segs: per(s.tso_burst_segs as f64, s.tso_bursts),
+            tso_goal_mean_segs: per(s.tso_goal_segs as f64, s.tso_bursts),
+            rpc_count: s.rpc_count as i64,
+            rpc_mean_ms: if s.rpc_count > 0 { (s.rpc_sum_ns / s.rpc_count as u128) as f64 / 1e6 } else { f64::NAN },
+            rpc_p50_ms: f.sender.rpc_hist.quantile_ns(0.5) / 1e6,
+            rpc_p99_ms: f.sender.rpc_hist.quantile_ns(0.99) / 1e6,
+            acks_withheld: f.receiver.acks_withheld as i64,
+            app: f.app.map_or(-1, |a| a.0 as i32),
+            query: f.app.map_or(-1, |a| a.1 as i32),
+            rx_done_s: f.rx_done_ns.map_or(f64::NAN, |t| t as f64 / 1e9),
+        }
+    }
+
     /// Per-flow summary and the columnar tables.
     pub fn results(&self) -> Results {
-        let mut flows = Table::default();
-        let n = self.flows.len();
-        let mut flow_id = Vec::with_capacity(n);
-        let mut cc_code = Vec::with_capacity(n);
-        let mut start_s = Vec::with_capacity(n);
-        let mut end_s = Vec::with_capacity(n);
-        let mut fct_s = Vec::with_capacity(n);
-        let mut delivered = Vec::with_capacity(n);
-        let mut goodput = Vec::with_capacity(n);
-        let mut sent = Vec::with_capacity(n);
-        let mut retrans = Vec::with_capacity(n);
-        let mut retrans_rate = Vec::with_capacity(n);
-        let mut lost = Vec::with_capacity(n);
-        let (mut rtt_mean, mut p50, mut p95, mut p99) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut rto = Vec::with_capacity(n);
-        let mut ce = Vec::with_capacity(n);
+        let mut flows = metrics::FlowSummaryCols::default();
         let mut cc_labels: Vec<String> = Vec::new();
-        for (i, f) in self.flows.iter().enumerate() {
-            let code = match cc_labels.iter().position(|c| c == f.cc_name) {
-                Some(c) => c,
-                None => {
-                    cc_labels.push(f.cc_name.to_string());
-                    cc_labels.len() - 1
-                }
-            };
-            flow_id.push(i as i32);
-            cc_code.push(code as u8);
-            let start = f.start_ns.min(self.now);
-            let end = match f.sender.completed_ns {
-                Some(c) => c,
-                None => f.stop_ns.unwrap_or(self.now).min(self.now),
-            };
-            start_s.push(start as f64 / 1e9);
-            end_s.push(end as f64 / 1e9);
-            fct_s.push(match f.sender.completed_ns {
-                Some(c) => (c - f.start_ns) as f64 / 1e9,
-                None => f64::NAN,
+        for i in 0..self.flows.len() {
+            let name = self.flows[i].cc_name;
+            let code = cc_labels.iter().position(|c| c == name).unwrap_or_else(|| {
+                cc_labels.push(name.to_string());
+                cc_labels.len() - 1
             });
-            let d = f.receiver.delivered_bytes;
-            delivered.push(d as i64);
-            let active = end.saturating_sub(start);
-            goodput.push(if active > 0 { d as f64 * 8e9 / active as f64 } else { 0.0 });
-            let s = &f.sender.stats;
-            sent.push(s.data_packets_sent as i64);
-            retrans.push(s.retransmits as i64);
-            retrans_rate.push(if s.data_packets_sent > 0 { s.retransmits as f64 / s.data_packets_sent as f64 } else { 0.0 });
-            lost.push(f.data_dropped as i64);
-            rtt_mean.push(if s.rtt_count > 0 { (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6 } else { f64::NAN });
-            p50.push(f.sender.rtt_hist.quantile_ns(0.5) / 1e6);
-            p95.push(f.sender.rtt_hist.quantile_ns(0.95) / 1e6);
-            p99.push(f.sender.rtt_hist.quantile_ns(0.99) / 1e6);
-            rto.push(s.rto_count as i64);
-            ce.push(f.receiver.ce_count as i64);
+            flows.push(self.flow_summary(i, u8::try_from(code).expect("fewer than 256 algorithms")));
         }
-        flows.push("flow", Column::I32(flow_id));
-        flows.push("cc_code", Column::U8(cc_code));
-        flows.push("start_s", Column::F64(start_s));
-        flows.push("end_s", Column::F64(end_s));
-        flows.push("fct_s", Column::F64(fct_s));
-        flows.push("delivered_bytes", Column::I64(delivered));
-        flows.push("goodput_bps", Column::F64(goodput));
-        flows.push("data_packets_sent", Column::I64(sent));
-        flows.push("retransmits", Column::I64(retrans));
-        flows.push("retrans_rate", Column::F64(retrans_rate));
-        flows.push("lost_packets", Column::I64(lost));
-        flows.push("rtt_mean_ms", Column::F64(rtt_mean));
-        flows.push("rtt_p50_ms", Column::F64(p50));
-        flows.push("rtt_p95_ms", Column::F64(p95));
-        flows.push("rtt_p99_ms", Column::F64(p99));
-        flows.push("rto_count", Column::I64(rto));
-        flows.push("ce_packets", Column::I64(ce));
-        workload::push_flow_columns(&mut flows, &self.flows);
-        self.push_app_columns(&mut flows);
+        let flows = flows.table();
         let (timeseries, phase_labels) = self.metrics.timeseries_table();
         let queue = self.metrics.queue_table();
         let data_sent: u64 = self.flows.iter().map(|f| f.sender.stats.data_packets_sent).sum();
@@ -1054,18 +1045,3 @@ pub struct Results {
     pub complete: bool,
 }
 
-/// The algorithms the core offers, with one line each (for `bbrlab cc`).
-pub fn algorithms() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("reno", "Reno/NewReno AIMD with SACK recovery and PRR (RFC 5681, 6675, 9937)"),
-        ("cubic", "CUBIC (RFC 9438) with Linux's classic HyStart, as tcp_cubic.c"),
-        ("cubic_hspp", "CUBIC with RFC 9406 HyStart++ instead of Linux's classic HyStart"),
-        ("bbr1", "BBRv1 as Linux mainline tcp_bbr.c (alias: bbr)"),
-        ("bbr2", "BBRv2 as Google's v2alpha Linux release"),
-        ("bbr2_new", "BBRv2 with seed 001's many-flows ECN changes (bw_lo cut by ECN, additive probing)"),
-        ("bbr3", "BBRv3 as draft-ietf-ccwg-bbr-06 specifies"),
-        ("bbr3_linux", "BBRv3 with Google's Linux v3 constants (drain 1/2.885, DOWN 0.91, DCTCP-style ECN)"),
-        ("dctcp", "DCTCP (RFC 8257): cwnd cut by alpha/2 per window of CE marks"),
-        ("bql", "BQL: delay-based, paired PID controllers hold a small bottleneck queue (seed 004)"),
-    ]
-}

@@ -1,6 +1,37 @@
-//! Columnar metric buffers, filled on the sampling timer (never per packet).
+//! The result tables: each defined once, here, with every column's type, unit and meaning.
+//!
+//! A [`table!`] declaration produces the row struct the simulator fills, the columnar buffers
+//! rows are appended to, and the table's [`TableSpec`]. The specs are exported (`_core.
+//! result_schema()`): the real-Linux backend builds its tables from them, the Python test stub
+//! and the column reference in docs/core-api.md are generated from them, and a test checks that
+//! a run's tables match their specs exactly.
+//!
+//! Buffers are filled on the sampling timer or at the end of the run, never per packet.
 
 use cc::{CcStateSample, Nanos};
+
+/// A column's element type (numpy dtype on the Python side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    F64,
+    I64,
+    I32,
+    U16,
+    U8,
+}
+
+impl Dtype {
+    /// numpy's dtype string.
+    pub fn numpy(self) -> &'static str {
+        match self {
+            Dtype::F64 => "<f8",
+            Dtype::I64 => "<i8",
+            Dtype::I32 => "<i4",
+            Dtype::U16 => "<u2",
+            Dtype::U8 => "|u1",
+        }
+    }
+}
 
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -8,17 +39,46 @@ pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
     I32(Vec<i32>),
+    U16(Vec<u16>),
     U8(Vec<u8>),
 }
+
+/// Rust element types a column can hold.
+pub trait Elem: Copy {
+    const DTYPE: Dtype;
+    fn column(v: Vec<Self>) -> Column;
+}
+
+macro_rules! elem {
+    ($($t:ty => $d:ident),*) => {
+        $(impl Elem for $t {
+            const DTYPE: Dtype = Dtype::$d;
+            fn column(v: Vec<Self>) -> Column {
+                Column::$d(v)
+            }
+        })*
+    };
+}
+elem!(f64 => F64, i64 => I64, i32 => I32, u16 => U16, u8 => U8);
 
 impl Column {
     /// numpy dtype string and little-endian bytes.
     pub fn to_le_bytes(&self) -> (&'static str, Vec<u8>) {
         match self {
-            Column::F64(v) => ("<f8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::I64(v) => ("<i8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::I32(v) => ("<i4", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::U8(v) => ("|u1", v.clone()),
+            Column::F64(v) => (Dtype::F64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::I64(v) => (Dtype::I64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::I32(v) => (Dtype::I32.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::U16(v) => (Dtype::U16.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::U8(v) => (Dtype::U8.numpy(), v.clone()),
+        }
+    }
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            Column::F64(_) => Dtype::F64,
+            Column::I64(_) => Dtype::I64,
+            Column::I32(_) => Dtype::I32,
+            Column::U16(_) => Dtype::U16,
+            Column::U8(_) => Dtype::U8,
         }
     }
     pub fn len(&self) -> usize {
@@ -26,6 +86,7 @@ impl Column {
             Column::F64(v) => v.len(),
             Column::I64(v) => v.len(),
             Column::I32(v) => v.len(),
+            Column::U16(v) => v.len(),
             Column::U8(v) => v.len(),
         }
     }
@@ -37,6 +98,14 @@ impl Column {
     }
     pub fn as_i64(&self) -> Option<&[i64]> {
         if let Column::I64(v) = self { Some(v) } else { None }
+    }
+    /// A `*_code` column's label indices, whatever its width.
+    pub fn as_codes(&self) -> Option<Vec<usize>> {
+        match self {
+            Column::U8(v) => Some(v.iter().map(|&c| c as usize).collect()),
+            Column::U16(v) => Some(v.iter().map(|&c| c as usize).collect()),
+            _ => None,
+        }
     }
 }
 
@@ -55,7 +124,179 @@ impl Table {
     }
 }
 
-pub struct FlowRow<'a> {
+/// A column as documented and exported.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSpec {
+    pub name: &'static str,
+    pub dtype: Dtype,
+    /// Unit ("" for counts, codes and flags).
+    pub unit: &'static str,
+    pub description: &'static str,
+}
+
+/// A table as documented and exported. Columns named `*_code` index the `labels` list of the
+/// same stem (`phase_code` → `labels.phase`): categoricals without per-row strings.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub columns: &'static [ColumnSpec],
+}
+
+/// Declares a table: `$Row` (one row), `$Cols` (columnar buffers with `push(row)` and
+/// `table()`), and `$SPEC` (its [`TableSpec`]), from one list of `name: type, "unit", "meaning";`.
+macro_rules! table {
+    ($SPEC:ident, $Row:ident, $Cols:ident, $name:literal, $desc:literal {
+        $($field:ident: $ty:ty, $unit:literal, $fdesc:literal;)*
+    }) => {
+        /// One row of the table (see its spec for the columns).
+        #[derive(Clone, Debug)]
+        pub struct $Row {
+            $(pub $field: $ty),*
+        }
+
+        /// The table's columnar buffers.
+        #[derive(Clone, Debug, Default)]
+        pub struct $Cols {
+            $(pub $field: Vec<$ty>),*
+        }
+
+        impl $Cols {
+            pub fn push(&mut self, r: $Row) {
+                $(self.$field.push(r.$field);)*
+            }
+            pub fn reserve(&mut self, n: usize) {
+                $(self.$field.reserve(n);)*
+            }
+            pub fn len(&self) -> usize {
+                [$(self.$field.len()),*][0]
+            }
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+            pub fn table(&self) -> Table {
+                let mut t = Table::default();
+                $(t.push(stringify!($field), <$ty as Elem>::column(self.$field.clone()));)*
+                t
+            }
+        }
+
+        pub static $SPEC: TableSpec = TableSpec {
+            name: $name,
+            description: $desc,
+            columns: &[$(ColumnSpec { name: stringify!($field), dtype: <$ty as Elem>::DTYPE, unit: $unit, description: $fdesc }),*],
+        };
+    };
+}
+
+table!(FLOWS, FlowSummaryRow, FlowSummaryCols, "flows", "One row per flow: the configured flows (`count` expanded), then one per application transfer." {
+    flow: i32, "", "flow id (configured flows in order, `count` expanded, then application transfers)";
+    spec: i32, "", "index of the `flows` entry the flow comes from (−1 for application transfers)";
+    cc_code: u8, "", "algorithm → labels.cc";
+    start_s: f64, "s", "when the application started writing";
+    end_s: f64, "s", "end of sending (stop, completion or the end of the run)";
+    fct_s: f64, "s", "flow completion time (NaN unless `bytes` is set and the transfer completed)";
+    delivered_bytes: i64, "B", "payload delivered in order to the receiver";
+    goodput_bps: f64, "bit/s", "delivered_bytes · 8 / active time (start to end)";
+    data_packets_sent: i64, "", "data segments sent, retransmissions included";
+    retransmits: i64, "", "retransmitted segments";
+    retrans_rate: f64, "", "retransmits / data_packets_sent";
+    lost_packets: i64, "", "data packets dropped in the network";
+    rtt_mean_ms: f64, "ms", "mean of every per-ACK RTT sample";
+    rtt_p50_ms: f64, "ms", "median RTT sample";
+    rtt_p95_ms: f64, "ms", "95th percentile RTT sample";
+    rtt_p99_ms: f64, "ms", "99th percentile RTT sample";
+    rto_count: i64, "", "retransmission timeouts";
+    ce_packets: i64, "", "CE-marked data segments received";
+    tso_bursts: i64, "", "offload chunks sent: segments handed to the NIC back to back at one instant (loss probes not counted)";
+    tso_burst_mean_segs: f64, "segments", "segments per chunk actually sent";
+    tso_goal_mean_segs: f64, "segments", "the sizing rule's chunk size at chunk starts (e.g. BBRv2's tso_segs_goal)";
+    rpc_count: i64, "", "completed RPC messages (0 unless `rpc`)";
+    rpc_mean_ms: f64, "ms", "mean RPC latency, write to full acknowledgement (NaN unless `rpc`)";
+    rpc_p50_ms: f64, "ms", "median RPC latency";
+    rpc_p99_ms: f64, "ms", "99th percentile RPC latency";
+    acks_withheld: i64, "", "every-2nd-segment ACKs the old Linux rule withheld (`faster_acks = false`)";
+    app: i32, "", "application of an application transfer (−1 for configured flows)";
+    query: i32, "", "query of an application transfer (−1 for configured flows)";
+    rx_done_s: f64, "s", "when the receiver held a sized transfer's last byte (NaN if not)";
+});
+
+table!(TIMESERIES, TimeseriesRow, TimeseriesCols, "timeseries", "One row per configured flow per sample interval, sampled at the interval's end." {
+    t_s: f64, "s", "sample time";
+    flow: i32, "", "flow id";
+    delivered_bytes: i64, "B", "payload delivered in order, cumulative";
+    goodput_bps: f64, "bit/s", "delivered over the interval (in-order release after a recovery can exceed the link rate)";
+    cwnd_pkts: i64, "segments", "congestion window";
+    cwnd_bytes: i64, "B", "congestion window × MSS";
+    inflight_bytes: i64, "B", "data in flight";
+    pacing_rate_bps: f64, "bit/s", "pacing rate (capped by max_pacing_rate)";
+    delivery_rate_bps: f64, "bit/s", "latest valid delivery-rate sample";
+    srtt_ms: f64, "ms", "smoothed RTT";
+    min_rtt_ms: f64, "ms", "windowed minimum RTT (NaN before the first sample)";
+    rtt_ms: f64, "ms", "mean of the RTT samples in the interval (NaN if none)";
+    retransmits: i64, "", "retransmitted segments, cumulative";
+    ssthresh_pkts: i64, "segments", "slow-start threshold (−1 = infinite)";
+    phase_code: u8, "", "algorithm phase → labels.phase";
+    bw_bps: f64, "bit/s", "the algorithm's bandwidth estimate (BBR)";
+    pacing_gain: f64, "", "BBR pacing gain";
+    cwnd_gain: f64, "", "BBR cwnd gain";
+    w_max_pkts: f64, "segments", "CUBIC W_max";
+    inflight_hi_pkts: f64, "segments", "BBRv2/v3 inflight_hi (0 = unset)";
+    inflight_lo_pkts: f64, "segments", "BBRv2/v3 inflight_lo (0 = unset)";
+    ecn_alpha: f64, "", "DCTCP / BBR ECN alpha in [0, 1]";
+    ca_state: u8, "", "Linux ca_state: 0 open, 1 disorder, 2 cwr, 3 recovery, 4 loss";
+    rwnd_limited: u8, "", "the receive window limited sending in the interval (0/1)";
+    sndbuf_limited: u8, "", "the send buffer limited sending in the interval (0/1)";
+});
+
+table!(QUEUE, QueueRow, QueueCols, "queue", "One row per monitored queue per sample interval (dumbbell: bottleneck, bottleneck_rev; star: tor_to_agg, agg_nic, nic_<w>)." {
+    t_s: f64, "s", "sample time";
+    queue_code: u16, "", "queue → labels.queue";
+    occupancy_bytes: i64, "B", "queued bytes at sample time";
+    occupancy_pkts: i64, "", "queued packets at sample time";
+    mean_occupancy_bytes: f64, "B", "time-weighted mean over the interval";
+    max_occupancy_bytes: i64, "B", "maximum over the interval";
+    drops: i64, "", "buffer-overflow and RED early drops, cumulative";
+    random_losses: i64, "", "Bernoulli losses, cumulative";
+    ce_marks: i64, "", "CE marks (step and RED), cumulative";
+    tx_bytes: i64, "B", "bytes sent on the link, cumulative";
+    utilization: f64, "", "link busy fraction over the interval";
+    pause_frames: i64, "", "802.3x PAUSE + XON frames sent (switch port) or received (paused link), cumulative";
+});
+
+table!(GAPS, GapRow, GapCols, "gaps", "NIC inter-departure gap histograms of flows with `gap_histogram` (log-spaced, 10 buckets per decade from 1 ns to 10 s plus under/overflow; every bucket listed)." {
+    flow: i32, "", "flow id";
+    lo_ns: f64, "ns", "bucket's lower edge";
+    hi_ns: f64, "ns", "bucket's upper edge";
+    count: i64, "", "gaps in the bucket";
+});
+
+table!(EVENTS, QueryEventRow, QueryEventCols, "events", "One row per completed application query (queries still running at the end have none)." {
+    app: i32, "", "application index";
+    query: i32, "", "query number";
+    n: i32, "", "workers asked";
+    bytes: i64, "B", "bytes asked for";
+    start_s: f64, "s", "query start";
+    end_s: f64, "s", "when the aggregator held every byte";
+    response_time_s: f64, "s", "end_s − start_s";
+});
+
+/// Every table the core returns, in the order `results()` lists them.
+pub static TABLES: [&TableSpec; 5] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS];
+
+/// A category label's code in `labels`, added on first use.
+fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {
+    match labels.iter().position(|&l| l == s) {
+        Some(i) => i,
+        None => {
+            labels.push(s);
+            labels.len() - 1
+        }
+    }
+}
+
+/// What a flow's sample says, before it becomes a timeseries row.
+pub struct FlowSample<'a> {
     pub t_ns: Nanos,
     pub flow: i32,
     pub delivered_bytes: i64,
@@ -70,76 +311,21 @@ pub struct FlowRow<'a> {
     pub rtt_ms: f64,
     pub retransmits: i64,
     pub ssthresh_pkts: i64,
-    pub phase: &'static str,
     pub state: &'a CcStateSample,
     pub ca_state: u8,
     pub rwnd_limited: u8,
     pub sndbuf_limited: u8,
 }
 
-pub struct QueueRow {
-    pub t_ns: Nanos,
+/// A monitored queue's sample, by queue name.
+pub struct QueueSample {
     pub name: &'static str,
-    pub occupancy_bytes: i64,
-    pub occupancy_pkts: i64,
-    pub mean_occupancy_bytes: f64,
-    pub max_occupancy_bytes: i64,
-    pub drops: i64,
-    pub random_losses: i64,
-    pub ce_marks: i64,
-    pub tx_bytes: i64,
-    pub utilization: f64,
-    /// PAUSE/XON frames sent (switch output port) or received (paused link), cumulative.
-    pub pause_frames: i64,
+    pub row: QueueRow,
 }
 
-#[derive(Default)]
-struct FlowCols {
-    t_s: Vec<f64>,
-    flow: Vec<i32>,
-    delivered_bytes: Vec<i64>,
-    goodput_bps: Vec<f64>,
-    cwnd_pkts: Vec<i64>,
-    cwnd_bytes: Vec<i64>,
-    inflight_bytes: Vec<i64>,
-    pacing_rate_bps: Vec<f64>,
-    delivery_rate_bps: Vec<f64>,
-    srtt_ms: Vec<f64>,
-    min_rtt_ms: Vec<f64>,
-    rtt_ms: Vec<f64>,
-    retransmits: Vec<i64>,
-    ssthresh_pkts: Vec<i64>,
-    phase_code: Vec<u8>,
-    bw_bps: Vec<f64>,
-    pacing_gain: Vec<f64>,
-    cwnd_gain: Vec<f64>,
-    w_max_pkts: Vec<f64>,
-    inflight_hi_pkts: Vec<f64>,
-    inflight_lo_pkts: Vec<f64>,
-    ecn_alpha: Vec<f64>,
-    ca_state: Vec<u8>,
-    rwnd_limited: Vec<u8>,
-    sndbuf_limited: Vec<u8>,
-}
-
-#[derive(Default)]
-struct QueueCols {
-    t_s: Vec<f64>,
-    queue_code: Vec<u8>,
-    occupancy_bytes: Vec<i64>,
-    occupancy_pkts: Vec<i64>,
-    mean_occupancy_bytes: Vec<f64>,
-    max_occupancy_bytes: Vec<i64>,
-    drops: Vec<i64>,
-    random_losses: Vec<i64>,
-    ce_marks: Vec<i64>,
-    tx_bytes: Vec<i64>,
-    utilization: Vec<f64>,
-    pause_frames: Vec<i64>,
-}
-
+/// The sampled tables of a run.
 pub struct Recorder {
-    f: FlowCols,
+    ts: TimeseriesCols,
     q: QueueCols,
     phase_labels: Vec<&'static str>,
     queue_labels: Vec<&'static str>,
@@ -148,119 +334,59 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(n_flows: usize, n_queues: usize, n_samples: usize) -> Recorder {
-        let cap = n_flows.saturating_mul(n_samples).min(50_000_000);
-        let mut f = FlowCols::default();
-        f.t_s.reserve(cap);
-        f.flow.reserve(cap);
+        let mut ts = TimeseriesCols::default();
+        ts.reserve(n_flows.saturating_mul(n_samples).min(1 << 20));
         let mut q = QueueCols::default();
-        q.t_s.reserve(n_queues * n_samples);
-        Recorder { f, q, phase_labels: Vec::new(), queue_labels: Vec::new(), last_sample_ns: 0 }
+        q.reserve(n_queues.saturating_mul(n_samples).min(1 << 20));
+        Recorder { ts, q, phase_labels: Vec::new(), queue_labels: Vec::new(), last_sample_ns: 0 }
     }
 
-    fn code(labels: &mut Vec<&'static str>, s: &'static str) -> u8 {
-        match labels.iter().position(|&l| l == s) {
-            Some(i) => i as u8,
-            None => {
-                labels.push(s);
-                (labels.len() - 1) as u8
-            }
-        }
+    pub fn flow_row(&mut self, r: FlowSample<'_>) {
+        let phase = if r.state.phase.is_empty() { "-" } else { r.state.phase };
+        let phase_code = code_of(&mut self.phase_labels, phase);
+        self.ts.push(TimeseriesRow {
+            t_s: r.t_ns as f64 / 1e9,
+            flow: r.flow,
+            delivered_bytes: r.delivered_bytes,
+            goodput_bps: r.goodput_bps,
+            cwnd_pkts: r.cwnd_pkts,
+            cwnd_bytes: r.cwnd_pkts * r.mss,
+            inflight_bytes: r.inflight_bytes,
+            pacing_rate_bps: r.pacing_rate_bps,
+            delivery_rate_bps: r.delivery_rate_bps,
+            srtt_ms: r.srtt_ms,
+            min_rtt_ms: r.min_rtt_ms,
+            rtt_ms: r.rtt_ms,
+            retransmits: r.retransmits,
+            ssthresh_pkts: r.ssthresh_pkts,
+            phase_code: u8::try_from(phase_code).expect("fewer than 256 phase names"),
+            bw_bps: r.state.bw_bps,
+            pacing_gain: r.state.pacing_gain,
+            cwnd_gain: r.state.cwnd_gain,
+            w_max_pkts: r.state.w_max_segs,
+            inflight_hi_pkts: r.state.inflight_hi_segs,
+            inflight_lo_pkts: r.state.inflight_lo_segs,
+            ecn_alpha: r.state.ecn_alpha,
+            ca_state: r.ca_state,
+            rwnd_limited: r.rwnd_limited,
+            sndbuf_limited: r.sndbuf_limited,
+        });
     }
 
-    pub fn flow_row(&mut self, r: FlowRow<'_>) {
-        let f = &mut self.f;
-        f.t_s.push(r.t_ns as f64 / 1e9);
-        f.flow.push(r.flow);
-        f.delivered_bytes.push(r.delivered_bytes);
-        f.goodput_bps.push(r.goodput_bps);
-        f.cwnd_pkts.push(r.cwnd_pkts);
-        f.cwnd_bytes.push(r.cwnd_pkts * r.mss);
-        f.inflight_bytes.push(r.inflight_bytes);
-        f.pacing_rate_bps.push(r.pacing_rate_bps);
-        f.delivery_rate_bps.push(r.delivery_rate_bps);
-        f.srtt_ms.push(r.srtt_ms);
-        f.min_rtt_ms.push(r.min_rtt_ms);
-        f.rtt_ms.push(r.rtt_ms);
-        f.retransmits.push(r.retransmits);
-        f.ssthresh_pkts.push(r.ssthresh_pkts);
-        let code = Self::code(&mut self.phase_labels, if r.phase.is_empty() { "-" } else { r.phase });
-        f.phase_code.push(code);
-        f.bw_bps.push(r.state.bw_bps);
-        f.pacing_gain.push(r.state.pacing_gain);
-        f.cwnd_gain.push(r.state.cwnd_gain);
-        f.w_max_pkts.push(r.state.w_max_segs);
-        f.inflight_hi_pkts.push(r.state.inflight_hi_segs);
-        f.inflight_lo_pkts.push(r.state.inflight_lo_segs);
-        f.ecn_alpha.push(r.state.ecn_alpha);
-        f.ca_state.push(r.ca_state);
-        f.rwnd_limited.push(r.rwnd_limited);
-        f.sndbuf_limited.push(r.sndbuf_limited);
-    }
-
-    pub fn queue_row(&mut self, r: QueueRow) {
-        let code = Self::code(&mut self.queue_labels, r.name);
-        let q = &mut self.q;
-        q.t_s.push(r.t_ns as f64 / 1e9);
-        q.queue_code.push(code);
-        q.occupancy_bytes.push(r.occupancy_bytes);
-        q.occupancy_pkts.push(r.occupancy_pkts);
-        q.mean_occupancy_bytes.push(r.mean_occupancy_bytes);
-        q.max_occupancy_bytes.push(r.max_occupancy_bytes);
-        q.drops.push(r.drops);
-        q.random_losses.push(r.random_losses);
-        q.ce_marks.push(r.ce_marks);
-        q.tx_bytes.push(r.tx_bytes);
-        q.utilization.push(r.utilization);
-        q.pause_frames.push(r.pause_frames);
+    pub fn queue_row(&mut self, s: QueueSample) {
+        let code = code_of(&mut self.queue_labels, s.name);
+        let mut row = s.row;
+        // Star fabrics have up to MAX_WORKERS + 2 queues: u16 codes never wrap.
+        row.queue_code = u16::try_from(code).expect("fewer than 65536 queues");
+        self.q.push(row);
     }
 
     pub fn timeseries_table(&self) -> (Table, Vec<String>) {
-        let f = &self.f;
-        let mut t = Table::default();
-        t.push("t_s", Column::F64(f.t_s.clone()));
-        t.push("flow", Column::I32(f.flow.clone()));
-        t.push("delivered_bytes", Column::I64(f.delivered_bytes.clone()));
-        t.push("goodput_bps", Column::F64(f.goodput_bps.clone()));
-        t.push("cwnd_pkts", Column::I64(f.cwnd_pkts.clone()));
-        t.push("cwnd_bytes", Column::I64(f.cwnd_bytes.clone()));
-        t.push("inflight_bytes", Column::I64(f.inflight_bytes.clone()));
-        t.push("pacing_rate_bps", Column::F64(f.pacing_rate_bps.clone()));
-        t.push("delivery_rate_bps", Column::F64(f.delivery_rate_bps.clone()));
-        t.push("srtt_ms", Column::F64(f.srtt_ms.clone()));
-        t.push("min_rtt_ms", Column::F64(f.min_rtt_ms.clone()));
-        t.push("rtt_ms", Column::F64(f.rtt_ms.clone()));
-        t.push("retransmits", Column::I64(f.retransmits.clone()));
-        t.push("ssthresh_pkts", Column::I64(f.ssthresh_pkts.clone()));
-        t.push("phase_code", Column::U8(f.phase_code.clone()));
-        t.push("bw_bps", Column::F64(f.bw_bps.clone()));
-        t.push("pacing_gain", Column::F64(f.pacing_gain.clone()));
-        t.push("cwnd_gain", Column::F64(f.cwnd_gain.clone()));
-        t.push("w_max_pkts", Column::F64(f.w_max_pkts.clone()));
-        t.push("inflight_hi_pkts", Column::F64(f.inflight_hi_pkts.clone()));
-        t.push("inflight_lo_pkts", Column::F64(f.inflight_lo_pkts.clone()));
-        t.push("ecn_alpha", Column::F64(f.ecn_alpha.clone()));
-        t.push("ca_state", Column::U8(f.ca_state.clone()));
-        t.push("rwnd_limited", Column::U8(f.rwnd_limited.clone()));
-        t.push("sndbuf_limited", Column::U8(f.sndbuf_limited.clone()));
-        (t, self.phase_labels.iter().map(|s| s.to_string()).collect())
+        (self.ts.table(), self.phase_labels.iter().map(|s| s.to_string()).collect())
     }
 
     pub fn queue_table(&self) -> Table {
-        let q = &self.q;
-        let mut t = Table::default();
-        t.push("t_s", Column::F64(q.t_s.clone()));
-        t.push("queue_code", Column::U8(q.queue_code.clone()));
-        t.push("occupancy_bytes", Column::I64(q.occupancy_bytes.clone()));
-        t.push("occupancy_pkts", Column::I64(q.occupancy_pkts.clone()));
-        t.push("mean_occupancy_bytes", Column::F64(q.mean_occupancy_bytes.clone()));
-        t.push("max_occupancy_bytes", Column::I64(q.max_occupancy_bytes.clone()));
-        t.push("drops", Column::I64(q.drops.clone()));
-        t.push("random_losses", Column::I64(q.random_losses.clone()));
-        t.push("ce_marks", Column::I64(q.ce_marks.clone()));
-        t.push("tx_bytes", Column::I64(q.tx_bytes.clone()));
-        t.push("utilization", Column::F64(q.utilization.clone()));
-        t.push("pause_frames", Column::I64(q.pause_frames.clone()));
-        t
+        self.q.table()
     }
 
     pub fn queue_labels(&self) -> Vec<String> {

@@ -102,28 +102,26 @@ pub(crate) fn intern(name: String) -> &'static str {
     s
 }
 
+/// `cfg` is resolved ([`Config::resolved`]): no default is left to fill here.
 pub(crate) fn build(cfg: &Config, links: &mut Vec<Link>) -> Built {
-    match cfg.topology.kind.as_str() {
-        "star" => build_star(cfg, links),
-        _ => build_dumbbell(cfg, links),
+    match &cfg.topology {
+        config::Topology::Star(st) => build_star(cfg, st, links),
+        config::Topology::Dumbbell(d) => build_dumbbell(cfg, d, links),
     }
 }
 
 /// Every sender host has its own access link (NIC) into router R1; R1 → R2 is the bottleneck;
 /// R2 → the receiver host. ACKs return over mirror links. Hosts are created per flow in
 /// `flow_paths` (flows with the same `sender` share one).
-pub(crate) fn build_dumbbell(cfg: &Config, links: &mut Vec<Link>) -> Built {
-    let b = &cfg.topology.bottleneck;
+fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> Built {
+    let b = &d.bottleneck;
     let seed = cfg.seed;
-    let access_rate = cfg.topology.access_rate_bps.unwrap_or(b.rate_bps.saturating_mul(10));
+    let access_rate = d.access_rate_bps.expect("resolved");
     let half_rtt = b.rtt_ns / 2;
+    let derived = cfg.derived();
     let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
-    bn.limit_bytes = b.buffer_bytes.unwrap_or(u64::MAX);
-    bn.limit_pkts = b.buffer_packets.unwrap_or(u64::MAX);
-    if b.buffer_bytes.is_none() && b.buffer_packets.is_none() {
-        // Default: one bandwidth-delay product.
-        bn.limit_bytes = ((b.rate_bps as u128 * b.rtt_ns as u128 / 8 / 1_000_000_000) as u64).max(3000);
-    }
+    bn.limit_bytes = derived.buffer_bytes.unwrap_or(u64::MAX);
+    bn.limit_pkts = derived.buffer_packets.unwrap_or(u64::MAX);
     bn.loss = b.loss;
     bn.ecn_k_bytes = b.ecn_threshold_bytes;
     bn.ecn_k_pkts = b.ecn_threshold_packets;
@@ -155,13 +153,12 @@ pub(crate) fn build_dumbbell(cfg: &Config, links: &mut Vec<Link>) -> Built {
     }
 }
 
-pub(crate) fn build_star(cfg: &Config, links: &mut Vec<Link>) -> Built {
-    let st = cfg.topology.star.as_ref().expect("validated");
+fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     let seed = cfg.seed;
-    let agg_rate = st.aggregator_rate_bps.unwrap_or(st.rate_bps);
+    let agg_rate = st.aggregator_rate_bps.expect("resolved");
     let port_limit = st.buffer_bytes.unwrap_or(u64::MAX);
     let pooled = st.shared_buffer_bytes.is_some();
-    let cut_through = st.forwarding == "cut_through";
+    let cut_through = st.forwarding == config::Forwarding::CutThrough;
     let mk_port = |rate: u64, stream: u64| {
         let mut l = Link::new(rate, st.delay_ns, NodeKind::Host, Rng::new(seed, stream));
         l.limit_bytes = port_limit;
@@ -204,12 +201,13 @@ pub(crate) fn build_star(cfg: &Config, links: &mut Vec<Link>) -> Built {
     for (w, &(nic, _)) in workers.iter().enumerate() {
         monitored.push((nic, intern(format!("nic_{w}"))));
     }
-    if let Some(p) = &st.pfc {
+    if st.lossless {
+        let p = &st.pfc;
         // Every output port pauses the ingress links that feed it. The PAUSE frame travels on
         // the switch's transmit side of the ingress port: one propagation delay plus a
         // 64-byte control frame's serialization.
         let pause_latency = |rate: u64| st.delay_ns + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos;
-        let quanta_ns = |rate: u64| (p.pause_quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
+        let quanta_ns = |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
         let up: Vec<(LinkId, Nanos)> = worker_nics.iter().map(|&l| (l, pause_latency(st.rate_bps))).collect();
         links[to_agg as usize].pfc = Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, quanta_ns(st.rate_bps), up)));
         for &(_, down) in &workers {

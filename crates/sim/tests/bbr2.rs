@@ -35,7 +35,7 @@ fn dumbbell(rate_bps: u64, rtt_ns: u64, buffer_bdp: f64, dur_s: u64, flows: &[St
     let buf = (rate_bps as f64 * rtt_ns as f64 / 1e9 / 8.0 * buffer_bdp) as u64;
     format!(
         r#"{{"seed":7,"duration_ns":{},"sample_interval_ns":100000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{rtt_ns},"buffer_bytes":{buf}{extra}}}{access}}},
+        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{rtt_ns},"buffer":{{"bytes":{buf}}}{extra}}}{access}}},
         "flows":[{}]}}"#,
         dur_s * 1_000_000_000,
         flows.join(","),

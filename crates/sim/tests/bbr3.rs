@@ -13,7 +13,7 @@ fn dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, 
     let fl: Vec<String> = flows.iter().map(|cc| format!(r#"{{"cc":"{cc}"}}"#)).collect();
     format!(
         r#"{{"seed":7,"duration_ns":{},"sample_interval_ns":100000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer_bytes":{buf},"loss":{loss}}}}},
+        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer":{{"bytes":{buf}}},"loss":{loss}}}}},
         "flows":[{}]}}"#,
         dur_s * 1_000_000_000,
         rtt_ms * 1_000_000,

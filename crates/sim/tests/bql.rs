@@ -31,7 +31,7 @@ fn config_staggered(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[
         .collect();
     format!(
         r#"{{"seed":3,"duration_ns":{},"sample_interval_ns":100000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer_bytes":{BUFFER},"loss":{loss}}}}},
+        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer":{{"bytes":{BUFFER}}},"loss":{loss}}}}},
         "flows":[{}]}}"#,
         dur_s * 1_000_000_000,
         rtt_ms * 1_000_000,
@@ -66,11 +66,8 @@ fn run(json: &str) -> Run {
     let goodput = f64s(&r.flows, "goodput_bps").to_vec();
     let retrans = r.flows.get("retransmits").unwrap().as_i64().unwrap().to_vec();
     // Bottleneck queue rows.
-    let code = match r.queue.get("queue_code").unwrap() {
-        Column::U8(v) => v.clone(),
-        _ => panic!("queue_code type"),
-    };
-    let bn = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue") as u8;
+    let code = r.queue.get("queue_code").unwrap().as_codes().unwrap();
+    let bn = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
     let qt = f64s(&r.queue, "t_s");
     let qmean = f64s(&r.queue, "mean_occupancy_bytes");
     let qmax = r.queue.get("max_occupancy_bytes").unwrap().as_i64().unwrap();

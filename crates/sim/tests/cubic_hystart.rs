@@ -43,7 +43,7 @@ fn scenario(p: &Path, cc: &str) -> String {
     format!(
         r#"{{"seed":1,"duration_ns":{},"sample_interval_ns":{SAMPLE_NS},
         "topology":{{"kind":"dumbbell",
-            "bottleneck":{{"rate_bps":{},"rtt_ns":{},"buffer_packets":{}}},
+            "bottleneck":{{"rate_bps":{},"rtt_ns":{},"buffer":{{"packets":{}}}}},
             "access_rate_bps":10000000000}},
         "flows":[{{"cc":"{cc}","rcvbuf_bytes":{},"pacing":{}}}]}}"#,
         p.duration_s * 1_000_000_000,
@@ -51,7 +51,11 @@ fn scenario(p: &Path, cc: &str) -> String {
         p.rtt_ns,
         p.buffer_pkts,
         opt(p.rcvbuf_bytes.map(|b| b.to_string())),
-        opt(p.pacing.map(|b| b.to_string())),
+        match p.pacing {
+            Some(true) => "\"on\"".to_string(),
+            Some(false) => "\"off\"".to_string(),
+            None => "\"auto\"".to_string(),
+        },
     )
 }
 
@@ -86,12 +90,9 @@ fn run(p: &Path, cc: &str) -> Outcome {
     let ts_retrans = col_i64(&r.timeseries, "retransmits");
     // Bottleneck drops (cumulative) by sample time.
     let q_t = col_f64(&r.queue, "t_s");
-    let q_code: Option<Vec<u8>> = match r.queue.get("queue_code") {
-        Some(sim::metrics::Column::U8(v)) => Some(v.clone()),
-        _ => None,
-    };
+    let q_code: Option<Vec<usize>> = r.queue.get("queue_code").and_then(|c| c.as_codes());
     let q_drops = col_i64(&r.queue, "drops");
-    let bottleneck = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue") as u8;
+    let bottleneck = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
     let drops_at = |t: f64| -> i64 {
         (0..q_t.len())
             .filter(|&i| q_code.as_ref().map_or(true, |c| c[i] == bottleneck) && q_t[i] <= t + 1e-9)

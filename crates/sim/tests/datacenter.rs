@@ -17,15 +17,15 @@ struct Fabric {
 
 fn star_json(fab: &Fabric) -> String {
     let pfc = match fab.pfc {
-        Some((xoff, xon)) => format!(r#"{{"xoff_bytes":{xoff},"xon_bytes":{xon},"pause_quanta":65535}}"#),
-        None => "null".into(),
+        Some((xoff, xon)) => format!(r#""lossless":true,"pfc":{{"xoff_bytes":{xoff},"xon_bytes":{xon},"quanta":65535}}"#),
+        None => r#""lossless":false"#.into(),
     };
     let buffer = fab.buffer.map_or("null".into(), |b| b.to_string());
     format!(
-        r#"{{"kind":"star","star":{{"workers":{},"rate_bps":{RATE},"delay_ns":{DELAY},"buffer_bytes":{buffer},
-            "forwarding":"{}","pfc":{pfc},"clock_ppm":0}}}}"#,
+        r#"{{"kind":"star","workers":{},"rate_bps":{RATE},"delay_ns":{DELAY},"buffer_bytes":{buffer},
+            "forwarding":"{}",{pfc},"clock_ppm":0,"host_jitter_ns":0}}"#,
         fab.workers,
-        if fab.cut_through { "cut_through" } else { "store_and_forward" }
+        if fab.cut_through { "cut-through" } else { "store-and-forward" }
     )
 }
 
@@ -46,11 +46,8 @@ fn col_f64(t: &Table, name: &str) -> Vec<f64> {
 
 /// Max occupancy of queue `name` over the run.
 fn max_occupancy(r: &sim::Results, name: &str) -> i64 {
-    let code = r.queue_labels.iter().position(|l| l == name).expect("queue") as u8;
-    let codes = match r.queue.get("queue_code").unwrap() {
-        sim::metrics::Column::U8(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let code = r.queue_labels.iter().position(|l| l == name).expect("queue");
+    let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();
     let max = col_i64(&r.queue, "max_occupancy_bytes");
     codes.iter().zip(max).filter(|(c, _)| **c == code).map(|(_, m)| m).max().unwrap()
 }
@@ -128,7 +125,7 @@ fn query_json(cc: &str, n: u32, fab: &Fabric, reps: u32, background: bool) -> St
     format!(
         r#"{{"seed":5,"duration_ns":5000000000,"sample_interval_ns":100000000,"topology":{},
             "flows":[{bg}],
-            "apps":[{{"kind":"query","workers":{n},"bytes":1048576,"repetitions":{reps},"start_ns":100000000,
+            "apps":[{{"kind":"query","workers":{n},"size_bytes":1048576,"repetitions":{reps},"start_ns":100000000,
                       "gap_ns":20000000,"jitter_ns":20000,"flow":{{"cc":"{cc}"}}}}]}}"#,
         star_json(fab)
     )
@@ -182,22 +179,19 @@ fn query_with_background_flow_is_lossless_and_slower() {
 #[test]
 fn star_config_errors_name_the_field() {
     let bad = [
-        (r#""star":{"workers":0,"rate_bps":1000000000,"delay_ns":1000}"#, "topology.star.workers"),
-        (r#""star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000,"forwarding":"x"}"#, "topology.star.forwarding"),
-        (
-            r#""star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000,"pfc":{"xoff_bytes":10,"xon_bytes":20}}"#,
-            "topology.star.pfc.xon_bytes",
-        ),
+        (r#""workers":0,"rate_bps":1000000000,"delay_ns":1000"#, "topology.workers"),
+        (r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"forwarding":"x""#, "topology.forwarding"),
+        (r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"pfc":{"xoff_bytes":10,"xon_bytes":20}"#, "topology.pfc.xon_bytes"),
     ];
     for (star, field) in bad {
         let json = format!(r#"{{"duration_ns":1000000000,"topology":{{"kind":"star",{star}}},"flows":[{{"cc":"cubic"}}]}}"#);
-        let e = Simulation::from_json(&json).err().expect("must fail").0;
-        assert!(e.starts_with(field), "{e}");
+        let e = Simulation::from_json(&json).err().expect("must fail");
+        assert_eq!(e.path, field, "{e}");
     }
-    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000}},
+    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","workers":2,"rate_bps":1000000000,"delay_ns":1000},
         "flows":[{"cc":"cubic","sender":5}]}"#;
-    assert!(Simulation::from_json(json).err().unwrap().0.starts_with("flows.0.sender"));
-    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","star":{"workers":2,"rate_bps":1000000000,"delay_ns":1000}},
-        "apps":[{"kind":"query","workers":3,"bytes":1000,"flow":{"cc":"cubic"}}]}"#;
-    assert!(Simulation::from_json(json).err().unwrap().0.starts_with("apps.0.workers"));
+    assert_eq!(Simulation::from_json(json).err().unwrap().path, "flows.0.sender");
+    let json = r#"{"duration_ns":1000000000,"topology":{"kind":"star","workers":2,"rate_bps":1000000000,"delay_ns":1000},
+        "apps":[{"kind":"query","workers":3,"size_bytes":1000,"flow":{"cc":"cubic"}}]}"#;
+    assert_eq!(Simulation::from_json(json).err().unwrap().path, "apps.0.workers");
 }

@@ -20,19 +20,12 @@ fn f64s(t: &sim::metrics::Table, n: &str) -> Vec<f64> {
 fn i64s(t: &sim::metrics::Table, n: &str) -> Vec<i64> {
     t.get(n).unwrap().as_i64().unwrap().to_vec()
 }
-fn u8s(t: &sim::metrics::Table, n: &str) -> Vec<u8> {
-    match t.get(n).unwrap() {
-        sim::metrics::Column::U8(v) => v.clone(),
-        _ => panic!("{n} is not u8"),
-    }
-}
-
 /// Rows of the queue table for the bottleneck, after `from_s`: (mean occupancy bytes, max
 /// occupancy bytes, utilization).
 fn bottleneck_rows(r: &sim::Results, from_s: f64) -> Vec<(f64, f64, f64)> {
-    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap() as u8;
+    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap();
     let q = &r.queue;
-    let codes = u8s(q, "queue_code");
+    let codes = q.get("queue_code").unwrap().as_codes().unwrap();
     let t = f64s(q, "t_s");
     let mean = f64s(q, "mean_occupancy_bytes");
     let max = i64s(q, "max_occupancy_bytes");
@@ -41,8 +34,8 @@ fn bottleneck_rows(r: &sim::Results, from_s: f64) -> Vec<(f64, f64, f64)> {
 }
 
 fn last_bottleneck(r: &sim::Results, col: &str) -> i64 {
-    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap() as u8;
-    let codes = u8s(&r.queue, "queue_code");
+    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap();
+    let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();
     let v = i64s(&r.queue, col);
     (0..v.len()).rev().find(|&i| codes[i] == code).map(|i| v[i]).unwrap()
 }
@@ -53,7 +46,7 @@ fn dc_bulk(cc: &str, ecn: bool, n: usize, marking: &str, buffer_pkts: u64) -> St
     format!(
         r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
         "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":10000000000,"rtt_ns":100000,
-        "buffer_packets":{buffer_pkts}{marking}}}}},
+        "buffer":{{"packets":{buffer_pkts}}}{marking}}}}},
         "flows":[{}]}}"#,
         flows.join(",")
     )
@@ -173,7 +166,7 @@ fn incast(cc: &str, n: usize, bytes: u64, buffer_bytes: u64, window: &str) -> (i
     let json = format!(
         r#"{{"seed":5,"duration_ns":5000000000,"sample_interval_ns":10000000,
         "topology":{{"kind":"dumbbell","access_rate_bps":1000000000,
-        "bottleneck":{{"rate_bps":1000000000,"rtt_ns":100000,"buffer_bytes":{buffer_bytes}}}}},
+        "bottleneck":{{"rate_bps":1000000000,"rtt_ns":100000,"buffer":{{"bytes":{buffer_bytes}}}}}}},
         "flows":[{}]}}"#,
         flows.join(",")
     );

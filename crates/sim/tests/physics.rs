@@ -11,7 +11,7 @@ fn dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, 
     let fl: Vec<String> = flows.iter().map(|cc| format!(r#"{{"cc":"{cc}"}}"#)).collect();
     format!(
         r#"{{"seed":7,"duration_ns":{},"sample_interval_ns":100000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer_bytes":{bdp},"loss":{loss}}}}},
+        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer":{{"bytes":{bdp}}},"loss":{loss}}}}},
         "flows":[{}]}}"#,
         dur_s * 1_000_000_000,
         rtt_ms * 1_000_000,
@@ -138,7 +138,7 @@ fn queue_never_exceeds_its_buffer_and_drop_tail_drops_when_full() {
     let buffer = 100_000u64;
     let json = format!(
         r#"{{"seed":1,"duration_ns":5000000000,"sample_interval_ns":10000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":100000000,"rtt_ns":20000000,"buffer_bytes":{buffer}}}}},
+        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":100000000,"rtt_ns":20000000,"buffer":{{"bytes":{buffer}}}}}}},
         "flows":[{{"cc":"cubic"}},{{"cc":"reno"}}]}}"#
     );
     let (_, r) = run(&json);

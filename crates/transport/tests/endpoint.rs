@@ -266,7 +266,7 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
 
 #[test]
 fn receive_window_limits_the_sender() {
-    let algo = Cc::new(&CcKind::Reno, 1);
+    let algo = Cc::new(&CcKind::from_name("reno").unwrap(), 1);
     let mut w = Wire::new("reno", None, 50, 100_000);
     w.sender = Sender::new(SenderConfig { tso: false, ..Default::default() }, algo);
     w.sender.start(0);
@@ -281,7 +281,7 @@ fn receive_window_limits_the_sender() {
 
 #[test]
 fn pacing_spaces_packets_at_the_pacing_rate() {
-    let algo = Cc::new(&CcKind::Reno, 1);
+    let algo = Cc::new(&CcKind::from_name("reno").unwrap(), 1);
     let mut s = Sender::new(SenderConfig { pacing: Some(true), tso: false, ..Default::default() }, algo);
     s.start(0);
     s.tp.pacing_rate_bytes_per_s = 1_448_000; // 1000 segments/s of 1448 payload bytes

@@ -166,7 +166,9 @@ class Testbed:
         self.closed = True
         errors: list[str] = []
         for p in self.procs:
-            _stop_process(p)
+            # A process that outlives SIGKILL (seen under heavy load) must not stop the cleanup.
+            if not _stop_process(p):
+                errors.append(f"process {p.pid} did not exit after SIGKILL")
         for ns in self.namespaces:
             # Anything still inside (a process someone started there) goes first.
             pids = _run(["ip", "netns", "pids", ns], check=False).stdout.split()
@@ -194,17 +196,26 @@ class Testbed:
             raise RuntimeError("could not remove namespaces: " + "; ".join(errors))
 
 
-def _stop_process(p: subprocess.Popen[Any]) -> None:
+def _stop_process(p: subprocess.Popen[Any]) -> bool:
+    """SIGTERM, then SIGKILL; True once the process has exited."""
     if p.poll() is not None:
-        return
+        return True
     try:
         p.terminate()
         p.wait(timeout=2)
+        return True
     except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait(timeout=2)
-    except ProcessLookupError:
         pass
+    except ProcessLookupError:
+        return True
+    try:
+        p.kill()
+        p.wait(timeout=10)
+        return True
+    except ProcessLookupError:
+        return True
+    except subprocess.TimeoutExpired:
+        return False
 
 
 @atexit.register

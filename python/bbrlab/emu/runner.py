@@ -30,7 +30,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ScenarioError, SimulationError
+from .. import tables
 from ..scenario import Scenario
+from ..scenario import core as scenario_core
 from .build import linkemu_path
 from .netns import Testbed, check_environment
 from .traffic import FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
@@ -66,9 +68,21 @@ def kernel_algorithms() -> list[str]:
         return []
 
 
+def emu_config(scenario: Scenario) -> dict[str, Any]:
+    """The core's resolved config as this backend uses it: flows expanded (``count``) in flow-id
+    order, each with its ``spec`` (index of its [[flows]] entry), and the bottleneck's limit as
+    ``buffer_bytes`` / ``buffer_packets`` (the core's own conversion of a BDP multiple)."""
+    cfg, derived = scenario_core.check(scenario)
+    cfg["flows"] = [dict(f, spec=i) for i, f in enumerate(cfg["flows"]) for _ in range(f["count"])]
+    if cfg["topology"]["kind"] == "dumbbell":
+        b = cfg["topology"]["bottleneck"]
+        b["buffer_bytes"], b["buffer_packets"] = derived["buffer_bytes"], derived["buffer_packets"]
+    return cfg
+
+
 def emu_settings(scenario: Scenario) -> dict[str, Any]:
     """Socket-buffer sysctls and link parameters a run will use (also recorded in the summary)."""
-    cfg = scenario.resolve()
+    cfg = emu_config(scenario)
     b = cfg["topology"]["bottleneck"]
     flows = cfg["flows"]
     buf_bytes = b["buffer_bytes"] if b["buffer_bytes"] is not None else (b["buffer_packets"] or 0) * 1538
@@ -112,9 +126,8 @@ def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> None:
     for i, f in enumerate(cfg["flows"]):
         name = linux_cc_name(f["cc"])
         if avail and name not in avail:
-            spec = scenario.expanded_flows()[i][0]
             raise ScenarioError(
-                f"flows.{spec}.cc",
+                f"flows.{f['spec']}.cc",
                 f'"{f["cc"]}" is not available in this kernel (tcp_available_congestion_control: {" ".join(avail)})',
             )
 
@@ -157,14 +170,10 @@ def _phase(cc: str, info: dict[str, int], bbr: dict[str, float] | None) -> str:
     return "ss" if info["snd_cwnd"] < info["snd_ssthresh"] else "ca"
 
 
-def _bytes(arr: Any, dtype: str) -> tuple[str, bytes]:
-    return (dtype, np.asarray(arr, dtype=np.dtype(dtype)).tobytes())
-
-
 def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], float, dict[str, Any]]:
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     check_environment()
-    cfg = scenario.resolve()
+    cfg = emu_config(scenario)
     _check_scenario(scenario, cfg)
     binary = linkemu_path()
     settings = emu_settings(scenario)
@@ -312,10 +321,10 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
                  progress: Callable[[int, int], None] | None, emu_error: Callable[[str], SimulationError]
                  ) -> tuple[dict[str, list[Any]], list[list[float]]]:
     n = len(states)
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "t_s flow delivered_bytes goodput_bps cwnd_pkts cwnd_bytes inflight_bytes pacing_rate_bps delivery_rate_bps "
-        "srtt_ms min_rtt_ms rtt_ms retransmits ssthresh_pkts phase bw_bps pacing_gain cwnd_gain w_max_pkts "
-        "inflight_hi_pkts inflight_lo_pkts ecn_alpha ca_state rwnd_limited sndbuf_limited").split()}
+    # The timeseries columns, with the phase as its name (coded in _assemble).
+    cols: dict[str, list[Any]] = {
+        ("phase" if c.name == "phase_code" else c.name): [] for c in tables.schema()["timeseries"].columns
+    }
     rtt_samples: list[list[float]] = [[] for _ in range(n)]
     interval_rtts: list[list[float]] = [[] for _ in range(n)]
     last_delivered = [0] * n
@@ -438,7 +447,7 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
             cc_labels.append(s.cc)
     fwd = final.get("forward_per_sender", [])
     fl: dict[str, list[Any]] = {k: [] for k in (
-        "flow cc_code start_s end_s fct_s delivered_bytes goodput_bps data_packets_sent retransmits retrans_rate "
+        "flow spec cc_code start_s end_s fct_s delivered_bytes goodput_bps data_packets_sent retransmits retrans_rate "
         "lost_packets rtt_mean_ms rtt_p50_ms rtt_p95_ms rtt_p99_ms rto_count ce_packets").split()}
     for i, s in enumerate(states):
         f = cfg["flows"][i]
@@ -455,6 +464,7 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
         r = np.asarray(rtt_samples[i], dtype=float)
         pc = fwd[i] if i < len(fwd) else {}
         fl["flow"].append(i)
+        fl["spec"].append(f["spec"])
         fl["cc_code"].append(cc_labels.index(s.cc))
         fl["start_s"].append(start_s)
         fl["end_s"].append(end_s)
@@ -471,49 +481,34 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
             fl[k].append(float(np.percentile(r, q)) if r.size else math.nan)
         fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
         fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
-    flows = {
-        "flow": _bytes(fl["flow"], "<i4"), "cc_code": _bytes(fl["cc_code"], "|u1"),
-        **{k: _bytes(fl[k], "<f8") for k in ("start_s", "end_s", "fct_s", "goodput_bps", "retrans_rate",
-                                             "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms")},
-        **{k: _bytes(fl[k], "<i8") for k in ("delivered_bytes", "data_packets_sent", "retransmits", "lost_packets",
-                                             "rto_count", "ce_packets")},
-    }
-    flows = {k: flows[k] for k in fl}  # the core's column order
+    # What the kernel does not report (offload chunks, RPCs, applications) is NaN / 0 / −1.
+    flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1})
     phases: list[str] = []
     codes = []
     for p in ts["phase"]:
         if p not in phases:
             phases.append(p)
         codes.append(phases.index(p))
-    i8 = ("delivered_bytes", "cwnd_pkts", "cwnd_bytes", "inflight_bytes", "retransmits", "ssthresh_pkts")
-    u1 = ("ca_state", "rwnd_limited", "sndbuf_limited")
-    timeseries: dict[str, tuple[str, bytes]] = {}
-    for k, v in ts.items():
-        if k == "phase":
-            timeseries["phase_code"] = _bytes(codes, "|u1")
-        elif k == "flow":
-            timeseries[k] = _bytes(v, "<i4")
-        elif k in i8:
-            timeseries[k] = _bytes(v, "<i8")
-        elif k in u1:
-            timeseries[k] = _bytes(v, "|u1")
-        else:
-            timeseries[k] = _bytes(v, "<f8")
+    ts_cols = {("phase_code" if k == "phase" else k): (codes if k == "phase" else v) for k, v in ts.items()}
+    timeseries = tables.encode("timeseries", ts_cols, len(codes))
     qlabels = ["bottleneck", "bottleneck_rev"]
     qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
-    queue = {
-        "t_s": _bytes([r["t_ns"] / 1e9 for r in qrows], "<f8"),
-        "queue_code": _bytes([qlabels.index(r["queue"]) for r in qrows], "|u1"),
-        **{k: _bytes([r[k] for r in qrows], "<i8") for k in ("occupancy_bytes", "occupancy_pkts")},
-        "mean_occupancy_bytes": _bytes([r["mean_occupancy_bytes"] for r in qrows], "<f8"),
-        **{k: _bytes([r[k] for r in qrows], "<i8") for k in ("max_occupancy_bytes", "drops", "random_losses", "ce_marks", "tx_bytes")},
-        "utilization": _bytes([math.nan if r["utilization"] is None else r["utilization"] for r in qrows], "<f8"),
+    qcols: dict[str, list[Any]] = {
+        "t_s": [r["t_ns"] / 1e9 for r in qrows],
+        "queue_code": [qlabels.index(r["queue"]) for r in qrows],
+        "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
     }
+    for k in ("occupancy_bytes", "occupancy_pkts", "mean_occupancy_bytes", "max_occupancy_bytes", "drops",
+              "random_losses", "ce_marks", "tx_bytes"):
+        qcols[k] = [r[k] for r in qrows]
+    queue = tables.encode("queue", qcols, len(qrows))
     delivered_pkts = int(final.get("forward_tx_pkts", 0))
     return {
         "flows": flows,
         "timeseries": timeseries,
         "queue": queue,
+        "gaps": tables.encode("gaps", {}, 0),
+        "events": tables.encode("events", {}, 0),
         "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels},
         "run": {
             "events": int(final.get("reads", 0)),

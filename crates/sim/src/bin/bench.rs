@@ -17,7 +17,7 @@ fn scenario(name: &str) -> Option<(String, String)> {
     let flows: Vec<String> = (0..n).map(|_| format!(r#"{{"cc":"{cc}"}}"#)).collect();
     let json = format!(
         r#"{{"seed":1,"duration_ns":{},"sample_interval_ns":100000000,
-            "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate},"rtt_ns":{},"buffer_bytes":{bdp}}}}},
+            "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate},"rtt_ns":{},"buffer":{{"bytes":{bdp}}}}}}},
             "flows":[{}]}}"#,
         dur_s * 1_000_000_000,
         rtt_ms * 1_000_000,

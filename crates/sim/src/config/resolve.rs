@@ -1,0 +1,100 @@
+//! Defaults that depend on other fields, and the facts several places derive from a config (the
+//! BDP, the bottleneck's byte limit): defined here once, used by the simulator's topology
+//! builders, the front's summaries and the real-Linux backend alike.
+
+use super::*;
+use serde::Serialize;
+
+/// A star switch port's drop-tail limit when none is given (a commodity 1 GbE ToR's per-port
+/// share, the Waterloo study's drop-tail comparison point). Lossless ports have none.
+pub const STAR_DEFAULT_BUFFER_BYTES: u64 = 128_000;
+/// A dumbbell host's access link is this many times the bottleneck rate unless given, so the
+/// bottleneck is the bottleneck.
+pub const ACCESS_RATE_FACTOR: u64 = 10;
+
+/// Facts derived from a config.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Derived {
+    /// Rate of the link every flow shares: the dumbbell's bottleneck, the star's aggregator port.
+    pub bottleneck_rate_bps: u64,
+    /// Propagation RTT of a flow without extra delay (star: worker → aggregator → worker).
+    pub base_rtt_ns: u64,
+    /// bottleneck rate × base RTT, whole bytes (floor).
+    pub bdp_bytes: u64,
+    /// The shared queue's limit in bytes (None: unlimited, or a packet limit).
+    pub buffer_bytes: Option<u64>,
+    /// The shared queue's limit in packets (None: a byte limit or unlimited).
+    pub buffer_packets: Option<u64>,
+    /// Name of the shared queue in the `queue` table.
+    pub main_queue: &'static str,
+    /// Simulated flows (`count` expanded).
+    pub flow_count: u64,
+}
+
+/// The byte limit `buffer` sets on a path with this BDP (None for a packet limit).
+pub(crate) fn buffer_limit_bytes(buffer: &Buffer, bdp_bytes: u64) -> Option<u64> {
+    match *buffer {
+        Buffer::Bytes(b) => Some(b),
+        Buffer::Packets(_) => None,
+        Buffer::Bdp(x) => Some(check::buffer_bytes_of_bdp(x, bdp_bytes)),
+    }
+}
+
+impl Config {
+    /// The config with every default that depends on other fields filled in and every
+    /// algorithm by its canonical name (`bbr` → `bbr1`).
+    pub fn resolved(&self) -> Config {
+        let mut c = self.clone();
+        let canonical = |f: &mut Flow| {
+            if let Some(a) = cc::registry::lookup(&f.cc) {
+                f.cc = a.name.to_string();
+            }
+        };
+        c.flows.iter_mut().for_each(canonical);
+        c.apps.iter_mut().for_each(|App::Query(q)| canonical(&mut q.flow));
+        match &mut c.topology {
+            Topology::Dumbbell(d) => {
+                let rate = d.bottleneck.rate_bps;
+                d.access_rate_bps.get_or_insert(rate.saturating_mul(ACCESS_RATE_FACTOR).min(MAX_RATE_BPS));
+            }
+            Topology::Star(s) => {
+                s.aggregator_rate_bps.get_or_insert(s.rate_bps);
+                if s.buffer_bytes.is_none() && !s.lossless {
+                    s.buffer_bytes = Some(STAR_DEFAULT_BUFFER_BYTES);
+                }
+            }
+        }
+        c
+    }
+
+    /// BDP, the shared queue's limit and the like.
+    pub fn derived(&self) -> Derived {
+        let (rate, rtt, buffer_bytes, buffer_packets, main_queue) = match &self.topology {
+            Topology::Dumbbell(d) => {
+                let b = &d.bottleneck;
+                let bdp = bdp_bytes(b.rate_bps, b.rtt_ns);
+                let packets = if let Buffer::Packets(p) = b.buffer { Some(p) } else { None };
+                (b.rate_bps, b.rtt_ns, buffer_limit_bytes(&b.buffer, bdp), packets, "bottleneck")
+            }
+            Topology::Star(s) => {
+                let r = self.resolved();
+                let Topology::Star(rs) = &r.topology else { unreachable!() };
+                (rs.aggregator_rate_bps.unwrap_or(s.rate_bps), 4 * s.delay_ns, rs.buffer_bytes, None, "tor_to_agg")
+            }
+        };
+        Derived {
+            bottleneck_rate_bps: rate,
+            base_rtt_ns: rtt,
+            bdp_bytes: bdp_bytes(rate, rtt),
+            buffer_bytes,
+            buffer_packets,
+            main_queue,
+            flow_count: self.flow_count(),
+        }
+    }
+}
+
+/// rate × rtt in whole bytes (floor).
+pub fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
+    (rate_bps as u128 * rtt_ns as u128 / 8 / 1_000_000_000) as u64
+}

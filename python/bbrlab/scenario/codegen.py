@@ -1,0 +1,285 @@
+"""Generate the scenario model (``model.py``) from the core's config schema.
+
+The core's config types (``crates/sim/src/config/mod.rs``) are the one definition of every
+scenario field: name, type, unit, default, bounds and description. This module turns their JSON
+Schema into pydantic models in human units:
+
+- a field's scenario name is its config name without the unit suffix, and the suffix picks the
+  field type: ``_bps`` → :data:`RateBps`, ``_ns`` → :data:`TimeNs`, ``_bytes`` → :data:`SizeBytes`,
+  ``_segs`` and other integers → counts, numbers → :data:`Fraction`, the ``Buffer`` type →
+  :data:`BufferSpec`, string enums → ``Literal``, the algorithm enum → :func:`AlgorithmName`;
+- ``minimum``/``maximum`` (and exclusive ones, and the ``uint32``/``uint64`` ranges) become
+  :func:`Bounds`; ``default`` becomes the field's default; ``description`` its description;
+- tagged unions (``kind``) become discriminated unions whose variants are named by their title.
+
+Run ``python -m bbrlab.scenario.codegen`` after changing the config types (``--check`` exits 1
+when model.py is stale; a test runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import sys
+from pathlib import Path
+from typing import Any
+
+from .fields import SUGAR
+
+OUT = Path(__file__).with_name("model.py")
+UNIT_SUFFIXES = {"_bps": "rate", "_ns": "time", "_bytes": "size", "_segs": "count"}
+FIELD_TYPE = {"rate": "RateBps", "time": "TimeNs", "size": "SizeBytes", "count": "Count", "fraction": "Fraction"}
+U32_MAX, U64_MAX = 2**32 - 1, 2**64 - 1
+
+
+def human_key(core_key: str) -> str:
+    """A config field's scenario name: the name without its unit suffix."""
+    for suffix in UNIT_SUFFIXES:
+        if core_key.endswith(suffix):
+            return core_key[: -len(suffix)]
+    return core_key
+
+
+def unit_of(core_key: str, prop: dict[str, Any]) -> str:
+    for suffix, unit in UNIT_SUFFIXES.items():
+        if core_key.endswith(suffix):
+            return unit
+    if core_key == "bytes":
+        return "size"
+    types = prop.get("type")
+    types = types if isinstance(types, list) else [types]
+    return "fraction" if "number" in types else "count"
+
+
+def _camel(word: str) -> str:
+    return "".join(part.capitalize() for part in word.split("_"))
+
+
+class _Gen:
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.defs: dict[str, Any] = schema.get("$defs", {})
+        self.classes: dict[str, str] = {}  # class name -> source
+        self.order: list[str] = []
+        self.unions: dict[str, list[tuple[str, str]]] = {}  # def name -> [(kind, class)]
+        self.core_map: dict[str, dict[str, tuple[str, str | None]]] = {}
+        self.algorithms: tuple[str, ...] = ()
+
+    # -------------------------------------------------------------- types
+
+    def resolve(self, prop: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        ref = prop.get("$ref")
+        if ref:
+            name = ref.split("/")[-1]
+            return name, self.defs[name]
+        return None, prop
+
+    def string_enum(self, s: dict[str, Any]) -> list[str]:
+        vals = list(s.get("enum", [])) + ([s["const"]] if "const" in s else [])
+        for alt in s.get("oneOf", []):
+            vals += self.string_enum(alt)
+        return vals
+
+    def type_of(self, key: str, prop: dict[str, Any]) -> tuple[str, str | None]:
+        """(annotation, nested model target for the core mapping)."""
+        alts = prop.get("anyOf")
+        if alts:
+            inner = [a for a in alts if a.get("type") != "null"]
+            ann, target = self.type_of(key, {**prop, **inner[0], "anyOf": None})
+            return f"{ann} | None", target
+        name, s = self.resolve(prop)
+        if name == "Buffer":
+            return "BufferSpec", None
+        if name is not None and "oneOf" in s and any("title" in a for a in s["oneOf"]):
+            self.union(name, s)
+            return name, name
+        if name is not None and s.get("type") == "object" or (name is not None and "properties" in s):
+            self.model(name, s)
+            return name, name
+        if name is not None:  # a string enum type
+            vals = self.string_enum(s)
+            return f"Literal[{', '.join(json.dumps(v) for v in vals)}]", None
+        types = prop.get("type")
+        types = types if isinstance(types, list) else [types]
+        nullable = "null" in types
+        base = [t for t in types if t != "null"][0]
+        if base == "array":
+            ann, target = self.type_of(key, prop["items"])
+            return f"list[{ann}]", target
+        if base == "string" and "enum" in prop:
+            self.algorithms = tuple(prop["enum"])
+            ann = "AlgorithmName(ALGORITHMS)"
+        elif base == "string":
+            ann = "str"
+        elif base == "boolean":
+            ann = "bool"
+        else:
+            ann = FIELD_TYPE[unit_of(key, prop)]
+            bounds = self.bounds(key, prop)
+            if bounds:
+                ann = f"Annotated[{ann}, {bounds}]"
+        return (f"{ann} | None" if nullable else ann), None
+
+    def bounds(self, key: str, prop: dict[str, Any]) -> str:
+        lo, hi = prop.get("minimum"), prop.get("maximum")
+        xlo, xhi = prop.get("exclusiveMinimum"), prop.get("exclusiveMaximum")
+        if hi is None and xhi is None:
+            hi = {"uint32": U32_MAX, "uint64": U64_MAX}.get(prop.get("format", ""))
+        args = [json.dumps(unit_of(key, prop)), repr(xlo if xlo is not None else lo), repr(xhi if xhi is not None else hi)]
+        if xlo is not None:
+            args.append("exclusive_min=True")
+        if xhi is not None:
+            args.append("exclusive_max=True")
+        if lo is None and xlo is None and hi is None and xhi is None:
+            return ""
+        return f"Bounds({', '.join(args)})"
+
+    def default_of(self, prop: dict[str, Any], target: str | None) -> str | None:
+        if "default" not in prop:
+            return None
+        d = prop["default"]
+        name, _ = self.resolve(prop)
+        if d is None:
+            return "None"
+        if name == "Buffer":
+            return f"Field(default_factory=lambda: buffer_from_core({d!r})"
+        if isinstance(d, list):
+            return "Field(default_factory=list"
+        if isinstance(d, dict) and target:
+            return f"Field(default_factory={target}"
+        return repr(d)
+
+    # -------------------------------------------------------------- classes
+
+    def union(self, name: str, s: dict[str, Any]) -> None:
+        if name in self.unions:
+            return
+        variants = []
+        for alt in s["oneOf"]:
+            kind = alt["properties"]["kind"]["const"]
+            cls = alt["title"]
+            self.model(cls, alt)
+            variants.append((kind, cls))
+        self.unions[name] = variants
+        self.order.append(f"union:{name}")
+
+    def model(self, cls: str, s: dict[str, Any]) -> None:
+        if cls in self.classes:
+            return
+        self.classes[cls] = ""  # reserve (recursion)
+        required = set(s.get("required", []))
+        lines = []
+        mapping: dict[str, tuple[str, str | None]] = {}
+        for key, prop in s.get("properties", {}).items():
+            if key == "kind" and "const" in prop:
+                lines.append(f'    kind: Literal[{json.dumps(prop["const"])}] = {json.dumps(prop["const"])}')
+                mapping["kind"] = ("kind", None)
+                continue
+            ann, target = self.type_of(key, prop)
+            hk = human_key(key)
+            field = hk + "_" if keyword.iskeyword(hk) or hk in ("bytes",) else hk
+            sugar = f", SUGAR[{hk!r}]" if hk in SUGAR else ""
+            if sugar:
+                ann = f"Annotated[{ann}{sugar}]"
+            desc = json.dumps(" ".join(prop.get("description", "").split()))
+            default = self.default_of(prop, target) if key not in required else None
+            alias = f", alias={hk!r}" if field != hk else ""
+            if default is None:
+                value = f"Field(description={desc}{alias})"
+            elif default.startswith("Field("):
+                value = f"{default}, description={desc}{alias})"
+            else:
+                value = f"Field(default={default}, description={desc}{alias})"
+            lines.append(f"    {field}: {ann} = {value}")
+            mapping[field] = (key, target)
+        doc = " ".join(s.get("description", "").split())
+        head = f"class {cls}({cls}Base):" if cls in MIXINS else f"class {cls}(Strict):"
+        body = "\n".join([head, f'    """{doc}"""', ""] + lines)
+        self.classes[cls] = body
+        self.core_map[cls] = mapping
+        self.order.append(cls)
+
+    def render(self) -> str:
+        self.model("Scenario", self.schema)
+        parts = [HEADER.format(algorithms=repr(self.algorithms))]
+        for item in self.order:
+            if item.startswith("union:"):
+                name = item.split(":", 1)[1]
+                variants = self.unions[name]
+                tags = " | ".join(f"Annotated[{cls}, Tag({kind!r})]" for kind, cls in variants)
+                kinds = tuple(k for k, _ in variants)
+                parts.append(f"{name} = Annotated[{tags}, Discriminator(kind_of({kinds!r})), BeforeValidator(check_kind({kinds!r}))]")
+            else:
+                parts.append(self.classes[item])
+        core = ["#: Per model: field -> (config key, nested model name or None), for the core's config.", "CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {"]
+        for cls in [i for i in self.order if not i.startswith("union:")]:
+            core.append(f"    {cls!r}: {{")
+            core += [f"        {f!r}: {v!r}," for f, v in self.core_map[cls].items()]
+            core.append("    },")
+        core.append("}")
+        unions = "#: Tagged unions: kind -> model name.\nVARIANTS: dict[str, dict[str, str]] = {\n" + "".join(
+            f"    {n!r}: {dict(v)!r},\n" for n, v in self.unions.items()
+        ) + "}"
+        parts += ["\n".join(core), unions]
+        return "\n\n\n".join(parts) + "\n"
+
+
+#: Models with hand-written behaviour (derived values, checks): ``mixins.<Name>Base``.
+MIXINS = ("Scenario",)
+
+HEADER = '''"""The scenario model, in human units. GENERATED from the core's config schema by
+``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/mod.rs`` and
+regenerate (a test fails while this file is stale).
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Discriminator, Field, Tag
+
+from .fields import (
+    SUGAR,
+    AlgorithmName,
+    Bounds,
+    BufferSpec,
+    Count,
+    Fraction,
+    RateBps,
+    SizeBytes,
+    Strict,
+    TimeNs,
+    buffer_from_core,
+)
+from .mixins import ScenarioBase, check_kind, kind_of
+
+#: The algorithm names a scenario may use (the core's registry, aliases included).
+ALGORITHMS: tuple[str, ...] = {algorithms}'''
+
+
+def generate(schema: dict[str, Any]) -> str:
+    return _Gen(schema).render()
+
+
+def core_schema() -> dict[str, Any]:
+    from bbrlab import _core  # type: ignore[attr-defined]
+
+    return json.loads(_core.config_schema())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    text = generate(core_schema())
+    if "--check" in args:
+        if not OUT.exists() or OUT.read_text() != text:
+            print(f"{OUT} is stale: run `python -m bbrlab.scenario.codegen`", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""pydantic's validation errors in the user's vocabulary: one line naming the scenario field."""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ScenarioError, did_you_mean
+from . import model
+
+__all__ = ["from_validation_error", "fields_by_key", "item_model", "EXAMPLES"]
+
+EXAMPLES: dict[str, str] = {
+    "duration": 'add duration = "60s"',
+    "topology": 'add [topology] with bottleneck = { rate = "100Mbps", rtt = "40ms" }',
+    "bottleneck": 'add bottleneck = { rate = "100Mbps", rtt = "40ms" }',
+    "flows": 'add at least one [[flows]] table with cc = "cubic"',
+    "rate": 'add rate = "100Mbps"',
+    "rtt": 'add rtt = "40ms"',
+    "cc": 'add cc = "cubic"',
+}
+
+
+def fields_by_key(m: type[BaseModel]) -> dict[str, Any]:
+    """Fields by the key written in TOML (the alias when there is one)."""
+    return {(f.alias or name): f for name, f in m.model_fields.items()}
+
+
+def _unwrap(annotation: Any) -> Any:
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def item_model(annotation: Any, kind: str | None = None) -> type[BaseModel] | None:
+    """The model a field holds (directly, optionally, as list items, or as the union variant
+    ``kind``, default the first), or None for a leaf."""
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (list, typing.Union, types.UnionType):
+        found = [m for m in (item_model(a) for a in typing.get_args(annotation)) if m is not None]
+        for m in found:
+            if kind is not None and m.model_fields.get("kind") and m.model_fields["kind"].default == kind:
+                return m
+        return found[0] if found else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+_KINDS = {k for variants in model.VARIANTS.values() for k in variants}
+
+
+def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseModel] | None]:
+    """Drop union tags from a pydantic error location; return it with the model at its end."""
+    m: type[BaseModel] | None = model.Scenario
+    out: list[int | str] = []
+    annotation: Any = None
+    for part in loc:
+        if isinstance(part, int):
+            out.append(part)
+            continue
+        if annotation is not None and part in _KINDS:
+            m = item_model(annotation, str(part))  # the union variant pydantic tagged
+            annotation = None
+            continue
+        out.append(part)
+        field = fields_by_key(m).get(str(part)) if m is not None else None
+        annotation = field.annotation if field is not None else None
+        m = item_model(annotation) if annotation is not None else None
+    return tuple(out), m
+
+
+def _path(loc: Sequence[int | str]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _message(err: dict[str, Any]) -> tuple[str, str]:
+    """(field path, one-line message) for one pydantic error."""
+    loc, _ = _walk(tuple(err["loc"]))
+    kind = err["type"]
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        parent, key = loc[:-1], str(loc[-1])
+        _, m = _walk(parent)
+        where = f"in [{_path(parent)}]" if parent else "at the top level"
+        hint = did_you_mean(key, fields_by_key(m)) if m is not None else ""
+        return _path(loc), f"unknown key '{key}' {where}{hint}"
+    if kind == "missing":
+        leaf = str(loc[-1])
+        return _path(loc), f"missing; {EXAMPLES.get(leaf, 'add it')}"
+    if kind == "kind":
+        return _path(loc) + ".kind", err["msg"]
+    if kind in ("unit", "range", "cc"):
+        return _path(loc), err["msg"]
+    if kind == "literal_error":
+        return _path(loc), f"{_describe(value)} is not allowed; use one of {ctx.get('expected', '')}"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return _path(loc), f"{_describe(value)} is not an integer; write a whole number, e.g. 10"
+    if kind in ("bool_parsing", "bool_type"):
+        return _path(loc), f"{_describe(value)} is not a boolean; write true or false"
+    if kind in ("string_type",):
+        return _path(loc), f"{_describe(value)} is not a string; put it in double quotes"
+    if kind in ("list_type",):
+        return _path(loc), f"{_describe(value)} is not a list; write one [[{loc[-1]}]] table per item"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return _path(loc), f"{_describe(value)} is not a table; write [{_path(loc)}] with its keys"
+    return _path(loc), f"{_describe(value)}: {err['msg']}"
+
+
+def from_validation_error(exc: ValidationError, overrides: Sequence[str] = ()) -> ScenarioError:
+    errors = exc.errors(include_url=False)
+    # An unknown key is usually a misspelt known one, which then also shows up as "missing":
+    # report the typo, the root cause, first.
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    # Report the first problem; later ones are often consequences of it.
+    path, msg = _message(errors[0])
+    return with_set_source(ScenarioError(path, msg, more=len(errors) - 1), overrides)
+
+
+def with_set_source(e: ScenarioError, overrides: Sequence[str]) -> ScenarioError:
+    """Mark an error whose field a ``--set`` wrote."""
+    set_paths = [o.split("=", 1)[0].strip() for o in overrides]
+    if any(e.path == p or e.path.startswith(p + ".") for p in set_paths):
+        return ScenarioError(e.path + " (from --set)", e.message, more=e.more, source=e.source)
+    return e

@@ -1,0 +1,163 @@
+"""Field types of the scenario model: a value in human units inside the file, an integer in SI units
+inside the model.
+
+Each type parses the file's form ("2.5Gbps") with :mod:`bbrlab.units` and prints it back the same
+way when the model is dumped with ``mode="json"``. Validating with the context ``{"si": True}``
+takes numbers as already in SI units: that is how the core's resolved config comes back into the
+model. :class:`Bounds` enforces the core's schema bounds with messages in human units.
+
+The generated model (``model.py``) is written in these types; nothing here knows a field by name
+except the small sugar table at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
+from pydantic_core import PydanticCustomError
+
+from .. import units
+
+__all__ = [
+    "Strict",
+    "RateBps",
+    "TimeNs",
+    "SizeBytes",
+    "BufferSpec",
+    "Fraction",
+    "Count",
+    "AlgorithmName",
+    "Bounds",
+    "buffer_from_core",
+    "buffer_to_core",
+    "FORMATTERS",
+    "SUGAR",
+]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo in a scenario must not silently fall back to a default."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+
+
+def _si(info: ValidationInfo | None) -> bool:
+    return bool(info is not None and info.context and info.context.get("si"))
+
+
+def _parsed(parse: Callable[[object], Any], si_type: type) -> Callable[[object, ValidationInfo], Any]:
+    """A units parser as a validator: the user's value in human units, or an SI number in SI mode;
+    its message reaches the user verbatim (no "Value error, " prefix)."""
+
+    def before(value: object, info: ValidationInfo) -> Any:
+        if _si(info) and isinstance(value, si_type) and not isinstance(value, bool):
+            return value
+        try:
+            return parse(value)
+        except units.UnitError as e:
+            raise PydanticCustomError("unit", str(e)) from None
+
+    return before
+
+
+_json = "json"  # the serializers apply to the human-units dump only, not to model_dump()
+RateBps = Annotated[int, BeforeValidator(_parsed(units.parse_rate, int)), PlainSerializer(units.format_rate, when_used=_json)]
+TimeNs = Annotated[int, BeforeValidator(_parsed(units.parse_time, int)), PlainSerializer(units.format_time, when_used=_json)]
+SizeBytes = Annotated[int, BeforeValidator(_parsed(units.parse_size, int)), PlainSerializer(units.format_size, when_used=_json)]
+Fraction = Annotated[
+    float, BeforeValidator(_parsed(units.parse_fraction, float)), PlainSerializer(units.format_fraction, when_used=_json)
+]
+Count = int
+
+
+def buffer_from_core(value: dict[str, Any]) -> units.Buffer:
+    """The core's ``{"bytes": n}`` / ``{"packets": n}`` / ``{"bdp": x}`` as a :class:`units.Buffer`."""
+    ((kind, v),) = value.items()
+    if kind == "bdp":
+        return units.Buffer("bdp", Decimal(repr(float(v))).normalize())
+    return units.Buffer(kind, int(v))
+
+
+def buffer_to_core(b: units.Buffer) -> dict[str, Any]:
+    return {b.kind: float(b.value) if b.kind == "bdp" else int(b.value)}
+
+
+def _buffer(value: object, info: ValidationInfo) -> units.Buffer:
+    if _si(info) and isinstance(value, dict):
+        return buffer_from_core(value)
+    try:
+        return units.parse_buffer(value)
+    except units.UnitError as e:
+        raise PydanticCustomError("unit", str(e)) from None
+
+
+BufferSpec = Annotated[units.Buffer, BeforeValidator(_buffer), PlainSerializer(units.format_buffer, when_used=_json)]
+
+
+def _algorithm(names: tuple[str, ...]) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if not isinstance(value, str):
+            raise PydanticCustomError("string_type", "not a string")
+        low = value.strip().lower()
+        if low not in names:
+            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}')
+        return low
+
+    return check
+
+
+def AlgorithmName(names: tuple[str, ...]) -> Any:  # noqa: N802 - a type factory
+    """A congestion-control name from the core's registry (any case; stored in lower case)."""
+    return Annotated[str, BeforeValidator(_algorithm(names))]
+
+
+#: How a value of each unit reads in a message.
+FORMATTERS: dict[str, Callable[[Any], str]] = {
+    "rate": units.format_rate,
+    "time": units.format_time,
+    "size": units.format_size,
+    "fraction": units.format_fraction,
+    "count": str,
+}
+
+
+def Bounds(unit: str, minimum: Any = None, maximum: Any = None, *, exclusive_min: bool = False,  # noqa: N802
+           exclusive_max: bool = False) -> AfterValidator:
+    """The core's bounds on a field, checked with a message in the field's unit."""
+    fmt = FORMATTERS[unit]
+    if minimum is not None and maximum is not None:
+        rule = f"in {'(' if exclusive_min else '['}{fmt(minimum)}, {fmt(maximum)}{')' if exclusive_max else ']'}"
+    elif minimum is not None:
+        rule = f"{'>' if exclusive_min else '>='} {fmt(minimum)}"
+    else:
+        rule = f"{'<' if exclusive_max else '<='} {fmt(maximum)}"
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        low = minimum is not None and (value <= minimum if exclusive_min else value < minimum)
+        high = maximum is not None and (value >= maximum if exclusive_max else value > maximum)
+        if low or high:
+            raise PydanticCustomError("range", f"{fmt(value)} is out of range; it must be {rule}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _pacing(value: object) -> object:
+    # TOML booleans are the natural way to force pacing; keep one spelling inside the model.
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    if isinstance(value, str):
+        return value.strip().lower()
+    return value
+
+
+#: Spellings a scenario file may use beyond the core's own, by field: `pacing = true`.
+SUGAR: dict[str, BeforeValidator] = {"pacing": BeforeValidator(_pacing)}
+

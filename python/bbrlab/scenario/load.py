@@ -1,0 +1,56 @@
+"""Reading a scenario: TOML → ``--set`` overrides → the validated model, or one ScenarioError."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScenarioError
+from .errors import from_validation_error, with_set_source
+from .model import Scenario
+from .overrides import apply_overrides
+
+__all__ = ["load_scenario", "parse_scenario"]
+
+
+def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), default_name: str = "scenario") -> Scenario:
+    """Validate raw TOML tables (already read, overrides not yet applied)."""
+    raw = apply_overrides(raw, overrides)
+    raw.setdefault("name", default_name)
+    try:
+        return Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise from_validation_error(exc, overrides) from None
+    except ScenarioError as e:  # the core's check of the whole scenario
+        raise with_set_source(e, overrides) from None
+
+
+def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> Scenario:
+    """Read, override and validate a scenario file; raises :class:`ScenarioError` on any problem."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError("", f"{p}: no such scenario file") from None
+    except IsADirectoryError:
+        raise ScenarioError("", f"{p}: is a directory, not a scenario file") from None
+    except OSError as e:
+        raise ScenarioError("", f"{p}: cannot read: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError("", f"{p}: not a TOML file (not UTF-8 text)") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("", f"{p}: not valid TOML: {e}") from None
+    return parse_scenario(raw, overrides=overrides or (), default_name=_default_name(p))
+
+
+def _default_name(p: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", p.stem).strip("-._") or "scenario"

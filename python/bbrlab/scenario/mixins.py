@@ -1,0 +1,114 @@
+"""Hand-written behaviour of the generated scenario model: the core's check as a model validator,
+values derived from a scenario, and the human-units outputs.
+
+``Scenario.model_validate`` accepts exactly what the core accepts: after pydantic has checked each
+field (types, units, the schema's bounds), the core checks the whole scenario (relations between
+fields) and fills the defaults that depend on other fields. Derived values (BDP, the shared
+queue's limit) come from the core too; nothing here re-derives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+from pydantic import ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
+
+from . import core
+from .fields import Strict
+
+if TYPE_CHECKING:
+    from .model import Flow
+
+__all__ = ["ScenarioBase", "kind_of", "check_kind"]
+
+
+def kind_of(kinds: tuple[str, ...]) -> Callable[[Any], str]:
+    """Discriminator of a tagged union; a missing ``kind`` means the first variant."""
+
+    def pick(value: Any) -> str:
+        if isinstance(value, dict):
+            kind = value.get("kind", kinds[0])
+            return kind if kind in kinds else kinds[0]
+        return getattr(value, "kind", kinds[0])
+
+    return pick
+
+
+def check_kind(kinds: tuple[str, ...]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, dict) and "kind" in value and value["kind"] not in kinds:
+            shown = f'"{value["kind"]}"' if isinstance(value["kind"], str) else "that"
+            raise PydanticCustomError("kind", f"{shown} is not a kind here; use one of {', '.join(kinds)}")
+        return value
+
+    return check
+
+
+class ScenarioBase(Strict):
+    """What a scenario is beyond its fields."""
+
+    @model_validator(mode="after")
+    def _checked_by_the_core(self, info: ValidationInfo) -> ScenarioBase:
+        if info.context and info.context.get("si"):
+            return self  # it comes from the core
+        resolved, _ = core.check(self)  # type: ignore[arg-type]
+        # Defaults that depend on other fields (a dumbbell's access rate, a star's buffer).
+        self.topology = core.from_core(resolved, "Scenario").topology  # type: ignore[attr-defined]
+        return self
+
+    # ------------------------------------------------------------ derived values
+
+    def derived(self) -> dict[str, Any]:
+        """The core's facts about this scenario: bottleneck_rate_bps, base_rtt_ns, bdp_bytes,
+        buffer_bytes, buffer_packets, main_queue, flow_count."""
+        return core.check(self)[1]  # type: ignore[arg-type]
+
+    @property
+    def is_star(self) -> bool:
+        return self.topology.kind == "star"  # type: ignore[attr-defined]
+
+    @property
+    def bottleneck_rate(self) -> int:
+        """Rate of the link every flow shares: the dumbbell's bottleneck, the star's aggregator port."""
+        return int(self.derived()["bottleneck_rate_bps"])
+
+    @property
+    def base_rtt(self) -> int:
+        return int(self.derived()["base_rtt_ns"])
+
+    @property
+    def bdp_bytes(self) -> int:
+        return int(self.derived()["bdp_bytes"])
+
+    def buffer_limits(self) -> tuple[int | None, int | None]:
+        """(buffer_bytes, buffer_packets) of the shared queue: one set, the other None."""
+        d = self.derived()
+        return d["buffer_bytes"], d["buffer_packets"]
+
+    @property
+    def flow_count(self) -> int:
+        """Number of flows after expanding ``count``."""
+        return sum(f.count for f in self.flows)  # type: ignore[attr-defined]
+
+    def expanded_flows(self) -> list[tuple[int, Flow]]:
+        """(index of the [[flows]] entry, flow) for every simulated flow, in core flow-id order."""
+        return [(i, f) for i, f in enumerate(self.flows) for _ in range(f.count)]  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------ outputs
+
+    def resolve(self) -> dict[str, Any]:
+        """The core's config (integer SI units, config names, every default filled)."""
+        return core.check(self)[0]  # type: ignore[arg-type]
+
+    def human(self) -> dict[str, Any]:
+        """The scenario as TOML-ready tables in human units, defaults filled, None omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_toml(self, *, header: str | None = None) -> str:
+        text = tomli_w.dumps(self.human())
+        if header:
+            text = "".join(f"# {line}\n" for line in header.splitlines()) + "\n" + text
+        return text

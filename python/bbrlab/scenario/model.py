@@ -1,0 +1,256 @@
+"""The scenario model, in human units. GENERATED from the core's config schema by
+``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/mod.rs`` and
+regenerate (a test fails while this file is stale).
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Discriminator, Field, Tag
+
+from .fields import (
+    SUGAR,
+    AlgorithmName,
+    Bounds,
+    BufferSpec,
+    Count,
+    Fraction,
+    RateBps,
+    SizeBytes,
+    Strict,
+    TimeNs,
+    buffer_from_core,
+)
+from .mixins import ScenarioBase, check_kind, kind_of
+
+#: The algorithm names a scenario may use (the core's registry, aliases included).
+ALGORITHMS: tuple[str, ...] = ('reno', 'cubic', 'cubic_hspp', 'bbr1', 'bbr2', 'bbr2_new', 'bbr3', 'bbr3_linux', 'dctcp', 'bql', 'bbr')
+
+
+class Red(Strict):
+    """RED parameters (Floyd & Jacobson 1993): thresholds on the EWMA of the queue."""
+
+    min_th: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(description="Average queue where marking starts.")
+    max_th: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(description="Average queue where the marking probability reaches `max_p`.")
+    max_p: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_min=True)] = Field(default=0.1, description="Marking probability at `max_th`.")
+    weight: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_min=True)] = Field(default=0.002, description="EWMA weight w_q.")
+
+
+class Bottleneck(Strict):
+    """The dumbbell's shared link."""
+
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Link rate.")
+    rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(description="Two-way base propagation delay.")
+    buffer: BufferSpec = Field(default_factory=lambda: buffer_from_core({'bdp': 1.0}), description="Drop-tail limit: a size, a multiple of the bandwidth-delay product, or packets.")
+    loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] = Field(default=0.0, description="Bernoulli loss on the data direction (as netem on the sender).")
+    ack_loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] = Field(default=0.0, description="Bernoulli loss on the ACK direction.")
+    ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).")
+    ecn_threshold_packets: Annotated[Count, Bounds("count", 1, 1000000000)] | None = Field(default=None, description="The same threshold in packets (a packet is marked if either threshold is exceeded).")
+    red: Red | None = Field(default=None, description="RED on the averaged queue: marks ECN-capable packets, drops others (Linux sch_red with `ecn`).")
+
+
+class Dumbbell(Strict):
+    """N senders → router → bottleneck → router → receiver."""
+
+    kind: Literal["dumbbell"] = "dumbbell"
+    bottleneck: Bottleneck = Field(description="The link every flow crosses.")
+    access_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Every host's NIC / access link (default: 10 \u00d7 the bottleneck rate).")
+
+
+class Pfc(Strict):
+    """802.3x PAUSE: an output queue above `xoff` pauses every link feeding it for `quanta` × 512 bit times (re-sent while above XOFF); below `xon` it resumes them."""
+
+    xoff: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=64000, description="Queue size that sends PAUSE.")
+    xon: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=32000, description="Queue size that sends XON.")
+    quanta: Annotated[Count, Bounds("count", 1, 65535)] = Field(default=65535, description="PAUSE duration in 512-bit-time quanta.")
+
+
+class Star(Strict):
+    """One top-of-rack switch, `workers` hosts on their own links and one aggregator host behind the switch's output port (the Waterloo data-center study's fabric)."""
+
+    kind: Literal["star"] = "star"
+    workers: Annotated[Count, Bounds("count", 1, 10000)] = Field(description="Worker hosts.")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Rate of every host link (both directions).")
+    aggregator_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The aggregator's link, the incast bottleneck (default: `rate`).")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=10000, description="One-way propagation delay of each host link.")
+    buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Drop-tail limit of each switch output port (default 128 KB; unlimited when lossless).")
+    shared_buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Limit on the bytes queued in all output ports together (none by default).")
+    forwarding: Literal["store-and-forward", "cut-through"] = Field(default='store-and-forward', description="A switch hands a packet on once it has all of it, or once its `header` has arrived.")
+    header: Annotated[SizeBytes, Bounds("size", 1, 65535)] = Field(default=64, description="Cut-through: bytes that must arrive before a packet is forwarded.")
+    ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark above this queue size at the switch's output ports.")
+    lossless: bool = Field(default=False, description="IEEE 802.3x PAUSE back-pressure instead of drops (thresholds in `pfc`).")
+    pfc: Pfc = Field(default_factory=Pfc, description="PAUSE thresholds, used when `lossless` is true.")
+    clock_ppm: Annotated[Count, Bounds("count", 0, 1000)] = Field(default=100, description="Host NIC clocks deviate from the switch's by up to \u00b1 this many ppm (IEEE 802.3 allows \u00b1100): each host link's rate is scaled by a seeded uniform draw. Without it, equal-rate links stay phase-locked and a drop-tail port can lock a flow out forever.")
+    host_jitter: Annotated[TimeNs, Bounds("time", 0, 1000000000)] = Field(default=1000, description="Host transmit timing jitter (NIC DMA, PCIe): each packet reaches the switch up to this late (uniform, order kept).")
+
+
+Topology = Annotated[Annotated[Dumbbell, Tag('dumbbell')] | Annotated[Star, Tag('star')], Discriminator(kind_of(('dumbbell', 'star'))), BeforeValidator(check_kind(('dumbbell', 'star')))]
+
+
+class Rpc(Strict):
+    """Request/response workload: write `size` (rounded up to whole segments), wait for the full ACK, wait `gap`, repeat."""
+
+    size: Annotated[SizeBytes, Bounds("size", 1, 1000000000000000)] = Field(description="Message size.")
+    gap: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="Pause after a message is fully acknowledged.")
+
+
+class Flow(Strict):
+    """A transfer (bulk unless `bytes` or `rpc` is set) and its TCP settings."""
+
+    cc: AlgorithmName(ALGORITHMS) = Field(description="Algorithm (`bbrlab cc` lists them).")
+    count: Annotated[Count, Bounds("count", 1, 100000)] = Field(default=1, description="Replicate the flow.")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the application starts writing.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When the application stops writing (none: at the end of the run).")
+    bytes_: Annotated[SizeBytes, Bounds("size", 1, 1000000000000000)] | None = Field(default=None, description="Transfer size; the flow completion time is then reported (none: unlimited).", alias='bytes')
+    extra_rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="Added to this flow's RTT (on its access link).")
+    mss: Annotated[SizeBytes, Bounds("size", 64, 65000)] = Field(default=1448, description="Segment size.")
+    initial_cwnd: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=10, description="Initial window.")
+    pacing: Annotated[Literal["on", "off", "auto"], SUGAR['pacing']] = Field(default='auto', description="`auto` (BBR and BQL pace, others not), `on`, `off`.")
+    max_pacing_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Pacing cap, as `SO_MAX_PACING_RATE` / fq `maxrate`.")
+    sndbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Send buffer: unacknowledged plus unsent data (none: unlimited).")
+    rcvbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Receive buffer: the advertised window (none: unlimited).")
+    ecn: bool = Field(default=False, description="Negotiate ECN.")
+    tso: bool = Field(default=True, description="TSO-style bursts (\u22481 ms of the pacing rate, 2 segments to 64 KB).")
+    min_rto: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(default=200000000, description="Minimum RTO (Linux's default 200 ms).")
+    delayed_ack: bool = Field(default=True, description="Receiver ACKs every 2nd segment, 40 ms timer, quick-ACK at start.")
+    tso_minrtt_autosize: bool = Field(default=True, description="BBRv2/v3 offload sizing adds 64 KB >> (min_rtt / 512 \u00b5s) (Google's BBRv2 slides); false = rate only.")
+    receiver_window: Literal["static", "ictcp"] = Field(default='static', description="`ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).")
+    gap_histogram: bool = Field(default=False, description="Histogram of inter-departure gaps at the sender's NIC (`gaps` table).")
+    faster_acks: bool = Field(default=True, description="Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2 slides' fix); false = the old Linux rule.")
+    app_read_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The receiving application reads this long after data arrives (none: at once).")
+    rpc: Rpc | None = Field(default=None, description="Request/response workload; per-message latency in the `rpc_*` flow columns.")
+    sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="Flows with the same index share one sender host and its NIC (none: own host; on a star, the worker with the flow's number).")
+
+
+class QueryApp(Strict):
+    """Partition/aggregate (the Waterloo study's §4.1): the aggregator asks workers 0..n−1 for size/n bytes each over new connections; the response time runs until all n responses are complete; `repetitions` queries, each `gap` after the previous one ended (the `events` table)."""
+
+    kind: Literal["query"] = "query"
+    workers: Annotated[Count, Bounds("count", 1, 10000)] = Field(description="Workers asked per query (workers 0..n\u22121).")
+    size: Annotated[SizeBytes, Bounds("size", 1, 1000000000000000)] = Field(default=1048576, description="Bytes per query, split evenly (integer division) among the workers.")
+    repetitions: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=100, description="Queries in a row.")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the first query starts.")
+    gap: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=50000000, description="Pause between the end of a query and the next.")
+    jitter: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="Each request leaves the aggregator after a uniform random delay up to this.")
+    handshake: bool = Field(default=False, description="Open the connections inside the timed query (SYN, SYN-ACK before the request); false = opened before the clock starts, as the seed's aggregator did.")
+    flow: Flow = Field(description="Transport settings of every response (cc, min_rto, \u2026); start, stop, bytes, count and sender are set by the app.")
+
+
+App = Annotated[Annotated[QueryApp, Tag('query')], Discriminator(kind_of(('query',))), BeforeValidator(check_kind(('query',)))]
+
+
+class Scenario(ScenarioBase):
+    """One scenario: the network, the flows and the applications on it."""
+
+    name: str = Field(default='scenario', description="Run name (used for the run directory): letters, digits, `.`, `_`, `-`; at most 100.")
+    seed: Annotated[Count, Bounds("count", 0, 9223372036854775807)] = Field(default=1, description="Seed of every random stream (loss, BBR's phase choice); the same seed gives bit-identical results.")
+    duration: Annotated[TimeNs, Bounds("time", 1, 1000000000000000)] = Field(description="Simulated time.")
+    sample_interval: Annotated[TimeNs, Bounds("time", 1000, 1000000000000000)] = Field(default=100000000, description="Sampling period of the time series.")
+    topology: Topology = Field(description="The network: `kind = \"dumbbell\"` or `\"star\"`.")
+    flows: list[Flow] = Field(default_factory=list, description="Bulk or sized transfers, each `count` times.")
+    apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")
+
+
+#: Per model: field -> (config key, nested model name or None), for the core's config.
+CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
+    'Red': {
+        'min_th': ('min_th_bytes', None),
+        'max_th': ('max_th_bytes', None),
+        'max_p': ('max_p', None),
+        'weight': ('weight', None),
+    },
+    'Bottleneck': {
+        'rate': ('rate_bps', None),
+        'rtt': ('rtt_ns', None),
+        'buffer': ('buffer', None),
+        'loss': ('loss', None),
+        'ack_loss': ('ack_loss', None),
+        'ecn_threshold': ('ecn_threshold_bytes', None),
+        'ecn_threshold_packets': ('ecn_threshold_packets', None),
+        'red': ('red', 'Red'),
+    },
+    'Dumbbell': {
+        'kind': ('kind', None),
+        'bottleneck': ('bottleneck', 'Bottleneck'),
+        'access_rate': ('access_rate_bps', None),
+    },
+    'Pfc': {
+        'xoff': ('xoff_bytes', None),
+        'xon': ('xon_bytes', None),
+        'quanta': ('quanta', None),
+    },
+    'Star': {
+        'kind': ('kind', None),
+        'workers': ('workers', None),
+        'rate': ('rate_bps', None),
+        'aggregator_rate': ('aggregator_rate_bps', None),
+        'delay': ('delay_ns', None),
+        'buffer': ('buffer_bytes', None),
+        'shared_buffer': ('shared_buffer_bytes', None),
+        'forwarding': ('forwarding', None),
+        'header': ('header_bytes', None),
+        'ecn_threshold': ('ecn_threshold_bytes', None),
+        'lossless': ('lossless', None),
+        'pfc': ('pfc', 'Pfc'),
+        'clock_ppm': ('clock_ppm', None),
+        'host_jitter': ('host_jitter_ns', None),
+    },
+    'Rpc': {
+        'size': ('size_bytes', None),
+        'gap': ('gap_ns', None),
+    },
+    'Flow': {
+        'cc': ('cc', None),
+        'count': ('count', None),
+        'start': ('start_ns', None),
+        'stop': ('stop_ns', None),
+        'bytes_': ('bytes', None),
+        'extra_rtt': ('extra_rtt_ns', None),
+        'mss': ('mss_bytes', None),
+        'initial_cwnd': ('initial_cwnd_segs', None),
+        'pacing': ('pacing', None),
+        'max_pacing_rate': ('max_pacing_rate_bps', None),
+        'sndbuf': ('sndbuf_bytes', None),
+        'rcvbuf': ('rcvbuf_bytes', None),
+        'ecn': ('ecn', None),
+        'tso': ('tso', None),
+        'min_rto': ('min_rto_ns', None),
+        'delayed_ack': ('delayed_ack', None),
+        'tso_minrtt_autosize': ('tso_minrtt_autosize', None),
+        'receiver_window': ('receiver_window', None),
+        'gap_histogram': ('gap_histogram', None),
+        'faster_acks': ('faster_acks', None),
+        'app_read_delay': ('app_read_delay_ns', None),
+        'rpc': ('rpc', 'Rpc'),
+        'sender': ('sender', None),
+    },
+    'QueryApp': {
+        'kind': ('kind', None),
+        'workers': ('workers', None),
+        'size': ('size_bytes', None),
+        'repetitions': ('repetitions', None),
+        'start': ('start_ns', None),
+        'gap': ('gap_ns', None),
+        'jitter': ('jitter_ns', None),
+        'handshake': ('handshake', None),
+        'flow': ('flow', 'Flow'),
+    },
+    'Scenario': {
+        'name': ('name', None),
+        'seed': ('seed', None),
+        'duration': ('duration_ns', None),
+        'sample_interval': ('sample_interval_ns', None),
+        'topology': ('topology', 'Topology'),
+        'flows': ('flows', 'Flow'),
+        'apps': ('apps', 'App'),
+    },
+}
+
+
+#: Tagged unions: kind -> model name.
+VARIANTS: dict[str, dict[str, str]] = {
+    'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
+    'App': {'query': 'QueryApp'},
+}
