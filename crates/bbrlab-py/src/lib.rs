@@ -1,6 +1,9 @@
-//! PyO3 bindings: `bbrlab._core`. One job: hand a resolved JSON config to the simulator, advance
-//! it with the GIL released, and return columnar results as raw little-endian buffers
-//! (docs/core-api.md). Nothing else lives here.
+//! PyO3 bindings: `bbrlab._core`. Two entry points, no logic of their own:
+//! - the simulator: hand it a resolved JSON config, advance it with the GIL released, and return
+//!   columnar results as raw little-endian buffers (docs/core-api.md);
+//! - the link emulator of the emu backend (`crates/emu`): `linkemu_main(argv)`, so the wheel
+//!   carries it compiled in. It is the whole job of a child process
+//!   (`python -m bbrlab.emu.linkemu`), never called in the user's own process.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -88,10 +91,20 @@ fn algorithms() -> Vec<(&'static str, &'static str)> {
     sim::algorithms()
 }
 
+/// Run bbrlab's link emulator with command line `argv` (`argv[0]` = program name) in this
+/// process, with the GIL released, until it is told to stop; returns its exit status. It takes
+/// over the process (name, signals, scheduling, death with the parent: see crates/emu/src/run.rs),
+/// so only `bbrlab.emu.linkemu`, the emulator's own process, calls it.
+#[pyfunction]
+fn linkemu_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(move || linkemu::run_main(argv))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(linkemu_main, m)?)?;
     Ok(())
 }
