@@ -78,14 +78,36 @@ def test_tcp_info_layout_size():
     assert _INFO_LEN == 248
 
 
-def test_bundled_emulator_source_matches_crate():
-    """The wheel ships crates/emu as bbrlab/emu/linkemu_src; they must not drift apart."""
-    crate = REPO / "crates" / "emu" / "src"
-    bundle = REPO / "python" / "bbrlab" / "emu" / "linkemu_src" / "src"
-    for name in ("lib.rs", "main.rs"):
-        assert (crate / name).read_bytes() == (bundle / name).read_bytes(), (
-            f"{name} differs; run `python -m bbrlab.emu.build --sync`"
-        )
+def test_package_carries_no_rust_source():
+    """The emulator is compiled into bbrlab._core; the Python package holds no second copy of it."""
+    pkg = REPO / "python" / "bbrlab"
+    rust = [str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.suffix == ".rs" or p.name in ("Cargo.toml", "Cargo.lock")]
+    assert not rust, f"Rust sources inside the Python package: {rust}"
+
+
+def test_emulator_process_imports_only_the_core():
+    """`python -m bbrlab.emu.linkemu` must start fast: no pydantic, numpy, pandas or matplotlib."""
+    code = ("import sys, runpy; sys.argv = ['linkemu', '--version']\n"
+            "try:\n    runpy.run_module('bbrlab.emu.linkemu', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow'))\n"
+            "print('HEAVY', heavy)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "bbrlab-linkemu " in r.stdout, r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "HEAVY []", r.stdout
+
+
+def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
+    from bbrlab.emu.launch import emulator_launch
+    from bbrlab.errors import SimulationError
+
+    r = subprocess.run([sys.executable, "-m", "bbrlab.emu.linkemu", "--config", "{}"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["bbrlab-linkemu: bad config: missing field `senders` at line 1 column 2"], r.stderr
+    monkeypatch.setenv("BBRLAB_LINKEMU", str(tmp_path / "nowhere"))
+    with pytest.raises(SimulationError, match="BBRLAB_LINKEMU=.*not an executable file"):
+        emulator_launch()
 
 
 def test_without_root_one_line_error_exit_2(tmp_path):
@@ -166,6 +188,34 @@ def test_handshake_rtt_matches_configured_rtt(tmp_path, rtt_ms):
     tol = max(0.01 * rtt_ms, 0.2)
     print(f"handshake RTT {rtt_ms} ms configured: median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f}")
     assert abs(med - rtt_ms) <= tol, f"median handshake RTT {med:.3f} ms vs {rtt_ms} ms (tolerance {tol} ms): {rtts}"
+    _assert_clean()
+
+
+@needs_emu
+def test_emulator_child_is_named_realtime_and_runs_the_builtin_core(tmp_path, monkeypatch):
+    """The emulator runs as `python -m bbrlab.emu.linkemu` (the core's copy, not a separate
+    binary), calls itself bbrlab-linkemu, and keeps the timing set-up it had as a binary."""
+    from bbrlab.emu.runner import EMU_RT_PRIORITY
+
+    monkeypatch.delenv("BBRLAB_LINKEMU", raising=False)
+    tb, net = _network(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n')
+    try:
+        pid = net.emu.pid
+        assert net.ready["pid"] == pid
+        proc = Path(f"/proc/{pid}")
+        comm = (proc / "comm").read_text().strip()
+        cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        exe = os.path.realpath(proc / "exe")
+        policy, prio = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+        slack = int((proc / "timerslack_ns").read_text()) if (proc / "timerslack_ns").exists() else 1
+    finally:
+        tb.close()
+    assert comm == "bbrlab-linkemu"
+    assert cmdline[1:3] == [b"-m", b"bbrlab.emu.linkemu"], cmdline
+    assert exe == os.path.realpath(sys.executable)
+    assert net.ready["realtime"] is True
+    assert (policy, prio) == (os.SCHED_FIFO, EMU_RT_PRIORITY)
+    assert slack <= 1  # PR_SET_TIMERSLACK 1 ns (recent kernels report 0 for real-time tasks)
     _assert_clean()
 
 
@@ -327,3 +377,4 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     assert len(ts) == 2 * 20 and set(res.queue["queue"].astype(str)) == {"bottleneck", "bottleneck_rev"}
     assert (out / "goodput.png").exists()
     _assert_clean()
+
