@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -378,3 +379,105 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     assert (out / "goodput.png").exists()
     _assert_clean()
 
+
+# ------------------------------------------------------------------ the installed wheel
+
+
+def _without_rust_path(stub_dir: Path, marker: Path) -> str:
+    """PATH with cargo/rustc/rustup gone: directories holding them are dropped (unless they also
+    hold `ip`, a system directory), and stubs that record any call and fail come first."""
+    names = ("cargo", "rustc", "rustup")
+    for name in names:
+        stub = stub_dir / name
+        stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{marker}"\nexit 127\n')
+        stub.chmod(0o755)
+    keep = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and (not any((Path(d) / n).exists() for n in names) or (Path(d) / "ip").exists())]
+    return os.pathsep.join([str(stub_dir), *keep])
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The package built as a wheel, once per session, as a user would: `pip wheel . --no-deps`.
+
+    Reuses maturin from this environment when it has it (no download; cargo's target/ from the
+    editable install makes it an incremental build: seconds); otherwise pip fetches maturin."""
+    import importlib.util
+
+    out = tmp_path_factory.mktemp("wheel")
+    cmd = [sys.executable, "-m", "pip", "wheel", str(REPO), "-w", str(out), "--no-deps", "-q", "--disable-pip-version-check"]
+    if importlib.util.find_spec("maturin") is not None:
+        cmd.append("--no-build-isolation")
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, f"building the wheel failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    wheels = list(out.glob("bbrlab-*.whl"))
+    assert len(wheels) == 1, wheels
+    print(f"wheel built in {time.perf_counter() - t:.1f} s: {wheels[0].name}")
+    return wheels[0]
+
+
+@needs_emu
+def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
+    """A wheel in a new venv, with no cargo/rustc on PATH, an empty HOME and (with `unshare`) no
+    network, runs `bbrlab run examples/quick.toml --backend emu`: the emulator is in the wheel."""
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.endswith(".rs") or n.endswith("Cargo.toml")], "Rust source in the wheel"
+    assert any(n.startswith("bbrlab/_core") for n in names)
+
+    import pip
+
+    venv = tmp_path / "venv"
+    py = venv / "bin" / "python"
+    # pip >= 22.3 installs into another environment (--python): a venv without its own pip, 8 s faster.
+    outer_pip = tuple(int(x) for x in pip.__version__.split(".")[:2]) >= (22, 3)
+    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if outer_pip else []), str(venv)], check=True, timeout=300)
+    installer = [sys.executable, "-m", "pip", "--python", str(py)] if outer_pip else [str(py), "-m", "pip"]
+    subprocess.run([*installer, "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
+                   check=True, timeout=300)
+    # The runtime dependencies (pydantic, numpy, pandas, ...) come from this environment's
+    # site-packages, listed *after* the venv's own in a .pth: plain path entries, so an editable
+    # bbrlab there (a .pth of its own) is not processed, and the wheel's bbrlab comes first anyway.
+    import site
+
+    venv_site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                    capture_output=True, text=True, check=True).stdout.strip())
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (venv_site / "zz_bbrlab_test_deps.pth").write_text("\n".join(deps) + "\n")
+
+    home, mpl, cwd, stubs = (tmp_path / d for d in ("home", "mpl", "cwd", "stubs"))
+    for d in (home, mpl, cwd, stubs):
+        d.mkdir()
+    marker = tmp_path / "rust-called"
+    path = f"{venv / 'bin'}{os.pathsep}{_without_rust_path(stubs, marker)}"
+    env = {"PATH": path, "HOME": str(home), "MPLCONFIGDIR": str(mpl), "LANG": "C.UTF-8"}
+    for tool in ("cargo", "rustc"):
+        assert shutil.which(tool, path=path) == str(stubs / tool)
+
+    r = subprocess.run([str(py), "-c", "import bbrlab, bbrlab._core as c; print(bbrlab.__file__); print(c.__file__)"],
+                       capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for f in r.stdout.split():
+        assert Path(f).is_relative_to(venv_site), f"bbrlab imported from {f}, not from the wheel in {venv_site}"
+
+    unshare = ["unshare", "--net", "--"] if shutil.which("unshare") else []
+    cmd = [*unshare, str(venv / "bin" / "bbrlab"), "run", str(REPO / "examples" / "quick.toml"), "--backend", "emu",
+           "--set", "duration=3s", "--out", str(cwd / "run"), "-q"]
+    before = _linkemu_pids()
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    print(f"{'unshare --net: ' if unshare else ''}run took {time.perf_counter() - t:.1f} s")
+    assert r.returncode == 0, f"rc {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    assert not marker.exists(), f"cargo/rustc was called: {marker.read_text()}"
+    assert list(home.iterdir()) == [], f"files written under HOME (a cache?): {list(home.rglob('*'))}"
+
+    s = json.loads((cwd / "run" / "summary.json").read_text())
+    emu = s["run"]["emu"]
+    assert s["run"]["backend"] == "emu"
+    exe, _, rest = emu["linkemu"].partition(" ")
+    assert Path(exe).parent == venv / "bin" and rest.startswith("-m bbrlab.emu.linkemu"), emu["linkemu"]
+    assert emu["linkemu_realtime"] is True
+    assert s["flows"][0]["goodput_bps"] > 0.5 * 20e6, s["flows"][0]
+    _assert_clean(before)
