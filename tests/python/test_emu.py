@@ -109,6 +109,16 @@ def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("BBRLAB_LINKEMU", str(tmp_path / "nowhere"))
     with pytest.raises(SimulationError, match="BBRLAB_LINKEMU=.*not an executable file"):
         emulator_launch()
+    # An extension built before the emulator moved into it (a stale editable install).
+    import types
+
+    import bbrlab
+
+    monkeypatch.delenv("BBRLAB_LINKEMU")
+    monkeypatch.setattr(bbrlab, "_core", types.ModuleType("bbrlab._core"), raising=False)
+    monkeypatch.setitem(sys.modules, "bbrlab._core", bbrlab._core)
+    with pytest.raises(SimulationError, match="predates the built-in link emulator; rebuild it: pip install ."):
+        emulator_launch()
 
 
 def test_without_root_one_line_error_exit_2(tmp_path):

@@ -55,6 +55,8 @@ def emulator_launch() -> Launch:
         raise SimulationError(
             "this build of bbrlab._core predates the built-in link emulator; rebuild it: pip install ."
         )
+    if not sys.executable:
+        raise SimulationError("cannot start the link emulator: this Python does not know its executable; set BBRLAB_LINKEMU")
     return Launch(
         argv=[sys.executable, "-m", "bbrlab.emu.linkemu"],
         cwd=str(_PACKAGE_PARENT),
