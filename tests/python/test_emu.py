@@ -52,22 +52,28 @@ def _scenario(tmp_path: Path, text: str, name: str = "emu-test"):
     return load_scenario(p), p
 
 
-def _linkemu_pids() -> list[int]:
+def _linkemu_pids(owner: int | None = None) -> list[int]:
+    """Emulator processes (they call themselves bbrlab-linkemu) of the runs of process ``owner``
+    (default: this one), told apart by the TUN names on their command line. Other runs on the
+    machine (another checkout's tests) have their own: they are neither counted nor killed here."""
+    mark = f'"{netns.tun_prefix(os.getpid() if owner is None else owner)}'.encode()
     pids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "comm").read_text().strip() == "bbrlab-linkemu":
+                if (d / "comm").read_text().strip() == "bbrlab-linkemu" and mark in (d / "cmdline").read_bytes():
                     pids.append(int(d.name))
             except OSError:
                 pass
     return pids
 
 
-def _assert_clean(before_pids: list[int] | None = None) -> None:
-    left = netns.leftovers()
+def _assert_clean(owner: int | None = None) -> None:
+    """Nothing of process ``owner``'s runs (default: this one) is left: namespaces, TUNs, emulators."""
+    owner = os.getpid() if owner is None else owner
+    left = netns.leftovers(owner)
     assert left == {"netns": [], "tun": []}, f"left behind: {left}"
-    stray = [p for p in _linkemu_pids() if before_pids is None or p not in before_pids]
+    stray = _linkemu_pids(owner)
     assert not stray, f"emulator processes left: {stray}"
 
 
@@ -353,29 +359,29 @@ def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
 @needs_emu
 def test_cleanup_after_sigint_to_cli(tmp_path):
     _, path = _scenario(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "cubic"\n')
-    before = _linkemu_pids()
     p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     deadline = time.time() + 30
-    while time.time() < deadline and not netns.leftovers()["netns"]:
+    while time.time() < deadline and not netns.leftovers(p.pid)["netns"]:
         time.sleep(0.1)
-    assert netns.leftovers()["netns"], "the run never created its namespaces"
+    assert netns.leftovers(p.pid)["netns"], "the run never created its namespaces"
     time.sleep(1.5)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "error: interrupted"
     assert not (tmp_path / "o").exists()
-    _assert_clean(before)
+    _assert_clean(p.pid)
 
 
 @needs_emu
 def test_cli_run_writes_emu_run_directory(tmp_path):
     _, path = _scenario(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\nstart = "0.5s"\n')
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
     s = json.loads((out / "summary.json").read_text())
     assert s["run"]["backend"] == "emu"
     assert [f["cc"] for f in s["flows"]] == ["bbr1", "cubic"]
@@ -387,7 +393,7 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     assert (bbr["bw_bps"].dropna() > 0).any() and set(bbr["phase"].astype(str)) & {"startup", "probe_bw", "drain"}
     assert len(ts) == 2 * 20 and set(res.queue["queue"].astype(str)) == {"bottleneck", "bottleneck_rev"}
     assert (out / "goodput.png").exists()
-    _assert_clean()
+    _assert_clean(p.pid)
 
 
 # ------------------------------------------------------------------ the installed wheel
@@ -475,11 +481,11 @@ def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
     unshare = ["unshare", "--net", "--"] if shutil.which("unshare") else []
     cmd = [*unshare, str(venv / "bin" / "bbrlab"), "run", str(REPO / "examples" / "quick.toml"), "--backend", "emu",
            "--set", "duration=3s", "--out", str(cwd / "run"), "-q"]
-    before = _linkemu_pids()
     t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    out, err = p.communicate(timeout=300)  # unshare execs bbrlab: p.pid is the run's pid
     print(f"{'unshare --net: ' if unshare else ''}run took {time.perf_counter() - t:.1f} s")
-    assert r.returncode == 0, f"rc {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    assert p.returncode == 0, f"rc {p.returncode}\n{out[-2000:]}\n{err[-2000:]}"
     assert not marker.exists(), f"cargo/rustc was called: {marker.read_text()}"
     assert list(home.iterdir()) == [], f"files written under HOME (a cache?): {list(home.rglob('*'))}"
 
@@ -490,4 +496,4 @@ def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
     assert Path(exe).parent == venv / "bin" and rest.startswith("-m bbrlab.emu.linkemu"), emu["linkemu"]
     assert emu["linkemu_realtime"] is True
     assert s["flows"][0]["goodput_bps"] > 0.5 * 20e6, s["flows"][0]
-    _assert_clean(before)
+    _assert_clean(p.pid)
