@@ -8,8 +8,15 @@
 
 from __future__ import annotations
 
-from ._version import __version__
+from typing import TYPE_CHECKING
+
 from .errors import ScenarioError, SimulationError, UserError
+
+if TYPE_CHECKING:
+    from ._version import __version__
+    from .results import Result
+    from .runner import run
+    from .scenario import Scenario, load_scenario, parse_scenario
 
 __all__ = [
     "__version__",
@@ -24,17 +31,24 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # lazy: pydantic, pandas and pyarrow are imported on first use
-    if name in ("Scenario", "load_scenario", "parse_scenario"):
-        from . import scenario
+# Lazy: `import bbrlab` (and so `import bbrlab._core`, and the link emulator's process,
+# `python -m bbrlab.emu.linkemu`) loads none of pydantic, importlib.metadata, pandas or pyarrow;
+# each is imported when the name that needs it is first used.
+_LAZY = {
+    "__version__": "._version",
+    "Scenario": ".scenario",
+    "load_scenario": ".scenario",
+    "parse_scenario": ".scenario",
+    "run": ".runner",
+    "Result": ".results",
+}
 
-        return getattr(scenario, name)
-    if name == "run":
-        from .runner import run
 
-        return run
-    if name == "Result":
-        from .results import Result
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
 
-        return Result
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'bbrlab' has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -51,22 +52,28 @@ def _scenario(tmp_path: Path, text: str, name: str = "emu-test"):
     return load_scenario(p), p
 
 
-def _linkemu_pids() -> list[int]:
+def _linkemu_pids(owner: int | None = None) -> list[int]:
+    """Emulator processes (they call themselves bbrlab-linkemu) of the runs of process ``owner``
+    (default: this one), told apart by the TUN names on their command line. Other runs on the
+    machine (another checkout's tests) have their own: they are neither counted nor killed here."""
+    mark = f'"{netns.tun_prefix(os.getpid() if owner is None else owner)}'.encode()
     pids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "comm").read_text().strip() == "bbrlab-linkemu":
+                if (d / "comm").read_text().strip() == "bbrlab-linkemu" and mark in (d / "cmdline").read_bytes():
                     pids.append(int(d.name))
             except OSError:
                 pass
     return pids
 
 
-def _assert_clean(before_pids: list[int] | None = None) -> None:
-    left = netns.leftovers()
+def _assert_clean(owner: int | None = None) -> None:
+    """Nothing of process ``owner``'s runs (default: this one) is left: namespaces, TUNs, emulators."""
+    owner = os.getpid() if owner is None else owner
+    left = netns.leftovers(owner)
     assert left == {"netns": [], "tun": []}, f"left behind: {left}"
-    stray = [p for p in _linkemu_pids() if before_pids is None or p not in before_pids]
+    stray = _linkemu_pids(owner)
     assert not stray, f"emulator processes left: {stray}"
 
 
@@ -78,14 +85,46 @@ def test_tcp_info_layout_size():
     assert _INFO_LEN == 248
 
 
-def test_bundled_emulator_source_matches_crate():
-    """The wheel ships crates/emu as bbrlab/emu/linkemu_src; they must not drift apart."""
-    crate = REPO / "crates" / "emu" / "src"
-    bundle = REPO / "python" / "bbrlab" / "emu" / "linkemu_src" / "src"
-    for name in ("lib.rs", "main.rs"):
-        assert (crate / name).read_bytes() == (bundle / name).read_bytes(), (
-            f"{name} differs; run `python -m bbrlab.emu.build --sync`"
-        )
+def test_package_carries_no_rust_source():
+    """The emulator is compiled into bbrlab._core; the Python package holds no second copy of it."""
+    pkg = REPO / "python" / "bbrlab"
+    rust = [str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.suffix == ".rs" or p.name in ("Cargo.toml", "Cargo.lock")]
+    assert not rust, f"Rust sources inside the Python package: {rust}"
+
+
+def test_emulator_process_imports_only_the_core():
+    """`python -m bbrlab.emu.linkemu` must start fast: no pydantic, numpy, pandas or matplotlib."""
+    code = ("import sys, runpy; sys.argv = ['linkemu', '--version']\n"
+            "try:\n    runpy.run_module('bbrlab.emu.linkemu', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow'))\n"
+            "print('HEAVY', heavy)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "bbrlab-linkemu " in r.stdout, r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "HEAVY []", r.stdout
+
+
+def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
+    from bbrlab.emu.launch import emulator_launch
+    from bbrlab.errors import SimulationError
+
+    r = subprocess.run([sys.executable, "-m", "bbrlab.emu.linkemu", "--config", "{}"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["bbrlab-linkemu: bad config: missing field `senders` at line 1 column 2"], r.stderr
+    monkeypatch.setenv("BBRLAB_LINKEMU", str(tmp_path / "nowhere"))
+    with pytest.raises(SimulationError, match="BBRLAB_LINKEMU=.*not an executable file"):
+        emulator_launch()
+    # An extension built before the emulator moved into it (a stale editable install).
+    import types
+
+    import bbrlab
+
+    monkeypatch.delenv("BBRLAB_LINKEMU")
+    monkeypatch.setattr(bbrlab, "_core", types.ModuleType("bbrlab._core"), raising=False)
+    monkeypatch.setitem(sys.modules, "bbrlab._core", bbrlab._core)
+    with pytest.raises(SimulationError, match="predates the built-in link emulator; rebuild it: pip install ."):
+        emulator_launch()
 
 
 def test_without_root_one_line_error_exit_2(tmp_path):
@@ -166,6 +205,34 @@ def test_handshake_rtt_matches_configured_rtt(tmp_path, rtt_ms):
     tol = max(0.01 * rtt_ms, 0.2)
     print(f"handshake RTT {rtt_ms} ms configured: median {med:.3f} ms, min {min(rtts):.3f}, max {max(rtts):.3f}")
     assert abs(med - rtt_ms) <= tol, f"median handshake RTT {med:.3f} ms vs {rtt_ms} ms (tolerance {tol} ms): {rtts}"
+    _assert_clean()
+
+
+@needs_emu
+def test_emulator_child_is_named_realtime_and_runs_the_builtin_core(tmp_path, monkeypatch):
+    """The emulator runs as `python -m bbrlab.emu.linkemu` (the core's copy, not a separate
+    binary), calls itself bbrlab-linkemu, and keeps the timing set-up it had as a binary."""
+    from bbrlab.emu.runner import EMU_RT_PRIORITY
+
+    monkeypatch.delenv("BBRLAB_LINKEMU", raising=False)
+    tb, net = _network(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n')
+    try:
+        pid = net.emu.pid
+        assert net.ready["pid"] == pid
+        proc = Path(f"/proc/{pid}")
+        comm = (proc / "comm").read_text().strip()
+        cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        exe = os.path.realpath(proc / "exe")
+        policy, prio = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+        slack = int((proc / "timerslack_ns").read_text()) if (proc / "timerslack_ns").exists() else 1
+    finally:
+        tb.close()
+    assert comm == "bbrlab-linkemu"
+    assert cmdline[1:3] == [b"-m", b"bbrlab.emu.linkemu"], cmdline
+    assert exe == os.path.realpath(sys.executable)
+    assert net.ready["realtime"] is True
+    assert (policy, prio) == (os.SCHED_FIFO, EMU_RT_PRIORITY)
+    assert slack <= 1  # PR_SET_TIMERSLACK 1 ns (recent kernels report 0 for real-time tasks)
     _assert_clean()
 
 
@@ -292,29 +359,29 @@ def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
 @needs_emu
 def test_cleanup_after_sigint_to_cli(tmp_path):
     _, path = _scenario(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "cubic"\n')
-    before = _linkemu_pids()
     p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     deadline = time.time() + 30
-    while time.time() < deadline and not netns.leftovers()["netns"]:
+    while time.time() < deadline and not netns.leftovers(p.pid)["netns"]:
         time.sleep(0.1)
-    assert netns.leftovers()["netns"], "the run never created its namespaces"
+    assert netns.leftovers(p.pid)["netns"], "the run never created its namespaces"
     time.sleep(1.5)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "error: interrupted"
     assert not (tmp_path / "o").exists()
-    _assert_clean(before)
+    _assert_clean(p.pid)
 
 
 @needs_emu
 def test_cli_run_writes_emu_run_directory(tmp_path):
     _, path = _scenario(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\nstart = "0.5s"\n')
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
     s = json.loads((out / "summary.json").read_text())
     assert s["run"]["backend"] == "emu"
     assert [f["cc"] for f in s["flows"]] == ["bbr1", "cubic"]
@@ -326,4 +393,107 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     assert (bbr["bw_bps"].dropna() > 0).any() and set(bbr["phase"].astype(str)) & {"startup", "probe_bw", "drain"}
     assert len(ts) == 2 * 20 and set(res.queue["queue"].astype(str)) == {"bottleneck", "bottleneck_rev"}
     assert (out / "goodput.png").exists()
-    _assert_clean()
+    _assert_clean(p.pid)
+
+
+# ------------------------------------------------------------------ the installed wheel
+
+
+def _without_rust_path(stub_dir: Path, marker: Path) -> str:
+    """PATH with cargo/rustc/rustup gone: directories holding them are dropped (unless they also
+    hold `ip`, a system directory), and stubs that record any call and fail come first."""
+    names = ("cargo", "rustc", "rustup")
+    for name in names:
+        stub = stub_dir / name
+        stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{marker}"\nexit 127\n')
+        stub.chmod(0o755)
+    keep = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and (not any((Path(d) / n).exists() for n in names) or (Path(d) / "ip").exists())]
+    return os.pathsep.join([str(stub_dir), *keep])
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The package built as a wheel, once per session, as a user would: `pip wheel . --no-deps`.
+
+    Reuses maturin from this environment when it has it (no download; cargo's target/ from the
+    editable install makes it an incremental build: seconds); otherwise pip fetches maturin."""
+    import importlib.util
+
+    out = tmp_path_factory.mktemp("wheel")
+    cmd = [sys.executable, "-m", "pip", "wheel", str(REPO), "-w", str(out), "--no-deps", "-q", "--disable-pip-version-check"]
+    if importlib.util.find_spec("maturin") is not None:
+        cmd.append("--no-build-isolation")
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, f"building the wheel failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    wheels = list(out.glob("bbrlab-*.whl"))
+    assert len(wheels) == 1, wheels
+    print(f"wheel built in {time.perf_counter() - t:.1f} s: {wheels[0].name}")
+    return wheels[0]
+
+
+@needs_emu
+def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
+    """A wheel in a new venv, with no cargo/rustc on PATH, an empty HOME and (with `unshare`) no
+    network, runs `bbrlab run examples/quick.toml --backend emu`: the emulator is in the wheel."""
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.endswith(".rs") or n.endswith("Cargo.toml")], "Rust source in the wheel"
+    assert any(n.startswith("bbrlab/_core") for n in names)
+
+    import pip
+
+    venv = tmp_path / "venv"
+    py = venv / "bin" / "python"
+    # pip >= 22.3 installs into another environment (--python): a venv without its own pip, 8 s faster.
+    outer_pip = tuple(int(x) for x in pip.__version__.split(".")[:2]) >= (22, 3)
+    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if outer_pip else []), str(venv)], check=True, timeout=300)
+    installer = [sys.executable, "-m", "pip", "--python", str(py)] if outer_pip else [str(py), "-m", "pip"]
+    subprocess.run([*installer, "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
+                   check=True, timeout=300)
+    # The runtime dependencies (pydantic, numpy, pandas, ...) come from this environment's
+    # site-packages, listed *after* the venv's own in a .pth: plain path entries, so an editable
+    # bbrlab there (a .pth of its own) is not processed, and the wheel's bbrlab comes first anyway.
+    import site
+
+    venv_site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                    capture_output=True, text=True, check=True).stdout.strip())
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (venv_site / "zz_bbrlab_test_deps.pth").write_text("\n".join(deps) + "\n")
+
+    home, mpl, cwd, stubs = (tmp_path / d for d in ("home", "mpl", "cwd", "stubs"))
+    for d in (home, mpl, cwd, stubs):
+        d.mkdir()
+    marker = tmp_path / "rust-called"
+    path = f"{venv / 'bin'}{os.pathsep}{_without_rust_path(stubs, marker)}"
+    env = {"PATH": path, "HOME": str(home), "MPLCONFIGDIR": str(mpl), "LANG": "C.UTF-8"}
+    for tool in ("cargo", "rustc"):
+        assert shutil.which(tool, path=path) == str(stubs / tool)
+
+    r = subprocess.run([str(py), "-c", "import bbrlab, bbrlab._core as c; print(bbrlab.__file__); print(c.__file__)"],
+                       capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for f in r.stdout.split():
+        assert Path(f).is_relative_to(venv_site), f"bbrlab imported from {f}, not from the wheel in {venv_site}"
+
+    unshare = ["unshare", "--net", "--"] if shutil.which("unshare") else []
+    cmd = [*unshare, str(venv / "bin" / "bbrlab"), "run", str(REPO / "examples" / "quick.toml"), "--backend", "emu",
+           "--set", "duration=3s", "--out", str(cwd / "run"), "-q"]
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    out, err = p.communicate(timeout=300)  # unshare execs bbrlab: p.pid is the run's pid
+    print(f"{'unshare --net: ' if unshare else ''}run took {time.perf_counter() - t:.1f} s")
+    assert p.returncode == 0, f"rc {p.returncode}\n{out[-2000:]}\n{err[-2000:]}"
+    assert not marker.exists(), f"cargo/rustc was called: {marker.read_text()}"
+    assert list(home.iterdir()) == [], f"files written under HOME (a cache?): {list(home.rglob('*'))}"
+
+    s = json.loads((cwd / "run" / "summary.json").read_text())
+    emu = s["run"]["emu"]
+    assert s["run"]["backend"] == "emu"
+    exe, _, rest = emu["linkemu"].partition(" ")
+    assert Path(exe).parent == venv / "bin" and rest.startswith("-m bbrlab.emu.linkemu"), emu["linkemu"]
+    assert emu["linkemu_realtime"] is True
+    assert s["flows"][0]["goodput_bps"] > 0.5 * 20e6, s["flows"][0]
+    _assert_clean(p.pid)

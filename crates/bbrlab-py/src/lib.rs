@@ -1,7 +1,11 @@
-//! PyO3 bindings: `bbrlab._core`. Hands a JSON config to the simulator, advances it with the GIL
-//! released, returns columnar results as raw little-endian buffers (docs/core-api.md), and
-//! exports the definitions the Python front derives everything else from: the config's JSON
-//! Schema, the result tables' columns and the algorithm registry. Nothing else lives here.
+//! PyO3 bindings: `bbrlab._core`. No logic of its own:
+//! - the simulator: hand it a JSON config, advance it with the GIL released, and return columnar
+//!   results as raw little-endian buffers (docs/core-api.md);
+//! - the definitions the Python front derives everything else from: the config's JSON Schema,
+//!   the result tables' columns and the algorithm registry;
+//! - the link emulator of the emu backend (`crates/emu`): `linkemu_main(argv)`, so the wheel
+//!   carries it compiled in. It is the whole job of a child process
+//!   (`python -m bbrlab.emu.linkemu`), never called in the user's own process.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -143,6 +147,15 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
+/// Run bbrlab's link emulator with command line `argv` (`argv[0]` = program name) in this
+/// process, with the GIL released, until it is told to stop; returns its exit status. It takes
+/// over the process (name, signals, scheduling, death with the parent: see crates/emu/src/run.rs),
+/// so only `bbrlab.emu.linkemu`, the emulator's own process, calls it.
+#[pyfunction]
+fn linkemu_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(move || linkemu::run_main(argv))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
@@ -152,5 +165,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(linkemu_main, m)?)?;
     Ok(())
 }

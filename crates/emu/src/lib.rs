@@ -1,12 +1,21 @@
-//! The pure parts of bbrlab's link emulator: the per-direction link model (Bernoulli loss ->
-//! drop-tail byte/packet buffer with optional ECN CE marking -> serialization at the rate ->
-//! one-way delay), the seeded RNG and the IP header edits. No I/O and no clock: time is passed in
-//! (integer nanoseconds), so everything here is unit-tested without a TUN device.
+//! bbrlab's link emulator. This file holds the pure parts: the per-direction link model
+//! (Bernoulli loss -> drop-tail byte/packet buffer with optional ECN CE marking -> serialization
+//! at the rate -> one-way delay), the seeded RNG and the IP header edits. No I/O and no clock:
+//! time is passed in (integer nanoseconds), so everything here is unit-tested without a TUN device.
 //!
-//! The binary (`src/main.rs`, `bbrlab-linkemu`) owns the TUN devices and the event loop and calls
-//! [`Link::enqueue`], [`Link::pop_ready`] and [`Link::next_deadline`].
+//! The rest is the emulator proper, entered through [`run_main`] (`run.rs`: command line, process
+//! set-up, event loop), which owns the TUN devices (`tun.rs`) and moves packets through
+//! [`Link::enqueue`], [`Link::pop_ready`] and [`Link::next_deadline`] (`forward.rs`). Two callers:
+//! the `bbrlab-linkemu` binary (`main.rs`) and the Python extension (`bbrlab._core.linkemu_main`),
+//! so the Python package carries the emulator compiled in, with no separate build.
 
 use std::collections::VecDeque;
+
+mod forward;
+mod run;
+mod tun;
+
+pub use run::{run_main, PROCESS_NAME};
 
 /// xorshift64* (Vigna 2016): small, fast, good enough for Bernoulli loss decisions.
 #[derive(Clone, Debug)]
@@ -128,7 +137,7 @@ pub struct OriginCounters {
     pub ce_marks: u64,
 }
 
-/// A link direction carrying payloads of type `T` (the binary uses packet-pool slot indices).
+/// A link direction carrying payloads of type `T` (the emulator uses packet-pool slot indices).
 pub struct Link<T> {
     pub p: LinkParams,
     rng: XorShift64Star,

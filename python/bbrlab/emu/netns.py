@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UserError
 
-__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "NS_PREFIX"]
+__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "ns_prefix", "tun_prefix", "NS_PREFIX"]
 
 NS_PREFIX = "bbrlab-"
 TUN_PREFIX = "bl"
@@ -84,14 +84,27 @@ def enter_netns(name: str) -> None:
         os.close(fd)
 
 
-def leftovers() -> dict[str, list[str]]:
-    """bbrlab namespaces and TUN devices that exist now (for tests and diagnostics)."""
+def ns_prefix(pid: int) -> str:
+    """How the names of the namespaces created by process ``pid`` begin."""
+    return f"{NS_PREFIX}{pid % 100000}-"
+
+
+def tun_prefix(pid: int) -> str:
+    """How the names of the TUN devices created by process ``pid`` begin (names are <= 15 bytes)."""
+    return f"{TUN_PREFIX}{pid % 10000:04d}"
+
+
+def leftovers(owner_pid: int | None = None) -> dict[str, list[str]]:
+    """bbrlab namespaces and TUN devices that exist now (for tests and diagnostics): all of them,
+    or only those of process ``owner_pid``'s runs (other runs on the machine have their own)."""
     ns = [l.split()[0] for l in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if l.strip()]
     links = [l.split(":")[1].strip().split("@")[0] for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
              if ":" in l]
+    nsp = NS_PREFIX if owner_pid is None else ns_prefix(owner_pid)
+    tunp = TUN_PREFIX if owner_pid is None else tun_prefix(owner_pid)
     return {
-        "netns": [n for n in ns if n.startswith(NS_PREFIX)],
-        "tun": [l for l in links if l.startswith(TUN_PREFIX) and l[len(TUN_PREFIX):][:1].isdigit()],
+        "netns": [n for n in ns if n.startswith(nsp)],
+        "tun": [l for l in links if l.startswith(tunp) and l[len(TUN_PREFIX):][:1].isdigit()],
     }
 
 
@@ -104,8 +117,8 @@ class Testbed:
 
     def __init__(self) -> None:
         n = next(_counter)
-        self.tag = f"{os.getpid() % 100000}-{n}"
-        self.short = f"{os.getpid() % 10000:04d}{n % 100:02d}"  # TUN names are <= 15 bytes
+        self.ns_base = f"{ns_prefix(os.getpid())}{n}-"
+        self.tun_base = f"{tun_prefix(os.getpid())}{n % 100:02d}"
         self.namespaces: list[str] = []
         self.procs: list[subprocess.Popen[Any]] = []
         self.closed = False
@@ -114,10 +127,10 @@ class Testbed:
     # -------------------------------------------------------------- naming
 
     def ns_name(self, role: str) -> str:
-        return f"{NS_PREFIX}{self.tag}-{role}"
+        return f"{self.ns_base}{role}"
 
     def tun_name(self, role: str) -> str:
-        name = f"{TUN_PREFIX}{self.short}{role}"
+        name = f"{self.tun_base}{role}"
         assert len(name) < 16, name
         return name
 

@@ -33,7 +33,7 @@ from ..errors import ScenarioError, SimulationError
 from .. import tables
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
-from .build import linkemu_path
+from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
 from .traffic import FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
 
@@ -175,7 +175,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     check_environment()
     cfg = emu_config(scenario)
     _check_scenario(scenario, cfg)
-    binary = linkemu_path()
+    launch = emulator_launch()
     settings = emu_settings(scenario)
     flows_cfg = cfg["flows"]
     n = len(flows_cfg)
@@ -184,7 +184,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     wall0 = time.perf_counter()
 
     with Testbed() as tb, tempfile.TemporaryDirectory(prefix="bbrlab-emu-") as tmp:
-        net = open_network(tb, cfg, settings, Path(tmp), binary)
+        net = open_network(tb, cfg, settings, Path(tmp), launch)
         emu, ready, sender_ns, rns, emu_error = net.emu, net.ready, net.sender_ns, net.rns, net.error
         stats_path = net.stats_path
         t0 = time.monotonic_ns() + 300_000_000
@@ -221,7 +221,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         wall_s = time.perf_counter() - wall0
         raw = _assemble(cfg, states, ts, rtt_samples, queue_rows, final, t0)
     facts = {
-        "linkemu": str(binary),
+        "linkemu": launch.description,
         "linkemu_version": ready.get("version", ""),
         "linkemu_realtime": bool(ready.get("realtime", False)),
         "kernel": os.uname().release,
@@ -250,11 +250,11 @@ class Network:
         return _sender_ip(i)
 
 
-def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp: Path, binary: Path | None = None) -> Network:
+def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp: Path, launch: Launch | None = None) -> Network:
     """Start the emulator and build the namespaces for resolved config ``cfg`` (see run_emu)."""
     import subprocess
 
-    binary = binary or linkemu_path()
+    launch = launch or emulator_launch()
     flows_cfg = cfg["flows"]
     n = len(flows_cfg)
     stats_path = tmp / "queue.jsonl"
@@ -276,7 +276,7 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
         "timer_quantum_ns": EMU_TIMER_NS,
     }
     stderr_f = open(tmp / "emu.stderr", "w+b")
-    emu = tb.spawn([str(binary), "--config", json.dumps(emu_cfg)], stdin=subprocess.PIPE,
+    emu = tb.spawn([*launch.argv, "--config", json.dumps(emu_cfg)], cwd=launch.cwd, stdin=subprocess.PIPE,
                    stdout=subprocess.PIPE, stderr=stderr_f)
 
     def emu_error(what: str) -> SimulationError:

@@ -1,0 +1,257 @@
+//! The packet path between the TUN devices: read a packet, pass it through the link stages
+//! ([`Link`]), write it out when it is due. The event loop (`run.rs`) decides *when*; this module
+//! decides *where*:
+//!
+//! ```text
+//! sender TUN i --[access fwd i: extra delay]--> bottleneck (shared) --> receiver TUN
+//! receiver TUN --> bottleneck_rev (shared) --[access rev i: extra delay]--> sender TUN i
+//! ```
+//!
+//! Packets live in a [`Pool`] of fixed-size slots; the links carry slot indices, so forwarding
+//! allocates nothing per packet.
+
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+
+use crate::{ecn_bits, ipv4_dst, set_ce, Link, QueueSample, Verdict};
+
+pub(crate) fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Fixed-size packet slots, recycled through a free list (no allocation per packet).
+pub(crate) struct Pool {
+    slot: usize,
+    data: Vec<u8>,
+    pub(crate) len: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    pub(crate) fn new(slot: usize) -> Self {
+        Pool { slot, data: Vec::new(), len: Vec::new(), free: Vec::new() }
+    }
+    fn get(&mut self) -> u32 {
+        if let Some(i) = self.free.pop() {
+            return i;
+        }
+        let i = self.len.len() as u32;
+        self.data.resize(self.data.len() + self.slot, 0);
+        self.len.push(0);
+        i
+    }
+    fn put(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    fn buf(&mut self, i: u32) -> &mut [u8] {
+        let s = i as usize * self.slot;
+        &mut self.data[s..s + self.slot]
+    }
+    fn pkt(&mut self, i: u32) -> &mut [u8] {
+        let s = i as usize * self.slot;
+        let n = self.len[i as usize] as usize;
+        &mut self.data[s..s + n]
+    }
+}
+
+/// One queue sample as a JSON line of the statistics file (times relative to `t0`).
+pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
+    let util = if s.utilization.is_finite() { format!("{:.6}", s.utilization) } else { "null".into() };
+    format!(
+        "{{\"queue\":\"{name}\",\"t_ns\":{},\"occupancy_bytes\":{},\"occupancy_pkts\":{},\"mean_occupancy_bytes\":{:.3},\"max_occupancy_bytes\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\"tx_bytes\":{},\"utilization\":{util}}}",
+        s.t_ns - t0,
+        s.occupancy_bytes,
+        s.occupancy_pkts,
+        s.mean_occupancy_bytes,
+        s.max_occupancy_bytes,
+        s.drops,
+        s.random_losses,
+        s.ce_marks,
+        s.tx_bytes
+    )
+}
+
+/// The dumbbell's links and TUN descriptors (borrowed: the event loop owns the devices).
+pub(crate) struct Emu {
+    pub(crate) pool: Pool,
+    pub(crate) sender_fds: Vec<RawFd>,
+    pub(crate) recv_fd: RawFd,
+    pub(crate) addr_to_sender: HashMap<u32, u16>,
+    pub(crate) access_fwd: Vec<Option<Link<u32>>>,
+    pub(crate) access_rev: Vec<Option<Link<u32>>>,
+    pub(crate) fwd: Link<u32>,
+    pub(crate) rev: Link<u32>,
+    // loop statistics
+    pub(crate) write_errors: u64,
+    pub(crate) unroutable: u64,
+    pub(crate) late_sum_ns: u128,
+    pub(crate) late_max_ns: u64,
+    pub(crate) late_n: u64,
+    pub(crate) reads: u64,
+    pub(crate) max_batch: usize,
+}
+
+impl Emu {
+    fn write_pkt(&mut self, fd: RawFd, i: u32) {
+        let n = self.pool.len[i as usize] as usize;
+        let buf = self.pool.buf(i);
+        let r = unsafe { libc::write(fd, buf.as_ptr() as *const _, n) };
+        if r < 0 {
+            self.write_errors += 1;
+        }
+        self.pool.put(i);
+    }
+
+    fn note_late(&mut self, now: u64, due: u64) {
+        let late = now.saturating_sub(due);
+        self.late_sum_ns += late as u128;
+        self.late_n += 1;
+        self.late_max_ns = self.late_max_ns.max(late);
+    }
+
+    fn into_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
+        let (len, ect) = {
+            let p = self.pool.pkt(i);
+            (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
+        };
+        match self.fwd.enqueue(now, i, len, ect, origin) {
+            Ok(Verdict::Queued { ce: true }) => {
+                set_ce(self.pool.pkt(i));
+            }
+            Ok(_) => {}
+            Err((_, i)) => self.pool.put(i),
+        }
+    }
+
+    fn from_sender(&mut self, now: u64, s: usize, i: u32) {
+        match self.access_fwd[s].as_mut() {
+            Some(a) => {
+                let len = self.pool.len[i as usize];
+                if let Err((_, i)) = a.enqueue(now, i, len, false, s as u16) {
+                    self.pool.put(i);
+                }
+            }
+            None => self.into_bottleneck(now, i, s as u16),
+        }
+    }
+
+    fn from_receiver(&mut self, now: u64, i: u32) {
+        let dst = ipv4_dst(self.pool.pkt(i));
+        let Some(&s) = dst.and_then(|d| self.addr_to_sender.get(&d)) else {
+            self.unroutable += 1;
+            self.pool.put(i);
+            return;
+        };
+        let (len, ect) = {
+            let p = self.pool.pkt(i);
+            (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
+        };
+        match self.rev.enqueue(now, i, len, ect, s) {
+            Ok(Verdict::Queued { ce: true }) => {
+                set_ce(self.pool.pkt(i));
+            }
+            Ok(_) => {}
+            Err((_, i)) => self.pool.put(i),
+        }
+    }
+
+    /// Deliver everything due by `now`, in order through the stages.
+    pub(crate) fn run_timers(&mut self, now: u64) {
+        for s in 0..self.access_fwd.len() {
+            while let Some((i, due, _)) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now)) {
+                // Enter the bottleneck at the scheduled time, not the (later) wake-up time.
+                self.into_bottleneck(due, i, s as u16);
+            }
+        }
+        while let Some((i, due, _)) = self.fwd.pop_ready(now) {
+            self.note_late(now, due);
+            let fd = self.recv_fd;
+            self.write_pkt(fd, i);
+        }
+        while let Some((i, due, s)) = self.rev.pop_ready(now) {
+            let s = s as usize;
+            match self.access_rev[s].as_mut() {
+                Some(a) => {
+                    let len = self.pool.len[i as usize];
+                    let _ = a.enqueue(due, i, len, false, s as u16);
+                }
+                None => {
+                    let fd = self.sender_fds[s];
+                    self.write_pkt(fd, i);
+                }
+            }
+        }
+        for s in 0..self.access_rev.len() {
+            while let Some((i, _, _)) = self.access_rev[s].as_mut().and_then(|a| a.pop_ready(now)) {
+                let fd = self.sender_fds[s];
+                self.write_pkt(fd, i);
+            }
+        }
+    }
+
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
+        let mut d = [self.fwd.next_deadline(), self.rev.next_deadline()].into_iter().flatten().min();
+        for a in self.access_fwd.iter().chain(self.access_rev.iter()).flatten() {
+            if let Some(t) = a.next_deadline() {
+                d = Some(d.map_or(t, |x: u64| x.min(t)));
+            }
+        }
+        d
+    }
+
+    /// Read up to `budget` packets from `fd`; returns how many were read.
+    pub(crate) fn drain(&mut self, fd: RawFd, from: Option<usize>, budget: usize) -> usize {
+        let mut n = 0;
+        while n < budget {
+            let i = self.pool.get();
+            let buf = self.pool.buf(i);
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
+            if r <= 0 {
+                self.pool.put(i);
+                break;
+            }
+            self.pool.len[i as usize] = r as u32;
+            self.reads += 1;
+            let now = now_ns();
+            match from {
+                Some(s) => self.from_sender(now, s, i),
+                None => self.from_receiver(now, i),
+            }
+            n += 1;
+        }
+        self.max_batch = self.max_batch.max(n);
+        n
+    }
+
+    /// The last line of a run: per-sender counters and the loop's own statistics.
+    pub(crate) fn final_json(&self, exit_reason: &str) -> String {
+        let n = self.sender_fds.len();
+        let per = |l: &Link<u32>| {
+            (0..n)
+                .map(|i| {
+                    let c = l.per_origin.get(i).copied().unwrap_or_default();
+                    format!("{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{}}}", c.rx_pkts, c.drops, c.random_losses, c.ce_marks)
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"reverse_tx_bytes\":{},\"forward_tx_pkts\":{},\"reverse_tx_pkts\":{},\"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\"late_mean_ns\":{:.1},\"late_max_ns\":{},\"pool_slots\":{}}}",
+            per(&self.fwd),
+            per(&self.rev),
+            self.fwd.stats.tx_bytes,
+            self.rev.stats.tx_bytes,
+            self.fwd.stats.tx_pkts,
+            self.rev.stats.tx_pkts,
+            self.write_errors,
+            self.unroutable,
+            self.reads,
+            self.max_batch,
+            if self.late_n > 0 { self.late_sum_ns as f64 / self.late_n as f64 } else { 0.0 },
+            self.late_max_ns,
+            self.pool.len.len()
+        )
+    }
+}
