@@ -249,10 +249,12 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
     """Run SCENARIO on both backends (sim and emu) and tabulate the differences per algorithm."""
     from .emu.compare import run_compare
     from .emu.netns import check_environment
+    from .runner import run as run_scenario
 
     check_environment()
     table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
-                              out=Path(out) if out else None, echo=click.echo, seeds=seeds, emu_runs=emu_runs)
+                              out=Path(out) if out else None, run_fn=run_scenario, echo=click.echo, seeds=seeds,
+                              emu_runs=emu_runs)
     click.echo(f"wrote {path}")
 
 
