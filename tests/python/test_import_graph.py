@@ -109,3 +109,10 @@ def test_no_import_cycles_between_subpackages():
         graph.setdefault(unit(name), set()).update(unit(t) for t in targets if unit(t) != unit(name))
     assert _cycles(graph) == []
 
+
+def test_no_module_chooses_a_matplotlib_backend():
+    # Figures come from bbrlab.figures (a Figure on its own Agg canvas); pyplot is never needed.
+    for p in ROOT.rglob("*.py"):
+        text = p.read_text()
+        assert "matplotlib.use(" not in text, p
+        assert "matplotlib.pyplot" not in text, p
