@@ -250,30 +250,40 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
     """Run SCENARIO on both backends (sim and emu) and tabulate the differences per algorithm."""
     from .emu.compare import run_compare
     from .emu.netns import check_environment
+    from .runner import run as run_scenario
 
     check_environment()
     table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
-                              out=Path(out) if out else None, echo=click.echo, seeds=seeds, emu_runs=emu_runs)
+                              out=Path(out) if out else None, run_fn=run_scenario, echo=click.echo, seeds=seeds,
+                              emu_runs=emu_runs)
     click.echo(f"wrote {path}")
 
 
 @cli.command()
 @click.argument("studies", metavar="[STUDY]...", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="List the studies and exit.")
-@click.option("--quick", is_flag=True, help="Shorter runs, smaller grids, fewer repetitions (minutes, for CI).")
+@click.option("--size", type=click.Choice(["tiny", "quick", "full"]), default=None,
+              help="tiny: seconds, every step of a study (tests); quick: minutes, indicative numbers (CI); "
+                   "full (default): the study.")
+@click.option("--quick", is_flag=True, help="The same as --size quick.")
 @click.option("--out", "out", metavar="DIR", default="reproduce", show_default=True, help="Output directory.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count).")
-def reproduce(studies: tuple[str, ...], list_only: bool, quick: bool, out: str, jobs: int | None) -> None:
+def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str,
+              jobs: int | None) -> None:
     """Reproduce the seed studies: run their scenarios, redraw their figures, write REPORT.md.
 
     STUDY is a name from --list, or "all" (the default).
     """
-    from .reproduce import get_study, list_studies, run_studies
+    from .reproduce import Size, get_study, list_studies, run_studies
 
     if list_only:
         for st in list_studies():
-            click.echo(f"{st.name:<16} {st.title}\n{'':<16} source: {st.source}")
+            click.echo(f"{st.name:<16} {st.title}\n{'':<16} source: {st.source_text}")
+        click.echo("\nFull citations: docs/sources.md")
         return
+    if quick and size not in (None, "quick"):
+        raise UserError(f"--quick is --size quick; it contradicts --size {size}")
+    chosen = Size(size or ("quick" if quick else "full"))
     names = list(studies) or ["all"]
     if names != ["all"]:
         for n in names:
@@ -291,7 +301,7 @@ def reproduce(studies: tuple[str, ...], list_only: bool, quick: bool, out: str, 
         progress.update(bars[label], completed=done, total=total)
 
     with progress:
-        done = run_studies(names, Path(out), quick=quick, jobs=jobs, progress=on_progress)
+        done = run_studies(names, Path(out), size=chosen, jobs=jobs, progress=on_progress)
     for st, report, wall in done:
         click.echo(f"{st.name}: {report} ({wall:.0f} s)")
 

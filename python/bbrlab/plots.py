@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from .results import Result
+from .figures import new_figure
+
+
+class Result(Protocol):
+    """What the plots read from a run. `bbrlab.Result` has it; naming the shape here instead of
+    importing results.py keeps the import one-way (results.py imports this module to save plots)."""
+
+    summary: dict[str, Any]
+    timeseries: pd.DataFrame
+    queue: pd.DataFrame
 
 __all__ = ["plot_all", "PLOTS"]
 
@@ -29,8 +36,7 @@ _MAX_LINES = 12
 
 
 def _figure(rows: int = 1) -> tuple[Figure, Any]:
-    fig = Figure(figsize=(9, 3.2 * rows), dpi=110, layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = new_figure((9, 3.2 * rows), dpi=110, layout="constrained")
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, axes
 

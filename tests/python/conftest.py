@@ -52,3 +52,19 @@ def stub_core(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.setattr(bbrlab, "_core", contract_stub, raising=False)
     yield contract_stub
     contract_stub.Simulation.interrupt_after = None
+
+
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """`tiny_study(name)`: the output directory of study `name` run at size tiny, once per session."""
+    from bbrlab.reproduce import Size, run_studies
+
+    done: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in done:
+            [(_, report, _)] = run_studies([name], tmp_path_factory.mktemp(f"tiny-{name}"), size=Size.TINY, jobs=2)
+            done[name] = report.parent
+        return done[name]
+
+    return get

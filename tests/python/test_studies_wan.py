@@ -1,8 +1,8 @@
-"""The WAN studies (esnet-100g, bql-vs-bbr) at a tiny size: report, figures and physical sanity.
+"""The WAN studies (esnet-100g, bql-vs-bbr) at size tiny: report, figures and physical sanity.
 
-Each study module exposes ``tiny_plan()``; ``run(ctx, plan)`` runs it. The checks are physics, not
-the studies' own outputs: no goodput above the link's payload ceiling (1448/1538 of its rate), no
-negative counts, queues within the drop-tail buffer, a gap histogram that counts every departure.
+The checks are physics, not the studies' own outputs: no goodput above the link's payload ceiling
+(1448/1538 of its rate), no negative counts, queues within the drop-tail buffer, a gap histogram
+that counts every departure.
 """
 
 from __future__ import annotations
@@ -15,14 +15,9 @@ import pytest
 
 pytest.importorskip("bbrlab._core")
 
-from bbrlab.reproduce import STUDIES  # noqa: E402
-from bbrlab.reproduce.catalog import StudyContext  # noqa: E402
+from bbrlab.reproduce import STUDIES, Size  # noqa: E402
 
 CEILING = 1448 / 1538
-
-
-def _ctx(tmp_path: Path) -> StudyContext:
-    return StudyContext(out_dir=tmp_path, quick=True, jobs=1)
 
 
 def _report_ok(path: Path, figures: list[str]) -> str:
@@ -39,12 +34,9 @@ def test_registered():
     assert {"esnet-100g", "bql-vs-bbr"} <= set(STUDIES)
 
 
-def test_bql_vs_bbr_tiny(tmp_path):
-    from bbrlab.reproduce import bql_vs_bbr as m
-
-    p = m.tiny_plan()
-    report = m.run(_ctx(tmp_path), p)
-    text = _report_ok(report, ["fig2-rtt100ms.png", "fig4-summary.png", "fig5-1g-loss1pct.png", "fig6-10g-loss07pct.png"])
+def test_bql_vs_bbr_tiny(tiny_study):
+    tmp_path = tiny_study("bql-vs-bbr")
+    text = _report_ok(tmp_path / "REPORT.md", ["fig2-rtt100ms.png", "fig4-summary.png", "fig5-1g-loss1pct.png", "fig6-10g-loss07pct.png"])
     assert "994.6 Mbit/s" in text and "158 KB" in text  # the paper's numbers sit beside ours
     buffer = 80e6
     for csv, rate in (("rtt-sweep.csv", 1e9), ("loss-1g.csv", 1e9), ("loss-10g.csv", 10e9)):
@@ -60,13 +52,13 @@ def test_bql_vs_bbr_tiny(tmp_path):
         assert float(pct) <= 100.05
 
 
-def test_esnet_100g_tiny(tmp_path):
+def test_esnet_100g_tiny(tiny_study):
     from bbrlab.reproduce import esnet_100g as m
 
-    p = m.tiny_plan()
-    report = m.run(_ctx(tmp_path), p)
-    text = _report_ok(report, ["path-100g-buffer5ms.png", "path-4x10g.png", "packet-gaps.png"])
-    assert "22.90" in text and "568,340" in text  # the seed's table sits beside ours
+    p = m.PLANS[Size.TINY]
+    tmp_path = tiny_study("esnet-100g")
+    text = _report_ok(tmp_path / "REPORT.md", ["path-100g-buffer5ms.png", "path-4x10g.png", "packet-gaps.png"])
+    assert "22.90" in text and "568,340" in text  # the slides' table sits beside ours
     runs = pd.read_csv(tmp_path / "path-100g-runs.csv")
     assert len(runs) == 2 * 3 * p.seeds * len(p.buffers_ms)
     assert (runs["tput_bps"] > 0).all()

@@ -1,38 +1,37 @@
-"""The data-center studies of seed 000 (dc-query, dc-incast, dc-convergence), quick versions."""
+"""The data-center studies of the Waterloo DC study (dc-query, dc-incast, dc-convergence), at size tiny."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from bbrlab.reproduce import run_studies
-
 pytest.importorskip("bbrlab._core")
+
+NAMES = ["dc-query", "dc-incast", "dc-convergence"]
 
 
 @pytest.fixture(scope="module")
-def studies(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dc")
-    done = run_studies(["dc-query", "dc-incast", "dc-convergence"], out, quick=True, jobs=2)
-    return out, {st.name: report for st, report, _ in done}
+def studies(tiny_study):
+    dirs = {name: tiny_study(name) for name in NAMES}
+    return dirs, {name: d / "REPORT.md" for name, d in dirs.items()}
 
 
 def test_reports_and_figures(studies):
-    out, reports = studies
+    roots, reports = studies
     for name, figs in {
         "dc-query": ["fig1-mean-no-bg.png", "fig3-cdf-no-bg.png", "fig6-cdf-bg.png", "queries.csv"],
         "dc-incast": ["fig7-throughput.png", "fig8-cdf.png", "samples.csv"],
         "dc-convergence": ["levels.csv", "bbr_converge_lossless.csv"],
     }.items():
         text = reports[name].read_text()
-        assert "The seed's claims beside ours" in text and "PAUSE" in text
+        assert "The Waterloo study's claims beside ours" in text and "PAUSE" in text
         for f in figs:
-            assert (out / name / f).stat().st_size > 0, f
+            assert (roots[name] / f).stat().st_size > 0, f
 
 
 def test_lossless_query_latency_has_no_incast_collapse(studies):
-    out, _ = studies
-    st = pd.read_csv(out / "dc-query" / "stats.csv")
+    roots, _ = studies
+    st = pd.read_csv(roots["dc-query"] / "stats.csv")
     d = st[(st["fabric"] == "lossless") & (~st["bg"])]
     floor = (1 << 20) * 1538 / 1448 * 8 / 1e9
     assert (d["mean_s"] >= floor).all()
@@ -40,8 +39,8 @@ def test_lossless_query_latency_has_no_incast_collapse(studies):
 
 
 def test_convergence_csv_has_the_seed_schema(studies):
-    out, _ = studies
-    c = pd.read_csv(out / "dc-convergence" / "cubic_converge_lossless.csv")
+    roots, _ = studies
+    c = pd.read_csv(roots["dc-convergence"] / "cubic_converge_lossless.csv")
     assert list(c.columns) == ["num_flows", "socket_fd", "throughput", "time"]
     assert set(c["socket_fd"]) == {5, 6, 7, 8, 9}
     assert c["throughput"].max() <= 941.5 * 1.01  # lossless: no stalls, so no catch-up bursts above the ceiling

@@ -1,26 +1,22 @@
-"""The many-flows-ecn study (seed 001) end to end with a tiny configuration: files and physics."""
+"""The many-flows-ecn study (Google BBRv2 slides) end to end at size tiny: files and physics."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from bbrlab.reproduce import get_study
+from bbrlab.reproduce import Size, get_study
 from bbrlab.reproduce import many_flows_ecn as mf
-from bbrlab.reproduce.catalog import StudyContext
 
 CEILING = 1448 / 1538  # payload share of the wire
-
-TINY = mf.Config(ns=(4, 12), duration_s=0.4, warmup_s=0.2, rate="10Gbps", rate_bps=10e9, tso_ns=(12,),
-                 tso_duration_s=0.3, tso_warmup_s=0.1, ack_bulk=6, ack_rpc=3, ack_duration_s=0.5, rpc_start_s=0.1,
-                 shallow_ns=(12,), shallow_duration_s=0.4, shallow_buffer="200KB")
+MSS = 1448
+TINY = mf.PLANS[Size.TINY]
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("manyflows")
-    report = mf.run(StudyContext(out_dir=out, quick=True, jobs=2), TINY)
-    return out, report
+def study(tiny_study):
+    out = tiny_study("many-flows-ecn")
+    return out, out / "REPORT.md"
 
 
 def test_registered():
@@ -30,7 +26,7 @@ def test_registered():
 def test_report_and_figures_exist(study):
     d, report = study
     text = report.read_text()
-    assert "seed 001 claim" in text and "faster ACKs" in text and "TSO autosizing" in text
+    assert "Google BBRv2 slides" in text and "faster ACKs" in text and "TSO autosizing" in text
     for f in ("retransmission_rate.png", "average_rtt.png", "p95_rtt.png", "throughput.png", "ce_rate.png",
               "jain_fairness.png", "sweep.csv", "tso.csv", "faster_acks.csv", "shallow-buffer.csv"):
         assert (d / f).stat().st_size > 0, f
@@ -71,7 +67,7 @@ def test_aggregate_in_flight_obeys_littles_law(study):
     # with the independently measured throughput and srtt.
     d, report = study
     s = pd.read_csv(d / "sweep.csv")
-    little = s["throughput_bps"] / 8 / mf.MSS * s["rtt_avg_ms"] / 1e3
+    little = s["throughput_bps"] / 8 / MSS * s["rtt_avg_ms"] / 1e3
     ratio = s["inflight_pkts"] / little
     assert ratio.between(0.75, 1.33).all(), ratio.tolist()
     assert "Why the RTT claim against DCTCP differs" in report.read_text()

@@ -1,11 +1,11 @@
-"""The wan-loss study (seed 002) end to end, quick version: files, physics, and the seed's effect."""
+"""The wan-loss study (Toonk BBR blog) end to end, quick version: files, physics, and the blog's effect."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from bbrlab.reproduce import run_studies
+from bbrlab.reproduce import Size, run_studies
 
 CEILING = 1448 / 1538  # payload share of the wire
 
@@ -13,14 +13,14 @@ CEILING = 1448 / 1538  # payload share of the wire
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
-    [(st, report, wall)] = run_studies(["wan-loss"], out, quick=True, jobs=2)
+    [(st, report, wall)] = run_studies(["wan-loss"], out, size=Size.QUICK, jobs=2)
     return out / "wan-loss", report
 
 
 def test_report_and_figures_exist(study):
     d, report = study
     text = report.read_text()
-    assert "blog (seed 002)" in text and "Random-loss sweep" in text
+    assert "Toonk BBR blog" in text and "Random-loss sweep" in text
     for f in ("heatmap-blog.png", "heatmap-unlimited.png", "loss-sweep.png", "grid.csv", "loss-sweep.csv"):
         assert (d / f).stat().st_size > 0, f
 

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import UserError
+from ..figures import subplots
 from ..scenario import load_scenario
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES"]
@@ -83,13 +84,12 @@ METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
 
 
 def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[str], duration: str | None,
-                out: Path | None, echo: Callable[[str], Any] = print, seeds: int = 3, emu_runs: int = 1,
-                run_fn: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, Path]:
+                out: Path | None, run_fn: Callable[..., Any], echo: Callable[[str], Any] = print, seeds: int = 3,
+                emu_runs: int = 1) -> tuple[pd.DataFrame, Path]:
     """``seeds`` simulator runs and ``emu_runs`` kernel runs per point and algorithm, with seeds
-    ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn`` replaces
-    ``bbrlab.runner.run`` (tests)."""
-    if run_fn is None:
-        from ..runner import run as run_fn
+    ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn(scenario,
+    backend=...)`` runs one scenario: ``bbrlab.runner.run``, passed in by the caller so that this
+    package does not import the runner that dispatches to it (tests pass a stand-in)."""
     if seeds < 1 or emu_runs < 1:
         raise UserError("--seeds and --emu-runs must be at least 1")
 
@@ -180,12 +180,7 @@ def markdown_table(t: pd.DataFrame) -> str:
 
 
 def _plot(t: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    fig, axes = subplots(1, 3, figsize=(15, 4.5))
     for ax, (k, title) in zip(axes, (("goodput_mbps", "goodput"), ("rtt_mean_ms", "mean RTT"), ("retrans_rate", "retransmission rate"))):
         for cc, g in t.groupby("cc"):
             # error bars: where the sim's min and max seeds fall against the emu mean
@@ -203,4 +198,3 @@ def _plot(t: pd.DataFrame, path: Path) -> None:
     fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=110)
-    plt.close(fig)

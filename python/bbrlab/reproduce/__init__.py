@@ -1,13 +1,16 @@
-"""`bbrlab reproduce`: the catalog of studies from the seed papers, each redrawn with bbrlab.
+"""`bbrlab reproduce`: the studies that reproduce published results, each redrawn with bbrlab.
 
-A study builds its scenarios in code, runs them (in parallel, with progress), draws the figures
-the way the source drew them, and writes ``REPORT.md`` with the source's claims beside our
-numbers. ``--quick`` shrinks durations, grids and repetitions for CI; the default is the full
-study a user would run.
+A study module builds its scenarios in code (`scenarios`: typed, validated), runs them in parallel
+(`StudyContext.run_many`), reads the tables (`analysis`), draws the figures the way the source drew
+them (`bbrlab.figures`), states its comparisons with the source as data (`claims`) and writes
+``REPORT.md`` (`report`). It says what each `Size` means in one table, ``PLANS``: ``tiny`` for
+tests, ``quick`` for CI (``--quick``), ``full`` for the study a user runs. The sources are named
+as in `sources` (full citations: docs/sources.md).
 """
 
 from __future__ import annotations
 
-from .catalog import STUDIES, Study, StudyContext, get_study, list_studies, run_studies
+from .catalog import STUDIES, Study, get_study, list_studies, run_studies
+from .context import Size, StudyContext
 
-__all__ = ["STUDIES", "Study", "StudyContext", "get_study", "list_studies", "run_studies"]
+__all__ = ["STUDIES", "Size", "Study", "StudyContext", "get_study", "list_studies", "run_studies"]

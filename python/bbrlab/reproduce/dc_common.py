@@ -1,13 +1,13 @@
-"""Shared pieces of the data-center studies of seed 000 (Howes & Muñoz, 'TCP BBR - Assessing
-Performance in a Data Center Environment', U. Waterloo, 2017): dc-query, dc-incast, dc-convergence.
+"""Shared pieces of the data-center studies of the Waterloo DC study (docs/sources.md): dc-query,
+dc-incast, dc-convergence.
 
 Every study runs on two fabrics (``FABRICS``):
 
-- ``lossless``: the seed's cluster as the paper describes it: 1 GbE hosts on a Mellanox SX1012
+- ``lossless``: the Waterloo cluster as the paper describes it: 1 GbE hosts on a Mellanox SX1012
   ToR with lossless Ethernet (802.3x PAUSE: XOFF 64 KB, XON 32 KB, 65535 quanta) and cut-through
   forwarding. No packet is ever dropped (asserted for every run).
 - ``store-and-forward``: a conventional commodity ToR: store-and-forward with a shallow 128 KB
-  drop-tail buffer per output port, no flow control — the comparison the seed asked for.
+  drop-tail buffer per output port, no flow control — the comparison the Waterloo authors asked for.
 
 Both: 10 µs one-way per host link (≈ 50 µs base RTT with serialization), hosts' clocks within
 ±100 ppm of the switch and 1 µs of host transmit jitter (without these, equal-rate links stay
@@ -18,69 +18,35 @@ defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .report import MSS, WIRE
+from .scenarios import Pfc, Star
 
 CCS = ["cubic", "bbr1"]
 CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}
 CC_COLOR = {"cubic": "#d95f02", "bbr1": "#1b9e77"}
-FABRIC_LABEL = {"lossless": "seed's fabric: lossless (PAUSE), cut-through",
+FABRIC_LABEL = {"lossless": "Waterloo's fabric: lossless (PAUSE), cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
                 "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
 #: The two fabrics of every study; dc-convergence adds the deep-buffered one.
 FABRICS = ["lossless", "store-and-forward"]
 #: Goodput ceiling of 1 GbE with the default MSS (MSS / WIRE of the line rate).
 CEILING_BPS = 1e9 * MSS / WIRE
+#: The short names the Waterloo study's own CSV files use for the algorithms.
+CSV_CC = {"cubic": "cubic", "bbr1": "bbr"}
 
 
-def topology(fabric: str, workers: int) -> dict[str, Any]:
-    t: dict[str, Any] = {"kind": "star", "workers": workers, "rate": "1Gbps", "delay": "10us",
-                         "clock_ppm": 100, "host_jitter": "1us"}
+def topology(fabric: str, workers: int) -> Star:
+    common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
     if fabric == "lossless":
-        t.update(forwarding="cut-through", lossless=True, pfc={"xoff": "64KB", "xon": "32KB", "quanta": 65535})
-    elif fabric == "store-and-forward":
-        t.update(forwarding="store-and-forward", buffer="128KB")
-    elif fabric == "store-and-forward-deep":
-        t.update(forwarding="store-and-forward", buffer="1MB")
-    else:
-        raise ValueError(fabric)
-    return t
-
-
-# Student t quantiles t(0.975, df) for df = 1..30 (mean_cl_normal in the seed's R scripts).
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042]
-
-
-def t975(df: int) -> float:
-    if df < 1:
-        return math.nan
-    if df <= 30:
-        return _T975[df - 1]
-    return 1.96 + 2.4 / df  # within 0.2 % of the exact quantile above 30
-
-
-def mean_ci(x: Sequence[float]) -> tuple[float, float]:
-    """(mean, half-width of the 95 % confidence interval) as R's mean_cl_normal."""
-    a = np.asarray(x, dtype=float)
-    a = a[np.isfinite(a)]
-    if a.size == 0:
-        return math.nan, math.nan
-    if a.size == 1:
-        return float(a[0]), math.nan
-    return float(a.mean()), float(t975(a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
-
-
-def p95(x: Sequence[float]) -> float:
-    a = np.asarray(x, dtype=float)
-    a = a[np.isfinite(a)]
-    return float(np.quantile(a, 0.95)) if a.size else math.nan  # R's quantile type 7
+        return Star(forwarding="cut-through", pfc=Pfc(xoff_bytes=64_000, xon_bytes=32_000, quanta=65535), **common)
+    if fabric == "store-and-forward":
+        return Star(forwarding="store-and-forward", buffer_bytes=128_000, **common)
+    if fabric == "store-and-forward-deep":
+        return Star(forwarding="store-and-forward", buffer_bytes=1_000_000, **common)
+    raise ValueError(fabric)
 
 
 def assert_lossless(rows: pd.DataFrame, where: str) -> int:

@@ -1,8 +1,8 @@
-"""dc-convergence (seed 000 §4.3, Figures 9–11, and its open question).
+"""dc-convergence (Waterloo DC study §4.3, Figures 9–11, and its open question).
 
-The seed measured fairness with 5 flows from separate senders into one receiver: flow k starts at
-k·T and sends for 5·T, so 1, 2, …, 5 and then 4, …, 1 flows are active, each level lasting T
-(``aggregator converge 5 T 1``: T·(2n−1) s, per-flow throughput every second). With T = 30 s CUBIC
+The Waterloo authors measured fairness with 5 flows from separate senders into one receiver:
+flow k starts at k·T and sends for 5·T, so 1, 2, …, 5 and then 4, …, 1 flows are active, each
+level lasting T (``aggregator converge 5 T 1``: T·(2n−1) s, per-flow throughput every second). With T = 30 s CUBIC
 converged well and BBR converged poorly, some flows starving (Figs 9, 10); with T = 60 s BBR's
 flows alternated between full link speed and nothing (Fig 11). The authors suspected the lossless,
 cut-through fabric and asked for a store-and-forward comparison with drops instead of PAUSE.
@@ -12,42 +12,56 @@ Jain's fairness index per level — over the level's mean per-flow throughput (d
 the level?) and as the mean of the per-second index (were they sharing at each moment? flows
 taking turns at full speed score high on the first and low on the second). The first 2 s of each
 level are left out of both (convergence time). The per-second samples are also written in the
-seed's CSV schema (`num_flows,socket_fd,throughput,time`: flows started so far, fd 5 + k,
-Mbit/s, µs since the start), without the seed's 8 Mbit/s quantization.
+study's CSV schema (`num_flows,socket_fd,throughput,time`: flows started so far, fd 5 + k,
+Mbit/s, µs since the start), without the study's 8 Mbit/s quantization.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ..figures import save, subplots
+from ..results import jain_index
+from . import dc_common as dc
+from .analysis import packets_simulated, select
+from .claims import Claim, claims_table, verdict_of_all
+from .context import Size, StudyContext
+from .report import md_table
+from .scenarios import Flow, StudyRun, study_run
+from .sources import WATERLOO_DC
 
-from ..results import jain_index  # noqa: E402
-from . import dc_common as dc  # noqa: E402
-from .catalog import StudyContext  # noqa: E402
-from .report import md_table, write_report  # noqa: E402
-
+SOURCE = WATERLOO_DC
 N = 5
 SETTLE_S = 2.0
+FABRICS = dc.FABRICS + ["store-and-forward-deep"]
+#: Per-second Jain index (mean over levels with ≥ 3 flows) at or above which flows "converge".
+CONVERGED, PARTLY = 0.9, 0.7
 
 
-def _scenario(fabric: str, cc: str, T: float) -> dict[str, Any]:
-    return {
-        "name": f"dc-converge-{fabric}-{cc}-T{T:g}",
-        "duration": f"{T * (2 * N - 1):g}s",
-        "seed": 7,
-        "sample_interval": "1s",
-        "topology": dc.topology(fabric, N),
-        "flows": [{"cc": cc, "start": f"{k * T:g}s", "stop": f"{k * T + N * T:g}s"} for k in range(N)],
-        "tags": {"fabric": fabric, "cc": cc, "T": T},
-    }
+@dataclass(frozen=True)
+class Plan:
+    Ts: tuple[float, ...]  # level lengths T in seconds; the run is T·(2N−1)
+
+
+PLANS = {
+    # T = 3 s: the smallest with a sample (every 1 s) in each level after the 2-s settling time.
+    Size.TINY: Plan(Ts=(3.0,)),
+    Size.QUICK: Plan(Ts=(10.0,)),
+    Size.FULL: Plan(Ts=(30.0, 60.0)),
+}
+
+
+def _scenario(fabric: str, cc: str, T: float) -> StudyRun:
+    return study_run(f"dc-converge-{fabric}-{cc}-T{T:g}", duration_s=T * (2 * N - 1), seed=7, sample_interval_s=1.0,
+                     topology=dc.topology(fabric, N),
+                     flows=[Flow(cc, start_s=k * T, stop_s=k * T + N * T) for k in range(N)],
+                     tags={"fabric": fabric, "cc": cc, "T": T})
 
 
 def _levels(ts: pd.DataFrame, T: float) -> list[dict[str, Any]]:
@@ -66,7 +80,7 @@ def _levels(ts: pd.DataFrame, T: float) -> list[dict[str, Any]]:
 
 
 def _series_plot(ts: pd.DataFrame, title: str, path: Path, T: float) -> None:
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    fig, ax = subplots(figsize=(9, 3.6))
     for k in range(N):
         d = ts[ts["flow"] == k]
         ax.plot(d["t_s"], d["goodput_bps"] / 1e6, lw=0.9, label=f"flow {k + 1}")
@@ -79,8 +93,7 @@ def _series_plot(ts: pd.DataFrame, title: str, path: Path, T: float) -> None:
     ax.grid(alpha=0.3)
     ax.legend(ncol=5, fontsize=8, loc="upper right")
     ax.set_title(title, fontsize=10)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save(fig, path)
 
 
 def _seed_csv(ts: pd.DataFrame, T: float, path: Path) -> None:
@@ -94,128 +107,168 @@ def _seed_csv(ts: pd.DataFrame, T: float, path: Path) -> None:
 
 
 def run(ctx: StudyContext) -> Path:
-    quick = ctx.quick
-    Ts = [10.0] if quick else [30.0, 60.0]
-    fabrics = dc.FABRICS + ["store-and-forward-deep"]
-    scen = [_scenario(f, cc, T) for T in Ts for f in fabrics for cc in dc.CCS]
+    Ts = PLANS[ctx.size].Ts
+    scen = [_scenario(f, cc, T) for T in Ts for f in FABRICS for cc in dc.CCS]
     rows = ctx.run_many("convergence", scen, keep_timeseries=True)
     pause = dc.assert_lossless(rows, "dc-convergence")
     levels = []
     figs = []
-    fig_no = {("cubic", Ts[0]): 9, ("bbr1", Ts[0]): 10, ("bbr1", Ts[-1]): 11} if len(Ts) > 1 else {("cubic", Ts[0]): 9, ("bbr1", Ts[0]): 10}
+    # The study's figure numbers: Fig 9 CUBIC and Fig 10 BBR at the first T, Fig 11 BBR at the longer T.
+    fig_no = {("cubic", Ts[0]): 9, ("bbr1", Ts[0]): 10} | ({("bbr1", Ts[-1]): 11} if len(Ts) > 1 else {})
     for tags, ts, _q in ctx.series["convergence"]:
         fabric, cc, T = tags["fabric"], tags["cc"], tags["T"]
         for lv in _levels(ts, T):
             levels.append({"fabric": fabric, "cc": cc, "T": T, **lv})
-        stem = f"series-{fabric}-{'bbr' if cc == 'bbr1' else 'cubic'}-T{T:g}"
+        stem = f"series-{fabric}-{dc.CSV_CC[cc]}-T{T:g}"
         no = fig_no.get((cc, T))
         title = (f"{'Fig ' + str(no) + ': ' if no else ''}{dc.CC_LABEL[cc]} convergence, {T:g} s intervals — "
                  f"{dc.FABRIC_LABEL[fabric]}")
         _series_plot(ts, title, ctx.out_dir / f"{stem}.png", T)
-        _seed_csv(ts, T, ctx.out_dir / f"{'bbr' if cc == 'bbr1' else 'cubic'}_converge{'_long' if T == Ts[-1] and len(Ts) > 1 else ''}_{fabric}.csv")
-        figs.append((fabric, cc, T, stem))
+        long = "_long" if T == Ts[-1] and len(Ts) > 1 else ""
+        _seed_csv(ts, T, ctx.out_dir / f"{dc.CSV_CC[cc]}_converge{long}_{fabric}.csv")
+        figs.append(stem)
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
+    return ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
+                            report_sections(lv, Ts, pause, figs), source=SOURCE, packets=packets_simulated(rows))
 
-    # Jain per number of active flows (rising and falling levels averaged), per run.
-    def jain_row(fabric: str, cc: str, T: float, col: str) -> list[str]:
-        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["T"] == T)]
-        return [f"{d[d['active'] == k][col].mean():.2f}" for k in range(1, N + 1)]
 
-    tables = []
-    for T in Ts:
-        rows_t = []
-        for fabric in fabrics:
-            for cc in dc.CCS:
-                rows_t.append([fabric, dc.CC_LABEL[cc]] + [f"{a} / {b}" for a, b in zip(jain_row(fabric, cc, T, "jain_level"),
-                                                                                        jain_row(fabric, cc, T, "jain_per_second"))])
-        tables.append((T, rows_t))
+def jain3(lv: pd.DataFrame, fabric: str, cc: str, col: str = "jain_per_second") -> float:
+    """Mean Jain index over the levels with ≥ 3 active flows (rising and falling, every T)."""
+    d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= 3)]
+    return float(d[col].mean())
 
-    def jain3(fabric: str, cc: str, col: str) -> float:
-        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= 3)]
-        return float(d[col].mean())
 
-    def starved(fabric: str, cc: str) -> int:
-        return int(lv[(lv["fabric"] == fabric) & (lv["cc"] == cc)]["starved_flows"].sum())
+def _starved(lv: pd.DataFrame, fabric: str, cc: str) -> int:
+    return int(select(lv, fabric=fabric, cc=cc)["starved_flows"].sum())
 
+
+def _word(j: float) -> str:
+    return "converges" if j >= CONVERGED else ("converges partly" if j >= PARTLY else "converges poorly")
+
+
+def claims(lv: pd.DataFrame) -> list[Claim]:
+    """The Waterloo study's §4.3 claims, checked on each fabric."""
+    out = []
+    for fabric in FABRICS:
+        where = f" — {dc.FABRIC_LABEL[fabric]}"
+
+        def ours(cc: str) -> str:
+            j = jain3(lv, fabric, cc)
+            return (f"{_word(j)}: Jain (≥ 3 flows) {jain3(lv, fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per "
+                    f"second; starved flow-levels {_starved(lv, fabric, cc)}")
+
+        jc, jb = jain3(lv, fabric, "cubic"), jain3(lv, fabric, "bbr1")
+        out.append(Claim("CUBIC converges well (Fig 9)" + where, "yes", ours("cubic"),
+                         f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
+                         verdict_of_all([jc >= PARTLY, jc >= CONVERGED])))
+        out.append(Claim("BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where, "yes", ours("bbr1"),
+                         f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
+                         verdict_of_all([jb < CONVERGED, jb < PARTLY, _starved(lv, fabric, "bbr1") > 0])))
+    return out
+
+
+def _answer(lv: pd.DataFrame) -> str:
+    """The Waterloo study's open question, answered from this run's numbers."""
     L, S, D = "lossless", "store-and-forward", "store-and-forward-deep"
-
-    def verdict(fabric: str, cc: str) -> str:
-        j = jain3(fabric, cc, "jain_per_second")
-        word = "converges" if j >= 0.9 else ("converges partly" if j >= 0.7 else "converges poorly")
-        return (f"{word}: Jain (≥ 3 flows) {jain3(fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per second; "
-                f"starved flow-levels {starved(fabric, cc)}")
-
-    claims = [["CUBIC converges well (Fig 9)", "yes"] + [verdict(f, "cubic") for f in fabrics],
-              ["BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)", "yes"] + [verdict(f, "bbr1") for f in fabrics]]
-    jl = {(f, cc): jain3(f, cc, "jain_per_second") for f in fabrics for cc in dc.CCS}
-    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, "bbr1")] for f in fabrics}
-    if jl[(S, "cubic")] >= 0.9:
+    jl = {(f, cc): jain3(lv, f, cc) for f in FABRICS for cc in dc.CCS}
+    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, "bbr1")] for f in FABRICS}
+    drops = [D, S]
+    # Does BBRv1's convergence change when drops replace PAUSE, and which way?
+    change = {f: jl[(f, "bbr1")] - jl[(L, "bbr1")] for f in drops}
+    worse = [f for f in drops if change[f] <= -0.1]
+    better = [f for f in drops if change[f] >= 0.1]
+    lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, "bbr1")] >= CONVERGED
+    if worse and not better:
+        headline = ("In bbrlab, yes — but not in the direction the Waterloo authors suspected: BBRv1 converges worse "
+                    "with drops than with PAUSE.")
+    elif better and not worse:
+        headline = "In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops."
+    elif better and worse:
+        headline = "In bbrlab, it depends on the buffer: BBRv1 converges better with one drop-tail buffer and worse with the other."
+    else:
+        headline = "In bbrlab, no: BBRv1's convergence moves by less than 0.1 in Jain's index between the fabrics."
+    if lossless_fair:
+        pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
+    else:
+        pause = f"With PAUSE BBRv1 already {_word(jl[(L, 'bbr1')])} here."
+    culprit = ("Drops are what break convergence, and they break BBRv1's once its flows' minimum in-flight exceeds "
+               "the buffer." if worse and lossless_fair else "")
+    if jl[(S, "cubic")] >= CONVERGED:
         shallow = ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
                    "~85 packets, overflow it continuously and take turns through RTOs.")
     else:
         shallow = ("With a buffer this shallow both algorithms' flows lose whole windows and take RTOs (five CUBIC "
                    "flows share ~(128 KB + BDP) of window, ≈ 18 segments each), so in this run neither converges "
                    "at a 1-s time scale; flows take turns, sitting at zero for whole seconds.")
-    def at5(fabric: str, cc: str) -> float:
-        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] == N)]
+
+    def at(fabric: str, cc: str, lo: int, hi: int) -> float:
+        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
         return float(d["jain_per_second"].mean())
 
-    def upto4(fabric: str, cc: str) -> float:
-        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= 3) & (lv["active"] < N)]
-        return float(d["jain_per_second"].mean())
-
-    answer = f"""
+    picture = [f for f in FABRICS if jl[(f, "cubic")] >= CONVERGED and jl[(f, "bbr1")] < CONVERGED]
+    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
+    where = ("on " + " and ".join(names[f] for f in picture)) if picture else "on none of the fabrics"
+    opposite = "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
+    return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**
-In bbrlab, yes — but not in the direction the seed suspected. PAUSE does not make BBRv1 converge
-poorly; it makes every algorithm share the port evenly. Drops are what break convergence, and
-they break BBRv1's once its flows' minimum in-flight exceeds the buffer. Mean per-second Jain index
+{headline} {pause} {culprit} Mean per-second Jain index
 over the levels with ≥ 3 active flows (1 = equal shares at every second):
 
-- *Lossless (PAUSE), the seed's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, 'bbr1')]:.2f}. The
+- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, 'bbr1')]:.2f}. The
   congested port pauses every sender's link at once and they resume together, so each sender gets
   1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1
   does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s),
   some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No
   packet is lost, no flow ever times out, and the excess window waits in the host NICs.
 - *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, 'bbr1')]:.2f}; with 3–4
-  flows BBRv1 {upto4(D, 'bbr1'):.2f}, with 5 flows {at5(D, 'bbr1'):.2f} (CUBIC {at5(D, 'cubic'):.2f}). The same
+  flows BBRv1 {at(D, 'bbr1', 3, N - 1):.2f}, with 5 flows {at(D, 'bbr1', N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). The same
   window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about the
   whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows
   persistently; flows that lose their window's tail fall back to RTOs with exponential back-off
-  and sit at zero while others run at full speed — the kind of alternation the seed shows in
-  Fig 11. CUBIC cuts its window by 30 % per loss episode and shares the buffer.
+  and sit at zero while others run at full speed — the kind of alternation the Waterloo study shows
+  in Fig 11. CUBIC cuts its window by 30 % per loss episode and shares the buffer.
 - *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 {jl[(S, 'bbr1')]:.2f}. {shallow}
 
 BBRv1 − CUBIC difference in that index: lossless {-bbr_gap[L]:+.2f}, 1 MB {-bbr_gap[D]:+.2f},
-128 KB {-bbr_gap[S]:+.2f}. In this model the seed's picture of BBR (Figs 10, 11: starving and
-alternating flows beside a fair CUBIC) needs drops, and a buffer that holds CUBIC's flows but not
-BBRv1's in-flight floor; a PAUSE fabric as modelled produces the opposite (both fair). Each
-configuration is a single trial, as in the seed; the drop-tail runs are chaotic, so their indices
-move by ±0.1 or more between seeds and between T = 30 s and 60 s (tables below).
+128 KB {-bbr_gap[S]:+.2f}. In this model the Waterloo picture of BBR (Figs 10, 11: starving and
+alternating flows beside a fair CUBIC) appears {where}{opposite}. Each
+configuration is a single trial, as in the Waterloo study; the drop-tail runs are chaotic, so their
+indices move by ±0.1 or more between seeds and between T = 30 s and 60 s (tables below).
 
 Caveat: the model's PAUSE is generated per output queue (802.3x, all feeding links at once) with
 fair packet-by-packet service of the paused senders. A switch with ingress-port buffer accounting
 or unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all),
-or the seed's receiver-side
+or the Waterloo receiver-side
 measurement (one thread per connection, 8 Mbit/s quantization) are not modelled; each could make
 the real lossless cluster behave like the drop-tail fabrics here.
 """
+
+
+def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str]) -> list[tuple[str, str]]:
+    # Jain per number of active flows (rising and falling levels averaged), per run.
+    def jain_row(fabric: str, cc: str, T: float, col: str) -> list[str]:
+        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["T"] == T)]
+        return [f"{d[d['active'] == k][col].mean():.2f}" for k in range(1, N + 1)]
+
     sections = [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
-        ("The seed's claims beside ours",
-         md_table(["claim (seed 000 §4.3)", "seed"] + [f"bbrlab, {dc.FABRIC_LABEL[f]}" for f in fabrics], claims)
+        ("The Waterloo study's claims beside ours",
+         claims_table(claims(lv), source_header="Waterloo DC study (§4.3)")
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
-        ("The seed's open question", answer),
+        ("The Waterloo study's open question", _answer(lv)),
     ]
-    for T, rows_t in tables:
+    for T in Ts:
+        rows_t = [[fabric, dc.CC_LABEL[cc]] + [f"{a} / {b}" for a, b in zip(jain_row(fabric, cc, T, "jain_level"),
+                                                                          jain_row(fabric, cc, T, "jain_per_second"))]
+                  for fabric in FABRICS for cc in dc.CCS]
         sections.append((f"Jain's index per number of active flows, T = {T:g} s (level mean / per-second mean)",
-                         md_table(["fabric", "algorithm"] + [f"{k} flow{'s' if k > 1 else ''}" for k in range(1, N + 1)], rows_t)))
-    sections.append(("Figures", "\n\n".join(f"![{stem}]({stem}.png)" for _, _, _, stem in figs)
-                     + "\n\nPer level: `levels.csv`; the seed's CSV schema: `{cubic,bbr}_converge[_long]_<fabric>.csv`."))
-    packets = int(rows.groupby("run")["data_packets_delivered_run"].first().sum())
-    return write_report(ctx.out_dir / "REPORT.md", "dc-convergence: fairness of 5 staggered flows (seed 000, Figs 9–11)",
-                        sections, quick=quick, wall_s=ctx.elapsed_s, packets=packets)
+                         md_table(["fabric", "algorithm"] + [f"{k} flow{'s' if k > 1 else ''}" for k in range(1, N + 1)],
+                                  rows_t)))
+    sections.append(("Figures", "\n\n".join(f"![{stem}]({stem}.png)" for stem in figs)
+                     + "\n\nPer level: `levels.csv`; the Waterloo study's CSV schema: "
+                       "`{cubic,bbr}_converge[_long]_<fabric>.csv`."))
+    return sections
 
 
-__all__ = ["run"]
+__all__ = ["PLANS", "Plan", "claims", "report_sections", "run"]

@@ -1,6 +1,6 @@
-"""dc-query (seed 000 §4.1, Figures 1–6): partition/aggregate query latency.
+"""dc-query (Waterloo DC study §4.1, Figures 1–6): partition/aggregate query latency.
 
-The seed's aggregator asked n workers for 1 MiB / n bytes each over new connections and timed
+The Waterloo aggregator asked n workers for 1 MiB / n bytes each over new connections and timed
 until every response had arrived (``aggregator query``: the connections are accepted before the
 clock starts, so the handshake is outside the response time), 100 queries per n: n = 1..40
 without background traffic, n = 1..20 with one long-lived iperf flow into the aggregator. It plots
@@ -8,48 +8,66 @@ the mean ± 95 % CI against n, the 95th percentile against n, and the CDF at n =
 
 Here each (fabric, algorithm, n) is one simulation with k queries in sequence (20 ms apart; each
 request leaves after a random 0–50 µs thread start-up delay). The background flow runs from its
-own host (as the seed's 10.0.3.14) from t = 0; queries start at 0.3 s. Both the queries and the
-background flow use the algorithm under test (the seed switched the whole system).
+own host (as the study's 10.0.3.14) from t = 0; queries start at 0.3 s. Both the queries and the
+background flow use the algorithm under test (the study switched the whole system).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ..figures import save, subplots
+from . import dc_common as dc
+from .analysis import mean_ci, p95, packets_simulated, value
+from .claims import Claim, claims_table, verdict_of_all
+from .context import Size, StudyContext
+from .report import md_table
+from .scenarios import Flow, QueryApp, StudyRun, study_run
+from .sources import WATERLOO_DC
 
-from . import dc_common as dc  # noqa: E402
-from .catalog import StudyContext  # noqa: E402
-from .report import md_table, write_report  # noqa: E402
-
-GAP = "20ms"
-JITTER = "50us"
+SOURCE = WATERLOO_DC
+QUERY_BYTES = 1 << 20
+GAP_S = 0.02
+JITTER_S = 50e-6
 QUERY_START_S = 0.3
+#: A query slower than this counts as collapsed (an RTO is 200 ms; the wire time 8.9 ms).
+COLLAPSE_S = 0.05
 
 
-def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Plan:
+    reps: int  # queries per (fabric, algorithm, n, background)
+    ns_nobg: tuple[int, ...]
+    ns_bg: tuple[int, ...]
+    n_cdf: int  # the n of the CDF figures (the study's: 20)
+
+
+PLANS = {
+    # 6 queries: the shortest run (lossless, no background) still spans one 1-s sample.
+    Size.TINY: Plan(reps=6, ns_nobg=(1, 20), ns_bg=(1, 20), n_cdf=20),
+    Size.QUICK: Plan(reps=10, ns_nobg=(1, 5, 10, 20), ns_bg=(1, 5, 10, 20), n_cdf=20),
+    Size.FULL: Plan(reps=100, ns_nobg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40),
+                    ns_bg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), n_cdf=20),
+}
+
+
+def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> StudyRun:
     # Budget per query for the run's length: generous where queries can hit RTOs; queries still
     # running at the end are reported as incomplete.
     per_query = 0.1 if fabric == "lossless" else (1.0 if bg else 2.0)
-    dur = QUERY_START_S + reps * (0.02 + per_query)
-    return {
-        "name": f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}",
-        "duration": f"{dur:.3f}s",
-        "seed": seed,
-        "sample_interval": "100ms" if bg else "1s",
-        "topology": dc.topology(fabric, n + 1),
-        "flows": [{"cc": cc, "sender": n}] if bg else [],
-        "apps": [{"kind": "query", "workers": n, "size": "1MiB", "repetitions": reps, "start": f"{QUERY_START_S}s",
-                  "gap": GAP, "jitter": JITTER, "flow": {"cc": cc}}],
-        "tags": {"fabric": fabric, "cc": cc, "n": n, "bg": bg, "reps": reps},
-    }
+    duration_s = round(QUERY_START_S + reps * (GAP_S + per_query), 3)  # to the millisecond
+    return study_run(
+        f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}", duration_s=duration_s, seed=seed,
+        sample_interval_s=0.1 if bg else 1.0, topology=dc.topology(fabric, n + 1),
+        flows=[Flow(cc, sender=n)] if bg else [],
+        apps=[QueryApp(workers=n, size_bytes=QUERY_BYTES, repetitions=reps, start_s=QUERY_START_S, gap_s=GAP_S,
+                       jitter_s=JITTER_S, flow=Flow(cc))],
+        tags={"fabric": fabric, "cc": cc, "n": n, "bg": bg, "reps": reps})
 
 
 def _queries(rows: pd.DataFrame) -> pd.DataFrame:
@@ -63,14 +81,14 @@ def _stats(q: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     reps = rows.groupby(["fabric", "bg", "cc", "n"])["reps"].first()
     for key, g in q.groupby(["fabric", "bg", "cc", "n"]):
-        m, ci = dc.mean_ci(g["response_s"])
-        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci, p95_s=dc.p95(g["response_s"]),
+        m, ci = mean_ci(g["response_s"])
+        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci, p95_s=p95(g["response_s"]),
                         median_s=float(g["response_s"].median()), completed=len(g), requested=int(reps[key])))
     return pd.DataFrame(out)
 
 
 def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = st[(st["fabric"] == fabric) & (st["bg"] == bg)]
         for cc in dc.CCS:
@@ -94,12 +112,11 @@ def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> No
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle(title)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save(fig, path)
 
 
 def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["n"] == n)]
         for cc in dc.CCS:
@@ -112,142 +129,165 @@ def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
         if len(d) and d["response_s"].max() > 20 * d["response_s"].min():
             ax.set_xscale("log")
         ax.grid(alpha=0.3)
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.suptitle(title)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-
-
-def _get(st: pd.DataFrame, col: str, **kv: Any) -> float:
-    d = st
-    for k, v in kv.items():
-        d = d[d[k] == v]
-    return float(d[col].iloc[0]) if len(d) else math.nan
+    save(fig, path)
 
 
 def run(ctx: StudyContext) -> Path:
-    quick = ctx.quick
-    reps = 10 if quick else 100
-    ns_nobg = [1, 5, 10, 20] if quick else [1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40]
-    ns_bg = [1, 5, 10, 20] if quick else [1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
-    scen = []
-    for fabric in dc.FABRICS:
-        for bg, ns in ((False, ns_nobg), (True, ns_bg)):
-            for cc in dc.CCS:
-                for n in ns:
-                    scen.append(_scenario(fabric, cc, n, reps, bg, seed=1000 + n))
+    p = PLANS[ctx.size]
+    scen = [_scenario(fabric, cc, n, p.reps, bg, seed=1000 + n)
+            for fabric in dc.FABRICS for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
     rows = ctx.run_many("queries", scen)
     pause = dc.assert_lossless(rows, "dc-query")
     q = _queries(rows)
     st = _stats(q, rows)
     q.to_csv(ctx.out_dir / "queries.csv", index=False)
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
-    # The seed's own CSV schema: num_workers,query_size,response_time (µs).
+    # The Waterloo study's own CSV schema: num_workers,query_size,response_time (µs).
     for fabric in dc.FABRICS:
         for bg in (False, True):
             for cc in dc.CCS:
                 d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["cc"] == cc)]
-                pd.DataFrame({"num_workers": d["n"], "query_size": 1 << 20,
+                pd.DataFrame({"num_workers": d["n"], "query_size": QUERY_BYTES,
                               "response_time": (d["response_s"] * 1e6).round().astype(int)}).to_csv(
-                    ctx.out_dir / f"query_{'bbr' if cc == 'bbr1' else 'cubic'}{'_bg' if bg else ''}_{fabric}.csv", index=False)
-    n_cdf = 20
-    _vs_n(st, False, "mean", ctx.out_dir / "fig1-mean-no-bg.png", "Fig 1: mean query latency ± 95 % CI, no background traffic")
-    _vs_n(st, False, "p95", ctx.out_dir / "fig2-p95-no-bg.png", "Fig 2: 95th percentile of query latency, no background traffic")
-    _cdf(q, False, n_cdf, ctx.out_dir / "fig3-cdf-no-bg.png", f"Fig 3: CDF of query latency, n = {n_cdf}, no background traffic")
-    _vs_n(st, True, "mean", ctx.out_dir / "fig4-mean-bg.png", "Fig 4: mean query latency ± 95 % CI, one background flow")
-    _vs_n(st, True, "p95", ctx.out_dir / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
-    _cdf(q, True, n_cdf, ctx.out_dir / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n_cdf}, one background flow")
+                    ctx.out_dir / f"query_{dc.CSV_CC[cc]}{'_bg' if bg else ''}_{fabric}.csv", index=False)
+    n = p.n_cdf
+    out = ctx.out_dir
+    _vs_n(st, False, "mean", out / "fig1-mean-no-bg.png", "Fig 1: mean query latency ± 95 % CI, no background traffic")
+    _vs_n(st, False, "p95", out / "fig2-p95-no-bg.png", "Fig 2: 95th percentile of query latency, no background traffic")
+    _cdf(q, False, n, out / "fig3-cdf-no-bg.png", f"Fig 3: CDF of query latency, n = {n}, no background traffic")
+    _vs_n(st, True, "mean", out / "fig4-mean-bg.png", "Fig 4: mean query latency ± 95 % CI, one background flow")
+    _vs_n(st, True, "p95", out / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
+    _cdf(q, True, n, out / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n}, one background flow")
+    return ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
+                            report_sections(st, p, pause), source=SOURCE, packets=packets_simulated(rows))
 
-    # ---- report
-    def cell(fabric: str, bg: bool, cc: str, n: int) -> str:
-        m = _get(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
-        p = _get(st, "p95_s", fabric=fabric, bg=bg, cc=cc, n=n)
-        done = _get(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
-        inc = "" if done == reps or not math.isfinite(done) else f" ({reps - int(done)} of {reps} unfinished)"
-        return f"{dc.fmt_ms(m)} / {dc.fmt_ms(p)}{inc}"
 
-    table = []
+def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
+    """BBR / CUBIC of a statistic."""
+    return value(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
+
+
+def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
+    """The Waterloo study's §4.1 claims, checked on each fabric."""
+    nmax, bgmax = max(p.ns_nobg), max(p.ns_bg)
+    mid = min(p.ns_bg, key=lambda n: abs(n - 5))
+    out = []
     for fabric in dc.FABRICS:
-        for bg, ns in ((False, ns_nobg), (True, ns_bg)):
-            for n in [x for x in (1, 5, 10, 20, 40) if x in ns]:
-                table.append([fabric, "yes" if bg else "no", n] + [cell(fabric, bg, cc, n) for cc in dc.CCS])
-    floor_s = (1 << 20) * 8 / dc.CEILING_BPS
+        where = f" — {dc.FABRIC_LABEL[fabric]}"
+
+        def mean(bg: bool, cc: str, n: int) -> float:
+            return value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
+
+        grow = {cc: mean(False, cc, nmax) / mean(False, cc, 1) for cc in dc.CCS}
+        same = _ratio(st, fabric, False, nmax)
+        out.append(Claim(
+            "no incast collapse without background traffic (n up to 40)" + where,
+            "same latency for n = 1..40, BBR ≈ CUBIC",
+            f"n = {nmax}: CUBIC {dc.fmt_ms(mean(False, 'cubic', nmax))}, BBR {dc.fmt_ms(mean(False, 'bbr1', nmax))}: "
+            f"{grow['cubic']:.2f}× (CUBIC) and {grow['bbr1']:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
+            f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm",
+            verdict_of_all(g <= 1.5 for g in grow.values())))
+        slow = {cc: mean(True, cc, 1) / mean(False, cc, 1) for cc in dc.CCS}
+        out.append(Claim(
+            "a background flow raises mean latency and variance drastically" + where, "drastic increase",
+            f"n = 1: CUBIC {dc.fmt_ms(mean(True, 'cubic', 1))}, BBR {dc.fmt_ms(mean(True, 'bbr1', 1))}: mean "
+            f"×{slow['cubic']:.2f} (CUBIC), ×{slow['bbr1']:.2f} (BBR) of the mean without",
+            "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, per algorithm",
+            verdict_of_all([s >= 1.5 for s in slow.values()] + [s >= 5 for s in slow.values()])))
+        r1, r1p, rmax = _ratio(st, fabric, True, 1), _ratio(st, fabric, True, 1, "p95_s"), _ratio(st, fabric, True, bgmax)
+        out.append(Claim(
+            "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
+            f"BBR/CUBIC mean = {r1:.2f} (n = 1), {_ratio(st, fabric, True, mid):.2f} (n = {mid}), {rmax:.2f} "
+            f"(n = {bgmax}); p95 {r1p:.2f} (n = 1)",
+            f"BBR/CUBIC < 0.9 at n = 1 in mean and p95; BBR's lead (mean ratio < 1) at n = 1 at least as large "
+            f"as at n = {bgmax}",
+            verdict_of_all([r1 < 0.9, r1p < 0.9, r1 < 1 and r1 <= rmax])))
+    return out
+
+
+def _explain(st: pd.DataFrame, p: Plan) -> str:
+    """What happens on each fabric, every statement computed from the table."""
     L, S = "lossless", "store-and-forward"
-    nmax = max(ns_nobg)
-
-    def ratio(fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
-        return _get(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / _get(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
-
-    mid = min(ns_bg, key=lambda n: abs(n - 5))
-    grow = {cc: _get(st, "mean_s", fabric=L, bg=False, cc=cc, n=nmax) / _get(st, "mean_s", fabric=L, bg=False, cc=cc, n=1)
-            for cc in dc.CCS}
-    bg_slow = {cc: _get(st, "mean_s", fabric=L, bg=True, cc=cc, n=1) / _get(st, "mean_s", fabric=L, bg=False, cc=cc, n=1)
-               for cc in dc.CCS}
-    claims = [
-        ["no incast collapse without background traffic (n up to 40)",
-         "same latency for n = 1..40, BBR ≈ CUBIC",
-         f"agrees: mean at n = {nmax} is {grow['cubic']:.2f}× (CUBIC) and {grow['bbr1']:.2f}× (BBR) the n = 1 value; "
-         f"BBR/CUBIC = {ratio(L, False, nmax):.2f}",
-         f"disagrees: n = {nmax}: CUBIC {dc.fmt_ms(_get(st, 'mean_s', fabric=S, bg=False, cc='cubic', n=nmax))}, "
-         f"BBR {dc.fmt_ms(_get(st, 'mean_s', fabric=S, bg=False, cc='bbr1', n=nmax))} (RTO-bound incast)"],
-        ["a background flow raises mean latency and variance drastically",
-         "drastic increase",
-         f"partly: n = 1 mean ×{bg_slow['cubic']:.2f} (CUBIC), ×{bg_slow['bbr1']:.2f} (BBR) — the query gets half the port",
-         f"yes, drastically: n = 1 CUBIC {dc.fmt_ms(_get(st, 'mean_s', fabric=S, bg=True, cc='cubic', n=1))}, "
-         f"BBR {dc.fmt_ms(_get(st, 'mean_s', fabric=S, bg=True, cc='bbr1', n=1))}"],
-        ["with background: BBR below CUBIC in mean and p95, most at small n",
-         "BBR significantly lower",
-         f"disagrees: BBR/CUBIC mean = {ratio(L, True, 1):.2f} (n = 1), {ratio(L, True, max(ns_bg)):.2f} (n = {max(ns_bg)}); "
-         f"p95 {ratio(L, True, 1, 'p95_s'):.2f}",
-         f"BBR/CUBIC mean = {ratio(S, True, 1):.2f} (n = 1), {ratio(S, True, mid):.2f} (n = {mid}), "
-         f"{ratio(S, True, max(ns_bg)):.2f} (n = {max(ns_bg)}); p95 {ratio(S, True, 1, 'p95_s'):.2f} (n = 1)"],
-    ]
+    nmax = max(p.ns_nobg)
+    floor_s = QUERY_BYTES * 8 / dc.CEILING_BPS
+    lossless = st[st["fabric"] == L]
+    ratios = [_ratio(st, L, bool(bg), int(n)) for bg, n in lossless[["bg", "n"]].drop_duplicates().itertuples(index=False)]
+    lo_r, hi_r = min(ratios), max(ratios)
+    blind = max(abs(lo_r - 1), abs(hi_r - 1)) < 0.01
+    nobg = lossless[~lossless["bg"]]["mean_s"]
+    if blind:
+        head = "**Why the lossless fabric is algorithm-blind here.**"
+        same = "identical for both algorithms (BBR/CUBIC mean within 1 % at every n, with and without background)"
+    else:
+        head = "**The lossless fabric.**"
+        same = f"yet the algorithms differ: BBR/CUBIC mean from {lo_r:.2f} to {hi_r:.2f} over the grid"
     collapse = {}
     for cc in dc.CCS:
-        d = st[(st["fabric"] == S) & (~st["bg"]) & (st["cc"] == cc) & (st["mean_s"] > 0.05)]
-        collapse[cc] = f"n = {int(d['n'].min())}" if len(d) else "never (up to n = " + str(nmax) + ")"
-    lower = [n for n in ns_bg if ratio(S, True, n) < 1]
-    sf_bg = (f"and BBRv1's mean is below CUBIC's for n in {lower} of {ns_bg}" if lower else
+        d = st[(st["fabric"] == S) & (~st["bg"]) & (st["cc"] == cc) & (st["mean_s"] > COLLAPSE_S)]
+        collapse[cc] = f"n = {int(d['n'].min())}" if len(d) else f"never (up to n = {nmax})"
+    if any(c.startswith("n =") for c in collapse.values()):
+        incast = ("the shallow buffer produces the classic incast collapse (responses losing their tail, then waiting "
+                  f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
+                  f"for CUBIC and {collapse['bbr1']} for BBRv1")
+    else:
+        incast = (f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid")
+    bg_sf = st[(st["fabric"] == S) & st["bg"]]["mean_s"]
+    lower = [n for n in p.ns_bg if _ratio(st, S, True, n) < 1]
+    sf_bg = (f"and BBRv1's mean is below CUBIC's for n in {lower} of {list(p.ns_bg)}" if lower else
              "and BBRv1's mean is not below CUBIC's for any n")
-    explain = f"""
-**Why the lossless fabric is algorithm-blind here.** On the lossless fabric no packet is lost, so
+    return f"""
+{head} On the lossless fabric no packet is lost, so
 neither algorithm ever reduces its window for loss; every response sender and the background
 sender keep their NIC queue non-empty (CUBIC because its window only grows; BBRv1 because Linux
 4.13 adds 3 TSO bursts — ~130 segments at 1 Gbit/s — to its 2·BDP window, on a path whose BDP is
 only ~6 KB, and paces at ≥ 1.0 × its bandwidth estimate). The switch port above XOFF pauses
 *all* its ingress links at once and they resume together, so the port is shared per ingress
 link, packet by packet, whatever the algorithm does. A 1 MiB query then takes its wire time
-({floor_s * 1e3:.2f} ms) plus a handful of RTTs with no background flow, and n/(n+1) of the port
-against one background flow — identical for both algorithms. The seed's BBR advantage with a
-background flow cannot come from the PAUSE mechanism as modelled (per-port back-pressure from an
-egress queue); it needs a fabric where the background flow's queue, not the port arbiter, sets
-the query's wait — which is what a drop-tail buffer does.
+({floor_s * 1e3:.2f} ms) plus a handful of RTTs with no background flow (measured: means of
+{dc.fmt_ms(nobg.min())} to {dc.fmt_ms(nobg.max())}), and n/(n+1) of the port against one background
+flow — {same}. The Waterloo study's BBR advantage with a background flow cannot come from the PAUSE
+mechanism as modelled (per-port back-pressure from an egress queue); it needs a fabric where the
+background flow's queue, not the port arbiter, sets the query's wait — which is what a drop-tail
+buffer does.
 
-**On the store-and-forward fabric** the shallow buffer produces the classic incast collapse
-(responses losing their tail, then waiting for a 200 ms RTO): the first n whose mean exceeds
-50 ms is {collapse['cubic']} for CUBIC and {collapse['bbr1']} for BBRv1 (BBRv1's startup keeps
-sending into the full buffer). With a background flow the background sender keeps the 128 KB port
-nearly full (its host NIC backlog hides its own window reductions from the switch), new
-connections lose packets of their initial window and back off exponentially: mean latencies of
-hundreds of ms to seconds, {sf_bg}.
+**On the store-and-forward fabric** {incast}. With a background flow the background sender keeps
+the 128 KB port nearly full (its host NIC backlog hides its own window reductions from the
+switch), new connections lose packets of their initial window and back off exponentially: mean
+latencies from {dc.fmt_ms(bg_sf.min())} to {dc.fmt_ms(bg_sf.max())}, {sf_bg}.
 """
-    sections = [
+
+
+def report_sections(st: pd.DataFrame, p: Plan, pause: int) -> list[tuple[str, str]]:
+    def cell(fabric: str, bg: bool, cc: str, n: int) -> str:
+        m = value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
+        q95 = value(st, "p95_s", fabric=fabric, bg=bg, cc=cc, n=n)
+        done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
+        inc = "" if done == p.reps or not math.isfinite(done) else f" ({p.reps - int(done)} of {p.reps} unfinished)"
+        return f"{dc.fmt_ms(m)} / {dc.fmt_ms(q95)}{inc}"
+
+    table = []
+    for fabric in dc.FABRICS:
+        for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)):
+            for n in [x for x in (1, 5, 10, 20, 40) if x in ns]:
+                table.append([fabric, "yes" if bg else "no", n] + [cell(fabric, bg, cc, n) for cc in dc.CCS])
+    floor_s = QUERY_BYTES * 8 / dc.CEILING_BPS
+    return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
-        ("The seed's claims beside ours",
-         md_table(["claim (seed 000 §4.1)", "seed", f"bbrlab, {dc.FABRIC_LABEL[L]}", f"bbrlab, {dc.FABRIC_LABEL[S]}"], claims)
+        ("The Waterloo study's claims beside ours",
+         claims_table(claims(st, p), source_header="Waterloo DC study (§4.1)")
          + "\n\nPhysical floor of one 1 MiB query at 1 GbE: " + f"{floor_s * 1e3:.2f} ms of wire time + one RTT."
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
-        ("What changes between the fabrics", explain),
+        ("What changes between the fabrics", _explain(st, p)),
         ("Numbers (mean / 95th percentile)",
          md_table(["fabric", "background", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
-         + "\n\nAll points: `stats.csv`; every query: `queries.csv`; the seed's CSV schema "
+         + "\n\nAll points: `stats.csv`; every query: `queries.csv`; the Waterloo study's CSV schema "
            "(`num_workers,query_size,response_time` in µs): `query_{cubic,bbr}[_bg]_<fabric>.csv`."),
         ("Figures", "\n\n".join(f"![{f}]({f}.png)" for f in (
             "fig1-mean-no-bg", "fig2-p95-no-bg", "fig3-cdf-no-bg", "fig4-mean-bg", "fig5-p95-bg", "fig6-cdf-bg"))),
     ]
-    packets = int(rows.groupby("run")["data_packets_delivered_run"].first().sum())
-    return write_report(ctx.out_dir / "REPORT.md", "dc-query: partition/aggregate query latency (seed 000, Figs 1–6)",
-                        sections, quick=quick, wall_s=ctx.elapsed_s, packets=packets)
 
 
-__all__ = ["run"]
+__all__ = ["PLANS", "Plan", "claims", "report_sections", "run"]

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import pandas as pd
 
-from ..scenario import parse_scenario
+from .. import run
+from .scenarios import StudyRun
 
 
-def _run_one(raw: dict[str, Any], keep_timeseries: bool) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None, dict[str, Any]]:
-    from ..runner import run
-
-    raw = copy.deepcopy(raw)
-    tags = raw.pop("tags", {})
-    sc = parse_scenario(raw, default_name=str(raw.get("name", "study")))
-    res = run(sc)
+def _run_one(item: StudyRun, keep_timeseries: bool) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None, dict[str, Any]]:
+    res = run(item.scenario)
     ts = res.timeseries if keep_timeseries else None
     q = res.queue if keep_timeseries else None
-    return tags, res.flows, ts, q, res.summary
+    return item.tags, res.flows, ts, q, res.summary
 
 
 def run_scenarios(
-    scenarios: Sequence[dict[str, Any]],
+    scenarios: Sequence[StudyRun],
     *,
     jobs: int,
     keep_timeseries: bool = False,
@@ -37,13 +32,13 @@ def run_scenarios(
     if progress:
         progress(0, n)
     if jobs <= 1 or n == 1:
-        for i, raw in enumerate(scenarios):
-            results[i] = _run_one(raw, keep_timeseries)
+        for i, item in enumerate(scenarios):
+            results[i] = _run_one(item, keep_timeseries)
             if progress:
                 progress(i + 1, n)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(_run_one, raw, keep_timeseries): i for i, raw in enumerate(scenarios)}
+            futs = {ex.submit(_run_one, item, keep_timeseries): i for i, item in enumerate(scenarios)}
             done = 0
             for fut in as_completed(futs):
                 results[futs[fut]] = fut.result()

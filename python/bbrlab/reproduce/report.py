@@ -1,4 +1,4 @@
-"""Small helpers to write a study's REPORT.md."""
+"""Writing a study's REPORT.md: markdown tables, rate formatting, the page itself."""
 
 from __future__ import annotations
 
@@ -6,10 +6,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .sources import Source
+
 #: The default MSS and what one full segment costs on the wire (payload + 52 B of TCP/IPv4 with
 #: timestamps + 38 B of Ethernet framing), as the simulator charges it: a link's goodput ceiling
 #: is its rate × MSS / WIRE.
 MSS, WIRE = 1448, 1538
+
+#: The note under the title of a report that is not the full study, by size.
+SIZE_NOTE = {
+    "quick": "*Quick version (`--size quick`, `--quick`): shorter runs and a smaller grid than the full study; "
+             "numbers are indicative. Run without `--quick` for the full study.*",
+    "tiny": "*Tiny version (`--size tiny`): the smallest run that goes through every step of the study, for "
+            "tests; its numbers say nothing about the algorithms. Run without `--size` for the full study.*",
+}
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -31,15 +41,13 @@ def mbps(bps: float) -> str:
     return f"{bps / 1e3:.0f} kbit/s"
 
 
-def write_report(path: Path, title: str, sections: Sequence[tuple[str, str]], *, quick: bool, wall_s: float,
-                 packets: int) -> Path:
-    lines = [f"# {title}", ""]
-    if quick:
-        lines += ["*Quick version (`--quick`): shorter runs and a smaller grid than the full study; "
-                  "numbers are indicative. Run without `--quick` for the full study.*", ""]
+def write_report(path: Path, title: str, sections: Sequence[tuple[str, str]], *, source: Source, size: str,
+                 wall_s: float, packets: int) -> Path:
+    lines = [f"# {title}", "", f"Source: {source.link(path.parent)} — {source.citation}.", ""]
+    if size in SIZE_NOTE:
+        lines += [SIZE_NOTE[size], ""]
     for head, body in sections:
         lines += [f"## {head}", "", body.strip(), ""]
-    lines += ["## Run", "", f"{packets:,} data packets simulated in {wall_s:.1f} s wall "
-              f"({'quick' if quick else 'full'} study).", ""]
+    lines += ["## Run", "", f"{packets:,} data packets simulated in {wall_s:.1f} s wall ({size} study).", ""]
     path.write_text("\n".join(lines))
     return path

@@ -1,0 +1,39 @@
+"""The one way bbrlab makes a matplotlib figure: a `Figure` on its own Agg canvas.
+
+Nothing here touches pyplot, so no backend is chosen at import time (`matplotlib.use`), no figure
+is registered in pyplot's global list (nothing to close, nothing leaks between studies run in one
+process), and drawing is safe in worker processes and threads. Run plots (`plots.py`), the
+sim-vs-emu comparison (`emu/compare.py`) and the seed studies (`reproduce/`) all draw through it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["new_figure", "subplots", "save"]
+
+#: Resolution of every saved PNG.
+DPI = 110
+
+
+def new_figure(figsize: tuple[float, float], *, dpi: float | None = None, layout: str | None = None) -> Figure:
+    """An empty figure attached to an Agg canvas (what `savefig` renders through)."""
+    fig = Figure(figsize=figsize, dpi=dpi, layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs: Any) -> tuple[Figure, Any]:
+    """Like `pyplot.subplots` (same arguments and return value), without pyplot's global state."""
+    fig = new_figure(figsize)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def save(fig: Figure, path: Path, *, dpi: float = DPI, tight: bool = True) -> Path:
+    """Write `fig` as PNG; `tight` crops to the drawn area (titles and legends included)."""
+    fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight else None)
+    return Path(path)
