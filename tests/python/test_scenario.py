@@ -181,5 +181,5 @@ def test_scenario_error_survives_a_worker_process() -> None:
     good = parse_scenario(raw)
     # An algorithm name past validation (model_copy does not validate): only the core can reject it.
     bad = good.model_copy(update={"flows": [good.flows[0].model_copy(update={"cc": "bbrr"})]})
-    with pytest.raises(ScenarioError, match="the simulator rejected the scenario"):
+    with pytest.raises(ScenarioError, match=r'^flows\.0\.cc: "bbrr" is not one of reno, '):
         run_scenarios([StudyRun(good), StudyRun(bad)], jobs=2)

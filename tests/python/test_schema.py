@@ -19,7 +19,7 @@ from pydantic import ValidationError
 import bbrlab
 from bbrlab import runner, units
 from bbrlab.errors import ScenarioError
-from bbrlab.scenario import codegen, core, model
+from bbrlab.scenario import codegen, core, keys, model
 from bbrlab.scenario.fields import buffer_from_core
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,10 +45,10 @@ def _object_schemas(schema: dict) -> dict[str, dict]:
 def test_every_schema_field_is_a_model_field_and_back_with_the_same_default() -> None:
     schema = core.schema()
     objects = _object_schemas(schema)
-    assert set(objects) == set(model.CORE_KEYS), "models and schema objects differ"
+    assert set(objects) == set(keys.CORE_KEYS), "models and schema objects differ"
     for cls_name, obj in objects.items():
         cls = getattr(model, cls_name)
-        mapping = model.CORE_KEYS[cls_name]
+        mapping = keys.CORE_KEYS[cls_name]
         core_keys = {k for k, _ in mapping.values()}
         assert core_keys == set(obj["properties"]), f"{cls_name}: {core_keys ^ set(obj['properties'])}"
         for field, (core_key, _) in mapping.items():
@@ -74,7 +74,7 @@ def test_resolved_examples_validate_against_the_core_schema(path: Path) -> None:
     jsonschema.Draft202012Validator(core.schema()).validate(resolved)
     jsonschema.Draft202012Validator(core.schema()).validate(core.to_core(scenario))
     # The resolved config comes back as the same scenario.
-    again = core.from_core(resolved)
+    again = core.from_core(resolved, model.Scenario)
     assert again.resolve() == resolved
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from .fields import SUGAR
 
 OUT = Path(__file__).with_name("model.py")
+KEYS_OUT = Path(__file__).with_name("keys.py")
 UNIT_SUFFIXES = {"_bps": "rate", "_ns": "time", "_bytes": "size", "_segs": "count"}
 FIELD_TYPE = {"rate": "RateBps", "time": "TimeNs", "size": "SizeBytes", "count": "Count", "fraction": "Fraction"}
 U32_MAX, U64_MAX = 2**32 - 1, 2**64 - 1
@@ -220,9 +221,16 @@ class _Gen:
         unions = "#: Tagged unions: kind -> model name.\nVARIANTS: dict[str, dict[str, str]] = {\n" + "".join(
             f"    {n!r}: {dict(v)!r},\n" for n, v in self.unions.items()
         ) + "}"
-        parts += ["\n".join(core), unions]
+        self.keys_text = KEYS_HEADER + "\n\n" + "\n".join(core) + "\n\n\n" + unions + "\n"
         return "\n\n\n".join(parts) + "\n"
 
+
+KEYS_HEADER = '''"""Each scenario model's fields and their names in the core's config. GENERATED with model.py by
+``python -m bbrlab.scenario.codegen``: do not edit.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations'''
 
 #: Models with hand-written behaviour (derived values, checks): ``mixins.<Name>Base``.
 MIXINS = ("Scenario",)
@@ -258,8 +266,11 @@ from .mixins import ScenarioBase, check_kind, kind_of
 ALGORITHMS: tuple[str, ...] = {algorithms}'''
 
 
-def generate(schema: dict[str, Any]) -> str:
-    return _Gen(schema).render()
+def generate(schema: dict[str, Any]) -> dict[Path, str]:
+    """The generated files and their text."""
+    g = _Gen(schema)
+    model = g.render()
+    return {OUT: model, KEYS_OUT: g.keys_text}
 
 
 def core_schema() -> dict[str, Any]:
@@ -270,14 +281,15 @@ def core_schema() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    text = generate(core_schema())
+    files = generate(core_schema())
     if "--check" in args:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT} is stale: run `python -m bbrlab.scenario.codegen`", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT}")
+        stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+        for p in stale:
+            print(f"{p} is stale: run `python -m bbrlab.scenario.codegen`", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in files.items():
+        p.write_text(text)
+        print(f"wrote {p}")
     return 0
 
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from .. import units
 from ..errors import ScenarioError, SimulationError
 from .fields import buffer_to_core
-
-if TYPE_CHECKING:
-    from .model import Scenario
+from .introspect import item_model
+from .keys import CORE_KEYS
 
 __all__ = ["load_core", "to_core", "from_core", "check", "human_path", "schema"]
 
@@ -42,12 +41,6 @@ def schema() -> dict[str, Any]:
     return json.loads(load_core().config_schema())
 
 
-def _model_maps() -> tuple[dict[str, dict[str, tuple[str, str | None]]], dict[str, dict[str, str]], Any]:
-    from . import model
-
-    return model.CORE_KEYS, model.VARIANTS, model
-
-
 def _value_to_core(v: Any) -> Any:
     if isinstance(v, BaseModel):
         return to_core(v)
@@ -61,45 +54,46 @@ def _value_to_core(v: Any) -> Any:
 def to_core(m: BaseModel) -> dict[str, Any]:
     """A model as the core's config (SI units, config names); ``None`` fields are left out, so
     the core fills its defaults."""
-    keys, _, _ = _model_maps()
     out: dict[str, Any] = {}
-    for field, (core_key, _) in keys[type(m).__name__].items():
+    for field, (core_key, _) in CORE_KEYS[type(m).__name__].items():
         v = getattr(m, field)
         if v is not None:
             out[core_key] = _value_to_core(v)
     return out
 
 
-def _rename(data: Any, target: str | None) -> Any:
-    """Config names → scenario names, recursively, for the model ``target``."""
-    keys, variants, model = _model_maps()
-    if target is None or not isinstance(data, (dict, list)):
+def _rename(data: Any, cls: type[BaseModel]) -> Any:
+    """Config names → scenario names, recursively, for the model ``cls`` (a list: each item;
+    a tagged union: the variant its ``kind`` names)."""
+    if not isinstance(data, dict) or cls.__name__ not in CORE_KEYS:
         return data
-    if isinstance(data, list):
-        return [_rename(x, target) for x in data]
-    if target in variants:
-        target = variants[target].get(data.get("kind", ""), target)
-    if target not in keys:
-        return data
-    fields = getattr(model, target).model_fields
     out = {}
-    for field, (core_key, nested) in keys[target].items():
-        if core_key in data:
-            out[fields[field].alias or field] = _rename(data[core_key], nested)
+    for field, (core_key, nested) in CORE_KEYS[cls.__name__].items():
+        if core_key not in data:
+            continue
+        info = cls.model_fields[field]
+
+        def sub(x: Any) -> Any:
+            target = item_model(info.annotation, x.get("kind") if isinstance(x, dict) else None)
+            return _rename(x, target) if target is not None else x
+
+        value = data[core_key]
+        if nested is not None:
+            value = [sub(x) for x in value] if isinstance(value, list) else sub(value)
+        out[info.alias or field] = value
     return out
 
 
-def from_core(data: dict[str, Any], target: str = "Scenario") -> Any:
-    """The core's config as a model (values taken as SI units; no second core check)."""
-    _, _, model = _model_maps()
-    return getattr(model, target).model_validate(_rename(data, target), context={"si": True})
+def from_core(data: dict[str, Any], cls: type[BaseModel]) -> Any:
+    """The core's config as an instance of the model ``cls`` (values taken as SI units; no second
+    core check)."""
+    return cls.model_validate(_rename(data, cls), context={"si": True})
 
 
-def human_path(core_path: str, scenario: Scenario) -> str:
+def human_path(core_path: str, scenario: BaseModel) -> str:
     """A config path (``flows.1.mss_bytes``) as the scenario's path (``flows.1.mss``)."""
     from .codegen import human_key
 
-    keys, _, _ = _model_maps()
     out: list[str] = []
     obj: Any = scenario
     for seg in (p for p in core_path.split(".") if p):
@@ -107,7 +101,7 @@ def human_path(core_path: str, scenario: Scenario) -> str:
             out.append(seg)
             obj = obj[int(seg)] if int(seg) < len(obj) else None
             continue
-        mapping = keys.get(type(obj).__name__, {}) if isinstance(obj, BaseModel) else {}
+        mapping = CORE_KEYS.get(type(obj).__name__, {}) if isinstance(obj, BaseModel) else {}
         field = next((f for f, (k, _) in mapping.items() if k == seg), None)
         if field is None:
             out.append(human_key(seg))
@@ -118,7 +112,7 @@ def human_path(core_path: str, scenario: Scenario) -> str:
     return ".".join(out)
 
 
-def check(scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
+def check(scenario: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
     """The core's verdict on a scenario: (resolved config, derived facts), or a ScenarioError."""
     core = load_core()
     try:

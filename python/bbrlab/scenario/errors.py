@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ScenarioError, did_you_mean
-from . import model
+from . import keys, model
+from .introspect import fields_by_key, item_model
 
-__all__ = ["from_validation_error", "fields_by_key", "item_model", "EXAMPLES"]
+__all__ = ["from_validation_error", "with_set_source", "EXAMPLES"]
 
 EXAMPLES: dict[str, str] = {
     "duration": 'add duration = "60s"',
@@ -25,34 +24,7 @@ EXAMPLES: dict[str, str] = {
 }
 
 
-def fields_by_key(m: type[BaseModel]) -> dict[str, Any]:
-    """Fields by the key written in TOML (the alias when there is one)."""
-    return {(f.alias or name): f for name, f in m.model_fields.items()}
-
-
-def _unwrap(annotation: Any) -> Any:
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
-
-
-def item_model(annotation: Any, kind: str | None = None) -> type[BaseModel] | None:
-    """The model a field holds (directly, optionally, as list items, or as the union variant
-    ``kind``, default the first), or None for a leaf."""
-    annotation = _unwrap(annotation)
-    origin = typing.get_origin(annotation)
-    if origin in (list, typing.Union, types.UnionType):
-        found = [m for m in (item_model(a) for a in typing.get_args(annotation)) if m is not None]
-        for m in found:
-            if kind is not None and m.model_fields.get("kind") and m.model_fields["kind"].default == kind:
-                return m
-        return found[0] if found else None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
-
-
-_KINDS = {k for variants in model.VARIANTS.values() for k in variants}
+_KINDS = {k for variants in keys.VARIANTS.values() for k in variants}
 
 
 def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseModel] | None]:

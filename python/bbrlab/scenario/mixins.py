@@ -10,7 +10,7 @@ queue's limit) come from the core too; nothing here re-derives them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tomli_w
 from pydantic import ValidationInfo, model_validator
@@ -18,9 +18,6 @@ from pydantic_core import PydanticCustomError
 
 from . import core
 from .fields import Strict
-
-if TYPE_CHECKING:
-    from .model import Flow
 
 __all__ = ["ScenarioBase", "kind_of", "check_kind"]
 
@@ -54,9 +51,9 @@ class ScenarioBase(Strict):
     def _checked_by_the_core(self, info: ValidationInfo) -> ScenarioBase:
         if info.context and info.context.get("si"):
             return self  # it comes from the core
-        resolved, _ = core.check(self)  # type: ignore[arg-type]
+        resolved, _ = core.check(self)
         # Defaults that depend on other fields (a dumbbell's access rate, a star's buffer).
-        self.topology = core.from_core(resolved, "Scenario").topology  # type: ignore[attr-defined]
+        self.topology = core.from_core(resolved, type(self)).topology  # type: ignore[attr-defined]
         return self
 
     # ------------------------------------------------------------ derived values
@@ -64,7 +61,7 @@ class ScenarioBase(Strict):
     def derived(self) -> dict[str, Any]:
         """The core's facts about this scenario: bottleneck_rate_bps, base_rtt_ns, bdp_bytes,
         buffer_bytes, buffer_packets, main_queue, flow_count."""
-        return core.check(self)[1]  # type: ignore[arg-type]
+        return core.check(self)[1]
 
     @property
     def is_star(self) -> bool:
@@ -93,7 +90,7 @@ class ScenarioBase(Strict):
         """Number of flows after expanding ``count``."""
         return sum(f.count for f in self.flows)  # type: ignore[attr-defined]
 
-    def expanded_flows(self) -> list[tuple[int, Flow]]:
+    def expanded_flows(self) -> list[tuple[int, Any]]:
         """(index of the [[flows]] entry, flow) for every simulated flow, in core flow-id order."""
         return [(i, f) for i, f in enumerate(self.flows) for _ in range(f.count)]  # type: ignore[attr-defined]
 
@@ -101,7 +98,7 @@ class ScenarioBase(Strict):
 
     def resolve(self) -> dict[str, Any]:
         """The core's config (integer SI units, config names, every default filled)."""
-        return core.check(self)[0]  # type: ignore[arg-type]
+        return core.check(self)[0]
 
     def human(self) -> dict[str, Any]:
         """The scenario as TOML-ready tables in human units, defaults filled, None omitted."""

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import ScenarioError, did_you_mean
 from . import model as model_cls
-from .errors import _unwrap, fields_by_key, item_model
+from .introspect import fields_by_key, item_model, unwrap
 
 __all__ = ["apply_overrides"]
 
@@ -86,7 +86,7 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
             child = node.get(part)
             kind = child.get("kind") if isinstance(child, dict) else None
             child_model = item_model(fields[part].annotation, kind if isinstance(kind, str) else None)
-            is_list = typing.get_origin(_unwrap(fields[part].annotation)) is list
+            is_list = typing.get_origin(unwrap(fields[part].annotation)) is list
             if child_model is None:
                 raise ScenarioError(f"--set {path}", f"'{'.'.join(done + [part])}' is a value, it has no field '{parts[i + 1]}'")
             if part not in node or not isinstance(node[part], (dict, list)):
