@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,30 @@ from .units import UnitError, parse_time
 __all__ = ["cli", "main"]
 
 EXIT_USAGE = 2
+EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread so that clean-up (``finally``) runs as for Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _report_bug(e: BaseException) -> None:
+    """An internal error: one line, and the traceback in a file to attach to a bug report."""
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="bbrlab-crash-", suffix=".txt")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"bbrlab {__version__}\nargv: {sys.argv}\n\n")
+        traceback.print_exception(e, file=f)
+    _fail(f"internal error ({type(e).__name__}: {_one_line(str(e))[:200]}); this is a bug in bbrlab — "
+          f"please report it with the command, the scenario and {path}", EXIT_INTERNAL)
 
 
 def _one_line(text: str) -> str:
@@ -42,12 +67,21 @@ class _Cli(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _on_sigterm)
+            # Past `ulimit -f` a write fails with EFBIG (a one-line error) instead of the
+            # signal killing the process mid-write.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         try:
             rv = super().main(args, prog_name or "bbrlab", complete_var, standalone_mode=False, **extra)
         except UserError as e:
             _fail(str(e), e.exit_code)
         except (click.exceptions.Abort, KeyboardInterrupt):
             _fail("interrupted", EXIT_INTERRUPTED)
+        except _Terminated:
+            _fail("terminated", EXIT_TERMINATED)
         except click.exceptions.NoArgsIsHelpError as e:
             click.echo(e.format_message())
             sys.exit(0)
@@ -56,6 +90,8 @@ class _Cli(click.Group):
             if isinstance(e, click.UsageError) and e.ctx is not None:
                 hint = f" (see {e.ctx.command_path} --help)"
             _fail(e.format_message() + hint, e.exit_code)
+        except Exception as e:  # noqa: BLE001 - anything else is a bug: say so in one line
+            _report_bug(e)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
@@ -136,6 +172,7 @@ def cli() -> None:
 def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from .display import print_summary
+    from .rundir import check_out_dir, expected_bytes
     from .runner import run as run_scenario
     from .scenario import load_scenario
 
@@ -145,9 +182,9 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
-    out_dir = Path(out) if out else _default_out(scn.name)
-    if out_dir.exists():
-        raise UserError(f"--out {out_dir}: already exists; choose another directory")
+    # Before simulating: a run that cannot be written must not cost the simulation first.
+    out_dir = check_out_dir(out if out is not None else _default_out(scn.name),
+                            expected_bytes(scn.derived()["sample_rows"], 0))
     progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
     try:
         result = run_scenario(scn, progress=progress, backend=backend)
@@ -212,15 +249,21 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
         raise UserError("--at: only meaningful with --ss")
     at_s: float | None = None
     if at is not None:
+        if at.strip().startswith("-"):
+            raise UserError(f'--at {at}: a time in the run must be >= 0, e.g. "12.5s"')
         try:
             # A bare number is seconds here: on the command line "12.5" can only mean that.
             at_s = float(at) if at.strip().replace(".", "", 1).isdigit() else parse_time(at) / 1e9
         except UnitError as e:
             raise UserError(f"--at: {e}") from None
     result = Result.load(run_dir)
+    for name, why in result.damaged.items():
+        click.echo(f"warning: {Path(run_dir) / name} is damaged ({why}); it is left out", err=True)
     if ss:
         from .sstable import ss_lines
 
+        if "timeseries.parquet" in result.damaged:
+            raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)")
         for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
             click.echo(line)
     else:

@@ -210,6 +210,28 @@ def summarize(
     return _json_clean(summary)
 
 
+def _one_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())[:200]
+
+
+def _read_summary(f: Path) -> dict[str, Any]:
+    """summary.json, checked for the shape everything else relies on."""
+    try:
+        data = json.loads(f.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise UserError(f"{f}: damaged ({_one_line(e)})") from None
+    problem = None
+    if not isinstance(data, dict):
+        problem = f"a {type(data).__name__}, not an object"
+    elif not isinstance(data.get("flows", []), list) or not all(isinstance(x, dict) for x in data.get("flows", [])):
+        problem = "'flows' is not a list of objects"
+    elif any(not isinstance(data.get(k, {}), dict) for k in ("aggregate", "run", "scenario")):
+        problem = "'aggregate', 'run' or 'scenario' is not an object"
+    if problem:
+        raise UserError(f"{f}: damaged ({problem})")
+    return data
+
+
 def is_complete_run(path: Path) -> bool:
     """A run directory that is finished: right name, no marker, summary present."""
     return (
@@ -235,6 +257,8 @@ class Result:
     gaps: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
     #: app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.
     events: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
+    #: Files of a loaded run directory that could not be read, and why (see :meth:`load`).
+    damaged: dict[str, str] = field(default_factory=dict, compare=False)
 
     # ------------------------------------------------------------ construction
 
@@ -299,7 +323,11 @@ class Result:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
-        """Read a complete run directory back (the scenario is kept as text, not re-validated)."""
+        """Read a complete run directory back (the scenario is kept as text, not re-validated).
+
+        A damaged table or scenario file does not stop the rest: it loads as empty and is listed
+        in ``damaged`` with the reason; a damaged summary.json is an error (nothing else says
+        what the run was)."""
         path = Path(run_dir)
         if not path.exists():
             raise UserError(f"{path}: no such run directory")
@@ -307,39 +335,53 @@ class Result:
             if path.is_dir() and (path.name.endswith(".incomplete") or (path / INCOMPLETE_MARKER).exists()):
                 raise UserError(f"{path}: incomplete run directory (the run was interrupted or failed)")
             raise UserError(f"{path}: not a bbrlab run directory (no summary.json)")
-        try:
-            summary = json.loads((path / "summary.json").read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise UserError(f"{path / 'summary.json'}: unreadable ({e})") from None
-        tables = {}
-        for t in TABLES:
-            f = path / f"{t}.parquet"
-            tables[t] = pd.read_parquet(f) if f.exists() else pd.DataFrame()
+        summary = _read_summary(path / "summary.json")
+        damaged: dict[str, str] = {}
+
+        def table(name: str) -> pd.DataFrame:
+            f = path / f"{name}.parquet"
+            if not f.exists():
+                return pd.DataFrame()
+            try:
+                return pd.read_parquet(f)
+            except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+                damaged[f.name] = _one_line(e)
+                return pd.DataFrame()
+
+        tables = {t: table(t) for t in (*TABLES, "gaps", "events")}
+        scenario_toml = None
         toml_path = path / "scenario.toml"
-        gaps_path = path / "gaps.parquet"
-        events_path = path / "events.parquet"
+        if toml_path.exists():
+            try:
+                scenario_toml = toml_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                damaged[toml_path.name] = _one_line(e)
         return cls(
-            events=pd.read_parquet(events_path) if events_path.exists() else pd.DataFrame(),
-            gaps=pd.read_parquet(gaps_path) if gaps_path.exists() else pd.DataFrame(),
+            events=tables["events"],
+            gaps=tables["gaps"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],
             summary=summary,
-            scenario_toml=toml_path.read_text() if toml_path.exists() else None,
+            scenario_toml=scenario_toml,
             path=path,
+            damaged=damaged,
         )
 
     # ------------------------------------------------------------ saving
 
     def save(self, out_dir: str | Path, *, plots: bool = True) -> Path:
         """Write the run directory atomically (see the module docstring); returns its path."""
-        final = Path(out_dir)
-        if final.exists():
-            raise UserError(f"{final}: already exists; choose another --out")
+        from .rundir import check_out_dir
+
+        final = check_out_dir(out_dir)
         tmp = final.with_name(final.name + ".incomplete")
-        if tmp.exists():  # left by a crashed earlier attempt at the same directory
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
+        try:
+            if tmp.exists():  # left by a crashed earlier attempt at the same directory
+                shutil.rmtree(tmp)
+            tmp.mkdir(parents=True)
+        except OSError as e:
+            raise UserError(f"{tmp}: cannot create the run directory: {e.strerror}") from None
         try:
             (tmp / INCOMPLETE_MARKER).write_text(
                 "This run directory is being written, or its run failed or was interrupted.\n"
@@ -348,6 +390,10 @@ class Result:
             self._write_files(tmp, plots=plots)
             (tmp / INCOMPLETE_MARKER).unlink()
             os.rename(tmp, final)
+        except OSError as e:
+            # A full disk, a file-size limit, a vanished directory: the user's to fix.
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise UserError(f"{e.filename or final}: cannot write the run directory: {e.strerror}") from None
         except BaseException:
             # Includes KeyboardInterrupt: a half-written directory must never look like a run.
             shutil.rmtree(tmp, ignore_errors=True)

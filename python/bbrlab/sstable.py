@@ -98,6 +98,11 @@ def ss_lines(
     timeseries: pd.DataFrame, queue: pd.DataFrame | None, at_s: float | None, flows: pd.DataFrame | None = None
 ) -> list[str]:
     """Lines describing every flow (and the bottleneck queue) at the chosen time."""
+    for name, table, need in (("timeseries", timeseries, {"t_s", "flow"}), ("queue", queue, {"t_s"})):
+        if table is not None and not table.empty and not need <= set(table.columns):
+            raise UserError(f"{name}.parquet is not bbrlab's {name} table (it lacks {', '.join(sorted(need - set(table.columns)))})")
+    if not timeseries.empty and (timeseries["flow"].isna().any() or timeseries["t_s"].isna().any()):
+        raise UserError("timeseries.parquet is damaged (missing flow ids or times)")
     t = pick_time(timeseries, at_s)
     starts: dict[int, float] = {}
     if flows is not None and not flows.empty and "start_s" in flows:

@@ -40,8 +40,11 @@ class UnitError(ValueError):
     """A value that is not in the expected human unit; the message is user-facing."""
 
 
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_SPLIT = re.compile(rf"^\s*({_NUMBER})\s*([^\d\s].*?)?\s*$")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: No value a scenario needs is written with more characters, or has a larger decimal exponent
+#: (10 Tbit/s is 1e13 bit/s, 10^6 s is 1e15 ns): both bounds keep parsing linear-time and exact.
+MAX_VALUE_CHARS = 100
+MAX_EXPONENT = 30
 
 _PREFIX: dict[str, int] = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BIN_PREFIX: dict[str, int] = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
@@ -60,15 +63,26 @@ _TIME_UNITS_NS: dict[str, int] = {
 
 
 def _split(text: str) -> tuple[Decimal, str] | None:
-    """Split "2.5 Gbps" into (Decimal("2.5"), "Gbps"); None if there is no leading number."""
-    m = _SPLIT.match(text)
+    """Split "2.5 Gbps" into (Decimal("2.5"), "Gbps"); None if there is no leading number.
+
+    Raises UnitError for a value too long or too large to be one (no regex backtracking, no
+    arithmetic on a 10^999999)."""
+    if len(text) > MAX_VALUE_CHARS:
+        raise UnitError(f"{_show(text)} is too long to be a value")
+    t = text.strip()
+    m = _NUMBER.match(t)
     if not m:
         return None
+    unit = t[m.end():].lstrip()
+    if unit[:1].isdigit():
+        return None
     try:
-        number = Decimal(m.group(1))
+        number = Decimal(m.group(0))
     except InvalidOperation:  # pragma: no cover - the regex only admits valid numbers
         return None
-    return number, (m.group(2) or "")
+    if number != 0 and abs(number.adjusted()) > MAX_EXPONENT:
+        raise UnitError(f"{_show(text)} is out of range (a magnitude of 1e{number.adjusted()})")
+    return number, unit
 
 
 def _num(d: Decimal) -> str:
@@ -80,16 +94,19 @@ def _num(d: Decimal) -> str:
 
 
 def _show(value: object) -> str:
-    """How a user's value is quoted back in a message: strings in double quotes as written in TOML."""
+    """How a user's value is quoted back in a message: strings in double quotes as written in
+    TOML, shortened when long."""
     if isinstance(value, str):
-        return f'"{value}"'
+        return f'"{value}"' if len(value) <= 40 else f'"{value[:30]}…" ({len(value)} characters)'
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_EXPONENT:
+        return f"a {value.bit_length() * 3 // 10}-digit number"
     return repr(value)
 
 
 def _number_in(text: object) -> str:
     """The number in a malformed value, to build a suggestion from ("2.5Gbs" -> "2.5")."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return _num(Decimal(str(text)))
+        return _num(Decimal(str(text))) if abs(text) < 10**MAX_EXPONENT else "1"
     if isinstance(text, str):
         sp = _split(text)
         if sp:

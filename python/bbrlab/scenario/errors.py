@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .. import units
 from ..errors import ScenarioError, did_you_mean
 from . import keys, model
 from .introspect import fields_by_key, item_model
@@ -48,12 +51,14 @@ def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseMod
 
 
 def _path(loc: Sequence[int | str]) -> str:
-    return ".".join(str(p) for p in loc)
+    # A key that is not a plain name (" ", "a.b") is quoted, so the path stays readable.
+    return ".".join(str(p) if isinstance(p, int) or re.fullmatch(r"[A-Za-z0-9_-]+", str(p)) else json.dumps(str(p))
+                    for p in loc)
 
 
 def _describe(value: object) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return units._show(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):

@@ -127,7 +127,12 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {
 def Bounds(unit: str, minimum: Any = None, maximum: Any = None, *, exclusive_min: bool = False,  # noqa: N802
            exclusive_max: bool = False) -> AfterValidator:
     """The core's bounds on a field, checked with a message in the field's unit."""
-    fmt = FORMATTERS[unit]
+    human = FORMATTERS[unit]
+
+    def fmt(v: Any) -> str:
+        # An absurd integer (a 4301-digit seed) is described, never converted to text.
+        return units._show(v) if isinstance(v, int) and abs(v) >= 10**units.MAX_EXPONENT else human(v)
+
     if minimum is not None and maximum is not None:
         rule = f"in {'(' if exclusive_min else '['}{fmt(minimum)}, {fmt(maximum)}{')' if exclusive_max else ']'}"
     elif minimum is not None:

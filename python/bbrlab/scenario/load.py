@@ -45,11 +45,22 @@ def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> S
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError("", f"{p}: not a TOML file (not UTF-8 text)") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError("", f"{p}: not valid TOML: {e}") from None
+    raw = parse_toml(text, str(p))
     return parse_scenario(raw, overrides=overrides or (), default_name=_default_name(p))
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML text as tables, or one ScenarioError saying why not (also for what the parser itself
+    cannot take: integers over 4300 digits, nesting deeper than Python's recursion limit)."""
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark is not part of the TOML
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("", f"{where}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError("", f"{where}: not a usable scenario: values nested too deeply") from None
+    except ValueError:  # Python refuses integer literals of more than 4300 digits
+        raise ScenarioError("", f"{where}: not a usable scenario: an integer with more than 4300 digits") from None
 
 
 def _default_name(p: Path) -> str:

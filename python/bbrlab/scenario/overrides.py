@@ -27,7 +27,7 @@ def _override_value(text: str, leaf: str) -> Any:
         return text.strip().strip('"')
     try:
         value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         return text.strip()
     if isinstance(value, float) and not math.isfinite(value):
         return text.strip()

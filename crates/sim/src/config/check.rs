@@ -248,6 +248,17 @@ impl Config {
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(&format!("flows.{i}"), f)?;
         }
+        let rows = self.derived().sample_rows;
+        if rows > MAX_SAMPLE_ROWS {
+            return err(
+                "sample_interval_ns",
+                format!(
+                    "{} over {} gives {rows} table rows (flows and queues × samples), more than the {MAX_SAMPLE_ROWS} a run may hold; sample less often or run shorter",
+                    human::time(self.sample_interval_ns),
+                    human::time(self.duration_ns)
+                ),
+            );
+        }
         match &self.topology {
             Topology::Dumbbell(d) => self.validate_dumbbell(d),
             Topology::Star(s) => self.validate_star(s),
@@ -270,6 +281,14 @@ impl Config {
                 return err(
                     format!("{p}.stop_ns"),
                     format!("{} is not after start ({}); it must be > start", human::time(stop), human::time(f.start_ns)),
+                );
+            }
+        }
+        for (key, buf) in [("sndbuf_bytes", f.sndbuf_bytes), ("rcvbuf_bytes", f.rcvbuf_bytes)] {
+            if let Some(b) = buf.filter(|&b| b < f.mss_bytes as u64) {
+                return err(
+                    format!("{p}.{key}"),
+                    format!("{} is smaller than one segment ({} B): the flow could never send", human::size(b), f.mss_bytes),
                 );
             }
         }

@@ -29,6 +29,9 @@ pub struct Derived {
     pub main_queue: &'static str,
     /// Simulated flows (`count` expanded).
     pub flow_count: u64,
+    /// Rows the sampled tables will hold: timeseries (flows × samples) plus queue (monitored
+    /// queues × samples).
+    pub sample_rows: u64,
 }
 
 /// The byte limit `buffer` sets on a path with this BDP (None for a packet limit).
@@ -82,7 +85,13 @@ impl Config {
                 (rs.aggregator_rate_bps.unwrap_or(s.rate_bps), 4 * s.delay_ns, rs.buffer_bytes, None, "tor_to_agg")
             }
         };
+        let samples = self.duration_ns / self.sample_interval_ns.max(1) + 1;
+        let queues = match &self.topology {
+            Topology::Dumbbell(_) => 2,
+            Topology::Star(s) => s.workers as u64 + 2,
+        };
         Derived {
+            sample_rows: (self.flow_count() + queues).saturating_mul(samples),
             bottleneck_rate_bps: rate,
             base_rtt_ns: rtt,
             bdp_bytes: bdp_bytes(rate, rtt),

@@ -1,0 +1,71 @@
+"""Where a run directory may go: checked before a simulation starts, so a bad ``--out`` costs a
+second, not the whole run.
+
+A run directory can be written when its name is usable (non-empty, each component within the
+file system's 255-byte limit), it does not exist yet, its nearest existing ancestor is a
+directory in which we can create one (not a file, not read-only, not /proc), and the file system
+has room for the tables the run will produce (and the process's file-size limit allows them).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import shutil
+import tempfile
+from pathlib import Path
+
+from .errors import UserError
+
+__all__ = ["check_out_dir", "expected_bytes", "NAME_MAX"]
+
+NAME_MAX = 255
+#: Bytes one row of the timeseries/queue tables takes on disk at most (25 eight-byte columns,
+#: uncompressed), and what the plots and small files of a run take.
+ROW_BYTES = 200
+FIXED_BYTES = 2_000_000
+
+
+def expected_bytes(timeseries_rows: int, queue_rows: int) -> int:
+    """An upper estimate of a run directory's size."""
+    return FIXED_BYTES + ROW_BYTES * (timeseries_rows + queue_rows)
+
+
+def _nearest_existing(p: Path) -> Path:
+    for a in [p, *p.parents]:
+        if os.path.lexists(a):
+            return a
+    return Path(".")
+
+
+def check_out_dir(out: str | Path, needed_bytes: int | None = None) -> Path:
+    """The run directory ``out`` as a Path, or a UserError saying why it cannot be written
+    (``needed_bytes``: what the run will write, default a small run's)."""
+    if needed_bytes is None:
+        needed_bytes = FIXED_BYTES
+    if str(out).strip() == "":
+        raise UserError('--out: an empty path; give a directory, e.g. --out runs/my-run')
+    p = Path(out)
+    for part in p.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise UserError(f"--out: the name {part[:20]!r}… ({len(part)} characters) is longer than {NAME_MAX} bytes")
+    if os.path.lexists(p):
+        raise UserError(f"--out {p}: already exists; choose another directory")
+    base = _nearest_existing(p.parent if p.parent != p else p)
+    if not base.is_dir():
+        raise UserError(f"--out {p}: {base} is a file, not a directory")
+    try:
+        probe = tempfile.mkdtemp(prefix=".bbrlab-probe-", dir=base)
+        os.rmdir(probe)
+    except OSError as e:
+        why = {errno.EROFS: "is on a read-only file system", errno.EACCES: "is not writable",
+               errno.EPERM: "is not writable"}.get(e.errno or 0, f"cannot hold a directory ({e.strerror})")
+        raise UserError(f"--out {p}: {base} {why}") from None
+    free = shutil.disk_usage(base).free
+    if free < needed_bytes:
+        raise UserError(f"--out {p}: {free / 1e6:.1f} MB free on its file system; the run needs about {needed_bytes / 1e6:.1f} MB")
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY and soft < needed_bytes:
+        raise UserError(f"--out {p}: the file-size limit (ulimit -f) is {soft} bytes; the run's tables need about {needed_bytes / 1e6:.0f} MB")
+    return p
