@@ -349,8 +349,10 @@ def parse_fraction(value: object) -> float:
     raise UnitError(f'{_show(value)} is not a fraction; try "1.5%" or 0.015')
 
 
-def format_fraction(p: float) -> str:
-    """0.015 -> "1.5%"; exact: parse_fraction(format_fraction(p)) == p for finite floats."""
+def format_fraction(p: float) -> str | float:
+    """0.015 -> "1.5%"; exact: parse_fraction(format_fraction(p)) == p for finite floats. A
+    fraction whose percentage would be long (1e-300) stays a float, which TOML writes exactly."""
     if p == 0:
         return "0%"
-    return f"{_num(Decimal(repr(float(p))) * 100)}%"
+    text = f"{_num(Decimal(repr(float(p))) * 100)}%"
+    return text if len(text) <= 24 else float(p)

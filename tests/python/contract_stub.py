@@ -41,11 +41,19 @@ class Simulation:
         self.now_ns = 0
         self.slices = 0
 
-    def run_until(self, t_ns: int) -> bool:
+    @property
+    def events(self) -> int:
+        return self.slices
+
+    def run_until(self, t_ns: int, max_events: int | None = None, max_wall_s: float | None = None) -> bool:
+        """A slice covers at most a tenth of the run (as a wall-time bound would cut it)."""
         self.slices += 1
         if self.interrupt_after is not None and self.slices > self.interrupt_after:
             raise KeyboardInterrupt
-        self.now_ns = min(max(self.now_ns, int(t_ns)), self.end_ns)
+        target = min(int(t_ns), self.end_ns)
+        if max_wall_s is not None:
+            target = min(target, self.now_ns + max(1, self.end_ns // 10))
+        self.now_ns = max(self.now_ns, target)
         return self.now_ns >= self.end_ns
 
     def results(self) -> dict[str, Any]:

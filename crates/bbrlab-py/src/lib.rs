@@ -49,10 +49,21 @@ impl Simulation {
         self.sim.now_ns()
     }
 
-    /// Advance to `t_ns` with the GIL released; True once the run is complete.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> bool {
+    /// Events processed so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events
+    }
+
+    /// Advance to `t_ns` with the GIL released, stopping early after `max_events` events or
+    /// `max_wall_s` seconds of wall time; True once the run is complete. A livelocked model
+    /// raises RuntimeError.
+    #[pyo3(signature = (t_ns, max_events=None, max_wall_s=None))]
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64, max_events: Option<u64>, max_wall_s: Option<f64>) -> PyResult<bool> {
         let sim = &mut self.sim;
-        py.allow_threads(move || sim.run_until(t_ns))
+        let wall = max_wall_s.filter(|w| w.is_finite() && *w >= 0.0).map(std::time::Duration::from_secs_f64);
+        py.allow_threads(move || sim.advance(t_ns, max_events.unwrap_or(u64::MAX), wall))
+            .map_err(pyo3::exceptions::PyRuntimeError::new_err)
     }
 
     /// Check that every data packet sent was delivered, dropped, or is still in the network.
