@@ -25,6 +25,7 @@
 
 pub mod filter;
 pub mod rate;
+pub mod rng;
 
 pub mod bbr1;
 pub mod bbr2;
