@@ -26,10 +26,10 @@
 pub mod filter;
 pub mod rate;
 pub mod rng;
+#[cfg(test)]
+mod testkit;
 
-pub mod bbr1;
-pub mod bbr2;
-pub mod bbr3;
+pub mod bbr;
 pub mod bql;
 pub mod cubic;
 pub mod dctcp;
@@ -275,10 +275,10 @@ pub enum CcKind {
     /// `cubic_hspp` = RFC 9406 HyStart++).
     Cubic { hystart: hystart::HyStartMode },
     Bbr1,
-    /// BBRv2 (Linux v2alpha); `many_flows` enables seed 001's experimental ECN/AIMD changes.
-    Bbr2 { many_flows: bool },
+    /// BBRv2: Linux v2alpha, or with seed 001's experimental many-flows ECN/AIMD changes.
+    Bbr2 { variant: bbr::v2::Variant },
     /// BBRv3: draft-ietf-ccwg-bbr constants, or Linux v3's where they differ.
-    Bbr3 { variant: bbr3::Variant },
+    Bbr3 { variant: bbr::v3::Variant },
     Dctcp,
     Bql,
 }
@@ -291,10 +291,10 @@ impl CcKind {
             "cubic" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::Linux }),
             "cubic_hspp" => Some(CcKind::Cubic { hystart: hystart::HyStartMode::PlusPlus }),
             "bbr" | "bbr1" => Some(CcKind::Bbr1),
-            "bbr2" => Some(CcKind::Bbr2 { many_flows: false }),
-            "bbr2_new" => Some(CcKind::Bbr2 { many_flows: true }),
-            "bbr3" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Draft }),
-            "bbr3_linux" => Some(CcKind::Bbr3 { variant: bbr3::Variant::Linux }),
+            "bbr2" => Some(CcKind::Bbr2 { variant: bbr::v2::Variant::V2alpha }),
+            "bbr2_new" => Some(CcKind::Bbr2 { variant: bbr::v2::Variant::ManyFlows }),
+            "bbr3" => Some(CcKind::Bbr3 { variant: bbr::v3::Variant::Draft }),
+            "bbr3_linux" => Some(CcKind::Bbr3 { variant: bbr::v3::Variant::Linux }),
             "dctcp" => Some(CcKind::Dctcp),
             "bql" => Some(CcKind::Bql),
             _ => None,
@@ -330,9 +330,9 @@ pub struct CcStateSample {
 pub enum Cc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
-    Bbr1(bbr1::Bbr1),
-    Bbr2(bbr2::Bbr2),
-    Bbr3(bbr3::Bbr3),
+    Bbr1(bbr::Bbr1),
+    Bbr2(bbr::Bbr2),
+    Bbr3(bbr::Bbr3),
     Dctcp(dctcp::Dctcp),
     Bql(bql::Bql),
 }
@@ -357,9 +357,9 @@ impl Cc {
         match kind {
             CcKind::Reno => Cc::Reno(reno::Reno::new()),
             CcKind::Cubic { hystart } => Cc::Cubic(cubic::Cubic::new(*hystart)),
-            CcKind::Bbr1 => Cc::Bbr1(bbr1::Bbr1::new(seed)),
-            CcKind::Bbr2 { many_flows } => Cc::Bbr2(bbr2::Bbr2::new(seed, *many_flows)),
-            CcKind::Bbr3 { variant } => Cc::Bbr3(bbr3::Bbr3::new(seed, *variant)),
+            CcKind::Bbr1 => Cc::Bbr1(bbr::Bbr1::new(seed)),
+            CcKind::Bbr2 { variant } => Cc::Bbr2(bbr::Bbr2::new(seed, *variant)),
+            CcKind::Bbr3 { variant } => Cc::Bbr3(bbr::Bbr3::new(seed, *variant)),
             CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::new()),
             CcKind::Bql => Cc::Bql(bql::Bql::new()),
         }
