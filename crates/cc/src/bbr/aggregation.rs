@@ -70,8 +70,8 @@ impl AckAggregation {
     /// Account an ACK of `acked` packets at `stamp_ns`; returns this ACK's extra_acked (packets
     /// beyond what `bw` explains since the epoch began, at most `cwnd`).
     #[inline]
-    fn epoch_extra_acked(&mut self, bw: u64, stamp_ns: Nanos, acked: u32, cwnd: u32, resolution_ns: Nanos) -> u32 {
-        let epoch_ns = stamp_ns.saturating_sub(self.epoch_start_ns) / resolution_ns * resolution_ns;
+    fn epoch_extra_acked(&mut self, bw: u64, stamp_ns: Nanos, acked: u32, cwnd: u32) -> u32 {
+        let epoch_ns = stamp_ns.saturating_sub(self.epoch_start_ns);
         let mut expected = packets_in(bw, epoch_ns).min(u32::MAX as u128) as u32;
         // Reset the epoch if ACKs arrive slower than expected, or after very many packets.
         if self.epoch_acked <= expected || self.epoch_acked + acked >= ACK_EPOCH_ACKED_RESET_THRESH {
@@ -86,14 +86,14 @@ impl AckAggregation {
     /// the other slot every `win_rtts` rounds, account the ACK in the epoch and keep its
     /// extra_acked (returned) in the current slot.
     #[inline]
-    pub fn update(&mut self, rs: &RateSample, round_start: bool, win_rtts: u32, bw: u64, stamp_ns: Nanos, cwnd: u32, resolution_ns: Nanos) -> Option<u32> {
+    pub fn update(&mut self, rs: &RateSample, round_start: bool, win_rtts: u32, bw: u64, stamp_ns: Nanos, cwnd: u32) -> Option<u32> {
         if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
             return None;
         }
         if round_start {
             self.advance_window(win_rtts);
         }
-        let extra = self.epoch_extra_acked(bw, stamp_ns, rs.acked_sacked, cwnd, resolution_ns);
+        let extra = self.epoch_extra_acked(bw, stamp_ns, rs.acked_sacked, cwnd);
         self.record(extra);
         Some(extra)
     }

@@ -349,7 +349,7 @@ impl Bbr1 {
     fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
         self.update_bw(tp, rs);
         // `bbr_update_ack_aggregation`: excess of acked data over bw × time in the epoch.
-        self.agg.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd, EDT_RESOLUTION_NS);
+        self.agg.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
         self.update_cycle_phase(tp, rs);
         self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);

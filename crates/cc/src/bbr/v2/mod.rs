@@ -108,6 +108,9 @@
 //!   `cong_control` for an ACK with `rs.losses > 0`; its per-lost-packet inflight_hi refinement
 //!   (`bbr2_inflight_hi_from_lost_skb`) cannot be done, so excess loss is detected only from the
 //!   ACK's rate sample (`rs.lost` vs `rs.tx_in_flight`), as `bbr2_adapt_upper_bounds` also does.
+//! - The ACK-aggregation epoch (`bbr_update_ack_aggregation`) is measured in ns like every
+//!   clock of the family (Linux: µs; this file truncated to µs before the family shared one
+//!   implementation).
 //! - No fast path (seed 001 optimisation 1): it is a CPU optimisation meant not to change the
 //!   outcome; bbrlab runs the whole algorithm on every ACK.
 //! - The receiver-side `CA_EVENT_ECN_IS_CE/NO_CE` handling (`dctcp_ece_ack_update`) and
@@ -403,7 +406,7 @@ impl Bbr2 {
     /// `bbr_update_ack_aggregation` (in STARTUP the window is 1 round, `bbr_extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-        self.agg.update(rs, self.round_start, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd, NSEC_PER_USEC);
+        self.agg.update(rs, self.round_start, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
     }
 
     /// `bbr_check_drain` + `bbr2_check_drain`.

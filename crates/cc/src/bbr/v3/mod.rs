@@ -431,7 +431,7 @@ impl Bbr3 {
     /// tp->delivered_mstamp, the same instant whenever an ACK delivers data).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win = if self.full_bw.reached { self.p.extra_acked_win_rounds } else { 1 };
-        let extra = self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd, EDT_RESOLUTION_NS);
+        let extra = self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
         if let (Some(extra), false) = (extra, self.p.extra_acked_slots) {
             self.extra_acked_filter.update(win, self.round_count, extra as u64);
         }
