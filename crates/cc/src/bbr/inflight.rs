@@ -7,7 +7,7 @@
 //! inflight_hi − headroom = inflight_hi − max(1, 15 % of it), ≥ 4       (§InflightWithHeadroom)
 //! ```
 
-use super::units::{packets_in, INF_PKTS, BW_NS_UNIT, GAIN_SHIFT};
+use super::units::{packets_in_on, Clock, BW_NS_UNIT, GAIN_SHIFT, INF_PKTS};
 use crate::{CaState, Nanos, TcpCc};
 
 /// Minimum cwnd (Linux `bbr_cwnd_min_target`, draft `MinPipeCwnd`): 4 packets keep an
@@ -22,19 +22,19 @@ pub fn bdp(bw: u64, min_rtt_ns: Nanos, gain: u64, init_cwnd: u32) -> u32 {
         return init_cwnd;
     }
     let w = bw as u128 * min_rtt_ns as u128; // (packets/µs << 24) × ns
-    ((w * gain as u128) >> GAIN_SHIFT).div_ceil(BW_NS_UNIT).min(INF_PKTS as u128 - 1) as u32
+    // Rounded up with one division (`div_ceil` would add a u128 remainder per call).
+    ((((w * gain as u128) >> GAIN_SHIFT) + BW_NS_UNIT - 1) / BW_NS_UNIT).min(INF_PKTS as u128 - 1) as u32
 }
 
 /// `bbr_packets_in_net_at_edt`: the data in flight when the next packet departs (EDT, the
 /// pacer's earliest departure time `tp.wstamp_ns`), counting `edt_burst_segs` about to leave with
-/// it and deducting what `bw` delivers until then. The interval is truncated to `resolution_ns`
-/// (1 = ns; v2alpha truncates to µs as Linux does).
+/// it and deducting what `bw` delivers until then, the interval read on `clock` (v2alpha reads it
+/// in µs as Linux does).
 #[inline]
-pub fn packets_in_net_at_edt(tp: &TcpCc, bw: u64, inflight_now: u32, edt_burst_segs: u32, resolution_ns: Nanos) -> u32 {
+pub fn packets_in_net_at_edt(tp: &TcpCc, bw: u64, inflight_now: u32, edt_burst_segs: u32, clock: Clock) -> u32 {
     let now = tp.now_ns;
     let edt = tp.wstamp_ns.max(now);
-    let interval_ns = (edt - now) / resolution_ns * resolution_ns;
-    let interval_delivered = packets_in(bw, interval_ns) as u64;
+    let interval_delivered = packets_in_on(clock, bw, edt - now) as u64;
     (inflight_now as u64 + edt_burst_segs as u64).saturating_sub(interval_delivered) as u32
 }
 
@@ -92,5 +92,24 @@ pub fn enter_loss_cwnd_cut(tp: &mut TcpCc) {
     let loss_cwnd = tp.packets_in_flight() + 1;
     if tp.snd_cwnd > loss_cwnd {
         tp.set_cwnd(loss_cwnd);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bbr::units::{linux_gain, GAIN_UNIT};
+
+    #[test]
+    fn bdp_is_the_ceiling_of_gain_bw_min_rtt_and_init_cwnd_before_a_sample() {
+        // 2000 packets/s = 0.002 packets/µs; 40 ms: 80 packets, ceil of a value just below 80.
+        let bw = (0.002 * (1u64 << 24) as f64) as u64;
+        assert_eq!(bdp(bw, 40_000_000, GAIN_UNIT, 10), 80);
+        assert_eq!(bdp(bw, 40_000_000, 2 * GAIN_UNIT, 10), 160);
+        assert_eq!(bdp(bw, u64::MAX, GAIN_UNIT, 10), 10, "no RTT sample yet");
+        for (bw, rtt, g) in [(1u64, 1u64, GAIN_UNIT), (33_555, 40_000_123, linux_gain(739)), (1 << 40, 7, linux_gain(88))] {
+            let exact = ((bw as u128 * rtt as u128 * g as u128) >> GAIN_SHIFT).div_ceil(BW_NS_UNIT) as u32;
+            assert_eq!(bdp(bw, rtt, g, 10), exact);
+        }
     }
 }

@@ -45,7 +45,7 @@
 //! - Time resolution: ns everywhere (Linux: µs stamps, jiffies for the min_rtt window and the
 //!   PROBE_RTT hold), the ACK-aggregation epoch included. One exception is kept: v2alpha's
 //!   `bbr_packets_in_net_at_edt` truncates the EDT interval to µs as Linux does (`v2`'s
-//!   `EDT_RESOLUTION_NS`), as bbr2.rs always did; v1 and v3 have used ns there.
+//!   `EDT_CLOCK`), as bbr2.rs always did; v1 and v3 have used ns there.
 //! - Random draws (PROBE_BW start phase, probe timing) come from a SplitMix64 generator seeded by
 //!   the flow (`rng`), so runs are reproducible.
 //! - Hot path: `cong_control` runs per ACK, so everything is statically dispatched, allocation

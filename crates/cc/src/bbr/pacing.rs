@@ -28,18 +28,18 @@ pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64)
 }
 
 /// The pacing-rate model of a flow: whether the first RTT sample re-derived the initial rate yet.
+/// `FLOOR` is the lowest rate ever set, bytes/s (see [`bw_to_pacing_rate`]), a constant of the
+/// version so the per-ACK path does not load it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Pacer {
+pub struct Pacer<const FLOOR: u64> {
     pub has_seen_rtt: bool,
     /// Gain of the initial rate (the version's STARTUP pacing gain), 2^16.
     pub startup_gain: u64,
-    /// Lowest rate ever set, bytes/s (see [`bw_to_pacing_rate`]).
-    pub floor_bytes_per_s: u64,
 }
 
-impl Pacer {
-    pub const fn new(startup_gain: u64, floor_bytes_per_s: u64) -> Self {
-        Pacer { has_seen_rtt: false, startup_gain, floor_bytes_per_s }
+impl<const FLOOR: u64> Pacer<FLOOR> {
+    pub const fn new(startup_gain: u64) -> Self {
+        Pacer { has_seen_rtt: false, startup_gain }
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: startup gain × cwnd / (srtt, or 1 ms before any sample).
@@ -51,13 +51,13 @@ impl Pacer {
             NSEC_PER_MSEC
         };
         let bw = bw_floor(tp.snd_cwnd as u64, rtt_ns);
-        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, self.floor_bytes_per_s);
+        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR);
     }
 
     /// `bbr_set_pacing_rate`: pace at `gain · bw`, but never lower the rate before the pipe is full.
     #[inline]
     pub fn set(&mut self, tp: &mut TcpCc, bw: u64, gain: u64, full_bw_reached: bool) {
-        let rate = bw_to_pacing_rate(tp, bw, gain, self.floor_bytes_per_s);
+        let rate = bw_to_pacing_rate(tp, bw, gain, FLOOR);
         if !self.has_seen_rtt && tp.srtt_ns != 0 {
             self.init_from_rtt(tp);
         }

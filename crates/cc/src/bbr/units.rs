@@ -50,16 +50,36 @@ pub fn bw_floor(delivered: u64, interval_ns: Nanos) -> u64 {
 }
 
 /// `delivered / interval` rounded up (v2alpha/v3 `bbr_calculate_bw_sample`, DIV_ROUND_UP, so a
-/// low rate can still grow), never the "unset" value.
+/// low rate can still grow), never the "unset" value. (One u128 division, as Linux's
+/// `DIV_ROUND_UP`: `div_ceil` would cost a division and a remainder on the per-ACK path.)
 #[inline]
 pub fn bw_ceil(delivered: u64, interval_ns: Nanos) -> u64 {
-    (delivered as u128 * BW_NS_UNIT).div_ceil(interval_ns as u128).min(INF_BW as u128 - 1) as u64
+    let interval = interval_ns as u128;
+    ((delivered as u128 * BW_NS_UNIT + interval - 1) / interval).min(INF_BW as u128 - 1) as u64
+}
+
+/// The clock an interval is read on before it is converted into packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// ns, the family rule.
+    Ns,
+    /// Truncated to µs first, as Linux (`div_u64(ns, NSEC_PER_USEC)`).
+    Us,
 }
 
 /// Packets delivered at `bw` over `interval_ns`, rounded down.
 #[inline]
 pub fn packets_in(bw: u64, interval_ns: Nanos) -> u128 {
     bw as u128 * interval_ns as u128 / BW_NS_UNIT
+}
+
+/// [`packets_in`] on `clock`: Linux's `bw · interval_us >> BW_SCALE` for [`Clock::Us`].
+#[inline]
+pub fn packets_in_on(clock: Clock, bw: u64, interval_ns: Nanos) -> u128 {
+    match clock {
+        Clock::Ns => packets_in(bw, interval_ns),
+        Clock::Us => (bw as u128 * (interval_ns / NSEC_PER_USEC) as u128) >> BW_SCALE,
+    }
 }
 
 /// `bw` in bytes per second for `mss`-byte packets (`bbr_get_info`: bw · mss · 1e6 >> 24).
@@ -94,5 +114,26 @@ mod tests {
         assert_eq!(packets_in(bw_ceil(80, 40_000_000), 40_000_000), 80);
         // 1 packet/µs at 1500 B = 1.5e9 B/s.
         assert_eq!(bw_bytes_per_sec(1 << 24, 1500), 1_500_000_000);
+    }
+
+    #[test]
+    fn the_us_clock_is_the_ns_formula_on_a_truncated_interval() {
+        for bw in [1u64, 33_554, 70_000_000, 1 << 40] {
+            for ns in [0u64, 999, 1_000, 1_999, 40_000_000, 123_456_789] {
+                assert_eq!(packets_in_on(Clock::Us, bw, ns), packets_in(bw, ns / 1000 * 1000), "bw {bw} ns {ns}");
+                assert_eq!(packets_in_on(Clock::Ns, bw, ns), packets_in(bw, ns));
+            }
+        }
+        assert_ne!(packets_in_on(Clock::Us, 1 << 40, 1_999), packets_in(1 << 40, 1_999), "µs truncation loses bw·999 ns");
+    }
+
+    #[test]
+    fn bw_ceil_is_div_ceil() {
+        for d in [0u64, 1, 7, 80, 1 << 30] {
+            for t in [1u64, 3, 1000, 40_000_000, 999_999_937] {
+                let exact = (d as u128 * BW_NS_UNIT).div_ceil(t as u128) as u64;
+                assert_eq!(bw_ceil(d, t), exact, "d {d} t {t}");
+            }
+        }
     }
 }

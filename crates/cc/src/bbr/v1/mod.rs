@@ -63,7 +63,7 @@ use super::pacing::Pacer;
 use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
-use super::units::{bw_bytes_per_sec, bw_floor, gain_f64, GAIN_UNIT};
+use super::units::{Clock, bw_bytes_per_sec, bw_floor, gain_f64, GAIN_UNIT};
 use crate::filter::WindowedFilter;
 use crate::rng::SplitMix64;
 use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
@@ -76,8 +76,8 @@ const CWND_GAIN: u64 = 2 * GAIN_UNIT;
 const TSO_SEGS_MAX: u32 = 0x7F;
 /// Mainline v1 has no floor under the pacing rate (v2alpha/v3: 1 B/s).
 const PACING_RATE_FLOOR: u64 = 0;
-/// Time resolution of the EDT interval (ns, the family rule).
-const EDT_RESOLUTION_NS: Nanos = 1;
+/// Clock of the EDT interval (ns, the family rule).
+const EDT_CLOCK: Clock = Clock::Ns;
 
 /// BBR modes (Linux `enum bbr_mode`), also the exported phase codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub struct Bbr1 {
     pacing_gain: u64,
     cwnd_gain: u64,
     full_bw: FullBw,
-    pacer: Pacer,
+    pacer: Pacer<PACING_RATE_FLOOR>,
     /// cwnd saved on entering recovery or PROBE_RTT.
     prior_cwnd: u32,
     // Long-term (policer) model, `lt_bw.rs`.
@@ -143,7 +143,7 @@ impl Bbr1 {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             full_bw: FullBw::default(),
-            pacer: Pacer::new(HIGH_GAIN, PACING_RATE_FLOOR),
+            pacer: Pacer::new(HIGH_GAIN),
             prior_cwnd: 0,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
@@ -208,7 +208,7 @@ impl Bbr1 {
     /// including the EDT burst while probing.
     fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
         let burst = if self.pacing_gain > GAIN_UNIT { Self::tso_segs_goal(tp) } else { 0 };
-        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_RESOLUTION_NS)
+        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
     /// `bbr_ack_aggregation_cwnd` (mainline: only once the pipe is full).

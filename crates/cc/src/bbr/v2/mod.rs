@@ -94,7 +94,7 @@
 //! ecn_factor 85/256 (bbr2) or 128/256 (bbr2_new); gains are Linux's 2^8 values carried in the
 //! family's 2^16 gain field (bit-exact). Time is ns (Linux: µs stamps, jiffies for the PROBE_RTT
 //! clocks), except the EDT interval of `bbr_packets_in_net_at_edt`, truncated to µs as Linux does
-//! ([`EDT_RESOLUTION_NS`]). Bandwidths are u64 and `u64::MAX` / `u32::MAX` stand for Linux's `~0U`
+//! ([`EDT_CLOCK`]). Bandwidths are u64 and `u64::MAX` / `u32::MAX` stand for Linux's `~0U`
 //! ("unset").
 //!
 //! # Deliberate differences from v2alpha
@@ -129,17 +129,17 @@ mod tests;
 pub use params::{Params, Variant};
 
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
+use super::ecn::EcnState;
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
-use super::ecn::EcnState;
 use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
-use super::units::{bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
+use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::rng::SplitMix64;
-use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, NSEC_PER_USEC, TCP_INFINITE_SSTHRESH};
+use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
 
 /// STARTUP cwnd gain: v2alpha keeps 2.885 (`bbr_startup_cwnd_gain`; v3 lowered it to 2).
 const STARTUP_CWND_GAIN: u64 = HIGH_GAIN;
@@ -153,7 +153,7 @@ const INFLIGHT_HEADROOM: u64 = linux_gain(BBR_UNIT * 15 / 100);
 const PACING_RATE_FLOOR: u64 = 1;
 /// v2alpha's `bbr_packets_in_net_at_edt` truncates the EDT interval to µs, as Linux (`div_u64(edt_ns
 /// − now_ns, NSEC_PER_USEC)`); v1 and v3 here keep ns.
-const EDT_RESOLUTION_NS: Nanos = NSEC_PER_USEC;
+const EDT_CLOCK: Clock = Clock::Us;
 /// `init_cwnd` bound (Linux keeps it in 7 bits).
 const INIT_CWND_MAX: u32 = 0x7F;
 
@@ -198,7 +198,7 @@ pub struct Bbr2 {
     pacing_gain: u64,
     cwnd_gain: u64,
     full_bw: FullBw,
-    pacer: Pacer,
+    pacer: Pacer<PACING_RATE_FLOOR>,
     init_cwnd: u32,
     prior_cwnd: u32,
     agg: AckAggregation,
@@ -252,7 +252,7 @@ impl Bbr2 {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: STARTUP_CWND_GAIN,
             full_bw: FullBw::default(),
-            pacer: Pacer::new(HIGH_GAIN, PACING_RATE_FLOOR),
+            pacer: Pacer::new(HIGH_GAIN),
             init_cwnd: 10,
             prior_cwnd: 0,
             agg: AckAggregation::new(0),
@@ -342,7 +342,7 @@ impl Bbr2 {
     /// `bbr_packets_in_net_at_edt`.
     fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
         let burst = if self.pacing_gain > GAIN_UNIT { self.tso_segs_goal(tp) } else { 0 };
-        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_RESOLUTION_NS)
+        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
     /// `bbr_probe_rtt_cwnd`: max(4, 0.5·BDP).

@@ -110,15 +110,15 @@ mod tests;
 pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 
 use super::aggregation::AckAggregation;
+use super::ecn::EcnState;
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
-use super::ecn::EcnState;
 use super::probe_rtt::{MinRtt, ProbeRttHold};
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
-use super::units::{bw_bytes_per_sec, bw_ceil, gain_f64, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
+use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::filter::WindowedFilter;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
@@ -136,8 +136,8 @@ const TCP_INIT_CWND: u32 = 10;
 const SEND_QUANTUM_MIN_SEGS: u32 = 2;
 /// v3 (draft §Pacing Rate, Linux) floors the pacing rate at 1 B/s.
 const PACING_RATE_FLOOR: u64 = 1;
-/// Time resolution of the EDT interval (ns, the family rule).
-const EDT_RESOLUTION_NS: Nanos = 1;
+/// Clock of the EDT interval (ns, the family rule).
+const EDT_CLOCK: Clock = Clock::Ns;
 /// `init_cwnd` bound (Linux keeps it in 7 bits).
 const INIT_CWND_MAX: u32 = 0x7F;
 
@@ -177,7 +177,7 @@ pub struct Bbr3 {
     pacing_gain: u64,
     cwnd_gain: u64,
     init_cwnd: u32,
-    pacer: Pacer,
+    pacer: Pacer<PACING_RATE_FLOOR>,
     prev_ca_state: CaState,
     prior_cwnd: u32,
     // §BBR.round_count.
@@ -244,7 +244,7 @@ impl Bbr3 {
             pacing_gain: p.startup_pacing_gain,
             cwnd_gain: p.startup_cwnd_gain,
             init_cwnd: TCP_INIT_CWND,
-            pacer: Pacer::new(p.startup_pacing_gain, PACING_RATE_FLOOR),
+            pacer: Pacer::new(p.startup_pacing_gain),
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
             round_count: 0,
@@ -370,7 +370,7 @@ impl Bbr3 {
             return inflight_now;
         }
         let burst = if self.pacing_gain > GAIN_UNIT { self.send_quantum_segs(tp) } else { 0 };
-        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_RESOLUTION_NS)
+        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
     /// §StartRound.
