@@ -36,8 +36,9 @@
 //! | `ecn`         | v2alpha / Linux v3 DCTCP-style ECN alpha, eligibility, STARTUP exit     |
 //!
 //! and the versions beside them (`v1`, `v2`, `v3`), each a directory: the state machine and what
-//! only that version does, its variants as a `Params` table, its unit tests in `tests.rs`, which
-//! drive the shared bottleneck simulator (`testkit`).
+//! only that version does (one file per job), the variants of v2 (bbr2 / bbr2_new) and v3 (draft /
+//! Linux) as a `Params` table chosen once per flow, and the unit tests in `tests.rs`, which drive
+//! the shared bottleneck simulator (`testkit`).
 //!
 //! # Rules common to the family
 //!

@@ -94,7 +94,7 @@
 //! ecn_factor 85/256 (bbr2) or 128/256 (bbr2_new); gains are Linux's 2^8 values carried in the
 //! family's 2^16 gain field (bit-exact). Time is ns (Linux: µs stamps, jiffies for the PROBE_RTT
 //! clocks), except the EDT interval of `bbr_packets_in_net_at_edt`, truncated to µs as Linux does
-//! ([`EDT_CLOCK`]). Bandwidths are u64 and `u64::MAX` / `u32::MAX` stand for Linux's `~0U`
+//! (`EDT_CLOCK`). Bandwidths are u64 and `u64::MAX` / `u32::MAX` stand for Linux's `~0U`
 //! ("unset").
 //!
 //! # Deliberate differences from v2alpha
