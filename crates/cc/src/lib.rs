@@ -25,10 +25,11 @@
 
 pub mod filter;
 pub mod rate;
+pub mod rng;
+#[cfg(test)]
+mod testkit;
 
-pub mod bbr1;
-pub mod bbr2;
-pub mod bbr3;
+pub mod bbr;
 pub mod bql;
 pub mod cubic;
 pub mod dctcp;
@@ -347,9 +348,9 @@ macro_rules! cc_types {
 cc_types! { $;
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
-    Bbr1(bbr1::Bbr1),
-    Bbr2(bbr2::Bbr2),
-    Bbr3(bbr3::Bbr3),
+    Bbr1(bbr::Bbr1),
+    Bbr2(bbr::Bbr2),
+    Bbr3(bbr::Bbr3),
     Dctcp(dctcp::Dctcp),
     Bql(bql::Bql),
 }

@@ -431,7 +431,7 @@ def _why_rtt(df: pd.DataFrame, cfg: Config) -> str:
             "min(63, inflight) rounds (Reno-coexistence timing), and each probe resets bw_lo and adds a packet to "
             "inflight_hi and a packet per min_rtt to bw_hi, so at any moment a share of the flows is probing "
             "above its fair share. The slides' experimental code was never published; our bbr2_new is a "
-            "reconstruction from the slide's bullet points (see crates/cc/src/bbr2.rs), so how far below "
+            "reconstruction from the slide's bullet points (see crates/cc/src/bbr/v2/), so how far below "
             "DCTCP's floor Google's version paced is unknown.")
     return (f"At N = {big}, {_us(cfg.rtt_s)} base RTT, BDP ≈ {bdp_pkts:.0f} packets. A window-limited algorithm cannot "
             "keep less than N·min_cwnd in flight, so its standing queue is at least N·min_cwnd − BDP "

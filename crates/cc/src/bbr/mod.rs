@@ -1,0 +1,90 @@
+//! The BBR family: BBRv1 (Linux mainline), BBRv2 (Google's v2alpha, and seed 001's "bbr2_new"),
+//! BBRv3 (draft-ietf-ccwg-bbr, and Google's Linux v3 constants).
+//!
+//! # What every version shares
+//!
+//! BBR models the path with two numbers measured on every ACK from the delivery-rate sample
+//! (`rate.rs`), and sets its controls from them rather than from loss:
+//!
+//! ```text
+//! max_bw   = windowed max of delivery-rate samples (v1: 10 rounds; v2/v3: 1–2 probe cycles)
+//! min_rtt  = windowed min of RTT samples (10 s)
+//! BDP      = max_bw · min_rtt
+//! pacing   = pacing_gain · bw · (1 − 1 %)
+//! cwnd     = cwnd_gain · BDP + extra_acked (ACK aggregation) + offload (quantization) budget
+//! ```
+//!
+//! A state machine varies the gains: STARTUP doubles the rate per round until the bandwidth
+//! plateaus (full pipe), DRAIN removes the queue STARTUP built, PROBE_BW cycles the pacing gain
+//! above and below 1 to find more bandwidth and drain what the probe queued, PROBE_RTT dips the
+//! volume every 5–10 s to re-measure the propagation delay. v2 and v3 add loss/ECN-driven bounds
+//! (inflight_hi/lo, bw_lo); each version's header explains its model.
+//!
+//! The pieces that are the same in every version live once, here:
+//!
+//! | module        | what                                                                   |
+//! |---------------|------------------------------------------------------------------------|
+//! | `units`       | fixed point: bandwidth packets/µs << 24, gains 2^16 (Linux's 2^8 exact) |
+//! | `pacing`      | pacing rate from bw and gain, initial rate from the RTT, never lowered before full pipe |
+//! | `tso`         | offload burst sizing, the cwnd quantization budget (mainline and v2/v3 forms) |
+//! | `inflight`    | BDP, packets in the network at the next departure (EDT), inflight_hi headroom and caps, saved cwnd |
+//! | `aggregation` | ACK aggregation (extra_acked) epochs and their 2-slot max               |
+//! | `startup`     | STARTUP/DRAIN gains and the full-pipe (plateau) detector                 |
+//! | `signals`     | v2/v3's per-round congestion signals (loss rounds, latest rate/volume)  |
+//! | `probe_rtt`   | windowed min_rtt, the PROBE_RTT hold                                    |
+//! | `probe_bw`    | v2/v3's four-phase cycle timing, ACK phase, inflight_hi growth slope     |
+//! | `ecn`         | v2alpha / Linux v3 DCTCP-style ECN alpha, eligibility, STARTUP exit     |
+//!
+//! and the versions beside them (`v1`, `v2`, `v3`), each a directory: the state machine and what
+//! only that version does (one file per job), the variants of v2 (bbr2 / bbr2_new) and v3 (draft /
+//! Linux) as a `Params` table chosen once per flow, and the unit tests in `tests.rs`, which drive
+//! the shared bottleneck simulator (`testkit`).
+//!
+//! # Rules common to the family
+//!
+//! - Linux's fixed-point arithmetic, so thresholds flip where Linux's do (`units`).
+//! - Time resolution: ns everywhere (Linux: µs stamps, jiffies for the min_rtt window and the
+//!   PROBE_RTT hold), the ACK-aggregation epoch included. One exception is kept: v2alpha's
+//!   `bbr_packets_in_net_at_edt` truncates the EDT interval to µs as Linux does (`v2`'s
+//!   `EDT_CLOCK`), as bbr2.rs always did; v1 and v3 have used ns there.
+//! - Random draws (PROBE_BW start phase, probe timing) come from a SplitMix64 generator seeded by
+//!   the flow (`rng`), so runs are reproducible.
+//! - Hot path: `cong_control` runs per ACK, so everything is statically dispatched, allocation
+//!   free, and the shared helpers are `#[inline]`.
+
+mod aggregation;
+mod ecn;
+mod inflight;
+mod pacing;
+mod probe_bw;
+mod probe_rtt;
+mod signals;
+mod startup;
+mod tso;
+mod units;
+
+pub mod v1;
+pub mod v2;
+pub mod v3;
+
+pub use v1::Bbr1;
+pub use v2::Bbr2;
+pub use v3::Bbr3;
+
+use crate::{CwndEvent, TcpCc};
+use aggregation::AckAggregation;
+
+/// `bbr_cwnd_event` (§HandleRestartFromIdle): does this event restart transmission after idle
+/// while app-limited? If so, note it (PROBE_RTT waits for the next ACK that delivers data: the
+/// idle time was not a stale min_rtt) and start a new aggregation epoch (the idle time is not ACK
+/// aggregation). The version then paces at exactly bw in PROBE_BW, or checks whether PROBE_RTT
+/// is over.
+#[inline]
+fn restart_from_idle(tp: &TcpCc, ev: CwndEvent, idle_restart: &mut bool, agg: &mut AckAggregation) -> bool {
+    if ev != CwndEvent::TxStart || tp.app_limited == 0 {
+        return false;
+    }
+    *idle_restart = true;
+    agg.restart_epoch(tp.now_ns);
+    true
+}

@@ -1,0 +1,134 @@
+//! min_rtt and PROBE_RTT, shared by the family.
+//!
+//! min_rtt is a windowed minimum kept as (value, stamp): a sample at or below the minimum, or any
+//! sample once the window expired, replaces it (Linux keeps it this way, not in a Nichols filter,
+//! because the stamp also schedules PROBE_RTT). v1 has one 10 s window and enters PROBE_RTT when
+//! it expires; v2/v3 keep a 5 s `probe_rtt_min` sub-window that schedules PROBE_RTT and feed the
+//! 10 s min_rtt from it (draft §BBR.min_rtt Min Filter).
+//!
+//! PROBE_RTT holds cwnd at a small target (v1: 4 packets, v2/v3: max(4, BDP/2)) for
+//! max(200 ms, one round) after inflight first fell to it, so the queue drains and the propagation
+//! delay is seen; the version then restores cwnd and decides where to go.
+
+use super::units::GAIN_UNIT;
+use crate::{Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
+
+/// min_rtt window: 10 s (`bbr_min_rtt_win_sec`, draft MinRTTFilterLen). Paths rarely change
+/// faster, and PROBE_RTT costs ~2 % per window.
+pub const MIN_RTT_WIN_NS: Nanos = 10 * NSEC_PER_SEC;
+/// v2/v3: PROBE_RTT when no sample refreshed the 5 s `probe_rtt_min` sub-window
+/// (`bbr_probe_rtt_win_ms`; with a BDP/2 dip instead of v1's 4 packets the cost stays ~2 %).
+pub const PROBE_RTT_WIN_NS: Nanos = 5 * NSEC_PER_SEC;
+/// Time held at the PROBE_RTT cwnd: 200 ms, long enough to drain the queue and see the
+/// propagation delay on most paths (and for flows of different RTTs to overlap), short enough to
+/// cost ~2 % (`bbr_probe_rtt_mode_ms`, draft ProbeRTTDuration).
+pub const PROBE_RTT_MODE_NS: Nanos = 200 * NSEC_PER_MSEC;
+/// v2/v3 PROBE_RTT cwnd = max(4, 0.5·BDP) (`bbr_probe_rtt_cwnd_gain`, draft ProbeRTTCwndGain):
+/// half a BDP drains the queue while keeping half the rate, so a dip every 5 s costs
+/// ~0.5·0.2/5 = 2 %, like v1's 4-packet dip every 10 s.
+pub const PROBE_RTT_CWND_GAIN: u64 = GAIN_UNIT / 2;
+
+/// A windowed minimum RTT: the value and when it was last refreshed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MinRtt {
+    /// ns; `u64::MAX` = no sample.
+    pub rtt_ns: Nanos,
+    pub stamp_ns: Nanos,
+}
+
+impl MinRtt {
+    pub const NONE: MinRtt = MinRtt { rtt_ns: u64::MAX, stamp_ns: 0 };
+
+    /// Seeded from the transport's min RTT at `now` (`bbr_init`).
+    pub fn new(rtt_ns: Nanos, now: Nanos) -> Self {
+        MinRtt { rtt_ns, stamp_ns: now }
+    }
+
+    /// Take this ACK's RTT sample into a `win_ns` window; returns whether the window had expired.
+    /// A sample equal to the minimum refreshes the stamp only if `refresh_on_equal` (Linux v1 and
+    /// v2alpha `<=`; draft and Linux v3 `<`). An expired window takes any sample not from a
+    /// delayed ACK.
+    #[inline]
+    pub fn update(&mut self, now: Nanos, rs: &RateSample, win_ns: Nanos, refresh_on_equal: bool) -> bool {
+        let expired = now > self.stamp_ns.saturating_add(win_ns);
+        if rs.rtt_ns >= 0 {
+            let rtt = rs.rtt_ns as u64;
+            let lower = if refresh_on_equal { rtt <= self.rtt_ns } else { rtt < self.rtt_ns };
+            if lower || (expired && !rs.is_ack_delayed) {
+                self.rtt_ns = rtt;
+                self.stamp_ns = now;
+            }
+        }
+        expired
+    }
+
+    /// The 10 s min_rtt follows the 5 s `probe_rtt_min` sub-window: it takes the sub-window's
+    /// value when that is lower or equal, or when its own window expired.
+    #[inline]
+    pub fn follow(&mut self, sub: &MinRtt, now: Nanos) {
+        let expired = now > self.stamp_ns.saturating_add(MIN_RTT_WIN_NS);
+        if sub.rtt_ns <= self.rtt_ns || expired {
+            *self = *sub;
+        }
+    }
+}
+
+/// `MarkConnectionAppLimited`: ignore the low-rate samples PROBE_RTT itself causes.
+#[inline]
+pub fn mark_connection_app_limited(tp: &mut TcpCc) {
+    let v = tp.delivered + tp.packets_in_flight() as u64;
+    tp.app_limited = if v == 0 { 1 } else { v };
+}
+
+/// The PROBE_RTT hold: max(200 ms, 1 round) once inflight reached the PROBE_RTT cwnd.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProbeRttHold {
+    /// End of the 200 ms hold; None until inflight reached the target.
+    pub done_stamp_ns: Option<Nanos>,
+    /// A round ended since the hold began.
+    pub round_done: bool,
+}
+
+/// What the hold asks of the version on this ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeRttStep {
+    /// Keep holding.
+    Hold,
+    /// Inflight reached the target: the hold began; start a packet-timed round now.
+    StartRound,
+    /// A round has passed: check whether the 200 ms are over (`bbr_check_probe_rtt_done`).
+    CheckDone,
+}
+
+impl ProbeRttHold {
+    /// One ACK in PROBE_RTT (the PROBE_RTT part of `bbr_update_min_rtt`, §HandleProbeRTT).
+    #[inline]
+    pub fn on_ack(&mut self, tp: &mut TcpCc, round_start: bool, cwnd_target: u32) -> ProbeRttStep {
+        mark_connection_app_limited(tp);
+        if self.done_stamp_ns.is_none() && tp.packets_in_flight() <= cwnd_target {
+            self.done_stamp_ns = Some(tp.now_ns + PROBE_RTT_MODE_NS);
+            self.round_done = false;
+            return ProbeRttStep::StartRound;
+        }
+        if self.done_stamp_ns.is_some() {
+            if round_start {
+                self.round_done = true;
+            }
+            if self.round_done {
+                return ProbeRttStep::CheckDone;
+            }
+        }
+        ProbeRttStep::Hold
+    }
+
+    /// `bbr_check_probe_rtt_done`: once the 200 ms are over, restore the cwnd saved on entry and
+    /// return true (the version then schedules the next PROBE_RTT and leaves).
+    #[inline]
+    pub fn finish(&self, tp: &mut TcpCc, prior_cwnd: u32) -> bool {
+        if !matches!(self.done_stamp_ns, Some(done) if tp.now_ns > done) {
+            return false;
+        }
+        tp.snd_cwnd = tp.snd_cwnd.max(prior_cwnd);
+        true
+    }
+}

@@ -1,0 +1,617 @@
+//! BBRv2 as Google's Linux "v2alpha" runs it (`google/bbr`, branch v2alpha,
+//! `net/ipv4/tcp_bbr2.c`), plus — behind `many_flows` ("bbr2_new") — the experimental
+//! many-flows ECN changes of Google's 2019 "BBR v2 … Performance Optimizations" slides (seed 001).
+//!
+//! # Model
+//!
+//! BBRv2 keeps BBRv1's two-parameter path model (max delivery rate, min RTT; see `v1`) and
+//! bounds it with what loss and ECN say about the path:
+//!
+//! ```text
+//! max_bw      = max delivery-rate sample over the last 1–2 PROBE_BW cycles (2-slot filter; the
+//!               slot advances one round after each bandwidth probe ends)
+//! bw_hi       = long-term upper bound on the rate (∞ in v2alpha; bbr2_new: max rate that showed a
+//!               tolerable ECN mark rate, see below)
+//! bw_lo       = short-term lower bound on the rate: cut per round with loss (·0.7, not below the
+//!               rate delivered in that round) while not probing; reset to ∞ when probing starts
+//! bbr_bw      = min(max_bw, bw_lo, bw_hi)                       (pacing and BDP use this)
+//! inflight_hi = long-term upper bound on data in flight: set by a bandwidth probe that saw > 2 %
+//!               loss (or ≥ 50 % CE) to max(tx_in_flight of that sample, 0.7·target_inflight),
+//!               raised by any sample that was safe, grown 1, 2, 4, 8… packets per round in UP
+//! inflight_lo = short-term lower bound on data in flight: per round with loss ·0.7 (not below
+//!               what was delivered in that round), per round with CE ·(1 − α·ecn_factor)
+//!               (bbr2_new: bw_lo too, outside PROBE_RTT)
+//! cwnd        = min(2·BDP + aggregation + offload budget, phase cap(inflight_hi), inflight_lo)
+//! ```
+//!
+//! STARTUP (pacing and cwnd gain 2/ln 2 ≈ 2.885) ends when the bandwidth plateaus (3 rounds with
+//! < 25 % growth, as v1), or at the end of a round in Recovery with ≥ 8 separate loss events
+//! (`full_loss_cnt`) and a loss rate > 2 %, or after 2 rounds with CE ≥ 50 % (`full_ecn_cnt`); the
+//! last two also set inflight_hi to one BDP. DRAIN (pacing gain 1/2.885) runs until inflight ≤ BDP.
+//! PROBE_BW is then a cycle of four phases, not v1's eight fixed ones:
+//!
+//! ```text
+//! DOWN   (pacing 0.75) until inflight ≤ min(BDP, inflight_hi − 15 % headroom)  → CRUISE
+//! CRUISE (pacing 1.0, cwnd ≤ inflight_hi − headroom) until it is time to probe  → REFILL
+//!        time to probe = 2–3 s of wall clock since DOWN began (random, "BBR-native" scale)
+//!                     or min(63, target_inflight) packet-timed rounds ("Reno coexistence")
+//! REFILL (pacing 1.0, bw_lo/inflight_lo reset to ∞) for one round               → UP
+//! UP     (pacing 1.25, cwnd ≤ inflight_hi growing 1,2,4,8… packets per round) until
+//!        inflight ≥ 1.25·BDP after ≥ min_rtt, or inflight hits the previous too-high
+//!        inflight_hi, or a sample shows loss > 2 % / CE ≥ 50 % (cuts inflight_hi) → DOWN
+//! ```
+//!
+//! PROBE_RTT is entered when no RTT sample matched the 5-s minimum (`probe_rtt_win_ms`) for 5 s:
+//! cwnd = max(4, 0.5·BDP) for max(200 ms, 1 round) after inflight reached it, then back to
+//! PROBE_BW (DOWN→CRUISE) or STARTUP. min_rtt itself is a 10-s windowed minimum.
+//!
+//! ECN (DCTCP/L4S-style; v2alpha compiles it in but leaves it off, `bbr_ecn_enable = false`; here it
+//! is on when the flow negotiated ECN, `tp.ecn_ok`, as seed 001's experiments ran with it on):
+//! `ecn_alpha` is an EWMA (gain 1/16, initial 1.0) of the per-round fraction of delivered packets
+//! that were CE-marked; it is "eligible" to act only when min_rtt ≤ 5 ms (`ecn_max_rtt_us`).
+//!
+//! # bbr2_new: seed 001's "pacing to scale to num_flows ≫ BDP" changes, as interpreted here
+//!
+//! Slide text (quoted) → what this file does:
+//! 1. "At end of each round trip with ECN marks: inflight_lo = (1 - alpha*ecn_factor) * inflight_lo;
+//!    bw_lo = (1 - alpha*ecn_factor) * bw_lo // <- NEW", "Reduce bw_lo multiplicatively, in
+//!    proportion to EWMA ECN mark rate", "Use ECN to adjust both rate and volume, as with loss" →
+//!    in the per-round lower-bound update (only outside bandwidth probing, only if ECN-eligible and
+//!    the round carried CE), bw_lo (initialised from max_bw if unset) is multiplied by the same
+//!    factor as inflight_lo. No Linux release has this rule: v2alpha cuts only inflight_lo on ECN,
+//!    and so does v3 (`google/bbr` `net/ipv4/tcp_bbr.c`, `bbr_adapt_lower_bounds` →
+//!    `bbr_ecn_lower_bounds`, whose only bw_lo bound is `bw_lo = max(1U, bw_lo)`).
+//!    *Except in PROBE_RTT* (our choice; the slides say nothing about it): as written the cut has no
+//!    floor (the loss cut stops at the round's delivery rate, `bw_latest`), and with many flows
+//!    every round of PROBE_RTT is marked — N flows × 4 packets stay queued above the threshold —
+//!    while nothing resets bw_lo until PROBE_RTT ends. bw_lo then fell ~0.5× per round to
+//!    ~kbit/s within ~10 ms (N = 160, 50 Gbit/s, 50 µs: 49 of 160 flows below 1 Mbit/s), and a
+//!    flow paced that slowly cannot collect the round of ACKs PROBE_RTT's exit needs: flows sat
+//!    there 0.2–0.6 s+ sending a packet per ~0.5 s, their srtt ~5 ms (the receiver's 40 ms
+//!    delayed ACK), link utilisation ~70 %. In PROBE_RTT cwnd already pins the volume and bw_lo is
+//!    discarded on exit, so there the ECN response is inflight_lo only, as in v2alpha.
+//! 2. "Increase ecn_factor from 0.3 to 0.5 (similar to DCTCP)" → `ECN_FACTOR_NEW` = 1/2 (v2alpha's
+//!    1/3, which the slide rounds to 0.3, stays for bbr2).
+//! 3. "Decouple bw_hi from max bw sample" → in v2alpha "bw_hi" *is* the 2-slot max filter; here the
+//!    filter is `max_bw` and `bw_hi` is a separate bound, ∞ until a bandwidth probe ends with a
+//!    too-high ECN rate (Linux's later layout, `max_bw[2]` + `bw_hi`).
+//! 4. "Refine bw_hi to be the maximum bw that showed tolerable ECN mark rate" → once set, bw_hi is
+//!    raised to any rate sample whose loss rate ≤ 2 % and CE rate < `ecn_thresh` (½); samples with
+//!    intolerable marks never raise it.
+//! 5. "Multiplicative cut to bw_hi if no bw sample has ECN mark rate < ecn_thresh" → when a
+//!    bandwidth probe (REFILL/UP samples) is declared too high and *no* sample of that probe was
+//!    tolerable (`got_ok_bw_probe_sample` false), bw_hi (max_bw if unset) is multiplied by
+//!    (1 − α·ecn_factor). Not in v2alpha, nor in v3's `bbr_handle_inflight_too_high`.
+//! 6. "Additive increase to rate and volume of inflight data when starting bw probing:
+//!    inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt" → on entering REFILL (the start of every probe),
+//!    inflight_hi += 1 packet if set (Linux `bbr_refill_add_inc = 1`) and bw_hi += 1 packet per
+//!    min_rtt if set (not in any Linux version: implemented from the slide).
+//!
+//! # Units and arithmetic
+//!
+//! Linux's fixed point, as in the whole family (`bbr/units.rs`): bandwidth in packets/µs << 24,
+//! fractions scaled by 256, so e.g. loss_thresh is 5/256 = 1.95 %, beta 76/256, headroom 38/256,
+//! ecn_factor 85/256 (bbr2) or 128/256 (bbr2_new); gains are Linux's 2^8 values carried in the
+//! family's 2^16 gain field (bit-exact). Time is ns (Linux: µs stamps, jiffies for the PROBE_RTT
+//! clocks), except the EDT interval of `bbr_packets_in_net_at_edt`, truncated to µs as Linux does
+//! (`EDT_CLOCK`). Bandwidths are u64 and `u64::MAX` / `u32::MAX` stand for Linux's `~0U`
+//! ("unset").
+//!
+//! # Deliberate differences from v2alpha
+//!
+//! - ECN is enabled by `tp.ecn_ok` (the flow negotiated ECN) instead of the global
+//!   `bbr_ecn_enable` module parameter (off by default in v2alpha).
+//! - `rs->is_ece` (this ACK carried ECE) is not in [`RateSample`]; it is derived as "this ACK
+//!   raised `tp.delivered_ce`", which is what an accurate-ECN / DCTCP-style receiver conveys.
+//! - The `skb_marked_lost` hook does not exist in bbrlab's interface. Its bookkeeping (start a loss
+//!   round at the first loss, `loss_in_round`, `loss_in_cycle`) is done at the start of
+//!   `cong_control` for an ACK with `rs.losses > 0`; its per-lost-packet inflight_hi refinement
+//!   (`bbr2_inflight_hi_from_lost_skb`) cannot be done, so excess loss is detected only from the
+//!   ACK's rate sample (`rs.lost` vs `rs.tx_in_flight`), as `bbr2_adapt_upper_bounds` also does.
+//! - The ACK-aggregation epoch (`bbr_update_ack_aggregation`) is measured in ns like every
+//!   clock of the family (Linux: µs; this file truncated to µs before the family shared one
+//!   implementation).
+//! - No fast path (seed 001 optimisation 1): it is a CPU optimisation meant not to change the
+//!   outcome; bbrlab runs the whole algorithm on every ACK.
+//! - The receiver-side `CA_EVENT_ECN_IS_CE/NO_CE` handling (`dctcp_ece_ack_update`) and
+//!   `fast_ack_mode` (seed 001 optimisation 3) belong to bbrlab's receiver, not to this file.
+//! - TSO autosizing (seed 001 optimisation 2) follows `bbr_tso_segs_generic`; the min_rtt term is
+//!   dropped when `tp.tso_minrtt_autosize` is false (Linux: `tso_rtt_shift = 0`).
+//! - The random draws (probe wait, Reno round offset) come from a SplitMix64 generator seeded by
+//!   `Bbr2::new(seed, _)`, so runs are reproducible.
+
+mod bounds;
+mod params;
+mod probe_bw;
+#[cfg(test)]
+mod tests;
+
+pub use params::{Params, Variant};
+
+use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
+use super::ecn::EcnState;
+use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
+use super::pacing::Pacer;
+use super::probe_bw::{AckPhase, PACING_GAIN_UP};
+use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use super::signals::CongestionSignals;
+use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
+use super::tso;
+use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
+use crate::rng::SplitMix64;
+use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
+
+/// STARTUP cwnd gain: v2alpha keeps 2.885 (`bbr_startup_cwnd_gain`; v3 lowered it to 2).
+const STARTUP_CWND_GAIN: u64 = HIGH_GAIN;
+/// PROBE_BW cwnd gain 2: room for delayed/stretched ACKs while pacing at bw.
+const CWND_GAIN: u64 = 2 * GAIN_UNIT;
+/// PROBE_BW DOWN pacing gain 3/4: drains what UP queued.
+const PACING_GAIN_DOWN: u64 = linux_gain(BBR_UNIT * 3 / 4);
+/// Leave 15 % of inflight_hi unused while cruising, for other flows' convergence.
+const INFLIGHT_HEADROOM: u64 = linux_gain(BBR_UNIT * 15 / 100);
+/// v2alpha floors the pacing rate at 1 B/s (`bbr_rate_bytes_per_sec`: `max(rate, 1ULL)`).
+const PACING_RATE_FLOOR: u64 = 1;
+/// v2alpha's `bbr_packets_in_net_at_edt` truncates the EDT interval to µs, as Linux (`div_u64(edt_ns
+/// − now_ns, NSEC_PER_USEC)`); v1 and v3 here keep ns.
+const EDT_CLOCK: Clock = Clock::Us;
+/// `init_cwnd` bound (Linux keeps it in 7 bits).
+const INIT_CWND_MAX: u32 = 0x7F;
+
+/// BBR modes (Linux `enum bbr_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// PROBE_BW phases (Linux `enum bbr_pacing_gain_phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Up,
+    Down,
+    Cruise,
+    Refill,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bbr2 {
+    variant: Variant,
+    /// The constants that differ between bbr2 and bbr2_new.
+    p: Params,
+    rng: SplitMix64,
+
+    mode: Mode,
+    cycle: Phase,
+    ack_phase: AckPhase,
+    /// 10 s min_rtt, fed by the 5 s `probe_rtt_min` sub-window that schedules PROBE_RTT.
+    min_rtt: MinRtt,
+    probe_rtt_min: MinRtt,
+    probe_rtt: ProbeRttHold,
+    next_rtt_delivered: u64,
+    round_start: bool,
+    cycle_mstamp_ns: Nanos,
+    prev_ca_state: CaState,
+    idle_restart: bool,
+    /// Gains, 2^16.
+    pacing_gain: u64,
+    cwnd_gain: u64,
+    full_bw: FullBw,
+    pacer: Pacer<PACING_RATE_FLOOR>,
+    init_cwnd: u32,
+    prior_cwnd: u32,
+    agg: AckAggregation,
+    // v2 model.
+    max_bw: [u64; 2],
+    bw_hi: u64,
+    bw_lo: u64,
+    inflight_hi: u32,
+    inflight_lo: u32,
+    undo_bw_lo: u64,
+    undo_inflight_lo: u32,
+    undo_inflight_hi: u32,
+    bw_probe_up_cnt: u32,
+    bw_probe_up_acks: u32,
+    bw_probe_up_rounds: u32,
+    probe_wait_ns: Nanos,
+    rounds_since_probe: u32,
+    bw_probe_samples: bool,
+    prev_probe_too_high: bool,
+    stopped_risky_probe: bool,
+    got_ok_bw_probe_sample: bool,
+    /// Per-round loss/ECN signals and latest rate/volume.
+    signals: CongestionSignals,
+    /// DCTCP-style ECN state (alpha, eligibility, STARTUP's ECN exit).
+    ecn: EcnState,
+    /// Bandwidth sample of the current ACK (`ctx->sample_bw`).
+    sample_bw: u64,
+}
+
+impl Bbr2 {
+    pub fn new(seed: u64, variant: Variant) -> Self {
+        Self::with_rng(SplitMix64::new(seed), variant)
+    }
+
+    fn with_rng(rng: SplitMix64, variant: Variant) -> Self {
+        Bbr2 {
+            variant,
+            p: variant.params(),
+            rng,
+            mode: Mode::Startup,
+            cycle: Phase::Up,
+            ack_phase: AckPhase::Init,
+            min_rtt: MinRtt::NONE,
+            probe_rtt_min: MinRtt::NONE,
+            probe_rtt: ProbeRttHold::default(),
+            next_rtt_delivered: 0,
+            round_start: false,
+            cycle_mstamp_ns: 0,
+            prev_ca_state: CaState::Open,
+            idle_restart: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: STARTUP_CWND_GAIN,
+            full_bw: FullBw::default(),
+            pacer: Pacer::new(HIGH_GAIN),
+            init_cwnd: 10,
+            prior_cwnd: 0,
+            agg: AckAggregation::new(0),
+            max_bw: [0; 2],
+            bw_hi: INF_BW,
+            bw_lo: INF_BW,
+            inflight_hi: INF_PKTS,
+            inflight_lo: INF_PKTS,
+            undo_bw_lo: 0,
+            undo_inflight_lo: 0,
+            undo_inflight_hi: 0,
+            bw_probe_up_cnt: INF_PKTS,
+            bw_probe_up_acks: 0,
+            bw_probe_up_rounds: 0,
+            probe_wait_ns: 0,
+            rounds_since_probe: 0,
+            bw_probe_samples: false,
+            prev_probe_too_high: false,
+            stopped_risky_probe: false,
+            got_ok_bw_probe_sample: false,
+            signals: CongestionSignals::default(),
+            ecn: EcnState::default(),
+            sample_bw: 0,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.p.name
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// PROBE_BW phase (meaningful in `Mode::ProbeBw`).
+    pub fn phase(&self) -> Phase {
+        self.cycle
+    }
+
+    // ------------------------------------------------------------------ model accessors
+
+    /// `bbr_max_bw`: max of the two per-cycle slots.
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        self.max_bw[0].max(self.max_bw[1])
+    }
+
+    /// `bbr_bw`: min(max_bw, bw_lo, bw_hi).
+    #[inline]
+    fn bw(&self) -> u64 {
+        self.max_bw().min(self.bw_lo).min(self.bw_hi)
+    }
+
+    /// `bbr_tso_segs_generic` (seed 001 optimisation 2, "Improved TSO autosizing"):
+    /// `bytes = pacing_rate >> sk_pacing_shift` (~1 ms of data) `+ 64 KB >> (min_rtt_us >> 9)`
+    /// ("r = min_rtt >> K_r; size += 0xFFFF >> r"), capped at 64 KB − headers, ≥ min_tso_segs.
+    pub fn tso_segs_goal(&self, tp: &TcpCc) -> u32 {
+        let mut bytes = tso::pacing_burst_bytes(tp.pacing_rate_bytes_per_s);
+        if tp.tso_minrtt_autosize {
+            bytes += tso::min_rtt_burst_bytes(self.min_rtt.rtt_ns);
+        }
+        bytes = bytes.min(tso::GSO_MAX_BYTES);
+        ((bytes / tp.mss.max(1) as u64) as u32).max(tso::min_tso_segs(tp.pacing_rate_bytes_per_s))
+    }
+
+    /// `bbr_save_cwnd`.
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        self.prior_cwnd = inflight::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
+    }
+
+    /// `bbr_bdp`: ceil(bw × min_rtt × gain) packets; init_cwnd before any RTT sample.
+    fn bdp(&self, bw: u64, gain: u64) -> u32 {
+        inflight::bdp(bw, self.min_rtt.rtt_ns, gain, self.init_cwnd)
+    }
+
+    /// `bbr_quantization_budget` with v2alpha's `bbr_cwnd_tso_budget = 1` ("flooring"): at least
+    /// 3 offload bursts and 4 packets, +2 in PROBE_UP so inflight gets above BDP on small BDPs.
+    fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
+        tso::quantization_budget_floor(cwnd, self.tso_segs_goal(tp), self.mode == Mode::ProbeBw && self.cycle == Phase::Up)
+    }
+
+    /// `bbr_inflight`.
+    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u64) -> u32 {
+        self.quantization_budget(tp, self.bdp(bw, gain))
+    }
+
+    /// `bbr_packets_in_net_at_edt`.
+    fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
+        let burst = if self.pacing_gain > GAIN_UNIT { self.tso_segs_goal(tp) } else { 0 };
+        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
+    }
+
+    /// `bbr_probe_rtt_cwnd`: max(4, 0.5·BDP).
+    fn probe_rtt_cwnd(&self) -> u32 {
+        CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
+    }
+
+    /// `bbr_set_cwnd` (v2alpha: no packet conservation in recovery).
+    fn set_cwnd(&mut self, tp: &mut TcpCc, acked: u32, bw: u64, gain: u64) {
+        let mut cwnd = tp.snd_cwnd;
+        if acked != 0 {
+            let mut target = self.bdp(bw, gain);
+            // `bbr_ack_aggregation_cwnd` (v2alpha: also in STARTUP, `bbr_extra_acked_in_startup`).
+            target = target.saturating_add(self.agg.cwnd_allowance(self.bw()));
+            target = self.quantization_budget(tp, target);
+            if self.full_bw.reached {
+                cwnd = cwnd.saturating_add(acked).min(target);
+            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
+                cwnd = cwnd.saturating_add(acked);
+            }
+            cwnd = cwnd.max(CWND_MIN_TARGET);
+        }
+        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+        if self.mode == Mode::ProbeRtt {
+            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
+
+    /// `bbr2_bound_cwnd_for_inflight_model`.
+    fn bound_cwnd_for_inflight_model(&self, tp: &mut TcpCc) {
+        let cap = match (self.mode, self.cycle) {
+            (Mode::ProbeBw, Phase::Cruise) | (Mode::ProbeRtt, _) => InflightCap::HiWithHeadroom,
+            (Mode::ProbeBw, _) => InflightCap::Hi, // probe to see if more packets fit in the path
+            _ => InflightCap::None,
+        };
+        inflight::bound_cwnd_for_inflight_model(tp, cap, self.inflight_hi, self.inflight_lo, INFLIGHT_HEADROOM);
+    }
+
+    /// `bbr2_inflight_with_headroom`: inflight_hi less 15 % (≥ 1 packet), ≥ 4.
+    fn inflight_with_headroom(&self) -> u32 {
+        inflight::inflight_with_headroom(self.inflight_hi, INFLIGHT_HEADROOM)
+    }
+
+    /// `bbr_update_round_start`.
+    fn update_round_start(&mut self, tp: &TcpCc, rs: &RateSample) {
+        self.round_start = false;
+        if rs.interval_ns > 0 && rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = tp.delivered;
+            self.round_start = true;
+        }
+    }
+
+    /// `bbr_calculate_bw_sample`: delivered / interval, rounded up.
+    fn calculate_bw_sample(&mut self, rs: &RateSample) {
+        self.sample_bw = 0;
+        if rs.interval_ns > 0 && rs.delivered >= 0 {
+            self.sample_bw = bw_ceil(rs.delivered as u64, rs.interval_ns as u64);
+        }
+    }
+
+    /// `bbr_update_ack_aggregation` (in STARTUP the window is 1 round, `bbr_extra_acked_in_startup`).
+    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
+        let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        self.agg.update(rs, self.round_start, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
+    }
+
+    /// `bbr_check_drain` + `bbr2_check_drain`.
+    fn check_drain(&mut self, tp: &mut TcpCc) {
+        if self.mode == Mode::Startup && self.full_bw.reached {
+            self.mode = Mode::Drain;
+            tp.snd_ssthresh = self.inflight(tp, self.max_bw(), GAIN_UNIT);
+            self.signals.reset();
+        }
+        if self.mode == Mode::Drain
+            && self.packets_in_net_at_edt(tp, tp.packets_in_flight()) <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
+        {
+            self.mode = Mode::ProbeBw;
+            self.start_bw_probe_down(tp);
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done`: restore cwnd, schedule the next PROBE_RTT.
+    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
+        if self.probe_rtt.finish(tp, self.prior_cwnd) {
+            self.probe_rtt_min.stamp_ns = tp.now_ns;
+            self.exit_probe_rtt(tp);
+        }
+    }
+
+    /// `bbr_update_min_rtt` (v2: a 5-s probe_rtt_min filter drives PROBE_RTT, 10-s min_rtt).
+    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+        let probe_rtt_expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, true);
+        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
+        if probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt; // dip, drain queue
+            self.save_cwnd(tp);
+            self.probe_rtt.done_stamp_ns = None;
+            self.ack_phase = AckPhase::ProbeStopping;
+            self.next_rtt_delivered = tp.delivered;
+        }
+        if self.mode == Mode::ProbeRtt {
+            // Hold the PROBE_RTT inflight for max(200 ms, 1 round); ignore low-rate samples.
+            match self.probe_rtt.on_ack(tp, self.round_start, self.probe_rtt_cwnd()) {
+                ProbeRttStep::StartRound => self.next_rtt_delivered = tp.delivered,
+                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
+                ProbeRttStep::Hold => {}
+            }
+        }
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    /// `bbr_update_gains`.
+    fn update_gains(&mut self) {
+        let (p, c) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
+            Mode::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN), // slow pacing, keep cwnd
+            Mode::ProbeBw => (
+                match self.cycle {
+                    Phase::Up => PACING_GAIN_UP,
+                    Phase::Down => PACING_GAIN_DOWN,
+                    Phase::Cruise | Phase::Refill => GAIN_UNIT,
+                },
+                CWND_GAIN,
+            ),
+            Mode::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
+        };
+        self.pacing_gain = p;
+        self.cwnd_gain = c;
+    }
+
+    /// `bbr2_update_model`.
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+        self.update_congestion_signals(tp, rs);
+        self.update_ack_aggregation(tp, rs);
+        self.check_loss_too_high_in_startup(tp, rs);
+        self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
+        self.check_drain(tp);
+        self.update_cycle_phase(tp, rs);
+        self.update_min_rtt(tp, rs);
+    }
+}
+
+impl CongestionOps for Bbr2 {
+    /// `bbr_init` + `bbr2_init`.
+    fn init(&mut self, tp: &mut TcpCc) {
+        *self = Bbr2::with_rng(self.rng, self.variant);
+        self.init_cwnd = tp.snd_cwnd.min(INIT_CWND_MAX);
+        self.prior_cwnd = tp.prior_cwnd;
+        tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
+        self.next_rtt_delivered = 0;
+        self.probe_rtt_min = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
+        self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
+        self.pacer.init_from_rtt(tp);
+        self.agg = AckAggregation::new(tp.now_ns);
+        // Start sampling the ECN mark rate after the first full flight is ACKed.
+        self.signals.loss_round_delivered = tp.delivered + 1;
+        self.ecn.alpha_last_delivered = 0;
+        self.ecn.alpha_last_delivered_ce = 0;
+        self.ecn.last_delivered_ce = tp.delivered_ce;
+        tp.pacing_enabled = true; // SK_PACING_NEEDED
+    }
+
+    /// `bbr2_ssthresh`: save cwnd and the loss-adapted bounds for undo; keep ssthresh.
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        self.save_cwnd(tp);
+        self.undo_bw_lo = self.bw_lo;
+        self.undo_inflight_lo = self.inflight_lo;
+        self.undo_inflight_hi = self.inflight_hi;
+        tp.snd_ssthresh
+    }
+
+    /// `bbr2_main`.
+    fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+        // `bbr2_skb_marked_lost` bookkeeping (see header): the stack marked packets lost on this
+        // ACK before calling us; the first loss of a round starts a loss round.
+        if rs.losses > 0 {
+            self.signals.note_loss(tp.delivered);
+        }
+        let is_ece = self.ecn.ack_raised_ce(tp);
+
+        self.update_round_start(tp, rs);
+        if self.round_start {
+            self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
+            self.update_ecn_alpha(tp);
+        }
+        self.signals.ecn_in_round |= is_ece;
+        self.calculate_bw_sample(rs);
+
+        self.update_model(tp, rs);
+        self.update_gains();
+        let bw = self.bw();
+        self.pacer.set(tp, bw, self.pacing_gain, self.full_bw.reached);
+        self.set_cwnd(tp, rs.acked_sacked, bw, self.cwnd_gain);
+        self.bound_cwnd_for_inflight_model(tp);
+
+        self.prev_ca_state = tp.ca_state;
+        self.signals.loss_in_cycle |= rs.lost > 0;
+        self.signals.ecn_in_cycle |= rs.delivered_ce > 0;
+    }
+
+    /// `bbr2_set_state`.
+    fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.prev_ca_state = CaState::Loss;
+            self.full_bw.bw = 0;
+            if !self.is_probing_bandwidth() && self.inflight_lo == INF_PKTS {
+                // adapt_lower_bounds needs the cwnd from before the RTO.
+                self.inflight_lo = self.prior_cwnd;
+            }
+        } else if self.prev_ca_state == CaState::Loss {
+            tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
+        }
+    }
+
+    /// `bbr2_undo_cwnd`: spurious recovery; restore the bounds saved in ssthresh().
+    fn undo_cwnd(&mut self, _tp: &mut TcpCc) -> u32 {
+        self.full_bw.bw = 0;
+        self.full_bw.cnt = 0;
+        self.signals.loss_in_round = false;
+        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
+        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
+        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.prior_cwnd
+    }
+
+    /// `bbr_cwnd_event`: restart from idle.
+    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CwndEvent) {
+        if !super::restart_from_idle(tp, ev, &mut self.idle_restart, &mut self.agg) {
+            return;
+        }
+        match self.mode {
+            Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
+            Mode::ProbeRtt => self.check_probe_rtt_done(tp),
+            Mode::Startup | Mode::Drain => {}
+        }
+    }
+
+    /// `bbr_tso_segs`.
+    fn tso_segs(&self, tp: &TcpCc) -> Option<u32> {
+        Some(self.tso_segs_goal(tp))
+    }
+
+    /// Phase codes: 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill,
+    /// 5 probe_up, 6 probe_rtt.
+    fn sample(&self, tp: &TcpCc) -> CcStateSample {
+        let (phase, code) = match (self.mode, self.cycle) {
+            (Mode::Startup, _) => ("startup", 0),
+            (Mode::Drain, _) => ("drain", 1),
+            (Mode::ProbeBw, Phase::Down) => ("probe_down", 2),
+            (Mode::ProbeBw, Phase::Cruise) => ("probe_cruise", 3),
+            (Mode::ProbeBw, Phase::Refill) => ("probe_refill", 4),
+            (Mode::ProbeBw, Phase::Up) => ("probe_up", 5),
+            (Mode::ProbeRtt, _) => ("probe_rtt", 6),
+        };
+        // bbr2_get_info: bbr_bw in bytes/s.
+        let pkts = |v: u32| if v == INF_PKTS { 0.0 } else { v as f64 };
+        CcStateSample {
+            phase,
+            phase_code: code,
+            bw_bps: bw_bytes_per_sec(self.bw(), tp.mss) as f64 * 8.0,
+            min_rtt_ns: self.min_rtt.rtt_ns,
+            pacing_gain: gain_f64(self.pacing_gain),
+            cwnd_gain: gain_f64(self.cwnd_gain),
+            inflight_hi_segs: pkts(self.inflight_hi),
+            inflight_lo_segs: pkts(self.inflight_lo),
+            ecn_alpha: self.ecn.alpha as f64 / BBR_UNIT as f64,
+            ..Default::default()
+        }
+    }
+}

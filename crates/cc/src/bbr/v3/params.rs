@@ -1,0 +1,110 @@
+//! draft-06 vs Linux v3: the constants and switches that differ (the header's table), chosen
+//! once per flow.
+
+use crate::bbr::startup::DRAIN_GAIN;
+use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_UNIT};
+
+/// Which constants (and ECN response) to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// draft-ietf-ccwg-bbr-06.
+    Draft,
+    /// Google's Linux v3 `tcp_bbr.c` constants and ECN response.
+    Linux,
+}
+
+/// What a CE mark means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnResponse {
+    /// Draft §ECN: "MUST be treated as congestion" — a CE-carrying ACK is a loss event, and CE
+    /// counts as lost in IsInflightTooHigh.
+    AsCongestion,
+    /// Linux v3: DCTCP-style alpha, inflight_lo cut per round, probe too high at > 50 % CE,
+    /// Startup exit on CE, ECN re-probe (`bbr/ecn.rs`).
+    Dctcp,
+}
+
+/// What a send quantum is made of before the min_rtt allowance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendQuantumBase {
+    /// §Send Quantum: pacing_rate · 1 ms.
+    Millisecond,
+    /// Linux: pacing_rate >> sk_pacing_shift (2^-10 s).
+    PacingShift,
+}
+
+/// Per-variant constants, gains in 2^16.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub name: &'static str,
+    pub startup_pacing_gain: u64,
+    pub startup_cwnd_gain: u64,
+    pub drain_pacing_gain: u64,
+    pub down_pacing_gain: u64,
+    /// LossThresh as a ratio num/den (compared exactly, as Linux's `(tx·5) >> 8` is).
+    pub loss_thresh: (u64, u64),
+    pub beta: u64,
+    pub headroom: u64,
+    /// extra_acked window: the draft's max filter length, or Linux's rounds per slot.
+    pub extra_acked_win_rounds: u64,
+    /// extra_acked in Linux's 2 slots capped at 100 ms of bw (`bbr_extra_acked`), or the draft's
+    /// uncapped windowed max filter.
+    pub extra_acked_slots: bool,
+    /// §CheckFullBWReached: every non-app-limited ACK may raise the baseline (Linux), or only the
+    /// round-start sample (draft).
+    pub full_bw_every_ack: bool,
+    /// Drain/DOWN/UP exits compare Linux's estimate of inflight at the next departure
+    /// (`bbr_packets_in_net_at_edt`) instead of the draft's C.inflight.
+    pub inflight_at_edt: bool,
+    pub send_quantum_base: SendQuantumBase,
+    pub ecn: EcnResponse,
+    /// RTO (`set_state(Loss)`) also resets the full-bw detector and seeds inflight_lo from cwnd
+    /// when not probing (Linux `bbr_set_state`).
+    pub rto_resets_model: bool,
+}
+
+impl Params {
+    pub fn of(v: Variant) -> Params {
+        match v {
+            // §Terminology / §State Machine Operation constants.
+            Variant::Draft => Params {
+                name: "bbr3",
+                // 4·ln 2: the smallest gain that doubles the rate per round like slow start.
+                startup_pacing_gain: GAIN_UNIT * 277 / 100,
+                startup_cwnd_gain: super::DEFAULT_CWND_GAIN,
+                // ≤ 1/StartupCwndGain drains Startup's queue in about a round (§Drain, -06).
+                drain_pacing_gain: GAIN_UNIT / 2,
+                // Smallest gain giving bandwidth convergence against UP's 1.25 (§ProbeBW_DOWN).
+                down_pacing_gain: GAIN_UNIT * 90 / 100,
+                loss_thresh: (2, 100),
+                beta: GAIN_UNIT * 7 / 10,
+                headroom: GAIN_UNIT * 15 / 100,
+                extra_acked_win_rounds: 10,
+                extra_acked_slots: false,
+                full_bw_every_ack: false,
+                inflight_at_edt: false,
+                send_quantum_base: SendQuantumBase::Millisecond,
+                ecn: EcnResponse::AsCongestion,
+                rto_resets_model: false,
+            },
+            // tcp_bbr.c v3, same 2^8 ratios.
+            Variant::Linux => Params {
+                name: "bbr3_linux",
+                startup_pacing_gain: linux_gain(BBR_UNIT * 277 / 100 + 1),
+                startup_cwnd_gain: linux_gain(BBR_UNIT * 2),
+                drain_pacing_gain: DRAIN_GAIN,
+                down_pacing_gain: linux_gain(BBR_UNIT * 91 / 100),
+                loss_thresh: ((BBR_UNIT * 2 / 100) as u64, BBR_UNIT as u64),
+                beta: linux_gain(BBR_UNIT - BBR_UNIT * 30 / 100),
+                headroom: linux_gain(BBR_UNIT * 15 / 100),
+                extra_acked_win_rounds: 5,
+                extra_acked_slots: true,
+                full_bw_every_ack: true,
+                inflight_at_edt: true,
+                send_quantum_base: SendQuantumBase::PacingShift,
+                ecn: EcnResponse::Dctcp,
+                rto_resets_model: true,
+            },
+        }
+    }
+}
