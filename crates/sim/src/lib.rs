@@ -268,9 +268,6 @@ pub struct Simulation {
 /// `now`); stop with a diagnosis instead of spinning forever.
 const LIVELOCK_EVENTS: u64 = 10_000_000;
 
-/// Linux `tcp_limit_output_bytes` default: at most this much of one flow sits below TCP.
-const TSQ_MAX_BYTES: u64 = 1 << 20;
-
 impl Simulation {
     pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
         Simulation::new(Config::from_json(json)?)
@@ -727,9 +724,7 @@ impl Simulation {
         let mut tsq_blocked = false;
         loop {
             let flow = &mut self.flows[fi];
-            let tsq_limit = (flow.sender.tp.pacing_rate_bytes_per_s >> transport::PACING_SHIFT)
-                .max(2 * 1600)
-                .min(TSQ_MAX_BYTES);
+            let tsq_limit = flow.sender.tsq_limit_bytes();
             if flow.nic_bytes >= tsq_limit {
                 tsq_blocked = true;
                 break;
