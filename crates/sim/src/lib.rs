@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod pfc;
 pub mod red;
 pub mod rng;
+mod rpc;
 pub mod topology;
 pub mod workload;
 
@@ -233,6 +234,8 @@ struct Flow {
     sampled: bool,
     /// When the receiver held every byte of a sized transfer.
     rx_done_ns: Option<Nanos>,
+    /// The flow's RPC application (`rpc.rs`), which writes its data.
+    rpc: Option<rpc::RpcApp>,
 }
 
 /// The simulation of one scenario.
@@ -351,7 +354,7 @@ impl Simulation {
             min_rto_ns: f.min_rto_ns,
             ecn: f.ecn,
             tso_minrtt_autosize: f.tso_minrtt_autosize,
-            rpc: workload::rpc(f),
+            app_writes: f.rpc.is_some(),
         };
         let mut sender = Sender::new(scfg, algo);
         sender.stop_ns = f.stop_ns;
@@ -397,6 +400,7 @@ impl Simulation {
             app: None,
             sampled: true,
             rx_done_ns: None,
+            rpc: f.rpc.as_ref().map(|r| rpc::RpcApp::new(r.size_bytes, r.gap_ns)),
         }
     }
 
@@ -455,8 +459,12 @@ impl Simulation {
                         flow.sender.set_initial_rwnd_end(segs);
                     }
                     let rtt = self.handshake_rtt_ns(f);
-                    self.flows[f].sender.set_handshake_rtt(self.now, rtt);
-                    self.flows[f].sender.start(self.now);
+                    let flow = &mut self.flows[f];
+                    flow.sender.set_handshake_rtt(self.now, rtt);
+                    flow.sender.start(self.now);
+                    if let Some(app) = flow.rpc.as_mut() {
+                        app.start(self.now, &mut flow.sender);
+                    }
                     self.pump(f);
                 }
                 EvKind::PauseOn => self.on_pause(ev.id, true),
@@ -705,7 +713,11 @@ impl Simulation {
     fn deliver_ack(&mut self, p: Packet) {
         let fi = p.flow as usize;
         let now = self.now;
-        self.flows[fi].sender.on_ack(now, &p);
+        let flow = &mut self.flows[fi];
+        flow.sender.on_ack(now, &p);
+        if let Some(app) = flow.rpc.as_mut() {
+            app.on_ack(now, &mut flow.sender);
+        }
         #[cfg(debug_assertions)]
         if let Err(e) = self.flows[fi].sender.check_invariants() {
             panic!("flow {fi} scoreboard invariant broken at {now} ns: {e}");
@@ -749,6 +761,9 @@ impl Simulation {
     fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool) {
         let s = &self.flows[fi].sender;
         let mut want = s.next_timer_deadline();
+        if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {
+            want = Some(want.map_or(t, |w| w.min(t)));
+        }
         if !tsq_blocked {
             if let Some(t) = s.next_send_time() {
                 want = Some(want.map_or(t, |w| w.min(t)));
@@ -780,8 +795,12 @@ impl Simulation {
         }
         self.flows[fi].sender_timer_at = None;
         let now = self.now;
-        if self.flows[fi].sender.next_timer_deadline().is_some_and(|d| d <= now) {
-            self.flows[fi].sender.on_timeout(now);
+        let flow = &mut self.flows[fi];
+        if let Some(app) = flow.rpc.as_mut() {
+            app.on_timer(now, &mut flow.sender);
+        }
+        if flow.sender.next_timer_deadline().is_some_and(|d| d <= now) {
+            flow.sender.on_timeout(now);
         }
         self.pump(fi);
     }

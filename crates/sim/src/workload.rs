@@ -1,21 +1,16 @@
 //! Per-flow transport options of seed 001's many-flows study that go beyond a bulk flow: the
 //! RPC workload (`rpc`), the receiver application's read delay (`app_read_delay_ns`) and the
 //! faster-ACK rule (`faster_acks`), plus the result columns they and the offload-chunk counters
-//! add to the `flows` table. The mechanisms live in the transport (`transport::RpcConfig`,
-//! `transport::receiver`); this module only maps config to them and counters to columns.
+//! add to the `flows` table. The RPC application itself is `rpc.rs`; the receiver's mechanisms
+//! live in `transport::receiver`; this module maps config to them and counters to columns.
 
 use crate::config;
 use crate::metrics::{Column, Table};
-use transport::RpcConfig;
 
-/// The sender's RPC application for a flow: messages rounded up to whole segments.
-pub fn rpc(f: &config::Flow) -> Option<RpcConfig> {
-    f.rpc.as_ref().map(|r| RpcConfig { segs: r.size_bytes.div_ceil(f.mss_bytes as u64).max(1), gap_ns: r.gap_ns })
-}
-
-/// Message size in segments for the receiver's message-boundary answers.
+/// Message size in segments for the receiver's message-boundary answers: what the sender's
+/// `write` of a `size_bytes` message occupies (whole segments).
 pub fn msg_segs(f: &config::Flow) -> Option<u64> {
-    rpc(f).map(|r| r.segs)
+    f.rpc.as_ref().map(|r| r.size_bytes.div_ceil(f.mss_bytes as u64).max(1))
 }
 
 /// Extra `flows` columns: offload chunks and RPC latencies.
@@ -30,10 +25,14 @@ pub(crate) fn push_flow_columns(table: &mut Table, flows: &[crate::Flow]) {
         bursts.push(s.tso_bursts as i64);
         burst_mean.push(if s.tso_bursts > 0 { s.tso_burst_segs as f64 / s.tso_bursts as f64 } else { f64::NAN });
         goal_mean.push(if s.tso_bursts > 0 { s.tso_goal_segs as f64 / s.tso_bursts as f64 } else { f64::NAN });
-        rpc_n.push(s.rpc_count as i64);
-        rpc_mean.push(if s.rpc_count > 0 { (s.rpc_sum_ns / s.rpc_count as u128) as f64 / 1e6 } else { f64::NAN });
-        rpc_p50.push(f.sender.rpc_hist.quantile_ns(0.5) / 1e6);
-        rpc_p99.push(f.sender.rpc_hist.quantile_ns(0.99) / 1e6);
+        let (n, sum_ns, p50_ns, p99_ns) = match &f.rpc {
+            Some(a) => (a.count, a.latency_sum_ns, a.latency_hist.quantile_ns(0.5), a.latency_hist.quantile_ns(0.99)),
+            None => (0, 0, f64::NAN, f64::NAN),
+        };
+        rpc_n.push(n as i64);
+        rpc_mean.push(if n > 0 { (sum_ns / n as u128) as f64 / 1e6 } else { f64::NAN });
+        rpc_p50.push(p50_ns / 1e6);
+        rpc_p99.push(p99_ns / 1e6);
         withheld.push(f.receiver.acks_withheld as i64);
     }
     table.push("tso_bursts", Column::I64(bursts));

@@ -54,7 +54,7 @@
 //! | `rtt` | SRTT/RTTVAR/min_rtt, the RTO and its back-off (RFC 6298) |
 //! | `recovery` | RACK, TLP, RTO handling, the recovery state machine, PRR, ECN/CWR, Eifel undo |
 //! | `pacing` | pacing rate, the EDT pacer, TSO autosizing and offload-chunk counters, TSQ |
-//! | `stream` | what the application has written (bulk, a sized transfer, or piecewise writes) |
+//! | `stream` | what the application has written (bulk, a sized transfer, or `Sender::write`) |
 //! | `timers` | the loss-recovery deadlines (RTO, TLP, RACK reordering) |
 //! | `stats` | per-flow counters and the latency histogram |
 //! | `receiver` | the receiving half |
@@ -73,7 +73,7 @@ mod timers;
 
 pub use pacing::{TSQ_LIMIT_OUTPUT_BYTES, TSQ_MIN_BYTES};
 pub use receiver::Receiver;
-pub use sender::{RpcConfig, Sender, SenderConfig};
+pub use sender::{Sender, SenderConfig};
 pub use stats::{RttHistogram, SenderStats};
 
 /// Bytes of IPv4 + TCP header with the timestamp option on every segment.

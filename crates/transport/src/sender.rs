@@ -54,20 +54,9 @@ pub struct SenderConfig {
     pub ecn: bool,
     /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
     pub tso_minrtt_autosize: bool,
-    /// Request/response workload instead of a byte stream (see [`RpcConfig`]); None = bulk or
-    /// `total_bytes`.
-    pub rpc: Option<RpcConfig>,
-}
-
-/// An RPC-style application on the sender: write one message of `segs` full segments, wait until
-/// all of it is acknowledged, wait `gap_ns`, write the next, and so on. Each message's latency
-/// (write to full acknowledgement) goes into [`Sender::rpc_hist`]. The response is not modelled
-/// as data: the receiver's application answers a complete message at once, and the answer
-/// carries the ACK (see `ReceiverConfig::msg_segs`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RpcConfig {
-    pub segs: u64,
-    pub gap_ns: Nanos,
+    /// The application writes the stream piece by piece with [`Sender::write`] (nothing is
+    /// written at the start, and the connection never completes); false: `total_bytes` or bulk.
+    pub app_writes: bool,
 }
 
 impl Default for SenderConfig {
@@ -83,7 +72,7 @@ impl Default for SenderConfig {
             min_rto_ns: 200 * NSEC_PER_MSEC,
             ecn: false,
             tso_minrtt_autosize: true,
-            rpc: None,
+            app_writes: false,
         }
     }
 }
@@ -112,13 +101,6 @@ pub struct Sender {
     /// Record per-ACK RTT samples into this histogram.
     pub rtt_hist: RttHistogram,
     started: bool,
-    /// RPC workload: when the current message was written, when the next one will be, and the
-    /// end of the last message whose latency was recorded.
-    pub(crate) rpc_issue_ns: Nanos,
-    pub(crate) rpc_next_ns: Option<Nanos>,
-    pub(crate) rpc_recorded_end: u64,
-    /// Latency of every completed RPC message (RPC workload only).
-    pub rpc_hist: RttHistogram,
 }
 
 /// What one ACK delivered, gathered while tagging its segments.
@@ -140,7 +122,7 @@ impl Sender {
             tp.max_pacing_rate_bytes_per_s = r;
         }
         Sender {
-            stream: SendStream::new(cfg.mss, cfg.total_bytes, cfg.rpc.map(|r| r.segs)),
+            stream: SendStream::new(cfg.mss, cfg.total_bytes, cfg.app_writes),
             rtt: RttEstimator::new(cfg.min_rto_ns),
             cfg,
             tp,
@@ -157,10 +139,6 @@ impl Sender {
             stats: SenderStats::default(),
             rtt_hist: RttHistogram::new(),
             started: false,
-            rpc_issue_ns: 0,
-            rpc_next_ns: None,
-            rpc_recorded_end: 0,
-            rpc_hist: RttHistogram::new(),
         }
     }
 
@@ -176,7 +154,6 @@ impl Sender {
             self.update_default_pacing_rate();
         }
         self.pacer.next_send_ns = now;
-        self.rpc_issue_ns = now;
         self.started = true;
     }
 
@@ -391,16 +368,14 @@ impl Sender {
     }
 
     /// Earliest deadline of the loss-recovery timers (RTO, TLP, RACK reordering) and the
-    /// application's stop time — what `on_timeout` handles.
+    /// application's stop time — what `on_timeout` handles. (An application that writes later,
+    /// see [`Sender::write`], keeps its own timer.)
     pub fn next_timer_deadline(&self) -> Option<Nanos> {
         let mut t = self.timers.earliest();
         if let Some(stop) = self.stop_ns {
             if self.has_unsent() {
                 t = Some(t.map_or(stop, |x| x.min(stop)));
             }
-        }
-        if let Some(r) = self.rpc_next_ns {
-            t = Some(t.map_or(r, |x| x.min(r)));
         }
         t
     }
@@ -420,9 +395,6 @@ impl Sender {
     pub fn on_timeout(&mut self, now: Nanos) {
         self.tp.now_ns = now;
         self.check_stop(now);
-        if self.rpc_next_ns.is_some_and(|r| now >= r) {
-            self.rpc_write(now);
-        }
         // Linux arms either the loss-probe or the RTO timer, never both: a due probe goes first
         // and re-arms the RTO (RFC 8985 §7.3).
         let rto_at = self.timers.rto_at_ns;
@@ -551,8 +523,7 @@ impl Sender {
         } else if acked_new || delivered > 0 {
             self.schedule_tlp(now);
         }
-        self.rpc_on_ack(now);
-        if self.completed_ns.is_none() && self.is_done() && self.stream.write_end != u64::MAX && self.cfg.rpc.is_none() {
+        if self.completed_ns.is_none() && self.is_done() && self.stream.write_end != u64::MAX && !self.cfg.app_writes {
             self.completed_ns = Some(now);
         }
     }

@@ -31,9 +31,6 @@ pub struct SenderStats {
     /// Sum over chunks of the chunk size the sizing rule allowed when the chunk started (the
     /// autosizing goal, which cwnd, TSQ or ACK clocking may cut short).
     pub tso_goal_segs: u64,
-    /// Completed RPC messages and the sum of their latencies (RPC workload only).
-    pub rpc_count: u64,
-    pub rpc_sum_ns: u128,
 }
 
 /// Log-linear histogram of RTTs (HDR-style: 64 sub-buckets per power of two of microseconds,

@@ -5,12 +5,18 @@
 //! - bulk: an endless stream (`write_end = u64::MAX`), never application-limited;
 //! - a sized transfer (`total_bytes`): written at once; its last segment may be short; the
 //!   transfer completes when it is all acknowledged;
-//! - an RPC application (`rpc`): writes one message, waits until all of it is acknowledged, waits
-//!   `gap_ns`, writes the next. Each message's latency (write to full acknowledgement) goes into
-//!   [`Sender::rpc_hist`].
+//! - a writer (`app_writes`): nothing at the start; [`Sender::write`] appends at any time (an
+//!   RPC application, a chunked video stream …). The connection never completes; whenever all
+//!   that was written is acknowledged ([`Sender::is_done`]) the application may write more.
+//!
+//! Application-limited periods need nothing from the application: when `poll_transmit` finds
+//! nothing written and unsent while the window has room, it marks the rate sampler app-limited
+//! (Linux `tcp_rate_check_app_limited`, which `tcp_sendmsg` calls; here `poll_transmit` is where
+//! the model notices), so delivery-rate samples taken while the writer was idle do not lower
+//! BBR's bandwidth estimate.
 //!
 //! When the writer stops (`stop_ns`), nothing more is offered: `write_end` drops to `snd_nxt`,
-//! and what is outstanding still completes.
+//! what is outstanding still completes, and later writes are refused.
 
 use crate::Sender;
 use cc::Nanos;
@@ -23,9 +29,9 @@ pub(crate) struct SendStream {
 }
 
 impl SendStream {
-    pub(crate) fn new(mss: u32, total_bytes: Option<u64>, rpc_segs: Option<u64>) -> SendStream {
+    pub(crate) fn new(mss: u32, total_bytes: Option<u64>, app_writes: bool) -> SendStream {
         let (write_end, last_seg_bytes) = match total_bytes {
-            None if rpc_segs.is_some() => (rpc_segs.map_or(1, |s| s.max(1)), mss),
+            None if app_writes => (0, mss),
             None => (u64::MAX, mss),
             Some(b) => {
                 let n = b.div_ceil(mss as u64).max(1);
@@ -83,40 +89,30 @@ impl Sender {
         }
     }
 
-    /// Written segments not sent yet (0 for a bulk stream: never application-limited).
+    /// Written segments are waiting to be sent (always, for a bulk stream).
     #[inline]
     pub(crate) fn has_unsent(&self) -> bool {
         self.sb.snd_nxt < self.stream.write_end
     }
 
-    /// RPC workload: the current message is fully acknowledged; record its latency and write
-    /// the next one now or after the gap.
-    pub(crate) fn rpc_on_ack(&mut self, now: Nanos) {
-        let Some(rpc) = self.cfg.rpc else { return };
-        if self.sb.snd_una < self.stream.write_end || self.rpc_recorded_end >= self.stream.write_end {
-            return;
+    /// The application writes `bytes` more at `now` (only with `SenderConfig::app_writes`).
+    /// Returns false, writing nothing, once the application has stopped (`stop_ns`).
+    ///
+    /// The write is appended as whole segments: `ceil(bytes / mss)` of them, each carrying a
+    /// full MSS of payload. The model counts segments, and — as an application with
+    /// `TCP_NODELAY` writing one message at a time sees — a write's last segment is not
+    /// coalesced with the next write; its payload is counted as a full MSS.
+    pub fn write(&mut self, now: Nanos, bytes: u64) -> bool {
+        debug_assert!(self.cfg.app_writes, "Sender::write needs SenderConfig::app_writes");
+        if self.stop_ns.is_some_and(|s| now >= s) {
+            return false;
         }
-        self.rpc_recorded_end = self.stream.write_end;
-        let lat = now - self.rpc_issue_ns;
-        self.rpc_hist.record(lat);
-        self.stats.rpc_count += 1;
-        self.stats.rpc_sum_ns += lat as u128;
-        if rpc.gap_ns == 0 {
-            self.rpc_write(now);
-        } else {
-            self.rpc_next_ns = Some(now + rpc.gap_ns);
-        }
+        self.stream.write_end += bytes.div_ceil(self.cfg.mss as u64).max(1);
+        true
     }
 
-    /// RPC workload: the application writes its next message (unless it has stopped).
-    pub(crate) fn rpc_write(&mut self, now: Nanos) {
-        self.rpc_next_ns = None;
-        if self.stop_ns.is_some_and(|s| now >= s) {
-            return;
-        }
-        if let Some(rpc) = self.cfg.rpc {
-            self.stream.write_end += rpc.segs.max(1);
-            self.rpc_issue_ns = now;
-        }
+    /// End of the data the application has written, in segments (u64::MAX for bulk).
+    pub fn write_end(&self) -> u64 {
+        self.stream.write_end
     }
 }

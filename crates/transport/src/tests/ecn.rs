@@ -1,10 +1,10 @@
 //! The sender's ECN reaction (CWR) on a wire with a marking queue: fixed one-way delay, one
 //! bottleneck serializing `tx_ns` per data packet, CE on arrival when more than `k` packets wait.
-use crate::*;
-use std::collections::VecDeque;
-use cc::{CaState, Cc, Nanos};
+
 use crate::receiver::ReceiverConfig;
-use cc::CcKind;
+use crate::*;
+use cc::{CaState, Cc, CcKind, Nanos};
+use std::collections::VecDeque;
 
 struct Wire {
     now: Nanos,

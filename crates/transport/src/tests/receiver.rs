@@ -1,3 +1,6 @@
+//! The receiver's ACK policy: DCTCP's CE-state ACKs, faster ACKs, application reads and
+//! message-boundary answers.
+
 use crate::receiver::*;
 use crate::Packet;
 use cc::Nanos;

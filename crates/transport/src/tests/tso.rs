@@ -1,10 +1,7 @@
-//! Offload-chunk accounting and the RPC workload, on an ideal wire (fixed one-way delay, no
-//! queue).
+//! Offload-chunk accounting (TSO bursts and the autosizing goal).
+
 use crate::*;
-use std::collections::VecDeque;
-use cc::{Cc, Nanos};
-use crate::receiver::ReceiverConfig;
-use cc::CcKind;
+use cc::{Cc, CcKind};
 
 fn sender(cc: &str, cfg: SenderConfig) -> Sender {
     let mut s = Sender::new(cfg, Cc::new(&CcKind::from_name(cc).unwrap(), 1));
@@ -57,47 +54,4 @@ fn paced_bbr2_chunks_follow_its_tso_goal_and_minrtt_autosizing_enlarges_them() {
     }
     assert!(means[0] >= 40.0, "with autosizing: {means:?}");
     assert!(means[1] <= 3.0, "without autosizing: {means:?}");
-}
-
-#[test]
-fn rpc_messages_are_written_after_full_ack_and_gap_and_their_latency_is_one_round_trip() {
-    let one_way = 50_000;
-    let gap = 1_000_000;
-    let mut s = sender("cubic", SenderConfig { rpc: Some(RpcConfig { segs: 4, gap_ns: gap }), ..Default::default() });
-    let mut r = Receiver::new(ReceiverConfig { msg_segs: Some(4), ..Default::default() });
-    let mut now = 0;
-    let mut fwd: VecDeque<(Nanos, Packet)> = VecDeque::new();
-    let mut rev: VecDeque<(Nanos, Packet)> = VecDeque::new();
-    while now < 20_000_000 {
-        while let Some(p) = s.poll_transmit(now) {
-            fwd.push_back((now + one_way, p));
-        }
-        let next = [fwd.front().map(|x| x.0), rev.front().map(|x| x.0), s.next_timeout(), r.next_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap();
-        now = next.max(now);
-        if fwd.front().is_some_and(|x| x.0 <= now) {
-            let (_, p) = fwd.pop_front().unwrap();
-            if let Some(a) = r.on_data(now, &p) {
-                rev.push_back((now + one_way, a));
-            }
-        } else if rev.front().is_some_and(|x| x.0 <= now) {
-            let (_, a) = rev.pop_front().unwrap();
-            s.on_ack(now, &a);
-        } else if r.next_timeout().is_some_and(|t| t <= now) {
-            if let Some(a) = r.on_timeout(now) {
-                rev.push_back((now + one_way, a));
-            }
-        } else if s.next_timer_deadline().is_some_and(|t| t <= now) {
-            s.on_timeout(now);
-        }
-    }
-    // Each message: one RTT (100 µs) of latency, then the gap: 20 ms / 1.1 ms ≈ 18 messages.
-    let n = s.stats.rpc_count;
-    assert!((17..=19).contains(&n), "{n} messages");
-    let p99 = s.rpc_hist.quantile_ns(0.99);
-    assert!((95_000.0..=110_000.0).contains(&p99), "p99 {p99} ns");
-    assert_eq!(s.completed_ns, None, "an RPC flow never completes");
 }
