@@ -2,30 +2,21 @@
 //! physics (one round trip plus the message's serialization at the bottleneck), the next
 //! message follows the full acknowledgement after the gap, and the writer stops at `stop_ns`.
 
-use sim::Simulation;
+mod common;
 
-const MSS: u64 = 1448;
-/// Wire bytes per full data segment: payload + TCP/IP with timestamps + Ethernet framing.
-const WIRE: u64 = 1448 + 52 + 38;
+use common::{col_num, run, Buffer, Dumbbell, FlowSpec, Run, MSS, WIRE};
+
 const RATE: u64 = 1_000_000_000;
 const RTT: u64 = 100_000;
 
-fn run(size_bytes: u64, gap_ns: u64, dur_ns: u64, stop_ns: Option<u64>) -> sim::Results {
-    let stop = stop_ns.map_or(String::new(), |s| format!(r#","stop_ns":{s}"#));
-    let json = format!(
-        r#"{{"seed":1,"duration_ns":{dur_ns},"sample_interval_ns":1000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{RATE},"rtt_ns":{RTT},"buffer_bytes":1000000}}}},
-        "flows":[{{"cc":"cubic","rpc":{{"size_bytes":{size_bytes},"gap_ns":{gap_ns}}}{stop}}}]}}"#
-    );
-    let mut s = Simulation::from_json(&json).expect("valid config");
-    s.run_until(u64::MAX);
-    s.check_conservation().expect("packets conserved");
-    s.results()
+fn rpc_flow(size_bytes: u64, gap_ns: u64, dur_ns: u64, stop_ns: Option<u64>) -> sim::Results {
+    let d = Dumbbell::new(RATE, RTT, Buffer::Bytes(1_000_000));
+    let flow = FlowSpec { rpc: Some((size_bytes, gap_ns)), stop_ns, ..FlowSpec::new("cubic") };
+    run(common::dumbbell(Run::new(1, dur_ns, 1_000_000), &d, &[flow]))
 }
 
 fn get(r: &sim::Results, col: &str) -> f64 {
-    let c = r.flows.get(col).unwrap_or_else(|| panic!("no column {col}"));
-    c.as_f64().map_or_else(|| c.as_i64().unwrap()[0] as f64, |v| v[0])
+    col_num(&r.flows, col)[0]
 }
 
 /// One round trip plus the serialization of a message's `segs` frames at the bottleneck.
@@ -36,7 +27,7 @@ fn latency_floor_ns(segs: u64) -> f64 {
 #[test]
 fn message_latency_is_the_path_physics_and_messages_follow_ack_plus_gap() {
     let (segs, gap, dur) = (4u64, 1_000_000u64, 20_000_000u64);
-    let r = run(segs * MSS, gap, dur, None);
+    let r = rpc_flow(segs * MSS, gap, dur, None);
     let floor = latency_floor_ns(segs);
     let mean_ns = get(&r, "rpc_mean_ms") * 1e6;
     // Above the floor only by the access links' serialization (10× the bottleneck rate) and
@@ -57,7 +48,7 @@ fn an_odd_sized_message_is_answered_at_once_not_after_the_delayed_ack_timer() {
     // third would wait 40 ms for the delayed-ACK timer, but the answer to the complete message
     // carries its ACK at once.
     let segs = 3u64;
-    let r = run(segs * MSS, 500_000, 50_000_000, None);
+    let r = rpc_flow(segs * MSS, 500_000, 50_000_000, None);
     assert!(get(&r, "rpc_count") >= 50.0);
     let p99_ns = get(&r, "rpc_p99_ms") * 1e6;
     assert!(p99_ns <= 1.05 * latency_floor_ns(segs), "p99 latency {p99_ns} ns");
@@ -68,7 +59,7 @@ fn back_to_back_messages_stop_with_the_writer() {
     // Gap 0: the next message is written by the ACK that completes the previous one.
     let segs = 8u64;
     let (dur, stop) = (40_000_000u64, 20_000_000u64);
-    let r = run(segs * MSS, 0, dur, Some(stop));
+    let r = rpc_flow(segs * MSS, 0, dur, Some(stop));
     let lat = get(&r, "rpc_mean_ms") * 1e6;
     assert!(lat >= latency_floor_ns(segs), "mean latency {lat} ns");
     // Messages written before the stop complete; none is written after it.

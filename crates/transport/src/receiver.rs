@@ -45,7 +45,7 @@
 //! (accurate-ECN style), so the sender's marked fraction is exact either way; the state machine
 //! reproduces DCTCP's ACK timing and ACK count.
 
-use crate::{Packet, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES};
+use crate::{Packet, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES};
 use cc::{Nanos, NSEC_PER_MSEC};
 
 /// Linux TCP_DELACK_MIN.
@@ -73,7 +73,7 @@ pub struct ReceiverConfig {
 impl Default for ReceiverConfig {
     fn default() -> Self {
         ReceiverConfig {
-            mss: 1448,
+            mss: DEFAULT_MSS_BYTES,
             rcvbuf_bytes: None,
             delayed_ack: true,
             ce_state_ack: false,

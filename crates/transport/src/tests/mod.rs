@@ -1,6 +1,5 @@
 //! Unit tests of the endpoint, one file per subject. (Tests that need only the public API live
 //! in `crates/transport/tests/`.)
 
-mod ecn;
 mod receiver;
 mod tso;

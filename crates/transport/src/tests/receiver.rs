@@ -2,14 +2,16 @@
 //! message-boundary answers.
 
 use crate::receiver::*;
-use crate::Packet;
+use crate::{Packet, DEFAULT_MSS_BYTES};
 use cc::Nanos;
+
+const MSS: u32 = DEFAULT_MSS_BYTES;
 
 fn seg(seq: u64, ce: bool) -> Packet {
     let mut p = Packet::empty(0);
     p.is_data = true;
     p.seq = seq;
-    p.payload_bytes = 1448;
+    p.payload_bytes = MSS;
     p.ect = true;
     p.ce = ce;
     p
@@ -61,11 +63,11 @@ fn window_override_limits_the_window_and_never_pulls_the_right_edge_back() {
     let mut r = warmed(false);
     let n = QUICKACKS as u64;
     assert_eq!(r.make_ack().rwnd_end, u64::MAX);
-    r.set_window_override(Some(10 * 1448));
+    r.set_window_override(Some(10 * MSS as u64));
     assert_eq!(r.make_ack().rwnd_end, n + 10);
     // Shrinking the window to 2 segments: the edge stays at n + 10 until the left edge
     // has advanced past n + 8.
-    r.set_window_override(Some(2 * 1448));
+    r.set_window_override(Some(2 * MSS as u64));
     assert_eq!(r.make_ack().rwnd_end, n + 10);
     for s in n..n + 9 {
         r.on_data(0, &seg(s, false));
@@ -73,7 +75,7 @@ fn window_override_limits_the_window_and_never_pulls_the_right_edge_back() {
     assert_eq!(r.make_ack().rwnd_end, n + 11);
     // A window below one segment still offers one.
     r.set_window_override(Some(100));
-    assert_eq!(r.window_bytes(), 1448);
+    assert_eq!(r.window_bytes(), MSS as u64);
     r.set_window_override(None);
     assert_eq!(r.make_ack().rwnd_end, u64::MAX);
 }
@@ -82,7 +84,7 @@ fn window_override_limits_the_window_and_never_pulls_the_right_edge_back() {
 /// `delay` after data arrives.
 fn clamped(faster_acks: bool, delay: Option<Nanos>) -> Receiver {
     let mut r = Receiver::new(ReceiverConfig {
-        rcvbuf_bytes: Some(20 * 1448),
+        rcvbuf_bytes: Some(20 * MSS as u64),
         faster_acks,
         app_read_delay_ns: delay,
         ..Default::default()
