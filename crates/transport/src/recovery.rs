@@ -99,11 +99,6 @@ pub(crate) struct Recovery {
 }
 
 impl Sender {
-    /// Mark `seq` lost and tell the algorithm (see `Scoreboard::mark_lost`).
-    #[inline]
-    pub(crate) fn mark_lost(&mut self, seq: u64) {
-        self.sb.mark_lost(&mut self.tp, &mut self.cc, seq);
-    }
 
     /// RACK reordering window (Linux tcp_rack_reo_wnd).
     fn reo_wnd(&self) -> u64 {
@@ -132,7 +127,7 @@ impl Sender {
             }
             let deadline = xmit + self.rack.rtt_ns + reo;
             if now >= deadline {
-                self.mark_lost(seq);
+                self.sb.mark_lost(&mut self.tp, &mut self.cc, seq);
                 lost += 1;
             } else {
                 self.timers.reo_at_ns = Some(self.timers.reo_at_ns.map_or(deadline, |d| d.min(deadline)));

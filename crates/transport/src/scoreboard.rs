@@ -295,21 +295,36 @@ impl Scoreboard {
 
     // ---- loss marking ----
 
-    /// Mark segment `seq` lost (Linux `tcp_mark_skb_lost`): RACK's and the RTO's one way to do it.
-    /// A SACKed segment is left alone; a retransmission in flight is lost too and leaves
-    /// `retrans_out`; the segment joins the retransmit queue and leaves the in-flight list.
-    /// `tp.lost` counts segments newly marked lost; the algorithm's `skb_marked_lost` hook hears
-    /// of every segment marked lost, retransmissions included.
+    /// Mark segment `seq` lost: Linux `tcp_mark_skb_lost`, the one way both RACK (RFC 8985 §6.2,
+    /// `tcp_rack_detect_loss`) and the RTO (`tcp_timeout_mark_lost`) mark a segment.
+    ///
+    /// ```text
+    ///   tags before  after  counters                      loss event (algorithm told)
+    ///   S            S      -                             no: it was delivered
+    ///   -  or  R     L      lost_out + 1 (R: retrans_out − 1)   yes: newly lost
+    ///   L|R          L      retrans_out − 1               yes: a retransmission was lost again
+    ///   L            L      -                             no: already counted, not resent yet
+    /// ```
+    ///
+    /// The segment leaves the in-flight list and joins the retransmit queue. On a loss event the
+    /// algorithm's `skb_marked_lost` hook runs with the segment's send-time snapshot (Linux
+    /// `tcp_notify_skb_loss_event`, where BBRv3's tree calls `ca_ops->skb_marked_lost`); returns
+    /// whether it ran. `tp.lost` counts newly lost segments only. (Linux's
+    /// `tcp_notify_skb_loss_event` also counts a lost retransmission in `tp->lost`, so that
+    /// `rs->losses` includes it; this model has never done that, on either path, and changing it
+    /// would change every algorithm's loss rate, so it is left for a change of its own.)
     #[inline]
-    pub(crate) fn mark_lost(&mut self, tp: &mut TcpCc, cc: &mut Cc, seq: u64) {
+    pub(crate) fn mark_lost(&mut self, tp: &mut TcpCc, cc: &mut Cc, seq: u64) -> bool {
         let f = self.seg(seq).flags;
         if f & F_SACKED != 0 {
-            return;
+            return false;
         }
         if f & F_RETRANS != 0 {
             // A retransmission was lost too: it goes back to the retransmit queue.
             tp.retrans_out -= 1;
         }
+        // Tags first, then unlink: `ts_unlink` clears F_LINKED in the tags it finds, so writing
+        // tags computed before the unlink would set F_LINKED again on an unlinked segment.
         self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
         self.ts_unlink(seq);
         self.lost_queue.push_back(seq);
@@ -317,34 +332,37 @@ impl Scoreboard {
             tp.lost_out += 1;
             tp.lost += 1;
         }
-        // Linux tcp_mark_skb_lost → tcp_skb_mark_lost_uncond_verify → ca_ops->skb_marked_lost
-        // runs for every packet marked lost, retransmissions included.
-        let p = self.seg(seq).rate;
-        cc.skb_marked_lost(tp, &p);
+        let loss_event = f & F_LOST == 0 || f & F_RETRANS != 0;
+        if loss_event {
+            let p = self.seg(seq).rate;
+            cc.skb_marked_lost(tp, &p);
+        }
+        loss_event
     }
 
-    /// The RTO fired (Linux `tcp_timeout_mark_lost`): everything not SACKed is presumed lost,
-    /// earlier retransmissions too, and goes back to the retransmit queue in sequence order.
+    /// The RTO fired (Linux `tcp_enter_loss` → `tcp_timeout_mark_lost`): every segment not SACKed
+    /// is presumed lost, earlier retransmissions too, and the retransmit queue is rebuilt in
+    /// sequence order.
+    ///
+    /// This used to inline its own marking, which differed from `mark_lost` in two ways. (1) It
+    /// wrote tags computed before unlinking the segment from the in-flight list, which put
+    /// F_LINKED back on every segment that had been in flight: the list's head and tail were
+    /// right but those segments claimed to be linked with null links, so the next unlink of one
+    /// of them (its retransmission, or a cumulative ACK) reset the head and tail and cut every
+    /// segment sent since out of the list. RACK walks that list, so after an RTO it could no
+    /// longer see lost retransmissions or later new data, and losses it should have found took
+    /// another RTO. (2) It told the algorithm only of segments not marked lost before, not of a
+    /// lost retransmission (L|R), where Linux's `tcp_mark_skb_lost` does; only BBRv3 listens.
+    /// Linux uses `tcp_mark_skb_lost` on both paths; so does this model now.
+    ///
+    /// Not modelled: Linux, as RFC 8985 §6.3 (upon RTO expiration) has it, marks only the head
+    /// and the segments sent at least a RACK RTT ago (`tcp_rack_skb_timeout(tp, skb, 0) > 0`
+    /// spares the others), and handles SACK reneging (a SACKed head); here every unSACKed
+    /// segment is marked and the receiver never reneges.
     pub(crate) fn timeout_mark_lost(&mut self, tp: &mut TcpCc, cc: &mut Cc) {
         self.lost_queue.clear();
-        let mut seq = self.snd_una;
-        while seq < self.snd_nxt {
-            let f = self.seg(seq).flags;
-            if f & F_SACKED == 0 {
-                if f & F_RETRANS != 0 {
-                    tp.retrans_out -= 1;
-                }
-                self.ts_unlink(seq);
-                self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
-                self.lost_queue.push_back(seq);
-                if f & F_LOST == 0 {
-                    tp.lost_out += 1;
-                    tp.lost += 1;
-                    let p = self.seg(seq).rate;
-                    cc.skb_marked_lost(tp, &p);
-                }
-            }
-            seq += 1;
+        for seq in self.snd_una..self.snd_nxt {
+            self.mark_lost(tp, cc, seq);
         }
     }
 
@@ -379,8 +397,10 @@ impl Scoreboard {
         }
     }
 
-    /// Recount the tag counters from the tags.
+    /// Recount the tag counters from the tags, and walk the in-flight list: it must reach
+    /// exactly the segments tagged F_LINKED, with consistent back links.
     pub(crate) fn check_invariants(&self, tp: &TcpCc) -> Result<(), String> {
+        self.check_in_flight_list()?;
         let (mut sacked, mut lost, mut retrans) = (0u32, 0u32, 0u32);
         for s in &self.segs {
             if s.flags & F_SACKED != 0 {
@@ -402,6 +422,31 @@ impl Scoreboard {
                 "counters sacked {}/{} lost {}/{} retrans {}/{}",
                 tp.sacked_out, sacked, tp.lost_out, lost, tp.retrans_out, retrans
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Scoreboard {
+    fn check_in_flight_list(&self) -> Result<(), String> {
+        let tagged = self.segs.iter().filter(|s| s.flags & F_LINKED != 0).count();
+        let (mut walked, mut prev, mut cur) = (0usize, NIL, self.ts_head);
+        while cur != NIL {
+            if cur < self.snd_una || cur >= self.snd_nxt {
+                return Err(format!("in-flight list reaches {cur}, outside [{}, {})", self.snd_una, self.snd_nxt));
+            }
+            let s = self.seg(cur);
+            if s.flags & F_LINKED == 0 || s.prev != prev {
+                return Err(format!("in-flight list broken at {cur}"));
+            }
+            walked += 1;
+            if walked > self.segs.len() {
+                return Err("in-flight list has a cycle".into());
+            }
+            (prev, cur) = (cur, s.next);
+        }
+        if prev != self.ts_tail || walked != tagged {
+            return Err(format!("in-flight list reaches {walked} segments, {tagged} are tagged linked"));
         }
         Ok(())
     }

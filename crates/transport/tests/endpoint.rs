@@ -56,6 +56,28 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
 }
 
 #[test]
+fn a_retransmission_lost_after_an_rto_is_detected_by_rack_not_a_second_rto() {
+    // The whole flight from transmission 40 on is lost, the tail loss probe too, so the RTO
+    // fires and marks everything lost. Find where its go-back-N retransmissions start.
+    let mut w = wire("reno", Some(300 * MSS), 5, 10_000);
+    w.drop_tx = (40..100_000).collect();
+    w.run(1_000 * MS);
+    assert_eq!(w.sender.stats.tlp_probes, 1);
+    let first_rtx = w.data_sent.iter().position(|x| x.2).expect("the RTO retransmits") as u64;
+    // Now let the retransmissions through but the third after the RTO's. RACK runs in Loss
+    // state too (RFC 8985 §6.2; Linux tcp_identify_packet_loss): the later ones delivered, it
+    // must mark that one lost again, without waiting for a second RTO.
+    let mut w = wire("reno", Some(300 * MSS), 5, 10_000);
+    w.drop_tx = (40..first_rtx).chain([first_rtx + 3]).collect();
+    w.run(10_000 * MS);
+    assert!(w.sender.is_done());
+    assert_eq!(w.receiver.delivered_bytes, 300 * MSS);
+    assert_eq!(w.sender.stats.rto_count, 1, "the lost retransmission must not need another RTO");
+    let lost_again = w.data_sent[(first_rtx + 3) as usize].1;
+    assert_eq!(w.retransmissions().iter().filter(|&&s| s == lost_again).count(), 2, "{lost_again} resent once more");
+}
+
+#[test]
 fn tail_loss_is_repaired_by_the_loss_probe() {
     // 20 segments; the last one is lost: no later segment can trigger RACK, TLP must probe.
     let mut w = wire("cubic", Some(20 * MSS), 20, 5_000);

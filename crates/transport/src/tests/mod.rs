@@ -2,4 +2,5 @@
 //! in `crates/transport/tests/`.)
 
 mod receiver;
+mod scoreboard;
 mod tso;
