@@ -32,14 +32,19 @@ def fmt_ms(ms: Any) -> str:
     return f"{ms:.2f} ms" if _finite(ms) else "-"
 
 
-def fmt_count(n: Any) -> str:
-    """1_234_567 -> "1.23M": compact counts for the one-line run facts."""
+def _scaled(n: Any, units: tuple[str, str, str, str], digits: int, sep: str) -> str:
+    """n with the largest of the decimal prefixes G, M, k it reaches ("-" if not finite)."""
     if not _finite(n):
         return "-"
-    for mult, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+    for mult, unit in zip((1e9, 1e6, 1e3), units):
         if abs(n) >= mult:
-            return f"{n / mult:.2f}{unit}"
-    return f"{n:.0f}"
+            return f"{n / mult:.{digits}f}{sep}{unit}"
+    return f"{n:.0f}{sep}{units[3]}".rstrip()
+
+
+def fmt_count(n: Any) -> str:
+    """1_234_567 -> "1.23M": compact counts for the one-line run facts."""
+    return _scaled(n, ("G", "M", "k", ""), 2, "")
 
 
 def _pct(x: Any) -> str:
@@ -76,12 +81,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 
 def fmt_bytes(n: Any) -> str:
-    if not _finite(n):
-        return "-"
-    for mult, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
-        if abs(n) >= mult:
-            return f"{n / mult:.1f} {unit}"
-    return f"{n:.0f} B"
+    """1_500_000 -> "1.5 MB"."""
+    return _scaled(n, ("GB", "MB", "KB", "B"), 1, " ")
 
 
 def facts_lines(summary: dict[str, Any]) -> list[str]:

@@ -93,6 +93,25 @@ def _num(d: Decimal) -> str:
     return s
 
 
+def _quantity(value: str, not_a_quantity: str) -> tuple[Decimal, str, str]:
+    """ "2.5 Gbps" -> (2.5, "2.5", "Gbps"): the number, as written back in hints, and the unit
+    without spaces; a UnitError naming `value` with `not_a_quantity` if it has no number."""
+    sp = _split(value)
+    if sp is None:
+        raise UnitError(f"{_show(value)} {not_a_quantity}")
+    number, unit = sp
+    return number, _num(number), unit.replace(" ", "")
+
+
+def _whole(value: object, x: Decimal, sign_rule: str, fraction_error: str) -> int:
+    """x as an int, or a UnitError naming `value`: negative (with `sign_rule`) or not whole."""
+    if x < 0:
+        raise UnitError(f"{_show(value)} is negative; {sign_rule}")
+    if x != x.to_integral_value():
+        raise UnitError(f"{_show(value)} {fraction_error}")
+    return int(x)
+
+
 def _show(value: object) -> str:
     """How a user's value is quoted back in a message: strings in double quotes as written in
     TOML, shortened when long."""
@@ -130,12 +149,7 @@ def parse_rate(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         n = _number_in(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "100"
         raise UnitError(f'{_show(value)} is not a rate (it needs a unit); try "{n}Mbps"')
-    sp = _split(value)
-    if sp is None:
-        raise UnitError(f'{_show(value)} is not a rate; try "100Mbps" (bps, kbps, Mbps, Gbps, Tbps, or Mbit/s)')
-    number, unit = sp
-    u = unit.replace(" ", "")
-    n = _num(number)
+    number, n, u = _quantity(value, 'is not a rate; try "100Mbps" (bps, kbps, Mbps, Gbps, Tbps, or Mbit/s)')
     m = re.fullmatch(r"([kKmMgGtT]?)(bps|[bB][iI][tT]/s|[bB][iI][tT][sS]/s)", u)
     if m is None:
         if not u:
@@ -148,11 +162,7 @@ def parse_rate(value: object) -> int:
             raise UnitError(f'{_show(value)} is bytes per second; rates are in bits: write "{_num(number * 8)}{p}bps"')
         raise UnitError(f'{_show(value)} is not a rate; try "{n}{_rate_prefix_guess(u)}bps"')
     bps = number * _PREFIX[m.group(1).lower()]
-    if bps < 0:
-        raise UnitError(f"{_show(value)} is negative; a rate must be > 0")
-    if bps != bps.to_integral_value():
-        raise UnitError(f"{_show(value)} is a fraction of a bit per second; rates are whole bits/s")
-    return int(bps)
+    return _whole(value, bps, "a rate must be > 0", "is a fraction of a bit per second; rates are whole bits/s")
 
 
 def format_rate(bps: int) -> str:
@@ -175,12 +185,8 @@ def parse_time(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         n = _number_in(value)
         raise UnitError(f'{_show(value)} is not a time (it needs a unit); try "{n}s" or "{n}ms"')
-    sp = _split(value)
-    if sp is None:
-        raise UnitError(f'{_show(value)} is not a time; try "70ms" (ns, us, ms, s, min, h)')
-    number, unit = sp
-    n = _num(number)
-    u = unit.replace(" ", "").lower()
+    number, n, u = _quantity(value, 'is not a time; try "70ms" (ns, us, ms, s, min, h)')
+    u = u.lower()
     if u in ("m",):
         raise UnitError(f'{_show(value)} is ambiguous; write "{n}min" or "{n}ms"')
     if u not in _TIME_UNITS_NS:
@@ -191,11 +197,7 @@ def parse_time(value: object) -> int:
         hint = f'"{n}{guess}"' if guess else f'"{n}ms" (ns, us, ms, s, min, h)'
         raise UnitError(f"{_show(value)} is not a time; try {hint}")
     ns = number * _TIME_UNITS_NS[u]
-    if ns < 0:
-        raise UnitError(f"{_show(value)} is negative; a time must be >= 0")
-    if ns != ns.to_integral_value():
-        raise UnitError(f"{_show(value)} is finer than a nanosecond; round it (the clock counts whole ns)")
-    return int(ns)
+    return _whole(value, ns, "a time must be >= 0", "is finer than a nanosecond; round it (the clock counts whole ns)")
 
 
 _TIME_FORMAT_UNITS: tuple[tuple[str, int], ...] = (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
@@ -226,12 +228,7 @@ def parse_size(value: object) -> int:
         return value
     if not isinstance(value, str):
         raise UnitError(f'{_show(value)} is not a size; try "64KB" (B, KB, MB, GB, KiB, MiB, GiB)')
-    sp = _split(value)
-    if sp is None:
-        raise UnitError(f'{_show(value)} is not a size; try "64KB" (B, KB, MB, GB, KiB, MiB, GiB)')
-    number, unit = sp
-    n = _num(number)
-    u = unit.replace(" ", "")
+    number, n, u = _quantity(value, 'is not a size; try "64KB" (B, KB, MB, GB, KiB, MiB, GiB)')
     mult: int | None = None
     m = re.fullmatch(r"([kKmMgGtT][iI]?)?(B|[bB]ytes?)", u)
     if u == "":
@@ -248,11 +245,7 @@ def parse_size(value: object) -> int:
     if mult is None:
         raise UnitError(f'{_show(value)} is not a size; try "{n}KB" or "{n}MB" (B, KB, MB, GB, KiB, MiB, GiB)')
     size = number * mult
-    if size < 0:
-        raise UnitError(f"{_show(value)} is negative; a size must be >= 0")
-    if size != size.to_integral_value():
-        raise UnitError(f"{_show(value)} is not a whole number of bytes")
-    return int(size)
+    return _whole(value, size, "a size must be >= 0", "is not a whole number of bytes")
 
 
 def format_size(nbytes: int) -> str:

@@ -68,3 +68,10 @@ def tiny_study(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
         return done[name]
 
     return get
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test in a fresh directory (for commands that write `runs/` under the cwd)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

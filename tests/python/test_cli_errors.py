@@ -8,7 +8,6 @@ Each file in bad_scenarios/ says what it expects in its first lines:
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -53,13 +52,6 @@ def assert_no_complete_run(root: Path) -> None:
             assert not is_complete_run(d), f"{d} looks like a complete run"
             assert not (d / "summary.json").exists(), d
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path):  # type: ignore[no-untyped-def]
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    yield tmp_path
-    os.chdir(cwd)
 
 
 def test_there_are_enough_bad_scenarios() -> None:

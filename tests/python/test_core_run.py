@@ -6,7 +6,6 @@ Every test here takes the `core` fixture, which FAILS (never skips) when the cor
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -35,13 +34,6 @@ cc = "bbr1"
 start = "1s"
 """
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path):  # type: ignore[no-untyped-def]
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    yield tmp_path
-    os.chdir(cwd)
 
 
 def _run_cli(args: list[str]) -> str:

@@ -7,7 +7,6 @@ shapes of docs/core-api.md. The real simulator is tested in test_core_run.py.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +21,6 @@ from bbrlab.results import RUN_FILES, Result, is_complete_run, jain_index
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path):  # type: ignore[no-untyped-def]
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    yield tmp_path
-    os.chdir(cwd)
 
 
 def test_jain_index() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -23,70 +24,17 @@ from bbrlab.units import (
 )
 
 
-@pytest.mark.parametrize(
-    ("text", "bps"),
-    [
-        ("1bps", 1),
-        ("64kbps", 64_000),
-        ("64Kbps", 64_000),
-        ("100Mbps", 100_000_000),
-        ("100mbps", 100_000_000),
-        ("100 Mbps", 100_000_000),
-        ("2.5Gbps", 2_500_000_000),
-        ("2.5gbps", 2_500_000_000),
-        ("1Tbps", 10**12),
-        ("100Mbit/s", 100_000_000),
-        ("100 Mbit/s", 100_000_000),
-        ("10Kbit/s", 10_000),
-        ("2.5Gbit/s", 2_500_000_000),
-        ("1tbit/s", 10**12),
-        ("1e3Mbps", 10**9),
-        (" 40Mbps ", 40_000_000),
-    ],
-)
-def test_parse_rate_every_suffix(text: str, bps: int) -> None:
-    assert parse_rate(text) == bps
+#: (parser, text, value): every suffix and spelling each parser accepts.
+EVERY_SUFFIX = [
+    *[(parse_rate, text, want) for text, want in [("1bps", 1), ("64kbps", 64_000), ("64Kbps", 64_000), ("100Mbps", 100_000_000), ("100mbps", 100_000_000), ("100 Mbps", 100_000_000), ("2.5Gbps", 2_500_000_000), ("2.5gbps", 2_500_000_000), ("1Tbps", 10**12), ("100Mbit/s", 100_000_000), ("100 Mbit/s", 100_000_000), ("10Kbit/s", 10_000), ("2.5Gbit/s", 2_500_000_000), ("1tbit/s", 10**12), ("1e3Mbps", 10**9), (" 40Mbps ", 40_000_000)]],
+    *[(parse_time, text, want) for text, want in [("10ns", 10), ("250us", 250_000), ("250µs", 250_000), ("70ms", 70_000_000), ("1.5s", 1_500_000_000), ("2min", 120_000_000_000), ("1h", 3_600_000_000_000), ("0s", 0), ("0.5 ms", 500_000), ("1sec", 1_000_000_000)]],
+    *[(parse_size, text, want) for text, want in [("1500B", 1500), ("64KB", 64_000), ("64kB", 64_000), ("80MB", 80_000_000), ("1GB", 10**9), ("1TB", 10**12), ("64KiB", 65_536), ("4MiB", 4 * 2**20), ("1GiB", 2**30), ("1TiB", 2**40), ("1.5KB", 1500), ("100 bytes", 100), (1448, 1448)]],
+]
 
 
-@pytest.mark.parametrize(
-    ("text", "ns"),
-    [
-        ("10ns", 10),
-        ("250us", 250_000),
-        ("250µs", 250_000),
-        ("70ms", 70_000_000),
-        ("1.5s", 1_500_000_000),
-        ("2min", 120_000_000_000),
-        ("1h", 3_600_000_000_000),
-        ("0s", 0),
-        ("0.5 ms", 500_000),
-        ("1sec", 1_000_000_000),
-    ],
-)
-def test_parse_time_every_suffix(text: str, ns: int) -> None:
-    assert parse_time(text) == ns
-
-
-@pytest.mark.parametrize(
-    ("text", "nbytes"),
-    [
-        ("1500B", 1500),
-        ("64KB", 64_000),
-        ("64kB", 64_000),
-        ("80MB", 80_000_000),
-        ("1GB", 10**9),
-        ("1TB", 10**12),
-        ("64KiB", 65_536),
-        ("4MiB", 4 * 2**20),
-        ("1GiB", 2**30),
-        ("1TiB", 2**40),
-        ("1.5KB", 1500),
-        ("100 bytes", 100),
-        (1448, 1448),
-    ],
-)
-def test_parse_size_every_suffix(text: object, nbytes: int) -> None:
-    assert parse_size(text) == nbytes
+@pytest.mark.parametrize(("parse", "text", "want"), EVERY_SUFFIX)
+def test_every_suffix(parse: Callable[[object], int], text: object, want: int) -> None:
+    assert parse(text) == want
 
 
 def test_parse_buffer_forms() -> None:

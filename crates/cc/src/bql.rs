@@ -202,9 +202,6 @@ const MIN_RTT_WIN_NS: Nanos = 10 * NSEC_PER_SEC;
 const REFRESH_DRAIN_GAIN: f64 = 0.75;
 /// cwnd floor, packets.
 const CWND_MIN: u32 = 4;
-/// Offload bursts: pacing rate × 2^-10 s, 2 segments to 64 KB (the transport's autosizing).
-const PACING_SHIFT: u32 = 10;
-const TSO_MAX_BYTES: u64 = 65_536;
 
 /// BQL states; the value is the exported phase code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,8 +337,7 @@ impl Bql {
 
     /// Offload burst in segments, as the transport sizes it for our pacing rate.
     fn burst_segs(tp: &TcpCc) -> u32 {
-        let bytes = (tp.pacing_rate_bytes_per_s >> PACING_SHIFT).min(TSO_MAX_BYTES);
-        ((bytes / tp.mss.max(1) as u64) as u32).clamp(2, (TSO_MAX_BYTES / tp.mss.max(1) as u64) as u32)
+        crate::tso_autosize(tp.pacing_rate_bytes_per_s, tp.mss)
     }
 
     fn bdp_pkts(&self, tp: &TcpCc, bw: f64) -> f64 {

@@ -400,15 +400,21 @@ mod tests {
         }
     }
 
-    /// A connection in congestion avoidance that just lost at W_max = `w_max` and finished
-    /// recovery with cwnd = ssthresh (the transport's part).
-    fn after_loss(w_max: u32, rtt: u64) -> (Cubic, TcpCc) {
+    /// A fresh cwnd-limited connection (HyStart off) with RTT samples of `rtt`.
+    fn cwnd_limited(rtt: u64) -> (Cubic, TcpCc) {
         let mut tp = TcpCc::new(1448, 10);
         let mut cc = Cubic::new(HyStartMode::Off);
         cc.init(&mut tp);
         tp.is_cwnd_limited = true;
         tp.srtt_ns = rtt;
         tp.min_rtt_ns = rtt;
+        (cc, tp)
+    }
+
+    /// A connection in congestion avoidance that just lost at W_max = `w_max` and finished
+    /// recovery with cwnd = ssthresh (the transport's part).
+    fn after_loss(w_max: u32, rtt: u64) -> (Cubic, TcpCc) {
+        let (mut cc, mut tp) = cwnd_limited(rtt);
         tp.now_ns = 1_000 * MS;
         cc.pkts_acked(&mut tp, 1, Some(rtt)); // delay_min seeded during slow start
         tp.snd_cwnd = w_max;
@@ -538,12 +544,7 @@ mod tests {
     fn without_w_max_growth_is_at_least_five_percent_per_rtt() {
         // Slow start ended without loss (e.g. HyStart++): W_max unknown, cubic origin = cwnd.
         let rtt = 100 * MS;
-        let mut tp = TcpCc::new(1448, 10);
-        let mut cc = Cubic::new(HyStartMode::Off);
-        cc.init(&mut tp);
-        tp.is_cwnd_limited = true;
-        tp.srtt_ns = rtt;
-        tp.min_rtt_ns = rtt;
+        let (mut cc, mut tp) = cwnd_limited(rtt);
         tp.snd_cwnd = 200;
         tp.snd_ssthresh = 200;
         let t0 = tp.now_ns;

@@ -173,6 +173,25 @@ pub struct TcpCc {
 /// Infinite ssthresh as Linux's `TCP_INFINITE_SSTHRESH`.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
+/// Linux `sk_pacing_shift` default: an offload burst or a TSQ budget holds 2^-10 s ≈ 1 ms of the
+/// pacing rate.
+pub const PACING_SHIFT: u32 = 10;
+/// Linux `GSO_LEGACY_MAX_SIZE` (64 KB): the largest offload buffer (`sk_gso_max_size`, no BIG TCP).
+pub const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
+/// Linux `sysctl_tcp_min_tso_segs` default: a burst is at least this many segments.
+pub const MIN_TSO_SEGS: u32 = 2;
+
+/// Segments per offload burst for algorithms without a `tso_segs` hook: Linux
+/// `tcp_tso_autosize` without its min_rtt term, `max(min(rate >> 10, 64 KB) / mss, 2)`.
+///
+/// There is no upper bound in segments, as in Linux (only `sk_gso_max_segs`, 65535): when one
+/// segment is more than half of 64 KB (mss > 32 KB), the 2-segment minimum is a burst above 64 KB.
+#[inline]
+pub fn tso_autosize(pacing_rate_bytes_per_s: u64, mss: u32) -> u32 {
+    let bytes = (pacing_rate_bytes_per_s >> PACING_SHIFT).min(GSO_LEGACY_MAX_SIZE);
+    ((bytes / u64::from(mss.max(1))) as u32).max(MIN_TSO_SEGS)
+}
+
 impl TcpCc {
     /// A fresh connection: IW segments, infinite ssthresh, no RTT yet.
     pub fn new(mss: u32, initial_cwnd: u32) -> Self {

@@ -80,7 +80,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: Some("bbr"),
         needs_ecn: false,
         receiver_ce_ack: false,
-        new: |seed| crate::bbr1::Bbr1::new(seed).into(),
+        new: |seed| crate::bbr::Bbr1::new(seed).into(),
     },
     Algorithm {
         name: "bbr2",
@@ -90,7 +90,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
-        new: |seed| crate::bbr2::Bbr2::new(seed, false).into(),
+        new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::V2alpha).into(),
     },
     Algorithm {
         name: "bbr2_new",
@@ -100,7 +100,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
-        new: |seed| crate::bbr2::Bbr2::new(seed, true).into(),
+        new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::ManyFlows).into(),
     },
     Algorithm {
         name: "bbr3",
@@ -110,7 +110,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
-        new: |seed| crate::bbr3::Bbr3::new(seed, crate::bbr3::Variant::Draft).into(),
+        new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Draft).into(),
     },
     Algorithm {
         name: "bbr3_linux",
@@ -120,7 +120,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
-        new: |seed| crate::bbr3::Bbr3::new(seed, crate::bbr3::Variant::Linux).into(),
+        new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Linux).into(),
     },
     Algorithm {
         name: "dctcp",

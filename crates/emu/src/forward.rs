@@ -112,17 +112,7 @@ impl Emu {
     }
 
     fn into_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
-        let (len, ect) = {
-            let p = self.pool.pkt(i);
-            (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
-        };
-        match self.fwd.enqueue(now, i, len, ect, origin) {
-            Ok(Verdict::Queued { ce: true }) => {
-                set_ce(self.pool.pkt(i));
-            }
-            Ok(_) => {}
-            Err((_, i)) => self.pool.put(i),
-        }
+        enqueue_marked(&mut self.fwd, &mut self.pool, now, i, origin);
     }
 
     fn from_sender(&mut self, now: u64, s: usize, i: u32) {
@@ -144,17 +134,7 @@ impl Emu {
             self.pool.put(i);
             return;
         };
-        let (len, ect) = {
-            let p = self.pool.pkt(i);
-            (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
-        };
-        match self.rev.enqueue(now, i, len, ect, s) {
-            Ok(Verdict::Queued { ce: true }) => {
-                set_ce(self.pool.pkt(i));
-            }
-            Ok(_) => {}
-            Err((_, i)) => self.pool.put(i),
-        }
+        enqueue_marked(&mut self.rev, &mut self.pool, now, i, s);
     }
 
     /// Deliver everything due by `now`, in order through the stages.
@@ -253,5 +233,21 @@ impl Emu {
             self.late_max_ns,
             self.pool.len.len()
         )
+    }
+}
+
+/// Queue packet `i` at `link`, whose marking sees whether it is ECN-capable: set CE in the packet
+/// when the queue marks it, return its buffer to the pool when the queue drops it.
+fn enqueue_marked(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origin: u16) {
+    let (len, ect) = {
+        let p = pool.pkt(i);
+        (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
+    };
+    match link.enqueue(now, i, len, ect, origin) {
+        Ok(Verdict::Queued { ce: true }) => {
+            set_ce(pool.pkt(i));
+        }
+        Ok(_) => {}
+        Err((_, i)) => pool.put(i),
     }
 }

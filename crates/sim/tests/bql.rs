@@ -4,39 +4,28 @@
 //! Paper setting: 1 Gbit/s bottleneck, 80 MB drop-tail buffer, RTT 100 / 1000 ms, random loss 1 %.
 //! Run with `cargo test --release -p bbrlab-sim --test bql -- --nocapture` to see the numbers.
 
-use sim::metrics::{Column, Table};
-use sim::Simulation;
+mod common;
 
-const MSS: f64 = 1448.0;
-/// Wire bytes per full data segment: payload + TCP/IP with timestamps + Ethernet framing.
-const WIRE: f64 = 1448.0 + 52.0 + 38.0;
+use common::{ceiling_bps, col_f64, col_i32, col_i64, col_u8, queue_rows, Buffer, Dumbbell, FlowSpec};
+use sim::config::Config;
+
 const GBIT: u64 = 1_000_000_000;
 /// The paper's bottleneck buffer: 80 MB drop-tail.
 const BUFFER: u64 = 80_000_000;
 
-fn ceiling_bps(rate_bps: f64) -> f64 {
-    rate_bps * MSS / WIRE
-}
-
-fn config(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str]) -> String {
+fn config(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str]) -> Config {
     config_staggered(rate_bps, rtt_ms, loss, dur_s, flows, 0)
 }
 
 /// Flow i starts at i × `stagger_s`.
-fn config_staggered(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str], stagger_s: u64) -> String {
-    let fl: Vec<String> = flows
+fn config_staggered(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str], stagger_s: u64) -> Config {
+    let fl: Vec<FlowSpec> = flows
         .iter()
         .enumerate()
-        .map(|(i, cc)| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i as u64 * stagger_s * 1_000_000_000))
+        .map(|(i, cc)| FlowSpec { start_ns: i as u64 * stagger_s * 1_000_000_000, ..FlowSpec::new(cc) })
         .collect();
-    format!(
-        r#"{{"seed":3,"duration_ns":{},"sample_interval_ns":100000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate_bps},"rtt_ns":{},"buffer":{{"bytes":{BUFFER}}},"loss":{loss}}}}},
-        "flows":[{}]}}"#,
-        dur_s * 1_000_000_000,
-        rtt_ms * 1_000_000,
-        fl.join(",")
-    )
+    let d = Dumbbell::new(rate_bps, rtt_ms * 1_000_000, Buffer::Bytes(BUFFER)).loss(loss);
+    common::dumbbell(common::Run::secs(3, dur_s), &d, &fl)
 }
 
 struct Run {
@@ -54,48 +43,33 @@ struct Run {
     drops: i64,
 }
 
-fn f64s<'a>(t: &'a Table, n: &str) -> &'a [f64] {
-    t.get(n).unwrap().as_f64().unwrap()
-}
-
-fn run(json: &str) -> Run {
-    let mut s = Simulation::from_json(json).expect("valid config");
-    s.run_until(u64::MAX);
-    s.check_conservation().expect("packets conserved");
-    let r = s.results();
-    let goodput = f64s(&r.flows, "goodput_bps").to_vec();
-    let retrans = r.flows.get("retransmits").unwrap().as_i64().unwrap().to_vec();
+fn run(cfg: Config) -> Run {
+    let r = common::run(cfg);
+    let goodput = col_f64(&r.flows, "goodput_bps");
+    let retrans = col_i64(&r.flows, "retransmits");
     // Bottleneck queue rows.
-    let code = r.queue.get("queue_code").unwrap().as_codes().unwrap();
-    let bn = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
-    let qt = f64s(&r.queue, "t_s");
-    let qmean = f64s(&r.queue, "mean_occupancy_bytes");
-    let qmax = r.queue.get("max_occupancy_bytes").unwrap().as_i64().unwrap();
-    let rows: Vec<usize> = (0..code.len()).filter(|&i| code[i] == bn).collect();
+    let rows = queue_rows(&r, "bottleneck");
+    let qt = col_f64(&r.queue, "t_s");
+    let qmean = col_f64(&r.queue, "mean_occupancy_bytes");
+    let qmax = col_i64(&r.queue, "max_occupancy_bytes");
     let end = rows.iter().map(|&i| qt[i]).fold(0.0, f64::max);
     let mean_q = rows.iter().map(|&i| qmean[i]).sum::<f64>() / rows.len() as f64;
     let peak_q = rows.iter().map(|&i| qmax[i] as f64).fold(0.0, f64::max);
-    let drops_col = r.queue.get("drops").unwrap().as_i64().unwrap();
+    let drops_col = col_i64(&r.queue, "drops");
     let drops = rows.iter().map(|&i| drops_col[i]).max().unwrap_or(0);
     let late: Vec<usize> = rows.iter().copied().filter(|&i| qt[i] > end / 2.0).collect();
     let mean_q_late = late.iter().map(|&i| qmean[i]).sum::<f64>() / late.len() as f64;
     // Per-flow goodput over the second half, from the time series.
     let ts = &r.timeseries;
-    let flow = match ts.get("flow").unwrap() {
-        Column::I32(v) => v.clone(),
-        _ => panic!("flow type"),
-    };
-    let t = f64s(ts, "t_s");
-    let gp = f64s(ts, "goodput_bps");
+    let flow = col_i32(ts, "flow");
+    let t = col_f64(ts, "t_s");
+    let gp = col_f64(ts, "goodput_bps");
     if std::env::var("BQL_TRACE").is_ok() {
-        let phase = match ts.get("phase_code").unwrap() {
-            Column::U8(v) => v.clone(),
-            _ => panic!(),
-        };
-        let pr = f64s(ts, "pacing_rate_bps");
-        let bw = f64s(ts, "bw_bps");
-        let rtt = f64s(ts, "rtt_ms");
-        let qocc = r.queue.get("occupancy_bytes").unwrap().as_i64().unwrap();
+        let phase = col_u8(ts, "phase_code");
+        let pr = col_f64(ts, "pacing_rate_bps");
+        let bw = col_f64(ts, "bw_bps");
+        let rtt = col_f64(ts, "rtt_ms");
+        let qocc = col_i64(&r.queue, "occupancy_bytes");
         for i in 0..t.len() {
             let qi = rows.iter().copied().find(|&j| (qt[j] - t[i]).abs() < 1e-9).unwrap_or(0);
             eprintln!(
@@ -130,8 +104,8 @@ fn jain(x: &[f64]) -> f64 {
 #[test]
 fn bql_fills_1g_100ms_with_a_queue_well_below_bbr1() {
     let ceil = ceiling_bps(1e9);
-    let bql = run(&config(GBIT, 100, 0.0, 60, &["bql"]));
-    let bbr = run(&config(GBIT, 100, 0.0, 60, &["bbr1"]));
+    let bql = run(config(GBIT, 100, 0.0, 60, &["bql"]));
+    let bbr = run(config(GBIT, 100, 0.0, 60, &["bbr1"]));
     println!(
         "1 Gbit/s 100 ms: BQL {:.1} Mbit/s ({:.2} % of ceiling), mean queue {:.0} KB (2nd half {:.0} KB), peak {:.0} KB, retrans {}, drops {} | paper: 994.6 Mbit/s, 158 KB",
         bql.goodput[0] / 1e6, 100.0 * bql.goodput[0] / ceil, bql.mean_q / 1e3, bql.mean_q_late / 1e3, bql.peak_q / 1e3, bql.retrans[0], bql.drops
@@ -157,8 +131,8 @@ fn bql_fills_1g_100ms_with_a_queue_well_below_bbr1() {
 fn bql_keeps_90_percent_at_1000ms_rtt() {
     let ceil = ceiling_bps(1e9);
     let dur = 200;
-    let bql = run(&config(GBIT, 1000, 0.0, dur, &["bql"]));
-    let bbr = run(&config(GBIT, 1000, 0.0, dur, &["bbr1"]));
+    let bql = run(config(GBIT, 1000, 0.0, dur, &["bql"]));
+    let bbr = run(config(GBIT, 1000, 0.0, dur, &["bbr1"]));
     println!(
         "1 Gbit/s 1000 ms ({dur} s): BQL {:.1} Mbit/s ({:.2} %), 2nd half {:.1} Mbit/s, mean queue {:.0} KB (2nd half {:.0} KB), peak {:.1} MB, drops {} | paper: 972.9 Mbit/s, 387 KB",
         bql.goodput[0] / 1e6, 100.0 * bql.goodput[0] / ceil, bql.goodput_late[0] / 1e6, bql.mean_q / 1e3, bql.mean_q_late / 1e3, bql.peak_q / 1e6, bql.drops
@@ -181,7 +155,7 @@ fn bql_keeps_90_percent_at_1000ms_rtt() {
 #[test]
 fn bql_keeps_90_percent_under_1_percent_random_loss() {
     let ceil = ceiling_bps(1e9);
-    let bql = run(&config(GBIT, 100, 0.01, 60, &["bql"]));
+    let bql = run(config(GBIT, 100, 0.01, 60, &["bql"]));
     println!(
         "1 Gbit/s 100 ms 1 % loss: BQL {:.1} Mbit/s ({:.2} % of ceiling), mean queue {:.0} KB, retrans {}",
         bql.goodput[0] / 1e6, 100.0 * bql.goodput[0] / ceil, bql.mean_q / 1e3, bql.retrans[0]
@@ -200,7 +174,7 @@ fn two_bql_flows_share_fairly() {
 
 fn two_flows(stagger_s: u64) {
     let ceil = ceiling_bps(1e9);
-    let r = run(&config_staggered(GBIT, 100, 0.0, 60, &["bql", "bql"], stagger_s));
+    let r = run(config_staggered(GBIT, 100, 0.0, 60, &["bql", "bql"], stagger_s));
     let j = jain(&r.goodput_late);
     let total: f64 = r.goodput_late.iter().sum();
     println!(

@@ -11,11 +11,11 @@
 //! apart, span more than delay_min/2 (unpaced; delay_min + ≤ 1 ms when paced); the delay detector
 //! needs the round's minimum RTT above delay_min + clamp(delay_min/8, 4 ms, 16 ms).
 
-use sim::Simulation;
+mod common;
 
-const MSS: f64 = 1448.0;
-/// Wire bytes per full data segment: payload + TCP/IP with timestamps + Ethernet framing.
-const WIRE: f64 = 1448.0 + 52.0 + 38.0;
+use common::{ceiling_bps, col_f64, col_i64, Buffer, Dumbbell, FlowSpec, MSS_F, WIRE_F};
+use sim::config::Config;
+
 const SAMPLE_NS: u64 = 10_000_000;
 
 struct Path {
@@ -38,25 +38,10 @@ const LONG_FAT: Path = Path {
     duration_s: 30,
 };
 
-fn scenario(p: &Path, cc: &str) -> String {
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
-    format!(
-        r#"{{"seed":1,"duration_ns":{},"sample_interval_ns":{SAMPLE_NS},
-        "topology":{{"kind":"dumbbell",
-            "bottleneck":{{"rate_bps":{},"rtt_ns":{},"buffer":{{"packets":{}}}}},
-            "access_rate_bps":10000000000}},
-        "flows":[{{"cc":"{cc}","rcvbuf_bytes":{},"pacing":{}}}]}}"#,
-        p.duration_s * 1_000_000_000,
-        p.rate_bps,
-        p.rtt_ns,
-        p.buffer_pkts,
-        opt(p.rcvbuf_bytes.map(|b| b.to_string())),
-        match p.pacing {
-            Some(true) => "\"on\"".to_string(),
-            Some(false) => "\"off\"".to_string(),
-            None => "\"auto\"".to_string(),
-        },
-    )
+fn scenario(p: &Path, cc: &str) -> Config {
+    let d = Dumbbell::new(p.rate_bps, p.rtt_ns, Buffer::Packets(p.buffer_pkts)).access_rate(10_000_000_000);
+    let flow = FlowSpec { rcvbuf_bytes: p.rcvbuf_bytes, pacing: p.pacing, ..FlowSpec::new(cc) };
+    common::dumbbell(common::Run::new(1, p.duration_s * 1_000_000_000, SAMPLE_NS), &d, &[flow])
 }
 
 struct Outcome {
@@ -68,19 +53,8 @@ struct Outcome {
     ss_exit: Option<(f64, i64, i64, i64)>,
 }
 
-fn col_f64(t: &sim::metrics::Table, n: &str) -> Vec<f64> {
-    t.get(n).unwrap_or_else(|| panic!("column {n}")).as_f64().unwrap().to_vec()
-}
-
-fn col_i64(t: &sim::metrics::Table, n: &str) -> Vec<i64> {
-    t.get(n).unwrap_or_else(|| panic!("column {n}")).as_i64().unwrap().to_vec()
-}
-
 fn run(p: &Path, cc: &str) -> Outcome {
-    let mut s = Simulation::from_json(&scenario(p, cc)).expect("valid config");
-    s.run_until(u64::MAX);
-    s.check_conservation().expect("packets conserved");
-    let r = s.results();
+    let r = common::run(scenario(p, cc));
     assert_eq!(r.cc_labels, vec![cc.to_string()], "Cc::name must be the scenario name");
     let goodput_bps = col_f64(&r.flows, "goodput_bps")[0];
     let retransmits = col_i64(&r.flows, "retransmits")[0];
@@ -90,12 +64,12 @@ fn run(p: &Path, cc: &str) -> Outcome {
     let ts_retrans = col_i64(&r.timeseries, "retransmits");
     // Bottleneck drops (cumulative) by sample time.
     let q_t = col_f64(&r.queue, "t_s");
-    let q_code: Option<Vec<usize>> = r.queue.get("queue_code").and_then(|c| c.as_codes());
+    let q_code = r.queue.get("queue_code").and_then(|c| c.as_codes()).expect("queue_code");
     let q_drops = col_i64(&r.queue, "drops");
     let bottleneck = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
     let drops_at = |t: f64| -> i64 {
         (0..q_t.len())
-            .filter(|&i| q_code.as_ref().map_or(true, |c| c[i] == bottleneck) && q_t[i] <= t + 1e-9)
+            .filter(|&i| q_code[i] == bottleneck && q_t[i] <= t + 1e-9)
             .map(|i| q_drops[i])
             .max()
             .unwrap_or(0)
@@ -145,7 +119,7 @@ fn long_fat_path_unpaced_no_detector_can_fire_before_overflow() {
     assert!(drops > 0 && retrans > 0, "cubic: slow start ended before any loss, which Linux's rules cannot do here");
     // The loss came at a window the queue could not absorb, not beyond what the window allowed:
     // ssthresh = 0.7 · cwnd at loss ≤ 0.7 · 2 · (window cap) (cwnd grows to 2·max_packets_out).
-    let rwnd_segs = p.rcvbuf_bytes.unwrap() as f64 / MSS;
+    let rwnd_segs = p.rcvbuf_bytes.unwrap() as f64 / MSS_F;
     assert!((ssthresh as f64) <= 0.7 * 2.0 * rwnd_segs + 1.0, "ssthresh {ssthresh}");
 }
 
@@ -187,8 +161,8 @@ fn short_path_ack_train_exits_slow_start_near_the_bdp_before_any_loss() {
         pacing: None,
         duration_s: 5,
     };
-    let bdp_segs = p.rate_bps as f64 * (p.rtt_ns as f64 / 1e9) / 8.0 / WIRE;
-    let ceiling = p.rate_bps as f64 * MSS / WIRE;
+    let bdp_segs = p.rate_bps as f64 * (p.rtt_ns as f64 / 1e9) / 8.0 / WIRE_F;
+    let ceiling = ceiling_bps(p.rate_bps as f64);
     let linux = run(p, "cubic");
     show("cubic, 500M/10ms", &linux, ceiling);
     let hspp = run(p, "cubic_hspp");

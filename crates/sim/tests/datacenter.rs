@@ -1,12 +1,15 @@
 //! The data-center fabric (seed 000): the star topology, 802.3x PAUSE (lossless mode),
 //! cut-through forwarding and the partition/aggregate query application.
 
-use sim::metrics::Table;
+mod common;
+
+use common::{col_f64, col_i64, queue_rows, simulate, FlowSpec, QueryApp, Run, Star, WIRE};
+use sim::config::Config;
 use sim::Simulation;
 
 const RATE: u64 = 1_000_000_000;
 const DELAY: u64 = 10_000;
-const MTU_WIRE: u64 = 1538;
+const MTU_WIRE: u64 = WIRE;
 
 struct Fabric {
     workers: u32,
@@ -15,50 +18,27 @@ struct Fabric {
     cut_through: bool,
 }
 
-fn star_json(fab: &Fabric) -> String {
-    let pfc = match fab.pfc {
-        Some((xoff, xon)) => format!(r#""lossless":true,"pfc":{{"xoff_bytes":{xoff},"xon_bytes":{xon},"quanta":65535}}"#),
-        None => r#""lossless":false"#.into(),
-    };
-    let buffer = fab.buffer.map_or("null".into(), |b| b.to_string());
-    format!(
-        r#"{{"kind":"star","workers":{},"rate_bps":{RATE},"delay_ns":{DELAY},"buffer_bytes":{buffer},
-            "forwarding":"{}",{pfc},"clock_ppm":0,"host_jitter_ns":0}}"#,
-        fab.workers,
-        if fab.cut_through { "cut-through" } else { "store-and-forward" }
-    )
-}
-
-fn run(json: &str) -> (Simulation, sim::Results) {
-    let mut sim = Simulation::from_json(json).unwrap_or_else(|e| panic!("{e}\n{json}"));
-    sim.run_until(u64::MAX);
-    sim.check_conservation().expect("conservation");
-    let r = sim.results();
-    (sim, r)
-}
-
-fn col_i64(t: &Table, name: &str) -> Vec<i64> {
-    t.get(name).and_then(|c| c.as_i64()).unwrap_or_else(|| panic!("no column {name}")).to_vec()
-}
-fn col_f64(t: &Table, name: &str) -> Vec<f64> {
-    t.get(name).and_then(|c| c.as_f64()).unwrap_or_else(|| panic!("no column {name}")).to_vec()
+fn star_of(fab: &Fabric) -> Star {
+    Star {
+        workers: fab.workers,
+        rate_bps: RATE,
+        delay_ns: DELAY,
+        buffer_bytes: fab.buffer,
+        cut_through: fab.cut_through,
+        pfc: fab.pfc,
+        clock_ppm: 0,
+    }
 }
 
 /// Max occupancy of queue `name` over the run.
 fn max_occupancy(r: &sim::Results, name: &str) -> i64 {
-    let code = r.queue_labels.iter().position(|l| l == name).expect("queue");
-    let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();
     let max = col_i64(&r.queue, "max_occupancy_bytes");
-    codes.iter().zip(max).filter(|(c, _)| **c == code).map(|(_, m)| m).max().unwrap()
+    queue_rows(r, name).into_iter().map(|i| max[i]).max().unwrap()
 }
 
-fn incast(cc: &str, fab: &Fabric, dur_ns: u64) -> String {
-    let flows: Vec<String> = (0..fab.workers).map(|i| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i as u64 * 1000)).collect();
-    format!(
-        r#"{{"seed":3,"duration_ns":{dur_ns},"sample_interval_ns":10000000,"topology":{},"flows":[{}]}}"#,
-        star_json(fab),
-        flows.join(",")
-    )
+fn incast(cc: &str, fab: &Fabric, dur_ns: u64) -> Config {
+    let flows: Vec<FlowSpec> = (0..fab.workers).map(|i| FlowSpec { start_ns: i as u64 * 1000, ..FlowSpec::new(cc) }).collect();
+    common::star(Run::new(3, dur_ns, 10_000_000), &star_of(fab), &flows, &[])
 }
 
 #[test]
@@ -66,7 +46,7 @@ fn lossless_incast_40_to_1_drops_nothing_and_bounds_the_queue() {
     for cc in ["cubic", "bbr1"] {
         let (xoff, xon) = (64_000, 32_000);
         let fab = Fabric { workers: 40, pfc: Some((xoff, xon)), buffer: None, cut_through: true };
-        let (_, r) = run(&incast(cc, &fab, 500_000_000));
+        let (_, r) = simulate(incast(cc, &fab, 500_000_000));
         assert_eq!(r.drops, 0, "{cc}: lossless mode dropped packets");
         assert!(col_i64(&r.flows, "lost_packets").iter().all(|&l| l == 0), "{cc}: a flow lost packets");
         assert!(r.pause_frames > 0, "{cc}: a 40-to-1 incast must trigger PAUSE");
@@ -88,7 +68,7 @@ fn lossless_incast_40_to_1_drops_nothing_and_bounds_the_queue() {
 #[test]
 fn star_drop_tail_drops_under_incast() {
     let fab = Fabric { workers: 40, pfc: None, buffer: Some(64_000), cut_through: false };
-    let (_, r) = run(&incast("cubic", &fab, 300_000_000));
+    let (_, r) = simulate(incast("cubic", &fab, 300_000_000));
     assert!(r.drops > 0, "a 64 KB drop-tail port must overflow under a 40-to-1 incast");
     assert_eq!(r.pause_frames, 0);
     let lost: i64 = col_i64(&r.flows, "lost_packets").iter().sum();
@@ -99,12 +79,8 @@ fn star_drop_tail_drops_under_incast() {
 /// Delivery time of a one-packet transfer from worker 0.
 fn one_packet_latency(cut_through: bool) -> f64 {
     let fab = Fabric { workers: 2, pfc: None, buffer: None, cut_through };
-    let json = format!(
-        r#"{{"seed":1,"duration_ns":10000000,"sample_interval_ns":1000000,"topology":{},
-            "flows":[{{"cc":"cubic","bytes":1448}}]}}"#,
-        star_json(&fab)
-    );
-    let (_, r) = run(&json);
+    let flow = FlowSpec { bytes: Some(common::MSS), ..FlowSpec::new("cubic") };
+    let (_, r) = simulate(common::star(Run::new(1, 10_000_000, 1_000_000), &star_of(&fab), &[flow], &[]));
     col_f64(&r.flows, "rx_done_s")[0]
 }
 
@@ -120,15 +96,18 @@ fn cut_through_saves_one_serialization_per_switch_hop() {
     assert!(((sf - ct) - saved).abs() < 1e-8, "cut-through saved {} s, expected {saved}", sf - ct);
 }
 
-fn query_json(cc: &str, n: u32, fab: &Fabric, reps: u32, background: bool) -> String {
-    let bg = if background { format!(r#"{{"cc":"{cc}","sender":{}}}"#, fab.workers - 1) } else { String::new() };
-    format!(
-        r#"{{"seed":5,"duration_ns":5000000000,"sample_interval_ns":100000000,"topology":{},
-            "flows":[{bg}],
-            "apps":[{{"kind":"query","workers":{n},"size_bytes":1048576,"repetitions":{reps},"start_ns":100000000,
-                      "gap_ns":20000000,"jitter_ns":20000,"flow":{{"cc":"{cc}"}}}}]}}"#,
-        star_json(fab)
-    )
+fn query(cc: &str, n: u32, fab: &Fabric, reps: u32, background: bool) -> Config {
+    let bg: Vec<FlowSpec> = background.then(|| FlowSpec { sender: Some(fab.workers - 1), ..FlowSpec::new(cc) }).into_iter().collect();
+    let app = QueryApp {
+        workers: n,
+        bytes: 1_048_576,
+        repetitions: reps,
+        start_ns: 100_000_000,
+        gap_ns: 20_000_000,
+        jitter_ns: 20_000,
+        flow: FlowSpec::new(cc),
+    };
+    common::star(Run::secs(5, 5), &star_of(fab), &bg, &[app])
 }
 
 #[test]
@@ -141,13 +120,13 @@ fn query_response_time_respects_the_physical_floor() {
                 buffer: (!lossless).then_some(128_000),
                 cut_through: lossless,
             };
-            let (sim, r) = run(&query_json(cc, n, &fab, 8, false));
+            let (sim, r) = simulate(query(cc, n, &fab, 8, false));
             assert_eq!(sim.queries_completed(), 8, "{cc} n={n}: queries did not all complete");
             let rt = col_f64(&r.app_events, "response_time_s");
             // 1 MiB of payload at the 1448/1538 goodput ceiling, plus one RTT (request out,
             // last byte back).
             let per = 1_048_576 / n as u64;
-            let wire = (per * n as u64) as f64 * MTU_WIRE as f64 / 1448.0;
+            let wire = (per * n as u64) as f64 * MTU_WIRE as f64 / common::MSS_F;
             let floor = wire * 8.0 / RATE as f64 + 4.0 * DELAY as f64 / 1e9;
             for &t in &rt {
                 assert!(t >= floor, "{cc} n={n}: response {t} below the floor {floor}");
@@ -167,11 +146,11 @@ fn query_response_time_respects_the_physical_floor() {
 #[test]
 fn query_with_background_flow_is_lossless_and_slower() {
     let fab = Fabric { workers: 21, pfc: Some((64_000, 32_000)), buffer: None, cut_through: true };
-    let (sim, r) = run(&query_json("cubic", 20, &fab, 10, true));
+    let (sim, r) = simulate(query("cubic", 20, &fab, 10, true));
     assert_eq!(sim.queries_completed(), 10);
     assert_eq!(r.drops, 0);
     let with_bg: f64 = col_f64(&r.app_events, "response_time_s").iter().sum::<f64>() / 10.0;
-    let (_, r0) = run(&query_json("cubic", 20, &fab, 10, false));
+    let (_, r0) = simulate(query("cubic", 20, &fab, 10, false));
     let without: f64 = col_f64(&r0.app_events, "response_time_s").iter().sum::<f64>() / 10.0;
     assert!(with_bg > without, "background traffic must slow queries ({with_bg} vs {without})");
 }

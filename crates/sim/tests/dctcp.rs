@@ -1,55 +1,31 @@
 //! DCTCP, switch ECN marking (step K, RED) and ICTCP, checked against what the papers and RFCs
 //! promise, end to end through the simulator.
 
-use sim::Simulation;
+mod common;
 
-const MSS: f64 = 1448.0;
-/// Wire bytes of a full data segment: payload + TCP/IP with timestamps + Ethernet framing.
-const WIRE: f64 = 1448.0 + 52.0 + 38.0;
+use common::{ceiling_bps, col_f64, col_i64, queue_rows, run, Buffer, Dumbbell, FlowSpec, Marking, Run, WIRE_F};
+use sim::config::Config;
 
-fn run(json: &str) -> sim::Results {
-    let mut s = Simulation::from_json(json).unwrap_or_else(|e| panic!("{e}"));
-    s.run_until(u64::MAX);
-    s.check_conservation().expect("packets conserved");
-    s.results()
-}
-
-fn f64s(t: &sim::metrics::Table, n: &str) -> Vec<f64> {
-    t.get(n).unwrap().as_f64().unwrap().to_vec()
-}
-fn i64s(t: &sim::metrics::Table, n: &str) -> Vec<i64> {
-    t.get(n).unwrap().as_i64().unwrap().to_vec()
-}
 /// Rows of the queue table for the bottleneck, after `from_s`: (mean occupancy bytes, max
 /// occupancy bytes, utilization).
 fn bottleneck_rows(r: &sim::Results, from_s: f64) -> Vec<(f64, f64, f64)> {
-    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap();
     let q = &r.queue;
-    let codes = q.get("queue_code").unwrap().as_codes().unwrap();
-    let t = f64s(q, "t_s");
-    let mean = f64s(q, "mean_occupancy_bytes");
-    let max = i64s(q, "max_occupancy_bytes");
-    let util = f64s(q, "utilization");
-    (0..t.len()).filter(|&i| codes[i] == code && t[i] > from_s).map(|i| (mean[i], max[i] as f64, util[i])).collect()
+    let t = col_f64(q, "t_s");
+    let mean = col_f64(q, "mean_occupancy_bytes");
+    let max = col_i64(q, "max_occupancy_bytes");
+    let util = col_f64(q, "utilization");
+    queue_rows(r, "bottleneck").into_iter().filter(|&i| t[i] > from_s).map(|i| (mean[i], max[i] as f64, util[i])).collect()
 }
 
 fn last_bottleneck(r: &sim::Results, col: &str) -> i64 {
-    let code = r.queue_labels.iter().position(|l| l == "bottleneck").unwrap();
-    let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();
-    let v = i64s(&r.queue, col);
-    (0..v.len()).rev().find(|&i| codes[i] == code).map(|i| v[i]).unwrap()
+    let v = col_i64(&r.queue, col);
+    queue_rows(r, "bottleneck").last().map(|&i| v[i]).unwrap()
 }
 
 /// 10 Gbit/s, 100 µs, buffer ≫ K, `n` flows of `cc`.
-fn dc_bulk(cc: &str, ecn: bool, n: usize, marking: &str, buffer_pkts: u64) -> String {
-    let flows: Vec<String> = (0..n).map(|_| format!(r#"{{"cc":"{cc}","ecn":{ecn}}}"#)).collect();
-    format!(
-        r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
-        "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":10000000000,"rtt_ns":100000,
-        "buffer":{{"packets":{buffer_pkts}}}{marking}}}}},
-        "flows":[{}]}}"#,
-        flows.join(",")
-    )
+fn dc_bulk(cc: &str, ecn: bool, n: usize, marking: Marking, buffer_pkts: u64) -> Config {
+    let d = Dumbbell::new(10_000_000_000, 100_000, Buffer::Packets(buffer_pkts)).marking(marking);
+    common::dumbbell(Run::new(3, 2_000_000_000, 10_000_000), &d, &vec![FlowSpec { ecn, ..FlowSpec::new(cc) }; n])
 }
 
 /// DCTCP paper §3.4 / RFC 8257: with K ≈ 65 packets at 10 Gbit/s the queue stays around K and
@@ -57,18 +33,18 @@ fn dc_bulk(cc: &str, ecn: bool, n: usize, marking: &str, buffer_pkts: u64) -> St
 #[test]
 fn dctcp_holds_the_queue_near_k_at_full_utilization_and_cubic_does_not() {
     let k_pkts = 65u64;
-    let k_bytes = k_pkts as f64 * WIRE;
-    let marking = format!(r#","ecn_threshold_packets":{k_pkts}"#);
-    let r = run(&dc_bulk("dctcp", true, 10, &marking, 1000));
+    let k_bytes = k_pkts as f64 * WIRE_F;
+    let marking = Marking::ThresholdPackets(k_pkts);
+    let r = run(dc_bulk("dctcp", true, 10, marking, 1000));
     let rows = bottleneck_rows(&r, 0.1);
     let mean_q = rows.iter().map(|x| x.0).sum::<f64>() / rows.len() as f64;
     let max_q = rows.iter().map(|x| x.1).fold(0.0, f64::max);
     let util = rows.iter().map(|x| x.2).sum::<f64>() / rows.len() as f64;
-    let goodput: f64 = f64s(&r.flows, "goodput_bps").iter().sum();
-    let ceiling = 10e9 * MSS / WIRE;
+    let goodput: f64 = col_f64(&r.flows, "goodput_bps").iter().sum();
+    let ceiling = ceiling_bps(10e9);
     let marks = last_bottleneck(&r, "ce_marks");
     let drops = last_bottleneck(&r, "drops");
-    let alpha: Vec<f64> = f64s(&r.timeseries, "ecn_alpha");
+    let alpha: Vec<f64> = col_f64(&r.timeseries, "ecn_alpha");
     let mean_alpha = alpha.iter().skip(alpha.len() / 2).sum::<f64>() / (alpha.len() - alpha.len() / 2) as f64;
     println!(
         "dctcp: K = {k_pkts} pkts = {:.0} KB; mean queue {:.1} KB ({:.2} K), max {:.1} KB; utilization {:.4}; \
@@ -90,7 +66,7 @@ fn dctcp_holds_the_queue_near_k_at_full_utilization_and_cubic_does_not() {
     assert!(mean_alpha > 0.0 && mean_alpha < 0.5, "alpha {mean_alpha}: small, not Reno's 1");
 
     // CUBIC (no ECN) on the same link fills the buffer instead.
-    let rc = run(&dc_bulk("cubic", false, 10, &marking, 1000));
+    let rc = run(dc_bulk("cubic", false, 10, marking, 1000));
     let rows_c = bottleneck_rows(&rc, 0.1);
     let mean_c = rows_c.iter().map(|x| x.0).sum::<f64>() / rows_c.len() as f64;
     let util_c = rows_c.iter().map(|x| x.2).sum::<f64>() / rows_c.len() as f64;
@@ -101,9 +77,9 @@ fn dctcp_holds_the_queue_near_k_at_full_utilization_and_cubic_does_not() {
 /// K in bytes and K in packets are the same threshold for full-sized packets.
 #[test]
 fn k_in_bytes_and_k_in_packets_agree_for_full_segments() {
-    let by_pkts = run(&dc_bulk("dctcp", true, 4, r#","ecn_threshold_packets":40"#, 1000));
+    let by_pkts = run(dc_bulk("dctcp", true, 4, Marking::ThresholdPackets(40), 1000));
     // q_bytes > 40.5 full frames  ⟺  more than 40 packets waiting.
-    let by_bytes = run(&dc_bulk("dctcp", true, 4, &format!(r#","ecn_threshold_bytes":{}"#, (40.5 * WIRE) as u64), 1000));
+    let by_bytes = run(dc_bulk("dctcp", true, 4, Marking::ThresholdBytes((40.5 * WIRE_F) as u64), 1000));
     let m1 = last_bottleneck(&by_pkts, "ce_marks");
     let m2 = last_bottleneck(&by_bytes, "ce_marks");
     println!("marks with K = 40 pkts: {m1}; with K = 40.5 frames in bytes: {m2}");
@@ -117,16 +93,16 @@ fn k_in_bytes_and_k_in_packets_agree_for_full_segments() {
 #[test]
 fn red_marks_ect_and_drops_the_rest_holding_the_queue_between_the_thresholds() {
     let (min_th, max_th, max_p) = (60_000u64, 180_000u64, 0.1);
-    let red = format!(r#","red":{{"min_th_bytes":{min_th},"max_th_bytes":{max_th},"max_p":{max_p},"weight":0.002}}"#);
+    let red = Marking::Red { min_th_bytes: min_th, max_th_bytes: max_th, max_p, weight: 0.002 };
     let mut fractions = Vec::new();
     for n in [2usize, 16] {
-        let r = run(&dc_bulk("reno", true, n, &red, 2000));
+        let r = run(dc_bulk("reno", true, n, red, 2000));
         let rows = bottleneck_rows(&r, 0.2);
         let mean_q = rows.iter().map(|x| x.0).sum::<f64>() / rows.len() as f64;
         let util = rows.iter().map(|x| x.2).sum::<f64>() / rows.len() as f64;
         let marks = last_bottleneck(&r, "ce_marks") as f64;
         let drops = last_bottleneck(&r, "drops");
-        let pkts = last_bottleneck(&r, "tx_bytes") as f64 / WIRE;
+        let pkts = last_bottleneck(&r, "tx_bytes") as f64 / WIRE_F;
         let frac = marks / pkts;
         println!(
             "RED, {n} ECN reno flows: mean queue {:.1} KB (thresholds {:.0}–{:.0} KB), marked {:.4} of packets, drops {drops}, utilization {util:.3}",
@@ -147,7 +123,7 @@ fn red_marks_ect_and_drops_the_rest_holding_the_queue_between_the_thresholds() {
     // ramp is climbed.
     assert!(fractions[1] > 2.0 * fractions[0], "marking fractions {fractions:?}");
 
-    let r = run(&dc_bulk("reno", false, 16, &red, 2000));
+    let r = run(dc_bulk("reno", false, 16, red, 2000));
     let rows = bottleneck_rows(&r, 0.2);
     let mean_q = rows.iter().map(|x| x.0).sum::<f64>() / rows.len() as f64;
     let max_q = rows.iter().map(|x| x.1).fold(0.0, f64::max);
@@ -156,24 +132,18 @@ fn red_marks_ect_and_drops_the_rest_holding_the_queue_between_the_thresholds() {
     println!("RED, 16 non-ECN reno flows: mean queue {:.1} KB, max {:.1} KB, drops {drops}, marks {marks}", mean_q / 1e3, max_q / 1e3);
     assert_eq!(marks, 0, "non-ECT packets cannot be marked");
     assert!(drops > 0);
-    assert!(max_q < 2000.0 * WIRE * 0.5, "early drops keep the queue far from the 3 MB buffer");
+    assert!(max_q < 2000.0 * WIRE_F * 0.5, "early drops keep the queue far from the 3 MB buffer");
 }
 
 /// Incast: `n` synchronized senders each send `bytes` to one receiver behind a 1 Gbit/s link with
 /// a shallow buffer. Returns (total drops, total RTOs, completion time of the last flow, s).
-fn incast(cc: &str, n: usize, bytes: u64, buffer_bytes: u64, window: &str) -> (i64, i64, f64) {
-    let flows: Vec<String> = (0..n).map(|_| format!(r#"{{"cc":"{cc}","bytes":{bytes},"receiver_window":"{window}"}}"#)).collect();
-    let json = format!(
-        r#"{{"seed":5,"duration_ns":5000000000,"sample_interval_ns":10000000,
-        "topology":{{"kind":"dumbbell","access_rate_bps":1000000000,
-        "bottleneck":{{"rate_bps":1000000000,"rtt_ns":100000,"buffer":{{"bytes":{buffer_bytes}}}}}}},
-        "flows":[{}]}}"#,
-        flows.join(",")
-    );
-    let r = run(&json);
-    let drops: i64 = i64s(&r.flows, "lost_packets").iter().sum();
-    let rtos: i64 = i64s(&r.flows, "rto_count").iter().sum();
-    let fct = f64s(&r.flows, "fct_s");
+fn incast(cc: &str, n: usize, bytes: u64, buffer_bytes: u64, window: &'static str) -> (i64, i64, f64) {
+    let d = Dumbbell::new(1_000_000_000, 100_000, Buffer::Bytes(buffer_bytes)).access_rate(1_000_000_000);
+    let flow = FlowSpec { bytes: Some(bytes), receiver_window: Some(window), ..FlowSpec::new(cc) };
+    let r = run(common::dumbbell(Run::new(5, 5_000_000_000, 10_000_000), &d, &vec![flow; n]));
+    let drops: i64 = col_i64(&r.flows, "lost_packets").iter().sum();
+    let rtos: i64 = col_i64(&r.flows, "rto_count").iter().sum();
+    let fct = col_f64(&r.flows, "fct_s");
     assert!(fct.iter().all(|x| x.is_finite()), "{cc}/{window}: not every flow completed: {fct:?}");
     (drops, rtos, fct.iter().cloned().fold(0.0, f64::max))
 }
@@ -184,9 +154,9 @@ fn incast(cc: &str, n: usize, bytes: u64, buffer_bytes: u64, window: &str) -> (i
 fn ictcp_receiver_windows_prevent_incast_drops_and_timeouts() {
     for (n, bytes, buffer) in [(24usize, 128 * 1024u64, 128 * 1024u64), (16, 64 * 1024, 64 * 1024)] {
         // Ideal: every frame back to back at the link rate, plus one base RTT.
-        let full = bytes / 1448;
-        let tail = bytes - full * 1448;
-        let wire_bytes = full as f64 * WIRE + if tail > 0 { (tail + 90) as f64 } else { 0.0 };
+        let full = bytes / common::MSS;
+        let tail = bytes - full * common::MSS;
+        let wire_bytes = full as f64 * WIRE_F + if tail > 0 { (tail + common::FRAME_OVERHEAD) as f64 } else { 0.0 };
         let ideal = n as f64 * wire_bytes * 8.0 / 1e9 + 100e-6;
         for cc in ["reno", "cubic"] {
             let (d0, r0, t0) = incast(cc, n, bytes, buffer, "static");

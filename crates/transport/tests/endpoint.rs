@@ -1,135 +1,23 @@
 //! The endpoint on a tiny two-way wire of its own: fixed rate, fixed delay, programmable drops.
 //! Checks loss recovery, timers and undo against what RFC 8985/6298/3522 prescribe.
 
-use cc::{Cc, CcKind, CaState};
-use std::collections::VecDeque;
+mod common;
+
+use cc::CaState;
+use common::{sender, Wire, MS, MSS};
 use transport::receiver::ReceiverConfig;
-use transport::{Packet, Receiver, Sender, SenderConfig};
+use transport::{Packet, Receiver, SenderConfig};
 
-const MS: u64 = 1_000_000;
-
-struct Wire {
-    now: u64,
-    sender: Sender,
-    receiver: Receiver,
-    /// (arrival time, packet) in each direction.
-    fwd: VecDeque<(u64, Packet)>,
-    rev: VecDeque<(u64, Packet)>,
-    one_way_ns: u64,
-    /// Serialization time per data packet (sets the bottleneck rate).
-    tx_ns: u64,
-    link_free_at: u64,
-    /// Data transmissions (by order of sending, counting from 0) to drop.
-    drop_tx: Vec<u64>,
-    /// Extra delay for a given data transmission number.
-    delay_tx: Option<(u64, u64)>,
-    /// The forward link is frozen (a PAUSE storm): nothing leaves it between these times.
-    freeze: Option<(u64, u64)>,
-    drop_all_acks_until: u64,
-    tx_count: u64,
-    data_sent: Vec<(u64, u64, bool)>, // (time, seq, retrans)
-}
-
-impl Wire {
-    fn new(cc: &str, total_bytes: Option<u64>, one_way_ms: u64, rate_pps: u64) -> Wire {
-        let algo = Cc::new(&CcKind::from_name(cc).unwrap(), 1);
-        let cfg = SenderConfig { total_bytes, tso: false, ..Default::default() };
-        let mut sender = Sender::new(cfg, algo);
-        sender.start(0);
-        Wire {
-            now: 0,
-            sender,
-            receiver: Receiver::new(ReceiverConfig::default()),
-            fwd: VecDeque::new(),
-            rev: VecDeque::new(),
-            one_way_ns: one_way_ms * MS,
-            tx_ns: 1_000_000_000 / rate_pps,
-            link_free_at: 0,
-            drop_tx: vec![],
-            delay_tx: None,
-            freeze: None,
-            drop_all_acks_until: 0,
-            tx_count: 0,
-            data_sent: vec![],
-        }
-    }
-
-    fn pump(&mut self) {
-        while let Some(p) = self.sender.poll_transmit(self.now) {
-            let n = self.tx_count;
-            self.tx_count += 1;
-            self.data_sent.push((self.now, p.seq, p.is_retrans));
-            let mut start = self.link_free_at.max(self.now);
-            if let Some((a, b)) = self.freeze {
-                if start >= a && start < b {
-                    start = b;
-                }
-            }
-            self.link_free_at = start + self.tx_ns;
-            if self.drop_tx.contains(&n) {
-                continue;
-            }
-            let extra = match self.delay_tx {
-                Some((k, d)) if k == n => d,
-                _ => 0,
-            };
-            let t = self.link_free_at + self.one_way_ns + extra;
-            // Keep the queue sorted by arrival (a delayed packet is overtaken).
-            let pos = self.fwd.partition_point(|(a, _)| *a <= t);
-            self.fwd.insert(pos, (t, p));
-        }
-    }
-
-    /// Run until `end_ns`, processing events in time order.
-    fn run(&mut self, end_ns: u64) {
-        self.pump();
-        loop {
-            let tf = self.fwd.front().map(|x| x.0);
-            let tr = self.rev.front().map(|x| x.0);
-            let ts = self.sender.next_timeout();
-            let trt = self.receiver.next_timeout();
-            let next = [tf, tr, ts, trt].into_iter().flatten().min();
-            let Some(t) = next else { break };
-            if t > end_ns {
-                break;
-            }
-            self.now = t.max(self.now);
-            if tf == Some(t) {
-                let (_, p) = self.fwd.pop_front().unwrap();
-                if let Some(a) = self.receiver.on_data(self.now, &p) {
-                    self.send_ack(a);
-                }
-            } else if tr == Some(t) {
-                let (_, a) = self.rev.pop_front().unwrap();
-                self.sender.on_ack(self.now, &a);
-                self.sender.check_invariants().unwrap();
-            } else if trt == Some(t) {
-                if let Some(a) = self.receiver.on_timeout(self.now) {
-                    self.send_ack(a);
-                }
-            } else {
-                self.sender.on_timeout(self.now);
-            }
-            self.pump();
-        }
-        self.now = end_ns;
-    }
-
-    fn send_ack(&mut self, a: Packet) {
-        if self.now < self.drop_all_acks_until {
-            return;
-        }
-        self.rev.push_back((self.now + self.one_way_ns, a));
-    }
-
-    fn retransmissions(&self) -> Vec<u64> {
-        self.data_sent.iter().filter(|x| x.2).map(|x| x.1).collect()
-    }
+/// A wire of `one_way_ms` each way and `rate_pps` data packets per second, carrying `cc` without
+/// TSO; `total_bytes` None = bulk.
+fn wire(cc: &str, total_bytes: Option<u64>, one_way_ms: u64, rate_pps: u64) -> Wire {
+    let s = sender(cc, SenderConfig { total_bytes, tso: false, ..Default::default() });
+    Wire::new(s, ReceiverConfig::default(), one_way_ms * MS, 1_000_000_000 / rate_pps)
 }
 
 #[test]
 fn clean_path_has_no_retransmissions_and_delivers_everything() {
-    let mut w = Wire::new("cubic", Some(2_000_000), 10, 10_000);
+    let mut w = wire("cubic", Some(2_000_000), 10, 10_000);
     w.run(10_000 * MS);
     assert!(w.sender.is_done());
     assert_eq!(w.receiver.delivered_bytes, 2_000_000);
@@ -138,7 +26,7 @@ fn clean_path_has_no_retransmissions_and_delivers_everything() {
 
 #[test]
 fn single_loss_is_repaired_by_one_fast_retransmit_not_an_rto() {
-    let mut w = Wire::new("reno", Some(1_000_000), 20, 5_000);
+    let mut w = wire("reno", Some(1_000_000), 20, 5_000);
     w.drop_tx = vec![100];
     w.run(10_000 * MS);
     assert!(w.sender.is_done());
@@ -152,13 +40,13 @@ fn single_loss_is_repaired_by_one_fast_retransmit_not_an_rto() {
 
 #[test]
 fn lost_retransmission_is_detected_by_rack_without_rto() {
-    let mut w = Wire::new("reno", Some(1_500_000), 20, 5_000);
+    let mut w = wire("reno", Some(1_500_000), 20, 5_000);
     // Drop segment 200's first transmission; the retransmission is the first one after
     // transmission ~240 — drop a range that includes it, leaving only later ones.
     w.drop_tx = vec![200];
     w.run(500 * MS);
     let first_rtx = w.data_sent.iter().position(|x| x.2).expect("a retransmission");
-    let mut w = Wire::new("reno", Some(1_500_000), 20, 5_000);
+    let mut w = wire("reno", Some(1_500_000), 20, 5_000);
     w.drop_tx = vec![200, first_rtx as u64];
     w.run(10_000 * MS);
     assert!(w.sender.is_done());
@@ -168,9 +56,31 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
 }
 
 #[test]
+fn a_retransmission_lost_after_an_rto_is_detected_by_rack_not_a_second_rto() {
+    // The whole flight from transmission 40 on is lost, the tail loss probe too, so the RTO
+    // fires and marks everything lost. Find where its go-back-N retransmissions start.
+    let mut w = wire("reno", Some(300 * MSS), 5, 10_000);
+    w.drop_tx = (40..100_000).collect();
+    w.run(1_000 * MS);
+    assert_eq!(w.sender.stats.tlp_probes, 1);
+    let first_rtx = w.data_sent.iter().position(|x| x.2).expect("the RTO retransmits") as u64;
+    // Now let the retransmissions through but the third after the RTO's. RACK runs in Loss
+    // state too (RFC 8985 §6.2; Linux tcp_identify_packet_loss): the later ones delivered, it
+    // must mark that one lost again, without waiting for a second RTO.
+    let mut w = wire("reno", Some(300 * MSS), 5, 10_000);
+    w.drop_tx = (40..first_rtx).chain([first_rtx + 3]).collect();
+    w.run(10_000 * MS);
+    assert!(w.sender.is_done());
+    assert_eq!(w.receiver.delivered_bytes, 300 * MSS);
+    assert_eq!(w.sender.stats.rto_count, 1, "the lost retransmission must not need another RTO");
+    let lost_again = w.data_sent[(first_rtx + 3) as usize].1;
+    assert_eq!(w.retransmissions().iter().filter(|&&s| s == lost_again).count(), 2, "{lost_again} resent once more");
+}
+
+#[test]
 fn tail_loss_is_repaired_by_the_loss_probe() {
     // 20 segments; the last one is lost: no later segment can trigger RACK, TLP must probe.
-    let mut w = Wire::new("cubic", Some(20 * 1448), 20, 5_000);
+    let mut w = wire("cubic", Some(20 * MSS), 20, 5_000);
     w.drop_tx = vec![19];
     w.run(5_000 * MS);
     assert!(w.sender.is_done());
@@ -189,7 +99,7 @@ fn tail_loss_is_repaired_by_the_loss_probe() {
 
 #[test]
 fn rto_fires_after_rto_min_and_backs_off_exponentially() {
-    let mut w = Wire::new("reno", Some(200 * 1448), 5, 10_000);
+    let mut w = wire("reno", Some(200 * MSS), 5, 10_000);
     // Let the connection get RTT samples, then black-hole all ACKs for 3 s.
     w.run(30 * MS);
     assert!(!w.sender.is_done());
@@ -202,24 +112,20 @@ fn rto_fires_after_rto_min_and_backs_off_exponentially() {
     assert_eq!(w.sender.tp.snd_cwnd, 1, "RTO collapses the window to one segment (RFC 5681 §3.1)");
     w.run(20_000 * MS);
     assert!(w.sender.is_done());
-    assert_eq!(w.receiver.delivered_bytes, 200 * 1448);
+    assert_eq!(w.receiver.delivered_bytes, 200 * MSS);
 }
 
 #[test]
 fn spurious_rto_from_a_delay_spike_is_undone_by_timestamps() {
-    let mut w = Wire::new("reno", None, 5, 10_000);
+    let mut w = wire("reno", None, 5, 10_000);
     // A receive window below the BDP keeps the wire's queue empty, so SRTT ≈ 10 ms.
-    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(40 * 1448), ..Default::default() });
+    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(40 * MSS), ..Default::default() });
     w.run(300 * MS);
     let before = w.sender.tp.snd_cwnd;
     assert!(before > 20 && w.sender.tp.srtt_ns < 15 * MS);
     // The forward link freezes for 400 ms (a PAUSE storm): the RTO fires, but the originals
     // arrive before the retransmission is acked — Eifel (RFC 3522) must undo the reduction.
-    w.freeze = Some((w.now, w.now + 400 * MS));
-    for (t, _) in w.fwd.iter_mut() {
-        *t += 400 * MS;
-    }
-    w.link_free_at += 400 * MS;
+    w.freeze_forward(400 * MS);
     w.run(1_500 * MS);
     assert!(w.sender.stats.rto_count >= 1, "the delay must cause an RTO");
     assert!(w.sender.stats.spurious_undos >= 1, "the RTO must be detected as spurious");
@@ -233,7 +139,7 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
         let mut p = Packet::empty(0);
         p.is_data = true;
         p.seq = seq;
-        p.payload_bytes = 1448;
+        p.payload_bytes = MSS as u32;
         p
     };
     // Quick-ACK for the first 16 segments.
@@ -261,30 +167,25 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
     let a = r.on_data(73 * MS, &seg(19)).unwrap();
     assert_eq!(a.ack, 22);
     assert_eq!(a.sack[0], (25, 26));
-    assert_eq!(r.delivered_bytes, 22 * 1448);
+    assert_eq!(r.delivered_bytes, 22 * MSS);
 }
 
 #[test]
 fn receive_window_limits_the_sender() {
-    let algo = Cc::new(&CcKind::from_name("reno").unwrap(), 1);
-    let mut w = Wire::new("reno", None, 50, 100_000);
-    w.sender = Sender::new(SenderConfig { tso: false, ..Default::default() }, algo);
-    w.sender.start(0);
-    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(64 * 1448), ..Default::default() });
+    let mut w = wire("reno", None, 50, 100_000);
+    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(64 * MSS), ..Default::default() });
     w.run(3_000 * MS);
     // 64 segments per 100 ms RTT whatever cwnd says.
     let rate = w.receiver.delivered_bytes as f64 / 3.0;
-    let limit = 64.0 * 1448.0 / 0.1;
+    let limit = (64 * MSS) as f64 / 0.1;
     assert!(rate <= limit * 1.02 && rate >= limit * 0.85, "rate {rate} vs rwnd limit {limit}");
     assert!(w.sender.stats.rwnd_limited);
 }
 
 #[test]
 fn pacing_spaces_packets_at_the_pacing_rate() {
-    let algo = Cc::new(&CcKind::from_name("reno").unwrap(), 1);
-    let mut s = Sender::new(SenderConfig { pacing: Some(true), tso: false, ..Default::default() }, algo);
-    s.start(0);
-    s.tp.pacing_rate_bytes_per_s = 1_448_000; // 1000 segments/s of 1448 payload bytes
+    let mut s = sender("reno", SenderConfig { pacing: Some(true), tso: false, ..Default::default() });
+    s.tp.pacing_rate_bytes_per_s = 1000 * MSS; // 1000 segments/s
     let mut times = vec![];
     let mut now = 0;
     while times.len() < 5 {

@@ -10,19 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
-from .fields import (
-    SUGAR,
-    AlgorithmName,
-    Bounds,
-    BufferSpec,
-    Count,
-    Fraction,
-    RateBps,
-    SizeBytes,
-    Strict,
-    TimeNs,
-    buffer_from_core,
-)
+from .fields import SUGAR, AlgorithmName, Bounds, BufferSpec, Count, Fraction, RateBps, SizeBytes, Strict, TimeNs, buffer_from_core
 from .mixins import ScenarioBase, check_kind, kind_of
 
 #: The algorithm names a scenario may use (the core's registry, aliases included).

@@ -7,12 +7,8 @@
 //! (datacenter) flows get big bursts and save CPU (seed 001, optimisation 2). cwnd must leave room
 //! for about 3 such bursts in flight or the sender stalls at small BDPs.
 
+pub use crate::{GSO_LEGACY_MAX_SIZE, PACING_SHIFT};
 use crate::{Nanos, NSEC_PER_USEC};
-
-/// Linux `sk_pacing_shift` default: a rate-based burst holds 2^-10 s ≈ 1 ms of data.
-pub const PACING_SHIFT: u32 = 10;
-/// Linux `GSO_LEGACY_MAX_SIZE` (64 KB): the largest offload buffer.
-pub const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
 /// Burst byte cap `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (320 B on x86-64 builds).
 pub const GSO_MAX_BYTES: u64 = GSO_LEGACY_MAX_SIZE - 1 - 320;
 /// Below this pacing rate (bit/s) bursts are 1 segment (`bbr_min_tso_rate`): batching is pointless.

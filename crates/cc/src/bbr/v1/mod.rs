@@ -359,6 +359,10 @@ impl Bbr1 {
 }
 
 impl CongestionOps for Bbr1 {
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     /// `bbr_init`.
     fn init(&mut self, tp: &mut TcpCc) {
         self.prior_cwnd = 0;

@@ -28,6 +28,15 @@ fn link(seed: u64) -> Sim<Bbr1> {
     Sim::new(Bbr1::new(seed), 2000, 40 * MS)
 }
 
+/// `link(seed)` in PROBE_BW, then one more second so the gain cycle has settled.
+fn settled_in_probe_bw(seed: u64) -> Sim<Bbr1> {
+    let mut sim = link(seed);
+    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
+    let end = sim.now + NSEC_PER_SEC;
+    sim.run_until(|s, _| s.now >= end, end + NSEC_PER_SEC);
+    sim
+}
+
 #[test]
 fn startup_exits_after_three_rounds_without_growth_with_bw_at_link_rate() {
     let mut sim = link(1);
@@ -267,10 +276,7 @@ fn probe_bw_cycles_through_the_eight_gains_in_order() {
 
 #[test]
 fn steady_state_cwnd_is_two_bdp_plus_quantization_and_pacing_follows_gain() {
-    let mut sim = link(6);
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
-    let warm = sim.now + NSEC_PER_SEC;
-    sim.run_until(|s, _| s.now >= warm, warm + NSEC_PER_SEC);
+    let mut sim = settled_in_probe_bw(6);
     let bdp = sim.bdp_phys();
     let link_bytes = sim.rate_pps() * MSS as f64;
     let quanta = 3 * Bbr1::tso_segs_goal(&sim.tp);
@@ -381,10 +387,7 @@ fn sample(prior_delivered: u64, acked: u32, losses: u32, prior_in_flight: u32) -
 
 #[test]
 fn packet_conservation_in_first_round_of_recovery_then_restore() {
-    let mut sim = link(8);
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
-    let end = sim.now + NSEC_PER_SEC;
-    sim.run_until(|s, _| s.now >= end, end + NSEC_PER_SEC);
+    let sim = settled_in_probe_bw(8);
     let (mut tp, mut bbr) = (sim.tp.clone(), sim.cc.clone());
     let cwnd0 = tp.snd_cwnd;
     // Loss detected: 5 segments marked lost, the transport enters Recovery.

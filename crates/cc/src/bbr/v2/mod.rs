@@ -488,6 +488,10 @@ impl Bbr2 {
 }
 
 impl CongestionOps for Bbr2 {
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     /// `bbr_init` + `bbr2_init`.
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Bbr2::with_rng(self.rng, self.variant);

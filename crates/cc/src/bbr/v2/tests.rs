@@ -383,6 +383,22 @@ fn probe_bw_flow(many_flows: bool, phase: Phase) -> (TcpCc, Bbr2) {
 }
 
 /// One ACK of `acked` packets with the given sample fields (bw sample 5 pkt/ms, below max_bw).
+/// In PROBE_BW UP with ECN negotiated and usable.
+fn ecn_probe_up(many_flows: bool) -> (TcpCc, Bbr2) {
+    let (mut tp, mut b) = probe_bw_flow(many_flows, Phase::Up);
+    tp.ecn_ok = true;
+    b.ecn.eligible = true;
+    (tp, b)
+}
+
+/// One ACK of a segment whose rate sample covers `delivered` segments, `ce` of them CE-marked.
+fn ce_ack(tp: &mut TcpCc, b: &mut Bbr2, delivered: u64, ce: u64) {
+    hand_ack(tp, b, 1, |rs| {
+        rs.delivered = delivered as _;
+        rs.delivered_ce = ce as _;
+    });
+}
+
 fn hand_ack(tp: &mut TcpCc, b: &mut Bbr2, acked: u32, f: impl FnOnce(&mut RateSample)) {
     tp.now_ns += 10_000;
     tp.delivered += acked as u64;
@@ -735,57 +751,33 @@ fn bbr2_new_adds_one_packet_and_one_packet_per_min_rtt_when_a_probe_starts() {
 fn bbr2_new_bw_hi_is_the_max_tolerable_bw_and_is_cut_when_no_probe_sample_was_tolerable() {
     let max_bw = bw_of_pps(10_000.0);
     // Probe with only intolerable CE (60 % ≥ 50 %): bw_hi = max_bw · (1 − α/2).
-    let (mut tp, mut b) = probe_bw_flow(true, Phase::Up);
-    tp.ecn_ok = true;
-    b.ecn.eligible = true;
+    let (mut tp, mut b) = ecn_probe_up(true);
     b.ecn.alpha = 154; // 0.6
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 10;
-        rs.delivered_ce = 6;
-    });
+    ce_ack(&mut tp, &mut b, 10, 6);
     assert_eq!(b.cycle, Phase::Down, "too-high CE ends the probe");
     let want = max_bw as f64 * (1.0 - 0.6 / 2.0);
     assert!((b.bw_hi as f64 - want).abs() / want < 0.01, "bw_hi {} vs {want}", b.bw_hi);
     assert!(b.bw() <= b.bw_hi, "bbr_bw bounded by bw_hi");
     // Once set, a tolerable sample (CE 20 %) above bw_hi raises it; an intolerable one does not.
     let cut = b.bw_hi;
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 90; // 9000 pkt/s over 10 ms
-        rs.delivered_ce = 18;
-    });
+    ce_ack(&mut tp, &mut b, 90, 18); // 9000 pkt/s over 10 ms
     assert!(b.bw_hi > cut && (pps(b.bw_hi) - 9000.0).abs() < 1.0, "bw_hi {} pkt/s", pps(b.bw_hi));
     let raised = b.bw_hi;
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 100;
-        rs.delivered_ce = 60;
-    });
+    ce_ack(&mut tp, &mut b, 100, 60);
     assert_eq!(b.bw_hi, raised);
 
     // A probe that had a tolerable sample first: the later too-high sample cuts inflight_hi
     // but not bw_hi.
-    let (mut tp, mut b) = probe_bw_flow(true, Phase::Up);
-    tp.ecn_ok = true;
-    b.ecn.eligible = true;
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 10;
-        rs.delivered_ce = 1;
-    });
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 10;
-        rs.delivered_ce = 6;
-    });
+    let (mut tp, mut b) = ecn_probe_up(true);
+    ce_ack(&mut tp, &mut b, 10, 1);
+    ce_ack(&mut tp, &mut b, 10, 6);
     assert_eq!(b.cycle, Phase::Down);
     assert_ne!(b.inflight_hi, INF_PKTS);
     assert_eq!(b.bw_hi, INF_BW);
 
     // bbr2 (v2alpha): bw_hi is never set by ECN.
-    let (mut tp, mut b) = probe_bw_flow(false, Phase::Up);
-    tp.ecn_ok = true;
-    b.ecn.eligible = true;
-    hand_ack(&mut tp, &mut b, 1, |rs| {
-        rs.delivered = 10;
-        rs.delivered_ce = 6;
-    });
+    let (mut tp, mut b) = ecn_probe_up(false);
+    ce_ack(&mut tp, &mut b, 10, 6);
     assert_eq!(b.cycle, Phase::Down);
     assert_eq!(b.bw_hi, INF_BW);
 }

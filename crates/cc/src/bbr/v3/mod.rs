@@ -462,6 +462,10 @@ impl Bbr3 {
 }
 
 impl CongestionOps for Bbr3 {
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     fn skb_marked_lost(&mut self, tp: &TcpCc, p: &PacketRateState) {
         self.on_skb_marked_lost(tp, p)
     }

@@ -60,6 +60,30 @@ fn link(v: Variant) -> Sim<Bbr3> {
 
 const BOTH: [Variant; 2] = [Variant::Draft, Variant::Linux];
 
+/// A fresh bbr3_linux connection that negotiated ECN.
+fn linux_ecn_flow() -> (TcpCc, Bbr3) {
+    let mut tp = TcpCc::new(MSS, 10);
+    tp.ecn_ok = true;
+    let mut b = Bbr3::new(1, Variant::Linux);
+    b.init(&mut tp);
+    (tp, b)
+}
+
+/// A 2-BDP buffer (probes do not overflow it), in PROBE_BW.
+fn deep_link_in_probe_bw(v: Variant) -> Sim<Bbr3> {
+    let mut sim = link(v);
+    sim.buf_pkts = 160;
+    sim.to_probe_bw();
+    sim
+}
+
+/// On the deep link, the connection and the algorithm at the first PROBE_BW UP.
+fn first_probe_up(v: Variant) -> (TcpCc, Bbr3) {
+    let mut sim = deep_link_in_probe_bw(v);
+    sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
+    (sim.tp, sim.cc)
+}
+
 fn drain_gain(v: Variant) -> f64 {
     if v == Variant::Draft { 0.5 } else { 1.0 / 2.885 }
 }
@@ -270,9 +294,7 @@ fn drain_exits_after_three_rounds_if_inflight_stays_high() {
 #[test]
 fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
     for v in BOTH {
-        let mut sim = link(v);
-        sim.buf_pkts = 160; // 2 BDP: probes do not overflow
-        sim.to_probe_bw();
+        let mut sim = deep_link_in_probe_bw(v);
         let mut gains: Vec<(State, f64, f64)> = Vec::new();
         let tr = {
             let mut out = Vec::new();
@@ -345,9 +367,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
 /// §ProbeBW_REFILL: exactly one packet-timed round, then UP with is_bw_probe_sample.
 #[test]
 fn refill_lasts_one_round_then_up() {
-    let mut sim = link(Variant::Draft);
-    sim.buf_pkts = 160;
-    sim.to_probe_bw();
+    let mut sim = deep_link_in_probe_bw(Variant::Draft);
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 10 * SEC);
     let r0 = sim.cc.round_count;
     assert!(sim.cc.bw_shortterm == INF_BW && sim.cc.inflight_shortterm == INF_PKTS, "REFILL resets the short-term model");
@@ -387,11 +407,7 @@ fn loss_above_threshold_in_up_cuts_inflight_longterm_by_beta_and_goes_down() {
     for v in BOTH {
         let beta = if v == Variant::Draft { 0.7 } else { 180.0 / 256.0 };
         for tx in [20u32, 400] {
-            let mut sim = link(v);
-            sim.buf_pkts = 160;
-            sim.to_probe_bw();
-            sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
-            let (mut tp, mut b) = (sim.tp.clone(), sim.cc.clone());
+            let (mut tp, mut b) = first_probe_up(v);
             b.inflight_longterm = 200;
             // Spec inputs: TargetInflight = min(BDP, cwnd) with BDP = bw · min_rtt.
             let bdp = (b.bw() as f64 / BW_UNIT as f64 * 1e6) * (b.min_rtt.rtt_ns as f64 / 1e9);
@@ -432,11 +448,7 @@ fn loss_above_threshold_in_up_cuts_inflight_longterm_by_beta_and_goes_down() {
 #[test]
 fn precautionary_probe_stops_at_inflight_longterm_then_refills_without_cruise() {
     for v in BOTH {
-        let mut sim = link(v);
-        sim.buf_pkts = 160;
-        sim.to_probe_bw();
-        sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
-        let (mut tp, mut b) = (sim.tp.clone(), sim.cc.clone());
+        let (mut tp, mut b) = first_probe_up(v);
         b.prev_probe_too_high = true;
         let hi = 100;
         b.inflight_longterm = hi;
@@ -479,9 +491,7 @@ fn precautionary_probe_stops_at_inflight_longterm_then_refills_without_cruise() 
 #[test]
 fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
     for v in BOTH {
-        let mut sim = link(v);
-        sim.buf_pkts = 160;
-        sim.to_probe_bw();
+        let mut sim = deep_link_in_probe_bw(v);
         let mut cwnd_before = 0;
         let mut last_refresh = sim.cc.probe_rtt_min.stamp_ns;
         sim.run_until(
@@ -685,11 +695,7 @@ fn token_bucket_policer_short_term_model_converges_to_the_token_rate() {
 fn spurious_loss_undo_restores_model_and_returns_to_refill_or_startup() {
     for v in BOTH {
         // From UP.
-        let mut sim = link(v);
-        sim.buf_pkts = 160;
-        sim.to_probe_bw();
-        sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
-        let (mut tp, mut b) = (sim.tp.clone(), sim.cc.clone());
+        let (mut tp, mut b) = first_probe_up(v);
         b.inflight_longterm = 150;
         b.inflight_shortterm = 120;
         let cwnd0 = tp.snd_cwnd;
@@ -736,9 +742,7 @@ fn spurious_loss_undo_restores_model_and_returns_to_refill_or_startup() {
 /// §Never Exiting PROBE_UP When Application-Limited With No Loss.
 #[test]
 fn app_limited_up_without_loss_never_exits() {
-    let mut sim = link(Variant::Draft);
-    sim.buf_pkts = 160;
-    sim.to_probe_bw();
+    let mut sim = deep_link_in_probe_bw(Variant::Draft);
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 20 * SEC);
     sim.set_app_rate(Some(1000.0)); // half the link
     sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, sim.now + SEC);
@@ -775,10 +779,7 @@ fn app_limited_refill_keeps_max_bw_and_moves_to_up_after_a_round() {
 /// Linux v3 ECN: alpha = (1 − 1/16)·alpha + CE_fraction/16 per round, from 1.0.
 #[test]
 fn linux_ecn_alpha_is_a_1_16_ewma_of_the_ce_fraction_per_round() {
-    let mut tp = TcpCc::new(MSS, 10);
-    tp.ecn_ok = true;
-    let mut b = Bbr3::new(1, Variant::Linux);
-    b.init(&mut tp);
+    let (mut tp, mut b) = linux_ecn_flow();
     b.min_rtt.rtt_ns = 2 * MS;
     assert_eq!(b.ecn.alpha, 256);
     let mut alpha = 1.0f64;
@@ -809,10 +810,7 @@ fn linux_ecn_alpha_is_a_1_16_ewma_of_the_ce_fraction_per_round() {
 /// ratio > 50 % means "too high" while probing.
 #[test]
 fn linux_ecn_cuts_inflight_lo_and_flags_probes_above_half_marked() {
-    let mut tp = TcpCc::new(MSS, 10);
-    tp.ecn_ok = true;
-    let mut b = Bbr3::new(1, Variant::Linux);
-    b.init(&mut tp);
+    let (_, mut b) = linux_ecn_flow();
     b.ecn.eligible = true;
     b.state = State::ProbeBwCruise;
     b.inflight_shortterm = 100;

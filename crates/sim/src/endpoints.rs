@@ -1,0 +1,254 @@
+//! Flows at their hosts: building a flow's sender and receiver, delivering data and ACKs to
+//! them, letting a sender put packets on its NIC (TSQ) and the senders' and receivers' timers.
+
+use crate::*;
+
+impl Simulation {
+    /// A flow (sender + receiver) for configured flow `f` with index `i` on the given paths.
+    pub(crate) fn new_flow(
+        seed: u64,
+        f: &config::Flow,
+        i: usize,
+        data_path: Path,
+        ack_path: Path,
+        base_rtt_ns: Nanos,
+        ictcp_ctl: Option<&mut ictcp::Ictcp>,
+    ) -> Flow {
+        let alg = registry::lookup(&f.cc).expect("validated");
+        let algo = (alg.new)(seed ^ (0x5EED_0000 + i as u64));
+        let scfg = transport::SenderConfig {
+            mss: f.mss_bytes,
+            initial_cwnd: f.initial_cwnd_segs,
+            total_bytes: f.bytes,
+            pacing: f.pacing.forced(),
+            max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
+            sndbuf_bytes: f.sndbuf_bytes,
+            tso: f.tso,
+            min_rto_ns: f.min_rto_ns,
+            ecn: f.ecn,
+            tso_minrtt_autosize: f.tso_minrtt_autosize,
+            app_writes: f.rpc.is_some(),
+        };
+        let mut sender = Sender::new(scfg, algo);
+        sender.stop_ns = f.stop_ns;
+        let rcfg = transport::receiver::ReceiverConfig {
+            mss: f.mss_bytes,
+            rcvbuf_bytes: f.rcvbuf_bytes,
+            delayed_ack: f.delayed_ack,
+            // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
+            ce_state_ack: alg.receiver_ce_ack,
+            faster_acks: f.faster_acks,
+            app_read_delay_ns: f.app_read_delay_ns,
+            msg_segs: workload::msg_segs(f),
+        };
+        let ictcp_id = match (ictcp_ctl, f.receiver_window) {
+            (Some(ic), config::ReceiverWindow::Ictcp) => Some(ic.add_conn(
+                f.mss_bytes,
+                f.mss_bytes + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES,
+                f.rcvbuf_bytes,
+                base_rtt_ns,
+            )),
+            _ => None,
+        };
+        let cc_name = alg.name;
+        Flow {
+            spec: -1,
+            sender,
+            receiver: Receiver::new(rcfg),
+            cc_name,
+            data_path,
+            ack_path,
+            start_ns: f.start_ns,
+            stop_ns: f.stop_ns,
+            nic_bytes: 0,
+            sender_timer_at: None,
+            receiver_timer_at: None,
+            data_tx: 0,
+            data_rx: 0,
+            data_dropped: 0,
+            last_delivered_bytes: 0,
+            last_delivery_ns: None,
+            ictcp: ictcp_id,
+            gaps: f.gap_histogram.then(Box::default),
+            base_rtt_ns,
+            app: None,
+            sampled: true,
+            rx_done_ns: None,
+            rpc: f.rpc.as_ref().map(|r| rpc::RpcApp::new(r.size_bytes, r.gap_ns)),
+        }
+    }
+
+    /// What the flow's handshake would measure on an idle path: propagation both ways plus the
+    /// serialization of a SYN-sized packet (78 bytes on the wire) at every hop. Queueing at the
+    /// moment of the handshake is not modelled.
+    pub(crate) fn handshake_rtt_ns(&self, fi: usize) -> Nanos {
+        const SYN_WIRE_BITS: u128 = 78 * 8;
+        let f = &self.flows[fi];
+        f.data_path
+            .hops()
+            .iter()
+            .chain(f.ack_path.hops().iter())
+            .map(|&l| {
+                let link = &self.links[l as usize];
+                link.delay_ns + (SYN_WIRE_BITS * 1_000_000_000 / link.rate_bps as u128) as Nanos
+            })
+            .sum()
+    }
+
+    pub(crate) fn deliver_data(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        flow.data_rx += 1;
+        self.data_packets_delivered += 1;
+        if let Some(ic) = self.ictcp.as_mut() {
+            // The receiver host's ICTCP sees all incoming traffic; its connections get their
+            // window set before the ACK for this segment is built.
+            ic.on_host_rx(now, p.wire_bytes);
+            if let Some(id) = flow.ictcp {
+                let rtt = if flow.sender.tp.srtt_ns > 0 { flow.sender.tp.srtt_ns } else { flow.base_rtt_ns };
+                let w = ic.on_conn_rx(id, now, p.payload_bytes, rtt);
+                flow.receiver.set_window_override(Some(w));
+            }
+        }
+        let before = flow.receiver.delivered_bytes;
+        let ack = flow.receiver.on_data(now, &p);
+        let mut transfer_done = false;
+        if flow.receiver.delivered_bytes > before {
+            flow.last_delivery_ns = Some(now);
+            if flow.rx_done_ns.is_none() && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b) {
+                flow.rx_done_ns = Some(now);
+                transfer_done = flow.app.is_some();
+            }
+        }
+        if let Some(mut a) = flow.receiver.take_pending_ack() {
+            // DCTCP's delayed ACK of the previous CE state goes out first.
+            a.flow = p.flow;
+            a.hop = 0;
+            let first = flow.ack_path.first();
+            self.enqueue(first, a);
+        }
+        let flow = &mut self.flows[fi];
+        if let Some(mut a) = ack {
+            a.flow = p.flow;
+            a.hop = 0;
+            let first = flow.ack_path.first();
+            self.enqueue(first, a);
+        }
+        self.arm_receiver_timer(fi);
+        if transfer_done {
+            self.on_transfer_done(fi);
+        }
+    }
+
+    pub(crate) fn deliver_ack(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        flow.sender.on_ack(now, &p);
+        if let Some(app) = flow.rpc.as_mut() {
+            app.on_ack(now, &mut flow.sender);
+        }
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.flows[fi].sender.check_invariants() {
+            panic!("flow {fi} scoreboard invariant broken at {now} ns: {e}");
+        }
+        self.pump(fi);
+        let f = &mut self.flows[fi];
+        if f.app.is_some() && f.sender.completed_ns.is_some() {
+            // A finished short connection keeps its statistics, not its scoreboard memory.
+            f.sender.release_buffers();
+        }
+    }
+
+    /// Let a flow's sender put packets on its NIC while TSQ allows, then re-arm its timer.
+    pub(crate) fn pump(&mut self, fi: usize) {
+        let now = self.now;
+        let mut tsq_blocked = false;
+        loop {
+            let flow = &mut self.flows[fi];
+            let tsq_limit = flow.sender.tsq_limit_bytes();
+            if flow.nic_bytes >= tsq_limit {
+                tsq_blocked = true;
+                break;
+            }
+            match flow.sender.poll_transmit(now) {
+                Some(mut p) => {
+                    p.flow = fi as u32;
+                    p.hop = 0;
+                    flow.nic_bytes += p.wire_bytes as u64;
+                    flow.data_tx += 1;
+                    let nic = flow.data_path.first();
+                    self.enqueue(nic, p);
+                }
+                None => break,
+            }
+        }
+        self.arm_sender_timer(fi, tsq_blocked);
+    }
+
+    /// Arm the flow's timer for its next recovery deadline and, unless TSQ holds it back (a NIC
+    /// departure will pump it again), its next pacing departure.
+    pub(crate) fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool) {
+        let s = &self.flows[fi].sender;
+        let mut want = s.next_timer_deadline();
+        if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {
+            want = Some(want.map_or(t, |w| w.min(t)));
+        }
+        if !tsq_blocked {
+            if let Some(t) = s.next_send_time() {
+                want = Some(want.map_or(t, |w| w.min(t)));
+            }
+        }
+        if let Some(t) = want {
+            let t = t.max(self.now);
+            let cur = self.flows[fi].sender_timer_at;
+            if cur.is_none_or(|c| t < c) {
+                self.flows[fi].sender_timer_at = Some(t);
+                self.push(t, EvKind::SenderTimer, fi as u32);
+            }
+        }
+    }
+
+    pub(crate) fn arm_receiver_timer(&mut self, fi: usize) {
+        if let Some(t) = self.flows[fi].receiver.next_timeout() {
+            let cur = self.flows[fi].receiver_timer_at;
+            if cur.is_none_or(|c| t < c) {
+                self.flows[fi].receiver_timer_at = Some(t);
+                self.push(t, EvKind::ReceiverTimer, fi as u32);
+            }
+        }
+    }
+
+    pub(crate) fn on_sender_timer(&mut self, fi: usize, t: Nanos) {
+        if self.flows[fi].sender_timer_at != Some(t) {
+            return; // superseded by an earlier entry that already fired
+        }
+        self.flows[fi].sender_timer_at = None;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        if let Some(app) = flow.rpc.as_mut() {
+            app.on_timer(now, &mut flow.sender);
+        }
+        if flow.sender.next_timer_deadline().is_some_and(|d| d <= now) {
+            flow.sender.on_timeout(now);
+        }
+        self.pump(fi);
+    }
+
+    pub(crate) fn on_receiver_timer(&mut self, fi: usize, t: Nanos) {
+        if self.flows[fi].receiver_timer_at != Some(t) {
+            return;
+        }
+        self.flows[fi].receiver_timer_at = None;
+        let now = self.now;
+        let flow = &mut self.flows[fi];
+        if let Some(mut a) = flow.receiver.on_timeout(now) {
+            a.flow = fi as u32;
+            a.hop = 0;
+            let first = flow.ack_path.first();
+            self.enqueue(first, a);
+        }
+        self.arm_receiver_timer(fi);
+    }
+}

@@ -1,0 +1,151 @@
+//! The end of a run: packet conservation, per-flow summaries and the result tables.
+
+use crate::*;
+
+impl Simulation {
+    /// One line per flow describing its sender's state (debugging aid).
+    pub fn debug_flows(&self) -> Vec<String> {
+        self.flows.iter().map(|f| format!("nic_bytes={} {}", f.nic_bytes, f.sender.debug_state())).collect()
+    }
+
+    /// Data packets of flow `fi` currently inside the network (queues, serializers, pipes).
+    pub fn data_packets_in_network(&self, fi: usize) -> u64 {
+        let mut n = 0;
+        for l in &self.links {
+            let is = |p: &Packet| p.is_data && p.flow as usize == fi;
+            n += l.queue.iter().filter(|p| is(p)).count() as u64;
+            n += l.pipe.iter().filter(|(_, p)| is(p)).count() as u64;
+            if l.cut_through_bytes == 0 {
+                // (A cut-through link's packet in serialization is already in its pipe.)
+                n += l.in_tx.iter().filter(|p| is(p)).count() as u64;
+            }
+        }
+        n
+    }
+
+    /// Conservation of packets for every flow: sent = received + dropped + in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        for (fi, f) in self.flows.iter().enumerate() {
+            let inside = self.data_packets_in_network(fi);
+            if f.data_tx != f.data_rx + f.data_dropped + inside {
+                return Err(format!(
+                    "flow {fi}: sent {} != received {} + dropped {} + in network {}",
+                    f.data_tx, f.data_rx, f.data_dropped, inside
+                ));
+            }
+            if f.sender.stats.data_packets_sent != f.data_tx {
+                return Err(format!("flow {fi}: transport sent {} but NIC saw {}", f.sender.stats.data_packets_sent, f.data_tx));
+            }
+            // The receiver cannot have more in-order bytes than the sender has had acknowledged
+            // plus what is in flight, nor fewer than acknowledged.
+            let acked = f.sender.bytes_acked();
+            if f.receiver.delivered_bytes < acked {
+                return Err(format!("flow {fi}: receiver has {} bytes but sender saw {} acked", f.receiver.delivered_bytes, acked));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `flows` table row of flow `i`, whose algorithm has label code `cc_code`.
+    pub(crate) fn flow_summary(&self, i: usize, cc_code: u8) -> metrics::FlowSummaryRow {
+        let f = &self.flows[i];
+        let start = f.start_ns.min(self.now);
+        let end = match f.sender.completed_ns {
+            Some(c) => c,
+            None => f.stop_ns.unwrap_or(self.now).min(self.now),
+        };
+        let d = f.receiver.delivered_bytes;
+        let active = end.saturating_sub(start);
+        let s = &f.sender.stats;
+        let per = |num: f64, den: u64| if den > 0 { num / den as f64 } else { f64::NAN };
+        metrics::FlowSummaryRow {
+            flow: i as i32,
+            spec: f.spec,
+            cc_code,
+            start_s: start as f64 / 1e9,
+            end_s: end as f64 / 1e9,
+            fct_s: f.sender.completed_ns.map_or(f64::NAN, |c| (c - f.start_ns) as f64 / 1e9),
+            delivered_bytes: d as i64,
+            goodput_bps: if active > 0 { d as f64 * 8e9 / active as f64 } else { 0.0 },
+            data_packets_sent: s.data_packets_sent as i64,
+            retransmits: s.retransmits as i64,
+            retrans_rate: if s.data_packets_sent > 0 { s.retransmits as f64 / s.data_packets_sent as f64 } else { 0.0 },
+            lost_packets: f.data_dropped as i64,
+            rtt_mean_ms: if s.rtt_count > 0 { (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6 } else { f64::NAN },
+            rtt_p50_ms: f.sender.rtt_hist.quantile_ns(0.5) / 1e6,
+            rtt_p95_ms: f.sender.rtt_hist.quantile_ns(0.95) / 1e6,
+            rtt_p99_ms: f.sender.rtt_hist.quantile_ns(0.99) / 1e6,
+            rto_count: s.rto_count as i64,
+            ce_packets: f.receiver.ce_count as i64,
+            tso_bursts: s.tso_bursts as i64,
+            tso_burst_mean_segs: per(s.tso_burst_segs as f64, s.tso_bursts),
+            tso_goal_mean_segs: per(s.tso_goal_segs as f64, s.tso_bursts),
+            rpc_count: f.rpc.as_ref().map_or(0, |a| a.count as i64),
+            rpc_mean_ms: f.rpc.as_ref().filter(|a| a.count > 0).map_or(f64::NAN, |a| (a.latency_sum_ns / a.count as u128) as f64 / 1e6),
+            rpc_p50_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.5) / 1e6),
+            rpc_p99_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.99) / 1e6),
+            acks_withheld: f.receiver.acks_withheld as i64,
+            app: f.app.map_or(-1, |a| a.0 as i32),
+            query: f.app.map_or(-1, |a| a.1 as i32),
+            rx_done_s: f.rx_done_ns.map_or(f64::NAN, |t| t as f64 / 1e9),
+        }
+    }
+
+    /// Per-flow summary and the columnar tables.
+    pub fn results(&self) -> Results {
+        let mut flows = metrics::FlowSummaryCols::default();
+        let mut cc_labels: Vec<String> = Vec::new();
+        for i in 0..self.flows.len() {
+            let name = self.flows[i].cc_name;
+            let code = cc_labels.iter().position(|c| c == name).unwrap_or_else(|| {
+                cc_labels.push(name.to_string());
+                cc_labels.len() - 1
+            });
+            flows.push(self.flow_summary(i, u8::try_from(code).expect("fewer than 256 algorithms")));
+        }
+        let flows = flows.table();
+        let (timeseries, phase_labels) = self.metrics.timeseries_table();
+        let queue = self.metrics.queue_table();
+        let data_sent: u64 = self.flows.iter().map(|f| f.sender.stats.data_packets_sent).sum();
+        Results {
+            flows,
+            timeseries,
+            queue,
+            gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
+            app_events: self.app_events.table(),
+            pause_frames: self.pause_frames_total,
+            drops: self.links.iter().map(|l| l.stats.drops).sum(),
+            cc_labels,
+            phase_labels,
+            queue_labels: self.metrics.queue_labels(),
+            events: self.events,
+            data_packets_delivered: self.data_packets_delivered,
+            data_packets_sent: data_sent,
+            sim_end_ns: self.now,
+            complete: self.is_complete(),
+        }
+    }
+}
+
+/// Everything a run produces.
+pub struct Results {
+    pub flows: Table,
+    pub timeseries: Table,
+    pub queue: Table,
+    /// Per-flow NIC inter-departure gap histograms (`gaps.rs`), for flows with `gap_histogram`.
+    pub gaps: Table,
+    /// One row per completed application query (`apps.rs`); Python calls it `events`.
+    pub app_events: Table,
+    /// PAUSE/XON frames sent by all switch ports (lossless mode).
+    pub pause_frames: u64,
+    /// Packets dropped for lack of buffer (and RED early drops) on all links.
+    pub drops: u64,
+    pub cc_labels: Vec<String>,
+    pub phase_labels: Vec<String>,
+    pub queue_labels: Vec<String>,
+    pub events: u64,
+    pub data_packets_delivered: u64,
+    pub data_packets_sent: u64,
+    pub sim_end_ns: Nanos,
+    pub complete: bool,
+}

@@ -1,0 +1,114 @@
+//! Pacing, TSO autosizing and TSQ: how fast and in what bursts segments leave the socket.
+//!
+//! Model:
+//! - Pacing rate. Algorithms with their own model (BBR) set `tp.pacing_rate_bytes_per_s`; for the
+//!   others the transport sets it after every ACK as Linux `tcp_update_pacing_rate`:
+//!   mss·max(cwnd, packets_out)/srtt, ×2 in slow start (cwnd < ssthresh/2), ×1.2 otherwise. It
+//!   only paces if the algorithm asks (`tp.pacing_enabled`), the scenario forces it, or a
+//!   `SO_MAX_PACING_RATE` cap is set (Linux paces with the fq qdisc or internal pacing then).
+//! - Earliest departure time (Linux `tcp_update_skb_after_send`): every segment pushes the next
+//!   departure by its payload length at the pacing rate; a burst may start once its time has come.
+//!   Linux's internal pacer counts the write-queue skb's length (payload only), and BBR's rates
+//!   are payload rates too.
+//! - TSO autosizing (Linux `tcp_tso_autosize`): a burst is about 1 ms of the pacing rate
+//!   (`rate >> sk_pacing_shift`), at least 2 segments and at most 64 KB, unless the algorithm
+//!   chooses (`Cc::tso_segs`, BBR's `tso_segs_goal`). Segments of a burst leave back to back.
+//! - Offload-chunk counters (stats only): segments handed out at one instant, up to the burst
+//!   size the rule allows then, count as one chunk (what Linux builds into one TSO/GSO skb).
+//! - TSQ (Linux `tcp_small_queue_check`): the driver below the socket (the simulator's NIC)
+//!   holds at most max(2 skbs, 1 ms of the pacing rate) of one flow, and never more than
+//!   `tcp_limit_output_bytes`. The transport states the budget; the driver enforces it, since
+//!   only it knows what is still queued.
+
+use crate::{Sender, PACING_SHIFT};
+use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
+
+/// Linux `sysctl_tcp_limit_output_bytes` default: at most this much of one flow sits below TCP.
+pub const TSQ_LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
+/// Linux `tcp_small_queue_check`'s floor `2 · skb->truesize`, for a full-sized skb.
+pub const TSQ_MIN_BYTES: u64 = 2 * 1600;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pacer {
+    /// Earliest departure time of the next burst (Linux `tcp_wstamp_ns`).
+    pub(crate) next_send_ns: Nanos,
+    /// Segments left in the current paced burst.
+    pub(crate) burst_left_segs: u32,
+    /// Segments left in the current offload chunk, and when it started (stats only).
+    chunk_left_segs: u32,
+    chunk_start_ns: Nanos,
+}
+
+impl Sender {
+    /// Linux `tcp_update_pacing_rate` for algorithms without their own pacing model:
+    /// rate = mss·cwnd/srtt scaled by 200 % in slow start, 120 % otherwise.
+    pub(crate) fn update_default_pacing_rate(&mut self) {
+        let srtt = if self.tp.srtt_ns > 0 { self.tp.srtt_ns } else { NSEC_PER_MSEC };
+        let ratio: u64 = if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let cwnd = self.tp.snd_cwnd.max(self.tp.packets_out) as u64;
+        let rate = (self.tp.mss as u64 * cwnd) as u128 * ratio as u128 * NSEC_PER_SEC as u128 / (100 * srtt as u128);
+        self.tp.pacing_rate_bytes_per_s = (rate as u64).min(self.tp.max_pacing_rate_bytes_per_s);
+    }
+
+    /// The pacing rate in force, bytes/s (never 0).
+    #[inline]
+    pub(crate) fn pacing_rate_bytes_per_s(&self) -> u64 {
+        self.tp.pacing_rate_bytes_per_s.min(self.tp.max_pacing_rate_bytes_per_s).max(1)
+    }
+
+    #[inline]
+    pub(crate) fn paced(&self) -> bool {
+        self.tp.pacing_enabled || self.cfg.max_pacing_rate_bytes_per_s.is_some()
+    }
+
+    /// Segments per TSO burst now (Linux `tcp_tso_autosize` / the algorithm's `tso_segs`).
+    pub fn tso_segs(&self) -> u32 {
+        if !self.cfg.tso {
+            return 1;
+        }
+        if let Some(n) = self.cc.tso_segs(&self.tp) {
+            return n.max(1);
+        }
+        cc::tso_autosize(self.pacing_rate_bytes_per_s(), self.tp.mss)
+    }
+
+    /// TSQ (Linux `tcp_small_queue_check`): the bytes of this flow the driver below may hold
+    /// (queued in the NIC) before it stops polling the sender.
+    #[inline]
+    pub fn tsq_limit_bytes(&self) -> u64 {
+        (self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT).clamp(TSQ_MIN_BYTES, TSQ_LIMIT_OUTPUT_BYTES)
+    }
+
+    /// Pacing gate before a segment (not a probe) goes out: false while the next burst's
+    /// departure time has not come. Starts a new burst when it has.
+    #[inline]
+    pub(crate) fn pacer_allows(&mut self, now: Nanos) -> bool {
+        if self.paced() && self.pacer.burst_left_segs == 0 {
+            if now < self.pacer.next_send_ns {
+                return false;
+            }
+            self.pacer.burst_left_segs = self.tso_segs();
+        }
+        true
+    }
+
+    /// A segment of `payload_bytes` left at `now` (not a probe): count it in its offload chunk
+    /// and, when paced, push the next departure time (EDT, Linux `tcp_update_skb_after_send`).
+    #[inline]
+    pub(crate) fn on_paced_send(&mut self, now: Nanos, payload_bytes: u32) {
+        if self.pacer.chunk_left_segs == 0 || now != self.pacer.chunk_start_ns {
+            self.stats.tso_bursts += 1;
+            self.pacer.chunk_left_segs = self.tso_segs();
+            self.stats.tso_goal_segs += self.pacer.chunk_left_segs as u64;
+            self.pacer.chunk_start_ns = now;
+        }
+        self.pacer.chunk_left_segs -= 1;
+        self.stats.tso_burst_segs += 1;
+        if self.paced() {
+            let len_ns = payload_bytes as u128 * NSEC_PER_SEC as u128 / self.pacing_rate_bytes_per_s() as u128;
+            self.pacer.next_send_ns = self.pacer.next_send_ns.max(now.saturating_sub(len_ns as u64)) + len_ns as u64;
+            self.tp.wstamp_ns = self.pacer.next_send_ns;
+            self.pacer.burst_left_segs = self.pacer.burst_left_segs.saturating_sub(1);
+        }
+    }
+}

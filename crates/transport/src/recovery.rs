@@ -1,0 +1,363 @@
+//! Loss detection and the congestion response to it: RACK, the tail loss probe, the RTO, the
+//! recovery state machine with PRR, classic ECN (CWR) and Eifel undo.
+//!
+//! Model:
+//! - RACK (RFC 8985 §6; Linux `tcp_rack_detect_loss`): remember the most recently *sent*
+//!   segment among those delivered (`Rack::xmit_ns`/`seq`) and its RTT; a segment sent before it
+//!   and still unacknowledged `rack_rtt + reo_wnd` after its transmission is lost. The walk goes
+//!   over the time-sorted in-flight list oldest first and stops at the first segment not yet
+//!   due, arming the reordering timer for it. `reo_wnd` is Linux's: 0 in recovery or with
+//!   DUPTHRESH SACKed segments unless reordering was seen, else min_rtt/4 (capped at SRTT).
+//! - Tail loss probe (RFC 8985 §7): in Open state with data outstanding, PTO = 2·SRTT plus 2 ms
+//!   (200 ms with a single segment out, for a delayed ACK), never after the RTO. When it fires:
+//!   one probe, new data if the window allows, else the last segment again; the probe bypasses
+//!   cwnd and pacing (Linux `tcp_send_loss_probe`).
+//! - RTO (RFC 6298 §5; Linux `tcp_retransmit_timer` → `tcp_enter_loss`): reduce once per window
+//!   (ssthresh from the algorithm, `CA_EVENT_LOSS`), mark everything not SACKed lost, cwnd =
+//!   in_flight + 1, state Loss until `high_seq` (snd_nxt at the RTO) is acknowledged; back off.
+//! - Recovery (Linux `tcp_fastretrans_alert`, RFC 6675): lost segments in Open/Disorder enter
+//!   Recovery (ssthresh from the algorithm, once per window); it ends when `high_seq` is
+//!   acknowledged, with cwnd = ssthresh for algorithms without `cong_control`
+//!   (`tcp_end_cwnd_reduction`).
+//! - PRR (RFC 9937 §6; Linux `tcp_cwnd_reduction` with RecoverFS = prior_cwnd) sets cwnd on each
+//!   ACK in Recovery and CWR for algorithms without `cong_control`.
+//! - ECN (RFC 3168 §6.1.2, RFC 8257 §3.3; Linux `tcp_enter_cwr`/`tcp_try_to_open`): an ACK with
+//!   newly CE-marked segments in Open/Disorder enters CWR; CWR ends once data sent after the
+//!   reduction is acknowledged, so there is one reduction per window.
+//! - Eifel undo (RFC 3522 with timestamps; Linux `tcp_packet_delayed`, `tcp_try_undo_loss`,
+//!   `tcp_try_undo_recovery`): an ACK echoing a timestamp older than the episode's first
+//!   retransmission shows the original arrived, so the reduction was spurious: restore cwnd and
+//!   ssthresh (after an RTO also unmark the segments marked lost).
+
+use crate::scoreboard::{F_RETRANS, F_SACKED};
+use crate::{Packet, Sender, DUPTHRESH, TLP_EXTRA_NS, TLP_SINGLE_SEG_EXTRA_NS};
+use cc::{CaState, CwndEvent, Nanos};
+
+/// What a pending tail loss probe sends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Probe {
+    NewData,
+    Retrans(u64),
+}
+
+/// RACK state (RFC 8985 §6.1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rack {
+    /// Transmission time and number of the most recently sent segment delivered so far
+    /// (RACK.xmit_ts, RACK.end_seq).
+    pub(crate) xmit_ns: Nanos,
+    pub(crate) seq: u64,
+    /// RTT of that segment's delivery (RACK.rtt), ns.
+    pub(crate) rtt_ns: u64,
+    pub(crate) valid: bool,
+    /// Reordering was observed (RACK.reordering_seen); never set in this model (FIFO paths).
+    pub(crate) reord_seen: bool,
+}
+
+impl Rack {
+    /// RFC 8985 §6.2 step 2 (RACK_update): a delivered segment sent later than the one
+    /// remembered becomes RACK's reference. A retransmitted segment acked sooner than min_rtt
+    /// after its retransmission may be the original's ACK: it must not advance RACK.
+    #[inline]
+    pub(crate) fn on_delivered(&mut self, now: Nanos, seq: u64, xmit_ns: Nanos, ever_retrans: bool, min_rtt_ns: u64) {
+        let rtt = now.saturating_sub(xmit_ns);
+        let ambiguous = ever_retrans && min_rtt_ns != u64::MAX && rtt < min_rtt_ns;
+        if !ambiguous && (!self.valid || xmit_ns > self.xmit_ns || (xmit_ns == self.xmit_ns && seq > self.seq)) {
+            self.xmit_ns = xmit_ns;
+            self.seq = seq;
+            self.rtt_ns = rtt;
+            self.valid = true;
+        }
+    }
+}
+
+/// Recovery, undo, ECN and loss-probe state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Recovery {
+    /// snd_nxt when Recovery or Loss was entered (Linux `high_seq`): the episode ends when it is
+    /// acknowledged.
+    pub(crate) high_seq: u64,
+    /// ssthresh before the reduction, restored by an undo (Linux `prior_ssthresh`).
+    pub(crate) prior_ssthresh: u32,
+    /// PRR (RFC 9937): segments delivered and sent since the reduction began.
+    pub(crate) prr_delivered: u32,
+    pub(crate) prr_out: u32,
+    /// Time of the first retransmission of the current episode (Linux `retrans_stamp`); 0 = none.
+    pub(crate) retrans_stamp_ns: Nanos,
+    /// The current reduction may be undone (Linux `undo_marker` set).
+    pub(crate) undo_marker: bool,
+    /// Cumulative CE count last seen from the receiver.
+    pub(crate) ce_seen: u64,
+    /// snd_nxt when CWR was entered.
+    pub(crate) cwr_high_seq: u64,
+    /// The ACK being processed carried newly CE-marked segments (ECE, Linux `FLAG_ECE`).
+    pub(crate) ece_this_ack: bool,
+    /// A loss probe was sent and not yet answered by an ACK of new data.
+    pub(crate) tlp_outstanding: bool,
+    /// A tail loss probe waiting to go out (sent by poll_transmit regardless of cwnd and pacing).
+    pub(crate) pending_probe: Option<Probe>,
+}
+
+impl Sender {
+
+    /// RACK reordering window (Linux tcp_rack_reo_wnd).
+    fn reo_wnd(&self) -> u64 {
+        if !self.rack.reord_seen && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH) {
+            return 0;
+        }
+        let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns };
+        (min_rtt / 4).min(self.tp.srtt_ns)
+    }
+
+    /// RFC 8985 §6.2 RACK_detect_loss over the time-sorted list; returns segments newly lost.
+    pub(crate) fn rack_detect_loss(&mut self, now: Nanos) -> u32 {
+        if !self.rack.valid {
+            return 0;
+        }
+        let reo = self.reo_wnd();
+        let mut lost = 0;
+        let mut cur = self.sb.oldest_in_flight();
+        while let Some(seq) = cur {
+            let xmit = self.sb.seg(seq).xmit_ns;
+            let next = self.sb.sent_after(seq);
+            // Only segments sent before the most recently delivered one can be deemed lost.
+            let sent_before = xmit < self.rack.xmit_ns || (xmit == self.rack.xmit_ns && seq < self.rack.seq);
+            if !sent_before {
+                break;
+            }
+            let deadline = xmit + self.rack.rtt_ns + reo;
+            if now >= deadline {
+                self.sb.mark_lost(&mut self.tp, &mut self.cc, seq);
+                lost += 1;
+            } else {
+                self.timers.reo_at_ns = Some(self.timers.reo_at_ns.map_or(deadline, |d| d.min(deadline)));
+                break;
+            }
+            cur = next;
+        }
+        lost
+    }
+
+    pub(crate) fn enter_recovery_if_needed(&mut self) {
+        if self.tp.lost_out == 0 || self.tp.ca_state >= CaState::Recovery {
+            return;
+        }
+        // Linux tcp_enter_recovery + tcp_init_cwnd_reduction.
+        self.stats.recoveries += 1;
+        if self.tp.ca_state < CaState::Cwr {
+            self.rec.prior_ssthresh = self.current_ssthresh();
+            self.rec.undo_marker = true;
+            self.rec.retrans_stamp_ns = 0;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.rec.prr_delivered = 0;
+            self.rec.prr_out = 0;
+        }
+        self.rec.high_seq = self.sb.snd_nxt;
+        self.timers.tlp_at_ns = None;
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// The retransmission timer fired (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    pub(crate) fn on_rto(&mut self, now: Nanos) {
+        self.timers = Default::default();
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        self.tp.rto_count += 1;
+        // Linux tcp_enter_loss.
+        if self.tp.ca_state <= CaState::Disorder || self.tp.ca_state == CaState::Cwr {
+            self.rec.prior_ssthresh = self.current_ssthresh();
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CwndEvent::Loss);
+            self.rec.undo_marker = true;
+            self.rec.retrans_stamp_ns = 0;
+        }
+        self.sb.timeout_mark_lost(&mut self.tp, &mut self.cc);
+        // Linux tcp_enter_loss: cwnd = in_flight + 1, then the state change (the algorithm's
+        // set_state hook runs on every RTO, not only on the first).
+        self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.cc.set_state(&mut self.tp, CaState::Loss);
+        self.tp.ca_state = CaState::Loss;
+        self.rec.high_seq = self.sb.snd_nxt;
+        self.rec.tlp_outstanding = false;
+        self.pacer.burst_left_segs = 0;
+        self.pacer.next_send_ns = now;
+        // Exponential backoff (RFC 6298 §5.5).
+        self.rtt.backoff += 1;
+        self.timers.rto_at_ns = Some(now + self.rtt.backed_off_rto_ns());
+    }
+
+    fn current_ssthresh(&self) -> u32 {
+        // Linux tcp_current_ssthresh.
+        if self.tp.ca_state >= CaState::Cwr {
+            self.tp.snd_ssthresh
+        } else {
+            self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2))
+        }
+    }
+
+    fn set_ca_state(&mut self, s: CaState) {
+        if self.tp.ca_state != s {
+            self.cc.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    /// Linux tcp_fastretrans_alert, reduced to what a FIFO network without reordering needs.
+    pub(crate) fn update_state(&mut self, ack: &Packet, acked_new: bool) {
+        // Spurious retransmission (Eifel, RFC 3522): the ACK echoes a timestamp older than our
+        // first retransmission, so the original transmission arrived.
+        let delayed = self.rec.undo_marker && self.rec.retrans_stamp_ns != 0 && ack.ts_ns < self.rec.retrans_stamp_ns;
+        match self.tp.ca_state {
+            CaState::Loss => {
+                if acked_new && delayed {
+                    self.undo(true);
+                    return;
+                }
+                if self.sb.snd_una >= self.rec.high_seq {
+                    self.finish_recovery();
+                }
+            }
+            CaState::Recovery if self.sb.snd_una >= self.rec.high_seq => {
+                if delayed {
+                    self.undo(false);
+                } else {
+                    self.finish_recovery();
+                }
+            }
+            CaState::Cwr => {
+                // Linux tcp_fastretrans_alert: CWR ends once something *above* high_seq is
+                // acknowledged, so the ACK that ends it covers data sent after the reduction
+                // (or once nothing is outstanding: no later data will come to end it).
+                let (una, nxt) = (self.sb.snd_una, self.sb.snd_nxt);
+                if una > self.rec.cwr_high_seq || (una == self.rec.cwr_high_seq && una == nxt) {
+                    self.finish_recovery();
+                }
+            }
+            _ => {}
+        }
+        if self.tp.ca_state <= CaState::Disorder {
+            if self.tp.lost_out > 0 {
+                self.enter_recovery_if_needed();
+            } else if self.tp.ecn_ok && !self.cc.has_cong_control() && self.rec.ece_this_ack {
+                // Linux tcp_try_to_open: an ACK with ECE in Open/Disorder enters CWR. CE marks
+                // delivered while in CWR/Recovery belong to the window already reduced for and do
+                // not trigger a second reduction (RFC 3168 §6.1.2, RFC 8257 §3.3: at most once
+                // per window); DCTCP's alpha still counts them (tp.delivered_ce).
+                self.enter_cwr();
+            } else {
+                let s = if self.tp.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+                self.set_ca_state(s);
+            }
+        }
+    }
+
+    /// Classic ECN reaction (RFC 3168 §6.1.2; Linux tcp_enter_cwr), at most once per window.
+    fn enter_cwr(&mut self) {
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.rec.prior_ssthresh = 0;
+        self.rec.undo_marker = false;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.rec.prr_delivered = 0;
+        self.rec.prr_out = 0;
+        self.rec.cwr_high_seq = self.sb.snd_nxt;
+        self.set_ca_state(CaState::Cwr);
+    }
+
+    fn finish_recovery(&mut self) {
+        // Linux tcp_end_cwnd_reduction: algorithms with cong_control manage cwnd themselves.
+        if !self.cc.has_cong_control()
+            && self.tp.snd_ssthresh < cc::TCP_INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr)
+        {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+        self.rec.undo_marker = false;
+        self.rec.retrans_stamp_ns = 0;
+        let s = if self.tp.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+        self.set_ca_state(s);
+        if self.tp.ca_state == CaState::Open && !self.cc.has_cong_control() {
+            self.cc.cwnd_event(&mut self.tp, CwndEvent::CompleteCwr);
+        }
+    }
+
+    /// Undo a spurious reduction (Linux tcp_undo_cwnd_reduction).
+    fn undo(&mut self, unmark_loss: bool) {
+        self.stats.spurious_undos += 1;
+        if unmark_loss {
+            // Segments marked lost by the RTO were not lost: take them off the retransmit queue.
+            self.sb.unmark_lost(&mut self.tp);
+        }
+        let cwnd = self.cc.undo_cwnd(&mut self.tp);
+        self.tp.snd_cwnd = cwnd.max(1);
+        if self.rec.prior_ssthresh > self.tp.snd_ssthresh {
+            self.tp.snd_ssthresh = self.rec.prior_ssthresh;
+        }
+        self.rec.undo_marker = false;
+        self.rec.retrans_stamp_ns = 0;
+        let s = if self.tp.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+        self.set_ca_state(s);
+    }
+
+    /// Proportional Rate Reduction (RFC 9937 §6; Linux tcp_cwnd_reduction with RecoverFS =
+    /// prior_cwnd).
+    pub(crate) fn prr(&mut self, delivered: u32, newly_lost: u32, una_advanced: bool) {
+        if delivered == 0 {
+            return;
+        }
+        self.rec.prr_delivered += delivered;
+        let pipe = self.tp.packets_in_flight() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let recover_fs = self.tp.prior_cwnd.max(1) as i64;
+        let (prr_delivered, prr_out) = (self.rec.prr_delivered as i64, self.rec.prr_out as i64);
+        let sndcnt: i64 = if pipe > ssthresh {
+            // Proportional part: ceil(prr_delivered · ssthresh / RecoverFS) − prr_out.
+            (ssthresh * prr_delivered + recover_fs - 1) / recover_fs - prr_out
+        } else {
+            // Slow-start reduction bound: rebuild towards ssthresh no faster than slow start.
+            let mut n = (prr_delivered - prr_out).max(delivered as i64);
+            if una_advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(ssthresh - pipe)
+        };
+        // Force the fast retransmit when recovery starts.
+        let sndcnt = sndcnt.max(if self.rec.prr_out == 0 { 1 } else { 0 });
+        self.tp.snd_cwnd = (pipe + sndcnt).max(1) as u32;
+    }
+
+    /// Arm the tail loss probe (RFC 8985 §7.2) when in Open state with data outstanding.
+    pub(crate) fn schedule_tlp(&mut self, now: Nanos) {
+        if self.rec.tlp_outstanding || self.tp.ca_state != CaState::Open || self.tp.srtt_ns == 0 || self.tp.packets_out == 0 {
+            self.timers.tlp_at_ns = None;
+            return;
+        }
+        let extra = if self.tp.packets_out == 1 { TLP_SINGLE_SEG_EXTRA_NS } else { TLP_EXTRA_NS };
+        let mut pto = now + 2 * self.tp.srtt_ns + extra;
+        if let Some(rto) = self.timers.rto_at_ns {
+            pto = pto.min(rto);
+        }
+        self.timers.tlp_at_ns = Some(pto);
+    }
+
+    /// RFC 8985 §7.3: probe with new data if the window allows, else retransmit the last segment.
+    pub(crate) fn send_loss_probe(&mut self) {
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.rec.tlp_outstanding = true;
+        self.stats.tlp_probes += 1;
+        if self.has_unsent() && self.sb.snd_nxt < self.rwnd_end {
+            self.rec.pending_probe = Some(Probe::NewData);
+            return;
+        }
+        let last = self.sb.snd_nxt - 1;
+        if self.sb.flags(last) & (F_SACKED | F_RETRANS) == 0 {
+            self.rec.pending_probe = Some(Probe::Retrans(last));
+        }
+    }
+}

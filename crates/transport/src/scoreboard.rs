@@ -1,0 +1,505 @@
+//! The SACK scoreboard (RFC 2018, RFC 6675 §4-5; Linux's retransmit queue and its `sacked` tag
+//! bits, `tcp_sacktag_write_queue`).
+//!
+//! Model. Sequence numbers count segments. Every segment in [snd_una, snd_nxt) has a [`Seg`] in
+//! a ring indexed by `seq - snd_una`, tagged with Linux's bits (tcp_input.c, "This procedure tags
+//! the retransmission queue when SACKs arrive"):
+//!
+//! ```text
+//!   tags   in flight  meaning
+//!   -      1          the original is in flight
+//!   S      0          SACKed: the original (or a retransmission) reached the receiver
+//!   L      0          lost, not retransmitted yet (waiting in `lost_queue`)
+//!   L|R    1          lost, its retransmission is in flight
+//!   R      2          retransmitted without being marked lost (a tail loss probe)
+//! ```
+//!
+//! `F_EVER_RETRANS` remembers any retransmission (Karn: no RTT sample from it). The counters
+//! live in `tp` (`packets_out`, `sacked_out`, `lost_out`, `retrans_out`) because the algorithms
+//! read them; [`Scoreboard::check_invariants`] recounts them from the tags.
+//!
+//! Segments in flight are also linked, oldest transmission first, in a doubly linked list threaded
+//! through the ring (Linux `tsorted_sent_queue`), which RACK walks from the oldest. A segment leaves
+//! the list when it is SACKed, cumulatively ACKed or marked lost, and rejoins at the tail when it
+//! is retransmitted. (Linux leaves lost segments on its list and skips them in the walk; unlinking
+//! them here keeps the walk to segments that can still be lost.)
+//!
+//! SACK blocks are applied only where they differ from the previous ACK's blocks (Linux
+//! `recv_sack_cache`), so each segment is tagged once: O(1) amortised per ACK.
+//!
+//! Loss marking has one entry point, [`Scoreboard::mark_lost`] (Linux `tcp_mark_skb_lost`), used
+//! by RACK and by the RTO.
+
+use crate::{Packet, MAX_SACK_BLOCKS};
+use cc::rate::{self, PacketRateState, RateSample};
+use cc::{Cc, Nanos, TcpCc};
+use std::collections::VecDeque;
+
+/// SACKed (Linux `TCPCB_SACKED_ACKED`).
+pub(crate) const F_SACKED: u8 = 1;
+/// Marked lost (Linux `TCPCB_LOST`).
+pub(crate) const F_LOST: u8 = 2;
+/// A retransmission of this segment is believed to be in flight (Linux `TCPCB_SACKED_RETRANS`).
+pub(crate) const F_RETRANS: u8 = 4;
+/// Ever retransmitted (Linux `TCPCB_EVER_RETRANS`; Karn: no RTT sample from it).
+pub(crate) const F_EVER_RETRANS: u8 = 8;
+/// Linked in the time-sorted in-flight list.
+const F_LINKED: u8 = 16;
+
+/// "No segment" in the list links.
+const NIL: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    /// Delivery-rate snapshot of the latest transmission (Linux `TCP_SKB_CB(skb)->tx`).
+    pub(crate) rate: PacketRateState,
+    /// Time of the latest transmission.
+    pub(crate) xmit_ns: Nanos,
+    pub(crate) flags: u8,
+    /// Time-sorted list links (segment numbers).
+    prev: u64,
+    next: u64,
+}
+
+/// What tagging a segment delivered tells the RTT estimator and RACK.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Delivered {
+    /// Time of the latest transmission of the segment.
+    pub(crate) xmit_ns: Nanos,
+    /// The segment was retransmitted at some point (its ACK is ambiguous, RFC 6298 §3 / Karn).
+    pub(crate) ever_retrans: bool,
+}
+
+pub(crate) struct Scoreboard {
+    /// First unacknowledged segment.
+    pub(crate) snd_una: u64,
+    /// Next new segment to send.
+    pub(crate) snd_nxt: u64,
+    /// One entry per segment of [snd_una, snd_nxt).
+    segs: VecDeque<Seg>,
+    /// Time-sorted in-flight list (oldest transmission first).
+    ts_head: u64,
+    ts_tail: u64,
+    /// Lost segments awaiting retransmission, in marking order (entries may be stale: a segment
+    /// SACKed or acknowledged since is skipped when it comes up).
+    lost_queue: VecDeque<u64>,
+    /// SACK blocks of the last ACK processed (Linux `recv_sack_cache`).
+    sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl Scoreboard {
+    pub(crate) fn new() -> Scoreboard {
+        Scoreboard {
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::with_capacity(1024),
+            ts_head: NIL,
+            ts_tail: NIL,
+            lost_queue: VecDeque::new(),
+            sack_cache: [(0, 0); MAX_SACK_BLOCKS],
+        }
+    }
+
+    #[inline]
+    pub(crate) fn seg(&self, seq: u64) -> &Seg {
+        &self.segs[(seq - self.snd_una) as usize]
+    }
+
+    #[inline]
+    fn seg_mut(&mut self, seq: u64) -> &mut Seg {
+        let i = (seq - self.snd_una) as usize;
+        &mut self.segs[i]
+    }
+
+    /// Tags of segment `seq` (in [snd_una, snd_nxt)).
+    #[inline]
+    pub(crate) fn flags(&self, seq: u64) -> u8 {
+        self.seg(seq).flags
+    }
+
+    /// Lost segments are waiting for retransmission (some entries may be stale).
+    #[inline]
+    pub(crate) fn lost_queue_len(&self) -> usize {
+        self.lost_queue.len()
+    }
+
+    // ---- time-sorted in-flight list (Linux tsorted_sent_queue) ----
+
+    #[inline]
+    fn ts_unlink(&mut self, seq: u64) {
+        let (prev, next, linked) = {
+            let s = self.seg(seq);
+            (s.prev, s.next, s.flags & F_LINKED != 0)
+        };
+        if !linked {
+            return;
+        }
+        if prev != NIL {
+            self.seg_mut(prev).next = next;
+        } else {
+            self.ts_head = next;
+        }
+        if next != NIL {
+            self.seg_mut(next).prev = prev;
+        } else {
+            self.ts_tail = prev;
+        }
+        let s = self.seg_mut(seq);
+        s.flags &= !F_LINKED;
+        s.prev = NIL;
+        s.next = NIL;
+    }
+
+    #[inline]
+    fn ts_push_tail(&mut self, seq: u64) {
+        let tail = self.ts_tail;
+        {
+            let s = self.seg_mut(seq);
+            s.prev = tail;
+            s.next = NIL;
+            s.flags |= F_LINKED;
+        }
+        if tail != NIL {
+            self.seg_mut(tail).next = seq;
+        } else {
+            self.ts_head = seq;
+        }
+        self.ts_tail = seq;
+    }
+
+    /// The in-flight segment sent longest ago, if any.
+    #[inline]
+    pub(crate) fn oldest_in_flight(&self) -> Option<u64> {
+        (self.ts_head != NIL).then_some(self.ts_head)
+    }
+
+    /// The in-flight segment sent after `seq` (which must be in the list).
+    #[inline]
+    pub(crate) fn sent_after(&self, seq: u64) -> Option<u64> {
+        let n = self.seg(seq).next;
+        (n != NIL).then_some(n)
+    }
+
+    // ---- transmissions ----
+
+    /// A new segment (`snd_nxt`) goes out now; returns its number.
+    #[inline]
+    pub(crate) fn on_send_new(&mut self, now: Nanos, rate: PacketRateState) -> u64 {
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        self.segs.push_back(Seg { rate, xmit_ns: now, flags: 0, prev: NIL, next: NIL });
+        self.ts_push_tail(seq);
+        seq
+    }
+
+    /// Segment `seq` is about to be retransmitted at `now`: off the in-flight list, tagged R.
+    /// [`Scoreboard::on_retransmitted`] puts it back at the tail with its new rate snapshot.
+    #[inline]
+    pub(crate) fn on_retransmit(&mut self, now: Nanos, seq: u64) {
+        self.ts_unlink(seq);
+        let s = self.seg_mut(seq);
+        s.flags |= F_RETRANS | F_EVER_RETRANS;
+        s.xmit_ns = now;
+    }
+
+    #[inline]
+    pub(crate) fn on_retransmitted(&mut self, seq: u64, rate: PacketRateState) {
+        self.seg_mut(seq).rate = rate;
+        self.ts_push_tail(seq);
+    }
+
+    /// The next lost segment to retransmit (Linux `tcp_xmit_retransmit_queue`: lost and neither
+    /// SACKed nor already retransmitted), taken off the queue; stale entries are dropped.
+    #[inline]
+    pub(crate) fn next_lost(&mut self) -> Option<u64> {
+        loop {
+            match self.lost_queue.front().copied() {
+                Some(s) if s >= self.snd_una && s < self.snd_nxt => {
+                    let f = self.seg(s).flags;
+                    self.lost_queue.pop_front();
+                    if f & F_LOST != 0 && f & (F_RETRANS | F_SACKED) == 0 {
+                        return Some(s);
+                    }
+                }
+                Some(_) => {
+                    self.lost_queue.pop_front();
+                }
+                None => return None,
+            }
+        }
+    }
+
+    // ---- ACK processing ----
+
+    /// The ranges of this ACK's SACK blocks that the previous ACK's blocks did not cover, clipped
+    /// to [max(ack, snd_una), snd_nxt), block by block in the ACK's order. Call before
+    /// [`Scoreboard::remember_sack_blocks`] and before the cumulative ACK moves `snd_una`.
+    #[inline]
+    pub(crate) fn newly_sacked(&self, ack: &Packet) -> NewlySacked {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        let n = ack.n_sack as usize;
+        for (b, blk) in blocks.iter_mut().enumerate().take(n) {
+            let (s, e) = ack.sack[b];
+            *blk = (s.max(ack.ack).max(self.snd_una), e.min(self.snd_nxt));
+        }
+        NewlySacked { blocks, n, b: 0, pos: 0, end: 0, cache: self.sack_cache }
+    }
+
+    /// Keep this ACK's SACK blocks for the next ACK's comparison.
+    #[inline]
+    pub(crate) fn remember_sack_blocks(&mut self, ack: &Packet) {
+        self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
+        for b in 0..ack.n_sack as usize {
+            self.sack_cache[b] = ack.sack[b];
+        }
+    }
+
+    /// Tag segment `seq` delivered (SACKed, or cumulatively ACKed with `sacked` false) and feed
+    /// it to the rate sample. None if it was SACKed before (already counted).
+    #[inline]
+    pub(crate) fn tag_delivered(&mut self, tp: &mut TcpCc, seq: u64, sacked: bool, rs: &mut RateSample) -> Option<Delivered> {
+        let idx = (seq - self.snd_una) as usize;
+        let f = self.segs[idx].flags;
+        if f & F_SACKED != 0 {
+            return None;
+        }
+        if f & F_LOST != 0 {
+            tp.lost_out -= 1;
+        }
+        if f & F_RETRANS != 0 {
+            tp.retrans_out -= 1;
+        }
+        if sacked {
+            tp.sacked_out += 1;
+            self.segs[idx].flags = (f | F_SACKED) & !(F_LOST | F_RETRANS);
+            self.ts_unlink(seq);
+        } else {
+            self.segs[idx].flags = f & !(F_LOST | F_RETRANS);
+        }
+        tp.delivered += 1;
+        let mut p = self.segs[idx].rate;
+        rate::on_packet_delivered(tp, &mut p, rs);
+        self.segs[idx].rate = p;
+        Some(Delivered { xmit_ns: self.segs[idx].xmit_ns, ever_retrans: f & F_EVER_RETRANS != 0 })
+    }
+
+    /// The head segment (`snd_una`) is cumulatively acknowledged and already tagged: drop it.
+    #[inline]
+    pub(crate) fn pop_acked_head(&mut self, tp: &mut TcpCc) {
+        let seq = self.snd_una;
+        self.ts_unlink(seq);
+        self.segs.pop_front();
+        tp.packets_out -= 1;
+        self.snd_una += 1;
+    }
+
+    // ---- loss marking ----
+
+    /// Mark segment `seq` lost: Linux `tcp_mark_skb_lost`, the one way both RACK (RFC 8985 §6.2,
+    /// `tcp_rack_detect_loss`) and the RTO (`tcp_timeout_mark_lost`) mark a segment.
+    ///
+    /// ```text
+    ///   tags before  after  counters                      loss event (algorithm told)
+    ///   S            S      -                             no: it was delivered
+    ///   -  or  R     L      lost_out + 1 (R: retrans_out − 1)   yes: newly lost
+    ///   L|R          L      retrans_out − 1               yes: a retransmission was lost again
+    ///   L            L      -                             no: already counted, not resent yet
+    /// ```
+    ///
+    /// The segment leaves the in-flight list and joins the retransmit queue. On a loss event the
+    /// algorithm's `skb_marked_lost` hook runs with the segment's send-time snapshot (Linux
+    /// `tcp_notify_skb_loss_event`, where BBRv3's tree calls `ca_ops->skb_marked_lost`); returns
+    /// whether it ran. `tp.lost` counts newly lost segments only. (Linux's
+    /// `tcp_notify_skb_loss_event` also counts a lost retransmission in `tp->lost`, so that
+    /// `rs->losses` includes it; this model has never done that, on either path, and changing it
+    /// would change every algorithm's loss rate, so it is left for a change of its own.)
+    #[inline]
+    pub(crate) fn mark_lost(&mut self, tp: &mut TcpCc, cc: &mut Cc, seq: u64) -> bool {
+        let f = self.seg(seq).flags;
+        if f & F_SACKED != 0 {
+            return false;
+        }
+        if f & F_RETRANS != 0 {
+            // A retransmission was lost too: it goes back to the retransmit queue.
+            tp.retrans_out -= 1;
+        }
+        // Tags first, then unlink: `ts_unlink` clears F_LINKED in the tags it finds, so writing
+        // tags computed before the unlink would set F_LINKED again on an unlinked segment.
+        self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
+        self.ts_unlink(seq);
+        self.lost_queue.push_back(seq);
+        if f & F_LOST == 0 {
+            tp.lost_out += 1;
+            tp.lost += 1;
+        }
+        let loss_event = f & F_LOST == 0 || f & F_RETRANS != 0;
+        if loss_event {
+            let p = self.seg(seq).rate;
+            cc.skb_marked_lost(tp, &p);
+        }
+        loss_event
+    }
+
+    /// The RTO fired (Linux `tcp_enter_loss` → `tcp_timeout_mark_lost`): every segment not SACKed
+    /// is presumed lost, earlier retransmissions too, and the retransmit queue is rebuilt in
+    /// sequence order.
+    ///
+    /// This used to inline its own marking, which differed from `mark_lost` in two ways. (1) It
+    /// wrote tags computed before unlinking the segment from the in-flight list, which put
+    /// F_LINKED back on every segment that had been in flight: the list's head and tail were
+    /// right but those segments claimed to be linked with null links, so the next unlink of one
+    /// of them (its retransmission, or a cumulative ACK) reset the head and tail and cut every
+    /// segment sent since out of the list. RACK walks that list, so after an RTO it could no
+    /// longer see lost retransmissions or later new data, and losses it should have found took
+    /// another RTO. (2) It told the algorithm only of segments not marked lost before, not of a
+    /// lost retransmission (L|R), where Linux's `tcp_mark_skb_lost` does; only BBRv3 listens.
+    /// Linux uses `tcp_mark_skb_lost` on both paths; so does this model now.
+    ///
+    /// Not modelled: Linux, as RFC 8985 §6.3 (upon RTO expiration) has it, marks only the head
+    /// and the segments sent at least a RACK RTT ago (`tcp_rack_skb_timeout(tp, skb, 0) > 0`
+    /// spares the others), and handles SACK reneging (a SACKed head); here every unSACKed
+    /// segment is marked and the receiver never reneges.
+    pub(crate) fn timeout_mark_lost(&mut self, tp: &mut TcpCc, cc: &mut Cc) {
+        self.lost_queue.clear();
+        for seq in self.snd_una..self.snd_nxt {
+            self.mark_lost(tp, cc, seq);
+        }
+    }
+
+    /// Eifel undo after a spurious RTO (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): the
+    /// segments marked lost were not; take them off the retransmit queue and, unless a
+    /// retransmission of them is in flight (still linked), back into the in-flight list.
+    pub(crate) fn unmark_lost(&mut self, tp: &mut TcpCc) {
+        let mut seq = self.snd_una;
+        while seq < self.snd_nxt {
+            let f = self.seg(seq).flags;
+            if f & F_LOST != 0 {
+                tp.lost_out -= 1;
+                self.seg_mut(seq).flags = f & !F_LOST;
+                if f & F_RETRANS == 0 {
+                    // Back into the in-flight list, in transmission order (list stays sorted
+                    // enough: these were sent before anything retransmitted later).
+                    self.ts_push_tail(seq);
+                }
+            }
+            seq += 1;
+        }
+        self.lost_queue.clear();
+    }
+
+    /// Free the ring's memory once nothing is outstanding.
+    pub(crate) fn release_buffers(&mut self) {
+        if self.segs.is_empty() {
+            self.segs = VecDeque::new();
+        }
+        if self.lost_queue.is_empty() {
+            self.lost_queue = VecDeque::new();
+        }
+    }
+
+    /// Recount the tag counters from the tags, and walk the in-flight list: it must reach
+    /// exactly the segments tagged F_LINKED, with consistent back links.
+    pub(crate) fn check_invariants(&self, tp: &TcpCc) -> Result<(), String> {
+        self.check_in_flight_list()?;
+        let (mut sacked, mut lost, mut retrans) = (0u32, 0u32, 0u32);
+        for s in &self.segs {
+            if s.flags & F_SACKED != 0 {
+                sacked += 1;
+            }
+            if s.flags & F_LOST != 0 {
+                lost += 1;
+            }
+            if s.flags & F_RETRANS != 0 {
+                retrans += 1;
+            }
+        }
+        let n = self.segs.len() as u32;
+        if n != tp.packets_out {
+            return Err(format!("packets_out {} != scoreboard {}", tp.packets_out, n));
+        }
+        if sacked != tp.sacked_out || lost != tp.lost_out || retrans != tp.retrans_out {
+            return Err(format!(
+                "counters sacked {}/{} lost {}/{} retrans {}/{}",
+                tp.sacked_out, sacked, tp.lost_out, lost, tp.retrans_out, retrans
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Scoreboard {
+    fn check_in_flight_list(&self) -> Result<(), String> {
+        let tagged = self.segs.iter().filter(|s| s.flags & F_LINKED != 0).count();
+        let (mut walked, mut prev, mut cur) = (0usize, NIL, self.ts_head);
+        while cur != NIL {
+            if cur < self.snd_una || cur >= self.snd_nxt {
+                return Err(format!("in-flight list reaches {cur}, outside [{}, {})", self.snd_una, self.snd_nxt));
+            }
+            let s = self.seg(cur);
+            if s.flags & F_LINKED == 0 || s.prev != prev {
+                return Err(format!("in-flight list broken at {cur}"));
+            }
+            walked += 1;
+            if walked > self.segs.len() {
+                return Err("in-flight list has a cycle".into());
+            }
+            (prev, cur) = (cur, s.next);
+        }
+        if prev != self.ts_tail || walked != tagged {
+            return Err(format!("in-flight list reaches {walked} segments, {tagged} are tagged linked"));
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over the newly SACKed ranges [start, end) of one ACK: each block minus the blocks
+/// of the previous ACK (at most 4 pieces per block). Holds copies, so the scoreboard can be
+/// tagged while iterating.
+pub(crate) struct NewlySacked {
+    blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    n: usize,
+    /// Next block to start.
+    b: usize,
+    /// Walk through the current block: [pos, end).
+    pos: u64,
+    end: u64,
+    cache: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl Iterator for NewlySacked {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        loop {
+            if self.pos >= self.end {
+                if self.b >= self.n {
+                    return None;
+                }
+                (self.pos, self.end) = self.blocks[self.b];
+                self.b += 1;
+                continue;
+            }
+            let (pos, e) = (self.pos, self.end);
+            // Subtract cached blocks (already tagged): skip past one that covers `pos`, else
+            // stop the piece at the next one that starts inside it.
+            let mut piece_end = e;
+            let mut skip_to = None;
+            for &(cs, ce) in &self.cache {
+                if cs < ce {
+                    if pos >= cs && pos < ce {
+                        skip_to = Some(skip_to.map_or(ce, |x: u64| x.max(ce)));
+                    } else if cs > pos && cs < piece_end {
+                        piece_end = cs;
+                    }
+                }
+            }
+            if let Some(t) = skip_to {
+                self.pos = t.min(e);
+                continue;
+            }
+            self.pos = piece_end;
+            return Some((pos, piece_end));
+        }
+    }
+}

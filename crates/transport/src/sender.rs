@@ -1,0 +1,582 @@
+//! The sending half of a connection: its public API and the per-packet paths.
+//!
+//! A [`Sender`] composes the parts of the other modules, each owning one job:
+//!
+//! ```text
+//!   Sender
+//!   ├─ tp: TcpCc          what the congestion-control algorithm sees (Linux tcp_sock fields)
+//!   ├─ cc: Cc             the algorithm
+//!   ├─ stream             what the application has written            (stream.rs)
+//!   ├─ sb: Scoreboard     per-segment tags, in-flight list, lost queue (scoreboard.rs)
+//!   ├─ rtt                SRTT/RTTVAR/RTO/back-off                     (rtt.rs)
+//!   ├─ rack, rec          RACK, TLP, recovery, PRR, ECN, undo          (recovery.rs)
+//!   ├─ pacer              EDT pacing, TSO bursts                       (pacing.rs)
+//!   ├─ timers             RTO, TLP and reordering deadlines            (timers.rs)
+//!   └─ stats, rtt_hist    results                                      (stats.rs)
+//! ```
+//!
+//! The per-packet paths, in Linux's order:
+//! - `poll_transmit` (Linux `tcp_write_xmit` + `tcp_xmit_retransmit_queue`): a pending loss
+//!   probe first (no cwnd or pacing check), then cwnd, the pacer, retransmissions before new
+//!   data, the receive window and the send buffer.
+//! - `on_ack` (Linux `tcp_ack`): SACK tagging, cumulative ACK, ECN echo, RTT sample, RACK,
+//!   the recovery state machine, the rate sample, then the algorithm (`cong_control`, or PRR /
+//!   `cong_avoid` and the default pacing rate), then the loss-probe timer.
+//! - `on_timeout`: a due loss probe wins over the RTO (RFC 8985 §7.3), then the RTO, then
+//!   RACK's reordering timer.
+
+use crate::pacing::Pacer;
+use crate::recovery::{Probe, Rack, Recovery};
+use crate::rtt::RttEstimator;
+use crate::scoreboard::{Scoreboard, F_RETRANS, F_SACKED};
+use crate::stream::SendStream;
+use crate::timers::Timers;
+use crate::{Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES};
+use cc::rate::{self, RateSample};
+use cc::{AckFlags, CaState, Cc, CwndEvent, Nanos, TcpCc, NSEC_PER_MSEC};
+
+/// Sender configuration.
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub mss: u32,
+    pub initial_cwnd: u32,
+    /// Payload bytes to send; None = unlimited (bulk).
+    pub total_bytes: Option<u64>,
+    /// None: pace if the algorithm asks for it (BBR); Some(b) forces pacing on or off.
+    pub pacing: Option<bool>,
+    /// SO_MAX_PACING_RATE, bytes/s.
+    pub max_pacing_rate_bytes_per_s: Option<u64>,
+    /// Limit on unacknowledged + unsent bytes held by the socket (None = unlimited).
+    pub sndbuf_bytes: Option<u64>,
+    /// TSO-style bursts.
+    pub tso: bool,
+    pub min_rto_ns: Nanos,
+    pub ecn: bool,
+    /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
+    pub tso_minrtt_autosize: bool,
+    /// The application writes the stream piece by piece with [`Sender::write`] (nothing is
+    /// written at the start, and the connection never completes); false: `total_bytes` or bulk.
+    pub app_writes: bool,
+}
+
+impl Default for SenderConfig {
+    fn default() -> Self {
+        SenderConfig {
+            mss: DEFAULT_MSS_BYTES,
+            initial_cwnd: 10,
+            total_bytes: None,
+            pacing: None,
+            max_pacing_rate_bytes_per_s: None,
+            sndbuf_bytes: None,
+            tso: true,
+            min_rto_ns: 200 * NSEC_PER_MSEC,
+            ecn: false,
+            tso_minrtt_autosize: true,
+            app_writes: false,
+        }
+    }
+}
+
+/// The sending half of a connection.
+pub struct Sender {
+    pub cfg: SenderConfig,
+    pub tp: TcpCc,
+    pub cc: Cc,
+    pub(crate) stream: SendStream,
+    pub(crate) sb: Scoreboard,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) rack: Rack,
+    pub(crate) rec: Recovery,
+    pub(crate) pacer: Pacer,
+    pub(crate) timers: Timers,
+    /// Receiver window right edge (segments).
+    pub(crate) rwnd_end: u64,
+    /// End of the current cwnd-usage round (Linux tp->cwnd_usage_seq).
+    cwnd_usage_seq: u64,
+    /// Stop writing new data at this time (stop_ns); None = never.
+    pub stop_ns: Option<Nanos>,
+    /// Time when the last byte was acknowledged (transfer complete).
+    pub completed_ns: Option<Nanos>,
+    pub stats: SenderStats,
+    /// Record per-ACK RTT samples into this histogram.
+    pub rtt_hist: RttHistogram,
+    started: bool,
+}
+
+/// What one ACK delivered, gathered while tagging its segments.
+struct AckedSegs {
+    rs: RateSample,
+    delivered: u32,
+    /// Smallest and largest RTT among delivered never-retransmitted segments (Linux
+    /// `sack_state.rate`'s `last_sackt`/`first_sackt` and `seq_rtt_us`).
+    newest_rtt_ns: Option<u64>,
+    oldest_rtt_ns: Option<u64>,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc: Cc) -> Sender {
+        let mut tp = TcpCc::new(cfg.mss, cfg.initial_cwnd);
+        tp.ecn_ok = cfg.ecn;
+        tp.tso_minrtt_autosize = cfg.tso_minrtt_autosize;
+        if let Some(r) = cfg.max_pacing_rate_bytes_per_s {
+            tp.max_pacing_rate_bytes_per_s = r;
+        }
+        Sender {
+            stream: SendStream::new(cfg.mss, cfg.total_bytes, cfg.app_writes),
+            rtt: RttEstimator::new(cfg.min_rto_ns),
+            cfg,
+            tp,
+            cc,
+            sb: Scoreboard::new(),
+            rack: Rack::default(),
+            rec: Recovery::default(),
+            pacer: Pacer::default(),
+            timers: Timers::default(),
+            rwnd_end: u64::MAX,
+            cwnd_usage_seq: 0,
+            stop_ns: None,
+            completed_ns: None,
+            stats: SenderStats::default(),
+            rtt_hist: RttHistogram::new(),
+            started: false,
+        }
+    }
+
+    /// Start the connection at `now` (the handshake is not modelled: the first RTT sample comes
+    /// from the first data ACK, as with TCP Fast Open; RTO starts at 1 s as in Linux).
+    pub fn start(&mut self, now: Nanos) {
+        self.tp.now_ns = now;
+        self.cc.init(&mut self.tp);
+        if let Some(p) = self.cfg.pacing {
+            self.tp.pacing_enabled = p;
+        }
+        if self.tp.pacing_rate_bytes_per_s == 0 {
+            self.update_default_pacing_rate();
+        }
+        self.pacer.next_send_ns = now;
+        self.started = true;
+    }
+
+    /// The receive window of the handshake (SYN-ACK), as a right edge in segments: limits the
+    /// first flight before any ACK has arrived (u64::MAX = unlimited, the default).
+    pub fn set_initial_rwnd_end(&mut self, rwnd_end: u64) {
+        if self.sb.snd_nxt == 0 {
+            self.rwnd_end = rwnd_end;
+        }
+    }
+
+    /// Seed the RTT estimator with the handshake's measurement, as Linux does from the SYN-ACK
+    /// (tcp_synack_rtt_meas → tcp_ack_update_rtt): srtt, RTO and min_rtt start from the path's
+    /// RTT rather than from nothing. Call before `start`. Without it the first RTO is the 1 s
+    /// initial value, which fires spuriously on paths of ≥ 1 s RTT, and BBR's initial pacing rate
+    /// assumes a 1 ms RTT.
+    pub fn set_handshake_rtt(&mut self, now: Nanos, rtt_ns: Nanos) {
+        self.rtt.on_sample(&mut self.tp, now, rtt_ns);
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// First unacknowledged segment.
+    pub fn snd_una(&self) -> u64 {
+        self.sb.snd_una
+    }
+
+    /// Next new segment to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.sb.snd_nxt
+    }
+
+    /// Free the scoreboard's memory once the transfer is complete and idle (the simulator keeps
+    /// finished short connections around for their statistics; thousands of them add up).
+    pub fn release_buffers(&mut self) {
+        self.sb.release_buffers();
+    }
+
+    /// Data is waiting to be (re)sent.
+    #[inline]
+    fn has_data_to_send(&self) -> bool {
+        self.has_unsent() || self.tp.lost_out > self.tp.retrans_out
+    }
+
+    /// Congestion window allowance in segments right now.
+    #[inline]
+    fn cwnd_allows(&self) -> bool {
+        self.tp.packets_in_flight() < self.tp.snd_cwnd
+    }
+
+    /// The next packet to send now, if the window, the pacer and the data allow one.
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Packet> {
+        if !self.started {
+            return None;
+        }
+        self.tp.now_ns = now;
+        self.check_stop(now);
+        if let Some(probe) = self.rec.pending_probe.take() {
+            if let Some(p) = self.transmit_probe(now, probe) {
+                return Some(p);
+            }
+        }
+        if !self.has_data_to_send() {
+            if self.stream.write_end != u64::MAX {
+                rate::check_app_limited(&mut self.tp, self.stream.write_end.saturating_sub(self.sb.snd_nxt));
+            }
+            self.cwnd_validate(false);
+            return None;
+        }
+        if !self.cwnd_allows() {
+            self.cwnd_validate(true);
+            return None;
+        }
+        // Pacing: a new burst may start once its earliest departure time has come.
+        if !self.pacer_allows(now) {
+            self.cwnd_validate(false);
+            return None;
+        }
+        // Retransmissions first (Linux tcp_xmit_retransmit_queue runs before new data).
+        let pkt = match self.sb.next_lost() {
+            Some(s) => self.transmit_retrans(now, s),
+            None => {
+                if !self.has_unsent() {
+                    if self.stream.write_end != u64::MAX {
+                        rate::check_app_limited(&mut self.tp, 0);
+                    }
+                    return None;
+                }
+                // Receive window and send buffer (Linux tcp_snd_wnd_test, sk_stream_memory_free).
+                if self.sb.snd_nxt >= self.rwnd_end {
+                    self.stats.rwnd_limited = true;
+                    self.tp.rwnd_limited = true;
+                    self.cwnd_validate(false);
+                    return None;
+                }
+                if let Some(sndbuf) = self.cfg.sndbuf_bytes {
+                    if (self.sb.snd_nxt + 1 - self.sb.snd_una) * self.tp.mss as u64 > sndbuf {
+                        self.stats.sndbuf_limited = true;
+                        self.cwnd_validate(false);
+                        return None;
+                    }
+                }
+                self.stats.rwnd_limited = false;
+                self.stats.sndbuf_limited = false;
+                self.tp.rwnd_limited = false;
+                self.transmit_new(now)
+            }
+        };
+        self.on_paced_send(now, pkt.payload_bytes);
+        if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+            self.cwnd_validate(true);
+        }
+        Some(pkt)
+    }
+
+    /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
+    /// `cwnd_usage_seq`); `max_packets_out` tracks the peak flight in that round.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if self.sb.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.tp.is_cwnd_limited && self.tp.packets_out > self.tp.max_packets_out)
+        {
+            self.tp.is_cwnd_limited = is_cwnd_limited;
+            self.tp.max_packets_out = self.tp.packets_out;
+            self.cwnd_usage_seq = self.sb.snd_nxt;
+        }
+    }
+
+    fn make_data(&self, seq: u64, now: Nanos, retrans: bool) -> Packet {
+        let payload = self.seg_payload(seq);
+        let mut p = Packet::empty(0);
+        p.is_data = true;
+        p.seq = seq;
+        p.payload_bytes = payload;
+        p.wire_bytes = payload + TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES;
+        p.ts_ns = now;
+        p.is_retrans = retrans;
+        p.ect = self.tp.ecn_ok;
+        p
+    }
+
+    fn transmit_new(&mut self, now: Nanos) -> Packet {
+        let seq = self.sb.snd_nxt;
+        let first_in_flight = self.tp.packets_out == 0;
+        if first_in_flight {
+            self.cc.cwnd_event(&mut self.tp, CwndEvent::TxStart);
+        }
+        self.tp.packets_out += 1;
+        let rs = rate::on_packet_sent(&mut self.tp, now, seq, false, first_in_flight);
+        self.sb.on_send_new(now, rs);
+        self.after_transmit(now);
+        self.make_data(seq, now, false)
+    }
+
+    fn transmit_retrans(&mut self, now: Nanos, seq: u64) -> Packet {
+        self.sb.on_retransmit(now, seq);
+        let first_in_flight = self.tp.packets_in_flight() == 0;
+        self.tp.retrans_out += 1;
+        self.tp.total_retrans += 1;
+        self.stats.retransmits += 1;
+        if self.rec.retrans_stamp_ns == 0 {
+            self.rec.retrans_stamp_ns = now;
+        }
+        let rs = rate::on_packet_sent(&mut self.tp, now, seq, true, first_in_flight);
+        if seq == self.sb.snd_una {
+            // Linux tcp_xmit_retransmit_queue re-arms the RTO when it resends the head: the timer
+            // guards the head's latest transmission, not the last cumulative ACK. Without this a
+            // head retransmission still in flight triggers a spurious RTO and a go-back-N.
+            self.timers.rto_at_ns = Some(now + self.rtt.backed_off_rto_ns());
+        }
+        self.sb.on_retransmitted(seq, rs);
+        self.after_transmit(now);
+        self.make_data(seq, now, true)
+    }
+
+    fn after_transmit(&mut self, now: Nanos) {
+        // Linux tp->lsndtime (CUBIC's idle detection) and the pacer's next departure time
+        // (tcp_wstamp_ns, which BBR uses to count what will still be in the network then).
+        self.tp.lsndtime_ns = now;
+        if self.tp.ca_state == CaState::Cwr || self.tp.ca_state == CaState::Recovery {
+            self.rec.prr_out += 1;
+        }
+        self.tp.data_segs_out += 1;
+        self.stats.data_packets_sent += 1;
+        if self.timers.rto_at_ns.is_none() {
+            self.timers.rto_at_ns = Some(now + self.rtt.rto_ns);
+        }
+        self.schedule_tlp(now);
+    }
+
+    /// Send a pending probe: bypasses cwnd and pacing, as Linux tcp_send_loss_probe does.
+    fn transmit_probe(&mut self, now: Nanos, probe: Probe) -> Option<Packet> {
+        match probe {
+            Probe::NewData if self.has_unsent() => Some(self.transmit_new(now)),
+            Probe::Retrans(seq)
+                if seq >= self.sb.snd_una && seq < self.sb.snd_nxt && self.sb.flags(seq) & (F_SACKED | F_RETRANS) == 0 =>
+            {
+                Some(self.transmit_retrans(now, seq))
+            }
+            _ => None,
+        }
+    }
+
+    /// Earliest time at which `on_timeout` or `poll_transmit` has something to do.
+    pub fn next_timeout(&self) -> Option<Nanos> {
+        match (self.next_timer_deadline(), self.next_send_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Earliest deadline of the loss-recovery timers (RTO, TLP, RACK reordering) and the
+    /// application's stop time — what `on_timeout` handles. (An application that writes later,
+    /// see [`Sender::write`], keeps its own timer.)
+    pub fn next_timer_deadline(&self) -> Option<Nanos> {
+        let mut t = self.timers.earliest();
+        if let Some(stop) = self.stop_ns {
+            if self.has_unsent() {
+                t = Some(t.map_or(stop, |x| x.min(stop)));
+            }
+        }
+        t
+    }
+
+    /// When the pacer will next let a packet go, if data and window are waiting for it — what
+    /// `poll_transmit` needs. A driver that holds the sender back for another reason (TSQ, a
+    /// paused NIC) must not spin on this; it polls again when that reason clears.
+    pub fn next_send_time(&self) -> Option<Nanos> {
+        if self.paced() && self.pacer.burst_left_segs == 0 && self.has_data_to_send() && self.cwnd_allows() {
+            Some(self.pacer.next_send_ns)
+        } else {
+            None
+        }
+    }
+
+    /// Fire whichever timers are due.
+    pub fn on_timeout(&mut self, now: Nanos) {
+        self.tp.now_ns = now;
+        self.check_stop(now);
+        // Linux arms either the loss-probe or the RTO timer, never both: a due probe goes first
+        // and re-arms the RTO (RFC 8985 §7.3).
+        let rto_at = self.timers.rto_at_ns;
+        let tlp_due = self.timers.tlp_at_ns.is_some_and(|d| now >= d && rto_at.is_none_or(|r| d <= r));
+        if tlp_due {
+            self.timers.tlp_at_ns = None;
+            self.send_loss_probe();
+            self.timers.rto_at_ns = Some(now + self.rtt.rto_ns);
+            return;
+        }
+        if self.timers.rto_at_ns.is_some_and(|d| now >= d) {
+            self.on_rto(now);
+            return;
+        }
+        if self.timers.reo_at_ns.is_some_and(|d| now >= d) {
+            self.timers.reo_at_ns = None;
+            let lost = self.rack_detect_loss(now);
+            if lost > 0 {
+                self.enter_recovery_if_needed();
+            }
+        }
+        if self.timers.tlp_at_ns.is_some_and(|d| now >= d) {
+            self.timers.tlp_at_ns = None;
+            self.send_loss_probe();
+        }
+    }
+
+    /// Process an ACK.
+    pub fn on_ack(&mut self, now: Nanos, ack: &Packet) {
+        self.tp.now_ns = now;
+        if ack.rwnd_end != u64::MAX || self.rwnd_end != u64::MAX {
+            self.rwnd_end = ack.rwnd_end;
+        }
+        if ack.ack > self.sb.snd_nxt {
+            return; // acks data never sent: ignore (cannot happen in the simulator)
+        }
+        let prior_in_flight = self.tp.packets_in_flight();
+        let mut acked = AckedSegs {
+            rs: RateSample { prior_in_flight, is_ack_delayed: ack.delayed, ..Default::default() },
+            delivered: 0,
+            newest_rtt_ns: None,
+            oldest_rtt_ns: None,
+        };
+
+        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover.
+        for (start, end) in self.sb.newly_sacked(ack) {
+            for seq in start..end {
+                self.tag_delivered(now, seq, true, &mut acked);
+            }
+        }
+        self.sb.remember_sack_blocks(ack);
+
+        // 2. Cumulative ACK.
+        let acked_new = ack.ack > self.sb.snd_una;
+        while self.sb.snd_una < ack.ack {
+            let seq = self.sb.snd_una;
+            if self.sb.flags(seq) & F_SACKED == 0 {
+                self.tag_delivered(now, seq, false, &mut acked);
+            } else {
+                self.tp.sacked_out -= 1;
+            }
+            self.sb.pop_acked_head(&mut self.tp);
+        }
+        if acked_new {
+            self.rtt.backoff = 0;
+            if self.tp.packets_out > 0 {
+                self.timers.rto_at_ns = Some(now + self.rtt.rto_ns);
+            } else {
+                self.timers.rto_at_ns = None;
+            }
+            self.rec.tlp_outstanding = false;
+        }
+        let ece_new = ack.ce_count > self.rec.ce_seen;
+        let newly_ce = ack.ce_count.saturating_sub(self.rec.ce_seen);
+        if ece_new {
+            self.rec.ce_seen = ack.ce_count;
+            self.tp.delivered_ce += newly_ce;
+        }
+        self.rec.ece_this_ack = ece_new;
+        let delivered = acked.delivered;
+        self.cc.in_ack_event(&mut self.tp, AckFlags { ece: ece_new, window_update: acked_new, acked_data: delivered > 0 });
+
+        // 3. RTT samples (Karn: only from segments never retransmitted).
+        let mut rs = acked.rs;
+        if let Some(oldest) = acked.oldest_rtt_ns {
+            let newest = acked.newest_rtt_ns.unwrap_or(oldest);
+            self.rtt.on_sample(&mut self.tp, now, oldest);
+            self.rtt.update_min_rtt(&mut self.tp, now, newest);
+            self.record_rtt(newest);
+            rs.rtt_ns = newest as i64;
+        }
+        if delivered > 0 {
+            self.cc.pkts_acked(&mut self.tp, delivered, acked.newest_rtt_ns);
+        }
+
+        // 4. Loss detection (RACK), recovery state machine.
+        let lost_before = self.tp.lost;
+        if delivered > 0 {
+            self.rack_detect_loss(now);
+        }
+        let newly_lost = (self.tp.lost - lost_before) as u32;
+        self.update_state(ack, acked_new);
+        rate::generate(&mut self.tp, now, delivered, newly_lost, &mut rs);
+        if let Some(r) = rs.delivery_rate_bytes_per_s(self.tp.mss) {
+            self.stats.last_delivery_rate_bytes_per_s = r;
+        }
+
+        // 5. Congestion control (Linux tcp_cong_control).
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.tp, &rs);
+        } else {
+            if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
+                self.prr(delivered, newly_lost, acked_new);
+            } else if delivered > 0 && acked_new {
+                // Linux tcp_cong_control → tcp_may_raise_cwnd: without high reordering, cwnd
+                // grows only on FLAG_DATA_ACKED (snd_una advanced, RFC 5681 "in-order delivery"),
+                // not on SACK-only ACKs in Disorder; the ACK that advances snd_una then counts
+                // everything newly delivered, SACKed segments included (acked_sacked).
+                self.cc.cong_avoid(&mut self.tp, delivered);
+            }
+            self.update_default_pacing_rate();
+        }
+        if self.tp.packets_out == 0 {
+            self.timers.tlp_at_ns = None;
+            self.timers.reo_at_ns = None;
+        } else if acked_new || delivered > 0 {
+            self.schedule_tlp(now);
+        }
+        if self.completed_ns.is_none() && self.is_done() && self.stream.write_end != u64::MAX && !self.cfg.app_writes {
+            self.completed_ns = Some(now);
+        }
+    }
+
+    /// Tag one segment delivered by this ACK: scoreboard and rate sample, RTT samples (Karn: none
+    /// from a retransmitted segment), RACK's reference segment.
+    #[inline]
+    fn tag_delivered(&mut self, now: Nanos, seq: u64, sacked: bool, acked: &mut AckedSegs) {
+        let Some(d) = self.sb.tag_delivered(&mut self.tp, seq, sacked, &mut acked.rs) else { return };
+        acked.delivered += 1;
+        if !d.ever_retrans {
+            let rtt = now.saturating_sub(d.xmit_ns);
+            acked.newest_rtt_ns = Some(acked.newest_rtt_ns.map_or(rtt, |r| r.min(rtt)));
+            acked.oldest_rtt_ns = Some(acked.oldest_rtt_ns.map_or(rtt, |r| r.max(rtt)));
+        }
+        self.rack.on_delivered(now, seq, d.xmit_ns, d.ever_retrans, self.tp.min_rtt_ns);
+    }
+
+    /// Bytes in flight (payload) for sampling.
+    pub fn inflight_bytes(&self) -> u64 {
+        self.tp.packets_in_flight() as u64 * self.tp.mss as u64
+    }
+
+    /// A one-line dump of the sender's state, for debugging.
+    pub fn debug_state(&self) -> String {
+        format!(
+            "una={} nxt={} write_end={} cwnd={} ssthresh={} out={} sacked={} lost={} retrans={} inflight={} ca={:?} \
+             pacing={}B/s next_send={} burst_left={} rto={:?} tlp={:?} reo={:?} lost_queue={} probe={:?} rwnd_end={}",
+            self.sb.snd_una,
+            self.sb.snd_nxt,
+            self.stream.write_end,
+            self.tp.snd_cwnd,
+            self.tp.snd_ssthresh,
+            self.tp.packets_out,
+            self.tp.sacked_out,
+            self.tp.lost_out,
+            self.tp.retrans_out,
+            self.tp.packets_in_flight(),
+            self.tp.ca_state,
+            self.tp.pacing_rate_bytes_per_s,
+            self.pacer.next_send_ns,
+            self.pacer.burst_left_segs,
+            self.timers.rto_at_ns,
+            self.timers.tlp_at_ns,
+            self.timers.reo_at_ns,
+            self.sb.lost_queue_len(),
+            self.rec.pending_probe,
+            self.rwnd_end
+        )
+    }
+
+    /// Check scoreboard invariants (tests and debug builds).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.sb.check_invariants(&self.tp)
+    }
+}

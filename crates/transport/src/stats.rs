@@ -1,0 +1,125 @@
+//! What the sender counts for results: per-flow counters ([`SenderStats`]) and a constant-memory
+//! latency histogram ([`RttHistogram`]) for RTT samples (and, in the simulator, message latencies).
+//!
+//! Nothing here feeds back into the sender's behaviour; the simulator reads these after a run
+//! (and resets the `interval_*` sums at every sample).
+
+/// Per-flow counters kept by the sender for results.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub tlp_probes: u64,
+    pub rto_count: u64,
+    pub spurious_undos: u64,
+    pub recoveries: u64,
+    pub rtt_sum_ns: u128,
+    pub rtt_count: u64,
+    /// Latest valid delivery-rate sample, bytes/s.
+    pub last_delivery_rate_bytes_per_s: u64,
+    /// Sum and count of RTT samples since the metrics collector last read them.
+    pub interval_rtt_sum_ns: u128,
+    pub interval_rtt_count: u64,
+    /// Why sending stopped the last time `poll_transmit` returned None with data waiting.
+    pub rwnd_limited: bool,
+    pub sndbuf_limited: bool,
+    /// Offload chunks ("TSO bursts") and the segments in them: segments handed to the NIC back to
+    /// back at one instant, up to the chunk size the sizing rule allows then (`tso_segs`), count
+    /// as one chunk — what Linux would build into one TSO/GSO skb. Loss probes are not counted.
+    pub tso_bursts: u64,
+    pub tso_burst_segs: u64,
+    /// Sum over chunks of the chunk size the sizing rule allowed when the chunk started (the
+    /// autosizing goal, which cwnd, TSQ or ACK clocking may cut short).
+    pub tso_goal_segs: u64,
+}
+
+/// Log-linear histogram of RTTs (HDR-style: 64 sub-buckets per power of two of microseconds,
+/// ≤ 1.6 % relative error), so p50/p95/p99 cost O(1) memory per flow regardless of run length.
+#[derive(Clone, Debug)]
+pub struct RttHistogram {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+const HIST_SUB_BITS: u32 = 6;
+const HIST_SUB: u64 = 1 << HIST_SUB_BITS;
+
+impl Default for RttHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RttHistogram {
+    pub fn new() -> Self {
+        RttHistogram { counts: Vec::new(), total: 0 }
+    }
+
+    #[inline]
+    fn bucket(v_ns: u64) -> usize {
+        let v = (v_ns / 100).max(1); // 0.1 µs units
+        if v < HIST_SUB {
+            return v as usize;
+        }
+        let msb = 63 - v.leading_zeros() as u64; // >= HIST_SUB_BITS
+        let shift = msb - HIST_SUB_BITS as u64;
+        let sub = (v >> shift) - HIST_SUB; // 0..HIST_SUB
+        (HIST_SUB + shift * HIST_SUB + sub) as usize
+    }
+
+    fn bucket_value_ns(b: usize) -> f64 {
+        let b = b as u64;
+        if b < HIST_SUB {
+            return b as f64 * 100.0;
+        }
+        let shift = (b - HIST_SUB) / HIST_SUB;
+        let sub = (b - HIST_SUB) % HIST_SUB;
+        // Midpoint of the bucket.
+        let lo = (HIST_SUB + sub) << shift;
+        let width = 1u64 << shift;
+        (lo as f64 + width as f64 / 2.0 - 0.5).max(lo as f64) * 100.0
+    }
+
+    #[inline]
+    pub fn record(&mut self, v_ns: u64) {
+        let b = Self::bucket(v_ns);
+        if b >= self.counts.len() {
+            self.counts.resize(b + 1, 0);
+        }
+        self.counts[b] += 1;
+        self.total += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Quantile q in [0,1], ns; NaN when empty.
+    pub fn quantile_ns(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return f64::NAN;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut acc = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            acc += c;
+            if acc >= rank {
+                return Self::bucket_value_ns(b);
+            }
+        }
+        f64::NAN
+    }
+}
+
+impl crate::Sender {
+    /// Count one RTT sample (the ACK's newest, what `tcp_ack_update_rtt` hands the algorithm)
+    /// in the run totals, the current sampling interval and the histogram.
+    #[inline]
+    pub(crate) fn record_rtt(&mut self, rtt_ns: u64) {
+        self.stats.rtt_sum_ns += rtt_ns as u128;
+        self.stats.rtt_count += 1;
+        self.stats.interval_rtt_sum_ns += rtt_ns as u128;
+        self.stats.interval_rtt_count += 1;
+        self.rtt_hist.record(rtt_ns);
+    }
+}
