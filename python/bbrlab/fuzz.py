@@ -78,7 +78,7 @@ VALUES: dict[str, list[Any]] = {
 EDGES: dict[str, list[Any]] = {
     "rate": ["1kbps", "10Tbps", "100Gbps", "1Gbps", "9.99Tbps", "64kbps"],
     "time": ["0s", "1ns", "1us", "10ms", "1s", "100s"],
-    "size": ["1B", "64B", "1448B", "9000B", "64KB", "1TB"],
+    "size": ["1B", "64B", "1448B", "9000B", "32768B", "32769B", "65535B", "64KB", "1TB"],
     "buffer": ["0.001bdp", "1000bdp", "1pkts", "1000000000pkts", "1B", "1TB", "2bdp"],
     "fraction": [0, 0.5, 0.9999999999999999, 1e-300, "0.001%", "99.99%"],
     "count": [0, 1, 2, 255, 256, 1000, 10_000],

@@ -116,6 +116,17 @@ def test_a_star_of_300_workers_keeps_its_queues_apart() -> None:
     assert 0.95 < r.summary["aggregate"]["bottleneck_utilization"] <= 1.0
 
 
+@pytest.mark.parametrize("cc", ["cubic", "reno", "dctcp", "bql", "bbr3"])
+def test_an_mss_above_half_of_64KB_with_tso_runs(cc: str) -> None:
+    # TSO autosizing clamped to [2, 65536 / mss] segments, which is [2, 1] above 32 KB: a Rust
+    # panic, then a traceback. Linux has no such upper bound; bursts are 2 segments.
+    raw = {"duration": "0.2s", "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "rtt": "20ms"}},
+           "flows": [{"cc": cc, "mss": "32769B", "tso": True, "ecn": cc == "dctcp"}]}
+    r = bbrlab.run(bbrlab.parse_scenario(raw))
+    assert r.flows["delivered_bytes"].iloc[0] > 0
+    assert r.flows["tso_burst_mean_segs"].iloc[0] <= 2.0
+
+
 def test_run_takes_a_path_and_refuses_other_things() -> None:
     r = bbrlab.run(str(QUICK))
     assert r.summary["name"] == "quick"
@@ -258,3 +269,27 @@ def test_unknown_blank_key_is_named_readably(tmp_path: Path) -> None:
 
 def test_json_summary_of_a_good_run_is_strict_json(good_run: Path) -> None:
     json.loads((good_run / "summary.json").read_text())
+
+
+@pytest.mark.needs_core
+def test_ctrl_c_stops_a_busy_core_run_promptly(tmp_path: Path) -> None:
+    """A 60 s run at 5 Gbit/s takes minutes; SIGINT must end it within a bounded time (the
+    runner slices by wall time; the issue's 0.5 s is measured by scripts/interrupt_latency.py,
+    the bound here leaves room for a loaded CI machine)."""
+    import signal
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(example), "-q", "--out", str(tmp_path / "r"),
+         "--set", "duration=60s", "--set", "topology.bottleneck.rate=5Gbps"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    assert p.poll() is None, "the run ended before the signal: make it longer"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    dt = time.monotonic() - t0
+    assert dt < 3.0, f"took {dt:.2f} s to stop"
+    assert "Traceback" not in err and "interrupted" in err
+    assert p.returncode != 0
+    assert not (tmp_path / "r").exists()

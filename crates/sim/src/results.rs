@@ -10,14 +10,24 @@ impl Simulation {
 
     /// Data packets of flow `fi` currently inside the network (queues, serializers, pipes).
     pub fn data_packets_in_network(&self, fi: usize) -> u64 {
-        let mut n = 0;
+        self.data_packets_in_network_per_flow()[fi]
+    }
+
+    /// Data packets of every flow inside the network, in one pass over the links (a check of all
+    /// flows stays linear in flows + packets, also with 100 000 flows).
+    fn data_packets_in_network_per_flow(&self) -> Vec<u64> {
+        let mut n = vec![0u64; self.flows.len()];
+        let mut count = |p: &Packet| {
+            if p.is_data {
+                n[p.flow as usize] += 1;
+            }
+        };
         for l in &self.links {
-            let is = |p: &Packet| p.is_data && p.flow as usize == fi;
-            n += l.queue.iter().filter(|p| is(p)).count() as u64;
-            n += l.pipe.iter().filter(|(_, p)| is(p)).count() as u64;
+            l.queue.iter().for_each(&mut count);
+            l.pipe.iter().for_each(|(_, p)| count(p));
             if l.cut_through_bytes == 0 {
                 // (A cut-through link's packet in serialization is already in its pipe.)
-                n += l.in_tx.iter().filter(|p| is(p)).count() as u64;
+                l.in_tx.iter().for_each(&mut count);
             }
         }
         n
@@ -25,8 +35,9 @@ impl Simulation {
 
     /// Conservation of packets for every flow: sent = received + dropped + in the network.
     pub fn check_conservation(&self) -> Result<(), String> {
+        let in_network = self.data_packets_in_network_per_flow();
         for (fi, f) in self.flows.iter().enumerate() {
-            let inside = self.data_packets_in_network(fi);
+            let inside = in_network[fi];
             if f.data_tx != f.data_rx + f.data_dropped + inside {
                 return Err(format!(
                     "flow {fi}: sent {} != received {} + dropped {} + in network {}",
