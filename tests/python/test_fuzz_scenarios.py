@@ -59,7 +59,7 @@ def test_accepted_edge_scenarios_run_within_physics() -> None:
     assert out.counts["runs_complete"] == RUNS
 
 
-def test_the_checks_can_fail() -> None:
+def test_the_checks_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     # A scenario the core rejects although validation accepted it must be reported.
     out = fuzz.Outcome()
     s = fuzz.check_scenario(fuzz.BASES[0], out)
@@ -67,6 +67,22 @@ def test_the_checks_can_fail() -> None:
     bad = s.model_copy(update={"flows": [s.flows[0].model_copy(update={"cc": "bbrr"})]})
     with pytest.raises(Exception):
         bad.resolve()
+    # The same scenario with a core whose constructor refuses it: the fuzzer records the failure.
+    from bbrlab.scenario import core
+
+    real = core.load_core()
+
+    class RefusingCore:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        @staticmethod
+        def Simulation(config: str) -> None:  # noqa: N802 - the core's class name
+            raise ValueError("refused")
+
+    monkeypatch.setattr(core, "load_core", RefusingCore)
+    assert fuzz.check_scenario(fuzz.BASES[0], out) is None
+    assert [kind for kind, _ in out.failures] == ["accepted-then-rejected"]
 
 
 REGRESSIONS = json.loads((HERE / "fuzz_regressions.json").read_text())

@@ -288,7 +288,7 @@ pub const HYSTART_DELAY_SHIFT: u32 = 3;
 /// Linux `hystart_ack_delay`: the TSO/GRO cushion is at most 1 ms (`USEC_PER_MSEC`).
 pub const HYSTART_ACK_DELAY_CAP_NS: Nanos = NSEC_PER_MSEC;
 /// `sk->sk_gso_max_size` in `hystart_ack_delay`: the legacy 64 KiB GSO limit (no BIG TCP).
-pub const GSO_MAX_SIZE_BYTES: u64 = 65_536;
+pub const GSO_MAX_SIZE_BYTES: u64 = crate::GSO_LEGACY_MAX_SIZE;
 /// `hystart_ack_delay`: room for 4 GSO packets (one in GRO, one in the qdisc, ×2 because the
 /// slow-start pacing rate is twice the delivery rate).
 pub const HYSTART_ACK_DELAY_GSO_PACKETS: u64 = 4;

@@ -117,12 +117,7 @@ impl Emu {
 
     fn from_sender(&mut self, now: u64, s: usize, i: u32) {
         match self.access_fwd[s].as_mut() {
-            Some(a) => {
-                let len = self.pool.len[i as usize];
-                if let Err((_, i)) = a.enqueue(now, i, len, false, s as u16) {
-                    self.pool.put(i);
-                }
-            }
+            Some(a) => enqueue_access(a, &mut self.pool, now, i, s as u16),
             None => self.into_bottleneck(now, i, s as u16),
         }
     }
@@ -153,10 +148,7 @@ impl Emu {
         while let Some((i, due, s)) = self.rev.pop_ready(now) {
             let s = s as usize;
             match self.access_rev[s].as_mut() {
-                Some(a) => {
-                    let len = self.pool.len[i as usize];
-                    let _ = a.enqueue(due, i, len, false, s as u16);
-                }
+                Some(a) => enqueue_access(a, &mut self.pool, due, i, s as u16),
                 None => {
                     let fd = self.sender_fds[s];
                     self.write_pkt(fd, i);
@@ -249,5 +241,14 @@ fn enqueue_marked(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origi
         }
         Ok(_) => {}
         Err((_, i)) => pool.put(i),
+    }
+}
+
+/// Queue packet `i` on a host's access link (no marking there); a refused packet's buffer goes
+/// back to the pool.
+fn enqueue_access(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origin: u16) {
+    let len = pool.len[i as usize];
+    if let Err((_, i)) = link.enqueue(now, i, len, false, origin) {
+        pool.put(i);
     }
 }

@@ -8,13 +8,9 @@ impl Simulation {
         self.flows.iter().map(|f| format!("nic_bytes={} {}", f.nic_bytes, f.sender.debug_state())).collect()
     }
 
-    /// Data packets of flow `fi` currently inside the network (queues, serializers, pipes).
-    pub fn data_packets_in_network(&self, fi: usize) -> u64 {
-        self.data_packets_in_network_per_flow()[fi]
-    }
-
-    /// Data packets of every flow inside the network, in one pass over the links (a check of all
-    /// flows stays linear in flows + packets, also with 100 000 flows).
+    /// Data packets of every flow inside the network (queues, serializers, pipes), in one pass
+    /// over the links (a check of all flows stays linear in flows + packets, also with 100 000
+    /// flows).
     fn data_packets_in_network_per_flow(&self) -> Vec<u64> {
         let mut n = vec![0u64; self.flows.len()];
         let mut count = |p: &Packet| {

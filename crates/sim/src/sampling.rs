@@ -42,12 +42,13 @@ impl Simulation {
             });
             f.last_delivered_bytes = delivered;
         }
-        for &(lid, name) in &self.monitored {
+        for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
             link.note_occupancy(now);
             let busy = link.stats.busy_ns_interval
                 + if link.in_tx.is_some() { now - link.tx_start_ns.max(self.metrics.last_sample_ns) } else { 0 };
             self.metrics.queue_row(metrics::QueueSample {
+                index,
                 name,
                 row: metrics::QueueRow {
                 t_s: now as f64 / 1e9,

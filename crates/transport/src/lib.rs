@@ -91,9 +91,6 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub const RTO_MAX_NS: Nanos = 120 * NSEC_PER_SEC;
 /// Linux `TCP_TIMEOUT_INIT` (RFC 6298 initial RTO).
 pub const RTO_INIT_NS: Nanos = NSEC_PER_SEC;
-/// Largest TSO/GSO burst and the pacing shift: one definition, in `cc`, shared with the
-/// algorithms that size their own bursts.
-pub use cc::{GSO_LEGACY_MAX_SIZE as TSO_MAX_BYTES, PACING_SHIFT};
 /// Linux `TCP_RTO_MIN` — also the extra PTO wait when a single segment is outstanding.
 pub const TLP_SINGLE_SEG_EXTRA_NS: Nanos = 200 * NSEC_PER_MSEC;
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies) added to PTO otherwise.

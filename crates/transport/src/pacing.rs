@@ -20,7 +20,8 @@
 //!   `tcp_limit_output_bytes`. The transport states the budget; the driver enforces it, since
 //!   only it knows what is still queued.
 
-use crate::{Sender, PACING_SHIFT};
+use crate::Sender;
+use cc::PACING_SHIFT;
 use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 
 /// Linux `sysctl_tcp_limit_output_bytes` default: at most this much of one flow sits below TCP.

@@ -7,8 +7,7 @@
 //! (datacenter) flows get big bursts and save CPU (seed 001, optimisation 2). cwnd must leave room
 //! for about 3 such bursts in flight or the sender stalls at small BDPs.
 
-pub use crate::{GSO_LEGACY_MAX_SIZE, PACING_SHIFT};
-use crate::{Nanos, NSEC_PER_USEC};
+use crate::{Nanos, GSO_LEGACY_MAX_SIZE, NSEC_PER_USEC, PACING_SHIFT};
 /// Burst byte cap `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (320 B on x86-64 builds).
 pub const GSO_MAX_BYTES: u64 = GSO_LEGACY_MAX_SIZE - 1 - 320;
 /// Below this pacing rate (bit/s) bursts are 1 segment (`bbr_min_tso_rate`): batching is pointless.

@@ -103,11 +103,11 @@
 //!   `bbr_ecn_enable` module parameter (off by default in v2alpha).
 //! - `rs->is_ece` (this ACK carried ECE) is not in [`RateSample`]; it is derived as "this ACK
 //!   raised `tp.delivered_ce`", which is what an accurate-ECN / DCTCP-style receiver conveys.
-//! - The `skb_marked_lost` hook does not exist in bbrlab's interface. Its bookkeeping (start a loss
-//!   round at the first loss, `loss_in_round`, `loss_in_cycle`) is done at the start of
-//!   `cong_control` for an ACK with `rs.losses > 0`; its per-lost-packet inflight_hi refinement
-//!   (`bbr2_inflight_hi_from_lost_skb`) cannot be done, so excess loss is detected only from the
-//!   ACK's rate sample (`rs.lost` vs `rs.tx_in_flight`), as `bbr2_adapt_upper_bounds` also does.
+//! - v2 does not implement the transport's `skb_marked_lost` hook (BBRv3 does). Its bookkeeping
+//!   (start a loss round at the first loss, `loss_in_round`, `loss_in_cycle`) is done at the start
+//!   of `cong_control` for an ACK with `rs.losses > 0`; without the per-lost-packet inflight_hi
+//!   refinement (`bbr2_inflight_hi_from_lost_skb`), excess loss is detected only from the ACK's
+//!   rate sample (`rs.lost` vs `rs.tx_in_flight`), as `bbr2_adapt_upper_bounds` also does.
 //! - The ACK-aggregation epoch (`bbr_update_ack_aggregation`) is measured in ns like every
 //!   clock of the family (Linux: µs; this file truncated to µs before the family shared one
 //!   implementation).

@@ -82,12 +82,11 @@
 //!   (Linux `bbr_advance_max_bw_filter` also keeps the old window when the new one is empty).
 //!   ack_phase is still kept for the precautionary-probing and is_bw_probe_sample bookkeeping.
 //! - Per-packet loss (§Probing for Bandwidth In ProbeBW, `HandleLostPacket`, Linux
-//!   `.skb_marked_lost`) needs a hook the transport does not have: `cc::Cc` has no per-lost-packet
-//!   call and the transport's `mark_lost` does not pass the lost packet's `PacketRateState`.
-//!   [`Bbr3::skb_marked_lost`] implements it (inflight-at-loss crossing point included) and the
-//!   unit-test simulator calls it; in the real transport BBRv3 falls back to what Linux also does
-//!   per ACK (`bbr_adapt_upper_bounds`): the ACK's rate sample decides "too high" with
-//!   `rs.tx_in_flight`, and each ACK with new losses is a NoteLoss event.
+//!   `.skb_marked_lost`): the transport's one `mark_lost` (RACK and RTO alike) calls
+//!   [`Bbr3::skb_marked_lost`] with the lost packet's send-time `PacketRateState`, which does
+//!   NoteLoss and the inflight-at-loss crossing point. Per ACK, as Linux's
+//!   `bbr_adapt_upper_bounds`, the rate sample also decides "too high" with `rs.tx_in_flight`, and
+//!   an ACK with new losses notes the loss again (idempotent within a round).
 //! - `RS.lost` (§Per-ACK Rate Sample State: lost between the send and the ACK of the sampled
 //!   packet) is taken as `rs.lost + rs.losses`: the shared sampler snapshots `rs.lost` while
 //!   tagging deliveries, before this ACK's RACK marking, so losses declared by this very ACK would
@@ -515,8 +514,8 @@ impl CongestionOps for Bbr3 {
         }
         self.signals.ecn_in_round |= self.ecn.eligible && ce_now;
         self.update_latest_delivery_signals(tp, rs, sample_bw);
-        // NoteLoss per loss event (the per-packet hook is missing, header); the Draft variant
-        // treats new CE marks as congestion.
+        // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
+        // is idempotent within a round); the Draft variant treats new CE marks as congestion.
         if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
             self.signals.note_loss(tp.delivered);
         }
