@@ -326,7 +326,10 @@ def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids:
                    "\"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc\".")
 def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, reverse: bool, condition: str | None,
                query: str | None) -> None:
-    """List the complete runs under DIR (default runs/, searched recursively) with their key figures."""
+    """List the complete runs under DIR (default runs/, searched recursively) with their key figures.
+
+    --where and --sql need DuckDB, an optional extra: pip install 'bbrlab[query]'.
+    """
     from . import catalog
 
     if as_json and as_csv:

@@ -25,6 +25,9 @@ from bbrlab.errors import ScenarioWarning
 from bbrlab.intervals import interval_lines, intervals
 from bbrlab.results import CA_STATES, Result
 
+# The emu backend's availability check and clean-up assertion (root, namespaces; CI has both).
+from test_emu import _assert_clean, needs_emu  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 QUICK = EXAMPLES / "quick.toml"
@@ -87,6 +90,23 @@ def test_run_json_survives_a_pfc_warning_and_the_lossless_example_really_drops(t
     doc = json.loads(on.stdout)
     assert doc["run"]["drops"] == 0 and doc["run"]["pause_frames"] > 0, doc["run"]
     assert "pfc is ignored" not in on.stderr
+
+
+@needs_emu
+def test_run_json_with_the_emu_backend(tmp_path: Path) -> None:
+    """The kernel backend starts `ip`, the emulator and traffic processes: stdout stays JSON."""
+    path = tmp_path / "emu.toml"
+    path.write_text('name = "emu-json"\nduration = "1s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n'
+                    '[[flows]]\ncc = "cubic"\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--json"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    doc = json.loads(out)
+    assert doc["run"]["backend"] == "emu" and (tmp_path / doc["run_dir"] / "summary.json").exists()
+    assert doc["aggregate"]["goodput_bps"] > 5e6  # a 20 Mbit/s link carried a real flow
+    _assert_clean(p.pid)
 
 
 def test_stdout_guard_sends_child_processes_and_prints_to_stderr(tmp_path: Path) -> None:
