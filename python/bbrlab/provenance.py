@@ -5,8 +5,8 @@ overrides apart.
 to the code that produced it. It asks git about the directory this package was imported from —
 not the caller's working directory, which may be a different repository — and only when that
 directory is inside a bbrlab checkout; an installed wheel gives None. It costs two short git
-processes once per Python process (9–25 ms measured in this repository on the 2-core VM under
-load; cached after that) and never fails a run: no git, a timeout or an error all give None.
+processes once per Python process (9–35 ms measured in this repository on the 2-core VM at a
+load of 5–7; cached after that) and never fails a run: no git, a timeout or an error all give None.
 """
 
 from __future__ import annotations

@@ -20,10 +20,11 @@ from click.testing import CliRunner
 
 import bbrlab
 from bbrlab.cli import cli
-from bbrlab.display import summary_html, summary_table
+from bbrlab.display import fmt_bps, fmt_bytes, fmt_count, summary_html, summary_table
 from bbrlab.errors import ScenarioWarning
-from bbrlab.intervals import interval_lines, intervals
+from bbrlab.intervals import _bitrate, _bytes, interval_lines, intervals
 from bbrlab.results import CA_STATES, Result
+from bbrlab.sstable import _ss_rate
 
 # The emu backend's availability check and clean-up assertion (root, namespaces; CI has both).
 from test_emu import _assert_clean, needs_emu  # noqa: E402
@@ -189,6 +190,26 @@ def test_intervals_footnote_only_when_an_interval_beats_the_link(lossy: Path) ->
     assert "above the bottleneck" not in "\n".join(interval_lines(coarse))
     doc = json.loads(CliRunner().invoke(cli, ["show", str(lossy), "--intervals", "10ms", "--json"]).output)
     assert sum(r["above_link_rate"] for r in doc["intervals"]) == int(fine.rows["above_link_rate"].sum())
+
+
+# ------------------------------------------------------------------ one rounding formatter
+
+
+@pytest.mark.parametrize("fmt, value, expected", [
+    (fmt_bps, 94_310_000, "94.31 Mbit/s"),
+    (fmt_bps, 999, "999 bit/s"),
+    (fmt_bytes, 318_700, "318.7 KB"),
+    (fmt_count, 1_910_000, "1.91M"),
+    (fmt_count, 12, "12"),
+    (_ss_rate, 354_123_000, "354.1Mbps"),  # as ss -tni prints it
+    (_bitrate, 94_100_000, "94.1 Mbits/sec"),  # as iperf3 prints it: three significant digits
+    (_bitrate, 9_412_000, "9.41 Mbits/sec"),
+    (_bytes, 941_000_000, "941 MBytes"),
+    (fmt_bps, float("nan"), "-"),
+    (fmt_bytes, None, "-"),
+])
+def test_every_table_rounds_through_one_formatter(fmt, value, expected: str) -> None:  # type: ignore[no-untyped-def]
+    assert fmt(value) == expected
 
 
 # ------------------------------------------------------------------ the summary table
