@@ -365,7 +365,10 @@ class Result:
         tables = {t: table(t) for t in (*TABLES, "gaps", "events")}
         ts = tables["timeseries"]
         if "ca_state" in ts and not isinstance(ts["ca_state"].dtype, pd.CategoricalDtype):
-            ts["ca_state"] = _ca_state_category(ts["ca_state"].fillna(-1))  # a run from before it was a category
+            try:  # a run from before ca_state was a category
+                ts["ca_state"] = _ca_state_category(ts["ca_state"].fillna(-1))
+            except (TypeError, ValueError) as e:
+                damaged["timeseries.parquet"] = f"ca_state is not a state code ({_one_line(e)})"
         scenario_toml = None
         scenario = None
         toml_path = path / "scenario.toml"
