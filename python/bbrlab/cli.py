@@ -6,12 +6,12 @@ traceback; 1 the simulator failed or is missing; 130 interrupted (Ctrl-C).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 
 from ._version import __version__
-from .errors import UserError
+from .errors import ScenarioWarning, UserError
 from .units import UnitError, parse_time
 
 __all__ = ["cli", "main"]
@@ -75,7 +75,9 @@ class _Cli(click.Group):
             # signal killing the process mid-write.
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         try:
-            rv = super().main(args, prog_name or "bbrlab", complete_var, standalone_mode=False, **extra)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                rv = super().main(args, prog_name or "bbrlab", complete_var, standalone_mode=False, **extra)
         except UserError as e:
             _fail(str(e), e.exit_code)
         except (click.exceptions.Abort, KeyboardInterrupt):
@@ -95,8 +97,37 @@ class _Cli(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+                  line: str | None = None) -> None:
+    """A ScenarioWarning is about the user's input: one line on stderr, like an error."""
+    if issubclass(category, ScenarioWarning):
+        click.echo(f"warning: {_one_line(str(message))}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _seconds(option: str, text: str) -> float:
+    """A time option in seconds: "12.5s", "250ms", or a bare number (seconds: on the command line
+    "12.5" can only mean that)."""
+    if text.strip().startswith("-"):
+        raise UserError(f'{option} {text}: a time in the run must be >= 0, e.g. "12.5s"')
+    try:
+        return float(text) if text.strip().replace(".", "", 1).isdigit() else parse_time(text) / 1e9
+    except UnitError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
 def _stderr_console(quiet: bool = False) -> Console:
     return Console(stderr=True, quiet=quiet)
+
+
+def _stdout_console() -> Console:
+    """Tables on stdout: as wide as the terminal; piped or redirected, as wide as they need (rich
+    would otherwise wrap them at a made-up 80 columns)."""
+    return Console() if sys.stdout.isatty() else Console(width=1000)
 
 
 class _Progress:
@@ -137,16 +168,6 @@ class _Progress:
             self.bar.stop()
 
 
-def _default_out(name: str) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path("runs") / f"{name}-{stamp}"
-    out, n = base, 1
-    while out.exists() or out.with_name(out.name + ".incomplete").exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
-
-
 _SET_HELP = "Override a field: PATH=VALUE, e.g. flows.0.cc=bbr, duration=30s, topology.bottleneck.loss=1%. Repeatable."
 
 
@@ -158,10 +179,13 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--out", "out", metavar="DIR", default=None, help="Run directory (default runs/<name>-<timestamp>).")
+@click.option("--out", "out", metavar="DIR", default=None,
+              help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-cc=cubic,loss=1%-20261123-101500).")
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary (summary.json with run_dir added) as JSON on stdout, and nothing else there.")
 @click.option(
     "--backend",
     type=click.Choice(["sim", "emu"]),
@@ -169,10 +193,13 @@ def cli() -> None:
     show_default=True,
     help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
 )
-def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, backend: str) -> None:
+def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool,
+        backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from .display import print_summary
+    from .provenance import default_run_dir
     from .rundir import check_out_dir, expected_bytes
+    from .stdio import stdout_to_stderr
     from .runner import run as run_scenario
     from .scenario import load_scenario
 
@@ -183,16 +210,19 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     # Before simulating: a run that cannot be written must not cost the simulation first.
-    out_dir = check_out_dir(out if out is not None else _default_out(scn.name),
+    out_dir = check_out_dir(out if out is not None else default_run_dir(scn.name, overrides),
                             expected_bytes(scn.derived()["sample_rows"], 0))
     progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
-    try:
-        result = run_scenario(scn, progress=progress, backend=backend)
-    finally:
-        progress.close()
-    path = result.save(out_dir)
-    if not quiet:
-        print_summary(result.summary, Console())
+    with stdout_to_stderr(enabled=as_json):
+        try:
+            result = run_scenario(scn, progress=progress, backend=backend)
+        finally:
+            progress.close()
+        path = result.save(out_dir)
+    if as_json:
+        click.echo(json.dumps({"run_dir": str(path), **result.summary}, indent=2, allow_nan=False))
+    elif not quiet:
+        print_summary(result.summary, _stdout_console())
         click.echo(f"wrote {path}")
     else:
         click.echo(str(path))
@@ -204,6 +234,7 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
 @click.option("--json", "as_json", is_flag=True, help="Print the core's resolved JSON config instead of TOML.")
 def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
     """Check SCENARIO and print it resolved (every default filled in)."""
+    from .display import buffer_phrase
     from .scenario import load_scenario
     from .units import format_size
 
@@ -212,12 +243,7 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
         click.echo(json.dumps(scn.resolve(), indent=2))
         return
     d = scn.derived()
-    if d["buffer_bytes"] is not None:
-        buf = format_size(d["buffer_bytes"])
-    elif d["buffer_packets"] is not None:
-        buf = f"{d['buffer_packets']} packets"
-    else:
-        buf = "unlimited"
+    buf = buffer_phrase(d, scn.topology)
     header = f"{scenario}: valid. {d['flow_count']} flow(s); BDP {format_size(d['bdp_bytes'])}; buffer {buf}"
     click.echo(scn.to_toml(header=header), nl=False)
 
@@ -240,22 +266,26 @@ def cc_command() -> None:
 @click.argument("run_dir", metavar="RUN_DIR")
 @click.option("--ss", is_flag=True, help="Per-flow sender state like `ss -tni` (at the end, or --at).")
 @click.option("--at", "at", metavar="TIME", default=None, help='Time for --ss, e.g. "12.5s" (default: end of run).')
-def show(run_dir: str, ss: bool, at: str | None) -> None:
-    """Print the summary of RUN_DIR again, or the flows' state with --ss."""
+@click.option("--intervals", "interval", metavar="TIME", default=None,
+              help='iperf3-style report every TIME (e.g. "1s"; the run\'s sample interval or a multiple): '
+                   "transfer, bitrate, retransmits and cwnd per flow.")
+@click.option("--flow", "flow_ids", type=int, multiple=True, metavar="N", help="With --intervals: only flow N (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary (or the --intervals report) as JSON.")
+def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids: tuple[int, ...], as_json: bool) -> None:
+    """Print the summary of RUN_DIR again, the flows' state with --ss, or an iperf3-style report with --intervals."""
     from .display import print_summary
     from .results import Result
 
     if at is not None and not ss:
         raise UserError("--at: only meaningful with --ss")
-    at_s: float | None = None
-    if at is not None:
-        if at.strip().startswith("-"):
-            raise UserError(f'--at {at}: a time in the run must be >= 0, e.g. "12.5s"')
-        try:
-            # A bare number is seconds here: on the command line "12.5" can only mean that.
-            at_s = float(at) if at.strip().replace(".", "", 1).isdigit() else parse_time(at) / 1e9
-        except UnitError as e:
-            raise UserError(f"--at: {e}") from None
+    if ss and interval is not None:
+        raise UserError("--ss and --intervals: choose one")
+    if flow_ids and interval is None:
+        raise UserError("--flow: only meaningful with --intervals")
+    at_s = _seconds("--at", at) if at is not None else None
+    interval_s = _seconds("--intervals", interval) if interval is not None else None
+    if interval_s is not None and interval_s <= 0:
+        raise UserError(f'--intervals {interval}: must be > 0, e.g. "1s"')
     result = Result.load(run_dir)
     for name, why in result.damaged.items():
         click.echo(f"warning: {Path(run_dir) / name} is damaged ({why}); it is left out", err=True)
@@ -266,8 +296,66 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
             raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)")
         for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
             click.echo(line)
+    elif interval_s is not None:
+        from .intervals import interval_lines, intervals
+
+        if "timeseries.parquet" in result.damaged:
+            raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --intervals needs it")
+        report = intervals(result, interval_s, list(flow_ids) or None)
+        if as_json:
+            click.echo(json.dumps({"run_dir": str(run_dir), **report.to_json()}, indent=2, allow_nan=False))
+        else:
+            click.echo("\n".join(interval_lines(report)))
+    elif as_json:
+        click.echo(json.dumps({"run_dir": str(run_dir), **result.summary}, indent=2, allow_nan=False))
     else:
-        print_summary(result.summary, Console())
+        print_summary(result.summary, _stdout_console())
+
+
+@cli.command("ls")
+@click.argument("directory", metavar="[DIR]", default="runs")
+@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON (one object per run).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the listing as CSV.")
+@click.option("--sort", "sort_key", metavar="COLUMN", default="created", show_default=True,
+              help="Sort by a column: created, name, goodput_bps, link_share, jain, retrans_rate, rtt_mean_ms, wall_s, ...")
+@click.option("--reverse", "-r", is_flag=True, help="Reverse the order.")
+@click.option("--where", "condition", metavar="SQL", default=None,
+              help="Only runs for which a SQL condition on the columns holds, e.g. \"goodput_bps > 50e6 AND backend = 'sim'\" (DuckDB).")
+@click.option("--sql", "query", metavar="QUERY", default=None,
+              help="Run a SQL query over the views runs, flows, timeseries, queue (DuckDB), e.g. "
+                   "\"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc\".")
+def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, reverse: bool, condition: str | None,
+               query: str | None) -> None:
+    """List the complete runs under DIR (default runs/, searched recursively) with their key figures.
+
+    --where and --sql need DuckDB, an optional extra: pip install 'bbrlab[query]'.
+    """
+    from . import catalog
+
+    if as_json and as_csv:
+        raise UserError("--json and --csv: choose one")
+    records = catalog.catalog(directory, on_skip=lambda p, why: click.echo(f"warning: {why}; left out", err=True))
+    console = _stdout_console()
+    if query is not None:
+        columns, rows = catalog.sql(records, query)
+        if as_json:
+            click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))
+        elif as_csv:
+            click.echo(catalog.to_csv([dict(zip(columns, r)) for r in rows], columns), nl=False)
+        else:
+            console.print(catalog.rows_table(columns, rows))
+        return
+    if condition is not None:
+        records = catalog.where(records, condition)
+    records = catalog.sort_runs(records, sort_key, reverse=reverse)
+    if as_json:
+        click.echo(json.dumps(records, indent=2, allow_nan=False))
+    elif as_csv:
+        click.echo(catalog.to_csv(records), nl=False)
+    elif not records:
+        click.echo(f"no runs under {directory}" + (" where that holds" if condition else ""), err=True)
+    else:
+        console.print(catalog.runs_table(records, directory))
 
 
 @cli.command()

@@ -1,17 +1,23 @@
-"""Terminal rendering of a run summary (the table `bbrlab run` and `bbrlab show` print).
+"""Terminal rendering of a run summary (the table `bbrlab run` and `bbrlab show` print), and the
+same table as HTML for notebooks (``Result._repr_html_``).
 
 It reads only the summary dict (summary.json), so a saved run prints exactly as it did live.
+Numbers are rounded by the one formatter, :func:`bbrlab.units.format_scaled`.
 """
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_count", "summary_table", "facts_lines", "print_summary"]
+from .units import format_scaled, format_size
+
+__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_count", "fmt_pct", "summary_table", "summary_html", "facts_lines",
+           "print_summary", "buffer_phrase"]
 
 
 def _finite(x: Any) -> bool:
@@ -20,38 +26,44 @@ def _finite(x: Any) -> bool:
 
 def fmt_bps(bps: Any) -> str:
     """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-"."""
-    if not _finite(bps):
-        return "-"
-    for mult, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
-        if abs(bps) >= mult:
-            return f"{bps / mult:.2f} {unit}"
-    return f"{bps:.0f} bit/s"
+    return format_scaled(bps, "bit/s", digits=2)
 
 
 def fmt_ms(ms: Any) -> str:
     return f"{ms:.2f} ms" if _finite(ms) else "-"
 
 
-def _scaled(n: Any, units: tuple[str, str, str, str], digits: int, sep: str) -> str:
-    """n with the largest of the decimal prefixes G, M, k it reaches ("-" if not finite)."""
-    if not _finite(n):
-        return "-"
-    for mult, unit in zip((1e9, 1e6, 1e3), units):
-        if abs(n) >= mult:
-            return f"{n / mult:.{digits}f}{sep}{unit}"
-    return f"{n:.0f}{sep}{units[3]}".rstrip()
-
-
 def fmt_count(n: Any) -> str:
     """1_234_567 -> "1.23M": compact counts for the one-line run facts."""
-    return _scaled(n, ("G", "M", "k", ""), 2, "")
+    return format_scaled(n, "", digits=2, sep="")
 
 
-def _pct(x: Any) -> str:
+def fmt_bytes(n: Any) -> str:
+    """1_500_000 -> "1.5 MB"."""
+    return format_scaled(n, "B", digits=1, kilo="K")
+
+
+def fmt_pct(x: Any) -> str:
+    """0.0037 -> "0.37%"."""
     return f"{100 * x:.2f}%" if _finite(x) else "-"
 
 
-def summary_table(summary: dict[str, Any]) -> Table:
+def _seconds(x: float) -> str:
+    return f"{round(x, 3):g}"
+
+
+def _run_span(summary: dict[str, Any]) -> float | None:
+    d = summary.get("scenario", {}).get("duration_s", summary.get("run", {}).get("sim_end_s"))
+    return float(d) if _finite(d) else None
+
+
+def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bool]], list[list[str]], list[str]]:
+    """(title, columns as (name, footer, right-aligned), rows, note lines) of the summary table.
+
+    A flow's goodput is over its own active time (start to end, as iperf3 reports a stream),
+    the "all" row's over the whole run: when some flow was active for less than the run, an
+    "active" column shows each row's span and a note says so, since the rows then need not add up.
+    """
     all_flows = summary.get("flows", [])
     # Application transfers (query responses: spec −1) are summarized in the facts line instead.
     flows = [f for f in all_flows if f.get("spec", 0) != -1]
@@ -59,30 +71,63 @@ def summary_table(summary: dict[str, Any]) -> Table:
     title = f"{summary.get('name', 'run')}"
     if len(flows) < len(all_flows):
         title += f" ({len(all_flows) - len(flows)} application transfers not listed; see the events table)"
-    table = Table(title=title, title_justify="left", show_footer=len(flows) > 1)
-    table.add_column("flow", justify="right", footer="all")
-    table.add_column("cc", footer="")
-    table.add_column("goodput", justify="right", footer=fmt_bps(agg.get("goodput_bps")))
-    table.add_column("retrans", justify="right", footer=str(agg.get("retransmits", "-")))
-    table.add_column("retr. rate", justify="right", footer=_pct(agg.get("retrans_rate")))
-    table.add_column("RTT mean", justify="right", footer="")
-    table.add_column("RTT p95", justify="right", footer="")
+    span = _run_span(summary)
+    partial = span is not None and any(
+        _finite(f.get("start_s")) and _finite(f.get("end_s"))
+        and (f["start_s"] > 1e-9 or f["end_s"] < span - 1e-9) for f in flows)
+    columns: list[tuple[str, str, bool]] = [("flow", "all", True), ("cc", "", False)]
+    if partial:
+        columns.append(("active", f"{_seconds(0)}–{_seconds(span or 0)} s", True))
+    columns += [
+        ("goodput", fmt_bps(agg.get("goodput_bps")), True),
+        ("retrans", str(agg.get("retransmits", "-")), True),
+        ("retr. rate", fmt_pct(agg.get("retrans_rate")), True),
+        ("RTT mean", "", True),
+        ("RTT p95", "", True),
+    ]
+    rows = []
     for f in flows:
-        table.add_row(
-            str(f.get("flow", "")),
-            str(f.get("cc", "")),
-            fmt_bps(f.get("goodput_bps")),
-            str(f.get("retransmits", "-")),
-            _pct(f.get("retrans_rate")),
-            fmt_ms(f.get("rtt_mean_ms")),
-            fmt_ms(f.get("rtt_p95_ms")),
-        )
+        row = [str(f.get("flow", "")), str(f.get("cc", ""))]
+        if partial:
+            ok = _finite(f.get("start_s")) and _finite(f.get("end_s"))
+            row.append(f"{_seconds(f['start_s'])}–{_seconds(f['end_s'])} s" if ok else "-")
+        row += [fmt_bps(f.get("goodput_bps")), str(f.get("retransmits", "-")), fmt_pct(f.get("retrans_rate")),
+                fmt_ms(f.get("rtt_mean_ms")), fmt_ms(f.get("rtt_p95_ms"))]
+        rows.append(row)
+    notes = []
+    if partial and len(flows) > 1:
+        notes.append("goodput: each flow's bytes over its active time; all: every flow's bytes over the whole run")
+    return title, columns, rows, notes
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    title, columns, rows, _ = _summary_rows(summary)
+    table = Table(title=title, title_justify="left", show_footer=len(rows) > 1)
+    for name, footer, right in columns:
+        table.add_column(name, justify="right" if right else "left", footer=footer)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
-def fmt_bytes(n: Any) -> str:
-    """1_500_000 -> "1.5 MB"."""
-    return _scaled(n, ("GB", "MB", "KB", "B"), 1, " ")
+def summary_html(summary: dict[str, Any]) -> str:
+    """The summary table and facts as an HTML fragment (every text escaped)."""
+    title, columns, rows, notes = _summary_rows(summary)
+    e = html.escape
+
+    def cells(values: list[str], tag: str) -> str:
+        return "".join(f'<{tag} style="text-align:{"right" if right else "left"}">{e(v)}</{tag}>'
+                       for v, (_, _, right) in zip(values, columns))
+
+    parts = [f'<table><caption style="text-align:left"><b>{e(title)}</b></caption>',
+             f"<thead><tr>{cells([c[0] for c in columns], 'th')}</tr></thead><tbody>"]
+    parts += [f"<tr>{cells(r, 'td')}</tr>" for r in rows]
+    parts.append("</tbody>")
+    if len(rows) > 1:
+        parts.append(f"<tfoot><tr>{cells([c[1] for c in columns], 'th')}</tr></tfoot>")
+    parts.append("</table>")
+    parts += [f"<p>{e(line)}</p>" for line in notes + facts_lines(summary)]
+    return "".join(parts)
 
 
 def facts_lines(summary: dict[str, Any]) -> list[str]:
@@ -93,7 +138,7 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
     jain = agg.get("jain")
     parts.append(f"Jain's index {jain:.3f}" if _finite(jain) else "Jain's index -")
     if _finite(agg.get("link_share")):
-        parts.append(f"goodput {_pct(agg['link_share'])} of the bottleneck")
+        parts.append(f"goodput {fmt_pct(agg['link_share'])} of the bottleneck")
     if _finite(agg.get("queue_mean_bytes")):
         parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}")
     if _finite(agg.get("query_mean_s")):
@@ -114,5 +159,23 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     console.print(summary_table(summary))
-    for line in facts_lines(summary):
+    for line in _summary_rows(summary)[3] + facts_lines(summary):
         console.print(line, highlight=False, soft_wrap=True)
+
+
+def buffer_phrase(derived: dict[str, Any], topology: Any = None) -> str:
+    """The shared queue's limit in words, for `bbrlab validate`'s header: "500KB", "100 packets",
+    or, on a lossless star with no byte limit, what bounds it instead (PAUSE above XOFF)."""
+    if derived.get("buffer_bytes") is not None:
+        text = format_size(int(derived["buffer_bytes"]))
+    elif derived.get("buffer_packets") is not None:
+        text = f"{derived['buffer_packets']} packets"
+    else:
+        text = "unlimited"
+    if getattr(topology, "kind", None) == "star":
+        text = f"{text} per switch port"
+        if topology.lossless:
+            text += f"; lossless: PAUSE above {format_size(int(topology.pfc.xoff))}"
+        if topology.shared_buffer is not None:
+            text += f"; {format_size(int(topology.shared_buffer))} shared by all ports"
+    return text

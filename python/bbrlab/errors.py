@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["UserError", "ScenarioError", "SimulationError", "closest", "did_you_mean"]
+__all__ = ["UserError", "ScenarioError", "ScenarioWarning", "SimulationError", "closest", "did_you_mean"]
 
 
 class UserError(Exception):
@@ -49,6 +49,11 @@ class ScenarioError(UserError):
 
 def _rebuild_scenario_error(path: str, message: str, more: int, source: str | None) -> ScenarioError:
     return ScenarioError(path, message, more=more, source=source)
+
+
+class ScenarioWarning(UserWarning):
+    """A scenario that is valid but asks for something that has no effect (a setting ignored);
+    the CLI prints it as one line ``warning: …`` on stderr, a notebook shows it as a warning."""
 
 
 class SimulationError(UserError):

@@ -25,6 +25,7 @@ import math
 import os
 import platform
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,16 +34,33 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .errors import SimulationError, UserError
+from .errors import ScenarioWarning, SimulationError, UserError
+from .provenance import git_commit
+# What a run directory is (complete or not, its summary.json) lives with where one may go, in
+# rundir, a module light enough for `bbrlab ls`; the names stay importable from here.
+from .rundir import INCOMPLETE_MARKER, _one_line, find_runs, is_complete_run
+from .rundir import read_summary as _read_summary
 
 if TYPE_CHECKING:
     from .scenario import Scenario
 
-__all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run"]
+__all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
+           "CA_STATES"]
 
-INCOMPLETE_MARKER = "INCOMPLETE"
 TABLES = ("flows", "timeseries", "queue")
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "timeseries.parquet", "queue.parquet")
+
+#: timeseries.ca_state: Linux's congestion-avoidance states (TCP_CA_Open …) in the order of their
+#: codes (crates/cc/src/lib.rs `CaState`). The core exports the codes without labels (it has
+#: labels for phase, cc and queue only), so the one table of names is this one.
+CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
+
+
+def _ca_state_category(codes: Any) -> pd.Categorical:
+    """ca_state codes (0..4) as a categorical of :data:`CA_STATES` (an unknown code: NaN)."""
+    c = np.asarray(codes, dtype=np.int64)
+    c = np.where((c >= 0) & (c < len(CA_STATES)), c, -1)
+    return pd.Categorical.from_codes(c, categories=pd.Index(CA_STATES, dtype=object))
 
 
 def jain_index(values: Any) -> float:
@@ -210,36 +228,20 @@ def summarize(
     return _json_clean(summary)
 
 
-def _one_line(e: BaseException) -> str:
-    return " ".join(f"{type(e).__name__}: {e}".split())[:200]
+def _load_run_scenario(toml_path: Path) -> Scenario | None:
+    """A run's scenario.toml as a Scenario; None, with a warning saying why, when this bbrlab
+    cannot read it as one (a run written by another version whose fields differ)."""
+    from .scenario import load_scenario
 
-
-def _read_summary(f: Path) -> dict[str, Any]:
-    """summary.json, checked for the shape everything else relies on."""
     try:
-        data = json.loads(f.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise UserError(f"{f}: damaged ({_one_line(e)})") from None
-    problem = None
-    if not isinstance(data, dict):
-        problem = f"a {type(data).__name__}, not an object"
-    elif not isinstance(data.get("flows", []), list) or not all(isinstance(x, dict) for x in data.get("flows", [])):
-        problem = "'flows' is not a list of objects"
-    elif any(not isinstance(data.get(k, {}), dict) for k in ("aggregate", "run", "scenario")):
-        problem = "'aggregate', 'run' or 'scenario' is not an object"
-    if problem:
-        raise UserError(f"{f}: damaged ({problem})")
-    return data
-
-
-def is_complete_run(path: Path) -> bool:
-    """A run directory that is finished: right name, no marker, summary present."""
-    return (
-        path.is_dir()
-        and not path.name.endswith(".incomplete")
-        and not (path / INCOMPLETE_MARKER).exists()
-        and (path / "summary.json").is_file()
-    )
+        with warnings.catch_warnings():
+            # Notes about the settings are for whoever writes a scenario, not for reading a run.
+            warnings.simplefilter("ignore", ScenarioWarning)
+            return load_scenario(toml_path)
+    except UserError as e:
+        warnings.warn(f"{toml_path}: not a scenario this bbrlab ({__version__}) can read back ({e}); "
+                      "Result.scenario is None, the text is in Result.scenario_toml", ScenarioWarning, stacklevel=3)
+        return None
 
 
 @dataclass
@@ -280,6 +282,8 @@ class Result:
         except KeyError as e:
             raise SimulationError(f"the core's results lack {e}") from None
         flows, ts, queue = tables["flows"], tables["timeseries"], tables["queue"]
+        if "ca_state" in ts:
+            ts["ca_state"] = _ca_state_category(ts["ca_state"])
         gaps = decode_table("gaps", raw["gaps"], labels) if "gaps" in raw else pd.DataFrame()
         app_events = decode_table("events", raw["events"], labels) if "events" in raw else pd.DataFrame()
         if len(app_events) and "query" in flows and "app" in flows:
@@ -314,6 +318,11 @@ class Result:
             "python": platform.python_version(),
             "platform": platform.platform(terse=True),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            # How to run it again: the file and the --set overrides as given (--seed N as seed=N),
+            # and the commit of the bbrlab that ran it.
+            "scenario_file": scenario.source_file,
+            "overrides": list(scenario.overrides),
+            "git_commit": git_commit(),
         }
         if run_extra:
             run.update(run_extra)
@@ -323,17 +332,22 @@ class Result:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
-        """Read a complete run directory back (the scenario is kept as text, not re-validated).
+        """Read a complete run directory back: the tables, the summary, and scenario.toml both as
+        text (``scenario_toml``) and as a :class:`Scenario` (``scenario``).
 
         A damaged table or scenario file does not stop the rest: it loads as empty and is listed
         in ``damaged`` with the reason; a damaged summary.json is an error (nothing else says
-        what the run was)."""
+        what the run was). A scenario.toml this version cannot validate (a run written by an
+        older bbrlab) leaves ``scenario`` None, with a :class:`ScenarioWarning` saying why."""
         path = Path(run_dir)
         if not path.exists():
             raise UserError(f"{path}: no such run directory")
         if not is_complete_run(path):
             if path.is_dir() and (path.name.endswith(".incomplete") or (path / INCOMPLETE_MARKER).exists()):
                 raise UserError(f"{path}: incomplete run directory (the run was interrupted or failed)")
+            if path.is_dir() and find_runs(path, limit=1):
+                raise UserError(f"{path}: a directory of runs, not a run; list them with `bbrlab ls {path}` "
+                                "and show one with `bbrlab show RUN_DIR`")
             raise UserError(f"{path}: not a bbrlab run directory (no summary.json)")
         summary = _read_summary(path / "summary.json")
         damaged: dict[str, str] = {}
@@ -349,14 +363,24 @@ class Result:
                 return pd.DataFrame()
 
         tables = {t: table(t) for t in (*TABLES, "gaps", "events")}
+        ts = tables["timeseries"]
+        if "ca_state" in ts and not isinstance(ts["ca_state"].dtype, pd.CategoricalDtype):
+            try:  # a run from before ca_state was a category
+                ts["ca_state"] = _ca_state_category(ts["ca_state"].fillna(-1))
+            except (TypeError, ValueError) as e:
+                damaged["timeseries.parquet"] = f"ca_state is not a state code ({_one_line(e)})"
         scenario_toml = None
+        scenario = None
         toml_path = path / "scenario.toml"
         if toml_path.exists():
             try:
                 scenario_toml = toml_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 damaged[toml_path.name] = _one_line(e)
+            else:
+                scenario = _load_run_scenario(toml_path)
         return cls(
+            scenario=scenario,
             events=tables["events"],
             gaps=tables["gaps"],
             flows=tables["flows"],
@@ -367,6 +391,12 @@ class Result:
             path=path,
             damaged=damaged,
         )
+
+    def _repr_html_(self) -> str:
+        """The summary table in a notebook (the same rows as `bbrlab show`, HTML-escaped)."""
+        from .display import summary_html
+
+        return summary_html(self.summary)
 
     # ------------------------------------------------------------ saving
 

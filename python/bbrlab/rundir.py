@@ -1,5 +1,6 @@
-"""Where a run directory may go: checked before a simulation starts, so a bad ``--out`` costs a
-second, not the whole run.
+"""Where a run directory may go — checked before a simulation starts, so a bad ``--out`` costs a
+second, not the whole run — and what a finished one is (:func:`is_complete_run`,
+:func:`find_runs`, :func:`read_summary`; no pandas here, so `bbrlab ls` starts fast).
 
 A run directory can be written when its name is usable (non-empty, each component within the
 file system's 255-byte limit), it does not exist yet, its nearest existing ancestor is a
@@ -10,15 +11,20 @@ has room for the tables the run will produce (and the process's file-size limit 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import resource
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import UserError
 
-__all__ = ["check_out_dir", "expected_bytes", "NAME_MAX"]
+__all__ = ["check_out_dir", "expected_bytes", "NAME_MAX", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
+           "read_summary"]
+
+INCOMPLETE_MARKER = "INCOMPLETE"
 
 NAME_MAX = 255
 #: Bytes one row of the timeseries/queue tables takes on disk at most (25 eight-byte columns,
@@ -69,3 +75,51 @@ def check_out_dir(out: str | Path, needed_bytes: int | None = None) -> Path:
     if soft != resource.RLIM_INFINITY and soft < needed_bytes:
         raise UserError(f"--out {p}: the file-size limit (ulimit -f) is {soft} bytes; the run's tables need about {needed_bytes / 1e6:.0f} MB")
     return p
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())[:200]
+
+
+def read_summary(f: Path) -> dict[str, Any]:
+    """summary.json, checked for the shape everything else relies on."""
+    try:
+        data = json.loads(f.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise UserError(f"{f}: damaged ({_one_line(e)})") from None
+    problem = None
+    if not isinstance(data, dict):
+        problem = f"a {type(data).__name__}, not an object"
+    elif not isinstance(data.get("flows", []), list) or not all(isinstance(x, dict) for x in data.get("flows", [])):
+        problem = "'flows' is not a list of objects"
+    elif any(not isinstance(data.get(k, {}), dict) for k in ("aggregate", "run", "scenario")):
+        problem = "'aggregate', 'run' or 'scenario' is not an object"
+    if problem:
+        raise UserError(f"{f}: damaged ({problem})")
+    return data
+
+
+def is_complete_run(path: Path) -> bool:
+    """A run directory that is finished: right name, no marker, summary present."""
+    return (
+        path.is_dir()
+        and not path.name.endswith(".incomplete")
+        and not (path / INCOMPLETE_MARKER).exists()
+        and (path / "summary.json").is_file()
+    )
+
+
+def find_runs(root: str | Path, *, limit: int | None = None) -> list[Path]:
+    """Complete run directories under ``root`` (itself included), recursively, in path order; a
+    run directory is not searched further. ``limit``: stop after that many."""
+    found: list[Path] = []
+    for here, dirs, _ in os.walk(root):
+        p = Path(here)
+        if is_complete_run(p):
+            found.append(p)
+            dirs[:] = []
+            if limit is not None and len(found) >= limit:
+                break
+        else:
+            dirs[:] = sorted(d for d in dirs if not d.endswith(".incomplete"))
+    return found

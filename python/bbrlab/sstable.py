@@ -14,21 +14,14 @@ import numpy as np
 import pandas as pd
 
 from .errors import UserError
+from .units import format_scaled
 
 __all__ = ["pick_time", "ss_lines"]
-
-_CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 
 def _ss_rate(bps: Any) -> str:
     """ss prints rates as "354.1Mbps"."""
-    if bps is None or not math.isfinite(float(bps)):
-        return "-"
-    bps = float(bps)
-    for mult, unit in ((1e9, "Gbps"), (1e6, "Mbps"), (1e3, "Kbps")):
-        if bps >= mult:
-            return f"{bps / mult:.1f}{unit}"
-    return f"{bps:.0f}bps"
+    return format_scaled(bps, "bps", digits=1, sep="", kilo="K")
 
 
 def _ms(x: Any) -> str:
@@ -115,8 +108,7 @@ def ss_lines(
             out.append(f"flow {int(r['flow'])}  cc:{r.get('cc', '?')}  not started yet (starts at {start:g}s)")
             continue
         phase = str(r.get("phase", "")) or "-"
-        state = int(r.get("ca_state", 0))
-        ca = _CA_STATES[state] if 0 <= state < len(_CA_STATES) else str(state)
+        ca = str(r.get("ca_state", "-"))  # a category (results.CA_STATES)
         out.append(f"flow {int(r['flow'])}  cc:{r.get('cc', '?')}  phase:{phase}  ca_state:{ca}")
         out.append(f"\t {_flow_line(r)}")
     if queue is not None and not queue.empty:

@@ -11,6 +11,11 @@ Conventions (chosen so a value always means one thing):
 
 Parsing goes through :class:`decimal.Decimal` so "2.5Gbps" is exactly 2_500_000_000 and formatting
 is exact: ``parse_x(format_x(v)) == v`` for every integer ``v`` (tests check this).
+
+Two kinds of output, kept apart on purpose: ``format_rate``/``format_size``/… write a value back
+*exactly* (scenario.toml, --set); :func:`format_scaled` *rounds* a measured value for reading
+("94.31 Mbit/s", "318.7 KB", "1.91M"). Every table bbrlab prints (run summary, ss, intervals, ls)
+goes through that one rounding formatter.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "format_size",
     "format_buffer",
     "format_fraction",
+    "format_scaled",
 ]
 
 
@@ -131,6 +137,42 @@ def _number_in(text: object) -> str:
         if sp:
             return _num(sp[0])
     return "1"
+
+
+# ---------------------------------------------------------------- rounded, for reading
+
+_SCALED_STEPS: tuple[tuple[float, str], ...] = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str = " ", kilo: str = "k") -> str:
+    """A measured value rounded for reading, with the largest decimal prefix it reaches:
+    ``format_scaled(94_310_000, "bit/s")`` -> "94.31 Mbit/s"; "-" for None, NaN and infinities.
+
+    ``digits``: decimals after the point; None = three significant digits as iperf3 prints them
+    ("9.41", "94.1", "941"). ``kilo``: the kilo prefix's letter ("k" by SI; "K" where a tool the
+    reader compares with writes "KB" or "Kbps"). Prefixes are powers of 1000 here as everywhere
+    in bbrlab (iperf3's "MBytes" are 2^20: bbrlab's are 10^6).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)  # numpy scalars
+        except (TypeError, ValueError):
+            return "-"
+    x = float(value)
+    if x != x or x in (float("inf"), float("-inf")):
+        return "-"
+    prefix = ""
+    for mult, p in _SCALED_STEPS:
+        if abs(x) >= mult:
+            x, prefix = x / mult, (kilo if p == "k" else p)
+            break
+    if not prefix:
+        text = f"{x:.0f}"  # below the first prefix: whole units (bytes, packets, bit/s)
+    elif digits is None:
+        text = f"{x:.2f}" if abs(x) < 9.995 else f"{x:.1f}" if abs(x) < 99.95 else f"{x:.0f}"
+    else:
+        text = f"{x:.{digits}f}"
+    return f"{text}{sep}{prefix}{unit}".rstrip()
 
 
 # ---------------------------------------------------------------- rates (bits per second)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import re
 import tomllib
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, ScenarioWarning
 from .errors import from_validation_error, with_set_source
 from .model import Scenario
-from .overrides import apply_overrides
+from .overrides import apply_overrides, ignored_settings
 
 __all__ = ["load_scenario", "parse_scenario"]
 
@@ -22,12 +23,16 @@ def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), defaul
     """Validate raw TOML tables (already read, overrides not yet applied)."""
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
+    for note in ignored_settings(raw):
+        warnings.warn(note, ScenarioWarning, stacklevel=3)
     try:
-        return Scenario.model_validate(raw)
+        scenario = Scenario.model_validate(raw)
     except ValidationError as exc:
         raise from_validation_error(exc, overrides) from None
     except ScenarioError as e:  # the core's check of the whole scenario
         raise with_set_source(e, overrides) from None
+    scenario._overrides = tuple(overrides)
+    return scenario
 
 
 def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> Scenario:
@@ -46,7 +51,9 @@ def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> S
     except UnicodeDecodeError:
         raise ScenarioError("", f"{p}: not a TOML file (not UTF-8 text)") from None
     raw = parse_toml(text, str(p))
-    return parse_scenario(raw, overrides=overrides or (), default_name=_default_name(p))
+    scenario = parse_scenario(raw, overrides=overrides or (), default_name=_default_name(p))
+    scenario._source_file = str(path)
+    return scenario
 
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:

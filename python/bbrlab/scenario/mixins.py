@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tomli_w
-from pydantic import ValidationInfo, model_validator
+from pydantic import PrivateAttr, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
 from . import core
@@ -46,6 +46,21 @@ def check_kind(kinds: tuple[str, ...]) -> Callable[[Any], Any]:
 
 class ScenarioBase(Strict):
     """What a scenario is beyond its fields."""
+
+    # Where it came from, as the user gave it (load_scenario / parse_scenario set these; a run
+    # records them in summary.json as run.scenario_file and run.overrides).
+    _source_file: str | None = PrivateAttr(default=None)
+    _overrides: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def source_file(self) -> str | None:
+        """The scenario file's path as given to :func:`load_scenario` (None if built otherwise)."""
+        return self._source_file
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The ``PATH=VALUE`` overrides applied when it was read, in order."""
+        return self._overrides
 
     @model_validator(mode="after")
     def _checked_by_the_core(self, info: ValidationInfo) -> ScenarioBase:
@@ -101,8 +116,14 @@ class ScenarioBase(Strict):
         return core.check(self)[0]
 
     def human(self) -> dict[str, Any]:
-        """The scenario as TOML-ready tables in human units, defaults filled, None omitted."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The scenario as TOML-ready tables in human units, defaults filled, None omitted, and a
+        star's ``pfc`` table only when ``lossless`` is on (otherwise nothing reads it, and written
+        out it would suggest PAUSE; see ``overrides.ignored_settings``)."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        topology = out.get("topology", {})
+        if topology.get("kind") == "star" and not topology.get("lossless"):
+            topology.pop("pfc", None)
+        return out
 
     def to_toml(self, *, header: str | None = None) -> str:
         text = tomli_w.dumps(self.human())

@@ -15,7 +15,7 @@ from ..errors import ScenarioError, did_you_mean
 from . import model as model_cls
 from .introspect import fields_by_key, item_model, unwrap
 
-__all__ = ["apply_overrides"]
+__all__ = ["apply_overrides", "ignored_settings"]
 
 
 def _override_value(text: str, leaf: str) -> Any:
@@ -95,3 +95,20 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
             model = child_model
             done.append(part)
     return raw
+
+
+def ignored_settings(raw: dict[str, Any]) -> list[str]:
+    """Settings in raw tables (overrides applied) that a run will not use, each as a one-line note.
+
+    A star's ``pfc`` table only matters when ``lossless`` is true. A file written for a lossless
+    fabric keeps its ``pfc`` table when ``--set topology.lossless=false`` turns PAUSE off, and
+    ``--set`` cannot remove a table; the run then drops at the port buffer, and the note says so
+    rather than leaving the table to suggest that PAUSE is still on.
+    """
+    topo = raw.get("topology")
+    if not isinstance(topo, dict) or topo.get("kind") != "star" or "pfc" not in topo:
+        return []
+    if topo.get("lossless", False) is False:
+        return ["topology.pfc is ignored: topology.lossless is false, so the switch ports drop packets "
+                "at their buffer instead of sending PAUSE"]
+    return []
