@@ -209,9 +209,35 @@ def _draw(ax: Any, lines: list[_Line], *, step: bool = False) -> str:
         plot(line.t, line.y, color=colours[key], lw=0.7 if by_cc else 1.1, alpha=0.55 if by_cc else 0.95,
              label=None if key in labelled else key, **kw)
         labelled.add(key)
-    if labelled:
-        ax.legend(fontsize=7, loc="best", ncol=2 if len(labelled) > 6 else 1)
     return f"{len(names)} lines, coloured by algorithm" if by_cc else ""
+
+
+def legend(ax: Any) -> None:
+    """A few short entries inside the axes; more or longer ones in columns below the plot (the
+    figure grows to hold them), where they cover no data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not labels:
+        return
+    widest = max(len(t) for t in labels)
+    if len(labels) <= 4 and widest <= 28:
+        ax.legend(handles, labels, fontsize=7, loc="best")
+        return
+    ncol = 1 if widest > 55 else 2 if widest > 30 else 3
+    rows = -(-len(labels) // ncol)
+    fig = ax.figure
+    fig.set_size_inches(fig.get_size_inches()[0], fig.get_size_inches()[1] + 0.17 * rows + 0.2)
+    fig.legend(handles, labels, fontsize=7, loc="outside lower center", ncol=ncol, frameon=False)
+
+
+def _log_if_wide(ax: Any, values: np.ndarray) -> None:
+    """A log x axis when the values span more than a factor 20 (labelled in plain numbers)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    v = values[np.isfinite(values)]
+    if v.size and v.min() > 0 and v.max() / v.min() > 20:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _figure() -> tuple[Figure, Any]:
@@ -227,16 +253,21 @@ def _title(ax: Any, what: str, runs: int, note: str = "") -> None:
 # ------------------------------------------------------------------ the figures
 
 
-def fig_over_time(runs: Sequence[LoadedRun], what: str, ylabel: str, lines: list[_Line], *, bottom: float | None = 0) -> Figure | None:
+def fig_over_time(runs: Sequence[LoadedRun], what: str, ylabel: str, lines: list[_Line], *,
+                  bottom: float | None = 0, reference: tuple[float | None, str] = (None, "")) -> Figure | None:
+    """``reference``: (value, label) of a dashed line all runs share (the bottleneck rate, the base RTT)."""
     if not lines:
         return None
     fig, ax = _figure()
     note = _draw(ax, lines)
+    if reference[0] is not None:
+        ax.axhline(reference[0], color="grey", ls="--", lw=0.8, label=reference[1])
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     if bottom is not None:
         ax.set_ylim(bottom=bottom)
     _title(ax, what, len(runs), note)
+    legend(ax)
     return fig
 
 
@@ -252,21 +283,11 @@ def _shared(runs: Sequence[LoadedRun], key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _reference(fig: Figure | None, value: float | None, label: str) -> Figure | None:
-    """A dashed reference line (the bottleneck rate, the base RTT) that all runs share."""
-    if fig is not None and value is not None:
-        ax = fig.axes[0]
-        ax.axhline(value, color="grey", ls="--", lw=0.8, label=label)
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles, labels, fontsize=7, loc="best", ncol=2 if len(labels) > 6 else 1)
-    return fig
-
-
 def fig_goodput(runs: Sequence[LoadedRun]) -> Figure | None:
     lines = _flow_lines(runs, "goodput_bps", "sum", _per_flow(runs), lambda v: v / 1e6)
     rate = _shared(runs, "bottleneck_rate_bps")
-    return _reference(fig_over_time(runs, "goodput", "goodput (Mbit/s)", lines),
-                      rate / 1e6 if rate else None, "bottleneck rate")
+    return fig_over_time(runs, "goodput", "goodput (Mbit/s)", lines,
+                         reference=(rate / 1e6 if rate else None, "bottleneck rate"))
 
 
 def fig_cwnd(runs: Sequence[LoadedRun]) -> Figure | None:
@@ -277,7 +298,7 @@ def fig_cwnd(runs: Sequence[LoadedRun]) -> Figure | None:
 def fig_rtt(runs: Sequence[LoadedRun]) -> Figure | None:
     # Before its first RTT sample a flow's srtt is 0: blank it rather than draw a dive to 0.
     lines = _flow_lines(runs, "srtt_ms", "mean", _per_flow(runs), lambda v: v.where(v > 0))
-    return _reference(fig_over_time(runs, "smoothed RTT", "srtt (ms)", lines), _shared(runs, "rtt_ms"), "base RTT")
+    return fig_over_time(runs, "smoothed RTT", "srtt (ms)", lines, reference=(_shared(runs, "rtt_ms"), "base RTT"))
 
 
 def _queue_delay(run: LoadedRun) -> tuple[np.ndarray, np.ndarray] | None:
@@ -288,7 +309,7 @@ def _queue_delay(run: LoadedRun) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def fig_queue_delay(runs: Sequence[LoadedRun]) -> Figure | None:
-    return fig_over_time(runs, "bottleneck queueing delay", "queueing delay (ms; time-weighted mean per interval)",
+    return fig_over_time(runs, "bottleneck queueing delay (time-weighted mean per interval)", "queueing delay (ms)",
                          _run_lines(runs, _queue_delay))
 
 
@@ -327,13 +348,20 @@ def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
         seeded = bool((rows["seeds"] > 1).any())
         ax.errorbar(x, y, xerr=xerr if seeded else None, yerr=yerr if seeded else None, fmt="o", ms=6,
                     color=colours[cc], ecolor=colours[cc], elinewidth=0.8, capsize=2, label=str(cc))
-    if points["label"].nunique() <= MAX_LINES:
+    labels = list(dict.fromkeys(points["label"]))
+    if len(labels) <= MAX_LINES:
+        # Runs are numbered at their markers and named in a key below: names beside the markers
+        # would run into each other wherever points crowd.
+        number = {label: i + 1 for i, label in enumerate(labels)}
         for row in points.itertuples():
-            ax.annotate(str(row.label), (row.rtt_p95_ms, row.throughput_bps / 1e6), fontsize=6, alpha=0.8,
+            ax.annotate(str(number[row.label]), (row.rtt_p95_ms, row.throughput_bps / 1e6), fontsize=7,
                         xytext=(4, 3), textcoords="offset points")
-    x_all = points["rtt_p95_ms"].to_numpy(float)
-    if x_all.min() > 0 and x_all.max() / x_all.min() > 20:
-        ax.set_xscale("log")  # as Pantheon's: data-center and WAN delays on one axis
+        key = "\n".join(f"{number[label]}: {label}" for label in labels)
+        fig.set_size_inches(9, 4.2 + 0.14 * len(labels) + 0.2)
+        fig.text(0.02, 0.0, key, fontsize=7, va="bottom", ha="left", family="monospace")
+        key_height = 0.14 * len(labels) / fig.get_size_inches()[1] + 0.02  # of the figure's height
+        fig.get_layout_engine().set(rect=(0, key_height, 1, 1 - key_height))  # left, bottom, width, height
+    _log_if_wide(ax, points["rtt_p95_ms"].to_numpy(float))  # as Pantheon's: DC and WAN delays on one axis
     ax.invert_xaxis()  # Pantheon: lower delay to the right, so better is up and right
     ax.set_xlabel("95th-percentile RTT (ms; axis inverted: better →)")
     ax.set_ylabel("throughput (Mbit/s; the algorithm's flows together)")
@@ -348,22 +376,25 @@ def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
 def fig_cdf(runs: Sequence[LoadedRun], what: str, xlabel: str,
             values: Callable[[LoadedRun], Iterator[tuple[str, str, Any]]], *, log_x: bool = False) -> Figure | None:
     lines = []
+    seen = []  # (run label, cc) of the runs with data: the title counts those, not all runs given
     for run in runs:
         for name, cc, v in values(run):
             x, y = cdf(v)
             if x.size:
+                seen.append((run.ref.label, cc))
                 # Start the step at 0 so a one-sample CDF is still a visible step up to 1.
                 lines.append(_Line(name, cc, np.concatenate([[x[0]], x]), np.concatenate([[0.0], y])))
     if not lines:
         return None
     fig, ax = _figure()
     note = _draw(ax, lines, step=True)
+    legend(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction ≤ x")
     ax.set_ylim(0, 1.02)
-    if log_x and min(float(np.min(line.t)) for line in lines) > 0:
-        ax.set_xscale("log")
-    _title(ax, f"CDF of {what}", len({id(r) for r in runs}), note)
+    if log_x:
+        _log_if_wide(ax, np.concatenate([line.t for line in lines]))
+    _title(ax, f"CDF of {what}", len({label for label, _ in seen}), note)
     return fig
 
 

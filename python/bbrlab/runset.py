@@ -163,7 +163,8 @@ def find_runs(paths: list[str | Path], labels: dict[str, str] | None = None,
             label = labels[key] if key is not None else _run_label(str(summary.get("name") or p.name), summary)
             found = [RunRef(p, label, str(p.resolve()), (summary.get("run") or {}).get("seed"), summary)]
         elif is_sweep_dir(p):
-            found = _sweep_runs(p, labels[key] if key is not None else p.name, warn)
+            # A sweep's points are told apart by their axis values; its name only when there are others.
+            found = _sweep_runs(p, labels[key] if key is not None else p.name if len(paths) > 1 else "", warn)
         if found is None:
             found = []
             for d in _walk_runs(p):

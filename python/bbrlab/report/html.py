@@ -45,6 +45,7 @@ a { color: var(--accent); }
 table { border-collapse: collapse; margin: 10px 0 14px; font-size: 13.5px; }
 th, td { border: 1px solid var(--line); padding: 4px 9px; vertical-align: top; }
 th { background: var(--head); text-align: left; }
+thead th { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tfoot td { font-weight: 600; background: #fafbfd; }
 table.kv th { width: 14em; }
@@ -185,10 +186,10 @@ def data_uri(path: Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
-def image(path: Path, caption: str = "") -> Markup:
+def image(path: Path, caption: str = "", alt: str = "") -> Markup:
     """A figure with the image embedded (nothing is fetched when the page opens)."""
     return Markup('<figure><img src="{}" alt="{}">{}</figure>').format(
-        Markup(data_uri(path)), caption or path.name,
+        Markup(data_uri(path)), alt or caption or path.name,
         Markup("<figcaption>{}</figcaption>").format(caption) if caption else "")
 
 

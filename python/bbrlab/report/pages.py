@@ -35,7 +35,8 @@ def _rel(target: Path, page_dir: Path) -> str:
 
 
 def _figures(paths: Sequence[Path]) -> Markup:
-    return Markup("").join(image(p, p.stem.replace("_", " ")) for p in paths)
+    # No caption: every bbrlab figure carries its title.
+    return Markup("").join(image(p, alt=p.stem.replace("_", " ")) for p in paths)
 
 
 # ------------------------------------------------------------------ a run
