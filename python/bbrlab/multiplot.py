@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
 from .errors import UserError
 from .figures import new_figure, save

@@ -94,6 +94,9 @@ def study_out(tiny_study, tmp_path_factory: pytest.TempPathFactory) -> Path:
     (out / "synthetic").mkdir()
     (out / "synthetic" / "REPORT.md").write_text(SYNTHETIC_REPORT)
     shutil.copy(next((out / "wan-loss").glob("*.png")), out / "synthetic" / "figure.png")
+    (out / "damaged").mkdir()  # a claims.csv without the agreed columns must not stop the index
+    (out / "damaged" / "REPORT.md").write_text("# damaged\n")
+    (out / "damaged" / "claims.csv").write_text("a,b\n1,2\n")
     write_index(out)
     return out
 
@@ -174,7 +177,8 @@ def test_reproduce_writes_an_index_of_every_study(tiny_study, study_out):
     text = _text(page)
     assert "no claims.csv" in text and "1 agrees" in text and "1 disagrees" in text and "1 not tested" in text
     links = re.findall(r'href="([^"]+report\.html)"', page)
-    assert {Path(link).parts[0] for link in links} == {"wan-loss", "synthetic"}
+    assert {Path(link).parts[0] for link in links} == {"wan-loss", "synthetic", "damaged"}
+    assert "claims.csv damaged" in text and "no column 'claim'" in text
     assert all((study_out / link).is_file() for link in links)
     r = CliRunner().invoke(cli, ["report", str(study_out)])
     assert r.exit_code == 0 and "index.html" in r.output, r.output

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from .._version import __version__
 from ..errors import UserError

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from ..display import facts_lines, fmt_bps, fmt_bytes, summary_table
 from ..errors import UserError
-from ..results import Result
+from ..results import Result, _read_summary, is_complete_run
 from .html import INDEX_GENERATOR, Cell, Section, image, kv_table, page, paragraphs, pre, table, verdict_class
 from .markdown import referenced_images, to_html
 
@@ -92,13 +92,16 @@ def _ordered_pngs(d: Path) -> list[Path]:
 
 
 def run_page(run_dir: Path, out: Path) -> str:
-    result = Result.load(run_dir)
-    s = result.summary
+    # The page needs summary.json, scenario.toml and the PNGs, not the tables (which can be GBs).
+    if not is_complete_run(run_dir):
+        Result.load(run_dir)  # raises the UserError that says what is wrong with the directory
+    s = _read_summary(run_dir / "summary.json")
     run = s.get("run") or {}
+    try:
+        scenario_toml = (run_dir / "scenario.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        scenario_toml = None
     sections = []
-    warn = [f"{name} is damaged ({why}); it is left out" for name, why in result.damaged.items()]
-    if warn:
-        sections.append(Section("Warnings", paragraphs(*warn, cls="warn")))
     sections.append(Section("Summary", _rich_table(summary_table(s)) + paragraphs(*facts_lines(s)), "summary"))
     pngs = _ordered_pngs(run_dir)
     if pngs:
@@ -112,8 +115,8 @@ def run_page(run_dir: Path, out: Path) -> str:
     sections.append(Section("How it ran", kv_table(provenance), "provenance"))
     if s.get("scenario"):
         sections.append(Section("Scenario facts", _facts(s["scenario"]), "scenario-facts"))
-    if result.scenario_toml:
-        sections.append(Section("Resolved scenario (scenario.toml)", pre(result.scenario_toml), "scenario"))
+    if scenario_toml:
+        sections.append(Section("Resolved scenario (scenario.toml)", pre(scenario_toml), "scenario"))
     sections.append(Section("Run facts (summary.json run)", _facts(run, _RUN_KEYS), "run"))
     subtitle = f"run {run_dir.name} · {run.get('backend', 'sim')}, seed {run.get('seed', '-')}"
     return page(f"bbrlab run: {s.get('name') or run_dir.name}", sections, subtitle=subtitle)
@@ -220,6 +223,19 @@ def verdict_counts(rows: list[dict[str, str]]) -> str:
     return " · ".join(f"{n} {v}" for v, n in counts.most_common()) or "no claims"
 
 
+def claims_block(study_dir: Path) -> tuple[Markup, str]:
+    """A study's claims table (or why there is none) and its verdicts counted in one line. A
+    damaged claims.csv is said on the page, not raised: the index of a whole reproduce run must
+    not fail on one study's file."""
+    try:
+        claims = read_claims(study_dir)
+    except UserError as e:
+        return paragraphs(str(e), cls="warn"), "claims.csv damaged"
+    if claims is None:
+        return paragraphs("no claims.csv", cls="note"), "no claims.csv"
+    return (claims_table(claims) if claims else paragraphs("no claims", cls="note")), verdict_counts(claims)
+
+
 def study_title(study_dir: Path) -> str:
     """REPORT.md's first heading (the study's title), or the directory's name."""
     f = study_dir / "REPORT.md"
@@ -232,9 +248,8 @@ def study_title(study_dir: Path) -> str:
 
 def study_page(study_dir: Path, out: Path) -> str:
     sections = []
-    claims = read_claims(study_dir)
-    sections.append(Section("Claims", claims_table(claims) + paragraphs(verdict_counts(claims), cls="note")
-                            if claims is not None else paragraphs("no claims.csv", cls="note"), "claims"))
+    claims, counts = claims_block(study_dir)
+    sections.append(Section("Claims", claims + paragraphs(counts, cls="note"), "claims"))
     shown: set[str] = set()
     f = study_dir / "REPORT.md"
     if f.is_file():
@@ -265,11 +280,9 @@ def index_page(out_dir: Path, out: Path, report_name: str = "report.html") -> st
     overview = []
     sections = []
     for d in studies:
-        claims = read_claims(d)
+        body, counts = claims_block(d)
         link = Markup('<a href="{}">{}</a>').format(_rel(d / report_name, out.parent), d.name)
-        overview.append([link, study_title(d), verdict_counts(claims) if claims is not None else "no claims.csv"])
-        body = claims_table(claims) if claims else paragraphs("no claims.csv" if claims is None else "no claims",
-                                                              cls="note")
+        overview.append([link, study_title(d), counts])
         sections.append(Section(d.name, paragraphs(Markup("{} — <a href=\"{}\">full report</a>").format(
             study_title(d), _rel(d / report_name, out.parent))) + body, f"study-{d.name}"))
     head = Section("Studies", table(["study", "title", "verdicts"], overview) if overview else
