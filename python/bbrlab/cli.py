@@ -435,6 +435,59 @@ def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick
         done = run_studies(names, Path(out), size=chosen, jobs=jobs, progress=on_progress)
     for st, report, wall in done:
         click.echo(f"{st.name}: {report} ({wall:.0f} s)")
+    click.echo(f"index: {Path(out) / 'index.html'}")
+
+
+def _count_bar(label: str) -> tuple[Any, Any]:
+    """A rich bar for work counted in steps (runs loaded, figures drawn), on a terminal only;
+    returns (progress context, callback(done, total))."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = _stderr_console()
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True, disable=not console.is_terminal)
+    task = bar.add_task(label, total=None)
+    return bar, lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {_one_line(message)}", err=True)
+
+
+@cli.command("plot")
+@click.argument("paths", metavar="RUN_OR_SWEEP...", nargs=-1, required=True)
+@click.option("--out", "out", metavar="DIR", default=None,
+              help="Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).")
+@click.option("--label", "labels", metavar="PATH=TEXT", multiple=True,
+              help="Legend text for the runs under PATH (as given, or its directory name). Repeatable.")
+def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...]) -> None:
+    """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
+    throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
+    from .multiplot import plot_runs
+    from .runset import is_sweep_dir, parse_labels
+
+    if out is None:
+        one_sweep = len(paths) == 1 and is_sweep_dir(Path(paths[0]))
+        out = str(Path(paths[0]) / "plots") if one_sweep else str(_default_out("plots"))
+    bar, progress = _count_bar("plot")
+    with bar:
+        files = plot_runs(list(paths), out, labels=parse_labels(labels), progress=progress, warn=_warn)
+    for f in files:
+        click.echo(f"wrote {f}")
+
+
+@cli.command("report")
+@click.argument("path", metavar="RUN|SWEEP|STUDY_DIR")
+@click.option("--out", "out", metavar="FILE", default=None,
+              help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).")
+def report_command(path: str, out: str | None) -> None:
+    """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
+    from .report import write_report
+
+    bar, progress = _count_bar("report")
+    with bar:
+        written = write_report(path, out, progress=progress, warn=_warn)
+    click.echo(f"wrote {written}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
+from ..report import write_index
 from .context import Size, StudyContext
 from .sources import ANHALT_BQL, ESNET_BBR3, GOOGLE_BBR2, TOONK_BLOG, WATERLOO_DC, Source
 
@@ -68,7 +69,8 @@ def get_study(name: str) -> Study:
 
 def run_studies(names: Iterable[str], out_dir: Path, *, size: Size, jobs: int | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> list[tuple[Study, Path, float]]:
-    """Run the named studies (or all); returns (study, report path, wall seconds) for each."""
+    """Run the named studies (or all); returns (study, report path, wall seconds) for each. Ends by
+    writing OUT/index.html: every study in OUT with its claims, linking to its report.html."""
     names = list(names)
     studies = list_studies() if not names or names == ["all"] else [get_study(n) for n in names]
     done = []
@@ -78,4 +80,5 @@ def run_studies(names: Iterable[str], out_dir: Path, *, size: Size, jobs: int | 
         ctx = StudyContext(out_dir=d, size=size, jobs=jobs or os.cpu_count() or 1, progress=progress)
         report = st.run(ctx)
         done.append((st, report, ctx.elapsed_s))
+    write_index(out_dir)  # OUT/index.html and each study's report.html
     return done

@@ -1,0 +1,291 @@
+"""The report pages: a run, a sweep, a study (`bbrlab reproduce`'s OUT/<study>/) and the index of a
+reproduce output directory. Each function returns the page's HTML; `bbrlab.report` writes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from ..display import facts_lines, fmt_bps, fmt_bytes, summary_table
+from ..errors import UserError
+from ..results import Result
+from ..rundir import is_complete_run, read_summary as _read_summary
+from .html import INDEX_GENERATOR, Cell, Section, image, kv_table, page, paragraphs, pre, table, verdict_class
+from .markdown import referenced_images, to_html
+
+__all__ = ["run_page", "sweep_page", "study_page", "index_page", "study_title", "read_claims", "CLAIM_COLUMNS"]
+
+#: claims.csv as `bbrlab reproduce` writes it (one row per comparison with the source).
+CLAIM_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict")
+
+ProgressFn = Callable[[int, int], None]
+
+
+def _rel(target: Path, page_dir: Path) -> str:
+    return os.path.relpath(target, page_dir)
+
+
+def _figures(paths: Sequence[Path]) -> Markup:
+    # No caption: every bbrlab figure carries its title.
+    return Markup("").join(image(p, alt=p.stem.replace("_", " ")) for p in paths)
+
+
+# ------------------------------------------------------------------ a run
+
+
+def _rich_table(t: Any) -> Markup:
+    """A rich `Table` (the terminal's summary table, display.summary_table) as HTML: the same
+    columns, cells and footer, so the page and `bbrlab show` never disagree."""
+    cols = list(t.columns)
+    header = [str(c.header) for c in cols]
+    align = ["right" if c.justify == "right" else "" for c in cols]
+    cells = [[str(v) for v in c.cells] for c in cols]
+    rows = [list(r) for r in zip(*cells)] if cells else []
+    footer = [str(c.footer) for c in cols] if t.show_footer else None
+    caption = paragraphs(str(t.title), cls="note") if t.title else Markup("")
+    return caption + table(header, rows, footer=footer, align=align)
+
+
+#: summary.json ``run`` keys in the order the page lists them (the rest follow, alphabetically).
+_RUN_KEYS = ("backend", "seed", "overrides", "scenario_file", "git_commit", "bbrlab_version", "core_version",
+             "python", "platform", "created", "wall_s", "sim_end_s", "complete", "events", "data_packets_sent",
+             "data_packets_delivered", "drops", "pause_frames", "packets_per_wall_s", "events_per_wall_s")
+
+
+def _fact(key: str, value: Any) -> Any:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return Markup("<code>{}</code>").format(json.dumps(value, sort_keys=True))
+    if isinstance(value, float):
+        if key.endswith("_bps"):
+            return fmt_bps(value)
+        if key.endswith("_bytes"):
+            return fmt_bytes(value)
+        return f"{value:,.4g}" if abs(value) >= 1e4 or value != round(value, 4) else f"{value:g}"
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bytes"):
+        return fmt_bytes(value)
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bps"):
+        return fmt_bps(value)
+    return "null" if value is None else value
+
+
+def _facts(d: dict[str, Any], order: Sequence[str] = ()) -> Markup:
+    keys = [k for k in order if k in d] + sorted(k for k in d if k not in order)
+    return kv_table([(k, _fact(k, d[k])) for k in keys])
+
+
+def _ordered_pngs(d: Path) -> list[Path]:
+    from ..plots import PLOTS  # the run's own figures first, in the order the run draws them
+
+    pngs = sorted(d.glob("*.png"))
+    return sorted(pngs, key=lambda p: (PLOTS.index(p.name) if p.name in PLOTS else len(PLOTS), p.name))
+
+
+def run_page(run_dir: Path, out: Path) -> str:
+    # The page needs summary.json, scenario.toml and the PNGs, not the tables (which can be GBs).
+    if not is_complete_run(run_dir):
+        Result.load(run_dir)  # raises the UserError that says what is wrong with the directory
+    s = _read_summary(run_dir / "summary.json")
+    run = s.get("run") or {}
+    try:
+        scenario_toml = (run_dir / "scenario.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        scenario_toml = None
+    sections = []
+    sections.append(Section("Summary", _rich_table(summary_table(s)) + paragraphs(*facts_lines(s)), "summary"))
+    pngs = _ordered_pngs(run_dir)
+    if pngs:
+        sections.append(Section("Figures", _figures(pngs), "figures"))
+    overrides = run.get("overrides")
+    provenance = [("scenario file", run.get("scenario_file")),
+                  ("overrides", " ".join(overrides) if overrides else ("none" if overrides is not None else None)),
+                  ("seed", run.get("seed")), ("backend", run.get("backend")), ("git commit", run.get("git_commit")),
+                  ("bbrlab", run.get("bbrlab_version")), ("core", run.get("core_version")),
+                  ("run directory", str(run_dir))]
+    sections.append(Section("How it ran", kv_table(provenance), "provenance"))
+    if s.get("scenario"):
+        sections.append(Section("Scenario facts", _facts(s["scenario"]), "scenario-facts"))
+    if scenario_toml:
+        sections.append(Section("Resolved scenario (scenario.toml)", pre(scenario_toml), "scenario"))
+    sections.append(Section("Run facts (summary.json run)", _facts(run, _RUN_KEYS), "run"))
+    subtitle = f"run {run_dir.name} · {run.get('backend', 'sim')}, seed {run.get('seed', '-')}"
+    return page(f"bbrlab run: {s.get('name') or run_dir.name}", sections, subtitle=subtitle)
+
+
+# ------------------------------------------------------------------ a sweep
+
+
+def _point_cell(col: str, value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value):
+        if col.endswith("_bps"):
+            return Cell(fmt_bps(value), "num", value)
+        if col.endswith("_bytes"):
+            return Cell(fmt_bytes(value), "num", value)
+        return Cell(f"{value:.4g}", "num", value)
+    return value
+
+
+def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
+               warn: Callable[[str], None] | None = None) -> str:
+    from ..multiplot import plot_runs
+    from ..runset import read_points
+
+    sections = []
+    info: dict[str, Any] = {}
+    f = sweep_dir / "sweep.json"
+    if f.is_file():
+        try:
+            info = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise UserError(f"{f}: damaged ({type(e).__name__}: {e})") from None
+        if not isinstance(info, dict):
+            raise UserError(f"{f}: damaged (a {type(info).__name__}, not an object)")
+    axes = info.get("axes")
+    if isinstance(axes, dict):
+        info = {**info, "axes": Markup("<br>").join(
+            Markup("<code>{}</code>: {}").format(k, ", ".join(map(str, v)) if isinstance(v, list) else v)
+            for k, v in axes.items())}
+    sections.append(Section("Sweep", _facts({k: v for k, v in info.items()}) if info else
+                            paragraphs("no sweep.json", cls="note"), "sweep"))
+    points = read_points(sweep_dir)
+    if points is not None and len(points):
+        cols = list(points.columns)
+        rows = []
+        for rec in points.to_dict("records"):
+            row = []
+            for c in cols:
+                v = rec[c]
+                if c == "run_dir" and isinstance(v, str):
+                    row.append(Markup('<a href="{}">{}</a>').format(_rel(sweep_dir / v, out.parent), v))
+                else:
+                    row.append(_point_cell(c, v))
+            rows.append(row)
+        sections.append(Section(f"Points ({len(points)} runs; click a column to sort)",
+                                table(cols, rows, sortable=True), "points"))
+    with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
+        files = plot_runs([sweep_dir], Path(tmp), progress=progress, warn=warn)
+        pngs = [p for p in files if p.suffix == ".png"]
+        csvs = [p for p in files if p.name == "throughput_delay.csv"]
+        body = _figures(pngs)
+        if csvs:
+            with open(csvs[0], newline="") as fh:
+                data = list(csv.reader(fh))
+            body += Markup("<h3>Throughput vs delay, per point and algorithm</h3>") + table(
+                data[0], [[_point_cell(c, _num(v)) for c, v in zip(data[0], r)] for r in data[1:]], sortable=True)
+        sections.append(Section("Figures across the sweep's runs", body, "figures"))
+    return page(f"bbrlab sweep: {sweep_dir.name}", sections, subtitle=str(sweep_dir))
+
+
+def _num(v: str) -> Any:
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+# ------------------------------------------------------------------ a study
+
+
+def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
+    """claims.csv's rows, or None when the study has none."""
+    f = study_dir / "claims.csv"
+    if not f.is_file():
+        return None
+    try:
+        with open(f, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise UserError(f"{f}: damaged ({type(e).__name__}: {e})") from None
+    missing = [c for c in CLAIM_COLUMNS if rows and c not in rows[0]]
+    if missing:
+        raise UserError(f"{f}: no column {missing[0]!r}; claims.csv needs the columns {', '.join(CLAIM_COLUMNS)}")
+    return rows
+
+
+def claims_table(rows: list[dict[str, str]]) -> Markup:
+    body = [[r["claim"], r["paper_value"], r["bbrlab_value"], r["rule"],
+             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip())] for r in rows]
+    return table(["claim", "source", "bbrlab", "rule", "verdict"], body)
+
+
+def verdict_counts(rows: list[dict[str, str]]) -> str:
+    counts = Counter(r["verdict"].strip() for r in rows)
+    return " · ".join(f"{n} {v}" for v, n in counts.most_common()) or "no claims"
+
+
+def claims_block(study_dir: Path) -> tuple[Markup, str]:
+    """A study's claims table (or why there is none) and its verdicts counted in one line. A
+    damaged claims.csv is said on the page, not raised: the index of a whole reproduce run must
+    not fail on one study's file."""
+    try:
+        claims = read_claims(study_dir)
+    except UserError as e:
+        return paragraphs(str(e), cls="warn"), "claims.csv damaged"
+    if claims is None:
+        return paragraphs("no claims.csv", cls="note"), "no claims.csv"
+    return (claims_table(claims) if claims else paragraphs("no claims", cls="note")), verdict_counts(claims)
+
+
+def study_title(study_dir: Path) -> str:
+    """REPORT.md's first heading (the study's title), or the directory's name."""
+    f = study_dir / "REPORT.md"
+    if f.is_file():
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return study_dir.name
+
+
+def study_page(study_dir: Path, out: Path) -> str:
+    sections = []
+    claims, counts = claims_block(study_dir)
+    sections.append(Section("Claims", claims + paragraphs(counts, cls="note"), "claims"))
+    shown: set[str] = set()
+    f = study_dir / "REPORT.md"
+    if f.is_file():
+        text = f.read_text(encoding="utf-8", errors="replace")
+        shown = referenced_images(text)
+        sections.append(Section("Report", to_html(text, base=study_dir, page_dir=out.parent,
+                                                  skip_first_heading=True), "report"))
+    rest = [p for p in sorted(study_dir.glob("*.png")) if p.name not in shown]
+    if rest:
+        sections.append(Section("More figures", _figures(rest), "figures"))
+    data = sorted(p for p in study_dir.glob("*.csv"))
+    if data:
+        links = Markup("").join(Markup('<li><a href="{}">{}</a></li>').format(_rel(p, out.parent), p.name) for p in data)
+        sections.append(Section("Data", Markup("<ul>{}</ul>").format(links), "data"))
+    return page(study_title(study_dir), sections, subtitle=f"bbrlab reproduce: {study_dir.name}")
+
+
+# ------------------------------------------------------------------ a reproduce output directory
+
+
+def study_dirs(out_dir: Path) -> list[Path]:
+    """The studies in a reproduce output directory: its subdirectories with a REPORT.md."""
+    return sorted(d for d in out_dir.iterdir() if d.is_dir() and (d / "REPORT.md").is_file()) if out_dir.is_dir() else []
+
+
+def index_page(out_dir: Path, out: Path, report_name: str = "report.html") -> str:
+    studies = study_dirs(out_dir)
+    overview = []
+    sections = []
+    for d in studies:
+        body, counts = claims_block(d)
+        link = Markup('<a href="{}">{}</a>').format(_rel(d / report_name, out.parent), d.name)
+        overview.append([link, study_title(d), counts])
+        sections.append(Section(d.name, paragraphs(Markup("{} — <a href=\"{}\">full report</a>").format(
+            study_title(d), _rel(d / report_name, out.parent))) + body, f"study-{d.name}"))
+    head = Section("Studies", table(["study", "title", "verdicts"], overview) if overview else
+                   paragraphs("no study has run in this directory yet", cls="note"), "studies")
+    return page("bbrlab reproduce", [head, *sections], subtitle=str(out_dir), generator=INDEX_GENERATOR)

@@ -1,0 +1,259 @@
+"""`bbrlab report`: self-contained HTML pages for a run, a sweep, a study, and a reproduce index —
+their contents checked against the run's own files, and the pages opened in headless Chromium."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import plotruns
+from bbrlab.cli import cli
+from bbrlab.display import fmt_bps
+from bbrlab.report import write_index, write_report
+from bbrlab.report.html import is_index
+from bbrlab.report.markdown import to_html
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+#: Text a summary could carry (an override as typed) that would run or load something if a page
+#: printed it unescaped.
+EVIL = 'x=<img src="nowhere.png" onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+
+SYNTHETIC_REPORT = """# synthetic: a study written by hand for the tests
+
+Source: [the sources](../docs/sources.md#x) — *a note with `code` inside*.
+
+## Numbers
+
+| claim | source | bbrlab | rule | verdict |
+|---|---|---|---|---|
+| a \\| b | 1 | 2 | a < b | agrees |
+| c | 3 | 2 | c < 2 | disagrees |
+
+**Bold lead.** A paragraph
+over two lines with <b>raw html</b>.
+
+- one item
+- another with `x < y`
+
+![the figure](figure.png)
+
+![missing](nothere.png)
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = plotruns.quick(tmp_path_factory.mktemp("report-run") / "run", ["duration=1s", "flows.0.cc=cubic"], plots=True)
+    # What `bbrlab run` records about provenance, plus an override no page may print unescaped.
+    summary = json.loads((d / "summary.json").read_text())
+    summary["run"].update(overrides=["duration=1s", "flows.0.cc=cubic", EVIL], scenario_file="examples/quick.toml",
+                          git_commit="0123abcd+dirty")
+    (d / "summary.json").write_text(json.dumps(summary))
+    return d
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return plotruns.sweep(tmp_path_factory.mktemp("report-sweep") / "sweep")
+
+
+def _claims(path: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["claim", "paper_value", "bbrlab_value", "rule", "verdict"])
+        w.writerows(rows)
+
+
+@pytest.fixture(scope="module")
+def study_out(tiny_study, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reproduce output directory: the tiny wan-loss study (with a claims.csv written here) and
+    a hand-written study without one."""
+    out = tmp_path_factory.mktemp("report-studies") / "out"
+    shutil.copytree(tiny_study("wan-loss"), out / "wan-loss")
+    _claims(out / "wan-loss" / "claims.csv", [
+        ("140 ms, no loss: CUBIC", "347 Mbit/s", "14.7 Mbit/s", "within ±25%", "agrees"),
+        ("140 ms, 1.5 % loss: BBR", "153 Mbit/s", "6.0 Mbit/s", "within ±25%", "disagrees"),
+        ("below 15 % loss BBR fully uses the path", "yes", "61%", "≥ 90 %", "partly"),
+        ("<script>not a claim</script>", "-", "-", "-", "not tested"),
+    ])
+    (out / "synthetic").mkdir()
+    (out / "synthetic" / "REPORT.md").write_text(SYNTHETIC_REPORT)
+    shutil.copy(next((out / "wan-loss").glob("*.png")), out / "synthetic" / "figure.png")
+    (out / "damaged").mkdir()  # a claims.csv without the agreed columns must not stop the index
+    (out / "damaged" / "REPORT.md").write_text("# damaged\n")
+    (out / "damaged" / "claims.csv").write_text("a,b\n1,2\n")
+    write_index(out)
+    return out
+
+
+def _text(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def _assert_self_contained(page: str) -> None:
+    srcs = re.findall(r'<(?:img|script|link|iframe)[^>]*\s(?:src|href)="([^"]*)"', page)
+    assert srcs and all(s.startswith("data:") for s in srcs), [s[:40] for s in srcs if not s.startswith("data:")]
+    assert "<script>document.title" not in page and '<img src="nowhere.png"' not in page
+
+
+def test_run_report_shows_the_summary_figures_provenance_and_scenario(run_dir):
+    out = write_report(run_dir)
+    assert out == run_dir / "report.html"
+    page = out.read_text()
+    _assert_self_contained(page)
+    text = _text(page)
+    flows = pd.read_parquet(run_dir / "flows.parquet")
+    assert fmt_bps(float(flows["goodput_bps"].iloc[0])) in text  # the terminal table's figure
+    assert "0123abcd+dirty" in text and "examples/quick.toml" in text and "flows.0.cc=cubic" in text
+    assert EVIL in text  # shown, as text
+    assert (run_dir / "scenario.toml").read_text().strip() in text
+    pngs = sorted(run_dir.glob("*.png"))
+    assert len(pngs) >= 4 and page.count('src="data:image/png;base64,') == len(pngs)
+
+
+def test_run_report_out_option_and_errors(run_dir, tmp_path):
+    r = CliRunner().invoke(cli, ["report", str(run_dir), "--out", str(tmp_path / "x" / "page.html")])
+    assert r.exit_code == 0 and (tmp_path / "x" / "page.html").is_file(), r.output
+    for args, text in ((["report", str(tmp_path / "none")], "no such directory"),
+                       (["report", str(tmp_path)], "not a run directory"),
+                       (["report", str(run_dir), "--out", str(tmp_path)], "a directory")):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "Traceback" not in r.output and text in r.output, r.output
+
+
+def test_study_report_colours_verdicts_from_claims_csv(study_out):
+    study = study_out / "wan-loss"
+    page = (study / "report.html").read_text()
+    _assert_self_contained(page)
+    assert re.search(r'<td class="verdict agrees">agrees</td>', page)
+    assert re.search(r'<td class="verdict partly">partly</td>', page)
+    assert "&lt;script&gt;not a claim" in page
+    # REPORT.md's figures are embedded once each (the report shows them, "More figures" does not).
+    assert page.count("data:image/png;base64,") == len(list(study.glob("*.png")))
+    # The verdict follows claims.csv: flip one and the colour flips with it.
+    rows = list(csv.reader(open(study / "claims.csv")))
+    rows[1][4] = "disagrees"
+    _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])  # type: ignore[misc]
+    page = Path(write_report(study)).read_text()
+    cubic_row = page[page.index("140 ms, no loss: CUBIC"):]
+    assert re.match(r'.*?<td class="verdict disagrees">disagrees</td>', cubic_row, re.S)
+    assert page.count('class="verdict agrees"') == 0
+
+
+def test_markdown_rendering_escapes_and_keeps_the_structure(study_out):
+    page = (study_out / "synthetic" / "report.html").read_text()
+    assert "<h3>Numbers</h3>" in page  # REPORT.md's ## is the page's h3 (its # is the page title)
+    assert "<td>a | b</td>" in page and '<td class="verdict disagrees">disagrees</td>' in page
+    assert "<strong>Bold lead.</strong>" in page and "&lt;b&gt;raw html&lt;/b&gt;" in page
+    assert "<em>a note with <code>code</code> inside</em>" in page
+    assert "<li>another with <code>x &lt; y</code></li>" in page
+    assert page.count("data:image/png;base64,") == 1 and "image not embedded: nothere.png" in page
+    assert 'href="../docs/sources.md#x"' in page  # rebased from the study to the page: same directory
+    moved = to_html("[s](../docs/sources.md#x)", base=study_out / "synthetic", page_dir=study_out)
+    assert 'href="docs/sources.md#x"' in moved
+    assert "javascript" not in to_html("[x](javascript:alert(1))")
+
+
+def test_reproduce_writes_an_index_of_every_study(tiny_study, study_out):
+    # The hook: run_studies (what `bbrlab reproduce` calls) left an index beside the study.
+    assert is_index(tiny_study("wan-loss").parent / "index.html")
+    assert (tiny_study("wan-loss") / "report.html").is_file()
+    page = (study_out / "index.html").read_text()
+    text = _text(page)
+    assert "no claims.csv" in text and "1 agrees" in text and "1 disagrees" in text and "1 not tested" in text
+    links = re.findall(r'href="([^"]+report\.html)"', page)
+    assert {Path(link).parts[0] for link in links} == {"wan-loss", "synthetic", "damaged"}
+    assert "claims.csv damaged" in text and "no column 'claim'" in text
+    assert all((study_out / link).is_file() for link in links)
+    r = CliRunner().invoke(cli, ["report", str(study_out)])
+    assert r.exit_code == 0 and "index.html" in r.output, r.output
+
+
+def test_sweep_report_lists_points_and_draws_across_runs(sweep_dir):
+    page = write_report(sweep_dir).read_text()
+    _assert_self_contained(page)
+    assert 'class="sortable"' in page and "topology.bottleneck.buffer" in page
+    links = re.findall(r'<a href="([^"]+)">runs/', page)
+    assert len(links) == 4 and all((sweep_dir / link / "summary.json").is_file() for link in links)
+    assert page.count("data:image/png;base64,") >= 6  # goodput, cwnd, RTT, queue, Jain, scatter, CDF
+
+
+# ------------------------------------------------------------------ in a real browser
+
+
+def _browser():  # type: ignore[no-untyped-def]
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    missing = "playwright (pip install -e '.[test]')" if sync_playwright is None else (
+        None if os.access(CHROMIUM, os.X_OK) else f"{CHROMIUM} (apt-get install chromium)")
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing} is missing; .ci/run installs it, so CI must have it")
+        pytest.skip(f"{missing} is not installed here")
+    return sync_playwright
+
+
+def _non_blank(png: bytes) -> bool:
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = img.getcolors(maxcolors=img.width * img.height)
+    top = max(n for n, _ in colours)
+    return len(colours) > 50 and top < 0.95 * img.width * img.height
+
+
+def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_path):
+    sync_playwright = _browser()
+    pages = {"run": write_report(run_dir), "study": study_out / "wan-loss" / "report.html",
+             "synthetic": study_out / "synthetic" / "report.html", "index": study_out / "index.html",
+             "sweep": write_report(sweep_dir)}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bbrlab-chromium-") as profile, sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                                                   viewport={"width": 1280, "height": 900})
+        try:
+            for name, path in pages.items():
+                tab = ctx.new_page()
+                errors: list[str] = []
+                requests: list[str] = []
+                tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e: errors.append(str(e)))
+                tab.on("request", lambda r: requests.append(r.url))
+                tab.goto(path.resolve().as_uri(), wait_until="load")
+                widths = tab.evaluate("Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)")
+                shot = tab.screenshot(full_page=True)
+                (tmp_path / f"{name}.png").write_bytes(shot)
+                assert not errors, (name, errors)
+                assert all(w > 0 for w in widths), (name, widths)
+                assert name == "index" or widths, name
+                assert [u for u in requests if not u.startswith(("data:", path.resolve().as_uri()))] == [], name
+                assert tab.title() != "pwned", name
+                assert _non_blank(shot), name
+                if name == "sweep":  # a click on a column header sorts the points table
+                    column = tab.locator("table.sortable").first.locator("thead th", has_text="seed")
+                    column.click()
+                    first = tab.locator("table.sortable").first.locator("tbody tr td:nth-child(3)").all_inner_texts()
+                    column.click()
+                    second = tab.locator("table.sortable").first.locator("tbody tr td:nth-child(3)").all_inner_texts()
+                    assert first == sorted(first) and second == sorted(second, reverse=True) and first != second
+                tab.close()
+        finally:
+            ctx.close()
+    print(f"5 pages rendered and checked in {time.monotonic() - started:.1f} s")
