@@ -464,11 +464,12 @@ def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...
     """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
     throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
     from .multiplot import plot_runs
+    from .provenance import default_run_dir
     from .runset import is_sweep_dir, parse_labels
 
     if out is None:
         one_sweep = len(paths) == 1 and is_sweep_dir(Path(paths[0]))
-        out = str(Path(paths[0]) / "plots") if one_sweep else str(_default_out("plots"))
+        out = str(Path(paths[0]) / "plots") if one_sweep else str(default_run_dir("plots"))
     bar, progress = _count_bar("plot")
     with bar:
         files = plot_runs(list(paths), out, labels=parse_labels(labels), progress=progress, warn=_warn)
