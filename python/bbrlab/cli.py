@@ -209,6 +209,11 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
     from .units import format_size
 
     scn = load_scenario(scenario, overrides=list(sets))
+    sweep_plan = None
+    if _has_sweep_table(scenario):  # checked too: every axis, value and run of the grid
+        from .sweep import plan_sweep
+
+        sweep_plan = plan_sweep(scenario, sets=list(sets))
     if as_json:
         click.echo(json.dumps(scn.resolve(), indent=2))
         return
@@ -220,12 +225,8 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
     else:
         buf = "unlimited"
     header = f"{scenario}: valid. {d['flow_count']} flow(s); BDP {format_size(d['bdp_bytes'])}; buffer {buf}"
-    from .scenario.load import read_scenario_file, split_sweep
-
-    if split_sweep(read_scenario_file(scenario))[1] is not None:
-        from .sweep import plan_sweep
-
-        header += f"\n[sweep] table: valid, {plan_sweep(scenario, sets=list(sets)).describe()} (bbrlab sweep runs it)"
+    if sweep_plan is not None:
+        header += f"\n[sweep] table: valid, {sweep_plan.describe()} (bbrlab sweep runs it)"
     click.echo(scn.to_toml(header=header), nl=False)
 
 
@@ -277,10 +278,14 @@ def show(run_dir: str, ss: bool, at: str | None) -> None:
         print_summary(result.summary, Console())
 
 
-def _note_sweep_table(scenario: str) -> None:
+def _has_sweep_table(scenario: str) -> bool:
     from .scenario.load import read_scenario_file, split_sweep
 
-    if split_sweep(read_scenario_file(scenario))[1] is not None:
+    return split_sweep(read_scenario_file(scenario))[1] is not None
+
+
+def _note_sweep_table(scenario: str) -> None:
+    if _has_sweep_table(scenario):
         click.echo(f"note: {scenario} has a [sweep] table; this runs the base scenario (`bbrlab sweep` runs the grid)", err=True)
 
 

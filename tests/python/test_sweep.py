@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -48,8 +49,13 @@ def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
     return p
 
 
+# The test's Ray cluster takes only its own token (Ray's token authentication, set explicitly so
+# that neither a ~/.ray/auth_token nor its absence changes what the head and the driver expect).
+_RAY_TOKEN = secrets.token_hex(32)
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=_RAY_TOKEN)
     env["PYTHONPATH"] = os.pathsep.join([PKG_PARENT, *filter(None, [env.get("PYTHONPATH")])])
     return env
 
@@ -175,8 +181,9 @@ def test_run_and_validate_on_a_file_with_a_sweep_table(tmp_path: Path, in_tmp: P
     assert [fl["cc"] for fl in summary["flows"]] == ["cubic", "bbr1"]  # the base, not a grid point
 
     bad = _write(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "flows.0.cc" = ["reno", "nope"] }\n', "bad.toml")
-    r = CliRunner().invoke(cli, ["validate", str(bad)])
-    assert r.exit_code == 2 and "flows.0.cc (from [sweep] grid)" in r.output
+    for extra in ([], ["--json"]):
+        r = CliRunner().invoke(cli, ["validate", str(bad), *extra])
+        assert r.exit_code == 2 and "flows.0.cc (from [sweep] grid)" in r.output
 
 
 # ------------------------------------------------------------------ running

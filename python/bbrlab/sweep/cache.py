@@ -25,21 +25,33 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .._version import __version__
 from ..errors import UserError
 from ..results import is_complete_run
 from ..rundir import check_out_dir
 
-if TYPE_CHECKING:
-    from .grid import SweepPlan
-
 __all__ = ["run_key", "SWEEP_FILE", "RUNS_DIR", "open_sweep_dir", "DEFAULT_PARENT"]
 
 SWEEP_FILE = "sweep.json"
 RUNS_DIR = "runs"
 DEFAULT_PARENT = Path("sweeps")
+
+
+class SweepPlan(Protocol):
+    """What this module reads of a plan (grid.SweepPlan, which imports this module for run_key)."""
+
+    scenario_file: str
+    name: str
+    sets: list[str]
+    seeds: list[int]
+    runs: list[Any]
+
+    @property
+    def points(self) -> int: ...
+
+    def axes_dict(self) -> dict[str, list[str]]: ...
 
 
 def run_key(config: dict[str, Any]) -> str:

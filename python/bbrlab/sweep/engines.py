@@ -60,8 +60,7 @@ def _local_run(task: RunTask) -> None:
 
 
 def local_engine(tasks: Sequence[RunTask], *, jobs: int, address: str | None = None) -> Iterator[tuple[int, BaseException | None]]:
-    if address is not None:
-        raise UserError("--address: only with --engine ray")
+    """Run the tasks in bbrlab's process pool, ``jobs`` at a time (``address``: Ray's only)."""
     with closing(imap_unordered(_local_run, tasks, jobs=jobs)) as results:
         for i, value in results:
             yield i, value if isinstance(value, BaseException) else None

@@ -64,7 +64,6 @@ def run_sweep(plan: SweepPlan, *, out: str | Path | None = None, engine_name: st
     # "0%") share a key, hence a directory, and must not be run twice at once.
     todo: dict[str, int] = {}
     tasks: list[RunTask] = []
-    cached = 0
     for r in plan.runs:
         if r.id in todo or is_done(path, r.id):
             continue
@@ -78,8 +77,9 @@ def run_sweep(plan: SweepPlan, *, out: str | Path | None = None, engine_name: st
         progress(done, distinct)
     try:
         if tasks:
-            kwargs: dict[str, Any] = {"address": address, "jobs": jobs if jobs is not None or engine_name == "ray" else default_jobs()}
-            with closing(run_engine(tasks, **kwargs)) as results:
+            if jobs is None and engine_name == "local":
+                jobs = default_jobs()
+            with closing(run_engine(tasks, jobs=jobs, address=address)) as results:
                 for i, err in results:
                     if err is not None:
                         errors[tasks[i].run_dir.name] = _error_text(err)
