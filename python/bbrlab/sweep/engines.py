@@ -164,8 +164,12 @@ def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | Non
                 _write_run_dir(tasks[i].run_dir, files)
                 yield i, None
     finally:
+        # Not force=True: a task gets KeyboardInterrupt and removes its scratch directory (a killed
+        # worker would leave it behind); the wait gives it the moment that takes.
         for ref in pending:
-            ray.cancel(ref, force=True)
+            ray.cancel(ref, force=False)
+        if pending:
+            ray.wait(list(pending), num_returns=len(pending), timeout=5)
         ray.shutdown()
 
 
