@@ -74,3 +74,71 @@ def test_cli_compare_has_seed_options() -> None:
     assert r.exit_code == 0 and "--seeds" in r.output and "--emu-runs" in r.output
     r = CliRunner().invoke(cli, ["compare", str(QUICK), "--seeds", "0"])
     assert r.exit_code == 2 and "--seeds" in r.output
+
+
+def test_sim_only_runs_no_kernel_and_tabulates_the_simulator(tmp_path: Path) -> None:
+    calls: list[tuple[str, int]] = []
+    table, out = run_compare(str(QUICK), sets=[], grid=["loss=0%,2%"], ccs=["cubic", "bbr1"], duration="1s",
+                             out=tmp_path / "cmp", echo=lambda s: None, seeds=2, run_fn=_fake_backends(calls),
+                             sim_only=True, confirm=lambda q: pytest.fail("nothing to confirm without kernel runs"))
+    assert sorted(calls) == [("sim", 1)] * 4 + [("sim", 2)] * 4
+    assert not any(c.startswith(("emu_", "err_")) for c in table.columns)
+    assert len(table) == 4 and set(table["cc"]) == {"cubic", "bbr1"}
+    # the simulator's figures per point and algorithm: 2 % loss costs CUBIC most of its goodput
+    cubic = table[table["cc"] == "cubic"].set_index("loss")["sim_goodput_mbps"]
+    assert cubic["2%"] < 0.6 * cubic["0%"]
+    md = (out / "compare.md").read_text()
+    assert md.startswith("Simulator only.") and "emu" not in md and "2 seeds" in md
+    assert md.count("\n| ") == 5  # header + 4 rows
+    assert (out / "compare.png").stat().st_size > 0
+
+
+def test_declined_confirmation_runs_nothing(tmp_path: Path) -> None:
+    from bbrlab.emu.compare import NotConfirmed
+
+    asked: list[str] = []
+    calls: list[tuple[str, int]] = []
+    with pytest.raises(NotConfirmed):
+        run_compare(str(QUICK), sets=[], grid=["loss=0%,1%"], ccs=["cubic"], duration="2s", out=tmp_path / "cmp",
+                    echo=lambda s: None, seeds=1, emu_runs=3, run_fn=_fake_backends(calls),
+                    confirm=lambda q: asked.append(q) or False)
+    assert calls == [] and not (tmp_path / "cmp").exists()
+    assert asked and asked[0].startswith("6 kernel runs (12 s of traffic")  # 2 points × 3 runs × 2 s
+
+
+def test_cli_asks_before_kernel_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bbrlab.cli as cli_mod
+    import bbrlab.emu.netns as netns
+    import bbrlab.runner as runner
+
+    def no_run(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("nothing may run before the user agrees")
+
+    monkeypatch.setattr(runner, "run", no_run)
+    monkeypatch.setattr(netns, "check_environment", lambda: None)
+    args = ["compare", str(QUICK), "--duration", "1s", "--out", str(tmp_path / "c")]
+    # no terminal, no --yes: one line saying what to pass
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2 and "pass --yes" in r.output and "Traceback" not in r.output
+    # a terminal: the question, and "no" runs nothing
+    monkeypatch.setattr(cli_mod, "_stdin_is_terminal", lambda: True)
+    r = CliRunner().invoke(cli, args, input="n\n")
+    assert "1 kernel run (1 s of traffic" in r.output and "Start them?" in r.output
+    assert r.exit_code == 1 and "not confirmed; nothing ran" in r.output
+    assert not (tmp_path / "c").exists()
+
+
+def test_cli_sim_only_needs_neither_root_nor_confirmation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bbrlab.emu.netns as netns
+
+    def no_root() -> None:
+        raise AssertionError("--sim-only must not check for root or namespaces")
+
+    monkeypatch.setattr(netns, "check_environment", no_root)
+    r = CliRunner().invoke(cli, ["compare", str(QUICK), "--sim-only", "--duration", "1s", "--seeds", "1",
+                                 "--out", str(tmp_path / "c")])
+    assert r.exit_code == 0, r.output
+    t = pd.read_csv(tmp_path / "c" / "compare.csv")
+    assert t["sim_runs"].tolist() == [1] and "emu_runs" not in t
+    r = CliRunner().invoke(cli, ["compare", str(QUICK), "--sim-only", "--emu-runs", "2"])
+    assert r.exit_code == 2 and "--emu-runs" in r.output

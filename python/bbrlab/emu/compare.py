@@ -9,6 +9,11 @@ the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, rang
 ``..._min``/``..._max``, run counts ``sim_runs``/``emu_runs``), ``compare.md`` (the table),
 ``compare.png`` (errors per point, with the sim range as error bars) and every run directory under
 ``runs/`` (``p<N>-<cc>-<backend>-s<seed>``).
+
+``sim_only`` (``--sim-only``) leaves the kernel out: no root, no namespaces; the same grid and
+algorithms on the simulator alone, the table and the figure showing its figures (mean, min–max)
+per point and algorithm. Kernel runs take minutes as root, so the CLI asks before starting them
+(``confirm``), once every point has been validated.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from ..errors import UserError
 from ..figures import subplots
 from ..scenario import load_scenario
 
-__all__ = ["run_compare", "FIDELITY_GRID", "AXES"]
+__all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
 AXES = {
     "rate": "topology.bottleneck.rate",
@@ -83,13 +88,24 @@ def _metrics(result: Any) -> dict[str, float]:
 METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
 
 
+class NotConfirmed(UserError):
+    """The user answered no to the kernel runs: nothing ran (exit code 1, not a usage error)."""
+
+    exit_code = 1
+
+
 def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[str], duration: str | None,
                 out: Path | None, run_fn: Callable[..., Any], echo: Callable[[str], Any] = print, seeds: int = 3,
-                emu_runs: int = 1) -> tuple[pd.DataFrame, Path]:
+                emu_runs: int = 1, sim_only: bool = False,
+                confirm: Callable[[str], bool] | None = None) -> tuple[pd.DataFrame, Path]:
     """``seeds`` simulator runs and ``emu_runs`` kernel runs per point and algorithm, with seeds
     ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn(scenario,
     backend=...)`` runs one scenario: ``bbrlab.runner.run``, passed in by the caller so that this
-    package does not import the runner that dispatches to it (tests pass a stand-in)."""
+    package does not import the runner that dispatches to it (tests pass a stand-in).
+
+    ``sim_only``: no kernel runs; the table has the simulator's figures per point and algorithm.
+    ``confirm(question)``: asked once, after every point is validated and before anything runs,
+    when there are kernel runs; False raises :class:`NotConfirmed`."""
     if seeds < 1 or emu_runs < 1:
         raise UserError("--seeds and --emu-runs must be at least 1")
 
@@ -97,13 +113,9 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
     points = _grid_points(grid)
     n_flows = len(base.flows)
     cc_list = list(ccs) or [None]
-    if out is None:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = Path("runs") / f"compare-{base.name}-{stamp}"
-    if out.exists():
-        raise UserError(f"--out {out}: already exists; choose another directory")
-    (out / "runs").mkdir(parents=True)
-    rows = []
+    backends = (("sim", seeds),) if sim_only else (("sim", seeds), ("emu", emu_runs))
+    # Every point is validated before anything runs (and before the question is asked).
+    plan = []
     for pi, point in enumerate(points):
         for cc in cc_list:
             ov = list(sets) + [f"{AXES[k]}={v}" for k, v in point.items()]
@@ -111,39 +123,58 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
                 ov.append(f"duration={duration}")
             if cc:
                 ov += [f"flows.{i}.cc={cc}" for i in range(n_flows)]
-            scn = load_scenario(scenario, overrides=ov)
-            algs = ",".join(sorted({f.cc for f in scn.flows}))
-            row: dict[str, Any] = {"point": pi, "label": _label(point), "cc": algs, **point}
-            for backend, n in (("sim", seeds), ("emu", emu_runs)):
-                per_run: dict[str, list[float]] = {k: [] for k in METRICS}
-                for i in range(n):
-                    seed = base.seed + i
-                    scn_i = load_scenario(scenario, overrides=ov + [f"seed={seed}"])
-                    res = run_fn(scn_i, backend=backend)
-                    res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}-s{seed}", plots=False)
-                    for k, v in _metrics(res).items():
-                        per_run[k].append(v)
-                row[f"{backend}_runs"] = n
-                for k, vals in per_run.items():
-                    finite = [v for v in vals if math.isfinite(v)]
-                    row[f"{backend}_{k}"] = sum(finite) / len(finite) if finite else math.nan
-                    row[f"{backend}_{k}_min"] = min(finite) if finite else math.nan
-                    row[f"{backend}_{k}_max"] = max(finite) if finite else math.nan
+            plan.append((pi, point, ov, load_scenario(scenario, overrides=ov)))
+    if not sim_only and confirm is not None:
+        kernel_s = sum(scn.duration for *_, scn in plan) * emu_runs / 1e9
+        n = len(plan) * emu_runs
+        if not confirm(f"{n} kernel run{'s' * (n != 1)} ({kernel_s:.0f} s of traffic, plus the simulator's) in network "
+                       "namespaces, as root. Start them?"):
+            raise NotConfirmed("compare: not confirmed; nothing ran")
+    if out is None:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        out = Path("runs") / f"compare-{base.name}-{stamp}"
+    if out.exists():
+        raise UserError(f"--out {out}: already exists; choose another directory")
+    (out / "runs").mkdir(parents=True)
+    rows = []
+    for pi, point, ov, scn in plan:
+        algs = ",".join(sorted({f.cc for f in scn.flows}))
+        row: dict[str, Any] = {"point": pi, "label": _label(point), "cc": algs, **point}
+        for backend, n in backends:
+            per_run: dict[str, list[float]] = {k: [] for k in METRICS}
+            for i in range(n):
+                seed = base.seed + i
+                scn_i = load_scenario(scenario, overrides=ov + [f"seed={seed}"])
+                res = run_fn(scn_i, backend=backend)
+                res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}-s{seed}", plots=False)
+                for k, v in _metrics(res).items():
+                    per_run[k].append(v)
+            row[f"{backend}_runs"] = n
+            for k, vals in per_run.items():
+                finite = [v for v in vals if math.isfinite(v)]
+                row[f"{backend}_{k}"] = sum(finite) / len(finite) if finite else math.nan
+                row[f"{backend}_{k}_min"] = min(finite) if finite else math.nan
+                row[f"{backend}_{k}_max"] = max(finite) if finite else math.nan
+        sim_part = (f"goodput sim {row['sim_goodput_mbps']:8.2f} ({row['sim_goodput_mbps_min']:.2f}-"
+                    f"{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds)")
+        if sim_only:
+            echo(f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
+                 f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %")
+        else:
             for k in METRICS:
                 e, s = row[f"emu_{k}"], row[f"sim_{k}"]
                 row[f"err_{k}"] = (s - e) / e if e and math.isfinite(e) and e != 0 else math.nan
-            rows.append(row)
             echo(
-                f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} goodput sim {row['sim_goodput_mbps']:8.2f} "
-                f"({row['sim_goodput_mbps_min']:.2f}-{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds) "
+                f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} "
                 f"emu {row['emu_goodput_mbps']:8.2f} Mbit/s ({100 * row['err_goodput_mbps']:+6.1f} %)  "
                 f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
                 f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
             )
+        rows.append(row)
     table = pd.DataFrame(rows)
     table.to_csv(out / "compare.csv", index=False)
     (out / "compare.md").write_text(markdown_table(table))
-    _plot(table, out / "compare.png")
+    (_plot_sim if sim_only else _plot)(table, out / "compare.png")
     return table, out
 
 
@@ -162,6 +193,10 @@ def _runs_phrase(t: pd.DataFrame, side: str, what: str) -> str:
 
 
 def markdown_table(t: pd.DataFrame) -> str:
+    """compare.md: both sides and the error per point and algorithm, or the simulator's figures alone
+    (a table without kernel runs, from ``--sim-only``)."""
+    if "emu_runs" not in t:
+        return _markdown_sim(t)
     head = ("| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu |\n"
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     lines = []
@@ -177,6 +212,34 @@ def markdown_table(t: pd.DataFrame) -> str:
              "with more than one run the min–max range follows in brackets. "
              "error = (sim mean - emu mean) / emu mean.\n\n")
     return intro + head + "\n".join(lines) + "\n"
+
+
+def _markdown_sim(t: pd.DataFrame) -> str:
+    head = "| point | cc | goodput | RTT mean | retransmissions |\n|---|---|---:|---:|---:|\n"
+    lines = [f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | "
+             f"{_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % |" for r in t.to_dict("records")]
+    intro = (f"Simulator only. Goodput in Mbit/s, RTT in ms (mean), retransmissions in %; each the mean of "
+             f"{_runs_phrase(t, 'sim', 'seed')}, with the min–max range in brackets when more than one.\n\n")
+    return intro + head + "\n".join(lines) + "\n"
+
+
+def _plot_sim(t: pd.DataFrame, path: Path) -> None:
+    """The simulator's figures per point, one line per algorithm, the seeds' min–max as error bars."""
+    fig, axes = subplots(1, 3, figsize=(15, 4.5))
+    for ax, (k, title, scale) in zip(axes, (("goodput_mbps", "goodput [Mbit/s]", 1.0), ("rtt_mean_ms", "mean RTT [ms]", 1.0),
+                                            ("retrans_rate", "retransmissions [%]", 100.0))):
+        for cc, g in t.groupby("cc"):
+            mean = scale * g[f"sim_{k}"]
+            err = [(mean - scale * g[f"sim_{k}_min"]).clip(lower=0), (scale * g[f"sim_{k}_max"] - mean).clip(lower=0)]
+            ax.errorbar(g["point"], mean, yerr=err, fmt="o-", capsize=3, label=str(cc))
+        ax.set_title(title)
+        ax.set_xlabel("grid point")
+        ax.set_xticks(sorted(t["point"].unique()))
+        ax.legend()
+    labels = dict(zip(t["point"], t["label"]))
+    fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
 
 
 def _plot(t: pd.DataFrame, path: Path) -> None:

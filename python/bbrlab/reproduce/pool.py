@@ -1,14 +1,16 @@
-"""Run many scenarios on the embedded simulator in a process pool (one core each)."""
+"""Run a study's scenarios on the embedded simulator in parallel (``bbrlab.parallel``'s pool)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
 from .. import run
+from ..parallel import imap_unordered
 from .scenarios import StudyRun
 
 
@@ -31,20 +33,16 @@ def run_scenarios(
     results: list[Any] = [None] * n
     if progress:
         progress(0, n)
-    if jobs <= 1 or n == 1:
-        for i, item in enumerate(scenarios):
-            results[i] = _run_one(item, keep_timeseries)
+    done = 0
+    # closing(): an error below stops the pool's other runs at once, not when the generator is collected.
+    with closing(imap_unordered(partial(_run_one, keep_timeseries=keep_timeseries), scenarios, jobs=jobs)) as runs:
+        for i, value in runs:
+            if isinstance(value, BaseException):
+                raise value  # a study needs every run
+            results[i] = value
+            done += 1
             if progress:
-                progress(i + 1, n)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(_run_one, item, keep_timeseries): i for i, item in enumerate(scenarios)}
-            done = 0
-            for fut in as_completed(futs):
-                results[futs[fut]] = fut.result()
-                done += 1
-                if progress:
-                    progress(done, n)
+                progress(done, n)
     frames = []
     series = []
     for i, (tags, flows, ts, q, summary) in enumerate(results):

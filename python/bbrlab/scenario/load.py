@@ -16,11 +16,26 @@ from .errors import from_validation_error, with_set_source
 from .model import Scenario
 from .overrides import apply_overrides, ignored_settings
 
-__all__ = ["load_scenario", "parse_scenario"]
+__all__ = ["load_scenario", "parse_scenario", "read_scenario_file", "split_sweep", "SWEEP_TABLE", "default_name"]
+
+#: A scenario file's ``[sweep]`` table (the grid `bbrlab sweep` runs) belongs to the front end:
+#: it is taken out here, before the model and the core see the scenario, and checked by
+#: ``bbrlab.sweep.grid`` (which `bbrlab sweep` and `bbrlab validate` call).
+SWEEP_TABLE = "sweep"
+
+
+def split_sweep(raw: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """(the scenario's tables without ``[sweep]``, the ``[sweep]`` table or None)."""
+    if SWEEP_TABLE not in raw:
+        return raw, None
+    rest = dict(raw)
+    return rest, rest.pop(SWEEP_TABLE)
 
 
 def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), default_name: str = "scenario") -> Scenario:
-    """Validate raw TOML tables (already read, overrides not yet applied)."""
+    """Validate raw TOML tables (already read, overrides not yet applied; a ``[sweep]`` table is
+    left out: it describes a sweep over the scenario, not the scenario)."""
+    raw, _ = split_sweep(raw)
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
     for note in ignored_settings(raw):
@@ -38,6 +53,14 @@ def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), defaul
 def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> Scenario:
     """Read, override and validate a scenario file; raises :class:`ScenarioError` on any problem."""
     p = Path(path)
+    scenario = parse_scenario(read_scenario_file(p), overrides=overrides or (), default_name=default_name(p))
+    scenario._source_file = str(path)
+    return scenario
+
+
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """A scenario file's raw TOML tables (``[sweep]`` included), or one ScenarioError."""
+    p = Path(path)
     try:
         data = p.read_bytes()
     except FileNotFoundError:
@@ -50,10 +73,7 @@ def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> S
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError("", f"{p}: not a TOML file (not UTF-8 text)") from None
-    raw = parse_toml(text, str(p))
-    scenario = parse_scenario(raw, overrides=overrides or (), default_name=_default_name(p))
-    scenario._source_file = str(path)
-    return scenario
+    return parse_toml(text, str(p))
 
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
@@ -70,5 +90,6 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
         raise ScenarioError("", f"{where}: not a usable scenario: an integer with more than 4300 digits") from None
 
 
-def _default_name(p: Path) -> str:
+def default_name(p: Path) -> str:
+    """A scenario's name when it sets none: its file name, reduced to the characters names allow."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", p.stem).strip("-._") or "scenario"
