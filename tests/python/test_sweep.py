@@ -123,7 +123,7 @@ def test_plan_is_the_cartesian_product_with_seeds_and_file_axes_lose_to_grid(tmp
     assert plan_sweep(f, seeds=1).seeds == [1]
 
 
-def test_cache_key_follows_the_resolved_scenario_and_the_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_key_follows_the_resolved_scenario_and_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = _write(tmp_path, TWO_FLOWS)
     key = plan_sweep(f).runs[0].key
     # the same scenario written differently (a default spelt out, another unit) is the same run
@@ -133,7 +133,25 @@ def test_cache_key_follows_the_resolved_scenario_and_the_version(tmp_path: Path,
     import bbrlab.sweep.cache as cache
 
     monkeypatch.setattr(cache, "__version__", "9.9.9")
-    assert plan_sweep(f).runs[0].key != key
+    cache.code_identity.cache_clear()
+    assert plan_sweep(f).runs[0].key != key  # another version
+    monkeypatch.undo()
+    cache.code_identity.cache_clear()
+    assert plan_sweep(f).runs[0].key == key
+    # The same version with one source file changed (a development checkout after an edit).
+    real_read_bytes = Path.read_bytes
+
+    def edited(self: Path) -> bytes:
+        data = real_read_bytes(self)
+        return data + b"# edited" if self.name == "event_loop.py" or self.name == "runner.py" else data
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    cache.code_identity.cache_clear()
+    try:
+        assert plan_sweep(f).runs[0].key != key
+    finally:
+        monkeypatch.undo()
+        cache.code_identity.cache_clear()
 
 
 @pytest.mark.parametrize(
