@@ -11,25 +11,53 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_count", "summary_table", "facts_lines", "print_summary"]
+__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_seconds", "fmt_count", "summary_table", "facts_lines", "print_summary"]
 
 
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def fmt_bps(bps: Any) -> str:
-    """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-"."""
+_BIT_RATES = ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s"))
+_BYTES = ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B"))
+
+
+def _with_prefix(x: float, scale: tuple[tuple[float, str], ...], digits: int, unit: str | None,
+                 sig: int | None) -> str:
+    """x in the largest unit of ``scale`` it reaches (or in ``unit``), with ``digits`` decimals or,
+    given ``sig``, that many significant digits (never rounding away integer digits)."""
+    mult, name = next(((m, u) for m, u in scale if u == unit), (None, None)) if unit else (None, None)
+    if mult is None:
+        if unit is not None:
+            raise ValueError(f"unknown unit {unit!r}; one of {', '.join(u for _, u in scale)}")
+        mult, name = next(((m, u) for m, u in scale if abs(x) >= m), scale[-1])
+    v = x / mult
+    if sig is not None:
+        # Whole units at the bottom of the scale (68 B, not 68.0 B).
+        digits = 0 if mult == 1 and not unit else max(0, sig - 1 - math.floor(math.log10(abs(v)))) if v else 0
+    return f"{v:.{digits}f} {name}"
+
+
+def fmt_bps(bps: Any, digits: int = 2, *, unit: str | None = None, sig: int | None = None) -> str:
+    """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-". ``unit`` fixes the unit ("Mbit/s" for a
+    table of Mbit/s), ``sig`` asks for significant digits instead of decimals (3: "14.7 Mbit/s",
+    "941 Mbit/s", "2.18 Gbit/s"). Below 1 kbit/s: whole bit/s."""
     if not _finite(bps):
         return "-"
-    for mult, unit in ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
-        if abs(bps) >= mult:
-            return f"{bps / mult:.2f} {unit}"
-    return f"{bps:.0f} bit/s"
+    if unit is None and sig is None and abs(bps) < 1e3:
+        return f"{bps:.0f} bit/s"
+    return _with_prefix(bps, _BIT_RATES, digits, unit, sig)
 
 
 def fmt_ms(ms: Any) -> str:
     return f"{ms:.2f} ms" if _finite(ms) else "-"
+
+
+def fmt_seconds(s: Any) -> str:
+    """A duration in seconds, in ms below 1 s: 0.009 -> "9.0 ms", 2.96 -> "2.96 s"; NaN -> "-"."""
+    if not _finite(s):
+        return "-"
+    return f"{s * 1e3:.1f} ms" if abs(s) < 1 else f"{s:.2f} s"
 
 
 def _scaled(n: Any, units: tuple[str, str, str, str], digits: int, sep: str) -> str:
@@ -80,9 +108,13 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def fmt_bytes(n: Any) -> str:
-    """1_500_000 -> "1.5 MB"."""
-    return _scaled(n, ("GB", "MB", "KB", "B"), 1, " ")
+def fmt_bytes(n: Any, digits: int = 1, *, unit: str | None = None, sig: int | None = None) -> str:
+    """1_500_000 -> "1.5 MB"; ``unit`` ("KB") and ``sig`` as for `fmt_bps`; below 1 KB: whole bytes."""
+    if not _finite(n):
+        return "-"
+    if unit is None and sig is None:
+        return _scaled(n, ("GB", "MB", "KB", "B"), digits, " ")
+    return _with_prefix(n, _BYTES, digits, unit, sig)
 
 
 def facts_lines(summary: dict[str, Any]) -> list[str]:
