@@ -32,9 +32,10 @@ def _with_prefix(x: float, scale: tuple[tuple[float, str], ...], digits: int, un
             raise ValueError(f"unknown unit {unit!r}; one of {', '.join(u for _, u in scale)}")
         mult, name = next(((m, u) for m, u in scale if abs(x) >= m), scale[-1])
     v = x / mult
-    if sig is not None:
-        # Whole units at the bottom of the scale (68 B, not 68.0 B).
-        digits = 0 if mult == 1 and not unit else max(0, sig - 1 - math.floor(math.log10(abs(v)))) if v else 0
+    if mult == 1 and not unit:
+        digits = 0  # whole units at the bottom of the scale: "68 B", "500 bit/s"
+    elif sig is not None:
+        digits = max(0, sig - 1 - math.floor(math.log10(abs(v)))) if v else 0
     return f"{v:.{digits}f} {name}"
 
 
@@ -42,11 +43,7 @@ def fmt_bps(bps: Any, digits: int = 2, *, unit: str | None = None, sig: int | No
     """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-". ``unit`` fixes the unit ("Mbit/s" for a
     table of Mbit/s), ``sig`` asks for significant digits instead of decimals (3: "14.7 Mbit/s",
     "941 Mbit/s", "2.18 Gbit/s"). Below 1 kbit/s: whole bit/s."""
-    if not _finite(bps):
-        return "-"
-    if unit is None and sig is None and abs(bps) < 1e3:
-        return f"{bps:.0f} bit/s"
-    return _with_prefix(bps, _BIT_RATES, digits, unit, sig)
+    return _with_prefix(bps, _BIT_RATES, digits, unit, sig) if _finite(bps) else "-"
 
 
 def fmt_ms(ms: Any) -> str:
@@ -110,11 +107,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 def fmt_bytes(n: Any, digits: int = 1, *, unit: str | None = None, sig: int | None = None) -> str:
     """1_500_000 -> "1.5 MB"; ``unit`` ("KB") and ``sig`` as for `fmt_bps`; below 1 KB: whole bytes."""
-    if not _finite(n):
-        return "-"
-    if unit is None and sig is None:
-        return _scaled(n, ("GB", "MB", "KB", "B"), digits, " ")
-    return _with_prefix(n, _BYTES, digits, unit, sig)
+    return _with_prefix(n, _BYTES, digits, unit, sig) if _finite(n) else "-"
 
 
 def facts_lines(summary: dict[str, Any]) -> list[str]:

@@ -97,12 +97,16 @@ def difference(a: Estimate, b: Estimate) -> tuple[float, float]:
     return d, t975(df) * math.sqrt(va + vb)
 
 
-def sign_of_difference(a: Estimate, b: Estimate) -> int | None:
+def sign_of_difference(a: Estimate, b: Estimate, *, min_rel: float = 0.0) -> int | None:
     """+1 when a is significantly above b (95 %, Welch), −1 when below, 0 when the interval of
-    a − b contains 0; None when it cannot be decided (a missing mean, a single sample)."""
+    a − b contains 0 or when |a − b| is below ``min_rel`` × |b| (significant but too small to
+    matter: means near a ceiling have tiny intervals); None when it cannot be decided (a missing
+    mean, a single sample)."""
     d, hw = difference(a, b)
     if not (math.isfinite(d) and math.isfinite(hw)):
         return None
+    if abs(d) < min_rel * abs(b.mean):
+        return 0
     return 1 if d > hw else (-1 if d < -hw else 0)
 
 

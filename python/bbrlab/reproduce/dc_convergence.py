@@ -208,11 +208,16 @@ def _answer(lv: pd.DataFrame) -> str:
     worse = [f for f in change if change[f] <= -JAIN_STEP]
     better = [f for f in change if change[f] >= JAIN_STEP]
     lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, "bbr1")] >= CONVERGED
+    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
+    unchanged = [f for f in change if f not in worse and f not in better]
+    same = (f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged
+            else "")
     if worse and not better:
         headline = ("In bbrlab, yes — but not in the direction the Waterloo authors suspected: BBRv1 converges worse "
-                    "with drops than with PAUSE.")
+                    f"with drops than with PAUSE ({join(names[f] for f in worse)}){same}.")
     elif better and not worse:
-        headline = "In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops."
+        headline = ("In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops "
+                    f"({join(names[f] for f in better)}){same}.")
     elif better and worse:
         headline = "In bbrlab, it depends on the buffer: BBRv1 converges better with one drop-tail buffer and worse with the other."
     else:
@@ -222,7 +227,6 @@ def _answer(lv: pd.DataFrame) -> str:
         pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
     else:
         pause = f"With PAUSE BBRv1 already {_word(jl[(L, 'bbr1')])} here."
-    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
     culprit = (f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, 'bbr1')]:.2f} with PAUSE to "
                + join(f"{jl[(f, 'bbr1')]:.2f} ({names[f]})" for f in worse) + "."
                if worse and lossless_fair else "")

@@ -43,12 +43,11 @@ def at(var: str, xs: Sequence[Any], among: Sequence[Any] | None = None) -> str:
 
 
 def direction(a: Estimate | float, b: Estimate | float, *, tolerance: float = 0.0) -> int | None:
-    """The sign of b − a: +1 rises, −1 falls, 0 no change. With `Estimate`s the change must be
-    significant (95 %, Welch's t); with plain numbers it must exceed ``tolerance`` × |a|. None when
-    it cannot be decided."""
+    """The sign of b − a: +1 rises, −1 falls, 0 no change. The change must exceed ``tolerance`` ×
+    |a| and, with `Estimate`s, be significant too (95 %, Welch's t). None when it cannot be
+    decided."""
     if isinstance(a, Estimate) and isinstance(b, Estimate):
-        s = sign_of_difference(b, a)
-        return s
+        return sign_of_difference(b, a, min_rel=tolerance)
     a, b = float(a), float(b)  # type: ignore[arg-type]
     if not (math.isfinite(a) and math.isfinite(b)):
         return None
@@ -88,8 +87,9 @@ def compare(a_name: str, b_name: str, signs: Mapping[Any, int | None], var: str 
     for phrase, g in groups:
         if not g:
             continue
-        where = (f"at any {var} ({', '.join(_value(x) for x in g)})" if phrase == same and g == xs and len(xs) > 1
-                 else at(var, g, xs))
+        # "not different from B at any n"; "level with B at every n"
+        where = (f"at any {var} ({', '.join(_value(x) for x in g)})"
+                 if phrase == same and same.startswith("not ") and g == xs and len(xs) > 1 else at(var, g, xs))
         parts.append(f"{phrase} {b_name if not parts else 'it'} {where}")
     unknown = [x for x in xs if signs[x] is None]
     if not parts:

@@ -13,7 +13,8 @@ socket (TSQ / qdisc backpressure) rather than dropping a packet in the network. 
 senders' NIC is therefore the 2.5 Gbit/s bottleneck itself (``access_rate = rate``), and the
 host's per-flow queue limit (TSQ, ~1 ms of the pacing rate) applies. With a faster NIC feeding a
 1000-packet router queue instead, unpaced CUBIC's slow-start bursts overflow the queue at 140 ms
-and it spends the 30 s recovering from that loss (182 Mbit/s instead of the blog's 347).
+and it spends the run recovering from that loss (a bbrlab run of that setup, which this study
+does not repeat, measured 182 Mbit/s over 30 s instead of the blog's 347).
 
 Parts:
   A. the blog's grid: RTT {1, 10, 40, 140} ms × loss {0, 0.1, 0.5, 1, 1.5, 3} % × {cubic, bbr1, bbr3}
@@ -242,13 +243,13 @@ def _commentary(a: pd.DataFrame, dur: float) -> str:
     near = [name for name, v in (("CUBIC", c0), ("BBRv1", b0)) if v >= 0.8 * limit]
     if len(near) == 2:
         head, window = ("**The loss-free plateau is the receive window.**",
-                        "so both algorithms come within 20 % of the window limit, as in the blog.")
+                        "Both algorithms come within 20 % of the window limit, as in the blog.")
     elif near:
         head, window = ("**The loss-free plateau.**",
-                        f"yet only {near[0]} comes within 20 % of the window limit; in the blog both did.")
+                        f"Only {near[0]} comes within 20 % of the window limit; in the blog both did.")
     else:
         head, window = ("**The loss-free plateau.**",
-                        "yet neither algorithm comes within 20 % of the window limit; in the blog both did.")
+                        "Neither algorithm comes within 20 % of the window limit; in the blog both did.")
     if "retransmits" in a:
         lost = sum(value(a, "retransmits", cc=cc, loss_pct=0.0, **blog) for cc in ("cubic", "bbr1"))
         start = ("slow start fills it without a loss" if lost == 0 else
@@ -270,7 +271,7 @@ def _commentary(a: pd.DataFrame, dur: float) -> str:
         f"With the blog's buffers BBRv1 delivers {_rate(b0)} ({b0 / limit:.0%} of that limit; the blog: 340 Mbit/s) "
         f"and CUBIC {_rate(c0)} ({c0 / limit:.0%}) over {dur:g} s. With unlimited buffers BBRv1 fills "
         f"{bu0 / BLOG_CEILING_BPS:.0%} of the {_rate(BLOG_CEILING_BPS)} ceiling and CUBIC reaches {_rate(cu0)}. The "
-        f"queue is the sending host's (module docstring), so {start}, {window}",
+        f"queue is the sending host's (module docstring), so {start}. {window}",
         f"**Random loss.** At 1.5 % CUBIC delivers {_rate(c15)}, {c15 / mathis:.1f}× the Mathis bound "
         f"({_rate(mathis)} at 140 ms) — the blog measured 1.23 Mbit/s. BBRv1 delivers {_rate(bu15)} with unlimited "
         f"buffers ({bu15 / BLOG_CEILING_BPS:.0%} of the ceiling) and {_rate(b15)} with the blog's 6 MiB "
