@@ -19,6 +19,10 @@ from .claims import Verdict
 
 __all__ = ["at", "between", "change", "compare", "direction", "join", "reproduces"]
 
+#: A change that is not significant is told as "stays within Z %" below this relative size, and as
+#: "changes from X to Y, not significantly" above it (the reader should see a large noisy change).
+STAYS = 0.05
+
 
 def join(items: Iterable[str], last: str = "and") -> str:
     """"a", "a and b", "a, b and c"; "" for none."""
@@ -59,7 +63,7 @@ def change(subject: str, a: float, b: float, fmt: Callable[[float], str], *, sig
            where_b: str = "", significance: str = "") -> str:
     """"<subject> falls from X<where_a> to Y<where_b>", "... rises ...", or, when the change is not
     significant (sign 0), "<subject> stays within Z % (X → Y)" — or "changes from X to Y, not
-    significantly<significance>" when the relative change is 5 % or more."""
+    significantly<significance>" when the relative change is `STAYS` or more."""
     wa, wb = (f" {where_a}" if where_a else ""), (f" {where_b}" if where_b else "")
     if sign == -1:
         return f"{subject} falls from {fmt(a)}{wa} to {fmt(b)}{wb}"
@@ -68,7 +72,7 @@ def change(subject: str, a: float, b: float, fmt: Callable[[float], str], *, sig
     if sign is None:
         return f"{subject} cannot be compared ({fmt(a)}{wa}, {fmt(b)}{wb})"
     rel = abs(b - a) / abs(a) if a else math.inf
-    if rel < 0.05:
+    if rel < STAYS:
         pct = max(1, math.ceil(rel * 100 - 1e-9))
         return f"{subject} stays within {pct} % ({fmt(a)}{wa} → {fmt(b)}{wb})"
     return f"{subject} changes from {fmt(a)}{wa} to {fmt(b)}{wb}, not significantly{significance}"
