@@ -16,21 +16,39 @@ from rich.table import Table
 
 from .units import format_scaled, format_size
 
-__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_count", "fmt_pct", "summary_table", "summary_html", "facts_lines",
-           "print_summary", "buffer_phrase"]
+__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_seconds", "fmt_count", "fmt_pct", "summary_table", "summary_html",
+           "facts_lines", "print_summary", "buffer_phrase"]
 
 
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def fmt_bps(bps: Any) -> str:
-    """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-"."""
-    return format_scaled(bps, "bit/s", digits=2)
+def _prefix_of(unit: str | None, base: str) -> str | None:
+    """The decimal prefix a fixed unit asks for ("Mbit/s" -> "M", "KB" -> "K"); None: choose."""
+    if unit is None:
+        return None
+    if not unit.endswith(base):
+        raise ValueError(f"unknown unit {unit!r}; a prefix and {base!r}, e.g. 'M{base}'")
+    return unit[: -len(base)]
+
+
+def fmt_bps(bps: Any, digits: int = 2, *, unit: str | None = None, sig: int | None = None) -> str:
+    """94_310_000 -> "94.31 Mbit/s"; None/NaN -> "-". ``unit`` fixes the unit ("Mbit/s" for a
+    table of Mbit/s), ``sig`` asks for significant digits instead of decimals (3: "14.7 Mbit/s",
+    "941 Mbit/s", "2.18 Gbit/s"). Below 1 kbit/s: whole bit/s."""
+    return format_scaled(bps, "bit/s", digits=digits, sig=sig, prefix=_prefix_of(unit, "bit/s"))
 
 
 def fmt_ms(ms: Any) -> str:
     return f"{ms:.2f} ms" if _finite(ms) else "-"
+
+
+def fmt_seconds(s: Any) -> str:
+    """A duration in seconds, in ms below 1 s: 0.009 -> "9.0 ms", 2.96 -> "2.96 s"; NaN -> "-"."""
+    if not _finite(s):
+        return "-"
+    return f"{s * 1e3:.1f} ms" if abs(s) < 1 else f"{s:.2f} s"
 
 
 def fmt_count(n: Any) -> str:
@@ -38,9 +56,9 @@ def fmt_count(n: Any) -> str:
     return format_scaled(n, "", digits=2, sep="")
 
 
-def fmt_bytes(n: Any) -> str:
-    """1_500_000 -> "1.5 MB"."""
-    return format_scaled(n, "B", digits=1, kilo="K")
+def fmt_bytes(n: Any, digits: int = 1, *, unit: str | None = None, sig: int | None = None) -> str:
+    """1_500_000 -> "1.5 MB"; ``unit`` ("KB") and ``sig`` as for `fmt_bps`; below 1 KB: whole bytes."""
+    return format_scaled(n, "B", digits=digits, sig=sig, kilo="K", prefix=_prefix_of(unit, "B"))
 
 
 def fmt_pct(x: Any) -> str:

@@ -20,6 +20,8 @@ goes through that one rounding formatter.
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -144,14 +146,17 @@ def _number_in(text: object) -> str:
 _SCALED_STEPS: tuple[tuple[float, str], ...] = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str = " ", kilo: str = "k") -> str:
+def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str = " ", kilo: str = "k",
+                  sig: int | None = None, prefix: str | None = None) -> str:
     """A measured value rounded for reading, with the largest decimal prefix it reaches:
     ``format_scaled(94_310_000, "bit/s")`` -> "94.31 Mbit/s"; "-" for None, NaN and infinities.
 
     ``digits``: decimals after the point; None = three significant digits as iperf3 prints them
-    ("9.41", "94.1", "941"). ``kilo``: the kilo prefix's letter ("k" by SI; "K" where a tool the
-    reader compares with writes "KB" or "Kbps"). Prefixes are powers of 1000 here as everywhere
-    in bbrlab (iperf3's "MBytes" are 2^20: bbrlab's are 10^6).
+    ("9.41", "94.1", "941"). ``sig``: that many significant digits instead (never rounding away
+    integer digits: sig=2 gives "941"). ``prefix``: this prefix always ("M" for a table in Mbit/s,
+    "" for plain units), whatever the value's size. ``kilo``: the kilo prefix's letter ("k" by SI;
+    "K" where a tool the reader compares with writes "KB" or "Kbps"). Prefixes are powers of 1000
+    here as everywhere in bbrlab (iperf3's "MBytes" are 2^20: bbrlab's are 10^6).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
@@ -161,14 +166,22 @@ def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str 
     x = float(value)
     if x != x or x in (float("inf"), float("-inf")):
         return "-"
-    prefix = ""
-    for mult, p in _SCALED_STEPS:
-        if abs(x) >= mult:
-            x, prefix = x / mult, (kilo if p == "k" else p)
-            break
-    if not prefix:
-        text = f"{x:.0f}"  # below the first prefix: whole units (bytes, packets, bit/s)
-    elif digits is None:
+    if prefix is not None:
+        steps = {p.lower(): m for m, p in _SCALED_STEPS}
+        if prefix and prefix.lower() not in steps:
+            raise ValueError(f"unknown prefix {prefix!r}; one of {', '.join(p for _, p in _SCALED_STEPS)} or ''")
+        x = x / steps[prefix.lower()] if prefix else x
+    else:
+        prefix = ""
+        for mult, p in _SCALED_STEPS:
+            if abs(x) >= mult:
+                x, prefix = x / mult, (kilo if p == "k" else p)
+                break
+        if not prefix:
+            digits, sig = 0, None  # below the first prefix: whole units (bytes, packets, bit/s)
+    if sig is not None:
+        digits = max(0, sig - 1 - math.floor(math.log10(abs(x)))) if x else 0
+    if digits is None:
         text = f"{x:.2f}" if abs(x) < 9.995 else f"{x:.1f}" if abs(x) < 99.95 else f"{x:.0f}"
     else:
         text = f"{x:.{digits}f}"

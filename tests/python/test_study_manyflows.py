@@ -70,4 +70,4 @@ def test_aggregate_in_flight_obeys_littles_law(study):
     little = s["throughput_bps"] / 8 / MSS * s["rtt_avg_ms"] / 1e3
     ratio = s["inflight_pkts"] / little
     assert ratio.between(0.75, 1.33).all(), ratio.tolist()
-    assert "Why the RTT claim against DCTCP differs" in report.read_text()
+    assert "The RTT claim against DCTCP and the window floors" in report.read_text()

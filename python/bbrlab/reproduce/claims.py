@@ -1,20 +1,44 @@
 """A study's comparisons with its source, as data: the claim, the source's value, ours, the rule.
 
 A study builds its `Claim`s from its result tables with a rule (a small function of the numbers
-it reports) and the report prints them as one table. The verdict is never written by hand: the
-same code with other numbers gives another verdict (the tests feed contrary numbers).
+it reports); the report prints them as one table (`claims_table`) and `write_claims_csv` writes
+the same objects to ``claims.csv`` beside ``REPORT.md``. The verdict is never written by hand: the
+same code with other numbers gives another verdict (the tests feed contrary numbers). The prose
+around the tables is built from the same numbers by `sentences`.
+
+``claims.csv`` has one row per claim and the columns ``CSV_COLUMNS``:
+
+- ``claim``: what the source claims (and where we test it);
+- ``paper_value``, ``bbrlab_value``: the source's and our numbers, machine-readable (below);
+- ``rule``: the test applied to our numbers, in words;
+- ``verdict``: agrees / partly / disagrees / not tested (`Verdict`).
+
+A value cell is either a phrase (the source's own words where it gives no number: "yes",
+"drastic increase"; empty when the claim was not tested) or items separated by ``"; "``, each
+``[LABEL: ]X[ → Y][ ± H][ UNIT]``: an optional label (no ``:`` or ``;`` in it), a number, an
+optional second number (a change from X to Y: n = 1 → 10, unpaced → paced), an optional 95 %
+confidence half-width, and an optional unit (one word: ``Mbit/s``, ``ms``, ``KB``, ``%``, ``×``;
+none for a pure ratio or index). Numbers are Python float literals (``941.5``, ``1.23e-05``,
+``nan`` for a value the run could not give), never with thousands separators. `cell` and `num`
+write them, `parse_cell` reads them back.
 """
 
 from __future__ import annotations
 
+import csv
 import math
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 from .report import md_table
 
-__all__ = ["Claim", "Verdict", "above", "below", "claims_table", "verdict", "verdict_of_all"]
+__all__ = ["CSV_COLUMNS", "Claim", "Num", "Verdict", "above", "at_least", "below", "cell", "claims_table", "is_sign", "num", "parse_cell",
+           "read_claims_csv", "untested", "verdict", "verdict_of_all", "within", "write_claims_csv"]
+
+CSV_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict")
 
 
 class Verdict(Enum):
@@ -27,13 +51,105 @@ class Verdict(Enum):
 @dataclass(frozen=True)
 class Claim:
     claim: str  # what the source claims (and where we test it, when we test it in several settings)
-    source: str  # the source's value or wording
+    source: str  # the source's value or wording, as the report prints it
     ours: str  # our numbers, as the report prints them
     rule: str  # the test applied to our numbers, in words
     verdict: Verdict
+    paper_value: str = field(kw_only=True)  # the source's value as a machine-readable cell (`cell`)
+    bbrlab_value: str = field(kw_only=True)  # ours, the same way
+
+    def csv_row(self) -> dict[str, str]:
+        return {"claim": self.claim, "paper_value": self.paper_value, "bbrlab_value": self.bbrlab_value,
+                "rule": self.rule, "verdict": self.verdict.value}
 
 
-def _known(*xs: float) -> bool:
+def untested(claim: str, source: str, rule: str, why: str, *, paper_value: str) -> Claim:
+    """A claim this run cannot test (e.g. its N or RTT is not in this size's grid): listed all the
+    same, so every size reports the same claims."""
+    return Claim(claim, source, why, rule, Verdict.UNTESTED, paper_value=paper_value, bbrlab_value="")
+
+
+# ------------------------------------------------------------------ machine-readable values
+
+
+@dataclass(frozen=True)
+class Num:
+    """One item of a value cell: ``[label: ]value[ → to][ ± ci][ unit]``."""
+
+    value: float
+    unit: str = ""
+    label: str = ""
+    to: float | None = None  # a change from value to `to`
+    ci: float | None = None  # 95 % confidence half-width
+
+    def __str__(self) -> str:
+        if any(c in self.label for c in ":;") or " " in self.unit:
+            raise ValueError(f"label {self.label!r} / unit {self.unit!r} would not parse back")
+        s = (f"{self.label}: " if self.label else "") + _number(self.value)
+        if self.to is not None:
+            s += f" → {_number(self.to)}"
+        if self.ci is not None:
+            s += f" ± {_number(self.ci)}"
+        return s + (f" {self.unit}" if self.unit else "")
+
+
+def _number(x: float) -> str:
+    x = float(x)
+    return "nan" if math.isnan(x) else f"{x:.6g}"
+
+
+def num(value: float, unit: str = "", *, label: str = "", to: float | None = None, ci: float | None = None) -> Num:
+    return Num(float(value), unit, label, None if to is None else float(to), None if ci is None else float(ci))
+
+
+def cell(*items: Num | str | Iterable[Num]) -> str:
+    """A value cell from items (`num`), iterables of them, or one phrase."""
+    flat: list[Num | str] = []
+    for it in items:
+        flat.extend(it if not isinstance(it, (Num, str)) else [it])
+    if len(flat) == 1 and isinstance(flat[0], str):
+        return flat[0]
+    if any(isinstance(it, str) for it in flat):
+        raise TypeError("a value cell is one phrase or numbers, not both")
+    return "; ".join(str(it) for it in flat)
+
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|[-+]?inf"
+_ITEM = re.compile(rf"^(?:(?P<label>[^:;]+): )?(?P<value>{_NUM})(?: → (?P<to>{_NUM}))?(?: ± (?P<ci>{_NUM}))?"
+                   rf"(?: (?P<unit>\S+))?$")
+
+
+def parse_cell(text: str) -> list[Num] | None:
+    """The items of a value cell, or None when it is a phrase (or empty)."""
+    if not text:
+        return None
+    out = []
+    for part in text.split("; "):
+        m = _ITEM.match(part)
+        if not m:
+            return None
+        out.append(num(float(m["value"]), m["unit"] or "", label=m["label"] or "",
+                       to=None if m["to"] is None else float(m["to"]), ci=None if m["ci"] is None else float(m["ci"])))
+    return out
+
+
+def write_claims_csv(path: Path, claims: Sequence[Claim]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        w.writerows(c.csv_row() for c in claims)
+    return path
+
+
+def read_claims_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+# ------------------------------------------------------------------ rules
+
+
+def _known(*xs: float | None) -> bool:
     return all(x is not None and not (isinstance(x, float) and math.isnan(x)) for x in xs)
 
 
@@ -47,9 +163,25 @@ def above(a: float, b: float) -> bool | None:
     return a > b if _known(a, b) else None
 
 
+def at_least(a: float, b: float) -> bool | None:
+    """a ≥ b; None when either is missing."""
+    return a >= b if _known(a, b) else None
+
+
+def within(x: float, lo: float, hi: float) -> bool | None:
+    """lo ≤ x ≤ hi; None when x is missing."""
+    return lo <= x <= hi if _known(x) else None
+
+
 def verdict(holds: bool | None) -> Verdict:
     """One test: agrees when it holds, disagrees when not, untested when it could not be decided."""
     return Verdict.UNTESTED if holds is None else (Verdict.AGREES if holds else Verdict.DISAGREES)
+
+
+def is_sign(sign: int | None, want: int) -> bool | None:
+    """The outcome of a significance test (`analysis.sign_of_difference`: +1, 0, −1, None) as a
+    rule's result: whether it is ``want``; None when it could not be decided."""
+    return None if sign is None else sign == want
 
 
 def verdict_of_all(results: Iterable[bool | None]) -> Verdict:

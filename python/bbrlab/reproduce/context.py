@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from . import pool
+from .claims import Claim, write_claims_csv
 from .report import write_report
 from .scenarios import StudyRun
 from .sources import Source
@@ -54,7 +55,10 @@ class StudyContext:
     def elapsed_s(self) -> float:
         return time.perf_counter() - self.started
 
-    def write_report(self, title: str, sections: Sequence[tuple[str, str]], *, source: Source, packets: int) -> Path:
-        """``REPORT.md`` in the study's directory: title, source, sections, size and cost of the run."""
+    def write_report(self, title: str, sections: Sequence[tuple[str, str]], *, source: Source, packets: int,
+                     claims: Sequence[Claim]) -> Path:
+        """``REPORT.md`` in the study's directory (title, source, sections, size and cost of the run)
+        and ``claims.csv`` beside it: every claim the sections' tables print, in their order."""
+        write_claims_csv(self.out_dir / "claims.csv", claims)
         return write_report(self.out_dir / "REPORT.md", title, sections, source=source, size=self.size.value,
                             wall_s=self.elapsed_s, packets=packets)

@@ -17,15 +17,15 @@ defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces,
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
+from ..display import fmt_bps
 from .report import MSS, WIRE
 from .scenarios import Pfc, Star
 
 CCS = ["cubic", "bbr1"]
-CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}
+CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}  # as the Waterloo figures label them
+CC_NAME = {"cubic": "CUBIC", "bbr1": "BBRv1"}  # in sentences
 CC_COLOR = {"cubic": "#d95f02", "bbr1": "#1b9e77"}
 FABRIC_LABEL = {"lossless": "Waterloo's fabric: lossless (PAUSE), cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
@@ -62,9 +62,6 @@ def assert_lossless(rows: pd.DataFrame, where: str) -> int:
     return int(per_run["pause"].sum())
 
 
-def fmt_ms(s: float) -> str:
-    return "–" if not math.isfinite(s) else (f"{s * 1e3:.1f} ms" if s * 1e3 < 1000 else f"{s:.2f} s")
-
-
 def fmt_mbps(bps: float) -> str:
-    return "–" if not math.isfinite(bps) else f"{bps / 1e6:.0f} Mbit/s"
+    """Rates in these studies' tables: whole Mbit/s, as the Waterloo figures read."""
+    return fmt_bps(bps, 0, unit="Mbit/s")

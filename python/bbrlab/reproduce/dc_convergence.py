@@ -30,10 +30,11 @@ from ..figures import save, subplots
 from ..results import jain_index
 from . import dc_common as dc
 from .analysis import packets_simulated, select
-from .claims import Claim, claims_table, verdict_of_all
+from .claims import Claim, at_least, below, cell, claims_table, num, verdict_of_all
 from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, StudyRun, study_run
+from .sentences import join
 from .sources import WATERLOO_DC
 
 SOURCE = WATERLOO_DC
@@ -129,8 +130,10 @@ def run(ctx: StudyContext) -> Path:
         figs.append(stem)
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
+    cl = claims(lv)
     return ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
-                            report_sections(lv, Ts, pause, figs), source=SOURCE, packets=packets_simulated(rows))
+                            report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
+                            claims=cl)
 
 
 def jain3(lv: pd.DataFrame, fabric: str, cc: str, col: str = "jain_per_second") -> float:
@@ -147,8 +150,17 @@ def _word(j: float) -> str:
     return "converges" if j >= CONVERGED else ("converges partly" if j >= PARTLY else "converges poorly")
 
 
+def _drop_effect(lv: pd.DataFrame) -> dict[str, float]:
+    """Per drop-tail fabric: BBRv1's per-second Jain index (≥ 3 flows) there minus on the lossless fabric."""
+    return {f: jain3(lv, f, "bbr1") - jain3(lv, "lossless", "bbr1") for f in FABRICS if f != "lossless"}
+
+
+#: A change of Jain's index smaller than this between fabrics is not a change (single trials).
+JAIN_STEP = 0.1
+
+
 def claims(lv: pd.DataFrame) -> list[Claim]:
-    """The Waterloo study's §4.3 claims, checked on each fabric."""
+    """The Waterloo study's §4.3 claims, checked on each fabric, and its open question's suspicion."""
     out = []
     for fabric in FABRICS:
         where = f" — {dc.FABRIC_LABEL[fabric]}"
@@ -158,13 +170,31 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
             return (f"{_word(j)}: Jain (≥ 3 flows) {jain3(lv, fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per "
                     f"second; starved flow-levels {_starved(lv, fabric, cc)}")
 
+        def values(cc: str) -> str:
+            return cell(num(jain3(lv, fabric, cc, "jain_level"), label="Jain per level"),
+                        num(jain3(lv, fabric, cc), label="Jain per second"),
+                        num(_starved(lv, fabric, cc), label="starved flow-levels"))
+
         jc, jb = jain3(lv, fabric, "cubic"), jain3(lv, fabric, "bbr1")
         out.append(Claim("CUBIC converges well (Fig 9)" + where, "yes", ours("cubic"),
                          f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
-                         verdict_of_all([jc >= PARTLY, jc >= CONVERGED])))
+                         verdict_of_all([at_least(jc, PARTLY), at_least(jc, CONVERGED)]),
+                         paper_value="converges well", bbrlab_value=values("cubic")))
         out.append(Claim("BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where, "yes", ours("bbr1"),
                          f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
-                         verdict_of_all([jb < CONVERGED, jb < PARTLY, _starved(lv, fabric, "bbr1") > 0])))
+                         verdict_of_all([below(jb, CONVERGED), below(jb, PARTLY),
+                                         None if not math.isfinite(jb) else _starved(lv, fabric, "bbr1") > 0]),
+                         paper_value="converges poorly, some flows starve", bbrlab_value=values("bbr1")))
+    effect = _drop_effect(lv)
+    out.append(Claim(
+        "open question (§6): BBR's poor convergence comes from the lossless fabric; with drops instead of PAUSE it "
+        "converges better", "suspected",
+        "BBRv1's per-second Jain with drops minus with PAUSE: "
+        + ", ".join(f"{dc.FABRIC_LABEL[f]} {d:+.2f}" for f, d in effect.items()),
+        f"BBRv1's per-second Jain (≥ 3 flows) at least {JAIN_STEP} higher on each drop-tail fabric than on the "
+        "lossless one", verdict_of_all(at_least(d, JAIN_STEP) for d in effect.values()),
+        paper_value="suspected",
+        bbrlab_value=cell(num(d, label=f"{f} − lossless") for f, d in effect.items())))
     return out
 
 
@@ -173,79 +203,107 @@ def _answer(lv: pd.DataFrame) -> str:
     L, S, D = "lossless", "store-and-forward", "store-and-forward-deep"
     jl = {(f, cc): jain3(lv, f, cc) for f in FABRICS for cc in dc.CCS}
     bbr_gap = {f: jl[(f, "cubic")] - jl[(f, "bbr1")] for f in FABRICS}
-    drops = [D, S]
-    # Does BBRv1's convergence change when drops replace PAUSE, and which way?
-    change = {f: jl[(f, "bbr1")] - jl[(L, "bbr1")] for f in drops}
-    worse = [f for f in drops if change[f] <= -0.1]
-    better = [f for f in drops if change[f] >= 0.1]
+    # Does BBRv1's convergence change when drops replace PAUSE, and which way? (the last claim's numbers)
+    change = _drop_effect(lv)
+    worse = [f for f in change if change[f] <= -JAIN_STEP]
+    better = [f for f in change if change[f] >= JAIN_STEP]
     lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, "bbr1")] >= CONVERGED
+    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
+    unchanged = [f for f in change if f not in worse and f not in better]
+    same = (f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged
+            else "")
     if worse and not better:
         headline = ("In bbrlab, yes — but not in the direction the Waterloo authors suspected: BBRv1 converges worse "
-                    "with drops than with PAUSE.")
+                    f"with drops than with PAUSE ({join(names[f] for f in worse)}){same}.")
     elif better and not worse:
-        headline = "In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops."
+        headline = ("In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops "
+                    f"({join(names[f] for f in better)}){same}.")
     elif better and worse:
         headline = "In bbrlab, it depends on the buffer: BBRv1 converges better with one drop-tail buffer and worse with the other."
     else:
-        headline = "In bbrlab, no: BBRv1's convergence moves by less than 0.1 in Jain's index between the fabrics."
+        headline = (f"In bbrlab, no: BBRv1's convergence moves by less than {JAIN_STEP} in Jain's index between the "
+                    "fabrics.")
     if lossless_fair:
         pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
     else:
         pause = f"With PAUSE BBRv1 already {_word(jl[(L, 'bbr1')])} here."
-    culprit = ("Drops are what break convergence, and they break BBRv1's once its flows' minimum in-flight exceeds "
-               "the buffer." if worse and lossless_fair else "")
-    if jl[(S, "cubic")] >= CONVERGED:
-        shallow = ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
-                   "~85 packets, overflow it continuously and take turns through RTOs.")
+    culprit = (f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, 'bbr1')]:.2f} with PAUSE to "
+               + join(f"{jl[(f, 'bbr1')]:.2f} ({names[f]})" for f in worse) + "."
+               if worse and lossless_fair else "")
+    if lossless_fair:
+        lossless = ("The congested port pauses every sender's link at once and they resume together, so each sender gets "
+                    "1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1 "
+                    "does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s), "
+                    "some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No "
+                    "packet is lost (asserted), and the excess window waits in the host NICs.")
     else:
-        shallow = ("With a buffer this shallow both algorithms' flows lose whole windows and take RTOs (five CUBIC "
-                   "flows share ~(128 KB + BDP) of window, ≈ 18 segments each), so in this run neither converges "
-                   "at a 1-s time scale; flows take turns, sitting at zero for whole seconds.")
+        lossless = (f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
+                    f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, 'bbr1')])}.")
 
     def at(fabric: str, cc: str, lo: int, hi: int) -> float:
         d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
         return float(d["jain_per_second"].mean())
 
+    def flows_turns(fabric: str) -> str:
+        starved = _starved(lv, fabric, "bbr1")
+        return (f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)" if starved else
+                "; no BBRv1 flow starved")
+
+    if jl[(D, "bbr1")] < PARTLY and jl[(D, "cubic")] >= PARTLY:
+        deep = ("The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about the "
+                "whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows that "
+                "lose their window's tail fall back to RTOs with exponential back-off" + flows_turns(D) +
+                f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}.")
+    else:
+        deep = f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, 'bbr1')])} here" + flows_turns(D) + "."
+    if jl[(S, "cubic")] >= CONVERGED and jl[(S, "bbr1")] < PARTLY:
+        shallow = ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
+                   "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + ".")
+    elif jl[(S, "cubic")] < CONVERGED and jl[(S, "bbr1")] < CONVERGED:
+        shallow = (f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC {_word(jl[(S, 'cubic')])}, "
+                   f"BBRv1 {_word(jl[(S, 'bbr1')])}): five CUBIC flows share ~(128 KB + BDP) of window, ≈ 18 segments "
+                   "each, and lose whole windows" + flows_turns(S) + ".")
+    else:
+        shallow = f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, 'bbr1')])} here" + flows_turns(S) + "."
+
     picture = [f for f in FABRICS if jl[(f, "cubic")] >= CONVERGED and jl[(f, "bbr1")] < CONVERGED]
-    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
-    where = ("on " + " and ".join(names[f] for f in picture)) if picture else "on none of the fabrics"
+    where = ("on " + join(names[f] for f in picture)) if picture else "on none of the fabrics"
     opposite = "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
+    Ts = sorted(lv["T"].unique())
+    if len(Ts) > 1:
+        per_t = lv[lv["active"] >= 3].groupby(["fabric", "cc", "T"])["jain_per_second"].mean().unstack("T")
+        spread = float((per_t.max(axis=1) - per_t.min(axis=1)).max())
+        trials = (f"between T = {Ts[0]:g} s and {Ts[-1]:g} s a configuration's index moves by up to {spread:.2f} "
+                  "(tables below)")
+    else:
+        trials = f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
+    caveat = ("" if L in picture else """
+Caveat: the model's PAUSE is generated per output queue (802.3x, all feeding links at once) with
+fair packet-by-packet service of the paused senders. A switch with ingress-port buffer accounting
+or unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all),
+or the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are
+not modelled; each could make the real lossless cluster behave differently from the lossless
+fabric here.
+""")
     return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**
 {headline} {pause} {culprit} Mean per-second Jain index
 over the levels with ≥ 3 active flows (1 = equal shares at every second):
 
-- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, 'bbr1')]:.2f}. The
-  congested port pauses every sender's link at once and they resume together, so each sender gets
-  1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1
-  does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s),
-  some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No
-  packet is lost, no flow ever times out, and the excess window waits in the host NICs.
+- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, 'bbr1')]:.2f}. {lossless}
 - *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, 'bbr1')]:.2f}; with 3–4
-  flows BBRv1 {at(D, 'bbr1', 3, N - 1):.2f}, with 5 flows {at(D, 'bbr1', N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). The same
-  window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about the
-  whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows
-  persistently; flows that lose their window's tail fall back to RTOs with exponential back-off
-  and sit at zero while others run at full speed — the kind of alternation the Waterloo study shows
-  in Fig 11. CUBIC cuts its window by 30 % per loss episode and shares the buffer.
+  flows BBRv1 {at(D, 'bbr1', 3, N - 1):.2f}, with 5 flows {at(D, 'bbr1', N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). {deep}
 - *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 {jl[(S, 'bbr1')]:.2f}. {shallow}
 
 BBRv1 − CUBIC difference in that index: lossless {-bbr_gap[L]:+.2f}, 1 MB {-bbr_gap[D]:+.2f},
 128 KB {-bbr_gap[S]:+.2f}. In this model the Waterloo picture of BBR (Figs 10, 11: starving and
-alternating flows beside a fair CUBIC) appears {where}{opposite}. Each
-configuration is a single trial, as in the Waterloo study; the drop-tail runs are chaotic, so their
-indices move by ±0.1 or more between seeds and between T = 30 s and 60 s (tables below).
-
-Caveat: the model's PAUSE is generated per output queue (802.3x, all feeding links at once) with
-fair packet-by-packet service of the paused senders. A switch with ingress-port buffer accounting
-or unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all),
-or the Waterloo receiver-side
-measurement (one thread per connection, 8 Mbit/s quantization) are not modelled; each could make
-the real lossless cluster behave like the drop-tail fabrics here.
-"""
+alternating flows beside a fair CUBIC) appears {where}{opposite}. Each configuration is a single
+trial, as in the Waterloo study; {trials}.
+{caveat}"""
 
 
-def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str]) -> list[tuple[str, str]]:
+def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str], cl: list[Claim]
+                    ) -> list[tuple[str, str]]:
     # Jain per number of active flows (rising and falling levels averaged), per run.
     def jain_row(fabric: str, cc: str, T: float, col: str) -> list[str]:
         d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["T"] == T)]
@@ -254,7 +312,7 @@ def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: l
     sections = [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
         ("The Waterloo study's claims beside ours",
-         claims_table(claims(lv), source_header="Waterloo DC study (§4.3)")
+         claims_table(cl, source_header="Waterloo DC study (§4.3)")
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
         ("The Waterloo study's open question", _answer(lv)),
     ]

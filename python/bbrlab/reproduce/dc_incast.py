@@ -22,11 +22,12 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
-from .analysis import mean_ci, value
-from .claims import Claim, Verdict, claims_table, verdict_of_all
+from .analysis import Estimate, difference, mean_ci, sign_of_difference, value
+from .claims import Claim, Verdict, above, below, cell, claims_table, is_sign, num, untested, verdict_of_all
 from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, StudyRun, study_run
+from .sentences import change, compare, direction, join, reproduces
 from .sources import WATERLOO_DC
 
 SOURCE = WATERLOO_DC
@@ -73,9 +74,10 @@ def run(ctx: StudyContext) -> Path:
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
     _seed_csvs(runs, ctx.out_dir)
     _figures(st, runs, p, ctx.out_dir)
-    sections = report_sections(st, list(p.ns), pause)
+    cl = claims(st, list(p.ns))
+    sections = report_sections(st, list(p.ns), pause, cl)
     return ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
-                            source=SOURCE, packets=int(runs["packets"].sum()))
+                            source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
@@ -130,27 +132,42 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
     save(fig, out_dir / "fig8-cdf.png")
 
 
-def _falls(st: pd.DataFrame, fabric: str, cc: str, n_max: int) -> bool | None:
-    """Mean at n_max below the mean at n = 1 by more than the two 95 % CIs combined."""
-    m1, mn = value(st, "mean_bps", fabric=fabric, cc=cc, n=1), value(st, "mean_bps", fabric=fabric, cc=cc, n=n_max)
-    if not (math.isfinite(m1) and math.isfinite(mn)):
-        return None
-    ci = math.hypot(*(np.nan_to_num(value(st, "ci_bps", fabric=fabric, cc=cc, n=n)) for n in (1, n_max)))
-    return mn < m1 - ci
+def _estimate(st: pd.DataFrame, fabric: str, cc: str, n: int) -> Estimate:
+    """The mean aggregate throughput at n with its 95 % CI, as `stats` computed it."""
+    samples = value(st, "samples", fabric=fabric, cc=cc, n=n)
+    return Estimate(value(st, "mean_bps", fabric=fabric, cc=cc, n=n), value(st, "ci_bps", fabric=fabric, cc=cc, n=n),
+                    int(samples) if math.isfinite(samples) else 0)
 
 
-def _lead(st: pd.DataFrame, fabric: str, n: int) -> tuple[float, float]:
-    """BBR − CUBIC mean throughput at n, and the combined half-width of their 95 % CIs."""
-    def g(col: str, cc: str) -> float:
-        return value(st, col, fabric=fabric, cc=cc, n=n)
+#: A change or lead in throughput counts when it is significant (95 %, Welch's t) and at least this
+#: share of the reference mean: near the link's ceiling the samples' intervals shrink to a fraction
+#: of a Mbit/s, and a significant 0.1 % is no decline.
+MATERIAL = 0.02
+SIGNIFICANT = f"significant (95 %, Welch's t) and ≥ {MATERIAL * 100:g} %"
 
-    return g("mean_bps", "bbr1") - g("mean_bps", "cubic"), math.hypot(g("ci_bps", "bbr1"), g("ci_bps", "cubic"))
+
+def _trend(st: pd.DataFrame, fabric: str, cc: str, n_max: int) -> int | None:
+    """Sign of the change of the mean from n = 1 to n_max (−1: falls), significant and material."""
+    return direction(_estimate(st, fabric, cc, 1), _estimate(st, fabric, cc, n_max), tolerance=MATERIAL)
+
+
+def _lead(st: pd.DataFrame, fabric: str, n: int) -> tuple[float, float, int | None]:
+    """BBR − CUBIC mean throughput at n, the half-width of its 95 % CI (Welch), and its sign
+    (significant and material)."""
+    b, c = _estimate(st, fabric, "bbr1", n), _estimate(st, fabric, "cubic", n)
+    d, hw = difference(b, c)
+    return d, hw, sign_of_difference(b, c, min_rel=MATERIAL)
+
+
+def _big(ns: list[int]) -> list[int]:
+    """The n of the Waterloo study's BBR-lead claim (n ≥ 10) in this size's grid."""
+    return [n for n in ns if n >= 10]
 
 
 def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
     """The Waterloo study's §4.2 claims, checked on each fabric."""
     n_cdf = max(ns)
-    big = [n for n in ns if n >= 10]
+    big = _big(ns)
     out = []
     for fabric in dc.FABRICS:
         def g(col: str, cc: str, n: int) -> float:
@@ -161,30 +178,52 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
             "throughput falls as n grows, for both" + where, "yes",
             f"CUBIC {dc.fmt_mbps(g('mean_bps', 'cubic', 1))} → {dc.fmt_mbps(g('mean_bps', 'cubic', n_cdf))}, "
             f"BBR {dc.fmt_mbps(g('mean_bps', 'bbr1', 1))} → {dc.fmt_mbps(g('mean_bps', 'bbr1', n_cdf))} (n = 1 → {n_cdf})",
-            f"mean at n = {n_cdf} below n = 1 by more than the 95 % CIs, per algorithm",
-            verdict_of_all(_falls(st, fabric, cc, n_cdf) for cc in dc.CCS)))
-        leads = [_lead(st, fabric, n) for n in big]
-        out.append(Claim(
-            "BBR significantly ahead of CUBIC for n ≥ 10" + where, "yes",
-            "BBR − CUBIC: " + ", ".join(f"n = {n}: {d / 1e6:+.0f}" for n, (d, _) in zip(big, leads)) + " Mbit/s",
-            "BBR − CUBIC above the combined 95 % CI at each n ≥ 10",
-            verdict_of_all((d > c) if math.isfinite(d) and math.isfinite(c) else None for d, c in leads)))
+            f"mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per algorithm",
+            verdict_of_all(is_sign(_trend(st, fabric, cc, n_cdf), -1) for cc in dc.CCS),
+            paper_value="falls",
+            bbrlab_value=cell(num(g("mean_bps", cc, 1) / 1e6, "Mbit/s", label=f"{cc} n = 1 → {n_cdf}",
+                                  to=g("mean_bps", cc, n_cdf) / 1e6) for cc in dc.CCS)))
+        claim = "BBR significantly ahead of CUBIC for n ≥ 10" + where
+        rule = f"BBR − CUBIC above 0, {SIGNIFICANT} of CUBIC's mean, at each n ≥ 10"
+        if big:
+            leads = {n: _lead(st, fabric, n) for n in big}
+            out.append(Claim(
+                claim, "yes",
+                "BBR − CUBIC: " + ", ".join(f"n = {n}: {d / 1e6:+.0f} ± {hw / 1e6:.0f}" for n, (d, hw, _) in leads.items())
+                + " Mbit/s", rule,
+                verdict_of_all(is_sign(sign, 1) for _, _, sign in leads.values()),
+                paper_value="ahead",
+                bbrlab_value=cell(num(d / 1e6, "Mbit/s", label=f"n = {n}", ci=hw / 1e6) for n, (d, hw, _) in leads.items())))
+        else:
+            out.append(untested(claim, "yes", rule, f"no n ≥ 10 in this size's grid ({ns})", paper_value="ahead"))
         f_cubic, f_bbr = g("frac75", "cubic", n_cdf), g("frac75", "bbr1", n_cdf)
         out.append(Claim(
             f"n = {n_cdf}: fraction of samples ≥ 75 % of the link" + where, "CUBIC < 50 %, BBR larger",
             f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "CUBIC < 50 %; BBR > CUBIC",
-            verdict_of_all([f_cubic < 0.5, f_bbr > f_cubic])))
+            verdict_of_all([below(f_cubic, 0.5), above(f_bbr, f_cubic)]),
+            paper_value="CUBIC < 50 %, BBR larger",
+            bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label="bbr1"))))
     return out
 
 
+def _claim(cl: list[Claim], start: str, fabric: str) -> Claim:
+    return next(c for c in cl if c.claim.startswith(start) and c.claim.endswith(dc.FABRIC_LABEL[fabric]))
+
+
 def _explain(st: pd.DataFrame, ns: list[int]) -> str:
-    """What happens on each fabric, every statement computed from the table."""
+    """What happens on each fabric, every statement computed from the table (and the claims)."""
     L, S = "lossless", "store-and-forward"
     n_cdf = max(ns)
-    big = [n for n in ns if n >= 10]
+    big = _big(ns)
+    cl = claims(st, ns)
 
     def g(col: str, fabric: str, cc: str, n: int) -> float:
         return value(st, col, fabric=fabric, cc=cc, n=n)
+
+    def trends(fabric: str) -> str:
+        return join(change(f"{dc.CC_NAME[cc]}'s mean", g("mean_bps", fabric, cc, 1), g("mean_bps", fabric, cc, n_cdf),
+                           dc.fmt_mbps, sign=_trend(st, fabric, cc, n_cdf), where_a="at n = 1", where_b=f"at n = {n_cdf}",
+                           significance=f" ({SIGNIFICANT})") for cc in dc.CCS)
 
     lossless = st[st["fabric"] == L]
     lowest = lossless.loc[lossless["mean_bps"].idxmin()]
@@ -192,58 +231,63 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
     share = lossless["min_flow_bps"] * lossless["n"] / lossless["mean_bps"]
     worst = lossless.loc[share.idxmin()]
     if lowest["mean_bps"] >= 0.99 * dc.CEILING_BPS:
-        level = (f"aggregate throughput stays within 1 % of the {dc.CEILING_BPS / 1e6:.1f} Mbit/s goodput ceiling for "
-                 f"every n and both algorithms (lowest mean {dc.fmt_mbps(lowest['mean_bps'])})")
+        level = (f"stays busy: aggregate throughput stays within 1 % of the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
+                 f"ceiling for every n and both algorithms (lowest mean {dc.fmt_mbps(lowest['mean_bps'])})")
     else:
-        level = (f"aggregate throughput falls below the {dc.CEILING_BPS / 1e6:.1f} Mbit/s goodput ceiling: lowest mean "
-                 f"{dc.fmt_mbps(lowest['mean_bps'])} ({dc.CC_LABEL[lowest['cc']]}, n = {int(lowest['n'])})")
+        level = (f"does not stay busy: aggregate throughput falls below the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
+                 f"ceiling, lowest mean {dc.fmt_mbps(lowest['mean_bps'])} ({dc.CC_NAME[lowest['cc']]}, n = "
+                 f"{int(lowest['n'])})")
     fair = share.min()
-    fairness = (f"the slowest flow of a sample gets at least {fair:.0%} of its 1/n share" if fair >= 0.9 else
-                f"but flows do not share it evenly: at n = {int(worst['n'])} ({dc.CC_LABEL[worst['cc']]}) the slowest "
-                f"flow gets {fair:.0%} of its 1/n share")
-    reproduced = {Verdict.AGREES: "reproduces", Verdict.PARTLY: "reproduces only partly",
-                  Verdict.DISAGREES: "does not reproduce", Verdict.UNTESTED: "cannot test"}[
-        verdict_of_all(_falls(st, L, cc, n_cdf) for cc in dc.CCS)]
-    falling = [dc.CC_LABEL[cc] for cc in dc.CCS if _falls(st, S, cc, n_cdf)]
-    falls_s = (f"throughput falls with n for {' and '.join(falling)}" if falling else
-               "throughput does not fall significantly with n for either algorithm")
-    diffs = [_lead(st, S, n) for n in big]
-    ahead = [n for n, (d, c) in zip(big, diffs) if d > c]
-    behind = [n for n, (d, c) in zip(big, diffs) if d < -c]
-    if ahead and not behind:
-        sf_verdict = (f"BBRv1 keeps the link significantly busier than CUBIC (difference beyond the 95 % CIs) for "
-                      f"n in {ahead} of {big}, and never significantly less — the Waterloo Figure 7 pattern appears on "
-                      f"this fabric, and Figure 8's: at n = {n_cdf}, {g('frac75', S, 'bbr1', n_cdf):.0%} "
-                      f"of BBRv1 samples reach 75 % of the link against {g('frac75', S, 'cubic', n_cdf):.0%} "
-                      "of CUBIC's.")
-    elif behind and not ahead:
-        sf_verdict = (f"yet CUBIC keeps the link significantly busier than BBRv1 for n in {behind}, the reverse of the "
-                      "Waterloo Figure 7.")
-    elif ahead and behind:
-        sf_verdict = (f"BBRv1 is significantly ahead for n in {ahead} and behind for n in {behind} of {big}; the "
-                      "Waterloo study's clear BBR lead for n ≥ 10 is reproduced only partly.")
-    else:
-        sf_verdict = (f"the two are not significantly different (beyond the 95 % CIs) at any n in {big}; the Waterloo "
-                      "study's clear BBR lead for n ≥ 10 is not reproduced.")
-    return f"""
-**Lossless fabric.** With PAUSE no packet is lost and the congested port pauses every sender's
-link at once, so the receiver's link stays busy and is shared per sender: {level}, and {fairness}.
-bbrlab {reproduced} the Waterloo study's decline on this fabric. What the model leaves
-out and could cost throughput on the real cluster: the receiver's CPU (one thread per
-connection, 20 threads receiving at 1 Gbit/s), the switch's real PAUSE thresholds and buffer
-arbitration (ingress-port accounting, shared buffer), and host NICs that do not honour PAUSE
-(in which case the switch drops).
+    fairness = (f"it is shared per sender: the slowest flow of a sample gets at least {fair:.0%} of its 1/n share"
+                if fair >= 0.9 else
+                f"it is not shared evenly: at n = {int(worst['n'])} ({dc.CC_NAME[worst['cc']]}) the slowest flow "
+                f"gets {fair:.0%} of its 1/n share")
+    falls_l = _claim(cl, "throughput falls", L).verdict
+    missing = ("" if falls_l is Verdict.AGREES else
+               " What the model leaves out and could cost throughput on the real cluster: the receiver's CPU (one "
+               "thread per connection, 20 threads receiving at 1 Gbit/s), the switch's real PAUSE thresholds and "
+               "buffer arbitration (ingress-port accounting, shared buffer), and host NICs that do not honour PAUSE "
+               "(in which case the switch drops).")
+    lossless_text = (f"**Lossless fabric.** With PAUSE no packet is lost (asserted) and the congested port pauses every "
+                     f"sender's link at once. The receiver's link {level}; {fairness}. {trends(L)}: bbrlab "
+                     f"{reproduces(falls_l)} the Waterloo study's decline on this fabric.{missing}")
 
-**Store-and-forward fabric.** Here {falls_s}. The 128 KB port overflows at the
-synchronized start and whenever the flows' windows grow into it; flows lose their tails and wait
-for 200 ms RTOs (on average {g('rto', S, 'cubic', n_cdf):.0f} RTOs per sample for CUBIC and
-{g('rto', S, 'bbr1', n_cdf):.0f} for BBRv1 at n = {n_cdf}), during which the link can idle. BBRv1 does not reduce
-its rate on loss ({g('drops', S, 'bbr1', n_cdf):.0f} drops per sample at n = {n_cdf} versus
-{g('drops', S, 'cubic', n_cdf):.0f} for CUBIC); {sf_verdict}
+    drops = {cc: g("drops", S, cc, n_cdf) for cc in dc.CCS}
+    rtos = {cc: g("rto", S, cc, n_cdf) for cc in dc.CCS}
+    if not any(drops.values()):
+        loss = f"The 128 KB port drops nothing at n = {n_cdf}."
+    else:
+        loss = (f"The 128 KB port overflows (at n = {n_cdf}, {drops['bbr1']:,.0f} drops per sample for BBRv1 and "
+                f"{drops['cubic']:,.0f} for CUBIC")
+        ratio = drops["bbr1"] / drops["cubic"] if drops["cubic"] else math.inf
+        loss += ("; BBRv1 does not reduce its rate on loss)." if ratio >= 2 else ").")
+        loss += (f" Flows that lose their window's tail wait for 200 ms RTOs (on average {rtos['cubic']:.1f} per sample "
+                 f"for CUBIC and {rtos['bbr1']:.1f} for BBRv1), during which the link can idle."
+                 if any(v > 0 for v in rtos.values()) else " No flow needed an RTO.")
+    lead = _claim(cl, "BBR significantly ahead", S)
+    if big:
+        signs = {n: _lead(st, S, n)[2] for n in big}
+        behind = any(v == -1 for v in signs.values())
+        said = {Verdict.AGREES: "the Waterloo Figure 7 pattern (BBR ahead for n ≥ 10) appears on this fabric",
+                Verdict.PARTLY: "the Waterloo study's BBR lead for n ≥ 10 is reproduced only partly",
+                Verdict.DISAGREES: ("the reverse of the Waterloo Figure 7" if behind else
+                                    "the Waterloo study's BBR lead for n ≥ 10 is not reproduced"),
+                Verdict.UNTESTED: "the Waterloo study's BBR lead cannot be tested"}[lead.verdict]
+        compared = (f"Counting a difference {SIGNIFICANT} of CUBIC's mean, "
+                    f"{compare('BBRv1', 'CUBIC', signs, 'n', more='ahead of', less='behind', same='level with')}: {said}.")
+    else:
+        compared = "This grid has no n ≥ 10, so the Waterloo study's BBR lead cannot be tested."
+    fig8 = (f"At n = {n_cdf}, {g('frac75', S, 'bbr1', n_cdf):.0%} of BBRv1's samples reach 75 % of the link and "
+            f"{g('frac75', S, 'cubic', n_cdf):.0%} of CUBIC's (Figure 8; the Waterloo study: CUBIC below 50 %, BBR "
+            f"above it): bbrlab {reproduces(_claim(cl, f'n = {n_cdf}: fraction', S).verdict)} that reading.")
+    return f"""
+{lossless_text}
+
+**Store-and-forward fabric.** {trends(S)}. {loss} {compared} {fig8}
 """
 
 
-def report_sections(st: pd.DataFrame, ns: list[int], pause: int) -> list[tuple[str, str]]:
+def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]) -> list[tuple[str, str]]:
     def g(col: str, f: str, cc: str, n: int) -> float:
         return value(st, col, fabric=f, cc=cc, n=n)
 
@@ -253,7 +297,7 @@ def report_sections(st: pd.DataFrame, ns: list[int], pause: int) -> list[tuple[s
     return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
         ("The Waterloo study's claims beside ours",
-         claims_table(claims(st, ns), source_header="Waterloo DC study (§4.2)")
+         claims_table(cl, source_header="Waterloo DC study (§4.2)")
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
         ("What changes between the fabrics", _explain(st, ns)),
         ("Numbers (mean ± 95 % CI over samples)", md_table(["fabric", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)

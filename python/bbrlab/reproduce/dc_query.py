@@ -15,6 +15,7 @@ background flow use the algorithm under test (the study switched the whole syste
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +24,13 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
-from .analysis import mean_ci, p95, packets_simulated, value
-from .claims import Claim, claims_table, verdict_of_all
+from ..display import fmt_seconds
+from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
+from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
 from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, QueryApp, StudyRun, study_run
+from .sentences import at, between, compare, join
 from .sources import WATERLOO_DC
 
 SOURCE = WATERLOO_DC
@@ -37,6 +40,8 @@ JITTER_S = 50e-6
 QUERY_START_S = 0.3
 #: A query slower than this counts as collapsed (an RTO is 200 ms; the wire time 8.9 ms).
 COLLAPSE_S = 0.05
+#: A background-flow query mean this close to n/(n+1) of the port's wire time counts as that share.
+SHARE_TOLERANCE = 0.15
 
 
 @dataclass(frozen=True)
@@ -161,8 +166,9 @@ def run(ctx: StudyContext) -> Path:
     _vs_n(st, True, "mean", out / "fig4-mean-bg.png", "Fig 4: mean query latency ± 95 % CI, one background flow")
     _vs_n(st, True, "p95", out / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
     _cdf(q, True, n, out / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n}, one background flow")
+    cl = claims(st, p)
     return ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
-                            report_sections(st, p, pause), source=SOURCE, packets=packets_simulated(rows))
+                            report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
 
 
 def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
@@ -170,10 +176,29 @@ def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s")
     return value(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
 
 
+def _estimate(st: pd.DataFrame, fabric: str, bg: bool, cc: str, n: int) -> Estimate:
+    """Mean query latency with its 95 % CI over the completed queries, as `_stats` computed it."""
+    done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
+    return Estimate(value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n), value(st, "ci_s", fabric=fabric, bg=bg, cc=cc, n=n),
+                    int(done) if math.isfinite(done) else 0)
+
+
+#: A latency difference counts when significant (95 %, Welch's t) and at least this share of CUBIC's
+#: mean: the 1 % within which the lossless fabric is called algorithm-blind.
+MATERIAL = 0.01
+
+
+def _bbr_vs_cubic(st: pd.DataFrame, fabric: str, bg: bool, ns: Sequence[int]) -> dict[int, int | None]:
+    """Per n: +1 when BBR's mean latency is above CUBIC's (significantly, by ≥ 1 %), −1 below, 0 neither."""
+    return {n: sign_of_difference(_estimate(st, fabric, bg, "bbr1", n), _estimate(st, fabric, bg, "cubic", n),
+                                  min_rel=MATERIAL) for n in ns}
+
+
 def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
     """The Waterloo study's §4.1 claims, checked on each fabric."""
     nmax, bgmax = max(p.ns_nobg), max(p.ns_bg)
     mid = min(p.ns_bg, key=lambda n: abs(n - 5))
+    shown = sorted({1, mid, bgmax})
     out = []
     for fabric in dc.FABRICS:
         where = f" — {dc.FABRIC_LABEL[fabric]}"
@@ -186,25 +211,41 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         out.append(Claim(
             "no incast collapse without background traffic (n up to 40)" + where,
             "same latency for n = 1..40, BBR ≈ CUBIC",
-            f"n = {nmax}: CUBIC {dc.fmt_ms(mean(False, 'cubic', nmax))}, BBR {dc.fmt_ms(mean(False, 'bbr1', nmax))}: "
+            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, 'bbr1', nmax))}: "
             f"{grow['cubic']:.2f}× (CUBIC) and {grow['bbr1']:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
-            f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm",
-            verdict_of_all(g <= 1.5 for g in grow.values())))
+            f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
+            verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
+            paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
+            bbrlab_value=cell(num(1e3 * mean(False, cc, 1), "ms", label=f"{cc} n = 1 → {nmax}", to=1e3 * mean(False, cc, nmax))
+                              for cc in dc.CCS)))
         slow = {cc: mean(True, cc, 1) / mean(False, cc, 1) for cc in dc.CCS}
+        sd = {(cc, bg): _estimate(st, fabric, bg, cc, 1).sd for cc in dc.CCS for bg in (False, True)}
         out.append(Claim(
             "a background flow raises mean latency and variance drastically" + where, "drastic increase",
-            f"n = 1: CUBIC {dc.fmt_ms(mean(True, 'cubic', 1))}, BBR {dc.fmt_ms(mean(True, 'bbr1', 1))}: mean "
-            f"×{slow['cubic']:.2f} (CUBIC), ×{slow['bbr1']:.2f} (BBR) of the mean without",
-            "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, per algorithm",
-            verdict_of_all([s >= 1.5 for s in slow.values()] + [s >= 5 for s in slow.values()])))
+            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, 'bbr1', 1))}: mean "
+            f"×{slow['cubic']:.2f} (CUBIC), ×{slow['bbr1']:.2f} (BBR) of the mean without; standard deviation "
+            + ", ".join(f"{fmt_seconds(sd[(cc, False)])} → {fmt_seconds(sd[(cc, True)])} ({dc.CC_NAME[cc]})" for cc in dc.CCS),
+            "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
+            "standard deviation, per algorithm",
+            verdict_of_all([at_least(x, 1.5) for x in slow.values()] + [at_least(x, 5) for x in slow.values()]
+                           + [above(sd[(cc, True)], sd[(cc, False)]) for cc in dc.CCS]),
+            paper_value="drastic increase",
+            bbrlab_value=cell([num(slow[cc], "×", label=f"{cc} mean with/without") for cc in dc.CCS]
+                              + [num(1e3 * sd[(cc, False)], "ms", label=f"{cc} standard deviation without → with",
+                                     to=1e3 * sd[(cc, True)]) for cc in dc.CCS])))
         r1, r1p, rmax = _ratio(st, fabric, True, 1), _ratio(st, fabric, True, 1, "p95_s"), _ratio(st, fabric, True, bgmax)
+        lower1 = _bbr_vs_cubic(st, fabric, True, [1])[1]
         out.append(Claim(
             "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
-            f"BBR/CUBIC mean = {r1:.2f} (n = 1), {_ratio(st, fabric, True, mid):.2f} (n = {mid}), {rmax:.2f} "
-            f"(n = {bgmax}); p95 {r1p:.2f} (n = 1)",
-            f"BBR/CUBIC < 0.9 at n = 1 in mean and p95; BBR's lead (mean ratio < 1) at n = 1 at least as large "
-            f"as at n = {bgmax}",
-            verdict_of_all([r1 < 0.9, r1p < 0.9, r1 < 1 and r1 <= rmax])))
+            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n})" for n in shown)
+            + f"; p95 {r1p:.2f} (n = 1)",
+            f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
+            f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
+            verdict_of_all([below(r1, 0.9) and is_sign(lower1, -1), below(r1p, 0.9),
+                            None if not math.isfinite(r1 + rmax) else bool(r1 < 1 and r1 <= rmax)]),
+            paper_value="BBR significantly lower",
+            bbrlab_value=cell([num(_ratio(st, fabric, True, n), label=f"BBR/CUBIC mean n = {n}") for n in shown]
+                              + [num(r1p, label="BBR/CUBIC p95 n = 1")])))
     return out
 
 
@@ -216,14 +257,39 @@ def _explain(st: pd.DataFrame, p: Plan) -> str:
     lossless = st[st["fabric"] == L]
     ratios = [_ratio(st, L, bool(bg), int(n)) for bg, n in lossless[["bg", "n"]].drop_duplicates().itertuples(index=False)]
     lo_r, hi_r = min(ratios), max(ratios)
-    blind = max(abs(lo_r - 1), abs(hi_r - 1)) < 0.01
+    blind = max(abs(lo_r - 1), abs(hi_r - 1)) < MATERIAL
     nobg = lossless[~lossless["bg"]]["mean_s"]
+    measured = between(nobg.min(), nobg.max(), fmt_seconds)
+    handful = ", its wire time plus a handful of RTTs," if nobg.max() < 1.5 * floor_s else ""
+    # Against one background flow a query's n workers get n/(n+1) of the port if PAUSE shares it per
+    # ingress link: its wire time grows by (n+1)/n.
+    bg_l = lossless[lossless["bg"]]
+    share_err = ((bg_l["mean_s"] / (floor_s * (bg_l["n"] + 1) / bg_l["n"])) - 1).abs()
+    per_link = (f", and against one background flow n/(n+1) of the port (every mean within {share_err.max():.0%} of "
+                "that share's wire time)" if len(share_err) and share_err.max() < SHARE_TOLERANCE else "")
     if blind:
-        head = "**Why the lossless fabric is algorithm-blind here.**"
-        same = "identical for both algorithms (BBR/CUBIC mean within 1 % at every n, with and without background)"
+        lossless_text = f"""**Why the lossless fabric is algorithm-blind here.** On the lossless fabric no packet is lost, so
+neither algorithm ever reduces its window for loss; every response sender and the background
+sender keep their NIC queue non-empty (CUBIC because its window only grows; BBRv1 because Linux
+4.13 adds 3 TSO bursts — ~130 segments at 1 Gbit/s — to its 2·BDP window, on a path whose BDP is
+only ~6 KB, and paces at ≥ 1.0 × its bandwidth estimate). The switch port above XOFF pauses
+*all* its ingress links at once and they resume together, so the port is shared per ingress
+link, packet by packet, whatever the algorithm does. A 1 MiB query takes {measured}{handful} with no
+background flow (its wire time is {fmt_seconds(floor_s)}){per_link} — identical for both algorithms (BBR/CUBIC
+mean within {MATERIAL * 100:g} % at every n, with and without background). So in this model the Waterloo study's BBR
+advantage with a background flow cannot come from the PAUSE mechanism (per-port back-pressure from an
+egress queue); it needs a fabric where the background flow's queue, not the port arbiter, sets the
+query's wait — which is what a drop-tail buffer does."""
     else:
-        head = "**The lossless fabric.**"
-        same = f"yet the algorithms differ: BBR/CUBIC mean from {lo_r:.2f} to {hi_r:.2f} over the grid"
+        comparisons = [compare("BBRv1's mean latency", "CUBIC's", _bbr_vs_cubic(st, L, bg, ns), "n",
+                               more="above", less="below", same="level with") + f" {label}"
+                       for bg, ns, label in ((False, p.ns_nobg, "without background traffic"),
+                                             (True, p.ns_bg, "with one background flow"))]
+        lossless_text = (f"**The lossless fabric.** No packet is lost (asserted), yet the algorithms differ: BBR/CUBIC "
+                         f"mean {between(lo_r, hi_r, '{:.2f}'.format)} over the grid; counting a difference that is significant (95 %, Welch's t) and ≥ "
+                         f"{MATERIAL * 100:g} %, "
+                         f"{join(comparisons)}. A 1 MiB query takes "
+                         f"{measured} with no background flow (its wire time is {fmt_seconds(floor_s)}).")
     collapse = {}
     for cc in dc.CCS:
         d = st[(st["fabric"] == S) & (~st["bg"]) & (st["cc"] == cc) & (st["mean_s"] > COLLAPSE_S)]
@@ -233,40 +299,33 @@ def _explain(st: pd.DataFrame, p: Plan) -> str:
                   f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
                   f"for CUBIC and {collapse['bbr1']} for BBRv1")
     else:
-        incast = (f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid")
-    bg_sf = st[(st["fabric"] == S) & st["bg"]]["mean_s"]
-    lower = [n for n in p.ns_bg if _ratio(st, S, True, n) < 1]
-    sf_bg = (f"and BBRv1's mean is below CUBIC's for n in {lower} of {list(p.ns_bg)}" if lower else
-             "and BBRv1's mean is not below CUBIC's for any n")
+        incast = f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid"
+    bg_sf = st[(st["fabric"] == S) & st["bg"]]
+    slow_bg = {cc: sorted(int(n) for n in bg_sf[(bg_sf["cc"] == cc) & (bg_sf["mean_s"] > COLLAPSE_S)]["n"]) for cc in dc.CCS}
+    if any(slow_bg.values()):
+        why = (f". Query means exceed {COLLAPSE_S * 1e3:.0f} ms (an RTO's worth) " + join(
+            f"{at('n', ns) if ns else 'at no n'} for {dc.CC_NAME[cc]}" for cc, ns in slow_bg.items())
+            + ": new connections lose packets of their initial window to the background flow's queue and wait for "
+              "retransmission timeouts.")
+    else:
+        why = f". No query mean exceeds {COLLAPSE_S * 1e3:.0f} ms (an RTO's worth) with the background flow."
+    sf_bg = compare("BBRv1's mean latency", "CUBIC's", _bbr_vs_cubic(st, S, True, p.ns_bg), "n",
+                    more="above", less="below", same="level with")
     return f"""
-{head} On the lossless fabric no packet is lost, so
-neither algorithm ever reduces its window for loss; every response sender and the background
-sender keep their NIC queue non-empty (CUBIC because its window only grows; BBRv1 because Linux
-4.13 adds 3 TSO bursts — ~130 segments at 1 Gbit/s — to its 2·BDP window, on a path whose BDP is
-only ~6 KB, and paces at ≥ 1.0 × its bandwidth estimate). The switch port above XOFF pauses
-*all* its ingress links at once and they resume together, so the port is shared per ingress
-link, packet by packet, whatever the algorithm does. A 1 MiB query then takes its wire time
-({floor_s * 1e3:.2f} ms) plus a handful of RTTs with no background flow (measured: means of
-{dc.fmt_ms(nobg.min())} to {dc.fmt_ms(nobg.max())}), and n/(n+1) of the port against one background
-flow — {same}. The Waterloo study's BBR advantage with a background flow cannot come from the PAUSE
-mechanism as modelled (per-port back-pressure from an egress queue); it needs a fabric where the
-background flow's queue, not the port arbiter, sets the query's wait — which is what a drop-tail
-buffer does.
+{lossless_text}
 
-**On the store-and-forward fabric** {incast}. With a background flow the background sender keeps
-the 128 KB port nearly full (its host NIC backlog hides its own window reductions from the
-switch), new connections lose packets of their initial window and back off exponentially: mean
-latencies from {dc.fmt_ms(bg_sf.min())} to {dc.fmt_ms(bg_sf.max())}, {sf_bg}.
+**On the store-and-forward fabric** {incast}. With a background flow mean latencies range from
+{between(bg_sf['mean_s'].min(), bg_sf['mean_s'].max(), fmt_seconds)}{why} Counting a difference that is significant (95 %, Welch's t) and ≥ {MATERIAL * 100:g} %, {sf_bg}.
 """
 
 
-def report_sections(st: pd.DataFrame, p: Plan, pause: int) -> list[tuple[str, str]]:
+def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> list[tuple[str, str]]:
     def cell(fabric: str, bg: bool, cc: str, n: int) -> str:
         m = value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
         q95 = value(st, "p95_s", fabric=fabric, bg=bg, cc=cc, n=n)
         done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
         inc = "" if done == p.reps or not math.isfinite(done) else f" ({p.reps - int(done)} of {p.reps} unfinished)"
-        return f"{dc.fmt_ms(m)} / {dc.fmt_ms(q95)}{inc}"
+        return f"{fmt_seconds(m)} / {fmt_seconds(q95)}{inc}"
 
     table = []
     for fabric in dc.FABRICS:
@@ -277,7 +336,7 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int) -> list[tuple[str, st
     return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
         ("The Waterloo study's claims beside ours",
-         claims_table(claims(st, p), source_header="Waterloo DC study (§4.1)")
+         claims_table(cl, source_header="Waterloo DC study (§4.1)")
          + "\n\nPhysical floor of one 1 MiB query at 1 GbE: " + f"{floor_s * 1e3:.2f} ms of wire time + one RTT."
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
         ("What changes between the fabrics", _explain(st, p)),

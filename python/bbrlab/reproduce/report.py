@@ -1,4 +1,5 @@
-"""Writing a study's REPORT.md: markdown tables, rate formatting, the page itself."""
+"""Writing a study's REPORT.md: markdown tables and the page itself (numbers are formatted by
+`bbrlab.display`'s formatters: one definition of a rate, a size, a duration)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,6 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
     return "\n".join(out)
-
-
-def mbps(bps: float) -> str:
-    if bps != bps:  # NaN
-        return "–"
-    if bps >= 1e9:
-        return f"{bps / 1e9:.2f} Gbit/s"
-    if bps >= 1e6:
-        return f"{bps / 1e6:.1f} Mbit/s"
-    return f"{bps / 1e3:.0f} kbit/s"
 
 
 def write_report(path: Path, title: str, sections: Sequence[tuple[str, str]], *, source: Source, size: str,

@@ -1,0 +1,405 @@
+"""Study claims and commentary computed from numbers: contrary numbers flip both the verdict and the
+sentence; claims.csv round-trips and matches the REPORT.md tables; the value cells parse back."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bbrlab.display import fmt_bps, fmt_bytes, fmt_seconds
+from bbrlab.reproduce import STUDIES, Size
+from bbrlab.reproduce import bql_vs_bbr, dc_convergence, dc_incast, dc_query, esnet_100g, many_flows_ecn, wan_loss
+from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
+from bbrlab.reproduce.claims import (CSV_COLUMNS, Claim, Verdict, cell, num, parse_cell, read_claims_csv,
+                                     write_claims_csv)
+from bbrlab.reproduce.sentences import at, change, compare
+
+VERDICTS = {v.value for v in Verdict}
+
+
+def by_name(claims: list[Claim]) -> dict[str, Verdict]:
+    return {c.claim: c.verdict for c in claims}
+
+
+def one(claims: list[Claim], *parts: str) -> Claim:
+    [c] = [c for c in claims if all(p in c.claim for p in parts)]
+    return c
+
+
+# ------------------------------------------------------------------ the pieces
+
+
+def test_value_cells_round_trip():
+    c = cell(num(941.25, "Mbit/s", label="cubic n = 1 → 10", to=932.5), num(-9.2, "Mbit/s", label="n = 10", ci=33.8),
+             num(float("nan"), "%"), num(1.5e-7))
+    assert c == "cubic n = 1 → 10: 941.25 → 932.5 Mbit/s; n = 10: -9.2 ± 33.8 Mbit/s; nan %; 1.5e-07"
+    items = parse_cell(c)
+    assert [(i.label, i.value, i.to, i.ci, i.unit) for i in items[:2]] == [
+        ("cubic n = 1 → 10", 941.25, 932.5, None, "Mbit/s"), ("n = 10", -9.2, None, 33.8, "Mbit/s")]
+    assert math.isnan(items[2].value) and items[2].unit == "%" and items[3].value == 1.5e-7 and items[3].unit == ""
+    assert parse_cell("drastic increase") is None and parse_cell("") is None
+    with pytest.raises(ValueError):  # a label with a colon would not parse back
+        str(num(1, label="a: b"))
+    with pytest.raises(TypeError):
+        cell("yes", num(1))
+
+
+def test_claims_csv_round_trips(tmp_path):
+    cl = [Claim("a, with a comma", "yes", "x", "rule; with \"quotes\"", Verdict.PARTLY, paper_value="yes",
+                bbrlab_value=cell(num(1, "ms", label="n = 1"))),
+          Claim("b", "1 Mbit/s", "-", "r", Verdict.UNTESTED, paper_value=cell(num(1, "Mbit/s")), bbrlab_value="")]
+    rows = read_claims_csv(write_claims_csv(tmp_path / "claims.csv", cl))
+    assert rows == [c.csv_row() for c in cl]
+    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert rows[1]["verdict"] == "not tested"
+
+
+def test_student_t_and_welch_match_scipy():
+    assert t975(1) == pytest.approx(12.706, abs=1e-3) and t975(5) == pytest.approx(2.571, abs=1e-3)
+    assert math.isnan(t975(0))
+    rng = np.random.default_rng(7)
+    decided = set()
+    for shift in np.linspace(0, 2, 21):
+        x, y = rng.normal(0, 1, 8), rng.normal(shift, 2, 5)
+        ex, ey = (Estimate(*mean_ci(v), len(v)) for v in (x, y))
+        assert ex.sd == pytest.approx(np.std(x, ddof=1))
+        p = stats.ttest_ind(y, x, equal_var=False).pvalue
+        sign = sign_of_difference(ey, ex)
+        assert (sign != 0) == (p < 0.05), (shift, p, sign)
+        decided.add(sign)
+    assert decided >= {0, 1}  # both outcomes occurred: the check can fail
+    assert sign_of_difference(Estimate(1.0, math.nan, 1), ex) is None
+
+
+def test_sentence_builders_never_print_empty_sets():
+    assert at("n", []) == "at no n" and at("n", [10]) == "at n = 10" and at("n", [10, 20], [10, 20]) == \
+        "at every n (10, 20)"
+    s = compare("BBRv1", "CUBIC", {10: 1, 20: -1, 30: 0, 40: None})
+    assert s == ("BBRv1 is significantly ahead of CUBIC at n = 10, significantly behind it at n = 20 and not "
+                 "significantly different from it at n = 30 (undecided at n = 40)")
+    assert compare("BBRv1", "CUBIC", {10: 0, 20: 0}) == "BBRv1 is not significantly different from CUBIC at any n (10, 20)"
+    assert compare("BBRv1", "CUBIC", {10: -1, 20: -1}) == "BBRv1 is significantly behind CUBIC at every n (10, 20)"
+    for text in (compare("A", "B", {}), compare("A", "B", {1: None})):
+        assert "none" not in text and "[]" not in text
+    mbps = lambda x: fmt_bps(x, 0, unit="Mbit/s")  # noqa: E731
+    assert change("CUBIC", 941e6, 500e6, mbps, sign=-1) == "CUBIC falls from 941 Mbit/s to 500 Mbit/s"
+    assert change("CUBIC", 500e6, 941e6, mbps, sign=1) == "CUBIC rises from 500 Mbit/s to 941 Mbit/s"
+    assert change("CUBIC", 941e6, 932e6, mbps, sign=0) == "CUBIC stays within 1 % (941 Mbit/s → 932 Mbit/s)"
+    assert "not significantly" in change("CUBIC", 941e6, 700e6, mbps, sign=0)
+
+
+def test_one_formatter_per_quantity():
+    assert fmt_bps(941.2e6, 0, unit="Mbit/s") == "941 Mbit/s" and fmt_bps(9407e6, 0, unit="Mbit/s") == "9407 Mbit/s"
+    assert [fmt_bps(x, sig=3) for x in (14.71e6, 2.183e9, 306.9e3)] == ["14.7 Mbit/s", "2.18 Gbit/s", "307 kbit/s"]
+    assert fmt_bps(94_310_000) == "94.31 Mbit/s" and fmt_bps(float("nan")) == "-"  # the run summary's form
+    assert [fmt_bytes(x, sig=3) for x in (405e3, 23.82e6, 68)] == ["405 KB", "23.8 MB", "68 B"]
+    assert fmt_bytes(128_000, 0) == "128 KB" and fmt_bytes(1_500_000) == "1.5 MB"
+    assert fmt_seconds(0.00898) == "9.0 ms" and fmt_seconds(2.96) == "2.96 s"
+    with pytest.raises(ValueError):
+        fmt_bps(1e6, unit="Mbps")
+
+
+# ------------------------------------------------------------------ dc-incast
+
+
+def _incast(bbr_ahead: bool, cubic_falls: bool = True) -> pd.DataFrame:
+    """BBR keeps the link busy while CUBIC falls with n — or the reverse; or both flat."""
+    rows = []
+    for fabric in ("lossless", "store-and-forward"):
+        for n in (1, 10, 20):
+            for cc in ("cubic", "bbr1"):
+                good, bad = 940e6, (940e6 - 30e6 * n if cubic_falls else 940e6)
+                mean = (good if cc == "bbr1" else bad) if bbr_ahead else (bad if cc == "bbr1" else good)
+                rows.append(dict(fabric=fabric, cc=cc, n=n, mean_bps=mean, ci_bps=5e6, samples=5,
+                                 frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n))
+    return pd.DataFrame(rows)
+
+
+def test_incast_verdict_and_sentence_flip_with_the_lead():
+    ns = [1, 10, 20]
+    ahead, behind = dc_incast.claims(_incast(True), ns), dc_incast.claims(_incast(False), ns)
+    for cl, want in ((ahead, Verdict.AGREES), (behind, Verdict.DISAGREES)):
+        assert one(cl, "BBR significantly ahead", "drop-tail").verdict is want
+        assert one(cl, "n = 20: fraction", "drop-tail").verdict is want
+    text_ahead, text_behind = dc_incast._explain(_incast(True), ns), dc_incast._explain(_incast(False), ns)
+    assert "BBRv1 is ahead of CUBIC at every n (10, 20)" in text_ahead
+    assert "BBR ahead for n ≥ 10) appears on this fabric" in text_ahead
+    assert "BBRv1 is behind CUBIC at every n (10, 20): the reverse of the Waterloo Figure 7" in text_behind
+    assert "CUBIC's mean falls from 910 Mbit/s at n = 1 to 340 Mbit/s at n = 20" in text_ahead
+    assert "BBRv1's mean falls from 910 Mbit/s" in text_behind and "CUBIC's mean stays within 1 %" in text_behind
+    for text in (text_ahead, text_behind):
+        assert " none" not in text and "[" not in text
+
+
+def test_incast_falling_vs_flat_throughput():
+    ns = [1, 10, 20]
+    flat = _incast(True, cubic_falls=False)
+    falls = _incast(True, cubic_falls=True)
+    # Both flat: the decline claim disagrees and the text says both stay; CUBIC falling: partly.
+    assert one(dc_incast.claims(flat, ns), "throughput falls", "drop-tail").verdict is Verdict.DISAGREES
+    assert one(dc_incast.claims(falls, ns), "throughput falls", "drop-tail").verdict is Verdict.PARTLY
+    both_fall = falls.copy()
+    both_fall.loc[both_fall["cc"] == "bbr1", "mean_bps"] = 940e6 - 20e6 * both_fall["n"]
+    assert one(dc_incast.claims(both_fall, ns), "throughput falls", "drop-tail").verdict is Verdict.AGREES
+    t_flat, t_falls, t_both = (dc_incast._explain(d, ns) for d in (flat, falls, both_fall))
+    assert "CUBIC's mean stays within 1 % (940 Mbit/s at n = 1 → 940 Mbit/s at n = 20)" in t_flat
+    assert "does not reproduce the Waterloo study's decline" in t_flat
+    assert "reproduces only partly the Waterloo study's decline" in t_falls
+    assert "bbrlab reproduces the Waterloo study's decline" in t_both
+    assert "What the model leaves out" in t_flat and "What the model leaves out" not in t_both
+    # A difference inside the confidence intervals is not a lead, whatever its sign.
+    noisy = _incast(True)
+    noisy["ci_bps"] = 2e9
+    assert one(dc_incast.claims(noisy, ns), "BBR significantly ahead", "drop-tail").verdict is Verdict.DISAGREES
+    assert "BBRv1 is level with CUBIC at every n (10, 20)" in dc_incast._explain(noisy, ns)
+    # ... nor is a significant difference of 0.5 % near the ceiling (tiny intervals), nor such a decline.
+    tight = _incast(True, cubic_falls=False)
+    tight["ci_bps"] = 1e5
+    tight.loc[(tight["cc"] == "bbr1") & (tight["n"] > 1), "mean_bps"] = 945e6
+    tight.loc[(tight["cc"] == "cubic") & (tight["n"] > 1), "mean_bps"] = 936e6
+    assert one(dc_incast.claims(tight, ns), "BBR significantly ahead", "drop-tail").verdict is Verdict.DISAGREES
+    assert one(dc_incast.claims(tight, ns), "throughput falls", "drop-tail").verdict is Verdict.DISAGREES
+    text = dc_incast._explain(tight, ns)
+    assert "BBRv1 is level with CUBIC at every n (10, 20)" in text and "CUBIC's mean stays within 1 %" in text
+
+
+# ------------------------------------------------------------------ dc-query
+
+
+def _query(lossless_ratio: float, bbr_bg: float, cubic_bg: float = 0.5) -> pd.DataFrame:
+    rows = []
+    for fabric in ("lossless", "store-and-forward"):
+        for bg in (False, True):
+            for n in (1, 5, 20):
+                for cc in ("cubic", "bbr1"):
+                    mean = 0.009 * (2 if bg else 1) * (lossless_ratio if cc == "bbr1" and fabric == "lossless" else 1)
+                    if fabric != "lossless" and bg:
+                        mean = bbr_bg if cc == "bbr1" else cubic_bg
+                    rows.append(dict(fabric=fabric, bg=bg, cc=cc, n=n, mean_s=mean, ci_s=0.001, p95_s=mean * 1.1,
+                                     median_s=mean, completed=10, requested=10))
+    return pd.DataFrame(rows)
+
+
+def test_query_agrees_vs_disagrees():
+    plan = dc_query.Plan(reps=10, ns_nobg=(1, 5, 20), ns_bg=(1, 5, 20), n_cdf=20)
+    same, faster = _query(1.0, 0.05), _query(0.5, 0.05)
+    claim = "with background: BBR below CUBIC in mean and p95, most at small n"
+    assert one(dc_query.claims(same, plan), claim, "lossless").verdict is Verdict.DISAGREES
+    assert one(dc_query.claims(faster, plan), claim, "lossless").verdict is Verdict.AGREES
+    t_same, t_faster = dc_query._explain(same, plan), dc_query._explain(faster, plan)
+    assert "algorithm-blind" in t_same and "cannot come from the PAUSE mechanism" in t_same
+    assert "algorithm-blind" not in t_faster and "cannot come from the PAUSE mechanism" not in t_faster
+    assert "BBRv1's mean latency is below CUBIC's at every n (1, 5, 20) with one background" in t_faster
+    # Store-and-forward with a background flow: BBR far below CUBIC, or far above.
+    below_, above_ = _query(1.0, 0.05, 0.5), _query(1.0, 0.5, 0.05)
+    assert one(dc_query.claims(below_, plan), claim, "drop-tail").verdict is Verdict.AGREES
+    assert one(dc_query.claims(above_, plan), claim, "drop-tail").verdict is Verdict.DISAGREES
+    assert "BBRv1's mean latency is below CUBIC's at every n (1, 5, 20)." in dc_query._explain(below_, plan)
+    assert "BBRv1's mean latency is above CUBIC's at every n (1, 5, 20)." in dc_query._explain(above_, plan)
+
+
+# ------------------------------------------------------------------ dc-convergence
+
+
+def _levels(bbr_droptail: float, bbr_lossless: float = 0.99) -> pd.DataFrame:
+    rows = []
+    for fabric in dc_convergence.FABRICS:
+        for cc in ("cubic", "bbr1"):
+            j = (bbr_droptail if fabric != "lossless" else bbr_lossless) if cc == "bbr1" else 0.99
+            for active in range(1, 6):
+                rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
+                                 jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
+    return pd.DataFrame(rows)
+
+
+def test_convergence_open_question_flips():
+    question = "open question"
+    worse, better = _levels(0.5), _levels(0.95, bbr_lossless=0.5)
+    assert one(dc_convergence.claims(worse), question).verdict is Verdict.DISAGREES
+    assert one(dc_convergence.claims(better), question).verdict is Verdict.AGREES
+    assert one(dc_convergence.claims(worse), "BBR converges poorly", "128 KB").verdict is Verdict.AGREES
+    assert one(dc_convergence.claims(_levels(0.98)), "BBR converges poorly", "128 KB").verdict is Verdict.DISAGREES
+    a_worse, a_better, a_same = (dc_convergence._answer(x) for x in (worse, better, _levels(0.98)))
+    assert "not in the direction the Waterloo authors suspected" in a_worse and "Drops are what break" in a_worse
+    assert "in the direction the Waterloo authors suspected: BBRv1 converges better with drops" in a_better
+    assert "In bbrlab, no" in a_same and "Drops are what break" not in a_same
+    # The deep-buffer mechanism (overflow, RTOs) is told only where BBRv1 converges poorly there.
+    assert "the port overflows" in a_worse and "the port overflows" not in a_same
+    assert "With PAUSE BBRv1 already converges poorly" in a_better
+    # Better with one drop-tail buffer only: the claim holds partly, and the answer names both.
+    mixed = better.copy()
+    mixed.loc[(mixed["fabric"] == "store-and-forward") & (mixed["cc"] == "bbr1"), "jain_per_second"] = 0.5
+    assert one(dc_convergence.claims(mixed), question).verdict is Verdict.PARTLY
+    assert ("converges better with drops (1 MB drop-tail); with the 128 KB drop-tail buffer it moves by less than 0.1"
+            in dc_convergence._answer(mixed))
+
+
+# ------------------------------------------------------------------ wan-loss
+
+
+def _grid(cubic0: float, bbr0: float, bbr15: float = 150e6, cubic15: float = 1.3e6) -> pd.DataFrame:
+    rows = []
+    for buffers in ("blog", "unlimited"):
+        for loss, c, b in ((0.0, cubic0, bbr0), (1.5, cubic15, bbr15)):
+            for cc, g in (("cubic", c), ("bbr1", b)):
+                rows.append(dict(buffers=buffers, rtt_ms=140, loss_pct=loss, cc=cc, goodput_bps=g, retransmits=0))
+    return pd.DataFrame(rows)
+
+
+def test_wan_loss_verdicts_and_sentences_flip():
+    like, unlike = _grid(340e6, 335e6), _grid(100e6, 900e6, bbr15=1.5e6)
+    cl_like, cl_unlike = by_name(wan_loss.claims(like)), by_name(wan_loss.claims(unlike))
+    far = "140 ms, 1.5 % loss: BBR keeps far more throughput than CUBIC"
+    assert cl_like[far] is Verdict.AGREES and cl_unlike[far] is Verdict.DISAGREES
+    assert cl_like["140 ms, no loss: CUBIC"] is Verdict.AGREES and cl_unlike["140 ms, no loss: CUBIC"] is Verdict.DISAGREES
+    t_like, t_unlike = wan_loss._commentary(like, 10), wan_loss._commentary(unlike, 10)
+    assert "**The loss-free plateau is the receive window.**" in t_like and "as in the blog" in t_like
+    assert "**The loss-free plateau.**" in t_unlike and "Only BBRv1 comes within 20 %" in t_unlike
+    assert "bbrlab reproduces the blog's finding that BBR keeps far more" in t_like
+    assert "bbrlab does not reproduce the blog's finding" in t_unlike
+    lossy = _grid(340e6, 335e6)
+    lossy["retransmits"] = 5
+    assert "slow start fills it without a loss" in t_like and "slow start overflows it" in wan_loss._commentary(lossy, 10)
+
+
+def test_wan_loss_patch_series_claims():
+    assert wan_loss.patch_claims(None)[0].verdict is Verdict.UNTESTED
+    b = pd.DataFrame([dict(cc="cubic", goodput_bps=3.0e6), dict(cc="bbr1", goodput_bps=9.0e9)])
+    assert wan_loss.patch_claims(b)[0].verdict is Verdict.AGREES
+    b.loc[1, "goodput_bps"] = 2e9
+    assert wan_loss.patch_claims(b)[0].verdict is Verdict.PARTLY
+    sweep = pd.DataFrame([dict(cc="cubic", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 20e6), (15.0, 0.1e6))]
+                         + [dict(cc="bbr1", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 92e6), (15.0, 79e6))])
+    got = by_name(wan_loss.sweep_claims(sweep, ("cubic", "bbr1"), (1.0, 15.0)))
+    assert got["CUBIC drops by orders of magnitude"] is Verdict.AGREES
+    assert got["below 15 % loss BBR fully uses the path, link · (1 − p)"] is Verdict.AGREES
+    sweep.loc[(sweep["cc"] == "cubic") & (sweep["loss_pct"] == 15.0), "goodput_bps"] = 10e6
+    assert by_name(wan_loss.sweep_claims(sweep, ("cubic", "bbr1"), (1.0, 15.0)))[
+        "CUBIC drops by orders of magnitude"] is Verdict.DISAGREES
+
+
+# ------------------------------------------------------------------ many-flows-ecn
+
+
+def _sweep(new_better: bool, drops: float = 0.0) -> pd.DataFrame:
+    rows = []
+    for n in (160, 320, 1000):
+        for cc in ("dctcp", "bbr2", "bbr2_new"):
+            good = cc == "bbr2_new" if new_better else cc != "bbr2_new"
+            rows.append(dict(algo=cc, num_flows=n, retrans_rate=0.001 if good else 0.01, rtt_avg_ms=0.1 if good else 0.3,
+                             rtt_p95_ms=0.2 if good else 0.5, throughput_bps=47e9, ce_rate=0.95 if cc == "bbr2" else 0.3,
+                             jain=0.95, drops=drops, queue_mean_kb=100.0 if good else 900.0, cwnd_mean_pkts=4.0,
+                             inflight_pkts=4.0 * n, tso_chunk_segs=2.0))
+    return pd.DataFrame(rows)
+
+
+def test_many_flows_verdicts_and_sentences_flip():
+    cfg = replace(many_flows_ecn.PLANS[Size.FULL], ns=(160, 320, 1000), shallow_ns=(1000,))
+    better, worse = _sweep(True), _sweep(False)
+    key = ("bbr2_new much lower retransmission rate than DCTCP", "16 MB")
+    assert one(many_flows_ecn.claims(better, cfg, better), *key).verdict is Verdict.AGREES
+    assert one(many_flows_ecn.claims(worse, cfg, worse), *key).verdict is Verdict.DISAGREES
+    assert one(many_flows_ecn.claims(better, cfg, better), "lower average RTT than DCTCP").verdict is Verdict.AGREES
+    small = replace(cfg, ns=(4, 12))
+    small_df = better[better["num_flows"] == 160].assign(num_flows=12)
+    assert one(many_flows_ecn.claims(small_df, small, small_df), *key).verdict is Verdict.UNTESTED
+    assert "is below DCTCP's" in many_flows_ecn._why_rtt(better, cfg)
+    assert "is not below DCTCP's" in many_flows_ecn._why_rtt(worse, cfg)
+    clean = better.assign(retrans_rate=0.0)
+    assert "nothing is dropped" in many_flows_ecn._shallow_text(clean, better, cfg)
+    dropped = many_flows_ecn._shallow_text(_sweep(True, drops=7.0), better, cfg)
+    assert "nothing is dropped" not in dropped and "drops 63 packets" in dropped
+    assert "below N · min_cwnd for N = 1000" in many_flows_ecn._shallow_text(better, better, cfg)
+    big_buffer = replace(cfg, shallow_buffer_bytes=50_000_000)
+    assert "above N · min_cwnd for N = 1000" in many_flows_ecn._shallow_text(better, better, big_buffer)
+
+
+def test_many_flows_tso_and_ack_claims_flip():
+    def tso(on_segs: float) -> pd.DataFrame:
+        return pd.DataFrame([dict(setup="host-bottleneck", num_flows=1000, algo=cc, autosize=auto,
+                                  tso_goal_segs=on_segs if auto else 4.0) for cc in ("bbr2", "bbr2_new")
+                             for auto in (False, True)])
+
+    assert many_flows_ecn.tso_claims(tso(44.0))[0].verdict is Verdict.AGREES
+    assert many_flows_ecn.tso_claims(tso(4.0))[0].verdict is Verdict.DISAGREES
+    cfg = many_flows_ecn.PLANS[Size.TINY]
+
+    def acks(old_p99: float) -> pd.DataFrame:
+        return pd.DataFrame([dict(algo=cc, faster_acks=fast, rpc_p99_ms_median_flow=1.0 if fast else old_p99,
+                                  rpc_mean_ms=0.5) for cc in cfg.ack_ccs for fast in (False, True)])
+
+    assert many_flows_ecn.ack_claims(acks(2.0), cfg)[0].verdict is Verdict.AGREES
+    assert many_flows_ecn.ack_claims(acks(1.0), cfg)[0].verdict is Verdict.DISAGREES
+
+
+# ------------------------------------------------------------------ esnet-100g, bql-vs-bbr
+
+
+def _esnet(bbr_gbps: float, buffers: tuple[float, ...] = (5.0,)) -> pd.DataFrame:
+    rows = []
+    for buf in buffers:
+        for streams, cap in ((1, 0.0), (8, 0.0), (8, 12.0)):
+            for cc in ("bbr3_linux", "cubic"):
+                t = (bbr_gbps if buf == min(buffers) else 31.0) if cc == "bbr3_linux" else 30.0
+                rows.append(dict(buffer_ms=buf, cc_name=cc, streams=streams, cap_gbps=cap, tput_mean=t * 1e9,
+                                 tput_std=1e9 if cc == "bbr3_linux" else 2e9,
+                                 retr_mean=1e4 if cc == "bbr3_linux" else 1e3, wall_max=1.0))
+    return pd.DataFrame(rows)
+
+
+def test_esnet_verdicts_flip():
+    key = "100G: throughput slightly better with BBR"
+    assert one(esnet_100g.claims(_esnet(45.0), 12.0, "100G", buffer_ms=5.0), key).verdict is Verdict.AGREES
+    assert one(esnet_100g.claims(_esnet(20.0), 12.0, "100G", buffer_ms=5.0), key).verdict is Verdict.DISAGREES
+    assert esnet_100g.buffer_claims(_esnet(45.0), (5.0,))[0].verdict is Verdict.UNTESTED
+    # Deep buffer: BBR 31 vs CUBIC 30 (minor) after 45 vs 30 with the shallow one; and the reverse.
+    assert esnet_100g.buffer_claims(_esnet(45.0, (5.0, 50.0)), (5.0, 50.0))[0].verdict is Verdict.AGREES
+    assert esnet_100g.buffer_claims(_esnet(30.0, (50.0, 5.0)), (5.0, 50.0))[0].verdict is Verdict.PARTLY
+    full, tiny = esnet_100g._window_text(esnet_100g.PLANS[Size.FULL]), esnet_100g._window_text(esnet_100g.PLANS[Size.TINY])
+    assert "so the window limits one stream" in full and "so the member limits one stream" in tiny
+
+
+def test_bql_tengig_claim_and_sentence_flip():
+    def c(bql: float, bbr: float) -> pd.DataFrame:
+        return pd.DataFrame([dict(cc="bql", rtt_ms=0.15, goodput_bps=bql), dict(cc="bbr1", rtt_ms=0.15, goodput_bps=bbr)])
+
+    ahead, behind = c(9e9, 5e9), c(8e9, 9.4e9)
+    [cl_a], [cl_b] = bql_vs_bbr.tengig_claims(ahead), bql_vs_bbr.tengig_claims(behind)
+    assert cl_a.verdict is Verdict.AGREES and cl_b.verdict is Verdict.DISAGREES
+    assert "Even so BQL is ahead of BBR" in bql_vs_bbr._tengig_text(ahead, cl_a)
+    assert "Here BBR is not behind BQL at 0 ms (150 µs): bbrlab does not reproduce" in bql_vs_bbr._tengig_text(behind, cl_b)
+
+
+# ------------------------------------------------------------------ every study, tiny: claims.csv and REPORT.md agree
+
+
+def _report_claim_rows(text: str) -> list[tuple[str, str, str]]:
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("| ") and line.rstrip().endswith(" |"):
+            cells = [c.replace("\\|", "|") for c in re.split(r" (?<!\\)\| ", line.strip()[2:-2])]
+            if len(cells) == 5 and cells[4] in VERDICTS:
+                rows.append((cells[0], cells[3], cells[4]))
+    return rows
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_claims_csv_matches_the_report(tiny_study, name):
+    d = tiny_study(name)
+    rows = read_claims_csv(d / "claims.csv")
+    assert rows and list(rows[0]) == list(CSV_COLUMNS)
+    assert [(r["claim"], r["rule"], r["verdict"]) for r in rows] == _report_claim_rows((d / "REPORT.md").read_text())
+    for r in rows:
+        assert r["verdict"] in VERDICTS and r["paper_value"], r
+        # Our side is numbers wherever the claim was tested.
+        assert (r["bbrlab_value"] == "") == (r["verdict"] == "not tested"), r
+        if r["bbrlab_value"]:
+            assert parse_cell(r["bbrlab_value"]) is not None, r["bbrlab_value"]
+    report = (d / "REPORT.md").read_text()
+    assert not re.search(r"\bin (none|\[\])", report) and "n in [" not in report
