@@ -59,7 +59,10 @@ def test_store_and_forward_default_buffer_and_toml_round_trip():
 def test_set_turns_lossless_off_although_the_file_has_a_pfc_table():
     raw = copy.deepcopy(BASE)
     raw["topology"]["pfc"] = {"xoff": "64KB", "xon": "32KB"}
-    sc = parse_scenario(raw, overrides=["topology.lossless=false"])
+    from bbrlab.errors import ScenarioWarning
+
+    with pytest.warns(ScenarioWarning, match="topology.pfc is ignored"):
+        sc = parse_scenario(raw, overrides=["topology.lossless=false"])
     assert sc.resolve()["topology"]["lossless"] is False
     assert sc.resolve()["topology"]["buffer_bytes"] == 128_000  # a drop-tail port's default
 
