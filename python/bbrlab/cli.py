@@ -172,6 +172,7 @@ def cli() -> None:
 def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from .display import print_summary
+    from .plotworker import PlotWorker
     from .rundir import check_out_dir, expected_bytes
     from .runner import run as run_scenario
     from .scenario import load_scenario
@@ -180,6 +181,8 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         from .emu.netns import check_environment
 
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
+    # Started first: another process loads matplotlib while this one validates and simulates.
+    draw_plots = click.get_current_context().with_resource(PlotWorker())
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     # Before simulating: a run that cannot be written must not cost the simulation first.
@@ -190,12 +193,10 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         result = run_scenario(scn, progress=progress, backend=backend)
     finally:
         progress.close()
-    path = result.save(out_dir)
     if not quiet:
-        print_summary(result.summary, Console())
-        click.echo(f"wrote {path}")
-    else:
-        click.echo(str(path))
+        print_summary(result.summary, Console())  # the numbers are final; the plots follow
+    path = result.save(out_dir, plots=draw_plots)
+    click.echo(str(path) if quiet else f"wrote {path}")
 
 
 @cli.command()
