@@ -16,7 +16,7 @@ pandas nor the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -151,6 +151,8 @@ def _finish(fig: Figure, axes: Any, title: str) -> Figure:
     axes[0].set_title(title, fontsize=10, y=1.0)
     axes[-1].set_xlabel("time (s)")
     for ax in axes:
+        # At most 5 intervals up the y axis: every tick is an object to make and a label to render.
+        ax.locator_params(axis="y", nbins=5)
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="best")
@@ -350,10 +352,10 @@ def _pause_panel(ax: Any, q: Mapping[str, np.ndarray], main: str | None) -> None
 FIGURES = {"goodput.png": goodput_figure, "cwnd.png": cwnd_figure, "rtt.png": rtt_figure, "queue.png": queue_figure}
 
 
-def plot_all(run: Run, out_dir: Path) -> list[Path]:
-    """Draw every plot into ``out_dir``; returns the files written."""
+def plot_all(run: Run, out_dir: Path, names: Iterable[str] = PLOTS) -> list[Path]:
+    """Draw the plots ``names`` (default all) into ``out_dir``; returns the files written."""
     from .figures import save
 
     data = plot_data(run)
     out_dir = Path(out_dir)
-    return [save(make(data), out_dir / name, tight=False) for name, make in FIGURES.items()]
+    return [save(FIGURES[name](data), out_dir / name, tight=False) for name in names]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,11 @@ from typing import Any
 __all__ = ["PlotWorker"]
 
 _PACKAGE_PARENT = Path(__file__).resolve().parents[1]
+
+#: Past this much plotted data the run's plots are drawn in the calling process: the copy through
+#: the pipe would cost memory (held twice, here and there) to save a second on a run that took far
+#: longer than that. 64 MB is about a million time-series rows; a tiny run sends a few KB.
+MAX_PAYLOAD_BYTES = 64_000_000
 
 
 class PlotWorker:
@@ -52,11 +58,15 @@ class PlotWorker:
     def __call__(self, result: Any, out_dir: Path) -> list[Path]:
         from .plots import plot_all, plot_data
 
+        data = plot_data(result)
         proc, self.proc = self.proc, None  # one call per worker
+        if proc is not None and _payload_bytes(data) > MAX_PAYLOAD_BYTES:
+            _stop(proc)
+            proc = None
         if proc is None:
-            return plot_all(result, out_dir)
+            return plot_all(data, out_dir)
         try:
-            reply = _exchange(proc, pickle.dumps((plot_data(result), str(Path(out_dir).resolve())), protocol=5))
+            reply = _exchange(proc, pickle.dumps((data, str(Path(out_dir).resolve())), protocol=5))
         except BaseException:
             _stop(proc)  # before the caller removes the directory it may still be writing into
             raise
@@ -65,7 +75,7 @@ class PlotWorker:
             return [Path(p) for p in reply[1]]
         if reply is not None and isinstance(reply[1], OSError):
             raise reply[1]
-        return plot_all(result, out_dir)
+        return plot_all(data, out_dir)
 
     def close(self) -> None:
         if self.proc is not None:
@@ -77,6 +87,10 @@ class PlotWorker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _payload_bytes(data: Any) -> int:
+    return sum(int(a.nbytes) for table in (data.timeseries, data.queue) for a in table.values())
 
 
 def _exchange(proc: subprocess.Popen[bytes], payload: bytes) -> tuple[str, Any] | None:
@@ -115,22 +129,90 @@ def _skip_artist_docstrings() -> None:
         matplotlib.artist.kwdoc = lambda artist: ""
 
 
+#: Drawn by a fork of the plot process while it draws the others: about half the work each.
+FORKED = ("rtt.png", "queue.png")
+
+
+def _draw(data: Any, out_dir: Path) -> list[Path]:
+    """Draw the plots into ``out_dir``, those in ``FORKED`` in a fork of this process: by now the
+    CLI's process has only to wait, a core is free, and a fork starts with matplotlib loaded. The
+    fork hands its PNGs back through a pipe, and only this process writes into the directory (the
+    CLI stops and reaps it before removing an unfinished directory; a fork it never sees must not
+    be writing there)."""
+    from bbrlab.plots import PLOTS, plot_all
+
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+    except (AttributeError, OSError):  # no fork here: draw them all in turn
+        return plot_all(data, out_dir)
+    if pid == 0:
+        _forked(r, w, data)
+    os.close(w)
+    written = plot_all(data, out_dir, [n for n in PLOTS if n not in FORKED])
+    with os.fdopen(r, "rb") as f:
+        reply = f.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        images = pickle.loads(reply) if status == 0 else {}
+    except Exception:  # noqa: BLE001 - a fork that died mid-reply
+        images = {}
+    if set(images) == set(FORKED):
+        for name, png in images.items():
+            (out_dir / name).write_bytes(png)
+            written.append(out_dir / name)
+    else:
+        written += plot_all(data, out_dir, FORKED)  # again here, so that an error shows as itself
+    return sorted(written, key=lambda p: PLOTS.index(p.name))
+
+
+def _forked(r: int, w: int, data: Any) -> None:
+    """The fork: draw FORKED as PNG bytes, send them, exit (never returns)."""
+    status = 1
+    try:
+        os.close(r)
+        _die_with_parent()
+        # Off the CLI's reply pipe: it reads until every holder of that pipe has closed it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        from bbrlab.figures import png_bytes
+        from bbrlab.plots import FIGURES
+
+        images = {name: png_bytes(FIGURES[name](data), tight=False) for name in FORKED}
+        with os.fdopen(w, "wb") as f:
+            f.write(pickle.dumps(images))
+        status = 0
+    except BaseException:  # noqa: BLE001 - the parent sees the status and draws them itself
+        pass
+    finally:
+        os._exit(status)
+
+
+def _die_with_parent() -> None:
+    """SIGKILL when the plot process dies (Linux PR_SET_PDEATHSIG), so that a fork never outlives
+    it; elsewhere the fork ends on its own, at the latest when its reply finds the pipe closed."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _main() -> None:
     """The worker: load matplotlib now, then draw the one job that arrives on stdin."""
-    import signal
-
     # Ctrl-C in a terminal reaches the whole process group; the parent reports it, not us.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _skip_artist_docstrings()
-    from bbrlab.plots import plot_all
+    import bbrlab.figures
+    import bbrlab.plots  # noqa: F401 - loaded now, while the CLI's process simulates
 
     job = sys.stdin.buffer.read()
     if not job:
         return  # the parent went away before it had anything to draw
     try:
         data, out_dir = pickle.loads(job)
-        reply: tuple[str, Any] = ("ok", [str(p) for p in plot_all(data, Path(out_dir))])
+        reply: tuple[str, Any] = ("ok", [str(p) for p in _draw(data, Path(out_dir))])
     except Exception as e:  # noqa: BLE001 - reported to the parent, which draws again itself
         try:
             pickle.dumps(e)

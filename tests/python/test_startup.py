@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import bbrlab
-from bbrlab.plotworker import PlotWorker
-from bbrlab.plots import FIGURES, plot_all
+from bbrlab.plotworker import FORKED, PlotWorker, _draw
+from bbrlab.plots import FIGURES, PLOTS, plot_all, plot_data
 from bbrlab.results import is_complete_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -78,6 +78,43 @@ def test_plot_process_draws_what_plot_all_draws(tiny_result, tmp_path: Path, mon
         assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes(), name
 
 
+def _drawn_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names plot_all draws in this process from now on."""
+    import bbrlab.plots
+
+    names: list[str] = []
+    real = bbrlab.plots.plot_all
+
+    def spy(data, out_dir, which=PLOTS):  # type: ignore[no-untyped-def]
+        names.extend(which)
+        return real(data, out_dir, which)
+
+    monkeypatch.setattr("bbrlab.plots.plot_all", spy)
+    return names
+
+
+def test_the_plot_process_shares_the_drawing_with_a_fork(tiny_result, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "out").mkdir()
+    plot_all(tiny_result, tmp_path / "ref")
+    here = _drawn_here(monkeypatch)
+    written = _draw(plot_data(tiny_result), tmp_path / "out")
+    assert [p.name for p in written] == list(PLOTS)
+    assert set(here) == set(PLOTS) - set(FORKED) and FORKED  # the rest came from the fork
+    for name in PLOTS:
+        assert (tmp_path / "ref" / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
+
+
+def test_a_failed_fork_costs_no_plot(tiny_result, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def broken(*a: object, **k: object) -> bytes:
+        raise RuntimeError("only the fork renders to bytes")
+
+    monkeypatch.setattr("bbrlab.figures.png_bytes", broken)
+    here = _drawn_here(monkeypatch)
+    _draw(plot_data(tiny_result), tmp_path)
+    assert sorted(here) == sorted(PLOTS) and sorted(p.name for p in tmp_path.iterdir()) == sorted(PLOTS)
+
+
 def test_a_dead_plot_process_costs_no_plot(tiny_result, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     with PlotWorker() as draw:
         assert draw.proc is not None
@@ -91,6 +128,16 @@ def test_a_write_error_in_the_plot_process_is_reported_as_such(tiny_result, tmp_
     _never_in_process(monkeypatch)  # the OSError must come from the plot process, not a second try here
     with PlotWorker() as draw, pytest.raises(FileNotFoundError):
         draw(tiny_result, tmp_path / "missing")
+
+
+def test_a_big_run_is_drawn_here_rather_than_copied_to_the_plot_process(tiny_result, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    drawn_here = []
+    monkeypatch.setattr("bbrlab.plotworker.MAX_PAYLOAD_BYTES", 1000)  # the tiny run's plot data is larger
+    monkeypatch.setattr("bbrlab.plots.plot_all", lambda data, out: drawn_here.append(out) or [])
+    with PlotWorker() as draw:
+        proc = draw.proc
+        draw(tiny_result, tmp_path)
+    assert drawn_here == [tmp_path] and proc is not None and proc.returncode is not None
 
 
 # ------------------------------------------------------------------ the plot process never outlives the CLI
