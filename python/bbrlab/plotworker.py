@@ -3,10 +3,12 @@
 Importing matplotlib and drawing the four run plots took most of a short run's wall time, one
 after the other with importing pydantic and pandas. The CLI starts a :class:`PlotWorker` before
 it reads the scenario: a second Python, ``python -m bbrlab.plotworker``, imports matplotlib on
-the other core while this one validates, simulates and builds the tables, then draws the plots
-from :func:`bbrlab.plots.plot_data` (numpy arrays, no pandas) into the run directory while this
-one writes the tables. ``Result.save(out, plots=worker)`` waits for it before the directory is
-renamed complete, so a run directory is still whole, and atomic, when `bbrlab run` returns.
+the other core while this one validates, simulates and builds the tables. Once this one has
+printed the summary and written the tables, it hands over :func:`bbrlab.plots.plot_data` (numpy
+arrays, no pandas), and the plot process draws the plots into the run directory, half of them in a
+fork of itself (:func:`_draw`). ``Result.save(out, plots=worker)`` waits for it before the
+directory is renamed complete, so a run directory is still whole, and atomic, when `bbrlab run`
+returns.
 
 The worker is only a way to go faster, never a way to fail: if it cannot start, dies, or raises
 anything but an OSError (a full disk is the user's to fix and is reported as such), the plots are
