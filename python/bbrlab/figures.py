@@ -8,13 +8,14 @@ sim-vs-emu comparison (`emu/compare.py`) and the seed studies (`reproduce/`) all
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["new_figure", "subplots", "save"]
+__all__ = ["new_figure", "subplots", "save", "png_bytes"]
 
 #: Resolution of every saved PNG.
 DPI = 110
@@ -35,5 +36,19 @@ def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **
 
 def save(fig: Figure, path: Path, *, dpi: float = DPI, tight: bool = True) -> Path:
     """Write `fig` as PNG; `tight` crops to the drawn area (titles and legends included)."""
-    fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight else None)
+    _write_png(fig, path, dpi, tight)
     return Path(path)
+
+
+def png_bytes(fig: Figure, *, dpi: float = DPI, tight: bool = True) -> bytes:
+    """The PNG file `save` would write, as bytes."""
+    buf = io.BytesIO()
+    _write_png(fig, buf, dpi, tight)
+    return buf.getvalue()
+
+
+def _write_png(fig: Figure, target: Any, dpi: float, tight: bool) -> None:
+    # zlib level 1 instead of 6: files about 10 % larger, written in half the time (the PNG
+    # encoder was a third of the cost of a simple figure).
+    fig.savefig(target, format="png", dpi=dpi, bbox_inches="tight" if tight else None,
+                pil_kwargs={"compress_level": 1})

@@ -1,98 +1,239 @@
-"""PNG plots of one run (matplotlib, Agg backend, no pyplot global state).
+"""PNG plots of one run (matplotlib through :mod:`bbrlab.figures`, no pyplot, no pandas).
 
-goodput.png  per-flow goodput over time
+goodput.png  per-flow goodput over time (past 12 flows: each algorithm's flows summed), with
+             the link rate
 cwnd.png     cwnd and bytes in flight per flow (with the BDP for reference)
 rtt.png      smoothed and per-interval RTT per flow
-queue.png    bottleneck queue occupancy (sampled, mean and max per interval) and drops
+queue.png    the shared queue as queueing delay (ms; KB on the right axis), and its drops — or,
+             on a lossless fabric, the PAUSE frames sent and received per second
+
+Each figure has a function that returns it (``goodput_figure`` …; what the tests inspect) and
+:func:`plot_all` saves them. A run's tables may be pandas DataFrames (a :class:`bbrlab.Result`) or
+plain ``{column: array}`` mappings (:class:`PlotData`, what the CLI hands to its plot process,
+see plotworker.py); the code below reads columns as numpy arrays only, so drawing needs neither
+pandas nor the simulator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
 
-from .figures import new_figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
+# matplotlib (through .figures) is imported by the functions that draw: the CLI's process reduces a
+# run to PlotData here without loading it (plotworker.py), and that saves it 0.5-0.8 s.
 
-class Result(Protocol):
-    """What the plots read from a run. `bbrlab.Result` has it; naming the shape here instead of
-    importing results.py keeps the import one-way (results.py imports this module to save plots)."""
-
-    summary: dict[str, Any]
-    timeseries: pd.DataFrame
-    queue: pd.DataFrame
-
-__all__ = ["plot_all", "PLOTS"]
+__all__ = ["plot_all", "plot_data", "PlotData", "PLOTS", "FIGURES"]
 
 PLOTS = ("goodput.png", "cwnd.png", "rtt.png", "queue.png")
 
 # Past this many flows, individual lines are unreadable: draw one line per algorithm instead.
 _MAX_LINES = 12
 
+#: The columns the plots read, per table (what plot_data() keeps; each flow's algorithm is kept
+#: once per flow, not once per row).
+PLOT_COLUMNS = {
+    "timeseries": ("t_s", "flow", "goodput_bps", "cwnd_bytes", "inflight_bytes", "srtt_ms", "rtt_ms"),
+    "queue": ("t_s", "queue", "occupancy_bytes", "mean_occupancy_bytes", "max_occupancy_bytes", "drops",
+              "random_losses", "ce_marks", "pause_frames"),
+}
 
-def _figure(rows: int = 1) -> tuple[Figure, Any]:
-    fig = new_figure((9, 3.2 * rows), dpi=110, layout="constrained")
+
+class Run(Protocol):
+    """What the plots read from a run. `bbrlab.Result` has it; naming the shape here instead of
+    importing results.py keeps the import one-way (results.py imports this module to save plots)."""
+
+    summary: dict[str, Any]
+    timeseries: Any  # a DataFrame or a {column: array} mapping
+    queue: Any
+
+
+@dataclass
+class PlotData:
+    """A run reduced to what the plots read: the summary, the plotted columns as numpy arrays
+    (categorical columns as their labels) and each flow's algorithm. Picklable, free of pandas."""
+
+    summary: dict[str, Any]
+    timeseries: dict[str, np.ndarray]
+    queue: dict[str, np.ndarray]
+    #: flow id -> algorithm ("" when unknown), in id order; from the time series when not given
+    flows: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.flows and "flow" in self.timeseries:
+            self.flows = _flow_algorithms(self.timeseries)
+
+
+def _column(table: Any, name: str) -> np.ndarray:
+    """A column as a numpy array: a view of a numeric one; a pandas categorical's labels as
+    objects (one reference per row to the shared label strings)."""
+    col = table[name]
+    cat = getattr(col, "cat", None)
+    if cat is not None:
+        labels = np.asarray([str(c) for c in cat.categories] + [""], dtype=object)
+        return labels[np.asarray(cat.codes)]  # code -1 (missing) → the trailing ""
+    return np.asarray(col)
+
+
+def _flow_algorithms(ts: Any) -> dict[int, str]:
+    """Each flow in ``ts`` (a table with ``flow`` and maybe ``cc``) and its algorithm."""
+    if "flow" not in ts:
+        return {}
+    ids, first = np.unique(_column(ts, "flow"), return_index=True)
+    if "cc" not in ts:
+        return dict.fromkeys(ids.tolist(), "")
+    cc = ts["cc"]
+    cat = getattr(cc, "cat", None)
+    if cat is not None:  # the label of each flow's first row, without decoding every row
+        labels = [str(c) for c in cat.categories] + [""]
+        names = [labels[c] for c in np.asarray(cat.codes)[first]]
+    else:
+        names = [str(x) for x in np.asarray(cc)[first]]
+    return dict(zip(ids.tolist(), names))
+
+
+def plot_data(run: Run) -> PlotData:
+    """The part of ``run`` the plots read."""
+    if isinstance(run, PlotData):
+        return run
+
+    def columns(table: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        return {n: _column(table, n) for n in names if table is not None and n in table}
+
+    return PlotData(
+        summary=run.summary,
+        timeseries=columns(run.timeseries, PLOT_COLUMNS["timeseries"]),
+        queue=columns(run.queue, PLOT_COLUMNS["queue"]),
+        flows=_flow_algorithms(run.timeseries) if run.timeseries is not None else {},
+    )
+
+
+def _rows(cols: Mapping[str, np.ndarray]) -> int:
+    return len(next(iter(cols.values()))) if cols else 0
+
+
+def _scenario(run: PlotData) -> dict[str, Any]:
+    return run.summary.get("scenario") or {}
+
+
+# ------------------------------------------------------------ layout
+
+# Margins in inches, fixed: constrained layout measured every text of a figure to place the axes
+# and roughly doubled the time to draw one (bbrlab run's plots were most of its wall time).
+_WIDTH_IN, _ROW_IN = 9.0, 3.2
+_LEFT_IN, _RIGHT_IN, _RIGHT_AXIS_IN, _TOP_IN, _BOTTOM_IN, _NOTE_IN = 0.8, 0.2, 0.75, 0.3, 0.5, 0.25
+
+
+def _figure(rows: int = 1, *, right_axis: bool = False, note: bool = False) -> tuple[Figure, Any]:
+    from .figures import DPI, new_figure
+
+    height = _ROW_IN * rows + (_NOTE_IN if note else 0)
+    fig = new_figure((_WIDTH_IN, height), dpi=DPI)
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+    fig.subplots_adjust(
+        left=_LEFT_IN / _WIDTH_IN,
+        right=1 - (_RIGHT_AXIS_IN if right_axis else _RIGHT_IN) / _WIDTH_IN,
+        top=1 - _TOP_IN / height,
+        bottom=(_BOTTOM_IN + (_NOTE_IN if note else 0)) / height,
+        hspace=0.08,
+    )
     return fig, axes
 
 
-def _series(ts: pd.DataFrame, column: str) -> Iterator[tuple[str, pd.Series, pd.Series]]:
-    """(label, t_s, values) per flow, or per algorithm (mean over its flows) when there are many."""
-    if column not in ts or ts.empty:
-        return
-    flows = ts["flow"].unique()
-    if len(flows) <= _MAX_LINES:
-        for flow in flows:
-            rows = ts[ts["flow"] == flow]
-            cc = str(rows["cc"].iloc[0]) if "cc" in rows else ""
-            yield f"flow {flow} ({cc})" if cc else f"flow {flow}", rows["t_s"], rows[column]
-    else:
-        key = "cc" if "cc" in ts else "flow"
-        for cc, rows in ts.groupby(key, observed=True):
-            mean = rows.groupby("t_s")[column].mean()
-            yield f"{cc} (mean of {rows['flow'].nunique()} flows)", pd.Series(mean.index), pd.Series(mean.to_numpy())
-
-
-def _finish(fig: Figure, axes: Any, title: str, path: Path) -> Path:
-    axes[0].set_title(title, fontsize=10)
+def _finish(fig: Figure, axes: Any, title: str) -> Figure:
+    # An explicit y: matplotlib otherwise measures every tick label to see whether the title must move up.
+    axes[0].set_title(title, fontsize=10, y=1.0)
     axes[-1].set_xlabel("time (s)")
     for ax in axes:
+        # At most 5 intervals up the y axis: every tick is an object to make and a label to render.
+        ax.locator_params(axis="y", nbins=5)
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="best")
-    fig.savefig(path)
-    return path
+    return fig
 
 
-def _title(result: Result, what: str) -> str:
-    name = result.summary.get("name", "")
+def _title(run: PlotData, what: str) -> str:
+    name = run.summary.get("name", "")
     return f"{name}: {what}" if name else what
 
 
-def plot_goodput(result: Result, path: Path) -> Path:
-    fig, axes = _figure()
-    for label, t, v in _series(result.timeseries, "goodput_bps"):
-        axes[0].plot(t, np.asarray(v, dtype=float) / 1e6, label=label, lw=1)
-    rate = (result.summary.get("scenario") or {}).get("bottleneck_rate_bps")
+# ------------------------------------------------------------ series
+
+
+def _group(t: np.ndarray, v: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
+    """``v`` summed or averaged per distinct ``t`` (NaN values skipped, as "no sample")."""
+    times, at = np.unique(t, return_inverse=True)
+    ok = ~np.isnan(v)
+    total = np.bincount(at[ok], weights=v[ok], minlength=len(times))
+    if how == "sum":
+        return times, total
+    count = np.bincount(at[ok], minlength=len(times))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return times, np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _series(run: PlotData, column: str, many: str) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(label, t_s, values) per flow; past _MAX_LINES flows, per algorithm: its flows' ``many``
+    ("sum" or "mean") at each sample time."""
+    ts = run.timeseries
+    if column not in ts or not run.flows:
+        return
+    flow, t, v = ts["flow"], ts["t_s"], np.asarray(ts[column], dtype=float)
+    if len(run.flows) <= _MAX_LINES:
+        for f, cc in run.flows.items():
+            rows = flow == f
+            yield (f"flow {f} ({cc})" if cc else f"flow {f}"), t[rows], v[rows]
+        return
+    by_algorithm: dict[str, list[int]] = {}
+    for f, cc in run.flows.items():
+        by_algorithm.setdefault(cc or "all", []).append(f)
+    for cc, flows in by_algorithm.items():
+        rows = np.isin(flow, flows)
+        times, values = _group(t[rows], v[rows], many)
+        yield f"{cc} ({many} of {len(flows)} flows)", times, values
+
+
+# ------------------------------------------------------------ figures
+
+
+def goodput_figure(run: Run) -> Figure:
+    data = plot_data(run)
+    rate = _scenario(data).get("bottleneck_rate_bps")
+    many = len(data.flows) > _MAX_LINES
+    lines = list(_series(data, "goodput_bps", "sum"))
+    points = np.concatenate([v for _, _, v in lines]) if lines else np.zeros(0)
+    above = int(np.sum(points > rate)) if rate else 0
+    fig, axes = _figure(note=above > 0)
+    for label, t, v in lines:
+        axes[0].plot(t, v / 1e6, label=label, lw=1)
     if rate:
-        axes[0].axhline(rate / 1e6, color="grey", ls="--", lw=0.8, label="bottleneck rate")
+        axes[0].axhline(rate / 1e6, color="grey", ls="--", lw=0.8, label=f"link rate ({rate / 1e6:g} Mbit/s)")
+    if above:
+        # A per-interval figure above the link rate is not a measurement error: the receiver
+        # releases at once the bytes it held behind a hole, when the hole is repaired.
+        fig.text(0.01, 0.02, f"{above} of {np.sum(~np.isnan(points))} points lie above the link rate: when a loss is "
+                 "repaired, the receiver delivers at once the bytes it held behind it, in one interval.", fontsize=7)
     axes[0].set_ylabel("goodput (Mbit/s)")
     axes[0].set_ylim(bottom=0)
-    return _finish(fig, axes, _title(result, "goodput per flow"), path)
+    what = "goodput per algorithm (sum of its flows)" if many else "goodput per flow"
+    return _finish(fig, axes, _title(data, what))
 
 
-def plot_cwnd(result: Result, path: Path) -> Path:
+def cwnd_figure(run: Run) -> Figure:
+    data = plot_data(run)
     fig, axes = _figure(2)
-    for label, t, v in _series(result.timeseries, "cwnd_bytes"):
-        axes[0].plot(t, np.asarray(v, dtype=float) / 1e3, label=label, lw=1)
-    for label, t, v in _series(result.timeseries, "inflight_bytes"):
-        axes[1].plot(t, np.asarray(v, dtype=float) / 1e3, label=label, lw=1)
-    bdp = (result.summary.get("scenario") or {}).get("bdp_bytes")
+    for label, t, v in _series(data, "cwnd_bytes", "mean"):
+        axes[0].plot(t, v / 1e3, label=label, lw=1)
+    for label, t, v in _series(data, "inflight_bytes", "mean"):
+        axes[1].plot(t, v / 1e3, label=label, lw=1)
+    bdp = _scenario(data).get("bdp_bytes")
     if bdp:
         for ax in axes:
             ax.axhline(bdp / 1e3, color="grey", ls="--", lw=0.8, label="BDP")
@@ -100,65 +241,121 @@ def plot_cwnd(result: Result, path: Path) -> Path:
     axes[1].set_ylabel("bytes in flight (KB)")
     for ax in axes:
         ax.set_ylim(bottom=0)
-    return _finish(fig, axes, _title(result, "congestion window and bytes in flight"), path)
+    return _finish(fig, axes, _title(data, "congestion window and bytes in flight"))
 
 
-def plot_rtt(result: Result, path: Path) -> Path:
+def rtt_figure(run: Run) -> Figure:
+    data = plot_data(run)
     fig, axes = _figure()
-    ts = result.timeseries
-    if not ts.empty and "srtt_ms" in ts:
+    if "srtt_ms" in data.timeseries:
         # Before a flow has its first RTT sample its srtt is 0: blank it rather than draw a dive to 0.
-        ts = ts.assign(srtt_ms=ts["srtt_ms"].where(ts["srtt_ms"] > 0))
-    raw = {label: (t, v) for label, t, v in _series(ts, "rtt_ms")}
-    for label, t, v in _series(ts, "srtt_ms"):
+        srtt = np.asarray(data.timeseries["srtt_ms"], dtype=float)
+        data = replace(data, timeseries={**data.timeseries, "srtt_ms": np.where(srtt > 0, srtt, np.nan)})
+    raw = {label: (t, v) for label, t, v in _series(data, "rtt_ms", "mean")}
+    for label, t, v in _series(data, "srtt_ms", "mean"):
         (line,) = axes[0].plot(t, v, label=f"{label} srtt", lw=1.2)
         if label in raw:
             # The per-interval mean of raw samples shows what srtt smooths away (NaN = no sample).
             axes[0].plot(*raw[label], lw=0.6, alpha=0.4, color=line.get_color())
-    base = (result.summary.get("scenario") or {}).get("rtt_ms")
+    base = _scenario(data).get("rtt_ms")
     if base is not None:
         axes[0].axhline(base, color="grey", ls="--", lw=0.8, label="base RTT")
     axes[0].set_ylabel("RTT (ms)")
     axes[0].set_ylim(bottom=0)
-    return _finish(fig, axes, _title(result, "round-trip time"), path)
+    return _finish(fig, axes, _title(data, "round-trip time"))
 
 
-def plot_queue(result: Result, path: Path) -> Path:
-    fig, axes = _figure(2)
-    q = result.queue
-    if not q.empty and "queue" in q:
-        # The shared queue: the dumbbell's bottleneck or the star's switch port to the aggregator.
-        main = next((n for n in ("bottleneck", "tor_to_agg") if (q["queue"] == n).any()), None)
-        bq = q[q["queue"] == main] if main is not None else q
-        t = bq["t_s"]
-        if "max_occupancy_bytes" in bq:
-            axes[0].plot(t, bq["max_occupancy_bytes"] / 1e3, lw=0.8, alpha=0.6, label="max in interval")
-        if "mean_occupancy_bytes" in bq:
-            axes[0].plot(t, bq["mean_occupancy_bytes"] / 1e3, lw=1.2, label="time-weighted mean")
-        if "occupancy_bytes" in bq:
-            axes[0].plot(t, bq["occupancy_bytes"] / 1e3, lw=0.6, ls=":", label="at sample time")
-        if "drops" in bq:
-            axes[1].plot(t, bq["drops"], lw=1, label="buffer drops (cumulative)")
-        if "random_losses" in bq and bq["random_losses"].any():
-            axes[1].plot(t, bq["random_losses"], lw=1, label="random losses (cumulative)")
-        if "ce_marks" in bq and bq["ce_marks"].any():
-            axes[1].plot(t, bq["ce_marks"], lw=1, label="CE marks (cumulative)")
-    buf = (result.summary.get("scenario") or {}).get("buffer_bytes")
+def _per_second(t: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
+    """A cumulative count as a rate per second over each sample interval (the run starts at 0)."""
+    c = np.asarray(cumulative, dtype=float)
+    return np.diff(c, prepend=0.0) / np.diff(np.asarray(t, dtype=float), prepend=0.0)
+
+
+def _main_queue(q: Mapping[str, np.ndarray]) -> str | None:
+    """The shared queue: the dumbbell's bottleneck or the star's switch port to the aggregator."""
+    names = q.get("queue")
+    if names is None:
+        return None
+    return next((n for n in ("bottleneck", "tor_to_agg") if np.any(names == n)), None)
+
+
+def queue_figure(run: Run) -> Figure:
+    data = plot_data(run)
+    q = data.queue
+    facts = _scenario(data)
+    rate = facts.get("bottleneck_rate_bps")
+    fig, axes = _figure(2, right_axis=bool(rate))
+
+    def to_y(occupancy_bytes: Any) -> Any:
+        b = np.asarray(occupancy_bytes, dtype=float)
+        # Occupancy / drain rate: the wait of a packet joining the queue (the bytes are wire
+        # bytes, which the shared link sends at its rate). KB where the rate is unknown.
+        return b * 8 / rate * 1e3 if rate else b / 1e3
+
+    main = _main_queue(q)
+    if _rows(q):
+        rows = (q["queue"] == main) if main is not None else np.ones(_rows(q), dtype=bool)
+        t = q["t_s"][rows]
+        for col, style in (("max_occupancy_bytes", dict(lw=0.8, alpha=0.6, label="max in interval")),
+                           ("mean_occupancy_bytes", dict(lw=1.2, label="time-weighted mean")),
+                           ("occupancy_bytes", dict(lw=0.6, ls=":", label="at sample time"))):
+            if col in q:
+                axes[0].plot(t, to_y(q[col][rows]), **style)
+        pause = np.asarray(q["pause_frames"], dtype=float) if "pause_frames" in q else np.zeros(_rows(q))
+        drops = np.asarray(q["drops"], dtype=float)[rows] if "drops" in q else np.zeros(int(rows.sum()))
+        # PAUSE replaces drops on a lossless fabric (and wherever only PAUSE happened).
+        if facts.get("lossless") or (not drops.any() and pause.any()):
+            _pause_panel(axes[1], q, main)
+        else:
+            if "drops" in q:
+                axes[1].plot(t, drops, lw=1, label="buffer drops (cumulative)")
+            for col, label in (("random_losses", "random losses (cumulative)"), ("ce_marks", "CE marks (cumulative)")):
+                if col in q and q[col][rows].any():
+                    axes[1].plot(t, q[col][rows], lw=1, label=label)
+            axes[1].set_ylabel("packets")
+    buf = facts.get("buffer_bytes")
     if buf:
-        axes[0].axhline(buf / 1e3, color="grey", ls="--", lw=0.8, label="buffer limit")
-    axes[0].set_ylabel("bottleneck queue (KB)")
-    axes[1].set_ylabel("packets")
+        axes[0].axhline(float(to_y(buf)), color="grey", ls="--", lw=0.8, label="buffer limit")
+    where = "bottleneck" if main in (None, "bottleneck") else main
+    if rate:
+        axes[0].set_ylabel(f"{where} queueing delay (ms)")
+        kb_per_ms = rate / 8 / 1e3 / 1e3
+        right = axes[0].secondary_yaxis("right", functions=(lambda ms: ms * kb_per_ms, lambda kb: kb / kb_per_ms))
+        right.set_ylabel("queue (KB)")
+    else:
+        axes[0].set_ylabel(f"{where} queue (KB)")
     for ax in axes:
         ax.set_ylim(bottom=0)
-    return _finish(fig, axes, _title(result, "bottleneck queue"), path)
+    return _finish(fig, axes, _title(data, f"{where} queue"))
 
 
-def plot_all(result: Result, out_dir: Path) -> list[Path]:
-    """Draw every plot into ``out_dir``; returns the files written."""
+def _pause_panel(ax: Any, q: Mapping[str, np.ndarray], main: str | None) -> None:
+    """PAUSE frames per second: sent by the shared port, received by the links it paused (one line
+    each, or their mean past _MAX_LINES)."""
+    names, t, pause = q["queue"], q["t_s"], np.asarray(q.get("pause_frames", np.zeros(_rows(q))), dtype=float)
+    per_s = np.full(len(names), np.nan)
+    for n in np.unique(names):
+        rows = names == n
+        per_s[rows] = _per_second(t[rows], pause[rows])
+    if main is not None:
+        ax.plot(t[names == main], per_s[names == main], lw=1.2, label=f"{main}: sent")
+    paused = [n for n in dict.fromkeys(names.tolist()) if n != main and pause[names == n].any()]
+    if len(paused) <= _MAX_LINES:
+        for n in paused:
+            ax.plot(t[names == n], per_s[names == n], lw=0.8, alpha=0.7, label=f"{n}: received")
+    else:
+        rows = np.isin(names, paused)
+        ax.plot(*_group(t[rows], per_s[rows], "mean"), lw=0.8, label=f"received (mean of {len(paused)} paused links)")
+    ax.set_ylabel("PAUSE frames / s")
+
+
+FIGURES = {"goodput.png": goodput_figure, "cwnd.png": cwnd_figure, "rtt.png": rtt_figure, "queue.png": queue_figure}
+
+
+def plot_all(run: Run, out_dir: Path, names: Iterable[str] = PLOTS) -> list[Path]:
+    """Draw the plots ``names`` (default all) into ``out_dir``; returns the files written."""
+    from .figures import save
+
+    data = plot_data(run)
     out_dir = Path(out_dir)
-    return [
-        plot_goodput(result, out_dir / "goodput.png"),
-        plot_cwnd(result, out_dir / "cwnd.png"),
-        plot_rtt(result, out_dir / "rtt.png"),
-        plot_queue(result, out_dir / "queue.png"),
-    ]
+    return [save(FIGURES[name](data), out_dir / name, tight=False) for name in names]

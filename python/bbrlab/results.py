@@ -26,6 +26,7 @@ import os
 import platform
 import shutil
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -400,8 +401,11 @@ class Result:
 
     # ------------------------------------------------------------ saving
 
-    def save(self, out_dir: str | Path, *, plots: bool = True) -> Path:
-        """Write the run directory atomically (see the module docstring); returns its path."""
+    def save(self, out_dir: str | Path, *, plots: bool | Callable[[Result, Path], Any] = True) -> Path:
+        """Write the run directory atomically (see the module docstring); returns its path.
+
+        ``plots``: draw the PNGs (True), not (False), or draw them with this function of
+        ``(result, directory)`` instead of ``plots.plot_all`` (the CLI's PlotWorker)."""
         from .rundir import check_out_dir
 
         final = check_out_dir(out_dir)
@@ -431,7 +435,7 @@ class Result:
         self.path = final
         return final
 
-    def _write_files(self, d: Path, *, plots: bool) -> None:
+    def _write_files(self, d: Path, *, plots: bool | Callable[[Result, Path], Any]) -> None:
         if self.scenario is not None:
             header = f"resolved by bbrlab {__version__}: every default filled in"
             (d / "scenario.toml").write_text(self.scenario.to_toml(header=header))
@@ -446,6 +450,6 @@ class Result:
         if plots:
             from .plots import plot_all
 
-            plot_all(self, d)
+            (plots if callable(plots) else plot_all)(self, d)
         # summary.json last: its presence is what "complete" means to readers that skip the marker.
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2, allow_nan=False) + "\n")

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from .. import units
 from ..errors import ScenarioError, SimulationError
-from .fields import buffer_to_core
-from .introspect import item_model
 from .keys import CORE_KEYS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# pydantic (and the field types built on it) is imported inside the functions that take a model:
+# `bbrlab cc` and the result schema need only load_core(), and pydantic costs them 0.1-0.2 s.
 
 __all__ = ["load_core", "to_core", "from_core", "check", "human_path", "schema"]
 
@@ -42,6 +44,10 @@ def schema() -> dict[str, Any]:
 
 
 def _value_to_core(v: Any) -> Any:
+    from pydantic import BaseModel
+
+    from .fields import buffer_to_core
+
     if isinstance(v, BaseModel):
         return to_core(v)
     if isinstance(v, list):
@@ -65,6 +71,8 @@ def to_core(m: BaseModel) -> dict[str, Any]:
 def _rename(data: Any, cls: type[BaseModel]) -> Any:
     """Config names → scenario names, recursively, for the model ``cls`` (a list: each item;
     a tagged union: the variant its ``kind`` names)."""
+    from .introspect import item_model
+
     if not isinstance(data, dict) or cls.__name__ not in CORE_KEYS:
         return data
     out = {}
@@ -92,6 +100,8 @@ def from_core(data: dict[str, Any], cls: type[BaseModel]) -> Any:
 
 def human_path(core_path: str, scenario: BaseModel) -> str:
     """A config path (``flows.1.mss_bytes``) as the scenario's path (``flows.1.mss``)."""
+    from pydantic import BaseModel
+
     from .codegen import human_key
 
     out: list[str] = []
