@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 
 from .errors import UserError
 from .figures import new_figure, save
+from .plots import main_queue_name, queue_delay_ms
 from .results import Result, jain_index
 from .runset import RunRef, find_runs
 
@@ -39,10 +40,6 @@ __all__ = ["plot_runs", "load_runs", "LoadedRun", "main_queue", "queue_delay_ms"
 
 #: Legend entries past which lines are coloured by algorithm instead of named one by one.
 MAX_LINES = 12
-
-#: The shared queue of each topology: the dumbbell's bottleneck, the star's switch port to the
-#: aggregator (the same rule as the run plots; the core's `derived()["main_queue"]` is not saved).
-MAIN_QUEUES = ("bottleneck", "tor_to_agg")
 
 #: ``progress(done, total)`` while runs load and figures are drawn.
 ProgressFn = Callable[[int, int], None]
@@ -72,14 +69,8 @@ def main_queue(queue: pd.DataFrame) -> pd.DataFrame:
     """The rows of the shared bottleneck queue (empty when the run has none)."""
     if queue.empty or "queue" not in queue:
         return queue.iloc[0:0]
-    name = next((n for n in MAIN_QUEUES if (queue["queue"] == n).any()), None)
+    name = main_queue_name(queue["queue"].astype(object).to_numpy())
     return queue[queue["queue"] == name] if name is not None else queue.iloc[0:0]
-
-
-def queue_delay_ms(occupancy_bytes: Any, rate_bps: float) -> np.ndarray:
-    """How long the bytes in a queue take to drain at ``rate_bps``: the queueing delay a packet
-    arriving behind them waits."""
-    return np.asarray(occupancy_bytes, dtype=float) * 8 / rate_bps * 1e3
 
 
 def cdf(values: Any) -> tuple[np.ndarray, np.ndarray]:

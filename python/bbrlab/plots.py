@@ -271,12 +271,24 @@ def _per_second(t: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
     return np.diff(c, prepend=0.0) / np.diff(np.asarray(t, dtype=float), prepend=0.0)
 
 
-def _main_queue(q: Mapping[str, np.ndarray]) -> str | None:
-    """The shared queue: the dumbbell's bottleneck or the star's switch port to the aggregator."""
-    names = q.get("queue")
+#: The shared queue of each topology, in the order looked for: the dumbbell's bottleneck, the
+#: star's switch port to the aggregator (the core's ``derived()["main_queue"]`` is not saved in a
+#: run directory, so plots of saved runs find it by name).
+MAIN_QUEUES = ("bottleneck", "tor_to_agg")
+
+
+def main_queue_name(names: Any) -> str | None:
+    """The shared queue among a queue table's ``queue`` column (None when there is none)."""
     if names is None:
         return None
-    return next((n for n in ("bottleneck", "tor_to_agg") if np.any(names == n)), None)
+    names = np.asarray(names, dtype=object)
+    return next((n for n in MAIN_QUEUES if np.any(names == n)), None)
+
+
+def queue_delay_ms(occupancy_bytes: Any, rate_bps: float) -> np.ndarray:
+    """How long the bytes in a queue take to drain at ``rate_bps``: the queueing delay a packet
+    arriving behind them waits (the bytes are wire bytes, which the shared link sends at its rate)."""
+    return np.asarray(occupancy_bytes, dtype=float) * 8 / rate_bps * 1e3
 
 
 def queue_figure(run: Run) -> Figure:
@@ -287,12 +299,10 @@ def queue_figure(run: Run) -> Figure:
     fig, axes = _figure(2, right_axis=bool(rate))
 
     def to_y(occupancy_bytes: Any) -> Any:
-        b = np.asarray(occupancy_bytes, dtype=float)
-        # Occupancy / drain rate: the wait of a packet joining the queue (the bytes are wire
-        # bytes, which the shared link sends at its rate). KB where the rate is unknown.
-        return b * 8 / rate * 1e3 if rate else b / 1e3
+        # KB where the rate is unknown.
+        return queue_delay_ms(occupancy_bytes, rate) if rate else np.asarray(occupancy_bytes, dtype=float) / 1e3
 
-    main = _main_queue(q)
+    main = main_queue_name(q.get("queue"))
     if _rows(q):
         rows = (q["queue"] == main) if main is not None else np.ones(_rows(q), dtype=bool)
         t = q["t_s"][rows]
