@@ -385,3 +385,19 @@ def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:  # type
     for rd in a["run_dir"]:
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "l" / "local" / rd / "timeseries.parquet"),
                                       pd.read_parquet(tmp_path / "r" / "ray" / rd / "timeseries.parquet"))
+
+
+def test_an_unreachable_ray_address_is_one_line_not_minutes_of_retries(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="the ray extra is not installed (scripts/test.sh installs it)")
+    f = _write(tmp_path, TWO_FLOWS)
+    with socket.socket() as s:  # a port nobody listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        started = time.monotonic()
+        res = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "duration=1s,2s", "--engine", "ray",
+                                       "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "sw")])
+    assert res.exit_code == 2, res.output
+    assert f"--address 127.0.0.1:{port}: cannot reach a Ray head there" in res.output
+    assert time.monotonic() - started < 30  # ray.init alone retries for minutes
+    res = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "duration=1s,2s", "--engine", "ray", "--address", "nocolon"])
+    assert res.exit_code == 2 and "expected HOST:PORT" in res.output, res.output

@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -105,12 +106,35 @@ def _import_ray() -> Any:
     return ray
 
 
+#: How long to wait for a TCP connection to a given Ray head before saying it cannot be reached
+#: (ray.init itself retries for minutes and prints a log line per try).
+_REACH_TIMEOUT_S = 5.0
+
+
+def check_ray_address(address: str) -> None:
+    """A ``HOST:PORT`` address must answer a TCP connection within a few seconds, or one
+    UserError says so (other forms, "auto" and "ray://…", are left to Ray)."""
+    if address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--address {address}: expected HOST:PORT, e.g. --address 10.0.0.5:6379 (the head's GCS port)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_REACH_TIMEOUT_S).close()
+    except OSError as e:
+        why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise UserError(f"--address {address}: cannot reach a Ray head there ({why}); start one with "
+                        "`ray start --head --port 6379` on that machine") from None
+
+
 def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | None) -> Iterator[tuple[int, BaseException | None]]:
     """Run the tasks as Ray tasks (one CPU each) on the cluster at ``address`` (host:port), or on a
     local Ray (attached if one runs, started otherwise). At most ``jobs`` tasks are in flight
     (default: all; Ray queues them by free CPUs). Ctrl-C cancels every task and disconnects (a
     local Ray this started stops)."""
     ray = _import_ray()
+    if address:
+        check_ray_address(address)
     # A Ray started here reports nothing home (bbrlab makes no network traffic of its own), and
     # its crash handler, which would print a stack dump on SIGTERM, stays out of the driver.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
