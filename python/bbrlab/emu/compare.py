@@ -223,6 +223,14 @@ def _markdown_sim(t: pd.DataFrame) -> str:
     return intro + head + "\n".join(lines) + "\n"
 
 
+def _save_with_point_key(fig: Any, t: pd.DataFrame, path: Path) -> None:
+    """Save a per-point figure with the key of its grid points ("0: rate=50Mbps …") below it."""
+    labels = dict(zip(t["point"], t["label"]))
+    fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+
+
 def _plot_sim(t: pd.DataFrame, path: Path) -> None:
     """The simulator's figures per point, one line per algorithm, the seeds' min–max as error bars."""
     fig, axes = subplots(1, 3, figsize=(15, 4.5))
@@ -236,10 +244,7 @@ def _plot_sim(t: pd.DataFrame, path: Path) -> None:
         ax.set_xlabel("grid point")
         ax.set_xticks(sorted(t["point"].unique()))
         ax.legend()
-    labels = dict(zip(t["point"], t["label"]))
-    fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=110)
+    _save_with_point_key(fig, t, path)
 
 
 def _plot(t: pd.DataFrame, path: Path) -> None:
@@ -257,7 +262,4 @@ def _plot(t: pd.DataFrame, path: Path) -> None:
         ax.set_ylabel("(sim - emu) / emu  [%]")
         ax.set_xticks(sorted(t["point"].unique()))
         ax.legend()
-    labels = dict(zip(t["point"], t["label"]))
-    fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=110)
+    _save_with_point_key(fig, t, path)
