@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from .._version import __version__
 from ..errors import UserError
 from ..results import is_complete_run
+from ..provenance import default_run_dir
 from ..rundir import check_out_dir
 
 __all__ = ["run_key", "SWEEP_FILE", "RUNS_DIR", "open_sweep_dir", "DEFAULT_PARENT"]
@@ -112,16 +113,6 @@ def _previous(plan: SweepPlan) -> Path | None:
     return max(found, key=lambda d: (d.stat().st_mtime, d.name), default=None)
 
 
-def _new_default(plan: SweepPlan) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = DEFAULT_PARENT / f"{plan.name}-{stamp}"
-    out, n = base, 1
-    while out.exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
-
-
 def open_sweep_dir(plan: SweepPlan, out: str | Path | None, engine: str) -> tuple[Path, bool]:
     """(the sweep directory, whether it resumes an earlier run of the same sweep).
 
@@ -133,7 +124,7 @@ def open_sweep_dir(plan: SweepPlan, out: str | Path | None, engine: str) -> tupl
     resumed = False
     if out is None:
         prev = _previous(plan)
-        path = prev if prev is not None else _new_default(plan)
+        path = prev if prev is not None else default_run_dir(plan.name, root=DEFAULT_PARENT)
         resumed = prev is not None
     else:
         path = Path(out)
