@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
-from .rundir import find_runs, read_summary
+from .rundir import configured_flows, find_runs, read_summary
 
 __all__ = ["COLUMNS", "catalog", "sort_runs", "runs_table", "rows_table", "to_csv", "where", "sql", "QUERY_VIEWS"]
 
@@ -38,7 +38,7 @@ def _rtt_mean_ms(flows: list[dict[str, Any]]) -> float | None:
     flow's mean is over its RTT samples, which come with its ACKs), so a flow that sent little
     weighs little."""
     pairs = [(_num(f.get("rtt_mean_ms")), _num(f.get("data_packets_sent")) or 0.0)
-             for f in flows if f.get("spec", 0) != -1]
+             for f in configured_flows(flows)]
     pairs = [(r, w) for r, w in pairs if r is not None]
     total = sum(w for _, w in pairs)
     if total > 0:
@@ -53,7 +53,7 @@ def _record(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
         mtime = (path / "summary.json").stat().st_mtime
         created = _dt.datetime.fromtimestamp(mtime, _dt.timezone.utc).isoformat(timespec="seconds")
     overrides = run.get("overrides")
-    configured = [f for f in flows if f.get("spec", 0) != -1]
+    configured = configured_flows(flows)
     return {
         "created": created,
         "name": summary.get("name", path.name),

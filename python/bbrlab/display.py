@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .rundir import configured_flows
 from .units import format_scaled, format_size
 
 __all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_seconds", "fmt_count", "fmt_pct", "summary_table", "summary_html",
@@ -84,7 +85,7 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
     """
     all_flows = summary.get("flows", [])
     # Application transfers (query responses: spec −1) are summarized in the facts line instead.
-    flows = [f for f in all_flows if f.get("spec", 0) != -1]
+    flows = configured_flows(all_flows)
     agg = summary.get("aggregate", {})
     title = f"{summary.get('name', 'run')}"
     if len(flows) < len(all_flows):

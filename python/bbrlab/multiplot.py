@@ -33,6 +33,7 @@ from .errors import UserError
 from .figures import new_figure, save
 from .plots import main_queue_name, queue_delay_ms
 from .results import Result, jain_index
+from .rundir import APP_TRANSFER_SPEC, configured_flows
 from .runset import RunRef, find_runs
 
 __all__ = ["plot_runs", "load_runs", "LoadedRun", "main_queue", "queue_delay_ms", "cdf",
@@ -54,7 +55,7 @@ class LoadedRun:
     def configured_flows(self) -> pd.DataFrame:
         """The flows table without application transfers (query responses, spec −1)."""
         flows = self.result.flows
-        return flows[flows["spec"] != -1] if "spec" in flows else flows
+        return flows[flows["spec"] != APP_TRANSFER_SPEC] if "spec" in flows else flows
 
     @property
     def rate_bps(self) -> float | None:
@@ -109,9 +110,8 @@ def throughput_delay_points(runs: Sequence[RunRef]) -> pd.DataFrame:
     rows = []
     for ref in runs:
         by_cc: dict[str, list[dict[str, Any]]] = {}
-        for f in ref.summary.get("flows", []):
-            if f.get("spec", 0) != -1:
-                by_cc.setdefault(str(f.get("cc", "")), []).append(f)
+        for f in configured_flows(ref.summary.get("flows", [])):
+            by_cc.setdefault(str(f.get("cc", "")), []).append(f)
         for cc, flows in by_cc.items():
             p95 = [f["rtt_p95_ms"] for f in flows if isinstance(f.get("rtt_p95_ms"), (int, float))]
             rows.append({"group": ref.group, "label": ref.label, "cc": cc, "seed": ref.seed,
@@ -410,7 +410,7 @@ def _query(run: LoadedRun) -> Iterator[tuple[str, str, Any]]:
     ev = run.result.events
     if not ev.empty and "response_time_s" in ev:
         flows = run.result.flows
-        apps = flows[flows["spec"] == -1] if "spec" in flows and "cc" in flows else flows.iloc[0:0]
+        apps = flows[flows["spec"] == APP_TRANSFER_SPEC] if "spec" in flows and "cc" in flows else flows.iloc[0:0]
         cc = "+".join(dict.fromkeys(apps["cc"].astype(str))) if len(apps) else "+".join(run.ref.algorithms)
         yield run.ref.label, cc, ev["response_time_s"].to_numpy(dtype=float) * 1e3
 

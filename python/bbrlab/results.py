@@ -22,9 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import platform
-import shutil
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -406,32 +404,9 @@ class Result:
 
         ``plots``: draw the PNGs (True), not (False), or draw them with this function of
         ``(result, directory)`` instead of ``plots.plot_all`` (the CLI's PlotWorker)."""
-        from .rundir import check_out_dir
+        from .rundir import check_out_dir, write_atomically
 
-        final = check_out_dir(out_dir)
-        tmp = final.with_name(final.name + ".incomplete")
-        try:
-            if tmp.exists():  # left by a crashed earlier attempt at the same directory
-                shutil.rmtree(tmp)
-            tmp.mkdir(parents=True)
-        except OSError as e:
-            raise UserError(f"{tmp}: cannot create the run directory: {e.strerror}") from None
-        try:
-            (tmp / INCOMPLETE_MARKER).write_text(
-                "This run directory is being written, or its run failed or was interrupted.\n"
-                "A complete run directory has no INCOMPLETE file and no .incomplete suffix.\n"
-            )
-            self._write_files(tmp, plots=plots)
-            (tmp / INCOMPLETE_MARKER).unlink()
-            os.rename(tmp, final)
-        except OSError as e:
-            # A full disk, a file-size limit, a vanished directory: the user's to fix.
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise UserError(f"{e.filename or final}: cannot write the run directory: {e.strerror}") from None
-        except BaseException:
-            # Includes KeyboardInterrupt: a half-written directory must never look like a run.
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        final = write_atomically(check_out_dir(out_dir), lambda d: self._write_files(d, plots=plots))
         self.path = final
         return final
 

@@ -16,21 +16,61 @@ import os
 import resource
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .errors import UserError
 
 __all__ = ["check_out_dir", "expected_bytes", "NAME_MAX", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
-           "read_summary"]
+           "read_summary", "write_atomically", "APP_TRANSFER_SPEC", "configured_flows"]
 
 INCOMPLETE_MARKER = "INCOMPLETE"
+
+#: A flow's ``spec`` when it is an application transfer (one query response of an ``[[apps]]``
+#: entry) rather than a configured flow (whose ``spec`` is its index in ``[[flows]]``).
+APP_TRANSFER_SPEC = -1
+
+
+def configured_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A summary's configured flows: its ``flows`` without the application transfers."""
+    return [f for f in flows if f.get("spec", 0) != APP_TRANSFER_SPEC]
 
 NAME_MAX = 255
 #: Bytes one row of the timeseries/queue tables takes on disk at most (25 eight-byte columns,
 #: uncompressed), and what the plots and small files of a run take.
 ROW_BYTES = 200
 FIXED_BYTES = 2_000_000
+
+
+def write_atomically(final: Path, write: Callable[[Path], None]) -> Path:
+    """Make the run directory ``final`` with ``write(directory)``, atomically: everything goes
+    into ``<final>.incomplete/`` with an INCOMPLETE marker, renamed to ``final`` only once
+    ``write`` returned. On any failure, Ctrl-C included, the partial directory is removed (a
+    half-written directory must never look like a run); an OSError is the user's to fix (a full
+    disk, a file-size limit, a vanished directory) and becomes one UserError line."""
+    tmp = final.with_name(final.name + ".incomplete")
+    try:
+        if tmp.exists():  # left by a crashed earlier attempt at the same directory
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+    except OSError as e:
+        raise UserError(f"{tmp}: cannot create the run directory: {e.strerror}") from None
+    try:
+        (tmp / INCOMPLETE_MARKER).write_text(
+            "This run directory is being written, or its run failed or was interrupted.\n"
+            "A complete run directory has no INCOMPLETE file and no .incomplete suffix.\n"
+        )
+        write(tmp)
+        (tmp / INCOMPLETE_MARKER).unlink()
+        os.rename(tmp, final)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(f"{e.filename or final}: cannot write the run directory: {e.strerror}") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
 
 
 def expected_bytes(timeseries_rows: int, queue_rows: int) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import UserError
 from .rundir import find_runs as find_complete_runs
-from .rundir import is_complete_run, read_summary as _read_summary
+from .rundir import configured_flows, is_complete_run, read_summary as _read_summary
 
 __all__ = ["RunRef", "find_runs", "is_sweep_dir", "read_points", "parse_labels", "SWEEP_FILES"]
 
@@ -45,9 +45,8 @@ class RunRef:
     def algorithms(self) -> list[str]:
         """The configured flows' algorithms, in flow order, each once (application transfers aside)."""
         seen: dict[str, None] = {}
-        for f in self.summary.get("flows", []):
-            if f.get("spec", 0) != -1:
-                seen.setdefault(str(f.get("cc", "")), None)
+        for f in configured_flows(self.summary.get("flows", [])):
+            seen.setdefault(str(f.get("cc", "")), None)
         return list(seen)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import UserError
 from ..parallel import imap_unordered
+from ..rundir import write_atomically
 from ..scenario import Scenario
 
 __all__ = ["RunTask", "make_run", "ENGINES", "local_engine", "ray_engine"]
@@ -82,20 +83,13 @@ def _ray_run(task: RunTask) -> tuple[str, dict[str, bytes]]:
 
 def _write_run_dir(final: Path, files: dict[str, bytes]) -> None:
     """A run directory from its files, atomically (as Result.save writes one)."""
-    tmp = final.with_name(final.name + ".incomplete")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir(parents=True)
+
+    def write(d: Path) -> None:
         # summary.json last: its presence is what "complete" means to readers that skip the suffix.
         for name in sorted(files, key=lambda n: n == "summary.json"):
-            (tmp / name).write_bytes(files[name])
-        os.rename(tmp, final)
-    except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise UserError(f"{e.filename or final}: cannot write the run directory: {e.strerror}") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            (d / name).write_bytes(files[name])
+
+    write_atomically(final, write)
 
 
 def _import_ray() -> Any:

@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..rundir import configured_flows
+
 __all__ = ["AGGREGATE", "PER_CC", "WALL_CLOCK", "run_metrics", "points_frame", "write_points"]
 
 #: Aggregate metrics, from summary.json's "aggregate" (rtt_*: see :func:`run_metrics`).
@@ -45,7 +47,7 @@ def _mean(values: Sequence[float]) -> float:
 def _rtt(flows: Sequence[dict[str, Any]]) -> tuple[float, float]:
     """Mean over flows of each flow's mean and p95 RTT. The configured flows count, not the short
     transfers of a query app (thousands of them would outvote the flows), unless there are only those."""
-    configured = [f for f in flows if f.get("spec", 0) != -1] or list(flows)
+    configured = configured_flows(list(flows)) or list(flows)
     return (_mean([_num(f.get("rtt_mean_ms")) for f in configured]),
             _mean([_num(f.get("rtt_p95_ms")) for f in configured]))
 
