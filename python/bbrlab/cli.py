@@ -197,7 +197,6 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from .display import print_summary
-    from .plotworker import PlotWorker
     from .provenance import default_run_dir
     from .rundir import check_out_dir, expected_bytes
     from .stdio import stdout_to_stderr
@@ -208,8 +207,6 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         from .emu.netns import check_environment
 
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
-    # Started first: another process loads matplotlib while this one validates and simulates.
-    draw_plots = click.get_current_context().with_resource(PlotWorker())
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     _note_sweep_table(scenario)
@@ -224,7 +221,11 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
             progress.close()
         if not quiet and not as_json:
             print_summary(result.summary, _stdout_console())  # the numbers are final; the plots follow
-        path = result.save(out_dir, plots=draw_plots)
+        # The PNGs on two cores: a fork draws half of them while this process draws the rest and
+        # writes the tables (plots.plot_all_forked).
+        from .plots import plot_all_forked
+
+        path = result.save(out_dir, plots=plot_all_forked)
     if as_json:
         click.echo(json.dumps({"run_dir": str(path), **result.summary}, indent=2, allow_nan=False))
     else:

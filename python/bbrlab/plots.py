@@ -1,4 +1,4 @@
-"""PNG plots of one run (matplotlib through :mod:`bbrlab.figures`, no pyplot, no pandas).
+"""PNG plots of one run (drawn by :mod:`bbrlab.chart`: Pillow, no matplotlib, no pandas).
 
 goodput.png  per-flow goodput over time (past 12 flows: each algorithm's flows summed), with
              the link rate
@@ -7,27 +7,22 @@ rtt.png      smoothed and per-interval RTT per flow
 queue.png    the shared queue as queueing delay (ms; KB on the right axis), and its drops — or,
              on a lossless fabric, the PAUSE frames sent and received per second
 
-Each figure has a function that returns it (``goodput_figure`` …; what the tests inspect) and
-:func:`plot_all` saves them. A run's tables may be pandas DataFrames (a :class:`bbrlab.Result`) or
-plain ``{column: array}`` mappings (:class:`PlotData`, what the CLI hands to its plot process,
-see plotworker.py); the code below reads columns as numpy arrays only, so drawing needs neither
-pandas nor the simulator.
+Each figure has a function that describes it (``goodput_figure`` … return a
+:class:`bbrlab.chart.Chart`: its panels, lines and labels, what the tests inspect) and
+:func:`plot_all` draws and saves them. A run is read through :class:`PlotData` (numpy columns),
+from a :class:`bbrlab.Result` without building its pandas tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
-# matplotlib (through .figures) is imported by the functions that draw: the CLI's process reduces a
-# run to PlotData here without loading it (plotworker.py), and that saves it 0.5-0.8 s.
+from .chart import COLORS, Chart, HLine, Panel, render
 
 __all__ = ["plot_all", "plot_data", "PlotData", "PLOTS", "FIGURES"]
 
@@ -99,18 +94,20 @@ def _flow_algorithms(ts: Any) -> dict[int, str]:
 
 
 def plot_data(run: Run) -> PlotData:
-    """The part of ``run`` the plots read."""
+    """The part of ``run`` the plots read (from a Result's numpy columns: no pandas built)."""
     if isinstance(run, PlotData):
         return run
+    table = getattr(run, "table", None)
+    ts, queue = (table("timeseries"), table("queue")) if callable(table) else (run.timeseries, run.queue)
 
-    def columns(table: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-        return {n: _column(table, n) for n in names if table is not None and n in table}
+    def columns(t: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        return {n: _column(t, n) for n in names if t is not None and n in t}
 
     return PlotData(
         summary=run.summary,
-        timeseries=columns(run.timeseries, PLOT_COLUMNS["timeseries"]),
-        queue=columns(run.queue, PLOT_COLUMNS["queue"]),
-        flows=_flow_algorithms(run.timeseries) if run.timeseries is not None else {},
+        timeseries=columns(ts, PLOT_COLUMNS["timeseries"]),
+        queue=columns(queue, PLOT_COLUMNS["queue"]),
+        flows=_flow_algorithms(ts) if ts is not None else {},
     )
 
 
@@ -123,40 +120,6 @@ def _scenario(run: PlotData) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------ layout
-
-# Margins in inches, fixed: constrained layout measured every text of a figure to place the axes
-# and roughly doubled the time to draw one (bbrlab run's plots were most of its wall time).
-_WIDTH_IN, _ROW_IN = 9.0, 3.2
-_LEFT_IN, _RIGHT_IN, _RIGHT_AXIS_IN, _TOP_IN, _BOTTOM_IN, _NOTE_IN = 0.8, 0.2, 0.75, 0.3, 0.5, 0.25
-
-
-def _figure(rows: int = 1, *, right_axis: bool = False, note: bool = False) -> tuple[Figure, Any]:
-    from .figures import DPI, new_figure
-
-    height = _ROW_IN * rows + (_NOTE_IN if note else 0)
-    fig = new_figure((_WIDTH_IN, height), dpi=DPI)
-    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
-    fig.subplots_adjust(
-        left=_LEFT_IN / _WIDTH_IN,
-        right=1 - (_RIGHT_AXIS_IN if right_axis else _RIGHT_IN) / _WIDTH_IN,
-        top=1 - _TOP_IN / height,
-        bottom=(_BOTTOM_IN + (_NOTE_IN if note else 0)) / height,
-        hspace=0.08,
-    )
-    return fig, axes
-
-
-def _finish(fig: Figure, axes: Any, title: str) -> Figure:
-    # An explicit y: matplotlib otherwise measures every tick label to see whether the title must move up.
-    axes[0].set_title(title, fontsize=10, y=1.0)
-    axes[-1].set_xlabel("time (s)")
-    for ax in axes:
-        # At most 5 intervals up the y axis: every tick is an object to make and a label to render.
-        ax.locator_params(axis="y", nbins=5)
-        ax.grid(True, alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="best")
-    return fig
 
 
 def _title(run: PlotData, what: str) -> str:
@@ -203,66 +166,58 @@ def _series(run: PlotData, column: str, many: str) -> Iterator[tuple[str, np.nda
 # ------------------------------------------------------------ figures
 
 
-def goodput_figure(run: Run) -> Figure:
+def goodput_figure(run: Run) -> Chart:
     data = plot_data(run)
     rate = _scenario(data).get("bottleneck_rate_bps")
     many = len(data.flows) > _MAX_LINES
     lines = list(_series(data, "goodput_bps", "sum"))
     points = np.concatenate([v for _, _, v in lines]) if lines else np.zeros(0)
     above = int(np.sum(points > rate)) if rate else 0
-    fig, axes = _figure(note=above > 0)
+    panel = Panel(ylabel="goodput (Mbit/s)")
     for label, t, v in lines:
-        axes[0].plot(t, v / 1e6, label=label, lw=1)
+        panel.add(t, v / 1e6, label)
     if rate:
-        axes[0].axhline(rate / 1e6, color="grey", ls="--", lw=0.8, label=f"link rate ({rate / 1e6:g} Mbit/s)")
-    if above:
-        # A per-interval figure above the link rate is not a measurement error: the receiver
-        # releases at once the bytes it held behind a hole, when the hole is repaired.
-        fig.text(0.01, 0.02, f"{above} of {np.sum(~np.isnan(points))} points lie above the link rate: when a loss is "
-                 "repaired, the receiver delivers at once the bytes it held behind it, in one interval.", fontsize=7)
-    axes[0].set_ylabel("goodput (Mbit/s)")
-    axes[0].set_ylim(bottom=0)
+        panel.hlines.append(HLine(rate / 1e6, f"link rate ({rate / 1e6:g} Mbit/s)"))
+    # A per-interval figure above the link rate is not a measurement error: the receiver
+    # releases at once the bytes it held behind a hole, when the hole is repaired.
+    note = (f"{above} of {np.sum(~np.isnan(points))} points lie above the link rate: when a loss is repaired, "
+            "the receiver delivers at once the bytes it held behind it, in one interval.") if above else None
     what = "goodput per algorithm (sum of its flows)" if many else "goodput per flow"
-    return _finish(fig, axes, _title(data, what))
+    return Chart(_title(data, what), [panel], note=note)
 
 
-def cwnd_figure(run: Run) -> Figure:
+def cwnd_figure(run: Run) -> Chart:
     data = plot_data(run)
-    fig, axes = _figure(2)
-    for label, t, v in _series(data, "cwnd_bytes", "mean"):
-        axes[0].plot(t, v / 1e3, label=label, lw=1)
-    for label, t, v in _series(data, "inflight_bytes", "mean"):
-        axes[1].plot(t, v / 1e3, label=label, lw=1)
+    panels = [Panel(ylabel="cwnd (KB)"), Panel(ylabel="bytes in flight (KB)")]
+    for panel, column in zip(panels, ("cwnd_bytes", "inflight_bytes")):
+        for label, t, v in _series(data, column, "mean"):
+            panel.add(t, v / 1e3, label)
     bdp = _scenario(data).get("bdp_bytes")
     if bdp:
-        for ax in axes:
-            ax.axhline(bdp / 1e3, color="grey", ls="--", lw=0.8, label="BDP")
-    axes[0].set_ylabel("cwnd (KB)")
-    axes[1].set_ylabel("bytes in flight (KB)")
-    for ax in axes:
-        ax.set_ylim(bottom=0)
-    return _finish(fig, axes, _title(data, "congestion window and bytes in flight"))
+        for panel in panels:
+            panel.hlines.append(HLine(bdp / 1e3, "BDP"))
+    return Chart(_title(data, "congestion window and bytes in flight"), panels)
 
 
-def rtt_figure(run: Run) -> Figure:
+def rtt_figure(run: Run) -> Chart:
     data = plot_data(run)
-    fig, axes = _figure()
+    panel = Panel(ylabel="RTT (ms)")
     if "srtt_ms" in data.timeseries:
         # Before a flow has its first RTT sample its srtt is 0: blank it rather than draw a dive to 0.
         srtt = np.asarray(data.timeseries["srtt_ms"], dtype=float)
         data = replace(data, timeseries={**data.timeseries, "srtt_ms": np.where(srtt > 0, srtt, np.nan)})
     raw = {label: (t, v) for label, t, v in _series(data, "rtt_ms", "mean")}
-    for label, t, v in _series(data, "srtt_ms", "mean"):
-        (line,) = axes[0].plot(t, v, label=f"{label} srtt", lw=1.2)
+    for n, (label, t, v) in enumerate(_series(data, "srtt_ms", "mean")):
+        color = COLORS[n % len(COLORS)]
         if label in raw:
-            # The per-interval mean of raw samples shows what srtt smooths away (NaN = no sample).
-            axes[0].plot(*raw[label], lw=0.6, alpha=0.4, color=line.get_color())
+            # The per-interval mean of raw samples shows what srtt smooths away (NaN = no sample);
+            # drawn first and faint, in its flow's colour, under the srtt line.
+            panel.add(*raw[label], width=0.6, alpha=0.4, color=color)
+        panel.add(t, v, f"{label} srtt", width=1.2, color=color)
     base = _scenario(data).get("rtt_ms")
     if base is not None:
-        axes[0].axhline(base, color="grey", ls="--", lw=0.8, label="base RTT")
-    axes[0].set_ylabel("RTT (ms)")
-    axes[0].set_ylim(bottom=0)
-    return _finish(fig, axes, _title(data, "round-trip time"))
+        panel.hlines.append(HLine(base, "base RTT"))
+    return Chart(_title(data, "round-trip time"), [panel])
 
 
 def _per_second(t: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
@@ -291,12 +246,12 @@ def queue_delay_ms(occupancy_bytes: Any, rate_bps: float) -> np.ndarray:
     return np.asarray(occupancy_bytes, dtype=float) * 8 / rate_bps * 1e3
 
 
-def queue_figure(run: Run) -> Figure:
+def queue_figure(run: Run) -> Chart:
     data = plot_data(run)
     q = data.queue
     facts = _scenario(data)
     rate = facts.get("bottleneck_rate_bps")
-    fig, axes = _figure(2, right_axis=bool(rate))
+    top, bottom = Panel(), Panel()
 
     def to_y(occupancy_bytes: Any) -> Any:
         # KB where the rate is unknown.
@@ -306,40 +261,37 @@ def queue_figure(run: Run) -> Figure:
     if _rows(q):
         rows = (q["queue"] == main) if main is not None else np.ones(_rows(q), dtype=bool)
         t = q["t_s"][rows]
-        for col, style in (("max_occupancy_bytes", dict(lw=0.8, alpha=0.6, label="max in interval")),
-                           ("mean_occupancy_bytes", dict(lw=1.2, label="time-weighted mean")),
-                           ("occupancy_bytes", dict(lw=0.6, ls=":", label="at sample time"))):
+        for col, style in (("max_occupancy_bytes", dict(width=0.8, alpha=0.6, label="max in interval")),
+                           ("mean_occupancy_bytes", dict(width=1.2, label="time-weighted mean")),
+                           ("occupancy_bytes", dict(width=0.6, alpha=0.8, label="at sample time"))):
             if col in q:
-                axes[0].plot(t, to_y(q[col][rows]), **style)
+                top.add(t, to_y(q[col][rows]), **style)
         pause = np.asarray(q["pause_frames"], dtype=float) if "pause_frames" in q else np.zeros(_rows(q))
         drops = np.asarray(q["drops"], dtype=float)[rows] if "drops" in q else np.zeros(int(rows.sum()))
         # PAUSE replaces drops on a lossless fabric (and wherever only PAUSE happened).
         if facts.get("lossless") or (not drops.any() and pause.any()):
-            _pause_panel(axes[1], q, main)
+            _pause_panel(bottom, q, main)
         else:
             if "drops" in q:
-                axes[1].plot(t, drops, lw=1, label="buffer drops (cumulative)")
+                bottom.add(t, drops, "buffer drops (cumulative)")
             for col, label in (("random_losses", "random losses (cumulative)"), ("ce_marks", "CE marks (cumulative)")):
                 if col in q and q[col][rows].any():
-                    axes[1].plot(t, q[col][rows], lw=1, label=label)
-            axes[1].set_ylabel("packets")
+                    bottom.add(t, q[col][rows], label)
+            bottom.ylabel = "packets"
     buf = facts.get("buffer_bytes")
     if buf:
-        axes[0].axhline(float(to_y(buf)), color="grey", ls="--", lw=0.8, label="buffer limit")
+        top.hlines.append(HLine(float(to_y(buf)), "buffer limit"))
     where = "bottleneck" if main in (None, "bottleneck") else main
     if rate:
-        axes[0].set_ylabel(f"{where} queueing delay (ms)")
+        top.ylabel = f"{where} queueing delay (ms)"
         kb_per_ms = rate / 8 / 1e3 / 1e3
-        right = axes[0].secondary_yaxis("right", functions=(lambda ms: ms * kb_per_ms, lambda kb: kb / kb_per_ms))
-        right.set_ylabel("queue (KB)")
+        top.right_axis = ("queue (KB)", kb_per_ms)
     else:
-        axes[0].set_ylabel(f"{where} queue (KB)")
-    for ax in axes:
-        ax.set_ylim(bottom=0)
-    return _finish(fig, axes, _title(data, f"{where} queue"))
+        top.ylabel = f"{where} queue (KB)"
+    return Chart(_title(data, f"{where} queue"), [top, bottom])
 
 
-def _pause_panel(ax: Any, q: Mapping[str, np.ndarray], main: str | None) -> None:
+def _pause_panel(panel: Panel, q: Mapping[str, np.ndarray], main: str | None) -> None:
     """PAUSE frames per second: sent by the shared port, received by the links it paused (one line
     each, or their mean past _MAX_LINES)."""
     names, t, pause = q["queue"], q["t_s"], np.asarray(q.get("pause_frames", np.zeros(_rows(q))), dtype=float)
@@ -348,15 +300,15 @@ def _pause_panel(ax: Any, q: Mapping[str, np.ndarray], main: str | None) -> None
         rows = names == n
         per_s[rows] = _per_second(t[rows], pause[rows])
     if main is not None:
-        ax.plot(t[names == main], per_s[names == main], lw=1.2, label=f"{main}: sent")
+        panel.add(t[names == main], per_s[names == main], f"{main}: sent", width=1.2)
     paused = [n for n in dict.fromkeys(names.tolist()) if n != main and pause[names == n].any()]
     if len(paused) <= _MAX_LINES:
         for n in paused:
-            ax.plot(t[names == n], per_s[names == n], lw=0.8, alpha=0.7, label=f"{n}: received")
+            panel.add(t[names == n], per_s[names == n], f"{n}: received", width=0.8, alpha=0.7)
     else:
         rows = np.isin(names, paused)
-        ax.plot(*_group(t[rows], per_s[rows], "mean"), lw=0.8, label=f"received (mean of {len(paused)} paused links)")
-    ax.set_ylabel("PAUSE frames / s")
+        panel.add(*_group(t[rows], per_s[rows], "mean"), f"received (mean of {len(paused)} paused links)", width=0.8)
+    panel.ylabel = "PAUSE frames / s"
 
 
 FIGURES = {"goodput.png": goodput_figure, "cwnd.png": cwnd_figure, "rtt.png": rtt_figure, "queue.png": queue_figure}
@@ -364,8 +316,77 @@ FIGURES = {"goodput.png": goodput_figure, "cwnd.png": cwnd_figure, "rtt.png": rt
 
 def plot_all(run: Run, out_dir: Path, names: Iterable[str] = PLOTS) -> list[Path]:
     """Draw the plots ``names`` (default all) into ``out_dir``; returns the files written."""
-    from .figures import save
+    data = plot_data(run)
+    out_dir = Path(out_dir)
+    return [render(FIGURES[name](data), out_dir / name) for name in names]
+
+
+#: The plots a fork draws in plot_all_forked: the two two-panel figures, about as much work as the
+#: other two plus writing the run's tables, which the calling process does meanwhile.
+FORKED = ("cwnd.png", "queue.png")
+
+
+def plot_all_forked(run: Run, out_dir: Path) -> Callable[[], None]:
+    """Start drawing every plot into ``out_dir`` on two cores: a fork of this process draws
+    :data:`FORKED` while this one draws the rest. Returns ``finish()``, which waits for the fork
+    (the caller writes its tables in between); what the fork failed to draw, ``finish`` draws
+    here, so a failed fork never costs a plot.
+
+    For the CLI's own process: forking one that runs other threads (a notebook's) can deadlock the
+    child on a lock held by a thread that does not exist there, so with other threads alive this
+    is plot_all, done before it returns. Ctrl-C (or any exception) while the fork is alive kills and
+    reaps it before it propagates: the caller then removes the directory the fork was writing to.
+    """
+    import os
+    import signal
+    import threading
 
     data = plot_data(run)
     out_dir = Path(out_dir)
-    return [save(FIGURES[name](data), out_dir / name, tight=False) for name in names]
+    rest = [n for n in PLOTS if n not in FORKED]
+    if threading.active_count() > 1 or not hasattr(os, "fork"):
+        plot_all(data, out_dir)
+        return lambda: None
+    pid = os.fork()
+    if pid == 0:  # the fork: draw, and leave without running anything of the parent's (atexit, buffers)
+        code = 1
+        try:
+            _draw_forked(data, out_dir)
+            code = 0
+        finally:
+            os._exit(code)
+
+    def reap(kill: bool) -> int:
+        if kill:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                return os.waitpid(pid, 0)[1]
+            except ChildProcessError:
+                return -1
+            except InterruptedError:
+                continue
+
+    try:
+        plot_all(data, out_dir, rest)
+    except BaseException:
+        reap(kill=True)
+        raise
+
+    def finish() -> None:
+        try:
+            status = reap(kill=False)
+        except BaseException:
+            reap(kill=True)
+            raise
+        missing = [n for n in FORKED if status != 0 or not (out_dir / n).is_file()]
+        plot_all(data, out_dir, missing)  # the fork failed: draw (and report any error) here
+
+    return finish
+
+
+def _draw_forked(data: PlotData, out_dir: Path) -> None:
+    plot_all(data, out_dir, FORKED)

@@ -1,4 +1,4 @@
-"""Results: the core's columns as pandas tables, the summary, and the run directory on disk.
+"""Results: the core's columns (pandas tables on demand), the summary, and the run directory on disk.
 
 A run directory holds::
 
@@ -25,14 +25,13 @@ import math
 import platform
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ._version import __version__
+from .columns import Table
 from .errors import ScenarioWarning, SimulationError, UserError
 from .provenance import git_commit
 # What a run directory is (complete or not, its summary.json) lives with where one may go, in
@@ -41,6 +40,8 @@ from .rundir import INCOMPLETE_MARKER, _one_line, find_runs, is_complete_run
 from .rundir import read_summary as _read_summary
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .scenario import Scenario
 
 __all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
@@ -55,11 +56,17 @@ RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "timeseries.parqu
 CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
 
 
+def _ca_state_codes(codes: Any) -> np.ndarray:
+    """ca_state codes (0..4) as codes of :data:`CA_STATES`, an unknown code as -1 (missing)."""
+    c = np.asarray(codes, dtype=np.int64)
+    return np.where((c >= 0) & (c < len(CA_STATES)), c, -1)
+
+
 def _ca_state_category(codes: Any) -> pd.Categorical:
     """ca_state codes (0..4) as a categorical of :data:`CA_STATES` (an unknown code: NaN)."""
-    c = np.asarray(codes, dtype=np.int64)
-    c = np.where((c >= 0) & (c < len(CA_STATES)), c, -1)
-    return pd.Categorical.from_codes(c, categories=pd.Index(CA_STATES, dtype=object))
+    import pandas as pd
+
+    return pd.Categorical.from_codes(_ca_state_codes(codes), categories=pd.Index(CA_STATES, dtype=object))
 
 
 def jain_index(values: Any) -> float:
@@ -79,28 +86,7 @@ def jain_index(values: Any) -> float:
 
 def decode_table(name: str, columns: dict[str, Any], labels: dict[str, list[str]]) -> pd.DataFrame:
     """Wrap the core's ``{column: (dtype, bytes)}`` as a DataFrame; ``*_code`` become categoricals."""
-    data: dict[str, Any] = {}
-    length: int | None = None
-    for col, spec in columns.items():
-        try:
-            dtype, buf = spec
-            arr = np.frombuffer(buf, dtype=np.dtype(dtype))
-        except (TypeError, ValueError) as e:
-            raise SimulationError(f"the core returned an unreadable column {name}.{col}: {e}") from None
-        if length is None:
-            length = len(arr)
-        elif len(arr) != length:
-            raise SimulationError(f"the core returned {name}.{col} with {len(arr)} rows, expected {length}")
-        if col.endswith("_code"):
-            key = col[: -len("_code")]
-            cats = list(labels.get(key, []))
-            codes = arr.astype(np.int64)
-            if codes.size and (codes.min() < 0 or codes.max() >= len(cats)):
-                raise SimulationError(f"the core returned {name}.{col} codes outside labels.{key} ({len(cats)} labels)")
-            data[key] = pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
-        else:
-            data[col] = arr
-    return pd.DataFrame(data)
+    return Table.from_core(name, columns, labels).to_pandas()
 
 
 def _json_clean(value: Any) -> Any:
@@ -140,42 +126,49 @@ _FLOW_SUMMARY_COLUMNS = (
 
 def summarize(
     scenario: Scenario | None,
-    flows: pd.DataFrame,
-    queue: pd.DataFrame,
+    flows: Table,
+    queue: Table,
     run: dict[str, Any],
     *,
     duration_s: float,
-    app_events: pd.DataFrame | None = None,
+    app_events: Table | None = None,
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds)."""
     per_flow = []
-    for row in flows.to_dict("records"):
-        entry: dict[str, Any] = {"flow": int(row["flow"]), "cc": str(row.get("cc", ""))}
-        if "spec" in row:
-            entry["spec"] = int(row["spec"])
-        for col in _FLOW_SUMMARY_COLUMNS:
-            if col in row:
-                entry[col] = row[col]
+    cc = flows["cc"] if "cc" in flows else None
+    summary_columns = [c for c in _FLOW_SUMMARY_COLUMNS if c in flows]
+    for i in range(len(flows)):
+        entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
+        if "spec" in flows:
+            entry["spec"] = int(flows["spec"][i])
+        for col in summary_columns:
+            entry[col] = flows[col][i].item()
         per_flow.append(entry)
-    delivered = int(flows["delivered_bytes"].sum()) if "delivered_bytes" in flows else 0
-    sent = int(flows["data_packets_sent"].sum()) if "data_packets_sent" in flows else 0
-    retrans = int(flows["retransmits"].sum()) if "retransmits" in flows else 0
+
+    def total(col: str) -> int:
+        return int(flows[col].sum()) if col in flows else 0
+
+    delivered, sent, retrans = total("delivered_bytes"), total("data_packets_sent"), total("retransmits")
+    if "goodput_bps" in flows:
+        # Fairness among the configured flows (application transfers are short and sequential).
+        configured = flows["goodput_bps"][flows["app"] < 0] if "app" in flows else flows["goodput_bps"]
+        jain = jain_index(configured)
+    else:
+        jain = math.nan
     aggregate: dict[str, Any] = {
         # All flows' bytes over the whole run: the useful throughput of the bottleneck.
         "goodput_bps": delivered * 8 / duration_s if duration_s > 0 else math.nan,
         "delivered_bytes": delivered,
-        # Fairness among the configured flows (application transfers are short and sequential).
-        "jain": jain_index(flows[flows["app"] < 0]["goodput_bps"] if "app" in flows else flows["goodput_bps"])
-        if "goodput_bps" in flows else math.nan,
+        "jain": jain,
         "retransmits": retrans,
         "retrans_rate": retrans / sent if sent else 0.0,
-        "flows": int(len(flows)),
+        "flows": len(flows),
     }
     derived = scenario.derived() if scenario is not None else None
     if derived is not None and duration_s > 0:
         aggregate["link_share"] = aggregate["goodput_bps"] / derived["bottleneck_rate_bps"]
     if len(queue) and "queue" in queue:
-        bq = queue[queue["queue"] == (derived["main_queue"] if derived else "bottleneck")]
+        bq = queue.rows(queue["queue"] == (derived["main_queue"] if derived else "bottleneck"))
         if len(bq):
             if "utilization" in bq:
                 aggregate["bottleneck_utilization"] = float(bq["utilization"].mean())
@@ -184,11 +177,11 @@ def summarize(
             if "max_occupancy_bytes" in bq:
                 aggregate["queue_max_bytes"] = int(bq["max_occupancy_bytes"].max())
             if "drops" in bq:
-                aggregate["queue_drops"] = int(bq["drops"].iloc[-1])
+                aggregate["queue_drops"] = int(bq["drops"][-1])
             if "ce_marks" in bq:
-                aggregate["queue_ce_marks"] = int(bq["ce_marks"].iloc[-1])
+                aggregate["queue_ce_marks"] = int(bq["ce_marks"][-1])
     if app_events is not None and len(app_events) and "response_time_s" in app_events:
-        rt = app_events["response_time_s"].to_numpy(dtype=float)
+        rt = np.asarray(app_events["response_time_s"], dtype=float)
         aggregate["queries"] = int(rt.size)
         aggregate["query_mean_s"] = float(rt.mean())
         aggregate["query_p95_s"] = float(np.percentile(rt, 95))
@@ -243,23 +236,79 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
         return None
 
 
-@dataclass
-class Result:
-    """One run: pandas tables, the summary dict, and the scenario it came from."""
+#: The tables of a run: the three every run has, then the optional ones (written only when not empty).
+ALL_TABLES = (*TABLES, "gaps", "events")
 
-    flows: pd.DataFrame
-    timeseries: pd.DataFrame
-    queue: pd.DataFrame
-    summary: dict[str, Any]
-    scenario: Scenario | None = None
-    scenario_toml: str | None = None
-    path: Path | None = field(default=None, compare=False)
-    #: flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.
-    gaps: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
-    #: app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.
-    events: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False)
-    #: Files of a loaded run directory that could not be read, and why (see :meth:`load`).
-    damaged: dict[str, str] = field(default_factory=dict, compare=False)
+
+class Result:
+    """One run: its tables, the summary dict, and the scenario it came from.
+
+    The tables (``flows``, ``timeseries``, ``queue``; ``gaps``: NIC inter-departure gap histograms
+    of flows with gap_histogram; ``events``: one row per completed query) are pandas DataFrames,
+    built on first use from the numpy columns a run produced (:meth:`table` gives those without
+    pandas). Assigning a DataFrame replaces a table (what :meth:`save` then writes)."""
+
+    def __init__(
+        self,
+        flows: pd.DataFrame | Table | None = None,
+        timeseries: pd.DataFrame | Table | None = None,
+        queue: pd.DataFrame | Table | None = None,
+        summary: dict[str, Any] | None = None,
+        scenario: Scenario | None = None,
+        scenario_toml: str | None = None,
+        path: Path | None = None,
+        gaps: pd.DataFrame | Table | None = None,
+        events: pd.DataFrame | Table | None = None,
+        damaged: dict[str, str] | None = None,
+    ) -> None:
+        self.summary: dict[str, Any] = summary if summary is not None else {}
+        self.scenario = scenario
+        self.scenario_toml = scenario_toml
+        self.path = path
+        #: Files of a loaded run directory that could not be read, and why (see :meth:`load`).
+        self.damaged: dict[str, str] = damaged if damaged is not None else {}
+        # Each table as numpy columns, or as the DataFrame it was given as / built into.
+        self._tables: dict[str, Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
+        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events)):
+            if isinstance(value, Table):
+                self._tables[name] = value
+            elif value is not None:
+                self._frames[name] = value
+            else:
+                self._tables[name] = Table()
+
+    def table(self, name: str) -> Table:
+        """Table ``name`` as numpy columns (no pandas needed when the run has not built its DataFrame)."""
+        if name in self._frames:
+            return Table.from_pandas(self._frames[name])
+        return self._tables[name]
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            self._frames[name] = self._tables.pop(name).to_pandas()
+        return self._frames[name]
+
+    def _set_frame(self, name: str, frame: pd.DataFrame) -> None:
+        self._tables.pop(name, None)
+        self._frames[name] = frame
+
+    flows = property(lambda self: self._frame("flows"), lambda self, v: self._set_frame("flows", v),
+                     doc="One row per flow.")
+    timeseries = property(lambda self: self._frame("timeseries"), lambda self, v: self._set_frame("timeseries", v),
+                          doc="One row per flow per sample interval.")
+    queue = property(lambda self: self._frame("queue"), lambda self, v: self._set_frame("queue", v),
+                     doc="One row per queue per sample interval.")
+    gaps = property(lambda self: self._frame("gaps"), lambda self, v: self._set_frame("gaps", v),
+                    doc="flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.")
+    events = property(lambda self: self._frame("events"), lambda self, v: self._set_frame("events", v),
+                      doc="app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.")
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows"
+                         for t in TABLES)
+        where = f" at {self.path}" if self.path is not None else ""
+        return f"<Result {self.summary.get('name', '')!r}{where}: {rows}>"
 
     # ------------------------------------------------------------ construction
 
@@ -276,27 +325,29 @@ class Result:
     ) -> Result:
         labels = raw.get("labels", {})
         try:
-            tables = {t: decode_table(t, raw[t], labels) for t in TABLES}
+            tables = {t: Table.from_core(t, raw[t], labels) for t in TABLES}
             core_run = dict(raw["run"])
         except KeyError as e:
             raise SimulationError(f"the core's results lack {e}") from None
         flows, ts, queue = tables["flows"], tables["timeseries"], tables["queue"]
         if "ca_state" in ts:
-            ts["ca_state"] = _ca_state_category(ts["ca_state"])
-        gaps = decode_table("gaps", raw["gaps"], labels) if "gaps" in raw else pd.DataFrame()
-        app_events = decode_table("events", raw["events"], labels) if "events" in raw else pd.DataFrame()
+            ts.set("ca_state", _ca_state_codes(ts["ca_state"]), categories=CA_STATES)
+        gaps = Table.from_core("gaps", raw["gaps"], labels) if "gaps" in raw else Table()
+        app_events = Table.from_core("events", raw["events"], labels) if "events" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
                 (int(a), int(q)): float(t)
                 for a, q, t in zip(app_events["app"], app_events["query"], app_events["response_time_s"])
             }
-            flows["query_response_s"] = [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])]
+            flows.set("query_response_s", np.array(
+                [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])], dtype=float))
         if "flow" in ts and "cc" in flows and len(flows):
             # Timeseries rows carry the flow's algorithm too, so groupby("cc") needs no join.
-            cc_by_flow = dict(zip(flows["flow"].tolist(), flows["cc"].astype(str).tolist()))
-            cats = list(flows["cc"].cat.categories) if isinstance(flows["cc"].dtype, pd.CategoricalDtype) else None
-            ts.insert(ts.columns.get_loc("flow") + 1, "cc", pd.Categorical(ts["flow"].map(cc_by_flow), categories=cats))
+            ids, at = np.unique(ts["flow"], return_inverse=True)
+            code_by_flow = dict(zip(flows["flow"].tolist(), flows.codes("cc").tolist()))
+            codes = np.array([code_by_flow.get(f, -1) for f in ids.tolist()], dtype=np.int64)[at]
+            ts.set("cc", codes, categories=flows.categories.get("cc", ()), after="flow")
         delivered = int(core_run.get("data_packets_delivered", 0))
         events = int(core_run.get("events", 0))
         run = {
@@ -338,6 +389,8 @@ class Result:
         in ``damaged`` with the reason; a damaged summary.json is an error (nothing else says
         what the run was). A scenario.toml this version cannot validate (a run written by an
         older bbrlab) leaves ``scenario`` None, with a :class:`ScenarioWarning` saying why."""
+        import pandas as pd
+
         path = Path(run_dir)
         if not path.exists():
             raise UserError(f"{path}: no such run directory")
@@ -361,7 +414,7 @@ class Result:
                 damaged[f.name] = _one_line(e)
                 return pd.DataFrame()
 
-        tables = {t: table(t) for t in (*TABLES, "gaps", "events")}
+        tables = {t: table(t) for t in ALL_TABLES}
         ts = tables["timeseries"]
         if "ca_state" in ts and not isinstance(ts["ca_state"].dtype, pd.CategoricalDtype):
             try:  # a run from before ca_state was a category
@@ -403,7 +456,9 @@ class Result:
         """Write the run directory atomically (see the module docstring); returns its path.
 
         ``plots``: draw the PNGs (True), not (False), or draw them with this function of
-        ``(result, directory)`` instead of ``plots.plot_all`` (the CLI's PlotWorker)."""
+        ``(result, directory)`` instead of ``plots.plot_all``. If that function returns a callable
+        (``plots.plot_all_forked``: drawing still under way in another process), it is called once
+        the tables are written, and must finish the drawing before it returns."""
         from .rundir import check_out_dir, write_atomically
 
         final = write_atomically(check_out_dir(out_dir), lambda d: self._write_files(d, plots=plots))
@@ -411,20 +466,24 @@ class Result:
         return final
 
     def _write_files(self, d: Path, *, plots: bool | Callable[[Result, Path], Any]) -> None:
+        finish_plots = None
+        if plots:
+            from .plots import plot_all
+
+            drawn = (plots if callable(plots) else plot_all)(self, d)
+            finish_plots = drawn if callable(drawn) else None
         if self.scenario is not None:
             header = f"resolved by bbrlab {__version__}: every default filled in"
             (d / "scenario.toml").write_text(self.scenario.to_toml(header=header))
         elif self.scenario_toml is not None:
             (d / "scenario.toml").write_text(self.scenario_toml)
-        for t in TABLES:
-            getattr(self, t).to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
-        if len(self.gaps):
-            self.gaps.to_parquet(d / "gaps.parquet", engine="pyarrow", index=False)
-        if len(self.events):
-            self.events.to_parquet(d / "events.parquet", engine="pyarrow", index=False)
-        if plots:
-            from .plots import plot_all
-
-            (plots if callable(plots) else plot_all)(self, d)
+        for t in ALL_TABLES:
+            if t in self._frames:  # built (and maybe changed) by the caller: written as it is now
+                if t in TABLES or len(self._frames[t]):
+                    self._frames[t].to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
+            elif t in TABLES or len(self._tables[t]):
+                self._tables[t].write_parquet(d / f"{t}.parquet")
+        if finish_plots is not None:
+            finish_plots()
         # summary.json last: its presence is what "complete" means to readers that skip the marker.
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2, allow_nan=False) + "\n")

@@ -157,8 +157,8 @@ def test_a_write_that_fails_midway_is_one_line_and_leaves_nothing(tmp_path: Path
     code = f"""
 import resource, sys
 from bbrlab import rundir
-rundir.FIXED_BYTES = 0  # let the pre-check pass so the write itself fails
-resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+rundir.FIXED_BYTES = rundir.ROW_BYTES = 0  # let the pre-check pass so the write itself fails
+resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))  # the largest PNG is ~60 KB
 from bbrlab.cli import main
 sys.argv = ["bbrlab", "run", {str(QUICK)!r}, "--out", {str(tmp_path / 'run')!r}, "-q"]
 main()

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import bbrlab
-from bbrlab.plots import FIGURES, PlotData, goodput_figure, plot_all, plot_data, queue_figure
+from bbrlab.chart import Chart, Panel, Series
+from bbrlab.plots import FIGURES, PlotData, goodput_figure, plot_all, plot_all_forked, plot_data, queue_figure
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -19,14 +20,20 @@ def _run(core, example: str, sets: list[str]) -> bbrlab.Result:  # type: ignore[
     return bbrlab.run(bbrlab.load_scenario(EXAMPLES / example, sets))
 
 
-def _line(ax, label_part: str):  # type: ignore[no-untyped-def]
-    found = [ln for ln in ax.get_lines() if label_part in str(ln.get_label())]
-    assert len(found) == 1, [ln.get_label() for ln in ax.get_lines()]
+def _line(panel: Panel, label_part: str) -> Series:
+    found = [s for s in panel.series if label_part in str(s.label)]
+    assert len(found) == 1, [s.label for s in panel.series]
     return found[0]
 
 
-def _note(fig) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(t.get_text() for t in fig.texts)
+def _hline(panel: Panel, label_part: str) -> float:
+    found = [h.y for h in panel.hlines if label_part in str(h.label)]
+    assert len(found) == 1, [h.label for h in panel.hlines]
+    return found[0]
+
+
+def _note(chart: Chart) -> str:
+    return chart.note or ""
 
 
 # ------------------------------------------------------------------ queue as delay
@@ -37,18 +44,19 @@ def test_queue_is_shown_as_queueing_delay_of_its_drain_rate(core) -> None:  # ty
     r = bbrlab.run(scn)
     rate_bps = scn.topology.bottleneck.rate  # from the scenario, not from what the plot read
     fig = queue_figure(plot_data(r))
-    top = fig.axes[0]
-    assert "queueing delay (ms)" in top.get_ylabel()
+    top = fig.panels[0]
+    assert "queueing delay (ms)" in top.ylabel
     q = r.queue[r.queue["queue"] == "bottleneck"]
-    mean_ms = _line(top, "time-weighted mean").get_ydata()
+    mean_ms = _line(top, "time-weighted mean").y
     np.testing.assert_allclose(mean_ms, q["mean_occupancy_bytes"].to_numpy() * 8 / rate_bps * 1e3)
     assert q["max_occupancy_bytes"].max() > 0  # the run did queue, so the check above has teeth
     # The buffer is 1 BDP (rate x base RTT): it drains in exactly one base RTT, 40 ms.
-    assert _line(top, "buffer limit").get_ydata()[0] == pytest.approx(40.0)
+    assert _hline(top, "buffer limit") == pytest.approx(40.0)
     one_packet_ms = 1538 * 8 / rate_bps * 1e3
-    assert _line(top, "max in interval").get_ydata().max() <= 40.0 + one_packet_ms
-    # The bytes are still there, on the right-hand axis.
-    assert any("KB" in ax.get_ylabel() for ax in fig.axes[0].child_axes)
+    assert _line(top, "max in interval").y.max() <= 40.0 + one_packet_ms
+    # The bytes are still there, on the right-hand axis: KB per ms of queueing delay at the rate.
+    assert top.right_axis is not None and "KB" in top.right_axis[0]
+    assert top.right_axis[1] == pytest.approx(rate_bps / 8 / 1e3 / 1e3)
 
 
 # ------------------------------------------------------------------ many flows: sums vs capacity
@@ -57,20 +65,20 @@ def test_queue_is_shown_as_queueing_delay_of_its_drain_rate(core) -> None:  # ty
 def test_many_flows_goodput_sums_each_algorithm_against_the_link_rate(core) -> None:  # type: ignore[no-untyped-def]
     r = _run(core, "quick.toml", ["duration=1s", "sample_interval=50ms", "flows.0.cc=cubic", "flows.0.count=14"])
     fig = goodput_figure(plot_data(r))
-    ax = fig.axes[0]
+    ax = fig.panels[0]
     line = _line(ax, "cubic")
-    assert "sum of 14 flows" in line.get_label() and "mean" not in line.get_label()
+    assert "sum of 14 flows" in str(line.label) and "mean" not in str(line.label)
     want = r.timeseries.groupby("t_s")["goodput_bps"].sum()
-    np.testing.assert_allclose(line.get_xdata(), want.index.to_numpy())
-    np.testing.assert_allclose(line.get_ydata(), want.to_numpy() / 1e6)
+    np.testing.assert_allclose(line.x, want.index.to_numpy())
+    np.testing.assert_allclose(line.y, want.to_numpy() / 1e6)
     # Physics: the per-interval sums average to the aggregate goodput of the whole run.
-    assert np.mean(line.get_ydata()) * 1e6 == pytest.approx(r.summary["aggregate"]["goodput_bps"], rel=0.02)
-    assert _line(ax, "link rate").get_ydata()[0] == pytest.approx(20.0)
+    assert np.mean(line.y) * 1e6 == pytest.approx(r.summary["aggregate"]["goodput_bps"], rel=0.02)
+    assert _hline(ax, "link rate") == pytest.approx(20.0)
 
 
 def test_few_flows_are_drawn_one_line_each(core) -> None:  # type: ignore[no-untyped-def]
     r = _run(core, "bbr-vs-cubic.toml", ["duration=1s", "flows.1.start=0.2s"])
-    labels = [ln.get_label() for ln in goodput_figure(plot_data(r)).axes[0].get_lines()]
+    labels = goodput_figure(plot_data(r)).panels[0].labels()
     assert labels[:2] == ["flow 0 (bbr1)", "flow 1 (cubic)"]
 
 
@@ -101,18 +109,17 @@ def _incast(core, *extra: str) -> bbrlab.Result:  # type: ignore[no-untyped-def]
 def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # type: ignore[no-untyped-def]
     r = _incast(core)
     assert int(r.queue["drops"].max()) == 0
-    panel = queue_figure(plot_data(r)).axes[1]
-    assert panel.get_ylabel() == "PAUSE frames / s"
+    panel = queue_figure(plot_data(r)).panels[1]
+    assert panel.ylabel == "PAUSE frames / s"
     q = r.queue
 
-    def frames(line) -> float:  # type: ignore[no-untyped-def]
-        t = np.asarray(line.get_xdata(), dtype=float)
-        return float(np.sum(np.asarray(line.get_ydata()) * np.diff(t, prepend=0.0)))
+    def frames(line: Series) -> float:
+        return float(np.sum(line.y * np.diff(line.x, prepend=0.0)))
 
     sent = _line(panel, "tor_to_agg: sent")
     assert frames(sent) == pytest.approx(int(q[q["queue"] == "tor_to_agg"]["pause_frames"].max()))
     assert frames(sent) > 0
-    received = [ln for ln in panel.get_lines() if "received" in str(ln.get_label())]
+    received = [s for s in panel.series if "received" in str(s.label)]
     assert len(received) == 4
     # Every PAUSE the switch port sends is received by one of the links that feed it.
     assert sum(frames(ln) for ln in received) == pytest.approx(frames(sent))
@@ -121,11 +128,11 @@ def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # 
 def test_a_lossy_fabric_shows_its_drops_instead(core) -> None:  # type: ignore[no-untyped-def]
     with pytest.warns(bbrlab.errors.ScenarioWarning, match="pfc is ignored"):  # the example has a pfc table
         r = _incast(core, "topology.lossless=false")
-    panel = queue_figure(plot_data(r)).axes[1]
-    assert panel.get_ylabel() == "packets"
+    panel = queue_figure(plot_data(r)).panels[1]
+    assert panel.ylabel == "packets"
     drops = _line(panel, "buffer drops")
     q = r.queue
-    assert drops.get_ydata()[-1] == int(q[q["queue"] == "tor_to_agg"]["drops"].max()) > 0
+    assert drops.y[-1] == int(q[q["queue"] == "tor_to_agg"]["drops"].max()) > 0
 
 
 # ------------------------------------------------------------------ the files
@@ -140,3 +147,63 @@ def test_plot_all_draws_the_same_from_a_result_and_from_its_plot_data(core, tmp_
     plot_all(plot_data(r), tmp_path / "b")
     for name in FIGURES:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+# ------------------------------------------------------------------ drawing on two cores (the CLI's way)
+
+
+def test_forked_drawing_writes_what_plot_all_writes(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    r = _run(core, "quick.toml", ["duration=1s"])
+    (tmp_path / "serial").mkdir()
+    (tmp_path / "forked").mkdir()
+    plot_all(r, tmp_path / "serial")
+    children_before = _children()
+    finish = plot_all_forked(r, tmp_path / "forked")
+    finish()
+    assert _children() == children_before  # the fork is reaped
+    for name in FIGURES:
+        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "forked" / name).read_bytes(), name
+
+
+def _children() -> set[int]:
+    import os
+
+    kids = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    return {int(p) for p in kids.read_text().split()} if kids.exists() else set()
+
+
+def test_a_failed_fork_costs_no_plot(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    r = _run(core, "quick.toml", ["duration=1s"])
+
+    def crash(*a: object) -> None:  # runs in the fork only
+        raise RuntimeError("the fork fails")
+
+    monkeypatch.setattr("bbrlab.plots._draw_forked", crash)
+    plot_all_forked(r, tmp_path)()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FIGURES)
+
+
+def test_ctrl_c_while_the_fork_draws_kills_it(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import time
+
+    r = _run(core, "quick.toml", ["duration=1s"])
+    monkeypatch.setattr("bbrlab.plots._draw_forked", lambda *a: time.sleep(60))
+
+    def interrupt(*a: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        finish = plot_all_forked(r, tmp_path)
+        forks = _children()
+        assert len(forks) == 1  # the fork is still sleeping
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # Ctrl-C while finish() waits for it
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            finish()
+        assert time.monotonic() - t0 < 10
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert _children() == set()  # killed and reaped, not left to sleep out its minute
