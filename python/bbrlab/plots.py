@@ -321,9 +321,9 @@ def plot_all(run: Run, out_dir: Path, names: Iterable[str] = PLOTS) -> list[Path
     return [render(FIGURES[name](data), out_dir / name) for name in names]
 
 
-#: The plots a fork draws in plot_all_forked: the two two-panel figures, about as much work as the
-#: other two plus writing the run's tables, which the calling process does meanwhile.
-FORKED = ("cwnd.png", "queue.png")
+#: The plots a fork draws in plot_all_forked: three of the four, about as much work as the fourth
+#: plus importing pyarrow and writing the run's tables, which the calling process does meanwhile.
+FORKED = ("cwnd.png", "rtt.png", "queue.png")
 
 
 def plot_all_forked(run: Run, out_dir: Path) -> Callable[[], None]:

@@ -58,3 +58,17 @@ def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_
 
     for t in ("flows", "timeseries", "queue"):
         pd.testing.assert_frame_equal(labels_as_objects(getattr(saved, t)), getattr(again, t))
+
+
+def test_a_run_that_skips_interpreter_shutdown_still_flushes_everything(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # `bbrlab run` (sim) ends with os._exit once done: what it printed must all have been written.
+    out = tmp_path / "r"
+    p = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(EXAMPLES / "quick.toml"), "--set", "duration=1s",
+                        "--out", str(out), "--json"], env=ENV, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    printed = json.loads(p.stdout)  # the whole document, not a buffer's worth of it
+    assert printed["run_dir"] == str(out) and is_complete_run(out)
+    # A failing run exits through the interpreter as usual, with its code.
+    again = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(EXAMPLES / "quick.toml"), "--out", str(out)],
+                           env=ENV, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "already exists" in again.stderr
