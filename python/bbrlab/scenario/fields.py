@@ -101,9 +101,17 @@ def _algorithm(names: tuple[str, ...]) -> Callable[[object], str]:
     def check(value: object) -> str:
         if not isinstance(value, str):
             raise PydanticCustomError("string_type", "not a string")
+        from ..algorithms import KERNEL_FORM, KERNEL_PREFIX, kernel_module
+
         low = value.strip().lower()
+        try:
+            module = kernel_module(value)
+        except ValueError as e:
+            raise PydanticCustomError("cc", str(e)) from None
+        if module is not None:
+            return KERNEL_PREFIX + module
         if low not in names:
-            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}')
+            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}, or {KERNEL_FORM}')
         return low
 
     return check
