@@ -251,3 +251,28 @@ def _guardians(owner: int) -> list[int]:
 
 def _linkemu(owner: int) -> list[int]:
     return _procs_with(f'"{netns.tun_prefix(owner)}'.encode())
+
+
+@needs_bpf
+def test_sigterm_unregisters_and_cleans_up(tmp_path):
+    path = _scenario_file(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", '
+                                    'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n')
+    before = _available()
+    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"),
+                          "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (netns.leftovers(p.pid)["netns"] and set(_available()) - set(before)):
+            time.sleep(0.1)
+        assert set(_available()) - set(before), p.poll()
+        time.sleep(1.0)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode != 0 and err.strip().splitlines()[-1].startswith("error:"), err
+    # Unregistered by the runner itself, before it exited (no waiting for the kernel here).
+    assert _available() == before
+    assert netns.leftovers(p.pid) == {"netns": [], "tun": []}
+    assert not (tmp_path / "o").exists()

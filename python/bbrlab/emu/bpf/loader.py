@@ -32,6 +32,7 @@ import ctypes
 import ctypes.util
 import itertools
 import os
+import platform
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,8 @@ CA_NAME_PREFIX = "bl"
 BPF_F_LINK = 1 << 13  # include/uapi/linux/bpf.h
 BPF_LINK_CREATE = 28  # enum bpf_cmd
 BPF_STRUCT_OPS = 44  # enum bpf_attach_type
-_SYS_BPF = 321  # x86_64 __NR_bpf
+# __NR_bpf per architecture (build.py compiles for the same two).
+_SYS_BPF = {"x86_64": 321, "aarch64": 280}
 _counter = itertools.count()
 
 _lib: Any = None
@@ -128,7 +130,7 @@ class _LinkCreateAttr(ctypes.Structure):
 def _link_create(map_fd: int) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     attr = _LinkCreateAttr(prog_fd=map_fd, target_fd=0, attach_type=BPF_STRUCT_OPS, flags=0)
-    fd = libc.syscall(_SYS_BPF, BPF_LINK_CREATE, ctypes.byref(attr), ctypes.sizeof(attr))
+    fd = libc.syscall(_SYS_BPF[platform.machine()], BPF_LINK_CREATE, ctypes.byref(attr), ctypes.sizeof(attr))
     if fd < 0:
         raise _fail("BPF_LINK_CREATE for the struct_ops map")
     os.set_inheritable(fd, False)
