@@ -207,24 +207,31 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
     assert _available() == before
 
 
+def _start_cli_run(path: Path, out: Path, before: list[str], n_namespaces: int) -> subprocess.Popen[str]:
+    """`bbrlab run PATH --backend emu` in a child, returned once its namespaces exist, it has
+    registered a bbrlab BPF algorithm and traffic has flowed for a second."""
+    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (len(netns.leftovers(p.pid)["netns"]) == n_namespaces
+                                          and set(_available()) - set(before)):
+        time.sleep(0.1)
+    added = set(_available()) - set(before)
+    if not (added and all(n.startswith(CA_NAME_PREFIX) for n in added) and netns.leftovers(p.pid)["netns"]):
+        p.kill()
+        pytest.fail(f"the run never registered its algorithm or made its namespaces: {added}, {p.communicate()[1][-500:]}")
+    time.sleep(1.0)  # traffic flowing through the BPF algorithm
+    return p
+
+
 @needs_bpf
 def test_sigkill_of_the_runner_leaves_nothing_registered_or_behind(tmp_path):
     path = _scenario_file(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms", '
                                     'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n[[flows]]\ncc = "cubic"\n')
     before = _available()
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"),
-                          "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline and not (len(netns.leftovers(p.pid)["netns"]) == 3 and set(_available()) - set(before)):
-            time.sleep(0.1)
-        added = set(_available()) - set(before)
-        assert added and all(n.startswith(CA_NAME_PREFIX) for n in added), (added, p.poll())
-        assert netns.leftovers(p.pid)["netns"], "the run never created its namespaces"
-        time.sleep(1.0)  # traffic flowing through the BPF algorithm
-    finally:
-        p.send_signal(signal.SIGKILL)
-        p.wait(timeout=30)
+    p = _start_cli_run(path, tmp_path / "o", before, n_namespaces=3)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
     deadline = time.time() + 15
     while time.time() < deadline and (_available() != before or any(netns.leftovers(p.pid).values()) or _guardians(p.pid)):
         time.sleep(0.1)
@@ -258,15 +265,9 @@ def test_sigterm_unregisters_and_cleans_up(tmp_path):
     path = _scenario_file(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", '
                                     'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n')
     before = _available()
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"),
-                          "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = _start_cli_run(path, tmp_path / "o", before, n_namespaces=2)
+    p.send_signal(signal.SIGTERM)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and not (netns.leftovers(p.pid)["netns"] and set(_available()) - set(before)):
-            time.sleep(0.1)
-        assert set(_available()) - set(before), p.poll()
-        time.sleep(1.0)
-        p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
