@@ -136,6 +136,30 @@ def test_kernel_form_names_must_be_available_on_emu(tmp_path):
 # ------------------------------------------------------------------ root, BPF
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the emu backend checks for root before the BPF tools")
+def test_cli_without_the_tools_is_one_line_exit_2(tmp_path):
+    """With only `ip` and `sysctl` on PATH (no clang, no bpftool), a dctcp run on the emu backend
+    stops before creating anything, with one line naming the packages; cubic still runs."""
+    import shutil
+
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    for tool in ("ip", "sysctl"):
+        found = shutil.which(tool)
+        if found is None:
+            pytest.skip(f"{tool} missing")
+        (stub / tool).symlink_to(found)
+    path = _scenario_file(tmp_path, 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
+                                    '[[flows]]\ncc = "dctcp"\n')
+    env = dict(os.environ, PATH=str(stub))
+    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"),
+                        "-q"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "apt-get install -y clang llvm libbpf-dev bpftool" in lines[0], r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 @needs_bpf
 def test_load_register_unregister():
     from bbrlab.emu.bpf.loader import StructOpsLink
