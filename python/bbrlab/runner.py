@@ -38,7 +38,7 @@ def simulate(
     """Run a core config; returns (raw results, wall seconds, core version). A config the core
     rejects raises ScenarioError naming the field (in the scenario's terms when ``scenario`` is
     the model it came from)."""
-    from .algorithms import KERNEL_PREFIX
+    from .scenario.fields import KERNEL_PREFIX
 
     for i, f in enumerate(config.get("flows", [])):
         if str(f.get("cc", "")).startswith(KERNEL_PREFIX):

@@ -37,7 +37,8 @@ from ..scenario import core as scenario_core
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
-from ..algorithms import kernel_module, lookup
+from ..algorithms import lookup
+from ..scenario.fields import kernel_module
 from . import bpf
 
 __all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]

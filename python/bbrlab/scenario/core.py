@@ -131,7 +131,7 @@ def check(scenario: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
     """The core's verdict on a scenario: (resolved config, derived facts), or a ScenarioError.
     Flows named ``kernel:NAME`` are checked as any flow and keep that name in the config (which
     only the emu backend runs; the simulator refuses it, ``runner.simulate``)."""
-    from ..algorithms import KERNEL_PREFIX
+    from .fields import KERNEL_PREFIX
 
     core = load_core()
     config = to_core(scenario)
