@@ -301,3 +301,18 @@ def test_sigterm_unregisters_and_cleans_up(tmp_path):
     assert _available() == before
     assert netns.leftovers(p.pid) == {"netns": [], "tun": []}
     assert not (tmp_path / "o").exists()
+
+
+@needs_bpf
+def test_a_taken_name_is_refused_as_such():
+    """Registering a name the kernel already has fails with NameTaken (the runner then takes the
+    next name), and leaves the first registration in place."""
+    from bbrlab.emu.bpf.loader import NameTaken, StructOpsLink
+
+    obj = bpf_build.build("dctcp")
+    name = run_ca_name("dctcp")
+    with StructOpsLink(obj, name):
+        with pytest.raises(NameTaken):
+            StructOpsLink(obj, name)
+        assert name in _available()
+    assert name not in _available()

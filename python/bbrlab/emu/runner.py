@@ -59,6 +59,8 @@ EMU_SPIN_NS = int(os.environ.get("BBRLAB_EMU_SPIN_NS", "0"))
 # at 1 Gbit/s, where RT throttling then stalled it for 50 ms every second (goodput -4.5 %).
 EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
+# Names tried when registering a BPF congestion control before giving up (see registered_algorithms).
+REGISTER_ATTEMPTS = 5
 
 
 def _sender_ip(i: int) -> str:
@@ -180,14 +182,22 @@ def registered_algorithms(plan: CcPlan) -> Any:
     Each port is registered under a unique name through a link this process holds (unregistered
     on leaving the block, and by the kernel if the process dies)."""
     from .bpf.build import build
-    from .bpf.loader import StructOpsLink, run_ca_name
+    from .bpf.loader import NameTaken, StructOpsLink, run_ca_name
 
     objects = {cc: build(lookup(cc).name) for cc in plan.bpf}  # type: ignore[union-attr]
     names = dict(plan.stock)
     facts: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         for cc, obj in objects.items():
-            link = stack.enter_context(StructOpsLink(obj, run_ca_name(lookup(cc).name)))  # type: ignore[union-attr]
+            # A name is unique to this process (pid and a counter); another process whose pid
+            # matches in its last 4 digits could hold it: take the next.
+            for attempt in range(REGISTER_ATTEMPTS):
+                try:
+                    link = stack.enter_context(StructOpsLink(obj, run_ca_name(lookup(cc).name)))  # type: ignore[union-attr]
+                    break
+                except NameTaken:
+                    if attempt == REGISTER_ATTEMPTS - 1:
+                        raise
             names[cc] = link.name
             facts[cc] = {"registered_as": link.name, "object": obj.name, "source": bpf.source(lookup(cc).name).name}  # type: ignore[union-attr]
         yield names, facts

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import itertools
 import os
 import platform
@@ -38,7 +39,7 @@ from typing import Any
 
 from ...errors import SimulationError
 
-__all__ = ["StructOpsLink", "run_ca_name", "CA_NAME_PLACEHOLDER", "TCP_CA_NAME_MAX", "CA_NAME_PREFIX"]
+__all__ = ["StructOpsLink", "NameTaken", "run_ca_name", "CA_NAME_PLACEHOLDER", "TCP_CA_NAME_MAX", "CA_NAME_PREFIX"]
 
 #: The bytes every source's ops name starts as (src/bbrlab_tcp_ca.h BBRLAB_CA_NAME).
 CA_NAME_PLACEHOLDER = b"bbrlab_ca_name_"
@@ -114,11 +115,16 @@ def run_ca_name(algorithm: str) -> str:
     return name
 
 
+class NameTaken(SimulationError):
+    """The kernel already has a congestion control by this name (EEXIST on registration)."""
+
+
 def _fail(what: str) -> SimulationError:
     e = ctypes.get_errno()
     log = " | ".join(m for m in _messages if m)[-400:]
     _messages.clear()
-    return SimulationError(f"{what}: {os.strerror(e) if e else 'failed'}{' (libbpf: ' + log + ')' if log else ''}")
+    cls = NameTaken if e == errno.EEXIST else SimulationError
+    return cls(f"{what}: {os.strerror(e) if e else 'failed'}{' (libbpf: ' + log + ')' if log else ''}")
 
 
 class _LinkCreateAttr(ctypes.Structure):
