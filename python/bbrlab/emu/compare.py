@@ -11,9 +11,10 @@ the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, rang
 ``runs/`` (``p<N>-<cc>-<backend>-s<seed>``).
 
 A scenario with several flows also gets one row per flow (algorithm, goodput, share of the sum of
-the flows' goodputs, each over its own active time; retransmissions; each side's mean over its runs), printed under the point's aggregate
-line, in ``compare_flows.csv`` and as a second table in ``compare.md``: a coexistence point
-(BBR against CUBIC) is read from the shares, which the aggregate hides.
+the flows' goodputs — each over its own active time — and retransmissions; each side's mean over
+its runs), printed under the point's aggregate line, in ``compare_flows.csv`` and as a second
+table in ``compare.md``: a coexistence point (BBR against CUBIC) is read from the shares, which
+the aggregate hides.
 
 ``sim_only`` (``--sim-only``) leaves the kernel out: no root, no namespaces; the same grid and
 algorithms on the simulator alone, the table and the figure showing its figures (mean, min–max)
