@@ -80,11 +80,16 @@ def scenario_fields(part: str) -> str:
 
 def algorithms_table() -> str:
     from .algorithms import registry
+    from .emu.bpf import ported
 
+    bpf = ported()
     rows = ["| name | what | follows | kernel (`--backend emu`) |", "|---|---|---|---|"]
     for a in registry():
         name = f"`{a.name}`" + (f" (alias {', '.join(f'`{x}`' for x in a.aliases)})" if a.aliases else "")
-        kernel = f"`{a.kernel_name}`" if a.kernel_name else "none in a stock kernel"
+        if a.name in bpf:
+            kernel = f"bbrlab's BPF port (`emu/bpf/src/{a.name}.bpf.c`)"
+        else:
+            kernel = f"`{a.kernel_name}`" if a.kernel_name else "none in a stock kernel"
         rows.append(f"| {name} | {_cell(a.summary)} | {_cell(a.source)} | {kernel} |")
     return "\n".join(rows)
 

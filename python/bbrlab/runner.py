@@ -38,6 +38,12 @@ def simulate(
     """Run a core config; returns (raw results, wall seconds, core version). A config the core
     rejects raises ScenarioError naming the field (in the scenario's terms when ``scenario`` is
     the model it came from)."""
+    from .scenario.fields import KERNEL_PREFIX
+
+    for i, f in enumerate(config.get("flows", [])):
+        if str(f.get("cc", "")).startswith(KERNEL_PREFIX):
+            raise ScenarioError(f"flows.{i}.cc", f'"{f["cc"]}" is a kernel algorithm, which only --backend emu runs; '
+                                "the simulator's algorithms are listed by `bbrlab cc`")
     core = load_core()
     try:
         sim = core.Simulation(json.dumps(config))

@@ -142,3 +142,38 @@ def test_cli_sim_only_needs_neither_root_nor_confirmation(tmp_path: Path, monkey
     assert t["sim_runs"].tolist() == [1] and "emu_runs" not in t
     r = CliRunner().invoke(cli, ["compare", str(QUICK), "--sim-only", "--emu-runs", "2"])
     assert r.exit_code == 2 and "--emu-runs" in r.output
+
+
+def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
+    """A coexistence point gets one row per flow (cc, goodput, share, retransmits) for each side,
+    the means of the saved runs' flows; the shares of a side add up to 1."""
+    calls: list[tuple[str, int]] = []
+    lines: list[str] = []
+    scenario = QUICK.parent / "bbr-vs-cubic.toml"
+    # 8 s: the CUBIC flow joins at 5 s.
+    _, out = run_compare(str(scenario), sets=[], grid=[], ccs=[], duration="8s", out=tmp_path / "cmp",
+                         echo=lines.append, seeds=2, emu_runs=1, run_fn=_fake_backends(calls))
+    flows = pd.read_csv(out / "compare_flows.csv")
+    runs = sorted((out / "runs").iterdir())
+    sim_runs = [d for d in runs if "-sim-" in d.name]
+    assert len(sim_runs) == 2
+    per_run = [pd.read_parquet(d / "flows.parquet") for d in sim_runs]
+    assert len(flows) == len(per_run[0]) == 2
+    assert (flows["sim_goodput_mbps"] > 0).all()
+    assert sorted(flows["cc"]) == sorted(per_run[0]["cc"].astype(str))
+    for side in ("sim", "emu"):
+        assert flows[f"{side}_share"].sum() == pytest.approx(1.0)
+    for fi, r in flows.iterrows():
+        expect = sum(float(p.loc[p["flow"] == fi, "goodput_bps"].iloc[0]) for p in per_run) / 2 / 1e6
+        assert r["sim_goodput_mbps"] == pytest.approx(expect)
+        assert r["sim_retransmits"] == pytest.approx(sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2)
+    assert sum("share sim" in l for l in lines) == len(flows)
+    md = (out / "compare.md").read_text()
+    assert "| point | flow | cc |" in md and "share sim" in md
+
+
+def test_single_flow_point_has_no_per_flow_rows(tmp_path: Path) -> None:
+    _, out = run_compare(str(QUICK), sets=[], grid=[], ccs=["cubic"], duration="2s", out=tmp_path / "cmp",
+                         echo=lambda s: None, seeds=1, emu_runs=1, run_fn=_fake_backends([]))
+    assert not (out / "compare_flows.csv").exists()
+    assert "| point | flow |" not in (out / "compare.md").read_text()

@@ -442,6 +442,12 @@ def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.endswith(".rs") or n.endswith("Cargo.toml")], "Rust source in the wheel"
     assert any(n.startswith("bbrlab/_core") for n in names)
+    # The BPF ports are compiled on the user's machine: their sources travel in the wheel.
+    from bbrlab.emu import bpf
+
+    for src in [*bpf.SRC_DIR.glob("*.bpf.c"), *bpf.SRC_DIR.glob("*.h")]:
+        assert f"bbrlab/emu/bpf/src/{src.name}" in names, f"{src.name} is not in the wheel"
+    assert "bbrlab/emu/bpf/src/dctcp.bpf.c" in names
 
     import pip
 

@@ -44,6 +44,10 @@
 //!   (`ReceiverConfig::ce_state_ack`), since bbrlab's receiver is not driven by the algorithm.
 //!   The echo itself is an exact cumulative CE count (accurate-ECN style), so F is exact.
 //! - No PLB (Protective Load Balancing) rehash and no `dctcp_clamp_alpha_on_loss` (default 0).
+//!
+//! The real-Linux backend runs `python/bbrlab/emu/bpf/src/dctcp.bpf.c`, a BPF struct_ops port of
+//! the same kernel file (a stock kernel here has no tcp_dctcp module); its header lists where
+//! it and this file differ (window end by snd_una there, the one-bit ECE echo, no TCP_CC_INFO).
 
 use crate::reno::{phase_of, Reno};
 use crate::{AckFlags, CaState, CcStateSample, CongestionOps, CwndEvent, TcpCc};

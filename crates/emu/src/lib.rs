@@ -63,9 +63,14 @@ pub struct LinkParams {
     /// Drop-tail limit in packets; None = unlimited.
     #[serde(default)]
     pub limit_packets: Option<u64>,
-    /// Mark ECN-capable packets CE when the queue holds more than this many bytes on arrival.
+    /// Mark ECN-capable packets CE when more than this many bytes wait on arrival (DCTCP's K).
+    /// "Wait" excludes the packet in service, as the simulator counts (`crates/sim` network.rs:
+    /// its queue holds the waiting packets; the one being serialized is apart).
     #[serde(default)]
     pub ecn_threshold_bytes: Option<u64>,
+    /// The same threshold in packets (a packet is marked if either threshold is exceeded).
+    #[serde(default)]
+    pub ecn_threshold_packets: Option<u64>,
     /// Bytes added to each IP packet's length for serialization and buffer accounting
     /// (38 = Ethernet header + FCS + preamble + inter-frame gap, as the simulator charges).
     #[serde(default)]
@@ -81,6 +86,7 @@ impl LinkParams {
             limit_bytes: None,
             limit_packets: None,
             ecn_threshold_bytes: None,
+            ecn_threshold_packets: None,
             overhead_bytes: 0,
         }
     }
@@ -242,7 +248,14 @@ impl<T> Link<T> {
             self.origin(origin).drops += 1;
             return Err((Verdict::Dropped, payload));
         }
-        let ce = ect && self.p.ecn_threshold_bytes.is_some_and(|k| self.q_bytes > k);
+        // Step marking on what waits behind the packet in service (the front of `queue`).
+        let (wait_bytes, wait_pkts) = match self.queue.front() {
+            Some(&(_, head_wire, _)) => (self.q_bytes - head_wire as u64, self.queue.len() as u64 - 1),
+            None => (0, 0),
+        };
+        let ce = ect
+            && (self.p.ecn_threshold_bytes.is_some_and(|k| wait_bytes > k)
+                || self.p.ecn_threshold_packets.is_some_and(|k| wait_pkts > k));
         if ce {
             self.stats.ce_marks += 1;
             self.origin(origin).ce_marks += 1;
@@ -475,11 +488,25 @@ mod tests {
         let mut p = params(8_000_000, 0);
         p.ecn_threshold_bytes = Some(1500);
         let mut l: Link<u32> = Link::new(p, 1);
-        assert_eq!(l.enqueue(0, 0, 1000, true, 0), Ok(Verdict::Queued { ce: false }));
-        assert_eq!(l.enqueue(0, 1, 1000, true, 0), Ok(Verdict::Queued { ce: false })); // 1000 <= K
-        assert_eq!(l.enqueue(0, 2, 1000, true, 0), Ok(Verdict::Queued { ce: true })); // 2000 > K
-        assert_eq!(l.enqueue(0, 3, 1000, false, 0), Ok(Verdict::Queued { ce: false })); // not ECT
+        assert_eq!(l.enqueue(0, 0, 1000, true, 0), Ok(Verdict::Queued { ce: false })); // in service
+        assert_eq!(l.enqueue(0, 1, 1000, true, 0), Ok(Verdict::Queued { ce: false })); // 0 waiting
+        assert_eq!(l.enqueue(0, 2, 1000, true, 0), Ok(Verdict::Queued { ce: false })); // 1000 <= K
+        assert_eq!(l.enqueue(0, 3, 1000, true, 0), Ok(Verdict::Queued { ce: true })); // 2000 > K
+        assert_eq!(l.enqueue(0, 4, 1000, false, 0), Ok(Verdict::Queued { ce: false })); // not ECT
         assert_eq!(l.stats.ce_marks, 1);
+    }
+
+    #[test]
+    fn ecn_packet_threshold_counts_waiting_packets() {
+        let mut p = params(8_000_000, 0);
+        p.ecn_threshold_packets = Some(2);
+        let mut l: Link<u32> = Link::new(p, 1);
+        // One in service, then 0, 1, 2 waiting: not above K = 2; with 3 waiting, marked.
+        for i in 0..4 {
+            assert_eq!(l.enqueue(0, i, 100, true, 0), Ok(Verdict::Queued { ce: false }), "packet {i}");
+        }
+        assert_eq!(l.enqueue(0, 4, 100, true, 0), Ok(Verdict::Queued { ce: true }));
+        assert_eq!(l.enqueue(0, 5, 100, false, 0), Ok(Verdict::Queued { ce: false })); // not ECT
     }
 
     #[test]

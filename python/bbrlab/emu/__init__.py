@@ -4,5 +4,6 @@ Modules: ``netns`` (namespaces, privilege checks, clean-up on every exit path), 
 emulator process is started), ``linkemu`` (that process: ``python -m bbrlab.emu.linkemu`` runs the
 emulator compiled into ``bbrlab._core``), ``traffic`` (kernel TCP senders/receivers, TCP_INFO sampling),
 ``runner`` (``run_emu(scenario)``: the same raw results as the simulator core), ``compare``
-(``bbrlab compare``: sim vs emu).
+(``bbrlab compare``: sim vs emu), ``bpf`` (BPF struct_ops ports of algorithms a stock kernel lacks,
+built and registered per run), ``guardian`` (removes a run's namespaces if the runner is killed).
 """

@@ -10,6 +10,12 @@ the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, rang
 ``compare.png`` (errors per point, with the sim range as error bars) and every run directory under
 ``runs/`` (``p<N>-<cc>-<backend>-s<seed>``).
 
+A scenario with several flows also gets one row per flow (algorithm, goodput, share of the sum of
+the flows' goodputs — each over its own active time — and retransmissions; each side's mean over
+its runs), printed under the point's aggregate line, in ``compare_flows.csv`` and as a second
+table in ``compare.md``: a coexistence point (BBR against CUBIC) is read from the shares, which
+the aggregate hides.
+
 ``sim_only`` (``--sim-only``) leaves the kernel out: no root, no namespaces; the same grid and
 algorithms on the simulator alone, the table and the figure showing its figures (mean, min–max)
 per point and algorithm. Kernel runs take minutes as root, so the CLI asks before starting them
@@ -86,6 +92,31 @@ def _metrics(result: Any) -> dict[str, float]:
 
 
 METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
+FLOW_METRICS = ("goodput_mbps", "share", "retransmits", "retrans_rate")
+
+
+def _flow_metrics(result: Any) -> list[dict[str, Any]]:
+    """Per flow: algorithm, goodput, share of the flows' total goodput, retransmissions."""
+    fl = result.flows
+    total = float(fl["goodput_bps"].fillna(0).sum())
+    return [{"cc": str(r["cc"]), "goodput_mbps": r["goodput_bps"] / 1e6,
+             "share": r["goodput_bps"] / total if total > 0 else math.nan,
+             "retransmits": float(r["retransmits"]), "retrans_rate": float(r["retrans_rate"])}
+            for r in fl.sort_values("flow").to_dict("records")]
+
+
+def _mean(vals: list[float]) -> float:
+    finite = [v for v in vals if math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def _flow_line(r: dict[str, Any], sides: tuple[str, ...]) -> str:
+    def both(k: str, fmt: str, scale: float = 1.0) -> str:
+        return " ".join(f"{side} {format(scale * r[f'{side}_{k}'], fmt)}" for side in sides)
+
+    return (f"    flow {r['flow']:<3} {r['cc']:<10} goodput {both('goodput_mbps', '8.2f')} Mbit/s  "
+            f"share {both('share', '5.1f', 100)} %  retx {both('retransmits', '.0f')} "
+            f"({both('retrans_rate', '.2f', 100)} %)")
 
 
 class NotConfirmed(UserError):
@@ -137,11 +168,16 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
         raise UserError(f"--out {out}: already exists; choose another directory")
     (out / "runs").mkdir(parents=True)
     rows = []
+    flow_rows: list[dict[str, Any]] = []
+    sides = tuple(b for b, _ in backends)
     for pi, point, ov, scn in plan:
         algs = ",".join(sorted({f.cc for f in scn.flows}))
         row: dict[str, Any] = {"point": pi, "label": _label(point), "cc": algs, **point}
+        multi = scn.flow_count > 1
+        point_flows: list[dict[str, Any]] = []
         for backend, n in backends:
             per_run: dict[str, list[float]] = {k: [] for k in METRICS}
+            per_flow: list[list[dict[str, Any]]] = []
             for i in range(n):
                 seed = base.seed + i
                 scn_i = load_scenario(scenario, overrides=ov + [f"seed={seed}"])
@@ -149,6 +185,14 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
                 res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}-s{seed}", plots=False)
                 for k, v in _metrics(res).items():
                     per_run[k].append(v)
+                if multi:
+                    per_flow.append(_flow_metrics(res))
+            for fi, runs in enumerate(zip(*per_flow)):
+                if len(point_flows) <= fi:
+                    point_flows.append({"point": pi, "label": row["label"], "flow": fi, "cc": runs[0]["cc"]})
+                point_flows[fi][f"{backend}_runs"] = n
+                for k in FLOW_METRICS:
+                    point_flows[fi][f"{backend}_{k}"] = _mean([r[k] for r in runs])
             row[f"{backend}_runs"] = n
             for k, vals in per_run.items():
                 finite = [v for v in vals if math.isfinite(v)]
@@ -170,10 +214,18 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
                 f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
                 f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
             )
+        for fr in point_flows:
+            echo(_flow_line(fr, sides))
+        flow_rows.extend(point_flows)
         rows.append(row)
     table = pd.DataFrame(rows)
     table.to_csv(out / "compare.csv", index=False)
-    (out / "compare.md").write_text(markdown_table(table))
+    md = markdown_table(table)
+    if flow_rows:
+        flows = pd.DataFrame(flow_rows)
+        flows.to_csv(out / "compare_flows.csv", index=False)
+        md += "\n" + markdown_flows(flows, sides)
+    (out / "compare.md").write_text(md)
     (_plot_sim if sim_only else _plot)(table, out / "compare.png")
     return table, out
 
@@ -211,6 +263,23 @@ def markdown_table(t: pd.DataFrame) -> str:
              f"{_runs_phrase(t, 'sim', 'seed')}, emu = mean of {_runs_phrase(t, 'emu', 'kernel run')}; "
              "with more than one run the min–max range follows in brackets. "
              "error = (sim mean - emu mean) / emu mean.\n\n")
+    return intro + head + "\n".join(lines) + "\n"
+
+
+def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
+    """compare.md's per-flow table (multi-flow scenarios): each side's mean over its runs."""
+    cols = [(k, title) for k, title in (("goodput_mbps", "goodput"), ("share", "share"), ("retransmits", "retx"),
+                                        ("retrans_rate", "retx rate"))]
+    head = "| point | flow | cc | " + " | ".join(f"{title} {side}" for _, title in cols for side in sides) + " |\n"
+    head += "|---|---|---|" + "---:|" * (len(cols) * len(sides)) + "\n"
+    fmt = {"goodput_mbps": ("{:.2f}", 1.0, ""), "share": ("{:.1f}", 100.0, " %"), "retransmits": ("{:.0f}", 1.0, ""),
+           "retrans_rate": ("{:.2f}", 100.0, " %")}
+    lines = []
+    for r in t.to_dict("records"):
+        cells = [fmt[k][0].format(fmt[k][1] * r[f"{side}_{k}"]) + fmt[k][2] for k, _ in cols for side in sides]
+        lines.append(f"| {r['label']} | {r['flow']} | {r['cc']} | " + " | ".join(cells) + " |")
+    intro = ("Per flow: goodput in Mbit/s, share of the flows' total goodput, retransmitted segments (count and "
+             "rate); each side the mean over its runs.\n\n")
     return intro + head + "\n".join(lines) + "\n"
 
 

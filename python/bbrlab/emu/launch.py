@@ -28,7 +28,7 @@ from ..errors import SimulationError
 
 __all__ = ["Launch", "emulator_launch"]
 
-_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the directory holding this bbrlab package
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,6 @@ def emulator_launch() -> Launch:
         raise SimulationError("cannot start the link emulator: this Python does not know its executable; set BBRLAB_LINKEMU")
     return Launch(
         argv=[sys.executable, "-m", "bbrlab.emu.linkemu"],
-        cwd=str(_PACKAGE_PARENT),
+        cwd=str(PACKAGE_PARENT),
         description=f"{sys.executable} -m bbrlab.emu.linkemu (built into bbrlab._core)",
     )

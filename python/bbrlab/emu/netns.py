@@ -7,7 +7,9 @@ non-persistent: they disappear when the emulator process (their only fd holder) 
 
 ``close`` runs on normal exit, on any exception, on Ctrl-C (KeyboardInterrupt), on SIGTERM/SIGHUP
 (turned into an exception in the main thread while a testbed is open) and from ``atexit`` as a
-last resort. Names carry a per-run tag (``bbrlab-<pid>-<n>-...``) so concurrent runs never collide
+last resort. When the runner cannot run it (SIGKILL), a guardian process (:mod:`.guardian`,
+one per testbed, told each namespace as it is made) deletes the namespaces once the runner is
+gone. Names carry a per-run tag (``bbrlab-<pid>-<n>-...``) so concurrent runs never collide
 and leftovers are recognisable (:func:`leftovers`).
 """
 
@@ -22,12 +24,14 @@ import platform
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .launch import PACKAGE_PARENT  # `-m bbrlab.emu.guardian` runs there: it imports this bbrlab
 
 __all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "ns_prefix", "tun_prefix", "NS_PREFIX"]
 
@@ -121,6 +125,7 @@ class Testbed:
         self.tun_base = f"{tun_prefix(os.getpid())}{n % 100:02d}"
         self.namespaces: list[str] = []
         self.procs: list[subprocess.Popen[Any]] = []
+        self.guardian: subprocess.Popen[Any] | None = None
         self.closed = False
         self._old_handlers: dict[int, Any] = {}
 
@@ -139,6 +144,10 @@ class Testbed:
     def __enter__(self) -> Testbed:
         with _lock:
             _open_testbeds.append(self)
+        # Its own session: a Ctrl-C at the terminal must not stop it before the runner's clean-up.
+        self.guardian = subprocess.Popen(
+            [sys.executable, "-m", "bbrlab.emu.guardian", str(os.getpid())], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(PACKAGE_PARENT), start_new_session=True, text=True)
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 try:
@@ -153,8 +162,15 @@ class Testbed:
     def _on_signal(self, signum: int, frame: Any) -> None:
         raise _Terminated(f"signal {signum}")
 
+    def _tell_guardian(self, line: str) -> None:
+        if self.guardian is not None and self.guardian.stdin is not None:
+            self.guardian.stdin.write(line + "\n")
+            self.guardian.stdin.flush()
+
     def add_netns(self, role: str) -> str:
         name = self.ns_name(role)
+        # The guardian hears of it first: a SIGKILL between the two leaves nothing behind.
+        self._tell_guardian(f"ns {name}")
         _run(["ip", "netns", "add", name])
         self.namespaces.append(name)
         return name
@@ -197,6 +213,13 @@ class Testbed:
                 time.sleep(0.05)
             else:
                 errors.append(f"{ns}: {r.stderr.strip()}")
+        if self.guardian is not None:
+            try:
+                self._tell_guardian("done" if not errors else "")
+                self.guardian.stdin.close()  # type: ignore[union-attr]
+                self.guardian.wait(timeout=10)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
         for sig, h in self._old_handlers.items():
             try:
                 signal.signal(sig, h)

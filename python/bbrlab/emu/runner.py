@@ -17,6 +17,7 @@ ACK; ``lost_packets``/``ce_packets`` come from the emulator's per-sender counter
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -24,7 +25,7 @@ import select
 import tempfile
 import time
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -35,7 +36,10 @@ from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
-from .traffic import FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
+from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
+from ..algorithms import lookup
+from ..scenario.fields import kernel_module
+from . import bpf
 
 __all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
@@ -55,6 +59,8 @@ EMU_SPIN_NS = int(os.environ.get("BBRLAB_EMU_SPIN_NS", "0"))
 # at 1 Gbit/s, where RT throttling then stalled it for 50 ms every second (goodput -4.5 %).
 EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
+# Names tried when registering a BPF congestion control before giving up (see registered_algorithms).
+REGISTER_ATTEMPTS = 5
 
 
 def _sender_ip(i: int) -> str:
@@ -106,6 +112,7 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
         "limit_bytes": b["buffer_bytes"],
         "limit_packets": b["buffer_packets"],
         "ecn_threshold_bytes": b["ecn_threshold_bytes"],
+        "ecn_threshold_packets": b["ecn_threshold_packets"],
         "overhead_bytes": FRAME_OVERHEAD_BYTES,
     }
     return {
@@ -117,19 +124,83 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> None:
+@dataclass
+class CcPlan:
+    """How the run's algorithms reach the kernel: ``bpf`` are scenario names run as this
+    package's BPF ports (registered for the run, :mod:`bbrlab.emu.bpf`), ``stock`` maps the
+    others to the kernel's own names (the registry's kernel_name, or NAME of ``kernel:NAME``)."""
+
+    bpf: list[str] = field(default_factory=list)
+    stock: dict[str, str] = field(default_factory=dict)
+    ecn: set[str] = field(default_factory=set)  # scenario names that need ECN
+
+
+def plan_algorithms(cfg: dict[str, Any]) -> CcPlan:
+    """Which flows run a BPF port and which a stock kernel algorithm; ScenarioError (one line,
+    naming the flow's field) for a name this kernel cannot run. Every registry algorithm with a
+    BPF port (``bpf.ported()``) runs the port, so results do not depend on the modules a machine
+    happens to have; ``kernel:NAME`` asks for the kernel's own module instead."""
+    avail = kernel_algorithms()
+    ported = bpf.ported()
+    plan = CcPlan()
+    for f in cfg["flows"]:
+        cc, where = f["cc"], f"flows.{f['spec']}.cc"
+        module = kernel_module(cc)
+        alg = lookup(cc) if module is None else None
+        if alg is not None and alg.needs_ecn:
+            plan.ecn.add(cc)
+        if alg is not None and alg.name in ported:
+            if cc not in plan.bpf:
+                plan.bpf.append(cc)
+            continue
+        name = module if module is not None else linux_cc_name(cc)
+        if avail and name not in avail:
+            ports = f"; bbrlab's BPF ports: {', '.join(sorted(ported))}" if ported else ""
+            raise ScenarioError(where, f'"{cc}" is not available in this kernel '
+                                       f'(tcp_available_congestion_control: {" ".join(avail)}{ports})')
+        plan.stock[cc] = name
+    return plan
+
+
+def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
     if cfg["topology"]["kind"] != "dumbbell":
         raise ScenarioError("topology.kind", f'"{cfg["topology"]["kind"]}" is not supported by --backend emu (dumbbell only)')
     if len(cfg["flows"]) > MAX_FLOWS:
         raise ScenarioError("flows", f"{len(cfg['flows'])} flows; --backend emu runs at most {MAX_FLOWS} (one namespace each)")
-    avail = kernel_algorithms()
-    for i, f in enumerate(cfg["flows"]):
-        name = linux_cc_name(f["cc"])
-        if avail and name not in avail:
-            raise ScenarioError(
-                f"flows.{f['spec']}.cc",
-                f'"{f["cc"]}" is not available in this kernel (tcp_available_congestion_control: {" ".join(avail)})',
-            )
+    plan = plan_algorithms(cfg)
+    if plan.bpf:
+        from .bpf.build import check_tools
+
+        check_tools(plan.bpf[0])
+    return plan
+
+
+@contextlib.contextmanager
+def registered_algorithms(plan: CcPlan) -> Any:
+    """Build and register the plan's BPF ports for the duration of the ``with`` block; yields
+    scenario name -> the kernel name every flow's socket asks for, and the registrations' facts.
+    Each port is registered under a unique name through a link this process holds (unregistered
+    on leaving the block, and by the kernel if the process dies)."""
+    from .bpf.build import build
+    from .bpf.loader import NameTaken, StructOpsLink, run_ca_name
+
+    objects = {cc: build(lookup(cc).name) for cc in plan.bpf}  # type: ignore[union-attr]
+    names = dict(plan.stock)
+    facts: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        for cc, obj in objects.items():
+            # A name is unique to this process (pid and a counter); another process whose pid
+            # matches in its last 4 digits could hold it: take the next.
+            for attempt in range(REGISTER_ATTEMPTS):
+                try:
+                    link = stack.enter_context(StructOpsLink(obj, run_ca_name(lookup(cc).name)))  # type: ignore[union-attr]
+                    break
+                except NameTaken:
+                    if attempt == REGISTER_ATTEMPTS - 1:
+                        raise
+            names[cc] = link.name
+            facts[cc] = {"registered_as": link.name, "object": obj.name, "source": bpf.source(lookup(cc).name).name}  # type: ignore[union-attr]
+        yield names, facts
 
 
 def _wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
@@ -174,7 +245,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     check_environment()
     cfg = emu_config(scenario)
-    _check_scenario(scenario, cfg)
+    plan = _check_scenario(scenario, cfg)
     launch = emulator_launch()
     settings = emu_settings(scenario)
     flows_cfg = cfg["flows"]
@@ -183,13 +254,14 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
 
-    with Testbed() as tb, tempfile.TemporaryDirectory(prefix="bbrlab-emu-") as tmp:
-        net = open_network(tb, cfg, settings, Path(tmp), launch)
+    with Testbed() as tb, tempfile.TemporaryDirectory(prefix="bbrlab-emu-") as tmp, \
+            registered_algorithms(plan) as (kernel_cc, bpf_facts):
+        net = open_network(tb, cfg, settings, Path(tmp), launch, ecn_algorithms=plan.ecn)
         emu, ready, sender_ns, rns, emu_error = net.emu, net.ready, net.sender_ns, net.rns, net.error
         stats_path = net.stats_path
         t0 = time.monotonic_ns() + 300_000_000
         states = [
-            FlowState(index=i, cc=f["cc"], port=5201 + i, start_ns=t0 + f["start_ns"],
+            FlowState(index=i, cc=f["cc"], kernel_cc=kernel_cc[f["cc"]], port=5201 + i, start_ns=t0 + f["start_ns"],
                       stop_ns=None if f["stop_ns"] is None else t0 + f["stop_ns"], total_bytes=f["bytes"])
             for i, f in enumerate(flows_cfg)
         ]
@@ -230,8 +302,17 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         "emulator": {k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")},
         "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms",
         "flow_errors": [s.error for s in states if s.error],
+        "bpf": bpf_facts,
+        # Per flow, from the last TCP_INFO's tcpi_options (ss's "ecn", "ecnseen"): ECN negotiated
+        # (sender), ECT/CE data seen by the receiver.
+        "ecn": [{"negotiated": bool(_options(s, "final_info") & TCPI_OPT_ECN),
+                 "seen_by_receiver": bool(_options(s, "final_rcv_info") & TCPI_OPT_ECN_SEEN)} for s in states],
     }
     return raw, wall_s, facts
+
+
+def _options(s: FlowState, which: str) -> int:
+    return int((getattr(s, which, None) or {}).get("options", 0))
 
 
 @dataclass
@@ -250,8 +331,11 @@ class Network:
         return _sender_ip(i)
 
 
-def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp: Path, launch: Launch | None = None) -> Network:
-    """Start the emulator and build the namespaces for resolved config ``cfg`` (see run_emu)."""
+def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp: Path, launch: Launch | None = None,
+                 ecn_algorithms: set[str] | frozenset[str] = frozenset()) -> Network:
+    """Start the emulator and build the namespaces for resolved config ``cfg`` (see run_emu).
+    Hosts whose flow asks for ECN or runs one of ``ecn_algorithms`` (DCTCP) get
+    ``net.ipv4.tcp_ecn=1``, and so does the receiver when any flow does (DCTCP's receiver half)."""
     import subprocess
 
     launch = launch or emulator_launch()
@@ -308,12 +392,15 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
         if not f["delayed_ack"]:
             rroute += " quickack 1"
         recv_cmds.append(rroute)
+        ecn = f["ecn"] or f["cc"] in ecn_algorithms
         sysctls = {"net.ipv4.tcp_wmem": settings["tcp_wmem"][i], "net.ipv4.tcp_rmem": settings["tcp_rmem"],
-                   "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_ecn": "1" if f["ecn"] else "0"}
+                   "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_ecn": "1" if ecn else "0"}
         tb.sysctl(sns, sysctls)
     tb.ip(rns, *recv_cmds)
     tb.sysctl(rns, {"net.ipv4.tcp_rmem": settings["tcp_rmem"], "net.ipv4.tcp_wmem": settings["tcp_wmem"][0],
-                    "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_ecn": "2"})
+                    "net.ipv4.tcp_no_metrics_save": "1",
+                    # 2 = accept ECN when asked; 1 also when the receiver runs an ECN algorithm.
+                    "net.ipv4.tcp_ecn": "1" if any(f["cc"] in ecn_algorithms for f in flows_cfg) else "2"})
     return Network(emu=emu, ready=ready, sender_ns=sender_ns, rns=rns, stats_path=stats_path, error=emu_error)
 
 
@@ -350,7 +437,7 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
             if s.sock is not None and s.connected_ns is not None:
                 try:
                     ti = tcp_info(s.sock)
-                    bi = bbr_info(s.sock) if linux_cc_name(s.cc) == "bbr" else None
+                    bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
                     info = (ti, bi)
                     if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
                         rtt_samples[i].append(ti["rtt"] / 1000.0)
@@ -411,12 +498,18 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
         next_tick += tick
         if next_tick < time.monotonic_ns() - tick:  # fell behind (CPU contention): do not burst
             next_tick = time.monotonic_ns()
-    # Final TCP_INFO per flow for the flows table.
+    # Final TCP_INFO per flow for the flows table (and the receiver's, for its ECN flags).
     for s in states:
         s.final_info = None  # type: ignore[attr-defined]
+        s.final_rcv_info = None  # type: ignore[attr-defined]
         if s.sock is not None and s.connected_ns is not None:
             try:
                 s.final_info = tcp_info(s.sock)  # type: ignore[attr-defined]
+            except OSError:
+                pass
+        if s.rcv_sock is not None:
+            try:
+                s.final_rcv_info = tcp_info(s.rcv_sock)  # type: ignore[attr-defined]
             except OSError:
                 pass
     return cols, rtt_samples

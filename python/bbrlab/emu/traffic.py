@@ -39,6 +39,9 @@ TCP_INFO = getattr(socket, "TCP_INFO", 11)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_CC_INFO = 26
 SO_MAX_PACING_RATE = 47
+# tcpi_options bits (include/uapi/linux/tcp.h): ECN negotiated; a CE/ECE/CWR seen on this connection.
+TCPI_OPT_ECN = 8
+TCPI_OPT_ECN_SEEN = 16
 
 _INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
 _INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
@@ -87,7 +90,8 @@ class FlowState:
     """What the threads share with the sampler for one flow (plain attributes, GIL-protected)."""
 
     index: int
-    cc: str
+    cc: str  # the scenario's name
+    kernel_cc: str  # what the socket asks the kernel for (TCP_CONGESTION): stock or a run's BPF name
     port: int
     start_ns: int  # absolute CLOCK_MONOTONIC
     stop_ns: int | None
@@ -127,6 +131,9 @@ class Traffic:
             for f in self.flows:
                 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                # The receiver runs the flow's algorithm too (accepted sockets inherit it), as
+                # in a real deployment: DCTCP's receiver half (its CE-state ACKs) lives there.
+                ls.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.kernel_cc.encode())
                 ls.bind((self.receiver_ip, f.port))
                 ls.listen(4)
                 ls.settimeout(0.2)
@@ -186,7 +193,7 @@ class Traffic:
             if self.stop.is_set():
                 return
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, linux_cc_name(f.cc).encode())
+            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.kernel_cc.encode())
             if mss != 1448:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
             if max_pacing:

@@ -12,6 +12,7 @@ except the small sugar table at the end.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -30,6 +31,9 @@ __all__ = [
     "Fraction",
     "Count",
     "AlgorithmName",
+    "KERNEL_PREFIX",
+    "KERNEL_FORM",
+    "kernel_module",
     "Bounds",
     "buffer_from_core",
     "buffer_to_core",
@@ -97,13 +101,37 @@ def _buffer(value: object, info: ValidationInfo) -> units.Buffer:
 BufferSpec = Annotated[units.Buffer, BeforeValidator(_buffer), PlainSerializer(units.format_buffer, when_used=_json)]
 
 
+#: ``kernel:NAME`` names a congestion control of the running kernel by its own name (any entry
+#: of tcp_available_congestion_control, e.g. ``kernel:htcp``): only the emu backend runs it.
+KERNEL_PREFIX = "kernel:"
+#: How the accepted form reads in messages.
+KERNEL_FORM = "kernel:NAME (a name in the kernel's tcp_available_congestion_control; --backend emu only)"
+# A kernel name: TCP_CA_NAME_MAX is 16 bytes with the NUL; the kernel's names are [a-z0-9_].
+_KERNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,15}")
+def kernel_module(cc: str) -> str | None:
+    """NAME when ``cc`` is the form ``kernel:NAME`` (None otherwise); ValueError when the form is
+    used with a NAME the kernel could not have."""
+    if not cc.strip().lower().startswith(KERNEL_PREFIX):
+        return None
+    name = cc.strip()[len(KERNEL_PREFIX):]
+    if not _KERNEL_NAME.fullmatch(name):
+        raise ValueError(f'"{cc}": {KERNEL_FORM}, NAME 1-15 letters, digits or _')
+    return name
+
+
 def _algorithm(names: tuple[str, ...]) -> Callable[[object], str]:
     def check(value: object) -> str:
         if not isinstance(value, str):
             raise PydanticCustomError("string_type", "not a string")
         low = value.strip().lower()
+        try:
+            module = kernel_module(value)
+        except ValueError as e:
+            raise PydanticCustomError("cc", str(e)) from None
+        if module is not None:
+            return KERNEL_PREFIX + module
         if low not in names:
-            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}')
+            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}, or {KERNEL_FORM}')
         return low
 
     return check

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (MIT OR Apache-2.0) */
+/*
+ * What every bbrlab BPF congestion control shares: the kernel types (vmlinux.h, generated from
+ * the running kernel's BTF by bbrlab.emu.bpf.build), the libbpf macros, the few kernel
+ * constants that are #defines (and so absent from BTF), the accessors the kernel writes as
+ * inline functions, and the placeholder the loader replaces with the per-run name.
+ */
+#ifndef BBRLAB_TCP_CA_H
+#define BBRLAB_TCP_CA_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+/* The ops' `name`: exactly 15 characters (TCP_CA_NAME_MAX = 16 with the NUL). The loader
+ * (bbrlab.emu.bpf.loader) replaces these bytes in the object with a unique per-run name before
+ * libbpf opens it, so two runs never collide and a leftover is recognisable. */
+#define BBRLAB_CA_NAME "bbrlab_ca_name_"
+
+/* include/net/tcp.h and include/uapi/linux/tcp.h: #defines, not in BTF. */
+#define TCP_ECN_OK 1
+#define TCP_ECN_QUEUE_CWR 2
+#define TCP_ECN_DEMAND_CWR 4
+#define TCP_CONG_NEEDS_ECN 0x2
+#define SOL_TCP 6
+#define TCP_CONGESTION 13
+
+static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct inet_connection_sock *inet_csk(const struct sock *sk)
+{
+	return (struct inet_connection_sock *)sk;
+}
+
+/* The algorithm's private area (ICSK_CA_PRIV_SIZE bytes) inside the socket. */
+static __always_inline void *inet_csk_ca(const struct sock *sk)
+{
+	return (void *)inet_csk(sk)->icsk_ca_priv;
+}
+
+/* include/net/tcp.h: is seq1 before seq2 (modulo 2^32)? */
+static __always_inline bool before(__u32 seq1, __u32 seq2)
+{
+	return (__s32)(seq1 - seq2) < 0;
+}
+
+/* Kernel functions exported to BPF congestion controls (kfuncs, net/ipv4/bpf_tcp_ca.c). */
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
+extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
+
+#endif
