@@ -343,6 +343,23 @@ struct {
 	__type(value, struct bbr3);
 } bbr3_sk_state SEC(".maps");
 
+/* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
+ * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does
+ * not let a BPF controller fill TCP_INFO's BBR fields (.get_info is not supported for BPF). */
+struct bbr3_diag {
+	u64 bw;          /* packets/us << 24 */
+	u64 stamp_us;
+	u32 state;
+	u32 min_rtt_us;
+	u32 inflight_hi;
+	u32 inflight_lo;
+	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
+	u32 lost;         /* this ACK's estimate (item 2) */
+	u32 cwnd;
+	u32 too_high_events; /* probes ended by loss/ECN (HandleInflightTooHigh), all flows */
+};
+struct bbr3_diag bbr3_last_ack = {};
+
 /* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields. */
 struct ack_info {
 	u64 now_us;
@@ -794,6 +811,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 {
 	b->prev_probe_too_high = 1;
 	b->is_bw_probe_sample = 0; /* react once per probe */
+	__sync_fetch_and_add(&bbr3_last_ack.too_high_events, 1);
 	if (!app_limited) {
 		u32 beta_target = (u32)(((u64)target_inflight(sk, b) * BETA) >> BBR_SCALE);
 
@@ -1368,6 +1386,16 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	if (a.delivered_ce)
 		b->ecn_in_cycle = 1;
 	record_send_snapshot(b, tp, a.prior_in_flight);
+
+	bbr3_last_ack.bw = bw_of(b);
+	bbr3_last_ack.stamp_us = a.now_us;
+	bbr3_last_ack.state = b->state;
+	bbr3_last_ack.min_rtt_us = b->min_rtt_us;
+	bbr3_last_ack.inflight_hi = b->inflight_hi;
+	bbr3_last_ack.inflight_lo = b->inflight_lo;
+	bbr3_last_ack.tx_in_flight = a.tx_in_flight;
+	bbr3_last_ack.lost = a.lost;
+	bbr3_last_ack.cwnd = tp->snd_cwnd;
 }
 
 /* Entering recovery or RTO: save cwnd and the short/long-term model for undo. */
