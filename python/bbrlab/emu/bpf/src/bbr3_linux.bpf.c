@@ -415,11 +415,11 @@ static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
-/* tcp_is_cwnd_limited(): in slow start (BBR keeps ssthresh infinite) cwnd < 2 * max out. */
+/* tp->is_cwnd_limited as Google's v3 and the simulator read it: the flag tcp_cwnd_validate
+ * latches for a window when the flow used its whole cwnd (not tcp_is_cwnd_limited(), whose
+ * slow-start clause would call a Startup flow with ssthresh infinite cwnd-limited). */
 static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
 {
-	if (tp->snd_cwnd < tp->snd_ssthresh)
-		return tp->snd_cwnd < 2 * tp->max_packets_out;
 	return tp->is_cwnd_limited;
 }
 
