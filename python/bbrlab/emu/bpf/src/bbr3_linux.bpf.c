@@ -1,0 +1,1501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bbr3_linux: Google's Linux BBRv3 as a BPF struct_ops TCP congestion control for a stock
+ * (mainline) kernel, with the behaviour of bbrlab's simulator algorithm of the same name
+ * (crates/cc/src/bbr/v3 with Variant::Linux, and the family modules in crates/cc/src/bbr/).
+ *
+ * Sources (facts only, the code is bbrlab's): the simulator files above, which follow
+ * draft-ietf-ccwg-bbr-06 with the constants and ECN response of Google's Linux v3
+ * (github.com/google/bbr, branch v3, net/ipv4/tcp_bbr.c); mainline include/net/tcp.h,
+ * net/ipv4/tcp_input.c, tcp_rate.c, tcp_output.c (what a struct_ops controller is given).
+ *
+ * Model (per ACK, in cong_control; the simulator's v3/mod.rs header has the long form):
+ *
+ *   max_bw          = max delivery rate over the last 2 ProbeBW cycles (2 slots, advanced once
+ *                     per bandwidth probe, one round after leaving UP, never onto an empty slot)
+ *   min_rtt         = min RTT over 10 s, fed by a 5 s probe_rtt_min sub-window (schedules ProbeRTT)
+ *   inflight_hi     = loss/ECN-bounded max inflight, learned while probing (long-term)
+ *   bw_lo, inflight_lo = short-term bounds, cut by beta 0.7 per lossy round when not probing
+ *   bw              = min(max_bw, bw_lo)
+ *   pacing_rate     = pacing_gain * bw * 0.99           (written to sk->sk_pacing_rate)
+ *   cwnd            = min(cwnd_gain * bw * min_rtt + extra_acked (+ offload budget),
+ *                         state cap from inflight_hi (-15 % headroom in CRUISE/ProbeRTT), inflight_lo)
+ *
+ *   Startup --(bw plateau: 3 rounds < +25 %, or loss > 2 % with 6 loss events in a recovery
+ *              round, or 2 rounds with CE >= 50 % when ECN-eligible)--> Drain
+ *   Drain --(inflight at next departure <= BDP, or > 3 rounds)--> ProbeBW_DOWN
+ *   DOWN --(inflight <= min(BDP, inflight_hi - headroom))--> CRUISE
+ *   DOWN/CRUISE --(2 s + U[0, 1 s) since DOWN, or min(BDP, 63) rounds)--> REFILL (1 round) --> UP
+ *   UP --(bw plateau | loss > 2 % of inflight | precautionary: inflight reached inflight_hi)--> DOWN
+ *   any --(5 s without a lower RTT sample)--> ProbeRTT (cwnd = max(BDP/2, 4) for 200 ms and a
+ *              round) --> CRUISE, or Startup if the pipe was never full
+ *
+ * Units follow Linux: bandwidth in packets/us << 24 (BW_SCALE), gains and fractions in 2^8
+ * (BBR_UNIT), time in us (tp->tcp_mstamp); the simulator keeps time in ns and gains in 2^16 with
+ * Linux's 2^8 values shifted left by 8, so every ratio below is bit-for-bit the simulator's. No
+ * floating point; 64-bit unsigned division only; all loops are bounded; the min/max filters are
+ * written out (2 slots); random numbers come from bpf_get_prandom_u32() (the simulator uses a
+ * seeded SplitMix64, so the probe timing is random in both but not the same draws).
+ *
+ * State: the flow's state does not fit in icsk_ca_priv (104 bytes), so it lives in a
+ * BPF_MAP_TYPE_SK_STORAGE map (`bbr3_sk_state`), created in init and freed with the socket. If
+ * the kernel cannot allocate it, every hook returns without acting and the socket keeps the
+ * kernel's initial cwnd and its default pacing (a degraded but safe flow).
+ *
+ * WHERE MAINLINE LACKS WHAT GOOGLE'S TREE USES, AND WHAT THIS PORT DOES INSTEAD
+ *
+ * 1. rs->tx_in_flight (Google: per-skb snapshot of the data in flight when the sampled packet
+ *    was sent). Mainline's struct rate_sample has only rs->prior_in_flight (in flight just before
+ *    this ACK) and rs->prior_delivered (tp->delivered when the sampled packet was sent). This port
+ *    keeps a ring of TX_RING snapshots {tp->delivered, tp->lost, in flight} taken on ACKs about
+ *    every 1/8 of a window, and takes tx_in_flight of the sampled packet as the in-flight of the
+ *    newest snapshot at or before rs->prior_delivered (the in-flight level the packets sent after
+ *    that ACK met: that ACK's prior_in_flight). When the ring has no such snapshot (the first
+ *    round, after long recovery), rs->prior_in_flight is used. Consequence: tx_in_flight is
+ *    known to within about 1/8 of a window and one ACK instead of exactly; it sets the
+ *    denominator of the 2 % loss test and the level inflight_hi is raised or cut to, so the probe
+ *    ends, and inflight_hi lands, within a few packets of where Google's kernel puts them.
+ * 2. rs->lost (Google: tp->lost minus the sampled skb's snapshot of it: data lost while the
+ *    sampled packet was in flight). Taken as tp->lost now (after this ACK's marking) minus the
+ *    same snapshot's lost: the losses marked since about the sampled packet's send time,
+ *    overcounting by at most the losses of 1/8 of a window. The simulator's RS.lost = rs.lost +
+ *    rs.losses (it includes this ACK's marking), and so does this.
+ * 3. .skb_marked_lost (Google's per-lost-skb hook: NoteLoss, and, while probing, the exact
+ *    crossing point of the 2 % threshold from that skb's own tx_in_flight and lost snapshot, at
+ *    the moment of the loss, RTO marking included). Mainline has no such hook. Instead, at the
+ *    top of cong_control, on an ACK whose processing marked new losses (new = tp->lost minus its
+ *    value at the previous ACK, which unlike rs->losses also catches the bulk marking done by an
+ *    RTO), this port does NoteLoss and, while probing, the same too-high test and crossing point
+ *    (InflightAtLoss) with the ring's estimates for the sampled packet, treating all of this
+ *    ACK's new losses as one step. Consequences: (a) RACK/SACK losses are marked while the ACK
+ *    is processed, before cong_control, so the reaction comes on the same ACK as in Google's
+ *    kernel, not later; (b) the crossing point is computed once per ACK from aggregate counts,
+ *    not per packet from each lost packet's own snapshot, so inflight_hi after a too-high probe
+ *    can differ by a few packets; (c) losses marked by an RTO are seen on the first ACK after
+ *    the RTO instead of at the RTO.
+ * 4. rs->is_ece (Google's flag on the ACK). As the simulator: an ACK "raised CE" when
+ *    tp->delivered_ce grew (mainline's cong_control also gets FLAG_ECE in `flag`; not used, so
+ *    that both sides use the same signal).
+ * 5. Fast path (Google `bbr_run_fast_path`), PLB rehashing, CA_EVENT_TLP_RECOVERY: absent in
+ *    mainline and not implemented in the simulator either (CPU saving / path selection only).
+ * 6. .tso_segs (Google: BBR sizes each offload burst). Mainline has only .min_tso_segs; the
+ *    stack's tcp_tso_autosize already computes pacing_rate >> sk_pacing_shift plus the
+ *    64 KB >> (min_rtt_us >> 9) allowance (net.ipv4.tcp_tso_rtt_log = 9), which is v3's goal;
+ *    this port returns Linux's bbr_min_tso_segs (1 segment below 1.2 Mbit/s, else 2) and uses
+ *    the same formula for its own budget (send_quantum_segs), as the simulator does.
+ * 7. Time: Linux keeps min_rtt/ProbeRTT stamps in jiffies, this port in us (tp->tcp_mstamp), the
+ *    simulator in ns. Differences are sub-millisecond on windows of 200 ms .. 10 s.
+ *
+ * Kept from the simulator's bbr3_linux where it differs from Google's tree (so that both sides
+ * run the same algorithm): the draft's 3-round Drain timeout and its undo to REFILL/Startup,
+ * and the max_bw clock advanced exactly once per bandwidth probe (see the simulator's header).
+ *
+ * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), see there), one
+ * sk-storage map `bbr3_sk_state` (libbpf creates it), and the TCP name BBRLAB_CA_NAME (from
+ * bbrlab_tcp_ca.h when built in the package; else "bbr3_linux", or -DBBRLAB_CA_NAME='"x"').
+ */
+#if __has_include("bbrlab_tcp_ca.h")
+/* The package's shared header: vmlinux.h, libbpf macros, BBRLAB_CA_NAME (the placeholder the
+ * loader replaces with the run's unique name). */
+#include "bbrlab_tcp_ca.h"
+#else
+/* Stand-alone build (clang -I<dir of vmlinux.h>), e.g. for `bpftool struct_ops register`. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#endif
+
+char _license[] SEC("license") = "GPL";
+
+#ifndef BBRLAB_CA_NAME
+#define BBRLAB_CA_NAME "bbr3_linux"
+#endif
+
+/* ---- Fixed point (Linux tcp_bbr.c) ------------------------------------------------------- */
+
+/* Bandwidth: packets per us << 24, ~715 bit/s resolution at 1500-byte packets. */
+#define BW_SCALE 24
+#define BW_UNIT (1ULL << BW_SCALE)
+/* Gains and fractions: 2^8, 1.0 = 256. */
+#define BBR_SCALE 8
+#define BBR_UNIT (1U << BBR_SCALE)
+/* "Unset" bounds (Linux ~0U). */
+#define INF_PKTS 0xFFFFFFFFU
+#define INF_BW 0xFFFFFFFFFFFFFFFFULL
+
+/* tcp.h TCP_INFINITE_SSTHRESH: BBR does not use ssthresh (kept infinite outside Drain). */
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
+
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+
+/* ---- Gains (Linux v3 values in 2^8; the simulator's Params::of(Variant::Linux)) ---------- */
+
+/* Startup pacing 2.77 = 4 ln 2 rounded up (710/256): the smallest gain that doubles the
+ * delivery rate per round like slow start. */
+#define STARTUP_PACING_GAIN (BBR_UNIT * 277 / 100 + 1)
+/* Startup cwnd gain 2.0: the smallest cwnd that lets the rate double per round. */
+#define STARTUP_CWND_GAIN (BBR_UNIT * 2)
+/* Drain 1/2.885 (88/256): drains in about a round the queue Startup built. */
+#define DRAIN_PACING_GAIN (BBR_UNIT * 1000 / 2885)
+/* ProbeBW_DOWN 0.91 (232/256): drains UP's queue and converges flows' shares. */
+#define DOWN_PACING_GAIN (BBR_UNIT * 91 / 100)
+/* ProbeBW_UP pacing 1.25: probe 25 % above the estimate. */
+#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
+/* Default cwnd gain 2.0 (tolerates delayed/stretched ACKs); UP adds 1/4 so the 1.25 probe is
+ * not cwnd-limited. */
+#define DEFAULT_CWND_GAIN (BBR_UNIT * 2)
+#define UP_CWND_GAIN (BBR_UNIT * 9 / 4)
+/* ProbeRTT cwnd = max(0.5 BDP, 4): halves the rate for 200 ms every 5 s, ~2 % cost. */
+#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
+/* Loss threshold 2 % (5/256 = 1.95 %): a round losing more than this went above the path's
+ * capacity + buffer (compared exactly, as Linux's (tx * 5) >> 8). */
+#define LOSS_THRESH (BBR_UNIT * 2 / 100)
+/* Beta 0.7 (180/256): multiplicative cut of the short-term model per lossy round, like CUBIC's,
+ * so BBR coexists with loss-based flows. */
+#define BETA (BBR_UNIT - BBR_UNIT * 30 / 100)
+/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
+#define HEADROOM (BBR_UNIT * 15 / 100)
+/* Full-pipe detector: bw grew less than 25 % ... */
+#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
+/* ... for 3 non-app-limited rounds. */
+#define FULL_BW_CNT 3
+/* Startup's loss exit: 6 loss events in a recovery round (Linux bbr_full_loss_cnt). */
+#define STARTUP_FULL_LOSS_CNT 6
+/* Drain gives up after 3 rounds (bw over-estimated); the draft's rule, kept by the simulator. */
+#define DRAIN_MAX_ROUNDS 3
+
+/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
+
+/* Pace 1 % below the estimate so the bottleneck queue does not grow on average. */
+#define PACING_MARGIN_PERCENT 1
+/* Minimum cwnd 4: an ACK-every-other-packet receiver stays pipelined. */
+#define CWND_MIN_TARGET 4
+/* Linux TCP_INIT_CWND; init_cwnd is kept in 7 bits by Linux. */
+#define TCP_INIT_CWND 10
+#define INIT_CWND_MAX 0x7F
+/* Offload: room for 3 bursts in flight, +2 packets in UP so gain cycling works at small BDPs. */
+#define QUANTA_IN_FLIGHT 3
+#define PROBE_UP_EXTRA_CWND 2
+/* Send quantum at least 2 segments (the simulator's SEND_QUANTUM_MIN_SEGS). */
+#define SEND_QUANTUM_MIN_SEGS 2
+/* Bursts of 1 segment below 1.2 Mbit/s (bbr_min_tso_rate), in bytes/s. */
+#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8)
+/* sk_pacing_shift default 10: a burst is about 1 ms (2^-10 s) of the pacing rate. */
+#define PACING_SHIFT 10
+/* GSO_LEGACY_MAX_SIZE 64 KB, and the burst cap 64 KB - 1 - MAX_TCP_HEADER (320 B on x86-64). */
+#define GSO_LEGACY_MAX_SIZE 65536ULL
+#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
+/* The min_rtt burst allowance halves per 2^9 us of min_rtt (tcp_tso_rtt_log). */
+#define TSO_RTT_SHIFT 9
+
+/* ---- ACK aggregation -------------------------------------------------------------------- */
+
+/* extra_acked max kept in 2 slots of 5 rounds (1 round in Startup). */
+#define EXTRA_ACKED_WIN_RTTS 5
+#define EXTRA_ACKED_WIN_RTTS_MAX 0x1F
+/* Allowance capped at 100 ms of bw: a longer stall was idleness, not aggregation. */
+#define EXTRA_ACKED_MAX_US 100000ULL
+/* Restart the epoch after 2^20 packets; Linux keeps epoch_acked in 20 bits. */
+#define ACK_EPOCH_ACKED_RESET_THRESH (1U << 20)
+#define ACK_EPOCH_ACKED_MAX 0xFFFFFU
+
+/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
+
+/* min_rtt window 10 s; ProbeRTT scheduled by a 5 s sub-window; held 200 ms (+1 round). */
+#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
+#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
+#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
+/* Probe every 2 s + U[0, 1 s) ("BBR-native"), or after min(BDP, 63) rounds (Reno
+ * coexistence: fair to a 25 Mbit/s 30 ms Reno flow), from a head start of U{0, 1} rounds. */
+#define BW_PROBE_BASE_US (2 * USEC_PER_SEC)
+#define BW_PROBE_RAND_US USEC_PER_SEC
+#define BW_PROBE_MAX_ROUNDS 63
+#define BW_PROBE_RAND_ROUNDS 2
+/* inflight_hi grows 1, 2, 4 ... packets per round in UP, up to 2^30. */
+#define BW_PROBE_UP_ROUNDS_MAX 30
+
+/* ---- ECN (DCTCP-style, only when ECN is negotiated and min_rtt <= 5 ms) ------------------ */
+
+#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
+#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0: react at once into a marked queue */
+#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
+#define ECN_THRESH (BBR_UNIT / 2)      /* a probe is too high at > 50 % CE */
+#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
+#define ECN_MAX_RTT_US 5000            /* shallow-threshold marking is a datacenter signal */
+#define ECN_REPROBE_GAIN (BBR_UNIT / 2)/* after an ECN-only cycle, re-probe at inflight_hi/2 */
+#define TCP_ECN_OK_FLAG 1              /* tp->ecn_flags: ECN negotiated */
+
+/* ---- Mainline substitute for rs->tx_in_flight / rs->lost (header, items 1-2) -------------- */
+
+/* Snapshots kept: 16 at about 8 per window cover two rounds. */
+#define TX_RING 16
+#define TX_RING_PER_WINDOW 8
+
+/* Loop bound of ilog2 over a u64. */
+#define ILOG2_BITS 64
+
+enum bbr3_state {
+	B3_STARTUP = 0,
+	B3_DRAIN = 1,
+	B3_PROBE_BW_DOWN = 2,
+	B3_PROBE_BW_CRUISE = 3,
+	B3_PROBE_BW_REFILL = 4,
+	B3_PROBE_BW_UP = 5,
+	B3_PROBE_RTT = 6,
+};
+/* undo_state: no saved state. */
+#define B3_UNDO_NONE 0xFF
+
+enum bbr3_ack_phase {
+	ACK_PHASE_INIT,
+	ACK_PHASE_REFILLING,
+	ACK_PHASE_PROBE_STARTING,
+	ACK_PHASE_PROBE_FEEDBACK,
+	ACK_PHASE_PROBE_STOPPING,
+};
+
+struct tx_snap {
+	u32 delivered;
+	u32 lost;
+	u32 in_flight;
+	u32 valid;
+};
+
+struct bbr3 {
+	/* Times, us. */
+	u64 min_rtt_stamp_us;
+	u64 probe_rtt_min_stamp_us;
+	u64 probe_rtt_done_us; /* 0: the ProbeRTT hold has not begun */
+	u64 cycle_stamp_us;
+	u64 ack_epoch_start_us;
+	u64 bw_probe_wait_us;
+	/* Rates, packets/us << 24. */
+	u64 max_bw[2]; /* [previous cycle, current cycle] */
+	u64 bw_lo;
+	u64 bw_latest;
+	u64 full_bw;
+	u64 undo_bw_lo;
+	/* Volumes, packets; RTTs, us. */
+	u32 min_rtt_us;
+	u32 probe_rtt_min_us;
+	u32 state;
+	u32 pacing_gain;
+	u32 cwnd_gain;
+	u32 init_cwnd;
+	u32 prev_ca_state;
+	u32 prior_cwnd;
+	u32 round_count;
+	u32 next_round_delivered;
+	u32 drain_start_round;
+	u32 rounds_since_probe_up;
+	u32 inflight_lo;
+	u32 inflight_hi;
+	u32 inflight_latest;
+	u32 loss_round_delivered;
+	u32 loss_events_in_round;
+	u32 full_bw_cnt;
+	u32 ack_phase;
+	u32 bw_probe_up_rounds;
+	u32 bw_probe_up_acked;
+	u32 probe_up_acked_per_inc;
+	u32 undo_state;
+	u32 undo_inflight_lo;
+	u32 undo_inflight_hi;
+	u32 ack_epoch_acked;
+	u32 extra_acked[2];
+	u32 extra_acked_win_rtts;
+	u32 extra_acked_win_idx;
+	u32 ecn_alpha;
+	u32 alpha_last_delivered;
+	u32 alpha_last_delivered_ce;
+	u32 last_delivered_ce;
+	u32 ecn_startup_rounds;
+	u32 cur_cwnd;
+	u32 last_lost;
+	u32 tx_ring_head;
+	u32 tx_ring_last_delivered;
+	/* Flags. */
+	u8 round_start;
+	u8 idle_restart;
+	u8 max_bw_advance_pending;
+	u8 loss_round_start;
+	u8 loss_in_round;
+	u8 ecn_in_round;
+	u8 loss_in_cycle;
+	u8 ecn_in_cycle;
+	u8 full_bw_reached;
+	u8 full_bw_now;
+	u8 is_bw_probe_sample;
+	u8 prev_probe_too_high;
+	u8 prev_probe_precautionary;
+	u8 probe_rtt_round_done;
+	u8 has_seen_rtt;
+	u8 ecn_eligible;
+	struct tx_snap tx_ring[TX_RING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bbr3);
+} bbr3_sk_state SEC(".maps");
+
+/* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
+ * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does
+ * not let a BPF controller fill TCP_INFO's BBR fields (.get_info is not supported for BPF). */
+struct bbr3_diag {
+	u64 bw;          /* packets/us << 24 */
+	u64 stamp_us;
+	u32 state;
+	u32 min_rtt_us;
+	u32 inflight_hi;
+	u32 inflight_lo;
+	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
+	u32 lost;         /* this ACK's estimate (item 2) */
+	u32 cwnd;
+	u32 too_high_events; /* probes ended by loss/ECN (HandleInflightTooHigh), all flows */
+};
+struct bbr3_diag bbr3_last_ack = {};
+
+/* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields. */
+struct ack_info {
+	u64 now_us;
+	u64 sample_bw;
+	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
+	u32 lost;         /* estimate of rs->lost + rs->losses (item 2) */
+	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
+	u32 delivered;    /* rs->delivered, >= 0 */
+	u32 delivered_ce; /* rs->delivered_ce, >= 0 */
+	u32 acked_sacked;
+	u32 prior_in_flight;
+	u32 prior_delivered;
+	u8 valid;         /* interval_us > 0 */
+	u8 app_limited;
+	u8 ce_now;
+	u8 ca_state;
+};
+
+/* ---- Small helpers ---------------------------------------------------------------------- */
+
+static __always_inline struct tcp_sock *tcp_sk_of(struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
+static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
+static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
+static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
+
+/* a is at or after b in u32 sequence space (Linux !before(a, b)). */
+static __always_inline bool seq_after_eq(u32 a, u32 b)
+{
+	return (s32)(a - b) >= 0;
+}
+
+static __always_inline u32 ilog2_u64(u64 v)
+{
+	u32 n = 0;
+
+	for (int i = 0; i < ILOG2_BITS; i++) {
+		v >>= 1;
+		if (!v)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out. */
+static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+
+/* tp->is_cwnd_limited as Google's v3 and the simulator read it: the flag tcp_cwnd_validate
+ * latches for a window when the flow used its whole cwnd (not tcp_is_cwnd_limited(), whose
+ * slow-start clause would call a Startup flow with ssthresh infinite cwnd-limited). */
+static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
+{
+	return tp->is_cwnd_limited;
+}
+
+static __always_inline u32 ca_state_of(struct sock *sk)
+{
+	return ((struct inet_connection_sock *)sk)->icsk_ca_state;
+}
+
+static __always_inline bool is_in_probe_bw(const struct bbr3 *b)
+{
+	return b->state >= B3_PROBE_BW_DOWN && b->state <= B3_PROBE_BW_UP;
+}
+
+/* IsProbingBW: Startup, REFILL, UP. */
+static __always_inline bool is_probing_bw(const struct bbr3 *b)
+{
+	return b->state == B3_STARTUP || b->state == B3_PROBE_BW_REFILL || b->state == B3_PROBE_BW_UP;
+}
+
+static __always_inline u64 max_bw_of(const struct bbr3 *b)
+{
+	return max64(b->max_bw[0], b->max_bw[1]);
+}
+
+/* bw = min(max_bw, bw_lo). */
+static __always_inline u64 bw_of(const struct bbr3 *b)
+{
+	return min64(max_bw_of(b), b->bw_lo);
+}
+
+/* BDP(gain) = ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
+static __always_inline u32 bdp_multiple(const struct bbr3 *b, u64 bw, u32 gain)
+{
+	u64 w, pkts;
+
+	if (b->min_rtt_us == INF_PKTS)
+		return b->init_cwnd;
+	w = bw * b->min_rtt_us;
+	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
+	return (u32)min64(pkts, INF_PKTS - 1);
+}
+
+/* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
+static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
+{
+	const struct tcp_sock *tp = tcp_sk_of(sk);
+	u64 bytes = (u64)sk->sk_pacing_rate >> PACING_SHIFT;
+	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+
+	if (b->min_rtt_us != INF_PKTS) {
+		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
+
+		if (r < 64)
+			bytes += GSO_LEGACY_MAX_SIZE >> r;
+	}
+	bytes = min64(bytes, GSO_MAX_BYTES);
+	return max32((u32)(bytes / mss), SEND_QUANTUM_MIN_SEGS);
+}
+
+/* QuantizationBudget: at least 3 send quanta and 4 packets, +2 in UP. */
+static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr3 *b, u32 cwnd)
+{
+	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * send_quantum_segs(sk, b));
+	cwnd = max32(cwnd, CWND_MIN_TARGET);
+	if (b->state == B3_PROBE_BW_UP)
+		cwnd += PROBE_UP_EXTRA_CWND;
+	return cwnd;
+}
+
+/* Inflight(bw, gain) = QuantizationBudget(BDP(bw, gain)). */
+static __always_inline u32 inflight_of(struct sock *sk, const struct bbr3 *b, u64 bw, u32 gain)
+{
+	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
+}
+
+/* TargetInflight = min(BDP, cwnd). */
+static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b)
+{
+	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk_of(sk)->snd_cwnd);
+}
+
+/* inflight_hi - max(1, 15 %), floor 4. */
+static __always_inline u32 inflight_with_headroom(const struct bbr3 *b)
+{
+	u32 headroom;
+
+	if (b->inflight_hi == INF_PKTS)
+		return INF_PKTS;
+	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
+	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
+}
+
+/* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
+static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
+{
+	const struct tcp_sock *tp = tcp_sk_of(sk);
+	u64 now_ns = tp->tcp_clock_cache;
+	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
+	u64 interval_delivered = bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC) >> BW_SCALE;
+	u64 at_edt = inflight_now;
+
+	if (b->pacing_gain > BBR_UNIT)
+		at_edt += send_quantum_segs(sk, b); /* the burst about to leave */
+	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
+}
+
+/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
+static __always_inline void save_cwnd(struct sock *sk, struct bbr3 *b)
+{
+	u32 cwnd = tcp_sk_of(sk)->snd_cwnd;
+
+	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B3_PROBE_RTT)
+		b->prior_cwnd = cwnd;
+	else
+		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
+}
+
+/* ---- Pacing ----------------------------------------------------------------------------- */
+
+/* gain * bw * mss * 0.99 in bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
+static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
+{
+	u64 rate = bw * tcp_sk_of(sk)->mss_cache;
+
+	rate = (rate * gain) >> BBR_SCALE;
+	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
+	rate = max64(rate, 1);
+	return min64(rate, (u64)sk->sk_max_pacing_rate);
+}
+
+/* bbr_init_pacing_rate_from_rtt: startup gain * cwnd / (srtt, or 1 ms before any sample). */
+static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr3 *b)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	u64 rtt_us, bw;
+
+	if (tp->srtt_us) {
+		rtt_us = max64(tp->srtt_us >> 3, 1);
+		b->has_seen_rtt = 1;
+	} else {
+		rtt_us = USEC_PER_MSEC;
+	}
+	bw = (u64)tp->snd_cwnd * BW_UNIT / rtt_us;
+	sk->sk_pacing_rate = bw_to_pacing_rate(sk, bw, STARTUP_PACING_GAIN);
+}
+
+/* Pace at gain * bw; never lower the rate before the pipe is full. */
+static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32 gain)
+{
+	u64 rate = bw_to_pacing_rate(sk, bw_of(b), gain);
+
+	if (!b->has_seen_rtt && tcp_sk_of(sk)->srtt_us)
+		init_pacing_rate_from_rtt(sk, b);
+	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
+		sk->sk_pacing_rate = rate;
+}
+
+/* ---- Full-pipe detector ------------------------------------------------------------------ */
+
+static __always_inline void full_bw_reset(struct bbr3 *b)
+{
+	b->full_bw = 0;
+	b->full_bw_cnt = 0;
+	b->full_bw_now = 0;
+}
+
+static __always_inline void full_bw_restart_from(struct bbr3 *b, u64 bw)
+{
+	full_bw_reset(b);
+	b->full_bw = bw;
+}
+
+/* Linux v3: every non-app-limited sample may raise the baseline; rounds without 25 % growth
+ * are counted at round starts. */
+static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct ack_info *a)
+{
+	if (b->full_bw_now || a->app_limited)
+		return;
+	if (a->sample_bw >= ((b->full_bw * FULL_BW_THRESH) >> BBR_SCALE)) {
+		full_bw_restart_from(b, a->sample_bw);
+		return;
+	}
+	if (!b->round_start)
+		return;
+	b->full_bw_cnt++;
+	b->full_bw_now = b->full_bw_cnt >= FULL_BW_CNT;
+	if (b->full_bw_now)
+		b->full_bw_reached = 1;
+}
+
+/* ---- Rounds, congestion signals, the short-term model ------------------------------------ */
+
+static __always_inline void start_round(struct sock *sk, struct bbr3 *b)
+{
+	b->next_round_delivered = tcp_sk_of(sk)->delivered;
+}
+
+static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	b->round_start = 0;
+	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
+		start_round(sk, b);
+		b->round_count++;
+		b->rounds_since_probe_up++;
+		b->round_start = 1;
+	}
+}
+
+static __always_inline void reset_congestion_signals(struct bbr3 *b)
+{
+	b->loss_in_round = 0;
+	b->ecn_in_round = 0;
+	b->loss_in_cycle = 0;
+	b->ecn_in_cycle = 0;
+	b->bw_latest = 0;
+	b->inflight_latest = 0;
+}
+
+/* NoteLoss: the first loss of a round starts a loss round ending when today's delivered is
+ * acked. */
+static __always_inline void note_loss(struct sock *sk, struct bbr3 *b)
+{
+	if (!b->loss_in_round)
+		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
+	b->loss_in_round = 1;
+	b->loss_in_cycle = 1;
+}
+
+static __always_inline void update_latest_delivery_signals(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	b->loss_round_start = 0;
+	if (!a->valid || !a->acked_sacked)
+		return;
+	b->bw_latest = max64(b->bw_latest, a->sample_bw);
+	b->inflight_latest = max32(b->inflight_latest, a->delivered);
+	if (seq_after_eq(a->prior_delivered, b->loss_round_delivered)) {
+		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
+		b->loss_round_start = 1;
+	}
+}
+
+static __always_inline void advance_latest_delivery_signals(struct bbr3 *b, const struct ack_info *a)
+{
+	if (b->loss_round_start) {
+		b->bw_latest = a->sample_bw;
+		b->inflight_latest = a->delivered;
+	}
+}
+
+static __always_inline void reset_short_term_model(struct bbr3 *b)
+{
+	b->bw_lo = INF_BW;
+	b->inflight_lo = INF_PKTS;
+}
+
+/* InitLowerBounds: the first congestion of the cycle starts from max_bw / cwnd. */
+static __always_inline void init_lower_bounds(struct bbr3 *b, bool init_bw)
+{
+	if (init_bw && b->bw_lo == INF_BW)
+		b->bw_lo = max_bw_of(b);
+	if (b->inflight_lo == INF_PKTS)
+		b->inflight_lo = b->cur_cwnd;
+}
+
+/* AdaptLowerBoundsFromCongestion (+ Linux ECN cut): once per loss round, not when probing. */
+static __always_inline void adapt_lower_bounds(struct bbr3 *b)
+{
+	u32 ecn_inflight = INF_PKTS;
+
+	if (is_probing_bw(b))
+		return;
+	if (b->ecn_in_round) {
+		u32 cut;
+
+		init_lower_bounds(b, false);
+		cut = BBR_UNIT - ((b->ecn_alpha * ECN_FACTOR) >> BBR_SCALE);
+		ecn_inflight = (u32)(((u64)b->inflight_lo * cut) >> BBR_SCALE);
+	}
+	if (b->loss_in_round) {
+		init_lower_bounds(b, true);
+		b->bw_lo = max64(b->bw_latest, (b->bw_lo * BETA) >> BBR_SCALE);
+		b->inflight_lo = max32(b->inflight_latest, (u32)(((u64)b->inflight_lo * BETA) >> BBR_SCALE));
+	}
+	b->inflight_lo = min32(b->inflight_lo, ecn_inflight);
+	b->bw_lo = max64(b->bw_lo, 1);
+}
+
+/* UpdateMaxBw: app-limited samples only count if they raise the estimate. */
+static __always_inline void update_congestion_signals(struct bbr3 *b, const struct ack_info *a)
+{
+	if (!a->valid || !a->acked_sacked)
+		return;
+	if (a->sample_bw && (a->sample_bw >= max_bw_of(b) || !a->app_limited))
+		b->max_bw[1] = max64(b->max_bw[1], a->sample_bw);
+	if (!b->loss_round_start)
+		return;
+	adapt_lower_bounds(b);
+	b->loss_in_round = 0;
+	b->ecn_in_round = 0;
+}
+
+/* AdvanceMaxBwFilter, keeping the old window if the new one is empty. */
+static __always_inline void advance_max_bw_filter(struct bbr3 *b)
+{
+	if (!b->max_bw[1])
+		return;
+	b->max_bw[0] = b->max_bw[1];
+	b->max_bw[1] = 0;
+}
+
+/* ---- The long-term model (inflight_hi) --------------------------------------------------- */
+
+/* IsInflightTooHigh: loss > 2 % of the data in flight at send, or CE > 50 % (ECN-eligible). */
+static __always_inline bool is_inflight_too_high(const struct bbr3 *b, u32 tx_in_flight, u32 lost,
+						 u32 delivered, u32 delivered_ce)
+{
+	if (lost && tx_in_flight && (u64)lost * BBR_UNIT > (u64)tx_in_flight * LOSS_THRESH)
+		return true;
+	if (delivered_ce && delivered && b->ecn_eligible &&
+	    delivered_ce > (((u64)delivered * ECN_THRESH) >> BBR_SCALE))
+		return true;
+	return false;
+}
+
+/* InflightAtLoss: where loss crossed the threshold inside the last `segs` packets:
+ * inflight_prev + (thresh * inflight_prev - lost_prev) / (1 - thresh), rounded up. */
+static __always_inline u32 inflight_at_loss(u32 tx_in_flight, u32 lost, u32 segs)
+{
+	u64 inflight_prev = tx_in_flight > segs ? tx_in_flight - segs : 0;
+	u64 lost_prev = lost > segs ? lost - segs : 0;
+	u64 budget = (inflight_prev * LOSS_THRESH + BBR_UNIT - 1) / BBR_UNIT;
+	u64 prefix = lost_prev >= budget ? 0 : (budget - lost_prev) * BBR_UNIT / (BBR_UNIT - LOSS_THRESH);
+
+	return (u32)min64(inflight_prev + prefix, INF_PKTS - 1);
+}
+
+/* RaiseInflightLongtermSlope: 1, 2, 4 ... packets of growth per round. */
+static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr3 *b)
+{
+	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
+
+	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
+	b->probe_up_acked_per_inc = max32(tcp_sk_of(sk)->snd_cwnd / growth, 1);
+}
+
+static __always_inline void pick_probe_wait(struct bbr3 *b)
+{
+	b->rounds_since_probe_up = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
+	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
+}
+
+static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr3 *b, u64 now_us)
+{
+	if (b->state == B3_PROBE_BW_UP)
+		b->max_bw_advance_pending = 1; /* advance the max_bw clock one round after UP */
+	reset_congestion_signals(b);
+	b->probe_up_acked_per_inc = INF_PKTS;
+	pick_probe_wait(b);
+	b->cycle_stamp_us = now_us;
+	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
+	start_round(sk, b);
+	b->state = B3_PROBE_BW_DOWN;
+}
+
+static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr3 *b, u32 probe_up_rounds)
+{
+	reset_short_term_model(b);
+	b->bw_probe_up_rounds = probe_up_rounds;
+	b->bw_probe_up_acked = 0;
+	b->prev_probe_precautionary = 0;
+	b->ack_phase = ACK_PHASE_REFILLING;
+	start_round(sk, b);
+	b->state = B3_PROBE_BW_REFILL;
+}
+
+static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	b->ack_phase = ACK_PHASE_PROBE_STARTING;
+	start_round(sk, b);
+	full_bw_restart_from(b, a->sample_bw);
+	b->cycle_stamp_us = a->now_us;
+	b->state = B3_PROBE_BW_UP;
+	raise_inflight_hi_slope(sk, b);
+}
+
+/* HandleInflightTooHigh: bound inflight_hi by the inflight that lost too much; leave UP. */
+static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr3 *b, bool app_limited,
+						     u32 tx_in_flight, u64 now_us)
+{
+	b->prev_probe_too_high = 1;
+	b->is_bw_probe_sample = 0; /* react once per probe */
+	__sync_fetch_and_add(&bbr3_last_ack.too_high_events, 1);
+	if (!app_limited) {
+		u32 beta_target = (u32)(((u64)target_inflight(sk, b) * BETA) >> BBR_SCALE);
+
+		b->inflight_hi = max32(tx_in_flight, beta_target);
+	}
+	if (b->state == B3_PROBE_BW_UP) {
+		b->undo_state = B3_PROBE_BW_UP;
+		start_probe_bw_down(sk, b, now_us);
+	}
+}
+
+/* Mainline stand-in for Google's .skb_marked_lost (header, item 3): run on an ACK whose
+ * processing marked new losses, before the rest of the per-ACK update. */
+static __always_inline void on_new_losses(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	note_loss(sk, b);
+	if (!b->is_bw_probe_sample)
+		return; /* not sent while probing for bandwidth */
+	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, 0, 0)) {
+		u32 at_loss = inflight_at_loss(a->tx_in_flight, a->lost, min32(a->new_lost, a->lost));
+
+		handle_inflight_too_high(sk, b, a->app_limited, at_loss, a->now_us);
+	}
+}
+
+/* ProbeInflightLongtermUpward: grow inflight_hi while UP is using all of it. */
+static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	const struct tcp_sock *tp = tcp_sk_of(sk);
+
+	if (!is_cwnd_limited(tp) || tp->snd_cwnd < b->inflight_hi)
+		return;
+	b->bw_probe_up_acked += a->acked_sacked;
+	if (b->bw_probe_up_acked >= b->probe_up_acked_per_inc && b->probe_up_acked_per_inc) {
+		u32 delta = b->bw_probe_up_acked / b->probe_up_acked_per_inc;
+
+		b->bw_probe_up_acked -= delta * b->probe_up_acked_per_inc;
+		b->inflight_hi = (u32)min64((u64)b->inflight_hi + delta, INF_PKTS - 1);
+	}
+	if (b->round_start)
+		raise_inflight_hi_slope(sk, b);
+}
+
+/* AdaptLongTermModel (+ Linux bbr_adapt_upper_bounds' per-ACK too-high check). Returns true
+ * if it decided a state transition. */
+static __always_inline bool adapt_long_term_model(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	if (b->ack_phase == ACK_PHASE_PROBE_STARTING && b->round_start)
+		b->ack_phase = ACK_PHASE_PROBE_FEEDBACK; /* probe samples start arriving */
+	if (b->max_bw_advance_pending && b->round_start && is_in_probe_bw(b) && !a->app_limited) {
+		b->max_bw_advance_pending = 0;
+		advance_max_bw_filter(b);
+	}
+	if (b->ack_phase == ACK_PHASE_PROBE_STOPPING && b->round_start) {
+		b->is_bw_probe_sample = 0;
+		b->ack_phase = ACK_PHASE_INIT;
+		/* Precautionary probing: re-probe at once after a probe that stopped early. */
+		if (is_in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
+			start_probe_bw_refill(sk, b, 0);
+			return true;
+		}
+	}
+	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce)) {
+		if (b->is_bw_probe_sample)
+			handle_inflight_too_high(sk, b, a->app_limited, a->tx_in_flight, a->now_us);
+		return false;
+	}
+	if (b->inflight_hi == INF_PKTS)
+		return false;
+	if (a->tx_in_flight > b->inflight_hi)
+		b->inflight_hi = a->tx_in_flight;
+	if (b->state == B3_PROBE_BW_UP)
+		probe_inflight_hi_upward(sk, b, a);
+	return false;
+}
+
+/* ---- ProbeBW cycle ----------------------------------------------------------------------- */
+
+/* IsTimeToProbeBW (+ Linux ECN re-probe). */
+static __always_inline bool is_time_to_probe_bw(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	u32 reno_rounds;
+
+	if (b->ecn_eligible && b->ecn_in_cycle && !b->loss_in_cycle && a->ca_state == TCP_CA_Open) {
+		u64 v = ((u64)b->inflight_hi * ECN_REPROBE_GAIN) >> BBR_SCALE;
+		u32 n = v ? ilog2_u64(v) : 0;
+
+		start_probe_bw_refill(sk, b, min32(n, BW_PROBE_UP_ROUNDS_MAX));
+		return true;
+	}
+	reno_rounds = min32(target_inflight(sk, b), BW_PROBE_MAX_ROUNDS);
+	if (a->now_us > b->cycle_stamp_us + b->bw_probe_wait_us || b->rounds_since_probe_up >= reno_rounds) {
+		start_probe_bw_refill(sk, b, 0);
+		return true;
+	}
+	return false;
+}
+
+/* IsTimeToCruise. */
+static __always_inline bool is_time_to_cruise(struct sock *sk, const struct bbr3 *b, u32 inflight)
+{
+	if (inflight > inflight_with_headroom(b))
+		return false;
+	return inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
+}
+
+/* IsTimeToGoDown. */
+static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, u32 inflight, u64 sample_bw)
+{
+	const struct tcp_sock *tp = tcp_sk_of(sk);
+
+	if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
+		b->prev_probe_precautionary = 1;
+		return true;
+	}
+	if (is_cwnd_limited(tp) && tp->snd_cwnd >= b->inflight_hi)
+		full_bw_restart_from(b, sample_bw); /* bw is limited by inflight_hi */
+	else if (b->full_bw_now)
+		return true; /* plateau: the path's bw is in use */
+	return false;
+}
+
+static __always_inline void update_probe_bw_cycle_phase(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	u32 inflight;
+
+	if (!b->full_bw_reached)
+		return;
+	if (adapt_long_term_model(sk, b, a))
+		return;
+	if (!is_in_probe_bw(b))
+		return;
+	inflight = packets_in_net_at_edt(sk, b, a->prior_in_flight);
+	switch (b->state) {
+	case B3_PROBE_BW_DOWN:
+		if (is_time_to_probe_bw(sk, b, a))
+			return;
+		if (is_time_to_cruise(sk, b, inflight))
+			b->state = B3_PROBE_BW_CRUISE;
+		break;
+	case B3_PROBE_BW_CRUISE:
+		is_time_to_probe_bw(sk, b, a);
+		break;
+	case B3_PROBE_BW_REFILL:
+		if (b->round_start) { /* one round of REFILL, then UP */
+			b->is_bw_probe_sample = 1;
+			start_probe_bw_up(sk, b, a);
+		}
+		break;
+	case B3_PROBE_BW_UP:
+		if (is_time_to_go_down(sk, b, inflight, a->sample_bw)) {
+			b->prev_probe_too_high = 0;
+			start_probe_bw_down(sk, b, a->now_us);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- Startup and Drain ------------------------------------------------------------------- */
+
+static __always_inline void enter_startup(struct bbr3 *b)
+{
+	b->state = B3_STARTUP;
+	b->pacing_gain = STARTUP_PACING_GAIN;
+	b->cwnd_gain = STARTUP_CWND_GAIN;
+}
+
+static __always_inline void handle_queue_too_high_in_startup(struct sock *sk, struct bbr3 *b)
+{
+	b->undo_state = B3_STARTUP;
+	b->full_bw_reached = 1;
+	b->full_bw_now = 1;
+	b->inflight_hi = max32(inflight_of(sk, b, max_bw_of(b), BBR_UNIT), b->inflight_latest);
+}
+
+static __always_inline void check_startup_done(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+
+	/* Loss exit: at the end of a loss round in recovery, >= 6 loss events and loss > 2 %. */
+	if (!b->full_bw_reached) {
+		if (a->new_lost)
+			b->loss_events_in_round = min32(b->loss_events_in_round + 1, 0xF);
+		if (b->loss_round_start && a->ca_state == TCP_CA_Recovery &&
+		    b->loss_events_in_round >= STARTUP_FULL_LOSS_CNT &&
+		    is_inflight_too_high(b, a->tx_in_flight, a->lost, 0, 0))
+			handle_queue_too_high_in_startup(sk, b);
+		else if (b->loss_round_start)
+			b->loss_events_in_round = 0;
+	}
+	if (b->state == B3_STARTUP && b->full_bw_reached) {
+		b->state = B3_DRAIN;
+		b->pacing_gain = DRAIN_PACING_GAIN;
+		b->cwnd_gain = DEFAULT_CWND_GAIN;
+		b->drain_start_round = b->round_count;
+		tp->snd_ssthresh = inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
+		reset_congestion_signals(b);
+	}
+}
+
+static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u64 now_us)
+{
+	u32 inflight;
+
+	if (b->state != B3_DRAIN)
+		return;
+	inflight = packets_in_net_at_edt(sk, b, packets_in_flight(tcp_sk_of(sk)));
+	if (inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT) ||
+	    b->round_count > b->drain_start_round + DRAIN_MAX_ROUNDS) {
+		b->cwnd_gain = DEFAULT_CWND_GAIN;
+		start_probe_bw_down(sk, b, now_us);
+	}
+}
+
+/* bbr_update_ecn_alpha (+ Startup's ECN exit), once per round. */
+static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	u64 delivered, delivered_ce, ratio, alpha;
+
+	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
+		b->ecn_eligible = 1;
+	if (!b->ecn_eligible)
+		return;
+	delivered = tp->delivered - b->alpha_last_delivered;
+	delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
+	if (!delivered)
+		return;
+	ratio = (delivered_ce << BBR_SCALE) / delivered;
+	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ratio) >> BBR_SCALE);
+	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	if (!b->full_bw_reached) {
+		b->ecn_startup_rounds = ratio >= ECN_THRESH ? b->ecn_startup_rounds + 1 : 0;
+		if (b->ecn_startup_rounds >= FULL_ECN_CNT)
+			handle_queue_too_high_in_startup(sk, b);
+	}
+}
+
+/* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
+
+static __always_inline u32 probe_rtt_cwnd(const struct bbr3 *b)
+{
+	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
+}
+
+static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+
+	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
+		return false;
+	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd); /* RestoreCwnd */
+	b->probe_rtt_min_stamp_us = now_us;
+	reset_short_term_model(b);
+	if (b->full_bw_reached) {
+		start_probe_bw_down(sk, b, now_us);
+		b->state = B3_PROBE_BW_CRUISE;
+	} else {
+		enter_startup(b);
+	}
+	return true;
+}
+
+static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
+							 long rtt_us, bool is_ack_delayed)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	u64 now = a->now_us;
+	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
+
+	/* The 5 s sub-window: a lower sample (strictly, Linux v3), or any once expired. */
+	if (rtt_us >= 0 && (rtt_us < b->probe_rtt_min_us || (expired && !is_ack_delayed))) {
+		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
+		b->probe_rtt_min_stamp_us = now;
+	}
+	/* The 10 s min_rtt follows it. */
+	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
+		b->min_rtt_us = b->probe_rtt_min_us;
+		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
+	}
+	if (expired && !b->idle_restart && b->state != B3_PROBE_RTT) {
+		if (b->state == B3_PROBE_BW_UP)
+			b->max_bw_advance_pending = 1;
+		b->state = B3_PROBE_RTT;
+		b->pacing_gain = BBR_UNIT;
+		b->cwnd_gain = PROBE_RTT_CWND_GAIN;
+		save_cwnd(sk, b);
+		b->probe_rtt_done_us = 0;
+		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
+		start_round(sk, b);
+	}
+	if (b->state == B3_PROBE_RTT) {
+		u32 v;
+
+		/* MarkConnectionAppLimited: ignore the low-rate samples ProbeRTT causes. */
+		v = tp->delivered + packets_in_flight(tp);
+		tp->app_limited = v ? v : 1;
+		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
+			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
+			b->probe_rtt_round_done = 0;
+			start_round(sk, b);
+		} else if (b->probe_rtt_done_us) {
+			if (b->round_start)
+				b->probe_rtt_round_done = 1;
+			if (b->probe_rtt_round_done)
+				check_probe_rtt_done(sk, b, now);
+		}
+	}
+	if (a->delivered > 0)
+		b->idle_restart = 0;
+}
+
+/* ---- ACK aggregation (extra_acked) ------------------------------------------------------- */
+
+static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	u32 win = b->full_bw_reached ? EXTRA_ACKED_WIN_RTTS : 1;
+	u64 expected, epoch_us;
+	u32 extra, idx;
+
+	if (!a->acked_sacked || !a->valid)
+		return;
+	if (b->round_start) {
+		b->extra_acked_win_rtts = min32(b->extra_acked_win_rtts + 1, EXTRA_ACKED_WIN_RTTS_MAX);
+		if (b->extra_acked_win_rtts >= win) {
+			b->extra_acked_win_rtts = 0;
+			b->extra_acked_win_idx ^= 1;
+			b->extra_acked[b->extra_acked_win_idx & 1] = 0;
+		}
+	}
+	epoch_us = a->now_us > b->ack_epoch_start_us ? a->now_us - b->ack_epoch_start_us : 0;
+	expected = (bw_of(b) * epoch_us) >> BW_SCALE;
+	/* A new epoch if ACKs arrive no faster than bw predicts, or after very many packets. */
+	if (b->ack_epoch_acked <= expected || b->ack_epoch_acked + a->acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH) {
+		b->ack_epoch_start_us = a->now_us;
+		b->ack_epoch_acked = 0;
+		expected = 0;
+	}
+	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
+	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk_of(sk)->snd_cwnd);
+	idx = b->extra_acked_win_idx & 1;
+	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
+}
+
+/* extra_acked (gain 1.0), at most 100 ms of bw. */
+static __always_inline u32 extra_acked_cwnd(const struct bbr3 *b)
+{
+	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
+
+	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
+}
+
+/* ---- cwnd -------------------------------------------------------------------------------- */
+
+static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	u32 cwnd = tp->snd_cwnd, cap;
+
+	if (b->prev_ca_state >= TCP_CA_Recovery && a->ca_state < TCP_CA_Recovery)
+		cwnd = max32(cwnd, b->prior_cwnd); /* RestoreCwnd on leaving recovery */
+	if (a->acked_sacked) {
+		u64 target = (u64)bdp_multiple(b, bw_of(b), b->cwnd_gain) + extra_acked_cwnd(b);
+		u32 max_inflight = quantization_budget(sk, b, (u32)min64(target, INF_PKTS - 1));
+
+		if (b->full_bw_reached)
+			cwnd = min32(cwnd + a->acked_sacked, max_inflight);
+		else if (cwnd < max_inflight || tp->delivered < b->init_cwnd)
+			cwnd = cwnd + a->acked_sacked;
+		cwnd = max32(cwnd, CWND_MIN_TARGET);
+	}
+	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
+	if (b->state == B3_PROBE_RTT)
+		cwnd = min32(cwnd, probe_rtt_cwnd(b));
+	b->cur_cwnd = cwnd;
+	/* BoundCwndForModel: inflight_hi in DOWN/REFILL/UP, with headroom in CRUISE/ProbeRTT. */
+	if (b->state == B3_PROBE_BW_CRUISE || b->state == B3_PROBE_RTT)
+		cap = inflight_with_headroom(b);
+	else if (is_in_probe_bw(b))
+		cap = b->inflight_hi;
+	else
+		cap = INF_PKTS;
+	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
+	cwnd = min32(cwnd, cap);
+	tp->snd_cwnd = cwnd;
+	b->cur_cwnd = cwnd;
+}
+
+/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
+
+/* Estimate the sampled packet's tx_in_flight and the losses since its send. */
+static __always_inline void estimate_send_snapshot(const struct bbr3 *b, const struct tcp_sock *tp,
+						   struct ack_info *a)
+{
+	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
+	bool found = false;
+
+	for (int i = 0; i < TX_RING; i++) {
+		const struct tx_snap *s = &b->tx_ring[i];
+
+		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
+			continue;
+		if (!found || seq_after_eq(s->delivered, best_delivered)) {
+			found = true;
+			best_delivered = s->delivered;
+			best_lost = s->lost;
+			best_in_flight = s->in_flight;
+		}
+	}
+	if (found) {
+		a->tx_in_flight = best_in_flight;
+		a->lost = tp->lost - best_lost;
+	} else {
+		a->tx_in_flight = a->prior_in_flight;
+		a->lost = a->new_lost;
+	}
+}
+
+/* About TX_RING_PER_WINDOW times per window, remember {delivered, lost, in flight}. */
+static __always_inline void record_send_snapshot(struct bbr3 *b, const struct tcp_sock *tp, u32 prior_in_flight)
+{
+	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
+	u32 idx;
+
+	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
+		return;
+	idx = b->tx_ring_head & (TX_RING - 1);
+	b->tx_ring[idx].delivered = tp->delivered;
+	b->tx_ring[idx].lost = tp->lost;
+	b->tx_ring[idx].in_flight = prior_in_flight;
+	b->tx_ring[idx].valid = 1;
+	b->tx_ring_head = idx + 1;
+	b->tx_ring_last_delivered = tp->delivered;
+}
+
+/* ---- struct_ops hooks -------------------------------------------------------------------- */
+
+static __always_inline struct bbr3 *state_of(struct sock *sk)
+{
+	return bpf_sk_storage_get(&bbr3_sk_state, sk, 0, 0);
+}
+
+SEC("struct_ops")
+void BPF_PROG(bbr3_init, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct bbr3 *b = bpf_sk_storage_get(&bbr3_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	u64 now = tp->tcp_mstamp;
+	u32 min_rtt = tp->rtt_min.s[0].v;
+
+	if (!b)
+		return;
+	__builtin_memset(b, 0, sizeof(*b));
+	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
+	b->prior_cwnd = tp->prior_cwnd;
+	b->cur_cwnd = tp->snd_cwnd;
+	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	b->next_round_delivered = tp->delivered;
+	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
+	b->min_rtt_us = min_rtt;
+	b->min_rtt_stamp_us = now;
+	b->probe_rtt_min_us = min_rtt;
+	b->probe_rtt_min_stamp_us = now;
+	b->ack_epoch_start_us = now;
+	b->bw_lo = INF_BW;
+	b->inflight_lo = INF_PKTS;
+	b->inflight_hi = INF_PKTS;
+	b->probe_up_acked_per_inc = INF_PKTS;
+	b->undo_state = B3_UNDO_NONE;
+	b->ack_phase = ACK_PHASE_INIT;
+	b->prev_ca_state = TCP_CA_Open;
+	b->ecn_alpha = ECN_ALPHA_INIT;
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	b->last_lost = tp->lost;
+	init_pacing_rate_from_rtt(sk, b);
+	enter_startup(b);
+	/* Let the kernel's internal pacing enforce sk_pacing_rate (no fq qdisc needed). */
+	sk->sk_pacing_status = SK_PACING_NEEDED;
+}
+
+SEC("struct_ops")
+void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct bbr3 *b = state_of(sk);
+	struct ack_info a = {};
+	u32 gain_p, gain_c;
+
+	if (!b)
+		return;
+	b->cur_cwnd = tp->snd_cwnd;
+	a.now_us = tp->tcp_mstamp;
+	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
+	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
+	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
+	a.acked_sacked = rs->acked_sacked;
+	a.prior_in_flight = rs->prior_in_flight;
+	a.prior_delivered = rs->prior_delivered;
+	a.app_limited = rs->is_app_limited;
+	a.ca_state = ca_state_of(sk);
+	/* Sample bw rounded up (DIV_ROUND_UP) so a low rate can still grow. */
+	if (a.valid)
+		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	a.new_lost = tp->lost - b->last_lost;
+	b->last_lost = tp->lost;
+	estimate_send_snapshot(b, tp, &a);
+
+	/* Mainline stand-in for .skb_marked_lost (header, item 3). */
+	if (a.new_lost)
+		on_new_losses(sk, b, &a);
+
+	update_round(sk, b, &a);
+	if (b->round_start)
+		update_ecn_alpha(sk, b);
+	if (b->ecn_eligible && a.ce_now)
+		b->ecn_in_round = 1;
+	update_latest_delivery_signals(sk, b, &a);
+	update_congestion_signals(b, &a);
+	update_ack_aggregation(sk, b, &a);
+	check_full_bw_reached(b, &a);
+	check_startup_done(sk, b, &a);
+	check_drain_done(sk, b, a.now_us);
+	update_probe_bw_cycle_phase(sk, b, &a);
+	update_min_rtt_and_probe_rtt(sk, b, &a, rs->rtt_us, rs->is_ack_delayed);
+	advance_latest_delivery_signals(b, &a);
+
+	/* Gains of the state. */
+	switch (b->state) {
+	case B3_STARTUP:
+		gain_p = STARTUP_PACING_GAIN;
+		gain_c = STARTUP_CWND_GAIN;
+		break;
+	case B3_DRAIN:
+		gain_p = DRAIN_PACING_GAIN;
+		gain_c = DEFAULT_CWND_GAIN;
+		break;
+	case B3_PROBE_BW_DOWN:
+		gain_p = DOWN_PACING_GAIN;
+		gain_c = DEFAULT_CWND_GAIN;
+		break;
+	case B3_PROBE_BW_UP:
+		gain_p = UP_PACING_GAIN;
+		gain_c = UP_CWND_GAIN;
+		break;
+	case B3_PROBE_RTT:
+		gain_p = BBR_UNIT;
+		gain_c = PROBE_RTT_CWND_GAIN;
+		break;
+	default: /* CRUISE, REFILL */
+		gain_p = BBR_UNIT;
+		gain_c = DEFAULT_CWND_GAIN;
+		break;
+	}
+	b->pacing_gain = gain_p;
+	b->cwnd_gain = gain_c;
+
+	set_pacing_rate(sk, b, b->pacing_gain);
+	set_cwnd(sk, b, &a);
+	if (b->prev_ca_state >= TCP_CA_Recovery && a.ca_state < TCP_CA_Recovery)
+		b->undo_state = B3_UNDO_NONE; /* the loss episode is over */
+	b->prev_ca_state = a.ca_state;
+	if (a.lost)
+		b->loss_in_cycle = 1;
+	if (a.delivered_ce)
+		b->ecn_in_cycle = 1;
+	record_send_snapshot(b, tp, a.prior_in_flight);
+
+	bbr3_last_ack.bw = bw_of(b);
+	bbr3_last_ack.stamp_us = a.now_us;
+	bbr3_last_ack.state = b->state;
+	bbr3_last_ack.min_rtt_us = b->min_rtt_us;
+	bbr3_last_ack.inflight_hi = b->inflight_hi;
+	bbr3_last_ack.inflight_lo = b->inflight_lo;
+	bbr3_last_ack.tx_in_flight = a.tx_in_flight;
+	bbr3_last_ack.lost = a.lost;
+	bbr3_last_ack.cwnd = tp->snd_cwnd;
+}
+
+/* Entering recovery or RTO: save cwnd and the short/long-term model for undo. */
+SEC("struct_ops")
+u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
+{
+	struct bbr3 *b = state_of(sk);
+
+	if (b) {
+		save_cwnd(sk, b);
+		b->undo_bw_lo = b->bw_lo;
+		b->undo_inflight_lo = b->inflight_lo;
+		b->undo_inflight_hi = b->inflight_hi;
+	}
+	return tcp_sk_of(sk)->snd_ssthresh;
+}
+
+/* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed
+ * inflight_lo from the pre-RTO cwnd when not probing (Linux bbr_set_state). */
+SEC("struct_ops")
+void BPF_PROG(bbr3_set_state, struct sock *sk, u8 new_state)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct bbr3 *b = state_of(sk);
+	u32 loss_cwnd;
+
+	if (!b || new_state != TCP_CA_Loss)
+		return;
+	loss_cwnd = packets_in_flight(tp) + 1;
+	if (tp->snd_cwnd > loss_cwnd)
+		tp->snd_cwnd = loss_cwnd;
+	full_bw_reset(b);
+	if (!is_probing_bw(b) && b->inflight_lo == INF_PKTS)
+		b->inflight_lo = max32(tp->snd_cwnd, b->prior_cwnd);
+	b->prev_ca_state = TCP_CA_Loss;
+}
+
+/* Spurious loss: restore the model, and re-probe if the loss ended Startup or UP. */
+SEC("struct_ops")
+u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct bbr3 *b = state_of(sk);
+
+	if (!b)
+		return tp->snd_cwnd;
+	b->loss_in_round = 0;
+	full_bw_reset(b);
+	b->bw_lo = max64(b->bw_lo, b->undo_bw_lo);
+	b->inflight_lo = max32(b->inflight_lo, b->undo_inflight_lo);
+	b->inflight_hi = max32(b->inflight_hi, b->undo_inflight_hi);
+	if (b->undo_state == B3_STARTUP && b->state != B3_STARTUP) {
+		b->full_bw_reached = 0;
+		if (b->state != B3_PROBE_RTT)
+			enter_startup(b);
+	} else if (b->undo_state == B3_PROBE_BW_UP && b->state != B3_PROBE_BW_UP) {
+		if (b->state != B3_PROBE_RTT)
+			start_probe_bw_refill(sk, b, 0);
+	}
+	b->undo_state = B3_UNDO_NONE;
+	return max32(tp->snd_cwnd, b->prior_cwnd);
+}
+
+/* Restart from idle while app-limited: new aggregation epoch; pace at exactly bw in ProbeBW. */
+SEC("struct_ops")
+void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
+{
+	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct bbr3 *b = state_of(sk);
+
+	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)
+		return;
+	b->idle_restart = 1;
+	b->ack_epoch_start_us = tp->tcp_mstamp;
+	b->ack_epoch_acked = 0;
+	if (is_in_probe_bw(b))
+		set_pacing_rate(sk, b, BBR_UNIT);
+	else if (b->state == B3_PROBE_RTT)
+		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
+}
+
+/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
+SEC("struct_ops")
+u32 BPF_PROG(bbr3_min_tso_segs, struct sock *sk)
+{
+	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
+}
+
+/* Legacy section name on purpose: libbpf 1.1 (Debian 12) skips ".struct_ops.link"; the
+ * package's loader sets BPF_F_LINK on this map and registers it through a link it holds, so the
+ * kernel unregisters it when the runner ends. (`bpftool struct_ops register` of this object
+ * registers it without a link: remove it with `bpftool struct_ops unregister name bbr3_linux`.) */
+SEC(".struct_ops")
+struct tcp_congestion_ops bbr3_linux = {
+	.init = (void *)bbr3_init,
+	.cong_control = (void *)bbr3_cong_control,
+	.ssthresh = (void *)bbr3_ssthresh,
+	.set_state = (void *)bbr3_set_state,
+	.undo_cwnd = (void *)bbr3_undo_cwnd,
+	.cwnd_event = (void *)bbr3_cwnd_event,
+	.min_tso_segs = (void *)bbr3_min_tso_segs,
+	.name = BBRLAB_CA_NAME,
+};
