@@ -16,7 +16,6 @@ inspect, independent of any renderer) and then drawn (:func:`render`). Drawing i
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,6 +147,9 @@ def _x_range(chart: Chart) -> tuple[float, float]:
 # ------------------------------------------------------------ drawing
 
 
+_FONTS: dict[int, Any] = {}
+
+
 class _Canvas:
     """Pillow drawing; coordinates in final pixels. Lines and fills are drawn at _SUPERSAMPLE times
     the final size and scaled down (smooth edges); text is drawn afterwards, at the final size —
@@ -161,13 +163,12 @@ class _Canvas:
         self.image = Image.new("RGB", (width * self.k, height * self.k), "white")
         self.draw = ImageDraw.Draw(self.image, "RGBA")  # RGBA fills blend: line alpha
         self._load_font = ImageFont.load_default
-        self._fonts: dict[int, Any] = {}
         self._texts: list[tuple[str, tuple[float, float], str, int, str]] = []  # (kind, xy, text, px, anchor)
 
     def font(self, px: int) -> Any:
-        if px not in self._fonts:
-            self._fonts[px] = self._load_font(size=px)
-        return self._fonts[px]
+        if px not in _FONTS:  # loading one decodes Pillow's embedded font: once per size per process
+            _FONTS[px] = self._load_font(size=px)
+        return _FONTS[px]
 
     def text_width(self, s: str, px: int) -> float:
         return float(self.font(px).getlength(s))
@@ -370,17 +371,36 @@ def _wrapped(c: _Canvas, text: str, x: float, y: float, width: float) -> None:
 _PNG_COMPRESS_LEVEL = 1
 
 
+def _png(image: Any) -> bytes:
+    """``image`` (RGB) as a PNG file: every row unfiltered, deflated at level 1.
+
+    Written here rather than by Pillow's encoder, which tries every PNG row filter on every row:
+    that was 40 % of drawing a run's figure (20 ms of 50), for files a third smaller. A chart is
+    mostly long runs of white, which deflate well without a filter."""
+    import struct
+    import zlib
+
+    pixels = np.asarray(image.convert("RGB"), dtype=np.uint8)
+    height, width = pixels.shape[:2]
+    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # column 0: filter type 0 (None)
+    rows[:, 1:] = pixels.reshape(height, -1)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
+
+
 def render(chart: Chart, path: str | Path) -> Path:
-    """Draw ``chart`` into the PNG file ``path`` (named *.png: Pillow then loads its PNG plugin
-    only, not every format's, which a ``format=`` argument costs)."""
+    """Draw ``chart`` into the PNG file ``path``."""
     if Path(path).suffix.lower() != ".png":
         raise ValueError(f"{path}: a chart is written as a .png file")
-    _draw(chart).save(str(path), compress_level=_PNG_COMPRESS_LEVEL)
+    Path(path).write_bytes(_png(_draw(chart)))
     return Path(path)
 
 
 def png_bytes(chart: Chart) -> bytes:
     """The PNG file :func:`render` would write, as bytes."""
-    buf = io.BytesIO()
-    _draw(chart).save(buf, format="PNG", compress_level=_PNG_COMPRESS_LEVEL)
-    return buf.getvalue()
+    return _png(_draw(chart))

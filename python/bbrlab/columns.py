@@ -13,7 +13,7 @@ conversion to ``pd.Categorical`` copies nothing but the labels.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,10 +192,13 @@ def _arrow_strings(values: Sequence[str]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
-def _pa_type(name: str) -> Any:
-    import pyarrow as pa
+def _pa_type(name: str) -> Callable[[], Any]:
+    def make() -> Any:
+        import pyarrow as pa  # here, not at import: reading a run needs no pyarrow
 
-    return lambda: getattr(pa, name)()
+        return getattr(pa, name)()
+
+    return make
 
 
 #: numpy dtype (without byte order) → Arrow type.

@@ -87,3 +87,18 @@ def test_each_panel_adds_a_panel_height_and_a_note_its_line(tmp_path: Path) -> N
 def test_a_chart_is_written_as_png_only(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="png"):
         render(Chart("t", [Panel()]), tmp_path / "c.jpg")
+
+
+def test_the_png_writer_keeps_every_pixel(tmp_path: Path) -> None:
+    import io
+
+    from bbrlab.chart import _draw, png_bytes
+
+    x = np.linspace(0, 3, 50)
+    chart = Chart("sine", [Panel([Series(x, np.sin(x) + 1, "a"), Series(x, np.cos(x) + 1, "b", alpha=0.4)])],
+                  note="a note")
+    drawn = np.asarray(_draw(chart).convert("RGB"))
+    read = Image.open(io.BytesIO(png_bytes(chart)))
+    read.load()  # decodes and checks every chunk's CRC
+    assert read.mode == "RGB" and read.size == (drawn.shape[1], drawn.shape[0])
+    assert np.array_equal(np.asarray(read), drawn)
