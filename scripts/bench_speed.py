@@ -17,8 +17,9 @@ limit, one FIFO drop-tail bottleneck queue of 1 BDP in 1500-byte packets):
 
 Each run is one child process: ns-3's program, or this script again (``--child-bbrlab TOML``) running
 bbrlab's Python API. Reported per side: simulation wall (ns-3's PERF wall_s, timing Simulator::Run();
-bbrlab's summary["run"]["wall_s"], timing the core's event loop), the child's whole-process wall,
-data packets delivered per simulation-wall second, events per delivered data packet, ns per event,
+bbrlab's summary["run"]["wall_s"], timing the core's event loop), the CPU time of that span (ns-3:
+std::clock(); bbrlab: time.process_time()), the child's whole-process wall, data packets
+delivered per simulation-wall second, events per delivered data packet, ns per event (wall),
 aggregate goodput (the two should agree: they simulated the same thing) and the child's peak RSS
 (wait4's ru_maxrss). With --repeat N each figure is the median of N pairs. The machine may be shared:
 the load average before each pair is printed and kept in --json.
@@ -185,7 +186,8 @@ def parse_ns3_output(text: str) -> dict[str, float]:
 
     perf, agg = kv(lines["PERF"]), kv(lines["AGG"])
     try:
-        return {"sim_wall_s": perf["wall_s"], "events": perf["events"],
+        # cpu_s: NaN from a program built before it printed one.
+        return {"sim_wall_s": perf["wall_s"], "sim_cpu_s": perf.get("cpu_s", float("nan")), "events": perf["events"],
                 "data_pkts_delivered": perf["data_pkts_delivered"], "goodput_bps": agg["goodput_Mbps"] * 1e6}
     except KeyError as e:
         raise ValueError(f"ns-3's output lacks {e.args[0]}") from None
@@ -251,26 +253,34 @@ BASELINE = "-"  # --child-bbrlab's argument for "import and load, run nothing"
 
 
 def child_bbrlab(toml: str) -> None:
-    """In the child: run the scenario through bbrlab's Python API, print its figures as JSON."""
-    from bbrlab.results import Result  # noqa: F401  (imported by every run: part of the baseline)
-    from bbrlab.runner import load_core, run
+    """In the child: run the scenario through bbrlab's Python API (what ``bbrlab.runner.run`` does,
+    with the thread's CPU time taken around the simulation), print its figures as JSON."""
+    from bbrlab.results import Result
+    from bbrlab.runner import load_core, simulate
+    from bbrlab.scenario import load_scenario
 
     if toml == BASELINE:
         load_core()
         return
-
-    res = run(toml)
+    scenario = load_scenario(toml)
+    config = scenario.resolve()
+    cpu0 = time.process_time()  # the whole process, as std::clock() on the ns-3 side
+    raw, wall_s, core_version = simulate(config, None, scenario)
+    cpu_s = time.process_time() - cpu0
+    res = Result.from_core(scenario, raw, wall_s=wall_s, core_version=core_version)
     run_ = res.summary["run"]
     if not run_.get("complete", True):
         raise SystemExit(f"bench_speed: {toml} did not run to its end")
-    print(json.dumps({"sim_wall_s": run_["wall_s"], "events": run_["events"],
+    print(json.dumps({"sim_wall_s": run_["wall_s"], "sim_cpu_s": cpu_s, "events": run_["events"],
                       "data_pkts_delivered": run_["data_packets_delivered"],
                       "goodput_bps": res.summary["aggregate"]["goodput_bps"]}))
 
 
 def derived(r: dict[str, float]) -> dict[str, float]:
     pkts, events, wall = r["data_pkts_delivered"], r["events"], r["sim_wall_s"]
+    cpu = r.get("sim_cpu_s", float("nan"))
     return dict(r, pkts_per_wall_s=pkts / wall if wall > 0 else float("nan"),
+                pkts_per_cpu_s=pkts / cpu if cpu > 0 else float("nan"),
                 events_per_pkt=events / pkts if pkts else float("nan"),
                 ns_per_event=wall * 1e9 / events if events else float("nan"))
 
@@ -317,18 +327,19 @@ def fmt_si(x: float, unit: str = "") -> str:
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    rows = [("scenario", "side", "sim wall", "process wall", "ratio", "data pkts/s", "events/pkt", "ns/event",
-             "goodput", "peak RSS")]
+    rows = [("scenario", "side", "sim wall", "sim CPU", "process wall", "ratio wall", "ratio CPU", "data pkts/s",
+             "events/pkt", "ns/event", "goodput", "peak RSS")]
     for key, r in results.items():
         sides = [("ns-3", r.get("ns3")), ("bbrlab", r["bbrlab"])]
-        ratio = r.get("ratio")
+        ratio, cpu_ratio = r.get("ratio"), r.get("cpu_ratio")
         first = True
         for side, m in sides:
             if m is None:
                 continue
             rows.append((key if first else "", side,
-                         f"{m['sim_wall_s']:.3f} s", f"{m['process_wall_s']:.2f} s",
+                         f"{m['sim_wall_s']:.4g} s", f"{m['sim_cpu_s']:.4g} s", f"{m['process_wall_s']:.2f} s",
                          f"{ratio:.0f}x" if ratio and side == "bbrlab" else "",
+                         f"{cpu_ratio:.0f}x" if cpu_ratio and cpu_ratio == cpu_ratio and side == "bbrlab" else "",
                          fmt_si(m["pkts_per_wall_s"]), f"{m['events_per_pkt']:.2f}", f"{m['ns_per_event']:.0f}",
                          fmt_si(m["goodput_bps"], "bit/s"), fmt_si(m["peak_rss_bytes"], "B")))
             first = False
@@ -393,8 +404,11 @@ def main(argv: list[str]) -> int:
         if runs[k]["ns3"]:
             r["ns3"] = median_of(runs[k]["ns3"])
             # The ratio of the medians of each pair's simulation walls.
-            r["ratio"] = statistics.median(n["sim_wall_s"] / b["sim_wall_s"]
-                                           for n, b in zip(runs[k]["ns3"], runs[k]["bbrlab"]))
+            # Each pair's ratio, then their median; by wall and by CPU time (on a loaded machine
+            # the CPU ratio is the steadier: a short bbrlab run and a long ns-3 run see different load).
+            pairs = list(zip(runs[k]["ns3"], runs[k]["bbrlab"]))
+            r["ratio"] = statistics.median(n["sim_wall_s"] / b["sim_wall_s"] for n, b in pairs)
+            r["cpu_ratio"] = statistics.median(n["sim_cpu_s"] / b["sim_cpu_s"] for n, b in pairs)
         results[k] = r
     commit = source_commit()
     print(f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, commit {commit}, {a.repeat} pair(s) per scenario, "

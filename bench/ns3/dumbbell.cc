@@ -19,8 +19,9 @@
 //
 // Output: one CONFIG line, one FLOW line per flow, an AGG line and a PERF line, each a list of
 // key=value pairs. PERF's wall_s times Simulator::Run() alone (set-up and teardown excluded),
-// events is Simulator::GetEventCount(), data_pkts_delivered is the bytes the sinks received
-// divided by the MSS (bbrlab's data_packets_delivered counts the same thing).
+// cpu_s is the process's CPU time over the same span, events is Simulator::GetEventCount(),
+// data_pkts_delivered is the bytes the sinks received divided by the MSS (bbrlab's
+// data_packets_delivered counts the same thing).
 //
 // Build: bench/ns3/build.sh (Debian 12's libns3-dev, ns-3.37).
 
@@ -36,6 +37,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -318,7 +320,10 @@ main(int argc, char* argv[])
 
     Simulator::Stop(Seconds(o.durationS));
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t cpu0 = std::clock();
     Simulator::Run();
+    // CPU time too: on a shared machine it is what the simulation itself cost.
+    const double cpuS = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
     const double wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const uint64_t events = Simulator::GetEventCount();
 
@@ -342,9 +347,9 @@ main(int argc, char* argv[])
                 goodputBps / 1e6, 100.0 * goodputBps / rate.GetBitRate(), retx, segs ? 100.0 * retx / segs : 0.0,
                 qs.nTotalDroppedPackets, g_lossDrops);
     const uint64_t delivered = rxBytes / o.mss;
-    std::printf("PERF wall_s=%.3f events=%" PRIu64 " data_pkts_delivered=%" PRIu64 " ack_pkts=%" PRIu64
+    std::printf("PERF wall_s=%.3f cpu_s=%.3f events=%" PRIu64 " data_pkts_delivered=%" PRIu64 " ack_pkts=%" PRIu64
                 " data_pkts_per_wall_s=%.0f events_per_data_pkt=%.2f ns_per_event=%.1f\n",
-                wallS, events, delivered, g_ackPktsOnBottleneck, delivered / wallS,
+                wallS, cpuS, events, delivered, g_ackPktsOnBottleneck, delivered / wallS,
                 delivered ? double(events) / delivered : 0.0, events ? wallS * 1e9 / events : 0.0);
     Simulator::Destroy();
     return 0;

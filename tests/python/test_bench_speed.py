@@ -32,7 +32,7 @@ NS3_OUTPUT = """\
 CONFIG cca=TcpCubic flows=1 bw=100000000bps rtt_ms=40.000 buffer=333p buffer_pkts=333 bdp_pkts=333.3 loss=0
 FLOW 0 goodput_Mbps=96.000 rx_bytes=720000000 data_segs_tx=499000 retx_segs=300
 AGG goodput_Mbps=95.875 util_pct=95.88 retx_segs=300 retx_pct=0.060 queue_drops=300 loss_drops=0
-PERF wall_s=20.500 events=4540000 data_pkts_delivered=497000 ack_pkts=250000 data_pkts_per_wall_s=24244 \
+PERF wall_s=20.500 cpu_s=19.800 events=4540000 data_pkts_delivered=497000 ack_pkts=250000 data_pkts_per_wall_s=24244 \
 events_per_data_pkt=9.13 ns_per_event=4515.4
 """
 
@@ -72,6 +72,12 @@ def test_ns3_output_parsed_and_derived():
     assert r["events_per_pkt"] == pytest.approx(4_540_000 / 497_000)
     assert r["ns_per_event"] == pytest.approx(20.5e9 / 4_540_000)
     assert r["pkts_per_wall_s"] == pytest.approx(497_000 / 20.5)
+    assert r["sim_cpu_s"] == 19.8 and r["pkts_per_cpu_s"] == pytest.approx(497_000 / 19.8)
+
+
+def test_ns3_output_of_a_program_without_cpu_time_still_parses():
+    r = bs.parse_ns3_output(NS3_OUTPUT.replace(" cpu_s=19.800", ""))
+    assert r["sim_wall_s"] == 20.5 and r["sim_cpu_s"] != r["sim_cpu_s"]  # NaN
 
 
 @pytest.mark.parametrize("text", ["", NS3_OUTPUT.replace("PERF", "PREF"), NS3_OUTPUT.replace(" events=", " evts=")])
