@@ -292,7 +292,7 @@ def _draw(chart: Chart) -> Any:
             px[:, 1] = np.clip(px[:, 1], y0, y1)
             for run in _runs(ok):
                 c.line(px[run], color, _pt(s.width), s.alpha)
-            drawn.append(px[ok])
+                drawn.append(_along(px[run]))
             if s.label:
                 legend.append((s.label, color, False))
         for h in panel.hlines:
@@ -318,6 +318,16 @@ def _draw(chart: Chart) -> Any:
     return c.png()
 
 
+def _along(points: np.ndarray) -> np.ndarray:
+    """Points every pixel along a polyline's x extent (what a legend placed over it would hide,
+    not just its vertices)."""
+    if len(points) < 2:
+        return points
+    xs = np.arange(np.ceil(points[:, 0].min()), np.floor(points[:, 0].max()) + 1)
+    order = np.argsort(points[:, 0], kind="stable")
+    return np.column_stack([xs, np.interp(xs, points[order, 0], points[order, 1])])
+
+
 def _runs(ok: np.ndarray) -> list[slice]:
     """The index ranges of consecutive True values (a line is broken where a value is missing)."""
     if not ok.size:
@@ -334,14 +344,18 @@ def _legend(c: _Canvas, entries: Sequence[tuple[str, str, bool]], frame: tuple[f
     w = pad * 3 + sample_w + max(c.text_width(label, px) for label, _, _ in entries)
     h = pad * 2 + row_h * len(entries) - 4
     fx0, fy0, fx1, fy1 = frame
-    corners = [(fx1 - w - 6, fy0 + 6), (fx0 + 6, fy0 + 6), (fx1 - w - 6, fy1 - h - 6), (fx0 + 6, fy1 - h - 6)]
+    # matplotlib's "best" candidates: the corners, the middles of the sides, the centre.
+    xs = (fx1 - w - 6, fx0 + 6, (fx0 + fx1 - w) / 2)
+    ys = (fy0 + 6, fy1 - h - 6, (fy0 + fy1 - h) / 2)
+    spots = [(xs[0], ys[0]), (xs[1], ys[0]), (xs[0], ys[1]), (xs[1], ys[1]), (xs[1], ys[2]), (xs[0], ys[2]),
+             (xs[2], ys[1]), (xs[2], ys[0]), (xs[2], ys[2])]
 
-    def covered(corner: tuple[float, float]) -> int:
-        x, y = corner
+    def covered(spot: tuple[float, float]) -> int:
+        x, y = spot
         inside = (points[:, 0] >= x) & (points[:, 0] <= x + w) & (points[:, 1] >= y) & (points[:, 1] <= y + h)
         return int(inside.sum())
 
-    x, y = min(corners, key=covered)  # ties: the first, upper right
+    x, y = min(spots, key=covered)  # ties: the first, upper right
     c.rect((x, y, x + w, y + h), outline="#cccccc", fill=(255, 255, 255, 215))
     for n, (label, color, dashed) in enumerate(entries):
         cy = y + pad + n * row_h + row_h / 2 - 2

@@ -102,3 +102,15 @@ def test_the_png_writer_keeps_every_pixel(tmp_path: Path) -> None:
     read.load()  # decodes and checks every chunk's CRC
     assert read.mode == "RGB" and read.size == (drawn.shape[1], drawn.shape[0])
     assert np.array_equal(np.asarray(read), drawn)
+
+
+def test_the_legend_goes_where_it_hides_no_line(tmp_path: Path) -> None:
+    # A line across the top, another across the bottom: the upper-right corner (the default) and
+    # the lower ones would hide part of them; the middle of a side hides nothing.
+    x = np.linspace(0, 10, 200)
+    chart = Chart("t", [Panel([Series(x, np.full_like(x, 95.0), "top line", color=RED),
+                               Series(x, np.full_like(x, 3.0), "bottom line", color=RED)], ymin=0)])
+    img = Image.open(render(chart, tmp_path / "c.png"))
+    left, right = 88, WIDTH_PX - 22
+    hidden = [col for col in range(left + 2, right - 2) if len(_red_rows(img, col)) < 2]
+    assert hidden == [], f"{len(hidden)} columns of a line under the legend"
