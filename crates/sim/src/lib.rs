@@ -215,6 +215,17 @@ enum EvKind {
     AppQuery = 10,
 }
 
+/// Number of event kinds (the per-kind counters' length).
+const EV_KINDS: usize = 11;
+
+impl EvKind {
+    /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
+    const NAMES: [&'static str; EV_KINDS] = [
+        "tx_done", "arrive", "sender_timer", "receiver_timer", "flow_start", "sample", "pause_on", "pause_off", "resume",
+        "pfc_refresh", "app_query",
+    ];
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     t: Nanos,
@@ -272,6 +283,8 @@ pub struct Simulation {
     /// Links whose queues are reported in the `queue` table, with their names.
     monitored: Vec<(LinkId, &'static str)>,
     pub events: u64,
+    /// Events processed, by kind (`EvKind` discriminant): where the events per packet come from.
+    events_by_kind: [u64; EV_KINDS],
     /// Events processed at the current instant (livelock guard).
     events_at_now: u64,
     pub data_packets_delivered: u64,
@@ -326,6 +339,7 @@ impl Simulation {
             flows,
             monitored: built.monitored,
             events: 0,
+            events_by_kind: [0; EV_KINDS],
             events_at_now: 0,
             data_packets_delivered: 0,
             metrics,
@@ -360,6 +374,10 @@ impl Simulation {
     }
     pub fn is_complete(&self) -> bool {
         self.now >= self.end_ns
+    }
+    /// Events processed so far, by kind (name, count), kinds that never ran left out.
+    pub fn event_counts(&self) -> Vec<(&'static str, u64)> {
+        EvKind::NAMES.iter().zip(self.events_by_kind).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n)).collect()
     }
 
 }
