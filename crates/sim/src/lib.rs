@@ -53,6 +53,7 @@ mod event_loop;
 mod network;
 mod results;
 mod sampling;
+mod serializer;
 
 pub use results::Results;
 
@@ -133,6 +134,12 @@ struct Link {
     jitter_ns: u64,
     /// This output port sends PAUSE frames upstream (lossless mode).
     pfc: Option<Box<pfc::PortPfc>>,
+    /// Nothing stops this link's serializer or reacts to its departures (no PAUSE, TSQ, shared
+    /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
+    /// no `TxDone` events (`serializer.rs`). Set once the topology is built.
+    timestamped: bool,
+    /// A timestamped link's service schedule (unused otherwise).
+    ser: serializer::Serializer,
 }
 
 impl Link {
@@ -163,6 +170,64 @@ impl Link {
             in_pool: false,
             jitter_ns: 0,
             pfc: None,
+            timestamped: false,
+            ser: serializer::Serializer::default(),
+        }
+    }
+
+    /// Whether the link qualifies as timestamped (see `timestamped`).
+    fn can_be_timestamped(&self) -> bool {
+        !self.is_sender_nic
+            && self.pfc.is_none()
+            && !self.in_pool
+            && self.cut_through_bytes == 0
+            && self.pause_quanta_ns == 0
+            && self.jitter_ns == 0
+    }
+
+    /// Bring a timestamped link's queue state to `now`: apply every start (the queue shrinks)
+    /// and departure (bytes sent, busy time) up to `now` at its own time, as the event-driven
+    /// serializer would have. `last_sample_ns` bounds the busy time counted in this interval.
+    fn replay(&mut self, now: Nanos, last_sample_ns: Nanos) {
+        while let Some(c) = self.ser.next_change(now) {
+            match c {
+                serializer::Change::Start(s) => {
+                    self.note_occupancy(s.start_ns);
+                    self.q_bytes -= s.wire_bytes as u64;
+                }
+                serializer::Change::Done(s) => {
+                    self.stats.tx_bytes += s.wire_bytes as u64;
+                    self.stats.busy_ns_interval += s.done_ns.saturating_sub(s.start_ns.max(last_sample_ns));
+                    self.idle_since_ns = s.done_ns;
+                }
+            }
+        }
+    }
+
+    /// Nothing serializing (a timestamped link: nor waiting) at `now`.
+    fn is_idle(&self, now: Nanos) -> bool {
+        if self.timestamped {
+            self.ser.is_idle(now)
+        } else {
+            self.in_tx.is_none()
+        }
+    }
+
+    /// Packets waiting in the queue (not serializing).
+    fn waiting_pkts(&self) -> usize {
+        if self.timestamped {
+            self.ser.waiting_pkts()
+        } else {
+            self.queue.len()
+        }
+    }
+
+    /// When the packet now serializing started, if one is.
+    fn serving_since(&self) -> Option<Nanos> {
+        if self.timestamped {
+            self.ser.serving_since()
+        } else {
+            self.in_tx.map(|_| self.tx_start_ns)
         }
     }
 
@@ -353,6 +418,9 @@ impl Simulation {
             app_events: apps::AppEvents::default(),
             cfg,
         };
+        for l in &mut sim.links {
+            l.timestamped = l.can_be_timestamped();
+        }
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);

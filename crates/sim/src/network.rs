@@ -9,6 +9,10 @@ impl Simulation {
     pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
+        if link.timestamped {
+            // The queue as it is now: starts and departures since the last packet.
+            link.replay(now, self.metrics.last_sample_ns);
+        }
         if link.loss > 0.0 && link.rng.next_f64() < link.loss {
             link.stats.random_losses += 1;
             if p.is_data {
@@ -16,9 +20,10 @@ impl Simulation {
             }
             return;
         }
+        let idle = link.is_idle(now);
         if let Some(red) = link.red.as_deref_mut() {
             // RED sees every arrival, also those that find the link idle.
-            let idle_ns = if link.in_tx.is_none() { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
+            let idle_ns = if idle { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
             if red.on_arrival(link.q_bytes, idle_ns, &mut link.rng) == red::RedAction::Act {
                 if p.ect {
                     p.ce = true;
@@ -30,7 +35,7 @@ impl Simulation {
                 }
             }
         }
-        if link.in_tx.is_none() && link.paused_until <= now {
+        if idle && link.paused_until <= now {
             // Idle link: start serializing at once; nothing waits.
             link.note_occupancy(now);
             self.start_tx(lid, p);
@@ -60,6 +65,10 @@ impl Simulation {
         if link.in_pool {
             self.pool_bytes += p.wire_bytes as u64;
         }
+        if link.timestamped {
+            self.start_tx(lid, p); // its start and departure times are fixed now
+            return;
+        }
         link.queue.push_back(p);
         if link.pfc.is_some() {
             self.pfc_after_enqueue(lid);
@@ -74,6 +83,17 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[lid as usize];
         let dt = link.tx_time_ns(p.wire_bytes);
+        if link.timestamped {
+            // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
+            let done = link.ser.accept(now, dt, p.wire_bytes).done_ns;
+            let arrive = done + link.delay_ns;
+            let was_empty = link.pipe.is_empty();
+            link.pipe.push_back((arrive, p));
+            if was_empty {
+                self.push(arrive, EvKind::Arrive, lid);
+            }
+            return;
+        }
         link.in_tx = Some(p);
         link.tx_start_ns = now;
         let ct = link.cut_through_bytes;
@@ -122,8 +142,11 @@ impl Simulation {
         let arrive = if link.jitter_ns > 0 { link.arrival_time(now) } else { now + link.delay_ns };
         // Cut-through links put the packet in the pipe when it started (`start_tx`).
         let store_fwd = link.cut_through_bytes == 0;
-        let was_empty = store_fwd && link.pipe.is_empty();
-        if store_fwd {
+        // A zero-delay hop with nothing ahead in its pipe: the packet is at the far end the
+        // moment its last bit leaves, so it is handed over below without an Arrive event.
+        let at_once = store_fwd && arrive == now && link.pipe.is_empty();
+        let was_empty = store_fwd && !at_once && link.pipe.is_empty();
+        if store_fwd && !at_once {
             link.pipe.push_back((arrive, p));
         }
         if link.paused_until <= now {
@@ -142,14 +165,24 @@ impl Simulation {
             }
             self.pump(f);
         }
+        if at_once {
+            // After the flow's TSQ pump, as the Arrive event of the same instant would run.
+            self.hand_over(lid, p);
+        }
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
         let link = &mut self.links[lid as usize];
-        let (_, mut p) = link.pipe.pop_front().expect("arrival");
+        let (_, p) = link.pipe.pop_front().expect("arrival");
         if let Some(&(t, _)) = link.pipe.front() {
             self.push(t, EvKind::Arrive, lid);
         }
+        self.hand_over(lid, p);
+    }
+
+    /// Packet `p` has reached the far end of link `lid`: a router forwards it along its path,
+    /// a host hands it to the flow's endpoint.
+    fn hand_over(&mut self, lid: LinkId, mut p: Packet) {
         let to = self.links[lid as usize].to;
         match to {
             NodeKind::Router => {
