@@ -5,8 +5,14 @@
 //!   number), so ties resolve the same way on every run.
 //! - A link is an egress queue, a serializer and a propagation "pipe". Packets in propagation
 //!   travel in FIFO order, so a link keeps them in a ring and only its head packet has an event:
-//!   the heap holds O(links + flows) entries however many packets are in flight, and a packet
-//!   costs two heap operations per hop.
+//!   the heap holds O(links + flows) entries however many packets are in flight.
+//! - A link that nothing pauses or watches (every link but host NICs, PFC-paused, pooled,
+//!   cut-through or jittered ones) is *timestamped* (`serializer.rs`): a FIFO at a fixed rate
+//!   fixes a packet's departure the moment it is accepted, so the packet goes straight into the
+//!   pipe and the hop costs one event (its arrival) instead of two; the queue's state is
+//!   replayed from the timestamps when someone reads it. A sender NIC keeps its `TxDone` (TSQ
+//!   reacts to it); with no propagation delay it hands the packet on in the same event.
+//!   The dumbbell costs ≈ 4.5 events per delivered data packet (3 data hops, half an ACK's 3).
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
 //! - Each endpoint has at most a couple of pending timer entries: a timer that moves later keeps
@@ -30,6 +36,7 @@
 //! |---|---|
 //! | `event_loop.rs` | the event heap and `advance` (event and wall-clock budgets, livelock guard) |
 //! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
+//! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |

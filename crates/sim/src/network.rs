@@ -214,3 +214,101 @@ fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the JSON.
+    fn dumbbell(flows: &str, extra: &str) -> Simulation {
+        Simulation::from_json(&format!(
+            r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,"rtt_ns":10000000,
+                "buffer":{{"bytes":100000}}{extra}}}}},"flows":[{flows}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn data(wire_bytes: u32) -> Packet {
+        Packet { is_data: true, wire_bytes, ..Packet::empty(0) }
+    }
+
+    #[test]
+    fn a_timestamped_link_delivers_in_order_at_departure_plus_delay() {
+        let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+        let nic = sim.flows[0].data_path.first();
+        let bn = sim.flows[0].data_path.links[1];
+        assert!(!sim.links[nic as usize].timestamped, "a sender NIC's departures drive TSQ");
+        assert!(sim.links[bn as usize].timestamped);
+        // Three 1500-byte packets at t = 0 serialize back to back, 12 µs each at 1 Gbit/s.
+        for _ in 0..3 {
+            sim.enqueue(bn, data(1500));
+        }
+        let link = &sim.links[bn as usize];
+        let arrivals: Vec<Nanos> = link.pipe.iter().map(|&(t, _)| t).collect();
+        assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
+        assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
+        // Only the pipe's head has an event: the arrival of the first packet.
+        assert_eq!(sim.heap.iter().filter(|e| e.0.kind == EvKind::Arrive && e.0.id == bn).count(), 1);
+        // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
+        // the queue is replayed on read.
+        sim.now = 20_000;
+        sim.links[bn as usize].replay(20_000, 0);
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (1500, 1, 1500));
+        assert_eq!(link.serving_since(), Some(12_000));
+        // At 36 µs all three have left; the link is idle from then on.
+        sim.links[bn as usize].replay(36_000, 0);
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (0, 0, 4500));
+        assert!(link.is_idle(36_000) && link.serving_since().is_none());
+    }
+
+    #[test]
+    fn a_timestamped_link_drops_at_its_tail_and_conserves_packets() {
+        let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+        let bn = sim.flows[0].data_path.links[1];
+        // One packet serializes at once; 66 × 1500 B fit in the 100 kB buffer behind it.
+        for _ in 0..100 {
+            sim.enqueue(bn, data(1500));
+        }
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.stats.drops, link.pipe.len(), link.q_bytes), (33, 67, 66 * 1500));
+        assert_eq!(sim.flows[0].data_dropped, 33);
+    }
+
+    /// The whole run with every link event-driven and with timestamped links: the same packets
+    /// at the same times, so the same result tables (ties at one nanosecond aside, which these
+    /// scenarios do not have).
+    fn same_results_both_ways(flows: &str, extra: &str) {
+        let run = |timestamped: bool| {
+            let mut sim = dumbbell(flows, extra);
+            if !timestamped {
+                sim.links.iter_mut().for_each(|l| l.timestamped = false);
+            }
+            sim.run_until(u64::MAX);
+            sim.check_conservation().unwrap();
+            let r = sim.results();
+            (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+        };
+        let (lean, slow) = (run(true), run(false));
+        assert!(lean.2 > 10_000, "the scenario moves data");
+        // (The event-driven run still hands zero-delay NIC hops on without an Arrive.)
+        assert!(lean.1 < slow.1 * 8 / 10, "fewer events: {} vs {}", lean.1, slow.1);
+        assert!(lean.0 == slow.0, "result tables differ");
+    }
+
+    #[test]
+    fn timestamped_links_change_no_result_drop_tail() {
+        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, r#","loss":0.0001"#);
+    }
+
+    #[test]
+    fn timestamped_links_change_no_result_ecn_and_red() {
+        same_results_both_ways(r#"{"cc":"dctcp","ecn":true},{"cc":"dctcp","ecn":true}"#, r#","ecn_threshold_bytes":30000"#);
+        same_results_both_ways(
+            r#"{"cc":"cubic","ecn":true},{"cc":"reno"}"#,
+            r#","red":{"min_th_bytes":20000,"max_th_bytes":60000,"max_p":0.1,"weight":0.002}"#,
+        );
+    }
+}

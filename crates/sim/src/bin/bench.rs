@@ -73,6 +73,12 @@ fn run(desc: &str, json: &str) {
 }
 
 fn main() {
+    // Per-packet memory: every packet in flight is one of these in a link's ring.
+    println!(
+        "per-packet state: Packet {} B, pipe entry {} B",
+        std::mem::size_of::<transport::Packet>(),
+        std::mem::size_of::<(cc::Nanos, transport::Packet)>()
+    );
     let arg = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
     let names: Vec<&str> = if arg == "all" { vec!["a", "c", "d"] } else { vec![arg.as_str()] };
     for n in names {
