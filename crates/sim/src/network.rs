@@ -42,7 +42,7 @@ impl Simulation {
             return;
         }
         if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
-            || link.queue.len() as u64 + 1 > link.limit_pkts
+            || link.waiting_pkts() as u64 + 1 > link.limit_pkts
             || (link.in_pool && self.pool_bytes + p.wire_bytes as u64 > self.pool_limit)
         {
             count_drop(link, &mut self.flows, &p);
@@ -51,7 +51,7 @@ impl Simulation {
         if p.ect && !p.ce {
             // Step marking (DCTCP): the queue found on arrival exceeds K bytes or K packets.
             let over_bytes = link.ecn_k_bytes.is_some_and(|k| link.q_bytes > k);
-            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.queue.len() as u64 > k);
+            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.waiting_pkts() as u64 > k);
             if over_bytes || over_pkts {
                 p.ce = true;
                 link.stats.ce_marks += 1;
@@ -219,12 +219,16 @@ fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
 mod tests {
     use super::*;
 
-    /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the JSON.
+    /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the bottleneck.
     fn dumbbell(flows: &str, extra: &str) -> Simulation {
+        dumbbell_buffer(flows, r#"{"bytes":100000}"#, extra)
+    }
+
+    fn dumbbell_buffer(flows: &str, buffer: &str, extra: &str) -> Simulation {
         Simulation::from_json(&format!(
             r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,"rtt_ns":10000000,
-                "buffer":{{"bytes":100000}}{extra}}}}},"flows":[{flows}]}}"#
+                "buffer":{buffer}{extra}}}}},"flows":[{flows}]}}"#
         ))
         .unwrap()
     }
@@ -280,9 +284,9 @@ mod tests {
     /// The whole run with every link event-driven and with timestamped links: the same packets
     /// at the same times, so the same result tables (ties at one nanosecond aside, which these
     /// scenarios do not have).
-    fn same_results_both_ways(flows: &str, extra: &str) {
+    fn same_results_both_ways(flows: &str, buffer: &str, extra: &str) {
         let run = |timestamped: bool| {
-            let mut sim = dumbbell(flows, extra);
+            let mut sim = dumbbell_buffer(flows, buffer, extra);
             if !timestamped {
                 sim.links.iter_mut().for_each(|l| l.timestamped = false);
             }
@@ -298,16 +302,23 @@ mod tests {
         assert!(lean.0 == slow.0, "result tables differ");
     }
 
+    const BYTES_100K: &str = r#"{"bytes":100000}"#;
+
     #[test]
     fn timestamped_links_change_no_result_drop_tail() {
-        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, r#","loss":0.0001"#);
+        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, BYTES_100K, r#","loss":0.0001"#);
+        // A buffer in packets counts the packets waiting, which a timestamped link replays.
+        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"cubic","start_ns":100000000}"#, r#"{"packets":40}"#, "");
     }
 
     #[test]
     fn timestamped_links_change_no_result_ecn_and_red() {
-        same_results_both_ways(r#"{"cc":"dctcp","ecn":true},{"cc":"dctcp","ecn":true}"#, r#","ecn_threshold_bytes":30000"#);
+        let dctcp = r#"{"cc":"dctcp","ecn":true},{"cc":"dctcp","ecn":true}"#;
+        same_results_both_ways(dctcp, BYTES_100K, r#","ecn_threshold_bytes":30000"#);
+        same_results_both_ways(dctcp, r#"{"packets":200}"#, r#","ecn_threshold_packets":20"#);
         same_results_both_ways(
             r#"{"cc":"cubic","ecn":true},{"cc":"reno"}"#,
+            BYTES_100K,
             r#","red":{"min_th_bytes":20000,"max_th_bytes":60000,"max_p":0.1,"weight":0.002}"#,
         );
     }
