@@ -62,6 +62,7 @@ impl Simulation {
             }
             self.now = ev.t;
             self.events += 1;
+            self.events_by_kind[ev.kind as usize] += 1;
             match ev.kind {
                 EvKind::TxDone => self.on_tx_done(ev.id),
                 EvKind::Arrive => self.on_arrive(ev.id),

@@ -9,6 +9,10 @@ impl Simulation {
     pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
+        if link.timestamped {
+            // The queue as it is now: starts and departures since the last packet.
+            link.replay(now, self.metrics.last_sample_ns);
+        }
         if link.loss > 0.0 && link.rng.next_f64() < link.loss {
             link.stats.random_losses += 1;
             if p.is_data {
@@ -16,9 +20,10 @@ impl Simulation {
             }
             return;
         }
+        let idle = link.is_idle(now);
         if let Some(red) = link.red.as_deref_mut() {
             // RED sees every arrival, also those that find the link idle.
-            let idle_ns = if link.in_tx.is_none() { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
+            let idle_ns = if idle { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
             if red.on_arrival(link.q_bytes, idle_ns, &mut link.rng) == red::RedAction::Act {
                 if p.ect {
                     p.ce = true;
@@ -30,14 +35,14 @@ impl Simulation {
                 }
             }
         }
-        if link.in_tx.is_none() && link.paused_until <= now {
+        if idle && link.paused_until <= now {
             // Idle link: start serializing at once; nothing waits.
             link.note_occupancy(now);
             self.start_tx(lid, p);
             return;
         }
         if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
-            || link.queue.len() as u64 + 1 > link.limit_pkts
+            || link.waiting_pkts() as u64 + 1 > link.limit_pkts
             || (link.in_pool && self.pool_bytes + p.wire_bytes as u64 > self.pool_limit)
         {
             count_drop(link, &mut self.flows, &p);
@@ -46,7 +51,7 @@ impl Simulation {
         if p.ect && !p.ce {
             // Step marking (DCTCP): the queue found on arrival exceeds K bytes or K packets.
             let over_bytes = link.ecn_k_bytes.is_some_and(|k| link.q_bytes > k);
-            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.queue.len() as u64 > k);
+            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.waiting_pkts() as u64 > k);
             if over_bytes || over_pkts {
                 p.ce = true;
                 link.stats.ce_marks += 1;
@@ -59,6 +64,10 @@ impl Simulation {
         }
         if link.in_pool {
             self.pool_bytes += p.wire_bytes as u64;
+        }
+        if link.timestamped {
+            self.start_tx(lid, p); // its start and departure times are fixed now
+            return;
         }
         link.queue.push_back(p);
         if link.pfc.is_some() {
@@ -74,6 +83,17 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[lid as usize];
         let dt = link.tx_time_ns(p.wire_bytes);
+        if link.timestamped {
+            // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
+            let done = link.ser.accept(now, dt, p.wire_bytes).done_ns;
+            let arrive = done + link.delay_ns;
+            let was_empty = link.pipe.is_empty();
+            link.pipe.push_back((arrive, p));
+            if was_empty {
+                self.push(arrive, EvKind::Arrive, lid);
+            }
+            return;
+        }
         link.in_tx = Some(p);
         link.tx_start_ns = now;
         let ct = link.cut_through_bytes;
@@ -122,8 +142,11 @@ impl Simulation {
         let arrive = if link.jitter_ns > 0 { link.arrival_time(now) } else { now + link.delay_ns };
         // Cut-through links put the packet in the pipe when it started (`start_tx`).
         let store_fwd = link.cut_through_bytes == 0;
-        let was_empty = store_fwd && link.pipe.is_empty();
-        if store_fwd {
+        // A zero-delay hop with nothing ahead in its pipe: the packet is at the far end the
+        // moment its last bit leaves, so it is handed over below without an Arrive event.
+        let at_once = store_fwd && arrive == now && link.pipe.is_empty();
+        let was_empty = store_fwd && !at_once && link.pipe.is_empty();
+        if store_fwd && !at_once {
             link.pipe.push_back((arrive, p));
         }
         if link.paused_until <= now {
@@ -142,14 +165,24 @@ impl Simulation {
             }
             self.pump(f);
         }
+        if at_once {
+            // After the flow's TSQ pump, as the Arrive event of the same instant would run.
+            self.hand_over(lid, p);
+        }
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
         let link = &mut self.links[lid as usize];
-        let (_, mut p) = link.pipe.pop_front().expect("arrival");
+        let (_, p) = link.pipe.pop_front().expect("arrival");
         if let Some(&(t, _)) = link.pipe.front() {
             self.push(t, EvKind::Arrive, lid);
         }
+        self.hand_over(lid, p);
+    }
+
+    /// Packet `p` has reached the far end of link `lid`: a router forwards it along its path,
+    /// a host hands it to the flow's endpoint.
+    fn hand_over(&mut self, lid: LinkId, mut p: Packet) {
         let to = self.links[lid as usize].to;
         match to {
             NodeKind::Router => {
@@ -179,5 +212,114 @@ fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
         if link.is_sender_nic {
             flow.nic_bytes -= p.wire_bytes as u64;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the bottleneck.
+    fn dumbbell(flows: &str, extra: &str) -> Simulation {
+        dumbbell_buffer(flows, r#"{"bytes":100000}"#, extra)
+    }
+
+    fn dumbbell_buffer(flows: &str, buffer: &str, extra: &str) -> Simulation {
+        Simulation::from_json(&format!(
+            r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,"rtt_ns":10000000,
+                "buffer":{buffer}{extra}}}}},"flows":[{flows}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn data(wire_bytes: u32) -> Packet {
+        Packet { is_data: true, wire_bytes, ..Packet::empty(0) }
+    }
+
+    #[test]
+    fn a_timestamped_link_delivers_in_order_at_departure_plus_delay() {
+        let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+        let nic = sim.flows[0].data_path.first();
+        let bn = sim.flows[0].data_path.links[1];
+        assert!(!sim.links[nic as usize].timestamped, "a sender NIC's departures drive TSQ");
+        assert!(sim.links[bn as usize].timestamped);
+        // Three 1500-byte packets at t = 0 serialize back to back, 12 µs each at 1 Gbit/s.
+        for _ in 0..3 {
+            sim.enqueue(bn, data(1500));
+        }
+        let link = &sim.links[bn as usize];
+        let arrivals: Vec<Nanos> = link.pipe.iter().map(|&(t, _)| t).collect();
+        assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
+        assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
+        // Only the pipe's head has an event: the arrival of the first packet.
+        assert_eq!(sim.heap.iter().filter(|e| e.0.kind == EvKind::Arrive && e.0.id == bn).count(), 1);
+        // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
+        // the queue is replayed on read.
+        sim.now = 20_000;
+        sim.links[bn as usize].replay(20_000, 0);
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (1500, 1, 1500));
+        assert_eq!(link.serving_since(), Some(12_000));
+        // At 36 µs all three have left; the link is idle from then on.
+        sim.links[bn as usize].replay(36_000, 0);
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (0, 0, 4500));
+        assert!(link.is_idle(36_000) && link.serving_since().is_none());
+    }
+
+    #[test]
+    fn a_timestamped_link_drops_at_its_tail_and_conserves_packets() {
+        let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+        let bn = sim.flows[0].data_path.links[1];
+        // One packet serializes at once; 66 × 1500 B fit in the 100 kB buffer behind it.
+        for _ in 0..100 {
+            sim.enqueue(bn, data(1500));
+        }
+        let link = &sim.links[bn as usize];
+        assert_eq!((link.stats.drops, link.pipe.len(), link.q_bytes), (33, 67, 66 * 1500));
+        assert_eq!(sim.flows[0].data_dropped, 33);
+    }
+
+    /// The whole run with every link event-driven and with timestamped links: the same packets
+    /// at the same times, so the same result tables (ties at one nanosecond aside, which these
+    /// scenarios do not have).
+    fn same_results_both_ways(flows: &str, buffer: &str, extra: &str) {
+        let run = |timestamped: bool| {
+            let mut sim = dumbbell_buffer(flows, buffer, extra);
+            if !timestamped {
+                sim.links.iter_mut().for_each(|l| l.timestamped = false);
+            }
+            sim.run_until(u64::MAX);
+            sim.check_conservation().unwrap();
+            let r = sim.results();
+            (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+        };
+        let (lean, slow) = (run(true), run(false));
+        assert!(lean.2 > 10_000, "the scenario moves data");
+        // (The event-driven run still hands zero-delay NIC hops on without an Arrive.)
+        assert!(lean.1 < slow.1 * 8 / 10, "fewer events: {} vs {}", lean.1, slow.1);
+        assert!(lean.0 == slow.0, "result tables differ");
+    }
+
+    const BYTES_100K: &str = r#"{"bytes":100000}"#;
+
+    #[test]
+    fn timestamped_links_change_no_result_drop_tail() {
+        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, BYTES_100K, r#","loss":0.0001"#);
+        // A buffer in packets counts the packets waiting, which a timestamped link replays.
+        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"cubic","start_ns":100000000}"#, r#"{"packets":40}"#, "");
+    }
+
+    #[test]
+    fn timestamped_links_change_no_result_ecn_and_red() {
+        let dctcp = r#"{"cc":"dctcp","ecn":true},{"cc":"dctcp","ecn":true}"#;
+        same_results_both_ways(dctcp, BYTES_100K, r#","ecn_threshold_bytes":30000"#);
+        same_results_both_ways(dctcp, r#"{"packets":200}"#, r#","ecn_threshold_packets":20"#);
+        same_results_both_ways(
+            r#"{"cc":"cubic","ecn":true},{"cc":"reno"}"#,
+            BYTES_100K,
+            r#","red":{"min_th_bytes":20000,"max_th_bytes":60000,"max_p":0.1,"weight":0.002}"#,
+        );
     }
 }

@@ -44,9 +44,12 @@ impl Simulation {
         }
         for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
+            if link.timestamped {
+                link.replay(now, self.metrics.last_sample_ns);
+            }
             link.note_occupancy(now);
             let busy = link.stats.busy_ns_interval
-                + if link.in_tx.is_some() { now - link.tx_start_ns.max(self.metrics.last_sample_ns) } else { 0 };
+                + link.serving_since().map_or(0, |t| now - t.max(self.metrics.last_sample_ns));
             self.metrics.queue_row(metrics::QueueSample {
                 index,
                 name,
@@ -54,7 +57,7 @@ impl Simulation {
                 t_s: now as f64 / 1e9,
                 queue_code: 0,
                 occupancy_bytes: link.q_bytes as i64,
-                occupancy_pkts: link.queue.len() as i64,
+                occupancy_pkts: link.waiting_pkts() as i64,
                 mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
                 max_occupancy_bytes: link.stats.max_bytes_interval as i64,
                 drops: link.stats.drops as i64,

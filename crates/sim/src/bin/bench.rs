@@ -42,6 +42,17 @@ fn run(desc: &str, json: &str) {
         r.events as f64 / wall / 1e6,
         goodput / 1e6
     );
+    // Where the cost comes from: events per delivered data packet (the model's leanness) and
+    // wall time per event (the cost of one event).
+    let per_pkt = |n: u64| n as f64 / r.data_packets_delivered.max(1) as f64;
+    let kinds: Vec<String> = sim.event_counts().iter().map(|(k, n)| format!("{k} {:.2}", per_pkt(*n))).collect();
+    println!(
+        "  {:.2} events per data packet ({}); {:.1} ns per event, {:.1} ns per data packet",
+        per_pkt(r.events),
+        kinds.join(", "),
+        wall * 1e9 / r.events.max(1) as f64,
+        wall * 1e9 / r.data_packets_delivered.max(1) as f64
+    );
     if std::env::var("BBRLAB_BENCH_VERBOSE").is_ok() {
         let col = |n: &str| r.flows.get(n).unwrap().clone();
         let (gp, rt, rto, rtt, lost) = (col("goodput_bps"), col("retransmits"), col("rto_count"), col("rtt_mean_ms"), col("lost_packets"));
@@ -62,6 +73,12 @@ fn run(desc: &str, json: &str) {
 }
 
 fn main() {
+    // Per-packet memory: every packet in flight is one of these in a link's ring.
+    println!(
+        "per-packet state: Packet {} B, pipe entry {} B",
+        std::mem::size_of::<transport::Packet>(),
+        std::mem::size_of::<(cc::Nanos, transport::Packet)>()
+    );
     let arg = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
     let names: Vec<&str> = if arg == "all" { vec!["a", "c", "d"] } else { vec![arg.as_str()] };
     for n in names {
