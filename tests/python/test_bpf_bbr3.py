@@ -5,8 +5,8 @@ program), registered under a name unique to this test process, used by a real TC
 over loopback, and unregistered again. Skips with the reason without root, clang, bpftool or
 kernel BTF (CI has them: `.ci/run` installs clang/libbpf/bpftool).
 
-Registration here is bpftool's (no BPF link), so the test removes it in `finally`; the emu
-backend's loader holds a link instead, which the kernel drops even after SIGKILL.
+Registration is the emu backend's (bbrlab.emu.bpf.loader): a struct_ops link this process holds,
+which the kernel drops when it closes, even after SIGKILL.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SRC = REPO / "python/bbrlab/emu/bpf/src/bbr3_linux.bpf.c"
 BTF = Path("/sys/kernel/btf/vmlinux")
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 #: TCP_INFO offsets (include/uapi/linux/tcp.h): tcpi_snd_cwnd (u32) and tcpi_pacing_rate (u64).
@@ -38,6 +36,8 @@ def _unavailable() -> str | None:
     for tool in ("clang", "bpftool"):
         if shutil.which(tool) is None:
             return f"{tool} not installed (apt-get install clang llvm libbpf-dev bpftool)"
+    if not any(Path(d, "libbpf.so.1").exists() for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")):
+        return "libbpf.so.1 not installed (apt-get install libbpf-dev)"
     if not BTF.exists():
         return f"kernel has no BTF ({BTF})"
     if not AVAILABLE.exists():
@@ -54,22 +54,6 @@ def _run(*cmd: str) -> str:
     if r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd[:4])}… failed ({r.returncode}): {(r.stderr or r.stdout)[-3000:]}")
     return r.stdout
-
-
-def _registered_map_ids(tcp_name: str) -> list[int]:
-    """Struct_ops map ids whose TCP name is ``tcp_name`` (bpftool's JSON alternates a map's info
-    and its value)."""
-    r = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "name", "bbr3_linux"], capture_output=True, text=True)
-    if r.returncode != 0 or not r.stdout.strip():
-        return []
-    ids, map_id = [], None
-    for entry in json.loads(r.stdout):
-        if "bpf_map_info" in entry:
-            map_id = entry["bpf_map_info"]["id"]
-        ops = entry.get("bpf_struct_ops_tcp_congestion_ops")
-        if ops and ops["data"]["name"] == tcp_name and map_id is not None:
-            ids.append(map_id)
-    return ids
 
 
 def _bulk_transfer(tcp_name: str) -> tuple[int, int]:
@@ -108,30 +92,31 @@ def _bulk_transfer(tcp_name: str) -> tuple[int, int]:
     return cwnd, pacing
 
 
-def test_bbr3_linux_loads_registers_carries_a_connection_and_unregisters(tmp_path: Path) -> None:
-    tcp_name = f"bbr3t{os.getpid() % 100000}"
-    vmlinux = tmp_path / "vmlinux.h"
-    vmlinux.write_text(_run("bpftool", "btf", "dump", "file", str(BTF), "format", "c"))
-    # libbpf names the object's .bss map after the file (first 8 characters): unique per process.
-    obj_stem = f"t{os.getpid() % 10000000}"
-    obj = tmp_path / f"{obj_stem}.o"
-    _run("clang", "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86", "-mcpu=v3", "-Wall", "-Werror",
-         f"-I{tmp_path}", f'-DBBRLAB_CA_NAME="{tcp_name}"', "-c", str(SRC), "-o", str(obj))
+def _bss_map_ids() -> set[int]:
+    out = json.loads(_run("bpftool", "-j", "map", "show") or "[]")
+    return {m["id"] for m in out if str(m.get("name", "")).endswith(".bss")}
+
+
+def test_bbr3_linux_loads_registers_carries_a_connection_and_unregisters() -> None:
+    from bbrlab.emu.bpf.build import build
+    from bbrlab.emu.bpf.loader import StructOpsLink, run_ca_name
+
+    obj = build("bbr3_linux")  # compiled as the emu backend compiles it (clang, this kernel's BTF)
     before = AVAILABLE.read_text().split()
-    assert tcp_name not in before
-    try:
-        # Loading runs the verifier on every program; registration needs all of them.
-        _run("bpftool", "struct_ops", "register", str(obj))
-        assert tcp_name in AVAILABLE.read_text().split()
-        cwnd, pacing = _bulk_transfer(tcp_name)
+    maps_before = _bss_map_ids()
+    name = run_ca_name("bbr3_linux")
+    # Registered through a link this process holds, as the emu backend does: the kernel drops it
+    # when the process dies, even by SIGKILL. Loading runs the verifier on every program.
+    with StructOpsLink(obj, name):
+        assert name in AVAILABLE.read_text().split()
+        cwnd, pacing = _bulk_transfer(name)
         # init set SK_PACING_NEEDED and a pacing rate (the kernel's default is ~0 = unpaced),
         # and cong_control grew cwnd from the initial 10 packets as ACKs arrived.
         assert 0 < pacing < (1 << 63), f"pacing rate {pacing} B/s: the program did not pace"
         assert cwnd > 10, f"cwnd {cwnd}: cong_control did not grow it"
-        diag = json.loads(_run("bpftool", "-j", "map", "dump", "name", f"{obj_stem}.bss"))
+        ours = sorted(_bss_map_ids() - maps_before)
+        assert ours, "the object's .bss map is not loaded"
+        diag = json.loads(_run("bpftool", "-j", "map", "dump", "id", str(ours[-1])))
         last = diag[0]["formatted"]["value"][".bss"][0]["bbr3_last_ack"]
         assert last["stamp_us"] > 0 and last["bw"] > 0, f"no per-ACK model update recorded: {last}"
-    finally:
-        for map_id in _registered_map_ids(tcp_name):
-            subprocess.run(["bpftool", "struct_ops", "unregister", "id", str(map_id)], capture_output=True)
-    assert tcp_name not in AVAILABLE.read_text().split(), "the test's algorithm is still registered"
+    assert AVAILABLE.read_text().split() == before, "the test's algorithm is still registered"
