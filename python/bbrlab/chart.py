@@ -156,18 +156,19 @@ class _Canvas:
     FreeType already smooths its edges, and text at 2× cost a quarter of each figure's time."""
 
     def __init__(self, width: int, height: int) -> None:
-        from PIL import Image, ImageDraw, ImageFont
+        from PIL import Image, ImageDraw
 
         self.k = _SUPERSAMPLE
         self.size = (width, height)
         self.image = Image.new("RGB", (width * self.k, height * self.k), "white")
         self.draw = ImageDraw.Draw(self.image, "RGBA")  # RGBA fills blend: line alpha
-        self._load_font = ImageFont.load_default
         self._texts: list[tuple[str, tuple[float, float], str, int, str]] = []  # (kind, xy, text, px, anchor)
 
     def font(self, px: int) -> Any:
         if px not in _FONTS:  # loading one decodes Pillow's embedded font: once per size per process
-            _FONTS[px] = self._load_font(size=px)
+            from PIL import ImageFont
+
+            _FONTS[px] = ImageFont.load_default(size=px)
         return _FONTS[px]
 
     def text_width(self, s: str, px: int) -> float:
@@ -285,7 +286,6 @@ def _draw(chart: Chart) -> Any:
         drawn: list[np.ndarray] = []
         for s in panel.series:
             color = s.color or next(colors)
-            s.color = color  # a line drawn later in the same colour (rtt's raw samples) reads it
             px = np.column_stack([to_px_x(s.x), to_px_y(s.y)])
             ok = np.all(np.isfinite(px), axis=1)
             # Clip to the frame (a value below ymin stays on the axis, not under the tick labels).

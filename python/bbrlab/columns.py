@@ -13,7 +13,7 @@ conversion to ``pd.Categorical`` copies nothing but the labels.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,7 +175,7 @@ def _arrow_numbers(arr: np.ndarray, valid: np.ndarray | None = None) -> pa.Array
         arrow_type, data = pa.bool_(), np.packbits(arr, bitorder="little")  # Arrow booleans are bits
     else:
         try:
-            arrow_type, data = _ARROW_TYPES[arr.dtype.str.lstrip("<=|")](), arr
+            arrow_type, data = getattr(pa, _ARROW_TYPES[arr.dtype.str.lstrip("<=|")])(), arr
         except KeyError:
             raise TypeError(f"no Arrow type for a column of {arr.dtype}") from None
     mask = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
@@ -192,20 +192,11 @@ def _arrow_strings(values: Sequence[str]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
-def _pa_type(name: str) -> Callable[[], Any]:
-    def make() -> Any:
-        import pyarrow as pa  # here, not at import: reading a run needs no pyarrow
-
-        return getattr(pa, name)()
-
-    return make
-
-
-#: numpy dtype (without byte order) → Arrow type.
+#: numpy dtype (without byte order) → the pyarrow type of that name.
 _ARROW_TYPES = {
-    "i1": _pa_type("int8"), "i2": _pa_type("int16"), "i4": _pa_type("int32"), "i8": _pa_type("int64"),
-    "u1": _pa_type("uint8"), "u2": _pa_type("uint16"), "u4": _pa_type("uint32"), "u8": _pa_type("uint64"),
-    "f4": _pa_type("float32"), "f8": _pa_type("float64"),
+    "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
+    "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64",
+    "f4": "float32", "f8": "float64",
 }
 
 
