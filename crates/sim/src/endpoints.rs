@@ -205,7 +205,7 @@ impl Simulation {
             let cur = self.flows[fi].sender_timer_at;
             if cur.is_none_or(|c| t < c) {
                 self.flows[fi].sender_timer_at = Some(t);
-                self.push(t, EvKind::SenderTimer, fi as u32);
+                self.arm_timer(2 * fi as u32, t);
             }
         }
     }
@@ -215,7 +215,7 @@ impl Simulation {
             let cur = self.flows[fi].receiver_timer_at;
             if cur.is_none_or(|c| t < c) {
                 self.flows[fi].receiver_timer_at = Some(t);
-                self.push(t, EvKind::ReceiverTimer, fi as u32);
+                self.arm_timer(2 * fi as u32 + 1, t);
             }
         }
     }

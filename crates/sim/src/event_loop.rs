@@ -18,6 +18,37 @@ impl Simulation {
         self.heap.push(Reverse(Event { t, seq: self.ev_seq, kind, id }));
     }
 
+    /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`, ordered among events as a push now
+    /// would be.
+    #[inline]
+    pub(crate) fn arm_timer(&mut self, slot: u32, t: Nanos) {
+        self.ev_seq += 1;
+        self.timers.set(slot, t, self.ev_seq);
+    }
+
+    /// The next event: the event heap's head or the timer queue's, whichever is first.
+    #[inline]
+    fn next_event(&self) -> Option<Event> {
+        let ev = self.heap.peek().map(|e| e.0);
+        match (ev, self.timers.peek()) {
+            (Some(e), Some(t)) if (e.t, e.seq) < (t.t, t.seq) => Some(e),
+            (e, None) => e,
+            (_, Some(t)) => {
+                let kind = if t.slot % 2 == 0 {
+                    EvKind::SenderTimer
+                } else {
+                    EvKind::ReceiverTimer
+                };
+                Some(Event {
+                    t: t.t,
+                    seq: t.seq,
+                    kind,
+                    id: t.slot / 2,
+                })
+            }
+        }
+    }
+
     /// Advance the simulation to `t_ns` (or its end). Returns true when the run is complete.
     /// Panics if the model livelocks (see [`Simulation::advance`]).
     pub fn run_until(&mut self, t_ns: Nanos) -> bool {
@@ -35,7 +66,7 @@ impl Simulation {
         let limit = t_ns.min(self.end_ns);
         let mut budget = max_events;
         let deadline = max_wall.map(|w| std::time::Instant::now() + w);
-        while let Some(Reverse(ev)) = self.heap.peek().copied() {
+        while let Some(ev) = self.next_event() {
             if ev.t > limit {
                 break;
             }
@@ -46,7 +77,14 @@ impl Simulation {
             if budget % WALL_CHECK_EVENTS == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 return Ok(self.is_complete());
             }
-            self.heap.pop();
+            match ev.kind {
+                EvKind::SenderTimer | EvKind::ReceiverTimer => {
+                    self.timers.pop();
+                }
+                _ => {
+                    self.heap.pop();
+                }
+            }
             if ev.t == self.now {
                 self.events_at_now += 1;
                 if self.events_at_now > LIVELOCK_EVENTS {
@@ -106,5 +144,47 @@ impl Simulation {
             self.now = limit;
         }
         Ok(self.is_complete())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paced BBR flows move their timers on every departure and every ACK; the queues must hold
+    /// O(links + flows) entries all the same (the event heap used to collect thousands of
+    /// superseded timer entries on a long path, and every packet event paid for sifting them).
+    #[test]
+    fn the_event_queues_stay_as_small_as_the_network() {
+        let mut sim = Simulation::from_json(
+            r#"{"seed":1,"duration_ns":1500000000,"sample_interval_ns":100000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":1000000000,"rtt_ns":100000000,"buffer":{"bytes":12500000}}},
+                "flows":[{"cc":"bbr3"},{"cc":"bbr1","start_ns":300000000},{"cc":"cubic","start_ns":600000000}]}"#,
+        )
+        .unwrap();
+        let bound = 4 * sim.links.len() + 4 * sim.flows.len() + 16;
+        let (mut most, mut t) = (0, 0);
+        while !sim.run_until_step(&mut t) {
+            most = most.max(sim.heap.len() + sim.timers.len());
+        }
+        assert!(
+            sim.data_packets_delivered > 30_000,
+            "the scenario moves data: {}",
+            sim.data_packets_delivered
+        );
+        assert!(
+            most <= bound,
+            "{most} queued entries for {} links and {} flows",
+            sim.links.len(),
+            sim.flows.len()
+        );
+    }
+
+    impl Simulation {
+        /// Advance by 1 ms of simulated time; true when the run is complete.
+        fn run_until_step(&mut self, t: &mut Nanos) -> bool {
+            *t += 1_000_000;
+            self.run_until(*t)
+        }
     }
 }

@@ -15,8 +15,9 @@
 //!   The dumbbell costs ≈ 4.5 events per delivered data packet (3 data hops, half an ACK's 3).
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
-//! - Each endpoint has at most a couple of pending timer entries: a timer that moves later keeps
-//!   its earlier heap entry, which re-arms itself when it fires early (lazy cancellation).
+//! - Each endpoint's timers are one slot each in an indexed heap (`timer_queue.rs`): a deadline
+//!   moves where it sits. A timer that moves later keeps its earlier deadline, which re-arms
+//!   itself when it fires early (lazy: ACKs move the RTO on every packet).
 //! - Metrics are sampled on a timer into columnar buffers; nothing is logged per packet.
 //!
 //! Topology (dumbbell): every sender host has its own access link (NIC) into router R1; R1 → R2
@@ -35,6 +36,7 @@
 //! | module | job |
 //! |---|---|
 //! | `event_loop.rs` | the event heap and `advance` (event and wall-clock budgets, livelock guard) |
+//! | `timer_queue.rs` | the endpoints' timers: one movable deadline per flow and direction |
 //! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
@@ -61,6 +63,7 @@ mod network;
 mod results;
 mod sampling;
 mod serializer;
+mod timer_queue;
 
 pub use results::Results;
 
@@ -359,6 +362,9 @@ pub struct Simulation {
     now: Nanos,
     end_ns: Nanos,
     heap: BinaryHeap<Reverse<Event>>,
+    /// The endpoints' timers (`timer_queue.rs`): slot 2·flow is the sender's, 2·flow + 1 the
+    /// receiver's.
+    timers: timer_queue::TimerQueue,
     ev_seq: u64,
     links: Vec<Link>,
     flows: Vec<Flow>,
@@ -416,6 +422,7 @@ impl Simulation {
             now: 0,
             end_ns,
             heap: BinaryHeap::with_capacity(4 * links.len() + 4 * flows.len() + 16),
+            timers: timer_queue::TimerQueue::with_slots(2 * flows.len()),
             ev_seq: 0,
             links,
             flows,

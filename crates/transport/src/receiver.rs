@@ -91,7 +91,7 @@ pub struct Receiver {
     /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent. A deque:
     /// after a mass loss (10^5 holes at 100 Gbit/s) retransmissions fill the holes front first,
     /// and a Vec's remove(0)/merge would shift every range each time.
-    ooo: std::collections::VecDeque<(u64, u64)>,
+    ooo: std::collections::BTreeMap<u64, u64>,
     ooo_segs: u64,
     /// A short (final) segment held out of order: (seq, payload bytes). Only the last segment
     /// of a stream can be shorter than the MSS.
@@ -143,7 +143,7 @@ impl Receiver {
         Receiver {
             cfg,
             rcv_nxt: 0,
-            ooo: std::collections::VecDeque::new(),
+            ooo: std::collections::BTreeMap::new(),
             ooo_segs: 0,
             ooo_short: None,
             recent: [0; MAX_SACK_BLOCKS],
@@ -294,9 +294,9 @@ impl Receiver {
             self.rcv_nxt += 1;
             self.delivered_bytes += seg.payload_bytes as u64;
             // Pull in any out-of-order run that is now contiguous.
-            if let Some(&(s, e)) = self.ooo.front() {
+            if let Some((&s, &e)) = self.ooo.first_key_value() {
                 if s == self.rcv_nxt {
-                    self.ooo.pop_front();
+                    self.ooo.pop_first();
                     self.ooo_segs -= e - s;
                     self.delivered_bytes += (e - s) * self.cfg.mss as u64;
                     if let Some((q, b)) = self.ooo_short {
@@ -378,27 +378,41 @@ impl Receiver {
     }
 
     fn in_ooo(&self, seq: u64) -> bool {
-        let i = self.ooo.partition_point(|&(_, e)| e <= seq);
-        i < self.ooo.len() && self.ooo[i].0 <= seq
+        self.block_of(seq).is_some()
     }
 
     fn insert_ooo(&mut self, seq: u64) {
         self.ooo_segs += 1;
-        let i = self.ooo.partition_point(|&(_, e)| e < seq);
-        // Extend the range ending at seq, or the one starting at seq+1, or insert.
-        if i < self.ooo.len() && self.ooo[i].1 == seq {
-            self.ooo[i].1 = seq + 1;
-            if i + 1 < self.ooo.len() && self.ooo[i + 1].0 == seq + 1 {
-                self.ooo[i].1 = self.ooo[i + 1].1;
-                self.ooo.remove(i + 1);
+        // Extend the range ending at seq (merging the one starting at seq+1), or the one
+        // starting at seq+1, or insert. (An ordered map: filling a hole between two of
+        // thousands of ranges after a burst of losses is O(log n), not a shift of the rest.)
+        if let Some(mut last) = self.ooo.last_entry() {
+            // New data above the highest block (most arrivals while a hole is open).
+            if *last.get() == seq {
+                *last.get_mut() = seq + 1;
+                let start = *last.key();
+                // Nothing merged: if this block is already reported first, the list stands
+                // (entries whose block has since been delivered are skipped by `make_ack`).
+                if self.n_recent == 0 || self.recent[0] != start {
+                    self.note_recent(start);
+                }
+                return;
             }
-        } else if i < self.ooo.len() && self.ooo[i].0 == seq + 1 {
-            self.ooo[i].0 = seq;
-        } else {
-            self.ooo.insert(i, (seq, seq + 1));
         }
-        // The block holding this segment is reported first (RFC 2018 §4).
+        let next = self.ooo.remove(&(seq + 1));
+        match self.ooo.range_mut(..seq).next_back() {
+            Some((_, e)) if *e == seq => *e = next.unwrap_or(seq + 1),
+            _ => {
+                self.ooo.insert(seq, next.unwrap_or(seq + 1));
+            }
+        }
         let start = self.block_of(seq).map_or(seq, |b| b.0);
+        self.note_recent(start);
+    }
+
+    /// The block starting at `start` now holds the latest segment: it is reported first
+    /// (RFC 2018 §4), followed by the other recently reported blocks still held.
+    fn note_recent(&mut self, start: u64) {
         let mut new_recent = [0u64; MAX_SACK_BLOCKS];
         new_recent[0] = start;
         let mut n = 1;
@@ -418,12 +432,16 @@ impl Receiver {
     }
 
     fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
-        let i = self.ooo.partition_point(|&(_, e)| e <= seq);
-        if i < self.ooo.len() && self.ooo[i].0 <= seq {
-            Some(self.ooo[i])
-        } else {
-            None
+        if let Some((&s, &e)) = self.ooo.last_key_value() {
+            if seq >= s {
+                return (seq < e).then_some((s, e));
+            }
         }
+        self.ooo
+            .range(..=seq)
+            .next_back()
+            .filter(|&(_, &e)| e > seq)
+            .map(|(&s, &e)| (s, e))
     }
 
     /// Build an ACK for the current state.
@@ -435,16 +453,14 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
         a.ts_ns = self.ts_recent;
         a.ce_count = self.ce_count;
-        let mut n = 0;
         for k in 0..self.n_recent {
             if let Some(b) = self.block_of(self.recent[k]) {
-                if b.0 > self.rcv_nxt && n < MAX_SACK_BLOCKS {
-                    a.sack[n] = b;
-                    n += 1;
+                if b.0 > self.rcv_nxt && (a.n_sack as usize) < MAX_SACK_BLOCKS {
+                    a.push_sack_block(b);
                 }
             }
         }
-        a.n_sack = n as u8;
+        let n = a.n_sack as usize;
         a.rwnd_end = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
             u64::MAX
         } else {

@@ -30,6 +30,7 @@
 //! Loss marking has one entry point, [`Scoreboard::mark_lost`] (Linux `tcp_mark_skb_lost`), used
 //! by RACK and by the RTO.
 
+use crate::chunk_deque::ChunkDeque;
 use crate::{Packet, MAX_SACK_BLOCKS};
 use cc::rate::{self, PacketRateState, RateSample};
 use cc::{Cc, Nanos, TcpCc};
@@ -49,7 +50,7 @@ const F_LINKED: u8 = 16;
 /// "No segment" in the list links.
 const NIL: u64 = u64::MAX;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Seg {
     /// Delivery-rate snapshot of the latest transmission (Linux `TCP_SKB_CB(skb)->tx`).
     pub(crate) rate: PacketRateState,
@@ -76,7 +77,7 @@ pub(crate) struct Scoreboard {
     /// Next new segment to send.
     pub(crate) snd_nxt: u64,
     /// One entry per segment of [snd_una, snd_nxt).
-    segs: VecDeque<Seg>,
+    segs: ChunkDeque<Seg>,
     /// Time-sorted in-flight list (oldest transmission first).
     ts_head: u64,
     ts_tail: u64,
@@ -92,7 +93,7 @@ impl Scoreboard {
         Scoreboard {
             snd_una: 0,
             snd_nxt: 0,
-            segs: VecDeque::with_capacity(1024),
+            segs: ChunkDeque::new(),
             ts_head: NIL,
             ts_tail: NIL,
             lost_queue: VecDeque::new(),
@@ -239,7 +240,7 @@ impl Scoreboard {
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
         let n = ack.n_sack as usize;
         for (b, blk) in blocks.iter_mut().enumerate().take(n) {
-            let (s, e) = ack.sack[b];
+            let (s, e) = ack.sack_block(b);
             *blk = (s.max(ack.ack).max(self.snd_una), e.min(self.snd_nxt));
         }
         NewlySacked { blocks, n, b: 0, pos: 0, end: 0, cache: self.sack_cache }
@@ -250,7 +251,7 @@ impl Scoreboard {
     pub(crate) fn remember_sack_blocks(&mut self, ack: &Packet) {
         self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
         for b in 0..ack.n_sack as usize {
-            self.sack_cache[b] = ack.sack[b];
+            self.sack_cache[b] = ack.sack_block(b);
         }
     }
 
@@ -390,7 +391,7 @@ impl Scoreboard {
     /// Free the ring's memory once nothing is outstanding.
     pub(crate) fn release_buffers(&mut self) {
         if self.segs.is_empty() {
-            self.segs = VecDeque::new();
+            self.segs.release();
         }
         if self.lost_queue.is_empty() {
             self.lost_queue = VecDeque::new();
@@ -402,7 +403,7 @@ impl Scoreboard {
     pub(crate) fn check_invariants(&self, tp: &TcpCc) -> Result<(), String> {
         self.check_in_flight_list()?;
         let (mut sacked, mut lost, mut retrans) = (0u32, 0u32, 0u32);
-        for s in &self.segs {
+        for s in self.segs.iter() {
             if s.flags & F_SACKED != 0 {
                 sacked += 1;
             }

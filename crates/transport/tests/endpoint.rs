@@ -156,17 +156,17 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
     assert_eq!(a.ack, 19);
     // A hole at 19: segments 20, 21 are acked at once with SACK blocks; most recent block first.
     let a = r.on_data(70 * MS, &seg(20)).unwrap();
-    assert_eq!((a.ack, a.n_sack, a.sack[0]), (19, 1, (20, 21)));
+    assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (19, 1, (20, 21)));
     let a = r.on_data(71 * MS, &seg(21)).unwrap();
-    assert_eq!(a.sack[0], (20, 22));
+    assert_eq!(a.sack_block(0), (20, 22));
     let a = r.on_data(72 * MS, &seg(25)).unwrap();
     assert_eq!(a.n_sack, 2);
-    assert_eq!(a.sack[0], (25, 26));
-    assert_eq!(a.sack[1], (20, 22));
+    assert_eq!(a.sack_block(0), (25, 26));
+    assert_eq!(a.sack_block(1), (20, 22));
     // Filling the hole acks everything contiguous at once.
     let a = r.on_data(73 * MS, &seg(19)).unwrap();
     assert_eq!(a.ack, 22);
-    assert_eq!(a.sack[0], (25, 26));
+    assert_eq!(a.sack_block(0), (25, 26));
     assert_eq!(r.delivered_bytes, 22 * MSS);
 }
 
