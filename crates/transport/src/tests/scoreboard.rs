@@ -11,7 +11,7 @@ fn sent(n: u64) -> (Scoreboard, TcpCc, Cc) {
     let mut tp = TcpCc::new(crate::DEFAULT_MSS_BYTES, 10);
     for t in 0..n {
         tp.packets_out += 1;
-        sb.on_send_new(t, PacketRateState::default());
+        sb.on_send_new(t, PacketRateState { sent_ns: t, ..PacketRateState::default() });
     }
     (sb, tp, Cc::new(&CcKind::from_name("reno").unwrap(), 1))
 }
@@ -19,7 +19,7 @@ fn sent(n: u64) -> (Scoreboard, TcpCc, Cc) {
 fn retransmit(sb: &mut Scoreboard, tp: &mut TcpCc, now: u64, seq: u64) {
     sb.on_retransmit(now, seq);
     tp.retrans_out += 1;
-    sb.on_retransmitted(seq, PacketRateState::default());
+    sb.on_retransmitted(seq, PacketRateState { sent_ns: now, ..PacketRateState::default() });
 }
 
 fn sack(sb: &mut Scoreboard, tp: &mut TcpCc, seq: u64) {
@@ -104,4 +104,29 @@ fn retransmissions_after_an_rto_stay_in_the_in_flight_list() {
     assert!(sb.mark_lost(&mut tp, &mut cc, 1));
     assert_eq!(in_flight(&sb), vec![2]);
     sb.check_invariants(&tp).unwrap();
+}
+
+/// A segment is one cache line, and what `cc::rate` reads back is what it wrote: the snapshot's
+/// send time and sequence number come from the segment itself.
+#[test]
+fn a_segment_keeps_its_rate_snapshot_in_one_cache_line() {
+    assert_eq!(std::mem::size_of::<crate::scoreboard::Seg>(), 64);
+    let mut sb = Scoreboard::new();
+    let mut tp = TcpCc::new(crate::DEFAULT_MSS_BYTES, 10);
+    for seq in 0..3u64 {
+        tp.delivered = 100 + seq;
+        tp.delivered_ce = 7;
+        tp.lost = 3 + seq;
+        tp.app_limited = seq;
+        tp.packets_out += 1;
+        let sent = cc::rate::on_packet_sent(&mut tp, 1_000 * seq + 5, seq, seq == 1, seq == 0);
+        sb.on_send_new(1_000 * seq + 5, sent);
+        assert_eq!(sb.rate_of(seq), sent);
+    }
+    // A retransmission replaces the snapshot; the list links survive the move to the tail.
+    sb.on_retransmit(9_000, 1);
+    let resent = cc::rate::on_packet_sent(&mut tp, 9_000, 1, true, false);
+    sb.on_retransmitted(1, resent);
+    assert_eq!(sb.rate_of(1), resent);
+    assert_eq!(in_flight(&sb), vec![0, 2, 1]);
 }
