@@ -76,20 +76,56 @@ def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> S
 
 
 def _queries(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per completed query: fabric, bg, cc, n, query, response_s."""
+    """One row per query that started: fabric, bg, cc, n, run, query, response_s, censored.
+
+    A query still running when the run ends is *censored*: its response time is only known to be
+    at least ``response_s`` = the run's end − its first transfer's start (a lower bound, since the
+    transfers start after the query). Queries that never started (the previous one had not
+    finished) have no row; `_stats` counts them from the requested number."""
     a = rows[rows["app"] >= 0]
-    q = a.groupby(["fabric", "bg", "cc", "n", "run", "query"], as_index=False)["query_response_s"].first()
-    return q[np.isfinite(q["query_response_s"])].rename(columns={"query_response_s": "response_s"})
+    q = a.groupby(["fabric", "bg", "cc", "n", "run", "query"], as_index=False).agg(
+        response_s=("query_response_s", "first"), first_start_s=("start_s", "min"), last_end_s=("end_s", "max"))
+    q["censored"] = ~np.isfinite(q["response_s"])
+    # An unfinished transfer's end_s is the run's end (the flows table's definition).
+    q.loc[q["censored"], "response_s"] = q["last_end_s"] - q["first_start_s"]
+    return q.drop(columns=["first_start_s", "last_end_s"])
+
+
+def completed(q: pd.DataFrame) -> pd.DataFrame:
+    """The queries that finished (the only ones with a response time; the seed's CSVs hold these)."""
+    return q[~q["censored"]]
 
 
 def _stats(q: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (fabric, bg, cc, n): latency statistics of the completed queries, and how many queries
+    they rest on: ``completed`` of ``requested``, ``censored`` (running at the run's end, at least
+    ``censored_min_s`` each) and ``not_started``."""
     out = []
     reps = rows.groupby(["fabric", "bg", "cc", "n"])["reps"].first()
     for key, g in q.groupby(["fabric", "bg", "cc", "n"]):
-        m, ci = mean_ci(g["response_s"])
-        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci, p95_s=p95(g["response_s"]),
-                        median_s=float(g["response_s"].median()), completed=len(g), requested=int(reps[key])))
+        done, cens = g[~g["censored"]]["response_s"], g[g["censored"]]["response_s"]
+        m, ci = mean_ci(done) if len(done) else (math.nan, math.nan)
+        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci,
+                        p95_s=p95(done) if len(done) else math.nan,
+                        median_s=float(done.median()) if len(done) else math.nan, completed=len(done),
+                        censored=len(cens), censored_min_s=float(cens.min()) if len(cens) else math.nan,
+                        not_started=int(reps[key]) - len(g), requested=int(reps[key])))
     return pd.DataFrame(out)
+
+
+def rests_on(st: pd.DataFrame, **where: object) -> str:
+    """"" when every requested query finished, else what a statistic rests on: "rests on 1 of 10
+    queries; 1 censored at the run's end (≥ 2.1 s); 8 never started"."""
+    done, req = int(value(st, "completed", **where)), int(value(st, "requested", **where))
+    if done == req:
+        return ""
+    cens, never = int(value(st, "censored", **where)), int(value(st, "not_started", **where))
+    parts = [f"rests on {done} of {req} queries"]
+    if cens:
+        parts.append(f"{cens} censored at the run's end (≥ {fmt_seconds(value(st, 'censored_min_s', **where))})")
+    if never:
+        parts.append(f"{never} never started")
+    return "; ".join(parts)
 
 
 def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> None:
@@ -146,9 +182,10 @@ def run(ctx: StudyContext) -> Path:
             for fabric in dc.FABRICS for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
     rows = ctx.run_many("queries", scen)
     pause = dc.assert_lossless(rows, "dc-query")
-    q = _queries(rows)
-    st = _stats(q, rows)
-    q.to_csv(ctx.out_dir / "queries.csv", index=False)
+    q_all = _queries(rows)
+    st = _stats(q_all, rows)
+    q_all.to_csv(ctx.out_dir / "queries.csv", index=False)
+    q = completed(q_all)
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
     # The Waterloo study's own CSV schema: num_workers,query_size,response_time (µs).
     for fabric in dc.FABRICS:
@@ -174,6 +211,12 @@ def run(ctx: StudyContext) -> Path:
 def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
     """BBR / CUBIC of a statistic."""
     return value(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
+
+
+def _basis(st: pd.DataFrame, fabric: str, bg: bool, n: int) -> str:
+    """What a BBR/CUBIC ratio rests on where not every query finished: "; BBR: rests on 1 of 10 …"."""
+    parts = [f"{dc.CC_NAME[cc]}: {b}" for cc in dc.CCS if (b := rests_on(st, fabric=fabric, bg=bg, cc=cc, n=n))]
+    return "".join(f"; {x}" for x in parts)
 
 
 def _estimate(st: pd.DataFrame, fabric: str, bg: bool, cc: str, n: int) -> Estimate:
@@ -237,7 +280,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         lower1 = _bbr_vs_cubic(st, fabric, True, [1])[1]
         out.append(Claim(
             "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
-            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n})" for n in shown)
+            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n}{_basis(st, fabric, True, n)})"
+                                            for n in shown)
             + f"; p95 {r1p:.2f} (n = 1)",
             f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
             f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
@@ -323,9 +367,8 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
     def cell(fabric: str, bg: bool, cc: str, n: int) -> str:
         m = value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
         q95 = value(st, "p95_s", fabric=fabric, bg=bg, cc=cc, n=n)
-        done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
-        inc = "" if done == p.reps or not math.isfinite(done) else f" ({p.reps - int(done)} of {p.reps} unfinished)"
-        return f"{fmt_seconds(m)} / {fmt_seconds(q95)}{inc}"
+        basis = rests_on(st, fabric=fabric, bg=bg, cc=cc, n=n)
+        return f"{fmt_seconds(m)} / {fmt_seconds(q95)}" + (f" ({basis})" if basis else "")
 
     table = []
     for fabric in dc.FABRICS:
@@ -342,7 +385,11 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
         ("What changes between the fabrics", _explain(st, p)),
         ("Numbers (mean / 95th percentile)",
          md_table(["fabric", "background", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
-         + "\n\nAll points: `stats.csv`; every query: `queries.csv`; the Waterloo study's CSV schema "
+         + "\n\nStatistics are over the completed queries; where some did not finish, the cell says how many "
+           "the statistic rests on: a query still running when the run ended is counted as censored (its response "
+           "time is at least the time it had run), and queries that never started are counted too. "
+           "\n\nAll points: `stats.csv`; every query that started: `queries.csv` (`censored` marks the "
+           "unfinished, with the lower bound as `response_s`); the Waterloo study's CSV schema "
            "(`num_workers,query_size,response_time` in µs): `query_{cubic,bbr}[_bg]_<fabric>.csv`."),
         ("Figures", "\n\n".join(f"![{f}]({f}.png)" for f in (
             "fig1-mean-no-bg", "fig2-p95-no-bg", "fig3-cdf-no-bg", "fig4-mean-bg", "fig5-p95-bg", "fig6-cdf-bg"))),
