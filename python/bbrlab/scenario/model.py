@@ -14,7 +14,7 @@ from .fields import SUGAR, AlgorithmName, Bounds, BufferSpec, Count, Fraction, R
 from .mixins import ScenarioBase, check_kind, kind_of
 
 #: The algorithm names a scenario may use (the core's registry, aliases included).
-ALGORITHMS: tuple[str, ...] = ('reno', 'cubic', 'cubic_hspp', 'bbr1', 'bbr2', 'bbr2_new', 'bbr3', 'bbr3_linux', 'dctcp', 'bql', 'bbr')
+ALGORITHMS: tuple[str, ...] = ('reno', 'cubic', 'cubic_hspp', 'bbr1', 'bbr1_linux413', 'bbr2', 'bbr2_new', 'bbr3', 'bbr3_linux', 'dctcp', 'bql', 'bbr')
 
 
 class Red(Strict):
