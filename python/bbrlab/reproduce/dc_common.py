@@ -13,6 +13,7 @@ Both: 10 µs one-way per host link (≈ 50 µs base RTT with serialization), hos
 ±100 ppm of the switch and 1 µs of host transmit jitter (without these, equal-rate links stay
 phase-locked in a simulator and a drop-tail port can lock a flow out indefinitely), Linux
 defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces, CUBIC does not).
+BBR is the cluster's kernel's: Linux 4.13's BBRv1 (`bbr1_linux413`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from ..display import fmt_bps
 from .report import MSS, WIRE
 from .scenarios import Pfc, Star
 
-CCS = ["cubic", "bbr1"]
-CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}  # as the Waterloo figures label them
-CC_NAME = {"cubic": "CUBIC", "bbr1": "BBRv1"}  # in sentences
-CC_COLOR = {"cubic": "#d95f02", "bbr1": "#1b9e77"}
+#: BBR as the Waterloo cluster ran it: Linux 4.13's BBRv1, without the ACK-aggregation cwnd term
+#: that Linux added in 5.1 (`bbr1_linux413`; on a 50 µs path that term changes what BBR keeps in
+#: flight).
+BBR = "bbr1_linux413"
+CCS = ["cubic", BBR]
+CC_LABEL = {"cubic": "TCP Cubic", BBR: "TCP BBR"}  # as the Waterloo figures label them
+CC_NAME = {"cubic": "CUBIC", BBR: "BBRv1"}  # in sentences
+CC_COLOR = {"cubic": "#d95f02", BBR: "#1b9e77"}
 FABRIC_LABEL = {"lossless": "Waterloo's fabric: lossless (PAUSE), cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
                 "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
@@ -35,7 +40,7 @@ FABRICS = ["lossless", "store-and-forward"]
 #: Goodput ceiling of 1 GbE with the default MSS (MSS / WIRE of the line rate).
 CEILING_BPS = 1e9 * MSS / WIRE
 #: The short names the Waterloo study's own CSV files use for the algorithms.
-CSV_CC = {"cubic": "cubic", "bbr1": "bbr"}
+CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 
 def topology(fabric: str, workers: int) -> Star:

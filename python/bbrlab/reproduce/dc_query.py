@@ -210,7 +210,7 @@ def run(ctx: StudyContext) -> Path:
 
 def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
     """BBR / CUBIC of a statistic."""
-    return value(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
+    return value(st, col, fabric=fabric, bg=bg, cc=dc.BBR, n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
 
 
 def _basis(st: pd.DataFrame, fabric: str, bg: bool, n: int) -> str:
@@ -233,7 +233,7 @@ MATERIAL = 0.01
 
 def _bbr_vs_cubic(st: pd.DataFrame, fabric: str, bg: bool, ns: Sequence[int]) -> dict[int, int | None]:
     """Per n: +1 when BBR's mean latency is above CUBIC's (significantly, by ≥ 1 %), −1 below, 0 neither."""
-    return {n: sign_of_difference(_estimate(st, fabric, bg, "bbr1", n), _estimate(st, fabric, bg, "cubic", n),
+    return {n: sign_of_difference(_estimate(st, fabric, bg, dc.BBR, n), _estimate(st, fabric, bg, "cubic", n),
                                   min_rel=MATERIAL) for n in ns}
 
 
@@ -254,8 +254,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         out.append(Claim(
             "no incast collapse without background traffic (n up to 40)" + where,
             "same latency for n = 1..40, BBR ≈ CUBIC",
-            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, 'bbr1', nmax))}: "
-            f"{grow['cubic']:.2f}× (CUBIC) and {grow['bbr1']:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
+            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, dc.BBR, nmax))}: "
+            f"{grow['cubic']:.2f}× (CUBIC) and {grow[dc.BBR]:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
             f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
             verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
             paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
@@ -265,8 +265,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         sd = {(cc, bg): _estimate(st, fabric, bg, cc, 1).sd for cc in dc.CCS for bg in (False, True)}
         out.append(Claim(
             "a background flow raises mean latency and variance drastically" + where, "drastic increase",
-            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, 'bbr1', 1))}: mean "
-            f"×{slow['cubic']:.2f} (CUBIC), ×{slow['bbr1']:.2f} (BBR) of the mean without; standard deviation "
+            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, dc.BBR, 1))}: mean "
+            f"×{slow['cubic']:.2f} (CUBIC), ×{slow[dc.BBR]:.2f} (BBR) of the mean without; standard deviation "
             + ", ".join(f"{fmt_seconds(sd[(cc, False)])} → {fmt_seconds(sd[(cc, True)])} ({dc.CC_NAME[cc]})" for cc in dc.CCS),
             "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
             "standard deviation, per algorithm",
@@ -341,7 +341,7 @@ query's wait — which is what a drop-tail buffer does."""
     if any(c.startswith("n =") for c in collapse.values()):
         incast = ("the shallow buffer produces the classic incast collapse (responses losing their tail, then waiting "
                   f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
-                  f"for CUBIC and {collapse['bbr1']} for BBRv1")
+                  f"for CUBIC and {collapse[dc.BBR]} for BBRv1")
     else:
         incast = f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid"
     bg_sf = st[(st["fabric"] == S) & st["bg"]]
