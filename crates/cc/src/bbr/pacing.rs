@@ -20,16 +20,11 @@ pub fn rate_bytes_per_sec(bw: u64, mss: u32, gain: u64, margin_percent: u64) -> 
     ((r * (1_000_000 / 100 * (100 - margin_percent)) as u128) >> BW_SCALE) as u64
 }
 
-/// `bbr_bw_to_pacing_rate`: the rate for `bw` at `gain`, not below `floor_bytes_per_s` (mainline
-/// v1: 0; v2alpha and v3 floor it at 1 B/s) and not above `SO_MAX_PACING_RATE`.
+/// `bbr_bw_to_pacing_rate`: the rate for `bw` at `gain`, `margin_percent` below it (1 %, none
+/// in v1 before Linux 4.20), not below `floor_bytes_per_s` (mainline v1: 0; v2alpha and v3 floor
+/// it at 1 B/s) and not above `SO_MAX_PACING_RATE`.
 #[inline]
-pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64) -> u64 {
-    bw_to_pacing_rate_margin(tp, bw, gain, floor_bytes_per_s, PACING_MARGIN_PERCENT)
-}
-
-/// [`bw_to_pacing_rate`] with another margin (Linux before 4.20 had none: v1's `Params`).
-#[inline]
-pub fn bw_to_pacing_rate_margin(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64, margin_percent: u64) -> u64 {
+pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64, margin_percent: u64) -> u64 {
     rate_bytes_per_sec(bw, tp.mss, gain, margin_percent).max(floor_bytes_per_s).min(tp.max_pacing_rate_bytes_per_s)
 }
 
@@ -63,13 +58,13 @@ impl<const FLOOR: u64> Pacer<FLOOR> {
             NSEC_PER_MSEC
         };
         let bw = bw_floor(tp.snd_cwnd as u64, rtt_ns);
-        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate_margin(tp, bw, self.startup_gain, FLOOR, self.margin_percent);
+        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR, self.margin_percent);
     }
 
     /// `bbr_set_pacing_rate`: pace at `gain · bw`, but never lower the rate before the pipe is full.
     #[inline]
     pub fn set(&mut self, tp: &mut TcpCc, bw: u64, gain: u64, full_bw_reached: bool) {
-        let rate = bw_to_pacing_rate_margin(tp, bw, gain, FLOOR, self.margin_percent);
+        let rate = bw_to_pacing_rate(tp, bw, gain, FLOOR, self.margin_percent);
         if !self.has_seen_rtt && tp.srtt_ns != 0 {
             self.init_from_rtt(tp);
         }
