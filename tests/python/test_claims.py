@@ -16,6 +16,9 @@ from bbrlab.display import fmt_bps, fmt_bytes, fmt_seconds
 from bbrlab.reproduce import STUDIES, Size
 from bbrlab.reproduce import bql_vs_bbr, dc_convergence, dc_incast, dc_query, esnet_100g, many_flows_ecn, wan_loss
 from bbrlab.reproduce.dc_common import BBR as DC_BBR
+from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
+
+LOSSLESS = FABRIC_LABEL["lossless"]
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
 from bbrlab.reproduce.claims import (CSV_COLUMNS, Claim, Verdict, cell, num, parse_cell, read_claims_csv,
                                      write_claims_csv)
@@ -191,8 +194,8 @@ def test_query_agrees_vs_disagrees():
     plan = dc_query.Plan(reps=10, ns_nobg=(1, 5, 20), ns_bg=(1, 5, 20), n_cdf=20)
     same, faster = _query(1.0, 0.05), _query(0.5, 0.05)
     claim = "with background: BBR below CUBIC in mean and p95, most at small n"
-    assert one(dc_query.claims(same, plan), claim, "lossless").verdict is Verdict.DISAGREES
-    assert one(dc_query.claims(faster, plan), claim, "lossless").verdict is Verdict.AGREES
+    assert one(dc_query.claims(same, plan), claim, LOSSLESS).verdict is Verdict.DISAGREES
+    assert one(dc_query.claims(faster, plan), claim, LOSSLESS).verdict is Verdict.AGREES
     t_same, t_faster = dc_query._explain(same, plan), dc_query._explain(faster, plan)
     assert "algorithm-blind" in t_same and "cannot come from the PAUSE mechanism" in t_same
     assert "algorithm-blind" not in t_faster and "cannot come from the PAUSE mechanism" not in t_faster
@@ -212,7 +215,7 @@ def _levels(bbr_droptail: float, bbr_lossless: float = 0.99) -> pd.DataFrame:
     rows = []
     for fabric in dc_convergence.FABRICS:
         for cc in ("cubic", DC_BBR):
-            j = (bbr_droptail if fabric != "lossless" else bbr_lossless) if cc == DC_BBR else 0.99
+            j = (bbr_lossless if is_lossless(fabric) else bbr_droptail) if cc == DC_BBR else 0.99
             for active in range(1, 6):
                 rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
                                  jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
@@ -235,9 +238,11 @@ def test_convergence_open_question_flips():
     assert "With PAUSE BBRv1 already converges poorly" in a_better
     # Better with one drop-tail buffer only: the claim holds partly, and the answer names both.
     mixed = better.copy()
-    mixed.loc[(mixed["fabric"] == "store-and-forward") & (mixed["cc"] == DC_BBR), "jain_per_second"] = 0.5
+    others = [f for f in dc_convergence.FABRICS if not is_lossless(f) and f != "store-and-forward-deep"]
+    mixed.loc[mixed["fabric"].isin(others) & (mixed["cc"] == DC_BBR), "jain_per_second"] = 0.5
     assert one(dc_convergence.claims(mixed), question).verdict is Verdict.PARTLY
-    assert ("converges better with drops (1 MB drop-tail); with the 128 KB drop-tail buffer it moves by less than 0.1"
+    assert ("converges better with drops (1 MB drop-tail); with the PAUSE ignored by NICs, 1 MB shared, α = 1 and "
+            "128 KB drop-tail buffer it moves by less than 0.1"
             in dc_convergence._answer(mixed))
 
 

@@ -70,3 +70,35 @@ def test_unfinished_queries_are_counted_as_censored_not_dropped():
     text = dc_query.rests_on(st, fabric="lossless", bg=False, cc="bbr1", n=2)
     assert text.startswith("rests on 2 of 4 queries") and "1 censored" in text and "1 never started" in text
     assert len(dc_query.completed(q)) == 2
+
+
+def test_findings_table_is_computed_from_the_claims(tmp_path):
+    from bbrlab.reproduce import dc_common as dc
+    from bbrlab.reproduce import dc_findings
+    from bbrlab.reproduce.claims import CSV_COLUMNS
+
+    def claims(study: str, verdict_of) -> None:
+        d = tmp_path / study
+        d.mkdir()
+        rows = [{"claim": f"{start} … — {dc.FABRIC_LABEL[fab]}", "paper_value": "yes", "bbrlab_value": f"{fab} 1.0",
+                 "rule": "r", "verdict": verdict_of(fab, start)}
+                for f in dc_findings.FINDINGS if f.study == study for start in f.claims for fab in dc.FABRICS]
+        pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(d / "claims.csv", index=False)
+
+    shared, sf = "shared-dt", "store-and-forward"
+    # (a) holds on the shared buffer only; (b) is partly there on 128 KB drop-tail (one claim not
+    # testable); (c) holds on 128 KB drop-tail, and one claim disagrees on the shared buffer.
+    claims("dc-query", lambda fab, start: "agrees" if fab == shared else "disagrees")
+    claims("dc-incast", lambda fab, start: ("not tested" if start.startswith("n = 20") else "agrees") if fab == sf
+           else "disagrees")
+    assert dc_findings.write(tmp_path / "dc-incast") is None  # dc-convergence has not run yet
+    claims("dc-convergence", lambda fab, start: "agrees" if fab == sf or (fab == shared and start.startswith("CUBIC"))
+           else "disagrees")
+    out = dc_findings.write(tmp_path / "dc-convergence")
+    got = pd.read_csv(tmp_path / "dc-findings.csv").set_index(["fabric", "finding"])["verdict"]
+    assert got[(shared, "a")] == "yes" and got[(shared, "c")] == "no" and got[(shared, "b")] == "no"
+    assert got[(sf, "a")] == "no" and got[(sf, "b")] == "partly" and got[(sf, "c")] == "yes"
+    assert got[("lossless", "a")] == "no"
+    text = out.read_text()
+    # The fabric with the most findings (store-and-forward: 1.5 of 3) is the one shown beside the paper.
+    assert f"**{dc.FABRIC_LABEL[sf]}**" in text and "1.5 of 3" in text

@@ -29,6 +29,7 @@ import pandas as pd
 from ..figures import save, subplots
 from ..results import jain_index
 from . import dc_common as dc
+from . import dc_findings
 from .analysis import packets_simulated, select
 from .claims import Claim, at_least, below, cell, claims_table, num, verdict_of_all
 from .context import Size, StudyContext
@@ -131,9 +132,11 @@ def run(ctx: StudyContext) -> Path:
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
     cl = claims(lv)
-    return ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
-                            report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
-                            claims=cl)
+    report = ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
+                              report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
+                              claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def jain3(lv: pd.DataFrame, fabric: str, cc: str, col: str = "jain_per_second") -> float:
@@ -152,7 +155,7 @@ def _word(j: float) -> str:
 
 def _drop_effect(lv: pd.DataFrame) -> dict[str, float]:
     """Per drop-tail fabric: BBRv1's per-second Jain index (≥ 3 flows) there minus on the lossless fabric."""
-    return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in FABRICS if f != "lossless"}
+    return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in FABRICS if not dc.is_lossless(f)}
 
 
 #: A change of Jain's index smaller than this between fabrics is not a change (single trials).
@@ -208,7 +211,7 @@ def _answer(lv: pd.DataFrame) -> str:
     worse = [f for f in change if change[f] <= -JAIN_STEP]
     better = [f for f in change if change[f] >= JAIN_STEP]
     lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, dc.BBR)] >= CONVERGED
-    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
+    names = dc.FABRIC_SHORT
     unchanged = [f for f in change if f not in worse and f not in better]
     same = (f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged
             else "")
@@ -278,12 +281,12 @@ def _answer(lv: pd.DataFrame) -> str:
     else:
         trials = f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
     caveat = ("" if L in picture else """
-Caveat: the model's PAUSE is generated per output queue (802.3x, all feeding links at once) with
-fair packet-by-packet service of the paused senders. A switch with ingress-port buffer accounting
-or unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all),
-or the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are
-not modelled; each could make the real lossless cluster behave differently from the lossless
-fabric here.
+Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
+fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
+it, and the seed's racks are the `lossless-ingress` fabrics (their verdicts: `dc-findings.md`);
+unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
+the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
+part of these runs; each could make the real lossless cluster behave differently.
 """)
     return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**

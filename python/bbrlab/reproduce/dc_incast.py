@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
+from . import dc_findings
 from .analysis import Estimate, difference, mean_ci, sign_of_difference, value
 from .claims import Claim, Verdict, above, below, cell, claims_table, is_sign, num, untested, verdict_of_all
 from .context import Size, StudyContext
@@ -76,8 +77,10 @@ def run(ctx: StudyContext) -> Path:
     _figures(st, runs, p, ctx.out_dir)
     cl = claims(st, list(p.ns))
     sections = report_sections(st, list(p.ns), pause, cl)
-    return ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
-                            source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
+    report = ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
+                              source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
@@ -101,7 +104,7 @@ def _seed_csvs(runs: pd.DataFrame, out_dir: Path) -> None:
 
 
 def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         for cc in dc.CCS:
             c = st[(st["fabric"] == fabric) & (st["cc"] == cc)].sort_values("n")
@@ -117,7 +120,7 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
     fig.suptitle(f"Fig 7: aggregate throughput of n synchronized flows ({p.dur_s:g}-s window)")
     save(fig, out_dir / "fig7-throughput.png")
     n_cdf = max(p.ns)
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         for cc in dc.CCS:
             x = np.sort(runs[(runs["fabric"] == fabric) & (runs["cc"] == cc) & (runs["n"] == n_cdf)]["throughput_bps"] / 1e6)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
+from . import dc_findings
 from ..display import fmt_seconds
 from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
 from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
@@ -63,8 +64,8 @@ PLANS = {
 
 def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> StudyRun:
     # Budget per query for the run's length: generous where queries can hit RTOs; queries still
-    # running at the end are reported as incomplete.
-    per_query = 0.1 if fabric == "lossless" else (1.0 if bg else 2.0)
+    # running at the end are counted as censored, those never started as such.
+    per_query = 0.1 if dc.is_lossless(fabric) else (1.0 if bg else 2.0)
     duration_s = round(QUERY_START_S + reps * (GAP_S + per_query), 3)  # to the millisecond
     return study_run(
         f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}", duration_s=duration_s, seed=seed,
@@ -116,9 +117,10 @@ def _stats(q: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 def rests_on(st: pd.DataFrame, **where: object) -> str:
     """"" when every requested query finished, else what a statistic rests on: "rests on 1 of 10
     queries; 1 censored at the run's end (≥ 2.1 s); 8 never started"."""
-    done, req = int(value(st, "completed", **where)), int(value(st, "requested", **where))
-    if done == req:
-        return ""
+    done, req = value(st, "completed", **where), value(st, "requested", **where)
+    if not math.isfinite(done + req) or done == req:
+        return ""  # not run, or every query finished
+    done, req = int(done), int(req)
     cens, never = int(value(st, "censored", **where)), int(value(st, "not_started", **where))
     parts = [f"rests on {done} of {req} queries"]
     if cens:
@@ -129,7 +131,7 @@ def rests_on(st: pd.DataFrame, **where: object) -> str:
 
 
 def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = st[(st["fabric"] == fabric) & (st["bg"] == bg)]
         for cc in dc.CCS:
@@ -157,7 +159,7 @@ def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> No
 
 
 def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["n"] == n)]
         for cc in dc.CCS:
@@ -204,8 +206,10 @@ def run(ctx: StudyContext) -> Path:
     _vs_n(st, True, "p95", out / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
     _cdf(q, True, n, out / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n}, one background flow")
     cl = claims(st, p)
-    return ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
-                            report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
+    report = ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
+                              report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
