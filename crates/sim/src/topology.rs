@@ -283,7 +283,10 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
             links[l as usize].pause_quanta_ns = quanta_ns(rate);
             if ingress_pfc && links[l as usize].ingress.is_none() {
                 // Each ingress port counts its own bytes and pauses its own sender.
-                let headroom = p.headroom_bytes.unwrap_or_else(|| config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes));
+                let headroom = match p.headroom_bytes {
+                    0 => config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes),
+                    h => h,
+                };
                 links[l as usize].ingress =
                     Some(Box::new(pfc::IngressPort::new(p.xoff_bytes, p.xon_bytes, headroom, quanta_ns(rate), pause_latency(rate))));
             }

@@ -323,11 +323,11 @@ pub struct Pfc {
     pub accounting: PfcAccounting,
     /// Ingress accounting: bytes an ingress port may still take once it is over XOFF, for what
     /// is already on its way when the PAUSE takes effect; beyond it the packet is dropped.
-    /// Default, per port: 2 × (its rate × delay) + 2 full frames + the PAUSE frame (IEEE
+    /// 0 (default): per port, 2 × (its rate × delay) + 2 full frames + the PAUSE frame (IEEE
     /// 802.1Qbb's headroom).
     #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    pub headroom_bytes: Option<u64>,
+    #[schemars(range(max = MAX_BUFFER_BYTES))]
+    pub headroom_bytes: u64,
     /// Host NICs act on a PAUSE this long after it arrives (0: at once; a NIC's MAC must within
     /// 512 bit times, firmware-handled NICs take longer).
     #[serde(default)]
@@ -345,7 +345,7 @@ impl Default for Pfc {
             xon_bytes: default_xon(),
             quanta: default_quanta(),
             accounting: PfcAccounting::default(),
-            headroom_bytes: None,
+            headroom_bytes: 0,
             nic_pause_delay_ns: 0,
             nic_honours_pause: true,
         }
