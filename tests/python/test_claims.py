@@ -15,6 +15,10 @@ from scipy import stats
 from bbrlab.display import fmt_bps, fmt_bytes, fmt_seconds
 from bbrlab.reproduce import STUDIES, Size
 from bbrlab.reproduce import bql_vs_bbr, dc_convergence, dc_incast, dc_query, esnet_100g, many_flows_ecn, wan_loss
+from bbrlab.reproduce.dc_common import BBR as DC_BBR
+from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
+
+LOSSLESS = FABRIC_LABEL["lossless"]
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
 from bbrlab.reproduce.claims import (CSV_COLUMNS, Claim, Verdict, cell, num, parse_cell, read_claims_csv,
                                      write_claims_csv)
@@ -113,9 +117,9 @@ def _incast(bbr_ahead: bool, cubic_falls: bool = True) -> pd.DataFrame:
     rows = []
     for fabric in ("lossless", "store-and-forward"):
         for n in (1, 10, 20):
-            for cc in ("cubic", "bbr1"):
+            for cc in ("cubic", DC_BBR):
                 good, bad = 940e6, (940e6 - 30e6 * n if cubic_falls else 940e6)
-                mean = (good if cc == "bbr1" else bad) if bbr_ahead else (bad if cc == "bbr1" else good)
+                mean = (good if cc == DC_BBR else bad) if bbr_ahead else (bad if cc == DC_BBR else good)
                 rows.append(dict(fabric=fabric, cc=cc, n=n, mean_bps=mean, ci_bps=5e6, samples=5,
                                  frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n))
     return pd.DataFrame(rows)
@@ -145,7 +149,7 @@ def test_incast_falling_vs_flat_throughput():
     assert one(dc_incast.claims(flat, ns), "throughput falls", "drop-tail").verdict is Verdict.DISAGREES
     assert one(dc_incast.claims(falls, ns), "throughput falls", "drop-tail").verdict is Verdict.PARTLY
     both_fall = falls.copy()
-    both_fall.loc[both_fall["cc"] == "bbr1", "mean_bps"] = 940e6 - 20e6 * both_fall["n"]
+    both_fall.loc[both_fall["cc"] == DC_BBR, "mean_bps"] = 940e6 - 20e6 * both_fall["n"]
     assert one(dc_incast.claims(both_fall, ns), "throughput falls", "drop-tail").verdict is Verdict.AGREES
     t_flat, t_falls, t_both = (dc_incast._explain(d, ns) for d in (flat, falls, both_fall))
     assert "CUBIC's mean stays within 1 % (940 Mbit/s at n = 1 → 940 Mbit/s at n = 20)" in t_flat
@@ -161,7 +165,7 @@ def test_incast_falling_vs_flat_throughput():
     # ... nor is a significant difference of 0.5 % near the ceiling (tiny intervals), nor such a decline.
     tight = _incast(True, cubic_falls=False)
     tight["ci_bps"] = 1e5
-    tight.loc[(tight["cc"] == "bbr1") & (tight["n"] > 1), "mean_bps"] = 945e6
+    tight.loc[(tight["cc"] == DC_BBR) & (tight["n"] > 1), "mean_bps"] = 945e6
     tight.loc[(tight["cc"] == "cubic") & (tight["n"] > 1), "mean_bps"] = 936e6
     assert one(dc_incast.claims(tight, ns), "BBR significantly ahead", "drop-tail").verdict is Verdict.DISAGREES
     assert one(dc_incast.claims(tight, ns), "throughput falls", "drop-tail").verdict is Verdict.DISAGREES
@@ -177,10 +181,10 @@ def _query(lossless_ratio: float, bbr_bg: float, cubic_bg: float = 0.5) -> pd.Da
     for fabric in ("lossless", "store-and-forward"):
         for bg in (False, True):
             for n in (1, 5, 20):
-                for cc in ("cubic", "bbr1"):
-                    mean = 0.009 * (2 if bg else 1) * (lossless_ratio if cc == "bbr1" and fabric == "lossless" else 1)
+                for cc in ("cubic", DC_BBR):
+                    mean = 0.009 * (2 if bg else 1) * (lossless_ratio if cc == DC_BBR and fabric == "lossless" else 1)
                     if fabric != "lossless" and bg:
-                        mean = bbr_bg if cc == "bbr1" else cubic_bg
+                        mean = bbr_bg if cc == DC_BBR else cubic_bg
                     rows.append(dict(fabric=fabric, bg=bg, cc=cc, n=n, mean_s=mean, ci_s=0.001, p95_s=mean * 1.1,
                                      median_s=mean, completed=10, requested=10))
     return pd.DataFrame(rows)
@@ -190,8 +194,8 @@ def test_query_agrees_vs_disagrees():
     plan = dc_query.Plan(reps=10, ns_nobg=(1, 5, 20), ns_bg=(1, 5, 20), n_cdf=20)
     same, faster = _query(1.0, 0.05), _query(0.5, 0.05)
     claim = "with background: BBR below CUBIC in mean and p95, most at small n"
-    assert one(dc_query.claims(same, plan), claim, "lossless").verdict is Verdict.DISAGREES
-    assert one(dc_query.claims(faster, plan), claim, "lossless").verdict is Verdict.AGREES
+    assert one(dc_query.claims(same, plan), claim, LOSSLESS).verdict is Verdict.DISAGREES
+    assert one(dc_query.claims(faster, plan), claim, LOSSLESS).verdict is Verdict.AGREES
     t_same, t_faster = dc_query._explain(same, plan), dc_query._explain(faster, plan)
     assert "algorithm-blind" in t_same and "cannot come from the PAUSE mechanism" in t_same
     assert "algorithm-blind" not in t_faster and "cannot come from the PAUSE mechanism" not in t_faster
@@ -210,8 +214,8 @@ def test_query_agrees_vs_disagrees():
 def _levels(bbr_droptail: float, bbr_lossless: float = 0.99) -> pd.DataFrame:
     rows = []
     for fabric in dc_convergence.FABRICS:
-        for cc in ("cubic", "bbr1"):
-            j = (bbr_droptail if fabric != "lossless" else bbr_lossless) if cc == "bbr1" else 0.99
+        for cc in ("cubic", DC_BBR):
+            j = (bbr_lossless if is_lossless(fabric) else bbr_droptail) if cc == DC_BBR else 0.99
             for active in range(1, 6):
                 rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
                                  jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
@@ -234,9 +238,11 @@ def test_convergence_open_question_flips():
     assert "With PAUSE BBRv1 already converges poorly" in a_better
     # Better with one drop-tail buffer only: the claim holds partly, and the answer names both.
     mixed = better.copy()
-    mixed.loc[(mixed["fabric"] == "store-and-forward") & (mixed["cc"] == "bbr1"), "jain_per_second"] = 0.5
+    others = [f for f in dc_convergence.FABRICS if not is_lossless(f) and f != "store-and-forward-deep"]
+    mixed.loc[mixed["fabric"].isin(others) & (mixed["cc"] == DC_BBR), "jain_per_second"] = 0.5
     assert one(dc_convergence.claims(mixed), question).verdict is Verdict.PARTLY
-    assert ("converges better with drops (1 MB drop-tail); with the 128 KB drop-tail buffer it moves by less than 0.1"
+    assert ("converges better with drops (1 MB drop-tail); with the PAUSE ignored by NICs, 1 MB shared, α = 1 and "
+            "128 KB drop-tail buffer it moves by less than 0.1"
             in dc_convergence._answer(mixed))
 
 
@@ -367,7 +373,7 @@ def test_esnet_verdicts_flip():
 
 def test_bql_tengig_claim_and_sentence_flip():
     def c(bql: float, bbr: float) -> pd.DataFrame:
-        return pd.DataFrame([dict(cc="bql", rtt_ms=0.15, goodput_bps=bql), dict(cc="bbr1", rtt_ms=0.15, goodput_bps=bbr)])
+        return pd.DataFrame([dict(cc="bql", rtt_ms=0.15, goodput_bps=bql), dict(cc=bql_vs_bbr.BBR, rtt_ms=0.15, goodput_bps=bbr)])
 
     ahead, behind = c(9e9, 5e9), c(8e9, 9.4e9)
     [cl_a], [cl_b] = bql_vs_bbr.tengig_claims(ahead), bql_vs_bbr.tengig_claims(behind)

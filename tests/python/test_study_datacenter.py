@@ -44,3 +44,61 @@ def test_convergence_csv_has_the_seed_schema(studies):
     assert list(c.columns) == ["num_flows", "socket_fd", "throughput", "time"]
     assert set(c["socket_fd"]) == {5, 6, 7, 8, 9}
     assert c["throughput"].max() <= 941.5 * 1.01  # lossless: no stalls, so no catch-up bursts above the ceiling
+
+
+def test_unfinished_queries_are_counted_as_censored_not_dropped():
+    import math
+
+    from bbrlab.reproduce import dc_query
+
+    nan = math.nan
+    # One (fabric, bg, cc, n) with 4 requested queries: 0 and 1 finished, 2 was running when the
+    # run ended at 3.0 s (its transfers started at 1.2 and 1.25 s), 3 never started.
+    rows = pd.DataFrame({
+        "fabric": "lossless", "bg": False, "cc": "bbr1", "n": 2, "reps": 4, "run": 0,
+        "app": [0, 0, 0, 0, 0, 0, -1], "query": [0, 0, 1, 1, 2, 2, -1],
+        "query_response_s": [0.010, 0.010, 0.030, 0.030, nan, nan, nan],
+        "start_s": [0.30, 0.30, 0.33, 0.33, 1.20, 1.25, 0.0],
+        "end_s": [0.31, 0.31, 0.36, 0.36, 2.0, 3.0, 3.0]})
+    q = dc_query._queries(rows)
+    assert q["censored"].tolist() == [False, False, True]
+    assert q["response_s"].iloc[2] == pytest.approx(3.0 - 1.2)  # a lower bound: run end − first start
+    st = dc_query._stats(q, rows)
+    r = st.iloc[0]
+    assert (r["completed"], r["censored"], r["not_started"], r["requested"]) == (2, 1, 1, 4)
+    assert r["mean_s"] == pytest.approx(0.020)  # the censored query is not averaged as if it had finished
+    text = dc_query.rests_on(st, fabric="lossless", bg=False, cc="bbr1", n=2)
+    assert text.startswith("rests on 2 of 4 queries") and "1 censored" in text and "1 never started" in text
+    assert len(dc_query.completed(q)) == 2
+
+
+def test_findings_table_is_computed_from_the_claims(tmp_path):
+    from bbrlab.reproduce import dc_common as dc
+    from bbrlab.reproduce import dc_findings
+    from bbrlab.reproduce.claims import CSV_COLUMNS
+
+    def claims(study: str, verdict_of) -> None:
+        d = tmp_path / study
+        d.mkdir()
+        rows = [{"claim": f"{start} … — {dc.FABRIC_LABEL[fab]}", "paper_value": "yes", "bbrlab_value": f"{fab} 1.0",
+                 "rule": "r", "verdict": verdict_of(fab, start)}
+                for f in dc_findings.FINDINGS if f.study == study for start in f.claims for fab in dc.FABRICS]
+        pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(d / "claims.csv", index=False)
+
+    shared, sf = "shared-dt", "store-and-forward"
+    # (a) holds on the shared buffer only; (b) is partly there on 128 KB drop-tail (one claim not
+    # testable); (c) holds on 128 KB drop-tail, and one claim disagrees on the shared buffer.
+    claims("dc-query", lambda fab, start: "agrees" if fab == shared else "disagrees")
+    claims("dc-incast", lambda fab, start: ("not tested" if start.startswith("n = 20") else "agrees") if fab == sf
+           else "disagrees")
+    assert dc_findings.write(tmp_path / "dc-incast") is None  # dc-convergence has not run yet
+    claims("dc-convergence", lambda fab, start: "agrees" if fab == sf or (fab == shared and start.startswith("CUBIC"))
+           else "disagrees")
+    out = dc_findings.write(tmp_path / "dc-convergence")
+    got = pd.read_csv(tmp_path / "dc-findings.csv").set_index(["fabric", "finding"])["verdict"]
+    assert got[(shared, "a")] == "yes" and got[(shared, "c")] == "no" and got[(shared, "b")] == "no"
+    assert got[(sf, "a")] == "no" and got[(sf, "b")] == "partly" and got[(sf, "c")] == "yes"
+    assert got[("lossless", "a")] == "no"
+    text = out.read_text()
+    # The fabric with the most findings (store-and-forward: 1.5 of 3) is the one shown beside the paper.
+    assert f"**{dc.FABRIC_LABEL[sf]}**" in text and "1.5 of 3" in text

@@ -83,6 +83,16 @@ pub static ALGORITHMS: &[Algorithm] = &[
         new: |seed| crate::bbr::Bbr1::new(seed).into(),
     },
     Algorithm {
+        name: "bbr1_linux413",
+        aliases: &[],
+        summary: "BBRv1 as Linux 4.13 ran it: no ACK-aggregation cwnd term, no pacing margin, no EDT accounting (the Waterloo DC study's kernel)",
+        source: "Linux v4.13 tcp_bbr.c (the term came with 78dc70ebaa38, v5.1)",
+        kernel_name: None,
+        needs_ecn: false,
+        receiver_ce_ack: false,
+        new: |seed| crate::bbr::Bbr1::with_variant(seed, crate::bbr::v1::Variant::Linux413).into(),
+    },
+    Algorithm {
         name: "bbr2",
         aliases: &[],
         summary: "BBRv2 as Google's v2alpha Linux release",

@@ -145,8 +145,15 @@ struct Link {
     /// Host transmit timing jitter: each packet reaches the far end up to this much later
     /// (uniform, FIFO kept); 0 = exact. See `topology.rs`.
     jitter_ns: u64,
-    /// This output port sends PAUSE frames upstream (lossless mode).
+    /// This output port sends PAUSE frames upstream (lossless mode, egress accounting).
     pfc: Option<Box<pfc::PortPfc>>,
+    /// This link feeds a switch ingress port whose buffer usage is counted for PAUSE (lossless
+    /// mode, ingress accounting; `pfc.rs`).
+    ingress: Option<Box<pfc::IngressPort>>,
+    /// This output port's packets are charged to the ingress port they came in on.
+    ingress_acct: bool,
+    /// The transmitter ignores PAUSE frames (a NIC with flow control off).
+    ignores_pause: bool,
     /// Nothing stops this link's serializer or reacts to its departures (no PAUSE, TSQ, shared
     /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
     /// no `TxDone` events (`serializer.rs`). Set once the topology is built.
@@ -185,6 +192,9 @@ impl Link {
             in_pool: false,
             jitter_ns: 0,
             pfc: None,
+            ingress: None,
+            ingress_acct: false,
+            ignores_pause: false,
             timestamped: false,
             ser: serializer::Serializer::default(),
         }
@@ -194,6 +204,8 @@ impl Link {
     fn can_be_timestamped(&self) -> bool {
         !self.is_sender_nic
             && self.pfc.is_none()
+            && self.ingress.is_none()
+            && !self.ingress_acct
             && !self.in_pool
             && self.cut_through_bytes == 0
             && self.pause_quanta_ns == 0
@@ -382,9 +394,12 @@ pub struct Simulation {
     ictcp: Option<ictcp::Ictcp>,
     /// The topology (`topology.rs`): how flows are routed.
     fabric: Fabric,
-    /// Bytes queued in the switch's shared buffer, and its limit (u64::MAX = none).
+    /// Bytes queued in the switch's shared buffer, and its limit (u64::MAX = none). With PFC's
+    /// ingress accounting: the ingress ports' usage below XOFF (headroom is outside the pool).
     pool_bytes: u64,
     pool_limit: u64,
+    /// The shared buffer's dynamic threshold (alpha), if any.
+    pool_alpha: Option<f64>,
     pause_frames_total: u64,
     apps: Vec<apps::QueryApp>,
     app_events: apps::AppEvents,
@@ -437,6 +452,7 @@ impl Simulation {
             fabric,
             pool_bytes: 0,
             pool_limit: built.pool_limit,
+            pool_alpha: built.pool_alpha,
             pause_frames_total: 0,
             apps,
             app_events: apps::AppEvents::default(),

@@ -8,6 +8,8 @@ impl Simulation {
     /// send.
     pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
+        // An ingress-accounted switch port charges the packet to the port it came in on.
+        let ingress_from = if self.links[lid as usize].ingress_acct { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
         if link.timestamped {
             // The queue as it is now: starts and departures since the last packet.
@@ -41,9 +43,17 @@ impl Simulation {
             self.start_tx(lid, p);
             return;
         }
-        if link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
-            || link.waiting_pkts() as u64 + 1 > link.limit_pkts
-            || (link.in_pool && self.pool_bytes + p.wire_bytes as u64 > self.pool_limit)
+        if let Some(from) = ingress_from {
+            if !self.ingress_admit(from, p.wire_bytes) {
+                count_drop(&mut self.links[lid as usize], &mut self.flows, &p);
+                return;
+            }
+        }
+        let link = &mut self.links[lid as usize];
+        if ingress_from.is_none()
+            && (link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
+                || link.waiting_pkts() as u64 + 1 > link.limit_pkts
+                || (link.in_pool && !pool_admits(link.q_bytes, p.wire_bytes, self.pool_bytes, self.pool_limit, self.pool_alpha)))
         {
             count_drop(link, &mut self.flows, &p);
             return;
@@ -73,6 +83,17 @@ impl Simulation {
         if link.pfc.is_some() {
             self.pfc_after_enqueue(lid);
         }
+        if let Some(from) = ingress_from {
+            self.ingress_after_enqueue(from);
+        }
+    }
+
+    /// The link that brought packet `p` to the switch whose output port it is entering.
+    #[inline]
+    fn came_in_on(&self, p: &Packet) -> LinkId {
+        let f = &self.flows[p.flow as usize];
+        let path = if p.is_data { &f.data_path } else { &f.ack_path };
+        path.links[p.hop as usize - 1]
     }
 
     /// Start serializing `p` on link `lid` (idle, not paused). A link into a cut-through switch
@@ -124,9 +145,13 @@ impl Simulation {
                 self.pool_bytes -= next.wire_bytes as u64;
             }
             let has_pfc = link.pfc.is_some();
+            let release = if link.ingress_acct { Some((self.came_in_on(&next), next.wire_bytes)) } else { None };
             self.start_tx(lid, next);
             if has_pfc {
                 self.pfc_after_dequeue(lid);
+            }
+            if let Some((from, bytes)) = release {
+                self.ingress_release(from, bytes);
             }
         } else {
             link.idle_since_ns = now;
@@ -200,6 +225,17 @@ impl Simulation {
             }
         }
     }
+}
+
+/// The switch's shared buffer takes a packet of `wire` bytes into a queue holding `q_bytes`: it
+/// fits in the pool, and with a dynamic threshold the queue is below alpha × the free pool
+/// ("region usage < alpha × free buffer", as Mellanox states the rule; Choudhury and Hahne).
+#[inline]
+fn pool_admits(q_bytes: u64, wire: u32, pool_bytes: u64, pool_limit: u64, alpha: Option<f64>) -> bool {
+    if pool_bytes + wire as u64 > pool_limit {
+        return false;
+    }
+    alpha.is_none_or(|a| (q_bytes as f64) < a * (pool_limit - pool_bytes) as f64)
 }
 
 /// A packet dropped at `link`'s queue (overflow or RED): the link counts it; a data packet also

@@ -16,24 +16,97 @@
 //! The switch queue is therefore bounded by XOFF plus what is already committed when the pause
 //! takes effect: per ingress link, the packet in serialization, the packets on the wire, and
 //! what it sends during the PAUSE frame's trip (≈ 2 × MTU + rate × 2 × delay).
+//!
+//! That is the *egress* form (`pfc.accounting = "egress"`, bbrlab's earlier model). Switches
+//! account PFC per *ingress* port instead (`"ingress"`; the Mellanox SwitchX generation of seed
+//! 000's SX1012 buffers packets per ingress port, and the later shared-buffer generation
+//! (Spectrum) still counts each ingress port/priority group against its own thresholds):
+//!
+//! - every packet waiting in an output queue is charged to the ingress port it came in on
+//!   (`IngressPort::bytes`); it is released when the packet leaves the queue;
+//! - an ingress port above XOFF sends PAUSE to *its own* upstream transmitter only (the host
+//!   NIC), re-sent every half quantum while above XON, and XON once below XON; other ports keep
+//!   sending into the same output queue;
+//! - up to XOFF a port's bytes come from the shared pool (`shared_buffer_bytes`, if set; without
+//!   one each port has its own buffer, as on SwitchX); above XOFF from the port's reserved
+//!   headroom (`headroom_bytes`), which absorbs what was already on its way when the PAUSE took
+//!   effect. A packet is dropped when the pool or the headroom cannot take it, never at the
+//!   output port;
+//! - the output queue is served first come, first served, so a port that keeps more bytes in the
+//!   buffer than the others is paused while they are not: the share of the port follows what
+//!   each sender keeps queued, not the number of senders.
+//!
+//! Host NICs act on a PAUSE `nic_pause_delay` after it arrives, or ignore it
+//! (`nic_honours_pause = false`).
 
 use super::*;
 
-pub(crate) struct PortPfc {
+/// One switch ingress port's buffer accounting, kept on the link that feeds it.
+pub(crate) struct IngressPort {
+    /// Bytes that came in on this port and wait in an output queue.
+    pub bytes: u64,
     xoff: u64,
     xon: u64,
+    headroom: u64,
+    /// PAUSE frame latency to the host (and its NIC's reaction delay).
+    latency: Nanos,
+    pause: Pauser,
+    /// Packets dropped because the headroom above XOFF was full / the shared pool was.
+    pub drops_headroom: u64,
+    pub drops_pool: u64,
+    /// Most bytes ever held.
+    pub max_bytes: u64,
+}
+
+impl IngressPort {
+    pub(crate) fn new(xoff: u64, xon: u64, headroom: u64, quanta_ns: Nanos, latency: Nanos) -> IngressPort {
+        IngressPort {
+            bytes: 0,
+            xoff,
+            xon,
+            headroom,
+            latency,
+            pause: Pauser::new(quanta_ns),
+            drops_headroom: 0,
+            drops_pool: 0,
+            max_bytes: 0,
+        }
+    }
+
+    /// The part of `bytes` that draws on the shared pool (up to XOFF).
+    #[inline]
+    fn shared(&self, bytes: u64) -> u64 {
+        bytes.min(self.xoff)
+    }
+}
+
+/// A PAUSE source's state: whether a PAUSE is in force, and its re-send timer.
+pub(crate) struct Pauser {
     /// Pause duration and re-send interval basis (quanta × 512 bit times at the link rate).
     quanta_ns: Nanos,
-    /// (ingress link, PAUSE frame latency to it).
-    upstream: Vec<(LinkId, Nanos)>,
     /// A PAUSE is in force (sent, no XON since).
     asserted: bool,
     refresh_pending: bool,
 }
 
+impl Pauser {
+    fn new(quanta_ns: Nanos) -> Pauser {
+        Pauser { quanta_ns, asserted: false, refresh_pending: false }
+    }
+}
+
+/// Egress accounting: an output port and the links that feed it.
+pub(crate) struct PortPfc {
+    xoff: u64,
+    xon: u64,
+    /// (ingress link, PAUSE frame latency to it).
+    upstream: Vec<(LinkId, Nanos)>,
+    pause: Pauser,
+}
+
 impl PortPfc {
     pub(crate) fn new(xoff: u64, xon: u64, quanta_ns: Nanos, upstream: Vec<(LinkId, Nanos)>) -> PortPfc {
-        PortPfc { xoff, xon, quanta_ns, upstream, asserted: false, refresh_pending: false }
+        PortPfc { xoff, xon, upstream, pause: Pauser::new(quanta_ns) }
     }
 }
 
@@ -43,12 +116,12 @@ impl Simulation {
         let link = &mut self.links[lid as usize];
         let q = link.q_bytes;
         let pfc = link.pfc.as_deref_mut().expect("pfc port");
-        if pfc.asserted || q <= pfc.xoff {
+        if pfc.pause.asserted || q <= pfc.xoff {
             return;
         }
-        pfc.asserted = true;
-        self.pfc_send(lid, true);
-        self.pfc_arm_refresh(lid);
+        pfc.pause.asserted = true;
+        self.pause_upstream(lid, true);
+        self.pause_arm_refresh(lid);
     }
 
     /// After a packet left output port `lid`'s queue: XON below the XON threshold.
@@ -56,29 +129,50 @@ impl Simulation {
         let link = &mut self.links[lid as usize];
         let q = link.q_bytes;
         let pfc = link.pfc.as_deref_mut().expect("pfc port");
-        if !pfc.asserted || q >= pfc.xon {
+        if !pfc.pause.asserted || q >= pfc.xon {
             return;
         }
-        pfc.asserted = false;
-        self.pfc_send(lid, false);
+        pfc.pause.asserted = false;
+        self.pause_upstream(lid, false);
     }
 
-    fn pfc_arm_refresh(&mut self, lid: LinkId) {
-        let pfc = self.links[lid as usize].pfc.as_deref_mut().expect("pfc port");
-        if pfc.refresh_pending {
+    /// The PAUSE source keyed by link `lid`: its ingress port (ingress accounting) or its
+    /// output port (egress accounting).
+    fn pauser(&mut self, lid: LinkId) -> &mut Pauser {
+        let link = &mut self.links[lid as usize];
+        match link.ingress.as_deref_mut() {
+            Some(port) => &mut port.pause,
+            None => &mut link.pfc.as_deref_mut().expect("pfc port").pause,
+        }
+    }
+
+    /// Send PAUSE (`on`) or XON from the source keyed by `lid`.
+    fn pause_upstream(&mut self, lid: LinkId, on: bool) {
+        if self.links[lid as usize].ingress.is_some() {
+            self.ingress_send(lid, on)
+        } else {
+            self.pfc_send(lid, on)
+        }
+    }
+
+    fn pause_arm_refresh(&mut self, lid: LinkId) {
+        let now = self.now;
+        let p = self.pauser(lid);
+        if p.refresh_pending {
             return;
         }
-        pfc.refresh_pending = true;
-        let t = self.now + (pfc.quanta_ns / 2).max(1);
+        p.refresh_pending = true;
+        let t = now + (p.quanta_ns / 2).max(1);
         self.push(t, EvKind::PfcRefresh, lid);
     }
 
+    /// Re-send PAUSE every half quantum while it is in force, so it never lapses.
     pub(crate) fn on_pfc_refresh(&mut self, lid: LinkId) {
-        let pfc = self.links[lid as usize].pfc.as_deref_mut().expect("pfc port");
-        pfc.refresh_pending = false;
-        if pfc.asserted {
-            self.pfc_send(lid, true);
-            self.pfc_arm_refresh(lid);
+        let p = self.pauser(lid);
+        p.refresh_pending = false;
+        if p.asserted {
+            self.pause_upstream(lid, true);
+            self.pause_arm_refresh(lid);
         }
     }
 
@@ -96,11 +190,64 @@ impl Simulation {
         }
     }
 
+    /// Ingress accounting: may a packet of `wire` bytes that came in on link `from` be buffered?
+    /// If so it is charged to the port (and the pool); if not, the caller drops it.
+    pub(crate) fn ingress_admit(&mut self, from: LinkId, wire: u32) -> bool {
+        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        let after = port.bytes + wire as u64;
+        if after > port.xoff + port.headroom {
+            port.drops_headroom += 1;
+            return false;
+        }
+        let need = port.shared(after) - port.shared(port.bytes);
+        if self.pool_bytes + need > self.pool_limit {
+            port.drops_pool += 1;
+            return false;
+        }
+        self.pool_bytes += need;
+        port.bytes = after;
+        port.max_bytes = port.max_bytes.max(after);
+        true
+    }
+
+    /// After a packet from link `from` joined an output queue: PAUSE that link above XOFF.
+    pub(crate) fn ingress_after_enqueue(&mut self, from: LinkId) {
+        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        if port.pause.asserted || port.bytes <= port.xoff {
+            return;
+        }
+        port.pause.asserted = true;
+        self.ingress_send(from, true);
+        self.pause_arm_refresh(from);
+    }
+
+    /// A packet of `wire` bytes that came in on link `from` left its output queue.
+    pub(crate) fn ingress_release(&mut self, from: LinkId, wire: u32) {
+        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        let after = port.bytes - wire as u64;
+        self.pool_bytes -= port.shared(port.bytes) - port.shared(after);
+        port.bytes = after;
+        if port.pause.asserted && after < port.xon {
+            port.pause.asserted = false;
+            self.ingress_send(from, false);
+        }
+    }
+
+    /// Send PAUSE (`on`) or XON to the transmitter of link `from`.
+    fn ingress_send(&mut self, from: LinkId, on: bool) {
+        let lat = self.links[from as usize].ingress.as_deref().expect("ingress port").latency;
+        self.pause_frames_total += 1;
+        self.push(self.now + lat, if on { EvKind::PauseOn } else { EvKind::PauseOff }, from);
+    }
+
     /// A PAUSE frame reaches link `lid`'s transmitter.
     pub(crate) fn on_pause(&mut self, lid: LinkId, on: bool) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
         link.stats.pause_frames += 1;
+        if link.ignores_pause {
+            return;
+        }
         if on {
             link.paused_until = now + link.pause_quanta_ns;
             let t = link.paused_until;
@@ -116,6 +263,167 @@ impl Simulation {
         let link = &self.links[lid as usize];
         if link.in_tx.is_none() && link.paused_until <= self.now && !link.queue.is_empty() {
             self.next_tx(lid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const XOFF: u64 = 64_000;
+    const XON: u64 = 32_000;
+    /// 1 GbE, 10 µs per host link: 2 × 1250 B on the wire + 2 × 1538 B frames + the PAUSE frame.
+    const HEADROOM: u64 = 2 * 1250 + 2 * 1538 + 64;
+
+    /// A 1 GbE cut-through star, `workers` hosts, ingress-accounted PFC; `extra` is spliced into
+    /// the topology, `flows` is the flows array's contents. No clock skew or jitter: nothing
+    /// hides the mechanism.
+    fn star(workers: u32, extra: &str, flows: &str) -> Simulation {
+        Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":400000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"star","workers":{workers},"rate_bps":1000000000,"delay_ns":10000,
+                  "forwarding":"cut-through","clock_ppm":0,"host_jitter_ns":0,"lossless":true,
+                  "pfc":{{"xoff_bytes":{XOFF},"xon_bytes":{XON},"accounting":"ingress"{extra}}}}},
+                "flows":[{flows}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn ports(sim: &Simulation) -> impl Iterator<Item = (&Link, &IngressPort)> {
+        sim.links.iter().filter_map(|l| l.ingress.as_deref().map(|p| (l, p)))
+    }
+
+    /// Run to the end in 20 µs steps, checking after each that the buffer's books balance: the
+    /// bytes charged to the ingress ports are exactly the bytes waiting in the output queues,
+    /// and the pool holds each port's part up to XOFF.
+    fn run_checking_the_books(sim: &mut Simulation) {
+        let mut t = 0;
+        while !sim.run_until(t) {
+            let charged: u64 = ports(sim).map(|(_, p)| p.bytes).sum();
+            let queued: u64 = sim.links.iter().filter(|l| l.ingress_acct).map(|l| l.q_bytes).sum();
+            assert_eq!(charged, queued, "t = {t} ns: ingress ports hold {charged} B, output queues {queued} B");
+            let shared: u64 = ports(sim).map(|(_, p)| p.bytes.min(p.xoff)).sum();
+            assert_eq!(sim.pool_bytes, shared, "t = {t} ns: pool");
+            t += 20_000;
+        }
+        sim.check_conservation().unwrap();
+    }
+
+    #[test]
+    fn default_headroom_is_the_pause_round_trip() {
+        let sim = star(2, "", r#"{"cc":"cubic"}"#);
+        assert!(ports(&sim).all(|(_, p)| p.headroom == HEADROOM));
+    }
+
+    #[test]
+    fn incast_40_to_1_conserves_bytes_and_drops_nothing_while_headroom_suffices() {
+        for cc in ["cubic", "bbr1"] {
+            let flows = (0..40).map(|i| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+            let mut sim = star(40, "", &flows);
+            run_checking_the_books(&mut sim);
+            let r = sim.results();
+            assert_eq!(r.drops, 0, "{cc}: the headroom covers the PAUSE round trip, so nothing may be dropped");
+            assert!(r.pause_frames > 0, "{cc}: a 40-to-1 incast must cross XOFF somewhere");
+            for (_, p) in ports(&sim) {
+                assert!(p.max_bytes <= XOFF + HEADROOM, "{cc}: a port held {} B > XOFF + headroom", p.max_bytes);
+            }
+            // The aggregator's port stays busy: ≥ 90 % of the 941.5 Mbit/s goodput ceiling.
+            let total: f64 = r.flows.get("goodput_bps").unwrap().as_f64().unwrap().iter().sum();
+            assert!(total > 0.9 * 941.5e6, "{cc}: aggregate goodput {total}");
+        }
+    }
+
+    #[test]
+    fn a_headroom_shorter_than_the_round_trip_drops() {
+        // One frame of headroom cannot hold what is on the wire when the PAUSE lands.
+        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let mut sim = star(8, r#","headroom_bytes":1538"#, &flows);
+        run_checking_the_books(&mut sim);
+        let dropped: u64 = ports(&sim).map(|(_, p)| p.drops_headroom).sum();
+        assert!(dropped > 0 && sim.results().drops == dropped);
+    }
+
+    #[test]
+    fn pause_goes_only_to_the_port_over_xoff() {
+        // Worker 0 keeps a bulk transfer backlogged; worker 1 sends 20 KB transfers (never more
+        // than 14 frames in the buffer, below XOFF). Both feed the aggregator's port.
+        let mut sim = star(2, "", r#"{"cc":"cubic","sender":0},{"cc":"cubic","sender":1,"bytes":20000,"count":5,"start_ns":50000000}"#);
+        run_checking_the_books(&mut sim);
+        let (bulk, small) = (sim.flows[0].data_path.first(), sim.flows[1].data_path.first());
+        let port = |l: LinkId| sim.links[l as usize].ingress.as_deref().unwrap();
+        assert!(port(bulk).max_bytes > XOFF, "the bulk sender's port must cross XOFF");
+        assert!(sim.links[bulk as usize].stats.pause_frames > 0);
+        assert!(port(small).max_bytes <= XOFF, "the small transfers stay below XOFF ({})", port(small).max_bytes);
+        assert_eq!(sim.links[small as usize].stats.pause_frames, 0, "a port below XOFF is never paused");
+        // And in general: only links whose port crossed XOFF ever received a PAUSE.
+        for (l, p) in ports(&sim) {
+            assert!(l.stats.pause_frames == 0 || p.max_bytes > XOFF);
+        }
+    }
+
+    #[test]
+    fn a_nic_that_ignores_pause_overruns_the_headroom() {
+        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let mut honours = star(8, "", &flows);
+        run_checking_the_books(&mut honours);
+        let mut ignores = star(8, r#","nic_honours_pause":false"#, &flows);
+        run_checking_the_books(&mut ignores);
+        assert_eq!(honours.results().drops, 0);
+        assert!(ignores.results().drops > 0, "with PAUSE ignored the ingress ports must overflow");
+    }
+
+    #[test]
+    fn a_shared_pool_exhausted_below_xoff_drops() {
+        // 8 ports × 64 KB of XOFF cannot all fit in a 100 KB pool: drops come from the pool.
+        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let mut sim = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"clock_ppm":0,
+                  "host_jitter_ns":0,"lossless":true,"shared_buffer_bytes":100000,
+                  "pfc":{{"xoff_bytes":{XOFF},"xon_bytes":{XON},"accounting":"ingress"}}}},
+                "flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        run_checking_the_books(&mut sim);
+        assert!(sim.pool_bytes <= 100_000);
+        assert!(ports(&sim).map(|(_, p)| p.drops_pool).sum::<u64>() > 0);
+    }
+}
+
+#[cfg(test)]
+mod dynamic_threshold_tests {
+    use super::*;
+
+    /// Max bytes the aggregator's port held in a lossy incast through a shared pool with `alpha`.
+    fn max_queue(alpha: f64, pool: u64) -> u64 {
+        let flows = (0..10).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let mut sim = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"star","workers":10,"rate_bps":1000000000,"delay_ns":10000,
+                  "buffer_bytes":10000000,"shared_buffer_bytes":{pool},"shared_buffer_alpha":{alpha}}},
+                "flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        sim.run_until(u64::MAX);
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        assert!(r.drops > 0, "the threshold must bind");
+        let code = r.queue_labels.iter().position(|l| l == "tor_to_agg").unwrap();
+        let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();
+        let max = r.queue.get("max_occupancy_bytes").unwrap().as_i64().unwrap();
+        codes.iter().zip(max).filter(|(&c, _)| c == code).map(|(_, &m)| m as u64).max().unwrap()
+    }
+
+    #[test]
+    fn one_congested_queue_gets_alpha_over_one_plus_alpha_of_the_pool() {
+        // Admit while q < alpha · (B − q): the queue settles at alpha / (1 + alpha) · B, give or
+        // take the packet that crosses it.
+        let pool = 300_000u64;
+        for alpha in [0.5, 1.0, 2.0] {
+            let want = alpha / (1.0 + alpha) * pool as f64;
+            let got = max_queue(alpha, pool) as f64;
+            assert!(got <= want + 1538.0 && got >= want - 2.0 * 1538.0, "alpha {alpha}: max queue {got} vs {want}");
         }
     }
 }

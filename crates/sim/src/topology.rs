@@ -61,11 +61,8 @@ pub(crate) struct DumbbellFabric {
 }
 
 pub(crate) struct StarFabric {
-    pub to_agg: LinkId,
-    pub agg_nic: LinkId,
-    /// Per worker: (NIC into the switch, switch port to the worker).
-    pub workers: Vec<(LinkId, LinkId)>,
-    pub delay_ns: Nanos,
+    /// Per worker: data path, ACK path, base RTT (propagation).
+    paths: Vec<(Path, Path, Nanos)>,
 }
 
 pub(crate) enum Fabric {
@@ -81,6 +78,8 @@ pub(crate) struct Built {
     pub receiver_rate_bps: u64,
     /// Limit of the switch's shared buffer (u64::MAX = none).
     pub pool_limit: u64,
+    /// Its dynamic threshold (alpha), if any.
+    pub pool_alpha: Option<f64>,
 }
 
 fn add(links: &mut Vec<Link>, l: Link) -> LinkId {
@@ -150,20 +149,25 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         monitored: vec![(bottleneck, "bottleneck"), (bottleneck_rev, "bottleneck_rev")],
         receiver_rate_bps: access_rate,
         pool_limit: u64::MAX,
+        pool_alpha: None,
     }
 }
 
 fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     let seed = cfg.seed;
     let agg_rate = st.aggregator_rate_bps.expect("resolved");
-    let port_limit = st.buffer_bytes.unwrap_or(u64::MAX);
-    let pooled = st.shared_buffer_bytes.is_some();
+    let ingress_pfc = st.lossless && st.pfc.accounting == config::PfcAccounting::Ingress;
+    // Ingress accounting: lossless traffic is never dropped at an output port; the ingress
+    // ports' budgets (and the pool, if any) decide (`pfc.rs`).
+    let port_limit = if ingress_pfc { u64::MAX } else { st.buffer_bytes.unwrap_or(u64::MAX) };
+    let pooled = st.shared_buffer_bytes.is_some() && !ingress_pfc;
     let cut_through = st.forwarding == config::Forwarding::CutThrough;
     let mk_port = |rate: u64, stream: u64| {
         let mut l = Link::new(rate, st.delay_ns, NodeKind::Host, Rng::new(seed, stream));
         l.limit_bytes = port_limit;
         l.ecn_k_bytes = st.ecn_threshold_bytes;
         l.in_pool = pooled;
+        l.ingress_acct = ingress_pfc;
         l
     };
     // Host clocks: ±clock_ppm around the nominal rate (the switch ports are the reference).
@@ -201,29 +205,107 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     for (w, &(nic, _)) in workers.iter().enumerate() {
         monitored.push((nic, intern(format!("nic_{w}"))));
     }
+    // Racks: the aggregator and workers fill racks of `hosts_per_rack` in order (the aggregator
+    // first); a worker beyond rack 0 reaches it over its ToR's uplink, the aggregation switch
+    // and rack 0's ToR (links created after every other, so a one-rack star is unchanged).
+    let rack_of = |w: usize| st.hosts_per_rack.map_or(0, |h| (w + 1) / h as usize);
+    let racks = workers.len().checked_sub(1).map_or(1, |last| rack_of(last) + 1);
+    let mut rack_links = Vec::new(); // per rack ≥ 1: (ToR → aggregation switch, aggregation switch → ToR)
+    let mut core = None; // (aggregation switch → rack 0's ToR, rack 0's ToR → aggregation switch)
+    if racks > 1 {
+        let up_rate = st.uplink_rate_bps.expect("resolved");
+        let mk_trunk = |stream: u64| {
+            let mut l = mk_port(up_rate, stream);
+            l.to = NodeKind::Router;
+            if cut_through {
+                l.cut_through_bytes = st.header_bytes; // never slower than the port it feeds
+            }
+            l
+        };
+        let down0 = add(links, mk_trunk(3));
+        let up0 = add(links, mk_trunk(4));
+        monitored.push((down0, "agg_to_tor0"));
+        core = Some((down0, up0));
+        for r in 1..racks as u64 {
+            let up = add(links, mk_trunk(5 + 2 * r));
+            let down = add(links, mk_trunk(6 + 2 * r));
+            monitored.push((up, intern(format!("tor{r}_to_agg"))));
+            rack_links.push((up, down));
+        }
+    }
+    let paths: Vec<(Path, Path, Nanos)> = workers
+        .iter()
+        .enumerate()
+        .map(|(w, &(nic, down))| match (rack_of(w), core) {
+            (0, _) | (_, None) => (Path::new(&[nic, to_agg]), Path::new(&[agg_nic, down]), 4 * st.delay_ns),
+            (r, Some((down0, up0))) => {
+                let (up, rdown) = rack_links[r - 1];
+                (Path::new(&[nic, up, down0, to_agg]), Path::new(&[agg_nic, up0, rdown, down]), 8 * st.delay_ns)
+            }
+        })
+        .collect();
     if st.lossless {
         let p = &st.pfc;
-        // Every output port pauses the ingress links that feed it. The PAUSE frame travels on
-        // the switch's transmit side of the ingress port: one propagation delay plus a
-        // 64-byte control frame's serialization.
-        let pause_latency = |rate: u64| st.delay_ns + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos;
+        // The PAUSE frame travels on the reverse link of the one it pauses: one propagation
+        // delay plus a 64-byte control frame's serialization; a host NIC acts on it
+        // `nic_pause_delay` later. Its quanta are bit times of the paused link.
+        let pause_latency =
+            |rate: u64| st.delay_ns + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos + p.nic_pause_delay_ns;
         let quanta_ns = |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
-        let up: Vec<(LinkId, Nanos)> = worker_nics.iter().map(|&l| (l, pause_latency(st.rate_bps))).collect();
-        links[to_agg as usize].pfc = Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, quanta_ns(st.rate_bps), up)));
-        for &(_, down) in &workers {
-            let up = vec![(agg_nic, pause_latency(agg_rate))];
-            links[down as usize].pfc = Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, quanta_ns(agg_rate), up)));
+        for &l in worker_nics.iter().chain([&agg_nic]) {
+            links[l as usize].ignores_pause = !p.nic_honours_pause;
         }
-        for &l in &worker_nics {
-            links[l as usize].pause_quanta_ns = quanta_ns(st.rate_bps);
+        let frame_bytes = config::max_frame_bytes(cfg);
+        // Who feeds each switch output port, in path order (first feeder first).
+        let mut feeders: Vec<Vec<LinkId>> = vec![Vec::new(); links.len()];
+        for (dp, ap, _) in &paths {
+            for path in [dp, ap] {
+                for h in path.hops().windows(2) {
+                    if !feeders[h[1] as usize].contains(&h[0]) {
+                        feeders[h[1] as usize].push(h[0]);
+                    }
+                }
+            }
         }
-        links[agg_nic as usize].pause_quanta_ns = quanta_ns(agg_rate);
+        let fed: Vec<LinkId> = (0..links.len() as LinkId).filter(|&l| !feeders[l as usize].is_empty()).collect();
+        // PAUSE timing uses a link's nominal rate (a host's clock skew aside).
+        let nominal = |l: LinkId, links: &Vec<Link>| {
+            if l == agg_nic {
+                agg_rate
+            } else if worker_nics.contains(&l) {
+                st.rate_bps
+            } else {
+                links[l as usize].rate_bps
+            }
+        };
+        for &l in fed.iter().flat_map(|&port| &feeders[port as usize]) {
+            let rate = nominal(l, links);
+            links[l as usize].pause_quanta_ns = quanta_ns(rate);
+            if ingress_pfc && links[l as usize].ingress.is_none() {
+                // Each ingress port counts its own bytes and pauses its own sender.
+                let headroom = match p.headroom_bytes {
+                    0 => config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes),
+                    h => h,
+                };
+                links[l as usize].ingress =
+                    Some(Box::new(pfc::IngressPort::new(p.xoff_bytes, p.xon_bytes, headroom, quanta_ns(rate), pause_latency(rate))));
+            }
+        }
+        if !ingress_pfc {
+            // Every output port pauses the links that feed it.
+            for &port in &fed {
+                let up: Vec<(LinkId, Nanos)> = feeders[port as usize].iter().map(|&l| (l, pause_latency(nominal(l, links)))).collect();
+                let q = quanta_ns(nominal(up[0].0, links));
+                links[port as usize].pfc = Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, q, up)));
+            }
+        }
     }
     Built {
-        fabric: Fabric::Star(StarFabric { to_agg, agg_nic, workers, delay_ns: st.delay_ns }),
+        fabric: Fabric::Star(StarFabric { paths }),
         monitored,
         receiver_rate_bps: agg_rate,
         pool_limit: st.shared_buffer_bytes.unwrap_or(u64::MAX),
+        pool_alpha: st.shared_buffer_alpha,
     }
 }
 
@@ -264,7 +346,63 @@ impl Fabric {
 
 impl StarFabric {
     pub(crate) fn worker_paths(&self, w: usize) -> (Path, Path, Nanos) {
-        let (nic, down) = self.workers[w];
-        (Path::new(&[nic, self.to_agg]), Path::new(&[self.agg_nic, down]), 4 * self.delay_ns)
+        self.paths[w]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 000's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk senders into
+    /// the aggregator; `pfc` is the lossless fields (or empty).
+    fn racks(workers: u32, pfc: &str) -> Simulation {
+        let flows = (0..workers).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"star","workers":{workers},"rate_bps":1000000000,"delay_ns":10000,"clock_ppm":0,
+                  "host_jitter_ns":0,"forwarding":"cut-through","hosts_per_rack":16{pfc}}},
+                "flows":[{flows}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn workers_beyond_rack_0_cross_the_aggregation_switch() {
+        let sim = racks(40, "");
+        let Fabric::Star(s) = &sim.fabric else { unreachable!() };
+        // Rack 0: the aggregator and workers 0..=14; rack 1: 15..=30; rack 2: 31..=39.
+        for w in 0..40 {
+            let (dp, ap, rtt) = s.worker_paths(w);
+            let remote = w >= 15;
+            assert_eq!(dp.len, if remote { 4 } else { 2 }, "worker {w}");
+            assert_eq!(ap.len, dp.len);
+            assert_eq!(rtt, if remote { 80_000 } else { 40_000 });
+            // Every path ends at the aggregator's port and starts at the aggregator's NIC.
+            assert_eq!(dp.links[dp.len as usize - 1], s.worker_paths(0).0.links[1]);
+            assert_eq!(ap.first(), s.worker_paths(0).1.first());
+        }
+        let uplink = |w: usize| s.worker_paths(w).0.links[1];
+        assert_eq!(uplink(15), uplink(30));
+        assert_ne!(uplink(30), uplink(31), "rack 2 has its own uplink");
+        // Non-blocking by default: 16 × 1 Gbit/s.
+        assert_eq!(sim.links[uplink(20) as usize].rate_bps, 16_000_000_000);
+    }
+
+    #[test]
+    fn a_40_to_1_incast_over_three_racks_is_lossless_with_ingress_pfc_and_conserves_packets() {
+        for pfc in [r#","lossless":true,"pfc":{"accounting":"ingress"}"#, r#","lossless":true"#] {
+            let mut sim = racks(40, pfc);
+            sim.run_until(u64::MAX);
+            sim.check_conservation().unwrap();
+            let r = sim.results();
+            assert_eq!(r.drops, 0, "{pfc}: PAUSE must hold every hop lossless");
+            assert!(r.pause_frames > 0);
+            let total: f64 = r.flows.get("goodput_bps").unwrap().as_f64().unwrap().iter().sum();
+            assert!(total > 0.9 * 941.5e6, "{pfc}: aggregate goodput {total}");
+            // Workers in racks 1 and 2 delivered data (through the aggregation switch).
+            let delivered = r.flows.get("delivered_bytes").unwrap().as_i64().unwrap();
+            assert!(delivered[15..].iter().all(|&d| d > 0));
+        }
     }
 }

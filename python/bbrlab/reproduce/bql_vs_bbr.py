@@ -2,7 +2,8 @@
 
 The paper (Mareev et al., Anhalt University of Applied Sciences, "Efficiency of BQL Congestion
 Control under High Bandwidth-Delay Product Network Conditions") ran RMDT's BQL and TCP BBR (iperf, Linux
-4.15.0-45-lowlatency: mainline BBRv1, our `bbr1`) through a Netropy 40G WAN emulator: 1 Gbit/s
+4.15.0-45-lowlatency: BBRv1 as 4.15 had it, without the ACK-aggregation cwnd term Linux added in
+5.1: our `bbr1_linux413`, the same code for that term as 4.13) through a Netropy 40G WAN emulator: 1 Gbit/s
 bottleneck, RTT {0, 100, 500, 1000} ms ("0 ms" is in fact ≈ 150 µs), an 80 MB drop-tail queue,
 75 GB per test (≈ 10 min at 1 Gbit/s). Then 1 % random loss at 1 Gbit/s (60 GB per test) and
 0.7 % at 10 Gbit/s (200 GB per test) over the same RTTs. Its "mean datarate" is data transmitted
@@ -50,8 +51,10 @@ from .sources import ANHALT_BQL
 SOURCE = ANHALT_BQL
 BUFFER = QueueLimit.of_bytes(80_000_000)
 ZERO_RTT_MS = 0.15  # the paper's "0 ms": ≈ 150 µs of residual delay
-CCS = ("bql", "bbr1")
-LABEL = {"bql": "BQL (bbrlab reconstruction)", "bbr1": "BBR (BBRv1, as Linux 4.15)"}
+#: BBR as the paper's kernel (4.15) ran it.
+BBR = "bbr1_linux413"
+CCS = ("bql", BBR)
+LABEL = {"bql": "BQL (bbrlab reconstruction)", BBR: "BBR (BBRv1, as Linux 4.15)"}
 GIG, TEN_GIG = 1_000_000_000, 10_000_000_000
 
 
@@ -225,9 +228,9 @@ def _util(df: pd.DataFrame, cc: str, rtt: float) -> str:
 #: The paper's 1 Gbit/s numbers: (RTT ms, algorithm) -> (mean rate, mean buffer load, its swing).
 PAPER = {
     (100, "bql"): ("994.6 Mbit/s (99.5 %)", "158 KB", "< 200 KB"),
-    (100, "bbr1"): ("964.2 Mbit/s (96.4 %)", "705 KB", "up to 4 MB"),
+    (100, BBR): ("964.2 Mbit/s (96.4 %)", "705 KB", "up to 4 MB"),
     (1000, "bql"): ("972.9 Mbit/s (97.3 %)", "0.387 MB", "–"),
-    (1000, "bbr1"): ("821.6 Mbit/s (82.2 %)", "3.633 MB", "up to 30 MB"),
+    (1000, BBR): ("821.6 Mbit/s (82.2 %)", "3.633 MB", "up to 30 MB"),
 }
 #: The paper's mean BQL buffer load over all 1 Gbit/s tests.
 PAPER_BQL_MEAN_BYTES = 250e3
@@ -249,8 +252,8 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     out = []
     per_rtt = []
     for rtt in rtts:
-        qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, "bbr1", rtt, "queue_mean_bytes")
-        gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, "bbr1", rtt, "goodput_bps")
+        qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, BBR, rtt, "queue_mean_bytes")
+        gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, BBR, rtt, "goodput_bps")
         per_rtt.append((rtt, qr / max(qb, 1), (gb - gr) / 1e6,
                         None if not math.isfinite(qb + qr + gb + gr) else bool(qb < qr and gb >= 0.98 * gr)))
     out.append(Claim(
@@ -269,7 +272,7 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     claim, rule = "BBR's rate degrades at high BDP", "at least 5 points lower at 1000 ms than at 100 ms"
     source = "82.2 % (1000 ms) vs 96.4 % (100 ms) of 1 Gbit/s"
     if 100 in rtts and 1000 in rtts:
-        u100, u1000 = _get(a, "bbr1", 100, "utilization"), _get(a, "bbr1", 1000, "utilization")
+        u100, u1000 = _get(a, BBR, 100, "utilization"), _get(a, BBR, 1000, "utilization")
         out.append(Claim(claim, source, f"BBR's goodput at 1000 ms is {u1000 * 100:.1f} % of the ceiling vs "
                          f"{u100 * 100:.1f} % at 100 ms", rule, verdict(at_least(u100 - 0.05, u1000)),
                          paper_value=PAPER_VALUES["degrades"],
@@ -280,7 +283,7 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     lrtts = sorted(b["rtt_ms"].unique())
     claim, rule = "1 % loss: the gap in BQL's favour grows with RTT", "BQL − BBR larger at each RTT than at the one below"
     if len(lrtts) >= 2:
-        gap = [(_get(b, "bql", r, "goodput_bps") - _get(b, "bbr1", r, "goodput_bps")) / 1e6 for r in lrtts]
+        gap = [(_get(b, "bql", r, "goodput_bps") - _get(b, BBR, r, "goodput_bps")) / 1e6 for r in lrtts]
         out.append(Claim(claim, "yes",
                          "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {g:+.1f} Mbit/s" for r, g in zip(lrtts, gap)), rule,
                          verdict_of_all(above(later, earlier) for earlier, later in zip(gap, gap[1:])),
@@ -301,7 +304,7 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
 def tengig_claims(c: pd.DataFrame) -> list[Claim]:
     """The paper's 10 Gbit/s, 0.7 % loss result (Fig. 6): BQL ahead of BBR, whose TCP stack limited it."""
     rtts = sorted(c["rtt_ms"].unique())
-    gap = {r: _get(c, "bql", r, "goodput_bps") - _get(c, "bbr1", r, "goodput_bps") for r in rtts}
+    gap = {r: _get(c, "bql", r, "goodput_bps") - _get(c, BBR, r, "goodput_bps") for r in rtts}
     return [Claim("10 Gbit/s, 0.7 % loss: BQL above BBR (the paper's BBR limited by its TCP stack)", "yes",
                   "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {fmt_bps(g, sig=3)}" for r, g in gap.items()),
                   "BQL's goodput above BBR's at each RTT", verdict_of_all(above(g, 0) for g in gap.values()),
@@ -316,7 +319,7 @@ def _tengig_text(c: pd.DataFrame, cl: Claim) -> str:
             "faster loss processing, and at 0 ms BBR dropped sharply. bbrlab's TCP endpoints have unlimited socket "
             "buffers here (no `sndbuf`/`rcvbuf`) and no per-packet CPU cost, so this part shows the algorithms alone.")
     ahead = [r for r in sorted(c["rtt_ms"].unique())
-             if _get(c, "bbr1", r, "goodput_bps") >= _get(c, "bql", r, "goodput_bps")]
+             if _get(c, BBR, r, "goodput_bps") >= _get(c, "bql", r, "goodput_bps")]
     if cl.verdict is Verdict.AGREES:
         return head + " Even so BQL is ahead of BBR at every RTT here: the gap does not need the paper's TCP stack."
     if not ahead:

@@ -1,11 +1,30 @@
 """Shared pieces of the data-center studies of the Waterloo DC study (docs/sources.md): dc-query,
 dc-incast, dc-convergence.
 
-Every study runs on two fabrics (``FABRICS``):
+Every study runs on the fabrics of ``FABRICS``, one mechanism of a real switch each, so the
+reports can say which mechanism produces which of the paper's findings (``dc_findings``):
 
-- ``lossless``: the Waterloo cluster as the paper describes it: 1 GbE hosts on a Mellanox SX1012
-  ToR with lossless Ethernet (802.3x PAUSE: XOFF 64 KB, XON 32 KB, 65535 quanta) and cut-through
-  forwarding. No packet is ever dropped (asserted for every run).
+- ``lossless``: PAUSE triggered by the *egress* queue (802.3x: XOFF 64 KB, XON 32 KB, 65535
+  quanta), pausing every ingress link at once; cut-through. bbrlab's earlier model of the
+  Waterloo fabric, kept as the labelled alternative.
+- ``lossless-ingress``: the Waterloo cluster's Mellanox SX1012 as its switch generation works:
+  SwitchX buffers packets per ingress port ("the ingress packet buffer memory, which was used in
+  previous devices (SwitchX), and on which each port has a bound memory to buffer incoming
+  packets" — Mellanox, *Understanding the Alpha Parameter in the Buffer Configuration of Mellanox
+  Spectrum Switches*), and PAUSE is sent by the ingress port over XOFF to its own sender only;
+  XOFF 64 KB / XON 32 KB (no public SX1012 number: an assumption, ≈ 40 frames, a port's share of a
+  few-MB ASIC buffer), headroom the PAUSE round trip (2 × rate × delay + 2 frames + the PAUSE
+  frame, IEEE 802.1Qbb's rule); 65535 quanta with re-send every half (Mellanox's PBMC register:
+  xoff_timer_value 0xffff, xoff_refresh 0xffff / 2). Cut-through.
+- ``lossless-ingress-racks``: ``lossless-ingress`` in the seed's cluster layout: six racks of 16
+  nodes under an aggregation switch (non-blocking 16 Gbit/s uplinks, the aggregator in rack 0),
+  so workers beyond the first 15 reach the aggregator through the aggregation switch and rack 0's
+  ToR, where all of them share one ingress port (and its PAUSE).
+- ``pause-ignored``: ``lossless-ingress`` with host NICs that ignore PAUSE (flow control off in
+  the NIC or its driver): the switch still sends PAUSE, and drops once a port's headroom is full.
+- ``shared-dt``: a lossy shared-buffer ToR (Broadcom / Mellanox Spectrum): one 1 MB pool, dynamic
+  threshold alpha = 1 (one congested queue may take half of the free pool); no PAUSE;
+  cut-through. 1 MB is an assumption: 1 GbE ToR ASICs carry 1–4 MB.
 - ``store-and-forward``: a conventional commodity ToR: store-and-forward with a shallow 128 KB
   drop-tail buffer per output port, no flow control — the comparison the Waterloo authors asked for.
 
@@ -13,6 +32,7 @@ Both: 10 µs one-way per host link (≈ 50 µs base RTT with serialization), hos
 ±100 ppm of the switch and 1 µs of host transmit jitter (without these, equal-rate links stay
 phase-locked in a simulator and a drop-tail port can lock a flow out indefinitely), Linux
 defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces, CUBIC does not).
+BBR is the cluster's kernel's: Linux 4.13's BBRv1 (`bbr1_linux413`).
 """
 
 from __future__ import annotations
@@ -23,25 +43,52 @@ from ..display import fmt_bps
 from .report import MSS, WIRE
 from .scenarios import Pfc, Star
 
-CCS = ["cubic", "bbr1"]
-CC_LABEL = {"cubic": "TCP Cubic", "bbr1": "TCP BBR"}  # as the Waterloo figures label them
-CC_NAME = {"cubic": "CUBIC", "bbr1": "BBRv1"}  # in sentences
-CC_COLOR = {"cubic": "#d95f02", "bbr1": "#1b9e77"}
-FABRIC_LABEL = {"lossless": "Waterloo's fabric: lossless (PAUSE), cut-through",
+#: BBR as the Waterloo cluster ran it: Linux 4.13's BBRv1, without the ACK-aggregation cwnd term
+#: that Linux added in 5.1 (`bbr1_linux413`; on a 50 µs path that term changes what BBR keeps in
+#: flight).
+BBR = "bbr1_linux413"
+CCS = ["cubic", BBR]
+CC_LABEL = {"cubic": "TCP Cubic", BBR: "TCP BBR"}  # as the Waterloo figures label them
+CC_NAME = {"cubic": "CUBIC", BBR: "BBRv1"}  # in sentences
+CC_COLOR = {"cubic": "#d95f02", BBR: "#1b9e77"}
+FABRIC_LABEL = {"lossless": "lossless, PAUSE by egress queue (bbrlab's earlier model), cut-through",
+                "lossless-ingress": "lossless, PAUSE by ingress port (SX1012's per-port buffers), cut-through",
+                "lossless-ingress-racks": "lossless, PAUSE by ingress port, 16 hosts per rack under an aggregation switch",
+                "pause-ignored": "PAUSE by ingress port, host NICs ignore it (drops past headroom), cut-through",
+                "shared-dt": "shared 1 MB buffer, dynamic threshold α = 1, no PAUSE, cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
                 "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
-#: The two fabrics of every study; dc-convergence adds the deep-buffered one.
-FABRICS = ["lossless", "store-and-forward"]
+#: The fabrics in sentences.
+FABRIC_SHORT = {"lossless": "lossless (egress PAUSE)", "lossless-ingress": "lossless (ingress PAUSE)",
+                "lossless-ingress-racks": "lossless (ingress PAUSE, racks)",
+                "pause-ignored": "PAUSE ignored by NICs", "shared-dt": "1 MB shared, α = 1",
+                "store-and-forward": "128 KB drop-tail", "store-and-forward-deep": "1 MB drop-tail"}
+#: The fabrics of every study; dc-convergence adds the deep-buffered one.
+FABRICS = ["lossless", "lossless-ingress", "lossless-ingress-racks", "pause-ignored", "shared-dt", "store-and-forward"]
+#: Hosts per rack in the seed's cluster (six racks of 16 nodes).
+HOSTS_PER_RACK = 16
+#: XOFF / XON of the lossless fabrics (an assumption, see above) and the PAUSE duration.
+PFC_XOFF_BYTES, PFC_XON_BYTES, PFC_QUANTA = 64_000, 32_000, 65535
+#: The shared-buffer fabric's pool and dynamic threshold (assumptions, see above).
+SHARED_POOL_BYTES, SHARED_ALPHA = 1_000_000, 1.0
 #: Goodput ceiling of 1 GbE with the default MSS (MSS / WIRE of the line rate).
 CEILING_BPS = 1e9 * MSS / WIRE
 #: The short names the Waterloo study's own CSV files use for the algorithms.
-CSV_CC = {"cubic": "cubic", "bbr1": "bbr"}
+CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 
 def topology(fabric: str, workers: int) -> Star:
     common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
-    if fabric == "lossless":
-        return Star(forwarding="cut-through", pfc=Pfc(xoff_bytes=64_000, xon_bytes=32_000, quanta=65535), **common)
+    if fabric in ("lossless", "lossless-ingress", "lossless-ingress-racks", "pause-ignored"):
+        accounting = "egress" if fabric == "lossless" else "ingress"
+        racks = HOSTS_PER_RACK if fabric.endswith("-racks") else None
+        return Star(forwarding="cut-through", pfc=Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA,
+                                                      accounting=accounting, nic_honours_pause=fabric != "pause-ignored"),
+                    hosts_per_rack=racks, **common)
+    if fabric == "shared-dt":
+        # The per-port limit is the pool itself: only the dynamic threshold divides it.
+        return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES, shared_buffer_bytes=SHARED_POOL_BYTES,
+                    shared_buffer_alpha=SHARED_ALPHA, **common)
     if fabric == "store-and-forward":
         return Star(forwarding="store-and-forward", buffer_bytes=128_000, **common)
     if fabric == "store-and-forward-deep":
@@ -49,9 +96,14 @@ def topology(fabric: str, workers: int) -> Star:
     raise ValueError(fabric)
 
 
+def is_lossless(fabric: str) -> bool:
+    return fabric.startswith("lossless")
+
+
 def assert_lossless(rows: pd.DataFrame, where: str) -> int:
-    """Every lossless run dropped nothing; returns the PAUSE frames counted in them."""
-    d = rows[rows["fabric"] == "lossless"]
+    """Every lossless run dropped nothing (their headroom covers the PAUSE round trip); returns
+    the PAUSE frames counted in them."""
+    d = rows[rows["fabric"].map(is_lossless)]
     if len(d) == 0:
         return 0
     per_run = d.groupby("run").agg(drops=("drops_run", "first"), lost=("lost_packets", "sum"),

@@ -29,6 +29,7 @@ import pandas as pd
 from ..figures import save, subplots
 from ..results import jain_index
 from . import dc_common as dc
+from . import dc_findings
 from .analysis import packets_simulated, select
 from .claims import Claim, at_least, below, cell, claims_table, num, verdict_of_all
 from .context import Size, StudyContext
@@ -115,7 +116,7 @@ def run(ctx: StudyContext) -> Path:
     levels = []
     figs = []
     # The study's figure numbers: Fig 9 CUBIC and Fig 10 BBR at the first T, Fig 11 BBR at the longer T.
-    fig_no = {("cubic", Ts[0]): 9, ("bbr1", Ts[0]): 10} | ({("bbr1", Ts[-1]): 11} if len(Ts) > 1 else {})
+    fig_no = {("cubic", Ts[0]): 9, (dc.BBR, Ts[0]): 10} | ({(dc.BBR, Ts[-1]): 11} if len(Ts) > 1 else {})
     for tags, ts, _q in ctx.series["convergence"]:
         fabric, cc, T = tags["fabric"], tags["cc"], tags["T"]
         for lv in _levels(ts, T):
@@ -131,9 +132,11 @@ def run(ctx: StudyContext) -> Path:
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
     cl = claims(lv)
-    return ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
-                            report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
-                            claims=cl)
+    report = ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
+                              report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
+                              claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def jain3(lv: pd.DataFrame, fabric: str, cc: str, col: str = "jain_per_second") -> float:
@@ -152,7 +155,7 @@ def _word(j: float) -> str:
 
 def _drop_effect(lv: pd.DataFrame) -> dict[str, float]:
     """Per drop-tail fabric: BBRv1's per-second Jain index (≥ 3 flows) there minus on the lossless fabric."""
-    return {f: jain3(lv, f, "bbr1") - jain3(lv, "lossless", "bbr1") for f in FABRICS if f != "lossless"}
+    return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in FABRICS if not dc.is_lossless(f)}
 
 
 #: A change of Jain's index smaller than this between fabrics is not a change (single trials).
@@ -175,16 +178,16 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
                         num(jain3(lv, fabric, cc), label="Jain per second"),
                         num(_starved(lv, fabric, cc), label="starved flow-levels"))
 
-        jc, jb = jain3(lv, fabric, "cubic"), jain3(lv, fabric, "bbr1")
+        jc, jb = jain3(lv, fabric, "cubic"), jain3(lv, fabric, dc.BBR)
         out.append(Claim("CUBIC converges well (Fig 9)" + where, "yes", ours("cubic"),
                          f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
                          verdict_of_all([at_least(jc, PARTLY), at_least(jc, CONVERGED)]),
                          paper_value="converges well", bbrlab_value=values("cubic")))
-        out.append(Claim("BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where, "yes", ours("bbr1"),
+        out.append(Claim("BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where, "yes", ours(dc.BBR),
                          f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
                          verdict_of_all([below(jb, CONVERGED), below(jb, PARTLY),
-                                         None if not math.isfinite(jb) else _starved(lv, fabric, "bbr1") > 0]),
-                         paper_value="converges poorly, some flows starve", bbrlab_value=values("bbr1")))
+                                         None if not math.isfinite(jb) else _starved(lv, fabric, dc.BBR) > 0]),
+                         paper_value="converges poorly, some flows starve", bbrlab_value=values(dc.BBR)))
     effect = _drop_effect(lv)
     out.append(Claim(
         "open question (§6): BBR's poor convergence comes from the lossless fabric; with drops instead of PAUSE it "
@@ -202,13 +205,13 @@ def _answer(lv: pd.DataFrame) -> str:
     """The Waterloo study's open question, answered from this run's numbers."""
     L, S, D = "lossless", "store-and-forward", "store-and-forward-deep"
     jl = {(f, cc): jain3(lv, f, cc) for f in FABRICS for cc in dc.CCS}
-    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, "bbr1")] for f in FABRICS}
+    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, dc.BBR)] for f in FABRICS}
     # Does BBRv1's convergence change when drops replace PAUSE, and which way? (the last claim's numbers)
     change = _drop_effect(lv)
     worse = [f for f in change if change[f] <= -JAIN_STEP]
     better = [f for f in change if change[f] >= JAIN_STEP]
-    lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, "bbr1")] >= CONVERGED
-    names = {L: "lossless", S: "128 KB drop-tail", D: "1 MB drop-tail"}
+    lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, dc.BBR)] >= CONVERGED
+    names = dc.FABRIC_SHORT
     unchanged = [f for f in change if f not in worse and f not in better]
     same = (f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged
             else "")
@@ -226,9 +229,9 @@ def _answer(lv: pd.DataFrame) -> str:
     if lossless_fair:
         pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
     else:
-        pause = f"With PAUSE BBRv1 already {_word(jl[(L, 'bbr1')])} here."
-    culprit = (f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, 'bbr1')]:.2f} with PAUSE to "
-               + join(f"{jl[(f, 'bbr1')]:.2f} ({names[f]})" for f in worse) + "."
+        pause = f"With PAUSE BBRv1 already {_word(jl[(L, dc.BBR)])} here."
+    culprit = (f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, dc.BBR)]:.2f} with PAUSE to "
+               + join(f"{jl[(f, dc.BBR)]:.2f} ({names[f]})" for f in worse) + "."
                if worse and lossless_fair else "")
     if lossless_fair:
         lossless = ("The congested port pauses every sender's link at once and they resume together, so each sender gets "
@@ -238,35 +241,35 @@ def _answer(lv: pd.DataFrame) -> str:
                     "packet is lost (asserted), and the excess window waits in the host NICs.")
     else:
         lossless = (f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
-                    f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, 'bbr1')])}.")
+                    f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, dc.BBR)])}.")
 
     def at(fabric: str, cc: str, lo: int, hi: int) -> float:
         d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
         return float(d["jain_per_second"].mean())
 
     def flows_turns(fabric: str) -> str:
-        starved = _starved(lv, fabric, "bbr1")
+        starved = _starved(lv, fabric, dc.BBR)
         return (f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)" if starved else
                 "; no BBRv1 flow starved")
 
-    if jl[(D, "bbr1")] < PARTLY and jl[(D, "cubic")] >= PARTLY:
+    if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
         deep = ("The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about the "
                 "whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows that "
                 "lose their window's tail fall back to RTOs with exponential back-off" + flows_turns(D) +
                 f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}.")
     else:
-        deep = f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, 'bbr1')])} here" + flows_turns(D) + "."
-    if jl[(S, "cubic")] >= CONVERGED and jl[(S, "bbr1")] < PARTLY:
+        deep = f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + flows_turns(D) + "."
+    if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
         shallow = ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
                    "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + ".")
-    elif jl[(S, "cubic")] < CONVERGED and jl[(S, "bbr1")] < CONVERGED:
+    elif jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
         shallow = (f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC {_word(jl[(S, 'cubic')])}, "
-                   f"BBRv1 {_word(jl[(S, 'bbr1')])}): five CUBIC flows share ~(128 KB + BDP) of window, ≈ 18 segments "
+                   f"BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) of window, ≈ 18 segments "
                    "each, and lose whole windows" + flows_turns(S) + ".")
     else:
-        shallow = f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, 'bbr1')])} here" + flows_turns(S) + "."
+        shallow = f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + flows_turns(S) + "."
 
-    picture = [f for f in FABRICS if jl[(f, "cubic")] >= CONVERGED and jl[(f, "bbr1")] < CONVERGED]
+    picture = [f for f in FABRICS if jl[(f, "cubic")] >= CONVERGED and jl[(f, dc.BBR)] < CONVERGED]
     where = ("on " + join(names[f] for f in picture)) if picture else "on none of the fabrics"
     opposite = "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
     Ts = sorted(lv["T"].unique())
@@ -278,22 +281,22 @@ def _answer(lv: pd.DataFrame) -> str:
     else:
         trials = f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
     caveat = ("" if L in picture else """
-Caveat: the model's PAUSE is generated per output queue (802.3x, all feeding links at once) with
-fair packet-by-packet service of the paused senders. A switch with ingress-port buffer accounting
-or unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all),
-or the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are
-not modelled; each could make the real lossless cluster behave differently from the lossless
-fabric here.
+Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
+fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
+it, and the seed's racks are the `lossless-ingress` fabrics (their verdicts: `dc-findings.md`);
+unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
+the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
+part of these runs; each could make the real lossless cluster behave differently.
 """)
     return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**
 {headline} {pause} {culprit} Mean per-second Jain index
 over the levels with ≥ 3 active flows (1 = equal shares at every second):
 
-- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, 'bbr1')]:.2f}. {lossless}
-- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, 'bbr1')]:.2f}; with 3–4
-  flows BBRv1 {at(D, 'bbr1', 3, N - 1):.2f}, with 5 flows {at(D, 'bbr1', N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). {deep}
-- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 {jl[(S, 'bbr1')]:.2f}. {shallow}
+- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. {lossless}
+- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with 3–4
+  flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). {deep}
+- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 {jl[(S, dc.BBR)]:.2f}. {shallow}
 
 BBRv1 − CUBIC difference in that index: lossless {-bbr_gap[L]:+.2f}, 1 MB {-bbr_gap[D]:+.2f},
 128 KB {-bbr_gap[S]:+.2f}. In this model the Waterloo picture of BBR (Figs 10, 11: starving and

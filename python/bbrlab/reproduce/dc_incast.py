@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
+from . import dc_findings
 from .analysis import Estimate, difference, mean_ci, sign_of_difference, value
 from .claims import Claim, Verdict, above, below, cell, claims_table, is_sign, num, untested, verdict_of_all
 from .context import Size, StudyContext
@@ -76,8 +77,10 @@ def run(ctx: StudyContext) -> Path:
     _figures(st, runs, p, ctx.out_dir)
     cl = claims(st, list(p.ns))
     sections = report_sections(st, list(p.ns), pause, cl)
-    return ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
-                            source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
+    report = ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
+                              source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
@@ -101,7 +104,7 @@ def _seed_csvs(runs: pd.DataFrame, out_dir: Path) -> None:
 
 
 def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         for cc in dc.CCS:
             c = st[(st["fabric"] == fabric) & (st["cc"] == cc)].sort_values("n")
@@ -117,7 +120,7 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
     fig.suptitle(f"Fig 7: aggregate throughput of n synchronized flows ({p.dur_s:g}-s window)")
     save(fig, out_dir / "fig7-throughput.png")
     n_cdf = max(p.ns)
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         for cc in dc.CCS:
             x = np.sort(runs[(runs["fabric"] == fabric) & (runs["cc"] == cc) & (runs["n"] == n_cdf)]["throughput_bps"] / 1e6)
@@ -154,7 +157,7 @@ def _trend(st: pd.DataFrame, fabric: str, cc: str, n_max: int) -> int | None:
 def _lead(st: pd.DataFrame, fabric: str, n: int) -> tuple[float, float, int | None]:
     """BBR − CUBIC mean throughput at n, the half-width of its 95 % CI (Welch), and its sign
     (significant and material)."""
-    b, c = _estimate(st, fabric, "bbr1", n), _estimate(st, fabric, "cubic", n)
+    b, c = _estimate(st, fabric, dc.BBR, n), _estimate(st, fabric, "cubic", n)
     d, hw = difference(b, c)
     return d, hw, sign_of_difference(b, c, min_rel=MATERIAL)
 
@@ -177,7 +180,7 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
         out.append(Claim(
             "throughput falls as n grows, for both" + where, "yes",
             f"CUBIC {dc.fmt_mbps(g('mean_bps', 'cubic', 1))} → {dc.fmt_mbps(g('mean_bps', 'cubic', n_cdf))}, "
-            f"BBR {dc.fmt_mbps(g('mean_bps', 'bbr1', 1))} → {dc.fmt_mbps(g('mean_bps', 'bbr1', n_cdf))} (n = 1 → {n_cdf})",
+            f"BBR {dc.fmt_mbps(g('mean_bps', dc.BBR, 1))} → {dc.fmt_mbps(g('mean_bps', dc.BBR, n_cdf))} (n = 1 → {n_cdf})",
             f"mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per algorithm",
             verdict_of_all(is_sign(_trend(st, fabric, cc, n_cdf), -1) for cc in dc.CCS),
             paper_value="falls",
@@ -196,13 +199,13 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
                 bbrlab_value=cell(num(d / 1e6, "Mbit/s", label=f"n = {n}", ci=hw / 1e6) for n, (d, hw, _) in leads.items())))
         else:
             out.append(untested(claim, "yes", rule, f"no n ≥ 10 in this size's grid ({ns})", paper_value="ahead"))
-        f_cubic, f_bbr = g("frac75", "cubic", n_cdf), g("frac75", "bbr1", n_cdf)
+        f_cubic, f_bbr = g("frac75", "cubic", n_cdf), g("frac75", dc.BBR, n_cdf)
         out.append(Claim(
             f"n = {n_cdf}: fraction of samples ≥ 75 % of the link" + where, "CUBIC < 50 %, BBR larger",
             f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "CUBIC < 50 %; BBR > CUBIC",
             verdict_of_all([below(f_cubic, 0.5), above(f_bbr, f_cubic)]),
             paper_value="CUBIC < 50 %, BBR larger",
-            bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label="bbr1"))))
+            bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label=dc.BBR))))
     return out
 
 
@@ -257,12 +260,12 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
     if not any(drops.values()):
         loss = f"The 128 KB port drops nothing at n = {n_cdf}."
     else:
-        loss = (f"The 128 KB port overflows (at n = {n_cdf}, {drops['bbr1']:,.0f} drops per sample for BBRv1 and "
+        loss = (f"The 128 KB port overflows (at n = {n_cdf}, {drops[dc.BBR]:,.0f} drops per sample for BBRv1 and "
                 f"{drops['cubic']:,.0f} for CUBIC")
-        ratio = drops["bbr1"] / drops["cubic"] if drops["cubic"] else math.inf
+        ratio = drops[dc.BBR] / drops["cubic"] if drops["cubic"] else math.inf
         loss += ("; BBRv1 does not reduce its rate on loss)." if ratio >= 2 else ").")
         loss += (f" Flows that lose their window's tail wait for 200 ms RTOs (on average {rtos['cubic']:.1f} per sample "
-                 f"for CUBIC and {rtos['bbr1']:.1f} for BBRv1), during which the link can idle."
+                 f"for CUBIC and {rtos[dc.BBR]:.1f} for BBRv1), during which the link can idle."
                  if any(v > 0 for v in rtos.values()) else " No flow needed an RTO.")
     lead = _claim(cl, "BBR significantly ahead", S)
     if big:
@@ -277,7 +280,7 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
                     f"{compare('BBRv1', 'CUBIC', signs, 'n', more='ahead of', less='behind', same='level with')}: {said}.")
     else:
         compared = "This grid has no n ≥ 10, so the Waterloo study's BBR lead cannot be tested."
-    fig8 = (f"At n = {n_cdf}, {g('frac75', S, 'bbr1', n_cdf):.0%} of BBRv1's samples reach 75 % of the link and "
+    fig8 = (f"At n = {n_cdf}, {g('frac75', S, dc.BBR, n_cdf):.0%} of BBRv1's samples reach 75 % of the link and "
             f"{g('frac75', S, 'cubic', n_cdf):.0%} of CUBIC's (Figure 8; the Waterloo study: CUBIC below 50 %, BBR "
             f"above it): bbrlab {reproduces(_claim(cl, f'n = {n_cdf}: fraction', S).verdict)} that reading.")
     return f"""

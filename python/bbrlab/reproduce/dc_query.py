@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..figures import save, subplots
 from . import dc_common as dc
+from . import dc_findings
 from ..display import fmt_seconds
 from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
 from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
@@ -63,8 +64,8 @@ PLANS = {
 
 def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> StudyRun:
     # Budget per query for the run's length: generous where queries can hit RTOs; queries still
-    # running at the end are reported as incomplete.
-    per_query = 0.1 if fabric == "lossless" else (1.0 if bg else 2.0)
+    # running at the end are counted as censored, those never started as such.
+    per_query = 0.1 if dc.is_lossless(fabric) else (1.0 if bg else 2.0)
     duration_s = round(QUERY_START_S + reps * (GAP_S + per_query), 3)  # to the millisecond
     return study_run(
         f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}", duration_s=duration_s, seed=seed,
@@ -76,24 +77,61 @@ def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> S
 
 
 def _queries(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per completed query: fabric, bg, cc, n, query, response_s."""
+    """One row per query that started: fabric, bg, cc, n, run, query, response_s, censored.
+
+    A query still running when the run ends is *censored*: its response time is only known to be
+    at least ``response_s`` = the run's end − its first transfer's start (a lower bound, since the
+    transfers start after the query). Queries that never started (the previous one had not
+    finished) have no row; `_stats` counts them from the requested number."""
     a = rows[rows["app"] >= 0]
-    q = a.groupby(["fabric", "bg", "cc", "n", "run", "query"], as_index=False)["query_response_s"].first()
-    return q[np.isfinite(q["query_response_s"])].rename(columns={"query_response_s": "response_s"})
+    q = a.groupby(["fabric", "bg", "cc", "n", "run", "query"], as_index=False).agg(
+        response_s=("query_response_s", "first"), first_start_s=("start_s", "min"), last_end_s=("end_s", "max"))
+    q["censored"] = ~np.isfinite(q["response_s"])
+    # An unfinished transfer's end_s is the run's end (the flows table's definition).
+    q.loc[q["censored"], "response_s"] = q["last_end_s"] - q["first_start_s"]
+    return q.drop(columns=["first_start_s", "last_end_s"])
+
+
+def completed(q: pd.DataFrame) -> pd.DataFrame:
+    """The queries that finished (the only ones with a response time; the seed's CSVs hold these)."""
+    return q[~q["censored"]]
 
 
 def _stats(q: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (fabric, bg, cc, n): latency statistics of the completed queries, and how many queries
+    they rest on: ``completed`` of ``requested``, ``censored`` (running at the run's end, at least
+    ``censored_min_s`` each) and ``not_started``."""
     out = []
     reps = rows.groupby(["fabric", "bg", "cc", "n"])["reps"].first()
     for key, g in q.groupby(["fabric", "bg", "cc", "n"]):
-        m, ci = mean_ci(g["response_s"])
-        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci, p95_s=p95(g["response_s"]),
-                        median_s=float(g["response_s"].median()), completed=len(g), requested=int(reps[key])))
+        done, cens = g[~g["censored"]]["response_s"], g[g["censored"]]["response_s"]
+        m, ci = mean_ci(done) if len(done) else (math.nan, math.nan)
+        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci,
+                        p95_s=p95(done) if len(done) else math.nan,
+                        median_s=float(done.median()) if len(done) else math.nan, completed=len(done),
+                        censored=len(cens), censored_min_s=float(cens.min()) if len(cens) else math.nan,
+                        not_started=int(reps[key]) - len(g), requested=int(reps[key])))
     return pd.DataFrame(out)
 
 
+def rests_on(st: pd.DataFrame, **where: object) -> str:
+    """"" when every requested query finished, else what a statistic rests on: "rests on 1 of 10
+    queries; 1 censored at the run's end (≥ 2.1 s); 8 never started"."""
+    done, req = value(st, "completed", **where), value(st, "requested", **where)
+    if not math.isfinite(done + req) or done == req:
+        return ""  # not run, or every query finished
+    done, req = int(done), int(req)
+    cens, never = int(value(st, "censored", **where)), int(value(st, "not_started", **where))
+    parts = [f"rests on {done} of {req} queries"]
+    if cens:
+        parts.append(f"{cens} censored at the run's end (≥ {fmt_seconds(value(st, 'censored_min_s', **where))})")
+    if never:
+        parts.append(f"{never} never started")
+    return "; ".join(parts)
+
+
 def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = st[(st["fabric"] == fabric) & (st["bg"] == bg)]
         for cc in dc.CCS:
@@ -121,7 +159,7 @@ def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> No
 
 
 def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
-    fig, axes = subplots(1, 2, figsize=(11, 4), squeeze=False)
+    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
     for ax, fabric in zip(axes[0], dc.FABRICS):
         d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["n"] == n)]
         for cc in dc.CCS:
@@ -146,9 +184,10 @@ def run(ctx: StudyContext) -> Path:
             for fabric in dc.FABRICS for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
     rows = ctx.run_many("queries", scen)
     pause = dc.assert_lossless(rows, "dc-query")
-    q = _queries(rows)
-    st = _stats(q, rows)
-    q.to_csv(ctx.out_dir / "queries.csv", index=False)
+    q_all = _queries(rows)
+    st = _stats(q_all, rows)
+    q_all.to_csv(ctx.out_dir / "queries.csv", index=False)
+    q = completed(q_all)
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
     # The Waterloo study's own CSV schema: num_workers,query_size,response_time (µs).
     for fabric in dc.FABRICS:
@@ -167,13 +206,21 @@ def run(ctx: StudyContext) -> Path:
     _vs_n(st, True, "p95", out / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
     _cdf(q, True, n, out / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n}, one background flow")
     cl = claims(st, p)
-    return ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
-                            report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
+    report = ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
+                              report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
+    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    return report
 
 
 def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s") -> float:
     """BBR / CUBIC of a statistic."""
-    return value(st, col, fabric=fabric, bg=bg, cc="bbr1", n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
+    return value(st, col, fabric=fabric, bg=bg, cc=dc.BBR, n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
+
+
+def _basis(st: pd.DataFrame, fabric: str, bg: bool, n: int) -> str:
+    """What a BBR/CUBIC ratio rests on where not every query finished: "; BBR: rests on 1 of 10 …"."""
+    parts = [f"{dc.CC_NAME[cc]}: {b}" for cc in dc.CCS if (b := rests_on(st, fabric=fabric, bg=bg, cc=cc, n=n))]
+    return "".join(f"; {x}" for x in parts)
 
 
 def _estimate(st: pd.DataFrame, fabric: str, bg: bool, cc: str, n: int) -> Estimate:
@@ -190,7 +237,7 @@ MATERIAL = 0.01
 
 def _bbr_vs_cubic(st: pd.DataFrame, fabric: str, bg: bool, ns: Sequence[int]) -> dict[int, int | None]:
     """Per n: +1 when BBR's mean latency is above CUBIC's (significantly, by ≥ 1 %), −1 below, 0 neither."""
-    return {n: sign_of_difference(_estimate(st, fabric, bg, "bbr1", n), _estimate(st, fabric, bg, "cubic", n),
+    return {n: sign_of_difference(_estimate(st, fabric, bg, dc.BBR, n), _estimate(st, fabric, bg, "cubic", n),
                                   min_rel=MATERIAL) for n in ns}
 
 
@@ -211,8 +258,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         out.append(Claim(
             "no incast collapse without background traffic (n up to 40)" + where,
             "same latency for n = 1..40, BBR ≈ CUBIC",
-            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, 'bbr1', nmax))}: "
-            f"{grow['cubic']:.2f}× (CUBIC) and {grow['bbr1']:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
+            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, dc.BBR, nmax))}: "
+            f"{grow['cubic']:.2f}× (CUBIC) and {grow[dc.BBR]:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
             f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
             verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
             paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
@@ -222,8 +269,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         sd = {(cc, bg): _estimate(st, fabric, bg, cc, 1).sd for cc in dc.CCS for bg in (False, True)}
         out.append(Claim(
             "a background flow raises mean latency and variance drastically" + where, "drastic increase",
-            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, 'bbr1', 1))}: mean "
-            f"×{slow['cubic']:.2f} (CUBIC), ×{slow['bbr1']:.2f} (BBR) of the mean without; standard deviation "
+            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, dc.BBR, 1))}: mean "
+            f"×{slow['cubic']:.2f} (CUBIC), ×{slow[dc.BBR]:.2f} (BBR) of the mean without; standard deviation "
             + ", ".join(f"{fmt_seconds(sd[(cc, False)])} → {fmt_seconds(sd[(cc, True)])} ({dc.CC_NAME[cc]})" for cc in dc.CCS),
             "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
             "standard deviation, per algorithm",
@@ -237,7 +284,8 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         lower1 = _bbr_vs_cubic(st, fabric, True, [1])[1]
         out.append(Claim(
             "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
-            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n})" for n in shown)
+            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n}{_basis(st, fabric, True, n)})"
+                                            for n in shown)
             + f"; p95 {r1p:.2f} (n = 1)",
             f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
             f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
@@ -297,7 +345,7 @@ query's wait — which is what a drop-tail buffer does."""
     if any(c.startswith("n =") for c in collapse.values()):
         incast = ("the shallow buffer produces the classic incast collapse (responses losing their tail, then waiting "
                   f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
-                  f"for CUBIC and {collapse['bbr1']} for BBRv1")
+                  f"for CUBIC and {collapse[dc.BBR]} for BBRv1")
     else:
         incast = f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid"
     bg_sf = st[(st["fabric"] == S) & st["bg"]]
@@ -323,9 +371,8 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
     def cell(fabric: str, bg: bool, cc: str, n: int) -> str:
         m = value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
         q95 = value(st, "p95_s", fabric=fabric, bg=bg, cc=cc, n=n)
-        done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
-        inc = "" if done == p.reps or not math.isfinite(done) else f" ({p.reps - int(done)} of {p.reps} unfinished)"
-        return f"{fmt_seconds(m)} / {fmt_seconds(q95)}{inc}"
+        basis = rests_on(st, fabric=fabric, bg=bg, cc=cc, n=n)
+        return f"{fmt_seconds(m)} / {fmt_seconds(q95)}" + (f" ({basis})" if basis else "")
 
     table = []
     for fabric in dc.FABRICS:
@@ -342,7 +389,11 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
         ("What changes between the fabrics", _explain(st, p)),
         ("Numbers (mean / 95th percentile)",
          md_table(["fabric", "background", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
-         + "\n\nAll points: `stats.csv`; every query: `queries.csv`; the Waterloo study's CSV schema "
+         + "\n\nStatistics are over the completed queries; where some did not finish, the cell says how many "
+           "the statistic rests on: a query still running when the run ended is counted as censored (its response "
+           "time is at least the time it had run), and queries that never started are counted too. "
+           "\n\nAll points: `stats.csv`; every query that started: `queries.csv` (`censored` marks the "
+           "unfinished, with the lower bound as `response_s`); the Waterloo study's CSV schema "
            "(`num_workers,query_size,response_time` in µs): `query_{cubic,bbr}[_bg]_<fabric>.csv`."),
         ("Figures", "\n\n".join(f"![{f}]({f}.png)" for f in (
             "fig1-mean-no-bg", "fig2-p95-no-bg", "fig3-cdf-no-bg", "fig4-mean-bg", "fig5-p95-bg", "fig6-cdf-bg"))),

@@ -141,9 +141,21 @@ class Pfc:
     xoff_bytes: int
     xon_bytes: int
     quanta: int
+    #: "egress": an output queue over XOFF pauses every link feeding it; "ingress": each ingress
+    #: port's bytes in the buffer are counted and only the port over XOFF is paused.
+    accounting: Literal["egress", "ingress"] = "egress"
+    headroom_bytes: int | None = None  # ingress: reserved above XOFF (default: the PAUSE round trip)
+    nic_honours_pause: bool = True  # false: host NICs ignore PAUSE (flow control off)
 
     def raw(self) -> dict[str, Any]:
-        return {"xoff": _bytes(self.xoff_bytes), "xon": _bytes(self.xon_bytes), "quanta": self.quanta}
+        out: dict[str, Any] = {"xoff": _bytes(self.xoff_bytes), "xon": _bytes(self.xon_bytes), "quanta": self.quanta}
+        if self.accounting != "egress":
+            out["accounting"] = self.accounting
+        if self.headroom_bytes is not None:
+            out["headroom"] = _bytes(self.headroom_bytes)
+        if not self.nic_honours_pause:
+            out["nic_honours_pause"] = False
+        return out
 
 
 @dataclass(frozen=True)
@@ -155,6 +167,9 @@ class Star:
     delay_s: float  # one way, per host link
     forwarding: Literal["store-and-forward", "cut-through"]
     buffer_bytes: int | None = None  # per output port
+    shared_buffer_bytes: int | None = None  # the switch's shared pool
+    shared_buffer_alpha: float | None = None  # its dynamic threshold
+    hosts_per_rack: int | None = None  # racks under one aggregation switch (aggregator in rack 0)
     pfc: Pfc | None = None
     clock_ppm: int | None = None
     host_jitter_s: float | None = None
@@ -168,6 +183,12 @@ class Star:
             out["host_jitter"] = _ns(self.host_jitter_s)
         if self.buffer_bytes is not None:
             out["buffer"] = _bytes(self.buffer_bytes)
+        if self.shared_buffer_bytes is not None:
+            out["shared_buffer"] = _bytes(self.shared_buffer_bytes)
+        if self.shared_buffer_alpha is not None:
+            out["shared_buffer_alpha"] = self.shared_buffer_alpha
+        if self.hosts_per_rack is not None:
+            out["hosts_per_rack"] = self.hosts_per_rack
         if self.pfc is not None:
             out.update(lossless=True, pfc=self.pfc.raw())
         return out

@@ -14,7 +14,7 @@ from .fields import SUGAR, AlgorithmName, Bounds, BufferSpec, Count, Fraction, R
 from .mixins import ScenarioBase, check_kind, kind_of
 
 #: The algorithm names a scenario may use (the core's registry, aliases included).
-ALGORITHMS: tuple[str, ...] = ('reno', 'cubic', 'cubic_hspp', 'bbr1', 'bbr2', 'bbr2_new', 'bbr3', 'bbr3_linux', 'dctcp', 'bql', 'bbr')
+ALGORITHMS: tuple[str, ...] = ('reno', 'cubic', 'cubic_hspp', 'bbr1', 'bbr1_linux413', 'bbr2', 'bbr2_new', 'bbr3', 'bbr3_linux', 'dctcp', 'bql', 'bbr')
 
 
 class Red(Strict):
@@ -53,6 +53,10 @@ class Pfc(Strict):
     xoff: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=64000, description="Queue size that sends PAUSE.")
     xon: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=32000, description="Queue size that sends XON.")
     quanta: Annotated[Count, Bounds("count", 1, 65535)] = Field(default=65535, description="PAUSE duration in 512-bit-time quanta.")
+    accounting: Literal["egress", "ingress"] = Field(default='egress', description="What the thresholds count: the bytes an output queue holds (egress: every link feeding it is paused at once) or, as switches account PFC, the bytes each ingress port has in the buffer (ingress: only the port over XOFF is paused; `pfc.rs`).")
+    headroom: Annotated[SizeBytes, Bounds("size", 0, 1000000000000)] = Field(default=0, description="Ingress accounting: bytes an ingress port may still take once it is over XOFF, for what is already on its way when the PAUSE takes effect; beyond it the packet is dropped. 0 (default): per port, 2 \u00d7 (its rate \u00d7 delay) + 2 full frames + the PAUSE frame (IEEE 802.1Qbb's headroom).")
+    nic_pause_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="Host NICs act on a PAUSE this long after it arrives (0: at once; a NIC's MAC must within 512 bit times, firmware-handled NICs take longer).")
+    nic_honours_pause: bool = Field(default=True, description="Host NICs obey PAUSE (false: they ignore it, as NICs with flow control off do).")
 
 
 class Star(Strict):
@@ -64,7 +68,10 @@ class Star(Strict):
     aggregator_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The aggregator's link, the incast bottleneck (default: `rate`).")
     delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=10000, description="One-way propagation delay of each host link.")
     buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Drop-tail limit of each switch output port (default 128 KB; unlimited when lossless).")
-    shared_buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Limit on the bytes queued in all output ports together (none by default).")
+    shared_buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Limit on the bytes queued in all output ports together (none by default). With PFC's ingress accounting: the pool the ingress ports' usage below XOFF draws on (headroom is reserved per port, outside it).")
+    shared_buffer_alpha: Annotated[Fraction, Bounds("fraction", 0.0078125, 64.0)] | None = Field(default=None, description="Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha; Choudhury and Hahne 1998): an output queue takes a packet only while its bytes stay below `alpha` \u00d7 the free shared buffer, so one congested queue gets alpha / (1 + alpha) of the pool. Needs `shared_buffer`; none = first come, first served up to the pool.")
+    hosts_per_rack: Annotated[Count, Bounds("count", 2, 10000)] | None = Field(default=None, description="Hosts per rack, the aggregator first (seed 000's cluster: 16): with more hosts, each rack has its own ToR and the ToRs meet at one aggregation switch, so workers beyond rack 0 cross it. None: one switch for all.")
+    uplink_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Rate of each ToR's links to and from the aggregation switch (default: `rate` \u00d7 hosts per rack, non-blocking).")
     forwarding: Literal["store-and-forward", "cut-through"] = Field(default='store-and-forward', description="A switch hands a packet on once it has all of it, or once its `header` has arrived.")
     header: Annotated[SizeBytes, Bounds("size", 1, 65535)] = Field(default=64, description="Cut-through: bytes that must arrive before a packet is forwarded.")
     ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark above this queue size at the switch's output ports.")

@@ -1,5 +1,5 @@
 //! Pacing rate: `pacing_rate = pacing_gain · bw · (1 − margin)` (Linux `bbr_set_pacing_rate`,
-//! draft §Pacing Rate), the same in every version.
+//! draft §Pacing Rate), the same in every version (margin 1 %; v1 as Linux 4.13 had it: none).
 //!
 //! Before the first RTT sample the rate comes from the initial window over an assumed 1 ms RTT,
 //! and it is re-derived from srtt when the first sample arrives (`bbr_init_pacing_rate_from_rtt`).
@@ -20,11 +20,12 @@ pub fn rate_bytes_per_sec(bw: u64, mss: u32, gain: u64, margin_percent: u64) -> 
     ((r * (1_000_000 / 100 * (100 - margin_percent)) as u128) >> BW_SCALE) as u64
 }
 
-/// `bbr_bw_to_pacing_rate`: the rate for `bw` at `gain`, not below `floor_bytes_per_s` (mainline
-/// v1: 0; v2alpha and v3 floor it at 1 B/s) and not above `SO_MAX_PACING_RATE`.
+/// `bbr_bw_to_pacing_rate`: the rate for `bw` at `gain`, `margin_percent` below it (1 %, none
+/// in v1 before Linux 4.20), not below `floor_bytes_per_s` (mainline v1: 0; v2alpha and v3 floor
+/// it at 1 B/s) and not above `SO_MAX_PACING_RATE`.
 #[inline]
-pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64) -> u64 {
-    rate_bytes_per_sec(bw, tp.mss, gain, PACING_MARGIN_PERCENT).max(floor_bytes_per_s).min(tp.max_pacing_rate_bytes_per_s)
+pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64, margin_percent: u64) -> u64 {
+    rate_bytes_per_sec(bw, tp.mss, gain, margin_percent).max(floor_bytes_per_s).min(tp.max_pacing_rate_bytes_per_s)
 }
 
 /// The pacing-rate model of a flow: whether the first RTT sample re-derived the initial rate yet.
@@ -35,11 +36,17 @@ pub struct Pacer<const FLOOR: u64> {
     pub has_seen_rtt: bool,
     /// Gain of the initial rate (the version's STARTUP pacing gain), 2^16.
     pub startup_gain: u64,
+    /// Pace this much below gain × bw (`PACING_MARGIN_PERCENT`, or 0 for v1 before Linux 4.20).
+    pub margin_percent: u64,
 }
 
 impl<const FLOOR: u64> Pacer<FLOOR> {
     pub const fn new(startup_gain: u64) -> Self {
-        Pacer { has_seen_rtt: false, startup_gain }
+        Pacer { has_seen_rtt: false, startup_gain, margin_percent: PACING_MARGIN_PERCENT }
+    }
+
+    pub const fn with_margin(startup_gain: u64, margin_percent: u64) -> Self {
+        Pacer { has_seen_rtt: false, startup_gain, margin_percent }
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: startup gain × cwnd / (srtt, or 1 ms before any sample).
@@ -51,13 +58,13 @@ impl<const FLOOR: u64> Pacer<FLOOR> {
             NSEC_PER_MSEC
         };
         let bw = bw_floor(tp.snd_cwnd as u64, rtt_ns);
-        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR);
+        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR, self.margin_percent);
     }
 
     /// `bbr_set_pacing_rate`: pace at `gain · bw`, but never lower the rate before the pipe is full.
     #[inline]
     pub fn set(&mut self, tp: &mut TcpCc, bw: u64, gain: u64, full_bw_reached: bool) {
-        let rate = bw_to_pacing_rate(tp, bw, gain, FLOOR);
+        let rate = bw_to_pacing_rate(tp, bw, gain, FLOOR, self.margin_percent);
         if !self.has_seen_rtt && tp.srtt_ns != 0 {
             self.init_from_rtt(tp);
         }

@@ -352,6 +352,20 @@ impl Config {
         if st.pfc.xon_bytes >= st.pfc.xoff_bytes {
             return err("topology.pfc.xon_bytes", format!("{} must be smaller than xoff ({})", human::size(st.pfc.xon_bytes), human::size(st.pfc.xoff_bytes)));
         }
+        if st.hosts_per_rack.is_some_and(|h| st.workers + 1 > h) && st.shared_buffer_bytes.is_some() {
+            return err("topology.shared_buffer_bytes", "is one switch's pool; with more than one rack leave it out");
+        }
+        if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {
+            return err("topology.shared_buffer_alpha", "needs topology.shared_buffer (the pool the dynamic threshold divides)");
+        }
+        if let (true, PfcAccounting::Ingress, Some(pool)) = (st.lossless, st.pfc.accounting, st.shared_buffer_bytes) {
+            if pool < st.pfc.xoff_bytes {
+                return err(
+                    "topology.shared_buffer_bytes",
+                    format!("{} is below pfc.xoff ({}); no ingress port could reach XOFF", human::size(pool), human::size(st.pfc.xoff_bytes)),
+                );
+            }
+        }
         if let (true, Some(buf)) = (st.lossless, st.buffer_bytes) {
             if buf < st.pfc.xoff_bytes {
                 return err(

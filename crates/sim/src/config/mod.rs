@@ -25,7 +25,7 @@ pub mod human;
 mod resolve;
 
 pub use check::ConfigError;
-pub use resolve::Derived;
+pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived};
 
 /// 10 Tbit/s: well above any link the studies model (100G and 400G paths); keeps rate × time
 /// products in u128 and serialization times ≥ 1 ps per byte.
@@ -221,10 +221,30 @@ pub struct Star {
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     pub buffer_bytes: Option<u64>,
-    /// Limit on the bytes queued in all output ports together (none by default).
+    /// Limit on the bytes queued in all output ports together (none by default). With PFC's
+    /// ingress accounting: the pool the ingress ports' usage below XOFF draws on (headroom is
+    /// reserved per port, outside it).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     pub shared_buffer_bytes: Option<u64>,
+    /// Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha; Choudhury
+    /// and Hahne 1998): an output queue takes a packet only while its bytes stay below
+    /// `alpha` × the free shared buffer, so one congested queue gets alpha / (1 + alpha) of the
+    /// pool. Needs `shared_buffer`; none = first come, first served up to the pool.
+    #[serde(default)]
+    #[schemars(range(min = 0.0078125, max = 64.0))]
+    pub shared_buffer_alpha: Option<f64>,
+    /// Hosts per rack, the aggregator first (seed 000's cluster: 16): with more hosts, each rack
+    /// has its own ToR and the ToRs meet at one aggregation switch, so workers beyond rack 0
+    /// cross it. None: one switch for all.
+    #[serde(default)]
+    #[schemars(range(min = 2, max = MAX_WORKERS))]
+    pub hosts_per_rack: Option<u32>,
+    /// Rate of each ToR's links to and from the aggregation switch (default: `rate` × hosts per
+    /// rack, non-blocking).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+    pub uplink_rate_bps: Option<u64>,
     /// A switch hands a packet on once it has all of it, or once its `header` has arrived.
     #[serde(default)]
     pub forwarding: Forwarding,
@@ -296,12 +316,51 @@ pub struct Pfc {
     #[serde(default = "default_quanta")]
     #[schemars(range(min = 1, max = 65_535))]
     pub quanta: u32,
+    /// What the thresholds count: the bytes an output queue holds (egress: every link feeding
+    /// it is paused at once) or, as switches account PFC, the bytes each ingress port has in
+    /// the buffer (ingress: only the port over XOFF is paused; `pfc.rs`).
+    #[serde(default)]
+    pub accounting: PfcAccounting,
+    /// Ingress accounting: bytes an ingress port may still take once it is over XOFF, for what
+    /// is already on its way when the PAUSE takes effect; beyond it the packet is dropped.
+    /// 0 (default): per port, 2 × (its rate × delay) + 2 full frames + the PAUSE frame (IEEE
+    /// 802.1Qbb's headroom).
+    #[serde(default)]
+    #[schemars(range(max = MAX_BUFFER_BYTES))]
+    pub headroom_bytes: u64,
+    /// Host NICs act on a PAUSE this long after it arrives (0: at once; a NIC's MAC must within
+    /// 512 bit times, firmware-handled NICs take longer).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    pub nic_pause_delay_ns: u64,
+    /// Host NICs obey PAUSE (false: they ignore it, as NICs with flow control off do).
+    #[serde(default = "default_true")]
+    pub nic_honours_pause: bool,
 }
 
 impl Default for Pfc {
     fn default() -> Pfc {
-        Pfc { xoff_bytes: default_xoff(), xon_bytes: default_xon(), quanta: default_quanta() }
+        Pfc {
+            xoff_bytes: default_xoff(),
+            xon_bytes: default_xon(),
+            quanta: default_quanta(),
+            accounting: PfcAccounting::default(),
+            headroom_bytes: 0,
+            nic_pause_delay_ns: 0,
+            nic_honours_pause: true,
+        }
     }
+}
+
+/// Where PAUSE thresholds are counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PfcAccounting {
+    /// An output queue over XOFF pauses every link feeding it (bbrlab's earlier model).
+    #[default]
+    Egress,
+    /// Each ingress port's bytes in the buffer are counted; the port over XOFF is paused alone.
+    Ingress,
 }
 
 fn default_xoff() -> u64 {

@@ -62,9 +62,13 @@ impl Config {
             }
             Topology::Star(s) => {
                 s.aggregator_rate_bps.get_or_insert(s.rate_bps);
+                if let (Some(h), None) = (s.hosts_per_rack, s.uplink_rate_bps) {
+                    s.uplink_rate_bps = Some(s.rate_bps.saturating_mul(h as u64).min(MAX_RATE_BPS));
+                }
                 if s.buffer_bytes.is_none() && !s.lossless {
                     s.buffer_bytes = Some(STAR_DEFAULT_BUFFER_BYTES);
                 }
+
             }
         }
         c
@@ -101,6 +105,23 @@ impl Config {
             flow_count: self.flow_count(),
         }
     }
+}
+
+/// The largest frame on the wire: the largest MSS of any flow or application + TCP/IP headers +
+/// Ethernet framing.
+pub fn max_frame_bytes(cfg: &Config) -> u32 {
+    let mss = cfg.flows.iter().map(|f| f.mss_bytes).chain(cfg.apps.iter().map(|App::Query(q)| q.flow.mss_bytes)).max();
+    mss.unwrap_or(transport::DEFAULT_MSS_BYTES) + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES
+}
+
+/// Bytes that reach an ingress port after it crossed XOFF (IEEE 802.1Qbb Annex O's headroom):
+/// the PAUSE frame waits behind at most one frame leaving the switch's port and takes
+/// `delay_ns` to reach the host, the host finishes the frame it is sending, and what the host
+/// sent meanwhile is on the wire for another `delay_ns`: 2 × rate × delay + 2 frames + the
+/// 64-byte PAUSE frame itself (rounded up).
+pub fn pfc_headroom_bytes(rate_bps: u64, delay_ns: u64, frame_bytes: u32) -> u64 {
+    const PAUSE_FRAME_BYTES: u64 = 64;
+    2 * (rate_bps as u128 * delay_ns as u128).div_ceil(8 * 1_000_000_000) as u64 + 2 * frame_bytes as u64 + PAUSE_FRAME_BYTES
 }
 
 /// rate × rtt in whole bytes (floor).

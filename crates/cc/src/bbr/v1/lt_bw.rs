@@ -8,7 +8,7 @@
 //! then the model is dropped and probing resumes.
 
 use super::{Bbr1, Mode};
-use crate::bbr::pacing::{rate_bytes_per_sec, PACING_MARGIN_PERCENT};
+use crate::bbr::pacing::rate_bytes_per_sec;
 use crate::bbr::units::{bw_floor, BBR_SCALE, BBR_UNIT, GAIN_UNIT};
 use crate::{RateSample, TcpCc, NSEC_PER_MSEC};
 
@@ -45,7 +45,7 @@ impl Bbr1 {
         if self.lt_bw != 0 {
             let diff = bw.abs_diff(self.lt_bw);
             if diff as u128 * BBR_UNIT as u128 <= LT_BW_RATIO * self.lt_bw as u128
-                || rate_bytes_per_sec(diff, tp.mss, GAIN_UNIT, PACING_MARGIN_PERCENT) <= LT_BW_DIFF_BYTES
+                || rate_bytes_per_sec(diff, tp.mss, GAIN_UNIT, self.p.pacing_margin_percent) <= LT_BW_DIFF_BYTES
             {
                 self.lt_bw = (bw + self.lt_bw) >> 1; // average of the 2 intervals
                 self.lt_use_bw = true;

@@ -1,5 +1,6 @@
 //! BBRv1 (Bottleneck Bandwidth and Round-trip propagation time) as Linux mainline
-//! `net/ipv4/tcp_bbr.c` runs it.
+//! `net/ipv4/tcp_bbr.c` runs it, and as Linux 4.13 did (`bbr1_linux413`: no ACK-aggregation
+//! term, no pacing margin, no EDT accounting; the switches are `params.rs`).
 //!
 //! Model. On every ACK BBR updates a two-parameter model of the path from the delivery-rate sample
 //! (`rate.rs`) and sets its controls from it:
@@ -53,9 +54,12 @@
 //!   (Linux: `get_random_u32_below`), so runs are reproducible.
 
 mod lt_bw;
+mod params;
 mod probe_bw;
 #[cfg(test)]
 mod tests;
+
+pub use params::{Params, Variant};
 
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
@@ -90,6 +94,8 @@ pub enum Mode {
 
 #[derive(Clone, Debug)]
 pub struct Bbr1 {
+    /// Which kernel's tcp_bbr.c (`params.rs`).
+    p: Params,
     rng: SplitMix64,
     mode: Mode,
     /// min RTT in the 10 s window (u64::MAX = none).
@@ -125,8 +131,15 @@ pub struct Bbr1 {
 }
 
 impl Bbr1 {
+    /// Mainline BBRv1.
     pub fn new(seed: u64) -> Self {
+        Self::with_variant(seed, Variant::Mainline)
+    }
+
+    pub fn with_variant(seed: u64, variant: Variant) -> Self {
+        let p = Params::of(variant);
         Bbr1 {
+            p,
             rng: SplitMix64::new(seed),
             mode: Mode::Startup,
             min_rtt: MinRtt::NONE,
@@ -143,7 +156,7 @@ impl Bbr1 {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             full_bw: FullBw::default(),
-            pacer: Pacer::new(HIGH_GAIN),
+            pacer: Pacer::with_margin(HIGH_GAIN, p.pacing_margin_percent),
             prior_cwnd: 0,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
@@ -195,7 +208,8 @@ impl Bbr1 {
 
     /// `bbr_quantization_budget`: room for 3 offload bursts, even cwnd, +2 while probing.
     fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
-        tso::quantization_budget_even(cwnd, Self::tso_segs_goal(tp), self.mode == Mode::ProbeBw && self.cycle_idx == 0)
+        let probing_up = self.p.probe_up_extra_cwnd && self.mode == Mode::ProbeBw && self.cycle_idx == 0;
+        tso::quantization_budget_even(cwnd, Self::tso_segs_goal(tp), probing_up)
     }
 
     /// `bbr_inflight`.
@@ -205,15 +219,18 @@ impl Bbr1 {
     }
 
     /// `bbr_packets_in_net_at_edt`: inflight expected when the next packet departs (EDT),
-    /// including the EDT burst while probing.
+    /// including the EDT burst while probing (Linux 4.13: `inflight_now` as it is).
     fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
+        if !self.p.edt_inflight {
+            return inflight_now;
+        }
         let burst = if self.pacing_gain > GAIN_UNIT { Self::tso_segs_goal(tp) } else { 0 };
         inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
-    /// `bbr_ack_aggregation_cwnd` (mainline: only once the pipe is full).
+    /// `bbr_ack_aggregation_cwnd` (mainline: only once the pipe is full; Linux 4.13: never).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if !self.full_bw.reached {
+        if !self.p.ack_aggregation || !self.full_bw.reached {
             return 0;
         }
         self.agg.cwnd_allowance(self.bw())
@@ -327,8 +344,8 @@ impl Bbr1 {
                 ProbeRttStep::Hold => {}
             }
         }
-        // Idle restart ends once a new S/ACK for data is processed.
-        if rs.delivered > 0 {
+        // Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
+        if rs.delivered > 0 || !self.p.idle_restart_needs_data {
             self.idle_restart = false;
         }
     }
@@ -349,7 +366,9 @@ impl Bbr1 {
     fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
         self.update_bw(tp, rs);
         // `bbr_update_ack_aggregation`: excess of acked data over bw × time in the epoch.
-        self.agg.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
+        if self.p.ack_aggregation {
+            self.agg.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
+        }
         self.update_cycle_phase(tp, rs);
         self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);

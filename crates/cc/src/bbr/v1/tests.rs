@@ -556,3 +556,59 @@ fn tso_goal_is_a_millisecond_of_data_within_bounds() {
     tp.mss = 100;
     assert_eq!(Bbr1::tso_segs_goal(&tp), 127);
 }
+
+/// BBRv1 in PROBE_BW with the pipe full, a 2000 packets/s bandwidth estimate and a 40 ms min_rtt,
+/// whose ACK-aggregation estimate has just seen one ACK for 30 packets at once.
+fn after_an_aggregated_ack(variant: Variant) -> (Bbr1, TcpCc, u32) {
+    let mut tp = TcpCc::new(MSS, 10);
+    let mut b = Bbr1::with_variant(0, variant);
+    b.init(&mut tp);
+    let bw = (2000u128 * BW_UNIT as u128 / 1_000_000) as u64; // packets/µs << 24
+    b.bw.update(probe_bw::BW_RTTS, 0, bw);
+    b.min_rtt.rtt_ns = 40 * MS;
+    b.full_bw.reached = true;
+    b.mode = Mode::ProbeBw;
+    b.cycle_idx = 2; // a cruise phase
+    tp.pacing_rate_bytes_per_s = 1_000_000; // 2-segment bursts
+    tp.snd_cwnd = 1000; // far above any target: set_cwnd snaps down to the target
+    tp.delivered_mstamp_ns = 5 * NSEC_PER_SEC;
+    let burst = RateSample { acked_sacked: 30, delivered: 30, interval_ns: MS as i64, ..Default::default() };
+    b.agg.update(&burst, false, crate::bbr::aggregation::EXTRA_ACKED_WIN_RTTS, bw, tp.delivered_mstamp_ns, tp.snd_cwnd);
+    // cwnd = 2·BDP (2 · 80 packets) + 3 bursts of 2, even, without any aggregation allowance.
+    let without = b.quantization_budget(&tp, b.bdp(bw, CWND_GAIN));
+    let rs = RateSample { acked_sacked: 1, delivered: 1, interval_ns: MS as i64, ..Default::default() };
+    b.set_cwnd(&mut tp, &rs, 1, bw, CWND_GAIN);
+    (b, tp, without)
+}
+
+#[test]
+fn linux_413_has_no_ack_aggregation_term_in_cwnd() {
+    // Mainline (since 78dc70ebaa38, v5.1) adds the 30-packet excess to the target; 4.13 does not.
+    let (main, tp_main, without) = after_an_aggregated_ack(Variant::Mainline);
+    assert_eq!(without, 166);
+    assert_eq!(main.agg.extra_acked(), 30);
+    assert_eq!(tp_main.snd_cwnd, without + 30);
+    let (_, tp_413, without_413) = after_an_aggregated_ack(Variant::Linux413);
+    assert_eq!(without_413, without);
+    assert_eq!(tp_413.snd_cwnd, without, "Linux 4.13's cwnd target has no extra_acked term");
+}
+
+#[test]
+fn linux_413_paces_at_gain_times_bw_without_margin_and_no_probe_extra() {
+    let (mut main, mut tp_main, _) = after_an_aggregated_ack(Variant::Mainline);
+    let (mut old, mut tp_old, _) = after_an_aggregated_ack(Variant::Linux413);
+    let bw = main.bw();
+    main.pacer.set(&mut tp_main, bw, GAIN_UNIT, true);
+    old.pacer.set(&mut tp_old, bw, GAIN_UNIT, true);
+    // 2000 packets/s × MSS: 4.13 at that rate (fq paces whole packets at bw), mainline 1 % below
+    // (within the 2^-24 packets/µs truncation of the estimate).
+    let link = 2000.0 * MSS as f64;
+    let (old_rate, main_rate) = (tp_old.pacing_rate_bytes_per_s as f64, tp_main.pacing_rate_bytes_per_s as f64);
+    assert!((old_rate - link).abs() / link < 1e-4, "{old_rate} vs {link}");
+    assert!((main_rate - 0.99 * link).abs() / link < 1e-4, "{main_rate} vs {}", 0.99 * link);
+    // The 5/4 phase: mainline's +2 packets, none in 4.13.
+    main.cycle_idx = 0;
+    old.cycle_idx = 0;
+    assert_eq!(main.quantization_budget(&tp_main, 101), 110);
+    assert_eq!(old.quantization_budget(&tp_old, 101), 108);
+}

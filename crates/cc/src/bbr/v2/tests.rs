@@ -5,7 +5,7 @@ use super::bounds::FULL_LOSS_CNT;
 use super::probe_bw::BW_PROBE_PIF_GAIN;
 use super::*;
 use crate::bbr::ecn::FULL_ECN_CNT;
-use crate::bbr::pacing::bw_to_pacing_rate;
+use crate::bbr::pacing::{bw_to_pacing_rate, PACING_MARGIN_PERCENT};
 use crate::bbr::probe_bw::BW_PROBE_MAX_ROUNDS;
 use crate::bbr::startup::FULL_BW_CNT;
 use crate::bbr::units::BW_UNIT;
@@ -585,7 +585,7 @@ fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
     sim.drift_ns_per_s = 20_000;
     sim.run_until(|s, _| s.cc.mode == Mode::ProbeRtt, 12 * NSEC_PER_SEC);
     let entry = sim.now;
-    let rate_before = bw_to_pacing_rate(&sim.tp, sim.cc.max_bw(), GAIN_UNIT, PACING_RATE_FLOOR) as f64;
+    let rate_before = bw_to_pacing_rate(&sim.tp, sim.cc.max_bw(), GAIN_UNIT, PACING_RATE_FLOOR, PACING_MARGIN_PERCENT) as f64;
     sim.ce_prob = 1.0;
     let mut min_rate = f64::MAX;
     let mut cut_inflight_lo = false;
