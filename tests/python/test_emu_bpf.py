@@ -257,7 +257,8 @@ def test_sigkill_of_the_runner_leaves_nothing_registered_or_behind(tmp_path):
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
     deadline = time.time() + 15
-    while time.time() < deadline and (_available() != before or any(netns.leftovers(p.pid).values()) or _guardians(p.pid)):
+    while time.time() < deadline and (_available() != before or any(netns.leftovers(p.pid).values()) or _guardians(p.pid)
+                                      or _linkemu(p.pid)):
         time.sleep(0.1)
     assert _available() == before
     assert netns.leftovers(p.pid) == {"netns": [], "tun": []}
