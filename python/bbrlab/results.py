@@ -132,8 +132,10 @@ def summarize(
     *,
     duration_s: float,
     app_events: Table | None = None,
+    hosts: Table | None = None,
 ) -> dict[str, Any]:
-    """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds)."""
+    """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
+    host model, one entry per host (``hosts``: its row of the hosts table)."""
     per_flow = []
     cc = flows["cc"] if "cc" in flows else None
     summary_columns = [c for c in _FLOW_SUMMARY_COLUMNS if c in flows]
@@ -187,6 +189,7 @@ def summarize(
         aggregate["query_p95_s"] = float(np.percentile(rt, 95))
         aggregate["query_max_s"] = float(rt.max())
     summary: dict[str, Any] = {"name": scenario.name if scenario is not None else run.get("name", "")}
+    host_rows = _host_summaries(hosts) if hosts is not None else []
     if scenario is not None and derived is not None and scenario.is_star:
         t = scenario.topology
         summary["scenario"] = {
@@ -217,7 +220,23 @@ def summarize(
     summary["run"] = run
     summary["flows"] = per_flow
     summary["aggregate"] = aggregate
+    if host_rows:
+        summary["hosts"] = host_rows
     return _json_clean(summary)
+
+
+def _host_summaries(hosts: Table) -> list[dict[str, Any]]:
+    """The hosts table as one dict per host (summary.json's ``hosts``)."""
+    if not len(hosts) or "host" not in hosts:
+        return []
+    rows = []
+    for i in range(len(hosts)):
+        entry: dict[str, Any] = {"host": str(hosts["host"][i])}
+        for col in hosts:
+            if col != "host":
+                entry[col] = hosts[col][i].item()
+        rows.append(entry)
+    return rows
 
 
 def _load_run_scenario(toml_path: Path) -> Scenario | None:
@@ -237,14 +256,15 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 
 
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts")
 
 
 class Result:
     """One run: its tables, the summary dict, and the scenario it came from.
 
     The tables (``flows``, ``timeseries``, ``queue``; ``gaps``: NIC inter-departure gap histograms
-    of flows with gap_histogram; ``events``: one row per completed query) are pandas DataFrames,
+    of flows with gap_histogram; ``events``: one row per completed query; ``hosts``: one row per
+    end host when the scenario models hosts) are pandas DataFrames,
     built on first use from the numpy columns a run produced (:meth:`table` gives those without
     pandas). Assigning a DataFrame replaces a table (what :meth:`save` then writes)."""
 
@@ -260,6 +280,7 @@ class Result:
         gaps: pd.DataFrame | Table | None = None,
         events: pd.DataFrame | Table | None = None,
         damaged: dict[str, str] | None = None,
+        hosts: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -270,7 +291,7 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events)):
+        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events, hosts), strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
             elif value is not None:
@@ -303,6 +324,9 @@ class Result:
                     doc="flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.")
     events = property(lambda self: self._frame("events"), lambda self, v: self._set_frame("events", v),
                       doc="app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.")
+    hosts = property(lambda self: self._frame("hosts"), lambda self, v: self._set_frame("hosts", v),
+                     doc="One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
+                         "has [hosts]; empty otherwise.")
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows"
@@ -334,6 +358,7 @@ class Result:
             ts.set("ca_state", _ca_state_codes(ts["ca_state"]), categories=CA_STATES)
         gaps = Table.from_core("gaps", raw["gaps"], labels) if "gaps" in raw else Table()
         app_events = Table.from_core("events", raw["events"], labels) if "events" in raw else Table()
+        hosts = Table.from_core("hosts", raw["hosts"], labels) if "hosts" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -376,9 +401,10 @@ class Result:
         }
         if run_extra:
             run.update(run_extra)
-        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events)
+        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events,
+                            hosts=hosts)
         return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario, gaps=gaps,
-                   events=app_events)
+                   events=app_events, hosts=hosts)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -435,6 +461,7 @@ class Result:
             scenario=scenario,
             events=tables["events"],
             gaps=tables["gaps"],
+            hosts=tables["hosts"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],

@@ -83,8 +83,8 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     assert set(f0) == {
         "cc", "count", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
         "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "min_rto_ns", "delayed_ack",
-        "tso_minrtt_autosize", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns", "rpc",
-        "sender",
+        "tso_minrtt_autosize", "fast_path", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns",
+        "rpc", "sender",
     }
     assert f0["pacing"] == "auto" and f1["pacing"] == "on"
     assert f1["start_ns"] == 2 * 10**9 and f1["bytes"] == 10_000_000

@@ -79,10 +79,12 @@ impl Simulation {
         out.set_item("queue", table_to_dict(py, &r.queue)?)?;
         out.set_item("gaps", table_to_dict(py, &r.gaps)?)?;
         out.set_item("events", table_to_dict(py, &r.app_events)?)?;
+        out.set_item("hosts", table_to_dict(py, &r.hosts)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;
         labels.set_item("queue", PyList::new(py, &r.queue_labels)?)?;
+        labels.set_item("host", PyList::new(py, &r.host_labels)?)?;
         out.set_item("labels", labels)?;
         let run = PyDict::new(py);
         run.set_item("events", r.events)?;

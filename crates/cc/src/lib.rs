@@ -161,6 +161,14 @@ pub struct TcpCc {
     /// BBRv2/v3 TSO autosizing adds `64 KB >> (min_rtt / 512 µs)` to the pacing-rate budget
     /// (seed 001, optimisation 2); false reverts to rate-only sizing for the before/after study.
     pub tso_minrtt_autosize: bool,
+    /// BBRv2/v3 fast path (seed 001, optimisation 1; Google's `bbr_run_fast_path`): on an
+    /// app-limited ACK below max_bw with no loss or CE in the round and cwnd at its target, skip
+    /// the model update (and the control update when mode and min_rtt did not change).
+    pub fast_path: bool,
+    /// ACKs on which the algorithm skipped its per-ACK work (BBR: the fast path skipped model
+    /// and control; window algorithms: not cwnd-limited, the `if (!tcp_is_cwnd_limited) return`
+    /// every `cong_avoid` starts with). The host model charges the others the algorithm's cost.
+    pub cc_fast_acks: u64,
     /// Time of the most recent data transmission, ns (`tp->lsndtime`); the transport sets it on
     /// every (re)transmission. CUBIC uses it on `CwndEvent::TxStart` to measure the idle time.
     pub lsndtime_ns: Nanos,
@@ -228,6 +236,8 @@ impl TcpCc {
             now_ns: 0,
             ecn_ok: false,
             tso_minrtt_autosize: true,
+            fast_path: true,
+            cc_fast_acks: 0,
             lsndtime_ns: 0,
             wstamp_ns: 0,
         }

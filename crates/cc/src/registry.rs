@@ -26,7 +26,8 @@ pub struct Algorithm {
     /// ECN whatever the flow's `ecn` field says.
     pub needs_ecn: bool,
     /// The receiver runs the algorithm's ACK policy for CE changes (Linux runs the receiver's
-    /// half of DCTCP in the same module, `dctcp_ece_ack_update`).
+    /// half of DCTCP in the same module, `dctcp_ece_ack_update`; Google's BBRv2/v3 call it too,
+    /// `precise_ece_ack` — seed 001: "DCTCP, BBRv2 emit an ACK when incoming CE bits change").
     pub receiver_ce_ack: bool,
     /// Build the algorithm; `seed` feeds any randomness it uses (BBR's cycle start).
     pub new: fn(seed: u64) -> Cc,
@@ -99,7 +100,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         source: "google/bbr v2alpha tcp_bbr2.c",
         kernel_name: None,
         needs_ecn: false,
-        receiver_ce_ack: false,
+        receiver_ce_ack: true,
         new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::V2alpha).into(),
     },
     Algorithm {
@@ -109,7 +110,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         source: "google/bbr v2alpha tcp_bbr2.c + Google's BBRv2 optimization slides (docs/sources.md)",
         kernel_name: None,
         needs_ecn: false,
-        receiver_ce_ack: false,
+        receiver_ce_ack: true,
         new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::ManyFlows).into(),
     },
     Algorithm {
@@ -119,7 +120,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         source: "draft-ietf-ccwg-bbr-06",
         kernel_name: None,
         needs_ecn: false,
-        receiver_ce_ack: false,
+        receiver_ce_ack: true,
         new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Draft).into(),
     },
     Algorithm {
@@ -129,7 +130,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         source: "google/bbr v3 tcp_bbr.c; draft-ietf-ccwg-bbr-06",
         kernel_name: None,
         needs_ecn: false,
-        receiver_ce_ack: false,
+        receiver_ce_ack: true,
         new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Linux).into(),
     },
     Algorithm {

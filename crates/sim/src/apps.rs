@@ -75,6 +75,10 @@ impl Simulation {
             let mut flow = Self::new_flow(self.cfg.seed, &f, idx, dp, ap, base_rtt, None);
             flow.app = Some((ai as u32, q));
             flow.sampled = false;
+            if let Some(hm) = self.hosts.as_mut() {
+                flow.tx_core = hm.core_for(flow.data_path.first(), true, idx);
+                flow.rx_core = hm.core_for(flow.ack_path.first(), false, idx);
+            }
             self.flows.push(flow);
             self.push(t, EvKind::FlowStart, idx as u32);
         }

@@ -27,6 +27,7 @@ impl Simulation {
             min_rto_ns: f.min_rto_ns,
             ecn: f.ecn,
             tso_minrtt_autosize: f.tso_minrtt_autosize,
+            fast_path: f.fast_path,
             app_writes: f.rpc.is_some(),
         };
         let mut sender = Sender::new(scfg, algo);
@@ -75,6 +76,9 @@ impl Simulation {
             sampled: true,
             rx_done_ns: None,
             rpc: f.rpc.as_ref().map(|r| rpc::RpcApp::new(r.size_bytes, r.gap_ns)),
+            tx_core: u32::MAX,
+            rx_core: u32::MAX,
+            tx_skbs: VecDeque::new(),
         }
     }
 
@@ -95,7 +99,15 @@ impl Simulation {
             .sum()
     }
 
+    /// A data segment reaches its receiver (alone: no receive offload).
+    #[inline]
     pub(crate) fn deliver_data(&mut self, p: Packet) {
+        self.deliver_data_in_skb(p, true)
+    }
+
+    /// A data segment reaches its receiver as part of a GRO skb (`host.rs`); `last`: it ends
+    /// the skb, and the receiver decides then whether to ACK.
+    pub(crate) fn deliver_data_in_skb(&mut self, p: Packet, last: bool) {
         let fi = p.flow as usize;
         let now = self.now;
         let flow = &mut self.flows[fi];
@@ -112,7 +124,7 @@ impl Simulation {
             }
         }
         let before = flow.receiver.delivered_bytes;
-        let ack = flow.receiver.on_data(now, &p);
+        let ack = flow.receiver.on_data_in_skb(now, &p, last);
         let mut transfer_done = false;
         if flow.receiver.delivered_bytes > before {
             flow.last_delivery_ns = Some(now);
@@ -161,16 +173,32 @@ impl Simulation {
         }
     }
 
-    /// Let a flow's sender put packets on its NIC while TSQ allows, then re-arm its timer.
+    /// Let a flow's sender put packets on its NIC while TSQ allows (and, with the host model,
+    /// while its core is free when a new offload chunk would start), then re-arm its timer.
     pub(crate) fn pump(&mut self, fi: usize) {
         let now = self.now;
         let mut tsq_blocked = false;
+        let core = self.flows[fi].tx_core;
+        let mut cpu_free_at = None;
+        let skb_tsq = self.hosts.is_some();
         loop {
             let flow = &mut self.flows[fi];
             let tsq_limit = flow.sender.tsq_limit_bytes();
-            if flow.nic_bytes >= tsq_limit {
+            // With the host model the NIC takes whole skbs: TSQ is checked before a chunk, not
+            // inside one (Linux tcp_write_xmit checks tcp_small_queue_check per skb).
+            if flow.nic_bytes >= tsq_limit && !(skb_tsq && flow.sender.chunk_open(now)) {
                 tsq_blocked = true;
                 break;
+            }
+            let chunks_before = flow.sender.stats.tso_bursts;
+            if let Some(hm) = self.hosts.as_ref() {
+                // The segments of an offload chunk leave together; a new chunk needs the core.
+                if !flow.sender.chunk_open(now) {
+                    cpu_free_at = hm.busy_until(core, now);
+                    if cpu_free_at.is_some() {
+                        break;
+                    }
+                }
             }
             match flow.sender.poll_transmit(now) {
                 Some(mut p) => {
@@ -178,25 +206,43 @@ impl Simulation {
                     p.hop = 0;
                     flow.nic_bytes += p.wire_bytes as u64;
                     flow.data_tx += 1;
+                    let new_chunk = flow.sender.stats.tso_bursts != chunks_before;
                     let nic = flow.data_path.first();
+                    if let Some(hm) = self.hosts.as_mut() {
+                        hm.charge_tx(core, now, &p, new_chunk);
+                        // The skb this segment belongs to (its TX completion frees TSQ budget).
+                        match flow.tx_skbs.back_mut() {
+                            Some(b) if !new_chunk => {
+                                b.0 += 1;
+                                b.1 += p.wire_bytes as u64;
+                            }
+                            _ => flow.tx_skbs.push_back((1, p.wire_bytes as u64)),
+                        }
+                    }
                     self.enqueue(nic, p);
                 }
                 None => break,
             }
         }
-        self.arm_sender_timer(fi, tsq_blocked);
+        self.arm_sender_timer(fi, tsq_blocked, cpu_free_at);
     }
 
     /// Arm the flow's timer for its next recovery deadline and, unless TSQ holds it back (a NIC
-    /// departure will pump it again), its next pacing departure.
-    pub(crate) fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool) {
+    /// departure will pump it again), its next pacing departure — not before its core is free
+    /// (`cpu_free_at`: the host model's core was busy when a chunk would have started).
+    pub(crate) fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool, cpu_free_at: Option<Nanos>) {
         let s = &self.flows[fi].sender;
         let mut want = s.next_timer_deadline();
         if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {
             want = Some(want.map_or(t, |w| w.min(t)));
         }
         if !tsq_blocked {
-            if let Some(t) = s.next_send_time() {
+            let send_at = match (s.next_send_time(), cpu_free_at) {
+                (Some(t), c) => Some(c.map_or(t, |c| t.max(c))),
+                // Held back by the core: look again when it is free.
+                (None, c) => c,
+            };
+            if let Some(t) = send_at {
                 want = Some(want.map_or(t, |w| w.min(t)));
             }
         }
@@ -230,10 +276,16 @@ impl Simulation {
         if let Some(app) = flow.rpc.as_mut() {
             app.on_timer(now, &mut flow.sender);
         }
+        // A pacing or recovery timer (not a wake-up for a core that was busy) costs CPU.
+        let mut real_timer = flow.sender.next_send_time() == Some(now);
         if flow.sender.next_timer_deadline().is_some_and(|d| d <= now) {
             flow.sender.on_timeout(now);
+            real_timer = true;
         }
         self.pump(fi);
+        if let (Some(hm), true) = (self.hosts.as_mut(), real_timer) {
+            hm.charge_timer(self.flows[fi].tx_core, now);
+        }
     }
 
     pub(crate) fn on_receiver_timer(&mut self, fi: usize, t: Nanos) {
@@ -242,6 +294,9 @@ impl Simulation {
         }
         self.flows[fi].receiver_timer_at = None;
         let now = self.now;
+        if let Some(hm) = self.hosts.as_mut() {
+            hm.charge_timer(self.flows[fi].rx_core, now);
+        }
         let flow = &mut self.flows[fi];
         if let Some(mut a) = flow.receiver.on_timeout(now) {
             a.flow = fi as u32;

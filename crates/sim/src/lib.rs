@@ -40,6 +40,7 @@
 //! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
+//! | `host.rs` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
 //! | `topology.rs`, `pfc.rs`, `red.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
@@ -59,6 +60,7 @@ pub mod workload;
 
 mod endpoints;
 mod event_loop;
+mod host;
 mod network;
 mod results;
 mod sampling;
@@ -310,16 +312,18 @@ enum EvKind {
     PfcRefresh = 9,
     /// An application starts its next query.
     AppQuery = 10,
+    /// A host's interrupt or NAPI re-poll on one core (`host.rs`).
+    HostPoll = 11,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 11;
+const EV_KINDS: usize = 12;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
     const NAMES: [&'static str; EV_KINDS] = [
         "tx_done", "arrive", "sender_timer", "receiver_timer", "flow_start", "sample", "pause_on", "pause_off", "resume",
-        "pfc_refresh", "app_query",
+        "pfc_refresh", "app_query", "host_poll",
     ];
 }
 
@@ -366,6 +370,14 @@ struct Flow {
     rx_done_ns: Option<Nanos>,
     /// The flow's RPC application (`rpc.rs`), which writes its data.
     rpc: Option<rpc::RpcApp>,
+    /// With the host model (`host.rs`): the core the flow runs on at its sender and at its
+    /// receiver (u32::MAX without).
+    tx_core: u32,
+    rx_core: u32,
+    /// With the host model: the flow's skbs in its NIC, oldest first, as (segments not yet
+    /// sent, bytes). TSQ budget comes back when an skb's last segment leaves (TX completion
+    /// frees the whole skb), not per segment.
+    tx_skbs: VecDeque<(u32, u64)>,
 }
 
 /// The simulation of one scenario.
@@ -403,6 +415,8 @@ pub struct Simulation {
     pause_frames_total: u64,
     apps: Vec<apps::QueryApp>,
     app_events: apps::AppEvents,
+    /// The end hosts' CPUs and receive queues (`host.rs`), when the scenario models them.
+    hosts: Option<Box<host::Hosts>>,
 }
 
 impl Simulation {
@@ -430,6 +444,13 @@ impl Simulation {
             flow.spec = spec as i32;
             flows.push(flow);
         }
+        let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));
+        if let Some(hm) = hosts.as_mut() {
+            for (i, f) in flows.iter_mut().enumerate() {
+                f.tx_core = hm.core_for(f.data_path.first(), true, i);
+                f.rx_core = hm.core_for(f.ack_path.first(), false, i);
+            }
+        }
         let apps = cfg.apps.iter().enumerate().map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i)).collect();
         let end_ns = cfg.duration_ns;
         let metrics = metrics::Recorder::new(flows.len(), built.monitored.len(), (end_ns / cfg.sample_interval_ns) as usize + 1);
@@ -456,6 +477,7 @@ impl Simulation {
             pause_frames_total: 0,
             apps,
             app_events: apps::AppEvents::default(),
+            hosts,
             cfg,
         };
         for l in &mut sim.links {

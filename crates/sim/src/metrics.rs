@@ -216,6 +216,8 @@ table!(FLOWS, FlowSummaryRow, FlowSummaryCols, "flows", "One row per flow: the c
     rpc_p50_ms: f64, "ms", "median RPC latency";
     rpc_p99_ms: f64, "ms", "99th percentile RPC latency";
     acks_withheld: i64, "", "every-2nd-segment ACKs the old Linux rule withheld (`faster_acks = false`)";
+    acks_sent: i64, "", "ACKs the receiver sent (−1: not known, the emu backend)";
+    cc_fast_acks: i64, "", "ACKs on which the algorithm skipped its per-ACK work (BBRv2/v3 fast path; window algorithms when not cwnd-limited; −1: not known)";
     app: i32, "", "application of an application transfer (−1 for configured flows)";
     query: i32, "", "query of an application transfer (−1 for configured flows)";
     rx_done_s: f64, "s", "when the receiver held a sized transfer's last byte (NaN if not)";
@@ -281,8 +283,26 @@ table!(EVENTS, QueryEventRow, QueryEventCols, "events", "One row per completed a
     response_time_s: f64, "s", "end_s − start_s";
 });
 
+table!(HOSTS, HostRow, HostCols, "hosts", "One row per end host when the scenario models hosts (`[hosts]`): senders (named by their NIC, in order of first flow), then receivers. Rates are per second of the run." {
+    host_code: i32, "", "host → labels.host (sender0…, receiver0…)";
+    is_sender: u8, "", "1: the host sends data (and receives ACKs); 0: it receives data (and sends ACKs)";
+    cores: i32, "", "cores of the host";
+    cpu_util: f64, "", "busy time of all its cores / (cores × run time)";
+    cpu_util_max_core: f64, "", "busy fraction of its busiest core (one stream's work stays on one core)";
+    cpu_ns_per_mb: f64, "ns", "CPU time per MB (10⁶ B) of payload sent (sender) or received (receiver)";
+    interrupts_per_s: f64, "1/s", "receive interrupts (NAPI re-polls not counted)";
+    packets_per_interrupt: f64, "", "packets taken per poll";
+    data_packets_per_s: f64, "1/s", "data segments sent (sender) or received (receiver)";
+    acks_per_s: f64, "1/s", "ACKs processed (sender) or sent (receiver)";
+    chunk_mean_segs: f64, "segments", "segments per offload chunk sent (senders; NaN for receivers)";
+    gro_mean_segs: f64, "segments", "segments per skb handed to TCP after receive offload (receivers; NaN for senders)";
+    timers_per_s: f64, "1/s", "pacing, retransmission and delayed-ACK timers that fired";
+    rx_ring_drops: i64, "", "packets dropped because the core's receive ring was full";
+    payload_bytes: i64, "B", "payload sent (sender: new data) or delivered in order (receiver)";
+});
+
 /// Every table the core returns, in the order `results()` lists them.
-pub static TABLES: [&TableSpec; 5] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS];
+pub static TABLES: [&TableSpec; 6] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS];
 
 /// A category label's code in `labels`, added on first use.
 fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {

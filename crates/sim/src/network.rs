@@ -182,13 +182,28 @@ impl Simulation {
             self.push(arrive, EvKind::Arrive, lid);
         }
         if is_nic && p.is_data {
-            // TSQ: a departure from the NIC lets the flow queue more.
+            // TSQ: a departure from the NIC lets the flow queue more (with the host model, once
+            // the skb it belongs to has left whole).
             let f = p.flow as usize;
-            self.flows[f].nic_bytes -= p.wire_bytes as u64;
-            if let Some(g) = self.flows[f].gaps.as_deref_mut() {
+            let flow = &mut self.flows[f];
+            if let Some(g) = flow.gaps.as_deref_mut() {
                 g.on_departure(now);
             }
-            self.pump(f);
+            let freed = if self.hosts.is_some() {
+                let head = flow.tx_skbs.front_mut().expect("a departing segment belongs to an skb");
+                head.0 -= 1;
+                if head.0 == 0 {
+                    flow.tx_skbs.pop_front().map(|(_, b)| b)
+                } else {
+                    None
+                }
+            } else {
+                Some(p.wire_bytes as u64)
+            };
+            if let Some(b) = freed {
+                flow.nic_bytes -= b;
+                self.pump(f);
+            }
         }
         if at_once {
             // After the flow's TSQ pump, as the Arrive event of the same instant would run.
@@ -217,7 +232,9 @@ impl Simulation {
                 self.enqueue(next, p);
             }
             NodeKind::Host => {
-                if p.is_data {
+                if self.hosts.is_some() {
+                    self.host_receive(p)
+                } else if p.is_data {
                     self.deliver_data(p)
                 } else {
                     self.deliver_ack(p)
@@ -247,6 +264,14 @@ fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
         flow.data_dropped += 1;
         if link.is_sender_nic {
             flow.nic_bytes -= p.wire_bytes as u64;
+            // (Host model) the segment just queued is the newest skb's last: it will not leave.
+            if let Some(b) = flow.tx_skbs.back_mut() {
+                b.0 -= 1;
+                b.1 -= p.wire_bytes as u64;
+                if b.0 == 0 {
+                    flow.tx_skbs.pop_back();
+                }
+            }
         }
     }
 }

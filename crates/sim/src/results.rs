@@ -26,6 +26,9 @@ impl Simulation {
                 l.in_tx.iter().for_each(&mut count);
             }
         }
+        if let Some(hm) = self.hosts.as_ref() {
+            hm.count_waiting(&mut n); // in receive rings, not yet polled
+        }
         n
     }
 
@@ -92,6 +95,8 @@ impl Simulation {
             rpc_p50_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.5) / 1e6),
             rpc_p99_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.99) / 1e6),
             acks_withheld: f.receiver.acks_withheld as i64,
+            acks_sent: f.receiver.acks_sent as i64,
+            cc_fast_acks: f.sender.tp.cc_fast_acks as i64,
             app: f.app.map_or(-1, |a| a.0 as i32),
             query: f.app.map_or(-1, |a| a.1 as i32),
             rx_done_s: f.rx_done_ns.map_or(f64::NAN, |t| t as f64 / 1e9),
@@ -120,6 +125,8 @@ impl Simulation {
             queue,
             gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
             app_events: self.app_events.table(),
+            hosts: self.hosts.as_ref().map_or_else(|| metrics::HostCols::default().table(), |hm| hm.table(self.now, self.flows.iter().map(|f| (f.rx_core, f.receiver.acks_sent)))),
+            host_labels: self.hosts.as_ref().map_or_else(Vec::new, |hm| hm.hosts.iter().map(|h| h.name.clone()).collect()),
             pause_frames: self.pause_frames_total,
             drops: self.links.iter().map(|l| l.stats.drops).sum(),
             cc_labels,
@@ -143,6 +150,9 @@ pub struct Results {
     pub gaps: Table,
     /// One row per completed application query (`apps.rs`); Python calls it `events`.
     pub app_events: Table,
+    /// One row per end host (`host.rs`; empty without the host model).
+    pub hosts: Table,
+    pub host_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).
     pub pause_frames: u64,
     /// Packets dropped for lack of buffer (and RED early drops) on all links.

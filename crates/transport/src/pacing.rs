@@ -73,6 +73,13 @@ impl Sender {
         cc::tso_autosize(self.pacing_rate_bytes_per_s(), self.tp.mss)
     }
 
+    /// An offload chunk started at `now` still has room: the next segment would join it (a
+    /// driver that holds back new chunks, e.g. for a busy CPU, lets it go).
+    #[inline]
+    pub fn chunk_open(&self, now: Nanos) -> bool {
+        self.pacer.chunk_left_segs > 0 && self.pacer.chunk_start_ns == now
+    }
+
     /// TSQ (Linux `tcp_small_queue_check`): the bytes of this flow the driver below may hold
     /// (queued in the NIC) before it stops polling the sender.
     #[inline]

@@ -136,6 +136,8 @@ pub struct Receiver {
     pub acks_withheld: u64,
     /// ACKs sent because the application read (tcp_cleanup_rbuf) or answered a message.
     pub acks_on_read: u64,
+    /// A segment of the receive-offload skb being processed asked for an immediate ACK.
+    skb_wants_ack: bool,
 }
 
 impl Receiver {
@@ -168,6 +170,7 @@ impl Receiver {
             msgs_answered: 0,
             acks_withheld: 0,
             acks_on_read: 0,
+            skb_wants_ack: false,
         }
     }
 
@@ -263,7 +266,18 @@ impl Receiver {
     }
 
     /// A data segment arrived; returns an ACK to send now, if any.
+    #[inline]
     pub fn on_data(&mut self, now: Nanos, seg: &Packet) -> Option<Packet> {
+        self.on_data_in_skb(now, seg, true)
+    }
+
+    /// A data segment arrived as part of a receive-offload (GRO/LRO) skb: the stack sees the skb
+    /// once, so the ACK decision is taken at its last segment (`last`), for all of it — one
+    /// stretch ACK for an in-order skb of two or more segments (`__tcp_ack_snd_check`: more
+    /// than one full segment unacknowledged). Segments before the last only update the
+    /// reassembly state; a reason to ACK at once that one of them found (a duplicate, a hole,
+    /// a CE-state change, quick-ACK mode) carries to the skb's end.
+    pub fn on_data_in_skb(&mut self, now: Nanos, seg: &Packet, last: bool) -> Option<Packet> {
         self.segs_received += 1;
         let mut immediate = false;
         if self.cfg.ce_state_ack && seg.ce != self.ce_state {
@@ -353,7 +367,7 @@ impl Receiver {
         }
         if !self.cfg.delayed_ack {
             immediate = true;
-        } else if self.unacked_segs >= 2 && !immediate {
+        } else if self.unacked_segs >= 2 && !immediate && last {
             // Every second segment; before seed 001's fix only if the window offered now is not
             // smaller than the one offered last (Linux `__tcp_select_window() >= rcv_wnd`).
             let wnd_now = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
@@ -366,6 +380,13 @@ impl Receiver {
             } else {
                 self.acks_withheld += 1;
             }
+        }
+        if !last {
+            self.skb_wants_ack |= immediate;
+            return None;
+        }
+        if std::mem::take(&mut self.skb_wants_ack) {
+            immediate = true;
         }
         if immediate {
             self.delack_deadline = None;

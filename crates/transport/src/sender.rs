@@ -54,6 +54,8 @@ pub struct SenderConfig {
     pub ecn: bool,
     /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
     pub tso_minrtt_autosize: bool,
+    /// BBRv2/v3's fast path (see `TcpCc::fast_path`).
+    pub fast_path: bool,
     /// The application writes the stream piece by piece with [`Sender::write`] (nothing is
     /// written at the start, and the connection never completes); false: `total_bytes` or bulk.
     pub app_writes: bool,
@@ -72,6 +74,7 @@ impl Default for SenderConfig {
             min_rto_ns: 200 * NSEC_PER_MSEC,
             ecn: false,
             tso_minrtt_autosize: true,
+            fast_path: true,
             app_writes: false,
         }
     }
@@ -118,6 +121,7 @@ impl Sender {
         let mut tp = TcpCc::new(cfg.mss, cfg.initial_cwnd);
         tp.ecn_ok = cfg.ecn;
         tp.tso_minrtt_autosize = cfg.tso_minrtt_autosize;
+        tp.fast_path = cfg.fast_path;
         if let Some(r) = cfg.max_pacing_rate_bytes_per_s {
             tp.max_pacing_rate_bytes_per_s = r;
         }
@@ -514,6 +518,11 @@ impl Sender {
                 // not on SACK-only ACKs in Disorder; the ACK that advances snd_una then counts
                 // everything newly delivered, SACKed segments included (acked_sacked).
                 self.cc.cong_avoid(&mut self.tp, delivered);
+            }
+            if !self.tp.is_cwnd_limited {
+                // Every cong_avoid starts `if (!tcp_is_cwnd_limited(sk)) return;` (the de-facto
+                // fast path seed 001 contrasts BBR with); the host model charges no cc work.
+                self.tp.cc_fast_acks += 1;
             }
             self.update_default_pacing_rate();
         }

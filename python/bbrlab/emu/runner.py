@@ -575,7 +575,8 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
         fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
         fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
     # What the kernel does not report (offload chunks, RPCs, applications) is NaN / 0 / −1.
-    flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1})
+    # ACK and fast-path counts are the simulator's; the kernel's sockets do not report them (−1).
+    flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1, "acks_sent": -1, "cc_fast_acks": -1})
     phases: list[str] = []
     codes = []
     for p in ts["phase"]:
@@ -602,7 +603,8 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
         "queue": queue,
         "gaps": tables.encode("gaps", {}, 0),
         "events": tables.encode("events", {}, 0),
-        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels},
+        "hosts": tables.encode("hosts", {}, 0),
+        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": []},
         "run": {
             "events": int(final.get("reads", 0)),
             "data_packets_delivered": delivered_pkts,

@@ -36,10 +36,14 @@ How bbrlab models it (each choice is ours; the slides do not state it):
   * Runs last 10 s (the performance target's scenario) in the full study; the slides' test length
     is not given (iperf3 tests on perfSONAR hosts commonly run 10–60 s). At 150 ms a 100G flow
     needs ≈ 2.5 s of startup alone, so these are not steady-state means — neither are the slides'.
-  * What the simulator lacks and ESnet's hosts had: per-stream CPU limits (a single Linux TCP
-    stream rarely exceeds ~25–40 Gbit/s; the slides' 1-stream rates of 20–23 Gbit/s are probably
-    that), LRO/GRO at the receiver, and the NIC's TSO hardware. Our absolute throughputs on the
-    100G path are therefore upper bounds; the comparison between algorithms is the point.
+  * Hosts. The runs above have infinitely fast hosts: the fitted loss and window stand in for
+    whatever limited ESnet's streams. A second set ("host model") drops both fits (no random
+    loss, no receive-window limit) and turns on bbrlab's host model (`[hosts]` defaults: one
+    core per stream at each end, interrupt moderation, GRO and stretch ACKs, per-packet, chunk,
+    ACK and copy costs; in scaled runs the hosts are slowed by the same factor as the links). It
+    asks whether the hosts alone explain the slides' numbers; each cell is compared with the
+    slides' mean ± 2 standard deviations, and the 4×10G pacing effect (8 CUBIC streams, unpaced
+    vs 11 Gbit/s per stream: 8.34 → 8.46 Gbit/s) is compared as a relative change.
 """
 
 from __future__ import annotations
@@ -122,7 +126,8 @@ def _buffer(gbps: float, ms: float, p: Plan) -> QueueLimit:
 
 def _scenario(*, name: str, p: Plan, rate_gbps: float, access_gbps: float, rtt_ms: float, buffer_ms: float,
               loss: float, cc: str, streams: int, cap_gbps: float, seed: int, dur_s: float,
-              rcvbuf_bytes: int | None = None, gaps: bool = False, tags: dict[str, Any]) -> StudyRun:
+              rcvbuf_bytes: int | None = None, gaps: bool = False, tags: dict[str, Any],
+              hosts: dict[str, Any] | None = None) -> StudyRun:
     rnd = random.Random(seed * 1_000_003 + streams)
     # Streams start 0-10 ms apart, to the 0.1 µs.
     flows = [Flow(cc, sender=0, start_s=round(rnd.uniform(0, 10), 4) / 1e3,
@@ -133,10 +138,33 @@ def _scenario(*, name: str, p: Plan, rate_gbps: float, access_gbps: float, rtt_m
                                        buffer=_buffer(rate_gbps, buffer_ms, p), loss=loss,
                                        access_rate_bps=_rate_bps(access_gbps, p)),
                      flows=flows, tags=dict(tags, cc_name=cc, streams=streams, cap_gbps=cap_gbps, seed=seed,
-                                            link_gbps=rate_gbps * p.rate_scale))
+                                            link_gbps=rate_gbps * p.rate_scale), hosts=hosts)
 
 
 CONFIGS = [(1, 0.0), (8, 0.0), (8, None)]  # (streams, cap); None = the path's cap (12 or 11 Gbit/s)
+
+
+def host_model(p: Plan) -> dict[str, Any]:
+    """The `[hosts]` table of the host-model runs: bbrlab's defaults, slowed by the plan's rate scale
+    (every CPU cost and the interrupt delay × 1/scale, copy rates × scale) so that a scaled run's
+    hosts stand to its links as full-size hosts to 100G."""
+    from ..scenario.model import Hosts
+
+    slow = 1 / p.rate_scale
+    out: dict[str, Any] = {}
+    for name, f in Hosts.model_fields.items():
+        v = f.default
+        if name.endswith("_cost") or name == "irq_delay":
+            out[name] = f"{round(v * slow)}ns"
+        elif name.endswith("_rate"):
+            out[name] = f"{round(v * p.rate_scale)}bps"
+    return out
+
+
+#: A host-model cell agrees with the slides within this many of their standard deviations.
+HOST_SIGMAS = 2.0
+#: "Barely changed": the slides' CUBIC pacing effect on the 4×10G path is +1.4 %.
+PACING_EFFECT_MAX = 0.10
 
 
 def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
@@ -332,6 +360,59 @@ def _gap_summary(gs: pd.DataFrame, nic_gbps: float) -> str:
                      "99th pct gap"], rows)
 
 
+def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
+    """Do the hosts alone (no fitted loss or window) give the slides' throughputs? Per path: every
+    cell within HOST_SIGMAS of the slides' standard deviation; and the 4×10G pacing effect."""
+    out = []
+    scale = p.rate_scale
+    for path, seed in (("100G", SEED_100G), ("4x10G", SEED_4X10G)):
+        parts, oks, items, paper = [], [], [], []
+        for (streams, cc, pace), (t, sd, _n, _rx) in seed.items():
+            r = row(h, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
+            if r is None:
+                continue
+            ours = r["tput_mean"] / 1e9 / scale  # back to the slides' scale
+            parts.append(f"{streams}×{CC_SEED[cc]} pacing {pace:g}: {ours:.1f} vs {t:.1f}")
+            oks.append(within(ours, t - HOST_SIGMAS * sd, t + HOST_SIGMAS * sd))
+            items.append(num(ours, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
+            paper.append(num(t, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
+        out.append(Claim(f"{path}: the hosts alone give the slides' throughputs (host model, no fitted loss or window)",
+                         "table", "; ".join(parts) + " Gbit/s" + (f" (scaled back by 1/{scale:g})" if scale != 1 else ""),
+                         f"every cell within the slides' mean ± {HOST_SIGMAS:g} stddev", verdict_of_all(oks),
+                         paper_value=cell(paper), bbrlab_value=cell(items)))
+    unp = row(h, path="4x10G", cc_name="cubic", streams=8, cap_gbps=0.0)
+    pac = row(h, path="4x10G", cc_name="cubic", streams=8, cap_gbps=11.0)
+    t0, t1 = SEED_4X10G[(8, "cubic", 0.0)][0], SEED_4X10G[(8, "cubic", 11.0)][0]
+    claim = "4×10G: pacing 8 CUBIC streams at 11 Gbit/s barely changes their throughput (host model)"
+    rule = f"relative change within ±{PACING_EFFECT_MAX:.0%}"
+    if unp is None or pac is None:
+        out.append(untested(claim, f"{t0} → {t1} Gbit/s", rule, "not run", paper_value=cell(num(t0, "Gbit/s", to=t1))))
+    else:
+        a, b = unp["tput_mean"] / 1e9 / scale, pac["tput_mean"] / 1e9 / scale
+        out.append(Claim(claim, f"{t0} → {t1} Gbit/s ({(t1 / t0 - 1) * 100:+.1f} %)",
+                         f"{a:.2f} → {b:.2f} Gbit/s ({(b / a - 1) * 100:+.1f} %)", rule,
+                         verdict(within(b / a - 1, -PACING_EFFECT_MAX, PACING_EFFECT_MAX)),
+                         paper_value=cell(num(t0, "Gbit/s", to=t1)), bbrlab_value=cell(num(a, "Gbit/s", to=b))))
+    return out
+
+
+def _host_table(h: pd.DataFrame, hosts_rows: pd.DataFrame, p: Plan) -> str:
+    """The host-model runs beside the slides: throughput, and what limited them (busiest cores)."""
+    rows = []
+    for path, seed in (("100G", SEED_100G), ("4x10G", SEED_4X10G)):
+        for (streams, cc, pace), (t, sd, n, _rx) in seed.items():
+            r = row(h, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
+            if r is None:
+                continue
+            hr = row(hosts_rows, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
+            busy = lambda col: "–" if hr is None or col not in hr else f"{hr[col] * 100:.0f} %"  # noqa: E731
+            rows.append([path, streams, f"{CC_SEED[cc]} ({cc})", f"{pace:g}", f"{t:.2f} ± {sd:.2f}",
+                         f"{r['tput_mean'] / 1e9 / p.rate_scale:.2f}", f"{r['retr_mean']:,.0f}",
+                         busy("sender_cpu_util_max_core"), busy("receiver_cpu_util_max_core")])
+    return md_table(["path", "streams", "cc", "pacing (Gbit/s)", "ESnet tput (Gbit/s)", "bbrlab, host model",
+                     "bbrlab RXMTs", "busiest sender core", "busiest receiver core"], rows)
+
+
 def gap_claims(gs: pd.DataFrame) -> list[Claim]:
     """The slides' notes on the packet-gap histograms, checked on ours."""
     def g(cc: str, cap: float) -> pd.Series | None:
@@ -422,6 +503,20 @@ def run(ctx: StudyContext) -> Path:
                 f"packet spacing at the send host's NIC ({100 * p.rate_scale:g}G NIC, {10 * p.rate_scale:g}G path, 147 ms)")
     gs = gap_stats(hists, 100 * p.rate_scale)
 
+    # Part D: the hosts instead of the fitted loss and window (one seed: without random loss only
+    # BBR's phase and the start offsets differ between seeds).
+    hm = host_model(p)
+    d_sc = [_scenario(name=f"esnet-hosts-{path}", p=p, rate_gbps=(100 if path == "100G" else 10 if streams == 1 else 40),
+                      access_gbps=400 if path == "100G" else 100, rtt_ms=150 if path == "100G" else 147, buffer_ms=5.0,
+                      loss=0.0, cc=cc, streams=streams, cap_gbps=(12.0 if path == "100G" else 11.0) if cap is None else cap,
+                      seed=1, dur_s=p.dur_s if path == "100G" else p.lag_dur_s, tags={"path": path}, hosts=hm)
+            for path in ("100G", "4x10G") for streams, cap in CONFIGS for cc in CCS]
+    d_rows = ctx.run_many("hosts", d_sc)
+    d_rows.to_csv(out / "hosts-flows.csv", index=False)
+    d = _stats(_per_run(d_rows))
+    d_hosts = d_rows.groupby("run").first().reset_index()
+    d.to_csv(out / "hosts.csv", index=False)
+
     bbr_h = [g["count"].to_numpy() for t, g in hists if t["cc_name"] == BBR]
     same_bbr = len(bbr_h) == 2 and bool((bbr_h[0] == bbr_h[1]).all())
     peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -458,6 +553,15 @@ def run(ctx: StudyContext) -> Path:
     sections.append(("4×10G LAG path, 147 ms, receive window 103 MB",
                      _seed_table(b, SEED_4X10G, 11.0) + "\n\n" + claims_table(cl, source_header="ESnet BBRv3 slides") +
                      "\n\n" + _window_text(p) + "\n\n![4x10G](path-4x10g.png)"))
+    host_cl = host_claims(d, p)
+    all_claims += host_cl
+    sections.append((
+        "The hosts instead of fitted path parameters (host model)",
+        "The same configurations with no random loss and no receive-window limit, the hosts modelled "
+        f"(`[hosts]`: {', '.join(f'{k} = {v}' for k, v in hm.items())}; one seed). The throughput column is scaled back "
+        "to ESnet's rates. A stream's work stays on one core at each end, so a busiest core near 100 % marks a "
+        "host-limited stream.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
+        claims_table(host_cl, source_header="ESnet BBRv3 slides")))
     gap_cl = gap_claims(gs)
     all_claims += gap_cl
     sections.append((
@@ -482,7 +586,7 @@ def run(ctx: StudyContext) -> Path:
                      f"Simulated {p.dur_s:g} s of {100 * p.rate_scale:g} Gbit/s × 150 ms with 8 streams, one core per run, "
                      f"{ctx.jobs} at a time on a {os.cpu_count()}-core machine:\n\n{perf}\n\nPeak resident memory of a worker process: {peak_rss_mb:,.0f} MB."))
     return ctx.write_report("esnet-100g: CUBIC vs BBRv3 on 100G R&E paths (ESnet BBRv3 slides)", sections, source=SOURCE,
-                            packets=packets_simulated(a_rows, b_rows), claims=all_claims)
+                            packets=packets_simulated(a_rows, b_rows, d_rows), claims=all_claims)
 
 
-__all__ = ["PLANS", "Plan", "buffer_claims", "claims", "gap_claims", "gap_stats", "run"]
+__all__ = ["PLANS", "Plan", "buffer_claims", "claims", "gap_claims", "gap_stats", "host_claims", "host_model", "run"]

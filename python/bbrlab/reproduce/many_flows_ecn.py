@@ -32,6 +32,14 @@ Ablations of the slides' host-side optimizations that a simulator can show:
   a sender hands to its NIC back to back, up to its chunk-size rule) with and without the
   min_rtt term (`tso_minrtt_autosize`), in the ECN setup and where the slides place the problem:
   a sender host whose NIC is the bottleneck for many flows (no ECN, no loss).
+- Host model (optimizations 1 and 2 as the slides measure them, on host metrics): the same
+  setups with bbrlab's host model on (`[hosts]` at its defaults: 8 cores per host, interrupt
+  moderation 8 µs / 128 frames, GRO, per-packet/chunk/ACK/timer CPU costs; `host.rs`): realized
+  offload chunks once the receiver's GRO sends stretch ACKs, sender CPU per MB, CPU utilisation,
+  ACK and interrupt rates, with the min_rtt term on and off and the fast path on and off —
+  ten bbr2 flows at 50 Gbit/s and 50 µs (one sender host per flow pair), the sender-NIC
+  bottleneck at its largest N, and the app-limited RPC traffic of the faster-ACK setup, where the
+  fast path has ACKs to skip.
 - Faster ACKs (optimization 3): the receiver ACK rule before the fix (`faster_acks = false`: ACK
   every 2 segments only if the window offered does not shrink) and after it, with a receiver
   whose window stops growing (rcvbuf 128 KB, Linux's default tcp_rmem[1]; the application reads
@@ -53,7 +61,7 @@ from ..display import fmt_bps, fmt_bytes
 from ..figures import save, subplots
 from ..results import jain_index
 from .analysis import select, value
-from .claims import Claim, above, at_least, below, cell, claims_table, num, untested, verdict, verdict_of_all
+from .claims import Claim, above, at_least, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
 from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, Rpc, StudyRun, study_run
@@ -97,6 +105,10 @@ class Config:
     shallow_duration_s: float = 4.0
     rcvbuf_bytes: int = 128_000
     app_read_delay_s: float = 50e-6
+    # host-model ablation: flows in the ECN-switch setup (the slides' "10 flows" comparison)
+    host_ecn_n: int = 10
+    host_duration_s: float = 1.0
+    host_warmup_s: float = 0.4
 
     @property
     def rtt_ns(self) -> int:
@@ -106,12 +118,13 @@ class Config:
 PLANS = {
     Size.TINY: Config(ns=(4, 12), duration_s=0.4, warmup_s=0.2, rate_bps=10_000_000_000, tso_ns=(12,),
                       tso_duration_s=0.3, tso_warmup_s=0.1, ack_bulk=6, ack_rpc=3, ack_duration_s=0.5, rpc_start_s=0.1,
-                      shallow_ns=(12,), shallow_duration_s=0.4, shallow_buffer_bytes=200_000),
+                      shallow_ns=(12,), shallow_duration_s=0.4, shallow_buffer_bytes=200_000, host_ecn_n=4,
+                      host_duration_s=0.3, host_warmup_s=0.1),
     Size.QUICK: Config(ns=(10, 100, 320), duration_s=2.5, warmup_s=1.0, tso_ns=(320,), tso_duration_s=1.0,
                        tso_warmup_s=0.4, ack_bulk=50, ack_rpc=10, ack_duration_s=1.2, shallow_ns=(320,),
                        shallow_duration_s=2.0),
     Size.FULL: Config(ns=(10, 20, 40, 80, 160, 320, 640, 1000), duration_s=6.0, warmup_s=1.0, tso_ns=(1000,),
-                      tso_duration_s=1.5, tso_warmup_s=0.5),
+                      tso_duration_s=1.5, tso_warmup_s=0.5, host_duration_s=2.0, host_warmup_s=0.5),
 }
 
 
@@ -125,13 +138,13 @@ def _flows(n: int, cc: str, *, start_spread_s: float = 0.02, **extra: Any) -> li
 
 
 def _scenario(cfg: Config, name: str, flows: list[Flow], dur_s: float, tags: dict[str, Any], *,
-              ecn: bool = True, bottleneck_rate_bps: int | None = None) -> StudyRun:
+              ecn: bool = True, bottleneck_rate_bps: int | None = None, hosts: dict[str, Any] | None = None) -> StudyRun:
     return study_run(name, duration_s=dur_s, seed=1, sample_interval_s=0.1,
                      topology=Dumbbell(rate_bps=bottleneck_rate_bps or cfg.rate_bps, rtt_s=cfg.rtt_s,
                                        buffer=QueueLimit.of_bytes(cfg.buffer_bytes),
                                        ecn_threshold_bytes=cfg.ecn_threshold_bytes if ecn else None,
                                        access_rate_bps=cfg.rate_bps),
-                     flows=flows, tags=tags)
+                     flows=flows, tags=tags, hosts=hosts)
 
 
 def _window_metrics(ts: pd.DataFrame, q: pd.DataFrame, warm_s: float, end_s: float) -> dict[str, float]:
@@ -258,6 +271,126 @@ def _tso(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
                  chunks_per_s=float(r["tso_bursts"].sum() / cfg.tso_duration_s))
         out.append(m)
     return pd.DataFrame(out)
+
+
+#: The host-model ablation's variants: (algorithm, min_rtt autosize, fast path).
+HOST_VARIANTS = (("dctcp", True, True), ("bbr2", True, True), ("bbr2", False, True), ("bbr2", True, False),
+                 ("bbr2_new", True, True), ("bbr2_new", False, True), ("bbr2_new", True, False))
+#: Host columns the ablation reports (pool.host_columns).
+HOST_COLS = ("sender_cpu_ns_per_mb", "sender_cpu_util", "sender_cpu_util_max_core", "sender_chunk_mean_segs",
+             "sender_acks_per_s", "sender_interrupts_per_s", "receiver_cpu_ns_per_mb", "receiver_acks_per_s",
+             "receiver_interrupts_per_s", "receiver_gro_mean_segs", "receiver_cpu_util_max_core")
+
+
+def _hosts(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
+    """Seed 001's host metrics with the host model on: the ECN switch with few flows, the sender-NIC
+    bottleneck with many, and app-limited RPC flows, each with the min_rtt term and the fast path
+    on and off."""
+    scen = []
+    host_n = max(cfg.tso_ns)
+    for setup, n in (("ecn-switch", cfg.host_ecn_n), ("host-bottleneck", host_n), ("rpc", cfg.ack_rpc)):
+        for cc, auto, fp in HOST_VARIANTS:
+            if setup == "rpc":
+                if cc == "dctcp" or not auto:
+                    continue  # the fast path's case: app-limited BBRv2 flows
+                fl = [Flow(cc, ecn=True, sender=i % 2, start_s=round(1e-4 * i, 6), fast_path=fp,
+                           rpc=Rpc(size_bytes=cfg.rpc_size_bytes, gap_s=cfg.rpc_gap_s)) for i in range(n)]
+            else:
+                fl = _flows(n, cc, tso_minrtt_autosize=auto, fast_path=fp)
+                if setup == "host-bottleneck":
+                    fl = [replace(f, sender=0) for f in fl]
+            scen.append(_scenario(cfg, f"host-{setup}-{cc}-{n}-{auto}-{fp}", fl, cfg.host_duration_s,
+                                  {"setup": setup, "num_flows": n, "algo": cc, "autosize": auto, "fast_path": fp},
+                                  ecn=setup != "host-bottleneck",
+                                  bottleneck_rate_bps=HOST_BOTTLENECK_RATE_BPS if setup == "host-bottleneck" else None,
+                                  hosts={}))
+    rows = ctx.run_many("hosts", scen, keep_timeseries=True)
+    out = []
+    for tags, ts, q in ctx.series.pop("hosts"):
+        r = select(rows, setup=tags["setup"], num_flows=tags["num_flows"], algo=tags["algo"],
+                   autosize=tags["autosize"], fast_path=tags["fast_path"])
+        m = _window_metrics(ts, q, cfg.host_warmup_s, cfg.host_duration_s)
+        m.update(tags, tso_chunk_segs=_chunk_mean(r), tso_goal_segs=_chunk_mean(r, "tso_goal_mean_segs"),
+                 cc_fast_ack_share=float(r["cc_fast_acks"].sum() / max(1, r["acks_sent"].sum())),
+                 rpc_mean_ms=float((r["rpc_mean_ms"] * r["rpc_count"]).sum() / max(1, r["rpc_count"].sum())),
+                 wall_s=float(r["wall_s"].iloc[0]))
+        m.update({c: float(r[c].iloc[0]) if c in r else math.nan for c in HOST_COLS})
+        out.append(m)
+    return pd.DataFrame(out)
+
+
+#: A CPU difference smaller than this share is not a saving: any change of the sending path moves
+#: a deterministic run's CPU by a few tenths of a percent (the slides' regressions were 2–5 %).
+CPU_SAVING_MIN = 0.01
+
+
+def _saves(before: float, after: float) -> bool | None:
+    return below(after, before * (1 - CPU_SAVING_MIN))
+
+
+def host_claims(h: pd.DataFrame) -> list[Claim]:
+    """Optimizations 1 and 2 on the host model's CPU figures."""
+    out = []
+    d = h[(h["setup"] == "host-bottleneck") & h["fast_path"]]
+    n = int(d["num_flows"].max())
+
+    def v(setup: str, cc: str, auto: bool, fp: bool, col: str) -> float:
+        return value(h, col, setup=setup, algo=cc, autosize=auto, fast_path=fp)
+
+    claim = "TSO autosizing with the min_rtt term lowers BBRv2's sender CPU when many flows share a NIC"
+    cpu = {cc: (v("host-bottleneck", cc, False, True, "sender_cpu_ns_per_mb"),
+                v("host-bottleneck", cc, True, True, "sender_cpu_ns_per_mb")) for cc in ("bbr2", "bbr2_new")}
+    out.append(Claim(claim, "to match CPU usage for Reno/CUBIC/DCTCP",
+                     f"N = {n}, sender CPU per MB, min_rtt term off → on: " + ", ".join(
+                         f"{LABEL[cc]} {a / 1e3:.1f} → {b / 1e3:.1f} µs/MB" for cc, (a, b) in cpu.items()),
+                     f"sender CPU per MB ≥ {CPU_SAVING_MIN:.0%} lower with the term, for bbr2 and bbr2_new",
+                     verdict_of_all(_saves(a, b) for a, b in cpu.values()),
+                     paper_value="lower CPU",
+                     bbrlab_value=cell(num(a / 1e3, "µs/MB", label=f"{cc} off → on", to=b / 1e3) for cc, (a, b) in cpu.items())))
+    claim = "The fast path lowers BBRv2's CPU on app-limited traffic without costing latency"
+    fp = {cc: (v("rpc", cc, True, False, "sender_cpu_ns_per_mb"), v("rpc", cc, True, True, "sender_cpu_ns_per_mb"),
+               v("rpc", cc, True, False, "rpc_mean_ms"), v("rpc", cc, True, True, "rpc_mean_ms"))
+          for cc in ("bbr2", "bbr2_new")}
+    out.append(Claim(claim, "Resolved those CPU regressions, without sacrificing throughput or latency",
+                     "RPC flows, sender CPU per MB and mean RPC latency, fast path off → on: " + ", ".join(
+                         f"{LABEL[cc]} {a / 1e3:.1f} → {b / 1e3:.1f} µs/MB, {la:.3f} → {lb:.3f} ms"
+                         for cc, (a, b, la, lb) in fp.items()),
+                     f"CPU per MB ≥ {CPU_SAVING_MIN:.0%} lower with the fast path and mean RPC latency within 5 %, "
+                     "for bbr2 and bbr2_new",
+                     verdict_of_all(r for a, b, la, lb in fp.values()
+                                    for r in (_saves(a, b), within(lb / la, 0.95, 1.05) if la == la and la > 0 else None)),
+                     paper_value="lower CPU, same latency",
+                     bbrlab_value=cell(num(a / 1e3, "µs/MB", label=f"{cc} off → on", to=b / 1e3) for cc, (a, b, _, _) in fp.items())))
+    return out
+
+
+def _host_text(h: pd.DataFrame, cfg: Config) -> str:
+    """The host-model ablation's table and what its numbers say (computed)."""
+    rows = []
+    for _, r in h.sort_values(["setup", "algo", "autosize", "fast_path"]).iterrows():
+        rows.append([r["setup"], r["num_flows"], LABEL[r["algo"]], "on" if r["autosize"] else "off",
+                     "on" if r["fast_path"] else "off", f"{r['tso_goal_segs']:.1f}", f"{r['tso_chunk_segs']:.1f}",
+                     f"{r['receiver_gro_mean_segs']:.1f}", f"{r['throughput_bps'] / 1e9:.2f}",
+                     f"{r['sender_cpu_ns_per_mb'] / 1e3:.1f}", f"{r['sender_cpu_util_max_core'] * 100:.0f} %",
+                     f"{r['receiver_cpu_ns_per_mb'] / 1e3:.1f}", f"{r['receiver_acks_per_s'] / 1e3:.0f}k",
+                     f"{r['receiver_interrupts_per_s'] / 1e3:.0f}k", f"{r['cc_fast_ack_share'] * 100:.0f} %"])
+    ten = h[(h["setup"] == "ecn-switch") & (h["algo"] == "bbr2") & h["fast_path"]]
+    on, off = ten[ten["autosize"]], ten[~ten["autosize"]]
+    bulk_fp = h[(h["setup"] != "rpc") & (h["algo"] != "dctcp")]
+    share = float(bulk_fp[bulk_fp["fast_path"]]["cc_fast_ack_share"].max()) if len(bulk_fp) else math.nan
+    text = (f"With the receiver's GRO merging segments per interrupt and ACKing each merged skb, {cfg.host_ecn_n} bbr2 flows "
+            f"at {cfg.rate_bps / 1e9:g} Gbit/s realize {float(on['tso_chunk_segs'].iloc[0]):.1f}-segment chunks with the "
+            f"min_rtt term and {float(off['tso_chunk_segs'].iloc[0]):.1f} without it (sizing rule "
+            f"{float(on['tso_goal_segs'].iloc[0]):.1f} vs {float(off['tso_goal_segs'].iloc[0]):.1f}); sender CPU "
+            f"{float(on['sender_cpu_ns_per_mb'].iloc[0]) / 1e3:.1f} vs {float(off['sender_cpu_ns_per_mb'].iloc[0]) / 1e3:.1f} µs per MB, "
+            f"receiver ACKs {float(on['receiver_acks_per_s'].iloc[0]) / 1e3:.0f}k vs "
+            f"{float(off['receiver_acks_per_s'].iloc[0]) / 1e3:.0f}k per second. "
+            f"On the bulk setups the fast path answered at most {share * 100:.1f} % of BBRv2's ACKs (bulk flows are "
+            "rarely app-limited, the fast path's first condition), so its saving shows on the RPC setup.")
+    return text + "\n\n" + md_table(
+        ["setup", "N", "algorithm", "min_rtt autosize", "fast path", "sizing-rule chunk", "realized chunk",
+         "receiver GRO segs", "Gbit/s", "sender µs/MB", "busiest sender core", "receiver µs/MB", "ACKs/s",
+         "receiver irq/s", "fast-path ACKs"], rows)
 
 
 def _faster_acks(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
@@ -533,6 +666,8 @@ def run(ctx: StudyContext) -> Path:
     tso.to_csv(out / "tso.csv", index=False)
     acks = _faster_acks(ctx, cfg)
     acks.to_csv(out / "faster_acks.csv", index=False)
+    hosts = _hosts(ctx, cfg)
+    hosts.to_csv(out / "hosts.csv", index=False)
 
     # ---- report
     table_rows = []
@@ -558,6 +693,7 @@ def run(ctx: StudyContext) -> Path:
             ", ".join(f"{LABEL[r['algo']]} {r['wall_s']:.1f} s" for _, r in big.iterrows()) + " wall each.")
     window_s = cfg.duration_s - cfg.warmup_s
     main_claims, tso_cl, ack_cl = claims(df, cfg, shallow), tso_claims(tso), ack_claims(acks, cfg)
+    host_cl = host_claims(hosts)
     sections = [
         ("Source and setup", __doc__.split("\n", 2)[2]),
         ("Durations", f"Each sweep run simulates {cfg.duration_s:g} s; metrics cover [{cfg.warmup_s:g} s, "
@@ -590,13 +726,21 @@ def run(ctx: StudyContext) -> Path:
          "hundreds of flows share 50 Gbit/s. 'sizing-rule chunk' is the chunk size the rule allows when a "
          "chunk starts (`tso_goal_mean_segs`); 'realized chunk' is what was actually sent back to back "
          "(`tso_burst_mean_segs`): a cwnd-limited, ACK-clocked flow sends ~2 segments per ACK, and the "
-         "simulator's TSQ releases a flow's budget per departing packet rather than per departing skb "
-         "(Linux sends a whole chunk once TSQ admits it), so TSQ-limited flows realize ~1-segment chunks "
-         "whatever the rule allows — the realized column is a lower bound on Linux's chunks. chunks/s is "
+         "simulator without its host model releases a flow's TSQ budget per departing packet rather than per "
+         "departing skb (Linux frees a whole skb at TX completion and checks TSQ per skb), so TSQ-limited flows "
+         "realize ~1-segment chunks whatever the rule allows — the realized column is a lower bound on Linux's "
+         "chunks; the host-model section below has skb-granular TSQ and receive offload. chunks/s is "
          "the NIC's realized chunk rate (a proxy for per-chunk CPU cost).\n\n" +
          md_table(["setup", "N", "algorithm", "min_rtt autosize", "sizing-rule chunk", "realized chunk", "chunks/s",
                    "Gbit/s", "avg srtt ms", "CE rate"], tso_rows) + "\n\n" +
          claims_table(tso_cl, source_header="Google BBRv2 slides")),
+        ("Host model: CPU, ACKs and offload chunks (optimizations 1 and 2)",
+         "The same setups with bbrlab's host model on (`[hosts]` defaults; costs per interrupt, packet, skb, "
+         "chunk, ACK and timer; see docs/core-api.md). 'rpc' is the faster-ACK setup's RPC flows alone "
+         f"({fmt_bytes(cfg.rpc_size_bytes, 0)} messages): app-limited, where the fast path applies. µs/MB = CPU time per "
+         "MB of payload sent (sender hosts together) or received; fast-path ACKs = ACKs on which the algorithm "
+         "skipped its model and control update.\n\n" + _host_text(hosts, cfg) + "\n\n" +
+         claims_table(host_cl, source_header="Google BBRv2 slides")),
         ("Ablation: faster ACKs (optimization 3)",
          f"{cfg.ack_bulk} bulk flows plus {cfg.ack_rpc} RPC flows (messages of {fmt_bytes(cfg.rpc_size_bytes, 0)}, next one "
          f"{_us(cfg.rpc_gap_s)} after the previous is fully acknowledged; the server answers a complete message at "
@@ -614,7 +758,8 @@ def run(ctx: StudyContext) -> Path:
     ]
     packets = int(df["packets"].sum() + shallow["packets"].sum())
     return ctx.write_report("many-flows-ecn: BBRv2 with many flows sharing a small BDP (Google BBRv2 slides)",
-                            sections, source=SOURCE, packets=packets, claims=main_claims + tso_cl + ack_cl)
+                            sections, source=SOURCE, packets=packets,
+                            claims=main_claims + tso_cl + host_cl + ack_cl)
 
 
-__all__ = ["PLANS", "Config", "ack_claims", "claims", "run", "tso_claims"]
+__all__ = ["PLANS", "Config", "ack_claims", "claims", "host_claims", "run", "tso_claims"]

@@ -21,6 +21,30 @@ def _run_one(item: StudyRun, keep_timeseries: bool) -> tuple[dict[str, Any], pd.
     return item.tags, res.flows, ts, q, res.summary
 
 
+def host_columns(hosts: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """A run's host model figures by role (``sender_*``, ``receiver_*``; none without hosts):
+    rates summed over the role's hosts, CPU per MB over their payload together, utilisation the
+    mean of the hosts and the busiest core of any."""
+    out: dict[str, float] = {}
+    for role, is_sender in (("sender", 1), ("receiver", 0)):
+        hs = [h for h in hosts if h.get("is_sender") == is_sender]
+        if not hs:
+            continue
+        mb = sum(h["payload_bytes"] for h in hs) / 1e6
+        cpu_ns = sum(h["cpu_ns_per_mb"] * h["payload_bytes"] / 1e6 for h in hs if h["payload_bytes"] > 0)
+        out[f"{role}_cpu_util"] = sum(h["cpu_util"] for h in hs) / len(hs)
+        out[f"{role}_cpu_util_max_core"] = max(h["cpu_util_max_core"] for h in hs)
+        out[f"{role}_cpu_ns_per_mb"] = cpu_ns / mb if mb > 0 else float("nan")
+        for col in ("interrupts_per_s", "data_packets_per_s", "acks_per_s", "timers_per_s"):
+            out[f"{role}_{col}"] = sum(h[col] for h in hs)
+        out[f"{role}_rx_ring_drops"] = sum(h["rx_ring_drops"] for h in hs)
+        segs = sum(h["data_packets_per_s"] for h in hs)
+        key, per = ("chunk_mean_segs", "sender") if is_sender else ("gro_mean_segs", "receiver")
+        units = sum(h["data_packets_per_s"] / h[key] for h in hs if h[key] == h[key] and h[key] > 0)
+        out[f"{per}_{key}"] = segs / units if units > 0 else float("nan")
+    return out
+
+
 def run_scenarios(
     scenarios: Sequence[StudyRun],
     *,
@@ -60,6 +84,8 @@ def run_scenarios(
         f["data_packets_delivered_run"] = summary["run"]["data_packets_delivered"]
         f["pause_frames_run"] = summary["run"].get("pause_frames", 0)
         f["drops_run"] = summary["run"].get("drops", 0)
+        for k, v in host_columns(summary.get("hosts", [])).items():
+            f[k] = v
         frames.append(f)
         if keep_timeseries:
             series.append((tags, ts, q))

@@ -94,6 +94,7 @@ class Flow:
     faster_acks: bool | None = None
     app_read_delay_s: float | None = None
     rpc: Rpc | None = None
+    fast_path: bool | None = None
 
     def raw(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cc": self.cc}
@@ -102,7 +103,7 @@ class Flow:
             ("ecn", self.ecn, None), ("rcvbuf", self.rcvbuf_bytes, _bytes),
             ("max_pacing_rate", self.max_pacing_rate_bps, _bps), ("gap_histogram", self.gap_histogram, None),
             ("tso_minrtt_autosize", self.tso_minrtt_autosize, None), ("faster_acks", self.faster_acks, None),
-            ("app_read_delay", self.app_read_delay_s, _ns),
+            ("app_read_delay", self.app_read_delay_s, _ns), ("fast_path", self.fast_path, None),
         ):
             if value is not None:
                 out[key] = unit(value) if unit else value
@@ -221,8 +222,12 @@ class StudyRun:
 
 
 def study_run(name: str, *, duration_s: float, seed: int, sample_interval_s: float, topology: Dumbbell | Star,
-              flows: Sequence[Flow] = (), apps: Sequence[QueryApp] = (), tags: Mapping[str, Any]) -> StudyRun:
-    """The one place a study's description becomes a scenario (validated: raises ScenarioError)."""
+              flows: Sequence[Flow] = (), apps: Sequence[QueryApp] = (), tags: Mapping[str, Any],
+              hosts: Mapping[str, Any] | None = None) -> StudyRun:
+    """The one place a study's description becomes a scenario (validated: raises ScenarioError).
+    ``hosts``: the scenario's ``[hosts]`` table (scenario field names and units), None: no host model."""
     raw = {"name": name, "duration": _ns(duration_s), "seed": seed, "sample_interval": _ns(sample_interval_s),
            "topology": topology.raw(), "flows": [f.raw() for f in flows], "apps": [a.raw() for a in apps]}
+    if hosts is not None:
+        raw["hosts"] = dict(hosts)
     return StudyRun(parse_scenario(raw, default_name=name), dict(tags))

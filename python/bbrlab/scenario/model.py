@@ -111,6 +111,7 @@ class Flow(Strict):
     min_rto: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(default=200000000, description="Minimum RTO (Linux's default 200 ms).")
     delayed_ack: bool = Field(default=True, description="Receiver ACKs every 2nd segment, 40 ms timer, quick-ACK at start.")
     tso_minrtt_autosize: bool = Field(default=True, description="BBRv2/v3 offload sizing adds 64 KB >> (min_rtt / 512 \u00b5s) (Google's BBRv2 slides); false = rate only.")
+    fast_path: bool = Field(default=True, description="BBRv2/v3 fast path (Google's BBRv2 slides): app-limited ACKs below max_bw in a round without loss or CE skip the model and control update; false = the whole algorithm on every ACK. Its saving shows in the host CPU (`hosts`).")
     receiver_window: Literal["static", "ictcp"] = Field(default='static', description="`ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).")
     gap_histogram: bool = Field(default=False, description="Histogram of inter-departure gaps at the sender's NIC (`gaps` table).")
     faster_acks: bool = Field(default=True, description="Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2 slides' fix); false = the old Linux rule.")
@@ -136,6 +137,28 @@ class QueryApp(Strict):
 App = Annotated[Annotated[QueryApp, Tag('query')], Discriminator(kind_of(('query',))), BeforeValidator(check_kind(('query',)))]
 
 
+class Hosts(Strict):
+    """Hosts as their CPUs and NICs shape a transfer. Every host has `cores` cores; a flow's protocol work runs on core (flow id mod cores) at its sender and at its receiver (RSS/XPS keep a flow on one queue and core, so one stream has a ceiling). Packets arriving at a host wait in that core's receive ring until an interrupt (moderated by `irq_delay`/`irq_frames`) starts a NAPI poll, which merges in-order segments of a flow into one skb (GRO) and hands them to TCP: one ACK per merged skb (stretch ACKs). The costs are CPU time per event; a busy core delays the next poll and the next offload chunk. Defaults: a 2020s server core with a 100G NIC (mlx5's moderation and ring defaults; costs of the order Cai et al., "Understanding Host Network Stack Overheads", SIGCOMM 2021, measured: one core receives a single 1500-byte MTU stream at a few tens of Gbit/s, the copy to the application the largest share)."""
+
+    cores: Annotated[Count, Bounds("count", 1, 1024)] = Field(default=8, description="Cores per host.")
+    irq_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=8000, description="Interrupt moderation (`ethtool -C rx-usecs`): the interrupt fires this long after the first packet that finds none pending (mlx5 default 8 \u00b5s).")
+    irq_frames: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=128, description="... or as soon as this many packets wait (`rx-frames`, mlx5 default 128).")
+    napi_budget: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=64, description="Packets one NAPI poll takes (Linux `NAPI_POLL_WEIGHT`); GRO flushes at the end of a poll.")
+    gro: bool = Field(default=True, description="Receive offload: a poll merges a flow's in-order segments (same CE bit) into one skb.")
+    gro_max: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=65536, description="Largest merged skb (Linux `gro_max_size`, 64 KB).")
+    rx_ring_pkts: Annotated[Count, Bounds("count", 1, 10000000)] = Field(default=1024, description="Receive ring per core (packets; mlx5 default 1024); a packet that finds it full is dropped.")
+    irq_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=1000, description="CPU per interrupt (entry, softirq, NAPI poll set-up).")
+    rx_segment_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=100, description="CPU per packet received (driver descriptor, buffer, GRO merge).")
+    rx_skb_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=1000, description="CPU per skb handed to TCP after GRO (IP/TCP receive, building the ACK, waking the reader).")
+    rx_copy_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(default=80000000000, description="Copy to the application (cache-cold DMA'd data), as a rate.")
+    tx_chunk_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=1500, description="CPU per offload chunk sent (tcp_write_xmit, IP output, qdisc, driver doorbell).")
+    tx_segment_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=20, description="CPU per segment of a chunk (TSO descriptors).")
+    tx_copy_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(default=160000000000, description="Copy from the application (warm buffer), as a rate; new data only.")
+    ack_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=500, description="CPU per ACK processed by the sender (tcp_ack: clean the retransmit queue, RTT and rate samples, loss detection).")
+    cc_ack_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=50, description="CPU of the congestion control's per-ACK work, charged on ACKs it does not skip (BBRv2/v3's fast path, the window algorithms' not-cwnd-limited return).")
+    timer_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=500, description="CPU per timer that fires (pacing, retransmission, delayed ACK).")
+
+
 class Scenario(ScenarioBase):
     """One scenario: the network, the flows and the applications on it."""
 
@@ -146,3 +169,4 @@ class Scenario(ScenarioBase):
     topology: Topology = Field(description="The network: `kind = \"dumbbell\"` or `\"star\"`.")
     flows: list[Flow] = Field(default_factory=list, description="Bulk or sized transfers, each `count` times.")
     apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")
+    hosts: Hosts | None = Field(default=None, description="End hosts' CPUs, NIC receive queues and receive offload (`host.rs`; the `hosts` table); none: hosts cost nothing and every packet reaches TCP the moment it arrives.")

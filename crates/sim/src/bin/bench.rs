@@ -2,6 +2,8 @@
 //! delivered data packets per wall-clock second. Run with:
 //!   cargo run --release -p bbrlab-sim --bin bbrlab-bench [-- a|c|d|all|FILE.json]
 //! Peak memory is best read from the outside (`/usr/bin/time -v`), one scenario per process.
+//! `BBRLAB_BENCH_HOSTS=1` runs the built-in scenarios with the host model at its defaults
+//! (`"hosts": {}`): the model's own cost.
 
 use sim::Simulation;
 use std::time::Instant;
@@ -18,10 +20,11 @@ fn scenario(name: &str) -> Option<(String, String)> {
     let json = format!(
         r#"{{"seed":1,"duration_ns":{},"sample_interval_ns":100000000,
             "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate},"rtt_ns":{},"buffer":{{"bytes":{bdp}}}}}}},
-            "flows":[{}]}}"#,
+            "flows":[{}]{}}}"#,
         dur_s * 1_000_000_000,
         rtt_ms * 1_000_000,
-        flows.join(",")
+        flows.join(","),
+        if std::env::var("BBRLAB_BENCH_HOSTS").is_ok() { r#","hosts":{}"# } else { "" }
     );
     Some((desc.to_string(), json))
 }

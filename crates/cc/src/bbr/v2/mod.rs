@@ -111,8 +111,12 @@
 //! - The ACK-aggregation epoch (`bbr_update_ack_aggregation`) is measured in ns like every
 //!   clock of the family (Linux: µs; this file truncated to µs before the family shared one
 //!   implementation).
-//! - No fast path (seed 001 optimisation 1): it is a CPU optimisation meant not to change the
-//!   outcome; bbrlab runs the whole algorithm on every ACK.
+//! - Fast path (seed 001 optimisation 1, v2alpha `bbr2_run_fast_path`), on unless
+//!   `tp.fast_path` is false: once cwnd stands at its target (`try_fast_path`), an app-limited
+//!   ACK whose sample is below max_bw, in a round without loss or CE, runs only check_drain,
+//!   the ProbeBW cycle and the min_rtt update; if neither the mode nor min_rtt changed, it skips
+//!   the rest of the model and the control update (counted in `tp.cc_fast_acks`: the simulator's
+//!   host model charges those ACKs no algorithm CPU), otherwise the rest of the model only.
 //! - The receiver-side `CA_EVENT_ECN_IS_CE/NO_CE` handling (`dctcp_ece_ack_update`) and
 //!   `fast_ack_mode` (seed 001 optimisation 3) belong to bbrlab's receiver, not to this file.
 //! - TSO autosizing (seed 001 optimisation 2) follows `bbr_tso_segs_generic`; the min_rtt term is
@@ -226,6 +230,8 @@ pub struct Bbr2 {
     ecn: EcnState,
     /// Bandwidth sample of the current ACK (`ctx->sample_bw`).
     sample_bw: u64,
+    /// cwnd reached its target on the last ACK that delivered data (`try_fast_path`).
+    try_fast_path: bool,
 }
 
 impl Bbr2 {
@@ -276,6 +282,7 @@ impl Bbr2 {
             signals: CongestionSignals::default(),
             ecn: EcnState::default(),
             sample_bw: 0,
+            try_fast_path: false,
         }
     }
 
@@ -358,10 +365,17 @@ impl Bbr2 {
             // `bbr_ack_aggregation_cwnd` (v2alpha: also in STARTUP, `bbr_extra_acked_in_startup`).
             target = target.saturating_add(self.agg.cwnd_allowance(self.bw()));
             target = self.quantization_budget(tp, target);
+            self.try_fast_path = false;
             if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked).min(target);
+                cwnd = cwnd.saturating_add(acked);
+                if cwnd >= target {
+                    cwnd = target;
+                    self.try_fast_path = true;
+                }
             } else if cwnd < target || cwnd < 2 * self.init_cwnd {
                 cwnd = cwnd.saturating_add(acked);
+            } else {
+                self.try_fast_path = true;
             }
             cwnd = cwnd.max(CWND_MIN_TARGET);
         }
@@ -475,6 +489,30 @@ impl Bbr2 {
         self.cwnd_gain = c;
     }
 
+    /// `bbr2_run_fast_path` + `bbr2_update_model` (see header): runs the model update the ACK
+    /// needs and returns true when the control update is skipped too.
+    fn run_fast_path(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
+        let eligible = tp.fast_path
+            && self.try_fast_path
+            && rs.is_app_limited
+            && self.sample_bw < self.max_bw()
+            && !self.signals.loss_in_round
+            && !self.signals.ecn_in_round;
+        if !eligible {
+            self.update_model(tp, rs);
+            return false;
+        }
+        let (prev_mode, prev_min_rtt_ns) = (self.mode, self.min_rtt.rtt_ns);
+        self.check_drain(tp);
+        self.update_cycle_phase(tp, rs);
+        self.update_min_rtt(tp, rs);
+        let skip_control = self.mode == prev_mode && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
+        if skip_control {
+            tp.cc_fast_acks += 1;
+        }
+        skip_control
+    }
+
     /// `bbr2_update_model`.
     fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
         self.update_congestion_signals(tp, rs);
@@ -537,12 +575,13 @@ impl CongestionOps for Bbr2 {
         self.signals.ecn_in_round |= is_ece;
         self.calculate_bw_sample(rs);
 
-        self.update_model(tp, rs);
-        self.update_gains();
-        let bw = self.bw();
-        self.pacer.set(tp, bw, self.pacing_gain, self.full_bw.reached);
-        self.set_cwnd(tp, rs.acked_sacked, bw, self.cwnd_gain);
-        self.bound_cwnd_for_inflight_model(tp);
+        if !self.run_fast_path(tp, rs) {
+            self.update_gains();
+            let bw = self.bw();
+            self.pacer.set(tp, bw, self.pacing_gain, self.full_bw.reached);
+            self.set_cwnd(tp, rs.acked_sacked, bw, self.cwnd_gain);
+            self.bound_cwnd_for_inflight_model(tp);
+        }
 
         self.prev_ca_state = tp.ca_state;
         self.signals.loss_in_cycle |= rs.lost > 0;
@@ -565,6 +604,7 @@ impl CongestionOps for Bbr2 {
 
     /// `bbr2_undo_cwnd`: spurious recovery; restore the bounds saved in ssthresh().
     fn undo_cwnd(&mut self, _tp: &mut TcpCc) -> u32 {
+        self.try_fast_path = false; // take the slow path to set cwnd and pacing again
         self.full_bw.bw = 0;
         self.full_bw.cnt = 0;
         self.signals.loss_in_round = false;

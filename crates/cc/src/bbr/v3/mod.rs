@@ -91,8 +91,14 @@
 //!   packet) is taken as `rs.lost + rs.losses`: the shared sampler snapshots `rs.lost` while
 //!   tagging deliveries, before this ACK's RACK marking, so losses declared by this very ACK would
 //!   otherwise be missed.
-//! - Fast path (Linux `bbr_run_fast_path`) and PLB rehashing are not implemented (CPU / path
-//!   selection, no effect on the model). TLP-repaired loss (`CA_EVENT_TLP_RECOVERY`) has no event
+//! - Fast path (Linux `bbr_run_fast_path`, seed 001's optimisation 1), on unless
+//!   `tp.fast_path` is false: once cwnd has reached its target (`try_fast_path`), an
+//!   app-limited ACK whose sample is below max_bw, in a round without loss or CE, runs only
+//!   CheckDrainDone, the ProbeBW cycle and UpdateMinRTT; if neither the state nor min_rtt
+//!   changed it skips the rest of the model and the control update (counted in
+//!   `tp.cc_fast_acks`, which the simulator's host model charges no algorithm CPU for),
+//!   otherwise only the rest of the model. PLB rehashing is not implemented (path selection).
+//!   TLP-repaired loss (`CA_EVENT_TLP_RECOVERY`) has no event
 //!   in `CwndEvent`.
 //! - The Linux variant keeps the draft's 3-round Drain timeout and its undo-to-REFILL/Startup;
 //!   Linux v3 has neither (it only restores bw_lo/inflight_lo/inflight_hi).
@@ -226,6 +232,8 @@ pub struct Bbr3 {
     ecn_as_congestion: bool,
     /// C.cwnd as of the current hook (InitLowerBounds reads it).
     cur_cwnd: u32,
+    /// cwnd reached its target on the last ACK that delivered data (Linux `try_fast_path`).
+    try_fast_path: bool,
 }
 
 impl Bbr3 {
@@ -281,6 +289,7 @@ impl Bbr3 {
             ecn: EcnState::default(),
             ecn_as_congestion: false,
             cur_cwnd: TCP_INIT_CWND,
+            try_fast_path: false,
         }
     }
 
@@ -399,10 +408,18 @@ impl Bbr3 {
         if acked > 0 {
             // §UpdateMaxInflight.
             let max_inflight = self.quantization_budget(tp, self.bdp_multiple(self.bw(), self.cwnd_gain).saturating_add(self.extra_acked()));
+            // Linux: the fast path may be tried once cwnd stands at its target.
+            self.try_fast_path = false;
             if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked).min(max_inflight);
+                cwnd = cwnd.saturating_add(acked);
+                if cwnd >= max_inflight {
+                    cwnd = max_inflight;
+                    self.try_fast_path = true;
+                }
             } else if cwnd < max_inflight || tp.delivered < self.init_cwnd as u64 {
                 cwnd = cwnd.saturating_add(acked);
+            } else {
+                self.try_fast_path = true;
             }
             cwnd = cwnd.max(CWND_MIN_TARGET);
         }
@@ -443,6 +460,47 @@ impl Bbr3 {
         } else {
             self.extra_acked_filter.get().min(u32::MAX as u64) as u32
         }
+    }
+
+    /// The model update of §UpdateOnACK (Linux `bbr_update_model`), after the round and the
+    /// latest delivery signals.
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, sample_bw: u64, lost: u64, ce_now: bool) {
+        // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
+        // is idempotent within a round); the Draft variant treats new CE marks as congestion.
+        if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
+            self.signals.note_loss(tp.delivered);
+        }
+        self.update_congestion_signals(rs, sample_bw);
+        self.update_ack_aggregation(tp, rs);
+        self.full_bw.check_sample(self.round_start, rs.is_app_limited, sample_bw, self.p.full_bw_every_ack);
+        self.check_startup_done(tp, rs, lost);
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
+        self.update_min_rtt_and_probe_rtt(tp, rs);
+    }
+
+    /// Linux `bbr_run_fast_path` + `bbr_update_model` (see header): runs the model update the
+    /// ACK needs and returns true when the control update is skipped too.
+    fn run_fast_path(&mut self, tp: &mut TcpCc, rs: &RateSample, sample_bw: u64, lost: u64, ce_now: bool) -> bool {
+        let eligible = tp.fast_path
+            && self.try_fast_path
+            && rs.is_app_limited
+            && sample_bw < self.max_bw()
+            && !self.signals.loss_in_round
+            && !self.signals.ecn_in_round;
+        if !eligible {
+            self.update_model(tp, rs, sample_bw, lost, ce_now);
+            return false;
+        }
+        let (prev_state, prev_min_rtt_ns) = (self.state, self.min_rtt.rtt_ns);
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
+        self.update_min_rtt_and_probe_rtt(tp, rs);
+        let skip_control = self.state == prev_state && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
+        if skip_control {
+            tp.cc_fast_acks += 1;
+        }
+        skip_control
     }
 
     /// Gains of the current state (§Summary of Control Behavior in the State Machine).
@@ -514,27 +572,16 @@ impl CongestionOps for Bbr3 {
         }
         self.signals.ecn_in_round |= self.ecn.eligible && ce_now;
         self.update_latest_delivery_signals(tp, rs, sample_bw);
-        // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
-        // is idempotent within a round); the Draft variant treats new CE marks as congestion.
-        if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
-            self.signals.note_loss(tp.delivered);
+        if !self.run_fast_path(tp, rs, sample_bw, lost, ce_now) {
+            self.update_gains();
+            // §UpdateControlParameters.
+            self.set_pacing_rate_with_gain(tp, self.pacing_gain);
+            self.set_cwnd(tp, rs);
+            if self.prev_ca_state >= CaState::Recovery && tp.ca_state < CaState::Recovery {
+                self.undo_state = None; // the loss episode is over
+            }
         }
-        self.update_congestion_signals(rs, sample_bw);
-        self.update_ack_aggregation(tp, rs);
-        self.full_bw.check_sample(self.round_start, rs.is_app_limited, sample_bw, self.p.full_bw_every_ack);
-        self.check_startup_done(tp, rs, lost);
-        self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
         self.advance_latest_delivery_signals(rs, sample_bw);
-        self.update_gains();
-
-        // §UpdateControlParameters.
-        self.set_pacing_rate_with_gain(tp, self.pacing_gain);
-        self.set_cwnd(tp, rs);
-        if self.prev_ca_state >= CaState::Recovery && tp.ca_state < CaState::Recovery {
-            self.undo_state = None; // the loss episode is over
-        }
         self.prev_ca_state = tp.ca_state;
         self.signals.loss_in_cycle |= lost > 0;
         self.signals.ecn_in_cycle |= rs.delivered_ce > 0;
@@ -558,6 +605,7 @@ impl CongestionOps for Bbr3 {
 
     /// §HandleSpuriousLossDetection.
     fn undo_cwnd(&mut self, tp: &mut TcpCc) -> u32 {
+        self.try_fast_path = false; // Linux: take the slow path to set cwnd and pacing again
         self.signals.loss_in_round = false;
         self.full_bw.reset();
         self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
