@@ -448,6 +448,13 @@ mod tests {
         assert!(gro_w > 3.0, "GRO merged {gro_w} segments per skb");
         assert!(acks(&with) / segs(&with) < 0.3);
         assert!((acks(&with) / segs(&with) - 1.0 / gro_w).abs() < 0.1, "one ACK per merged skb");
+        // The ACK clock: an unpaced, cwnd-limited sender sends what each ACK frees, so with about
+        // one stretch ACK per sender interrupt (57k ACKs/s, 8 µs moderation) its realized offload
+        // chunks follow the receiver's GRO. (Without GRO, ~3 ACKs per interrupt and the sender's
+        // busy core batch the freed segments into larger chunks instead.)
+        let chunk_w = col(&rw.hosts, "chunk_mean_segs")[0];
+        eprintln!("chunks {chunk_w:.2} vs {:.2}", col(&ro.hosts, "chunk_mean_segs")[0]);
+        assert!((chunk_w / gro_w - 1.0).abs() < 0.3, "chunks of {chunk_w} for skbs of {gro_w}");
     }
 }
 

@@ -38,9 +38,11 @@ How bbrlab models it (each choice is ours; the slides do not state it):
     needs ≈ 2.5 s of startup alone, so these are not steady-state means — neither are the slides'.
   * Hosts. The runs above have infinitely fast hosts: the fitted loss and window stand in for
     whatever limited ESnet's streams. A second set ("host model") drops both fits (no random
-    loss, no receive-window limit) and turns on bbrlab's host model (`[hosts]` defaults: one
-    core per stream at each end, interrupt moderation, GRO and stretch ACKs, per-packet, chunk,
-    ACK and copy costs; in scaled runs the hosts are slowed by the same factor as the links). It
+    loss, no receive-window limit) and turns on bbrlab's host model (one core per stream at each
+    end, interrupt moderation, GRO and stretch ACKs, per-packet, chunk, ACK and copy costs), set
+    to ESnet's hosts as ESnet describes them (fasterdata.es.net's 100G tuning page): receive
+    rings of 8192 and "around 30 Gbps single stream" on its 100G perfSONAR nodes, which sets the
+    receive copy rate; in scaled runs the hosts are slowed by the same factor as the links. It
     asks whether the hosts alone explain the slides' numbers; each cell is compared with the
     slides' mean ± 2 standard deviations, and the 4×10G pacing effect (8 CUBIC streams, unpaced
     vs 11 Gbit/s per stream: 8.34 → 8.46 Gbit/s) is compared as a relative change.
@@ -144,16 +146,39 @@ def _scenario(*, name: str, p: Plan, rate_gbps: float, access_gbps: float, rtt_m
 CONFIGS = [(1, 0.0), (8, 0.0), (8, None)]  # (streams, cap); None = the path's cap (12 or 11 Gbit/s)
 
 
+#: ESnet's own figure for its hosts (fasterdata.es.net, "40G/100G Network Tuning"): "On the ESnet
+#: 100G perfSONAR nodes we typically see around 30 Gbps single stream"; and its NIC tuning: "Increase
+#: the ring buffer size to the max (8192)".
+ESNET_STREAM_BPS = 30e9
+ESNET_RX_RING_PKTS = 8192
+
+
+def _receive_copy_rate_bps(defaults: dict[str, Any], stream_bps: float) -> float:
+    """The receive copy rate that puts one stream's receiving core at `stream_bps`, the other
+    receive costs at bbrlab's defaults, with full 64 KB GRO skbs and full NAPI polls: a stream
+    needs MSS·8/stream_bps of CPU per segment, of which the copy takes what the per-packet, per-skb
+    and per-interrupt costs leave. (Cai et al. 2021 measured the copy as the receiver's largest
+    cost; a slower core shows there first.)"""
+    segs_per_skb = defaults["gro_max"] // MSS
+    other_ns = (defaults["rx_segment_cost"] + defaults["rx_skb_cost"] / segs_per_skb
+                + defaults["irq_cost"] / defaults["napi_budget"])
+    copy_ns = MSS * 8 / stream_bps * 1e9 - other_ns
+    return MSS * 8 / copy_ns * 1e9
+
+
 def host_model(p: Plan) -> dict[str, Any]:
-    """The `[hosts]` table of the host-model runs: bbrlab's defaults, slowed by the plan's rate scale
-    (every CPU cost and the interrupt delay × 1/scale, copy rates × scale) so that a scaled run's
-    hosts stand to its links as full-size hosts to 100G."""
+    """The `[hosts]` table of the host-model runs: ESnet's DTNs as bbrlab's default hosts with
+    ESnet's ring size and a receive copy rate that gives its single-stream figure
+    (`ESNET_STREAM_BPS`), slowed by the plan's rate scale (every CPU cost and the interrupt delay
+    × 1/scale, copy rates × scale) so that a scaled run's hosts stand to its links as full-size
+    hosts to 100G."""
     from ..scenario.model import Hosts
 
+    defaults = {name: f.default for name, f in Hosts.model_fields.items()}
+    defaults["rx_copy_rate"] = _receive_copy_rate_bps(defaults, ESNET_STREAM_BPS)
     slow = 1 / p.rate_scale
-    out: dict[str, Any] = {}
-    for name, f in Hosts.model_fields.items():
-        v = f.default
+    out: dict[str, Any] = {"rx_ring_pkts": ESNET_RX_RING_PKTS}
+    for name, v in defaults.items():
         if name.endswith("_cost") or name == "irq_delay":
             out[name] = f"{round(v * slow)}ns"
         elif name.endswith("_rate"):
@@ -406,11 +431,12 @@ def _host_table(h: pd.DataFrame, hosts_rows: pd.DataFrame, p: Plan) -> str:
                 continue
             hr = row(hosts_rows, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
             busy = lambda col: "–" if hr is None or col not in hr else f"{hr[col] * 100:.0f} %"  # noqa: E731
+            drops = "–" if hr is None or "receiver_rx_ring_drops" not in hr else f"{hr['receiver_rx_ring_drops']:,.0f}"
             rows.append([path, streams, f"{CC_SEED[cc]} ({cc})", f"{pace:g}", f"{t:.2f} ± {sd:.2f}",
-                         f"{r['tput_mean'] / 1e9 / p.rate_scale:.2f}", f"{r['retr_mean']:,.0f}",
+                         f"{r['tput_mean'] / 1e9 / p.rate_scale:.2f}", f"{r['retr_mean']:,.0f}", drops,
                          busy("sender_cpu_util_max_core"), busy("receiver_cpu_util_max_core")])
     return md_table(["path", "streams", "cc", "pacing (Gbit/s)", "ESnet tput (Gbit/s)", "bbrlab, host model",
-                     "bbrlab RXMTs", "busiest sender core", "busiest receiver core"], rows)
+                     "bbrlab RXMTs", "receive-ring drops", "busiest sender core", "busiest receiver core"], rows)
 
 
 def gap_claims(gs: pd.DataFrame) -> list[Claim]:
@@ -560,7 +586,10 @@ def run(ctx: StudyContext) -> Path:
         "The same configurations with no random loss and no receive-window limit, the hosts modelled "
         f"(`[hosts]`: {', '.join(f'{k} = {v}' for k, v in hm.items())}; one seed). The throughput column is scaled back "
         "to ESnet's rates. A stream's work stays on one core at each end, so a busiest core near 100 % marks a "
-        "host-limited stream.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
+        "host-limited stream; receive-ring drops are packets that arrived (at up to the 100G line rate, in TSO "
+        "bursts and BBR's startup and probing) faster than the stream's core drained its ring. ESnet also turns NIC "
+        "flow control on (fasterdata), which makes a full ring pause the last switch instead of dropping; bbrlab's "
+        "hosts do not send PAUSE, so these runs lose what ESnet's would queue.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
         claims_table(host_cl, source_header="ESnet BBRv3 slides")))
     gap_cl = gap_claims(gs)
     all_claims += gap_cl
