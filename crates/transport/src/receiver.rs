@@ -277,6 +277,7 @@ impl Receiver {
     /// than one full segment unacknowledged). Segments before the last only update the
     /// reassembly state; a reason to ACK at once that one of them found (a duplicate, a hole,
     /// a CE-state change, quick-ACK mode) carries to the skb's end.
+    #[inline]
     pub fn on_data_in_skb(&mut self, now: Nanos, seg: &Packet, last: bool) -> Option<Packet> {
         self.segs_received += 1;
         let mut immediate = false;
