@@ -99,8 +99,10 @@ class Config:
     rpc_gap_s: float = 100e-6
     rpc_start_s: float = 0.3
     ack_duration_s: float = 3.0
-    # shallow-buffer variant (drops possible): the slides' DCTCP retransmissions need drops
-    shallow_buffer_bytes: int = 2_000_000
+    # shallow-buffer variant: the slides' DCTCP retransmissions at N ≥ 320 need drops, so that port
+    # held less than DCTCP's standing queue there (N·2 packets − BDP ≈ 670 KB at N = 320); 500 KB
+    # is a static per-port share of a 16 MB shared buffer over 32 ports (a Tomahawk-class switch)
+    shallow_buffer_bytes: int = 500_000
     shallow_ns: tuple[int, ...] = (320, 1000)
     shallow_duration_s: float = 4.0
     rcvbuf_bytes: int = 128_000
@@ -623,8 +625,9 @@ def _shallow_text(df: pd.DataFrame, shallow: pd.DataFrame, cfg: Config) -> str:
                    if overflow else ", so window floors alone need not overflow it")
     dropped = ", ".join(f"{LABEL[cc]} {_val(shallow, cc, n, 'drops'):,.0f}" for cc in cfg.ccs)
     return (f"{deep} Google's switch evidently dropped (DCTCP retransmitted at N ≥ 320). Here the same runs with a "
-            f"{sbuf} buffer — the share of a shared-buffer switch a port gets under dynamic thresholds when several "
-            f"ports are congested — which is {relation} for N = {n} ("
+            f"{sbuf} buffer — below the standing queue DCTCP's 2-packet floor makes at N = 320 (what the slides' "
+            "retransmissions there imply about their port), a static per-port share of a 16 MB shared buffer over 32 "
+            f"ports — which is {relation} for N = {n} ("
             + ", ".join(f"{name} {floors[name]} packets: {fmt_bytes(b, sig=2)}" for name, b in need.items())
             + f"){consequence}. Drops in the window at N = {n}: {dropped}. Metrics over "
             f"[{cfg.warmup_s:g} s, {cfg.shallow_duration_s:g} s].")
