@@ -96,4 +96,4 @@ def test_esnet_hosts_receive_one_stream_at_esnets_figure():
     per_seg_ns = (ns(h["rx_segment_cost"]) + ns(h["rx_skb_cost"]) / (65536 // MSS) + ns(h["irq_cost"]) / 64
                   + MSS * 8 / int(h["rx_copy_rate"].removesuffix("bps")) * 1e9)
     assert MSS * 8 / per_seg_ns * 1e9 == pytest.approx(30e9, rel=1e-6)
-    assert h["rx_ring_pkts"] == 8192
+    assert h["rx_ring_pkts"] == 8192 and h["flow_control"] is True

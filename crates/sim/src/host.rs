@@ -35,6 +35,11 @@
 //!   segment. Without the host model the budget comes back per segment, so a TSQ-limited flow
 //!   sends one-segment chunks (`tsq_tests`).
 //!
+//! - **Flow control** (`flow_control`, 802.3x as `ethtool -A rx on`): a ring 3/4 full makes the
+//!   host pause every link that feeds it until all its rings are at most half full; the quarter
+//!   left takes what is already on its way. The last switch port then queues, and drops at its
+//!   own limit (a dumbbell's port towards a host gets the bottleneck's buffer).
+//!
 //! What it leaves out: cache effects (a copy costs the same however long the data waited),
 //! interrupts of other devices, the application thread on its own core (its copy is charged
 //! to the flow's core), LRO in hardware (GRO's rules are used), and TX completion interrupts.
@@ -60,6 +65,8 @@ struct RxQueue {
     poll_at: Option<Nanos>,
     /// The pending poll follows a poll that left packets (no interrupt cost).
     repoll: bool,
+    /// Flow control: this ring is over XOFF (3/4 full) and has not yet drained to XON (1/2).
+    fc_over: bool,
 }
 
 /// A flow's open GRO skb: its last segment is held back until the skb is flushed, so the
@@ -86,12 +93,18 @@ pub(crate) struct HostStats {
     pub payload_tx_bytes: u64,
     pub timers: u64,
     pub rx_ring_drops: u64,
+    /// PAUSE and XON frames the host's NIC sent (flow control).
+    pub pause_frames: u64,
 }
 
 pub(crate) struct Host {
     pub name: String,
     pub is_sender: bool,
     pub stats: HostStats,
+    /// Flow control: the links that feed the host (seen so far) and how many of its rings are
+    /// over XOFF; while any is, those links are paused.
+    fc_links: Vec<LinkId>,
+    fc_rings_over: u32,
 }
 
 /// The hosts of a run and their cores; core `c` of host `h` is `h · cores + c`, and so is its
@@ -134,7 +147,7 @@ impl Hosts {
         if h == n_hosts {
             let k = self.hosts.iter().filter(|x| x.is_sender == is_sender).count();
             let name = format!("{}{k}", if is_sender { "sender" } else { "receiver" });
-            self.hosts.push(Host { name, is_sender, stats: HostStats::default() });
+            self.hosts.push(Host { name, is_sender, stats: HostStats::default(), fc_links: Vec::new(), fc_rings_over: 0 });
             self.cores.extend((0..cores).map(|_| Core::default()));
             self.queues.extend((0..cores).map(|_| RxQueue::default()));
         }
@@ -229,6 +242,7 @@ impl Hosts {
                 gro_mean_segs: if host.is_sender { f64::NAN } else { per(st.data_segs_rx, st.skbs_rx) },
                 timers_per_s: st.timers as f64 / secs,
                 rx_ring_drops: st.rx_ring_drops as i64,
+                pause_frames: st.pause_frames as i64,
                 payload_bytes: payload as i64,
             });
         }
@@ -248,16 +262,16 @@ impl Hosts {
 impl Simulation {
     /// A packet reaches a host with the host model on: into its core's receive ring, and an
     /// interrupt armed if none is pending.
-    pub(crate) fn host_receive(&mut self, p: Packet) {
+    pub(crate) fn host_receive(&mut self, p: Packet, from: LinkId) {
         let now = self.now;
         let f = &self.flows[p.flow as usize];
         let core = if p.is_data { f.rx_core } else { f.tx_core };
         let hm = self.hosts.as_mut().expect("host model on");
         let (ring_max, delay, frames) = (hm.cfg.rx_ring_pkts as usize, hm.cfg.irq_delay_ns, hm.cfg.irq_frames as usize);
         let free_at = hm.cores[core as usize].busy_until_ns.max(now);
+        let h = hm.host_of(core);
         let q = &mut hm.queues[core as usize];
         if q.ring.len() >= ring_max {
-            let h = hm.host_of(core);
             hm.hosts[h].stats.rx_ring_drops += 1;
             if p.is_data {
                 self.flows[p.flow as usize].data_dropped += 1;
@@ -265,6 +279,19 @@ impl Simulation {
             return;
         }
         q.ring.push_back(p);
+        if hm.cfg.flow_control && !q.fc_over && q.ring.len() * 4 >= ring_max * 3 {
+            q.fc_over = true;
+            let host = &mut hm.hosts[h];
+            if !host.fc_links.contains(&from) {
+                host.fc_links.push(from);
+            }
+            host.fc_rings_over += 1;
+            if host.fc_rings_over == 1 {
+                self.host_pause(h, true);
+            }
+        }
+        let hm = self.hosts.as_mut().expect("host model on");
+        let q = &mut hm.queues[core as usize];
         let want = if q.ring.len() >= frames { free_at } else { (now + delay).max(free_at) };
         match q.poll_at {
             None => {
@@ -339,12 +366,43 @@ impl Simulation {
         }
         let hm = self.hosts.as_mut().expect("host model on");
         let free_at = hm.cores[core as usize].busy_until_ns.max(now);
+        let ring_max = hm.cfg.rx_ring_pkts as usize;
+        let h = hm.host_of(core);
+        let q = &mut hm.queues[core as usize];
+        if q.fc_over && q.ring.len() * 2 <= ring_max {
+            q.fc_over = false;
+            hm.hosts[h].fc_rings_over -= 1;
+            if hm.hosts[h].fc_rings_over == 0 {
+                self.host_pause(h, false);
+            }
+        }
+        let hm = self.hosts.as_mut().expect("host model on");
         let q = &mut hm.queues[core as usize];
         if !q.ring.is_empty() && q.poll_at.is_none() {
             // Budget used up: NAPI polls again once this poll's work is done.
             q.poll_at = Some(free_at);
             q.repoll = true;
             self.push(free_at, EvKind::HostPoll, core);
+        }
+    }
+
+    /// The host's NIC sends PAUSE (`on`) or XON to every link feeding it; a paused link starts
+    /// nothing until the XON (the NIC re-sends PAUSE before its quanta run out).
+    fn host_pause(&mut self, h: usize, on: bool) {
+        let now = self.now;
+        let hm = self.hosts.as_mut().expect("host model on");
+        hm.hosts[h].stats.pause_frames += 1;
+        let links = hm.hosts[h].fc_links.clone();
+        for l in links {
+            self.pause_frames_total += 1;
+            let link = &mut self.links[l as usize];
+            link.stats.pause_frames += 1;
+            if on {
+                link.paused_until = Nanos::MAX;
+            } else {
+                link.paused_until = now;
+                self.on_resume(l);
+            }
         }
     }
 
@@ -556,5 +614,31 @@ mod tsq_tests {
         assert!(per_skb > 3.0 * per_seg, "per-skb TSQ release realized only {per_skb}");
         assert!(per_skb <= goal1 + 1e-9);
         assert!(goodput_bps(&sim) > 0.9 * 10e9 * 1448.0 / 1538.0, "the NIC stays busy");
+    }
+}
+
+#[cfg(test)]
+mod flow_control_tests {
+    use super::tests_support::*;
+
+    /// The receiver's core copies 4 Gbit/s and its ring holds 64 packets; a 10 Gbit/s path.
+    /// Without flow control the ring drops what the core cannot take; with it the NIC pauses the
+    /// port towards it and the port's queue (the bottleneck's 2 MB here) takes the excess.
+    #[test]
+    fn flow_control_moves_the_excess_from_the_ring_to_the_switch_port() {
+        let host = r#""rx_copy_rate_bps":4000000000,"rx_ring_pkts":64"#;
+        let off = run(r#"{"cc":"cubic"}"#, host, 1);
+        let on = run(r#"{"cc":"cubic"}"#, &format!(r#"{host},"flow_control":true"#), 1);
+        let (ro, rn) = (off.results(), on.results());
+        let drops = |r: &crate::Results| col(&r.hosts, "rx_ring_drops")[1];
+        let pauses = |r: &crate::Results| col(&r.hosts, "pause_frames")[1];
+        eprintln!("ring drops {} vs {}; pauses {} vs {}; goodput {:.3e} vs {:.3e}", drops(&ro), drops(&rn),
+            pauses(&ro), pauses(&rn), goodput_bps(&off), goodput_bps(&on));
+        assert!(drops(&ro) > 0.0, "the ring must overflow without flow control");
+        assert_eq!(pauses(&ro), 0.0);
+        assert_eq!(drops(&rn), 0.0, "a quarter of the ring is room for what is on its way");
+        assert!(pauses(&rn) > 0.0);
+        // The core is the bottleneck either way: at most its copy rate.
+        assert!(goodput_bps(&on) <= 4.0e9 * 1.001 && goodput_bps(&on) > 3.0e9);
     }
 }

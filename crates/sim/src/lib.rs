@@ -156,6 +156,8 @@ struct Link {
     ingress_acct: bool,
     /// The transmitter ignores PAUSE frames (a NIC with flow control off).
     ignores_pause: bool,
+    /// The link feeds a host whose NIC may pause it (`host.rs`, `flow_control`).
+    host_paused: bool,
     /// Nothing stops this link's serializer or reacts to its departures (no PAUSE, TSQ, shared
     /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
     /// no `TxDone` events (`serializer.rs`). Set once the topology is built.
@@ -197,6 +199,7 @@ impl Link {
             ingress: None,
             ingress_acct: false,
             ignores_pause: false,
+            host_paused: false,
             timestamped: false,
             ser: serializer::Serializer::default(),
         }
@@ -212,6 +215,7 @@ impl Link {
             && self.cut_through_bytes == 0
             && self.pause_quanta_ns == 0
             && self.jitter_ns == 0
+            && !self.host_paused
     }
 
     /// Bring a timestamped link's queue state to `now`: apply every start (the queue shrinks)
@@ -449,6 +453,24 @@ impl Simulation {
             for (i, f) in flows.iter_mut().enumerate() {
                 f.tx_core = hm.core_for(f.data_path.first(), true, i);
                 f.rx_core = hm.core_for(f.ack_path.first(), false, i);
+            }
+            if hm.cfg.flow_control {
+                // The links into hosts can be paused; a port without a limit of its own (a
+                // dumbbell's access ports) gets the bottleneck's buffer, as a switch port has one.
+                let (lim_bytes, lim_pkts) = match &cfg.topology {
+                    config::Topology::Dumbbell(_) => {
+                        let d = cfg.derived();
+                        (d.buffer_bytes.unwrap_or(u64::MAX), d.buffer_packets.unwrap_or(u64::MAX))
+                    }
+                    _ => (u64::MAX, u64::MAX),
+                };
+                for link in links.iter_mut().filter(|l| l.to == NodeKind::Host) {
+                    link.host_paused = true;
+                    if link.limit_bytes == u64::MAX && link.limit_pkts == u64::MAX {
+                        link.limit_bytes = lim_bytes;
+                        link.limit_pkts = lim_pkts;
+                    }
+                }
             }
         }
         let apps = cfg.apps.iter().enumerate().map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i)).collect();

@@ -298,6 +298,7 @@ table!(HOSTS, HostRow, HostCols, "hosts", "One row per end host when the scenari
     gro_mean_segs: f64, "segments", "segments per skb handed to TCP after receive offload (receivers; NaN for senders)";
     timers_per_s: f64, "1/s", "pacing, retransmission and delayed-ACK timers that fired";
     rx_ring_drops: i64, "", "packets dropped because the core's receive ring was full";
+    pause_frames: i64, "", "PAUSE and XON frames the host's NIC sent (`flow_control`)";
     payload_bytes: i64, "B", "payload sent (sender: new data) or delivered in order (receiver)";
 });
 

@@ -233,7 +233,7 @@ impl Simulation {
             }
             NodeKind::Host => {
                 if self.hosts.is_some() {
-                    self.host_receive(p)
+                    self.host_receive(p, lid)
                 } else if p.is_data {
                     self.deliver_data(p)
                 } else {

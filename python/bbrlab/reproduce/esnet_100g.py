@@ -41,8 +41,9 @@ How bbrlab models it (each choice is ours; the slides do not state it):
     loss, no receive-window limit) and turns on bbrlab's host model (one core per stream at each
     end, interrupt moderation, GRO and stretch ACKs, per-packet, chunk, ACK and copy costs), set
     to ESnet's hosts as ESnet describes them (fasterdata.es.net's 100G tuning page): receive
-    rings of 8192 and "around 30 Gbps single stream" on its 100G perfSONAR nodes, which sets the
-    receive copy rate; in scaled runs the hosts are slowed by the same factor as the links. It
+    rings of 8192, NIC flow control on (a full ring pauses the last switch port, which queues up
+    to the path's buffer), and "around 30 Gbps single stream" on its 100G perfSONAR nodes, which
+    sets the receive copy rate; in scaled runs the hosts are slowed by the same factor as the links. It
     asks whether the hosts alone explain the slides' numbers; each cell is compared with the
     slides' mean ± 2 standard deviations, and the 4×10G pacing effect (8 CUBIC streams, unpaced
     vs 11 Gbit/s per stream: 8.34 → 8.46 Gbit/s) is compared as a relative change.
@@ -148,9 +149,10 @@ CONFIGS = [(1, 0.0), (8, 0.0), (8, None)]  # (streams, cap); None = the path's c
 
 #: ESnet's own figure for its hosts (fasterdata.es.net, "40G/100G Network Tuning"): "On the ESnet
 #: 100G perfSONAR nodes we typically see around 30 Gbps single stream"; and its NIC tuning: "Increase
-#: the ring buffer size to the max (8192)".
+#: the ring buffer size to the max (8192)", "Make sure that flow control (pause frames) is turned on".
 ESNET_STREAM_BPS = 30e9
 ESNET_RX_RING_PKTS = 8192
+ESNET_FLOW_CONTROL = True
 
 
 def _receive_copy_rate_bps(defaults: dict[str, Any], stream_bps: float) -> float:
@@ -177,7 +179,7 @@ def host_model(p: Plan) -> dict[str, Any]:
     defaults = {name: f.default for name, f in Hosts.model_fields.items()}
     defaults["rx_copy_rate"] = _receive_copy_rate_bps(defaults, ESNET_STREAM_BPS)
     slow = 1 / p.rate_scale
-    out: dict[str, Any] = {"rx_ring_pkts": ESNET_RX_RING_PKTS}
+    out: dict[str, Any] = {"rx_ring_pkts": ESNET_RX_RING_PKTS, "flow_control": ESNET_FLOW_CONTROL}
     for name, v in defaults.items():
         if name.endswith("_cost") or name == "irq_delay":
             out[name] = f"{round(v * slow)}ns"
@@ -586,10 +588,9 @@ def run(ctx: StudyContext) -> Path:
         "The same configurations with no random loss and no receive-window limit, the hosts modelled "
         f"(`[hosts]`: {', '.join(f'{k} = {v}' for k, v in hm.items())}; one seed). The throughput column is scaled back "
         "to ESnet's rates. A stream's work stays on one core at each end, so a busiest core near 100 % marks a "
-        "host-limited stream; receive-ring drops are packets that arrived (at up to the 100G line rate, in TSO "
-        "bursts and BBR's startup and probing) faster than the stream's core drained its ring. ESnet also turns NIC "
-        "flow control on (fasterdata), which makes a full ring pause the last switch instead of dropping; bbrlab's "
-        "hosts do not send PAUSE, so these runs lose what ESnet's would queue.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
+        "host-limited stream; with NIC flow control on (as fasterdata recommends) a ring 3/4 full pauses the last "
+        "switch port, whose queue (the path's buffer) then takes what the stream's core cannot, so ring drops stay "
+        "zero and the losses, if any, are the port's.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
         claims_table(host_cl, source_header="ESnet BBRv3 slides")))
     gap_cl = gap_claims(gs)
     all_claims += gap_cl

@@ -38,6 +38,7 @@ def host_columns(hosts: Sequence[dict[str, Any]]) -> dict[str, float]:
         for col in ("interrupts_per_s", "data_packets_per_s", "acks_per_s", "timers_per_s"):
             out[f"{role}_{col}"] = sum(h[col] for h in hs)
         out[f"{role}_rx_ring_drops"] = sum(h["rx_ring_drops"] for h in hs)
+        out[f"{role}_pause_frames"] = sum(h.get("pause_frames", 0) for h in hs)
         segs = sum(h["data_packets_per_s"] for h in hs)
         key, per = ("chunk_mean_segs", "sender") if is_sender else ("gro_mean_segs", "receiver")
         units = sum(h["data_packets_per_s"] / h[key] for h in hs if h[key] == h[key] and h[key] > 0)

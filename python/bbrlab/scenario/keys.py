@@ -105,6 +105,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'gro': ('gro', None),
         'gro_max': ('gro_max_bytes', None),
         'rx_ring_pkts': ('rx_ring_pkts', None),
+        'flow_control': ('flow_control', None),
         'irq_cost': ('irq_cost_ns', None),
         'rx_segment_cost': ('rx_segment_cost_ns', None),
         'rx_skb_cost': ('rx_skb_cost_ns', None),

@@ -147,6 +147,7 @@ class Hosts(Strict):
     gro: bool = Field(default=True, description="Receive offload: a poll merges a flow's in-order segments (same CE bit) into one skb.")
     gro_max: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] = Field(default=65536, description="Largest merged skb (Linux `gro_max_size`, 64 KB).")
     rx_ring_pkts: Annotated[Count, Bounds("count", 1, 10000000)] = Field(default=1024, description="Receive ring per core (packets; mlx5 default 1024); a packet that finds it full is dropped.")
+    flow_control: bool = Field(default=False, description="802.3x flow control (`ethtool -A rx on`): a host with a ring 3/4 full pauses the link that feeds it until every ring is at most half full, so the last switch port queues (a dumbbell's port towards the host then has the bottleneck's buffer) instead of the ring dropping.")
     irq_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=1000, description="CPU per interrupt (entry, softirq, NAPI poll set-up).")
     rx_segment_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=100, description="CPU per packet received (driver descriptor, buffer, GRO merge).")
     rx_skb_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=1000, description="CPU per skb handed to TCP after GRO (IP/TCP receive, building the ACK, waking the reader).")

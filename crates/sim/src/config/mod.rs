@@ -127,6 +127,12 @@ pub struct Hosts {
     #[serde(default = "default_ring")]
     #[schemars(range(min = 1, max = 10_000_000))]
     pub rx_ring_pkts: u32,
+    /// 802.3x flow control (`ethtool -A rx on`): a host with a ring 3/4 full pauses the link that
+    /// feeds it until every ring is at most half full, so the last switch port queues (a
+    /// dumbbell's port towards the host then has the bottleneck's buffer) instead of the ring
+    /// dropping.
+    #[serde(default)]
+    pub flow_control: bool,
     /// CPU per interrupt (entry, softirq, NAPI poll set-up).
     #[serde(default = "default_irq_cost")]
     #[schemars(range(max = MAX_DELAY_NS))]
