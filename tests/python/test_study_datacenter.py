@@ -102,3 +102,78 @@ def test_findings_table_is_computed_from_the_claims(tmp_path):
     text = out.read_text()
     # The fabric with the most findings (store-and-forward: 1.5 of 3) is the one shown beside the paper.
     assert f"**{dc.FABRIC_LABEL[sf]}**" in text and "1.5 of 3" in text
+
+
+def _mechanism(fabric: str) -> str:
+    """A fabric's switch buffer mechanism, read from the topology it builds (not from its name)."""
+    from bbrlab.reproduce import dc_common as dc
+
+    star = dc.topology(fabric, 20)
+    if star.pfc is not None:
+        return f"PAUSE by {star.pfc.accounting}"
+    if star.shared_buffer_bytes is not None:
+        return "shared buffer"
+    return f"{star.forwarding} drop-tail"
+
+
+def test_quick_plans_run_the_baseline_and_every_lossy_mechanism():
+    from bbrlab.reproduce import Size, dc_common as dc, dc_convergence, dc_incast, dc_query
+
+    quick = {m.__name__: m.PLANS[Size.QUICK].fabrics for m in (dc_query, dc_incast, dc_convergence)}
+    # One set for all three studies, so each fabric's findings row is complete or wholly "not run".
+    assert all(set(f) == set(dc.QUICK_FABRICS) for f in quick.values()), quick
+    # The baseline every comparison is made against: egress PAUSE.
+    assert "lossless" in dc.QUICK_FABRICS and _mechanism("lossless") == "PAUSE by egress"
+    # Every switch mechanism without PAUSE (where drops can turn a finding on) has a fabric in --quick,
+    # and so does the store-and-forward buffer the reports' explanations and the open question name.
+    lossy = {_mechanism(f) for f in dc.FABRICS if dc.topology(f, 20).pfc is None}
+    assert lossy == {"shared buffer", "store-and-forward drop-tail"}
+    assert lossy <= {_mechanism(f) for f in dc.QUICK_FABRICS}
+    assert "store-and-forward" in dc.QUICK_FABRICS
+    # --full runs every fabric.
+    assert set(dc_query.PLANS[Size.FULL].fabrics) == set(dc_incast.PLANS[Size.FULL].fabrics) == set(dc.FABRICS)
+    assert set(dc_convergence.PLANS[Size.FULL].fabrics) == set(dc.ALL_FABRICS)
+
+
+def test_findings_table_says_not_run_for_fabrics_a_quick_run_left_out(tmp_path):
+    from bbrlab.reproduce import Size, dc_common as dc, dc_findings
+    from bbrlab.reproduce.claims import CSV_COLUMNS
+
+    for study in dc_findings.STUDIES:
+        d = tmp_path / study
+        d.mkdir()
+        rows = [{"claim": f"{start} … — {dc.FABRIC_LABEL[fab]}", "paper_value": "p", "bbrlab_value": "1.0", "rule": "r",
+                 "verdict": "agrees" if fab == "store-and-forward" else "disagrees"}
+                for f in dc_findings.FINDINGS if f.study == study for start in f.claims for fab in dc.QUICK_FABRICS]
+        pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(d / "claims.csv", index=False)
+    out = dc_findings.write(tmp_path / "dc-convergence", Size.QUICK)
+    got = pd.read_csv(tmp_path / "dc-findings.csv").set_index(["fabric", "finding"])["verdict"]
+    for fab in dc.FABRICS:
+        for f in dc_findings.FINDINGS:
+            want = ("yes" if fab == "store-and-forward" else "no") if fab in dc.QUICK_FABRICS else dc_findings.NOT_RUN
+            assert got[(fab, f.key)] == want, (fab, f.key)
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith(f"| {dc.FABRIC_LABEL['pause-ignored']} |"))
+    assert row.count("not run in --quick") == 3 and "| no |" not in row
+    # The best configuration is chosen among the fabrics that ran.
+    assert f"**{dc.FABRIC_LABEL['store-and-forward']}**" in text and "3 of 3" in text
+
+
+def test_reports_explain_a_quick_run_without_the_fabrics_it_left_out():
+    from bbrlab.reproduce import Size, dc_common as dc, dc_convergence
+
+    rows = []
+    for fabric in dc_convergence.PLANS[Size.QUICK].fabrics:
+        for cc in dc.CCS:
+            j = 0.5 if cc == dc.BBR and not dc.is_lossless(fabric) else 0.99
+            for active in range(1, 6):
+                rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
+                                 jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
+    lv = pd.DataFrame(rows)
+    text = dc_convergence._answer(lv)
+    assert "128 KB drop-tail:* CUBIC 0.99, BBRv1 0.50" in text
+    assert "1 MB drop-tail:* not run at this size" in text and "1 MB drop-tail:* CUBIC" not in text
+    gaps = text.split("difference in that index:")[1].split(". In this model")[0]
+    assert "lossless" in gaps and "128 KB -0.49" in gaps and "1 MB" not in gaps
+    assert {c.claim.rsplit(" — ", 1)[1] for c in dc_convergence.claims(lv)[:-1]} == {
+        dc.FABRIC_LABEL[f] for f in dc.QUICK_FABRICS}

@@ -41,7 +41,7 @@ from .sources import WATERLOO_DC
 SOURCE = WATERLOO_DC
 N = 5
 SETTLE_S = 2.0
-FABRICS = dc.FABRICS + ["store-and-forward-deep"]
+FABRICS = dc.ALL_FABRICS
 #: Per-second Jain index (mean over levels with ≥ 3 flows) at or above which flows "converge".
 CONVERGED, PARTLY = 0.9, 0.7
 
@@ -49,12 +49,14 @@ CONVERGED, PARTLY = 0.9, 0.7
 @dataclass(frozen=True)
 class Plan:
     Ts: tuple[float, ...]  # level lengths T in seconds; the run is T·(2N−1)
+    fabrics: tuple[str, ...] = tuple(FABRICS)
 
 
 PLANS = {
     # T = 3 s: the smallest with a sample (every 1 s) in each level after the 2-s settling time.
     Size.TINY: Plan(Ts=(3.0,)),
-    Size.QUICK: Plan(Ts=(10.0,)),
+    # T = 10 s: a level as long as BBRv1's min-RTT window (10 s), so each can hold a ProbeRTT.
+    Size.QUICK: Plan(Ts=(10.0,), fabrics=dc.QUICK_FABRICS),
     Size.FULL: Plan(Ts=(30.0, 60.0)),
 }
 
@@ -99,18 +101,24 @@ def _series_plot(ts: pd.DataFrame, title: str, path: Path, T: float) -> None:
 
 
 def _seed_csv(ts: pd.DataFrame, T: float, path: Path) -> None:
-    rows = []
-    for t, g in ts.groupby("t_s"):
-        started = [k for k in range(N) if k * T < t]
-        for k in started:
-            v = g[g["flow"] == k]["goodput_bps"]
-            rows.append((len(started), 5 + k, round(float(v.iloc[0]) / 1e6 if len(v) else 0.0, 3), int(round(t * 1e6))))
-    pd.DataFrame(rows, columns=["num_flows", "socket_fd", "throughput", "time"]).to_csv(path, index=False)
+    # Per sample time, one row per flow started by then (0 where the flow has no sample).
+    goodput = ts.drop_duplicates(["t_s", "flow"]).set_index(["t_s", "flow"])["goodput_bps"]
+    times = np.sort(ts["t_s"].unique())
+    t, k = np.repeat(times, N), np.tile(np.arange(N), len(times))
+    started = k * T < t
+    t, k = t[started], k[started]
+    at = pd.MultiIndex.from_arrays([t, k])
+    bps = np.where(at.isin(goodput.index), goodput.reindex(at).to_numpy(), 0.0)
+    num_flows = (np.arange(N)[None, :] * T < times[:, None]).sum(axis=1)
+    pd.DataFrame({"num_flows": np.repeat(num_flows, num_flows), "socket_fd": 5 + k,
+                  "throughput": [round(float(x) / 1e6, 3) for x in bps],
+                  "time": [int(round(float(x) * 1e6)) for x in t]}).to_csv(path, index=False)
 
 
 def run(ctx: StudyContext) -> Path:
-    Ts = PLANS[ctx.size].Ts
-    scen = [_scenario(f, cc, T) for T in Ts for f in FABRICS for cc in dc.CCS]
+    p = PLANS[ctx.size]
+    Ts = p.Ts
+    scen = [_scenario(f, cc, T) for T in Ts for f in p.fabrics for cc in dc.CCS]
     rows = ctx.run_many("convergence", scen, keep_timeseries=True)
     pause = dc.assert_lossless(rows, "dc-convergence")
     levels = []
@@ -135,7 +143,7 @@ def run(ctx: StudyContext) -> Path:
     report = ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
                               report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
                               claims=cl)
-    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    dc_findings.write(ctx.out_dir, ctx.size)  # the mechanism × finding table, once all three have run
     return report
 
 
@@ -155,7 +163,7 @@ def _word(j: float) -> str:
 
 def _drop_effect(lv: pd.DataFrame) -> dict[str, float]:
     """Per drop-tail fabric: BBRv1's per-second Jain index (≥ 3 flows) there minus on the lossless fabric."""
-    return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in FABRICS if not dc.is_lossless(f)}
+    return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in dc.fabrics_in(lv) if not dc.is_lossless(f)}
 
 
 #: A change of Jain's index smaller than this between fabrics is not a change (single trials).
@@ -165,7 +173,7 @@ JAIN_STEP = 0.1
 def claims(lv: pd.DataFrame) -> list[Claim]:
     """The Waterloo study's §4.3 claims, checked on each fabric, and its open question's suspicion."""
     out = []
-    for fabric in FABRICS:
+    for fabric in dc.fabrics_in(lv):
         where = f" — {dc.FABRIC_LABEL[fabric]}"
 
         def ours(cc: str) -> str:
@@ -204,8 +212,9 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
 def _answer(lv: pd.DataFrame) -> str:
     """The Waterloo study's open question, answered from this run's numbers."""
     L, S, D = "lossless", "store-and-forward", "store-and-forward-deep"
-    jl = {(f, cc): jain3(lv, f, cc) for f in FABRICS for cc in dc.CCS}
-    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, dc.BBR)] for f in FABRICS}
+    ran = dc.fabrics_in(lv)  # always the lossless baseline; the drop-tail buffers where the size's plan has them
+    jl = {(f, cc): jain3(lv, f, cc) for f in ran for cc in dc.CCS}
+    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, dc.BBR)] for f in ran}
     # Does BBRv1's convergence change when drops replace PAUSE, and which way? (the last claim's numbers)
     change = _drop_effect(lv)
     worse = [f for f in change if change[f] <= -JAIN_STEP]
@@ -252,24 +261,42 @@ def _answer(lv: pd.DataFrame) -> str:
         return (f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)" if starved else
                 "; no BBRv1 flow starved")
 
-    if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
-        deep = ("The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about the "
-                "whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows that "
-                "lose their window's tail fall back to RTOs with exponential back-off" + flows_turns(D) +
-                f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}.")
-    else:
-        deep = f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + flows_turns(D) + "."
-    if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
-        shallow = ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
-                   "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + ".")
-    elif jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
-        shallow = (f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC {_word(jl[(S, 'cubic')])}, "
-                   f"BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) of window, ≈ 18 segments "
-                   "each, and lose whole windows" + flows_turns(S) + ".")
-    else:
-        shallow = f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + flows_turns(S) + "."
+    def deep() -> str:
+        if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
+            return ("The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about "
+                    "the whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows "
+                    "that lose their window's tail fall back to RTOs with exponential back-off" + flows_turns(D) +
+                    f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}.")
+        return f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + flows_turns(D) + "."
 
-    picture = [f for f in FABRICS if jl[(f, "cubic")] >= CONVERGED and jl[(f, dc.BBR)] < CONVERGED]
+    def shallow() -> str:
+        if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
+            return ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
+                    "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + ".")
+        if jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
+            return (f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC "
+                    f"{_word(jl[(S, 'cubic')])}, BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) "
+                    "of window, ≈ 18 segments each, and lose whole windows" + flows_turns(S) + ".")
+        return f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + flows_turns(S) + "."
+
+    bullets = [f"- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. "
+               f"{lossless}"]
+    if D in ran:
+        bullets.append(
+            f"- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with "
+            f"3–4 flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC "
+            f"{at(D, 'cubic', N, N):.2f}). {deep()}")
+    if S in ran:
+        bullets.append(f"- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 "
+                       f"{jl[(S, dc.BBR)]:.2f}. {shallow()}")
+    not_run = [f for f in (D, S) if f not in ran]
+    if not_run:
+        bullets.append(f"- *{' and '.join(dc.FABRIC_SHORT[f] for f in not_run)}:* not run at this size (`--full` runs "
+                       "every fabric).")
+    bullet_list = "\n".join(bullets)
+    gaps = join(f"{label} {-bbr_gap[f]:+.2f}" for f, label in ((L, "lossless"), (D, "1 MB"), (S, "128 KB")) if f in ran)
+
+    picture = [f for f in ran if jl[(f, "cubic")] >= CONVERGED and jl[(f, dc.BBR)] < CONVERGED]
     where = ("on " + join(names[f] for f in picture)) if picture else "on none of the fabrics"
     opposite = "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
     Ts = sorted(lv["T"].unique())
@@ -293,13 +320,9 @@ part of these runs; each could make the real lossless cluster behave differently
 {headline} {pause} {culprit} Mean per-second Jain index
 over the levels with ≥ 3 active flows (1 = equal shares at every second):
 
-- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. {lossless}
-- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with 3–4
-  flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC {at(D, 'cubic', N, N):.2f}). {deep}
-- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 {jl[(S, dc.BBR)]:.2f}. {shallow}
+{bullet_list}
 
-BBRv1 − CUBIC difference in that index: lossless {-bbr_gap[L]:+.2f}, 1 MB {-bbr_gap[D]:+.2f},
-128 KB {-bbr_gap[S]:+.2f}. In this model the Waterloo picture of BBR (Figs 10, 11: starving and
+BBRv1 − CUBIC difference in that index: {gaps}. In this model the Waterloo picture of BBR (Figs 10, 11: starving and
 alternating flows beside a fair CUBIC) appears {where}{opposite}. Each configuration is a single
 trial, as in the Waterloo study; {trials}.
 {caveat}"""
@@ -322,7 +345,7 @@ def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: l
     for T in Ts:
         rows_t = [[fabric, dc.CC_LABEL[cc]] + [f"{a} / {b}" for a, b in zip(jain_row(fabric, cc, T, "jain_level"),
                                                                           jain_row(fabric, cc, T, "jain_per_second"))]
-                  for fabric in FABRICS for cc in dc.CCS]
+                  for fabric in dc.fabrics_in(lv) for cc in dc.CCS]
         sections.append((f"Jain's index per number of active flows, T = {T:g} s (level mean / per-second mean)",
                          md_table(["fabric", "algorithm"] + [f"{k} flow{'s' if k > 1 else ''}" for k in range(1, N + 1)],
                                   rows_t)))

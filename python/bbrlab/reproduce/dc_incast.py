@@ -39,11 +39,14 @@ class Plan:
     ns: tuple[int, ...]  # numbers of senders
     reps: int  # samples per (fabric, algorithm, n)
     dur_s: float  # measurement window = run length
+    fabrics: tuple[str, ...] = tuple(dc.FABRICS)
 
 
 PLANS = {
     Size.TINY: Plan(ns=(1, 10), reps=2, dur_s=1.0),
-    Size.QUICK: Plan(ns=(1, 5, 10, 20), reps=3, dur_s=2.0),
+    # The n the claims read (1: the reference of the decline; ≥ 10: BBR's lead; 20: Figure 8's
+    # fraction), which are also the n the issue's figures report.
+    Size.QUICK: Plan(ns=(1, 10, 20), reps=3, dur_s=2.0, fabrics=dc.QUICK_FABRICS),
     Size.FULL: Plan(ns=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), reps=20, dur_s=10.0),
 }
 
@@ -62,7 +65,7 @@ def _scenario(fabric: str, cc: str, n: int, rep: int, dur_s: float) -> StudyRun:
 
 def run(ctx: StudyContext) -> Path:
     p = PLANS[ctx.size]
-    scen = [_scenario(f, cc, n, r, p.dur_s) for f in dc.FABRICS for cc in dc.CCS for n in p.ns for r in range(p.reps)]
+    scen = [_scenario(f, cc, n, r, p.dur_s) for f in p.fabrics for cc in dc.CCS for n in p.ns for r in range(p.reps)]
     rows = ctx.run_many("incast", scen)
     pause = dc.assert_lossless(rows, "dc-incast")
     runs = rows.groupby(["fabric", "cc", "n", "rep"], as_index=False).agg(
@@ -79,7 +82,7 @@ def run(ctx: StudyContext) -> Path:
     sections = report_sections(st, list(p.ns), pause, cl)
     report = ctx.write_report("dc-incast: throughput of n synchronized flows (Waterloo DC study, Figs 7–8)", sections,
                               source=SOURCE, packets=int(runs["packets"].sum()), claims=cl)
-    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    dc_findings.write(ctx.out_dir, ctx.size)  # the mechanism × finding table, once all three have run
     return report
 
 
@@ -96,7 +99,7 @@ def stats(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _seed_csvs(runs: pd.DataFrame, out_dir: Path) -> None:
     # The Waterloo study's CSV schema for the totals: num_flows,socket_fd,throughput,time ('all', 'total').
-    for fabric in dc.FABRICS:
+    for fabric in dc.fabrics_in(runs):
         for cc in dc.CCS:
             d = runs[(runs["fabric"] == fabric) & (runs["cc"] == cc)]
             pd.DataFrame({"num_flows": d["n"], "socket_fd": "all", "throughput": (d["throughput_bps"] / 1e6).round(1),
@@ -104,8 +107,9 @@ def _seed_csvs(runs: pd.DataFrame, out_dir: Path) -> None:
 
 
 def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> None:
-    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
-    for ax, fabric in zip(axes[0], dc.FABRICS):
+    fabrics = dc.fabrics_in(st)
+    fig, axes = subplots(1, len(fabrics), figsize=(5.5 * len(fabrics), 4), squeeze=False)
+    for ax, fabric in zip(axes[0], fabrics):
         for cc in dc.CCS:
             c = st[(st["fabric"] == fabric) & (st["cc"] == cc)].sort_values("n")
             ax.errorbar(c["n"], c["mean_bps"] / 1e6, yerr=c["ci_bps"].fillna(0) / 1e6, marker="o", ms=3, capsize=3,
@@ -120,8 +124,8 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
     fig.suptitle(f"Fig 7: aggregate throughput of n synchronized flows ({p.dur_s:g}-s window)")
     save(fig, out_dir / "fig7-throughput.png")
     n_cdf = max(p.ns)
-    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
-    for ax, fabric in zip(axes[0], dc.FABRICS):
+    fig, axes = subplots(1, len(fabrics), figsize=(5.5 * len(fabrics), 4), squeeze=False)
+    for ax, fabric in zip(axes[0], fabrics):
         for cc in dc.CCS:
             x = np.sort(runs[(runs["fabric"] == fabric) & (runs["cc"] == cc) & (runs["n"] == n_cdf)]["throughput_bps"] / 1e6)
             ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
@@ -172,7 +176,7 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
     n_cdf = max(ns)
     big = _big(ns)
     out = []
-    for fabric in dc.FABRICS:
+    for fabric in dc.fabrics_in(st):
         def g(col: str, cc: str, n: int) -> float:
             return value(st, col, fabric=fabric, cc=cc, n=n)
 
@@ -296,7 +300,7 @@ def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]
 
     table = [[f, n] + [f"{dc.fmt_mbps(g('mean_bps', f, cc, n))} ± {g('ci_bps', f, cc, n) / 1e6:.0f} "
                        f"(RTOs {g('rto', f, cc, n):.0f}, slowest flow {dc.fmt_mbps(g('min_flow_bps', f, cc, n))})"
-                       for cc in dc.CCS] for f in dc.FABRICS for n in ns]
+                       for cc in dc.CCS] for f in dc.fabrics_in(st) for n in ns]
     return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
         ("The Waterloo study's claims beside ours",

@@ -51,12 +51,13 @@ class Plan:
     ns_nobg: tuple[int, ...]
     ns_bg: tuple[int, ...]
     n_cdf: int  # the n of the CDF figures (the study's: 20)
+    fabrics: tuple[str, ...] = tuple(dc.FABRICS)
 
 
 PLANS = {
     # 6 queries: the shortest run (lossless, no background) still spans one 1-s sample.
     Size.TINY: Plan(reps=6, ns_nobg=(1, 20), ns_bg=(1, 20), n_cdf=20),
-    Size.QUICK: Plan(reps=10, ns_nobg=(1, 5, 10, 20), ns_bg=(1, 5, 10, 20), n_cdf=20),
+    Size.QUICK: Plan(reps=10, ns_nobg=(1, 5, 10, 20), ns_bg=(1, 5, 10, 20), n_cdf=20, fabrics=dc.QUICK_FABRICS),
     Size.FULL: Plan(reps=100, ns_nobg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40),
                     ns_bg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), n_cdf=20),
 }
@@ -131,8 +132,9 @@ def rests_on(st: pd.DataFrame, **where: object) -> str:
 
 
 def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> None:
-    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
-    for ax, fabric in zip(axes[0], dc.FABRICS):
+    fabrics = dc.fabrics_in(st)
+    fig, axes = subplots(1, len(fabrics), figsize=(5.5 * len(fabrics), 4), squeeze=False)
+    for ax, fabric in zip(axes[0], fabrics):
         d = st[(st["fabric"] == fabric) & (st["bg"] == bg)]
         for cc in dc.CCS:
             c = d[d["cc"] == cc].sort_values("n")
@@ -159,8 +161,9 @@ def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> No
 
 
 def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
-    fig, axes = subplots(1, len(dc.FABRICS), figsize=(5.5 * len(dc.FABRICS), 4), squeeze=False)
-    for ax, fabric in zip(axes[0], dc.FABRICS):
+    fabrics = dc.fabrics_in(q)
+    fig, axes = subplots(1, len(fabrics), figsize=(5.5 * len(fabrics), 4), squeeze=False)
+    for ax, fabric in zip(axes[0], fabrics):
         d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["n"] == n)]
         for cc in dc.CCS:
             x = np.sort(d[d["cc"] == cc]["response_s"].to_numpy() * 1e3)
@@ -181,7 +184,7 @@ def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
 def run(ctx: StudyContext) -> Path:
     p = PLANS[ctx.size]
     scen = [_scenario(fabric, cc, n, p.reps, bg, seed=1000 + n)
-            for fabric in dc.FABRICS for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
+            for fabric in p.fabrics for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
     rows = ctx.run_many("queries", scen)
     pause = dc.assert_lossless(rows, "dc-query")
     q_all = _queries(rows)
@@ -190,7 +193,7 @@ def run(ctx: StudyContext) -> Path:
     q = completed(q_all)
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
     # The Waterloo study's own CSV schema: num_workers,query_size,response_time (µs).
-    for fabric in dc.FABRICS:
+    for fabric in p.fabrics:
         for bg in (False, True):
             for cc in dc.CCS:
                 d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["cc"] == cc)]
@@ -208,7 +211,7 @@ def run(ctx: StudyContext) -> Path:
     cl = claims(st, p)
     report = ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
                               report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
-    dc_findings.write(ctx.out_dir)  # the mechanism × finding table, once all three have run
+    dc_findings.write(ctx.out_dir, ctx.size)  # the mechanism × finding table, once all three have run
     return report
 
 
@@ -247,7 +250,7 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
     mid = min(p.ns_bg, key=lambda n: abs(n - 5))
     shown = sorted({1, mid, bgmax})
     out = []
-    for fabric in dc.FABRICS:
+    for fabric in dc.fabrics_in(st):
         where = f" — {dc.FABRIC_LABEL[fabric]}"
 
         def mean(bg: bool, cc: str, n: int) -> float:
@@ -375,7 +378,7 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
         return f"{fmt_seconds(m)} / {fmt_seconds(q95)}" + (f" ({basis})" if basis else "")
 
     table = []
-    for fabric in dc.FABRICS:
+    for fabric in dc.fabrics_in(st):
         for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)):
             for n in [x for x in (1, 5, 10, 20, 40) if x in ns]:
                 table.append([fabric, "yes" if bg else "no", n] + [cell(fabric, bg, cc, n) for cc in dc.CCS])
