@@ -80,13 +80,16 @@ ALL_FABRICS = FABRICS + [DEEP]
 #:   for, named by the reports' explanations.
 #:
 #: Left to ``--full``: the ingress-PAUSE family (``lossless-ingress``, its racks, NICs ignoring
-#: PAUSE) and the 1 MB drop-tail buffer. Why these: the three studies' ``--quick`` runs took 139 s
-#: on all fabrics (target ≤ 60 s), dc-convergence's 90-s runs most of it (T = 10 s is the shortest
+#: PAUSE) and the 1 MB drop-tail buffer. Why these: the three studies' ``--quick`` runs took
+#: 104–165 s on all fabrics by the machine's load, 157 s of CPU (target ≤ 60 s on 2 cores),
+#: dc-convergence's 90-s runs most of it (T = 10 s is the shortest
 #: level that spans BBRv1's 10-s min-RTT window, so a shorter T is no cure); and in those runs
 #: (2026-11-24) the ingress-PAUSE fabrics scored like each other and like the baseline but for a
 #: 1 % query-latency difference — (a) partly (BBR/CUBIC 0.99), (b) no, (c) no — while findings
-#: (a) and (c) appeared only on the two lossy mechanisms. The findings table marks the fabrics a
-#: run left out as "not run", never with a verdict.
+#: (a) and (c) appeared only on the two lossy mechanisms; the full dc-convergence (T = 30 and
+#: 60 s, same day) kept that picture: per-second Jain 1.00 for both algorithms at every level on
+#: all four PAUSE fabrics, (c) only with drops. The findings table marks the fabrics a run left
+#: out as "not run", never with a verdict.
 QUICK_FABRICS = ("lossless", "shared-dt", "store-and-forward")
 #: Hosts per rack in the seed's cluster (six racks of 16 nodes).
 HOSTS_PER_RACK = 16
