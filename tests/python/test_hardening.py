@@ -171,8 +171,10 @@ main()
 
 def test_sigterm_removes_the_incomplete_directory(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    # 20 000 s of the quick scenario: ~30 s of work, so the signal at 3 s always finds it running
+    # (2000 s finished in ~3 s on an idle VM once the simulator got faster, and the test raced it).
     p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(QUICK), "--out", str(out), "-q",
-                          "--set", "duration=2000s", "--set", "sample_interval=1s"],
+                          "--set", "duration=20000s", "--set", "sample_interval=10s"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
     p.terminate()
