@@ -56,9 +56,9 @@ def _run(*cmd: str) -> str:
     return r.stdout
 
 
-def _bulk_transfer(tcp_name: str) -> tuple[int, int]:
-    """Send TRANSFER_BYTES over loopback with ``tcp_name``; return the sender's (cwnd, pacing
-    rate B/s) from TCP_INFO just before it closes."""
+def _bulk_transfer(tcp_name: str) -> tuple[list[int], int]:
+    """Send TRANSFER_BYTES over loopback with ``tcp_name``; return the sender's cwnd after each
+    1-MB block and its pacing rate (B/s) just before it closes, both from TCP_INFO."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
@@ -80,16 +80,17 @@ def _bulk_transfer(tcp_name: str) -> tuple[int, int]:
             s.connect(srv.getsockname())
             assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode() == tcp_name
             block = b"\0" * (1 << 20)
+            cwnds = []
             for _ in range(TRANSFER_BYTES // len(block)):
                 s.sendall(block)
-            info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
-            cwnd = struct.unpack_from("I", info, TCPI_SND_CWND_OFF)[0]
+                info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+                cwnds.append(struct.unpack_from("I", info, TCPI_SND_CWND_OFF)[0])
             pacing = struct.unpack_from("Q", info, TCPI_PACING_RATE_OFF)[0]
         t.join(timeout=30)
     finally:
         srv.close()
     assert received == [TRANSFER_BYTES], f"receiver got {received}, expected {TRANSFER_BYTES} bytes"
-    return cwnd, pacing
+    return cwnds, pacing
 
 
 def _bss_map_ids() -> set[int]:
@@ -109,11 +110,15 @@ def test_bbr3_linux_loads_registers_carries_a_connection_and_unregisters() -> No
     # when the process dies, even by SIGKILL. Loading runs the verifier on every program.
     with StructOpsLink(obj, name):
         assert name in AVAILABLE.read_text().split()
-        cwnd, pacing = _bulk_transfer(name)
+        cwnds, pacing = _bulk_transfer(name)
         # init set SK_PACING_NEEDED and a pacing rate (the kernel's default is ~0 = unpaced),
-        # and cong_control grew cwnd from the initial 10 packets as ACKs arrived.
+        # and cong_control moved cwnd off the initial 10 packets as ACKs arrived. Not "grew":
+        # with loopback's 64-KB segments and microsecond RTT the BDP is a packet or two, so
+        # BBR's cwnd (2 BDP plus ACK-aggregation headroom) may end below 10 (CI saw 6).
+        # With a struct_ops cong_control the kernel runs no cwnd logic of its own, so a
+        # program that never wrote cwnd would leave it at 10 throughout.
         assert 0 < pacing < (1 << 63), f"pacing rate {pacing} B/s: the program did not pace"
-        assert cwnd > 10, f"cwnd {cwnd}: cong_control did not grow it"
+        assert any(c != 10 for c in cwnds), f"cwnd {cwnds}: cong_control never set it"
         ours = sorted(_bss_map_ids() - maps_before)
         assert ours, "the object's .bss map is not loaded"
         diag = json.loads(_run("bpftool", "-j", "map", "dump", "id", str(ours[-1])))

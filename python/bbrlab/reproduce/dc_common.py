@@ -33,6 +33,18 @@ Both: 10 µs one-way per host link (≈ 50 µs base RTT with serialization), hos
 phase-locked in a simulator and a drop-tail port can lock a flow out indefinitely), Linux
 defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces, CUBIC does not).
 BBR is the cluster's kernel's: Linux 4.13's BBRv1 (`bbr1_linux413`).
+
+No fabric models the end hosts' CPUs (scenario ``[hosts]``), because at 1 GbE the receiver
+cannot be the bottleneck the seed's thread-per-connection aggregator might suggest. Measured
+2026-11-26 (dc-incast's quick plan, 2-s samples, n = 1, 10, 20, core at 442e3bd): with
+``[hosts]`` at its defaults, or as a host of the seed's era (one receive queue, so every flow's
+softirq on one core; a 256-packet ring; 50 µs interrupt moderation; twice today's per-packet
+costs and a 20 Gbit/s copy), the aggregator's busiest core was at most 19 % busy and no ring
+dropped: a 1 GbE port delivers a packet every 12 µs, and the CPU spends 0.3 µs (defaults) to
+2.3 µs (the old host) on it. On
+``lossless-ingress`` every sample stayed at 941 Mbit/s for both algorithms, as without hosts; on
+``shared-dt`` the n = 20 aggregate moved by at most 1 % (BBR 938.5 → 939.6 / 933.1 Mbit/s,
+CUBIC 941.4 either way). So finding (b) does not come from the receiver host.
 """
 
 from __future__ import annotations
