@@ -1,4 +1,4 @@
-//! The event loop: the heap of (time, sequence) events and `advance`, which runs them with
+//! The event loop: the heap of (time, kind, id) events and `advance`, which runs them with
 //! an event and wall-clock budget (so a caller can be interrupted) and a livelock guard.
 
 use crate::*;
@@ -18,8 +18,8 @@ impl Simulation {
         self.heap.push(Reverse(Event { t, seq: self.ev_seq, kind, id }));
     }
 
-    /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`, ordered among events as a push now
-    /// would be.
+    /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`; it runs as the event
+    /// (t, SenderTimer or ReceiverTimer, flow) would.
     #[inline]
     pub(crate) fn arm_timer(&mut self, slot: u32, t: Nanos) {
         self.ev_seq += 1;
@@ -30,22 +30,22 @@ impl Simulation {
     #[inline]
     fn next_event(&self) -> Option<Event> {
         let ev = self.heap.peek().map(|e| e.0);
-        match (ev, self.timers.peek()) {
-            (Some(e), Some(t)) if (e.t, e.seq) < (t.t, t.seq) => Some(e),
-            (e, None) => e,
-            (_, Some(t)) => {
-                let kind = if t.slot % 2 == 0 {
-                    EvKind::SenderTimer
-                } else {
-                    EvKind::ReceiverTimer
-                };
-                Some(Event {
-                    t: t.t,
-                    seq: t.seq,
-                    kind,
-                    id: t.slot / 2,
-                })
+        let timer = self.timers.peek().map(|t| {
+            let kind = if t.slot % 2 == 0 {
+                EvKind::SenderTimer
+            } else {
+                EvKind::ReceiverTimer
+            };
+            Event {
+                t: t.t,
+                kind,
+                id: t.slot / 2,
+                seq: t.seq,
             }
+        });
+        match (ev, timer) {
+            (Some(e), Some(t)) => Some(e.min(t)),
+            (e, t) => e.or(t),
         }
     }
 

@@ -1,8 +1,8 @@
 //! bbrlab's deterministic packet-level discrete-event simulator.
 //!
 //! The event loop spends its time on packets (as htsim does), not on framework:
-//! - Time is integer nanoseconds; the event queue is a binary heap ordered by (time, insertion
-//!   number), so ties resolve the same way on every run.
+//! - Time is integer nanoseconds; the event queue is a binary heap ordered by (time, kind, id),
+//!   so ties resolve the same way on every run, whatever was scheduled when.
 //! - A link is an egress queue, a serializer and a propagation "pipe". Packets in propagation
 //!   travel in FIFO order, so a link keeps them in a ring and only its head packet has an event:
 //!   the heap holds O(links + flows) entries however many packets are in flight.
@@ -12,7 +12,11 @@
 //!   pipe and the hop costs one event (its arrival) instead of two; the queue's state is
 //!   replayed from the timestamps when someone reads it. A sender NIC keeps its `TxDone` (TSQ
 //!   reacts to it); with no propagation delay it hands the packet on in the same event.
-//!   The dumbbell costs ≈ 4.5 events per delivered data packet (3 data hops, half an ACK's 3).
+//! - A router hop into a *passive* link (timestamped, and it drops, marks or reports nothing)
+//!   fed by one link alone costs no event: the feeding link hands the packet on when it accepts
+//!   it, at the time it will reach the router (`Link::fold`; exact, as that link's arrivals are
+//!   a FIFO's departures). In a dumbbell the receiver's access link and the senders' downlinks
+//!   fold, so a delivered data packet costs ≈ 3 events (its 2 unfolded hops, half an ACK's 2).
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
 //! - Each endpoint's timers are one slot each in an indexed heap (`timer_queue.rs`): a deadline
@@ -164,6 +168,11 @@ struct Link {
     timestamped: bool,
     /// A timestamped link's service schedule (unused otherwise).
     ser: serializer::Serializer,
+    /// A timestamped link into a router whose every next link is passive (`is_passive`) and
+    /// fed by this link alone: a packet it accepts enters its next link at once, at the time
+    /// it will reach the router (`Simulation::fold_into_next`), and the router hop costs no
+    /// `Arrive` event. Set once the topology and the flows are built.
+    fold: bool,
 }
 
 impl Link {
@@ -202,10 +211,14 @@ impl Link {
             host_paused: false,
             timestamped: false,
             ser: serializer::Serializer::default(),
+            fold: false,
         }
     }
 
-    /// Whether the link qualifies as timestamped (see `timestamped`).
+    /// Whether the link qualifies as timestamped (see `timestamped`). Not a sender NIC: TSQ
+    /// reacts to its departures, and with no propagation delay its `TxDone` hands the packet
+    /// on in the same event, so it costs one event per packet either way (measured: TSQ
+    /// reading departure times instead, with wake-up timers for held flows, added events).
     fn can_be_timestamped(&self) -> bool {
         !self.is_sender_nic
             && self.pfc.is_none()
@@ -216,6 +229,21 @@ impl Link {
             && self.pause_quanta_ns == 0
             && self.jitter_ns == 0
             && !self.host_paused
+    }
+
+    /// A timestamped link that decides nothing about the packets it carries — no loss, no
+    /// buffer limit, no ECN or RED, not in the shared pool, not reported in the queue table
+    /// (`monitored`): its queue is a pure function of its arrivals, so it can accept a packet
+    /// ahead of time from the single link that feeds it (see `fold`).
+    fn is_passive(&self, monitored: bool) -> bool {
+        self.timestamped
+            && !monitored
+            && self.loss == 0.0
+            && self.red.is_none()
+            && self.limit_bytes == u64::MAX
+            && self.limit_pkts == u64::MAX
+            && self.ecn_k_bytes.is_none()
+            && self.ecn_k_pkts.is_none()
     }
 
     /// Bring a timestamped link's queue state to `now`: apply every start (the queue shrinks)
@@ -331,12 +359,18 @@ impl EvKind {
     ];
 }
 
+/// Events run in (time, kind, id) order — the fields' order here — so ties at one nanosecond
+/// resolve by what happens to which object, never by when an event was scheduled: leaving out
+/// an event that changes nothing (a folded router hop, `Link::fold`) cannot reorder the rest.
+/// At one instant departures (`TxDone`) come before arrivals, arrivals before timers, and the
+/// sample last but for PFC, application and host events. `seq` (scheduling order) only orders
+/// duplicates of one (time, kind, id), which are the same event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     t: Nanos,
-    seq: u64,
     kind: EvKind,
     id: u32,
+    seq: u64,
 }
 
 struct Flow {
@@ -505,6 +539,7 @@ impl Simulation {
         for l in &mut sim.links {
             l.timestamped = l.can_be_timestamped();
         }
+        sim.set_folds();
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);

@@ -109,6 +109,11 @@ impl Simulation {
             let done = link.ser.accept(now, dt, p.wire_bytes).done_ns;
             let arrive = done + link.delay_ns;
             let was_empty = link.pipe.is_empty();
+            if link.fold {
+                self.fold_into_next(arrive, p);
+                return;
+            }
+            let link = &mut self.links[lid as usize];
             link.pipe.push_back((arrive, p));
             if was_empty {
                 self.push(arrive, EvKind::Arrive, lid);
@@ -130,6 +135,88 @@ impl Simulation {
         self.push(now + dt, EvKind::TxDone, lid);
         if let Some(t) = early {
             self.push(t, EvKind::Arrive, lid);
+        }
+    }
+
+    /// Packet `p` will reach the router at the far end of a `fold` link at `t`: enter its next
+    /// link now, as `hand_over` and `enqueue` would at `t`. Exact: the next link is passive and
+    /// fed by that link alone, a FIFO, so it sees the same arrivals in the same order, only
+    /// earlier in wall-clock terms; nothing else reads its state in between. Folds on through
+    /// a chain of such links.
+    fn fold_into_next(&mut self, mut t: Nanos, mut p: Packet) {
+        let last_sample_ns = self.metrics.last_sample_ns;
+        loop {
+            p.hop += 1;
+            let f = &self.flows[p.flow as usize];
+            let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
+            let link = &mut self.links[next as usize];
+            link.replay(t, last_sample_ns);
+            let idle = link.is_idle(t);
+            link.note_occupancy(t);
+            if !idle {
+                link.q_bytes += p.wire_bytes as u64;
+                if link.q_bytes > link.stats.max_bytes_interval {
+                    link.stats.max_bytes_interval = link.q_bytes;
+                }
+            }
+            let dt = link.tx_time_ns(p.wire_bytes);
+            let arrive = link.ser.accept(t, dt, p.wire_bytes).done_ns + link.delay_ns;
+            if link.fold {
+                t = arrive;
+                continue;
+            }
+            let was_empty = link.pipe.is_empty();
+            link.pipe.push_back((arrive, p));
+            if was_empty {
+                self.push(arrive, EvKind::Arrive, next);
+            }
+            return;
+        }
+    }
+
+    /// Decide which links fold (`Link::fold`): every link into a router whose next links (over
+    /// all flows' paths) are passive and fed by it alone. Off with applications, whose
+    /// transfers add paths while the simulation runs.
+    pub(crate) fn set_folds(&mut self) {
+        if !self.apps.is_empty() {
+            return;
+        }
+        const NONE: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1; // fed by several links
+        let n = self.links.len();
+        let mut feeder = vec![NONE; n];
+        let mut has_next = vec![false; n];
+        for f in &self.flows {
+            for path in [&f.data_path, &f.ack_path] {
+                for w in path.links[..path.len as usize].windows(2) {
+                    let (a, b) = (w[0], w[1] as usize);
+                    has_next[a as usize] = true;
+                    feeder[b] = match feeder[b] {
+                        NONE => a,
+                        x if x == a => a,
+                        _ => MANY,
+                    };
+                }
+            }
+        }
+        let mut monitored = vec![false; n];
+        for &(m, _) in &self.monitored {
+            monitored[m as usize] = true;
+        }
+        let mut fold: Vec<bool> = (0..n).map(|a| has_next[a] && self.links[a].timestamped && self.links[a].to == NodeKind::Router).collect();
+        for f in &self.flows {
+            for path in [&f.data_path, &f.ack_path] {
+                for w in path.links[..path.len as usize].windows(2) {
+                    let (a, b) = (w[0] as usize, w[1] as usize);
+                    // Every link fed from `a` must be fed by `a` alone, and passive.
+                    if feeder[b] != a as u32 || !self.links[b].is_passive(monitored[b]) {
+                        fold[a] = false;
+                    }
+                }
+            }
+        }
+        for (l, f) in self.links.iter_mut().zip(fold) {
+            l.fold = f;
         }
     }
 
@@ -305,6 +392,10 @@ mod tests {
         let bn = sim.flows[0].data_path.links[1];
         assert!(!sim.links[nic as usize].timestamped, "a sender NIC's departures drive TSQ");
         assert!(sim.links[bn as usize].timestamped);
+        // The bottleneck folds into the receiver's access link (`fold_into_next`); here its own
+        // pipe is under test.
+        assert!(sim.links[bn as usize].fold);
+        sim.links[bn as usize].fold = false;
         // Three 1500-byte packets at t = 0 serialize back to back, 12 µs each at 1 Gbit/s.
         for _ in 0..3 {
             sim.enqueue(bn, data(1500));
@@ -333,6 +424,7 @@ mod tests {
     fn a_timestamped_link_drops_at_its_tail_and_conserves_packets() {
         let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
         let bn = sim.flows[0].data_path.links[1];
+        sim.links[bn as usize].fold = false;
         // One packet serializes at once; 66 × 1500 B fit in the 100 kB buffer behind it.
         for _ in 0..100 {
             sim.enqueue(bn, data(1500));
@@ -342,28 +434,61 @@ mod tests {
         assert_eq!(sim.flows[0].data_dropped, 33);
     }
 
-    /// The whole run with every link event-driven and with timestamped links: the same packets
-    /// at the same times, so the same result tables (ties at one nanosecond aside, which these
-    /// scenarios do not have).
+    /// Run `sim` to its end with its links timestamped and folded as built, or not; returns the
+    /// result tables (as text), the events and the data packets delivered.
+    fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64, u64) {
+        assert!(sim.links.iter().any(|l| l.fold), "the dumbbell folds its receivers' access links");
+        if !timestamped {
+            sim.links.iter_mut().for_each(|l| l.timestamped = false);
+        }
+        if !fold {
+            sim.links.iter_mut().for_each(|l| l.fold = false);
+        }
+        sim.run_until(u64::MAX);
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+    }
+
+    /// The whole run three ways — every link event-driven; timestamped links; timestamped links
+    /// with folded router hops (the default) — the same packets at the same times, so the same
+    /// result tables (ties at one nanosecond aside, which these scenarios do not have).
     fn same_results_both_ways(flows: &str, buffer: &str, extra: &str) {
-        let run = |timestamped: bool| {
-            let mut sim = dumbbell_buffer(flows, buffer, extra);
-            if !timestamped {
-                sim.links.iter_mut().for_each(|l| l.timestamped = false);
-            }
-            sim.run_until(u64::MAX);
-            sim.check_conservation().unwrap();
-            let r = sim.results();
-            (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
-        };
-        let (lean, slow) = (run(true), run(false));
+        let run = |timestamped: bool, fold: bool| run_with(dumbbell_buffer(flows, buffer, extra), timestamped, fold);
+        let (lean, unfolded, slow) = (run(true, true), run(true, false), run(false, false));
         assert!(lean.2 > 10_000, "the scenario moves data");
         // (The event-driven run still hands zero-delay NIC hops on without an Arrive.)
-        assert!(lean.1 < slow.1 * 8 / 10, "fewer events: {} vs {}", lean.1, slow.1);
-        assert!(lean.0 == slow.0, "result tables differ");
+        assert!(unfolded.1 < slow.1 * 8 / 10, "fewer events: {} vs {}", unfolded.1, slow.1);
+        // A folded hop saves the router's Arrive: one per data packet and one per ACK.
+        assert!(lean.1 < unfolded.1 * 3 / 4, "fewer events folded: {} vs {}", lean.1, unfolded.1);
+        assert!(unfolded.0 == slow.0, "result tables differ (timestamped links)");
+        assert!(lean.0 == unfolded.0, "result tables differ (folded hops)");
     }
 
     const BYTES_100K: &str = r#"{"bytes":100000}"#;
+
+    /// Folding changes no result also where events tie at one nanosecond: access links as fast
+    /// as the bottleneck (the wan-loss study's host-NIC bottleneck) put a packet's arrival at
+    /// the receiver at the very instant the next one reaches the router, in every round trip.
+    #[test]
+    fn folded_hops_change_no_result_when_events_tie() {
+        for (cc, loss) in [("bbr1", 0.0), ("bbr1", 0.015), ("cubic", 0.0)] {
+            let run = |fold: bool| {
+                let sim = Simulation::from_json(&format!(
+                    r#"{{"seed":1,"duration_ns":1000000000,"sample_interval_ns":100000000,
+                        "topology":{{"kind":"dumbbell","access_rate_bps":2500000000,
+                        "bottleneck":{{"rate_bps":2500000000,"rtt_ns":10000000,"buffer":{{"packets":1000}},"loss":{loss}}}}},
+                        "flows":[{{"cc":"{cc}","rcvbuf_bytes":6291456}}]}}"#
+                ))
+                .unwrap();
+                run_with(sim, true, fold)
+            };
+            let (folded, unfolded) = (run(true), run(false));
+            assert!(folded.2 > 50_000, "{cc}: the scenario moves data");
+            assert!(folded.1 < unfolded.1, "{cc}: fewer events folded");
+            assert!(folded.0 == unfolded.0, "{cc}, loss {loss}: result tables differ");
+        }
+    }
 
     #[test]
     fn timestamped_links_change_no_result_drop_tail() {

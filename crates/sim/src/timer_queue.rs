@@ -10,9 +10,10 @@
 //! is updated where it sits in O(log slots), and the event loop takes whichever comes first:
 //! this queue's head or the event heap's.
 //!
-//! Order: an entry carries the event sequence number it was armed with (drawn from the same
-//! counter as the heap's events), and both queues are ordered by (time, sequence), so ties
-//! resolve exactly as they did when timers were heap events.
+//! Order: as the event heap's, (time, kind, id) — every sender timer (slot 2·flow) before every
+//! receiver timer (2·flow + 1) of the same instant, each by flow (`order`) — so ties resolve
+//! as they would if timers were heap events. `seq`, the scheduling number, is kept for the
+//! event it becomes.
 
 use cc::Nanos;
 
@@ -22,8 +23,16 @@ const ABSENT: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Entry {
     pub t: Nanos,
+    /// (kind, flow) as one number: receiver timers after sender timers, then by flow.
+    order: u64,
     pub seq: u64,
     pub slot: u32,
+}
+
+impl Entry {
+    fn new(slot: u32, t: Nanos, seq: u64) -> Entry {
+        Entry { t, order: ((slot as u64 % 2) << 32) | (slot as u64 / 2), seq, slot }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -52,9 +61,9 @@ impl TimerQueue {
         self.heap.len()
     }
 
-    /// Arm `slot` at (t, seq), replacing its pending entry if it has one.
+    /// Arm `slot` at `t` (scheduled as number `seq`), replacing its pending entry if it has one.
     pub fn set(&mut self, slot: u32, t: Nanos, seq: u64) {
-        let e = Entry { t, seq, slot };
+        let e = Entry::new(slot, t, seq);
         if slot as usize >= self.pos.len() {
             // Flows made during the run (application transfers) bring their slots along.
             self.pos.resize(slot as usize + 1, ABSENT);
@@ -141,8 +150,8 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Against a model (each slot's latest setting): pops come out in (time, seq) order, one
-        /// per armed slot, each with the slot's latest deadline.
+        /// Against a model (each slot's latest setting): pops come out in (time, kind, flow)
+        /// order, one per armed slot, each with the slot's latest deadline.
         #[test]
         fn pops_every_slots_latest_deadline_in_order(ops in proptest::collection::vec((0u32..16, 0u64..1000, any::<bool>()), 1..200)) {
             let mut q = TimerQueue::with_slots(16);
@@ -150,7 +159,8 @@ mod tests {
             let mut seq = 0;
             for (slot, t, pop) in ops {
                 if pop {
-                    let want = model.iter().map(|(&s, &(t, q))| Entry { t, seq: q, slot: s }).min();
+                    // The model's order: time, then sender (even) before receiver (odd) slots, then flow.
+                    let want = model.iter().map(|(&s, &(t, q))| (t, s % 2, s / 2, q, s)).min().map(|(t, _, _, q, s)| Entry::new(s, t, q));
                     prop_assert_eq!(q.pop(), want);
                     if let Some(w) = want { model.remove(&w.slot); }
                 } else {
@@ -163,8 +173,9 @@ mod tests {
             let mut last = None;
             while let Some(e) = q.pop() {
                 prop_assert_eq!(model.remove(&e.slot), Some((e.t, e.seq)));
-                prop_assert!(last.is_none_or(|l| l < (e.t, e.seq)));
-                last = Some((e.t, e.seq));
+                let key = (e.t, e.slot % 2, e.slot / 2);
+                prop_assert!(last.is_none_or(|l| l < key));
+                last = Some(key);
             }
             prop_assert!(model.is_empty());
         }
