@@ -490,6 +490,25 @@ mod tests {
         }
     }
 
+    /// ... and with the host model, whose receive rings and GRO sit at the folded link's far end.
+    #[test]
+    fn folded_hops_change_no_result_with_hosts() {
+        let run = |fold: bool| {
+            let sim = Simulation::from_json(
+                r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
+                    "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
+                    "ecn_threshold_bytes":60000}},
+                    "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
+            )
+            .unwrap();
+            run_with(sim, true, fold)
+        };
+        let (folded, unfolded) = (run(true), run(false));
+        assert!(folded.2 > 50_000, "the scenario moves data");
+        assert!(folded.1 < unfolded.1, "fewer events folded");
+        assert!(folded.0 == unfolded.0, "result tables differ");
+    }
+
     #[test]
     fn timestamped_links_change_no_result_drop_tail() {
         same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, BYTES_100K, r#","loss":0.0001"#);
