@@ -473,40 +473,35 @@ mod tests {
     #[test]
     fn folded_hops_change_no_result_when_events_tie() {
         for (cc, loss) in [("bbr1", 0.0), ("bbr1", 0.015), ("cubic", 0.0)] {
-            let run = |fold: bool| {
-                let sim = Simulation::from_json(&format!(
-                    r#"{{"seed":1,"duration_ns":1000000000,"sample_interval_ns":100000000,
-                        "topology":{{"kind":"dumbbell","access_rate_bps":2500000000,
-                        "bottleneck":{{"rate_bps":2500000000,"rtt_ns":10000000,"buffer":{{"packets":1000}},"loss":{loss}}}}},
-                        "flows":[{{"cc":"{cc}","rcvbuf_bytes":6291456}}]}}"#
-                ))
-                .unwrap();
-                run_with(sim, true, fold)
-            };
-            let (folded, unfolded) = (run(true), run(false));
-            assert!(folded.2 > 50_000, "{cc}: the scenario moves data");
-            assert!(folded.1 < unfolded.1, "{cc}: fewer events folded");
-            assert!(folded.0 == unfolded.0, "{cc}, loss {loss}: result tables differ");
+            let json = format!(
+                r#"{{"seed":1,"duration_ns":1000000000,"sample_interval_ns":100000000,
+                    "topology":{{"kind":"dumbbell","access_rate_bps":2500000000,
+                    "bottleneck":{{"rate_bps":2500000000,"rtt_ns":10000000,"buffer":{{"packets":1000}},"loss":{loss}}}}},
+                    "flows":[{{"cc":"{cc}","rcvbuf_bytes":6291456}}]}}"#
+            );
+            folding_changes_nothing(&json, &format!("{cc}, loss {loss}"));
         }
+    }
+
+    /// The scenario `json` run folded and unfolded: fewer events, the same result tables.
+    fn folding_changes_nothing(json: &str, what: &str) {
+        let run = |fold: bool| run_with(Simulation::from_json(json).unwrap(), true, fold);
+        let (folded, unfolded) = (run(true), run(false));
+        assert!(folded.2 > 50_000, "{what}: the scenario moves data");
+        assert!(folded.1 < unfolded.1, "{what}: fewer events folded");
+        assert!(folded.0 == unfolded.0, "{what}: result tables differ");
     }
 
     /// ... and with the host model, whose receive rings and GRO sit at the folded link's far end.
     #[test]
     fn folded_hops_change_no_result_with_hosts() {
-        let run = |fold: bool| {
-            let sim = Simulation::from_json(
-                r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
-                    "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
-                    "ecn_threshold_bytes":60000}},
-                    "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
-            )
-            .unwrap();
-            run_with(sim, true, fold)
-        };
-        let (folded, unfolded) = (run(true), run(false));
-        assert!(folded.2 > 50_000, "the scenario moves data");
-        assert!(folded.1 < unfolded.1, "fewer events folded");
-        assert!(folded.0 == unfolded.0, "result tables differ");
+        folding_changes_nothing(
+            r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
+                "ecn_threshold_bytes":60000}},
+                "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
+            "hosts",
+        );
     }
 
     #[test]
