@@ -246,6 +246,15 @@ impl Link {
             && self.ecn_k_pkts.is_none()
     }
 
+    /// A packet of `wire_bytes` joins the queue (waits behind the one serializing).
+    #[inline(always)]
+    fn count_queued(&mut self, wire_bytes: u32) {
+        self.q_bytes += wire_bytes as u64;
+        if self.q_bytes > self.stats.max_bytes_interval {
+            self.stats.max_bytes_interval = self.q_bytes;
+        }
+    }
+
     /// Bring a timestamped link's queue state to `now`: apply every start (the queue shrinks)
     /// and departure (bytes sent, busy time) up to `now` at its own time, as the event-driven
     /// serializer would have. `last_sample_ns` bounds the busy time counted in this interval.

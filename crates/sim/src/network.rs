@@ -68,10 +68,7 @@ impl Simulation {
             }
         }
         link.note_occupancy(now);
-        link.q_bytes += p.wire_bytes as u64;
-        if link.q_bytes > link.stats.max_bytes_interval {
-            link.stats.max_bytes_interval = link.q_bytes;
-        }
+        link.count_queued(p.wire_bytes);
         if link.in_pool {
             self.pool_bytes += p.wire_bytes as u64;
         }
@@ -106,17 +103,11 @@ impl Simulation {
         let dt = link.tx_time_ns(p.wire_bytes);
         if link.timestamped {
             // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
-            let done = link.ser.accept(now, dt, p.wire_bytes).done_ns;
-            let arrive = done + link.delay_ns;
-            let was_empty = link.pipe.is_empty();
+            let arrive = link.ser.accept(now, dt, p.wire_bytes).done_ns + link.delay_ns;
             if link.fold {
                 self.fold_into_next(arrive, p);
-                return;
-            }
-            let link = &mut self.links[lid as usize];
-            link.pipe.push_back((arrive, p));
-            if was_empty {
-                self.push(arrive, EvKind::Arrive, lid);
+            } else {
+                self.into_pipe(lid, arrive, p);
             }
             return;
         }
@@ -150,27 +141,31 @@ impl Simulation {
             let f = &self.flows[p.flow as usize];
             let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
             let link = &mut self.links[next as usize];
+            // As `enqueue` does on a timestamped link, with no decision to take.
             link.replay(t, last_sample_ns);
             let idle = link.is_idle(t);
             link.note_occupancy(t);
             if !idle {
-                link.q_bytes += p.wire_bytes as u64;
-                if link.q_bytes > link.stats.max_bytes_interval {
-                    link.stats.max_bytes_interval = link.q_bytes;
-                }
+                link.count_queued(p.wire_bytes);
             }
             let dt = link.tx_time_ns(p.wire_bytes);
-            let arrive = link.ser.accept(t, dt, p.wire_bytes).done_ns + link.delay_ns;
-            if link.fold {
-                t = arrive;
-                continue;
+            t = link.ser.accept(t, dt, p.wire_bytes).done_ns + link.delay_ns;
+            if !link.fold {
+                self.into_pipe(next, t, p);
+                return;
             }
-            let was_empty = link.pipe.is_empty();
-            link.pipe.push_back((arrive, p));
-            if was_empty {
-                self.push(arrive, EvKind::Arrive, next);
-            }
-            return;
+        }
+    }
+
+    /// Put `p` in link `lid`'s propagation pipe, to arrive at `arrive`; the pipe's head has the
+    /// link's only `Arrive` event.
+    #[inline(always)]
+    fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet) {
+        let link = &mut self.links[lid as usize];
+        let was_empty = link.pipe.is_empty();
+        link.pipe.push_back((arrive, p));
+        if was_empty {
+            self.push(arrive, EvKind::Arrive, lid);
         }
     }
 
