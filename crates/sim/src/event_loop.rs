@@ -14,22 +14,20 @@ const WALL_CHECK_EVENTS: u64 = 1024;
 impl Simulation {
     #[inline]
     pub(crate) fn push(&mut self, t: Nanos, kind: EvKind, id: u32) {
-        self.ev_seq += 1;
-        self.heap.push(Reverse(Event { t, seq: self.ev_seq, kind, id }));
+        self.heap.push(Reverse(EventKey::new(Event { t, kind, id })));
     }
 
     /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`; it runs as the event
     /// (t, SenderTimer or ReceiverTimer, flow) would.
     #[inline]
     pub(crate) fn arm_timer(&mut self, slot: u32, t: Nanos) {
-        self.ev_seq += 1;
-        self.timers.set(slot, t, self.ev_seq);
+        self.timers.set(slot, t);
     }
 
     /// The next event: the event heap's head or the timer queue's, whichever is first.
     #[inline]
     fn next_event(&self) -> Option<Event> {
-        let ev = self.heap.peek().map(|e| e.0);
+        let ev = self.heap.peek().map(|e| e.0.event());
         let timer = self.timers.peek().map(|t| {
             let kind = if t.slot % 2 == 0 {
                 EvKind::SenderTimer
@@ -40,7 +38,6 @@ impl Simulation {
                 t: t.t,
                 kind,
                 id: t.slot / 2,
-                seq: t.seq,
             }
         });
         match (ev, timer) {

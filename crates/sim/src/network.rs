@@ -400,7 +400,7 @@ mod tests {
         assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
         assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
         // Only the pipe's head has an event: the arrival of the first packet.
-        assert_eq!(sim.heap.iter().filter(|e| e.0.kind == EvKind::Arrive && e.0.id == bn).count(), 1);
+        assert_eq!(sim.heap.iter().map(|e| e.0.event()).filter(|e| e.kind == EvKind::Arrive && e.id == bn).count(), 1);
         // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
         // the queue is replayed on read.
         sim.now = 20_000;

@@ -12,8 +12,7 @@
 //!
 //! Order: as the event heap's, (time, kind, id) — every sender timer (slot 2·flow) before every
 //! receiver timer (2·flow + 1) of the same instant, each by flow (`order`) — so ties resolve
-//! as they would if timers were heap events. `seq`, the scheduling number, is kept for the
-//! event it becomes.
+//! as they would if timers were heap events.
 
 use cc::Nanos;
 
@@ -25,13 +24,12 @@ pub(crate) struct Entry {
     pub t: Nanos,
     /// (kind, flow) as one number: receiver timers after sender timers, then by flow.
     order: u64,
-    pub seq: u64,
     pub slot: u32,
 }
 
 impl Entry {
-    fn new(slot: u32, t: Nanos, seq: u64) -> Entry {
-        Entry { t, order: ((slot as u64 % 2) << 32) | (slot as u64 / 2), seq, slot }
+    fn new(slot: u32, t: Nanos) -> Entry {
+        Entry { t, order: ((slot as u64 % 2) << 32) | (slot as u64 / 2), slot }
     }
 }
 
@@ -61,9 +59,9 @@ impl TimerQueue {
         self.heap.len()
     }
 
-    /// Arm `slot` at `t` (scheduled as number `seq`), replacing its pending entry if it has one.
-    pub fn set(&mut self, slot: u32, t: Nanos, seq: u64) {
-        let e = Entry::new(slot, t, seq);
+    /// Arm `slot` at `t`, replacing its pending entry if it has one.
+    pub fn set(&mut self, slot: u32, t: Nanos) {
+        let e = Entry::new(slot, t);
         if slot as usize >= self.pos.len() {
             // Flows made during the run (application transfers) bring their slots along.
             self.pos.resize(slot as usize + 1, ABSENT);
@@ -155,24 +153,22 @@ mod tests {
         #[test]
         fn pops_every_slots_latest_deadline_in_order(ops in proptest::collection::vec((0u32..16, 0u64..1000, any::<bool>()), 1..200)) {
             let mut q = TimerQueue::with_slots(16);
-            let mut model: std::collections::BTreeMap<u32, (Nanos, u64)> = Default::default();
-            let mut seq = 0;
+            let mut model: std::collections::BTreeMap<u32, Nanos> = Default::default();
             for (slot, t, pop) in ops {
                 if pop {
                     // The model's order: time, then sender (even) before receiver (odd) slots, then flow.
-                    let want = model.iter().map(|(&s, &(t, q))| (t, s % 2, s / 2, q, s)).min().map(|(t, _, _, q, s)| Entry::new(s, t, q));
+                    let want = model.iter().map(|(&s, &t)| (t, s % 2, s / 2, s)).min().map(|(t, _, _, s)| Entry::new(s, t));
                     prop_assert_eq!(q.pop(), want);
                     if let Some(w) = want { model.remove(&w.slot); }
                 } else {
-                    seq += 1;
-                    q.set(slot, t, seq);
-                    model.insert(slot, (t, seq));
+                    q.set(slot, t);
+                    model.insert(slot, t);
                 }
                 prop_assert_eq!(q.len(), model.len());
             }
             let mut last = None;
             while let Some(e) = q.pop() {
-                prop_assert_eq!(model.remove(&e.slot), Some((e.t, e.seq)));
+                prop_assert_eq!(model.remove(&e.slot), Some(e.t));
                 let key = (e.t, e.slot % 2, e.slot / 2);
                 prop_assert!(last.is_none_or(|l| l < key));
                 last = Some(key);

@@ -309,7 +309,7 @@ impl Receiver {
             self.rcv_nxt += 1;
             self.delivered_bytes += seg.payload_bytes as u64;
             // Pull in any out-of-order run that is now contiguous.
-            if let Some((&s, &e)) = self.ooo.first_key_value() {
+            if let Some((&s, &e)) = if self.ooo.is_empty() { None } else { self.ooo.first_key_value() } {
                 if s == self.rcv_nxt {
                     self.ooo.pop_first();
                     self.ooo_segs -= e - s;
@@ -454,6 +454,11 @@ impl Receiver {
     }
 
     fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
+        // The length is inline; looking at the last key reads the map's root node, which a map
+        // emptied after a recovery keeps (a cache miss per segment with a thousand flows).
+        if self.ooo.is_empty() {
+            return None;
+        }
         if let Some((&s, &e)) = self.ooo.last_key_value() {
             if seq >= s {
                 return (seq < e).then_some((s, e));

@@ -35,11 +35,21 @@ pub struct SenderStats {
 
 /// Log-linear histogram of RTTs (HDR-style: 64 sub-buckets per power of two of microseconds,
 /// ≤ 1.6 % relative error), so p50/p95/p99 cost O(1) memory per flow regardless of run length.
+///
+/// Samples wait in `pending` (inside the sender, beside its hot fields) and reach `counts`
+/// `PENDING` at a time: with a thousand flows the counts of each are out of cache by the time
+/// its next ACK comes, and a miss per ACK was 3 % of such a run (1000 flows at 50 Gbit/s).
 #[derive(Clone, Debug)]
 pub struct RttHistogram {
     counts: Vec<u64>,
     total: u64,
+    /// Buckets of the samples not yet in `counts` (the first `n_pending`).
+    pending: [u16; PENDING],
+    n_pending: u8,
 }
+
+/// Samples buffered before they are counted.
+const PENDING: usize = 16;
 
 const HIST_SUB_BITS: u32 = 6;
 const HIST_SUB: u64 = 1 << HIST_SUB_BITS;
@@ -52,7 +62,7 @@ impl Default for RttHistogram {
 
 impl RttHistogram {
     pub fn new() -> Self {
-        RttHistogram { counts: Vec::new(), total: 0 }
+        RttHistogram { counts: Vec::new(), total: 0, pending: [0; PENDING], n_pending: 0 }
     }
 
     #[inline]
@@ -82,12 +92,24 @@ impl RttHistogram {
 
     #[inline]
     pub fn record(&mut self, v_ns: u64) {
-        let b = Self::bucket(v_ns);
-        if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
-        }
-        self.counts[b] += 1;
+        // The largest bucket (v_ns = u64::MAX) is 3775: a u16 holds every bucket.
+        self.pending[self.n_pending as usize] = Self::bucket(v_ns) as u16;
+        self.n_pending += 1;
         self.total += 1;
+        if self.n_pending as usize == PENDING {
+            Self::add_to(&mut self.counts, &self.pending);
+            self.n_pending = 0;
+        }
+    }
+
+    fn add_to(counts: &mut Vec<u64>, buckets: &[u16]) {
+        for &b in buckets {
+            let b = b as usize;
+            if b >= counts.len() {
+                counts.resize(b + 1, 0);
+            }
+            counts[b] += 1;
+        }
     }
 
     pub fn count(&self) -> u64 {
@@ -99,9 +121,11 @@ impl RttHistogram {
         if self.total == 0 {
             return f64::NAN;
         }
+        let mut counts = self.counts.clone();
+        Self::add_to(&mut counts, &self.pending[..self.n_pending as usize]);
         let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
         let mut acc = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
+        for (b, &c) in counts.iter().enumerate() {
             acc += c;
             if acc >= rank {
                 return Self::bucket_value_ns(b);
@@ -121,5 +145,33 @@ impl crate::Sender {
         self.stats.interval_rtt_sum_ns += rtt_ns as u128;
         self.stats.interval_rtt_count += 1;
         self.rtt_hist.record(rtt_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sample counts once, whether it still waits in `pending` or reached `counts`; each
+    /// quantile is within the histogram's 1.6 % of the exact order statistic.
+    #[test]
+    fn quantiles_count_buffered_and_flushed_samples() {
+        for n in [1u64, 7, PENDING as u64 - 1, PENDING as u64, PENDING as u64 + 1, 1000, 1003] {
+            let mut h = RttHistogram::new();
+            // RTTs 10 ms .. 10 ms + n × 37 µs, recorded in a scrambled order.
+            let mut v: Vec<u64> = (0..n).map(|i| 10_000_000 + ((i * 7919) % n) * 37_000).collect();
+            v.iter().for_each(|&x| h.record(x));
+            v.sort_unstable();
+            assert_eq!(h.count(), n);
+            for q in [0.0, 0.5, 0.95, 0.99, 1.0] {
+                let rank = ((q * n as f64).ceil() as usize).clamp(1, n as usize);
+                let exact = v[rank - 1] as f64;
+                let got = h.quantile_ns(q);
+                assert!((got - exact).abs() <= 0.016 * exact, "n {n} q {q}: {got} vs {exact}");
+            }
+        }
+        assert!(RttHistogram::new().quantile_ns(0.5).is_nan());
+        // The largest bucket fits the u16 `pending` keeps.
+        assert!(RttHistogram::bucket(u64::MAX) <= u16::MAX as usize);
     }
 }
