@@ -24,6 +24,10 @@
 //! - Tail loss probe (RFC 8985 §7): PTO = 2·SRTT (+200 ms with one segment out), one probe.
 //! - RTO (RFC 6298; Linux `__tcp_set_rto`): RTO = SRTT + max(4·RTTVAR, rto_min), exponential
 //!   backoff; entering Loss marks everything outstanding lost (Linux `tcp_enter_loss`).
+//! - RTT samples (Linux `tcp_clean_rtx_queue`/`tcp_ack_update_rtt`): Karn's rule, the oldest
+//!   newly delivered segment for SRTT, the newest for min_rtt and the algorithm; an ACK that
+//!   advances snd_una with no such sample takes one from its timestamp echo at the 1-ms TS clock
+//!   (`tcp_rtt_tsopt_us`), which can read up to a millisecond below the path's RTT.
 //! - Recovery state machine of Linux `tcp_fastretrans_alert` (Open/Disorder/CWR/Recovery/Loss), PRR
 //!   (RFC 9937; Linux `tcp_cwnd_reduction` with RecoverFS = prior_cwnd) for algorithms without
 //!   `cong_control`, and Eifel undo with timestamps (RFC 3522; Linux `tcp_packet_delayed`).

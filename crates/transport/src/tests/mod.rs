@@ -2,5 +2,6 @@
 //! in `crates/transport/tests/`.)
 
 mod receiver;
+mod rtt;
 mod scoreboard;
 mod tso;

@@ -360,6 +360,31 @@ struct bbr3_diag {
 };
 struct bbr3_diag bbr3_last_ack = {};
 
+/* Diagnostics: the valid delivery-rate samples of every flow, split by whether the sampled skb
+ * had been retransmitted (rs->is_retrans). tcp_rate_gen's own comment warns that a sample may be
+ * over-estimated "when a spuriously retransmitted skb was first (s)acked"; these counters show
+ * whether the samples that raise the max filter are such ones (docs/fidelity.md). */
+struct bbr3_rate_diag {
+	u64 samples;     /* valid samples */
+	u64 max_bw;      /* the largest, packets/us << 24 */
+	u64 raises;      /* samples above the flow's max-filter bandwidth at that ACK */
+	u64 app_limited; /* of the samples, app-limited ones */
+};
+struct bbr3_rate_diag bbr3_rate_clean = {};   /* sampled skb not retransmitted */
+struct bbr3_rate_diag bbr3_rate_retrans = {}; /* sampled skb retransmitted */
+
+/* Count a valid sample of `bw` in `d` (the verifier wants each global addressed directly). */
+#define NOTE_RATE_SAMPLE(d, bw, prior_max, app_limited_)		\
+	do {								\
+		__sync_fetch_and_add(&(d).samples, 1);			\
+		if (app_limited_)					\
+			__sync_fetch_and_add(&(d).app_limited, 1);	\
+		if ((bw) > (d).max_bw)					\
+			(d).max_bw = (bw);				\
+		if ((bw) > (prior_max))					\
+			__sync_fetch_and_add(&(d).raises, 1);		\
+	} while (0)
+
 /* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields. */
 struct ack_info {
 	u64 now_us;
@@ -1319,8 +1344,15 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	a.app_limited = rs->is_app_limited;
 	a.ca_state = ca_state_of(sk);
 	/* Sample bw rounded up (DIV_ROUND_UP) so a low rate can still grow. */
-	if (a.valid)
+	if (a.valid) {
+		u64 prior_max = max_bw_of(b);
+
 		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+		if (rs->is_retrans)
+			NOTE_RATE_SAMPLE(bbr3_rate_retrans, a.sample_bw, prior_max, a.app_limited);
+		else
+			NOTE_RATE_SAMPLE(bbr3_rate_clean, a.sample_bw, prior_max, a.app_limited);
+	}
 	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
 	b->last_delivered_ce = tp->delivered_ce;
 	a.new_lost = tp->lost - b->last_lost;
