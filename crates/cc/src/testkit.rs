@@ -146,9 +146,10 @@ pub struct Sim<A> {
     pub next_seq: u64,
     pub next_send: u64,
     // What happened.
-    /// Lowest RTT seen, and when a sample at (or below) it was last seen.
+    /// Lowest RTT seen, and when a sample first went below the previous lowest (what restarts
+    /// mainline BBRv1's 10-s min_rtt window; an equal sample does not since Linux 5.10).
     pub min_rtt_seen: u64,
-    pub last_min_rtt_refresh: u64,
+    pub last_min_rtt_drop: u64,
     /// The latest ACK's rate sample, as handed to `cong_control`.
     pub last_rs: RateSample,
     pkts: VecDeque<Pkt>,
@@ -195,7 +196,7 @@ impl<A: KitCc> Sim<A> {
             next_seq: 0,
             next_send: 0,
             min_rtt_seen: u64::MAX,
-            last_min_rtt_refresh: 0,
+            last_min_rtt_drop: 0,
             last_rs: RateSample::default(),
             pkts: VecDeque::new(),
             departs: VecDeque::new(),
@@ -372,9 +373,9 @@ impl<A: KitCc> Sim<A> {
         let rtt = now - p.sent_ns;
         self.tp.srtt_ns = if self.tp.srtt_ns == 0 { rtt } else { (7 * self.tp.srtt_ns + rtt) / 8 };
         self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(rtt);
-        if rtt <= self.min_rtt_seen {
+        if rtt < self.min_rtt_seen {
             self.min_rtt_seen = rtt;
-            self.last_min_rtt_refresh = now;
+            self.last_min_rtt_drop = now;
         }
         let mut rs = RateSample::default();
         rate::on_packet_delivered(&mut self.tp, &mut p.st, &mut rs);

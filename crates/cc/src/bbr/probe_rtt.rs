@@ -45,16 +45,23 @@ impl MinRtt {
     }
 
     /// Take this ACK's RTT sample into a `win_ns` window; returns whether the window had expired.
-    /// A sample equal to the minimum refreshes the stamp only if `refresh_on_equal` (Linux v1 and
-    /// v2alpha `<=`; draft and Linux v3 `<`). An expired window takes any sample not from a
-    /// delayed ACK.
+    /// A sample equal to the minimum refreshes the stamp only if `refresh_on_equal` (v2alpha and
+    /// Linux v1 before 5.10 `<=`; draft, Linux v1 since 5.10 and v3 `<`). An expired window takes
+    /// any sample not from a delayed ACK.
     #[inline]
     pub fn update(&mut self, now: Nanos, rs: &RateSample, win_ns: Nanos, refresh_on_equal: bool) -> bool {
+        self.update_with(now, rs, win_ns, refresh_on_equal, true)
+    }
+
+    /// [`MinRtt::update`], with the expired window taking delayed-ACK samples too unless
+    /// `expiry_skips_delayed_acks` (Linux v1 before 4.17 took them).
+    #[inline]
+    pub fn update_with(&mut self, now: Nanos, rs: &RateSample, win_ns: Nanos, refresh_on_equal: bool, expiry_skips_delayed_acks: bool) -> bool {
         let expired = now > self.stamp_ns.saturating_add(win_ns);
         if rs.rtt_ns >= 0 {
             let rtt = rs.rtt_ns as u64;
             let lower = if refresh_on_equal { rtt <= self.rtt_ns } else { rtt < self.rtt_ns };
-            if lower || (expired && !rs.is_ack_delayed) {
+            if lower || (expired && !(expiry_skips_delayed_acks && rs.is_ack_delayed)) {
                 self.rtt_ns = rtt;
                 self.stamp_ns = now;
             }
@@ -130,5 +137,44 @@ impl ProbeRttHold {
         }
         tp.snd_cwnd = tp.snd_cwnd.max(prior_cwnd);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Nanos = 1_000_000_000;
+
+    fn sample(rtt_ns: i64, delayed: bool) -> RateSample {
+        RateSample { rtt_ns, is_ack_delayed: delayed, ..Default::default() }
+    }
+
+    /// Linux 1b9e2a8c99a5 (v5.10): a recovery's RTT samples come from 1-ms timestamps, so many
+    /// equal the minimum; with `<=` they kept postponing PROBE_RTT. Mainline BBRv1 and v3 take
+    /// only a lower sample, 4.13 and v2alpha an equal one too.
+    #[test]
+    fn an_equal_sample_restarts_the_window_only_under_the_old_rule() {
+        for (refresh_on_equal, want_stamp) in [(false, 0), (true, 3 * S)] {
+            let mut m = MinRtt::new(40_000_000, 0);
+            let expired = m.update(3 * S, &sample(40_000_000, false), 10 * S, refresh_on_equal);
+            assert!(!expired);
+            assert_eq!((m.rtt_ns, m.stamp_ns), (40_000_000, want_stamp), "refresh_on_equal {refresh_on_equal}");
+            // A lower sample restarts it under both rules.
+            m.update(4 * S, &sample(39_000_000, false), 10 * S, refresh_on_equal);
+            assert_eq!((m.rtt_ns, m.stamp_ns), (39_000_000, 4 * S));
+        }
+    }
+
+    /// Once the window expired a higher sample replaces the minimum, but not one from a delayed
+    /// ACK (since v4.17; 4.13 took it).
+    #[test]
+    fn an_expired_window_skips_delayed_ack_samples_unless_told_not_to() {
+        for (skip, want) in [(true, 40_000_000), (false, 45_000_000)] {
+            let mut m = MinRtt::new(40_000_000, 0);
+            let expired = m.update_with(11 * S, &sample(45_000_000, true), 10 * S, false, skip);
+            assert!(expired);
+            assert_eq!(m.rtt_ns, want, "skip {skip}");
+        }
     }
 }

@@ -330,7 +330,7 @@ impl Bbr1 {
 
     /// `bbr_update_min_rtt`: 10 s min filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = self.min_rtt.update(tp.now_ns, rs, MIN_RTT_WIN_NS, true);
+        let filter_expired = self.min_rtt.update_with(tp.now_ns, rs, MIN_RTT_WIN_NS, self.p.min_rtt_refresh_on_equal, self.p.expiry_skips_delayed_acks);
         if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt; // dip, drain queue
             self.save_cwnd(tp);

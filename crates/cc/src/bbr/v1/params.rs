@@ -10,6 +10,8 @@
 //! | `edt_inflight`         | inflight = packets in flight now (`tcp_packets_in_flight`, `rs->prior_in_flight`) | packets in the network at the next departure time (a87c83d5ee25, v4.20) |
 //! | `probe_up_extra_cwnd`  | no +2 in the 5/4 phase            | +2 so probing raises inflight above a tiny BDP ("tcp_bbr: fix bw probing to raise in-flight data for very small BDPs", 2018, after 4.15) |
 //! | `idle_restart_needs_data` | any ACK ends the idle restart  | only one that delivers data ("tcp_bbr: fix to zero idle_restart only upon S/ACKed data", 2018) |
+//! | `min_rtt_refresh_on_equal` | a sample equal to min_rtt restarts its 10-s window (`<=`) | only a lower one (1b9e2a8c99a5 "tcp: only postpone PROBE_RTT if RTT is < current min_rtt estimate", v5.10): a recovery's RTT samples come from timestamps in whole milliseconds, so under persistent loss equal samples kept postponing PROBE_RTT |
+//! | `expiry_skips_delayed_acks` | an expired window takes any sample | not one from a delayed ACK (e42a5d6f7d5e "tcp: avoid min-RTT bloat by skipping RTT from delayed-ACK in BBR", v4.17) |
 //!
 //! Everything else (gains, filters, PROBE_RTT, the long-term model, offload burst sizing) is the
 //! same code in both.
@@ -37,6 +39,10 @@ pub struct Params {
     pub probe_up_extra_cwnd: bool,
     /// Only an ACK that delivers data ends an idle restart.
     pub idle_restart_needs_data: bool,
+    /// A sample equal to min_rtt restarts its window (`<=` rather than `<`).
+    pub min_rtt_refresh_on_equal: bool,
+    /// An expired min_rtt window ignores samples from delayed ACKs.
+    pub expiry_skips_delayed_acks: bool,
 }
 
 impl Params {
@@ -48,6 +54,8 @@ impl Params {
                 edt_inflight: true,
                 probe_up_extra_cwnd: true,
                 idle_restart_needs_data: true,
+                min_rtt_refresh_on_equal: false,
+                expiry_skips_delayed_acks: true,
             },
             Variant::Linux413 => Params {
                 ack_aggregation: false,
@@ -55,6 +63,8 @@ impl Params {
                 edt_inflight: false,
                 probe_up_extra_cwnd: false,
                 idle_restart_needs_data: false,
+                min_rtt_refresh_on_equal: true,
+                expiry_skips_delayed_acks: false,
             },
         }
     }

@@ -334,12 +334,13 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores() {
                 return true;
             }
             cwnd_before = s.tp.snd_cwnd;
-            last_refresh = s.last_min_rtt_refresh;
+            last_refresh = s.last_min_rtt_drop;
             false
         },
         30 * NSEC_PER_SEC,
     );
-    // Entered on the first ACK more than 10 s after the last sample at the minimum RTT.
+    // Entered on the first ACK more than 10 s after the RTT last fell to a new minimum (samples
+    // equal to it do not postpone PROBE_RTT: Linux 1b9e2a8c99a5, v5.10).
     let since = sim.now - last_refresh;
     assert!(since > 10 * NSEC_PER_SEC && since < 10 * NSEC_PER_SEC + 5 * MS, "entered {since} ns after refresh");
     let entered = sim.now;
