@@ -72,7 +72,7 @@ def _assert_clean(owner: int | None = None) -> None:
     """Nothing of process ``owner``'s runs (default: this one) is left: namespaces, TUNs, emulators."""
     owner = os.getpid() if owner is None else owner
     left = netns.leftovers(owner)
-    assert left == {"netns": [], "tun": []}, f"left behind: {left}"
+    assert left == {"netns": [], "tun": [], "scratch": []}, f"left behind: {left}"
     stray = _linkemu_pids(owner)
     assert not stray, f"emulator processes left: {stray}"
 

@@ -261,7 +261,7 @@ def test_sigkill_of_the_runner_leaves_nothing_registered_or_behind(tmp_path):
                                       or _linkemu(p.pid)):
         time.sleep(0.1)
     assert _available() == before
-    assert netns.leftovers(p.pid) == {"netns": [], "tun": []}
+    assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
     assert not _guardians(p.pid) and not _linkemu(p.pid)
 
 
@@ -300,7 +300,7 @@ def test_sigterm_unregisters_and_cleans_up(tmp_path):
     assert p.returncode != 0 and err.strip().splitlines()[-1].startswith("error:"), err
     # Unregistered by the runner itself, before it exited (no waiting for the kernel here).
     assert _available() == before
-    assert netns.leftovers(p.pid) == {"netns": [], "tun": []}
+    assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
     assert not (tmp_path / "o").exists()
 
 

@@ -2,10 +2,10 @@
 
 ``python -m bbrlab.emu.guardian OWNER_PID``, started by :class:`bbrlab.emu.netns.Testbed` in its
 own session (terminal signals do not reach it), reads lines from the runner on stdin:
-``ns NAME`` for each namespace the runner created, ``done`` once the runner has removed them
-itself. When stdin reaches end of file — the runner exited, however — without ``done``, the
-guardian does what ``Testbed.close`` would: kills every process still inside those namespaces
-and deletes them. Everything else dies with the runner by itself: the emulator through
+``ns NAME`` for each namespace the runner created, ``dir PATH`` for each scratch directory,
+``done`` once the runner has removed them itself. When stdin reaches end of file — the runner
+exited, however — without ``done``, the guardian does what ``Testbed.close`` would: kills every
+process still inside those namespaces, deletes them and the directories. Everything else dies with the runner by itself: the emulator through
 PR_SET_PDEATHSIG (its TUN devices with it), the traffic (threads of the runner), and a BPF
 congestion control (the kernel closes the runner's link descriptor and unregisters it).
 
@@ -15,6 +15,7 @@ It imports nothing of bbrlab's but this module, so it is up in tens of milliseco
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,12 +53,17 @@ def main() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     names: list[str] = []
+    dirs: list[str] = []
     for line in sys.stdin:
         cmd, _, arg = line.strip().partition(" ")
         if cmd == "ns" and arg:
             names.append(arg)
+        elif cmd == "dir" and arg:
+            dirs.append(arg)
         elif cmd == "done":
             return 0
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
     left = remove_namespaces(names)
     return 1 if left else 0
 

@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,9 +34,12 @@ from typing import Any
 from ..errors import UserError
 from .launch import PACKAGE_PARENT  # `-m bbrlab.emu.guardian` runs there: it imports this bbrlab
 
-__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "ns_prefix", "tun_prefix", "NS_PREFIX"]
+__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "ns_prefix", "tun_prefix",
+           "scratch_prefix", "NS_PREFIX"]
 
 NS_PREFIX = "bbrlab-"
+#: A run's scratch directory (the emulator's queue log, its stderr) in the system's temp dir.
+SCRATCH_PREFIX = "bbrlab-emu-"
 TUN_PREFIX = "bl"
 _counter = itertools.count()
 _open_testbeds: list[Testbed] = []
@@ -98,17 +102,26 @@ def tun_prefix(pid: int) -> str:
     return f"{TUN_PREFIX}{pid % 10000:04d}"
 
 
+def scratch_prefix(pid: int) -> str:
+    """How the scratch directories of process ``pid``'s runs are named (in the system's temp dir)."""
+    return f"{SCRATCH_PREFIX}{pid}-"
+
+
 def leftovers(owner_pid: int | None = None) -> dict[str, list[str]]:
-    """bbrlab namespaces and TUN devices that exist now (for tests and diagnostics): all of them,
-    or only those of process ``owner_pid``'s runs (other runs on the machine have their own)."""
+    """bbrlab namespaces, TUN devices and scratch directories that exist now (for tests and
+    diagnostics): all of them, or only those of process ``owner_pid``'s runs (other runs on the
+    machine have their own)."""
     ns = [l.split()[0] for l in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if l.strip()]
     links = [l.split(":")[1].strip().split("@")[0] for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
              if ":" in l]
     nsp = NS_PREFIX if owner_pid is None else ns_prefix(owner_pid)
     tunp = TUN_PREFIX if owner_pid is None else tun_prefix(owner_pid)
+    scratchp = SCRATCH_PREFIX if owner_pid is None else scratch_prefix(owner_pid)
+    tmp = Path(tempfile.gettempdir())
     return {
         "netns": [n for n in ns if n.startswith(nsp)],
         "tun": [l for l in links if l.startswith(tunp) and l[len(TUN_PREFIX):][:1].isdigit()],
+        "scratch": sorted(str(d) for d in tmp.glob(f"{scratchp}*") if d.is_dir()),
     }
 
 
@@ -124,6 +137,7 @@ class Testbed:
         self.ns_base = f"{ns_prefix(os.getpid())}{n}-"
         self.tun_base = f"{tun_prefix(os.getpid())}{n % 100:02d}"
         self.namespaces: list[str] = []
+        self.scratch_dirs: list[Path] = []
         self.procs: list[subprocess.Popen[Any]] = []
         self.guardian: subprocess.Popen[Any] | None = None
         self.closed = False
@@ -175,6 +189,14 @@ class Testbed:
         self.namespaces.append(name)
         return name
 
+    def scratch_dir(self) -> Path:
+        """A new directory for the run's files, removed with the namespaces (by the guardian too,
+        after a SIGKILL)."""
+        d = Path(tempfile.mkdtemp(prefix=scratch_prefix(os.getpid())))
+        self._tell_guardian(f"dir {d}")
+        self.scratch_dirs.append(d)
+        return d
+
     def ip(self, ns: str | None, *commands: str) -> None:
         """Run ``ip`` commands (one per string) in namespace ``ns`` (None = root namespace)."""
         base = ["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"]
@@ -213,6 +235,8 @@ class Testbed:
                 time.sleep(0.05)
             else:
                 errors.append(f"{ns}: {r.stderr.strip()}")
+        for d in self.scratch_dirs:
+            shutil.rmtree(d, ignore_errors=True)
         if self.guardian is not None:
             try:
                 self._tell_guardian("done" if not errors else "")

@@ -22,7 +22,6 @@ import json
 import math
 import os
 import select
-import tempfile
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -254,9 +253,8 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
 
-    with Testbed() as tb, tempfile.TemporaryDirectory(prefix="bbrlab-emu-") as tmp, \
-            registered_algorithms(plan) as (kernel_cc, bpf_facts):
-        net = open_network(tb, cfg, settings, Path(tmp), launch, ecn_algorithms=plan.ecn)
+    with Testbed() as tb, registered_algorithms(plan) as (kernel_cc, bpf_facts):
+        net = open_network(tb, cfg, settings, tb.scratch_dir(), launch, ecn_algorithms=plan.ecn)
         emu, ready, sender_ns, rns, emu_error = net.emu, net.ready, net.sender_ns, net.rns, net.error
         stats_path = net.stats_path
         t0 = time.monotonic_ns() + 300_000_000
