@@ -121,8 +121,10 @@ def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # 
     assert frames(sent) > 0
     received = [s for s in panel.series if "received" in str(s.label)]
     assert len(received) == 4
-    # Every PAUSE the switch port sends is received by one of the links that feed it.
-    assert sum(frames(ln) for ln in received) == pytest.approx(frames(sent))
+    # Every PAUSE the switch port sends is received by one of the links that feed it, but those
+    # still on the wire when the run ends: a link is microseconds long, so a frame or two each.
+    in_flight = frames(sent) - sum(frames(ln) for ln in received)
+    assert 0 <= round(in_flight) <= 2 * len(received), in_flight
 
 
 def test_a_lossy_fabric_shows_its_drops_instead(core) -> None:  # type: ignore[no-untyped-def]

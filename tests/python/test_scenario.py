@@ -82,7 +82,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     f0, f1 = c["flows"]
     assert set(f0) == {
         "cc", "count", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
-        "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "min_rto_ns", "delayed_ack",
+        "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "tso_defer", "min_rto_ns", "delayed_ack",
         "tso_minrtt_autosize", "fast_path", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns",
         "rpc", "sender",
     }

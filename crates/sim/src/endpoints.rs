@@ -24,6 +24,7 @@ impl Simulation {
             max_pacing_rate_bytes_per_s: f.max_pacing_rate_bps.map(|r| r / 8),
             sndbuf_bytes: f.sndbuf_bytes,
             tso: f.tso,
+            tso_defer: f.tso_defer,
             min_rto_ns: f.min_rto_ns,
             ecn: f.ecn,
             tso_minrtt_autosize: f.tso_minrtt_autosize,

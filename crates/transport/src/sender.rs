@@ -50,6 +50,9 @@ pub struct SenderConfig {
     pub sndbuf_bytes: Option<u64>,
     /// TSO-style bursts.
     pub tso: bool,
+    /// Linux's TSO deferral (`tcp_tso_should_defer`) for unpaced senders: new data waits for a
+    /// fuller offload frame (see `Sender::tso_defer`); false: send whatever the windows allow.
+    pub tso_defer: bool,
     pub min_rto_ns: Nanos,
     pub ecn: bool,
     /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
@@ -71,6 +74,7 @@ impl Default for SenderConfig {
             max_pacing_rate_bytes_per_s: None,
             sndbuf_bytes: None,
             tso: true,
+            tso_defer: true,
             min_rto_ns: 200 * NSEC_PER_MSEC,
             ecn: false,
             tso_minrtt_autosize: true,
@@ -277,6 +281,10 @@ impl Sender {
                 self.stats.rwnd_limited = false;
                 self.stats.sndbuf_limited = false;
                 self.tp.rwnd_limited = false;
+                if let Some(cwnd_limited) = self.tso_defer(now) {
+                    self.cwnd_validate(cwnd_limited);
+                    return None;
+                }
                 self.transmit_new(now)
             }
         };

@@ -75,6 +75,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'rcvbuf': ('rcvbuf_bytes', None),
         'ecn': ('ecn', None),
         'tso': ('tso', None),
+        'tso_defer': ('tso_defer', None),
         'min_rto': ('min_rto_ns', None),
         'delayed_ack': ('delayed_ack', None),
         'tso_minrtt_autosize': ('tso_minrtt_autosize', None),

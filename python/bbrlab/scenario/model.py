@@ -108,6 +108,7 @@ class Flow(Strict):
     rcvbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Receive buffer: the advertised window (none: unlimited).")
     ecn: bool = Field(default=False, description="Negotiate ECN.")
     tso: bool = Field(default=True, description="TSO-style bursts (\u22481 ms of the pacing rate, 2 segments to 64 KB).")
+    tso_defer: bool = Field(default=True, description="Linux's TSO deferral (`tcp_tso_should_defer`, `tcp_tso_win_divisor` 3) for unpaced flows: new data waits for a full offload frame or a third of the window unless the next ACK would come too late; false = send what each ACK frees at once.")
     min_rto: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(default=200000000, description="Minimum RTO (Linux's default 200 ms).")
     delayed_ack: bool = Field(default=True, description="Receiver ACKs every 2nd segment, 40 ms timer, quick-ACK at start.")
     tso_minrtt_autosize: bool = Field(default=True, description="BBRv2/v3 offload sizing adds 64 KB >> (min_rtt / 512 \u00b5s) (Google's BBRv2 slides); false = rate only.")

@@ -639,6 +639,11 @@ pub struct Flow {
     /// TSO-style bursts (≈1 ms of the pacing rate, 2 segments to 64 KB).
     #[serde(default = "default_true")]
     pub tso: bool,
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, `tcp_tso_win_divisor` 3) for unpaced flows:
+    /// new data waits for a full offload frame or a third of the window unless the next ACK would
+    /// come too late; false = send what each ACK frees at once.
+    #[serde(default = "default_true")]
+    pub tso_defer: bool,
     /// Minimum RTO (Linux's default 200 ms).
     #[serde(default = "default_min_rto")]
     #[schemars(range(min = 1, max = MAX_DELAY_NS))]

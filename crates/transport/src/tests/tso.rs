@@ -75,3 +75,46 @@ fn autosizing_is_linux_tcp_tso_autosize_and_a_jumbo_mss_gets_two_segment_bursts(
         assert!(s.stats.tso_burst_segs >= 2 && s.stats.tso_burst_segs <= 2 * s.stats.tso_bursts, "{cc}: {:?}", s.stats);
     }
 }
+
+/// Linux `tcp_tso_should_defer`: an unpaced ACK-clocked sender does not send the two segments
+/// each ACK frees; it waits until a full offload frame (or a third of the window) fits, then
+/// sends it as one burst. Without deferral it sends what each ACK frees.
+#[test]
+fn an_unpaced_sender_defers_new_data_to_full_offload_frames() {
+    const RTT: u64 = 10_000_000;
+    let bursts = |defer: bool| -> (Vec<u64>, u32, u32) {
+        let mut s = sender("dctcp", SenderConfig { initial_cwnd: 300, tso_defer: defer, ..Default::default() });
+        s.set_handshake_rtt(0, RTT);
+        let mut sent = 0u64;
+        while s.poll_transmit(0).is_some() {
+            sent += 1;
+        }
+        assert_eq!(sent, 300);
+        let (frame, third) = (s.tso_segs(), s.tp.snd_cwnd / 3);
+        // One RTT later the ACKs come back, each for two segments, 24 µs apart (1 Gbit/s).
+        let mut out = Vec::new();
+        for i in 1..=60u64 {
+            let now = RTT + i * 24_000;
+            s.on_ack(now, &Packet { ack: 2 * i, ts_ns: 1, ..Packet::empty(0) });
+            let mut n = 0;
+            while s.poll_transmit(now).is_some() {
+                n += 1;
+            }
+            out.push(n);
+        }
+        (out, frame, third)
+    };
+    let (eager, _, _) = bursts(false);
+    assert!(eager.iter().all(|&n| n >= 2), "without deferral every ACK sends: {eager:?}");
+    let (deferred, frame, third) = bursts(true);
+    let want = frame.min(third) as u64;
+    assert!(want > 4, "the frame ({frame}) and a third of cwnd ({third}) exceed one ACK's worth");
+    // The first ACK comes 10 ms after the last write: Linux defers only after a recent write.
+    assert!(deferred[0] > 0, "{deferred:?}");
+    let later = &deferred[1..];
+    assert!(later.iter().filter(|&&n| n == 0).count() > later.len() * 3 / 4, "most ACKs send nothing: {deferred:?}");
+    assert!(later.iter().all(|&n| n == 0 || n >= want), "bursts of at least {want}: {deferred:?}");
+    // Nothing is lost to deferral but the frame still being filled.
+    let (e, d) = (eager.iter().sum::<u64>(), deferred.iter().sum::<u64>());
+    assert!(d <= e && e - d < want, "{e} sent eagerly, {d} deferring");
+}
