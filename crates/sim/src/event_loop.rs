@@ -149,6 +149,22 @@ impl Simulation {
 mod tests {
     use super::*;
 
+    /// A heap key decodes to the event it was made from, for every kind (`EvKind::ALL` must list
+    /// the kinds in discriminant order), and keys order as events do.
+    #[test]
+    fn event_keys_round_trip_and_keep_the_order() {
+        let events: Vec<Event> = EvKind::ALL
+            .iter()
+            .flat_map(|&kind| [(0, 0), (5, u32::MAX), (u64::MAX, 7)].map(|(t, id)| Event { t, kind, id }))
+            .collect();
+        for &e in &events {
+            assert_eq!(EventKey::new(e).event(), e);
+            for &f in &events {
+                assert_eq!(EventKey::new(e).cmp(&EventKey::new(f)), e.cmp(&f), "{e:?} vs {f:?}");
+            }
+        }
+    }
+
     /// Paced BBR flows move their timers on every departure and every ACK; the queues must hold
     /// O(links + flows) entries all the same (the event heap used to collect thousands of
     /// superseded timer entries on a long path, and every packet event paid for sifting them).

@@ -366,9 +366,7 @@ impl EvKind {
         "tx_done", "arrive", "sender_timer", "receiver_timer", "flow_start", "sample", "pause_on", "pause_off", "resume",
         "pfc_refresh", "app_query", "host_poll",
     ];
-}
 
-impl EvKind {
     /// Every kind in discriminant order.
     const ALL: [EvKind; EV_KINDS] = [
         EvKind::TxDone,

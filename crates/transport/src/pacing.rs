@@ -98,15 +98,15 @@ impl Sender {
         if !self.cfg.tso || !self.cfg.tso_defer || self.paced() || self.tp.ca_state >= CaState::Recovery || self.chunk_open(now) {
             return None;
         }
+        // Only after a recent write (an unpaced sender's `tcp_wstamp_ns` is its last send).
+        if now > self.pacer.chunk_start_ns + NSEC_PER_MSEC {
+            return None;
+        }
         let max_segs = self.tso_segs() as u64;
         let unsent = self.stream.write_end.saturating_sub(self.sb.snd_nxt);
         let frame = unsent.min(max_segs);
         if frame <= 1 {
             return None; // a one-segment skb takes Nagle's test, not this one
-        }
-        let last_send_ns = if self.paced() { self.tp.wstamp_ns } else { self.pacer.chunk_start_ns };
-        if now > last_send_ns + NSEC_PER_MSEC {
-            return None;
         }
         let cong = (self.tp.snd_cwnd as u64).saturating_sub(self.tp.packets_in_flight() as u64);
         let send = self.rwnd_end.saturating_sub(self.sb.snd_nxt);
