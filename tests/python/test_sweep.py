@@ -321,7 +321,12 @@ def test_ctrl_c_stops_the_workers_and_the_sweep_resumes(tmp_path: Path, core) ->
     proc = subprocess.Popen(cmd, env=_env(), start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not any((out / "runs").glob("*/summary.json")) and time.monotonic() < deadline and proc.poll() is None:
+        # A finished run: its directory renamed from `<id>.incomplete`, which holds a summary.json
+        # while the plots are still being drawn (and is removed if interrupted then).
+        def finished() -> bool:
+            return any(not p.parent.name.endswith(".incomplete") for p in (out / "runs").glob("*/summary.json"))
+
+        while not finished() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert proc.poll() is None, "the sweep ended before it could be interrupted"
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
