@@ -121,8 +121,11 @@ def _incast(bbr_ahead: bool, cubic_falls: bool = True) -> pd.DataFrame:
                 good, bad = 940e6, (940e6 - 30e6 * n if cubic_falls else 940e6)
                 mean = (good if cc == DC_BBR else bad) if bbr_ahead else (bad if cc == DC_BBR else good)
                 rows.append(dict(fabric=fabric, cc=cc, n=n, mean_bps=mean, ci_bps=5e6, samples=5,
-                                 frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n))
-    return pd.DataFrame(rows)
+                                 frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n,
+                                 slow_quarter_bps=mean / n))
+    d = pd.DataFrame(rows)
+    # The exact aggregate: what the reading would be without the seed's integer division.
+    return d.assign(true_mean_bps=d["mean_bps"], true_ci_bps=d["ci_bps"], true_frac75=d["frac75"])
 
 
 def test_incast_verdict_and_sentence_flip_with_the_lead():
@@ -241,8 +244,8 @@ def test_convergence_open_question_flips():
     others = [f for f in dc_convergence.FABRICS if not is_lossless(f) and f != "store-and-forward-deep"]
     mixed.loc[mixed["fabric"].isin(others) & (mixed["cc"] == DC_BBR), "jain_per_second"] = 0.5
     assert one(dc_convergence.claims(mixed), question).verdict is Verdict.PARTLY
-    assert ("converges better with drops (1 MB drop-tail); with the PAUSE ignored by NICs, 1 MB shared, α = 1 and "
-            "128 KB drop-tail buffer it moves by less than 0.1"
+    assert ("converges better with drops (1 MB drop-tail); with the PAUSE to hosts only (racks), PAUSE ignored by NICs, "
+            "1 MB shared, α = 1 and 128 KB drop-tail buffer it moves by less than 0.1"
             in dc_convergence._answer(mixed))
 
 
@@ -409,3 +412,26 @@ def test_claims_csv_matches_the_report(tiny_study, name):
             assert parse_cell(r["bbrlab_value"]) is not None, r["bbrlab_value"]
     report = (d / "REPORT.md").read_text()
     assert not re.search(r"\bin (none|\[\])", report) and "n in [" not in report
+
+
+def test_incast_tool_reading_is_the_seed_aggregators_integer_division():
+    # One flow at the goodput ceiling reads 936 Mbit/s, as every one of the seed's 100 n = 1 samples
+    # did for both algorithms (its CSVs): the ceiling and the division agree with its measurement.
+    one_flow = dc_incast._equal_shares_reading_bps(1) / 1e6
+    assert one_flow == 936 == dc_incast.SEED_READINGS["cubic"][1][0] == dc_incast.SEED_READINGS[DC_BBR][1][0]
+    # 20 equal shares of 117.7 bytes/µs: 5.88 → 5 bytes/µs each, 40 Mbit/s, 800 in all.
+    assert dc_incast._equal_shares_reading_bps(20) == 800e6
+    # Whole bytes per µs: 7.999 bytes/µs over 10 s reads 56 Mbit/s, 8.0 reads 64.
+    assert dc_incast.tool_reading_bps(79_990_000, 10.0) == 56e6 and dc_incast.tool_reading_bps(80_000_000, 10.0) == 64e6
+
+
+def test_incast_measurement_text_bounds_the_seeds_idle_link():
+    ns = [1, 10, 20]
+    text = dc_incast._measurement(_incast(True), ns)
+    # CUBIC's seed reading at n = 20 (698.5) + at most 8 Mbit/s per flow (160) = 858.5 < 941.5:
+    # its link lost at least 83 Mbit/s; BBR's (805 + 160) is above the ceiling: no bound.
+    assert "CUBIC's seed reading at n = 20, 698 Mbit/s, means at most 858 Mbit/s was delivered" in text
+    assert "its link lost at least 83 Mbit/s (9%)" in text
+    assert "BBRv1's seed reading" not in text
+    assert "20 equal shares of the 941 Mbit/s ceiling would read 800 Mbit/s" in text
+    assert "a sample's 5 slowest flows" in text and "0.0 Mbit/s for CUBIC and 0.1 Mbit/s for BBRv1" in text

@@ -37,9 +37,10 @@ def test_star_resolves_to_the_core_config():
     assert star["aggregator_rate_bps"] == 10**9  # defaults to rate
     assert star["forwarding"] == "cut-through" and star["lossless"] is True
     # The defaults: the seed's thresholds, PAUSE triggered by the egress queue (bbrlab's first
-    # model), headroom 0 = the per-port PAUSE round trip, NICs that obey PAUSE at once.
+    # model), headroom 0 = the per-port PAUSE round trip, NICs and switches that obey PAUSE at once.
     assert star["pfc"] == {"xoff_bytes": 64_000, "xon_bytes": 32_000, "quanta": 65535, "accounting": "egress",
-                           "headroom_bytes": 0, "nic_honours_pause": True, "nic_pause_delay_ns": 0}
+                           "headroom_bytes": 0, "nic_honours_pause": True, "nic_pause_delay_ns": 0,
+                           "switches_honour_pause": True}
     assert star["buffer_bytes"] is None  # lossless: unlimited
     app = cfg["apps"][0]
     assert app["size_bytes"] == 1 << 20 and app["workers"] == 20 and app["gap_ns"] == 20_000_000
@@ -96,11 +97,26 @@ def test_set_reaches_star_fields():
         (lambda r: r["flows"][0].update(sender=21), "flows.0.sender"),
         (lambda r: r["flows"][0].update(extra_rtt="1ms"), "flows.0.extra_rtt"),
         (lambda r: r.update(flows=[], apps=[]), "flows"),
+        (lambda r: r["topology"].update(worker_racks=[1, 0]), "topology.worker_racks"),  # no hosts_per_rack
+        (lambda r: r["topology"].update(worker_racks="x", hosts_per_rack=16), "topology.worker_racks"),
+        (lambda r: r["topology"].update(worker_racks=[0], hosts_per_rack=16), "topology.worker_racks"),  # 22 in rack 0
+        (lambda r: r["topology"].update(worker_racks=[1, 0], hosts_per_rack=16, pfc={"switches_honour_pause": False}),
+         "topology.buffer"),
     ],
 )
 def test_bad_star_fields_name_the_field(mutate, field):
     msg = _err(mutate)
     assert msg.startswith(field + ":") or msg.startswith(field + " "), msg
+
+
+def test_worker_racks_messages_say_what_to_write():
+    msg = _err(lambda r: r["topology"].update(worker_racks="x", hosts_per_rack=16))
+    assert "write the items in brackets, e.g. [1, 2, 3, 0]" in msg
+    msg = _err(lambda r: r["topology"].update(worker_racks=[0], hosts_per_rack=16))
+    assert "puts 22 hosts in rack 0 (the aggregator's, counting it), more than hosts_per_rack (16)" in msg
+    ok = parse_scenario({**copy.deepcopy(BASE), "topology": {**BASE["topology"], "hosts_per_rack": 16,
+                                                             "worker_racks": [1, 2, 3, 0]}}).resolve()
+    assert ok["topology"]["worker_racks"] == [1, 2, 3, 0]
 
 
 def test_query_app_needs_a_star():

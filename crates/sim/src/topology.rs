@@ -206,10 +206,11 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         monitored.push((nic, intern(format!("nic_{w}"))));
     }
     // Racks: the aggregator and workers fill racks of `hosts_per_rack` in order (the aggregator
-    // first); a worker beyond rack 0 reaches it over its ToR's uplink, the aggregation switch
-    // and rack 0's ToR (links created after every other, so a one-rack star is unchanged).
-    let rack_of = |w: usize| st.hosts_per_rack.map_or(0, |h| (w + 1) / h as usize);
-    let racks = workers.len().checked_sub(1).map_or(1, |last| rack_of(last) + 1);
+    // first), or each worker goes where `worker_racks` puts it; a worker outside rack 0 reaches
+    // the aggregator over its ToR's uplink, the aggregation switch and rack 0's ToR (links
+    // created after every other, so a one-rack star is unchanged).
+    let rack_of = |w: usize| st.rack_of(w);
+    let racks = st.racks();
     let mut rack_links = Vec::new(); // per rack ≥ 1: (ToR → aggregation switch, aggregation switch → ToR)
     let mut core = None; // (aggregation switch → rack 0's ToR, rack 0's ToR → aggregation switch)
     if racks > 1 {
@@ -254,6 +255,10 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         let quanta_ns = |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
         for &l in worker_nics.iter().chain([&agg_nic]) {
             links[l as usize].ignores_pause = !p.nic_honours_pause;
+        }
+        let trunks = rack_links.iter().flat_map(|&(up, down)| [up, down]).chain(core.into_iter().flat_map(|(d, u)| [d, u]));
+        for l in trunks {
+            links[l as usize].ignores_pause = !p.switches_honour_pause;
         }
         let frame_bytes = config::max_frame_bytes(cfg);
         // Who feeds each switch output port, in path order (first feeder first).
@@ -387,6 +392,95 @@ mod tests {
         assert_ne!(uplink(30), uplink(31), "rack 2 has its own uplink");
         // Non-blocking by default: 16 × 1 Gbit/s.
         assert_eq!(sim.links[uplink(20) as usize].rate_bps, 16_000_000_000);
+    }
+
+    /// Seed 000's node list: workers on racks green, red, yellow, then the aggregator's (blue).
+    #[test]
+    fn worker_racks_places_each_worker_in_its_rack_in_turn() {
+        let flows = (0..8).map(|_| r#"{"cc":"cubic"}"#).collect::<Vec<_>>().join(",");
+        let sim = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":1000000,"sample_interval_ns":1000000,
+                "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,
+                  "hosts_per_rack":16,"worker_racks":[1,2,3,0]}},"flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        let Fabric::Star(s) = &sim.fabric else { unreachable!() };
+        let uplink = |w: usize| s.worker_paths(w).0.links[1];
+        for w in 0..8 {
+            let local = w % 4 == 3;
+            assert_eq!(s.worker_paths(w).0.len, if local { 2 } else { 4 }, "worker {w}");
+        }
+        assert_eq!(uplink(0), uplink(4), "workers 0 and 4 share rack 1's uplink");
+        assert_ne!(uplink(0), uplink(1));
+        assert_ne!(uplink(1), uplink(2));
+        assert_eq!(uplink(3), uplink(7), "workers 3 and 7 reach the aggregator's port directly");
+    }
+
+    /// Inter-switch ports that ignore PAUSE: the aggregator's ToR pauses its own hosts only; the
+    /// trunk keeps sending and its packets are what the port drops, so every loss is a remote
+    /// worker's and the local workers, paused while the trunk alone holds the port above XON,
+    /// deliver far less than the remote ones.
+    #[test]
+    fn trunks_that_ignore_pause_are_dropped_and_keep_the_local_hosts_paused() {
+        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let mut sim = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":2000000000,"sample_interval_ns":100000000,
+                "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"forwarding":"cut-through",
+                  "hosts_per_rack":16,"worker_racks":[1,2,3,0],"lossless":true,"buffer_bytes":1000000,
+                  "pfc":{{"switches_honour_pause":false}}}},"flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        sim.run_until(u64::MAX);
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        assert!(r.drops > 0 && r.pause_frames > 0, "drops {} PAUSE {}", r.drops, r.pause_frames);
+        let lost = r.flows.get("lost_packets").unwrap().as_i64().unwrap();
+        let delivered = r.flows.get("delivered_bytes").unwrap().as_i64().unwrap();
+        let local = [3, 7];
+        for w in 0..8 {
+            if local.contains(&w) {
+                assert_eq!(lost[w], 0, "a paused host loses nothing (worker {w})");
+            }
+        }
+        assert!(lost.iter().sum::<i64>() > 0);
+        let least_remote = (0..8).filter(|w| !local.contains(w)).map(|w| delivered[w]).min().unwrap();
+        assert!(local.iter().all(|&w| delivered[w] * 10 < least_remote), "{delivered:?}");
+        // With the switches obeying PAUSE the same fabric loses nothing.
+        let mut honoured = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":2000000000,"sample_interval_ns":100000000,
+                "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"forwarding":"cut-through",
+                  "hosts_per_rack":16,"worker_racks":[1,2,3,0],"lossless":true,"buffer_bytes":1000000}},"flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        honoured.run_until(u64::MAX);
+        assert_eq!(honoured.results().drops, 0);
+    }
+
+    #[test]
+    fn worker_racks_are_checked_against_the_rack_size() {
+        let make = |racks: &str, per_rack: &str| {
+            Simulation::from_json(&format!(
+                r#"{{"seed":5,"duration_ns":1000000,"sample_interval_ns":1000000,"topology":{{"kind":"star","workers":4,"rate_bps":1000000000
+                    {per_rack}{racks}}},"flows":[{{"cc":"cubic"}}]}}"#
+            ))
+            .err()
+            .map_or(String::new(), |e| e.to_string())
+        };
+        // Rack 0 holds the aggregator and workers 0, 2 (every other): 3 hosts in racks of 2.
+        let e = make(r#","worker_racks":[0,1]"#, r#","hosts_per_rack":2"#);
+        assert!(e.contains("topology.worker_racks") && e.contains("3 hosts in rack 0"), "{e}");
+        let e = make(r#","worker_racks":[1]"#, "");
+        assert!(e.contains("needs topology.hosts_per_rack"), "{e}");
+        let e = make(r#","worker_racks":[]"#, r#","hosts_per_rack":8"#);
+        assert!(e.contains("topology.worker_racks"), "{e}");
+        assert_eq!(make(r#","worker_racks":[1,0]"#, r#","hosts_per_rack":4"#), "");
+        // A port that PAUSE cannot hold back needs a buffer to drop at (egress accounting).
+        let lossless = r#","lossless":true,"pfc":{"switches_honour_pause":false}"#;
+        let e = make(lossless, r#","hosts_per_rack":4,"worker_racks":[1,0]"#);
+        assert!(e.contains("topology.buffer") && e.contains("switches_honour_pause = false"), "{e}");
+        assert_eq!(make(lossless, r#","hosts_per_rack":4,"worker_racks":[1,0],"buffer_bytes":100000"#), "");
+        // One switch has no trunks: nothing ignores PAUSE there.
+        assert_eq!(make(lossless, ""), "");
     }
 
     #[test]

@@ -16,10 +16,22 @@ reports can say which mechanism produces which of the paper's findings (``dc_fin
   few-MB ASIC buffer), headroom the PAUSE round trip (2 × rate × delay + 2 frames + the PAUSE
   frame, IEEE 802.1Qbb's rule); 65535 quanta with re-send every half (Mellanox's PBMC register:
   xoff_timer_value 0xffff, xoff_refresh 0xffff / 2). Cut-through.
-- ``lossless-ingress-racks``: ``lossless-ingress`` in the seed's cluster layout: six racks of 16
-  nodes under an aggregation switch (non-blocking 16 Gbit/s uplinks, the aggregator in rack 0),
-  so workers beyond the first 15 reach the aggregator through the aggregation switch and rack 0's
-  ToR, where all of them share one ingress port (and its PAUSE).
+- ``lossless-ingress-racks``: ``lossless-ingress`` in the seed's cluster layout: racks of 16
+  nodes under an aggregation switch (non-blocking 16 Gbit/s uplinks; no public number), with the
+  workers where the seed's scripts put them (``SEED_WORKER_RACKS``): three of every four in other
+  racks than the aggregator's, so they reach it through the aggregation switch and its ToR, where
+  all of them share one ingress port (and its PAUSE), while every fourth worker has a port of
+  its own on the aggregator's ToR.
+- ``lossless-racks``: the same racks and placement with ``lossless``'s PAUSE (by egress queue,
+  pausing every ingress link of the congested port at once), so after each XON the uplink
+  delivers at its own 16 Gbit/s and a local worker at 1 Gbit/s.
+- ``pause-hosts-only``: ``lossless-racks`` with inter-switch ports that ignore PAUSE (802.3x is
+  configured per port, and "receive off" is a common default — Cisco's Catalyst 3550 manual:
+  "The default state for Gigabit Ethernet ports is receive off"; whether the SYN cluster's
+  trunks had it on is not public): the aggregator's ToR pauses only its own hosts, the trunk from
+  the aggregation switch keeps sending, and its packets are dropped past the port's buffer (1 MB,
+  the shared-buffer fabric's assumption). The trunk alone keeps the port above XON, so the
+  aggregator-rack workers stay paused.
 - ``pause-ignored``: ``lossless-ingress`` with host NICs that ignore PAUSE (flow control off in
   the NIC or its driver): the switch still sends PAUSE, and drops once a port's headroom is full.
 - ``shared-dt``: a lossy shared-buffer ToR (Broadcom / Mellanox Spectrum): one 1 MB pool, dynamic
@@ -65,18 +77,22 @@ CC_NAME = {"cubic": "CUBIC", BBR: "BBRv1"}  # in sentences
 CC_COLOR = {"cubic": "#d95f02", BBR: "#1b9e77"}
 FABRIC_LABEL = {"lossless": "lossless, PAUSE by egress queue (bbrlab's earlier model), cut-through",
                 "lossless-ingress": "lossless, PAUSE by ingress port (SX1012's per-port buffers), cut-through",
-                "lossless-ingress-racks": "lossless, PAUSE by ingress port, 16 hosts per rack under an aggregation switch",
+                "lossless-ingress-racks": "lossless, PAUSE by ingress port, the seed's racks and worker placement",
+                "lossless-racks": "lossless, PAUSE by egress queue, the seed's racks and worker placement",
+                "pause-hosts-only": "PAUSE by egress queue to hosts only (trunks ignore it, 1 MB ports), the seed's racks",
                 "pause-ignored": "PAUSE by ingress port, host NICs ignore it (drops past headroom), cut-through",
                 "shared-dt": "shared 1 MB buffer, dynamic threshold α = 1, no PAUSE, cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
                 "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
 #: The fabrics in sentences.
 FABRIC_SHORT = {"lossless": "lossless (egress PAUSE)", "lossless-ingress": "lossless (ingress PAUSE)",
-                "lossless-ingress-racks": "lossless (ingress PAUSE, racks)",
+                "lossless-ingress-racks": "lossless (ingress PAUSE, racks)", "lossless-racks": "lossless (egress PAUSE, racks)",
+                "pause-hosts-only": "PAUSE to hosts only (racks)",
                 "pause-ignored": "PAUSE ignored by NICs", "shared-dt": "1 MB shared, α = 1",
                 "store-and-forward": "128 KB drop-tail", "store-and-forward-deep": "1 MB drop-tail"}
 #: The fabrics of every study; dc-convergence adds the deep-buffered one.
-FABRICS = ["lossless", "lossless-ingress", "lossless-ingress-racks", "pause-ignored", "shared-dt", "store-and-forward"]
+FABRICS = ["lossless", "lossless-racks", "pause-hosts-only", "lossless-ingress", "lossless-ingress-racks", "pause-ignored",
+           "shared-dt", "store-and-forward"]
 #: The deep-buffered fabric only dc-convergence runs (its open question: 1 MB vs 128 KB drop-tail).
 DEEP = "store-and-forward-deep"
 #: Every fabric in the order the reports list them.
@@ -89,7 +105,10 @@ ALL_FABRICS = FABRICS + [DEEP]
 #:   and dc-convergence's open question ("drops instead of PAUSE") compare against it;
 #: - ``shared-dt`` (shared buffer, dynamic threshold): the mechanism of commodity ToRs;
 #: - ``store-and-forward`` (per-port 128 KB drop-tail): the comparison the Waterloo authors asked
-#:   for, named by the reports' explanations.
+#:   for, named by the reports' explanations;
+#: - ``pause-hosts-only`` (the seed's racks, trunks deaf to PAUSE and dropping): the one mechanism
+#:   that starves the aggregator-rack workers as the seed's throughput CSVs show (added 2026-11-26;
+#:   the four fabrics' ``--quick`` took 17 s at ``-j 2`` on that day's 2-core machine).
 #:
 #: Left to ``--full``: the ingress-PAUSE family (``lossless-ingress``, its racks, NICs ignoring
 #: PAUSE) and the 1 MB drop-tail buffer. Why these: the three studies' ``--quick`` runs took
@@ -102,9 +121,16 @@ ALL_FABRICS = FABRICS + [DEEP]
 #: 60 s, same day) kept that picture: per-second Jain 1.00 for both algorithms at every level on
 #: all four PAUSE fabrics, (c) only with drops. The findings table marks the fabrics a run left
 #: out as "not run", never with a verdict.
-QUICK_FABRICS = ("lossless", "shared-dt", "store-and-forward")
+QUICK_FABRICS = ("lossless", "pause-hosts-only", "shared-dt", "store-and-forward")
 #: Hosts per rack in the seed's cluster (six racks of 16 nodes).
 HOSTS_PER_RACK = 16
+#: The rack of each worker in turn (0: the aggregator's), as the seed's scripts placed them: the
+#: aggregator is blue00 and ``tests/nodes`` of github.com/chowes/data-center-bbr (every version,
+#: 2017-11-20 to 11-26) lists the workers green00, red00, yellow00/05, blue01, green01, red01,
+#: yellow01, blue02, … — racks green, red, yellow, then the aggregator's own, in turn. Its
+#: throughput results show it: at every n ≥ 12, ⌊n/4⌋ flows of a sample (the blue workers' count)
+#: get under 8 Mbit/s, for both algorithms.
+SEED_WORKER_RACKS = (1, 2, 3, 0)
 #: XOFF / XON of the lossless fabrics (an assumption, see above) and the PAUSE duration.
 PFC_XOFF_BYTES, PFC_XON_BYTES, PFC_QUANTA = 64_000, 32_000, 65535
 #: The shared-buffer fabric's pool and dynamic threshold (assumptions, see above).
@@ -117,12 +143,17 @@ CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 def topology(fabric: str, workers: int) -> Star:
     common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
-    if fabric in ("lossless", "lossless-ingress", "lossless-ingress-racks", "pause-ignored"):
-        accounting = "egress" if fabric == "lossless" else "ingress"
-        racks = HOSTS_PER_RACK if fabric.endswith("-racks") else None
+    if fabric in ("lossless", "lossless-racks", "lossless-ingress", "lossless-ingress-racks", "pause-ignored"):
+        accounting = "egress" if fabric in ("lossless", "lossless-racks") else "ingress"
+        racks = fabric.endswith("-racks")
         return Star(forwarding="cut-through", pfc=Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA,
                                                       accounting=accounting, nic_honours_pause=fabric != "pause-ignored"),
-                    hosts_per_rack=racks, **common)
+                    hosts_per_rack=HOSTS_PER_RACK if racks else None, worker_racks=SEED_WORKER_RACKS if racks else None,
+                    **common)
+    if fabric == "pause-hosts-only":
+        return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES,
+                    pfc=Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA, switches_honour_pause=False),
+                    hosts_per_rack=HOSTS_PER_RACK, worker_racks=SEED_WORKER_RACKS, **common)
     if fabric == "shared-dt":
         # The per-port limit is the pool itself: only the dynamic threshold divides it.
         return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES, shared_buffer_bytes=SHARED_POOL_BYTES,

@@ -7,7 +7,10 @@ told to send for longer than the window and the aggregator stopped measuring aft
 
 Here each sample is one simulation: n bulk flows, one per worker, starting within 1 ms of each
 other (random per sample: the aggregator's thread start-up), measured over D seconds as
-delivered bytes × 8 / D at the receiver.
+delivered bytes × 8 / D at the receiver — and as the seed's aggregator computed it: each flow's
+bytes per microsecond in integer arithmetic, × 8 Mbit/s, summed over the flows
+(`tool_reading_bps`). The paper's figures are that reading, so the claims compare it; the exact
+aggregate is reported beside it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,40 @@ PLANS = {
 #: "Most samples reach 75 % of the link" (Figure 8's reading) in bit/s.
 LINK_75_BPS = 0.75 * 1e9
 
+#: The seed's own numbers: github.com/chowes/data-center-bbr, tests/results/throughput/thru_cubic.csv
+#: and thru_bbr.csv (commit e490c96, "Finished throughput tests", 2017-11-26; 100 samples per n),
+#: as the aggregator wrote them (`tool_reading_bps`). Per n: the mean total (Mbit/s), the fraction
+#: of samples at ≥ 750 Mbit/s, and the mean reading of a sample's ⌊n/4⌋ slowest flows — the number
+#: of workers the seed's node list puts in the aggregator's own rack (``dc_common.SEED_WORKER_RACKS``);
+#: None below n = 4.
+SEED_READINGS: dict[str, dict[int, tuple[float, float, float | None]]] = {
+    "cubic": {1: (936.0, 1.0, None), 2: (933.3, 1.0, None), 3: (928.9, 1.0, None), 4: (925.6, 1.0, 135.3),
+              5: (920.6, 1.0, 74.5), 6: (912.2, 1.0, 33.7), 7: (904.6, 1.0, 12.0), 8: (902.0, 0.99, 47.1),
+              9: (880.3, 0.97, 18.2), 10: (860.2, 0.94, 4.1), 11: (845.7, 0.88, 0.6), 12: (837.6, 0.91, 5.8),
+              13: (818.3, 0.88, 1.0), 14: (801.9, 0.79, 0.0), 15: (809.4, 0.86, 0.0), 16: (771.1, 0.70, 0.0),
+              17: (764.0, 0.68, 0.0), 18: (761.9, 0.68, 0.0), 19: (735.8, 0.54, 0.0), 20: (698.5, 0.42, 0.0)},
+    dc.BBR: {1: (936.0, 1.0, None), 2: (931.1, 1.0, None), 3: (928.7, 1.0, None), 4: (921.0, 1.0, 15.8),
+             5: (914.2, 1.0, 5.2), 6: (909.5, 1.0, 2.9), 7: (904.6, 1.0, 1.5), 8: (891.0, 0.99, 0.6),
+             9: (889.2, 1.0, 0.2), 10: (882.1, 1.0, 0.4), 11: (877.4, 1.0, 0.5), 12: (867.4, 1.0, 0.3),
+             13: (860.1, 0.99, 0.3), 14: (855.2, 0.99, 0.2), 15: (842.3, 0.97, 0.2), 16: (834.3, 0.93, 0.1),
+             17: (826.6, 0.95, 0.2), 18: (814.2, 0.91, 0.1), 19: (816.6, 0.90, 0.0), 20: (805.0, 0.92, 0.1)},
+}
+
+
+def tool_reading_bps(delivered_bytes: float | np.ndarray, window_s: float) -> float | np.ndarray:
+    """A flow's throughput as the seed's aggregator reports it (src/aggregator.cc,
+    ``calc_throughput``: ``bytes / usecs`` in integer arithmetic, × ``USECS_PER_SEC /
+    BYTES_PER_MBIT`` = 8), in bit/s: whole bytes per microsecond × 8 Mbit/s. A flow loses what
+    its rate has beyond a whole byte per µs, up to 8 Mbit/s, so n equal shares of the 941 Mbit/s
+    goodput ceiling read 936 Mbit/s at n = 1 and 800 at n = 20."""
+    return 8e6 * np.floor(np.asarray(delivered_bytes, dtype=float) / (window_s * 1e6))
+
+
+def _slowest_quarter(readings: pd.Series) -> float:
+    """Mean reading of a sample's ⌊n/4⌋ slowest flows (NaN below n = 4)."""
+    k = len(readings) // 4
+    return float(np.sort(readings.to_numpy())[:k].mean()) if k else math.nan
+
 
 def _scenario(fabric: str, cc: str, n: int, rep: int, dur_s: float) -> StudyRun:
     seed = 10_000 * n + rep
@@ -68,15 +105,19 @@ def run(ctx: StudyContext) -> Path:
     scen = [_scenario(f, cc, n, r, p.dur_s) for f in p.fabrics for cc in dc.CCS for n in p.ns for r in range(p.reps)]
     rows = ctx.run_many("incast", scen)
     pause = dc.assert_lossless(rows, "dc-incast")
-    runs = rows.groupby(["fabric", "cc", "n", "rep"], as_index=False).agg(
-        delivered=("delivered_bytes", "sum"), retrans=("retransmits", "sum"), rto=("rto_count", "sum"),
-        drops=("drops_run", "first"), pause=("pause_frames_run", "first"), min_flow=("goodput_bps", "min"),
-        packets=("data_packets_delivered_run", "first"))
+    rows = rows.assign(tool_bps=tool_reading_bps(rows["delivered_bytes"], p.dur_s))
+    keys = ["fabric", "cc", "n", "rep"]
+    runs = rows.groupby(keys, as_index=False).agg(
+        delivered=("delivered_bytes", "sum"), tool_bps=("tool_bps", "sum"), retrans=("retransmits", "sum"),
+        rto=("rto_count", "sum"), drops=("drops_run", "first"), pause=("pause_frames_run", "first"),
+        min_flow=("goodput_bps", "min"), packets=("data_packets_delivered_run", "first"))
     runs["throughput_bps"] = runs["delivered"] * 8 / p.dur_s
+    slow = rows.groupby(keys)["tool_bps"].apply(_slowest_quarter).rename("slow_quarter_bps").reset_index()
+    runs = runs.merge(slow, on=keys)
     runs.to_csv(ctx.out_dir / "samples.csv", index=False)
     st = stats(runs)
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
-    _seed_csvs(runs, ctx.out_dir)
+    _seed_csvs(rows, ctx.out_dir)
     _figures(st, runs, p, ctx.out_dir)
     cl = claims(st, list(p.ns))
     sections = report_sections(st, list(p.ns), pause, cl)
@@ -87,23 +128,33 @@ def run(ctx: StudyContext) -> Path:
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (fabric, algorithm, n): mean and 95 % CI of the samples, and what limited them."""
+    """Per (fabric, algorithm, n): mean and 95 % CI of the samples as the seed's tool read them
+    (``mean_bps``, ``ci_bps``, ``frac75``: what the claims compare with the paper) and of the exact
+    aggregate (``true_*``), and what limited them."""
     st = []
     for key, g in runs.groupby(["fabric", "cc", "n"]):
-        m, ci = mean_ci(g["throughput_bps"])
+        m, ci = mean_ci(g["tool_bps"])
+        tm, tci = mean_ci(g["throughput_bps"])
         st.append(dict(zip(["fabric", "cc", "n"], key), mean_bps=m, ci_bps=ci, samples=len(g),
-                       frac75=float((g["throughput_bps"] >= LINK_75_BPS).mean()), rto=float(g["rto"].mean()),
-                       drops=float(g["drops"].mean()), min_flow_bps=float(g["min_flow"].mean())))
+                       frac75=float((g["tool_bps"] >= LINK_75_BPS).mean()), true_mean_bps=tm, true_ci_bps=tci,
+                       true_frac75=float((g["throughput_bps"] >= LINK_75_BPS).mean()), rto=float(g["rto"].mean()),
+                       drops=float(g["drops"].mean()), min_flow_bps=float(g["min_flow"].mean()),
+                       slow_quarter_bps=float(g["slow_quarter_bps"].mean())))
     return pd.DataFrame(st)
 
 
-def _seed_csvs(runs: pd.DataFrame, out_dir: Path) -> None:
-    # The Waterloo study's CSV schema for the totals: num_flows,socket_fd,throughput,time ('all', 'total').
-    for fabric in dc.fabrics_in(runs):
+def _seed_csvs(rows: pd.DataFrame, out_dir: Path) -> None:
+    # The Waterloo study's CSV schema, as its aggregator wrote it: per sample one 'total' row per
+    # flow (socket_fd: here the worker) and one 'all' row, in whole Mbit/s (`tool_reading_bps`).
+    for fabric in dc.fabrics_in(rows):
         for cc in dc.CCS:
-            d = runs[(runs["fabric"] == fabric) & (runs["cc"] == cc)]
-            pd.DataFrame({"num_flows": d["n"], "socket_fd": "all", "throughput": (d["throughput_bps"] / 1e6).round(1),
-                          "time": "total"}).to_csv(out_dir / f"thru_{dc.CSV_CC[cc]}_{fabric}.csv", index=False)
+            out = []
+            d = rows[(rows["fabric"] == fabric) & (rows["cc"] == cc)]
+            for (n, _), g in d.groupby(["n", "rep"], sort=True):
+                mbps = (g["tool_bps"] / 1e6).round().astype(int).tolist()
+                out += [(n, w, v, "total") for w, v in enumerate(mbps)] + [(n, "all", sum(mbps), "total")]
+            pd.DataFrame(out, columns=["num_flows", "socket_fd", "throughput", "time"]).to_csv(
+                out_dir / f"thru_{dc.CSV_CC[cc]}_{fabric}.csv", index=False)
 
 
 def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> None:
@@ -113,21 +164,26 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
         for cc in dc.CCS:
             c = st[(st["fabric"] == fabric) & (st["cc"] == cc)].sort_values("n")
             ax.errorbar(c["n"], c["mean_bps"] / 1e6, yerr=c["ci_bps"].fillna(0) / 1e6, marker="o", ms=3, capsize=3,
-                        color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
+                        color=dc.CC_COLOR[cc], label=f"{dc.CC_LABEL[cc]}, as the seed's tool reads it")
+            ax.plot(c["n"], c["true_mean_bps"] / 1e6, ls="--", lw=0.9, color=dc.CC_COLOR[cc],
+                    label=f"{dc.CC_LABEL[cc]}, exact aggregate")
+            seed = sorted(SEED_READINGS[cc].items())
+            ax.plot([n for n, _ in seed], [v[0] for _, v in seed], ls="none", marker="x", ms=4, color=dc.CC_COLOR[cc],
+                    label=f"{dc.CC_LABEL[cc]}, the seed's measurement")
         ax.axhline(dc.CEILING_BPS / 1e6, color="grey", ls="--", lw=0.8, label="goodput ceiling")
         ax.set_title(dc.FABRIC_LABEL[fabric], fontsize=10)
         ax.set_xlabel("number of senders (n)")
         ax.set_ylabel("throughput (Mbit/s), mean ± 95 % CI")
         ax.set_ylim(0, 1000)
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower left")
+        ax.legend(loc="lower left", fontsize=7)
     fig.suptitle(f"Fig 7: aggregate throughput of n synchronized flows ({p.dur_s:g}-s window)")
     save(fig, out_dir / "fig7-throughput.png")
     n_cdf = max(p.ns)
     fig, axes = subplots(1, len(fabrics), figsize=(5.5 * len(fabrics), 4), squeeze=False)
     for ax, fabric in zip(axes[0], fabrics):
         for cc in dc.CCS:
-            x = np.sort(runs[(runs["fabric"] == fabric) & (runs["cc"] == cc) & (runs["n"] == n_cdf)]["throughput_bps"] / 1e6)
+            x = np.sort(runs[(runs["fabric"] == fabric) & (runs["cc"] == cc) & (runs["n"] == n_cdf)]["tool_bps"] / 1e6)
             ax.step(x, np.arange(1, len(x) + 1) / max(len(x), 1), where="post", color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
         ax.axvline(LINK_75_BPS / 1e6, color="grey", ls=":", lw=0.8, label="75 % of 1 Gbit/s")
         ax.set_title(dc.FABRIC_LABEL[fabric], fontsize=10)
@@ -135,7 +191,7 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
         ax.set_ylabel("ECDF")
         ax.grid(alpha=0.3)
         ax.legend(loc="upper left")
-    fig.suptitle(f"Fig 8: CDF of aggregate throughput, n = {n_cdf} senders, {p.reps} samples")
+    fig.suptitle(f"Fig 8: CDF of aggregate throughput as the seed's tool reads it, n = {n_cdf} senders, {p.reps} samples")
     save(fig, out_dir / "fig8-cdf.png")
 
 
@@ -185,13 +241,14 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
             "throughput falls as n grows, for both" + where, "yes",
             f"CUBIC {dc.fmt_mbps(g('mean_bps', 'cubic', 1))} → {dc.fmt_mbps(g('mean_bps', 'cubic', n_cdf))}, "
             f"BBR {dc.fmt_mbps(g('mean_bps', dc.BBR, 1))} → {dc.fmt_mbps(g('mean_bps', dc.BBR, n_cdf))} (n = 1 → {n_cdf})",
-            f"mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per algorithm",
+            f"the seed's reading: mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per "
+            "algorithm",
             verdict_of_all(is_sign(_trend(st, fabric, cc, n_cdf), -1) for cc in dc.CCS),
             paper_value="falls",
             bbrlab_value=cell(num(g("mean_bps", cc, 1) / 1e6, "Mbit/s", label=f"{cc} n = 1 → {n_cdf}",
                                   to=g("mean_bps", cc, n_cdf) / 1e6) for cc in dc.CCS)))
         claim = "BBR significantly ahead of CUBIC for n ≥ 10" + where
-        rule = f"BBR − CUBIC above 0, {SIGNIFICANT} of CUBIC's mean, at each n ≥ 10"
+        rule = f"the seed's reading: BBR − CUBIC above 0, {SIGNIFICANT} of CUBIC's mean, at each n ≥ 10"
         if big:
             leads = {n: _lead(st, fabric, n) for n in big}
             out.append(Claim(
@@ -206,7 +263,7 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
         f_cubic, f_bbr = g("frac75", "cubic", n_cdf), g("frac75", dc.BBR, n_cdf)
         out.append(Claim(
             f"n = {n_cdf}: fraction of samples ≥ 75 % of the link" + where, "CUBIC < 50 %, BBR larger",
-            f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "CUBIC < 50 %; BBR > CUBIC",
+            f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "the seed's reading ≥ 750 Mbit/s: CUBIC < 50 % of samples; BBR > CUBIC",
             verdict_of_all([below(f_cubic, 0.5), above(f_bbr, f_cubic)]),
             paper_value="CUBIC < 50 %, BBR larger",
             bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label=dc.BBR))))
@@ -233,16 +290,16 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
                            significance=f" ({SIGNIFICANT})") for cc in dc.CCS)
 
     lossless = st[st["fabric"] == L]
-    lowest = lossless.loc[lossless["mean_bps"].idxmin()]
+    lowest = lossless.loc[lossless["true_mean_bps"].idxmin()]
     # A flow's share of the aggregate relative to 1/n: 1 = every flow got exactly its share.
-    share = lossless["min_flow_bps"] * lossless["n"] / lossless["mean_bps"]
+    share = lossless["min_flow_bps"] * lossless["n"] / lossless["true_mean_bps"]
     worst = lossless.loc[share.idxmin()]
-    if lowest["mean_bps"] >= 0.99 * dc.CEILING_BPS:
-        level = (f"stays busy: aggregate throughput stays within 1 % of the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
-                 f"ceiling for every n and both algorithms (lowest mean {dc.fmt_mbps(lowest['mean_bps'])})")
+    if lowest["true_mean_bps"] >= 0.99 * dc.CEILING_BPS:
+        level = (f"stays busy: the exact aggregate stays within 1 % of the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
+                 f"ceiling for every n and both algorithms (lowest mean {dc.fmt_mbps(lowest['true_mean_bps'])})")
     else:
-        level = (f"does not stay busy: aggregate throughput falls below the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
-                 f"ceiling, lowest mean {dc.fmt_mbps(lowest['mean_bps'])} ({dc.CC_NAME[lowest['cc']]}, n = "
+        level = (f"does not stay busy: the exact aggregate falls below the {dc.fmt_mbps(dc.CEILING_BPS)} goodput "
+                 f"ceiling, lowest mean {dc.fmt_mbps(lowest['true_mean_bps'])} ({dc.CC_NAME[lowest['cc']]}, n = "
                  f"{int(lowest['n'])})")
     fair = share.min()
     fairness = (f"it is shared per sender: the slowest flow of a sample gets at least {fair:.0%} of its 1/n share"
@@ -294,12 +351,89 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
 """
 
 
+def _equal_shares_reading_bps(n: int) -> float:
+    """What the seed's tool reads for n flows sharing the goodput ceiling exactly equally."""
+    return n * float(tool_reading_bps(dc.CEILING_BPS / 8 / n, 1.0))
+
+
+def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
+    """What the seed's measurement and worker placement contribute, computed from the table and
+    the seed's own numbers (`SEED_READINGS`)."""
+    n_max = max(ns)
+    fabrics = dc.fabrics_in(st)
+
+    def g(col: str, fabric: str, cc: str, n: int) -> float:
+        return value(st, col, fabric=fabric, cc=cc, n=n)
+
+    lost = [g("true_mean_bps", f, cc, n_max) - g("mean_bps", f, cc, n_max) for f in fabrics for cc in dc.CCS]
+    seed = {cc: SEED_READINGS[cc] for cc in dc.CCS}
+    seed_drop = {cc: seed[cc][1][0] - seed[cc][n_max][0] for cc in dc.CCS}
+    quant = (f"**The seed's measurement.** The seed's aggregator divides each flow's bytes by the microseconds in "
+             f"integer arithmetic and sums the quotients × 8 Mbit/s, so a flow loses up to 8 Mbit/s: {n_max} equal "
+             f"shares of the {dc.fmt_mbps(dc.CEILING_BPS)} ceiling would read "
+             f"{dc.fmt_mbps(_equal_shares_reading_bps(n_max))}, one flow "
+             f"{dc.fmt_mbps(_equal_shares_reading_bps(1))}. In bbrlab's runs at n = {n_max} the division takes "
+             f"{min(lost) / 1e6:.0f}–{max(lost) / 1e6:.0f} Mbit/s off the exact aggregate (all fabrics, both "
+             f"algorithms), against the seed's decline from n = 1 to {n_max} of "
+             + join(f"{seed_drop[cc]:.0f} Mbit/s for {dc.CC_NAME[cc]}" for cc in dc.CCS) + ".")
+    # A reading of R over n flows means at most R + 8 n Mbit/s was delivered: an upper bound on the
+    # seed's exact aggregate, so a lower bound on what its link lost.
+    bounds = {cc: seed[cc][n_max][0] + 8 * n_max for cc in dc.CCS}
+    ceiling = dc.CEILING_BPS / 1e6
+    idle = [cc for cc in dc.CCS if bounds[cc] < ceiling]
+    if idle:
+        lowest = min((g("true_mean_bps", f, cc, n_max), f, cc) for f in fabrics for cc in dc.CCS)
+        idle_text = (" " + join(f"{dc.CC_NAME[cc]}'s seed reading at n = {n_max}, {seed[cc][n_max][0]:.0f} Mbit/s, "
+                                f"means at most {bounds[cc]:.0f} Mbit/s was delivered: its link lost at least "
+                                f"{ceiling - bounds[cc]:.0f} Mbit/s ({(ceiling - bounds[cc]) / ceiling:.0%})" for cc in idle)
+                     + f", beyond the division; bbrlab's lowest exact mean at n = {n_max} is "
+                     f"{dc.fmt_mbps(lowest[0])} ({dc.CC_NAME[lowest[2]]}, {dc.FABRIC_SHORT[lowest[1]]}).")
+    else:
+        idle_text = (f" Both seed readings at n = {n_max} are within what the division alone takes from a busy link: "
+                     "the seed's numbers do not show its link idling.")
+    k = n_max // 4
+    if k:
+        slow = {cc: seed[cc][n_max][2] for cc in dc.CCS}
+        per_fabric = join(f"{dc.FABRIC_SHORT[f]} " + " / ".join(f"{g('slow_quarter_bps', f, cc, n_max) / 1e6:.0f}"
+                                                                   for cc in dc.CCS) for f in fabrics)
+        place = (f"\n\n**The seed's worker placement.** Its node list puts every fourth worker in the aggregator's own "
+                 f"rack and the others in three other racks. At n = {n_max} a sample's {k} slowest flows — as many as "
+                 f"sit in the aggregator's rack — read "
+                 + join(f"{slow[cc]:.1f} Mbit/s for {dc.CC_NAME[cc]}" for cc in dc.CCS)
+                 + f" in the seed (a fair share reads {_equal_shares_reading_bps(n_max) / n_max / 1e6:.0f}); in bbrlab "
+                   f"(CUBIC / BBRv1, Mbit/s): {per_fabric}.")
+    else:
+        place = ""
+    return quant + idle_text + place
+
+
+def _seed_table(st: pd.DataFrame, ns: list[int]) -> str:
+    shown = [n for n in ns if n in (1, 10, max(ns))]
+    head = ["fabric", "n", "algorithm", "seed reading", "bbrlab reading", "bbrlab exact", "≥ 75 % seed / bbrlab",
+            "slowest ⌊n/4⌋ seed / bbrlab"]
+    rows = []
+    for f in dc.fabrics_in(st):
+        for n in shown:
+            for cc in dc.CCS:
+                sm, sf, ss = SEED_READINGS[cc][n]
+                slow = value(st, "slow_quarter_bps", fabric=f, cc=cc, n=n)
+                rows.append([dc.FABRIC_SHORT[f], n, dc.CC_NAME[cc], f"{sm:.0f}",
+                             f"{value(st, 'mean_bps', fabric=f, cc=cc, n=n) / 1e6:.0f}",
+                             f"{value(st, 'true_mean_bps', fabric=f, cc=cc, n=n) / 1e6:.0f}",
+                             f"{sf:.0%} / {value(st, 'frac75', fabric=f, cc=cc, n=n):.0%}",
+                             "–" if ss is None else f"{ss:.1f} / {slow / 1e6:.1f}"])
+    return (md_table(head, rows) + "\n\nMbit/s, means over samples; \"reading\" is the seed's aggregator's "
+            "figure (`tool_reading_bps`), \"exact\" the delivered bytes × 8 / window. The seed's numbers: "
+            "`SEED_READINGS` (its CSV files, 100 samples per n).")
+
+
 def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]) -> list[tuple[str, str]]:
     def g(col: str, f: str, cc: str, n: int) -> float:
         return value(st, col, fabric=f, cc=cc, n=n)
 
     table = [[f, n] + [f"{dc.fmt_mbps(g('mean_bps', f, cc, n))} ± {g('ci_bps', f, cc, n) / 1e6:.0f} "
-                       f"(RTOs {g('rto', f, cc, n):.0f}, slowest flow {dc.fmt_mbps(g('min_flow_bps', f, cc, n))})"
+                       f"(exact {dc.fmt_mbps(g('true_mean_bps', f, cc, n))}, RTOs {g('rto', f, cc, n):.0f}, "
+                       f"slowest flow {dc.fmt_mbps(g('min_flow_bps', f, cc, n))})"
                        for cc in dc.CCS] for f in dc.fabrics_in(st) for n in ns]
     return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
@@ -307,7 +441,8 @@ def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]
          claims_table(cl, source_header="Waterloo DC study (§4.2)")
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
         ("What changes between the fabrics", _explain(st, ns)),
-        ("Numbers (mean ± 95 % CI over samples)", md_table(["fabric", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
+        ("The seed's measurement and worker placement", _measurement(st, ns) + "\n\n" + _seed_table(st, ns)),
+        ("Numbers (the seed's reading, mean ± 95 % CI over samples)", md_table(["fabric", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
          + "\n\nEvery sample: `samples.csv`; the Waterloo study's CSV schema (`num_flows,socket_fd,throughput,time`, "
            "total rows): `thru_{cubic,bbr}_<fabric>.csv`."),
         ("Figures", "![fig7](fig7-throughput.png)\n\n![fig8](fig8-cdf.png)"),

@@ -220,6 +220,11 @@ def _ratio(st: pd.DataFrame, fabric: str, bg: bool, n: int, col: str = "mean_s")
     return value(st, col, fabric=fabric, bg=bg, cc=dc.BBR, n=n) / value(st, col, fabric=fabric, bg=bg, cc="cubic", n=n)
 
 
+def _fmt_ratio(r: float) -> str:
+    """A ratio in a sentence; "–" where one algorithm finished no query (its basis says so)."""
+    return f"{r:.2f}" if math.isfinite(r) else "–"
+
+
 def _basis(st: pd.DataFrame, fabric: str, bg: bool, n: int) -> str:
     """What a BBR/CUBIC ratio rests on where not every query finished: "; BBR: rests on 1 of 10 …"."""
     parts = [f"{dc.CC_NAME[cc]}: {b}" for cc in dc.CCS if (b := rests_on(st, fabric=fabric, bg=bg, cc=cc, n=n))]
@@ -287,9 +292,9 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
         lower1 = _bbr_vs_cubic(st, fabric, True, [1])[1]
         out.append(Claim(
             "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
-            "BBR/CUBIC mean = " + ", ".join(f"{_ratio(st, fabric, True, n):.2f} (n = {n}{_basis(st, fabric, True, n)})"
+            "BBR/CUBIC mean = " + ", ".join(f"{_fmt_ratio(_ratio(st, fabric, True, n))} (n = {n}{_basis(st, fabric, True, n)})"
                                             for n in shown)
-            + f"; p95 {r1p:.2f} (n = 1)",
+            + f"; p95 {_fmt_ratio(r1p)} (n = 1)",
             f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
             f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
             verdict_of_all([below(r1, 0.9) and is_sign(lower1, -1), below(r1p, 0.9),

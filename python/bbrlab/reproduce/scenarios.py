@@ -147,6 +147,7 @@ class Pfc:
     accounting: Literal["egress", "ingress"] = "egress"
     headroom_bytes: int | None = None  # ingress: reserved above XOFF (default: the PAUSE round trip)
     nic_honours_pause: bool = True  # false: host NICs ignore PAUSE (flow control off)
+    switches_honour_pause: bool = True  # false: inter-switch ports ignore PAUSE (racks)
 
     def raw(self) -> dict[str, Any]:
         out: dict[str, Any] = {"xoff": _bytes(self.xoff_bytes), "xon": _bytes(self.xon_bytes), "quanta": self.quanta}
@@ -156,6 +157,8 @@ class Pfc:
             out["headroom"] = _bytes(self.headroom_bytes)
         if not self.nic_honours_pause:
             out["nic_honours_pause"] = False
+        if not self.switches_honour_pause:
+            out["switches_honour_pause"] = False
         return out
 
 
@@ -171,6 +174,7 @@ class Star:
     shared_buffer_bytes: int | None = None  # the switch's shared pool
     shared_buffer_alpha: float | None = None  # its dynamic threshold
     hosts_per_rack: int | None = None  # racks under one aggregation switch (aggregator in rack 0)
+    worker_racks: tuple[int, ...] | None = None  # each worker's rack in turn (default: fill in order)
     pfc: Pfc | None = None
     clock_ppm: int | None = None
     host_jitter_s: float | None = None
@@ -190,6 +194,8 @@ class Star:
             out["shared_buffer_alpha"] = self.shared_buffer_alpha
         if self.hosts_per_rack is not None:
             out["hosts_per_rack"] = self.hosts_per_rack
+        if self.worker_racks is not None:
+            out["worker_racks"] = list(self.worker_racks)
         if self.pfc is not None:
             out.update(lossless=True, pfc=self.pfc.raw())
         return out

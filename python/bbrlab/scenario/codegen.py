@@ -106,7 +106,7 @@ class _Gen:
         base = [t for t in types if t != "null"][0]
         if base == "array":
             ann, target = self.type_of(key, prop["items"])
-            return f"list[{ann}]", target
+            return (f"list[{ann}] | None" if nullable else f"list[{ann}]"), target
         if base == "string" and "enum" in prop:
             self.algorithms = tuple(prop["enum"])
             ann = "AlgorithmName(ALGORITHMS)"

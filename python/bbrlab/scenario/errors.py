@@ -96,7 +96,9 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
     if kind in ("string_type",):
         return _path(loc), f"{_describe(value)} is not a string; put it in double quotes"
     if kind in ("list_type",):
-        return _path(loc), f"{_describe(value)} is not a list; write one [[{loc[-1]}]] table per item"
+        if loc[-1] in ("flows", "apps"):
+            return _path(loc), f"{_describe(value)} is not a list; write one [[{loc[-1]}]] table per item"
+        return _path(loc), f"{_describe(value)} is not a list; write the items in brackets, e.g. [1, 2, 3, 0]"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return _path(loc), f"{_describe(value)} is not a table; write [{_path(loc)}] with its keys"
     return _path(loc), f"{_describe(value)}: {err['msg']}"

@@ -36,6 +36,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'headroom': ('headroom_bytes', None),
         'nic_pause_delay': ('nic_pause_delay_ns', None),
         'nic_honours_pause': ('nic_honours_pause', None),
+        'switches_honour_pause': ('switches_honour_pause', None),
     },
     'Star': {
         'kind': ('kind', None),
@@ -47,6 +48,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'shared_buffer': ('shared_buffer_bytes', None),
         'shared_buffer_alpha': ('shared_buffer_alpha', None),
         'hosts_per_rack': ('hosts_per_rack', None),
+        'worker_racks': ('worker_racks', None),
         'uplink_rate': ('uplink_rate_bps', None),
         'forwarding': ('forwarding', None),
         'header': ('header_bytes', None),

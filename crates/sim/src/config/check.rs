@@ -352,7 +352,45 @@ impl Config {
         if st.pfc.xon_bytes >= st.pfc.xoff_bytes {
             return err("topology.pfc.xon_bytes", format!("{} must be smaller than xoff ({})", human::size(st.pfc.xon_bytes), human::size(st.pfc.xoff_bytes)));
         }
-        if st.hosts_per_rack.is_some_and(|h| st.workers + 1 > h) && st.shared_buffer_bytes.is_some() {
+        if let Some(racks) = &st.worker_racks {
+            let Some(per_rack) = st.hosts_per_rack else {
+                return err("topology.worker_racks", "needs topology.hosts_per_rack (the racks it places workers in)");
+            };
+            if racks.is_empty() {
+                return err("topology.worker_racks", "is empty; give at least one rack number (0 = the aggregator's rack)");
+            }
+            // Hosts per rack: the aggregator in rack 0, then each worker where the cycle puts it.
+            let mut hosts = std::collections::BTreeMap::from([(0usize, 1u64)]);
+            for w in 0..st.workers as usize {
+                *hosts.entry(st.rack_of(w)).or_insert(0) += 1;
+            }
+            if let Some((r, n)) = hosts.iter().find(|&(_, &n)| n > per_rack as u64) {
+                return err(
+                    "topology.worker_racks",
+                    format!(
+                        "puts {n} hosts in rack {r}{}, more than hosts_per_rack ({per_rack})",
+                        if *r == 0 { " (the aggregator's, counting it)" } else { "" }
+                    ),
+                );
+            }
+        }
+        if st.lossless && st.pfc.accounting == PfcAccounting::Egress && st.buffer_bytes.is_none() {
+            // With egress accounting a lossless port has no limit: only PAUSE holds it back.
+            let ignored = if !st.pfc.nic_honours_pause {
+                Some("topology.pfc.nic_honours_pause")
+            } else if !st.pfc.switches_honour_pause && st.racks() > 1 {
+                Some("topology.pfc.switches_honour_pause")
+            } else {
+                None
+            };
+            if let Some(field) = ignored {
+                return err(
+                    "topology.buffer_bytes",
+                    format!("is needed with {field} = false and egress accounting: a link that ignores PAUSE fills the port until it drops there"),
+                );
+            }
+        }
+        if st.racks() > 1 && st.shared_buffer_bytes.is_some() {
             return err("topology.shared_buffer_bytes", "is one switch's pool; with more than one rack leave it out");
         }
         if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {

@@ -390,6 +390,14 @@ pub struct Star {
     #[serde(default)]
     #[schemars(range(min = 2, max = MAX_WORKERS))]
     pub hosts_per_rack: Option<u32>,
+    /// The rack of each worker in turn, repeated over the workers (rack 0 is the aggregator's):
+    /// seed 000's node list interleaves four racks, its first worker in another rack than the
+    /// aggregator's and every fourth in the aggregator's own, `[1, 2, 3, 0]`. Needs
+    /// `hosts_per_rack`, which bounds every rack (the aggregator counts in rack 0). None: the
+    /// workers fill the racks in order after the aggregator.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_WORKERS), inner(range(max = MAX_WORKERS)))]
+    pub worker_racks: Option<Vec<u32>>,
     /// Rate of each ToR's links to and from the aggregation switch (default: `rate` × hosts per
     /// rack, non-blocking).
     #[serde(default)]
@@ -423,6 +431,23 @@ pub struct Star {
     #[serde(default = "default_host_jitter")]
     #[schemars(range(max = 1_000_000_000))]
     pub host_jitter_ns: u64,
+}
+
+impl Star {
+    /// The rack worker `w` is in (0: the aggregator's): where `worker_racks` puts it, or filling
+    /// racks of `hosts_per_rack` in order after the aggregator; 0 for all without racks.
+    pub fn rack_of(&self, w: usize) -> usize {
+        match (self.hosts_per_rack, &self.worker_racks) {
+            (None, _) => 0,
+            (Some(_), Some(cycle)) if !cycle.is_empty() => cycle[w % cycle.len()] as usize,
+            (Some(h), _) => (w + 1) / h as usize,
+        }
+    }
+
+    /// Racks up to the highest one used (1 = a single switch).
+    pub fn racks(&self) -> usize {
+        (0..self.workers as usize).map(|w| self.rack_of(w) + 1).max().unwrap_or(1)
+    }
 }
 
 fn default_star_delay() -> u64 {
@@ -486,6 +511,12 @@ pub struct Pfc {
     /// Host NICs obey PAUSE (false: they ignore it, as NICs with flow control off do).
     #[serde(default = "default_true")]
     pub nic_honours_pause: bool,
+    /// With racks: the switches obey PAUSE on their inter-switch links. False: those ports
+    /// ignore it (802.3x is set per port, and "receive off" is a common default), so
+    /// back-pressure reaches the hosts of the congested switch only and the trunk's packets are
+    /// dropped at the port (egress accounting: past `buffer`) or past their ingress headroom.
+    #[serde(default = "default_true")]
+    pub switches_honour_pause: bool,
 }
 
 impl Default for Pfc {
@@ -498,6 +529,7 @@ impl Default for Pfc {
             headroom_bytes: 0,
             nic_pause_delay_ns: 0,
             nic_honours_pause: true,
+            switches_honour_pause: true,
         }
     }
 }
