@@ -63,6 +63,7 @@ impl Simulation {
             start_ns: f.start_ns,
             stop_ns: f.stop_ns,
             nic_bytes: 0,
+            tsq_throttled: false,
             sender_timer_at: None,
             receiver_timer_at: None,
             data_tx: 0,
@@ -236,6 +237,7 @@ impl Simulation {
                 None => break,
             }
         }
+        self.flows[fi].tsq_throttled = tsq_blocked;
         self.arm_sender_timer(fi, tsq_blocked, cpu_free_at);
     }
 

@@ -14,7 +14,7 @@ const WALL_CHECK_EVENTS: u64 = 1024;
 impl Simulation {
     #[inline]
     pub(crate) fn push(&mut self, t: Nanos, kind: EvKind, id: u32) {
-        self.heap.push(Reverse(EventKey::new(Event { t, kind, id })));
+        self.heap.push(EventKey::new(Event { t, kind, id }).0);
     }
 
     /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`; it runs as the event
@@ -27,7 +27,7 @@ impl Simulation {
     /// The next event: the event heap's head or the timer queue's, whichever is first.
     #[inline]
     fn next_event(&self) -> Option<Event> {
-        let ev = self.heap.peek().map(|e| e.0.event());
+        let ev = self.heap.peek().map(|k| EventKey(k).event());
         let timer = self.timers.peek().map(|t| {
             let kind = if t.slot % 2 == 0 {
                 EvKind::SenderTimer

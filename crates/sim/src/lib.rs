@@ -1,7 +1,7 @@
 //! bbrlab's deterministic packet-level discrete-event simulator.
 //!
 //! The event loop spends its time on packets (as htsim does), not on framework:
-//! - Time is integer nanoseconds; the event queue is a binary heap ordered by (time, kind, id),
+//! - Time is integer nanoseconds; the event queue is a 4-ary heap ordered by (time, kind, id),
 //!   so ties resolve the same way on every run, whatever was scheduled when.
 //! - A link is an egress queue, a serializer and a propagation "pipe". Packets in propagation
 //!   travel in FIFO order, so a link keeps them in a ring and only its head packet has an event:
@@ -63,6 +63,7 @@ pub mod topology;
 pub mod workload;
 
 mod endpoints;
+mod event_heap;
 mod event_loop;
 mod host;
 mod network;
@@ -77,8 +78,7 @@ use cc::{registry, Nanos};
 use config::{Config, ConfigError};
 use metrics::Table;
 use rng::Rng;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use topology::{Fabric, Path};
 use transport::{Packet, Receiver, Sender};
 
@@ -432,6 +432,10 @@ struct Flow {
     stop_ns: Option<Nanos>,
     /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
     nic_bytes: u64,
+    /// TSQ held the sender back at its last pump (Linux's TSQF_THROTTLED): only then does a
+    /// departure from the NIC run the sender again (`tcp_wfree` schedules `tcp_write_xmit` for a
+    /// throttled socket only; otherwise ACKs and the pacing timer drive it).
+    tsq_throttled: bool,
     sender_timer_at: Option<Nanos>,
     receiver_timer_at: Option<Nanos>,
     // Conservation accounting (data packets).
@@ -469,7 +473,7 @@ pub struct Simulation {
     cfg: Config,
     now: Nanos,
     end_ns: Nanos,
-    heap: BinaryHeap<Reverse<EventKey>>,
+    heap: event_heap::EventHeap,
     /// The endpoints' timers (`timer_queue.rs`): slot 2·flow is the sender's, 2·flow + 1 the
     /// receiver's.
     timers: timer_queue::TimerQueue,
@@ -482,6 +486,9 @@ pub struct Simulation {
     events_by_kind: [u64; EV_KINDS],
     /// Events processed at the current instant (livelock guard).
     events_at_now: u64,
+    /// NIC departures that ran their flow's sender (TSQ had throttled it; `on_tx_done`).
+    #[cfg(test)]
+    tsq_wakeups: u64,
     pub data_packets_delivered: u64,
     metrics: metrics::Recorder,
     next_sample_ns: Nanos,
@@ -558,7 +565,7 @@ impl Simulation {
         let mut sim = Simulation {
             now: 0,
             end_ns,
-            heap: BinaryHeap::with_capacity(4 * links.len() + 4 * flows.len() + 16),
+            heap: event_heap::EventHeap::with_capacity(4 * links.len() + 4 * flows.len() + 16),
             timers: timer_queue::TimerQueue::with_slots(2 * flows.len()),
             links,
             flows,
@@ -566,6 +573,8 @@ impl Simulation {
             events: 0,
             events_by_kind: [0; EV_KINDS],
             events_at_now: 0,
+            #[cfg(test)]
+            tsq_wakeups: 0,
             data_packets_delivered: 0,
             metrics,
             next_sample_ns: cfg.sample_interval_ns,

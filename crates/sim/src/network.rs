@@ -264,8 +264,8 @@ impl Simulation {
             self.push(arrive, EvKind::Arrive, lid);
         }
         if is_nic && p.is_data {
-            // TSQ: a departure from the NIC lets the flow queue more (with the host model, once
-            // the skb it belongs to has left whole).
+            // TSQ: a departure from the NIC lets a throttled flow queue more (with the host
+            // model, once the skb it belongs to has left whole).
             let f = p.flow as usize;
             let flow = &mut self.flows[f];
             if let Some(g) = flow.gaps.as_deref_mut() {
@@ -284,7 +284,13 @@ impl Simulation {
             };
             if let Some(b) = freed {
                 flow.nic_bytes -= b;
-                self.pump(f);
+                if flow.tsq_throttled {
+                    #[cfg(test)]
+                    {
+                        self.tsq_wakeups += 1;
+                    }
+                    self.pump(f);
+                }
             }
         }
         if at_once {
@@ -400,7 +406,7 @@ mod tests {
         assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
         assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
         // Only the pipe's head has an event: the arrival of the first packet.
-        assert_eq!(sim.heap.iter().map(|e| e.0.event()).filter(|e| e.kind == EvKind::Arrive && e.id == bn).count(), 1);
+        assert_eq!(sim.heap.iter().map(|k| EventKey(k).event()).filter(|e| e.kind == EvKind::Arrive && e.id == bn).count(), 1);
         // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
         // the queue is replayed on read.
         sim.now = 20_000;
@@ -461,6 +467,33 @@ mod tests {
     }
 
     const BYTES_100K: &str = r#"{"bytes":100000}"#;
+
+    /// Linux's `tcp_wfree` runs the sender again on a TX completion only if TSQ throttled it: a
+    /// cwnd-limited flow behind a fast access link is driven by its ACKs, not by its NIC's
+    /// departures; a flow whose own NIC is the bottleneck is throttled, and its departures must
+    /// keep it going (no stall: it fills the link).
+    #[test]
+    fn nic_departures_run_only_a_throttled_sender() {
+        let ceiling = 1e9 * 1448.0 / 1538.0;
+        let goodput = |sim: &Simulation| -> f64 { sim.results().flows.get("goodput_bps").unwrap().as_f64().unwrap()[0] };
+        let mut fast_nic = dumbbell_buffer(r#"{"cc":"cubic"}"#, r#"{"bytes":1000000}"#, "");
+        fast_nic.run_until(u64::MAX);
+        let packets = fast_nic.data_packets_delivered;
+        assert!(packets > 100_000, "{packets}");
+        assert!(fast_nic.tsq_wakeups * 100 < packets, "{} wake-ups for {packets} packets", fast_nic.tsq_wakeups);
+        assert!(goodput(&fast_nic) > 0.9 * ceiling);
+        for cc in ["cubic", "bbr1"] {
+            let mut nic_bound = Simulation::from_json(&format!(
+                r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
+                    "topology":{{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{{"rate_bps":1000000000,
+                    "rtt_ns":10000000,"buffer":{{"bytes":1000000}}}}}},"flows":[{{"cc":"{cc}"}}]}}"#
+            ))
+            .unwrap();
+            nic_bound.run_until(u64::MAX);
+            assert!(nic_bound.tsq_wakeups > 1_000, "{cc}: the NIC drives the throttled sender: {}", nic_bound.tsq_wakeups);
+            assert!(goodput(&nic_bound) > 0.9 * ceiling, "{cc}: {}", goodput(&nic_bound));
+        }
+    }
 
     /// Folding changes no result also where events tie at one nanosecond: access links as fast
     /// as the bottleneck (the wan-loss study's host-NIC bottleneck) put a packet's arrival at
