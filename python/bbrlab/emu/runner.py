@@ -39,6 +39,7 @@ from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_in
 from ..algorithms import lookup
 from ..scenario.fields import kernel_module
 from . import bpf
+from .support import check_supported
 
 __all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
@@ -242,6 +243,7 @@ def _phase(cc: str, info: dict[str, int], bbr: dict[str, float] | None) -> str:
 
 def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], float, dict[str, Any]]:
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
+    ignored = check_supported(scenario)
     check_environment()
     cfg = emu_config(scenario)
     plan = _check_scenario(scenario, cfg)
@@ -300,6 +302,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         "emulator": {k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")},
         "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms",
         "flow_errors": [s.error for s in states if s.error],
+        "ignored_fields": ignored,  # the simulator's model switches the kernel run could not honour
         "bpf": bpf_facts,
         # Per flow, from the last TCP_INFO's tcpi_options (ss's "ecn", "ecnseen"): ECN negotiated
         # (sender), ECT/CE data seen by the receiver.
