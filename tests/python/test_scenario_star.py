@@ -100,6 +100,7 @@ def test_set_reaches_star_fields():
         (lambda r: r["topology"].update(worker_racks=[1, 0]), "topology.worker_racks"),  # no hosts_per_rack
         (lambda r: r["topology"].update(worker_racks="x", hosts_per_rack=16), "topology.worker_racks"),
         (lambda r: r["topology"].update(worker_racks=[0], hosts_per_rack=16), "topology.worker_racks"),  # 22 in rack 0
+        (lambda r: r["topology"].update(worker_racks=[1] * 10001, hosts_per_rack=32), "topology.worker_racks"),
         (lambda r: r["topology"].update(worker_racks=[1, 0], hosts_per_rack=16, pfc={"switches_honour_pause": False}),
          "topology.buffer"),
     ],

@@ -211,7 +211,9 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     // created after every other, so a one-rack star is unchanged).
     let rack_of = |w: usize| st.rack_of(w);
     let racks = st.racks();
-    let mut rack_links = Vec::new(); // per rack ≥ 1: (ToR → aggregation switch, aggregation switch → ToR)
+    // Per rack ≥ 1 that holds a worker: (ToR → aggregation switch, aggregation switch → ToR); a
+    // rack number `worker_racks` skips gets no switch.
+    let mut rack_links: Vec<Option<(LinkId, LinkId)>> = vec![None; racks.saturating_sub(1)];
     let mut core = None; // (aggregation switch → rack 0's ToR, rack 0's ToR → aggregation switch)
     if racks > 1 {
         let up_rate = st.uplink_rate_bps.expect("resolved");
@@ -227,11 +229,14 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         let up0 = add(links, mk_trunk(4));
         monitored.push((down0, "agg_to_tor0"));
         core = Some((down0, up0));
-        for r in 1..racks as u64 {
-            let up = add(links, mk_trunk(5 + 2 * r));
-            let down = add(links, mk_trunk(6 + 2 * r));
+        for r in 1..racks {
+            if !(0..workers.len()).any(|w| rack_of(w) == r) {
+                continue;
+            }
+            let up = add(links, mk_trunk(5 + 2 * r as u64));
+            let down = add(links, mk_trunk(6 + 2 * r as u64));
             monitored.push((up, intern(format!("tor{r}_to_agg"))));
-            rack_links.push((up, down));
+            rack_links[r - 1] = Some((up, down));
         }
     }
     let paths: Vec<(Path, Path, Nanos)> = workers
@@ -240,7 +245,7 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         .map(|(w, &(nic, down))| match (rack_of(w), core) {
             (0, _) | (_, None) => (Path::new(&[nic, to_agg]), Path::new(&[agg_nic, down]), 4 * st.delay_ns),
             (r, Some((down0, up0))) => {
-                let (up, rdown) = rack_links[r - 1];
+                let (up, rdown) = rack_links[r - 1].expect("a rack with a worker has its ToR");
                 (Path::new(&[nic, up, down0, to_agg]), Path::new(&[agg_nic, up0, rdown, down]), 8 * st.delay_ns)
             }
         })
@@ -256,7 +261,7 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         for &l in worker_nics.iter().chain([&agg_nic]) {
             links[l as usize].ignores_pause = !p.nic_honours_pause;
         }
-        let trunks = rack_links.iter().flat_map(|&(up, down)| [up, down]).chain(core.into_iter().flat_map(|(d, u)| [d, u]));
+        let trunks = rack_links.iter().flatten().flat_map(|&(up, down)| [up, down]).chain(core.into_iter().flat_map(|(d, u)| [d, u]));
         for l in trunks {
             links[l as usize].ignores_pause = !p.switches_honour_pause;
         }
@@ -414,6 +419,17 @@ mod tests {
         assert_ne!(uplink(0), uplink(1));
         assert_ne!(uplink(1), uplink(2));
         assert_eq!(uplink(3), uplink(7), "workers 3 and 7 reach the aggregator's port directly");
+        // A rack number far beyond the others builds one ToR, not the empty racks below it.
+        let links_with = |racks: &str| {
+            let sim = Simulation::from_json(&format!(
+                r#"{{"seed":5,"duration_ns":1000000,"sample_interval_ns":1000000,
+                    "topology":{{"kind":"star","workers":2,"rate_bps":1000000000,"hosts_per_rack":16,
+                    "worker_racks":{racks}}},"flows":[{{"cc":"cubic"}},{{"cc":"cubic"}}]}}"#
+            ))
+            .unwrap();
+            (sim.links.len(), sim.monitored.len())
+        };
+        assert_eq!(links_with("[9000]"), links_with("[1]"));
     }
 
     /// Inter-switch ports that ignore PAUSE: the aggregator's ToR pauses its own hosts only; the

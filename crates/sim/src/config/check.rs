@@ -359,6 +359,9 @@ impl Config {
             if racks.is_empty() {
                 return err("topology.worker_racks", "is empty; give at least one rack number (0 = the aggregator's rack)");
             }
+            if racks.len() > MAX_WORKERS as usize {
+                return err("topology.worker_racks", format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()));
+            }
             // Hosts per rack: the aggregator in rack 0, then each worker where the cycle puts it.
             let mut hosts = std::collections::BTreeMap::from([(0usize, 1u64)]);
             for w in 0..st.workers as usize {
