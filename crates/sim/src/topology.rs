@@ -210,7 +210,8 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     // the aggregator over its ToR's uplink, the aggregation switch and rack 0's ToR (links
     // created after every other, so a one-rack star is unchanged).
     let rack_of = |w: usize| st.rack_of(w);
-    let racks = st.racks();
+    let rack_hosts = st.rack_hosts();
+    let racks = rack_hosts.len();
     // Per rack ≥ 1 that holds a worker: (ToR → aggregation switch, aggregation switch → ToR); a
     // rack number `worker_racks` skips gets no switch.
     let mut rack_links: Vec<Option<(LinkId, LinkId)>> = vec![None; racks.saturating_sub(1)];
@@ -230,7 +231,7 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         monitored.push((down0, "agg_to_tor0"));
         core = Some((down0, up0));
         for r in 1..racks {
-            if !(0..workers.len()).any(|w| rack_of(w) == r) {
+            if rack_hosts[r] == 0 {
                 continue;
             }
             let up = add(links, mk_trunk(5 + 2 * r as u64));

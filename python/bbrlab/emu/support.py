@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import ScenarioError, ScenarioWarning
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
+from ..scenario.model import Flow
 
 #: Flow fields the kernel run cannot reproduce: (field, the value that means "off", why).
 _FLOW_ERRORS = (
@@ -54,7 +55,6 @@ def check_supported(scenario: Scenario) -> list[str]:
         raise ScenarioError("topology.bottleneck.red", "the emu backend's link emulator has no RED (drop-tail and ECN "
                                                        "step marking only); use --backend sim")
     notes: list[str] = []
-    defaults = type(scenario.flows[0]).model_fields if scenario.flows else {}
     for i, f in enumerate(scenario.flows):
         for name, off, why in _FLOW_ERRORS:
             value = getattr(f, name)
@@ -62,7 +62,7 @@ def check_supported(scenario: Scenario) -> list[str]:
                 raise ScenarioError(f"flows.{i}.{name}", f"{_show(value)} is not available on --backend emu: {why}")
         for name in _FLOW_MODEL_SWITCHES:
             value = getattr(f, name)
-            if value != defaults[name].default:
+            if value != Flow.model_fields[name].default:
                 notes.append(f"flows.{i}.{name} = {_show(value)} switches the simulator's model; --backend emu runs "
                              "the kernel's own, so it has no effect there")
         if f.gap_histogram:

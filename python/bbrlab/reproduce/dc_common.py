@@ -144,17 +144,16 @@ CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 def topology(fabric: str, workers: int) -> Star:
     common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
-    if fabric in ("lossless", "lossless-racks", "lossless-ingress", "lossless-ingress-racks", "pause-ignored"):
-        accounting = "egress" if fabric in ("lossless", "lossless-racks") else "ingress"
-        racks = fabric.endswith("-racks")
-        return Star(forwarding="cut-through", pfc=Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA,
-                                                      accounting=accounting, nic_honours_pause=fabric != "pause-ignored"),
+    if fabric in ("lossless", "lossless-racks", "pause-hosts-only", "lossless-ingress", "lossless-ingress-racks",
+                  "pause-ignored"):
+        racks = fabric.endswith("-racks") or fabric == "pause-hosts-only"
+        pfc = Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA,
+                  accounting="egress" if fabric in ("lossless", "lossless-racks", "pause-hosts-only") else "ingress",
+                  nic_honours_pause=fabric != "pause-ignored", switches_honour_pause=fabric != "pause-hosts-only")
+        # Trunks deaf to PAUSE drop at the port: it needs a limit (the shared-buffer fabric's pool).
+        return Star(forwarding="cut-through", pfc=pfc, buffer_bytes=SHARED_POOL_BYTES if fabric == "pause-hosts-only" else None,
                     hosts_per_rack=HOSTS_PER_RACK if racks else None, worker_racks=SEED_WORKER_RACKS if racks else None,
                     **common)
-    if fabric == "pause-hosts-only":
-        return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES,
-                    pfc=Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA, switches_honour_pause=False),
-                    hosts_per_rack=HOSTS_PER_RACK, worker_racks=SEED_WORKER_RACKS, **common)
     if fabric == "shared-dt":
         # The per-port limit is the pool itself: only the dynamic threshold divides it.
         return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES, shared_buffer_bytes=SHARED_POOL_BYTES,

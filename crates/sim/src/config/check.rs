@@ -362,17 +362,12 @@ impl Config {
             if racks.len() > MAX_WORKERS as usize {
                 return err("topology.worker_racks", format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()));
             }
-            // Hosts per rack: the aggregator in rack 0, then each worker where the cycle puts it.
-            let mut hosts = std::collections::BTreeMap::from([(0usize, 1u64)]);
-            for w in 0..st.workers as usize {
-                *hosts.entry(st.rack_of(w)).or_insert(0) += 1;
-            }
-            if let Some((r, n)) = hosts.iter().find(|&(_, &n)| n > per_rack as u64) {
+            if let Some((r, n)) = st.rack_hosts().into_iter().enumerate().find(|&(_, n)| n > per_rack as u64) {
                 return err(
                     "topology.worker_racks",
                     format!(
                         "puts {n} hosts in rack {r}{}, more than hosts_per_rack ({per_rack})",
-                        if *r == 0 { " (the aggregator's, counting it)" } else { "" }
+                        if r == 0 { " (the aggregator's, counting it)" } else { "" }
                     ),
                 );
             }

@@ -444,9 +444,23 @@ impl Star {
         }
     }
 
+    /// Hosts in each rack up to the highest one used, the aggregator counted in rack 0 (a rack
+    /// `worker_racks` skips holds 0).
+    pub fn rack_hosts(&self) -> Vec<u64> {
+        let mut hosts = vec![1];
+        for w in 0..self.workers as usize {
+            let r = self.rack_of(w);
+            if r >= hosts.len() {
+                hosts.resize(r + 1, 0);
+            }
+            hosts[r] += 1;
+        }
+        hosts
+    }
+
     /// Racks up to the highest one used (1 = a single switch).
     pub fn racks(&self) -> usize {
-        (0..self.workers as usize).map(|w| self.rack_of(w) + 1).max().unwrap_or(1)
+        self.rack_hosts().len()
     }
 }
 
