@@ -12,9 +12,18 @@ const LIVELOCK_EVENTS: u64 = 10_000_000;
 const WALL_CHECK_EVENTS: u64 = 1024;
 
 impl Simulation {
+    /// Schedule an event. The first event a heap event's handler schedules takes the handled
+    /// event's place at the heap's root (one sift instead of a pop and a push): a link's next
+    /// departure or next arrival, scheduled as the current one runs, is the common case.
     #[inline]
     pub(crate) fn push(&mut self, t: Nanos, kind: EvKind, id: u32) {
-        self.heap.push(EventKey::new(Event { t, kind, id }).0);
+        let key = EventKey::new(Event { t, kind, id }).0;
+        if self.head_spent {
+            self.head_spent = false;
+            self.heap.replace_top(key);
+        } else {
+            self.heap.push(key);
+        }
     }
 
     /// Arm endpoint timer `slot` (`timer_queue.rs`) at `t`; it runs as the event
@@ -74,14 +83,6 @@ impl Simulation {
             if budget % WALL_CHECK_EVENTS == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 return Ok(self.is_complete());
             }
-            match ev.kind {
-                EvKind::SenderTimer | EvKind::ReceiverTimer => {
-                    self.timers.pop();
-                }
-                _ => {
-                    self.heap.pop();
-                }
-            }
             if ev.t == self.now {
                 self.events_at_now += 1;
                 if self.events_at_now > LIVELOCK_EVENTS {
@@ -94,6 +95,14 @@ impl Simulation {
                 }
             } else {
                 self.events_at_now = 0;
+            }
+            match ev.kind {
+                EvKind::SenderTimer | EvKind::ReceiverTimer => {
+                    self.timers.pop();
+                }
+                // The handled event stays at the root until the handler's first `push`
+                // replaces it, or is popped after the handler (nothing reads the heap between).
+                _ => self.head_spent = true,
             }
             self.now = ev.t;
             self.events += 1;
@@ -136,6 +145,10 @@ impl Simulation {
                         self.push(t, EvKind::Sample, 0);
                     }
                 }
+            }
+            if self.head_spent {
+                self.head_spent = false;
+                self.heap.pop();
             }
         }
         if limit > self.now {

@@ -173,6 +173,10 @@ struct Link {
     /// it will reach the router (`Simulation::fold_into_next`), and the router hop costs no
     /// `Arrive` event. Set once the topology and the flows are built.
     fold: bool,
+    /// A timestamped link that decides and reports nothing (`is_passive`): nobody reads its
+    /// queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
+    /// replayable schedule and statistics. Set once the topology is built.
+    passive: bool,
 }
 
 impl Link {
@@ -212,6 +216,7 @@ impl Link {
             timestamped: false,
             ser: serializer::Serializer::default(),
             fold: false,
+            passive: false,
         }
     }
 
@@ -474,6 +479,8 @@ pub struct Simulation {
     now: Nanos,
     end_ns: Nanos,
     heap: event_heap::EventHeap,
+    /// The heap's root is the event being handled, already spent (`Simulation::push`).
+    head_spent: bool,
     /// The endpoints' timers (`timer_queue.rs`): slot 2·flow is the sender's, 2·flow + 1 the
     /// receiver's.
     timers: timer_queue::TimerQueue,
@@ -565,7 +572,10 @@ impl Simulation {
         let mut sim = Simulation {
             now: 0,
             end_ns,
-            heap: event_heap::EventHeap::with_capacity(4 * links.len() + 4 * flows.len() + 16),
+            // Grows with its content (a heap of 10⁵ flows' worth of slots would be touched
+            // memory: the vacant padding is written).
+            heap: event_heap::EventHeap::default(),
+            head_spent: false,
             timers: timer_queue::TimerQueue::with_slots(2 * flows.len()),
             links,
             flows,

@@ -8,6 +8,18 @@ impl Simulation {
     /// send.
     pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
+        if self.links[lid as usize].passive {
+            // Nothing to decide or record: the packet's times follow from the serializer's.
+            let link = &mut self.links[lid as usize];
+            let dt = link.tx_time_ns(p.wire_bytes);
+            let arrive = link.ser.pass(now, dt) + link.delay_ns;
+            if link.fold {
+                self.fold_into_next(arrive, p);
+            } else {
+                self.into_pipe(lid, arrive, p);
+            }
+            return;
+        }
         // An ingress-accounted switch port charges the packet to the port it came in on.
         let ingress_from = if self.links[lid as usize].ingress_acct { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
@@ -135,21 +147,15 @@ impl Simulation {
     /// earlier in wall-clock terms; nothing else reads its state in between. Folds on through
     /// a chain of such links.
     fn fold_into_next(&mut self, mut t: Nanos, mut p: Packet) {
-        let last_sample_ns = self.metrics.last_sample_ns;
         loop {
             p.hop += 1;
             let f = &self.flows[p.flow as usize];
             let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
             let link = &mut self.links[next as usize];
-            // As `enqueue` does on a timestamped link, with no decision to take.
-            link.replay(t, last_sample_ns);
-            let idle = link.is_idle(t);
-            link.note_occupancy(t);
-            if !idle {
-                link.count_queued(p.wire_bytes);
-            }
+            // As `enqueue` does on a passive link (a fold's next links are passive).
+            debug_assert!(link.passive);
             let dt = link.tx_time_ns(p.wire_bytes);
-            t = link.ser.accept(t, dt, p.wire_bytes).done_ns + link.delay_ns;
+            t = link.ser.pass(t, dt) + link.delay_ns;
             if !link.fold {
                 self.into_pipe(next, t, p);
                 return;
@@ -173,12 +179,19 @@ impl Simulation {
     /// all flows' paths) are passive and fed by it alone. Off with applications, whose
     /// transfers add paths while the simulation runs.
     pub(crate) fn set_folds(&mut self) {
+        let n = self.links.len();
+        let mut monitored = vec![false; n];
+        for &(m, _) in &self.monitored {
+            monitored[m as usize] = true;
+        }
+        for (l, &m) in self.links.iter_mut().zip(&monitored) {
+            l.passive = l.is_passive(m);
+        }
         if !self.apps.is_empty() {
             return;
         }
         const NONE: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1; // fed by several links
-        let n = self.links.len();
         let mut feeder = vec![NONE; n];
         let mut has_next = vec![false; n];
         for f in &self.flows {
@@ -194,17 +207,13 @@ impl Simulation {
                 }
             }
         }
-        let mut monitored = vec![false; n];
-        for &(m, _) in &self.monitored {
-            monitored[m as usize] = true;
-        }
         let mut fold: Vec<bool> = (0..n).map(|a| has_next[a] && self.links[a].timestamped && self.links[a].to == NodeKind::Router).collect();
         for f in &self.flows {
             for path in [&f.data_path, &f.ack_path] {
                 for w in path.links[..path.len as usize].windows(2) {
                     let (a, b) = (w[0] as usize, w[1] as usize);
                     // Every link fed from `a` must be fed by `a` alone, and passive.
-                    if feeder[b] != a as u32 || !self.links[b].is_passive(monitored[b]) {
+                    if feeder[b] != a as u32 || !self.links[b].passive {
                         fold[a] = false;
                     }
                 }
@@ -440,7 +449,7 @@ mod tests {
     fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64, u64) {
         assert!(sim.links.iter().any(|l| l.fold), "the dumbbell folds its receivers' access links");
         if !timestamped {
-            sim.links.iter_mut().for_each(|l| l.timestamped = false);
+            sim.links.iter_mut().for_each(|l| (l.timestamped, l.passive) = (false, false));
         }
         if !fold {
             sim.links.iter_mut().for_each(|l| l.fold = false);

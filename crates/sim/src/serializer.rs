@@ -60,6 +60,14 @@ impl Serializer {
         slot
     }
 
+    /// A passive link's acceptance (no one reads its queue): only the time its last bit leaves,
+    /// the same as [`Serializer::accept`]'s `done_ns`, without the schedule kept for a replay.
+    #[inline]
+    pub fn pass(&mut self, now: Nanos, tx_ns: Nanos) -> Nanos {
+        self.free_at_ns = self.free_at_ns.max(now) + tx_ns;
+        self.free_at_ns
+    }
+
     /// The next start or departure at or before `now`, oldest first (a departure before the
     /// start it makes room for); None once the state at `now` is reached.
     pub fn next_change(&mut self, now: Nanos) -> Option<Change> {
