@@ -220,12 +220,13 @@ impl Link {
         }
     }
 
-    /// Whether the link qualifies as timestamped (see `timestamped`). Not a sender NIC: TSQ
-    /// reacts to its departures, and with no propagation delay its `TxDone` hands the packet
-    /// on in the same event, so it costs one event per packet either way (measured: TSQ
-    /// reading departure times instead, with wake-up timers for held flows, added events).
+    /// Whether the link qualifies as timestamped (see `timestamped`). A sender NIC does if it
+    /// has no propagation delay: TSQ reacts to its departures, and a departure is then the
+    /// moment its packet reaches the far end, so its pipe head's event is the departure
+    /// (`TxDone`, in the departures' place in an instant's order; `on_nic_departure`). With a
+    /// delay the departure and the arrival are two moments, and the NIC stays event-driven.
     fn can_be_timestamped(&self) -> bool {
-        !self.is_sender_nic
+        (!self.is_sender_nic || self.delay_ns == 0)
             && self.pfc.is_none()
             && self.ingress.is_none()
             && !self.ingress_acct

@@ -171,7 +171,9 @@ impl Simulation {
         let was_empty = link.pipe.is_empty();
         link.pipe.push_back((arrive, p));
         if was_empty {
-            self.push(arrive, EvKind::Arrive, lid);
+            // A sender NIC's pipe head reaches the router as it leaves: a departure.
+            let kind = if link.is_sender_nic { EvKind::TxDone } else { EvKind::Arrive };
+            self.push(arrive, kind, lid);
         }
     }
 
@@ -207,7 +209,13 @@ impl Simulation {
                 }
             }
         }
-        let mut fold: Vec<bool> = (0..n).map(|a| has_next[a] && self.links[a].timestamped && self.links[a].to == NodeKind::Router).collect();
+        // (Not a sender NIC: TSQ must see each of its departures, which is its event.)
+        let mut fold: Vec<bool> = (0..n)
+            .map(|a| {
+                let l = &self.links[a];
+                has_next[a] && l.timestamped && !l.is_sender_nic && l.to == NodeKind::Router
+            })
+            .collect();
         for f in &self.flows {
             for path in [&f.data_path, &f.ack_path] {
                 for w in path.links[..path.len as usize].windows(2) {
@@ -250,6 +258,10 @@ impl Simulation {
     }
 
     pub(crate) fn on_tx_done(&mut self, lid: LinkId) {
+        if self.links[lid as usize].timestamped {
+            self.on_nic_departure(lid);
+            return;
+        }
         let now = self.now;
         let link = &mut self.links[lid as usize];
         let p = link.in_tx.take().expect("tx in progress");
@@ -273,38 +285,58 @@ impl Simulation {
             self.push(arrive, EvKind::Arrive, lid);
         }
         if is_nic && p.is_data {
-            // TSQ: a departure from the NIC lets a throttled flow queue more (with the host
-            // model, once the skb it belongs to has left whole).
-            let f = p.flow as usize;
-            let flow = &mut self.flows[f];
-            if let Some(g) = flow.gaps.as_deref_mut() {
-                g.on_departure(now);
-            }
-            let freed = if self.hosts.is_some() {
-                let head = flow.tx_skbs.front_mut().expect("a departing segment belongs to an skb");
-                head.0 -= 1;
-                if head.0 == 0 {
-                    flow.tx_skbs.pop_front().map(|(_, b)| b)
-                } else {
-                    None
-                }
-            } else {
-                Some(p.wire_bytes as u64)
-            };
-            if let Some(b) = freed {
-                flow.nic_bytes -= b;
-                if flow.tsq_throttled {
-                    #[cfg(test)]
-                    {
-                        self.tsq_wakeups += 1;
-                    }
-                    self.pump(f);
-                }
-            }
+            self.on_nic_data_departure(&p);
         }
         if at_once {
             // After the flow's TSQ pump, as the Arrive event of the same instant would run.
             self.hand_over(lid, p);
+        }
+    }
+
+    /// The head of a timestamped sender NIC's pipe leaves (it has no propagation delay, so it
+    /// is at the router now): as `on_tx_done` with a zero-delay hop — the next departure is
+    /// scheduled, TSQ runs, then the packet is handed on.
+    fn on_nic_departure(&mut self, lid: LinkId) {
+        let link = &mut self.links[lid as usize];
+        let (_, p) = link.pipe.pop_front().expect("departure");
+        if let Some(&(t, _)) = link.pipe.front() {
+            self.push(t, EvKind::TxDone, lid);
+        }
+        if p.is_data {
+            self.on_nic_data_departure(&p);
+        }
+        self.hand_over(lid, p);
+    }
+
+    /// TSQ: a data packet's departure from its sender's NIC lets a throttled flow queue more
+    /// (with the host model, once the skb it belongs to has left whole).
+    fn on_nic_data_departure(&mut self, p: &Packet) {
+        let now = self.now;
+        let f = p.flow as usize;
+        let flow = &mut self.flows[f];
+        if let Some(g) = flow.gaps.as_deref_mut() {
+            g.on_departure(now);
+        }
+        let freed = if self.hosts.is_some() {
+            let head = flow.tx_skbs.front_mut().expect("a departing segment belongs to an skb");
+            head.0 -= 1;
+            if head.0 == 0 {
+                flow.tx_skbs.pop_front().map(|(_, b)| b)
+            } else {
+                None
+            }
+        } else {
+            Some(p.wire_bytes as u64)
+        };
+        if let Some(b) = freed {
+            flow.nic_bytes -= b;
+            if flow.tsq_throttled {
+                #[cfg(test)]
+                {
+                    self.tsq_wakeups += 1;
+                }
+                self.pump(f);
+            }
         }
     }
 
@@ -400,7 +432,9 @@ mod tests {
         let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
         let nic = sim.flows[0].data_path.first();
         let bn = sim.flows[0].data_path.links[1];
-        assert!(!sim.links[nic as usize].timestamped, "a sender NIC's departures drive TSQ");
+        // A sender NIC without propagation delay is timestamped too, but never folds: each of
+        // its departures is an event, which TSQ sees.
+        assert!(sim.links[nic as usize].timestamped && !sim.links[nic as usize].fold);
         assert!(sim.links[bn as usize].timestamped);
         // The bottleneck folds into the receiver's access link (`fold_into_next`); here its own
         // pipe is under test.
@@ -501,6 +535,49 @@ mod tests {
             nic_bound.run_until(u64::MAX);
             assert!(nic_bound.tsq_wakeups > 1_000, "{cc}: the NIC drives the throttled sender: {}", nic_bound.tsq_wakeups);
             assert!(goodput(&nic_bound) > 0.9 * ceiling, "{cc}: {}", goodput(&nic_bound));
+        }
+    }
+
+    /// A timestamped sender NIC (its departures are its pipe's events) against an event-driven
+    /// one: the same packets at the same times — flows TSQ throttles (the NIC is the
+    /// bottleneck), paced and unpaced ones, losses, the host model's skb accounting.
+    #[test]
+    fn timestamped_sender_nics_change_no_result() {
+        let scenarios = [
+            // NIC-bound: TSQ throttles both flows, their departures drive them.
+            r#"{"seed":3,"duration_ns":1000000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,
+                "rtt_ns":10000000,"buffer":{"bytes":1000000}}},"flows":[{"cc":"cubic"},{"cc":"bbr1","start_ns":200000000}]}"#,
+            // Fast NICs, paced and unpaced flows, random loss.
+            r#"{"seed":4,"duration_ns":1000000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":1000000000,"rtt_ns":20000000,
+                "buffer":{"bytes":200000},"loss":0.001}},"flows":[{"cc":"bbr3"},{"cc":"cubic"},{"cc":"reno","start_ns":300000000}]}"#,
+            // The host model: a departure frees TSQ budget once its whole skb has left.
+            r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
+                "ecn_threshold_bytes":60000}},
+                "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
+        ];
+        for (i, json) in scenarios.into_iter().enumerate() {
+            let run = |nic_timestamped: bool| {
+                let mut sim = Simulation::from_json(json).unwrap();
+                let nics: Vec<usize> = (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
+                assert!(!nics.is_empty() && nics.iter().all(|&l| sim.links[l].timestamped), "sender NICs are timestamped");
+                if !nic_timestamped {
+                    nics.iter().for_each(|&l| (sim.links[l].timestamped, sim.links[l].passive) = (false, false));
+                }
+                sim.run_until(u64::MAX);
+                sim.check_conservation().unwrap();
+                let r = sim.results();
+                (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered, sim.tsq_wakeups)
+            };
+            let (stamped, driven) = (run(true), run(false));
+            assert!(stamped.2 > 20_000, "the scenario moves data: {}", stamped.2);
+            assert!(stamped.0 == driven.0, "result tables differ: {json}");
+            assert_eq!((stamped.1, stamped.3), (driven.1, driven.3), "events and TSQ wake-ups: {json}");
+            if i == 0 {
+                assert!(stamped.3 > 1_000, "the NIC-bound flows are woken by departures: {}", stamped.3);
+            }
         }
     }
 
