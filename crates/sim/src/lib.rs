@@ -327,6 +327,19 @@ impl Link {
         a
     }
 
+    /// Put `p` in the propagation pipe, to arrive at `arrive`, its hop advanced to `next_hop`
+    /// (the index of the link it enters next, which `hand_over` reads). The hop is written into
+    /// the pipe's copy, not into `p` before the copy: a one-byte store into a packet that is
+    /// then copied whole stalls the copy (a narrow store cannot be forwarded to the wide loads
+    /// that read it back).
+    #[inline(always)]
+    fn pipe_push(&mut self, arrive: Nanos, p: Packet, next_hop: u8) {
+        self.pipe.push_back((arrive, p));
+        if let Some((_, q)) = self.pipe.back_mut() {
+            q.hop = next_hop;
+        }
+    }
+
     /// Serialization time of `bytes` in ns, carrying the picosecond remainder.
     #[inline]
     fn tx_time_ns(&mut self, bytes: u32) -> Nanos {

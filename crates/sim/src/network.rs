@@ -16,7 +16,7 @@ impl Simulation {
             if link.fold {
                 self.fold_into_next(arrive, p);
             } else {
-                self.into_pipe(lid, arrive, p);
+                self.into_pipe(lid, arrive, p, p.hop + 1);
             }
             return;
         }
@@ -119,7 +119,7 @@ impl Simulation {
             if link.fold {
                 self.fold_into_next(arrive, p);
             } else {
-                self.into_pipe(lid, arrive, p);
+                self.into_pipe(lid, arrive, p, p.hop + 1);
             }
             return;
         }
@@ -130,7 +130,7 @@ impl Simulation {
             let hdr = (ct.min(p.wire_bytes) as u128 * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos;
             let arrive = link.arrival_time(now + hdr);
             let was_empty = link.pipe.is_empty();
-            link.pipe.push_back((arrive, p));
+            link.pipe_push(arrive, p, p.hop + 1);
             was_empty.then_some(arrive)
         } else {
             None
@@ -146,30 +146,31 @@ impl Simulation {
     /// fed by that link alone, a FIFO, so it sees the same arrivals in the same order, only
     /// earlier in wall-clock terms; nothing else reads its state in between. Folds on through
     /// a chain of such links.
-    fn fold_into_next(&mut self, mut t: Nanos, mut p: Packet) {
+    fn fold_into_next(&mut self, mut t: Nanos, p: Packet) {
+        let mut hop = p.hop;
         loop {
-            p.hop += 1;
+            hop += 1;
             let f = &self.flows[p.flow as usize];
-            let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
+            let next = if p.is_data { f.data_path.links[hop as usize] } else { f.ack_path.links[hop as usize] };
             let link = &mut self.links[next as usize];
             // As `enqueue` does on a passive link (a fold's next links are passive).
             debug_assert!(link.passive);
             let dt = link.tx_time_ns(p.wire_bytes);
             t = link.ser.pass(t, dt) + link.delay_ns;
             if !link.fold {
-                self.into_pipe(next, t, p);
+                self.into_pipe(next, t, p, hop + 1);
                 return;
             }
         }
     }
 
-    /// Put `p` in link `lid`'s propagation pipe, to arrive at `arrive`; the pipe's head has the
-    /// link's only `Arrive` event.
+    /// Put `p` in link `lid`'s propagation pipe, to arrive at `arrive` with its hop advanced to
+    /// `next_hop` (`Link::pipe_push`); the pipe's head has the link's only `Arrive` event.
     #[inline(always)]
-    fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet) {
+    fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
         let was_empty = link.pipe.is_empty();
-        link.pipe.push_back((arrive, p));
+        link.pipe_push(arrive, p, next_hop);
         if was_empty {
             // A sender NIC's pipe head reaches the router as it leaves: a departure.
             let kind = if link.is_sender_nic { EvKind::TxDone } else { EvKind::Arrive };
@@ -275,7 +276,7 @@ impl Simulation {
         let at_once = store_fwd && arrive == now && link.pipe.is_empty();
         let was_empty = store_fwd && !at_once && link.pipe.is_empty();
         if store_fwd && !at_once {
-            link.pipe.push_back((arrive, p));
+            link.pipe_push(arrive, p, p.hop + 1);
         }
         if link.paused_until <= now {
             self.next_tx(lid);
@@ -289,6 +290,8 @@ impl Simulation {
         }
         if at_once {
             // After the flow's TSQ pump, as the Arrive event of the same instant would run.
+            let mut p = p;
+            p.hop += 1; // (as `pipe_push` would have)
             self.hand_over(lid, p);
         }
     }
@@ -349,13 +352,13 @@ impl Simulation {
         self.hand_over(lid, p);
     }
 
-    /// Packet `p` has reached the far end of link `lid`: a router forwards it along its path,
-    /// a host hands it to the flow's endpoint.
-    fn hand_over(&mut self, lid: LinkId, mut p: Packet) {
+    /// Packet `p` has reached the far end of link `lid`: a router forwards it along its path
+    /// (`p.hop` already names the next link: `Link::pipe_push`), a host hands it to the flow's
+    /// endpoint.
+    fn hand_over(&mut self, lid: LinkId, p: Packet) {
         let to = self.links[lid as usize].to;
         match to {
             NodeKind::Router => {
-                p.hop += 1;
                 let f = &self.flows[p.flow as usize];
                 let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
                 self.enqueue(next, p);
