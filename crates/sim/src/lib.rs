@@ -327,6 +327,18 @@ impl Link {
         a
     }
 
+    /// The event a packet at the head of this link's pipe has: its arrival at the far end, or,
+    /// for a timestamped sender NIC (no propagation delay), its departure — which TSQ must see,
+    /// and which takes the departures' place in an instant's order.
+    #[inline]
+    fn pipe_event(&self) -> EvKind {
+        if self.is_sender_nic && self.timestamped {
+            EvKind::TxDone
+        } else {
+            EvKind::Arrive
+        }
+    }
+
     /// Put `p` in the propagation pipe, to arrive at `arrive`, its hop advanced to `next_hop`
     /// (the index of the link it enters next, which `hand_over` reads). The hop is written into
     /// the pipe's copy, not into `p` before the copy: a one-byte store into a packet that is

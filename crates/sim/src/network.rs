@@ -172,10 +172,22 @@ impl Simulation {
         let was_empty = link.pipe.is_empty();
         link.pipe_push(arrive, p, next_hop);
         if was_empty {
-            // A sender NIC's pipe head reaches the router as it leaves: a departure.
-            let kind = if link.is_sender_nic { EvKind::TxDone } else { EvKind::Arrive };
+            let kind = link.pipe_event();
             self.push(arrive, kind, lid);
         }
+    }
+
+    /// Take the head of link `lid`'s pipe, whose event (`kind`: `Link::pipe_event`) is being
+    /// handled, and schedule the next head's.
+    #[inline(always)]
+    fn pipe_pop(&mut self, lid: LinkId, kind: EvKind) -> Packet {
+        let link = &mut self.links[lid as usize];
+        debug_assert!(kind == link.pipe_event());
+        let (_, p) = link.pipe.pop_front().expect("a pipe head");
+        if let Some(&(t, _)) = link.pipe.front() {
+            self.push(t, kind, lid);
+        }
+        p
     }
 
     /// Decide which links fold (`Link::fold`): every link into a router whose next links (over
@@ -300,11 +312,7 @@ impl Simulation {
     /// is at the router now): as `on_tx_done` with a zero-delay hop — the next departure is
     /// scheduled, TSQ runs, then the packet is handed on.
     fn on_nic_departure(&mut self, lid: LinkId) {
-        let link = &mut self.links[lid as usize];
-        let (_, p) = link.pipe.pop_front().expect("departure");
-        if let Some(&(t, _)) = link.pipe.front() {
-            self.push(t, EvKind::TxDone, lid);
-        }
+        let p = self.pipe_pop(lid, EvKind::TxDone);
         if p.is_data {
             self.on_nic_data_departure(&p);
         }
@@ -344,11 +352,7 @@ impl Simulation {
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
-        let link = &mut self.links[lid as usize];
-        let (_, p) = link.pipe.pop_front().expect("arrival");
-        if let Some(&(t, _)) = link.pipe.front() {
-            self.push(t, EvKind::Arrive, lid);
-        }
+        let p = self.pipe_pop(lid, EvKind::Arrive);
         self.hand_over(lid, p);
     }
 
