@@ -9,51 +9,53 @@
 //! that hovers around a chunk boundary does not allocate per element). An empty queue holds
 //! no chunk at all, which matters at 10⁵ mostly idle flows.
 //!
-//! Indexing costs one more dependent load than a ring's (the chunk table, which stays in
-//! cache); pushing and popping at the ends stay O(1).
-
-use std::collections::VecDeque;
+//! The chunks sit in a ring of chunk slots addressed by absolute chunk number (position /
+//! `N`, masked by the ring's power-of-two size), so an index is a shift, a mask and two loads:
+//! no wrap-around arithmetic and, with `N` a constant power of two, no bounds check inside a
+//! chunk (a `VecDeque` of boxed slices cost ~10 more instructions per access, and a flow's
+//! scoreboard is indexed a dozen times per segment). Pushing and popping at the ends stay O(1).
 
 /// Target size of one chunk: 32 scoreboard segments. A flow in flight holds at least one chunk
 /// (and a spare), so the chunk is what a flow with a small window pays: 8 KiB chunks were
 /// 800 MB at 10⁵ flows of ~10 segments. Smaller chunks cross a boundary more often (1 KiB
 /// measured ~2 % slower at 1 Gbit/s; the spare keeps crossings free of allocation).
-const CHUNK_BYTES: usize = 2048;
+pub const CHUNK_BYTES: usize = 2048;
 
-pub struct ChunkDeque<T: Copy + Default> {
-    chunks: VecDeque<Box<[T]>>,
-    /// Index of the first element within `chunks[0]`.
+/// Entries per chunk for elements of `elem_bytes`: the largest power of two that fits
+/// `CHUNK_BYTES`, at least 16 — what a `ChunkDeque`'s `N` is meant to be.
+pub const fn per_chunk(elem_bytes: usize) -> usize {
+    let n = CHUNK_BYTES / if elem_bytes == 0 { 1 } else { elem_bytes };
+    let p = if n < 16 { 16 } else { n };
+    1 << (usize::BITS - 1 - p.leading_zeros())
+}
+
+/// A FIFO of `T` in chunks of `N` entries (`N` a power of two: see [`per_chunk`]).
+pub struct ChunkDeque<T: Copy + Default, const N: usize> {
+    /// Chunk slots: chunk number `c` (positions `c·N .. (c+1)·N`) lives in slot `c & (len - 1)`;
+    /// the length is 0 or a power of two at least the number of chunks in use. Slots of no
+    /// chunk in use are `None`.
+    slots: Vec<Option<Box<[T; N]>>>,
+    /// Position of the first element (positions restart at 0 when the queue empties).
     head: usize,
     len: usize,
     /// A chunk given back by the front, kept for the back's next one.
-    spare: Option<Box<[T]>>,
+    spare: Option<Box<[T; N]>>,
 }
 
-impl<T: Copy + Default> Default for ChunkDeque<T> {
+impl<T: Copy + Default, const N: usize> Default for ChunkDeque<T, N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Copy + Default> ChunkDeque<T> {
-    /// Entries per chunk: a power of two (indexing is a shift and a mask), at least 16.
-    const PER_CHUNK: usize = {
-        let n = CHUNK_BYTES
-            / if std::mem::size_of::<T>() == 0 {
-                1
-            } else {
-                std::mem::size_of::<T>()
-            };
-        let p = if n < 16 { 16 } else { n };
-        // The largest power of two ≤ p.
-        1 << (usize::BITS - 1 - p.leading_zeros())
-    };
-    const SHIFT: u32 = Self::PER_CHUNK.trailing_zeros();
-    const MASK: usize = Self::PER_CHUNK - 1;
+impl<T: Copy + Default, const N: usize> ChunkDeque<T, N> {
+    const N_IS_A_POWER_OF_TWO: () = assert!(N.is_power_of_two(), "ChunkDeque: N must be a power of two");
 
     pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::N_IS_A_POWER_OF_TWO;
         ChunkDeque {
-            chunks: VecDeque::new(),
+            slots: Vec::new(),
             head: 0,
             len: 0,
             spare: None,
@@ -70,58 +72,98 @@ impl<T: Copy + Default> ChunkDeque<T> {
         self.len == 0
     }
 
+    /// Chunks holding elements.
+    fn chunks_in_use(&self) -> usize {
+        if self.len == 0 {
+            0
+        } else {
+            (self.head + self.len - 1) / N - self.head / N + 1
+        }
+    }
+
     /// Bytes of chunks held (content, free slots of the end chunks, the spare).
     pub fn allocated_bytes(&self) -> usize {
-        (self.chunks.len() + self.spare.is_some() as usize)
-            * Self::PER_CHUNK
-            * std::mem::size_of::<T>()
+        (self.chunks_in_use() + self.spare.is_some() as usize) * N * std::mem::size_of::<T>()
+    }
+
+    /// The chunk holding position `pos` (which must be in use).
+    #[inline(always)]
+    fn chunk(&self, pos: usize) -> &[T; N] {
+        let mask = self.slots.len().wrapping_sub(1);
+        match &self.slots[(pos / N) & mask] {
+            Some(c) => c,
+            None => unreachable!("position {pos} is in a chunk in use"),
+        }
+    }
+
+    #[inline(always)]
+    fn chunk_mut(&mut self, pos: usize) -> &mut [T; N] {
+        let mask = self.slots.len().wrapping_sub(1);
+        match &mut self.slots[(pos / N) & mask] {
+            Some(c) => c,
+            None => unreachable!("position {pos} is in a chunk in use"),
+        }
     }
 
     #[inline]
     pub fn push_back(&mut self, v: T) {
         let pos = self.head + self.len;
-        if pos >> Self::SHIFT == self.chunks.len() {
-            self.add_chunk();
+        if pos.is_multiple_of(N) {
+            self.add_chunk(pos / N);
         }
-        // The back element always lives in the last chunk.
-        match self.chunks.back_mut() {
-            Some(chunk) => chunk[pos & Self::MASK] = v,
-            None => unreachable!("a chunk was just added"),
-        }
+        self.chunk_mut(pos)[pos % N] = v;
         self.len += 1;
     }
 
+    /// Chunk number `c` starts: take the spare (or a new chunk) into its slot, doubling the
+    /// slots first when every one is in use.
     #[cold]
     #[inline(never)]
-    fn add_chunk(&mut self) {
-        let chunk = self
-            .spare
-            .take()
-            .unwrap_or_else(|| vec![T::default(); Self::PER_CHUNK].into_boxed_slice());
-        self.chunks.push_back(chunk);
+    fn add_chunk(&mut self, c: usize) {
+        let in_use = self.chunks_in_use();
+        if in_use + 1 > self.slots.len() {
+            let size = (2 * self.slots.len()).max(4);
+            let mut slots: Vec<Option<Box<[T; N]>>> = (0..size).map(|_| None).collect();
+            let first = self.head / N;
+            let old_mask = self.slots.len().wrapping_sub(1);
+            for k in first..first + in_use {
+                slots[k & (size - 1)] = self.slots[k & old_mask].take();
+            }
+            self.slots = slots;
+        }
+        let chunk = self.spare.take().unwrap_or_else(|| Box::new([T::default(); N]));
+        let mask = self.slots.len() - 1;
+        debug_assert!(self.slots[c & mask].is_none());
+        self.slots[c & mask] = Some(chunk);
     }
 
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
-        let v = *self.chunks.front()?.get(self.head)?;
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.chunk(self.head)[self.head % N];
         self.head += 1;
         self.len -= 1;
-        if self.head == Self::PER_CHUNK || self.len == 0 {
+        if self.head.is_multiple_of(N) || self.len == 0 {
             self.front_chunk_done();
         }
         Some(v)
     }
 
     /// The front chunk is used up, or the queue is empty: give the chunk back (an emptied
-    /// queue starts its next chunk at slot 0).
+    /// queue starts its next chunk at position 0).
     #[cold]
     #[inline(never)]
     fn front_chunk_done(&mut self) {
-        let chunk = self.chunks.pop_front().expect("front chunk");
+        let mask = self.slots.len() - 1;
+        let chunk = self.slots[((self.head - 1) / N) & mask].take().expect("front chunk");
         if self.spare.is_none() {
             self.spare = Some(chunk);
         }
-        self.head = 0;
+        if self.len == 0 {
+            self.head = 0;
+        }
     }
 
     #[inline]
@@ -140,7 +182,7 @@ impl<T: Copy + Default> ChunkDeque<T> {
             return None;
         }
         let pos = self.head + i;
-        Some(&self.chunks[pos >> Self::SHIFT][pos & Self::MASK])
+        Some(&self.chunk(pos)[pos % N])
     }
 
     #[inline]
@@ -149,7 +191,7 @@ impl<T: Copy + Default> ChunkDeque<T> {
             return None;
         }
         let pos = self.head + i;
-        Some(&mut self.chunks[pos >> Self::SHIFT][pos & Self::MASK])
+        Some(&mut self.chunk_mut(pos)[pos % N])
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
@@ -162,7 +204,7 @@ impl<T: Copy + Default> ChunkDeque<T> {
     }
 }
 
-impl<T: Copy + Default> std::ops::Index<usize> for ChunkDeque<T> {
+impl<T: Copy + Default, const N: usize> std::ops::Index<usize> for ChunkDeque<T, N> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
@@ -173,7 +215,7 @@ impl<T: Copy + Default> std::ops::Index<usize> for ChunkDeque<T> {
     }
 }
 
-impl<T: Copy + Default> std::ops::IndexMut<usize> for ChunkDeque<T> {
+impl<T: Copy + Default, const N: usize> std::ops::IndexMut<usize> for ChunkDeque<T, N> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
         let len = self.len;
@@ -184,7 +226,7 @@ impl<T: Copy + Default> std::ops::IndexMut<usize> for ChunkDeque<T> {
     }
 }
 
-impl<T: Copy + Default + std::fmt::Debug> std::fmt::Debug for ChunkDeque<T> {
+impl<T: Copy + Default + std::fmt::Debug, const N: usize> std::fmt::Debug for ChunkDeque<T, N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -194,13 +236,14 @@ impl<T: Copy + Default + std::fmt::Debug> std::fmt::Debug for ChunkDeque<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::VecDeque;
 
     proptest! {
         /// The same answers as `VecDeque` for any sequence of pushes, pops and reads, across
         /// chunk boundaries and through empty.
         #[test]
         fn behaves_as_a_vecdeque(ops in proptest::collection::vec((0u8..4, any::<u32>()), 1..3000)) {
-            let mut q: ChunkDeque<u64> = ChunkDeque::new();
+            let mut q: ChunkDeque<u64, 16> = ChunkDeque::new();
             let mut model: VecDeque<u64> = VecDeque::new();
             for (op, v) in ops {
                 match op {
@@ -222,8 +265,9 @@ mod tests {
 
     #[test]
     fn memory_follows_the_content() {
-        let mut q: ChunkDeque<[u64; 4]> = ChunkDeque::new();
-        let per = ChunkDeque::<[u64; 4]>::PER_CHUNK;
+        const PER: usize = per_chunk(32);
+        let mut q: ChunkDeque<[u64; 4], PER> = ChunkDeque::new();
+        let per = PER;
         assert_eq!(per, CHUNK_BYTES / 32);
         assert_eq!(q.allocated_bytes(), 0);
         for i in 0..100 * per {

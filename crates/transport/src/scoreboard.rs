@@ -30,7 +30,7 @@
 //! Loss marking has one entry point, [`Scoreboard::mark_lost`] (Linux `tcp_mark_skb_lost`), used
 //! by RACK and by the RTO.
 
-use crate::chunk_deque::ChunkDeque;
+use crate::chunk_deque::{per_chunk, ChunkDeque};
 use crate::{Packet, MAX_SACK_BLOCKS};
 use cc::rate::{self, PacketRateState, RateSample};
 use cc::{Cc, Nanos, TcpCc};
@@ -46,6 +46,9 @@ pub(crate) const F_RETRANS: u8 = 4;
 pub(crate) const F_EVER_RETRANS: u8 = 8;
 /// Linked in the time-sorted in-flight list.
 const F_LINKED: u8 = 16;
+
+/// Scoreboard segments per chunk of the segment store.
+const SEGS_PER_CHUNK: usize = per_chunk(std::mem::size_of::<Seg>());
 
 /// "No segment" in the list links.
 const NIL: u64 = u64::MAX;
@@ -134,7 +137,7 @@ pub(crate) struct Scoreboard {
     /// Next new segment to send.
     pub(crate) snd_nxt: u64,
     /// One entry per segment of [snd_una, snd_nxt).
-    segs: ChunkDeque<Seg>,
+    segs: ChunkDeque<Seg, SEGS_PER_CHUNK>,
     /// Time-sorted in-flight list (oldest transmission first).
     ts_head: u64,
     ts_tail: u64,
