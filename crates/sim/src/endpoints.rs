@@ -66,6 +66,7 @@ impl Simulation {
             tsq_throttled: false,
             sender_timer_at: None,
             receiver_timer_at: None,
+            rx_deadline: Nanos::MAX,
             data_tx: 0,
             data_rx: 0,
             data_dropped: 0,
@@ -271,7 +272,11 @@ impl Simulation {
     }
 
     pub(crate) fn arm_receiver_timer(&mut self, fi: usize) {
-        if let Some(t) = self.flows[fi].receiver.next_timeout() {
+        let next = self.flows[fi].receiver.next_timeout();
+        if self.early_rx_on {
+            self.note_rx_deadline(fi, next);
+        }
+        if let Some(t) = next {
             let cur = self.flows[fi].receiver_timer_at;
             if cur.is_none_or(|c| t < c) {
                 self.flows[fi].receiver_timer_at = Some(t);

@@ -70,6 +70,7 @@ impl Simulation {
     /// livelock (more than `LIVELOCK_EVENTS` at one instant: a timer re-arming itself at `now`).
     pub fn advance(&mut self, t_ns: Nanos, max_events: u64, max_wall: Option<std::time::Duration>) -> Result<bool, String> {
         let limit = t_ns.min(self.end_ns);
+        self.limit_ns = limit;
         let mut budget = max_events;
         let deadline = max_wall.map(|w| std::time::Instant::now() + w);
         while let Some(ev) = self.next_event() {

@@ -169,6 +169,10 @@ impl Simulation {
     #[inline(always)]
     fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
+        if link.early_rx {
+            self.into_rx_pipe(lid, arrive, p, next_hop);
+            return;
+        }
         let was_empty = link.pipe.is_empty();
         link.pipe_push(arrive, p, next_hop);
         if was_empty {
@@ -352,6 +356,10 @@ impl Simulation {
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
+        if self.links[lid as usize].early_rx {
+            self.on_rx_arrive(lid, self.now);
+            return;
+        }
         let p = self.pipe_pop(lid, EvKind::Arrive);
         self.hand_over(lid, p);
     }

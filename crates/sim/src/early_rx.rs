@@ -1,0 +1,274 @@
+//! Receivers served ahead of the event loop: a data packet's arrival at its receiver costs no
+//! event when nothing can tell the difference.
+//!
+//! A packet entering the last link before its receiver (a passive link, `Link::passive`) has
+//! its arrival time `t` fixed at that moment, often milliseconds ahead (a folded bottleneck
+//! hands it on when it accepts it). Its arrival is then one event whose handler touches only
+//! the receiver host: the flow's receiver, and the host's NIC, where the ACK goes. That
+//! handler can run now, with the clock set to `t`, and change nothing, as long as nothing that
+//! runs between now and `t` reads or writes what it touches:
+//!
+//! - the host's other arrivals: they come over the same link, a FIFO, so they are served in
+//!   their order — a packet is served ahead only when every packet before it in the link's
+//!   pipe has been (`into_rx_pipe` serves the pipe first);
+//! - the host's receivers' timers: a timer due before `t` may send an ACK into the same NIC
+//!   before this packet's ACK, so `t` must not pass the earliest deadline any receiver has
+//!   now (`rx_deadline_allows`); a deadline at `t` itself runs after the arrival, as its event
+//!   kind orders them;
+//! - the per-interval sample, which reads the receivers' delivered bytes: `t` must not pass
+//!   the next sample (an arrival at the sample's instant is counted in it, as its kind comes
+//!   first);
+//! - the caller of `advance`, which may read the state at the time it asked for, and the
+//!   run's end.
+//!
+//! Senders are not served ahead: a sender's timers, its NIC's departures (TSQ) and its ACKs
+//! interleave at every instant. Sender timers do not matter here: what a sender sends after
+//! now reaches the receiver behind what is already in the link.
+//!
+//! A packet past the horizon waits in the pipe as before, with an `Arrive` event for the
+//! pipe's head; the next packet that enters the link once the horizon has moved (after the
+//! sample, the timer) serves it and everything behind it. An event whose packet was served
+//! ahead in the meantime finds the pipe empty, or a later head, for which it re-arms (its
+//! `Arrive` key is the one the head would have had: the same order).
+//!
+//! Where it applies (`set_early_rx`): no host model (receive rings and CPUs order a host's
+//! work), no ICTCP (one controller sees every arrival), no applications or RPC workloads
+//! (their transfers start and answer as data arrives); the link into the host carries only
+//! data, is passive and is the last link of the flows that use it; the NIC their ACKs leave
+//! by is passive, carries only those flows' ACKs and is the first link of their ACK paths.
+//! `early_rx_serves_nothing_differently` checks the result tables against the event-driven
+//! arrival, with samples, delayed-ACK timers, losses and ECN.
+
+use crate::*;
+
+impl Simulation {
+    /// Flag the links into receiver hosts whose arrivals may be served ahead (see the module
+    /// header); called once the flows and folds are set.
+    pub(crate) fn set_early_rx(&mut self) {
+        self.early_rx_on = false;
+        for l in &mut self.links {
+            l.early_rx = false;
+        }
+        if self.hosts.is_some()
+            || self.ictcp.is_some()
+            || !self.apps.is_empty()
+            || self.flows.iter().any(|f| f.rpc.is_some() || f.app.is_some())
+        {
+            return;
+        }
+        const NONE: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        let n = self.links.len();
+        // Per link: it ends some data path; it is anywhere else in any path; the link into the
+        // receiver host whose ACKs it carries first (NONE: none yet, MANY: several).
+        let mut ends_data = vec![false; n];
+        let mut elsewhere = vec![false; n];
+        let mut ack_nic_of = vec![NONE; n];
+        for f in &self.flows {
+            let (d, a) = (&f.data_path, &f.ack_path);
+            let (dl, al) = (d.len as usize, a.len as usize);
+            if dl == 0 || al == 0 {
+                return;
+            }
+            for (i, &l) in d.links[..dl].iter().enumerate() {
+                if i + 1 == dl {
+                    ends_data[l as usize] = true;
+                } else {
+                    elsewhere[l as usize] = true;
+                }
+            }
+            for &l in &a.links[1..al] {
+                elsewhere[l as usize] = true;
+            }
+            let (nic, rx_link) = (a.links[0] as usize, d.links[dl - 1]);
+            ack_nic_of[nic] = match ack_nic_of[nic] {
+                NONE => rx_link,
+                x if x == rx_link => x,
+                _ => MANY,
+            };
+        }
+        let mut ok = vec![false; n];
+        for (l, link) in self.links.iter().enumerate() {
+            ok[l] = ends_data[l] && !elsewhere[l] && link.passive && link.to == NodeKind::Host;
+        }
+        // Every flow into such a link must leave by an ACK NIC that serves only that link's
+        // host, is passive and nothing else uses.
+        for f in &self.flows {
+            let rx_link = f.data_path.links[f.data_path.len as usize - 1] as usize;
+            let nic = f.ack_path.links[0] as usize;
+            if ack_nic_of[nic] != rx_link as u32 || elsewhere[nic] || ends_data[nic] || !self.links[nic].passive {
+                ok[rx_link] = false;
+            }
+        }
+        for (link, ok) in self.links.iter_mut().zip(ok) {
+            link.early_rx = ok;
+            self.early_rx_on |= ok;
+        }
+    }
+
+    /// Whether an arrival at `t` may be served now (see the module header).
+    #[inline]
+    fn may_serve_at(&mut self, t: Nanos) -> bool {
+        t <= self.limit_ns.min(self.next_sample_ns) && self.rx_deadline_allows(t)
+    }
+
+    /// No receiver has a deadline before `t`. `rx_min_lb` is a lower bound of the receivers'
+    /// deadlines (exact when `rx_min_exact`), lowered as deadlines are set: a deadline is set
+    /// and cleared around most segments, and a heap of them cost more than the event this
+    /// saves. When `t` passes the bound, the deadlines are looked at again (every delayed-ACK
+    /// interval or so).
+    #[inline]
+    fn rx_deadline_allows(&mut self, t: Nanos) -> bool {
+        if t <= self.rx_min_lb {
+            return true;
+        }
+        if self.rx_min_exact {
+            return false;
+        }
+        self.rx_min_lb = self.flows.iter().map(|f| f.rx_deadline).min().unwrap_or(Nanos::MAX);
+        self.rx_min_exact = true;
+        t <= self.rx_min_lb
+    }
+
+    /// `Simulation::into_pipe` for a link into a receiver host (`Link::early_rx`): serve what
+    /// waits in the pipe and then `p`, arriving at `t`, at once if the horizon allows; queue
+    /// the rest in the pipe.
+    pub(crate) fn into_rx_pipe(&mut self, lid: LinkId, t: Nanos, p: Packet, next_hop: u8) {
+        loop {
+            let head = self.links[lid as usize].pipe.front().map(|&(tq, _)| tq);
+            if !self.may_serve_at(head.unwrap_or(t)) {
+                break;
+            }
+            match head {
+                Some(tq) => {
+                    let (_, q) = self.links[lid as usize].pipe.pop_front().expect("a pipe head");
+                    self.deliver_at(tq, q);
+                }
+                None => {
+                    self.deliver_at(t, p);
+                    return;
+                }
+            }
+        }
+        let link = &mut self.links[lid as usize];
+        link.pipe_push(t, p, next_hop);
+        if !link.pipe_armed {
+            link.pipe_armed = true;
+            self.push(t, EvKind::Arrive, lid);
+        }
+    }
+
+    /// The `Arrive` event of an `early_rx` link's pipe at `t`: its head arrives, unless it was
+    /// served ahead (the pipe is empty, or its head is later: re-arm for it).
+    pub(crate) fn on_rx_arrive(&mut self, lid: LinkId, t: Nanos) {
+        let link = &mut self.links[lid as usize];
+        match link.pipe.front() {
+            None => link.pipe_armed = false,
+            Some(&(head, _)) if head > t => self.push(head, EvKind::Arrive, lid),
+            Some(_) => {
+                let (_, p) = link.pipe.pop_front().expect("a pipe head");
+                match link.pipe.front() {
+                    Some(&(next, _)) => self.push(next, EvKind::Arrive, lid),
+                    None => link.pipe_armed = false,
+                }
+                self.deliver_data(p);
+            }
+        }
+    }
+
+    /// Hand data packet `p` to its receiver as its arrival event at `t` would.
+    fn deliver_at(&mut self, t: Nanos, p: Packet) {
+        let now = std::mem::replace(&mut self.now, t);
+        self.deliver_data(p);
+        self.now = now;
+    }
+
+    /// Flow `fi`'s receiver's next deadline is `deadline` (it may have changed): keep the
+    /// bound `rx_deadline_allows` reads.
+    #[inline]
+    pub(crate) fn note_rx_deadline(&mut self, fi: usize, deadline: Option<Nanos>) {
+        let d = deadline.unwrap_or(Nanos::MAX);
+        let old = std::mem::replace(&mut self.flows[fi].rx_deadline, d);
+        if d < self.rx_min_lb {
+            self.rx_min_lb = d;
+        } else if d > old && old == self.rx_min_lb {
+            // The earliest deadline moved later or went: the bound may now be below the minimum.
+            self.rx_min_exact = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving receivers ahead
+    /// or not; returns the result tables (as text), the events and the data packets delivered.
+    fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64) {
+        let mut sim = Simulation::from_json(json).unwrap();
+        assert!(sim.early_rx_on, "the scenario serves its receivers ahead");
+        if !early {
+            sim.early_rx_on = false;
+            sim.links.iter_mut().for_each(|l| l.early_rx = false);
+        }
+        let mut t: Nanos = 0;
+        while !sim.run_until(t) {
+            t = t.saturating_add(step_ns);
+        }
+        sim.check_conservation().unwrap();
+        let r = sim.results();
+        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+    }
+
+    /// Serving arrivals ahead changes no result, and saves an event per data packet served:
+    /// samples every 10 ms (their boundaries hold packets back), delayed ACKs whose timers fire
+    /// (short transfers, a receive-window-limited flow, an application that reads late), SACK
+    /// recovery, DCTCP's pending ACKs, BBR's pacing; run at once and in slices of 7 ms (the
+    /// caller's horizon).
+    #[test]
+    fn early_rx_serves_nothing_differently() {
+        let scenarios = [
+            r#"{"seed":5,"duration_ns":1000000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":200000000,"rtt_ns":20000000,
+                "buffer":{"bytes":150000},"loss":0.005}},
+                "flows":[{"cc":"cubic"},{"cc":"bbr1","start_ns":50000000},{"cc":"reno","bytes":300000,"start_ns":20000000},
+                         {"cc":"cubic","rcvbuf_bytes":30000,"extra_rtt_ns":3000000},
+                         {"cc":"bbr3","app_read_delay_ns":2000000,"start_ns":100000000}]}"#,
+            r#"{"seed":6,"duration_ns":300000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,
+                "buffer":{"bytes":400000},"ecn_threshold_bytes":60000}},
+                "flows":[{"cc":"dctcp","ecn":true},{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true,"bytes":70001,"start_ns":5000000,"count":3}]}"#,
+        ];
+        for json in scenarios {
+            let (ahead, event_driven) = (run(json, true, u64::MAX), run(json, false, u64::MAX));
+            assert!(ahead.2 > 10_000, "the scenario moves data: {}", ahead.2);
+            assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
+            assert_eq!(ahead.2, event_driven.2);
+            assert!(
+                ahead.1 + ahead.2 / 2 < event_driven.1,
+                "most arrivals served ahead: {} vs {} events, {} packets",
+                ahead.1,
+                event_driven.1,
+                ahead.2
+            );
+            let sliced = run(json, true, 7_000_000);
+            assert!(sliced.0 == ahead.0, "result tables differ when run in slices: {json}");
+        }
+    }
+
+    /// Where serving ahead would reorder what a host does, it is off: the host model, ICTCP,
+    /// and a link into a host that also carries ACKs.
+    #[test]
+    fn early_rx_is_off_where_it_would_reorder() {
+        let on = |extra: &str, flow: &str| {
+            let json = format!(
+                r#"{{"seed":1,"duration_ns":100000000,"topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,
+                    "rtt_ns":1000000,"buffer":{{"bytes":100000}}}}}},"flows":[{{"cc":"cubic"{flow}}}]{extra}}}"#
+            );
+            Simulation::from_json(&json).unwrap().early_rx_on
+        };
+        assert!(on("", ""));
+        assert!(!on(r#","hosts":{}"#, ""));
+        assert!(!on("", r#","receiver_window":"ictcp""#));
+    }
+}
