@@ -10,7 +10,7 @@
 //!
 //! - the host's other arrivals: they come over the same link, a FIFO, so they are served in
 //!   their order — a packet is served ahead only when every packet before it in the link's
-//!   pipe has been (`into_rx_pipe` serves the pipe first);
+//!   pipe has been (`enter_rx_pipe` serves the pipe first);
 //! - the host's receivers' timers: a timer due before `t` may send an ACK into the same NIC
 //!   before this packet's ACK, so `t` must not pass the earliest deadline any receiver has
 //!   now (`rx_deadline_allows`); a deadline at `t` itself runs after the arrival, as its event
@@ -133,7 +133,7 @@ impl Simulation {
     /// `Simulation::into_pipe` for a link into a receiver host (`Link::early_rx`): serve what
     /// waits in the pipe and then `p`, arriving at `t`, at once if the horizon allows; queue
     /// the rest in the pipe.
-    pub(crate) fn into_rx_pipe(&mut self, lid: LinkId, t: Nanos, p: Packet, next_hop: u8) {
+    pub(crate) fn enter_rx_pipe(&mut self, lid: LinkId, t: Nanos, p: Packet, next_hop: u8) {
         loop {
             let head = self.links[lid as usize].pipe.front().map(|&(tq, _)| tq);
             if !self.may_serve_at(head.unwrap_or(t)) {

@@ -170,7 +170,7 @@ impl Simulation {
     fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
         if link.early_rx {
-            self.into_rx_pipe(lid, arrive, p, next_hop);
+            self.enter_rx_pipe(lid, arrive, p, next_hop);
             return;
         }
         let was_empty = link.pipe.is_empty();
