@@ -28,7 +28,7 @@
 use crate::pacing::Pacer;
 use crate::recovery::{Probe, Rack, Recovery};
 use crate::rtt::RttEstimator;
-use crate::scoreboard::{Scoreboard, F_RETRANS, F_SACKED};
+use crate::scoreboard::{Delivered, Scoreboard, F_RETRANS, F_SACKED};
 use crate::stream::SendStream;
 use crate::timers::Timers;
 use crate::{Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES};
@@ -466,7 +466,9 @@ impl Sender {
         // 1. SACK blocks: tag only what the previous ACK's blocks did not cover.
         for (start, end) in self.sb.newly_sacked(ack) {
             for seq in start..end {
-                self.tag_delivered(now, seq, true, &mut acked);
+                if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
+                    self.on_delivered(now, seq, d, &mut acked);
+                }
             }
         }
         self.sb.remember_sack_blocks(ack);
@@ -475,12 +477,9 @@ impl Sender {
         let acked_new = ack.ack > self.sb.snd_una;
         while self.sb.snd_una < ack.ack {
             let seq = self.sb.snd_una;
-            if self.sb.flags(seq) & F_SACKED == 0 {
-                self.tag_delivered(now, seq, false, &mut acked);
-            } else {
-                self.tp.sacked_out -= 1;
+            if let Some(d) = self.sb.ack_head(&mut self.tp, &mut acked.rs) {
+                self.on_delivered(now, seq, d, &mut acked);
             }
-            self.sb.pop_acked_head(&mut self.tp);
         }
         if acked_new {
             self.rtt.backoff = 0;
@@ -568,11 +567,10 @@ impl Sender {
         }
     }
 
-    /// Tag one segment delivered by this ACK: scoreboard and rate sample, RTT samples (Karn: none
+    /// One segment newly delivered by this ACK, tagged on the scoreboard: RTT samples (Karn: none
     /// from a retransmitted segment), RACK's reference segment.
     #[inline]
-    fn tag_delivered(&mut self, now: Nanos, seq: u64, sacked: bool, acked: &mut AckedSegs) {
-        let Some(d) = self.sb.tag_delivered(&mut self.tp, seq, sacked, &mut acked.rs) else { return };
+    fn on_delivered(&mut self, now: Nanos, seq: u64, d: Delivered, acked: &mut AckedSegs) {
         acked.delivered += 1;
         if !d.ever_retrans {
             let rtt = now.saturating_sub(d.xmit_ns);
