@@ -193,8 +193,10 @@ pub(crate) struct Scoreboard {
     /// Lost segments awaiting retransmission, in marking order (entries may be stale: a segment
     /// SACKed or acknowledged since is skipped when it comes up).
     lost_queue: VecDeque<u64>,
-    /// SACK blocks of the last ACK processed (Linux `recv_sack_cache`).
+    /// SACK blocks of the last ACK processed (Linux `recv_sack_cache`), the first
+    /// `n_sack_cache` of them (the others are (0, 0)).
     sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
+    n_sack_cache: usize,
 }
 
 impl Scoreboard {
@@ -207,6 +209,7 @@ impl Scoreboard {
             ts_tail: NIL,
             lost_queue: VecDeque::new(),
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
+            n_sack_cache: 0,
         }
     }
 
@@ -375,10 +378,15 @@ impl Scoreboard {
     /// Keep this ACK's SACK blocks for the next ACK's comparison.
     #[inline]
     pub(crate) fn remember_sack_blocks(&mut self, ack: &Packet) {
+        let n = ack.n_sack as usize;
+        if n == 0 && self.n_sack_cache == 0 {
+            return; // no blocks then, none now
+        }
         self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
-        for b in 0..ack.n_sack as usize {
+        for b in 0..n {
             self.sack_cache[b] = ack.sack_block(b);
         }
+        self.n_sack_cache = n;
     }
 
     /// Tag segment `seq` SACKed: counters, rate sample, off the in-flight list. None if it was

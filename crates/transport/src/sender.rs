@@ -463,11 +463,15 @@ impl Sender {
             oldest_rtt_ns: None,
         };
 
-        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover.
-        for (start, end) in self.sb.newly_sacked(ack) {
-            for seq in start..end {
-                if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
-                    self.on_delivered(now, seq, d, &mut acked);
+        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
+        // none: then there is nothing to walk, and nothing new to remember once the previous
+        // ACK's blocks are forgotten.)
+        if ack.n_sack != 0 {
+            for (start, end) in self.sb.newly_sacked(ack) {
+                for seq in start..end {
+                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
+                        self.on_delivered(now, seq, d, &mut acked);
+                    }
                 }
             }
         }
@@ -506,7 +510,8 @@ impl Sender {
         // instead, at the TS clock's tick (`tsopt_rtt_ns`). That sample reaches the estimator,
         // the min_rtt filter, the rate sample and the algorithm, but not the run's RTT
         // statistics, which measure the path.
-        let mut rs = acked.rs;
+        // The rate sample is finished where it was built (a copy of it is 128 bytes).
+        let rs = &mut acked.rs;
         let mut newest_rtt_ns = acked.newest_rtt_ns;
         if let Some(oldest) = acked.oldest_rtt_ns {
             let newest = acked.newest_rtt_ns.unwrap_or(oldest);
@@ -531,14 +536,14 @@ impl Sender {
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
         self.update_state(ack, acked_new);
-        rate::generate(&mut self.tp, now, delivered, newly_lost, &mut rs);
+        rate::generate(&mut self.tp, now, delivered, newly_lost, rs);
         if let Some(r) = rs.delivery_rate_bytes_per_s(self.tp.mss) {
             self.stats.last_delivery_rate_bytes_per_s = r;
         }
 
         // 5. Congestion control (Linux tcp_cong_control).
         if self.cc.has_cong_control() {
-            self.cc.cong_control(&mut self.tp, &rs);
+            self.cc.cong_control(&mut self.tp, rs);
         } else {
             if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
                 self.prr(delivered, newly_lost, acked_new);
