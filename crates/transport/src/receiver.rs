@@ -399,6 +399,7 @@ impl Receiver {
         None
     }
 
+    #[inline]
     fn in_ooo(&self, seq: u64) -> bool {
         self.block_of(seq).is_some()
     }
@@ -453,12 +454,23 @@ impl Receiver {
         self.n_recent = n;
     }
 
+    /// The out-of-order block holding `seq`, if any.
+    ///
+    /// Inlined for its common answer, None with no out-of-order data (every in-order segment
+    /// asks); the search is a call.
+    #[inline]
     fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
         // The length is inline; looking at the last key reads the map's root node, which a map
         // emptied after a recovery keeps (a cache miss per segment with a thousand flows).
         if self.ooo.is_empty() {
             return None;
         }
+        self.find_block(seq)
+    }
+
+    /// `block_of` when there are out-of-order blocks.
+    #[inline(never)]
+    fn find_block(&self, seq: u64) -> Option<(u64, u64)> {
         if let Some((&s, &e)) = self.ooo.last_key_value() {
             if seq >= s {
                 return (seq < e).then_some((s, e));
