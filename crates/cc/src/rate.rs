@@ -124,7 +124,13 @@ impl RateSample {
         if self.delivered <= 0 || self.interval_ns <= 0 {
             return None;
         }
-        Some((self.delivered as u128 * mss as u128 * 1_000_000_000u128 / self.interval_ns as u128) as u64)
+        // Every ACK asks: a 64-bit division when the product fits (up to ~1.8·10¹⁰ bytes
+        // delivered over the interval), the 128-bit one (a library call) beyond; the same
+        // quotient either way.
+        Some(match (self.delivered as u64).checked_mul(mss as u64).and_then(|b| b.checked_mul(1_000_000_000)) {
+            Some(num) => num / self.interval_ns as u64,
+            None => (self.delivered as u128 * mss as u128 * 1_000_000_000u128 / self.interval_ns as u128) as u64,
+        })
     }
 }
 
