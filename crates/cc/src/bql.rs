@@ -147,7 +147,7 @@
 //! Exported phases: 0 "gain", 1 "drain", 2 "control"; `bw_bps` = c (bw_max in Gain);
 //! `pacing_gain` = pacing rate / bw estimate; `cwnd_gain` = cwnd / BDP estimate.
 
-use crate::filter::WindowedFilter;
+use crate::filter::MaxFilter;
 use crate::{CaState, CcStateSample, CongestionOps, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
 /// Gain-state pacing gain (BBRv3 startup 2.77): doubles the delivery rate per round.
@@ -228,7 +228,7 @@ pub struct Bql {
     min_rtt_ns: Nanos,
     min_rtt_stamp_ns: Nanos,
     /// Gain-state max delivery rate, bytes/s, over BW_WIN_ROUNDS rounds.
-    bw_max: WindowedFilter,
+    bw_max: MaxFilter,
     /// Bottleneck (own delivery) rate estimate, bytes/s; 0 = none yet.
     c: f64,
     // Rounds.
@@ -267,7 +267,7 @@ impl Default for Bql {
             phase: Phase::Gain,
             min_rtt_ns: u64::MAX,
             min_rtt_stamp_ns: 0,
-            bw_max: WindowedFilter::new_max(),
+            bw_max: MaxFilter::new_max(),
             c: 0.0,
             round_count: 0,
             next_round_delivered: 0,

@@ -4,6 +4,11 @@
 //! (§"Windowed Max-Filter"): keep the best, second-best and third-best samples from
 //! successive sub-windows, so the running extreme over a sliding window costs O(1) per update and
 //! three words of memory. Time may be nanoseconds or round counts — the filter does not care.
+//!
+//! Whether it keeps the max or the min is a const parameter ([`MaxFilter`], [`MinFilter`]), not
+//! a runtime flag: the transport updates its min_rtt filter twice per ACK and BBR its bandwidth
+//! filter once, and each comparison then compiles to one instruction instead of a branch on the
+//! flag around two.
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Sample {
@@ -11,21 +16,30 @@ struct Sample {
     v: u64,
 }
 
-/// Running max (or min) of `v` over the last `win` units of `t`.
+/// Running max (`IS_MAX`) or min of `v` over the last `win` units of `t`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct WindowedFilter {
+pub struct WindowedFilter<const IS_MAX: bool> {
     s: [Sample; 3],
-    is_max: bool,
 }
 
-impl WindowedFilter {
-    pub fn new_max() -> Self {
-        WindowedFilter { s: [Sample::default(); 3], is_max: true }
-    }
-    pub fn new_min() -> Self {
-        WindowedFilter { s: [Sample { t: 0, v: u64::MAX }; 3], is_max: false }
-    }
+/// Running maximum (BBR's bandwidth and extra-ACKed filters).
+pub type MaxFilter = WindowedFilter<true>;
+/// Running minimum (the transport's min_rtt).
+pub type MinFilter = WindowedFilter<false>;
 
+impl MaxFilter {
+    pub fn new_max() -> Self {
+        WindowedFilter { s: [Sample::default(); 3] }
+    }
+}
+
+impl MinFilter {
+    pub fn new_min() -> Self {
+        WindowedFilter { s: [Sample { t: 0, v: u64::MAX }; 3] }
+    }
+}
+
+impl<const IS_MAX: bool> WindowedFilter<IS_MAX> {
     /// Current extreme.
     #[inline]
     pub fn get(&self) -> u64 {
@@ -38,9 +52,9 @@ impl WindowedFilter {
         self.s = [Sample { t, v }; 3];
     }
 
-    #[inline]
-    fn better(&self, a: u64, b: u64) -> bool {
-        if self.is_max {
+    #[inline(always)]
+    fn better(a: u64, b: u64) -> bool {
+        if IS_MAX {
             a >= b
         } else {
             a <= b
@@ -48,23 +62,25 @@ impl WindowedFilter {
     }
 
     /// Add a measurement `v` taken at `t`; returns the windowed extreme.
+    #[inline]
     pub fn update(&mut self, win: u64, t: u64, v: u64) -> u64 {
         let val = Sample { t, v };
         // A new best, or nothing left in the window: restart.
-        if self.better(v, self.s[0].v) || t.saturating_sub(self.s[2].t) > win {
+        if Self::better(v, self.s[0].v) || t.saturating_sub(self.s[2].t) > win {
             self.reset(t, v);
             return v;
         }
-        if self.better(v, self.s[1].v) {
+        if Self::better(v, self.s[1].v) {
             self.s[1] = val;
             self.s[2] = val;
-        } else if self.better(v, self.s[2].v) {
+        } else if Self::better(v, self.s[2].v) {
             self.s[2] = val;
         }
         self.subwin_update(win, val)
     }
 
     /// Age out the best samples as they fall out of their sub-windows.
+    #[inline]
     fn subwin_update(&mut self, win: u64, val: Sample) -> u64 {
         let dt = val.t.saturating_sub(self.s[0].t);
         if dt > win {
@@ -95,7 +111,7 @@ mod tests {
 
     #[test]
     fn max_filter_expires_old_peak() {
-        let mut f = WindowedFilter::new_max();
+        let mut f = MaxFilter::new_max();
         f.update(10, 0, 100);
         for t in 1..=10 {
             assert_eq!(f.update(10, t, 50), 100, "peak held inside window at t={t}");
@@ -107,7 +123,7 @@ mod tests {
 
     #[test]
     fn min_filter_tracks_minimum_in_window() {
-        let mut f = WindowedFilter::new_min();
+        let mut f = MinFilter::new_min();
         let xs = [30u64, 20, 25, 40, 35, 50, 60, 70, 80, 90, 100, 110, 120];
         for (t, &x) in xs.iter().enumerate() {
             let got = f.update(5, t as u64, x);

@@ -124,7 +124,13 @@ impl RateSample {
         if self.delivered <= 0 || self.interval_ns <= 0 {
             return None;
         }
-        Some((self.delivered as u128 * mss as u128 * 1_000_000_000u128 / self.interval_ns as u128) as u64)
+        // Every ACK asks: a 64-bit division when the product fits (up to ~1.8·10¹⁰ bytes
+        // delivered over the interval), the 128-bit one (a library call) beyond; the same
+        // quotient either way.
+        Some(match (self.delivered as u64).checked_mul(mss as u64).and_then(|b| b.checked_mul(1_000_000_000)) {
+            Some(num) => num / self.interval_ns as u64,
+            None => (self.delivered as u128 * mss as u128 * 1_000_000_000u128 / self.interval_ns as u128) as u64,
+        })
     }
 }
 
@@ -161,26 +167,37 @@ pub fn on_packet_delivered(tp: &mut TcpCc, p: &mut PacketRateState, rs: &mut Rat
     if p.accounted {
         return; // Already accounted when it was SACKed.
     }
-    // Use the packet sent last among those delivered by this ACK: it has the freshest snapshot.
-    let newer = !rs.has_prior
-        || p.sent_ns > rs.sample_sent_ns
-        || (p.sent_ns == rs.sample_sent_ns && p.seq > rs.last_seq);
-    if newer {
-        rs.prior_delivered = p.delivered;
-        rs.prior_delivered_ce = p.delivered_ce;
-        rs.prior_mstamp_ns = p.delivered_mstamp_ns;
-        rs.has_prior = true;
-        rs.is_app_limited = p.is_app_limited;
-        rs.is_retrans = p.is_retrans;
-        rs.last_seq = p.seq;
-        rs.sample_sent_ns = p.sent_ns;
-        rs.tx_in_flight = p.tx_in_flight;
-        rs.lost = tp.lost.saturating_sub(p.lost);
-        // The send window of the next sample starts at this packet's send time.
-        tp.first_tx_mstamp_ns = p.sent_ns;
-        rs.interval_ns = p.sent_ns.saturating_sub(p.first_tx_mstamp_ns) as i64;
+    if is_newer_than_sample(rs, p.sent_ns, p.seq) {
+        take_sample(tp, p, rs);
     }
     p.accounted = true;
+}
+
+/// [`on_packet_delivered`]'s choice: the packet sent last among those delivered by this ACK
+/// has the freshest snapshot. Split out so that a caller keeping snapshots in its own layout
+/// (the transport's scoreboard) reads the rest of one only for the packet that wins.
+#[inline]
+pub fn is_newer_than_sample(rs: &RateSample, sent_ns: Nanos, seq: u64) -> bool {
+    !rs.has_prior || sent_ns > rs.sample_sent_ns || (sent_ns == rs.sample_sent_ns && seq > rs.last_seq)
+}
+
+/// Base the sample on packet `p`, newer than the one it was based on (see
+/// [`is_newer_than_sample`]); the caller marks `p` accounted.
+#[inline]
+pub fn take_sample(tp: &mut TcpCc, p: &PacketRateState, rs: &mut RateSample) {
+    rs.prior_delivered = p.delivered;
+    rs.prior_delivered_ce = p.delivered_ce;
+    rs.prior_mstamp_ns = p.delivered_mstamp_ns;
+    rs.has_prior = true;
+    rs.is_app_limited = p.is_app_limited;
+    rs.is_retrans = p.is_retrans;
+    rs.last_seq = p.seq;
+    rs.sample_sent_ns = p.sent_ns;
+    rs.tx_in_flight = p.tx_in_flight;
+    rs.lost = tp.lost.saturating_sub(p.lost);
+    // The send window of the next sample starts at this packet's send time.
+    tp.first_tx_mstamp_ns = p.sent_ns;
+    rs.interval_ns = p.sent_ns.saturating_sub(p.first_tx_mstamp_ns) as i64;
 }
 
 /// Finish the sample for this ACK (`tcp_rate_gen`). `delivered` and `lost` are this ACK's newly

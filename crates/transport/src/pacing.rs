@@ -100,10 +100,20 @@ impl Sender {
     /// Paced senders are not deferred here, although Linux runs the same test for them: with it,
     /// the data-center studies' BBR query latencies moved by an order of magnitude (6 of 66
     /// `--quick` verdicts) in ways not yet checked against the kernel (docs/fidelity.md).
+    ///
+    /// Inlined into `poll_transmit` for its common answer, None inside an open chunk (two of
+    /// three polls of an unpaced sender); the rest of the test is a call.
+    #[inline]
     pub(crate) fn tso_defer(&self, now: Nanos) -> Option<bool> {
-        if !self.cfg.tso || !self.cfg.tso_defer || self.paced() || self.tp.ca_state >= CaState::Recovery || self.chunk_open(now) {
+        if self.chunk_open(now) || !self.cfg.tso || !self.cfg.tso_defer || self.paced() || self.tp.ca_state >= CaState::Recovery {
             return None;
         }
+        self.tso_defer_frame(now)
+    }
+
+    /// The part of `tso_defer` that weighs the next frame against the windows and the RTT.
+    #[inline(never)]
+    fn tso_defer_frame(&self, now: Nanos) -> Option<bool> {
         // Only after a recent write (an unpaced sender's `tcp_wstamp_ns` is its last send).
         if now > self.pacer.chunk_start_ns + NSEC_PER_MSEC {
             return None;

@@ -399,6 +399,7 @@ impl Receiver {
         None
     }
 
+    #[inline]
     fn in_ooo(&self, seq: u64) -> bool {
         self.block_of(seq).is_some()
     }
@@ -453,12 +454,23 @@ impl Receiver {
         self.n_recent = n;
     }
 
+    /// The out-of-order block holding `seq`, if any.
+    ///
+    /// Inlined for its common answer, None with no out-of-order data (every in-order segment
+    /// asks); the search is a call.
+    #[inline]
     fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
         // The length is inline; looking at the last key reads the map's root node, which a map
         // emptied after a recovery keeps (a cache miss per segment with a thousand flows).
         if self.ooo.is_empty() {
             return None;
         }
+        self.find_block(seq)
+    }
+
+    /// `block_of` when there are out-of-order blocks.
+    #[inline(never)]
+    fn find_block(&self, seq: u64) -> Option<(u64, u64)> {
         if let Some((&s, &e)) = self.ooo.last_key_value() {
             if seq >= s {
                 return (seq < e).then_some((s, e));
@@ -472,23 +484,14 @@ impl Receiver {
     }
 
     /// Build an ACK for the current state.
+    ///
+    /// The receiver's own state is updated first and the packet built last, in one piece, so
+    /// that it is written where it is returned rather than built aside and copied (88 bytes).
     pub fn make_ack(&mut self) -> Packet {
         self.unacked_segs = 0;
         self.acks_sent += 1;
-        let mut a = Packet::empty(0);
-        a.ack = self.rcv_nxt;
         self.last_ack_sent = self.rcv_nxt;
-        a.ts_ns = self.ts_recent;
-        a.ce_count = self.ce_count;
-        for k in 0..self.n_recent {
-            if let Some(b) = self.block_of(self.recent[k]) {
-                if b.0 > self.rcv_nxt && (a.n_sack as usize) < MAX_SACK_BLOCKS {
-                    a.push_sack_block(b);
-                }
-            }
-        }
-        let n = a.n_sack as usize;
-        a.rwnd_end = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
+        let rwnd_end = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
             u64::MAX
         } else {
             // Out-of-order data occupies the buffer; in-order data is read at once. A window set
@@ -501,10 +504,31 @@ impl Receiver {
             self.last_rwnd_end = end;
             end
         };
-        self.last_wnd_segs = a.rwnd_end.saturating_sub(self.rcv_nxt);
+        self.last_wnd_segs = rwnd_end.saturating_sub(self.rcv_nxt);
+        // The recently reported blocks still held (none without out-of-order data), gathered
+        // aside: the ACK itself is written once, where it is returned.
+        let mut sacks = Packet { ack: self.rcv_nxt, ..Packet::empty(0) };
+        if !self.ooo.is_empty() {
+            for k in 0..self.n_recent {
+                if let Some(b) = self.block_of(self.recent[k]) {
+                    if b.0 > self.rcv_nxt && (sacks.n_sack as usize) < MAX_SACK_BLOCKS {
+                        sacks.push_sack_block(b);
+                    }
+                }
+            }
+        }
         // SACK option: 2 bytes + 8 per block, padded to 4.
-        let opt = if n > 0 { (2 + 8 * n as u32).div_ceil(4) * 4 } else { 0 };
-        a.wire_bytes = TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt;
-        a
+        let n = sacks.n_sack as u32;
+        let opt = if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
+        Packet {
+            ack: self.rcv_nxt,
+            ts_ns: self.ts_recent,
+            ce_count: self.ce_count,
+            rwnd_end,
+            sack_rel: sacks.sack_rel,
+            n_sack: sacks.n_sack,
+            wire_bytes: TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt,
+            ..Packet::empty(0)
+        }
     }
 }

@@ -69,6 +69,13 @@ impl Rack {
             self.valid = true;
         }
     }
+
+    /// Segment `seq`, sent at `xmit_ns`, was sent before RACK's segment: only such a segment
+    /// can be deemed lost (RFC 8985 §6.2 step 5, RACK_sent_after in reverse).
+    #[inline]
+    fn sent_before(&self, xmit_ns: Nanos, seq: u64) -> bool {
+        xmit_ns < self.xmit_ns || (xmit_ns == self.xmit_ns && seq < self.seq)
+    }
 }
 
 /// Recovery, undo, ECN and loss-probe state.
@@ -110,10 +117,25 @@ impl Sender {
     }
 
     /// RFC 8985 §6.2 RACK_detect_loss over the time-sorted list; returns segments newly lost.
+    ///
+    /// Inlined for its common answer: on most ACKs the oldest segment in flight was sent after
+    /// RACK's (the ACK delivered the oldest ones), so nothing can be lost and the walk would
+    /// stop at once. The walk is a call.
+    #[inline]
     pub(crate) fn rack_detect_loss(&mut self, now: Nanos) -> u32 {
         if !self.rack.valid {
             return 0;
         }
+        let Some(oldest) = self.sb.oldest_in_flight() else { return 0 };
+        if !self.rack.sent_before(self.sb.seg(oldest).xmit_ns, oldest) {
+            return 0;
+        }
+        self.rack_walk(now)
+    }
+
+    /// `rack_detect_loss`'s walk, from the oldest segment in flight.
+    #[inline(never)]
+    fn rack_walk(&mut self, now: Nanos) -> u32 {
         let reo = self.reo_wnd();
         let mut lost = 0;
         let mut cur = self.sb.oldest_in_flight();
@@ -121,8 +143,7 @@ impl Sender {
             let xmit = self.sb.seg(seq).xmit_ns;
             let next = self.sb.sent_after(seq);
             // Only segments sent before the most recently delivered one can be deemed lost.
-            let sent_before = xmit < self.rack.xmit_ns || (xmit == self.rack.xmit_ns && seq < self.rack.seq);
-            if !sent_before {
+            if !self.rack.sent_before(xmit, seq) {
                 break;
             }
             let deadline = xmit + self.rack.rtt_ns + reo;

@@ -14,7 +14,7 @@
 //! the rest is the transport's own.
 
 use crate::{MIN_RTT_WLEN_NS, RTO_INIT_NS, RTO_MAX_NS};
-use cc::filter::WindowedFilter;
+use cc::filter::MinFilter;
 use cc::{Nanos, TcpCc};
 
 pub(crate) struct RttEstimator {
@@ -26,7 +26,7 @@ pub(crate) struct RttEstimator {
     pub(crate) backoff: u32,
     /// Floor of the variance term (Linux `tcp_rto_min`), ns.
     min_rto_ns: Nanos,
-    min_rtt_filter: WindowedFilter,
+    min_rtt_filter: MinFilter,
 }
 
 impl RttEstimator {
@@ -36,7 +36,7 @@ impl RttEstimator {
             rto_ns: RTO_INIT_NS,
             backoff: 0,
             min_rto_ns,
-            min_rtt_filter: WindowedFilter::new_min(),
+            min_rtt_filter: MinFilter::new_min(),
         }
     }
 

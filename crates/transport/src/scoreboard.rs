@@ -88,6 +88,55 @@ impl Seg {
         s
     }
 
+    /// The delivery-rate snapshot as `cc::rate` reads it (see [`Scoreboard::rate_of`]).
+    #[inline]
+    fn rate(&self, seq: u64) -> PacketRateState {
+        PacketRateState {
+            sent_ns: self.xmit_ns,
+            first_tx_mstamp_ns: self.first_tx_mstamp_ns,
+            delivered_mstamp_ns: self.delivered_mstamp_ns,
+            accounted: self.accounted,
+            delivered: self.delivered,
+            delivered_ce: self.delivered_ce,
+            lost: self.lost,
+            tx_in_flight: self.tx_in_flight,
+            is_app_limited: self.is_app_limited,
+            is_retrans: self.is_retrans,
+            seq,
+        }
+    }
+
+    /// This segment (number `seq`) is delivered: the tag counters and the rate sample (Linux
+    /// `tcp_sacktag_one` / `tcp_clean_rtx_queue` with `tcp_rate_skb_delivered`). Reads and
+    /// writes the segment in place: the rest of its rate snapshot is read only when it becomes
+    /// the sample's packet. The caller checks that it was not SACKed before and sets its tags.
+    #[inline(always)]
+    fn deliver(&mut self, tp: &mut TcpCc, seq: u64, rs: &mut RateSample) -> Delivered {
+        let f = self.flags;
+        if f & F_LOST != 0 {
+            tp.lost_out -= 1;
+        }
+        if f & F_RETRANS != 0 {
+            tp.retrans_out -= 1;
+        }
+        tp.delivered += 1;
+        // `rate::on_packet_delivered`, on the segment's own fields.
+        if !self.accounted {
+            if rate::is_newer_than_sample(rs, self.xmit_ns, seq) {
+                rate::take_sample(tp, &self.rate(seq), rs);
+            }
+            self.accounted = true;
+        }
+        Delivered { xmit_ns: self.xmit_ns, ever_retrans: f & F_EVER_RETRANS != 0 }
+    }
+
+    /// The in-flight list neighbours (previous, next) of this segment, number `seq`, if it is
+    /// linked.
+    #[inline]
+    fn links(&self, seq: u64) -> Option<(u64, u64)> {
+        (self.flags & F_LINKED != 0).then(|| (link_from(seq, self.prev_delta), link_from(seq, self.next_delta)))
+    }
+
     fn set_rate(&mut self, r: &PacketRateState) {
         debug_assert_eq!(r.sent_ns, self.xmit_ns, "a rate snapshot is taken when the segment is sent");
         self.first_tx_mstamp_ns = r.first_tx_mstamp_ns;
@@ -144,8 +193,10 @@ pub(crate) struct Scoreboard {
     /// Lost segments awaiting retransmission, in marking order (entries may be stale: a segment
     /// SACKed or acknowledged since is skipped when it comes up).
     lost_queue: VecDeque<u64>,
-    /// SACK blocks of the last ACK processed (Linux `recv_sack_cache`).
+    /// SACK blocks of the last ACK processed (Linux `recv_sack_cache`), the first
+    /// `n_sack_cache` of them (the others are (0, 0)).
     sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
+    n_sack_cache: usize,
 }
 
 impl Scoreboard {
@@ -158,6 +209,7 @@ impl Scoreboard {
             ts_tail: NIL,
             lost_queue: VecDeque::new(),
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
+            n_sack_cache: 0,
         }
     }
 
@@ -181,20 +233,7 @@ impl Scoreboard {
     /// Segment `seq`'s delivery-rate snapshot as `cc::rate` reads it.
     #[inline]
     pub(crate) fn rate_of(&self, seq: u64) -> PacketRateState {
-        let s = self.seg(seq);
-        PacketRateState {
-            sent_ns: s.xmit_ns,
-            first_tx_mstamp_ns: s.first_tx_mstamp_ns,
-            delivered_mstamp_ns: s.delivered_mstamp_ns,
-            accounted: s.accounted,
-            delivered: s.delivered,
-            delivered_ce: s.delivered_ce,
-            lost: s.lost,
-            tx_in_flight: s.tx_in_flight,
-            is_app_limited: s.is_app_limited,
-            is_retrans: s.is_retrans,
-            seq,
-        }
+        self.seg(seq).rate(seq)
     }
 
     /// Lost segments are waiting for retransmission (some entries may be stale).
@@ -207,13 +246,19 @@ impl Scoreboard {
 
     #[inline]
     fn ts_unlink(&mut self, seq: u64) {
-        let (prev, next, linked) = {
-            let s = self.seg(seq);
-            (link_from(seq, s.prev_delta), link_from(seq, s.next_delta), s.flags & F_LINKED != 0)
-        };
-        if !linked {
-            return;
-        }
+        let s = self.seg_mut(seq);
+        let Some((prev, next)) = s.links(seq) else { return };
+        s.flags &= !F_LINKED;
+        s.prev_delta = NIL_DELTA;
+        s.next_delta = NIL_DELTA;
+        self.ts_bridge(prev, next);
+    }
+
+    /// Join the list around a segment taken out of it: `prev` and `next` were its neighbours.
+    /// Always inlined: every acknowledged segment comes through here, and as a call (which
+    /// the compiler chose) it cost as much again as its few loads and stores.
+    #[inline(always)]
+    fn ts_bridge(&mut self, prev: u64, next: u64) {
         if prev != NIL {
             self.seg_mut(prev).next_delta = link_to(prev, next);
         } else {
@@ -224,10 +269,6 @@ impl Scoreboard {
         } else {
             self.ts_tail = prev;
         }
-        let s = self.seg_mut(seq);
-        s.flags &= !F_LINKED;
-        s.prev_delta = NIL_DELTA;
-        s.next_delta = NIL_DELTA;
     }
 
     #[inline]
@@ -267,8 +308,19 @@ impl Scoreboard {
     pub(crate) fn on_send_new(&mut self, now: Nanos, rate: PacketRateState) -> u64 {
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
-        self.segs.push_back(Seg::new(now, &rate));
-        self.ts_push_tail(seq);
+        // `ts_push_tail`, with the new segment's own links written as it is built rather than
+        // looked up again in the ring.
+        let tail = self.ts_tail;
+        let mut s = Seg::new(now, &rate);
+        s.prev_delta = link_to(seq, tail);
+        s.flags = F_LINKED;
+        if tail != NIL {
+            self.seg_mut(tail).next_delta = link_to(tail, seq);
+        } else {
+            self.ts_head = seq;
+        }
+        self.ts_tail = seq;
+        self.segs.push_back(s);
         seq
     }
 
@@ -328,49 +380,58 @@ impl Scoreboard {
     /// Keep this ACK's SACK blocks for the next ACK's comparison.
     #[inline]
     pub(crate) fn remember_sack_blocks(&mut self, ack: &Packet) {
+        let n = ack.n_sack as usize;
+        if n == 0 && self.n_sack_cache == 0 {
+            return; // no blocks then, none now
+        }
         self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
-        for b in 0..ack.n_sack as usize {
+        for b in 0..n {
             self.sack_cache[b] = ack.sack_block(b);
         }
+        self.n_sack_cache = n;
     }
 
-    /// Tag segment `seq` delivered (SACKed, or cumulatively ACKed with `sacked` false) and feed
-    /// it to the rate sample. None if it was SACKed before (already counted).
+    /// Tag segment `seq` SACKed: counters, rate sample, off the in-flight list. None if it was
+    /// SACKed before (already counted).
     #[inline]
-    pub(crate) fn tag_delivered(&mut self, tp: &mut TcpCc, seq: u64, sacked: bool, rs: &mut RateSample) -> Option<Delivered> {
-        let idx = (seq - self.snd_una) as usize;
-        let f = self.segs[idx].flags;
+    pub(crate) fn tag_sacked(&mut self, tp: &mut TcpCc, seq: u64, rs: &mut RateSample) -> Option<Delivered> {
+        let s = self.seg_mut(seq);
+        let f = s.flags;
         if f & F_SACKED != 0 {
             return None;
         }
-        if f & F_LOST != 0 {
-            tp.lost_out -= 1;
+        let d = s.deliver(tp, seq, rs);
+        tp.sacked_out += 1;
+        let links = s.links(seq);
+        s.flags = (f | F_SACKED) & !(F_LOST | F_RETRANS | F_LINKED);
+        if let Some((prev, next)) = links {
+            s.prev_delta = NIL_DELTA;
+            s.next_delta = NIL_DELTA;
+            self.ts_bridge(prev, next);
         }
-        if f & F_RETRANS != 0 {
-            tp.retrans_out -= 1;
-        }
-        if sacked {
-            tp.sacked_out += 1;
-            self.segs[idx].flags = (f | F_SACKED) & !(F_LOST | F_RETRANS);
-            self.ts_unlink(seq);
-        } else {
-            self.segs[idx].flags = f & !(F_LOST | F_RETRANS);
-        }
-        tp.delivered += 1;
-        let mut p = self.rate_of(seq);
-        rate::on_packet_delivered(tp, &mut p, rs);
-        self.segs[idx].set_rate(&p);
-        Some(Delivered { xmit_ns: self.segs[idx].xmit_ns, ever_retrans: f & F_EVER_RETRANS != 0 })
+        Some(d)
     }
 
-    /// The head segment (`snd_una`) is cumulatively acknowledged and already tagged: drop it.
+    /// The head segment (`snd_una`) is cumulatively acknowledged: tag it delivered unless it was
+    /// SACKed before (then None: already counted), and drop it. The segment is looked up once,
+    /// and, as it leaves the ring, only its list neighbours' links are rewritten.
     #[inline]
-    pub(crate) fn pop_acked_head(&mut self, tp: &mut TcpCc) {
+    pub(crate) fn ack_head(&mut self, tp: &mut TcpCc, rs: &mut RateSample) -> Option<Delivered> {
         let seq = self.snd_una;
-        self.ts_unlink(seq);
+        let s = &mut self.segs[0];
+        let d = if s.flags & F_SACKED != 0 {
+            tp.sacked_out -= 1;
+            None
+        } else {
+            Some(s.deliver(tp, seq, rs))
+        };
+        if let Some((prev, next)) = s.links(seq) {
+            self.ts_bridge(prev, next);
+        }
         self.segs.pop_front();
         tp.packets_out -= 1;
         self.snd_una += 1;
+        d
     }
 
     // ---- loss marking ----

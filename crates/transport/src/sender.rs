@@ -28,7 +28,7 @@
 use crate::pacing::Pacer;
 use crate::recovery::{Probe, Rack, Recovery};
 use crate::rtt::RttEstimator;
-use crate::scoreboard::{Scoreboard, F_RETRANS, F_SACKED};
+use crate::scoreboard::{Delivered, Scoreboard, F_RETRANS, F_SACKED};
 use crate::stream::SendStream;
 use crate::timers::Timers;
 use crate::{Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES};
@@ -255,8 +255,11 @@ impl Sender {
             return None;
         }
         // Retransmissions first (Linux tcp_xmit_retransmit_queue runs before new data).
-        let pkt = match self.sb.next_lost() {
-            Some(s) => self.transmit_retrans(now, s),
+        let (seq, retrans) = match self.sb.next_lost() {
+            Some(s) => {
+                self.transmit_retrans(now, s);
+                (s, true)
+            }
             None => {
                 if !self.has_unsent() {
                     if self.stream.write_end != u64::MAX {
@@ -285,14 +288,15 @@ impl Sender {
                     self.cwnd_validate(cwnd_limited);
                     return None;
                 }
-                self.transmit_new(now)
+                (self.transmit_new(now), false)
             }
         };
-        self.on_paced_send(now, pkt.payload_bytes);
+        self.on_paced_send(now, self.seg_payload(seq));
         if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
             self.cwnd_validate(true);
         }
-        Some(pkt)
+        // The packet is built last, where it is returned (not built, then copied: 88 bytes).
+        Some(self.make_data(seq, now, retrans))
     }
 
     /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
@@ -308,6 +312,7 @@ impl Sender {
         }
     }
 
+    #[inline]
     fn make_data(&self, seq: u64, now: Nanos, retrans: bool) -> Packet {
         let payload = self.seg_payload(seq);
         let mut p = Packet::empty(0);
@@ -321,7 +326,9 @@ impl Sender {
         p
     }
 
-    fn transmit_new(&mut self, now: Nanos) -> Packet {
+    /// Send new data (`snd_nxt`): the scoreboard, the counters and the timers; returns its
+    /// number, for `make_data`.
+    fn transmit_new(&mut self, now: Nanos) -> u64 {
         let seq = self.sb.snd_nxt;
         let first_in_flight = self.tp.packets_out == 0;
         if first_in_flight {
@@ -331,10 +338,11 @@ impl Sender {
         let rs = rate::on_packet_sent(&mut self.tp, now, seq, false, first_in_flight);
         self.sb.on_send_new(now, rs);
         self.after_transmit(now);
-        self.make_data(seq, now, false)
+        seq
     }
 
-    fn transmit_retrans(&mut self, now: Nanos, seq: u64) -> Packet {
+    /// Resend segment `seq` (the scoreboard, the counters and the timers), for `make_data`.
+    fn transmit_retrans(&mut self, now: Nanos, seq: u64) {
         self.sb.on_retransmit(now, seq);
         let first_in_flight = self.tp.packets_in_flight() == 0;
         self.tp.retrans_out += 1;
@@ -352,7 +360,6 @@ impl Sender {
         }
         self.sb.on_retransmitted(seq, rs);
         self.after_transmit(now);
-        self.make_data(seq, now, true)
     }
 
     fn after_transmit(&mut self, now: Nanos) {
@@ -373,11 +380,15 @@ impl Sender {
     /// Send a pending probe: bypasses cwnd and pacing, as Linux tcp_send_loss_probe does.
     fn transmit_probe(&mut self, now: Nanos, probe: Probe) -> Option<Packet> {
         match probe {
-            Probe::NewData if self.has_unsent() => Some(self.transmit_new(now)),
+            Probe::NewData if self.has_unsent() => {
+                let seq = self.transmit_new(now);
+                Some(self.make_data(seq, now, false))
+            }
             Probe::Retrans(seq)
                 if seq >= self.sb.snd_una && seq < self.sb.snd_nxt && self.sb.flags(seq) & (F_SACKED | F_RETRANS) == 0 =>
             {
-                Some(self.transmit_retrans(now, seq))
+                self.transmit_retrans(now, seq);
+                Some(self.make_data(seq, now, true))
             }
             _ => None,
         }
@@ -463,10 +474,16 @@ impl Sender {
             oldest_rtt_ns: None,
         };
 
-        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover.
-        for (start, end) in self.sb.newly_sacked(ack) {
-            for seq in start..end {
-                self.tag_delivered(now, seq, true, &mut acked);
+        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
+        // none: then there is nothing to walk, and nothing new to remember once the previous
+        // ACK's blocks are forgotten.)
+        if ack.n_sack != 0 {
+            for (start, end) in self.sb.newly_sacked(ack) {
+                for seq in start..end {
+                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
+                        self.on_delivered(now, seq, d, &mut acked);
+                    }
+                }
             }
         }
         self.sb.remember_sack_blocks(ack);
@@ -475,12 +492,9 @@ impl Sender {
         let acked_new = ack.ack > self.sb.snd_una;
         while self.sb.snd_una < ack.ack {
             let seq = self.sb.snd_una;
-            if self.sb.flags(seq) & F_SACKED == 0 {
-                self.tag_delivered(now, seq, false, &mut acked);
-            } else {
-                self.tp.sacked_out -= 1;
+            if let Some(d) = self.sb.ack_head(&mut self.tp, &mut acked.rs) {
+                self.on_delivered(now, seq, d, &mut acked);
             }
-            self.sb.pop_acked_head(&mut self.tp);
         }
         if acked_new {
             self.rtt.backoff = 0;
@@ -507,7 +521,8 @@ impl Sender {
         // instead, at the TS clock's tick (`tsopt_rtt_ns`). That sample reaches the estimator,
         // the min_rtt filter, the rate sample and the algorithm, but not the run's RTT
         // statistics, which measure the path.
-        let mut rs = acked.rs;
+        // The rate sample is finished where it was built (a copy of it is 128 bytes).
+        let rs = &mut acked.rs;
         let mut newest_rtt_ns = acked.newest_rtt_ns;
         if let Some(oldest) = acked.oldest_rtt_ns {
             let newest = acked.newest_rtt_ns.unwrap_or(oldest);
@@ -532,14 +547,14 @@ impl Sender {
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
         self.update_state(ack, acked_new);
-        rate::generate(&mut self.tp, now, delivered, newly_lost, &mut rs);
+        rate::generate(&mut self.tp, now, delivered, newly_lost, rs);
         if let Some(r) = rs.delivery_rate_bytes_per_s(self.tp.mss) {
             self.stats.last_delivery_rate_bytes_per_s = r;
         }
 
         // 5. Congestion control (Linux tcp_cong_control).
         if self.cc.has_cong_control() {
-            self.cc.cong_control(&mut self.tp, &rs);
+            self.cc.cong_control(&mut self.tp, rs);
         } else {
             if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
                 self.prr(delivered, newly_lost, acked_new);
@@ -568,11 +583,10 @@ impl Sender {
         }
     }
 
-    /// Tag one segment delivered by this ACK: scoreboard and rate sample, RTT samples (Karn: none
+    /// One segment newly delivered by this ACK, tagged on the scoreboard: RTT samples (Karn: none
     /// from a retransmitted segment), RACK's reference segment.
     #[inline]
-    fn tag_delivered(&mut self, now: Nanos, seq: u64, sacked: bool, acked: &mut AckedSegs) {
-        let Some(d) = self.sb.tag_delivered(&mut self.tp, seq, sacked, &mut acked.rs) else { return };
+    fn on_delivered(&mut self, now: Nanos, seq: u64, d: Delivered, acked: &mut AckedSegs) {
         acked.delivered += 1;
         if !d.ever_retrans {
             let rtt = now.saturating_sub(d.xmit_ns);

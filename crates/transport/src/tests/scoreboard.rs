@@ -24,7 +24,7 @@ fn retransmit(sb: &mut Scoreboard, tp: &mut TcpCc, now: u64, seq: u64) {
 
 fn sack(sb: &mut Scoreboard, tp: &mut TcpCc, seq: u64) {
     let mut rs = RateSample::default();
-    assert!(sb.tag_delivered(tp, seq, true, &mut rs).is_some());
+    assert!(sb.tag_sacked(tp, seq, &mut rs).is_some());
 }
 
 /// The in-flight list from the oldest transmission.
@@ -98,8 +98,7 @@ fn retransmissions_after_an_rto_stay_in_the_in_flight_list() {
     assert_eq!(in_flight(&sb), vec![0, 1, 2]);
     // The head is acknowledged; the other retransmissions remain, and RACK can mark one lost.
     let mut rs = RateSample::default();
-    assert!(sb.tag_delivered(&mut tp, 0, false, &mut rs).is_some());
-    sb.pop_acked_head(&mut tp);
+    assert!(sb.ack_head(&mut tp, &mut rs).is_some());
     assert_eq!(in_flight(&sb), vec![1, 2]);
     assert!(sb.mark_lost(&mut tp, &mut cc, 1));
     assert_eq!(in_flight(&sb), vec![2]);

@@ -68,7 +68,7 @@ use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
 use super::units::{Clock, bw_bytes_per_sec, bw_floor, gain_f64, GAIN_UNIT};
-use crate::filter::WindowedFilter;
+use crate::filter::MaxFilter;
 use crate::rng::SplitMix64;
 use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
 
@@ -102,7 +102,7 @@ pub struct Bbr1 {
     min_rtt: MinRtt,
     probe_rtt: ProbeRttHold,
     /// Max delivery rate over BW_RTTS rounds, pkts/µs << 24; time axis = `rtt_cnt`.
-    bw: WindowedFilter,
+    bw: MaxFilter,
     rtt_cnt: u64,
     next_rtt_delivered: u64,
     round_start: bool,
@@ -144,7 +144,7 @@ impl Bbr1 {
             mode: Mode::Startup,
             min_rtt: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
-            bw: WindowedFilter::new_max(),
+            bw: MaxFilter::new_max(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
             round_start: false,

@@ -124,7 +124,7 @@ use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
 use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
-use crate::filter::WindowedFilter;
+use crate::filter::MaxFilter;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
 use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
@@ -225,7 +225,7 @@ pub struct Bbr3 {
     probe_rtt: ProbeRttHold,
     // §BBR.extra_acked: epochs (and Linux's 2-slot max), or the draft's max filter.
     agg: AckAggregation,
-    extra_acked_filter: WindowedFilter,
+    extra_acked_filter: MaxFilter,
     /// Linux's DCTCP-style ECN state (alpha, eligibility, Startup's ECN exit).
     ecn: EcnState,
     /// Draft variant with ECN negotiated: CE counts as congestion.
@@ -285,7 +285,7 @@ impl Bbr3 {
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
             agg: AckAggregation::new(0),
-            extra_acked_filter: WindowedFilter::new_max(),
+            extra_acked_filter: MaxFilter::new_max(),
             ecn: EcnState::default(),
             ecn_as_congestion: false,
             cur_cwnd: TCP_INIT_CWND,
