@@ -273,7 +273,7 @@ impl Simulation {
 
     pub(crate) fn arm_receiver_timer(&mut self, fi: usize) {
         let next = self.flows[fi].receiver.next_timeout();
-        if self.early_rx_on {
+        if self.rx_ahead_on {
             self.note_rx_deadline(fi, next);
         }
         if let Some(t) = next {

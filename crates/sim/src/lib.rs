@@ -17,11 +17,12 @@
 //!   it, at the time it will reach the router (`Link::fold`; exact, as that link's arrivals are
 //!   a FIFO's departures). In a dumbbell the receiver's access link and the senders' downlinks
 //!   fold.
-//! - A data packet entering the passive link into its receiver host is handed to the receiver
+//! - A packet entering the passive link into its receiver host, or a passive link onto a
+//!   watched link only it feeds (a receiver's NIC into the reverse bottleneck), is handed over
 //!   at once, with the clock set to its arrival time, when nothing can run in between that
-//!   would see the difference (`early_rx.rs`: no sample, receiver timer or earlier packet
-//!   before it). A delivered data packet then costs ≈ 2 events in a dumbbell: its departure
-//!   from the sender's NIC and half an ACK's 2 hops.
+//!   would see the difference (`ahead.rs`: no sample, receiver timer or earlier packet before
+//!   it). A delivered data packet then costs ≈ 1.5 events in a dumbbell: its departure from
+//!   the sender's NIC and half its ACK's arrival at the sender.
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
 //! - Each endpoint's timers are one slot each in an indexed heap (`timer_queue.rs`): a deadline
@@ -49,7 +50,7 @@
 //! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
-//! | `early_rx.rs` | serving a receiver's arrivals ahead of the event loop, where that is exact |
+//! | `ahead.rs` | serving arrivals ahead of the event loop, where that is exact |
 //! | `host.rs` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
@@ -68,7 +69,7 @@ mod rpc;
 pub mod topology;
 pub mod workload;
 
-mod early_rx;
+mod ahead;
 mod endpoints;
 mod event_heap;
 mod event_loop;
@@ -186,10 +187,10 @@ struct Link {
     /// queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
     /// replayable schedule and statistics. Set once the topology is built.
     passive: bool,
-    /// A passive link into a receiver host whose arrivals may be served ahead of the event
-    /// loop (`early_rx.rs`). Set once the topology and the flows are built.
-    early_rx: bool,
-    /// (`early_rx` links) An `Arrive` event for the pipe is pending; it may have been
+    /// Whether arrivals may be served ahead of the event loop (`ahead.rs`). Set once the
+    /// topology and the flows are built.
+    ahead: ahead::Ahead,
+    /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
     /// outrun by packets served ahead, and re-arms or lapses when it runs.
     pipe_armed: bool,
 }
@@ -233,7 +234,7 @@ impl Link {
             ser: serializer::Serializer::default(),
             fold: false,
             passive: false,
-            early_rx: false,
+            ahead: ahead::Ahead::No,
             pipe_armed: false,
         }
     }
@@ -494,7 +495,7 @@ struct Flow {
     tsq_throttled: bool,
     sender_timer_at: Option<Nanos>,
     receiver_timer_at: Option<Nanos>,
-    /// The receiver's next deadline, when `early_rx_on` (Nanos::MAX: none).
+    /// The receiver's next deadline, when `rx_ahead_on` (Nanos::MAX: none).
     rx_deadline: Nanos,
     // Conservation accounting (data packets).
     data_tx: u64,
@@ -552,12 +553,12 @@ pub struct Simulation {
     pub data_packets_delivered: u64,
     metrics: metrics::Recorder,
     next_sample_ns: Nanos,
-    /// The time `advance` was asked to reach (nothing is served ahead past it: `early_rx.rs`).
+    /// The time `advance` was asked to reach (nothing is served ahead past it: `ahead.rs`).
     limit_ns: Nanos,
-    /// Some link serves its receivers ahead (`early_rx.rs`).
-    early_rx_on: bool,
+    /// Some link serves its receivers ahead (`ahead.rs`).
+    rx_ahead_on: bool,
     /// A lower bound of the receivers' next deadlines, and whether it is the minimum, when
-    /// `early_rx_on` (`Simulation::rx_deadline_allows`).
+    /// `rx_ahead_on` (`Simulation::rx_deadline_allows`).
     rx_min_lb: Nanos,
     rx_min_exact: bool,
     /// The receiver host's ICTCP controller, when any flow uses it.
@@ -650,7 +651,7 @@ impl Simulation {
             metrics,
             next_sample_ns: cfg.sample_interval_ns,
             limit_ns: 0,
-            early_rx_on: false,
+            rx_ahead_on: false,
             rx_min_lb: Nanos::MAX,
             rx_min_exact: true,
             ictcp: ictcp_ctl,
@@ -668,7 +669,7 @@ impl Simulation {
             l.timestamped = l.can_be_timestamped();
         }
         sim.set_folds();
-        sim.set_early_rx();
+        sim.set_ahead();
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);

@@ -169,8 +169,8 @@ impl Simulation {
     #[inline(always)]
     fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
-        if link.early_rx {
-            self.enter_rx_pipe(lid, arrive, p, next_hop);
+        if link.ahead != ahead::Ahead::No {
+            self.enter_ahead_pipe(lid, arrive, p, next_hop);
             return;
         }
         let was_empty = link.pipe.is_empty();
@@ -356,8 +356,8 @@ impl Simulation {
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
-        if self.links[lid as usize].early_rx {
-            self.on_rx_arrive(lid, self.now);
+        if self.links[lid as usize].ahead != ahead::Ahead::No {
+            self.on_ahead_arrive(lid, self.now);
             return;
         }
         let p = self.pipe_pop(lid, EvKind::Arrive);
@@ -367,7 +367,7 @@ impl Simulation {
     /// Packet `p` has reached the far end of link `lid`: a router forwards it along its path
     /// (`p.hop` already names the next link: `Link::pipe_push`), a host hands it to the flow's
     /// endpoint.
-    fn hand_over(&mut self, lid: LinkId, p: Packet) {
+    pub(crate) fn hand_over(&mut self, lid: LinkId, p: Packet) {
         let to = self.links[lid as usize].to;
         match to {
             NodeKind::Router => {

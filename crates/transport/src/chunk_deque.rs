@@ -194,6 +194,20 @@ impl<T: Copy + Default, const N: usize> ChunkDeque<T, N> {
         Some(&mut self.chunk_mut(pos)[pos % N])
     }
 
+    /// A hint to the CPU: element `i` (if any) will be read soon. No effect on the content.
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v) = self.get(i) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch reads nothing
+            // architecturally and never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast::<i8>()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         (0..self.len).map(move |i| &self[i])
     }

@@ -47,6 +47,9 @@ pub(crate) const F_EVER_RETRANS: u8 = 8;
 /// Linked in the time-sorted in-flight list.
 const F_LINKED: u8 = 16;
 
+/// Segments at the head `Scoreboard::prefetch_head` asks for (a delayed ACK takes two).
+const HEAD_PREFETCH_SEGS: usize = 2;
+
 /// Scoreboard segments per chunk of the segment store.
 const SEGS_PER_CHUNK: usize = per_chunk(std::mem::size_of::<Seg>());
 
@@ -415,6 +418,14 @@ impl Scoreboard {
     /// The head segment (`snd_una`) is cumulatively acknowledged: tag it delivered unless it was
     /// SACKed before (then None: already counted), and drop it. The segment is looked up once,
     /// and, as it leaves the ring, only its list neighbours' links are rewritten.
+    /// Ask the CPU to fetch the first segments (the next ACK's) ahead of their use.
+    #[inline]
+    pub(crate) fn prefetch_head(&self) {
+        for i in 0..HEAD_PREFETCH_SEGS {
+            self.segs.prefetch(i);
+        }
+    }
+
     #[inline]
     pub(crate) fn ack_head(&mut self, tp: &mut TcpCc, rs: &mut RateSample) -> Option<Delivered> {
         let seq = self.snd_una;

@@ -496,6 +496,8 @@ impl Sender {
                 self.on_delivered(now, seq, d, &mut acked);
             }
         }
+        // The next ACK will take the segments now at the head, last touched a round trip ago.
+        self.sb.prefetch_head();
         if acked_new {
             self.rtt.backoff = 0;
             if self.tp.packets_out > 0 {

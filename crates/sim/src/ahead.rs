@@ -1,29 +1,35 @@
-//! Receivers served ahead of the event loop: a data packet's arrival at its receiver costs no
-//! event when nothing can tell the difference.
+//! Arrivals served ahead of the event loop: a packet's arrival at the far end of a link costs
+//! no event when nothing can tell the difference.
 //!
-//! A packet entering the last link before its receiver (a passive link, `Link::passive`) has
-//! its arrival time `t` fixed at that moment, often milliseconds ahead (a folded bottleneck
-//! hands it on when it accepts it). Its arrival is then one event whose handler touches only
-//! the receiver host: the flow's receiver, and the host's NIC, where the ACK goes. That
-//! handler can run now, with the clock set to `t`, and change nothing, as long as nothing that
-//! runs between now and `t` reads or writes what it touches:
+//! A packet entering a timestamped link has its arrival time `t` fixed at that moment, often
+//! milliseconds ahead (a folded bottleneck hands it on when it accepts it). Its arrival is one
+//! event whose handler touches a few known things. That handler can run now, with the clock
+//! set to `t`, and change nothing, as long as nothing that runs between now and `t` reads or
+//! writes what it touches. Two kinds of link qualify (`Ahead`):
 //!
+//! **Into a receiver host** (`Ahead::Receiver`): the arrival touches the flow's receiver and
+//! the host's NIC, where the ACK goes. In between must not run:
 //! - the host's other arrivals: they come over the same link, a FIFO, so they are served in
 //!   their order — a packet is served ahead only when every packet before it in the link's
-//!   pipe has been (`enter_rx_pipe` serves the pipe first);
+//!   pipe has been (`enter_ahead_pipe` serves the pipe first);
 //! - the host's receivers' timers: a timer due before `t` may send an ACK into the same NIC
 //!   before this packet's ACK, so `t` must not pass the earliest deadline any receiver has
-//!   now (`rx_deadline_allows`); a deadline at `t` itself runs after the arrival, as its event
-//!   kind orders them;
-//! - the per-interval sample, which reads the receivers' delivered bytes: `t` must not pass
-//!   the next sample (an arrival at the sample's instant is counted in it, as its kind comes
-//!   first);
-//! - the caller of `advance`, which may read the state at the time it asked for, and the
-//!   run's end.
+//!   now (`rx_deadline_allows`); a deadline at `t` itself runs after the arrival, as its
+//!   event kind orders them.
+//!
+//! **Into a router, onto a watched link it alone feeds** (`Ahead::Router`): the arrival
+//! enqueues the packet on the next link, which decides (drops, marks) and is reported in the
+//! queue table, so it cannot be folded (`Link::fold`); but only this link feeds it, in FIFO
+//! order, and only the per-interval sample and the run's end read it. A receiver host's NIC
+//! into the reverse bottleneck is one: its ACKs then cost one event, at their sender.
+//!
+//! For both: no sample before `t` (it reads receivers' delivered bytes and watched queues; an
+//! arrival at the sample's instant is counted in it, as its kind comes first), nor the time
+//! the caller of `advance` asked for (it may read the state then), nor the run's end.
 //!
 //! Senders are not served ahead: a sender's timers, its NIC's departures (TSQ) and its ACKs
 //! interleave at every instant. Sender timers do not matter here: what a sender sends after
-//! now reaches the receiver behind what is already in the link.
+//! now reaches these links behind what is already in them.
 //!
 //! A packet past the horizon waits in the pipe as before, with an `Arrive` event for the
 //! pipe's head; the next packet that enters the link once the horizon has moved (after the
@@ -31,23 +37,34 @@
 //! ahead in the meantime finds the pipe empty, or a later head, for which it re-arms (its
 //! `Arrive` key is the one the head would have had: the same order).
 //!
-//! Where it applies (`set_early_rx`): no host model (receive rings and CPUs order a host's
-//! work), no ICTCP (one controller sees every arrival), no applications or RPC workloads
-//! (their transfers start and answer as data arrives); the link into the host carries only
-//! data, is passive and is the last link of the flows that use it; the NIC their ACKs leave
-//! by is passive, carries only those flows' ACKs and is the first link of their ACK paths.
-//! `early_rx_serves_nothing_differently` checks the result tables against the event-driven
-//! arrival, with samples, delayed-ACK timers, losses and ECN.
+//! Where it applies (`set_ahead`): no host model (receive rings and CPUs order a host's work),
+//! no ICTCP (one controller sees every arrival), no applications or RPC workloads (their
+//! transfers start and answer as data arrives). A receiver host's link carries only data, is
+//! passive and is the last link of the flows that use it; the NIC their ACKs leave by is
+//! passive, carries only those flows' ACKs and is the first link of their ACK paths. A router
+//! link is passive, not a sender's NIC, and feeds one timestamped link that no other feeds.
+//! `serving_ahead_changes_nothing` checks the result tables against event-driven arrivals,
+//! with samples, delayed-ACK timers, losses on both bottlenecks and ECN.
 
 use crate::*;
 
+/// Whether a link's arrivals may be served ahead of the event loop, and what serving one does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    No,
+    /// A passive link into a receiver host: the receiver takes the data packet.
+    Receiver,
+    /// A passive link into a router, onto a watched link only it feeds: that link takes it.
+    Router,
+}
+
 impl Simulation {
-    /// Flag the links into receiver hosts whose arrivals may be served ahead (see the module
-    /// header); called once the flows and folds are set.
-    pub(crate) fn set_early_rx(&mut self) {
-        self.early_rx_on = false;
+    /// Flag the links whose arrivals may be served ahead (see the module header); called once
+    /// the flows and folds are set.
+    pub(crate) fn set_ahead(&mut self) {
+        self.rx_ahead_on = false;
         for l in &mut self.links {
-            l.early_rx = false;
+            l.ahead = Ahead::No;
         }
         if self.hosts.is_some()
             || self.ictcp.is_some()
@@ -100,16 +117,50 @@ impl Simulation {
                 ok[rx_link] = false;
             }
         }
-        for (link, ok) in self.links.iter_mut().zip(ok) {
-            link.early_rx = ok;
-            self.early_rx_on |= ok;
+        for (link, ok) in self.links.iter_mut().zip(&ok) {
+            if *ok {
+                link.ahead = Ahead::Receiver;
+                self.rx_ahead_on = true;
+            }
+        }
+        // Router links: a passive link (not a sender's NIC, whose departures TSQ sees) whose
+        // every next link is one timestamped, unfolded-into link it alone feeds.
+        let mut next_of = vec![NONE; n];
+        let mut feeder = vec![NONE; n];
+        for f in &self.flows {
+            for path in [&f.data_path, &f.ack_path] {
+                for w in path.links[..path.len as usize].windows(2) {
+                    let (a, b) = (w[0] as usize, w[1]);
+                    next_of[a] = match next_of[a] {
+                        NONE => b,
+                        x if x == b => x,
+                        _ => MANY,
+                    };
+                    feeder[b as usize] = match feeder[b as usize] {
+                        NONE => a as u32,
+                        x if x == a as u32 => x,
+                        _ => MANY,
+                    };
+                }
+            }
+        }
+        for a in 0..n {
+            let b = next_of[a];
+            if b == NONE || b == MANY || ok[a] {
+                continue;
+            }
+            let (la, lb) = (&self.links[a], &self.links[b as usize]);
+            if la.passive && !la.fold && !la.is_sender_nic && la.to == NodeKind::Router && lb.timestamped && !lb.passive && feeder[b as usize] == a as u32 {
+                self.links[a].ahead = Ahead::Router;
+            }
         }
     }
 
-    /// Whether an arrival at `t` may be served now (see the module header).
+    /// Whether an arrival at `t` on link `lid` may be served now (see the module header).
     #[inline]
-    fn may_serve_at(&mut self, t: Nanos) -> bool {
-        t <= self.limit_ns.min(self.next_sample_ns) && self.rx_deadline_allows(t)
+    fn may_serve_at(&mut self, lid: LinkId, t: Nanos) -> bool {
+        t <= self.limit_ns.min(self.next_sample_ns)
+            && (self.links[lid as usize].ahead != Ahead::Receiver || self.rx_deadline_allows(t))
     }
 
     /// No receiver has a deadline before `t`. `rx_min_lb` is a lower bound of the receivers'
@@ -130,22 +181,23 @@ impl Simulation {
         t <= self.rx_min_lb
     }
 
-    /// `Simulation::into_pipe` for a link into a receiver host (`Link::early_rx`): serve what
-    /// waits in the pipe and then `p`, arriving at `t`, at once if the horizon allows; queue
-    /// the rest in the pipe.
-    pub(crate) fn enter_rx_pipe(&mut self, lid: LinkId, t: Nanos, p: Packet, next_hop: u8) {
+    /// `Simulation::into_pipe` for a link served ahead (`Link::ahead`): serve what waits in the
+    /// pipe and then `p`, arriving at `t` with its hop advanced to `next_hop`, at once if the
+    /// horizon allows; queue the rest in the pipe.
+    pub(crate) fn enter_ahead_pipe(&mut self, lid: LinkId, t: Nanos, mut p: Packet, next_hop: u8) {
         loop {
             let head = self.links[lid as usize].pipe.front().map(|&(tq, _)| tq);
-            if !self.may_serve_at(head.unwrap_or(t)) {
+            if !self.may_serve_at(lid, head.unwrap_or(t)) {
                 break;
             }
             match head {
                 Some(tq) => {
                     let (_, q) = self.links[lid as usize].pipe.pop_front().expect("a pipe head");
-                    self.deliver_at(tq, q);
+                    self.arrive_at(lid, tq, q);
                 }
                 None => {
-                    self.deliver_at(t, p);
+                    p.hop = next_hop;
+                    self.arrive_at(lid, t, p);
                     return;
                 }
             }
@@ -158,9 +210,9 @@ impl Simulation {
         }
     }
 
-    /// The `Arrive` event of an `early_rx` link's pipe at `t`: its head arrives, unless it was
+    /// The `Arrive` event at `t` of a link served ahead: its pipe's head arrives, unless it was
     /// served ahead (the pipe is empty, or its head is later: re-arm for it).
-    pub(crate) fn on_rx_arrive(&mut self, lid: LinkId, t: Nanos) {
+    pub(crate) fn on_ahead_arrive(&mut self, lid: LinkId, t: Nanos) {
         let link = &mut self.links[lid as usize];
         match link.pipe.front() {
             None => link.pipe_armed = false,
@@ -171,15 +223,16 @@ impl Simulation {
                     Some(&(next, _)) => self.push(next, EvKind::Arrive, lid),
                     None => link.pipe_armed = false,
                 }
-                self.deliver_data(p);
+                self.hand_over(lid, p);
             }
         }
     }
 
-    /// Hand data packet `p` to its receiver as its arrival event at `t` would.
-    fn deliver_at(&mut self, t: Nanos, p: Packet) {
+    /// Packet `p` reaches the far end of link `lid` at `t`: hand it over as its arrival event
+    /// would.
+    fn arrive_at(&mut self, lid: LinkId, t: Nanos, p: Packet) {
         let now = std::mem::replace(&mut self.now, t);
-        self.deliver_data(p);
+        self.hand_over(lid, p);
         self.now = now;
     }
 
@@ -202,14 +255,16 @@ impl Simulation {
 mod tests {
     use super::*;
 
-    /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving receivers ahead
+    /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving arrivals ahead
     /// or not; returns the result tables (as text), the events and the data packets delivered.
     fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64) {
         let mut sim = Simulation::from_json(json).unwrap();
-        assert!(sim.early_rx_on, "the scenario serves its receivers ahead");
+        let kinds = |sim: &Simulation, k: Ahead| sim.links.iter().filter(|l| l.ahead == k).count();
+        assert!(sim.rx_ahead_on && kinds(&sim, Ahead::Receiver) == 1, "the scenario serves its receivers ahead");
+        assert_eq!(kinds(&sim, Ahead::Router), 1, "and its receiver's NIC's ACKs onto the reverse bottleneck");
         if !early {
-            sim.early_rx_on = false;
-            sim.links.iter_mut().for_each(|l| l.early_rx = false);
+            sim.rx_ahead_on = false;
+            sim.links.iter_mut().for_each(|l| l.ahead = Ahead::No);
         }
         let mut t: Nanos = 0;
         while !sim.run_until(t) {
@@ -220,17 +275,18 @@ mod tests {
         (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
     }
 
-    /// Serving arrivals ahead changes no result, and saves an event per data packet served:
-    /// samples every 10 ms (their boundaries hold packets back), delayed ACKs whose timers fire
+    /// Serving arrivals ahead changes no result, and saves an event per data packet and one per
+    /// ACK served: samples every 10 ms (their boundaries hold packets back), random loss of data
+    /// and of ACKs (the reverse bottleneck draws in arrival order), delayed ACKs whose timers fire
     /// (short transfers, a receive-window-limited flow, an application that reads late), SACK
     /// recovery, DCTCP's pending ACKs, BBR's pacing; run at once and in slices of 7 ms (the
     /// caller's horizon).
     #[test]
-    fn early_rx_serves_nothing_differently() {
+    fn serving_ahead_changes_nothing() {
         let scenarios = [
             r#"{"seed":5,"duration_ns":1000000000,"sample_interval_ns":10000000,
                 "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":200000000,"rtt_ns":20000000,
-                "buffer":{"bytes":150000},"loss":0.005}},
+                "buffer":{"bytes":150000},"loss":0.005,"ack_loss":0.01}},
                 "flows":[{"cc":"cubic"},{"cc":"bbr1","start_ns":50000000},{"cc":"reno","bytes":300000,"start_ns":20000000},
                          {"cc":"cubic","rcvbuf_bytes":30000,"extra_rtt_ns":3000000},
                          {"cc":"bbr3","app_read_delay_ns":2000000,"start_ns":100000000}]}"#,
@@ -245,7 +301,7 @@ mod tests {
             assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
             assert_eq!(ahead.2, event_driven.2);
             assert!(
-                ahead.1 + ahead.2 / 2 < event_driven.1,
+                ahead.1 + ahead.2 * 2 / 3 < event_driven.1,
                 "most arrivals served ahead: {} vs {} events, {} packets",
                 ahead.1,
                 event_driven.1,
@@ -259,13 +315,13 @@ mod tests {
     /// Where serving ahead would reorder what a host does, it is off: the host model, ICTCP,
     /// and a link into a host that also carries ACKs.
     #[test]
-    fn early_rx_is_off_where_it_would_reorder() {
+    fn serving_ahead_is_off_where_it_would_reorder() {
         let on = |extra: &str, flow: &str| {
             let json = format!(
                 r#"{{"seed":1,"duration_ns":100000000,"topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,
                     "rtt_ns":1000000,"buffer":{{"bytes":100000}}}}}},"flows":[{{"cc":"cubic"{flow}}}]{extra}}}"#
             );
-            Simulation::from_json(&json).unwrap().early_rx_on
+            Simulation::from_json(&json).unwrap().rx_ahead_on
         };
         assert!(on("", ""));
         assert!(!on(r#","hosts":{}"#, ""));
