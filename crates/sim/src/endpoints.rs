@@ -32,6 +32,7 @@ impl Simulation {
             app_writes: f.rpc.is_some(),
         };
         let mut sender = Sender::new(scfg, algo);
+        sender.flow_id = i as u32;
         sender.stop_ns = f.stop_ns;
         let rcfg = transport::receiver::ReceiverConfig {
             mss: f.mss_bytes,
@@ -53,10 +54,12 @@ impl Simulation {
             _ => None,
         };
         let cc_name = alg.name;
+        let mut receiver = Receiver::new(rcfg);
+        receiver.flow_id = i as u32;
         Flow {
             spec: -1,
             sender,
-            receiver: Receiver::new(rcfg),
+            receiver,
             cc_name,
             data_path,
             ack_path,
@@ -138,21 +141,19 @@ impl Simulation {
                 transfer_done = flow.app.is_some();
             }
         }
-        if let Some(mut a) = flow.receiver.take_pending_ack() {
-            // DCTCP's delayed ACK of the previous CE state goes out first.
-            a.flow = p.flow;
-            a.hop = 0;
-            let first = flow.ack_path.first();
-            self.enqueue(first, a);
-        }
-        let flow = &mut self.flows[fi];
-        if let Some(mut a) = ack {
-            a.flow = p.flow;
-            a.hop = 0;
-            let first = flow.ack_path.first();
-            self.enqueue(first, a);
-        }
+        // DCTCP's delayed ACK of the previous CE state goes out first.
+        let pending = flow.receiver.take_pending_ack();
+        let first = flow.ack_path.first();
+        // The timer first: it does not depend on the ACKs' way out, and it leaves the ACK just
+        // built a moment to reach the cache (copied at once, a packet written field by field
+        // stalls the copy: narrow stores cannot be forwarded to its wide loads).
         self.arm_receiver_timer(fi);
+        if let Some(a) = pending {
+            self.enqueue(first, a);
+        }
+        if let Some(a) = ack {
+            self.enqueue(first, a);
+        }
         if transfer_done {
             self.on_transfer_done(fi);
         }
@@ -213,9 +214,8 @@ impl Simulation {
                 }
             }
             match flow.sender.poll_transmit(now) {
-                Some(mut p) => {
-                    p.flow = fi as u32;
-                    p.hop = 0;
+                Some(p) => {
+                    debug_assert!(p.flow == fi as u32 && p.hop == 0);
                     flow.nic_bytes += p.wire_bytes as u64;
                     flow.data_tx += 1;
                     let nic = flow.data_path.first();
@@ -317,9 +317,7 @@ impl Simulation {
             hm.charge_timer(self.flows[fi].rx_core, now);
         }
         let flow = &mut self.flows[fi];
-        if let Some(mut a) = flow.receiver.on_timeout(now) {
-            a.flow = fi as u32;
-            a.hop = 0;
+        if let Some(a) = flow.receiver.on_timeout(now) {
             let first = flow.ack_path.first();
             self.enqueue(first, a);
         }

@@ -86,6 +86,8 @@ impl Default for ReceiverConfig {
 
 pub struct Receiver {
     pub cfg: ReceiverConfig,
+    /// The flow id written into every ACK (the simulator's flow index; see `Sender::flow_id`).
+    pub flow_id: u32,
     /// Next expected segment.
     pub rcv_nxt: u64,
     /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent. A deque:
@@ -144,6 +146,7 @@ impl Receiver {
     pub fn new(cfg: ReceiverConfig) -> Receiver {
         Receiver {
             cfg,
+            flow_id: 0,
             rcv_nxt: 0,
             ooo: std::collections::BTreeMap::new(),
             ooo_segs: 0,
@@ -528,7 +531,7 @@ impl Receiver {
             sack_rel: sacks.sack_rel,
             n_sack: sacks.n_sack,
             wire_bytes: TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt,
-            ..Packet::empty(0)
+            ..Packet::empty(self.flow_id)
         }
     }
 }

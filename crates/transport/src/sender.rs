@@ -87,6 +87,10 @@ impl Default for SenderConfig {
 /// The sending half of a connection.
 pub struct Sender {
     pub cfg: SenderConfig,
+    /// The flow id written into every packet sent (the simulator's flow index). Written when
+    /// the packet is built: patching it into a packet just before the packet is copied whole
+    /// stalls the copy (a narrow store cannot be forwarded to wide loads).
+    pub flow_id: u32,
     pub tp: TcpCc,
     pub cc: Cc,
     pub(crate) stream: SendStream,
@@ -142,6 +146,7 @@ impl Sender {
             tp.max_pacing_rate_bytes_per_s = r;
         }
         Sender {
+            flow_id: 0,
             stream: SendStream::new(cfg.mss, cfg.total_bytes, cfg.app_writes),
             rtt: RttEstimator::new(cfg.min_rto_ns),
             cfg,
@@ -315,7 +320,7 @@ impl Sender {
     #[inline]
     fn make_data(&self, seq: u64, now: Nanos, retrans: bool) -> Packet {
         let payload = self.seg_payload(seq);
-        let mut p = Packet::empty(0);
+        let mut p = Packet::empty(self.flow_id);
         p.is_data = true;
         p.seq = seq;
         p.payload_bytes = payload;
