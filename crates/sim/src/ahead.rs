@@ -56,6 +56,10 @@ pub(crate) enum Ahead {
     Receiver,
     /// A passive link into a router, onto a watched link only it feeds: that link takes it.
     Router,
+    /// A sender's NIC (no delay) that one flow uses and that alone feeds its next link: that
+    /// link takes the packet at its departure; TSQ counts the departure when it next looks
+    /// (`Flow::nic_departures`), and only a throttled flow gets its departures as events.
+    Nic,
 }
 
 impl Simulation {
@@ -154,6 +158,32 @@ impl Simulation {
                 self.links[a].ahead = Ahead::Router;
             }
         }
+        // Sender NICs: timestamped (no delay), passive, the first link of one flow's data path
+        // and of nothing else, feeding one timestamped link alone. (Not with a gap histogram,
+        // which reads each departure as it happens.)
+        let mut nic_flow = vec![NONE; n];
+        let mut used_else = vec![false; n];
+        for (fi, f) in self.flows.iter().enumerate() {
+            let d = &f.data_path;
+            nic_flow[d.links[0] as usize] = match nic_flow[d.links[0] as usize] {
+                NONE if f.gaps.is_none() => fi as u32,
+                _ => MANY,
+            };
+            for &l in d.links[1..d.len as usize].iter().chain(&f.ack_path.links[..f.ack_path.len as usize]) {
+                used_else[l as usize] = true;
+            }
+        }
+        for a in 0..n {
+            let (fi, b) = (nic_flow[a], next_of[a]);
+            if fi == NONE || fi == MANY || used_else[a] || b == NONE || b == MANY {
+                continue;
+            }
+            let (la, lb) = (&self.links[a], &self.links[b as usize]);
+            if la.is_sender_nic && la.timestamped && la.passive && !la.fold && lb.timestamped && feeder[b as usize] == a as u32 {
+                self.links[a].ahead = Ahead::Nic;
+                self.links[a].nic_flow = fi;
+            }
+        }
     }
 
     /// Whether an arrival at `t` on link `lid` may be served now (see the module header).
@@ -204,7 +234,9 @@ impl Simulation {
         }
         let link = &mut self.links[lid as usize];
         link.pipe_push(t, p, next_hop);
-        if !link.pipe_armed {
+        if link.ahead == Ahead::Nic {
+            self.arm_nic(lid);
+        } else if !link.pipe_armed {
             link.pipe_armed = true;
             self.push(t, EvKind::Arrive, lid);
         }
@@ -229,11 +261,78 @@ impl Simulation {
     }
 
     /// Packet `p` reaches the far end of link `lid` at `t`: hand it over as its arrival event
-    /// would.
+    /// would (a NIC's: as its departure would, TSQ's count aside).
     fn arrive_at(&mut self, lid: LinkId, t: Nanos, p: Packet) {
+        if self.links[lid as usize].ahead == Ahead::Nic {
+            self.flows[p.flow as usize].nic_departures.push_back((t, p.wire_bytes as u64));
+        }
         let now = std::mem::replace(&mut self.now, t);
         self.hand_over(lid, p);
         self.now = now;
+    }
+
+    /// TSQ's view of flow `fi`'s NIC at `t`: the departures served ahead that have happened by
+    /// `t` leave its count (as their departure events did). Returns whether any did.
+    #[inline]
+    pub(crate) fn count_nic_departures(&mut self, fi: usize, t: Nanos) -> bool {
+        let flow = &mut self.flows[fi];
+        let mut any = false;
+        while let Some(&(d, bytes)) = flow.nic_departures.front() {
+            if d > t {
+                break;
+            }
+            flow.nic_departures.pop_front();
+            flow.nic_bytes -= bytes;
+            any = true;
+        }
+        any
+    }
+
+    /// Make sure an `Ahead::Nic` link has a `TxDone` event at its next departure that needs
+    /// one: its pipe's head (a packet held back by the horizon), or, while its flow is
+    /// throttled, the next departure served ahead (TSQ runs the flow then). Events made
+    /// needless by an earlier one lapse (`nic_armed_at`).
+    pub(crate) fn arm_nic(&mut self, lid: LinkId) {
+        let link = &self.links[lid as usize];
+        let flow = &self.flows[link.nic_flow as usize];
+        let mut next = link.pipe.front().map_or(Nanos::MAX, |&(t, _)| t);
+        if flow.tsq_throttled {
+            if let Some(&(d, _)) = flow.nic_departures.front() {
+                next = next.min(d);
+            }
+        }
+        if next < link.nic_armed_at {
+            self.links[lid as usize].nic_armed_at = next;
+            self.push(next, EvKind::TxDone, lid);
+        }
+    }
+
+    /// The `TxDone` event at `t` of an `Ahead::Nic` link: what departs at `t` — a packet held
+    /// in the pipe (handed on, TSQ as in `on_nic_departure`), or one served ahead (TSQ runs a
+    /// throttled flow, as its departure event did) — then the next event.
+    pub(crate) fn on_nic_ahead_departure(&mut self, lid: LinkId, t: Nanos) {
+        if self.links[lid as usize].nic_armed_at != t {
+            return; // made needless by an earlier event
+        }
+        self.links[lid as usize].nic_armed_at = Nanos::MAX;
+        let fi = self.links[lid as usize].nic_flow as usize;
+        let counted = self.count_nic_departures(fi, t);
+        let link = &mut self.links[lid as usize];
+        if link.pipe.front().is_some_and(|&(h, _)| h == t) {
+            let (_, p) = link.pipe.pop_front().expect("a pipe head");
+            // Handed on before TSQ runs the flow (`on_nic_departure` does it the other way
+            // round; the two are independent): what the flow sends now may be served ahead,
+            // and must reach the next link behind this packet.
+            self.hand_over(lid, p);
+            self.on_nic_data_departure(&p);
+        } else if counted && self.flows[fi].tsq_throttled {
+            #[cfg(test)]
+            {
+                self.tsq_wakeups += 1;
+            }
+            self.pump(fi);
+        }
+        self.arm_nic(lid);
     }
 
     /// Flow `fi`'s receiver's next deadline is `deadline` (it may have changed): keep the
@@ -255,11 +354,15 @@ impl Simulation {
 mod tests {
     use super::*;
 
+    fn kinds(sim: &Simulation, k: Ahead) -> usize {
+        sim.links.iter().filter(|l| l.ahead == k).count()
+    }
+
     /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving arrivals ahead
-    /// or not; returns the result tables (as text), the events and the data packets delivered.
-    fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64) {
+    /// or not; returns the result tables (as text), the events, the data packets delivered and
+    /// the TSQ wake-ups.
+    fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64, u64) {
         let mut sim = Simulation::from_json(json).unwrap();
-        let kinds = |sim: &Simulation, k: Ahead| sim.links.iter().filter(|l| l.ahead == k).count();
         assert!(sim.rx_ahead_on && kinds(&sim, Ahead::Receiver) == 1, "the scenario serves its receivers ahead");
         assert_eq!(kinds(&sim, Ahead::Router), 1, "and its receiver's NIC's ACKs onto the reverse bottleneck");
         if !early {
@@ -272,7 +375,7 @@ mod tests {
         }
         sim.check_conservation().unwrap();
         let r = sim.results();
-        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered, sim.tsq_wakeups)
     }
 
     /// Serving arrivals ahead changes no result, and saves an event per data packet and one per
@@ -309,6 +412,37 @@ mod tests {
             );
             let sliced = run(json, true, 7_000_000);
             assert!(sliced.0 == ahead.0, "result tables differ when run in slices: {json}");
+        }
+    }
+
+    /// A flow alone on its NIC, which alone feeds the bottleneck: its departures are served
+    /// ahead too, and TSQ counts them late, with events only while the flow is throttled (the
+    /// NIC as fast as the bottleneck: TSQ throttles it all the time). The same tables and the
+    /// same TSQ wake-ups as event-driven departures; run at once and in slices.
+    #[test]
+    fn serving_nic_departures_ahead_changes_nothing() {
+        let scenarios = [
+            (r#"{"seed":7,"duration_ns":800000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,"rtt_ns":10000000,
+                "buffer":{"bytes":1000000},"loss":0.0005}},"flows":[{"cc":"cubic"}]}"#, true),
+            (r#"{"seed":8,"duration_ns":800000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,"rtt_ns":20000000,
+                "buffer":{"bytes":500000},"loss":0.001,"ack_loss":0.01}},"flows":[{"cc":"bbr3"}]}"#, true),
+            (r#"{"seed":9,"duration_ns":800000000,"sample_interval_ns":10000000,
+                "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":300000000,"rtt_ns":30000000,
+                "buffer":{"bytes":300000},"loss":0.002}},"flows":[{"cc":"bbr1","bytes":40000000}]}"#, false),
+        ];
+        for (json, throttled) in scenarios {
+            let sim = Simulation::from_json(json).unwrap();
+            assert_eq!(kinds(&sim, Ahead::Nic), 1, "the flow's NIC is served ahead");
+            let (ahead, event_driven) = (run(json, true, u64::MAX), run(json, false, u64::MAX));
+            assert!(ahead.2 > 10_000, "the scenario moves data: {}", ahead.2);
+            assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
+            assert_eq!((ahead.2, ahead.3), (event_driven.2, event_driven.3), "packets, TSQ wake-ups");
+            assert_eq!(ahead.3 > 1_000, throttled, "TSQ wake-ups: {}", ahead.3);
+            assert!(ahead.1 * 2 < event_driven.1, "fewer events: {} vs {}", ahead.1, event_driven.1);
+            let sliced = run(json, true, 7_000_000);
+            assert!(sliced.0 == ahead.0 && sliced.3 == ahead.3, "results differ when run in slices: {json}");
         }
     }
 

@@ -66,6 +66,7 @@ impl Simulation {
             start_ns: f.start_ns,
             stop_ns: f.stop_ns,
             nic_bytes: 0,
+            nic_departures: VecDeque::new(),
             tsq_throttled: false,
             sender_timer_at: None,
             receiver_timer_at: None,
@@ -196,6 +197,9 @@ impl Simulation {
         let mut tsq_blocked = false;
         let core = self.flows[fi].tx_core;
         let mut cpu_free_at = None;
+        if !self.flows[fi].nic_departures.is_empty() {
+            self.count_nic_departures(fi, now);
+        }
         loop {
             let flow = &mut self.flows[fi];
             let tsq_limit = flow.sender.tsq_limit_bytes();
@@ -239,6 +243,12 @@ impl Simulation {
             }
         }
         self.flows[fi].tsq_throttled = tsq_blocked;
+        if tsq_blocked {
+            let nic = self.flows[fi].data_path.first();
+            if self.links[nic as usize].ahead == ahead::Ahead::Nic {
+                self.arm_nic(nic);
+            }
+        }
         self.arm_sender_timer(fi, tsq_blocked, cpu_free_at);
     }
 

@@ -190,6 +190,10 @@ struct Link {
     /// Whether arrivals may be served ahead of the event loop (`ahead.rs`). Set once the
     /// topology and the flows are built.
     ahead: ahead::Ahead,
+    /// (`Ahead::Nic`) The flow that uses the NIC, and the time of its earliest pending `TxDone`
+    /// event (Nanos::MAX: none; `Simulation::arm_nic`).
+    nic_flow: u32,
+    nic_armed_at: Nanos,
     /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
     /// outrun by packets served ahead, and re-arms or lapses when it runs.
     pipe_armed: bool,
@@ -235,6 +239,8 @@ impl Link {
             fold: false,
             passive: false,
             ahead: ahead::Ahead::No,
+            nic_flow: u32::MAX,
+            nic_armed_at: Nanos::MAX,
             pipe_armed: false,
         }
     }
@@ -489,6 +495,9 @@ struct Flow {
     stop_ns: Option<Nanos>,
     /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
     nic_bytes: u64,
+    /// Departures from an `Ahead::Nic` NIC served ahead and not yet taken off `nic_bytes`:
+    /// (time, bytes), in order (`Simulation::count_nic_departures`).
+    nic_departures: VecDeque<(Nanos, u64)>,
     /// TSQ held the sender back at its last pump (Linux's TSQF_THROTTLED): only then does a
     /// departure from the NIC run the sender again (`tcp_wfree` schedules `tcp_write_xmit` for a
     /// throttled socket only; otherwise ACKs and the pacing timer drive it).

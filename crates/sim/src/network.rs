@@ -275,6 +275,10 @@ impl Simulation {
     }
 
     pub(crate) fn on_tx_done(&mut self, lid: LinkId) {
+        if self.links[lid as usize].ahead == ahead::Ahead::Nic {
+            self.on_nic_ahead_departure(lid, self.now);
+            return;
+        }
         if self.links[lid as usize].timestamped {
             self.on_nic_departure(lid);
             return;
@@ -325,7 +329,7 @@ impl Simulation {
 
     /// TSQ: a data packet's departure from its sender's NIC lets a throttled flow queue more
     /// (with the host model, once the skb it belongs to has left whole).
-    fn on_nic_data_departure(&mut self, p: &Packet) {
+    pub(crate) fn on_nic_data_departure(&mut self, p: &Packet) {
         let now = self.now;
         let f = p.flow as usize;
         let flow = &mut self.flows[f];
