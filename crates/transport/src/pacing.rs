@@ -103,7 +103,7 @@ impl Sender {
     ///
     /// Inlined into `poll_transmit` for its common answer, None inside an open chunk (two of
     /// three polls of an unpaced sender); the rest of the test is a call.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn tso_defer(&self, now: Nanos) -> Option<bool> {
         if self.chunk_open(now) || !self.cfg.tso || !self.cfg.tso_defer || self.paced() || self.tp.ca_state >= CaState::Recovery {
             return None;

@@ -121,7 +121,7 @@ impl Sender {
     /// Inlined for its common answer: on most ACKs the oldest segment in flight was sent after
     /// RACK's (the ACK delivered the oldest ones), so nothing can be lost and the walk would
     /// stop at once. The walk is a call.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn rack_detect_loss(&mut self, now: Nanos) -> u32 {
         if !self.rack.valid {
             return 0;
