@@ -24,6 +24,12 @@
 //! is retransmitted. (Linux leaves lost segments on its list and skips them in the walk; unlinking
 //! them here keeps the walk to segments that can still be lost.)
 //!
+//! Two links are implicit, so that the common case (segments sent in order, acknowledged from
+//! the head) touches no neighbour: a back link below `snd_una` names a segment that left as the
+//! list's head under a cumulative ACK (its successor's back link is not rewritten: the head has
+//! no predecessor), and the tail's forward link names `snd_nxt`, the next new segment (sending
+//! it does not rewrite the tail). Neither is a neighbour until that segment is sent.
+//!
 //! SACK blocks are applied only where they differ from the previous ACK's blocks (Linux
 //! `recv_sack_cache`), so each segment is tagged once: O(1) amortised per ACK.
 //!
@@ -134,10 +140,11 @@ impl Seg {
     }
 
     /// The in-flight list neighbours (previous, next) of this segment, number `seq`, if it is
-    /// linked.
+    /// linked, with the scoreboard's `snd_una` and `snd_nxt` (see `prev_from`, `next_from`).
     #[inline]
-    fn links(&self, seq: u64) -> Option<(u64, u64)> {
-        (self.flags & F_LINKED != 0).then(|| (link_from(seq, self.prev_delta), link_from(seq, self.next_delta)))
+    fn links(&self, seq: u64, snd_una: u64, snd_nxt: u64) -> Option<(u64, u64)> {
+        (self.flags & F_LINKED != 0)
+            .then(|| (prev_from(seq, self.prev_delta, snd_una), next_from(seq, self.next_delta, snd_nxt)))
     }
 
     fn set_rate(&mut self, r: &PacketRateState) {
@@ -161,6 +168,30 @@ fn link_from(seq: u64, delta: i32) -> u64 {
         NIL
     } else {
         seq.wrapping_add_signed(delta as i64)
+    }
+}
+
+/// A back link of segment `seq`: none if it names a segment below `snd_una` (the list's head
+/// when it was cumulatively acknowledged; its successor's back link was left as it was).
+#[inline]
+fn prev_from(seq: u64, delta: i32, snd_una: u64) -> u64 {
+    let p = link_from(seq, delta);
+    if p < snd_una {
+        NIL
+    } else {
+        p
+    }
+}
+
+/// A forward link of segment `seq`: none if it names `snd_nxt` or beyond (the tail's link to the
+/// next new segment, written before that segment is sent).
+#[inline]
+fn next_from(seq: u64, delta: i32, snd_nxt: u64) -> u64 {
+    let n = link_from(seq, delta);
+    if n >= snd_nxt {
+        NIL
+    } else {
+        n
     }
 }
 
@@ -249,8 +280,9 @@ impl Scoreboard {
 
     #[inline]
     fn ts_unlink(&mut self, seq: u64) {
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
         let s = self.seg_mut(seq);
-        let Some((prev, next)) = s.links(seq) else { return };
+        let Some((prev, next)) = s.links(seq, una, nxt) else { return };
         s.flags &= !F_LINKED;
         s.prev_delta = NIL_DELTA;
         s.next_delta = NIL_DELTA;
@@ -258,12 +290,14 @@ impl Scoreboard {
     }
 
     /// Join the list around a segment taken out of it: `prev` and `next` were its neighbours.
-    /// Always inlined: every acknowledged segment comes through here, and as a call (which
-    /// the compiler chose) it cost as much again as its few loads and stores.
+    /// A new tail's forward link names `snd_nxt` (the next new segment joins there). Always
+    /// inlined: as a call (which the compiler chose) it cost as much again as its few loads and
+    /// stores.
     #[inline(always)]
     fn ts_bridge(&mut self, prev: u64, next: u64) {
         if prev != NIL {
-            self.seg_mut(prev).next_delta = link_to(prev, next);
+            let to = if next == NIL { self.snd_nxt } else { next };
+            self.seg_mut(prev).next_delta = link_to(prev, to);
         } else {
             self.ts_head = next;
         }
@@ -276,11 +310,11 @@ impl Scoreboard {
 
     #[inline]
     fn ts_push_tail(&mut self, seq: u64) {
-        let tail = self.ts_tail;
+        let (tail, nxt) = (self.ts_tail, self.snd_nxt);
         {
             let s = self.seg_mut(seq);
             s.prev_delta = link_to(seq, tail);
-            s.next_delta = NIL_DELTA;
+            s.next_delta = link_to(seq, nxt);
             s.flags |= F_LINKED;
         }
         if tail != NIL {
@@ -300,7 +334,7 @@ impl Scoreboard {
     /// The in-flight segment sent after `seq` (which must be in the list).
     #[inline]
     pub(crate) fn sent_after(&self, seq: u64) -> Option<u64> {
-        let n = link_from(seq, self.seg(seq).next_delta);
+        let n = next_from(seq, self.seg(seq).next_delta, self.snd_nxt);
         (n != NIL).then_some(n)
     }
 
@@ -312,13 +346,15 @@ impl Scoreboard {
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
         // `ts_push_tail`, with the new segment's own links written as it is built rather than
-        // looked up again in the ring.
+        // looked up again in the ring. The tail's forward link already names `seq` (it names
+        // `snd_nxt`), and the new segment's names the next one.
         let tail = self.ts_tail;
         let mut s = Seg::new(now, &rate);
         s.prev_delta = link_to(seq, tail);
+        s.next_delta = 1;
         s.flags = F_LINKED;
         if tail != NIL {
-            self.seg_mut(tail).next_delta = link_to(tail, seq);
+            debug_assert_eq!(link_from(tail, self.seg(tail).next_delta), seq, "the tail links to snd_nxt");
         } else {
             self.ts_head = seq;
         }
@@ -398,6 +434,7 @@ impl Scoreboard {
     /// SACKed before (already counted).
     #[inline]
     pub(crate) fn tag_sacked(&mut self, tp: &mut TcpCc, seq: u64, rs: &mut RateSample) -> Option<Delivered> {
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
         let s = self.seg_mut(seq);
         let f = s.flags;
         if f & F_SACKED != 0 {
@@ -405,7 +442,7 @@ impl Scoreboard {
         }
         let d = s.deliver(tp, seq, rs);
         tp.sacked_out += 1;
-        let links = s.links(seq);
+        let links = s.links(seq, una, nxt);
         s.flags = (f | F_SACKED) & !(F_LOST | F_RETRANS | F_LINKED);
         if let Some((prev, next)) = links {
             s.prev_delta = NIL_DELTA;
@@ -415,9 +452,6 @@ impl Scoreboard {
         Some(d)
     }
 
-    /// The head segment (`snd_una`) is cumulatively acknowledged: tag it delivered unless it was
-    /// SACKed before (then None: already counted), and drop it. The segment is looked up once,
-    /// and, as it leaves the ring, only its list neighbours' links are rewritten.
     /// Ask the CPU to fetch the first segments (the next ACK's) ahead of their use.
     #[inline]
     pub(crate) fn prefetch_head(&self) {
@@ -426,6 +460,11 @@ impl Scoreboard {
         }
     }
 
+    /// The head segment (`snd_una`) is cumulatively acknowledged: tag it delivered unless it was
+    /// SACKed before (then None: already counted), and drop it. The segment is looked up once,
+    /// and, as it leaves the ring, only its list neighbours' links are rewritten; as the list's
+    /// head (the common case) none: its successor's back link names it, below `snd_una` once
+    /// it is gone, which reads as no predecessor.
     #[inline]
     pub(crate) fn ack_head(&mut self, tp: &mut TcpCc, rs: &mut RateSample) -> Option<Delivered> {
         let seq = self.snd_una;
@@ -436,8 +475,15 @@ impl Scoreboard {
         } else {
             Some(s.deliver(tp, seq, rs))
         };
-        if let Some((prev, next)) = s.links(seq) {
-            self.ts_bridge(prev, next);
+        if let Some((prev, next)) = s.links(seq, self.snd_una, self.snd_nxt) {
+            if prev == NIL {
+                self.ts_head = next;
+                if next == NIL {
+                    self.ts_tail = NIL;
+                }
+            } else {
+                self.ts_bridge(prev, next);
+            }
         }
         self.segs.pop_front();
         tp.packets_out -= 1;
@@ -588,14 +634,14 @@ impl Scoreboard {
                 return Err(format!("in-flight list reaches {cur}, outside [{}, {})", self.snd_una, self.snd_nxt));
             }
             let s = self.seg(cur);
-            if s.flags & F_LINKED == 0 || link_from(cur, s.prev_delta) != prev {
+            if s.flags & F_LINKED == 0 || prev_from(cur, s.prev_delta, self.snd_una) != prev {
                 return Err(format!("in-flight list broken at {cur}"));
             }
             walked += 1;
             if walked > self.segs.len() {
                 return Err("in-flight list has a cycle".into());
             }
-            (prev, cur) = (cur, link_from(cur, s.next_delta));
+            (prev, cur) = (cur, next_from(cur, s.next_delta, self.snd_nxt));
         }
         if prev != self.ts_tail || walked != tagged {
             return Err(format!("in-flight list reaches {walked} segments, {tagged} are tagged linked"));
