@@ -387,7 +387,7 @@ impl Link {
     #[inline(never)]
     fn grow_pipe(&mut self) {
         let c = self.pipe.capacity();
-        self.pipe.reserve_exact((c / 4).max(16));
+        self.pipe.reserve_exact((c / 4).max(4));
     }
 
     /// Serialization time of `bytes` in ns, carrying the picosecond remainder: the exact time
