@@ -83,8 +83,7 @@ impl Simulation {
         {
             return;
         }
-        const NONE: u32 = u32::MAX;
-        const MANY: u32 = u32::MAX - 1;
+        use crate::network::{LinkNeighbours, MANY, NONE};
         let n = self.links.len();
         // Per link: it ends some data path; it is anywhere else in any path; the link into the
         // receiver host whose ACKs it carries first (NONE: none yet, MANY: several).
@@ -135,25 +134,7 @@ impl Simulation {
         }
         // Router links: a passive link (not a sender's NIC, whose departures TSQ sees) whose
         // every next link is one timestamped, unfolded-into link it alone feeds.
-        let mut next_of = vec![NONE; n];
-        let mut feeder = vec![NONE; n];
-        for f in &self.flows {
-            for path in [&f.data_path, &f.ack_path] {
-                for w in path.links[..path.len as usize].windows(2) {
-                    let (a, b) = (w[0] as usize, w[1]);
-                    next_of[a] = match next_of[a] {
-                        NONE => b,
-                        x if x == b => x,
-                        _ => MANY,
-                    };
-                    feeder[b as usize] = match feeder[b as usize] {
-                        NONE => a as u32,
-                        x if x == a as u32 => x,
-                        _ => MANY,
-                    };
-                }
-            }
-        }
+        let LinkNeighbours { feeder, next: next_of } = self.link_neighbours();
         for a in 0..n {
             let b = next_of[a];
             if b == NONE || b == MANY || ok[a] {

@@ -209,28 +209,12 @@ impl Simulation {
         if !self.apps.is_empty() {
             return;
         }
-        const NONE: u32 = u32::MAX;
-        const MANY: u32 = u32::MAX - 1; // fed by several links
-        let mut feeder = vec![NONE; n];
-        let mut has_next = vec![false; n];
-        for f in &self.flows {
-            for path in [&f.data_path, &f.ack_path] {
-                for w in path.links[..path.len as usize].windows(2) {
-                    let (a, b) = (w[0], w[1] as usize);
-                    has_next[a as usize] = true;
-                    feeder[b] = match feeder[b] {
-                        NONE => a,
-                        x if x == a => a,
-                        _ => MANY,
-                    };
-                }
-            }
-        }
+        let LinkNeighbours { feeder, next } = self.link_neighbours();
         // (Not a sender NIC: TSQ must see each of its departures, which is its event.)
         let mut fold: Vec<bool> = (0..n)
             .map(|a| {
                 let l = &self.links[a];
-                has_next[a] && l.timestamped && !l.is_sender_nic && l.to == NodeKind::Router
+                next[a] != NONE && l.timestamped && !l.is_sender_nic && l.to == NodeKind::Router
             })
             .collect();
         for f in &self.flows {
@@ -247,6 +231,28 @@ impl Simulation {
         for (l, f) in self.links.iter_mut().zip(fold) {
             l.fold = f;
         }
+    }
+
+    /// Over all flows' paths: the link that feeds each link, and the link each one feeds
+    /// (`NONE`, or `MANY` when there are several) — what `set_folds` and `set_ahead` decide by.
+    pub(crate) fn link_neighbours(&self) -> LinkNeighbours {
+        let one_or_many = |cur: u32, l: u32| match cur {
+            NONE => l,
+            x if x == l => x,
+            _ => MANY,
+        };
+        let n = self.links.len();
+        let (mut feeder, mut next) = (vec![NONE; n], vec![NONE; n]);
+        for f in &self.flows {
+            for path in [&f.data_path, &f.ack_path] {
+                for w in path.links[..path.len as usize].windows(2) {
+                    let (a, b) = (w[0], w[1]);
+                    next[a as usize] = one_or_many(next[a as usize], b);
+                    feeder[b as usize] = one_or_many(feeder[b as usize], a);
+                }
+            }
+        }
+        LinkNeighbours { feeder, next }
     }
 
     /// Start the next queued packet on link `lid`, if any (the link is idle and not paused).
@@ -392,6 +398,17 @@ impl Simulation {
     }
 }
 
+/// No link (in `LinkNeighbours`).
+pub(crate) const NONE: u32 = u32::MAX;
+/// Several links (in `LinkNeighbours`).
+pub(crate) const MANY: u32 = u32::MAX - 1;
+
+/// Each link's feeding link and fed link over all flows' paths (`Simulation::link_neighbours`).
+pub(crate) struct LinkNeighbours {
+    pub feeder: Vec<u32>,
+    pub next: Vec<u32>,
+}
+
 /// The switch's shared buffer takes a packet of `wire` bytes into a queue holding `q_bytes`: it
 /// fits in the pool, and with a dynamic threshold the queue is below alpha × the free pool
 /// ("region usage < alpha × free buffer", as Mellanox states the rule; Choudhury and Hahne).
@@ -502,7 +519,9 @@ mod tests {
     fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64, u64) {
         assert!(sim.links.iter().any(|l| l.fold), "the dumbbell folds its receivers' access links");
         if !timestamped {
-            sim.links.iter_mut().for_each(|l| (l.timestamped, l.passive) = (false, false));
+            // (Nothing is served ahead either: that needs passive, timestamped links.)
+            sim.links.iter_mut().for_each(|l| (l.timestamped, l.passive, l.ahead) = (false, false, ahead::Ahead::No));
+            sim.rx_ahead_on = false;
         }
         if !fold {
             sim.links.iter_mut().for_each(|l| l.fold = false);
@@ -583,7 +602,10 @@ mod tests {
                 let nics: Vec<usize> = (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
                 assert!(!nics.is_empty() && nics.iter().all(|&l| sim.links[l].timestamped), "sender NICs are timestamped");
                 if !nic_timestamped {
-                    nics.iter().for_each(|&l| (sim.links[l].timestamped, sim.links[l].passive) = (false, false));
+                    nics.iter().for_each(|&l| {
+                        let link = &mut sim.links[l];
+                        (link.timestamped, link.passive, link.ahead) = (false, false, ahead::Ahead::No);
+                    });
                 }
                 sim.run_until(u64::MAX);
                 sim.check_conservation().unwrap();
