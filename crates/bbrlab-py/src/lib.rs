@@ -12,7 +12,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-create_exception!(_core, ConfigError, PyValueError, "A bad config: args are (field path in config names, message).");
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A bad config: args are (field path in config names, message)."
+);
 
 fn config_error(e: sim::config::ConfigError) -> PyErr {
     ConfigError::new_err((e.path, e.message))
@@ -59,9 +64,17 @@ impl Simulation {
     /// `max_wall_s` seconds of wall time; True once the run is complete. A livelocked model
     /// raises RuntimeError.
     #[pyo3(signature = (t_ns, max_events=None, max_wall_s=None))]
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64, max_events: Option<u64>, max_wall_s: Option<f64>) -> PyResult<bool> {
+    fn run_until(
+        &mut self,
+        py: Python<'_>,
+        t_ns: u64,
+        max_events: Option<u64>,
+        max_wall_s: Option<f64>,
+    ) -> PyResult<bool> {
         let sim = &mut self.sim;
-        let wall = max_wall_s.filter(|w| w.is_finite() && *w >= 0.0).map(std::time::Duration::from_secs_f64);
+        let wall = max_wall_s
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .map(std::time::Duration::from_secs_f64);
         py.allow_threads(move || sim.advance(t_ns, max_events.unwrap_or(u64::MAX), wall))
             .map_err(pyo3::exceptions::PyRuntimeError::new_err)
     }
@@ -114,9 +127,12 @@ fn config_schema() -> String {
 /// Check a config and return `(resolved config JSON, derived facts JSON)`; raises ConfigError.
 #[pyfunction]
 fn resolve_config(py: Python<'_>, config_json: &str) -> PyResult<(String, String)> {
-    let cfg = py.allow_threads(|| sim::config::Config::from_json(config_json)).map_err(config_error)?;
-    let resolved = serde_json::to_string(&cfg.resolved()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let derived = serde_json::to_string(&cfg.derived()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let cfg =
+        py.allow_threads(|| sim::config::Config::from_json(config_json)).map_err(config_error)?;
+    let resolved =
+        serde_json::to_string(&cfg.resolved()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let derived =
+        serde_json::to_string(&cfg.derived()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((resolved, derived))
 }
 

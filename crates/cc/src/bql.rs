@@ -148,7 +148,10 @@
 //! `pacing_gain` = pacing rate / bw estimate; `cwnd_gain` = cwnd / BDP estimate.
 
 use crate::filter::MaxFilter;
-use crate::{CaState, CcStateSample, CongestionOps, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+use crate::{
+    CaState, CcStateSample, CongestionOps, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC,
+    NSEC_PER_USEC,
+};
 
 /// Gain-state pacing gain (BBRv3 startup 2.77): doubles the delivery rate per round.
 const GAIN_PACING: f64 = 2.77;
@@ -218,7 +221,9 @@ enum Refresh {
     /// Draining the own queue to 0.
     Draining,
     /// Pacing at c until this round ends (a packet sent after the hold began is acked).
-    Holding { round_end_delivered: u64 },
+    Holding {
+        round_end_delivered: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -404,7 +409,8 @@ impl Bql {
             self.c = ack_rate;
             return;
         }
-        if ack_rate < self.c && (rs.is_app_limited || self.q_meas_raw < BUSY_FRAC * self.q_target()) {
+        if ack_rate < self.c && (rs.is_app_limited || self.q_meas_raw < BUSY_FRAC * self.q_target())
+        {
             // The application or an idle bottleneck, not the capacity, set this rate: an ACK
             // rate is the capacity only while the queue is busy (or it is a higher rate).
             return;
@@ -604,11 +610,14 @@ impl Bql {
                     self.round_max_q = 0.0;
                 }
                 self.round_max_q = self.round_max_q.max(self.q_meas_f);
-                if self.control_rounds >= CONTROL_SETTLE_ROUNDS && self.low_q_rounds >= LOW_Q_ROUNDS {
+                if self.control_rounds >= CONTROL_SETTLE_ROUNDS && self.low_q_rounds >= LOW_Q_ROUNDS
+                {
                     self.enter_gain(tp, true);
                     return;
                 }
-                if tp.now_ns.saturating_sub(self.min_rtt_stamp_ns) > MIN_RTT_WIN_NS && !rs.is_app_limited {
+                if tp.now_ns.saturating_sub(self.min_rtt_stamp_ns) > MIN_RTT_WIN_NS
+                    && !rs.is_app_limited
+                {
                     self.phase = Phase::Drain;
                     self.refresh = Refresh::Draining;
                     self.refresh_min_ns = u64::MAX;

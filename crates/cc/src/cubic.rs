@@ -219,7 +219,8 @@ impl Cubic {
         };
 
         // §4.2 / §4.4: target = W_cubic(t + RTT).
-        let t = (now.saturating_sub(epoch_start) + self.rtt_for_target(tp)) as f64 / NSEC_PER_SEC as f64;
+        let t = (now.saturating_sub(epoch_start) + self.rtt_for_target(tp)) as f64
+            / NSEC_PER_SEC as f64;
         let offs = t - self.k_s;
         let target = self.origin + C * offs * offs * offs;
 
@@ -365,7 +366,8 @@ impl CongestionOps for Cubic {
 
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
         let (phase, code) = phase_of(tp);
-        let mut s = CcStateSample { phase, phase_code: code, w_max_segs: self.w_max, ..Default::default() };
+        let mut s =
+            CcStateSample { phase, phase_code: code, w_max_segs: self.w_max, ..Default::default() };
         if self.hystart_mode == HyStartMode::PlusPlus {
             self.hystart.annotate(tp, &mut s);
         }
@@ -388,7 +390,13 @@ mod tests {
 
     /// ACK clock of a fixed RTT: a full window of ACKs per RTT, evenly spaced, each acking one
     /// segment with an RTT sample of `rtt`. Runs until `until_ns`, calling `probe` after each ACK.
-    fn ack_clock(cc: &mut Cubic, tp: &mut TcpCc, rtt: u64, until_ns: u64, mut probe: impl FnMut(&TcpCc)) {
+    fn ack_clock(
+        cc: &mut Cubic,
+        tp: &mut TcpCc,
+        rtt: u64,
+        until_ns: u64,
+        mut probe: impl FnMut(&TcpCc),
+    ) {
         while tp.now_ns < until_ns {
             let w = tp.snd_cwnd as u64;
             tp.now_ns += rtt / w;
@@ -472,7 +480,11 @@ mod tests {
         let secs = |t: u64| (t - t0) as f64 / 1e9;
         let k_seen = (secs(down) + secs(up)) / 2.0;
         assert!((k_seen - k_rfc).abs() < 0.3, "plateau centred at {k_seen}s, K = {k_rfc}s");
-        assert!(((secs(up) - secs(down)) - 10.0).abs() < 0.5, "crossings {} s apart", secs(up) - secs(down));
+        assert!(
+            ((secs(up) - secs(down)) - 10.0).abs() < 0.5,
+            "crossings {} s apart",
+            secs(up) - secs(down)
+        );
     }
 
     #[test]
@@ -537,7 +549,10 @@ mod tests {
         let slope1 = (at[1].1 - cwnd_epoch) / 10.0;
         let slope2 = (at[3].1 - at[2].1) / 20.0;
         assert!((slope1 - alpha).abs() < 0.15, "early slope {slope1} vs α {alpha}");
-        assert!((slope2 - alpha).abs() < 0.1, "late slope {slope2} vs α {alpha} (Linux keeps α past cwnd_prior)");
+        assert!(
+            (slope2 - alpha).abs() < 0.1,
+            "late slope {slope2} vs α {alpha} (Linux keeps α past cwnd_prior)"
+        );
     }
 
     #[test]

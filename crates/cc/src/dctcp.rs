@@ -243,15 +243,26 @@ mod tests {
                 if i < f_marks {
                     tp.delivered_ce += 1;
                 }
-                d.in_ack_event(&mut tp, AckFlags { ece: i < f_marks, window_update: true, acked_data: true });
+                d.in_ack_event(
+                    &mut tp,
+                    AckFlags { ece: i < f_marks, window_update: true, acked_data: true },
+                );
                 if i < 19 {
-                    assert_eq!(d.alpha(), before, "window {k}: alpha changed inside the window at ACK {i}");
+                    assert_eq!(
+                        d.alpha(),
+                        before,
+                        "window {k}: alpha changed inside the window at ACK {i}"
+                    );
                 }
             }
             let f = f_marks as f64 / 20.0;
             let expect = (1.0 - 1.0 / 16.0) * before + f / 16.0;
             // Linux fixed point: two floors of 1/1024 at most.
-            assert!((d.alpha() - expect).abs() <= 2.0 / 1024.0, "window {k}: alpha {} expected {expect}", d.alpha());
+            assert!(
+                (d.alpha() - expect).abs() <= 2.0 / 1024.0,
+                "window {k}: alpha {} expected {expect}",
+                d.alpha()
+            );
         }
     }
 

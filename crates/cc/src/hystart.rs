@@ -201,7 +201,8 @@ impl HyStart {
                 if self.current_round_min_rtt != NO_RTT && self.last_round_min_rtt != NO_RTT {
                     let thresh = (self.last_round_min_rtt / MIN_RTT_DIVISOR)
                         .clamp(MIN_RTT_THRESH_NS, MAX_RTT_THRESH_NS);
-                    if self.current_round_min_rtt >= self.last_round_min_rtt.saturating_add(thresh) {
+                    if self.current_round_min_rtt >= self.last_round_min_rtt.saturating_add(thresh)
+                    {
                         self.css_baseline_min_rtt = self.current_round_min_rtt;
                         self.phase = HyStartPhase::Css;
                         self.css_rounds = 1;
@@ -373,7 +374,8 @@ impl LinuxHyStart {
         if rate == 0 {
             return 0;
         }
-        let d = (GSO_MAX_SIZE_BYTES * HYSTART_ACK_DELAY_GSO_PACKETS) as u128 * crate::NSEC_PER_SEC as u128
+        let d = (GSO_MAX_SIZE_BYTES * HYSTART_ACK_DELAY_GSO_PACKETS) as u128
+            * crate::NSEC_PER_SEC as u128
             / rate as u128;
         (d.min(HYSTART_ACK_DELAY_CAP_NS as u128)) as Nanos
     }
@@ -422,8 +424,8 @@ impl LinuxHyStart {
         if self.sample_cnt < HYSTART_MIN_SAMPLES {
             self.sample_cnt += 1;
         } else {
-            let thresh =
-                (delay_min_ns >> HYSTART_DELAY_SHIFT).clamp(HYSTART_DELAY_MIN_NS, HYSTART_DELAY_MAX_NS);
+            let thresh = (delay_min_ns >> HYSTART_DELAY_SHIFT)
+                .clamp(HYSTART_DELAY_MIN_NS, HYSTART_DELAY_MAX_NS);
             if self.curr_rtt_ns > delay_min_ns + thresh {
                 self.exit(tp, LinuxHyStartExit::Delay);
             }
@@ -514,7 +516,11 @@ mod tests {
             cc.cong_avoid(&mut tp, 1);
             tp.packets_out = tp.snd_cwnd;
         }
-        assert_eq!(entered_at, Some(8), "CSS must start at the 8th sample of the round (N_RTT_SAMPLE)");
+        assert_eq!(
+            entered_at,
+            Some(8),
+            "CSS must start at the 8th sample of the round (N_RTT_SAMPLE)"
+        );
         assert_eq!(cc.sample(&tp).phase, "css");
         // In CSS a full round of N ACKs grows cwnd by N/4 (not N).
         let before = tp.snd_cwnd;
@@ -597,7 +603,8 @@ mod tests {
         tp.delivered += 20;
         cc.pkts_acked(&mut tp, 20, Some(50 * MS));
         cc.cong_avoid(&mut tp, 20); // a stretch ACK for 20 segments
-        assert_eq!(tp.snd_cwnd, 10 + 8); // L = 8 for a non-paced sender
+                                    // L = 8 for a non-paced sender.
+        assert_eq!(tp.snd_cwnd, 10 + 8);
         // A paced sender has no L cap (RFC 9406 §4.2: L = infinity).
         let (mut cc, mut tp) = start();
         tp.pacing_enabled = true;
@@ -740,7 +747,8 @@ mod linux_tests {
         f.tp.pacing_rate_bytes_per_s = 524_288_000;
         round(&mut f, &train(20, 0, 5 * MS, 100 * MS));
         assert_eq!(round(&mut f, &train(95, 60 * MS, MS, 100 * MS)), None); // spans 94 ms
-        assert_eq!(round(&mut f, &train(120, 60 * MS, MS, 100 * MS)), Some(101)); // 101 > 100.5
+        assert_eq!(round(&mut f, &train(120, 60 * MS, MS, 100 * MS)), Some(101));
+        // 101 > 100.5
     }
 
     /// ACKs 5 ms apart (no ACK train), all with RTT `rtt`.

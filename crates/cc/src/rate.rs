@@ -127,17 +127,31 @@ impl RateSample {
         // Every ACK asks: a 64-bit division when the product fits (up to ~1.8·10¹⁰ bytes
         // delivered over the interval), the 128-bit one (a library call) beyond; the same
         // quotient either way.
-        Some(match (self.delivered as u64).checked_mul(mss as u64).and_then(|b| b.checked_mul(1_000_000_000)) {
-            Some(num) => num / self.interval_ns as u64,
-            None => (self.delivered as u128 * mss as u128 * 1_000_000_000u128 / self.interval_ns as u128) as u64,
-        })
+        Some(
+            match (self.delivered as u64)
+                .checked_mul(mss as u64)
+                .and_then(|b| b.checked_mul(1_000_000_000))
+            {
+                Some(num) => num / self.interval_ns as u64,
+                None => {
+                    (self.delivered as u128 * mss as u128 * 1_000_000_000u128
+                        / self.interval_ns as u128) as u64
+                }
+            },
+        )
     }
 }
 
 /// Snapshot the connection's delivery state into a packet being (re)sent (`tcp_rate_skb_sent`).
 /// Call after `packets_out`/`retrans_out` were updated for this packet.
 #[inline]
-pub fn on_packet_sent(tp: &mut TcpCc, now: Nanos, seq: u64, is_retrans: bool, is_first_in_flight: bool) -> PacketRateState {
+pub fn on_packet_sent(
+    tp: &mut TcpCc,
+    now: Nanos,
+    seq: u64,
+    is_retrans: bool,
+    is_first_in_flight: bool,
+) -> PacketRateState {
     // With nothing in flight, a new sending window starts now: the next sample's send interval is
     // measured from here, and an idle period does not count as ACK time.
     if is_first_in_flight {
@@ -178,7 +192,9 @@ pub fn on_packet_delivered(tp: &mut TcpCc, p: &mut PacketRateState, rs: &mut Rat
 /// (the transport's scoreboard) reads the rest of one only for the packet that wins.
 #[inline]
 pub fn is_newer_than_sample(rs: &RateSample, sent_ns: Nanos, seq: u64) -> bool {
-    !rs.has_prior || sent_ns > rs.sample_sent_ns || (sent_ns == rs.sample_sent_ns && seq > rs.last_seq)
+    !rs.has_prior
+        || sent_ns > rs.sample_sent_ns
+        || (sent_ns == rs.sample_sent_ns && seq > rs.last_seq)
 }
 
 /// Base the sample on packet `p`, newer than the one it was based on (see

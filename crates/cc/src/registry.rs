@@ -176,7 +176,11 @@ mod tests {
     fn names_and_aliases_are_unique_lowercase_identifiers() {
         let names = valid_names();
         for (i, n) in names.iter().enumerate() {
-            assert!(!n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{n}");
+            assert!(
+                !n.is_empty()
+                    && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{n}"
+            );
             assert!(!names[..i].contains(n), "{n} appears twice");
         }
     }

@@ -123,9 +123,24 @@ mod tests {
 
     #[test]
     fn streams_differ_and_repeat() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Xoshiro256::new(1, 0); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Xoshiro256::new(1, 1); move |_| r.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut r = Xoshiro256::new(1, 0); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Xoshiro256::new(1, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Xoshiro256::new(1, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = Xoshiro256::new(1, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_ne!(a, b);
         assert_eq!(a, a2);
     }
@@ -135,7 +150,13 @@ mod tests {
     #[test]
     fn splitmix64_matches_the_reference_stream() {
         let mut r = SplitMix64::new(1234567);
-        let want = [6457827717110365317u64, 3203168211198807973, 9817491932198370423, 4593380528125082431, 16408922859458223821];
+        let want = [
+            6457827717110365317u64,
+            3203168211198807973,
+            9817491932198370423,
+            4593380528125082431,
+            16408922859458223821,
+        ];
         for w in want {
             assert_eq!(r.next_u64(), w);
         }

@@ -28,7 +28,9 @@
 
 use crate::rate::{self, PacketRateState};
 use crate::rng::Lcg64;
-use crate::{CaState, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::{
+    CaState, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC,
+};
 use std::collections::VecDeque;
 
 /// Segment size of every test flow.
@@ -57,7 +59,12 @@ pub struct Policer {
 impl Policer {
     /// `rate` packets per second, a bucket of `depth` packets, full at time 0.
     pub fn new(rate: u64, depth: u64) -> Policer {
-        Policer { ns_per_token: NSEC_PER_SEC / rate, depth, tokens_ns: depth * NSEC_PER_SEC / rate, last_ns: 0 }
+        Policer {
+            ns_per_token: NSEC_PER_SEC / rate,
+            depth,
+            tokens_ns: depth * NSEC_PER_SEC / rate,
+            last_ns: 0,
+        }
     }
 
     fn admit(&mut self, now: u64) -> bool {
@@ -250,7 +257,8 @@ impl<A: KitCc> Sim<A> {
     pub fn step(&mut self) -> Ev {
         let next_ack = self.pkts.iter().find_map(|p| p.ack_at);
         let can_send = self.tp.packets_in_flight() < self.tp.snd_cwnd;
-        let t_send = if can_send { self.next_send.max(self.now).max(self.data_time()) } else { u64::MAX };
+        let t_send =
+            if can_send { self.next_send.max(self.now).max(self.data_time()) } else { u64::MAX };
         match next_ack {
             Some(t_ack) if t_ack <= t_send => {
                 self.now = t_ack;
@@ -297,7 +305,9 @@ impl<A: KitCc> Sim<A> {
         if admitted && self.loss_p > 0.0 && self.rng.next_f64() < self.loss_p {
             admitted = false;
         }
-        let ce = admitted && (queued > self.ce_above_pkts || (self.ce_prob > 0.0 && self.rng.next_f64() < self.ce_prob));
+        let ce = admitted
+            && (queued > self.ce_above_pkts
+                || (self.ce_prob > 0.0 && self.rng.next_f64() < self.ce_prob));
         let ack_at = admitted.then(|| {
             let depart = self.link_free.max(now) + self.ns_per_pkt;
             self.link_free = depart;
@@ -348,12 +358,22 @@ impl<A: KitCc> Sim<A> {
             return;
         }
         match self.recovery {
-            Recovery::UntilRetransmitsAcked if losses > 0 && lowest_lost.is_some_and(|l| l < self.recovery_high) => {
+            Recovery::UntilRetransmitsAcked
+                if losses > 0 && lowest_lost.is_some_and(|l| l < self.recovery_high) =>
+            {
                 self.retx_high = self.next_seq;
             }
             Recovery::ExtendedByEachLoss if losses > 0 => self.recovery_high = self.next_seq,
-            Recovery::UntilRetransmitsAcked if in_recovery && seq >= self.recovery_high.max(self.retx_high) => self.exit_recovery(),
-            Recovery::UntilHighSeq | Recovery::ExtendedByEachLoss if in_recovery && seq >= self.recovery_high => self.exit_recovery(),
+            Recovery::UntilRetransmitsAcked
+                if in_recovery && seq >= self.recovery_high.max(self.retx_high) =>
+            {
+                self.exit_recovery()
+            }
+            Recovery::UntilHighSeq | Recovery::ExtendedByEachLoss
+                if in_recovery && seq >= self.recovery_high =>
+            {
+                self.exit_recovery()
+            }
             _ => {}
         }
     }

@@ -58,7 +58,8 @@ impl Pool {
 
 /// One queue sample as a JSON line of the statistics file (times relative to `t0`).
 pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
-    let util = if s.utilization.is_finite() { format!("{:.6}", s.utilization) } else { "null".into() };
+    let util =
+        if s.utilization.is_finite() { format!("{:.6}", s.utilization) } else { "null".into() };
     format!(
         "{{\"queue\":\"{name}\",\"t_ns\":{},\"occupancy_bytes\":{},\"occupancy_pkts\":{},\"mean_occupancy_bytes\":{:.3},\"max_occupancy_bytes\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\"tx_bytes\":{},\"utilization\":{util}}}",
         s.t_ns - t0,
@@ -135,7 +136,8 @@ impl Emu {
     /// Deliver everything due by `now`, in order through the stages.
     pub(crate) fn run_timers(&mut self, now: u64) {
         for s in 0..self.access_fwd.len() {
-            while let Some((i, due, _)) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now)) {
+            while let Some((i, due, _)) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now))
+            {
                 // Enter the bottleneck at the scheduled time, not the (later) wake-up time.
                 self.into_bottleneck(due, i, s as u16);
             }
@@ -164,7 +166,8 @@ impl Emu {
     }
 
     pub(crate) fn next_deadline(&self) -> Option<u64> {
-        let mut d = [self.fwd.next_deadline(), self.rev.next_deadline()].into_iter().flatten().min();
+        let mut d =
+            [self.fwd.next_deadline(), self.rev.next_deadline()].into_iter().flatten().min();
         for a in self.access_fwd.iter().chain(self.access_rev.iter()).flatten() {
             if let Some(t) = a.next_deadline() {
                 d = Some(d.map_or(t, |x: u64| x.min(t)));
@@ -204,7 +207,10 @@ impl Emu {
             (0..n)
                 .map(|i| {
                     let c = l.per_origin.get(i).copied().unwrap_or_default();
-                    format!("{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{}}}", c.rx_pkts, c.drops, c.random_losses, c.ce_marks)
+                    format!(
+                        "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{}}}",
+                        c.rx_pkts, c.drops, c.random_losses, c.ce_marks
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(",")

@@ -231,7 +231,14 @@ impl<T> Link<T> {
 
     /// A packet of `ip_len` bytes arrives at `now`. On `Queued` the link keeps `payload`; on
     /// `Lost`/`Dropped` it is handed back so the caller can recycle it.
-    pub fn enqueue(&mut self, now: u64, payload: T, ip_len: u32, ect: bool, origin: u16) -> Result<Verdict, (Verdict, T)> {
+    pub fn enqueue(
+        &mut self,
+        now: u64,
+        payload: T,
+        ip_len: u32,
+        ect: bool,
+        origin: u16,
+    ) -> Result<Verdict, (Verdict, T)> {
         self.advance(now);
         self.stats.rx_pkts += 1;
         self.origin(origin).rx_pkts += 1;
@@ -250,7 +257,9 @@ impl<T> Link<T> {
         }
         // Step marking on what waits behind the packet in service (the front of `queue`).
         let (wait_bytes, wait_pkts) = match self.queue.front() {
-            Some(&(_, head_wire, _)) => (self.q_bytes - head_wire as u64, self.queue.len() as u64 - 1),
+            Some(&(_, head_wire, _)) => {
+                (self.q_bytes - head_wire as u64, self.queue.len() as u64 - 1)
+            }
             None => (0, 0),
         };
         let ce = ect
@@ -296,7 +305,12 @@ impl<T> Link<T> {
     /// Zero the cumulative counters and start a new interval at `now` (the run's time 0).
     pub fn reset_counters(&mut self, now: u64) {
         self.advance(now);
-        self.stats = LinkStats { last_change_ns: now, interval_start_ns: now, max_occ_bytes: self.q_bytes, ..Default::default() };
+        self.stats = LinkStats {
+            last_change_ns: now,
+            interval_start_ns: now,
+            max_occ_bytes: self.q_bytes,
+            ..Default::default()
+        };
         self.per_origin.clear();
     }
 
@@ -318,7 +332,11 @@ impl<T> Link<T> {
             random_losses: self.stats.random_losses,
             ce_marks: self.stats.ce_marks,
             tx_bytes: self.stats.tx_bytes,
-            utilization: if self.p.rate_bps == 0 { f64::NAN } else { (busy as f64 / len as f64).min(1.0) },
+            utilization: if self.p.rate_bps == 0 {
+                f64::NAN
+            } else {
+                (busy as f64 / len as f64).min(1.0)
+            },
         };
         self.stats.occ_integral = 0;
         self.stats.max_occ_bytes = self.q_bytes;
@@ -397,7 +415,8 @@ pub fn set_ce(pkt: &mut [u8]) -> bool {
 pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
     let mut sum: u32 = 0;
     for ch in hdr.chunks(2) {
-        let w = if ch.len() == 2 { u16::from_be_bytes([ch[0], ch[1]]) } else { (ch[0] as u16) << 8 };
+        let w =
+            if ch.len() == 2 { u16::from_be_bytes([ch[0], ch[1]]) } else { (ch[0] as u16) << 8 };
         sum += w as u32;
     }
     while sum >> 16 != 0 {
@@ -503,10 +522,15 @@ mod tests {
         let mut l: Link<u32> = Link::new(p, 1);
         // One in service, then 0, 1, 2 waiting: not above K = 2; with 3 waiting, marked.
         for i in 0..4 {
-            assert_eq!(l.enqueue(0, i, 100, true, 0), Ok(Verdict::Queued { ce: false }), "packet {i}");
+            assert_eq!(
+                l.enqueue(0, i, 100, true, 0),
+                Ok(Verdict::Queued { ce: false }),
+                "packet {i}"
+            );
         }
         assert_eq!(l.enqueue(0, 4, 100, true, 0), Ok(Verdict::Queued { ce: true }));
-        assert_eq!(l.enqueue(0, 5, 100, false, 0), Ok(Verdict::Queued { ce: false })); // not ECT
+        assert_eq!(l.enqueue(0, 5, 100, false, 0), Ok(Verdict::Queued { ce: false }));
+        // not ECT
     }
 
     #[test]
@@ -526,9 +550,18 @@ mod tests {
 
     #[test]
     fn rng_streams_differ_by_seed_and_are_reproducible() {
-        let a: Vec<u64> = { let mut r = XorShift64Star::new(1); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = XorShift64Star::new(1); (0..4).map(|_| r.next_u64()).collect() };
-        let c: Vec<u64> = { let mut r = XorShift64Star::new(2); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = XorShift64Star::new(1);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = XorShift64Star::new(1);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let c: Vec<u64> = {
+            let mut r = XorShift64Star::new(2);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         assert_ne!(a, c);
         let mut r = XorShift64Star::new(0);
@@ -593,7 +626,10 @@ mod tests {
 
     #[test]
     fn ce_rewrite_fixes_ipv4_checksum() {
-        let mut h = [0x45u8, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        let mut h = [
+            0x45u8, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0, 0, 10, 0, 0, 1, 10, 0,
+            0, 2,
+        ];
         let c = ipv4_checksum(&h);
         h[10..12].copy_from_slice(&c.to_be_bytes());
         assert_eq!(ipv4_checksum(&h), 0);

@@ -197,10 +197,16 @@ fn run(cfg: Config) -> Result<i32, String> {
         senders: cfg.senders.iter().map(|s| open_tun(s)).collect::<Result<_, _>>()?,
         receiver: open_tun(&cfg.receiver)?,
         _signal: sigfd,
-        _timer: owned(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd")?,
+        _timer: owned(
+            unsafe {
+                libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            },
+            "timerfd",
+        )?,
         _epoll: owned(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll")?,
     };
-    let (sigfd, tfd, ep) = (fds._signal.as_raw_fd(), fds._timer.as_raw_fd(), fds._epoll.as_raw_fd());
+    let (sigfd, tfd, ep) =
+        (fds._signal.as_raw_fd(), fds._timer.as_raw_fd(), fds._epoll.as_raw_fd());
     let recv_fd = fds.receiver.as_raw_fd();
     let extra = |i: usize| cfg.sender_extra_delay_ns.get(i).copied().unwrap_or(0);
     let mut emu = Emu {
@@ -213,8 +219,12 @@ fn run(cfg: Config) -> Result<i32, String> {
             .enumerate()
             .map(|(i, a)| parse_ipv4(a).map(|a| (a, i as u16)))
             .collect::<Result<_, _>>()?,
-        access_fwd: (0..n).map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0))).collect(),
-        access_rev: (0..n).map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0))).collect(),
+        access_fwd: (0..n)
+            .map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0)))
+            .collect(),
+        access_rev: (0..n)
+            .map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0)))
+            .collect(),
         fwd: Link::new(cfg.forward.clone(), cfg.seed),
         rev: Link::new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D),
         write_errors: 0,
@@ -247,7 +257,9 @@ fn run(cfg: Config) -> Result<i32, String> {
     add(sigfd, n as u64 + 3)?;
 
     let mut stats: Option<BufWriter<std::fs::File>> = match cfg.stats_path.as_ref() {
-        Some(p) => Some(BufWriter::new(std::fs::File::create(p).map_err(|e| format!("cannot create {p}: {e}"))?)),
+        Some(p) => Some(BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("cannot create {p}: {e}"))?,
+        )),
         None => None,
     };
     let epoch = now_ns();
@@ -291,7 +303,10 @@ fn run(cfg: Config) -> Result<i32, String> {
                 let _ = w.flush();
             }
         }
-        let deadline = [emu.next_deadline(), (next_sample != u64::MAX).then_some(next_sample)].into_iter().flatten().min();
+        let deadline = [emu.next_deadline(), (next_sample != u64::MAX).then_some(next_sample)]
+            .into_iter()
+            .flatten()
+            .min();
         let now = now_ns();
         // Sleep until the next deadline (rounded up to the timer quantum) or until a TUN is
         // readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one
@@ -300,7 +315,8 @@ fn run(cfg: Config) -> Result<i32, String> {
         // A nearly idle emulator wakes early and busy-polls to the deadline (`spin_window`).
         let mut timeout: Option<u64> = None; // relative ns; None = block
         let mut poll = false;
-        let spin = deadline.map_or(cfg.spin_ns, |d| crate::spin_window(d, now, cfg.spin_ns, spin_target));
+        let spin =
+            deadline.map_or(cfg.spin_ns, |d| crate::spin_window(d, now, cfg.spin_ns, spin_target));
         match deadline {
             Some(d) if d <= now + spin => poll = true, // due now or within the spin window
             Some(d) => {
@@ -313,9 +329,19 @@ fn run(cfg: Config) -> Result<i32, String> {
                 } else if armed_for == 0 || wake < armed_for {
                     let its = libc::itimerspec {
                         it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-                        it_value: libc::timespec { tv_sec: (wake / 1_000_000_000) as _, tv_nsec: (wake % 1_000_000_000) as _ },
+                        it_value: libc::timespec {
+                            tv_sec: (wake / 1_000_000_000) as _,
+                            tv_nsec: (wake % 1_000_000_000) as _,
+                        },
                     };
-                    unsafe { libc::timerfd_settime(tfd, libc::TFD_TIMER_ABSTIME, &its, std::ptr::null_mut()) };
+                    unsafe {
+                        libc::timerfd_settime(
+                            tfd,
+                            libc::TFD_TIMER_ABSTIME,
+                            &its,
+                            std::ptr::null_mut(),
+                        )
+                    };
                     armed_for = wake;
                 }
             }
@@ -324,9 +350,20 @@ fn run(cfg: Config) -> Result<i32, String> {
         let nev = if poll {
             unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 0) }
         } else if let Some(t) = timeout {
-            let ts = libc::timespec { tv_sec: (t / 1_000_000_000) as _, tv_nsec: (t % 1_000_000_000) as _ };
+            let ts = libc::timespec {
+                tv_sec: (t / 1_000_000_000) as _,
+                tv_nsec: (t % 1_000_000_000) as _,
+            };
             let r = unsafe {
-                libc::syscall(libc::SYS_epoll_pwait2, ep, events.as_mut_ptr(), events.len() as libc::c_int, &ts as *const libc::timespec, std::ptr::null::<libc::sigset_t>(), 0usize)
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    ep,
+                    events.as_mut_ptr(),
+                    events.len() as libc::c_int,
+                    &ts as *const libc::timespec,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
             } as i32;
             if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
                 use_pwait2 = false;

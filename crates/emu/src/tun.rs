@@ -18,7 +18,8 @@ pub(crate) fn open_tun(name: &str) -> Result<OwnedFd, String> {
         return Err(format!("bad TUN name {name:?}"));
     }
     let path = CString::new("/dev/net/tun").unwrap();
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    let fd =
+        unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(format!("cannot open /dev/net/tun: {}", errno_str()));
     }
@@ -28,7 +29,10 @@ pub(crate) fn open_tun(name: &str) -> Result<OwnedFd, String> {
     ifr[..name.len()].copy_from_slice(name.as_bytes());
     let flags: i16 = (libc::IFF_TUN | libc::IFF_NO_PI) as i16;
     ifr[16..18].copy_from_slice(&flags.to_ne_bytes());
-    if unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&fd), TUNSETIFF as _, ifr.as_mut_ptr()) } < 0 {
+    if unsafe {
+        libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&fd), TUNSETIFF as _, ifr.as_mut_ptr())
+    } < 0
+    {
         return Err(format!("TUNSETIFF {name}: {}", errno_str()));
     }
     Ok(fd)

@@ -11,7 +11,9 @@ fn main() {
         sim.run_until(t);
         if sim.events - ev > 5_000_000 {
             println!("t={} ns: {} events in 1 ms", sim.now_ns(), sim.events - ev);
-            for l in sim.debug_flows() { println!("  {l}"); }
+            for l in sim.debug_flows() {
+                println!("  {l}");
+            }
             return;
         }
     }

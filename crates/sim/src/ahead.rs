@@ -115,14 +115,22 @@ impl Simulation {
         }
         let mut ok = vec![false; n];
         for (l, link) in self.links.iter().enumerate() {
-            ok[l] = self.flows.len() <= RX_AHEAD_MAX_FLOWS && ends_data[l] && !elsewhere[l] && link.passive && link.to == NodeKind::Host;
+            ok[l] = self.flows.len() <= RX_AHEAD_MAX_FLOWS
+                && ends_data[l]
+                && !elsewhere[l]
+                && link.passive
+                && link.to == NodeKind::Host;
         }
         // Every flow into such a link must leave by an ACK NIC that serves only that link's
         // host, is passive and nothing else uses.
         for f in &self.flows {
             let rx_link = f.data_path.links[f.data_path.len as usize - 1] as usize;
             let nic = f.ack_path.links[0] as usize;
-            if ack_nic_of[nic] != rx_link as u32 || elsewhere[nic] || ends_data[nic] || !self.links[nic].passive {
+            if ack_nic_of[nic] != rx_link as u32
+                || elsewhere[nic]
+                || ends_data[nic]
+                || !self.links[nic].passive
+            {
                 ok[rx_link] = false;
             }
         }
@@ -141,7 +149,14 @@ impl Simulation {
                 continue;
             }
             let (la, lb) = (&self.links[a], &self.links[b as usize]);
-            if la.passive && !la.fold && !la.is_sender_nic && la.to == NodeKind::Router && lb.timestamped && !lb.passive && feeder[b as usize] == a as u32 {
+            if la.passive
+                && !la.fold
+                && !la.is_sender_nic
+                && la.to == NodeKind::Router
+                && lb.timestamped
+                && !lb.passive
+                && feeder[b as usize] == a as u32
+            {
                 self.links[a].ahead = Ahead::Router;
             }
         }
@@ -156,7 +171,10 @@ impl Simulation {
                 NONE if f.gaps.is_none() => fi as u32,
                 _ => MANY,
             };
-            for &l in d.links[1..d.len as usize].iter().chain(&f.ack_path.links[..f.ack_path.len as usize]) {
+            for &l in d.links[1..d.len as usize]
+                .iter()
+                .chain(&f.ack_path.links[..f.ack_path.len as usize])
+            {
                 used_else[l as usize] = true;
             }
         }
@@ -166,7 +184,13 @@ impl Simulation {
                 continue;
             }
             let (la, lb) = (&self.links[a], &self.links[b as usize]);
-            if la.is_sender_nic && la.timestamped && la.passive && !la.fold && lb.timestamped && feeder[b as usize] == a as u32 {
+            if la.is_sender_nic
+                && la.timestamped
+                && la.passive
+                && !la.fold
+                && lb.timestamped
+                && feeder[b as usize] == a as u32
+            {
                 self.links[a].ahead = Ahead::Nic;
                 self.links[a].nic_flow = fi;
             }
@@ -350,8 +374,15 @@ mod tests {
     /// the TSQ wake-ups.
     fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64, u64) {
         let mut sim = Simulation::from_json(json).unwrap();
-        assert!(sim.rx_ahead_on && kinds(&sim, Ahead::Receiver) == 1, "the scenario serves its receivers ahead");
-        assert_eq!(kinds(&sim, Ahead::Router), 1, "and its receiver's NIC's ACKs onto the reverse bottleneck");
+        assert!(
+            sim.rx_ahead_on && kinds(&sim, Ahead::Receiver) == 1,
+            "the scenario serves its receivers ahead"
+        );
+        assert_eq!(
+            kinds(&sim, Ahead::Router),
+            1,
+            "and its receiver's NIC's ACKs onto the reverse bottleneck"
+        );
         if !early {
             sim.rx_ahead_on = false;
             sim.links.iter_mut().for_each(|l| l.ahead = Ahead::No);
@@ -362,7 +393,12 @@ mod tests {
         }
         sim.check_conservation().unwrap();
         let r = sim.results();
-        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered, sim.tsq_wakeups)
+        (
+            format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
+            r.events,
+            r.data_packets_delivered,
+            sim.tsq_wakeups,
+        )
     }
 
     /// Serving arrivals ahead changes no result, and saves an event per data packet and one per
@@ -409,15 +445,24 @@ mod tests {
     #[test]
     fn serving_nic_departures_ahead_changes_nothing() {
         let scenarios = [
-            (r#"{"seed":7,"duration_ns":800000000,"sample_interval_ns":10000000,
+            (
+                r#"{"seed":7,"duration_ns":800000000,"sample_interval_ns":10000000,
                 "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,"rtt_ns":10000000,
-                "buffer":{"bytes":1000000},"loss":0.0005}},"flows":[{"cc":"cubic"}]}"#, true),
-            (r#"{"seed":8,"duration_ns":800000000,"sample_interval_ns":10000000,
+                "buffer":{"bytes":1000000},"loss":0.0005}},"flows":[{"cc":"cubic"}]}"#,
+                true,
+            ),
+            (
+                r#"{"seed":8,"duration_ns":800000000,"sample_interval_ns":10000000,
                 "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,"rtt_ns":20000000,
-                "buffer":{"bytes":500000},"loss":0.001,"ack_loss":0.01}},"flows":[{"cc":"bbr3"}]}"#, true),
-            (r#"{"seed":9,"duration_ns":800000000,"sample_interval_ns":10000000,
+                "buffer":{"bytes":500000},"loss":0.001,"ack_loss":0.01}},"flows":[{"cc":"bbr3"}]}"#,
+                true,
+            ),
+            (
+                r#"{"seed":9,"duration_ns":800000000,"sample_interval_ns":10000000,
                 "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":300000000,"rtt_ns":30000000,
-                "buffer":{"bytes":300000},"loss":0.002}},"flows":[{"cc":"bbr1","bytes":40000000}]}"#, false),
+                "buffer":{"bytes":300000},"loss":0.002}},"flows":[{"cc":"bbr1","bytes":40000000}]}"#,
+                false,
+            ),
         ];
         for (json, throttled) in scenarios {
             let sim = Simulation::from_json(json).unwrap();
@@ -425,11 +470,23 @@ mod tests {
             let (ahead, event_driven) = (run(json, true, u64::MAX), run(json, false, u64::MAX));
             assert!(ahead.2 > 10_000, "the scenario moves data: {}", ahead.2);
             assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
-            assert_eq!((ahead.2, ahead.3), (event_driven.2, event_driven.3), "packets, TSQ wake-ups");
+            assert_eq!(
+                (ahead.2, ahead.3),
+                (event_driven.2, event_driven.3),
+                "packets, TSQ wake-ups"
+            );
             assert_eq!(ahead.3 > 1_000, throttled, "TSQ wake-ups: {}", ahead.3);
-            assert!(ahead.1 * 2 < event_driven.1, "fewer events: {} vs {}", ahead.1, event_driven.1);
+            assert!(
+                ahead.1 * 2 < event_driven.1,
+                "fewer events: {} vs {}",
+                ahead.1,
+                event_driven.1
+            );
             let sliced = run(json, true, 7_000_000);
-            assert!(sliced.0 == ahead.0 && sliced.3 == ahead.3, "results differ when run in slices: {json}");
+            assert!(
+                sliced.0 == ahead.0 && sliced.3 == ahead.3,
+                "results differ when run in slices: {json}"
+            );
         }
     }
 

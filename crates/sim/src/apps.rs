@@ -30,7 +30,13 @@ pub(crate) struct QueryApp {
 
 impl QueryApp {
     pub(crate) fn new(cfg: config::QueryApp, seed: u64, i: usize) -> QueryApp {
-        QueryApp { cfg, rng: Rng::new(seed, 7_000 + i as u64), next_query: 0, pending: 0, query_start: 0 }
+        QueryApp {
+            cfg,
+            rng: Rng::new(seed, 7_000 + i as u64),
+            next_query: 0,
+            pending: 0,
+            query_start: 0,
+        }
     }
 }
 
@@ -41,7 +47,9 @@ impl Simulation {
     /// Start query `next_query` of app `ai` now.
     pub(crate) fn on_app_query(&mut self, ai: usize) {
         let now = self.now;
-        let Fabric::Star(star) = &self.fabric else { unreachable!("validated: query apps need a star") };
+        let Fabric::Star(star) = &self.fabric else {
+            unreachable!("validated: query apps need a star")
+        };
         let app = &mut self.apps[ai];
         let n = app.cfg.workers as usize;
         let per_worker = app.cfg.size_bytes / n as u64;
@@ -51,14 +59,19 @@ impl Simulation {
         let mut starts = Vec::with_capacity(n);
         for w in 0..n {
             let (dp, ap, base_rtt) = star.worker_paths(w);
-            let jitter = if app.cfg.jitter_ns > 0 { app.rng.next_u64() % (app.cfg.jitter_ns + 1) } else { 0 };
+            let jitter = if app.cfg.jitter_ns > 0 {
+                app.rng.next_u64() % (app.cfg.jitter_ns + 1)
+            } else {
+                0
+            };
             // The request's one-way trip over the ACK path (aggregator → switch → worker).
             let req: Nanos = ap
                 .hops()
                 .iter()
                 .map(|&l| {
                     let link = &self.links[l as usize];
-                    link.delay_ns + (REQUEST_WIRE_BYTES * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos
+                    link.delay_ns
+                        + (REQUEST_WIRE_BYTES * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos
                 })
                 .sum();
             let hs = if app.cfg.handshake { 2 * req } else { 0 };

@@ -127,7 +127,11 @@ impl Simulation {
             // window set before the ACK for this segment is built.
             ic.on_host_rx(now, p.wire_bytes);
             if let Some(id) = flow.ictcp {
-                let rtt = if flow.sender.tp.srtt_ns > 0 { flow.sender.tp.srtt_ns } else { flow.base_rtt_ns };
+                let rtt = if flow.sender.tp.srtt_ns > 0 {
+                    flow.sender.tp.srtt_ns
+                } else {
+                    flow.base_rtt_ns
+                };
                 let w = ic.on_conn_rx(id, now, p.payload_bytes, rtt);
                 flow.receiver.set_window_override(Some(w));
             }
@@ -137,7 +141,9 @@ impl Simulation {
         let mut transfer_done = false;
         if flow.receiver.delivered_bytes > before {
             flow.last_delivery_ns = Some(now);
-            if flow.rx_done_ns.is_none() && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b) {
+            if flow.rx_done_ns.is_none()
+                && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b)
+            {
                 flow.rx_done_ns = Some(now);
                 transfer_done = flow.app.is_some();
             }
@@ -255,7 +261,12 @@ impl Simulation {
     /// Arm the flow's timer for its next recovery deadline and, unless TSQ holds it back (a NIC
     /// departure will pump it again), its next pacing departure — not before its core is free
     /// (`cpu_free_at`: the host model's core was busy when a chunk would have started).
-    pub(crate) fn arm_sender_timer(&mut self, fi: usize, tsq_blocked: bool, cpu_free_at: Option<Nanos>) {
+    pub(crate) fn arm_sender_timer(
+        &mut self,
+        fi: usize,
+        tsq_blocked: bool,
+        cpu_free_at: Option<Nanos>,
+    ) {
         let s = &self.flows[fi].sender;
         let mut want = s.next_timer_deadline();
         if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {

@@ -38,16 +38,8 @@ impl Simulation {
     fn next_event(&self) -> Option<Event> {
         let ev = self.heap.peek().map(|k| EventKey(k).event());
         let timer = self.timers.peek().map(|t| {
-            let kind = if t.slot % 2 == 0 {
-                EvKind::SenderTimer
-            } else {
-                EvKind::ReceiverTimer
-            };
-            Event {
-                t: t.t,
-                kind,
-                id: t.slot / 2,
-            }
+            let kind = if t.slot % 2 == 0 { EvKind::SenderTimer } else { EvKind::ReceiverTimer };
+            Event { t: t.t, kind, id: t.slot / 2 }
         });
         match (ev, timer) {
             (Some(e), Some(t)) => Some(e.min(t)),
@@ -68,7 +60,12 @@ impl Simulation {
     /// magnitude, within a run too. Where a call stops never changes the results (the model
     /// does not see the slicing). Returns whether the run is complete, or the diagnosis of a
     /// livelock (more than `LIVELOCK_EVENTS` at one instant: a timer re-arming itself at `now`).
-    pub fn advance(&mut self, t_ns: Nanos, max_events: u64, max_wall: Option<std::time::Duration>) -> Result<bool, String> {
+    pub fn advance(
+        &mut self,
+        t_ns: Nanos,
+        max_events: u64,
+        max_wall: Option<std::time::Duration>,
+    ) -> Result<bool, String> {
         let limit = t_ns.min(self.end_ns);
         self.limit_ns = limit;
         let mut budget = max_events;
@@ -81,7 +78,9 @@ impl Simulation {
                 return Ok(self.is_complete()); // time stays at the last event processed
             }
             budget -= 1;
-            if budget % WALL_CHECK_EVENTS == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            if budget % WALL_CHECK_EVENTS == 0
+                && deadline.is_some_and(|d| std::time::Instant::now() >= d)
+            {
                 return Ok(self.is_complete());
             }
             if ev.t == self.now {
@@ -169,7 +168,9 @@ mod tests {
     fn event_keys_round_trip_and_keep_the_order() {
         let events: Vec<Event> = EvKind::ALL
             .iter()
-            .flat_map(|&kind| [(0, 0), (5, u32::MAX), (u64::MAX, 7)].map(|(t, id)| Event { t, kind, id }))
+            .flat_map(|&kind| {
+                [(0, 0), (5, u32::MAX), (u64::MAX, 7)].map(|(t, id)| Event { t, kind, id })
+            })
             .collect();
         for &e in &events {
             assert_eq!(EventKey::new(e).event(), e);

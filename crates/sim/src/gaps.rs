@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn buckets_are_log_spaced_and_contain_their_gaps() {
-        for g in [1u64, 2, 9, 10, 11, 99, 100, 123, 1000, 12_345, 999_999, 1_000_000, 9_999_999_999] {
+        for g in [1u64, 2, 9, 10, 11, 99, 100, 123, 1000, 12_345, 999_999, 1_000_000, 9_999_999_999]
+        {
             let b = bucket_of(g);
             let (lo, hi) = bucket_edges(b);
             assert!(lo <= g as f64 && (g as f64) < hi, "gap {g} in bucket {b} [{lo}, {hi})");

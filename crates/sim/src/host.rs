@@ -147,7 +147,13 @@ impl Hosts {
         if h == n_hosts {
             let k = self.hosts.iter().filter(|x| x.is_sender == is_sender).count();
             let name = format!("{}{k}", if is_sender { "sender" } else { "receiver" });
-            self.hosts.push(Host { name, is_sender, stats: HostStats::default(), fc_links: Vec::new(), fc_rings_over: 0 });
+            self.hosts.push(Host {
+                name,
+                is_sender,
+                stats: HostStats::default(),
+                fc_links: Vec::new(),
+                fc_rings_over: 0,
+            });
             self.cores.extend((0..cores).map(|_| Core::default()));
             self.queues.extend((0..cores).map(|_| RxQueue::default()));
         }
@@ -203,7 +209,11 @@ impl Hosts {
     /// The `hosts` table at the end of a run that lasted `run_ns`. Work charged past the end
     /// (a core's backlog) is not counted, so utilisations stay ≤ 1.
     /// `acks_sent`: (receiver core, ACKs sent) of every flow.
-    pub(crate) fn table(&self, run_ns: Nanos, acks_sent: impl Iterator<Item = (u32, u64)>) -> metrics::Table {
+    pub(crate) fn table(
+        &self,
+        run_ns: Nanos,
+        acks_sent: impl Iterator<Item = (u32, u64)>,
+    ) -> metrics::Table {
         let mut acks_tx = vec![0u64; self.hosts.len()];
         for (core, n) in acks_sent {
             acks_tx[self.host_of(core)] += n;
@@ -213,7 +223,9 @@ impl Hosts {
         let secs = run_ns.max(1) as f64 / 1e9;
         let per = |num: u64, den: u64| if den > 0 { num as f64 / den as f64 } else { f64::NAN };
         // Senders first, then receivers, each in order of first flow.
-        let order = (0..self.hosts.len()).filter(|&h| self.hosts[h].is_sender).chain((0..self.hosts.len()).filter(|&h| !self.hosts[h].is_sender));
+        let order = (0..self.hosts.len())
+            .filter(|&h| self.hosts[h].is_sender)
+            .chain((0..self.hosts.len()).filter(|&h| !self.hosts[h].is_sender));
         for h in order {
             let host = &self.hosts[h];
             let busy: Vec<u64> = self.cores[h * n..(h + 1) * n]
@@ -232,14 +244,23 @@ impl Hosts {
                 is_sender: host.is_sender as u8,
                 cores: n as i32,
                 cpu_util: total as f64 / (n as f64 * run_ns.max(1) as f64),
-                cpu_util_max_core: busy.iter().copied().max().unwrap_or(0) as f64 / run_ns.max(1) as f64,
+                cpu_util_max_core: busy.iter().copied().max().unwrap_or(0) as f64
+                    / run_ns.max(1) as f64,
                 cpu_ns_per_mb: per(total * 1_000_000, payload),
                 interrupts_per_s: st.interrupts as f64 / secs,
                 packets_per_interrupt: per(st.packets_polled, st.polls),
                 data_packets_per_s: data as f64 / secs,
                 acks_per_s: acks as f64 / secs,
-                chunk_mean_segs: if host.is_sender { per(st.data_segs_tx, st.chunks_tx) } else { f64::NAN },
-                gro_mean_segs: if host.is_sender { f64::NAN } else { per(st.data_segs_rx, st.skbs_rx) },
+                chunk_mean_segs: if host.is_sender {
+                    per(st.data_segs_tx, st.chunks_tx)
+                } else {
+                    f64::NAN
+                },
+                gro_mean_segs: if host.is_sender {
+                    f64::NAN
+                } else {
+                    per(st.data_segs_rx, st.skbs_rx)
+                },
                 timers_per_s: st.timers as f64 / secs,
                 rx_ring_drops: st.rx_ring_drops as i64,
                 pause_frames: st.pause_frames as i64,
@@ -267,7 +288,8 @@ impl Simulation {
         let f = &self.flows[p.flow as usize];
         let core = if p.is_data { f.rx_core } else { f.tx_core };
         let hm = self.hosts.as_mut().expect("host model on");
-        let (ring_max, delay, frames) = (hm.cfg.rx_ring_pkts as usize, hm.cfg.irq_delay_ns, hm.cfg.irq_frames as usize);
+        let (ring_max, delay, frames) =
+            (hm.cfg.rx_ring_pkts as usize, hm.cfg.irq_delay_ns, hm.cfg.irq_frames as usize);
         let free_at = hm.cores[core as usize].busy_until_ns.max(now);
         let h = hm.host_of(core);
         let q = &mut hm.queues[core as usize];
@@ -341,7 +363,12 @@ impl Simulation {
             }
             let open = hm.gro.iter().position(|o| o.flow == p.flow);
             match open {
-                Some(i) if gro && p.seq == hm.gro[i].last.seq + 1 && p.ce == hm.gro[i].last.ce && hm.gro[i].bytes + p.payload_bytes as u64 <= gro_max => {
+                Some(i)
+                    if gro
+                        && p.seq == hm.gro[i].last.seq + 1
+                        && p.ce == hm.gro[i].last.ce
+                        && hm.gro[i].bytes + p.payload_bytes as u64 <= gro_max =>
+                {
                     let prev = std::mem::replace(&mut hm.gro[i].last, p);
                     hm.gro[i].bytes += p.payload_bytes as u64;
                     self.host_data(core, prev, false);
@@ -361,7 +388,9 @@ impl Simulation {
             }
         }
         // The poll's end flushes every open skb.
-        while let Some(o) = self.hosts.as_mut().and_then(|hm| (!hm.gro.is_empty()).then(|| hm.gro.remove(0))) {
+        while let Some(o) =
+            self.hosts.as_mut().and_then(|hm| (!hm.gro.is_empty()).then(|| hm.gro.remove(0)))
+        {
             self.host_data(core, o.last, true);
         }
         let hm = self.hosts.as_mut().expect("host model on");
@@ -497,8 +526,13 @@ mod tests {
         let acks = |s: &Simulation| s.flows[0].receiver.acks_sent as f64;
         let gro_w = col(&rw.hosts, "gro_mean_segs")[1];
         let gro_o = col(&ro.hosts, "gro_mean_segs")[1];
-        eprintln!("gro {gro_w:.2} vs {gro_o:.2}; acks/seg {:.3} vs {:.3}; goodput {:.3e} vs {:.3e}",
-            acks(&with) / segs(&with), acks(&without) / segs(&without), goodput_bps(&with), goodput_bps(&without));
+        eprintln!(
+            "gro {gro_w:.2} vs {gro_o:.2}; acks/seg {:.3} vs {:.3}; goodput {:.3e} vs {:.3e}",
+            acks(&with) / segs(&with),
+            acks(&without) / segs(&without),
+            goodput_bps(&with),
+            goodput_bps(&without)
+        );
         // Without GRO every segment is its own skb: an ACK per 2 segments (delayed ACKs).
         assert_eq!(gro_o, 1.0);
         assert!((acks(&without) / segs(&without) - 0.5).abs() < 0.05);
@@ -559,7 +593,11 @@ mod fast_path_tests {
     #[test]
     fn the_fast_path_skips_app_limited_acks_and_saves_sender_cpu() {
         for cc in ["bbr2", "bbr3"] {
-            let flow = |fp: bool| format!(r#"{{"cc":"{cc}","fast_path":{fp},"rpc":{{"size_bytes":65536,"gap_ns":100000}}}}"#);
+            let flow = |fp: bool| {
+                format!(
+                    r#"{{"cc":"{cc}","fast_path":{fp},"rpc":{{"size_bytes":65536,"gap_ns":100000}}}}"#
+                )
+            };
             let on = run(&flow(true), r#""cc_ack_cost_ns":1000"#, 1);
             let off = run(&flow(false), r#""cc_ack_cost_ns":1000"#, 1);
             let (ron, roff) = (on.results(), off.results());
@@ -598,7 +636,8 @@ mod tsq_tests {
 
     fn chunks(sim: &Simulation) -> (f64, f64) {
         let f = sim.results().flows;
-        let (n, segs, goal) = (col(&f, "tso_bursts"), col(&f, "tso_burst_mean_segs"), col(&f, "tso_goal_mean_segs"));
+        let (n, segs, goal) =
+            (col(&f, "tso_bursts"), col(&f, "tso_burst_mean_segs"), col(&f, "tso_goal_mean_segs"));
         let total: f64 = n.iter().sum();
         let w = |v: &[f64]| v.iter().zip(&n).map(|(a, b)| a * b).sum::<f64>() / total;
         (w(&segs), w(&goal))
@@ -610,9 +649,13 @@ mod tsq_tests {
     #[test]
     fn tsq_limited_flows_send_whole_chunks_with_the_host_model() {
         let (per_seg, goal0) = chunks(&nic_bottleneck(None));
-        let sim = nic_bottleneck(Some(r#""rx_copy_rate_bps":10000000000000,"tx_copy_rate_bps":10000000000000"#));
+        let sim = nic_bottleneck(Some(
+            r#""rx_copy_rate_bps":10000000000000,"tx_copy_rate_bps":10000000000000"#,
+        ));
         let (per_skb, goal1) = chunks(&sim);
-        eprintln!("realized {per_seg:.2} of {goal0:.1} per segment; {per_skb:.2} of {goal1:.1} per skb");
+        eprintln!(
+            "realized {per_seg:.2} of {goal0:.1} per segment; {per_skb:.2} of {goal1:.1} per skb"
+        );
         assert!(per_seg < 2.0, "per-segment TSQ release realized {per_seg}");
         assert!(per_skb > 3.0 * per_seg, "per-skb TSQ release realized only {per_skb}");
         assert!(per_skb <= goal1 + 1e-9);
@@ -635,8 +678,15 @@ mod flow_control_tests {
         let (ro, rn) = (off.results(), on.results());
         let drops = |r: &crate::Results| col(&r.hosts, "rx_ring_drops")[1];
         let pauses = |r: &crate::Results| col(&r.hosts, "pause_frames")[1];
-        eprintln!("ring drops {} vs {}; pauses {} vs {}; goodput {:.3e} vs {:.3e}", drops(&ro), drops(&rn),
-            pauses(&ro), pauses(&rn), goodput_bps(&off), goodput_bps(&on));
+        eprintln!(
+            "ring drops {} vs {}; pauses {} vs {}; goodput {:.3e} vs {:.3e}",
+            drops(&ro),
+            drops(&rn),
+            pauses(&ro),
+            pauses(&rn),
+            goodput_bps(&off),
+            goodput_bps(&on)
+        );
         assert!(drops(&ro) > 0.0, "the ring must overflow without flow control");
         assert_eq!(pauses(&ro), 0.0);
         assert_eq!(drops(&rn), 0.0, "a quarter of the ring is room for what is on its way");

@@ -126,7 +126,13 @@ impl Ictcp {
     }
 
     /// Register a connection; returns its id. `max_rwnd_bytes` is the receive buffer, if any.
-    pub fn add_conn(&mut self, mss: u32, wire_seg_bytes: u32, max_rwnd_bytes: Option<u64>, base_rtt_ns: Nanos) -> usize {
+    pub fn add_conn(
+        &mut self,
+        mss: u32,
+        wire_seg_bytes: u32,
+        max_rwnd_bytes: Option<u64>,
+        base_rtt_ns: Nanos,
+    ) -> usize {
         let max = max_rwnd_bytes.map_or(u32::MAX, |b| ((b / mss as u64) as u32).max(MIN_RWND_SEGS));
         self.conns.push(Conn {
             mss,
@@ -160,7 +166,8 @@ impl Ictcp {
     fn subslot_len(&mut self) -> Nanos {
         let total: u64 = self.conns.iter().map(|c| c.slot_bytes).sum();
         let t = if total > 0 {
-            self.conns.iter().map(|c| c.slot_bytes as f64 * c.rtt_ns as f64).sum::<f64>() / total as f64
+            self.conns.iter().map(|c| c.slot_bytes as f64 * c.rtt_ns as f64).sum::<f64>()
+                / total as f64
         } else {
             let n = self.conns.len().max(1) as f64;
             self.conns.iter().map(|c| c.rtt_ns as f64).sum::<f64>() / n
@@ -292,7 +299,14 @@ mod tests {
 
     /// Feed connection `id` a steady stream at `rate_bps` (payload) for `dur` from `t0`, in
     /// 1448-byte segments; returns the time reached.
-    fn stream(ic: &mut Ictcp, ids: &[usize], rate_bps: f64, t0: Nanos, dur: Nanos, rtt: Nanos) -> Nanos {
+    fn stream(
+        ic: &mut Ictcp,
+        ids: &[usize],
+        rate_bps: f64,
+        t0: Nanos,
+        dur: Nanos,
+        rtt: Nanos,
+    ) -> Nanos {
         let gap = (1448.0 * 8.0 * 1e9 / rate_bps) as Nanos;
         let mut t = t0;
         let mut k = 0;

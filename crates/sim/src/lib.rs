@@ -298,7 +298,8 @@ impl Link {
                 }
                 serializer::Change::Done(s) => {
                     self.stats.tx_bytes += s.wire_bytes as u64;
-                    self.stats.busy_ns_interval += s.done_ns.saturating_sub(s.start_ns.max(last_sample_ns));
+                    self.stats.busy_ns_interval +=
+                        s.done_ns.saturating_sub(s.start_ns.max(last_sample_ns));
                     self.idle_since_ns = s.done_ns;
                 }
             }
@@ -439,8 +440,18 @@ const EV_KINDS: usize = 12;
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
     const NAMES: [&'static str; EV_KINDS] = [
-        "tx_done", "arrive", "sender_timer", "receiver_timer", "flow_start", "sample", "pause_on", "pause_off", "resume",
-        "pfc_refresh", "app_query", "host_poll",
+        "tx_done",
+        "arrive",
+        "sender_timer",
+        "receiver_timer",
+        "flow_start",
+        "sample",
+        "pause_on",
+        "pause_off",
+        "resume",
+        "pfc_refresh",
+        "app_query",
+        "host_poll",
     ];
 
     /// Every kind in discriminant order.
@@ -614,11 +625,12 @@ impl Simulation {
         let mut fabric = built.fabric;
         let mut flows = Vec::with_capacity(cfg.flow_count() as usize);
         // ICTCP runs on the receiver host and knows the capacity of its link.
-        let mut ictcp_ctl = if cfg.flows.iter().any(|f| f.receiver_window == config::ReceiverWindow::Ictcp) {
-            Some(ictcp::Ictcp::new(built.receiver_rate_bps))
-        } else {
-            None
-        };
+        let mut ictcp_ctl =
+            if cfg.flows.iter().any(|f| f.receiver_window == config::ReceiverWindow::Ictcp) {
+                Some(ictcp::Ictcp::new(built.receiver_rate_bps))
+            } else {
+                None
+            };
         for (i, (spec, f)) in cfg.expanded_flows().enumerate() {
             let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
             let mut flow = Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut());
@@ -650,9 +662,18 @@ impl Simulation {
                 }
             }
         }
-        let apps = cfg.apps.iter().enumerate().map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i)).collect();
+        let apps = cfg
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i))
+            .collect();
         let end_ns = cfg.duration_ns;
-        let metrics = metrics::Recorder::new(flows.len(), built.monitored.len(), (end_ns / cfg.sample_interval_ns) as usize + 1);
+        let metrics = metrics::Recorder::new(
+            flows.len(),
+            built.monitored.len(),
+            (end_ns / cfg.sample_interval_ns) as usize + 1,
+        );
         let mut sim = Simulation {
             now: 0,
             end_ns,
@@ -716,7 +737,11 @@ impl Simulation {
     }
     /// Events processed so far, by kind (name, count), kinds that never ran left out.
     pub fn event_counts(&self) -> Vec<(&'static str, u64)> {
-        EvKind::NAMES.iter().zip(self.events_by_kind).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n)).collect()
+        EvKind::NAMES
+            .iter()
+            .zip(self.events_by_kind)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (*k, n))
+            .collect()
     }
-
 }

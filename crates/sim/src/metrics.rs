@@ -65,10 +65,18 @@ impl Column {
     /// numpy dtype string and little-endian bytes.
     pub fn to_le_bytes(&self) -> (&'static str, Vec<u8>) {
         match self {
-            Column::F64(v) => (Dtype::F64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::I64(v) => (Dtype::I64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::I32(v) => (Dtype::I32.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-            Column::U16(v) => (Dtype::U16.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::F64(v) => {
+                (Dtype::F64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+            }
+            Column::I64(v) => {
+                (Dtype::I64.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+            }
+            Column::I32(v) => {
+                (Dtype::I32.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+            }
+            Column::U16(v) => {
+                (Dtype::U16.numpy(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+            }
             Column::U8(v) => (Dtype::U8.numpy(), v.clone()),
         }
     }
@@ -94,10 +102,18 @@ impl Column {
         self.len() == 0
     }
     pub fn as_f64(&self) -> Option<&[f64]> {
-        if let Column::F64(v) = self { Some(v) } else { None }
+        if let Column::F64(v) = self {
+            Some(v)
+        } else {
+            None
+        }
     }
     pub fn as_i64(&self) -> Option<&[i64]> {
-        if let Column::I64(v) = self { Some(v) } else { None }
+        if let Column::I64(v) = self {
+            Some(v)
+        } else {
+            None
+        }
     }
     /// A `*_code` column's label indices, whatever its width.
     pub fn as_codes(&self) -> Option<Vec<usize>> {

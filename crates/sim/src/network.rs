@@ -21,7 +21,8 @@ impl Simulation {
             return;
         }
         // An ingress-accounted switch port charges the packet to the port it came in on.
-        let ingress_from = if self.links[lid as usize].ingress_acct { Some(self.came_in_on(&p)) } else { None };
+        let ingress_from =
+            if self.links[lid as usize].ingress_acct { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
         if link.timestamped {
             // The queue as it is now: starts and departures since the last packet.
@@ -65,7 +66,14 @@ impl Simulation {
         if ingress_from.is_none()
             && (link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
                 || link.waiting_pkts() as u64 + 1 > link.limit_pkts
-                || (link.in_pool && !pool_admits(link.q_bytes, p.wire_bytes, self.pool_bytes, self.pool_limit, self.pool_alpha)))
+                || (link.in_pool
+                    && !pool_admits(
+                        link.q_bytes,
+                        p.wire_bytes,
+                        self.pool_bytes,
+                        self.pool_limit,
+                        self.pool_alpha,
+                    )))
         {
             count_drop(link, &mut self.flows, &p);
             return;
@@ -127,7 +135,8 @@ impl Simulation {
         link.tx_start_ns = now;
         let ct = link.cut_through_bytes;
         let early = if ct > 0 {
-            let hdr = (ct.min(p.wire_bytes) as u128 * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos;
+            let hdr =
+                (ct.min(p.wire_bytes) as u128 * 8 * 1_000_000_000 / link.rate_bps as u128) as Nanos;
             let arrive = link.arrival_time(now + hdr);
             let was_empty = link.pipe.is_empty();
             link.pipe_push(arrive, p, p.hop + 1);
@@ -151,7 +160,11 @@ impl Simulation {
         loop {
             hop += 1;
             let f = &self.flows[p.flow as usize];
-            let next = if p.is_data { f.data_path.links[hop as usize] } else { f.ack_path.links[hop as usize] };
+            let next = if p.is_data {
+                f.data_path.links[hop as usize]
+            } else {
+                f.ack_path.links[hop as usize]
+            };
             let link = &mut self.links[next as usize];
             // As `enqueue` does on a passive link (a fold's next links are passive).
             debug_assert!(link.passive);
@@ -267,7 +280,11 @@ impl Simulation {
                 self.pool_bytes -= next.wire_bytes as u64;
             }
             let has_pfc = link.pfc.is_some();
-            let release = if link.ingress_acct { Some((self.came_in_on(&next), next.wire_bytes)) } else { None };
+            let release = if link.ingress_acct {
+                Some((self.came_in_on(&next), next.wire_bytes))
+            } else {
+                None
+            };
             self.start_tx(lid, next);
             if has_pfc {
                 self.pfc_after_dequeue(lid);
@@ -382,7 +399,11 @@ impl Simulation {
         match to {
             NodeKind::Router => {
                 let f = &self.flows[p.flow as usize];
-                let next = if p.is_data { f.data_path.links[p.hop as usize] } else { f.ack_path.links[p.hop as usize] };
+                let next = if p.is_data {
+                    f.data_path.links[p.hop as usize]
+                } else {
+                    f.ack_path.links[p.hop as usize]
+                };
                 self.enqueue(next, p);
             }
             NodeKind::Host => {
@@ -413,7 +434,13 @@ pub(crate) struct LinkNeighbours {
 /// fits in the pool, and with a dynamic threshold the queue is below alpha × the free pool
 /// ("region usage < alpha × free buffer", as Mellanox states the rule; Choudhury and Hahne).
 #[inline]
-fn pool_admits(q_bytes: u64, wire: u32, pool_bytes: u64, pool_limit: u64, alpha: Option<f64>) -> bool {
+fn pool_admits(
+    q_bytes: u64,
+    wire: u32,
+    pool_bytes: u64,
+    pool_limit: u64,
+    alpha: Option<f64>,
+) -> bool {
     if pool_bytes + wire as u64 > pool_limit {
         return false;
     }
@@ -485,7 +512,14 @@ mod tests {
         assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
         assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
         // Only the pipe's head has an event: the arrival of the first packet.
-        assert_eq!(sim.heap.iter().map(|k| EventKey(k).event()).filter(|e| e.kind == EvKind::Arrive && e.id == bn).count(), 1);
+        assert_eq!(
+            sim.heap
+                .iter()
+                .map(|k| EventKey(k).event())
+                .filter(|e| e.kind == EvKind::Arrive && e.id == bn)
+                .count(),
+            1
+        );
         // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
         // the queue is replayed on read.
         sim.now = 20_000;
@@ -520,7 +554,9 @@ mod tests {
         assert!(sim.links.iter().any(|l| l.fold), "the dumbbell folds its receivers' access links");
         if !timestamped {
             // (Nothing is served ahead either: that needs passive, timestamped links.)
-            sim.links.iter_mut().for_each(|l| (l.timestamped, l.passive, l.ahead) = (false, false, ahead::Ahead::No));
+            sim.links.iter_mut().for_each(|l| {
+                (l.timestamped, l.passive, l.ahead) = (false, false, ahead::Ahead::No)
+            });
             sim.rx_ahead_on = false;
         }
         if !fold {
@@ -529,14 +565,20 @@ mod tests {
         sim.run_until(u64::MAX);
         sim.check_conservation().unwrap();
         let r = sim.results();
-        (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+        (
+            format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
+            r.events,
+            r.data_packets_delivered,
+        )
     }
 
     /// The whole run three ways — every link event-driven; timestamped links; timestamped links
     /// with folded router hops (the default) — the same packets at the same times, so the same
     /// result tables (ties at one nanosecond aside, which these scenarios do not have).
     fn same_results_both_ways(flows: &str, buffer: &str, extra: &str) {
-        let run = |timestamped: bool, fold: bool| run_with(dumbbell_buffer(flows, buffer, extra), timestamped, fold);
+        let run = |timestamped: bool, fold: bool| {
+            run_with(dumbbell_buffer(flows, buffer, extra), timestamped, fold)
+        };
         let (lean, unfolded, slow) = (run(true, true), run(true, false), run(false, false));
         assert!(lean.2 > 10_000, "the scenario moves data");
         // (The event-driven run still hands zero-delay NIC hops on without an Arrive.)
@@ -556,12 +598,18 @@ mod tests {
     #[test]
     fn nic_departures_run_only_a_throttled_sender() {
         let ceiling = 1e9 * 1448.0 / 1538.0;
-        let goodput = |sim: &Simulation| -> f64 { sim.results().flows.get("goodput_bps").unwrap().as_f64().unwrap()[0] };
+        let goodput = |sim: &Simulation| -> f64 {
+            sim.results().flows.get("goodput_bps").unwrap().as_f64().unwrap()[0]
+        };
         let mut fast_nic = dumbbell_buffer(r#"{"cc":"cubic"}"#, r#"{"bytes":1000000}"#, "");
         fast_nic.run_until(u64::MAX);
         let packets = fast_nic.data_packets_delivered;
         assert!(packets > 100_000, "{packets}");
-        assert!(fast_nic.tsq_wakeups * 100 < packets, "{} wake-ups for {packets} packets", fast_nic.tsq_wakeups);
+        assert!(
+            fast_nic.tsq_wakeups * 100 < packets,
+            "{} wake-ups for {packets} packets",
+            fast_nic.tsq_wakeups
+        );
         assert!(goodput(&fast_nic) > 0.9 * ceiling);
         for cc in ["cubic", "bbr1"] {
             let mut nic_bound = Simulation::from_json(&format!(
@@ -571,7 +619,11 @@ mod tests {
             ))
             .unwrap();
             nic_bound.run_until(u64::MAX);
-            assert!(nic_bound.tsq_wakeups > 1_000, "{cc}: the NIC drives the throttled sender: {}", nic_bound.tsq_wakeups);
+            assert!(
+                nic_bound.tsq_wakeups > 1_000,
+                "{cc}: the NIC drives the throttled sender: {}",
+                nic_bound.tsq_wakeups
+            );
             assert!(goodput(&nic_bound) > 0.9 * ceiling, "{cc}: {}", goodput(&nic_bound));
         }
     }
@@ -599,25 +651,43 @@ mod tests {
         for (i, json) in scenarios.into_iter().enumerate() {
             let run = |nic_timestamped: bool| {
                 let mut sim = Simulation::from_json(json).unwrap();
-                let nics: Vec<usize> = (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
-                assert!(!nics.is_empty() && nics.iter().all(|&l| sim.links[l].timestamped), "sender NICs are timestamped");
+                let nics: Vec<usize> =
+                    (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
+                assert!(
+                    !nics.is_empty() && nics.iter().all(|&l| sim.links[l].timestamped),
+                    "sender NICs are timestamped"
+                );
                 if !nic_timestamped {
                     nics.iter().for_each(|&l| {
                         let link = &mut sim.links[l];
-                        (link.timestamped, link.passive, link.ahead) = (false, false, ahead::Ahead::No);
+                        (link.timestamped, link.passive, link.ahead) =
+                            (false, false, ahead::Ahead::No);
                     });
                 }
                 sim.run_until(u64::MAX);
                 sim.check_conservation().unwrap();
                 let r = sim.results();
-                (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered, sim.tsq_wakeups)
+                (
+                    format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
+                    r.events,
+                    r.data_packets_delivered,
+                    sim.tsq_wakeups,
+                )
             };
             let (stamped, driven) = (run(true), run(false));
             assert!(stamped.2 > 20_000, "the scenario moves data: {}", stamped.2);
             assert!(stamped.0 == driven.0, "result tables differ: {json}");
-            assert_eq!((stamped.1, stamped.3), (driven.1, driven.3), "events and TSQ wake-ups: {json}");
+            assert_eq!(
+                (stamped.1, stamped.3),
+                (driven.1, driven.3),
+                "events and TSQ wake-ups: {json}"
+            );
             if i == 0 {
-                assert!(stamped.3 > 1_000, "the NIC-bound flows are woken by departures: {}", stamped.3);
+                assert!(
+                    stamped.3 > 1_000,
+                    "the NIC-bound flows are woken by departures: {}",
+                    stamped.3
+                );
             }
         }
     }
@@ -661,9 +731,17 @@ mod tests {
 
     #[test]
     fn timestamped_links_change_no_result_drop_tail() {
-        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#, BYTES_100K, r#","loss":0.0001"#);
+        same_results_both_ways(
+            r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#,
+            BYTES_100K,
+            r#","loss":0.0001"#,
+        );
         // A buffer in packets counts the packets waiting, which a timestamped link replays.
-        same_results_both_ways(r#"{"cc":"cubic"},{"cc":"cubic","start_ns":100000000}"#, r#"{"packets":40}"#, "");
+        same_results_both_ways(
+            r#"{"cc":"cubic"},{"cc":"cubic","start_ns":100000000}"#,
+            r#"{"packets":40}"#,
+            "",
+        );
     }
 
     #[test]

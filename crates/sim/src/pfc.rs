@@ -59,7 +59,13 @@ pub(crate) struct IngressPort {
 }
 
 impl IngressPort {
-    pub(crate) fn new(xoff: u64, xon: u64, headroom: u64, quanta_ns: Nanos, latency: Nanos) -> IngressPort {
+    pub(crate) fn new(
+        xoff: u64,
+        xon: u64,
+        headroom: u64,
+        quanta_ns: Nanos,
+        latency: Nanos,
+    ) -> IngressPort {
         IngressPort {
             bytes: 0,
             xoff,
@@ -105,7 +111,12 @@ pub(crate) struct PortPfc {
 }
 
 impl PortPfc {
-    pub(crate) fn new(xoff: u64, xon: u64, quanta_ns: Nanos, upstream: Vec<(LinkId, Nanos)>) -> PortPfc {
+    pub(crate) fn new(
+        xoff: u64,
+        xon: u64,
+        quanta_ns: Nanos,
+        upstream: Vec<(LinkId, Nanos)>,
+    ) -> PortPfc {
         PortPfc { xoff, xon, upstream, pause: Pauser::new(quanta_ns) }
     }
 }
@@ -302,7 +313,10 @@ mod tests {
         while !sim.run_until(t) {
             let charged: u64 = ports(sim).map(|(_, p)| p.bytes).sum();
             let queued: u64 = sim.links.iter().filter(|l| l.ingress_acct).map(|l| l.q_bytes).sum();
-            assert_eq!(charged, queued, "t = {t} ns: ingress ports hold {charged} B, output queues {queued} B");
+            assert_eq!(
+                charged, queued,
+                "t = {t} ns: ingress ports hold {charged} B, output queues {queued} B"
+            );
             let shared: u64 = ports(sim).map(|(_, p)| p.bytes.min(p.xoff)).sum();
             assert_eq!(sim.pool_bytes, shared, "t = {t} ns: pool");
             t += 20_000;
@@ -319,14 +333,24 @@ mod tests {
     #[test]
     fn incast_40_to_1_conserves_bytes_and_drops_nothing_while_headroom_suffices() {
         for cc in ["cubic", "bbr1"] {
-            let flows = (0..40).map(|i| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+            let flows = (0..40)
+                .map(|i| format!(r#"{{"cc":"{cc}","start_ns":{}}}"#, i * 1000))
+                .collect::<Vec<_>>()
+                .join(",");
             let mut sim = star(40, "", &flows);
             run_checking_the_books(&mut sim);
             let r = sim.results();
-            assert_eq!(r.drops, 0, "{cc}: the headroom covers the PAUSE round trip, so nothing may be dropped");
+            assert_eq!(
+                r.drops, 0,
+                "{cc}: the headroom covers the PAUSE round trip, so nothing may be dropped"
+            );
             assert!(r.pause_frames > 0, "{cc}: a 40-to-1 incast must cross XOFF somewhere");
             for (_, p) in ports(&sim) {
-                assert!(p.max_bytes <= XOFF + HEADROOM, "{cc}: a port held {} B > XOFF + headroom", p.max_bytes);
+                assert!(
+                    p.max_bytes <= XOFF + HEADROOM,
+                    "{cc}: a port held {} B > XOFF + headroom",
+                    p.max_bytes
+                );
             }
             // The aggregator's port stays busy: ≥ 90 % of the 941.5 Mbit/s goodput ceiling.
             let total: f64 = r.flows.get("goodput_bps").unwrap().as_f64().unwrap().iter().sum();
@@ -337,7 +361,10 @@ mod tests {
     #[test]
     fn a_headroom_shorter_than_the_round_trip_drops() {
         // One frame of headroom cannot hold what is on the wire when the PAUSE lands.
-        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..8)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut sim = star(8, r#","headroom_bytes":1538"#, &flows);
         run_checking_the_books(&mut sim);
         let dropped: u64 = ports(&sim).map(|(_, p)| p.drops_headroom).sum();
@@ -348,14 +375,25 @@ mod tests {
     fn pause_goes_only_to_the_port_over_xoff() {
         // Worker 0 keeps a bulk transfer backlogged; worker 1 sends 20 KB transfers (never more
         // than 14 frames in the buffer, below XOFF). Both feed the aggregator's port.
-        let mut sim = star(2, "", r#"{"cc":"cubic","sender":0},{"cc":"cubic","sender":1,"bytes":20000,"count":5,"start_ns":50000000}"#);
+        let mut sim = star(
+            2,
+            "",
+            r#"{"cc":"cubic","sender":0},{"cc":"cubic","sender":1,"bytes":20000,"count":5,"start_ns":50000000}"#,
+        );
         run_checking_the_books(&mut sim);
         let (bulk, small) = (sim.flows[0].data_path.first(), sim.flows[1].data_path.first());
         let port = |l: LinkId| sim.links[l as usize].ingress.as_deref().unwrap();
         assert!(port(bulk).max_bytes > XOFF, "the bulk sender's port must cross XOFF");
         assert!(sim.links[bulk as usize].stats.pause_frames > 0);
-        assert!(port(small).max_bytes <= XOFF, "the small transfers stay below XOFF ({})", port(small).max_bytes);
-        assert_eq!(sim.links[small as usize].stats.pause_frames, 0, "a port below XOFF is never paused");
+        assert!(
+            port(small).max_bytes <= XOFF,
+            "the small transfers stay below XOFF ({})",
+            port(small).max_bytes
+        );
+        assert_eq!(
+            sim.links[small as usize].stats.pause_frames, 0,
+            "a port below XOFF is never paused"
+        );
         // And in general: only links whose port crossed XOFF ever received a PAUSE.
         for (l, p) in ports(&sim) {
             assert!(l.stats.pause_frames == 0 || p.max_bytes > XOFF);
@@ -364,7 +402,10 @@ mod tests {
 
     #[test]
     fn a_nic_that_ignores_pause_overruns_the_headroom() {
-        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..8)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut honours = star(8, "", &flows);
         run_checking_the_books(&mut honours);
         let mut ignores = star(8, r#","nic_honours_pause":false"#, &flows);
@@ -376,7 +417,10 @@ mod tests {
     #[test]
     fn a_shared_pool_exhausted_below_xoff_drops() {
         // 8 ports × 64 KB of XOFF cannot all fit in a 100 KB pool: drops come from the pool.
-        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..8)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut sim = Simulation::from_json(&format!(
             r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"clock_ppm":0,
@@ -397,7 +441,10 @@ mod dynamic_threshold_tests {
 
     /// Max bytes the aggregator's port held in a lossy incast through a shared pool with `alpha`.
     fn max_queue(alpha: f64, pool: u64) -> u64 {
-        let flows = (0..10).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..10)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut sim = Simulation::from_json(&format!(
             r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"star","workers":10,"rate_bps":1000000000,"delay_ns":10000,
@@ -423,7 +470,10 @@ mod dynamic_threshold_tests {
         for alpha in [0.5, 1.0, 2.0] {
             let want = alpha / (1.0 + alpha) * pool as f64;
             let got = max_queue(alpha, pool) as f64;
-            assert!(got <= want + 1538.0 && got >= want - 2.0 * 1538.0, "alpha {alpha}: max queue {got} vs {want}");
+            assert!(
+                got <= want + 1538.0 && got >= want - 2.0 * 1538.0,
+                "alpha {alpha}: max queue {got} vs {want}"
+            );
         }
     }
 }

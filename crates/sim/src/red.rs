@@ -45,7 +45,13 @@ pub struct Red {
 }
 
 impl Red {
-    pub fn new(min_th_bytes: u64, max_th_bytes: u64, max_p: f64, weight: f64, rate_bps: u64) -> Red {
+    pub fn new(
+        min_th_bytes: u64,
+        max_th_bytes: u64,
+        max_p: f64,
+        weight: f64,
+        rate_bps: u64,
+    ) -> Red {
         Red {
             min_th: min_th_bytes as f64,
             max_th: max_th_bytes as f64,
@@ -121,11 +127,17 @@ mod tests {
         for &x in &[0.25, 0.5, 0.75, 0.95] {
             let avg = 30_000.0 + x * 60_000.0;
             let p_b = 0.1 * x;
-            let mean_gap: f64 = 1.0 + (1..1000).map(|n| ((1.0 - (n as f64 + 1.0) * p_b) / (1.0 - p_b)).max(0.0)).sum::<f64>();
+            let mean_gap: f64 = 1.0
+                + (1..1000)
+                    .map(|n| ((1.0 - (n as f64 + 1.0) * p_b) / (1.0 - p_b)).max(0.0))
+                    .sum::<f64>();
             let want = 1.0 / mean_gap;
             assert!((want - 2.0 * p_b).abs() < 0.2 * p_b, "about 2·p_b");
             let got = fraction_at(avg);
-            assert!((got - want).abs() <= 0.05 * want, "avg at {x} of the ramp: {got:.4} vs {want:.4}");
+            assert!(
+                (got - want).abs() <= 0.05 * want,
+                "avg at {x} of the ramp: {got:.4} vs {want:.4}"
+            );
         }
     }
 

@@ -5,7 +5,10 @@ use crate::*;
 impl Simulation {
     /// One line per flow describing its sender's state (debugging aid).
     pub fn debug_flows(&self) -> Vec<String> {
-        self.flows.iter().map(|f| format!("nic_bytes={} {}", f.nic_bytes, f.sender.debug_state())).collect()
+        self.flows
+            .iter()
+            .map(|f| format!("nic_bytes={} {}", f.nic_bytes, f.sender.debug_state()))
+            .collect()
     }
 
     /// Data packets of every flow inside the network (queues, serializers, pipes), in one pass
@@ -44,13 +47,19 @@ impl Simulation {
                 ));
             }
             if f.sender.stats.data_packets_sent != f.data_tx {
-                return Err(format!("flow {fi}: transport sent {} but NIC saw {}", f.sender.stats.data_packets_sent, f.data_tx));
+                return Err(format!(
+                    "flow {fi}: transport sent {} but NIC saw {}",
+                    f.sender.stats.data_packets_sent, f.data_tx
+                ));
             }
             // The receiver cannot have more in-order bytes than the sender has had acknowledged
             // plus what is in flight, nor fewer than acknowledged.
             let acked = f.sender.bytes_acked();
             if f.receiver.delivered_bytes < acked {
-                return Err(format!("flow {fi}: receiver has {} bytes but sender saw {} acked", f.receiver.delivered_bytes, acked));
+                return Err(format!(
+                    "flow {fi}: receiver has {} bytes but sender saw {} acked",
+                    f.receiver.delivered_bytes, acked
+                ));
             }
         }
         Ok(())
@@ -79,9 +88,17 @@ impl Simulation {
             goodput_bps: if active > 0 { d as f64 * 8e9 / active as f64 } else { 0.0 },
             data_packets_sent: s.data_packets_sent as i64,
             retransmits: s.retransmits as i64,
-            retrans_rate: if s.data_packets_sent > 0 { s.retransmits as f64 / s.data_packets_sent as f64 } else { 0.0 },
+            retrans_rate: if s.data_packets_sent > 0 {
+                s.retransmits as f64 / s.data_packets_sent as f64
+            } else {
+                0.0
+            },
             lost_packets: f.data_dropped as i64,
-            rtt_mean_ms: if s.rtt_count > 0 { (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6 } else { f64::NAN },
+            rtt_mean_ms: if s.rtt_count > 0 {
+                (s.rtt_sum_ns / s.rtt_count as u128) as f64 / 1e6
+            } else {
+                f64::NAN
+            },
             rtt_p50_ms: f.sender.rtt_hist.quantile_ns(0.5) / 1e6,
             rtt_p95_ms: f.sender.rtt_hist.quantile_ns(0.95) / 1e6,
             rtt_p99_ms: f.sender.rtt_hist.quantile_ns(0.99) / 1e6,
@@ -91,7 +108,11 @@ impl Simulation {
             tso_burst_mean_segs: per(s.tso_burst_segs as f64, s.tso_bursts),
             tso_goal_mean_segs: per(s.tso_goal_segs as f64, s.tso_bursts),
             rpc_count: f.rpc.as_ref().map_or(0, |a| a.count as i64),
-            rpc_mean_ms: f.rpc.as_ref().filter(|a| a.count > 0).map_or(f64::NAN, |a| (a.latency_sum_ns / a.count as u128) as f64 / 1e6),
+            rpc_mean_ms: f
+                .rpc
+                .as_ref()
+                .filter(|a| a.count > 0)
+                .map_or(f64::NAN, |a| (a.latency_sum_ns / a.count as u128) as f64 / 1e6),
             rpc_p50_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.5) / 1e6),
             rpc_p99_ms: f.rpc.as_ref().map_or(f64::NAN, |a| a.latency_hist.quantile_ns(0.99) / 1e6),
             acks_withheld: f.receiver.acks_withheld as i64,
@@ -113,7 +134,8 @@ impl Simulation {
                 cc_labels.push(name.to_string());
                 cc_labels.len() - 1
             });
-            flows.push(self.flow_summary(i, u8::try_from(code).expect("fewer than 256 algorithms")));
+            flows
+                .push(self.flow_summary(i, u8::try_from(code).expect("fewer than 256 algorithms")));
         }
         let flows = flows.table();
         let (timeseries, phase_labels) = self.metrics.timeseries_table();
@@ -125,8 +147,16 @@ impl Simulation {
             queue,
             gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
             app_events: self.app_events.table(),
-            hosts: self.hosts.as_ref().map_or_else(|| metrics::HostCols::default().table(), |hm| hm.table(self.now, self.flows.iter().map(|f| (f.rx_core, f.receiver.acks_sent)))),
-            host_labels: self.hosts.as_ref().map_or_else(Vec::new, |hm| hm.hosts.iter().map(|h| h.name.clone()).collect()),
+            hosts: self.hosts.as_ref().map_or_else(
+                || metrics::HostCols::default().table(),
+                |hm| {
+                    hm.table(self.now, self.flows.iter().map(|f| (f.rx_core, f.receiver.acks_sent)))
+                },
+            ),
+            host_labels: self
+                .hosts
+                .as_ref()
+                .map_or_else(Vec::new, |hm| hm.hosts.iter().map(|h| h.name.clone()).collect()),
             pause_frames: self.pause_frames_total,
             drops: self.links.iter().map(|l| l.stats.drops).sum(),
             cc_labels,

@@ -28,13 +28,23 @@ impl Simulation {
                 cwnd_pkts: s.tp.snd_cwnd as i64,
                 mss: s.tp.mss as i64,
                 inflight_bytes: s.inflight_bytes() as i64,
-                pacing_rate_bps: s.tp.pacing_rate_bytes_per_s.min(s.tp.max_pacing_rate_bytes_per_s) as f64 * 8.0,
+                pacing_rate_bps: s.tp.pacing_rate_bytes_per_s.min(s.tp.max_pacing_rate_bytes_per_s)
+                    as f64
+                    * 8.0,
                 delivery_rate_bps: s.stats.last_delivery_rate_bytes_per_s as f64 * 8.0,
                 srtt_ms: s.tp.srtt_ns as f64 / 1e6,
-                min_rtt_ms: if s.tp.min_rtt_ns == u64::MAX { f64::NAN } else { s.tp.min_rtt_ns as f64 / 1e6 },
+                min_rtt_ms: if s.tp.min_rtt_ns == u64::MAX {
+                    f64::NAN
+                } else {
+                    s.tp.min_rtt_ns as f64 / 1e6
+                },
                 rtt_ms,
                 retransmits: s.stats.retransmits as i64,
-                ssthresh_pkts: if s.tp.snd_ssthresh >= cc::TCP_INFINITE_SSTHRESH { -1 } else { s.tp.snd_ssthresh as i64 },
+                ssthresh_pkts: if s.tp.snd_ssthresh >= cc::TCP_INFINITE_SSTHRESH {
+                    -1
+                } else {
+                    s.tp.snd_ssthresh as i64
+                },
                 state: &st,
                 ca_state: s.tp.ca_state as u8,
                 rwnd_limited: s.stats.rwnd_limited as u8,
@@ -54,18 +64,18 @@ impl Simulation {
                 index,
                 name,
                 row: metrics::QueueRow {
-                t_s: now as f64 / 1e9,
-                queue_code: 0,
-                occupancy_bytes: link.q_bytes as i64,
-                occupancy_pkts: link.waiting_pkts() as i64,
-                mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
-                max_occupancy_bytes: link.stats.max_bytes_interval as i64,
-                drops: link.stats.drops as i64,
-                random_losses: link.stats.random_losses as i64,
-                ce_marks: link.stats.ce_marks as i64,
-                tx_bytes: link.stats.tx_bytes as i64,
-                utilization: (busy as f64 / interval as f64).min(1.0),
-                pause_frames: link.stats.pause_frames as i64,
+                    t_s: now as f64 / 1e9,
+                    queue_code: 0,
+                    occupancy_bytes: link.q_bytes as i64,
+                    occupancy_pkts: link.waiting_pkts() as i64,
+                    mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
+                    max_occupancy_bytes: link.stats.max_bytes_interval as i64,
+                    drops: link.stats.drops as i64,
+                    random_losses: link.stats.random_losses as i64,
+                    ce_marks: link.stats.ce_marks as i64,
+                    tx_bytes: link.stats.tx_bytes as i64,
+                    utilization: (busy as f64 / interval as f64).min(1.0),
+                    pause_frames: link.stats.pause_frames as i64,
                 },
             });
             link.stats.occ_integral = 0;

@@ -124,7 +124,10 @@ mod tests {
         assert_eq!((c.start_ns, c.done_ns), (120, 130));
         assert_eq!(s.waiting_pkts(), 2);
         // At 120 a and b have left and c starts; a departure comes before the start it allows.
-        assert_eq!(replay(&mut s, 120), vec![Change::Done(a), Change::Start(b), Change::Done(b), Change::Start(c)]);
+        assert_eq!(
+            replay(&mut s, 120),
+            vec![Change::Done(a), Change::Start(b), Change::Done(b), Change::Start(c)]
+        );
         assert_eq!(s.serving_since(), Some(120));
         assert!(!s.is_idle(129));
         assert_eq!(replay(&mut s, 130), vec![Change::Done(c)]);

@@ -42,10 +42,7 @@ pub(crate) struct TimerQueue {
 
 impl TimerQueue {
     pub fn with_slots(n: usize) -> TimerQueue {
-        TimerQueue {
-            heap: Vec::with_capacity(n),
-            pos: vec![ABSENT; n],
-        }
+        TimerQueue { heap: Vec::with_capacity(n), pos: vec![ABSENT; n] }
     }
 
     /// The earliest entry.
@@ -127,11 +124,7 @@ impl TimerQueue {
             if l >= n {
                 break;
             }
-            let c = if l + 1 < n && self.heap[l + 1] < self.heap[l] {
-                l + 1
-            } else {
-                l
-            };
+            let c = if l + 1 < n && self.heap[l + 1] < self.heap[l] { l + 1 } else { l };
             if self.heap[c] >= e {
                 break;
             }

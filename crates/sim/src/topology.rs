@@ -125,9 +125,16 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     bn.ecn_k_bytes = b.ecn_threshold_bytes;
     bn.ecn_k_pkts = b.ecn_threshold_packets;
     if let Some(r) = &b.red {
-        bn.red = Some(Box::new(red::Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps)));
+        bn.red = Some(Box::new(red::Red::new(
+            r.min_th_bytes,
+            r.max_th_bytes,
+            r.max_p,
+            r.weight,
+            b.rate_bps,
+        )));
     }
-    let mut bn_rev = Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
+    let mut bn_rev =
+        Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
     bn_rev.limit_bytes = bn.limit_bytes;
     bn_rev.limit_pkts = bn.limit_pkts;
     bn_rev.loss = b.ack_loss;
@@ -185,7 +192,12 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     let mut monitored = vec![(to_agg, "tor_to_agg")];
     let mut worker_nics = Vec::new();
     for w in 0..st.workers as u64 {
-        let mut nic = Link::new(skew(st.rate_bps), st.delay_ns, NodeKind::Router, Rng::new(seed, 100 + 2 * w));
+        let mut nic = Link::new(
+            skew(st.rate_bps),
+            st.delay_ns,
+            NodeKind::Router,
+            Rng::new(seed, 100 + 2 * w),
+        );
         nic.is_sender_nic = true;
         nic.jitter_ns = st.host_jitter_ns;
         if cut_through && st.rate_bps + st.rate_bps / 1000 >= agg_rate {
@@ -244,10 +256,16 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         .iter()
         .enumerate()
         .map(|(w, &(nic, down))| match (rack_of(w), core) {
-            (0, _) | (_, None) => (Path::new(&[nic, to_agg]), Path::new(&[agg_nic, down]), 4 * st.delay_ns),
+            (0, _) | (_, None) => {
+                (Path::new(&[nic, to_agg]), Path::new(&[agg_nic, down]), 4 * st.delay_ns)
+            }
             (r, Some((down0, up0))) => {
                 let (up, rdown) = rack_links[r - 1].expect("a rack with a worker has its ToR");
-                (Path::new(&[nic, up, down0, to_agg]), Path::new(&[agg_nic, up0, rdown, down]), 8 * st.delay_ns)
+                (
+                    Path::new(&[nic, up, down0, to_agg]),
+                    Path::new(&[agg_nic, up0, rdown, down]),
+                    8 * st.delay_ns,
+                )
             }
         })
         .collect();
@@ -256,13 +274,21 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         // The PAUSE frame travels on the reverse link of the one it pauses: one propagation
         // delay plus a 64-byte control frame's serialization; a host NIC acts on it
         // `nic_pause_delay` later. Its quanta are bit times of the paused link.
-        let pause_latency =
-            |rate: u64| st.delay_ns + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos + p.nic_pause_delay_ns;
-        let quanta_ns = |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
+        let pause_latency = |rate: u64| {
+            st.delay_ns
+                + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos
+                + p.nic_pause_delay_ns
+        };
+        let quanta_ns =
+            |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
         for &l in worker_nics.iter().chain([&agg_nic]) {
             links[l as usize].ignores_pause = !p.nic_honours_pause;
         }
-        let trunks = rack_links.iter().flatten().flat_map(|&(up, down)| [up, down]).chain(core.into_iter().flat_map(|(d, u)| [d, u]));
+        let trunks = rack_links
+            .iter()
+            .flatten()
+            .flat_map(|&(up, down)| [up, down])
+            .chain(core.into_iter().flat_map(|(d, u)| [d, u]));
         for l in trunks {
             links[l as usize].ignores_pause = !p.switches_honour_pause;
         }
@@ -278,7 +304,8 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
                 }
             }
         }
-        let fed: Vec<LinkId> = (0..links.len() as LinkId).filter(|&l| !feeders[l as usize].is_empty()).collect();
+        let fed: Vec<LinkId> =
+            (0..links.len() as LinkId).filter(|&l| !feeders[l as usize].is_empty()).collect();
         // PAUSE timing uses a link's nominal rate (a host's clock skew aside).
         let nominal = |l: LinkId, links: &Vec<Link>| {
             if l == agg_nic {
@@ -298,16 +325,25 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
                     0 => config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes),
                     h => h,
                 };
-                links[l as usize].ingress =
-                    Some(Box::new(pfc::IngressPort::new(p.xoff_bytes, p.xon_bytes, headroom, quanta_ns(rate), pause_latency(rate))));
+                links[l as usize].ingress = Some(Box::new(pfc::IngressPort::new(
+                    p.xoff_bytes,
+                    p.xon_bytes,
+                    headroom,
+                    quanta_ns(rate),
+                    pause_latency(rate),
+                )));
             }
         }
         if !ingress_pfc {
             // Every output port pauses the links that feed it.
             for &port in &fed {
-                let up: Vec<(LinkId, Nanos)> = feeders[port as usize].iter().map(|&l| (l, pause_latency(nominal(l, links)))).collect();
+                let up: Vec<(LinkId, Nanos)> = feeders[port as usize]
+                    .iter()
+                    .map(|&l| (l, pause_latency(nominal(l, links))))
+                    .collect();
                 let q = quanta_ns(nominal(up[0].0, links));
-                links[port as usize].pfc = Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, q, up)));
+                links[port as usize].pfc =
+                    Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, q, up)));
             }
         }
     }
@@ -322,20 +358,38 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
 
 impl Fabric {
     /// Data path, ACK path and base RTT (propagation) of configured flow `i`.
-    pub(crate) fn flow_paths(&mut self, links: &mut Vec<Link>, f: &config::Flow, i: usize, seed: u64) -> (Path, Path, Nanos) {
+    pub(crate) fn flow_paths(
+        &mut self,
+        links: &mut Vec<Link>,
+        f: &config::Flow,
+        i: usize,
+        seed: u64,
+    ) -> (Path, Path, Nanos) {
         match self {
             Fabric::Dumbbell(d) => {
-                let existing = f.sender.and_then(|s| d.hosts.iter().find(|h| h.0 == Some(s)).map(|h| (h.1, h.2)));
+                let existing = f
+                    .sender
+                    .and_then(|s| d.hosts.iter().find(|h| h.0 == Some(s)).map(|h| (h.1, h.2)));
                 let (nic, down) = match existing {
                     Some(x) => x,
                     None => {
                         let dl = f.extra_rtt_ns / 2;
-                        let mut nic = Link::new(d.access_rate, dl, NodeKind::Router, Rng::new(seed, 100 + 2 * i as u64));
+                        let mut nic = Link::new(
+                            d.access_rate,
+                            dl,
+                            NodeKind::Router,
+                            Rng::new(seed, 100 + 2 * i as u64),
+                        );
                         nic.is_sender_nic = true;
                         let nic = add(links, nic);
                         let down = add(
                             links,
-                            Link::new(d.access_rate, f.extra_rtt_ns - dl, NodeKind::Host, Rng::new(seed, 101 + 2 * i as u64)),
+                            Link::new(
+                                d.access_rate,
+                                f.extra_rtt_ns - dl,
+                                NodeKind::Host,
+                                Rng::new(seed, 101 + 2 * i as u64),
+                            ),
                         );
                         d.hosts.push((f.sender, nic, down));
                         (nic, down)
@@ -368,7 +422,10 @@ mod tests {
     /// Seed 000's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk senders into
     /// the aggregator; `pfc` is the lossless fields (or empty).
     fn racks(workers: u32, pfc: &str) -> Simulation {
-        let flows = (0..workers).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..workers)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         Simulation::from_json(&format!(
             r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"star","workers":{workers},"rate_bps":1000000000,"delay_ns":10000,"clock_ppm":0,
@@ -439,7 +496,10 @@ mod tests {
     /// deliver far less than the remote ones.
     #[test]
     fn trunks_that_ignore_pause_are_dropped_and_keep_the_local_hosts_paused() {
-        let flows = (0..8).map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000)).collect::<Vec<_>>().join(",");
+        let flows = (0..8)
+            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut sim = Simulation::from_json(&format!(
             r#"{{"seed":5,"duration_ns":2000000000,"sample_interval_ns":100000000,
                 "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"forwarding":"cut-through",
@@ -460,7 +520,8 @@ mod tests {
             }
         }
         assert!(lost.iter().sum::<i64>() > 0);
-        let least_remote = (0..8).filter(|w| !local.contains(w)).map(|w| delivered[w]).min().unwrap();
+        let least_remote =
+            (0..8).filter(|w| !local.contains(w)).map(|w| delivered[w]).min().unwrap();
         assert!(local.iter().all(|&w| delivered[w] * 10 < least_remote), "{delivered:?}");
         // With the switches obeying PAUSE the same fabric loses nothing.
         let mut honoured = Simulation::from_json(&format!(
@@ -494,8 +555,14 @@ mod tests {
         // A port that PAUSE cannot hold back needs a buffer to drop at (egress accounting).
         let lossless = r#","lossless":true,"pfc":{"switches_honour_pause":false}"#;
         let e = make(lossless, r#","hosts_per_rack":4,"worker_racks":[1,0]"#);
-        assert!(e.contains("topology.buffer") && e.contains("switches_honour_pause = false"), "{e}");
-        assert_eq!(make(lossless, r#","hosts_per_rack":4,"worker_racks":[1,0],"buffer_bytes":100000"#), "");
+        assert!(
+            e.contains("topology.buffer") && e.contains("switches_honour_pause = false"),
+            "{e}"
+        );
+        assert_eq!(
+            make(lossless, r#","hosts_per_rack":4,"worker_racks":[1,0],"buffer_bytes":100000"#),
+            ""
+        );
         // One switch has no trunks: nothing ignores PAUSE there.
         assert_eq!(make(lossless, ""), "");
     }

@@ -11,4 +11,3 @@ use crate::config;
 pub fn msg_segs(f: &config::Flow) -> Option<u64> {
     f.rpc.as_ref().map(|r| r.size_bytes.div_ceil(f.mss_bytes as u64).max(1))
 }
-

@@ -7,7 +7,14 @@ mod common;
 use common::{assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, retrans_rate, run};
 use sim::config::Config;
 
-fn dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, ccs: &[&str]) -> Config {
+fn dumbbell(
+    rate_bps: u64,
+    rtt_ms: u64,
+    buffer_bdp: f64,
+    loss: f64,
+    dur_s: u64,
+    ccs: &[&str],
+) -> Config {
     bdp_dumbbell(7, rate_bps, rtt_ms, buffer_bdp, loss, dur_s, ccs)
 }
 
@@ -15,7 +22,11 @@ fn dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, 
 fn bbr3_fills_a_clean_link_to_95_percent_of_the_ceiling() {
     for cc in ["bbr3", "bbr3_linux"] {
         let r = run(dumbbell(100_000_000, 40, 1.0, 0.0, 60, &[cc]));
-        assert_fills_clean_link(&format!("{cc}, clean 100 Mbit/s 40 ms 1 BDP"), col_f64(&r.flows, "goodput_bps")[0], 100e6);
+        assert_fills_clean_link(
+            &format!("{cc}, clean 100 Mbit/s 40 ms 1 BDP"),
+            col_f64(&r.flows, "goodput_bps")[0],
+            100e6,
+        );
     }
 }
 
@@ -35,11 +46,23 @@ fn bbr3_keeps_most_of_the_link_under_1_5_percent_random_loss() {
     // to it.
     for cc in ["bbr3", "bbr3_linux"] {
         let fracs: Vec<f64> = (1..=4)
-            .map(|seed| col_f64(&run(bdp_dumbbell(seed, 100_000_000, 40, 1.0, 0.015, 60, &[cc])).flows, "goodput_bps")[0] / 100e6)
+            .map(|seed| {
+                col_f64(
+                    &run(bdp_dumbbell(seed, 100_000_000, 40, 1.0, 0.015, 60, &[cc])).flows,
+                    "goodput_bps",
+                )[0] / 100e6
+            })
             .collect();
         let mean = fracs.iter().sum::<f64>() / fracs.len() as f64;
-        println!("{cc}: 1.5 % random loss: goodput {:.1} % of the link rate (seeds: {fracs:.3?})", 100.0 * mean);
-        assert!(mean >= 0.45, "{cc} at 1.5 % loss: {:.1} % of the link < 45 % (seeds: {fracs:.3?})", 100.0 * mean);
+        println!(
+            "{cc}: 1.5 % random loss: goodput {:.1} % of the link rate (seeds: {fracs:.3?})",
+            100.0 * mean
+        );
+        assert!(
+            mean >= 0.45,
+            "{cc} at 1.5 % loss: {:.1} % of the link < 45 % (seeds: {fracs:.3?})",
+            100.0 * mean
+        );
     }
 }
 
@@ -67,4 +90,3 @@ fn shallow_buffer_many_flows_bbr3_loss_stays_near_its_threshold_bbr1_does_not() 
     // Neither may exceed the link.
     assert!(g3 <= ceiling_bps(1e9) * 1.0001 && g1 <= ceiling_bps(1e9) * 1.0001);
 }
-

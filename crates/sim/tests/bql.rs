@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{ceiling_bps, col_f64, col_i32, col_i64, col_u8, queue_rows, Buffer, Dumbbell, FlowSpec};
+use common::{
+    ceiling_bps, col_f64, col_i32, col_i64, col_u8, queue_rows, Buffer, Dumbbell, FlowSpec,
+};
 use sim::config::Config;
 
 const GBIT: u64 = 1_000_000_000;
@@ -18,11 +20,21 @@ fn config(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str]) -> 
 }
 
 /// Flow i starts at i × `stagger_s`.
-fn config_staggered(rate_bps: u64, rtt_ms: u64, loss: f64, dur_s: u64, flows: &[&str], stagger_s: u64) -> Config {
+fn config_staggered(
+    rate_bps: u64,
+    rtt_ms: u64,
+    loss: f64,
+    dur_s: u64,
+    flows: &[&str],
+    stagger_s: u64,
+) -> Config {
     let fl: Vec<FlowSpec> = flows
         .iter()
         .enumerate()
-        .map(|(i, cc)| FlowSpec { start_ns: i as u64 * stagger_s * 1_000_000_000, ..FlowSpec::new(cc) })
+        .map(|(i, cc)| FlowSpec {
+            start_ns: i as u64 * stagger_s * 1_000_000_000,
+            ..FlowSpec::new(cc)
+        })
         .collect();
     let d = Dumbbell::new(rate_bps, rtt_ms * 1_000_000, Buffer::Bytes(BUFFER)).loss(loss);
     common::dumbbell(common::Run::secs(3, dur_s), &d, &fl)
@@ -114,7 +126,12 @@ fn bql_fills_1g_100ms_with_a_queue_well_below_bbr1() {
         "1 Gbit/s 100 ms: BBRv1 {:.1} Mbit/s ({:.2} % of ceiling), mean queue {:.0} KB (2nd half {:.0} KB), peak {:.0} KB | paper: 964.2 Mbit/s, 705 KB",
         bbr.goodput[0] / 1e6, 100.0 * bbr.goodput[0] / ceil, bbr.mean_q / 1e3, bbr.mean_q_late / 1e3, bbr.peak_q / 1e3
     );
-    assert!(bql.goodput[0] >= 0.95 * ceil, "BQL goodput {:.1} Mbit/s < 95 % of {:.1}", bql.goodput[0] / 1e6, ceil / 1e6);
+    assert!(
+        bql.goodput[0] >= 0.95 * ceil,
+        "BQL goodput {:.1} Mbit/s < 95 % of {:.1}",
+        bql.goodput[0] / 1e6,
+        ceil / 1e6
+    );
     assert!(bql.goodput[0] <= ceil * 1.0001);
     assert!(
         bql.mean_q <= 0.5 * bbr.mean_q,
@@ -141,11 +158,24 @@ fn bql_keeps_90_percent_at_1000ms_rtt() {
         "1 Gbit/s 1000 ms ({dur} s): BBRv1 {:.1} Mbit/s ({:.2} %), 2nd half {:.1} Mbit/s, mean queue {:.0} KB (2nd half {:.0} KB), peak {:.1} MB | paper: 821.6 Mbit/s, 3633 KB",
         bbr.goodput[0] / 1e6, 100.0 * bbr.goodput[0] / ceil, bbr.goodput_late[0] / 1e6, bbr.mean_q / 1e3, bbr.mean_q_late / 1e3, bbr.peak_q / 1e6
     );
-    assert!(bql.goodput[0] >= 0.90 * ceil, "BQL goodput {:.1} Mbit/s < 90 % of {:.1}", bql.goodput[0] / 1e6, ceil / 1e6);
+    assert!(
+        bql.goodput[0] >= 0.90 * ceil,
+        "BQL goodput {:.1} Mbit/s < 90 % of {:.1}",
+        bql.goodput[0] / 1e6,
+        ceil / 1e6
+    );
     // Stable, not decaying: the second half is at least as good.
-    assert!(bql.goodput_late[0] >= 0.95 * ceil, "BQL 2nd-half goodput {:.1} Mbit/s", bql.goodput_late[0] / 1e6);
+    assert!(
+        bql.goodput_late[0] >= 0.95 * ceil,
+        "BQL 2nd-half goodput {:.1} Mbit/s",
+        bql.goodput_late[0] / 1e6
+    );
     // The paper's claim: a queue of the order of a few hundred KB, not MB, once in Control.
-    assert!(bql.mean_q_late <= 1_000_000.0, "BQL 2nd-half mean queue {:.0} KB", bql.mean_q_late / 1e3);
+    assert!(
+        bql.mean_q_late <= 1_000_000.0,
+        "BQL 2nd-half mean queue {:.0} KB",
+        bql.mean_q_late / 1e3
+    );
     // Gain overshoots by ~0.5 BDP at 1 s (a smooth doubling stopped at the first signal): that
     // must fit the paper's 80 MB buffer (0.64 BDP here) — no congestion drop at all.
     assert_eq!(bql.drops, 0, "BQL overflowed the 80 MB buffer (peak {:.1} MB)", bql.peak_q / 1e6);
@@ -160,7 +190,12 @@ fn bql_keeps_90_percent_under_1_percent_random_loss() {
         "1 Gbit/s 100 ms 1 % loss: BQL {:.1} Mbit/s ({:.2} % of ceiling), mean queue {:.0} KB, retrans {}",
         bql.goodput[0] / 1e6, 100.0 * bql.goodput[0] / ceil, bql.mean_q / 1e3, bql.retrans[0]
     );
-    assert!(bql.goodput[0] >= 0.90 * ceil, "BQL at 1 % loss: {:.1} Mbit/s < 90 % of {:.1}", bql.goodput[0] / 1e6, ceil / 1e6);
+    assert!(
+        bql.goodput[0] >= 0.90 * ceil,
+        "BQL at 1 % loss: {:.1} Mbit/s < 90 % of {:.1}",
+        bql.goodput[0] / 1e6,
+        ceil / 1e6
+    );
 }
 
 /// Two BQL flows on one bottleneck: each keeps its own share of the queue at Q*, so the rates

@@ -39,7 +39,8 @@ const LONG_FAT: Path = Path {
 };
 
 fn scenario(p: &Path, cc: &str) -> Config {
-    let d = Dumbbell::new(p.rate_bps, p.rtt_ns, Buffer::Packets(p.buffer_pkts)).access_rate(10_000_000_000);
+    let d = Dumbbell::new(p.rate_bps, p.rtt_ns, Buffer::Packets(p.buffer_pkts))
+        .access_rate(10_000_000_000);
     let flow = FlowSpec { rcvbuf_bytes: p.rcvbuf_bytes, pacing: p.pacing, ..FlowSpec::new(cc) };
     common::dumbbell(common::Run::new(1, p.duration_s * 1_000_000_000, SAMPLE_NS), &d, &[flow])
 }
@@ -66,7 +67,8 @@ fn run(p: &Path, cc: &str) -> Outcome {
     let q_t = col_f64(&r.queue, "t_s");
     let q_code = r.queue.get("queue_code").and_then(|c| c.as_codes()).expect("queue_code");
     let q_drops = col_i64(&r.queue, "drops");
-    let bottleneck = r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
+    let bottleneck =
+        r.queue_labels.iter().position(|l| l == "bottleneck").expect("bottleneck queue");
     let drops_at = |t: f64| -> i64 {
         (0..q_t.len())
             .filter(|&i| q_code[i] == bottleneck && q_t[i] <= t + 1e-9)
@@ -74,7 +76,10 @@ fn run(p: &Path, cc: &str) -> Outcome {
             .max()
             .unwrap_or(0)
     };
-    let ss_exit = ssthresh.iter().position(|&x| x >= 0).map(|i| (ts_t[i], ssthresh[i], drops_at(ts_t[i]), ts_retrans[i]));
+    let ss_exit = ssthresh
+        .iter()
+        .position(|&x| x >= 0)
+        .map(|i| (ts_t[i], ssthresh[i], drops_at(ts_t[i]), ts_retrans[i]));
     Outcome { goodput_bps, retransmits, drops_total: drops_at(f64::INFINITY), ss_exit }
 }
 
@@ -115,8 +120,12 @@ fn long_fat_path_unpaced_no_detector_can_fire_before_overflow() {
     show("cubic, unpaced", &linux, limit);
     let hspp = run(p, "cubic_hspp");
     show("cubic_hspp, unpaced", &hspp, limit);
-    let (_, ssthresh, drops, retrans) = linux.ss_exit.expect("slow start must end (by loss) within 30 s");
-    assert!(drops > 0 && retrans > 0, "cubic: slow start ended before any loss, which Linux's rules cannot do here");
+    let (_, ssthresh, drops, retrans) =
+        linux.ss_exit.expect("slow start must end (by loss) within 30 s");
+    assert!(
+        drops > 0 && retrans > 0,
+        "cubic: slow start ended before any loss, which Linux's rules cannot do here"
+    );
     // The loss came at a window the queue could not absorb, not beyond what the window allowed:
     // ssthresh = 0.7 · cwnd at loss ≤ 0.7 · 2 · (window cap) (cwnd grows to 2·max_packets_out).
     let rwnd_segs = p.rcvbuf_bytes.unwrap() as f64 / MSS_F;

@@ -37,7 +37,9 @@ fn max_occupancy(r: &sim::Results, name: &str) -> i64 {
 }
 
 fn incast(cc: &str, fab: &Fabric, dur_ns: u64) -> Config {
-    let flows: Vec<FlowSpec> = (0..fab.workers).map(|i| FlowSpec { start_ns: i as u64 * 1000, ..FlowSpec::new(cc) }).collect();
+    let flows: Vec<FlowSpec> = (0..fab.workers)
+        .map(|i| FlowSpec { start_ns: i as u64 * 1000, ..FlowSpec::new(cc) })
+        .collect();
     common::star(Run::new(3, dur_ns, 10_000_000), &star_of(fab), &flows, &[])
 }
 
@@ -48,13 +50,19 @@ fn lossless_incast_40_to_1_drops_nothing_and_bounds_the_queue() {
         let fab = Fabric { workers: 40, pfc: Some((xoff, xon)), buffer: None, cut_through: true };
         let (_, r) = simulate(incast(cc, &fab, 500_000_000));
         assert_eq!(r.drops, 0, "{cc}: lossless mode dropped packets");
-        assert!(col_i64(&r.flows, "lost_packets").iter().all(|&l| l == 0), "{cc}: a flow lost packets");
+        assert!(
+            col_i64(&r.flows, "lost_packets").iter().all(|&l| l == 0),
+            "{cc}: a flow lost packets"
+        );
         assert!(r.pause_frames > 0, "{cc}: a 40-to-1 incast must trigger PAUSE");
         // Bound: XOFF + per ingress link what is committed when the PAUSE lands (the packet in
         // serialization, one started during the PAUSE's trip, the wire's contents).
         let headroom = 40 * (2 * MTU_WIRE + RATE * 2 * DELAY / 8 / 1_000_000_000 + MTU_WIRE);
         let max = max_occupancy(&r, "tor_to_agg");
-        assert!(max as u64 <= xoff + headroom, "{cc}: switch queue {max} > XOFF {xoff} + headroom {headroom}");
+        assert!(
+            max as u64 <= xoff + headroom,
+            "{cc}: switch queue {max} > XOFF {xoff} + headroom {headroom}"
+        );
         assert!(max as u64 > xoff, "{cc}: the queue should reach XOFF ({max})");
         // The bottleneck stays busy: ≥ 90 % of the 941.5 Mbit/s goodput ceiling.
         let total: f64 = col_f64(&r.flows, "goodput_bps").iter().sum();
@@ -80,7 +88,8 @@ fn star_drop_tail_drops_under_incast() {
 fn one_packet_latency(cut_through: bool) -> f64 {
     let fab = Fabric { workers: 2, pfc: None, buffer: None, cut_through };
     let flow = FlowSpec { bytes: Some(common::MSS), ..FlowSpec::new("cubic") };
-    let (_, r) = simulate(common::star(Run::new(1, 10_000_000, 1_000_000), &star_of(&fab), &[flow], &[]));
+    let (_, r) =
+        simulate(common::star(Run::new(1, 10_000_000, 1_000_000), &star_of(&fab), &[flow], &[]));
     col_f64(&r.flows, "rx_done_s")[0]
 }
 
@@ -90,14 +99,20 @@ fn cut_through_saves_one_serialization_per_switch_hop() {
     let ct = one_packet_latency(true);
     // Store-and-forward: 2 serializations (12.304 µs each) + 2 propagation delays.
     let ser = MTU_WIRE as f64 * 8.0 / RATE as f64;
-    assert!((sf - (2.0 * ser + 2.0 * DELAY as f64 / 1e9)).abs() < 1e-8, "store-and-forward latency {sf}");
+    assert!(
+        (sf - (2.0 * ser + 2.0 * DELAY as f64 / 1e9)).abs() < 1e-8,
+        "store-and-forward latency {sf}"
+    );
     // Cut-through saves the serialization of everything after the 64-byte header.
     let saved = (MTU_WIRE - 64) as f64 * 8.0 / RATE as f64;
     assert!(((sf - ct) - saved).abs() < 1e-8, "cut-through saved {} s, expected {saved}", sf - ct);
 }
 
 fn query(cc: &str, n: u32, fab: &Fabric, reps: u32, background: bool) -> Config {
-    let bg: Vec<FlowSpec> = background.then(|| FlowSpec { sender: Some(fab.workers - 1), ..FlowSpec::new(cc) }).into_iter().collect();
+    let bg: Vec<FlowSpec> = background
+        .then(|| FlowSpec { sender: Some(fab.workers - 1), ..FlowSpec::new(cc) })
+        .into_iter()
+        .collect();
     let app = QueryApp {
         workers: n,
         bytes: 1_048_576,
@@ -159,11 +174,19 @@ fn query_with_background_flow_is_lossless_and_slower() {
 fn star_config_errors_name_the_field() {
     let bad = [
         (r#""workers":0,"rate_bps":1000000000,"delay_ns":1000"#, "topology.workers"),
-        (r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"forwarding":"x""#, "topology.forwarding"),
-        (r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"pfc":{"xoff_bytes":10,"xon_bytes":20}"#, "topology.pfc.xon_bytes"),
+        (
+            r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"forwarding":"x""#,
+            "topology.forwarding",
+        ),
+        (
+            r#""workers":2,"rate_bps":1000000000,"delay_ns":1000,"pfc":{"xoff_bytes":10,"xon_bytes":20}"#,
+            "topology.pfc.xon_bytes",
+        ),
     ];
     for (star, field) in bad {
-        let json = format!(r#"{{"duration_ns":1000000000,"topology":{{"kind":"star",{star}}},"flows":[{{"cc":"cubic"}}]}}"#);
+        let json = format!(
+            r#"{{"duration_ns":1000000000,"topology":{{"kind":"star",{star}}},"flows":[{{"cc":"cubic"}}]}}"#
+        );
         let e = Simulation::from_json(&json).err().expect("must fail");
         assert_eq!(e.path, field, "{e}");
     }

@@ -97,7 +97,8 @@ enum Change {
     Delete,
 }
 
-const NUMBERS: [f64; 14] = [0.0, 1.0, 2.0, 64.0, 255.0, 256.0, 1448.0, 32_769.0, 65_000.0, 1e6, 1e9, 1e12, 0.5, 0.999_999];
+const NUMBERS: [f64; 14] =
+    [0.0, 1.0, 2.0, 64.0, 255.0, 256.0, 1448.0, 32_769.0, 65_000.0, 1e6, 1e9, 1e12, 0.5, 0.999_999];
 
 /// (base index, [(place index, change)]).
 fn mutation() -> impl Strategy<Value = (usize, Vec<(usize, Change)>)> {
@@ -114,7 +115,9 @@ fn same_type(old: &Value, pick: usize) -> Value {
         Value::Number(n) if n.is_f64() => json!(NUMBERS[pick % NUMBERS.len()].min(1.0) * 0.999),
         Value::Number(_) => json!(NUMBERS[pick % NUMBERS.len()].round() as u64),
         Value::Bool(_) => json!(pick % 2 == 0),
-        Value::String(_) => json!(["cubic", "bbr", "bbr3", "dctcp", "auto", "on", "off", "ictcp"][pick % 8]),
+        Value::String(_) => {
+            json!(["cubic", "bbr", "bbr3", "dctcp", "auto", "on", "off", "ictcp"][pick % 8])
+        }
         other => other.clone(),
     }
 }

@@ -2,12 +2,22 @@
 
 mod common;
 
-use common::{assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, col_i32, col_i64, simulate, Buffer, Dumbbell, FlowSpec, Run, MSS_F};
+use common::{
+    assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, col_i32, col_i64, simulate,
+    Buffer, Dumbbell, FlowSpec, Run, MSS_F,
+};
 use sim::config::Config;
 
 const MS: u64 = 1_000_000;
 
-fn dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, ccs: &[&str]) -> Config {
+fn dumbbell(
+    rate_bps: u64,
+    rtt_ms: u64,
+    buffer_bdp: f64,
+    loss: f64,
+    dur_s: u64,
+    ccs: &[&str],
+) -> Config {
     bdp_dumbbell(7, rate_bps, rtt_ms, buffer_bdp, loss, dur_s, ccs)
 }
 
@@ -38,7 +48,8 @@ fn mathis_bps(rtt_s: f64, p: f64) -> f64 {
 /// cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾ / p^¾ and Reno-friendly = sqrt(3/(2p)) (α = 3(1−β)/(1+β)).
 fn cubic_response_bps(rtt_s: f64, p: f64) -> f64 {
     let (c, beta) = (0.4f64, 0.7f64);
-    let w_cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
+    let w_cubic =
+        (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
     let w_reno = (1.5f64 / p).sqrt();
     w_cubic.max(w_reno) * MSS_F * 8.0 / rtt_s
 }
@@ -52,10 +63,22 @@ fn reno_and_cubic_follow_their_loss_response_functions() {
             // run long enough for thousands of loss events.
             let (_, r) = simulate(dumbbell(1_000_000_000, rtt_ms, 1.0, p, 200, &[cc]));
             let g = col_f64(&r.flows, "goodput_bps")[0];
-            let model = if cc == "reno" { mathis_bps(0.040, p) } else { cubic_response_bps(0.040, p) };
+            let model =
+                if cc == "reno" { mathis_bps(0.040, p) } else { cubic_response_bps(0.040, p) };
             let err = (g - model).abs() / model;
-            println!("{cc} p={p}: sim {:.3} Mbit/s, model {:.3} Mbit/s, error {:.1} %", g / 1e6, model / 1e6, err * 100.0);
-            assert!(err <= 0.35, "{cc} p={p}: {:.3} vs model {:.3} Mbit/s ({:.0} % off)", g / 1e6, model / 1e6, err * 100.0);
+            println!(
+                "{cc} p={p}: sim {:.3} Mbit/s, model {:.3} Mbit/s, error {:.1} %",
+                g / 1e6,
+                model / 1e6,
+                err * 100.0
+            );
+            assert!(
+                err <= 0.35,
+                "{cc} p={p}: {:.3} vs model {:.3} Mbit/s ({:.0} % off)",
+                g / 1e6,
+                model / 1e6,
+                err * 100.0
+            );
         }
     }
 }
@@ -67,17 +90,26 @@ fn bbr1_keeps_most_of_the_link_under_random_loss() {
     assert!(g >= 0.85 * ceiling_bps(100e6), "bbr1 at 1.5 % loss: {:.1} Mbit/s", g / 1e6);
     let (_, r) = simulate(dumbbell(100_000_000, 40, 1.0, 0.015, 60, &["cubic"]));
     let gc = col_f64(&r.flows, "goodput_bps")[0];
-    assert!(gc < 0.2 * ceiling_bps(100e6), "cubic at 1.5 % loss should collapse, got {:.1} Mbit/s", gc / 1e6);
+    assert!(
+        gc < 0.2 * ceiling_bps(100e6),
+        "cubic at 1.5 % loss should collapse, got {:.1} Mbit/s",
+        gc / 1e6
+    );
 }
 
 #[test]
 fn same_seed_gives_bit_identical_series_and_different_seed_differs() {
-    let scenario = |seed| bdp_dumbbell(seed, 50_000_000, 20, 0.5, 0.005, 8, &["cubic", "bbr1", "reno"]);
+    let scenario =
+        |seed| bdp_dumbbell(seed, 50_000_000, 20, 0.5, 0.005, 8, &["cubic", "bbr1", "reno"]);
     let (_, r1) = simulate(scenario(7));
     let (_, r2) = simulate(scenario(7));
     for (name, c) in &r1.timeseries.columns {
         let c2 = r2.timeseries.get(name).unwrap();
-        assert_eq!(c.to_le_bytes(), c2.to_le_bytes(), "column {name} differs between identical runs");
+        assert_eq!(
+            c.to_le_bytes(),
+            c2.to_le_bytes(),
+            "column {name} differs between identical runs"
+        );
     }
     let (_, r3) = simulate(scenario(8));
     assert_ne!(
@@ -95,8 +127,13 @@ fn goodput_series_integrates_to_delivered_bytes() {
     let flow = col_i32(ts, "flow");
     let delivered = col_i64(&r.flows, "delivered_bytes");
     for f in 0..2 {
-        let sum_bytes: f64 = gp.iter().zip(&flow).filter(|(_, &fl)| fl == f).map(|(g, _)| g * 0.1 / 8.0).sum();
-        assert!((sum_bytes - delivered[f as usize] as f64).abs() < 1.0 + 1e-9 * sum_bytes, "flow {f}: {sum_bytes} vs {}", delivered[f as usize]);
+        let sum_bytes: f64 =
+            gp.iter().zip(&flow).filter(|(_, &fl)| fl == f).map(|(g, _)| g * 0.1 / 8.0).sum();
+        assert!(
+            (sum_bytes - delivered[f as usize] as f64).abs() < 1.0 + 1e-9 * sum_bytes,
+            "flow {f}: {sum_bytes} vs {}",
+            delivered[f as usize]
+        );
     }
 }
 
@@ -104,7 +141,11 @@ fn goodput_series_integrates_to_delivered_bytes() {
 fn queue_never_exceeds_its_buffer_and_drop_tail_drops_when_full() {
     let buffer = 100_000u64;
     let d = Dumbbell::new(100_000_000, 20 * MS, Buffer::Bytes(buffer));
-    let (_, r) = simulate(common::dumbbell(Run::new(1, 5_000 * MS, 10 * MS), &d, &[FlowSpec::new("cubic"), FlowSpec::new("reno")]));
+    let (_, r) = simulate(common::dumbbell(
+        Run::new(1, 5_000 * MS, 10 * MS),
+        &d,
+        &[FlowSpec::new("cubic"), FlowSpec::new("reno")],
+    ));
     let maxq = col_i64(&r.queue, "max_occupancy_bytes");
     assert!(maxq.iter().all(|&q| q as u64 <= buffer), "queue above its buffer");
     let drops = col_i64(&r.queue, "drops");
@@ -148,5 +189,9 @@ fn the_shared_wire_constants_are_the_scenario_defaults() {
     // ceiling computed from it would be off.
     let cfg = dumbbell(100_000_000, 10, 1.0, 0.0, 1, &["cubic"]);
     assert_eq!(cfg.flows[0].mss_bytes as f64, MSS_F);
-    assert_eq!(common::WIRE, 1538, "1448 payload + 52 TCP/IP with timestamps + 38 Ethernet framing");
+    assert_eq!(
+        common::WIRE,
+        1538,
+        "1448 payload + 52 TCP/IP with timestamps + 38 Ethernet framing"
+    );
 }

@@ -32,7 +32,10 @@ fn message_latency_is_the_path_physics_and_messages_follow_ack_plus_gap() {
     let mean_ns = get(&r, "rpc_mean_ms") * 1e6;
     // Above the floor only by the access links' serialization (10× the bottleneck rate) and
     // the ACK's: well under 5 µs.
-    assert!(mean_ns >= floor && mean_ns <= floor + 5_000.0, "mean latency {mean_ns} ns, floor {floor} ns");
+    assert!(
+        mean_ns >= floor && mean_ns <= floor + 5_000.0,
+        "mean latency {mean_ns} ns, floor {floor} ns"
+    );
     let p99_ns = get(&r, "rpc_p99_ms") * 1e6;
     assert!(p99_ns <= 1.05 * floor, "p99 latency {p99_ns} ns");
     // Message k is written at k·(latency + gap) and completes one latency later.
@@ -65,5 +68,8 @@ fn back_to_back_messages_stop_with_the_writer() {
     // Messages written before the stop complete; none is written after it.
     let n = get(&r, "rpc_count");
     let by_stop = (stop as f64 / lat).ceil();
-    assert!(n >= by_stop - 1.0 && n <= by_stop + 1.0, "{n} messages, {by_stop} written before the stop");
+    assert!(
+        n >= by_stop - 1.0 && n <= by_stop + 1.0,
+        "{n} messages, {by_stop} written before the stop"
+    );
 }

@@ -43,10 +43,16 @@ fn every_field_is_described_and_every_integer_bounded() {
         if path.ends_with(".kind") {
             continue; // a union's tag
         }
-        assert!(p.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty()), "{path} has no description");
+        assert!(
+            p.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty()),
+            "{path} has no description"
+        );
         let types = p.get("type").map(|t| t.to_string()).unwrap_or_default();
         if types.contains("integer") {
-            assert!(p.get("maximum").is_some(), "{path} has no maximum: a physical bound belongs in the schema");
+            assert!(
+                p.get("maximum").is_some(),
+                "{path} has no maximum: a physical bound belongs in the schema"
+            );
         }
     }
 }
@@ -86,7 +92,11 @@ fn bounds_written_on_the_types_are_enforced_with_the_path() {
     let cases: &[(&str, Value, &str)] = &[
         ("/flows/0/mss_bytes", json!(10), "flows.0.mss_bytes"),
         ("/topology/bottleneck/loss", json!(1.0), "topology.bottleneck.loss"),
-        ("/topology/bottleneck/rate_bps", json!(10_000_000_000_000_000u64), "topology.bottleneck.rate_bps"),
+        (
+            "/topology/bottleneck/rate_bps",
+            json!(10_000_000_000_000_000u64),
+            "topology.bottleneck.rate_bps",
+        ),
         ("/topology/bottleneck/buffer", json!({"bdp": 0.0}), "topology.bottleneck.buffer.bdp"),
         ("/flows/1/pacing", json!("sometimes"), "flows.1.pacing"),
         ("/flows/1/cc", json!("vegas"), "flows.1.cc"),
@@ -155,11 +165,16 @@ fn every_table_of_a_run_is_exactly_its_spec() {
         let r = sim.results();
         let tables = [&r.flows, &r.timeseries, &r.queue, &r.gaps, &r.app_events];
         for (spec, table) in TABLES.iter().zip(tables) {
-            let got: Vec<(&str, Dtype)> = table.columns.iter().map(|(n, c)| (*n, dtype_of(c))).collect();
+            let got: Vec<(&str, Dtype)> =
+                table.columns.iter().map(|(n, c)| (*n, dtype_of(c))).collect();
             let want: Vec<(&str, Dtype)> = spec.columns.iter().map(|c| (c.name, c.dtype)).collect();
             assert_eq!(got, want, "table {}", spec.name);
             let rows: Vec<usize> = table.columns.iter().map(|(_, c)| c.len()).collect();
-            assert!(rows.windows(2).all(|w| w[0] == w[1]), "{}: ragged columns {rows:?}", spec.name);
+            assert!(
+                rows.windows(2).all(|w| w[0] == w[1]),
+                "{}: ragged columns {rows:?}",
+                spec.name
+            );
             assert!(spec.columns.iter().all(|c| !c.description.is_empty()), "{}", spec.name);
         }
         assert!(!r.timeseries.columns[0].1.is_empty() && !r.queue.columns[0].1.is_empty());

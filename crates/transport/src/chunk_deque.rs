@@ -49,17 +49,13 @@ impl<T: Copy + Default, const N: usize> Default for ChunkDeque<T, N> {
 }
 
 impl<T: Copy + Default, const N: usize> ChunkDeque<T, N> {
-    const N_IS_A_POWER_OF_TWO: () = assert!(N.is_power_of_two(), "ChunkDeque: N must be a power of two");
+    const N_IS_A_POWER_OF_TWO: () =
+        assert!(N.is_power_of_two(), "ChunkDeque: N must be a power of two");
 
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::N_IS_A_POWER_OF_TWO;
-        ChunkDeque {
-            slots: Vec::new(),
-            head: 0,
-            len: 0,
-            spare: None,
-        }
+        ChunkDeque { slots: Vec::new(), head: 0, len: 0, spare: None }
     }
 
     #[inline]

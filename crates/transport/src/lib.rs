@@ -164,11 +164,8 @@ impl Packet {
     #[inline]
     pub fn push_sack_block(&mut self, (start, end): (u64, u64)) {
         let rel = |x: u64| {
-            u32::try_from(
-                x.checked_sub(self.ack)
-                    .expect("SACK block below the cumulative ACK"),
-            )
-            .expect("SACK block 2^32 segments above the cumulative ACK")
+            u32::try_from(x.checked_sub(self.ack).expect("SACK block below the cumulative ACK"))
+                .expect("SACK block 2^32 segments above the cumulative ACK")
         };
         self.sack_rel[self.n_sack as usize] = (rel(start), rel(end));
         self.n_sack += 1;

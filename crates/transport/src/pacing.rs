@@ -105,7 +105,12 @@ impl Sender {
     /// three polls of an unpaced sender); the rest of the test is a call.
     #[inline(always)]
     pub(crate) fn tso_defer(&self, now: Nanos) -> Option<bool> {
-        if self.chunk_open(now) || !self.cfg.tso || !self.cfg.tso_defer || self.paced() || self.tp.ca_state >= CaState::Recovery {
+        if self.chunk_open(now)
+            || !self.cfg.tso
+            || !self.cfg.tso_defer
+            || self.paced()
+            || self.tp.ca_state >= CaState::Recovery
+        {
             return None;
         }
         self.tso_defer_frame(now)
@@ -158,7 +163,8 @@ impl Sender {
     /// (queued in the NIC) before it stops polling the sender.
     #[inline]
     pub fn tsq_limit_bytes(&self) -> u64 {
-        (self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT).clamp(TSQ_MIN_BYTES, TSQ_LIMIT_OUTPUT_BYTES)
+        (self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT)
+            .clamp(TSQ_MIN_BYTES, TSQ_LIMIT_OUTPUT_BYTES)
     }
 
     /// Pacing gate before a segment (not a probe) goes out: false while the next burst's
@@ -189,7 +195,8 @@ impl Sender {
         if self.paced() {
             // u32 bytes × 10⁹ fits in 64 bits: no 128-bit division per packet.
             let len_ns = payload_bytes as u64 * NSEC_PER_SEC / self.pacing_rate_bytes_per_s();
-            self.pacer.next_send_ns = self.pacer.next_send_ns.max(now.saturating_sub(len_ns as u64)) + len_ns as u64;
+            self.pacer.next_send_ns =
+                self.pacer.next_send_ns.max(now.saturating_sub(len_ns as u64)) + len_ns as u64;
             self.tp.wstamp_ns = self.pacer.next_send_ns;
             self.pacer.burst_left_segs = self.pacer.burst_left_segs.saturating_sub(1);
         }

@@ -45,7 +45,9 @@
 //! (accurate-ECN style), so the sender's marked fraction is exact either way; the state machine
 //! reproduces DCTCP's ACK timing and ACK count.
 
-use crate::{Packet, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES};
+use crate::{
+    Packet, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
+};
 use cc::{Nanos, NSEC_PER_MSEC};
 
 /// Linux TCP_DELACK_MIN.
@@ -189,7 +191,9 @@ impl Receiver {
     pub fn window_bytes(&self) -> u64 {
         let buf = match self.cfg.rcvbuf_bytes {
             None => u64::MAX,
-            Some(buf) => buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64 + self.unread_bytes),
+            Some(buf) => {
+                buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64 + self.unread_bytes)
+            }
         };
         match self.rwnd_override_bytes {
             None => buf,
@@ -312,7 +316,9 @@ impl Receiver {
             self.rcv_nxt += 1;
             self.delivered_bytes += seg.payload_bytes as u64;
             // Pull in any out-of-order run that is now contiguous.
-            if let Some((&s, &e)) = if self.ooo.is_empty() { None } else { self.ooo.first_key_value() } {
+            if let Some((&s, &e)) =
+                if self.ooo.is_empty() { None } else { self.ooo.first_key_value() }
+            {
                 if s == self.rcv_nxt {
                     self.ooo.pop_first();
                     self.ooo_segs -= e - s;
@@ -479,11 +485,7 @@ impl Receiver {
                 return (seq < e).then_some((s, e));
             }
         }
-        self.ooo
-            .range(..=seq)
-            .next_back()
-            .filter(|&(_, &e)| e > seq)
-            .map(|(&s, &e)| (s, e))
+        self.ooo.range(..=seq).next_back().filter(|&(_, &e)| e > seq).map(|(&s, &e)| (s, e))
     }
 
     /// Build an ACK for the current state.

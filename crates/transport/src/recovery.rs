@@ -59,10 +59,21 @@ impl Rack {
     /// remembered becomes RACK's reference. A retransmitted segment acked sooner than min_rtt
     /// after its retransmission may be the original's ACK: it must not advance RACK.
     #[inline]
-    pub(crate) fn on_delivered(&mut self, now: Nanos, seq: u64, xmit_ns: Nanos, ever_retrans: bool, min_rtt_ns: u64) {
+    pub(crate) fn on_delivered(
+        &mut self,
+        now: Nanos,
+        seq: u64,
+        xmit_ns: Nanos,
+        ever_retrans: bool,
+        min_rtt_ns: u64,
+    ) {
         let rtt = now.saturating_sub(xmit_ns);
         let ambiguous = ever_retrans && min_rtt_ns != u64::MAX && rtt < min_rtt_ns;
-        if !ambiguous && (!self.valid || xmit_ns > self.xmit_ns || (xmit_ns == self.xmit_ns && seq > self.seq)) {
+        if !ambiguous
+            && (!self.valid
+                || xmit_ns > self.xmit_ns
+                || (xmit_ns == self.xmit_ns && seq > self.seq))
+        {
             self.xmit_ns = xmit_ns;
             self.seq = seq;
             self.rtt_ns = rtt;
@@ -106,10 +117,11 @@ pub(crate) struct Recovery {
 }
 
 impl Sender {
-
     /// RACK reordering window (Linux tcp_rack_reo_wnd).
     fn reo_wnd(&self) -> u64 {
-        if !self.rack.reord_seen && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH) {
+        if !self.rack.reord_seen
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH)
+        {
             return 0;
         }
         let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns };
@@ -151,7 +163,8 @@ impl Sender {
                 self.sb.mark_lost(&mut self.tp, &mut self.cc, seq);
                 lost += 1;
             } else {
-                self.timers.reo_at_ns = Some(self.timers.reo_at_ns.map_or(deadline, |d| d.min(deadline)));
+                self.timers.reo_at_ns =
+                    Some(self.timers.reo_at_ns.map_or(deadline, |d| d.min(deadline)));
                 break;
             }
             cur = next;
@@ -232,7 +245,9 @@ impl Sender {
     pub(crate) fn update_state(&mut self, ack: &Packet, acked_new: bool) {
         // Spurious retransmission (Eifel, RFC 3522): the ACK echoes a timestamp older than our
         // first retransmission, so the original transmission arrived.
-        let delayed = self.rec.undo_marker && self.rec.retrans_stamp_ns != 0 && ack.ts_ns < self.rec.retrans_stamp_ns;
+        let delayed = self.rec.undo_marker
+            && self.rec.retrans_stamp_ns != 0
+            && ack.ts_ns < self.rec.retrans_stamp_ns;
         match self.tp.ca_state {
             CaState::Loss => {
                 if acked_new && delayed {
@@ -353,7 +368,11 @@ impl Sender {
 
     /// Arm the tail loss probe (RFC 8985 §7.2) when in Open state with data outstanding.
     pub(crate) fn schedule_tlp(&mut self, now: Nanos) {
-        if self.rec.tlp_outstanding || self.tp.ca_state != CaState::Open || self.tp.srtt_ns == 0 || self.tp.packets_out == 0 {
+        if self.rec.tlp_outstanding
+            || self.tp.ca_state != CaState::Open
+            || self.tp.srtt_ns == 0
+            || self.tp.packets_out == 0
+        {
             self.timers.tlp_at_ns = None;
             return;
         }

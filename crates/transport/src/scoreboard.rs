@@ -143,12 +143,16 @@ impl Seg {
     /// linked, with the scoreboard's `snd_una` and `snd_nxt` (see `prev_from`, `next_from`).
     #[inline]
     fn links(&self, seq: u64, snd_una: u64, snd_nxt: u64) -> Option<(u64, u64)> {
-        (self.flags & F_LINKED != 0)
-            .then(|| (prev_from(seq, self.prev_delta, snd_una), next_from(seq, self.next_delta, snd_nxt)))
+        (self.flags & F_LINKED != 0).then(|| {
+            (prev_from(seq, self.prev_delta, snd_una), next_from(seq, self.next_delta, snd_nxt))
+        })
     }
 
     fn set_rate(&mut self, r: &PacketRateState) {
-        debug_assert_eq!(r.sent_ns, self.xmit_ns, "a rate snapshot is taken when the segment is sent");
+        debug_assert_eq!(
+            r.sent_ns, self.xmit_ns,
+            "a rate snapshot is taken when the segment is sent"
+        );
         self.first_tx_mstamp_ns = r.first_tx_mstamp_ns;
         self.delivered_mstamp_ns = r.delivered_mstamp_ns;
         self.delivered = r.delivered;
@@ -354,7 +358,11 @@ impl Scoreboard {
         s.next_delta = 1;
         s.flags = F_LINKED;
         if tail != NIL {
-            debug_assert_eq!(link_from(tail, self.seg(tail).next_delta), seq, "the tail links to snd_nxt");
+            debug_assert_eq!(
+                link_from(tail, self.seg(tail).next_delta),
+                seq,
+                "the tail links to snd_nxt"
+            );
         } else {
             self.ts_head = seq;
         }
@@ -433,7 +441,12 @@ impl Scoreboard {
     /// Tag segment `seq` SACKed: counters, rate sample, off the in-flight list. None if it was
     /// SACKed before (already counted).
     #[inline]
-    pub(crate) fn tag_sacked(&mut self, tp: &mut TcpCc, seq: u64, rs: &mut RateSample) -> Option<Delivered> {
+    pub(crate) fn tag_sacked(
+        &mut self,
+        tp: &mut TcpCc,
+        seq: u64,
+        rs: &mut RateSample,
+    ) -> Option<Delivered> {
         let (una, nxt) = (self.snd_una, self.snd_nxt);
         let s = self.seg_mut(seq);
         let f = s.flags;
@@ -631,7 +644,10 @@ impl Scoreboard {
         let (mut walked, mut prev, mut cur) = (0usize, NIL, self.ts_head);
         while cur != NIL {
             if cur < self.snd_una || cur >= self.snd_nxt {
-                return Err(format!("in-flight list reaches {cur}, outside [{}, {})", self.snd_una, self.snd_nxt));
+                return Err(format!(
+                    "in-flight list reaches {cur}, outside [{}, {})",
+                    self.snd_una, self.snd_nxt
+                ));
             }
             let s = self.seg(cur);
             if s.flags & F_LINKED == 0 || prev_from(cur, s.prev_delta, self.snd_una) != prev {
@@ -644,7 +660,9 @@ impl Scoreboard {
             (prev, cur) = (cur, next_from(cur, s.next_delta, self.snd_nxt));
         }
         if prev != self.ts_tail || walked != tagged {
-            return Err(format!("in-flight list reaches {walked} segments, {tagged} are tagged linked"));
+            return Err(format!(
+                "in-flight list reaches {walked} segments, {tagged} are tagged linked"
+            ));
         }
         Ok(())
     }

@@ -31,7 +31,10 @@ use crate::rtt::RttEstimator;
 use crate::scoreboard::{Delivered, Scoreboard, F_RETRANS, F_SACKED};
 use crate::stream::SendStream;
 use crate::timers::Timers;
-use crate::{Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES};
+use crate::{
+    Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES,
+    TCP_IP_HEADER_BYTES,
+};
 use cc::rate::{self, RateSample};
 use cc::{AckFlags, CaState, Cc, CwndEvent, Nanos, TcpCc, NSEC_PER_MSEC};
 
@@ -245,7 +248,10 @@ impl Sender {
         }
         if !self.has_data_to_send() {
             if self.stream.write_end != u64::MAX {
-                rate::check_app_limited(&mut self.tp, self.stream.write_end.saturating_sub(self.sb.snd_nxt));
+                rate::check_app_limited(
+                    &mut self.tp,
+                    self.stream.write_end.saturating_sub(self.sb.snd_nxt),
+                );
             }
             self.cwnd_validate(false);
             return None;
@@ -390,7 +396,9 @@ impl Sender {
                 Some(self.make_data(seq, now, false))
             }
             Probe::Retrans(seq)
-                if seq >= self.sb.snd_una && seq < self.sb.snd_nxt && self.sb.flags(seq) & (F_SACKED | F_RETRANS) == 0 =>
+                if seq >= self.sb.snd_una
+                    && seq < self.sb.snd_nxt
+                    && self.sb.flags(seq) & (F_SACKED | F_RETRANS) == 0 =>
             {
                 self.transmit_retrans(now, seq);
                 Some(self.make_data(seq, now, true))
@@ -424,7 +432,11 @@ impl Sender {
     /// `poll_transmit` needs. A driver that holds the sender back for another reason (TSQ, a
     /// paused NIC) must not spin on this; it polls again when that reason clears.
     pub fn next_send_time(&self) -> Option<Nanos> {
-        if self.paced() && self.pacer.burst_left_segs == 0 && self.has_data_to_send() && self.cwnd_allows() {
+        if self.paced()
+            && self.pacer.burst_left_segs == 0
+            && self.has_data_to_send()
+            && self.cwnd_allows()
+        {
             Some(self.pacer.next_send_ns)
         } else {
             None
@@ -438,7 +450,8 @@ impl Sender {
         // Linux arms either the loss-probe or the RTO timer, never both: a due probe goes first
         // and re-arms the RTO (RFC 8985 §7.3).
         let rto_at = self.timers.rto_at_ns;
-        let tlp_due = self.timers.tlp_at_ns.is_some_and(|d| now >= d && rto_at.is_none_or(|r| d <= r));
+        let tlp_due =
+            self.timers.tlp_at_ns.is_some_and(|d| now >= d && rto_at.is_none_or(|r| d <= r));
         if tlp_due {
             self.timers.tlp_at_ns = None;
             self.send_loss_probe();
@@ -520,7 +533,10 @@ impl Sender {
         }
         self.rec.ece_this_ack = ece_new;
         let delivered = acked.delivered;
-        self.cc.in_ack_event(&mut self.tp, AckFlags { ece: ece_new, window_update: acked_new, acked_data: delivered > 0 });
+        self.cc.in_ack_event(
+            &mut self.tp,
+            AckFlags { ece: ece_new, window_update: acked_new, acked_data: delivered > 0 },
+        );
 
         // 3. RTT samples (Karn: only from segments never retransmitted). Linux
         // tcp_ack_update_rtt: an ACK that advances snd_una with no such segment (it acks a
@@ -585,7 +601,11 @@ impl Sender {
         } else if acked_new || delivered > 0 {
             self.schedule_tlp(now);
         }
-        if self.completed_ns.is_none() && self.is_done() && self.stream.write_end != u64::MAX && !self.cfg.app_writes {
+        if self.completed_ns.is_none()
+            && self.is_done()
+            && self.stream.write_end != u64::MAX
+            && !self.cfg.app_writes
+        {
             self.completed_ns = Some(now);
         }
     }

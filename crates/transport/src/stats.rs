@@ -197,7 +197,10 @@ mod tests {
         // Samples far apart, the lower ones last: the span widens downwards and every quantile
         // still finds its bucket.
         let mut h = RttHistogram::new();
-        let v: Vec<u64> = (0..64).map(|i| 50_000_000 - i * 700_000).chain((0..64).map(|i| 20_000 + i * 100)).collect();
+        let v: Vec<u64> = (0..64)
+            .map(|i| 50_000_000 - i * 700_000)
+            .chain((0..64).map(|i| 20_000 + i * 100))
+            .collect();
         v.iter().for_each(|&x| h.record(x));
         let mut sorted = v.clone();
         sorted.sort_unstable();

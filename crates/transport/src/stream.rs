@@ -107,7 +107,8 @@ impl Sender {
         if self.stop_ns.is_some_and(|s| now >= s) {
             return false;
         }
-        self.stream.write_end = self.stream.write_end.saturating_add(bytes.div_ceil(self.cfg.mss as u64).max(1));
+        self.stream.write_end =
+            self.stream.write_end.saturating_add(bytes.div_ceil(self.cfg.mss as u64).max(1));
         true
     }
 

@@ -29,7 +29,13 @@ fn dctcp_cuts_by_alpha_over_two_once_per_window_and_prr_reaches_ssthresh() {
     w.run_with(2_000_000_000, |s, before| {
         let st = s.cc.sample(&s.tp);
         if before != CaState::Cwr && s.tp.ca_state == CaState::Cwr {
-            entries.push((s.snd_una(), s.snd_nxt(), s.tp.prior_cwnd, s.tp.snd_ssthresh, st.ecn_alpha));
+            entries.push((
+                s.snd_una(),
+                s.snd_nxt(),
+                s.tp.prior_cwnd,
+                s.tp.snd_ssthresh,
+                st.ecn_alpha,
+            ));
         }
         if before == CaState::Cwr && s.tp.ca_state != CaState::Cwr {
             exits.push((s.tp.snd_cwnd, s.tp.snd_ssthresh));
@@ -40,12 +46,20 @@ fn dctcp_cuts_by_alpha_over_two_once_per_window_and_prr_reaches_ssthresh() {
     for pair in entries.windows(2) {
         let (a, b) = (pair[0], pair[1]);
         // The next reduction only after the whole window outstanding at this one was acked.
-        assert!(b.0 > a.1, "reduction at snd_una {} inside the window [.., {}) of the previous one", b.0, a.1);
+        assert!(
+            b.0 > a.1,
+            "reduction at snd_una {} inside the window [.., {}) of the previous one",
+            b.0,
+            a.1
+        );
     }
     for &(_, _, prior, ss, alpha) in &entries {
         // RFC 8257 §3.3: cwnd ← cwnd·(1 − alpha/2) (Linux floors the cut, min 2).
         let want = (prior as f64 * (1.0 - alpha / 2.0)).max(2.0);
-        assert!((ss as f64 - want).abs() <= 1.0, "ssthresh {ss} after cwnd {prior}, alpha {alpha}: want {want:.1}");
+        assert!(
+            (ss as f64 - want).abs() <= 1.0,
+            "ssthresh {ss} after cwnd {prior}, alpha {alpha}: want {want:.1}"
+        );
     }
     // Converged alpha is far below 1 (a Reno-sized cut would be alpha = 1).
     let late: Vec<f64> = entries.iter().skip(entries.len() / 2).map(|e| e.4).collect();
@@ -70,6 +84,10 @@ fn one_burst_of_marks_gives_exactly_one_reduction() {
             n += 1;
         }
     });
-    assert!(w.sender.tp.delivered_ce > 10, "the marks reached the sender ({})", w.sender.tp.delivered_ce);
+    assert!(
+        w.sender.tp.delivered_ce > 10,
+        "the marks reached the sender ({})",
+        w.sender.tp.delivered_ce
+    );
     assert_eq!(n, 1, "{n} reductions for one burst of marks");
 }

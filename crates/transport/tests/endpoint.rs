@@ -74,7 +74,11 @@ fn a_retransmission_lost_after_an_rto_is_detected_by_rack_not_a_second_rto() {
     assert_eq!(w.receiver.delivered_bytes, 300 * MSS);
     assert_eq!(w.sender.stats.rto_count, 1, "the lost retransmission must not need another RTO");
     let lost_again = w.data_sent[(first_rtx + 3) as usize].1;
-    assert_eq!(w.retransmissions().iter().filter(|&&s| s == lost_again).count(), 2, "{lost_again} resent once more");
+    assert_eq!(
+        w.retransmissions().iter().filter(|&&s| s == lost_again).count(),
+        2,
+        "{lost_again} resent once more"
+    );
 }
 
 #[test]
@@ -92,8 +96,16 @@ fn tail_loss_is_repaired_by_the_loss_probe() {
     let probe = w.data_sent.iter().find(|x| x.2).unwrap();
     let last_new = w.data_sent[19].0;
     let srtt = w.sender.tp.srtt_ns;
-    assert!(probe.0 >= last_new + 2 * srtt, "probe at {} too early (last send {last_new}, srtt {srtt})", probe.0);
-    assert!(probe.0 <= last_new + srtt + 200 * MS + 2 * srtt, "probe at {} later than the RTO", probe.0);
+    assert!(
+        probe.0 >= last_new + 2 * srtt,
+        "probe at {} too early (last send {last_new}, srtt {srtt})",
+        probe.0
+    );
+    assert!(
+        probe.0 <= last_new + srtt + 200 * MS + 2 * srtt,
+        "probe at {} later than the RTO",
+        probe.0
+    );
     assert!(w.sender.tp.snd_cwnd >= 10, "a probe must not collapse cwnd like an RTO");
 }
 
@@ -119,7 +131,8 @@ fn rto_fires_after_rto_min_and_backs_off_exponentially() {
 fn spurious_rto_from_a_delay_spike_is_undone_by_timestamps() {
     let mut w = wire("reno", None, 5, 10_000);
     // A receive window below the BDP keeps the wire's queue empty, so SRTT ≈ 10 ms.
-    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(40 * MSS), ..Default::default() });
+    w.receiver =
+        Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(40 * MSS), ..Default::default() });
     w.run(300 * MS);
     let before = w.sender.tp.snd_cwnd;
     assert!(before > 20 && w.sender.tp.srtt_ns < 15 * MS);
@@ -129,7 +142,11 @@ fn spurious_rto_from_a_delay_spike_is_undone_by_timestamps() {
     w.run(1_500 * MS);
     assert!(w.sender.stats.rto_count >= 1, "the delay must cause an RTO");
     assert!(w.sender.stats.spurious_undos >= 1, "the RTO must be detected as spurious");
-    assert!(w.sender.tp.snd_cwnd >= before / 2, "cwnd {} restored (was {before})", w.sender.tp.snd_cwnd);
+    assert!(
+        w.sender.tp.snd_cwnd >= before / 2,
+        "cwnd {} restored (was {before})",
+        w.sender.tp.snd_cwnd
+    );
 }
 
 #[test]
@@ -173,7 +190,8 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
 #[test]
 fn receive_window_limits_the_sender() {
     let mut w = wire("reno", None, 50, 100_000);
-    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(64 * MSS), ..Default::default() });
+    w.receiver =
+        Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(64 * MSS), ..Default::default() });
     w.run(3_000 * MS);
     // 64 segments per 100 ms RTT whatever cwnd says.
     let rate = w.receiver.delivered_bytes as f64 / 3.0;
@@ -184,7 +202,8 @@ fn receive_window_limits_the_sender() {
 
 #[test]
 fn pacing_spaces_packets_at_the_pacing_rate() {
-    let mut s = sender("reno", SenderConfig { pacing: Some(true), tso: false, ..Default::default() });
+    let mut s =
+        sender("reno", SenderConfig { pacing: Some(true), tso: false, ..Default::default() });
     s.tp.pacing_rate_bytes_per_s = 1000 * MSS; // 1000 segments/s
     let mut times = vec![];
     let mut now = 0;

@@ -74,7 +74,8 @@ impl AckAggregation {
         let epoch_ns = stamp_ns.saturating_sub(self.epoch_start_ns);
         let mut expected = packets_in(bw, epoch_ns).min(u32::MAX as u128) as u32;
         // Reset the epoch if ACKs arrive slower than expected, or after very many packets.
-        if self.epoch_acked <= expected || self.epoch_acked + acked >= ACK_EPOCH_ACKED_RESET_THRESH {
+        if self.epoch_acked <= expected || self.epoch_acked + acked >= ACK_EPOCH_ACKED_RESET_THRESH
+        {
             self.restart_epoch(stamp_ns);
             expected = 0;
         }
@@ -86,7 +87,15 @@ impl AckAggregation {
     /// the other slot every `win_rtts` rounds, account the ACK in the epoch and keep its
     /// extra_acked (returned) in the current slot.
     #[inline]
-    pub fn update(&mut self, rs: &RateSample, round_start: bool, win_rtts: u32, bw: u64, stamp_ns: Nanos, cwnd: u32) -> Option<u32> {
+    pub fn update(
+        &mut self,
+        rs: &RateSample,
+        round_start: bool,
+        win_rtts: u32,
+        bw: u64,
+        stamp_ns: Nanos,
+        cwnd: u32,
+    ) -> Option<u32> {
         if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
             return None;
         }

@@ -68,7 +68,14 @@ pub struct EcnState {
 
 impl Default for EcnState {
     fn default() -> Self {
-        EcnState { eligible: false, alpha: ECN_ALPHA_INIT, alpha_last_delivered: 0, alpha_last_delivered_ce: 0, last_delivered_ce: 0, startup_rounds: 0 }
+        EcnState {
+            eligible: false,
+            alpha: ECN_ALPHA_INIT,
+            alpha_last_delivered: 0,
+            alpha_last_delivered_ce: 0,
+            last_delivered_ce: 0,
+            startup_rounds: 0,
+        }
     }
 }
 

@@ -21,9 +21,11 @@ pub fn bdp(bw: u64, min_rtt_ns: Nanos, gain: u64, init_cwnd: u32) -> u32 {
     if min_rtt_ns == u64::MAX {
         return init_cwnd;
     }
-    let w = bw as u128 * min_rtt_ns as u128; // (packets/µs << 24) × ns
+    // (packets/µs << 24) × ns
+    let w = bw as u128 * min_rtt_ns as u128;
     // Rounded up with one division (`div_ceil` would add a u128 remainder per call).
-    ((((w * gain as u128) >> GAIN_SHIFT) + BW_NS_UNIT - 1) / BW_NS_UNIT).min(INF_PKTS as u128 - 1) as u32
+    ((((w * gain as u128) >> GAIN_SHIFT) + BW_NS_UNIT - 1) / BW_NS_UNIT).min(INF_PKTS as u128 - 1)
+        as u32
 }
 
 /// `bbr_packets_in_net_at_edt`: the data in flight when the next packet departs (EDT, the
@@ -31,7 +33,13 @@ pub fn bdp(bw: u64, min_rtt_ns: Nanos, gain: u64, init_cwnd: u32) -> u32 {
 /// it and deducting what `bw` delivers until then, the interval read on `clock` (v2alpha reads it
 /// in µs as Linux does).
 #[inline]
-pub fn packets_in_net_at_edt(tp: &TcpCc, bw: u64, inflight_now: u32, edt_burst_segs: u32, clock: Clock) -> u32 {
+pub fn packets_in_net_at_edt(
+    tp: &TcpCc,
+    bw: u64,
+    inflight_now: u32,
+    edt_burst_segs: u32,
+    clock: Clock,
+) -> u32 {
     let now = tp.now_ns;
     let edt = tp.wstamp_ns.max(now);
     let interval_delivered = packets_in_on(clock, bw, edt - now) as u64;
@@ -64,7 +72,13 @@ pub fn inflight_with_headroom(inflight_hi: u32, headroom: u64) -> u32 {
 /// `bbr2_bound_cwnd_for_inflight_model` / §BoundCwndForModel: cwnd ≤ the state's long-term bound
 /// and ≤ inflight_lo (what loss/ECN allowed since the last probe), ≥ the minimum cwnd.
 #[inline]
-pub fn bound_cwnd_for_inflight_model(tp: &mut TcpCc, cap: InflightCap, inflight_hi: u32, inflight_lo: u32, headroom: u64) {
+pub fn bound_cwnd_for_inflight_model(
+    tp: &mut TcpCc,
+    cap: InflightCap,
+    inflight_hi: u32,
+    inflight_lo: u32,
+    headroom: u64,
+) {
     let cap = match cap {
         InflightCap::None => INF_PKTS,
         InflightCap::Hi => inflight_hi,
@@ -107,8 +121,13 @@ mod tests {
         assert_eq!(bdp(bw, 40_000_000, GAIN_UNIT, 10), 80);
         assert_eq!(bdp(bw, 40_000_000, 2 * GAIN_UNIT, 10), 160);
         assert_eq!(bdp(bw, u64::MAX, GAIN_UNIT, 10), 10, "no RTT sample yet");
-        for (bw, rtt, g) in [(1u64, 1u64, GAIN_UNIT), (33_555, 40_000_123, linux_gain(739)), (1 << 40, 7, linux_gain(88))] {
-            let exact = ((bw as u128 * rtt as u128 * g as u128) >> GAIN_SHIFT).div_ceil(BW_NS_UNIT) as u32;
+        for (bw, rtt, g) in [
+            (1u64, 1u64, GAIN_UNIT),
+            (33_555, 40_000_123, linux_gain(739)),
+            (1 << 40, 7, linux_gain(88)),
+        ] {
+            let exact =
+                ((bw as u128 * rtt as u128 * g as u128) >> GAIN_SHIFT).div_ceil(BW_NS_UNIT) as u32;
             assert_eq!(bdp(bw, rtt, g, 10), exact);
         }
     }

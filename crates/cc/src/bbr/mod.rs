@@ -80,7 +80,12 @@ use aggregation::AckAggregation;
 /// aggregation). The version then paces at exactly bw in PROBE_BW, or checks whether PROBE_RTT
 /// is over.
 #[inline]
-fn restart_from_idle(tp: &TcpCc, ev: CwndEvent, idle_restart: &mut bool, agg: &mut AckAggregation) -> bool {
+fn restart_from_idle(
+    tp: &TcpCc,
+    ev: CwndEvent,
+    idle_restart: &mut bool,
+    agg: &mut AckAggregation,
+) -> bool {
     if ev != CwndEvent::TxStart || tp.app_limited == 0 {
         return false;
     }

@@ -24,8 +24,16 @@ pub fn rate_bytes_per_sec(bw: u64, mss: u32, gain: u64, margin_percent: u64) -> 
 /// in v1 before Linux 4.20), not below `floor_bytes_per_s` (mainline v1: 0; v2alpha and v3 floor
 /// it at 1 B/s) and not above `SO_MAX_PACING_RATE`.
 #[inline]
-pub fn bw_to_pacing_rate(tp: &TcpCc, bw: u64, gain: u64, floor_bytes_per_s: u64, margin_percent: u64) -> u64 {
-    rate_bytes_per_sec(bw, tp.mss, gain, margin_percent).max(floor_bytes_per_s).min(tp.max_pacing_rate_bytes_per_s)
+pub fn bw_to_pacing_rate(
+    tp: &TcpCc,
+    bw: u64,
+    gain: u64,
+    floor_bytes_per_s: u64,
+    margin_percent: u64,
+) -> u64 {
+    rate_bytes_per_sec(bw, tp.mss, gain, margin_percent)
+        .max(floor_bytes_per_s)
+        .min(tp.max_pacing_rate_bytes_per_s)
 }
 
 /// The pacing-rate model of a flow: whether the first RTT sample re-derived the initial rate yet.
@@ -58,7 +66,8 @@ impl<const FLOOR: u64> Pacer<FLOOR> {
             NSEC_PER_MSEC
         };
         let bw = bw_floor(tp.snd_cwnd as u64, rtt_ns);
-        tp.pacing_rate_bytes_per_s = bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR, self.margin_percent);
+        tp.pacing_rate_bytes_per_s =
+            bw_to_pacing_rate(tp, bw, self.startup_gain, FLOOR, self.margin_percent);
     }
 
     /// `bbr_set_pacing_rate`: pace at `gain · bw`, but never lower the rate before the pipe is full.

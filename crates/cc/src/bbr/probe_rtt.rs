@@ -49,14 +49,27 @@ impl MinRtt {
     /// Linux v1 before 5.10 `<=`; draft, Linux v1 since 5.10 and v3 `<`). An expired window takes
     /// any sample not from a delayed ACK.
     #[inline]
-    pub fn update(&mut self, now: Nanos, rs: &RateSample, win_ns: Nanos, refresh_on_equal: bool) -> bool {
+    pub fn update(
+        &mut self,
+        now: Nanos,
+        rs: &RateSample,
+        win_ns: Nanos,
+        refresh_on_equal: bool,
+    ) -> bool {
         self.update_with(now, rs, win_ns, refresh_on_equal, true)
     }
 
     /// [`MinRtt::update`], with the expired window taking delayed-ACK samples too unless
     /// `expiry_skips_delayed_acks` (Linux v1 before 4.17 took them).
     #[inline]
-    pub fn update_with(&mut self, now: Nanos, rs: &RateSample, win_ns: Nanos, refresh_on_equal: bool, expiry_skips_delayed_acks: bool) -> bool {
+    pub fn update_with(
+        &mut self,
+        now: Nanos,
+        rs: &RateSample,
+        win_ns: Nanos,
+        refresh_on_equal: bool,
+        expiry_skips_delayed_acks: bool,
+    ) -> bool {
         let expired = now > self.stamp_ns.saturating_add(win_ns);
         if rs.rtt_ns >= 0 {
             let rtt = rs.rtt_ns as u64;
@@ -159,7 +172,11 @@ mod tests {
             let mut m = MinRtt::new(40_000_000, 0);
             let expired = m.update(3 * S, &sample(40_000_000, false), 10 * S, refresh_on_equal);
             assert!(!expired);
-            assert_eq!((m.rtt_ns, m.stamp_ns), (40_000_000, want_stamp), "refresh_on_equal {refresh_on_equal}");
+            assert_eq!(
+                (m.rtt_ns, m.stamp_ns),
+                (40_000_000, want_stamp),
+                "refresh_on_equal {refresh_on_equal}"
+            );
             // A lower sample restarts it under both rules.
             m.update(4 * S, &sample(39_000_000, false), 10 * S, refresh_on_equal);
             assert_eq!((m.rtt_ns, m.stamp_ns), (39_000_000, 4 * S));

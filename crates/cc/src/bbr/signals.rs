@@ -79,11 +79,21 @@ impl CongestionSignals {
     /// end of a loss round spent in fast recovery with at least `full_loss_cnt` loss events and a
     /// loss rate that `too_high` confirms, the pipe is full. Counts this ACK's loss event.
     #[inline]
-    pub fn startup_loss_too_high(&mut self, rs: &RateSample, ca_state: CaState, full_loss_cnt: u32, too_high: impl FnOnce() -> bool) -> bool {
+    pub fn startup_loss_too_high(
+        &mut self,
+        rs: &RateSample,
+        ca_state: CaState,
+        full_loss_cnt: u32,
+        too_high: impl FnOnce() -> bool,
+    ) -> bool {
         if rs.losses > 0 {
             self.loss_events_in_round = (self.loss_events_in_round + 1).min(0xF);
         }
-        if self.loss_round_start && ca_state == CaState::Recovery && self.loss_events_in_round >= full_loss_cnt && too_high() {
+        if self.loss_round_start
+            && ca_state == CaState::Recovery
+            && self.loss_events_in_round >= full_loss_cnt
+            && too_high()
+        {
             return true;
         }
         if self.loss_round_start {

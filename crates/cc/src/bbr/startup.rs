@@ -76,7 +76,13 @@ impl FullBw {
     /// starts; otherwise (the draft) only the round-start sample counts and a zero sample never
     /// raises the baseline.
     #[inline]
-    pub fn check_sample(&mut self, round_start: bool, is_app_limited: bool, sample_bw: u64, every_ack: bool) {
+    pub fn check_sample(
+        &mut self,
+        round_start: bool,
+        is_app_limited: bool,
+        sample_bw: u64,
+        every_ack: bool,
+    ) {
         if self.now || is_app_limited {
             return;
         }

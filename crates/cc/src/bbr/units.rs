@@ -97,8 +97,13 @@ mod tests {
         // Every 2^8 gain Linux uses (high gain 739, drain 88, 5/4 = 320, 3/4 = 192, …) against a
         // spread of multiplicands, including ones where the low bits matter.
         for g in [739u32, 88, 320, 192, 256, 512, 128, 232, 710, 38, 180] {
-            for x in [0u128, 1, 255, 256, 257, 12345, 1 << 40, (1 << 60) + 12345, u64::MAX as u128] {
-                assert_eq!((x * linux_gain(g) as u128) >> GAIN_SHIFT, (x * g as u128) >> BBR_SCALE, "g {g} x {x}");
+            for x in [0u128, 1, 255, 256, 257, 12345, 1 << 40, (1 << 60) + 12345, u64::MAX as u128]
+            {
+                assert_eq!(
+                    (x * linux_gain(g) as u128) >> GAIN_SHIFT,
+                    (x * g as u128) >> BBR_SCALE,
+                    "g {g} x {x}"
+                );
             }
         }
     }
@@ -108,7 +113,11 @@ mod tests {
         // 80 packets in 40 ms = 2 packets/ms = 0.002 packets/µs.
         let bw = bw_floor(80, 40_000_000);
         assert_eq!(bw, (80u128 * (1 << 24) * 1000 / 40_000_000) as u64);
-        assert_eq!(bw_ceil(80, 40_000_000), bw + 1, "0.002·2^24 is not an integer: ceil is one more");
+        assert_eq!(
+            bw_ceil(80, 40_000_000),
+            bw + 1,
+            "0.002·2^24 is not an integer: ceil is one more"
+        );
         assert_eq!(bw_ceil(1, 1000), bw_floor(1, 1000), "exact quotients are not rounded up");
         assert_eq!(packets_in(bw, 40_000_000), 79, "floor(bw) loses a fraction of a packet");
         assert_eq!(packets_in(bw_ceil(80, 40_000_000), 40_000_000), 80);
@@ -120,11 +129,19 @@ mod tests {
     fn the_us_clock_is_the_ns_formula_on_a_truncated_interval() {
         for bw in [1u64, 33_554, 70_000_000, 1 << 40] {
             for ns in [0u64, 999, 1_000, 1_999, 40_000_000, 123_456_789] {
-                assert_eq!(packets_in_on(Clock::Us, bw, ns), packets_in(bw, ns / 1000 * 1000), "bw {bw} ns {ns}");
+                assert_eq!(
+                    packets_in_on(Clock::Us, bw, ns),
+                    packets_in(bw, ns / 1000 * 1000),
+                    "bw {bw} ns {ns}"
+                );
                 assert_eq!(packets_in_on(Clock::Ns, bw, ns), packets_in(bw, ns));
             }
         }
-        assert_ne!(packets_in_on(Clock::Us, 1 << 40, 1_999), packets_in(1 << 40, 1_999), "µs truncation loses bw·999 ns");
+        assert_ne!(
+            packets_in_on(Clock::Us, 1 << 40, 1_999),
+            packets_in(1 << 40, 1_999),
+            "µs truncation loses bw·999 ns"
+        );
     }
 
     #[test]

@@ -88,14 +88,20 @@ fn gain_reaches_the_link_rate_in_log_bdp_rounds() {
         // Doubling per round from IW: log2(BDP / IW) rounds, plus the first RTT sample, the
         // round the queue signal needs to come back, and slack for the ramp's start.
         let bound = (bdp / 10.0).log2() + 5.0;
-        println!("prop {prop_ms} ms, BDP {bdp} pkts: Gain left after {r:.1} rounds (bound {bound:.1})");
+        println!(
+            "prop {prop_ms} ms, BDP {bdp} pkts: Gain left after {r:.1} rounds (bound {bound:.1})"
+        );
         assert!(r <= bound, "BDP {bdp}: {r:.1} rounds > {bound:.1}");
         // Left Gain because the link is full: in the next round the link is busy, and by its
         // end the bottleneck estimate is the link rate.
         let w = sim.windows(prop_ms * MS, 1)[0];
         assert!(w.util > 0.99, "utilisation {:.3} in the round after Gain", w.util);
         let bw = sim.cc.bw();
-        assert!((bw - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.02, "bw {bw} vs {}", sim.rate_bytes());
+        assert!(
+            (bw - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.02,
+            "bw {bw} vs {}",
+            sim.rate_bytes()
+        );
         rounds.push(r);
     }
     // Logarithmic, not linear: 100× the BDP costs about log2(100) ≈ 6.6 more rounds.
@@ -125,8 +131,17 @@ fn gain_overshoot_is_that_of_a_smooth_doubling_stopped_at_the_first_signal() {
         let t_q = (2.0 * r * qt / (c * std::f64::consts::LN_2)).sqrt();
         let l = r + t_q;
         let model = c * r * ((l / r).exp2() - 1.0) / std::f64::consts::LN_2 - c * l;
-        println!("prop {prop_ms} ms: Gain peak queue {:.2} BDP, smooth-doubling model {:.2} BDP", peak / bdp, model / bdp);
-        assert!(peak < 1.15 * model, "peak queue {:.2} BDP > 1.15 × {:.2}", peak / bdp, model / bdp);
+        println!(
+            "prop {prop_ms} ms: Gain peak queue {:.2} BDP, smooth-doubling model {:.2} BDP",
+            peak / bdp,
+            model / bdp
+        );
+        assert!(
+            peak < 1.15 * model,
+            "peak queue {:.2} BDP > 1.15 × {:.2}",
+            peak / bdp,
+            model / bdp
+        );
         assert!(peak < 1.1 * bdp);
     }
 }
@@ -143,7 +158,11 @@ fn queue_step_response_converges_without_oscillation_up_to_1s_rtt() {
         let rtt = prop_ms * MS;
         let before = sim.windows(rtt, 3);
         for w in &before {
-            assert!((w.mean - qt).abs() < 0.3 * qt, "prop {prop_ms}: steady queue {:.0} vs Q* {qt:.0}", w.mean);
+            assert!(
+                (w.mean - qt).abs() < 0.3 * qt,
+                "prop {prop_ms}: steady queue {:.0} vs Q* {qt:.0}",
+                w.mean
+            );
             assert!(w.util > 0.995, "prop {prop_ms}: utilisation {:.4}", w.util);
             // The paper: queue jitter under 200 KB in the Control state.
             assert!(w.max - w.min < 200_000.0, "jitter {:.0}", w.max - w.min);
@@ -157,7 +176,10 @@ fn queue_step_response_converges_without_oscillation_up_to_1s_rtt() {
         }
         let after = sim.windows(rtt, 16);
         let dev: Vec<f64> = after.iter().map(|w| (w.mean - qt).abs() / qt).collect();
-        println!("prop {prop_ms} ms: Q* {qt:.0} B, per-RTT |mean − Q*|/Q* after the step: {:?}", dev.iter().map(|d| (d * 100.0).round() / 100.0).collect::<Vec<_>>());
+        println!(
+            "prop {prop_ms} ms: Q* {qt:.0} B, per-RTT |mean − Q*|/Q* after the step: {:?}",
+            dev.iter().map(|d| (d * 100.0).round() / 100.0).collect::<Vec<_>>()
+        );
         // Within 8 RTTs back to ±40 % for good.
         let k = dev.iter().rposition(|&d| d >= 0.4).map_or(0, |i| i + 1);
         assert!(k <= 8, "prop {prop_ms}: settled only after {k} RTTs: {dev:?}");
@@ -207,7 +229,11 @@ fn bandwidth_step_down_recovers_without_windup() {
         assert!(w.util > 0.99, "RTT {i}: utilisation {:.4}", w.util);
     }
     let c = sim.cc.bw();
-    assert!((c - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.01, "c {c} vs {}", sim.rate_bytes());
+    assert!(
+        (c - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.01,
+        "c {c} vs {}",
+        sim.rate_bytes()
+    );
 }
 
 /// Capacity doubles: the queue empties, Control sees it for 3 rounds and re-enters Gain, which
@@ -247,10 +273,17 @@ fn min_rtt_refresh_keeps_the_true_minimum_and_the_link_busy() {
         v
     };
     assert!(refreshes >= 2, "{refreshes} refreshes in 25 s");
-    assert!(sim.cc.min_rtt_ns >= prop && sim.cc.min_rtt_ns <= prop + 2 * sim.ns_per_pkt, "min_rtt {} vs {prop}", sim.cc.min_rtt_ns);
+    assert!(
+        sim.cc.min_rtt_ns >= prop && sim.cc.min_rtt_ns <= prop + 2 * sim.ns_per_pkt,
+        "min_rtt {} vs {prop}",
+        sim.cc.min_rtt_ns
+    );
     let util = ws_total.iter().map(|w| w.util).sum::<f64>() / ws_total.len() as f64;
     let q = ws_total.iter().map(|w| w.mean).sum::<f64>() / ws_total.len() as f64;
-    println!("25 s with refreshes: utilisation {util:.4}, mean queue {q:.0} B (Q* {:.0})", sim.cc.q_target());
+    println!(
+        "25 s with refreshes: utilisation {util:.4}, mean queue {q:.0} B (Q* {:.0})",
+        sim.cc.q_target()
+    );
     assert!(util > 0.995, "utilisation {util:.4}");
 }
 

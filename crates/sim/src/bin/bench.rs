@@ -35,7 +35,8 @@ fn run(desc: &str, json: &str) {
     sim.run_until(u64::MAX);
     let wall = t0.elapsed().as_secs_f64();
     let r = sim.results();
-    let goodput: f64 = r.flows.get("goodput_bps").and_then(|c| c.as_f64()).map(|v| v.iter().sum()).unwrap_or(0.0);
+    let goodput: f64 =
+        r.flows.get("goodput_bps").and_then(|c| c.as_f64()).map(|v| v.iter().sum()).unwrap_or(0.0);
     println!(
         "{desc}: {} data packets delivered in {:.3} s wall = {:.3} M packets/s; {} events ({:.2} M/s); aggregate goodput {:.1} Mbit/s",
         r.data_packets_delivered,
@@ -48,7 +49,8 @@ fn run(desc: &str, json: &str) {
     // Where the cost comes from: events per delivered data packet (the model's leanness) and
     // wall time per event (the cost of one event).
     let per_pkt = |n: u64| n as f64 / r.data_packets_delivered.max(1) as f64;
-    let kinds: Vec<String> = sim.event_counts().iter().map(|(k, n)| format!("{k} {:.2}", per_pkt(*n))).collect();
+    let kinds: Vec<String> =
+        sim.event_counts().iter().map(|(k, n)| format!("{k} {:.2}", per_pkt(*n))).collect();
     println!(
         "  {:.2} events per data packet ({}); {:.1} ns per event, {:.1} ns per data packet",
         per_pkt(r.events),
@@ -58,7 +60,13 @@ fn run(desc: &str, json: &str) {
     );
     if std::env::var("BBRLAB_BENCH_VERBOSE").is_ok() {
         let col = |n: &str| r.flows.get(n).unwrap().clone();
-        let (gp, rt, rto, rtt, lost) = (col("goodput_bps"), col("retransmits"), col("rto_count"), col("rtt_mean_ms"), col("lost_packets"));
+        let (gp, rt, rto, rtt, lost) = (
+            col("goodput_bps"),
+            col("retransmits"),
+            col("rto_count"),
+            col("rtt_mean_ms"),
+            col("lost_packets"),
+        );
         for i in 0..gp.len() {
             println!(
                 "  flow {i}: goodput {:.2} Mbit/s retrans {} lost {} rto {} rtt_mean {:.2} ms",

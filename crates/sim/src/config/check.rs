@@ -65,8 +65,12 @@ fn resolve<'a>(s: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
 fn allowed_strings<'a>(s: &'a Value, defs: &'a Map<String, Value>) -> Vec<&'a str> {
     let s = resolve(s, defs);
     let mut out: Vec<&str> = s.get("const").and_then(Value::as_str).into_iter().collect();
-    out.extend(s.get("enum").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str));
-    for alt in s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array).into_iter().flatten() {
+    out.extend(
+        s.get("enum").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str),
+    );
+    for alt in
+        s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array).into_iter().flatten()
+    {
         out.extend(allowed_strings(alt, defs));
     }
     out
@@ -74,9 +78,20 @@ fn allowed_strings<'a>(s: &'a Value, defs: &'a Map<String, Value>) -> Vec<&'a st
 
 /// The alternative of a `oneOf`/`anyOf` that `v` takes: the tagged variant whose `kind` matches,
 /// the externally tagged variant whose key `v` has, or the first non-null one.
-fn pick<'a>(v: &Value, alts: &'a [Value], defs: &'a Map<String, Value>) -> Result<Option<&'a Value>, String> {
-    let alts: Vec<&Value> = alts.iter().map(|a| resolve(a, defs)).filter(|a| a.get("type") != Some(&Value::from("null"))).collect();
-    let tags: Vec<&str> = alts.iter().filter_map(|a| a.pointer("/properties/kind/const").and_then(Value::as_str)).collect();
+fn pick<'a>(
+    v: &Value,
+    alts: &'a [Value],
+    defs: &'a Map<String, Value>,
+) -> Result<Option<&'a Value>, String> {
+    let alts: Vec<&Value> = alts
+        .iter()
+        .map(|a| resolve(a, defs))
+        .filter(|a| a.get("type") != Some(&Value::from("null")))
+        .collect();
+    let tags: Vec<&str> = alts
+        .iter()
+        .filter_map(|a| a.pointer("/properties/kind/const").and_then(Value::as_str))
+        .collect();
     if !tags.is_empty() {
         let Some(kind) = v.get("kind") else { return Ok(None) };
         return match alts.iter().find(|a| a.pointer("/properties/kind/const") == Some(kind)) {
@@ -101,12 +116,20 @@ fn path_of(path: &[String]) -> String {
     path.join(".")
 }
 
-fn walk(v: &Value, s: &Value, defs: &Map<String, Value>, path: &mut Vec<String>) -> Result<(), ConfigError> {
+fn walk(
+    v: &Value,
+    s: &Value,
+    defs: &Map<String, Value>,
+    path: &mut Vec<String>,
+) -> Result<(), ConfigError> {
     let s = resolve(s, defs);
     if let Value::String(text) = v {
         let allowed = allowed_strings(s, defs);
         if !allowed.is_empty() && !allowed.contains(&text.as_str()) {
-            return Err(ConfigError::new(path_of(path), format!("{text:?} is not one of {}", allowed.join(", "))));
+            return Err(ConfigError::new(
+                path_of(path),
+                format!("{text:?} is not one of {}", allowed.join(", ")),
+            ));
         }
         return Ok(());
     }
@@ -173,9 +196,12 @@ fn check_number(n: &serde_json::Number, s: &Value, path: &[String]) -> Result<()
         None => n.to_string(),
     };
     let bound = |key: &str| s.get(key).filter(|b| b.is_number());
-    let (lo, xlo, hi, xhi) = (bound("minimum"), bound("exclusiveMinimum"), bound("maximum"), bound("exclusiveMaximum"));
-    let below = lo.is_some_and(|b| cmp(n, b) == Some(Less)) || xlo.is_some_and(|b| matches!(cmp(n, b), Some(Less | Equal)));
-    let above = hi.is_some_and(|b| cmp(n, b) == Some(Greater)) || xhi.is_some_and(|b| matches!(cmp(n, b), Some(Greater | Equal)));
+    let (lo, xlo, hi, xhi) =
+        (bound("minimum"), bound("exclusiveMinimum"), bound("maximum"), bound("exclusiveMaximum"));
+    let below = lo.is_some_and(|b| cmp(n, b) == Some(Less))
+        || xlo.is_some_and(|b| matches!(cmp(n, b), Some(Less | Equal)));
+    let above = hi.is_some_and(|b| cmp(n, b) == Some(Greater))
+        || xhi.is_some_and(|b| matches!(cmp(n, b), Some(Greater | Equal)));
     if !(below || above) {
         return Ok(());
     }
@@ -236,14 +262,27 @@ impl Config {
         if self.sample_interval_ns > self.duration_ns {
             return err(
                 "sample_interval_ns",
-                format!("{} is longer than the run ({}); it must be <= duration", human::time(self.sample_interval_ns), human::time(self.duration_ns)),
+                format!(
+                    "{} is longer than the run ({}); it must be <= duration",
+                    human::time(self.sample_interval_ns),
+                    human::time(self.duration_ns)
+                ),
             );
         }
         if self.flows.is_empty() && self.apps.is_empty() {
-            return err("flows", "there are no flows; add at least one [[flows]] table with cc = \"cubic\"");
+            return err(
+                "flows",
+                "there are no flows; add at least one [[flows]] table with cc = \"cubic\"",
+            );
         }
         if self.flow_count() > MAX_FLOWS {
-            return err("flows", format!("{} flows after expanding count; the limit is {MAX_FLOWS}", self.flow_count()));
+            return err(
+                "flows",
+                format!(
+                    "{} flows after expanding count; the limit is {MAX_FLOWS}",
+                    self.flow_count()
+                ),
+            );
         }
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(&format!("flows.{i}"), f)?;
@@ -268,19 +307,30 @@ impl Config {
     fn validate_flow(&self, p: &str, f: &Flow) -> Check {
         if cc::registry::lookup(&f.cc).is_none() {
             let names = cc::registry::valid_names().join(", ");
-            return err(format!("{p}.cc"), format!("unknown algorithm {:?}; valid names: {names}", f.cc));
+            return err(
+                format!("{p}.cc"),
+                format!("unknown algorithm {:?}; valid names: {names}", f.cc),
+            );
         }
         if f.start_ns >= self.duration_ns {
             return err(
                 format!("{p}.start_ns"),
-                format!("{} is not before the end of the run ({}); it must be < duration", human::time(f.start_ns), human::time(self.duration_ns)),
+                format!(
+                    "{} is not before the end of the run ({}); it must be < duration",
+                    human::time(f.start_ns),
+                    human::time(self.duration_ns)
+                ),
             );
         }
         if let Some(stop) = f.stop_ns {
             if stop <= f.start_ns {
                 return err(
                     format!("{p}.stop_ns"),
-                    format!("{} is not after start ({}); it must be > start", human::time(stop), human::time(f.start_ns)),
+                    format!(
+                        "{} is not after start ({}); it must be > start",
+                        human::time(stop),
+                        human::time(f.start_ns)
+                    ),
                 );
             }
         }
@@ -288,12 +338,19 @@ impl Config {
             if let Some(b) = buf.filter(|&b| b < f.mss_bytes as u64) {
                 return err(
                     format!("{p}.{key}"),
-                    format!("{} is smaller than one segment ({} B): the flow could never send", human::size(b), f.mss_bytes),
+                    format!(
+                        "{} is smaller than one segment ({} B): the flow could never send",
+                        human::size(b),
+                        f.mss_bytes
+                    ),
                 );
             }
         }
         if f.rpc.is_some() && f.bytes.is_some() {
-            return err(format!("{p}.rpc"), "cannot be combined with bytes (an RPC flow sends messages until the run ends)");
+            return err(
+                format!("{p}.rpc"),
+                "cannot be combined with bytes (an RPC flow sends messages until the run ends)",
+            );
         }
         Ok(())
     }
@@ -321,7 +378,10 @@ impl Config {
             if bytes < mss {
                 return err(
                     "topology.bottleneck.buffer",
-                    format!("{} is smaller than one packet ({mss} B); every packet would be dropped", human::size(bytes)),
+                    format!(
+                        "{} is smaller than one packet ({mss} B); every packet would be dropped",
+                        human::size(bytes)
+                    ),
                 );
             }
         }
@@ -346,23 +406,44 @@ impl Config {
                 flow_id += 1;
             }
             if f.extra_rtt_ns != 0 {
-                return err(format!("flows.{i}.extra_rtt_ns"), "is not supported on a star; set topology.delay instead");
+                return err(
+                    format!("flows.{i}.extra_rtt_ns"),
+                    "is not supported on a star; set topology.delay instead",
+                );
             }
         }
         if st.pfc.xon_bytes >= st.pfc.xoff_bytes {
-            return err("topology.pfc.xon_bytes", format!("{} must be smaller than xoff ({})", human::size(st.pfc.xon_bytes), human::size(st.pfc.xoff_bytes)));
+            return err(
+                "topology.pfc.xon_bytes",
+                format!(
+                    "{} must be smaller than xoff ({})",
+                    human::size(st.pfc.xon_bytes),
+                    human::size(st.pfc.xoff_bytes)
+                ),
+            );
         }
         if let Some(racks) = &st.worker_racks {
             let Some(per_rack) = st.hosts_per_rack else {
-                return err("topology.worker_racks", "needs topology.hosts_per_rack (the racks it places workers in)");
+                return err(
+                    "topology.worker_racks",
+                    "needs topology.hosts_per_rack (the racks it places workers in)",
+                );
             };
             if racks.is_empty() {
-                return err("topology.worker_racks", "is empty; give at least one rack number (0 = the aggregator's rack)");
+                return err(
+                    "topology.worker_racks",
+                    "is empty; give at least one rack number (0 = the aggregator's rack)",
+                );
             }
             if racks.len() > MAX_WORKERS as usize {
-                return err("topology.worker_racks", format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()));
+                return err(
+                    "topology.worker_racks",
+                    format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()),
+                );
             }
-            if let Some((r, n)) = st.rack_hosts().into_iter().enumerate().find(|&(_, n)| n > per_rack as u64) {
+            if let Some((r, n)) =
+                st.rack_hosts().into_iter().enumerate().find(|&(_, n)| n > per_rack as u64)
+            {
                 return err(
                     "topology.worker_racks",
                     format!(
@@ -389,16 +470,28 @@ impl Config {
             }
         }
         if st.racks() > 1 && st.shared_buffer_bytes.is_some() {
-            return err("topology.shared_buffer_bytes", "is one switch's pool; with more than one rack leave it out");
+            return err(
+                "topology.shared_buffer_bytes",
+                "is one switch's pool; with more than one rack leave it out",
+            );
         }
         if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {
-            return err("topology.shared_buffer_alpha", "needs topology.shared_buffer (the pool the dynamic threshold divides)");
+            return err(
+                "topology.shared_buffer_alpha",
+                "needs topology.shared_buffer (the pool the dynamic threshold divides)",
+            );
         }
-        if let (true, PfcAccounting::Ingress, Some(pool)) = (st.lossless, st.pfc.accounting, st.shared_buffer_bytes) {
+        if let (true, PfcAccounting::Ingress, Some(pool)) =
+            (st.lossless, st.pfc.accounting, st.shared_buffer_bytes)
+        {
             if pool < st.pfc.xoff_bytes {
                 return err(
                     "topology.shared_buffer_bytes",
-                    format!("{} is below pfc.xoff ({}); no ingress port could reach XOFF", human::size(pool), human::size(st.pfc.xoff_bytes)),
+                    format!(
+                        "{} is below pfc.xoff ({}); no ingress port could reach XOFF",
+                        human::size(pool),
+                        human::size(st.pfc.xoff_bytes)
+                    ),
                 );
             }
         }
@@ -406,20 +499,33 @@ impl Config {
             if buf < st.pfc.xoff_bytes {
                 return err(
                     "topology.buffer_bytes",
-                    format!("{} is below pfc.xoff ({}); a lossless port needs room above XOFF", human::size(buf), human::size(st.pfc.xoff_bytes)),
+                    format!(
+                        "{} is below pfc.xoff ({}); a lossless port needs room above XOFF",
+                        human::size(buf),
+                        human::size(st.pfc.xoff_bytes)
+                    ),
                 );
             }
         }
         for (i, App::Query(a)) in self.apps.iter().enumerate() {
             let p = format!("apps.{i}");
             if a.workers > st.workers {
-                return err(format!("{p}.workers"), format!("{} is more than the star's {} workers", a.workers, st.workers));
+                return err(
+                    format!("{p}.workers"),
+                    format!("{} is more than the star's {} workers", a.workers, st.workers),
+                );
             }
             if a.size_bytes < a.workers as u64 {
-                return err(format!("{p}.size_bytes"), format!("{} is less than one byte per worker", human::size(a.size_bytes)));
+                return err(
+                    format!("{p}.size_bytes"),
+                    format!("{} is less than one byte per worker", human::size(a.size_bytes)),
+                );
             }
             if a.start_ns >= self.duration_ns {
-                return err(format!("{p}.start_ns"), format!("{} is not before the end of the run", human::time(a.start_ns)));
+                return err(
+                    format!("{p}.start_ns"),
+                    format!("{} is not before the end of the run", human::time(a.start_ns)),
+                );
             }
             let f = &a.flow;
             let set_by_app = [
@@ -433,7 +539,10 @@ impl Config {
                 return err(format!("{p}.flow.{key}"), "is set by the query app; leave it out");
             }
             if f.count != 1 {
-                return err(format!("{p}.flow.count"), "is set by the query app (one flow per worker); leave it out");
+                return err(
+                    format!("{p}.flow.count"),
+                    "is set by the query app (one flow per worker); leave it out",
+                );
             }
             if cc::registry::lookup(&f.cc).is_none() {
                 return err(format!("{p}.flow.cc"), format!("unknown algorithm {:?}", f.cc));

@@ -38,7 +38,16 @@ pub fn time(ns: u64) -> String {
 
 /// Bits per second as "2.5Gbps".
 pub fn rate(bps: u64) -> String {
-    shortest(bps, &[("Tbps", 1_000_000_000_000), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("kbps", 1_000)], "bps")
+    shortest(
+        bps,
+        &[
+            ("Tbps", 1_000_000_000_000),
+            ("Gbps", 1_000_000_000),
+            ("Mbps", 1_000_000),
+            ("kbps", 1_000),
+        ],
+        "bps",
+    )
 }
 
 /// Bytes as "64KB", "1.5MB", "64KiB".

@@ -797,8 +797,8 @@ impl Config {
     /// Parse and check a config (unknown fields, types, bounds, relations); every error names
     /// the field.
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
-        let value: serde_json::Value =
-            serde_json::from_str(s).map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?;
+        let value: serde_json::Value = serde_json::from_str(s)
+            .map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?;
         Config::from_value(value)
     }
 
@@ -812,7 +812,10 @@ impl Config {
 
     /// Every simulated flow in flow-id order: (index of its `flows` entry, the entry).
     pub fn expanded_flows(&self) -> impl Iterator<Item = (usize, &Flow)> {
-        self.flows.iter().enumerate().flat_map(|(i, f)| std::iter::repeat_n((i, f), f.count as usize))
+        self.flows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| std::iter::repeat_n((i, f), f.count as usize))
     }
 
     /// Number of simulated flows (`count` expanded).

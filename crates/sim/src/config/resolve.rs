@@ -58,7 +58,8 @@ impl Config {
         match &mut c.topology {
             Topology::Dumbbell(d) => {
                 let rate = d.bottleneck.rate_bps;
-                d.access_rate_bps.get_or_insert(rate.saturating_mul(ACCESS_RATE_FACTOR).min(MAX_RATE_BPS));
+                d.access_rate_bps
+                    .get_or_insert(rate.saturating_mul(ACCESS_RATE_FACTOR).min(MAX_RATE_BPS));
             }
             Topology::Star(s) => {
                 s.aggregator_rate_bps.get_or_insert(s.rate_bps);
@@ -68,7 +69,6 @@ impl Config {
                 if s.buffer_bytes.is_none() && !s.lossless {
                     s.buffer_bytes = Some(STAR_DEFAULT_BUFFER_BYTES);
                 }
-
             }
         }
         c
@@ -86,7 +86,13 @@ impl Config {
             Topology::Star(s) => {
                 let r = self.resolved();
                 let Topology::Star(rs) = &r.topology else { unreachable!() };
-                (rs.aggregator_rate_bps.unwrap_or(s.rate_bps), 4 * s.delay_ns, rs.buffer_bytes, None, "tor_to_agg")
+                (
+                    rs.aggregator_rate_bps.unwrap_or(s.rate_bps),
+                    4 * s.delay_ns,
+                    rs.buffer_bytes,
+                    None,
+                    "tor_to_agg",
+                )
             }
         };
         let samples = self.duration_ns / self.sample_interval_ns.max(1) + 1;
@@ -110,8 +116,15 @@ impl Config {
 /// The largest frame on the wire: the largest MSS of any flow or application + TCP/IP headers +
 /// Ethernet framing.
 pub fn max_frame_bytes(cfg: &Config) -> u32 {
-    let mss = cfg.flows.iter().map(|f| f.mss_bytes).chain(cfg.apps.iter().map(|App::Query(q)| q.flow.mss_bytes)).max();
-    mss.unwrap_or(transport::DEFAULT_MSS_BYTES) + transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES
+    let mss = cfg
+        .flows
+        .iter()
+        .map(|f| f.mss_bytes)
+        .chain(cfg.apps.iter().map(|App::Query(q)| q.flow.mss_bytes))
+        .max();
+    mss.unwrap_or(transport::DEFAULT_MSS_BYTES)
+        + transport::TCP_IP_HEADER_BYTES
+        + transport::ETHERNET_OVERHEAD_BYTES
 }
 
 /// Bytes that reach an ingress port after it crossed XOFF (IEEE 802.1Qbb Annex O's headroom):
@@ -121,7 +134,9 @@ pub fn max_frame_bytes(cfg: &Config) -> u32 {
 /// 64-byte PAUSE frame itself (rounded up).
 pub fn pfc_headroom_bytes(rate_bps: u64, delay_ns: u64, frame_bytes: u32) -> u64 {
     const PAUSE_FRAME_BYTES: u64 = 64;
-    2 * (rate_bps as u128 * delay_ns as u128).div_ceil(8 * 1_000_000_000) as u64 + 2 * frame_bytes as u64 + PAUSE_FRAME_BYTES
+    2 * (rate_bps as u128 * delay_ns as u128).div_ceil(8 * 1_000_000_000) as u64
+        + 2 * frame_bytes as u64
+        + PAUSE_FRAME_BYTES
 }
 
 /// rate × rtt in whole bytes (floor).

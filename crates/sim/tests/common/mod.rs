@@ -34,9 +34,24 @@ pub fn ceiling_bps(rate_bps: f64) -> f64 {
 /// (the link's rate is a hard limit).
 pub fn assert_fills_clean_link(label: &str, goodput_bps: f64, rate_bps: f64) {
     let ceil = ceiling_bps(rate_bps);
-    println!("{label}: goodput {:.2} Mbit/s = {:.1} % of ceiling {:.2}", goodput_bps / 1e6, 100.0 * goodput_bps / ceil, ceil / 1e6);
-    assert!(goodput_bps >= 0.95 * ceil, "{label}: goodput {:.2} Mbit/s < 95 % of ceiling {:.2}", goodput_bps / 1e6, ceil / 1e6);
-    assert!(goodput_bps <= ceil * 1.0001, "{label}: goodput {:.3} Mbit/s above the ceiling {:.3}", goodput_bps / 1e6, ceil / 1e6);
+    println!(
+        "{label}: goodput {:.2} Mbit/s = {:.1} % of ceiling {:.2}",
+        goodput_bps / 1e6,
+        100.0 * goodput_bps / ceil,
+        ceil / 1e6
+    );
+    assert!(
+        goodput_bps >= 0.95 * ceil,
+        "{label}: goodput {:.2} Mbit/s < 95 % of ceiling {:.2}",
+        goodput_bps / 1e6,
+        ceil / 1e6
+    );
+    assert!(
+        goodput_bps <= ceil * 1.0001,
+        "{label}: goodput {:.3} Mbit/s above the ceiling {:.3}",
+        goodput_bps / 1e6,
+        ceil / 1e6
+    );
 }
 
 /// Serialization time of one full data frame at `rate_bps`, seconds.
@@ -173,7 +188,11 @@ impl FlowSpec {
         opt("rcvbuf_bytes", self.rcvbuf_bytes.map(Value::from));
         opt("pacing", self.pacing.map(|on| Value::from(if on { "on" } else { "off" })));
         opt("receiver_window", self.receiver_window.map(Value::from));
-        opt("rpc", self.rpc.map(|(size_bytes, gap_ns)| json!({ "size_bytes": size_bytes, "gap_ns": gap_ns })));
+        opt(
+            "rpc",
+            self.rpc
+                .map(|(size_bytes, gap_ns)| json!({ "size_bytes": size_bytes, "gap_ns": gap_ns })),
+        );
         f
     }
 }
@@ -296,7 +315,15 @@ pub fn dumbbell(run: Run, d: &Dumbbell, flows: &[FlowSpec]) -> Config {
 /// The common WAN experiment: a dumbbell of `rate_bps` and `rtt_ms` with a drop-tail buffer
 /// of `buffer_bdp` bandwidth-delay products and random loss `loss`, one default flow per
 /// algorithm in `ccs`, `dur_s` seconds sampled every 100 ms.
-pub fn bdp_dumbbell(seed: u64, rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, dur_s: u64, ccs_: &[&str]) -> Config {
+pub fn bdp_dumbbell(
+    seed: u64,
+    rate_bps: u64,
+    rtt_ms: u64,
+    buffer_bdp: f64,
+    loss: f64,
+    dur_s: u64,
+    ccs_: &[&str],
+) -> Config {
     let d = Dumbbell::with_bdp_buffer(rate_bps, rtt_ms * 1_000_000, buffer_bdp).loss(loss);
     dumbbell(Run::secs(seed, dur_s), &d, &ccs(ccs_))
 }
@@ -351,13 +378,19 @@ pub fn col_num(t: &Table, name: &str) -> Vec<f64> {
     let c = column(t, name);
     match c.as_f64() {
         Some(v) => v.to_vec(),
-        None => c.as_i64().unwrap_or_else(|| panic!("{name} is not numeric")).iter().map(|&x| x as f64).collect(),
+        None => c
+            .as_i64()
+            .unwrap_or_else(|| panic!("{name} is not numeric"))
+            .iter()
+            .map(|&x| x as f64)
+            .collect(),
     }
 }
 
 /// Rows of the `queue` table that belong to queue `name` (e.g. "bottleneck").
 pub fn queue_rows(r: &Results, name: &str) -> Vec<usize> {
-    let code = r.queue_labels.iter().position(|l| l == name).unwrap_or_else(|| panic!("no queue {name}"));
+    let code =
+        r.queue_labels.iter().position(|l| l == name).unwrap_or_else(|| panic!("no queue {name}"));
     let codes = column(&r.queue, "queue_code").as_codes().expect("queue_code is a code column");
     codes.iter().enumerate().filter(|(_, &c)| c == code).map(|(i, _)| i).collect()
 }

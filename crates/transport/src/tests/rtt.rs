@@ -10,7 +10,10 @@ const PATH_RTT_NS: u64 = 40_130_000;
 /// A CUBIC sender whose segment 0 of 10 was lost: the receiver SACKed 1..10 at one RTT, the
 /// sender retransmitted 0 then. Returns the sender and the retransmission's send time.
 fn after_fast_retransmit() -> (Sender, Nanos) {
-    let mut s = Sender::new(SenderConfig { initial_cwnd: 10, ..Default::default() }, Cc::new(&CcKind::from_name("cubic").unwrap(), 1));
+    let mut s = Sender::new(
+        SenderConfig { initial_cwnd: 10, ..Default::default() },
+        Cc::new(&CcKind::from_name("cubic").unwrap(), 1),
+    );
     s.set_handshake_rtt(0, 40_100_000);
     s.start(0);
     let sent: Vec<Packet> = std::iter::from_fn(|| s.poll_transmit(0)).take(10).collect();

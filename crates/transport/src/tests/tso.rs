@@ -31,7 +31,8 @@ fn segments_sent_at_different_instants_are_separate_chunks_and_no_tso_means_one_
         assert!(s.poll_transmit(t).is_some());
     }
     assert_eq!((s.stats.tso_bursts, s.stats.tso_burst_segs), (10, 10));
-    let mut s = sender("cubic", SenderConfig { initial_cwnd: 10, tso: false, ..Default::default() });
+    let mut s =
+        sender("cubic", SenderConfig { initial_cwnd: 10, tso: false, ..Default::default() });
     while s.poll_transmit(0).is_some() {}
     assert_eq!((s.stats.tso_bursts, s.stats.tso_burst_segs), (10, 10));
 }
@@ -42,7 +43,10 @@ fn paced_bbr2_chunks_follow_its_tso_goal_and_minrtt_autosizing_enlarges_them() {
     // and only the rate term (3 segments here) without.
     let mut means = Vec::new();
     for auto in [true, false] {
-        let mut s = sender("bbr2", SenderConfig { initial_cwnd: 200, tso_minrtt_autosize: auto, ..Default::default() });
+        let mut s = sender(
+            "bbr2",
+            SenderConfig { initial_cwnd: 200, tso_minrtt_autosize: auto, ..Default::default() },
+        );
         // A fair share of 40 Mbit/s: the rate term alone is 4.9 KB, 3 segments.
         s.tp.pacing_rate_bytes_per_s = 5_000_000;
         let mut t = 0;
@@ -68,11 +72,16 @@ fn autosizing_is_linux_tcp_tso_autosize_and_a_jumbo_mss_gets_two_segment_bursts(
         assert_eq!(cc::tso_autosize(125_000_000, mss), 2, "mss {mss}");
     }
     for cc in ["cubic", "reno", "dctcp", "bql"] {
-        let mut s = sender(cc, SenderConfig { mss: 32_769, initial_cwnd: 10, ..Default::default() });
+        let mut s =
+            sender(cc, SenderConfig { mss: 32_769, initial_cwnd: 10, ..Default::default() });
         assert_eq!(s.tso_segs(), 2, "{cc}");
         while s.poll_transmit(0).is_some() {}
         // Paced algorithms (bql) send less at t = 0; every burst is at most 2 segments.
-        assert!(s.stats.tso_burst_segs >= 2 && s.stats.tso_burst_segs <= 2 * s.stats.tso_bursts, "{cc}: {:?}", s.stats);
+        assert!(
+            s.stats.tso_burst_segs >= 2 && s.stats.tso_burst_segs <= 2 * s.stats.tso_bursts,
+            "{cc}: {:?}",
+            s.stats
+        );
     }
 }
 
@@ -83,7 +92,10 @@ fn autosizing_is_linux_tcp_tso_autosize_and_a_jumbo_mss_gets_two_segment_bursts(
 fn an_unpaced_sender_defers_new_data_to_full_offload_frames() {
     const RTT: u64 = 10_000_000;
     let bursts = |defer: bool| -> (Vec<u64>, u32, u32) {
-        let mut s = sender("dctcp", SenderConfig { initial_cwnd: 300, tso_defer: defer, ..Default::default() });
+        let mut s = sender(
+            "dctcp",
+            SenderConfig { initial_cwnd: 300, tso_defer: defer, ..Default::default() },
+        );
         s.set_handshake_rtt(0, RTT);
         let mut sent = 0u64;
         while s.poll_transmit(0).is_some() {
@@ -112,7 +124,10 @@ fn an_unpaced_sender_defers_new_data_to_full_offload_frames() {
     // The first ACK comes 10 ms after the last write: Linux defers only after a recent write.
     assert!(deferred[0] > 0, "{deferred:?}");
     let later = &deferred[1..];
-    assert!(later.iter().filter(|&&n| n == 0).count() > later.len() * 3 / 4, "most ACKs send nothing: {deferred:?}");
+    assert!(
+        later.iter().filter(|&&n| n == 0).count() > later.len() * 3 / 4,
+        "most ACKs send nothing: {deferred:?}"
+    );
     assert!(later.iter().all(|&n| n == 0 || n >= want), "bursts of at least {want}: {deferred:?}");
     // Nothing is lost to deferral but the frame still being filled.
     let (e, d) = (eager.iter().sum::<u64>(), deferred.iter().sum::<u64>());

@@ -13,7 +13,10 @@
 use cc::{CaState, Cc, CcKind};
 use std::collections::VecDeque;
 use transport::receiver::ReceiverConfig;
-use transport::{Packet, Receiver, Sender, SenderConfig, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES};
+use transport::{
+    Packet, Receiver, Sender, SenderConfig, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES,
+    TCP_IP_HEADER_BYTES,
+};
 
 pub const MS: u64 = 1_000_000;
 /// Payload bytes per full segment (the transport's default MSS).

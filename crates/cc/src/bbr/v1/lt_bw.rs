@@ -45,7 +45,8 @@ impl Bbr1 {
         if self.lt_bw != 0 {
             let diff = bw.abs_diff(self.lt_bw);
             if diff as u128 * BBR_UNIT as u128 <= LT_BW_RATIO * self.lt_bw as u128
-                || rate_bytes_per_sec(diff, tp.mss, GAIN_UNIT, self.p.pacing_margin_percent) <= LT_BW_DIFF_BYTES
+                || rate_bytes_per_sec(diff, tp.mss, GAIN_UNIT, self.p.pacing_margin_percent)
+                    <= LT_BW_DIFF_BYTES
             {
                 self.lt_bw = (bw + self.lt_bw) >> 1; // average of the 2 intervals
                 self.lt_use_bw = true;

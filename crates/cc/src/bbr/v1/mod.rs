@@ -67,10 +67,13 @@ use super::pacing::Pacer;
 use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
-use super::units::{Clock, bw_bytes_per_sec, bw_floor, gain_f64, GAIN_UNIT};
+use super::units::{bw_bytes_per_sec, bw_floor, gain_f64, Clock, GAIN_UNIT};
 use crate::filter::MaxFilter;
 use crate::rng::SplitMix64;
-use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
+use crate::{
+    CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
+    TCP_INFINITE_SSTHRESH,
+};
 
 /// Linux `TCP_INIT_CWND`: the BDP assumed before any RTT sample.
 const TCP_INIT_CWND: u32 = 10;
@@ -192,13 +195,19 @@ impl Bbr1 {
     /// `bbr_tso_segs_goal`: ~1 ms of data per burst, ≥ min_tso_segs, ≤ 64 KB and 127 segments.
     pub fn tso_segs_goal(tp: &TcpCc) -> u32 {
         let bytes = tso::pacing_burst_bytes(tp.pacing_rate_bytes_per_s).min(tso::GSO_MAX_BYTES);
-        let segs = ((bytes / tp.mss.max(1) as u64) as u32).max(tso::min_tso_segs(tp.pacing_rate_bytes_per_s));
+        let segs = ((bytes / tp.mss.max(1) as u64) as u32)
+            .max(tso::min_tso_segs(tp.pacing_rate_bytes_per_s));
         segs.min(TSO_SEGS_MAX)
     }
 
     /// `bbr_save_cwnd`: remember the last known good cwnd.
     fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
+        self.prior_cwnd = inflight::saved_cwnd(
+            self.prior_cwnd,
+            tp.snd_cwnd,
+            self.prev_ca_state,
+            self.mode == Mode::ProbeRtt,
+        );
     }
 
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) in packets.
@@ -208,7 +217,8 @@ impl Bbr1 {
 
     /// `bbr_quantization_budget`: room for 3 offload bursts, even cwnd, +2 while probing.
     fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
-        let probing_up = self.p.probe_up_extra_cwnd && self.mode == Mode::ProbeBw && self.cycle_idx == 0;
+        let probing_up =
+            self.p.probe_up_extra_cwnd && self.mode == Mode::ProbeBw && self.cycle_idx == 0;
         tso::quantization_budget_even(cwnd, Self::tso_segs_goal(tp), probing_up)
     }
 
@@ -238,7 +248,12 @@ impl Bbr1 {
 
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first round of recovery,
     /// restore on exit. Returns (conserving, cwnd).
-    fn set_cwnd_to_recover_or_restore(&mut self, tp: &TcpCc, rs: &RateSample, acked: u32) -> (bool, u32) {
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        tp: &TcpCc,
+        rs: &RateSample,
+        acked: u32,
+    ) -> (bool, u32) {
         let prev_state = self.prev_ca_state;
         let state = tp.ca_state;
         let mut cwnd = tp.snd_cwnd;
@@ -314,7 +329,8 @@ impl Bbr1 {
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), GAIN_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.packets_in_flight()) <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
+            && self.packets_in_net_at_edt(tp, tp.packets_in_flight())
+                <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
         {
             self.reset_probe_bw_mode(tp); // queue drained
         }
@@ -330,7 +346,13 @@ impl Bbr1 {
 
     /// `bbr_update_min_rtt`: 10 s min filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = self.min_rtt.update_with(tp.now_ns, rs, MIN_RTT_WIN_NS, self.p.min_rtt_refresh_on_equal, self.p.expiry_skips_delayed_acks);
+        let filter_expired = self.min_rtt.update_with(
+            tp.now_ns,
+            rs,
+            MIN_RTT_WIN_NS,
+            self.p.min_rtt_refresh_on_equal,
+            self.p.expiry_skips_delayed_acks,
+        );
         if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt; // dip, drain queue
             self.save_cwnd(tp);
@@ -355,7 +377,10 @@ impl Bbr1 {
         let (p, c) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN), // slow pacing, keep cwnd
-            Mode::ProbeBw => (if self.lt_use_bw { GAIN_UNIT } else { probe_bw::PACING_GAIN[self.cycle_idx] }, CWND_GAIN),
+            Mode::ProbeBw => (
+                if self.lt_use_bw { GAIN_UNIT } else { probe_bw::PACING_GAIN[self.cycle_idx] },
+                CWND_GAIN,
+            ),
             Mode::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
         };
         self.pacing_gain = p;
@@ -367,7 +392,14 @@ impl Bbr1 {
         self.update_bw(tp, rs);
         // `bbr_update_ack_aggregation`: excess of acked data over bw × time in the epoch.
         if self.p.ack_aggregation {
-            self.agg.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
+            self.agg.update(
+                rs,
+                self.round_start,
+                EXTRA_ACKED_WIN_RTTS,
+                self.bw(),
+                tp.delivered_mstamp_ns,
+                tp.snd_cwnd,
+            );
         }
         self.update_cycle_phase(tp, rs);
         self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());

@@ -30,7 +30,8 @@ const CYCLE_RAND: u32 = 7;
 impl Bbr1 {
     /// `bbr_is_next_cycle_phase`.
     fn is_next_cycle_phase(&self, tp: &TcpCc, rs: &RateSample) -> bool {
-        let is_full_length = tp.delivered_mstamp_ns.saturating_sub(self.cycle_mstamp_ns) > self.min_rtt.rtt_ns;
+        let is_full_length =
+            tp.delivered_mstamp_ns.saturating_sub(self.cycle_mstamp_ns) > self.min_rtt.rtt_ns;
         if self.pacing_gain == GAIN_UNIT {
             return is_full_length; // cruise phases: wall clock only
         }
@@ -39,7 +40,8 @@ impl Bbr1 {
         if self.pacing_gain > GAIN_UNIT {
             // Probe until inflight reaches gain × BDP (may take > min_rtt), unless losses say the
             // path cannot hold it.
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
         }
         // Drain phase: done at min_rtt or as soon as the probe's queue is gone.
         is_full_length || inflight <= self.inflight(tp, bw, GAIN_UNIT)

@@ -102,7 +102,10 @@ fn startup_never_lowers_the_pacing_rate() {
                     assert!(got >= init * 0.995, "first-ACK pacing {got} below {init}");
                 }
                 if acks > 1 && !s.cc.full_bw.reached {
-                    assert!(s.tp.pacing_rate_bytes_per_s >= last, "pacing lowered in STARTUP at ACK {acks}");
+                    assert!(
+                        s.tp.pacing_rate_bytes_per_s >= last,
+                        "pacing lowered in STARTUP at ACK {acks}"
+                    );
                 }
                 last = s.tp.pacing_rate_bytes_per_s;
             }
@@ -180,7 +183,10 @@ fn drain_ends_when_inflight_falls_to_bdp() {
                 let inflight = s.tp.packets_in_flight();
                 if s.cc.mode == Mode::Drain {
                     saw_drain_ack = true;
-                    assert!(inflight > target - 2, "still draining at inflight {inflight} ≤ target {target}");
+                    assert!(
+                        inflight > target - 2,
+                        "still draining at inflight {inflight} ≤ target {target}"
+                    );
                 } else {
                     assert_eq!(s.cc.mode, Mode::ProbeBw);
                     assert!(inflight <= target + 1, "left drain at inflight {inflight} > {target}");
@@ -226,17 +232,27 @@ fn probe_bw_trace(seed: u64, secs: u64) -> (Sim<Bbr1>, Vec<(u64, usize, f64)>) {
     sim.run_until(
         |s, ev| {
             assert_eq!(s.cc.mode, Mode::ProbeBw);
-            if matches!(ev, Ev::Ack { .. }) && s.cc.cycle_idx == 1 && phases.last().unwrap().1 == 0 {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.cycle_idx == 1 && phases.last().unwrap().1 == 0
+            {
                 // Just left the 5/4 phase (no losses here): inflight had reached 5/4 BDP plus
                 // the budget (+2 while probing), counting the burst due at the next departure.
                 let prior = s.tp.packets_in_flight() + 1 + Bbr1::tso_segs_goal(&s.tp);
-                let target125 = (((1.25 * s.bdp_phys()).ceil() as u32 + 3 * Bbr1::tso_segs_goal(&s.tp) + 1) & !1) + 2;
+                let target125 =
+                    (((1.25 * s.bdp_phys()).ceil() as u32 + 3 * Bbr1::tso_segs_goal(&s.tp) + 1)
+                        & !1)
+                        + 2;
                 assert!(prior + 1 >= target125, "left the probe at inflight {prior} < {target125}");
             }
-            if matches!(ev, Ev::Ack { .. }) && s.cc.cycle_idx == 1 && s.cc.cycle_idx == phases.last().unwrap().1 {
+            if matches!(ev, Ev::Ack { .. })
+                && s.cc.cycle_idx == 1
+                && s.cc.cycle_idx == phases.last().unwrap().1
+            {
                 // Still in the 3/4 phase after this ACK: inflight before it was above target.
                 let prior = s.tp.packets_in_flight() + 1;
-                assert!(prior + 1 > target, "3/4 phase persisted at inflight {prior} ≤ BDP target {target}");
+                assert!(
+                    prior + 1 > target,
+                    "3/4 phase persisted at inflight {prior} ≤ BDP target {target}"
+                );
             }
             if s.cc.cycle_idx != phases.last().unwrap().1 {
                 phases.push((s.now, s.cc.cycle_idx, s.gain()));
@@ -266,7 +282,10 @@ fn probe_bw_cycles_through_the_eight_gains_in_order() {
                 // Drain: at most about min_rtt.
                 1 => assert!(d <= min_rtt + 2 * MS, "drain phase {d} ns"),
                 // Cruise: one min_rtt (to within an ACK spacing or two).
-                _ => assert!(d >= min_rtt && d <= min_rtt + 2 * MS, "cruise phase {d} ns vs {min_rtt}"),
+                _ => assert!(
+                    d >= min_rtt && d <= min_rtt + 2 * MS,
+                    "cruise phase {d} ns vs {min_rtt}"
+                ),
             }
         }
         assert!(phases.len() > 40, "only {} phase changes in 3 s", phases.len());
@@ -293,7 +312,13 @@ fn steady_state_cwnd_is_two_bdp_plus_quantization_and_pacing_follows_gain() {
             let want = link_bytes * 0.99 * g;
             let got = s.tp.pacing_rate_bytes_per_s as f64;
             assert!((got - want).abs() / want < 0.004, "pacing {got} vs {want} at gain {g}");
-            checked[if g > 1.0 { 0 } else if g < 1.0 { 1 } else { 2 }] += 1;
+            checked[if g > 1.0 {
+                0
+            } else if g < 1.0 {
+                1
+            } else {
+                2
+            }] += 1;
             if g > 1.0 {
                 max_cwnd_probe = max_cwnd_probe.max(s.tp.snd_cwnd);
             } else if g == 1.0 {
@@ -305,7 +330,11 @@ fn steady_state_cwnd_is_two_bdp_plus_quantization_and_pacing_follows_gain() {
                 let lo = 2.0 * bdp + quanta as f64;
                 let hi = 2.0 * bdp * 1.02 + quanta as f64 + 2.0 + s.cc.agg.extra_acked() as f64;
                 assert!(cwnd >= lo - 1.0 && cwnd <= hi + 1.0, "cwnd {cwnd} not in [{lo}, {hi}]");
-                assert!(s.cc.agg.extra_acked() <= 4, "smooth ACKs: extra_acked {}", s.cc.agg.extra_acked());
+                assert!(
+                    s.cc.agg.extra_acked() <= 4,
+                    "smooth ACKs: extra_acked {}",
+                    s.cc.agg.extra_acked()
+                );
             }
             s.now >= end
         },
@@ -313,7 +342,11 @@ fn steady_state_cwnd_is_two_bdp_plus_quantization_and_pacing_follows_gain() {
     );
     assert!(checked.iter().all(|&n| n > 0), "all gains seen: {checked:?}");
     // The 5/4 phase gets 2 more packets of cwnd so inflight can exceed the BDP.
-    assert_eq!(max_cwnd_probe, max_cwnd_cruise + 2, "probe cwnd {max_cwnd_probe} vs cruise {max_cwnd_cruise}");
+    assert_eq!(
+        max_cwnd_probe,
+        max_cwnd_cruise + 2,
+        "probe cwnd {max_cwnd_probe} vs cruise {max_cwnd_cruise}"
+    );
     // And the exported sample agrees.
     let smp = sim.cc.sample(&sim.tp);
     assert_eq!(smp.phase, "probe_bw");
@@ -342,7 +375,10 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores() {
     // Entered on the first ACK more than 10 s after the RTT last fell to a new minimum (samples
     // equal to it do not postpone PROBE_RTT: Linux 1b9e2a8c99a5, v5.10).
     let since = sim.now - last_refresh;
-    assert!(since > 10 * NSEC_PER_SEC && since < 10 * NSEC_PER_SEC + 5 * MS, "entered {since} ns after refresh");
+    assert!(
+        since > 10 * NSEC_PER_SEC && since < 10 * NSEC_PER_SEC + 5 * MS,
+        "entered {since} ns after refresh"
+    );
     let entered = sim.now;
     // Hold: cwnd ≤ 4; find when inflight first reaches 4, then require ≥ 200 ms and ≥ 1 round.
     let mut reached: Option<(u64, u64, u32)> = None; // (time, delivered, inflight)
@@ -365,7 +401,11 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores() {
     assert!(sim.now - t4 < 200 * MS + 2 * sim.cc.min_rtt.rtt_ns, "held too long");
     // Exit: back to PROBE_BW with the cwnd from before PROBE_RTT.
     assert_eq!(sim.cc.mode, Mode::ProbeBw);
-    assert!(sim.tp.snd_cwnd >= cwnd_before, "cwnd {} not restored to {cwnd_before}", sim.tp.snd_cwnd);
+    assert!(
+        sim.tp.snd_cwnd >= cwnd_before,
+        "cwnd {} not restored to {cwnd_before}",
+        sim.tp.snd_cwnd
+    );
     // The min RTT was re-measured at the propagation delay.
     assert_eq!(sim.cc.min_rtt.rtt_ns, sim.min_rtt_seen);
     assert!(sim.cc.min_rtt.stamp_ns >= t4);
@@ -459,7 +499,11 @@ fn rto_cuts_cwnd_to_inflight_plus_one_and_restores_after() {
     tp.delivered += 1;
     let rs = sample(tp.delivered - 1, 1, 0, 2);
     bbr.cong_control(&mut tp, &rs);
-    assert!(tp.snd_cwnd >= cwnd0.min(bbr.inflight(&tp, bbr.bw(), CWND_GAIN)), "cwnd {} vs {cwnd0}", tp.snd_cwnd);
+    assert!(
+        tp.snd_cwnd >= cwnd0.min(bbr.inflight(&tp, bbr.bw(), CWND_GAIN)),
+        "cwnd {} vs {cwnd0}",
+        tp.snd_cwnd
+    );
 }
 
 #[test]
@@ -573,11 +617,24 @@ fn after_an_aggregated_ack(variant: Variant) -> (Bbr1, TcpCc, u32) {
     tp.pacing_rate_bytes_per_s = 1_000_000; // 2-segment bursts
     tp.snd_cwnd = 1000; // far above any target: set_cwnd snaps down to the target
     tp.delivered_mstamp_ns = 5 * NSEC_PER_SEC;
-    let burst = RateSample { acked_sacked: 30, delivered: 30, interval_ns: MS as i64, ..Default::default() };
-    b.agg.update(&burst, false, crate::bbr::aggregation::EXTRA_ACKED_WIN_RTTS, bw, tp.delivered_mstamp_ns, tp.snd_cwnd);
+    let burst = RateSample {
+        acked_sacked: 30,
+        delivered: 30,
+        interval_ns: MS as i64,
+        ..Default::default()
+    };
+    b.agg.update(
+        &burst,
+        false,
+        crate::bbr::aggregation::EXTRA_ACKED_WIN_RTTS,
+        bw,
+        tp.delivered_mstamp_ns,
+        tp.snd_cwnd,
+    );
     // cwnd = 2·BDP (2 · 80 packets) + 3 bursts of 2, even, without any aggregation allowance.
     let without = b.quantization_budget(&tp, b.bdp(bw, CWND_GAIN));
-    let rs = RateSample { acked_sacked: 1, delivered: 1, interval_ns: MS as i64, ..Default::default() };
+    let rs =
+        RateSample { acked_sacked: 1, delivered: 1, interval_ns: MS as i64, ..Default::default() };
     b.set_cwnd(&mut tp, &rs, 1, bw, CWND_GAIN);
     (b, tp, without)
 }
@@ -604,7 +661,8 @@ fn linux_413_paces_at_gain_times_bw_without_margin_and_no_probe_extra() {
     // 2000 packets/s × MSS: 4.13 at that rate (fq paces whole packets at bw), mainline 1 % below
     // (within the 2^-24 packets/µs truncation of the estimate).
     let link = 2000.0 * MSS as f64;
-    let (old_rate, main_rate) = (tp_old.pacing_rate_bytes_per_s as f64, tp_main.pacing_rate_bytes_per_s as f64);
+    let (old_rate, main_rate) =
+        (tp_old.pacing_rate_bytes_per_s as f64, tp_main.pacing_rate_bytes_per_s as f64);
     assert!((old_rate - link).abs() / link < 1e-4, "{old_rate} vs {link}");
     assert!((main_rate - 0.99 * link).abs() / link < 1e-4, "{main_rate} vs {}", 0.99 * link);
     // The 5/4 phase: mainline's +2 packets, none in 4.13.

@@ -37,7 +37,8 @@ impl Bbr2 {
 
     /// `bbr2_is_probing_bandwidth`.
     pub(super) fn is_probing_bandwidth(&self) -> bool {
-        self.mode == Mode::Startup || (self.mode == Mode::ProbeBw && matches!(self.cycle, Phase::Refill | Phase::Up))
+        self.mode == Mode::Startup
+            || (self.mode == Mode::ProbeBw && matches!(self.cycle, Phase::Refill | Phase::Up))
     }
 
     /// `bbr2_handle_queue_too_high_in_startup`.
@@ -84,7 +85,13 @@ impl Bbr2 {
     }
 
     /// `bbr2_is_inflight_too_high`: loss rate > 2 % or CE rate ≥ 50 % in this sample.
-    fn is_inflight_too_high(&self, rs_lost: u64, tx_in_flight: u32, delivered: i64, delivered_ce: i64) -> bool {
+    fn is_inflight_too_high(
+        &self,
+        rs_lost: u64,
+        tx_in_flight: u32,
+        delivered: i64,
+        delivered_ce: i64,
+    ) -> bool {
         if rs_lost > 0 && tx_in_flight > 0 {
             let loss_thresh = (tx_in_flight as u64 * LOSS_THRESH as u64) >> BBR_SCALE;
             if rs_lost > loss_thresh {
@@ -145,8 +152,12 @@ impl Bbr2 {
                 self.inflight_lo = tp.snd_cwnd;
             }
             let keep = (BBR_UNIT - BETA) as u128;
-            self.bw_lo = self.signals.bw_latest.max(((self.bw_lo as u128 * keep) >> BBR_SCALE) as u64);
-            self.inflight_lo = self.signals.inflight_latest.max(((self.inflight_lo as u128 * keep) >> BBR_SCALE) as u32);
+            self.bw_lo =
+                self.signals.bw_latest.max(((self.bw_lo as u128 * keep) >> BBR_SCALE) as u64);
+            self.inflight_lo = self
+                .signals
+                .inflight_latest
+                .max(((self.inflight_lo as u128 * keep) >> BBR_SCALE) as u32);
         }
         self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
         self.bw_lo = self.bw_lo.min(ecn_bw_lo); // ∞ unless bbr2_new's ECN cut applied

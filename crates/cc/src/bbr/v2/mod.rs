@@ -141,9 +141,14 @@ use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, 
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
-use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
+use super::units::{
+    bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
+};
 use crate::rng::SplitMix64;
-use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
+use crate::{
+    CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
+    TCP_INFINITE_SSTHRESH,
+};
 
 /// STARTUP cwnd gain: v2alpha keeps 2.885 (`bbr_startup_cwnd_gain`; v3 lowered it to 2).
 const STARTUP_CWND_GAIN: u64 = HIGH_GAIN;
@@ -327,7 +332,12 @@ impl Bbr2 {
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
+        self.prior_cwnd = inflight::saved_cwnd(
+            self.prior_cwnd,
+            tp.snd_cwnd,
+            self.prev_ca_state,
+            self.mode == Mode::ProbeRtt,
+        );
     }
 
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) packets; init_cwnd before any RTT sample.
@@ -338,7 +348,11 @@ impl Bbr2 {
     /// `bbr_quantization_budget` with v2alpha's `bbr_cwnd_tso_budget = 1` ("flooring"): at least
     /// 3 offload bursts and 4 packets, +2 in PROBE_UP so inflight gets above BDP on small BDPs.
     fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
-        tso::quantization_budget_floor(cwnd, self.tso_segs_goal(tp), self.mode == Mode::ProbeBw && self.cycle == Phase::Up)
+        tso::quantization_budget_floor(
+            cwnd,
+            self.tso_segs_goal(tp),
+            self.mode == Mode::ProbeBw && self.cycle == Phase::Up,
+        )
     }
 
     /// `bbr_inflight`.
@@ -392,7 +406,13 @@ impl Bbr2 {
             (Mode::ProbeBw, _) => InflightCap::Hi, // probe to see if more packets fit in the path
             _ => InflightCap::None,
         };
-        inflight::bound_cwnd_for_inflight_model(tp, cap, self.inflight_hi, self.inflight_lo, INFLIGHT_HEADROOM);
+        inflight::bound_cwnd_for_inflight_model(
+            tp,
+            cap,
+            self.inflight_hi,
+            self.inflight_lo,
+            INFLIGHT_HEADROOM,
+        );
     }
 
     /// `bbr2_inflight_with_headroom`: inflight_hi less 15 % (≥ 1 packet), ≥ 4.
@@ -420,7 +440,14 @@ impl Bbr2 {
     /// `bbr_update_ack_aggregation` (in STARTUP the window is 1 round, `bbr_extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-        self.agg.update(rs, self.round_start, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
+        self.agg.update(
+            rs,
+            self.round_start,
+            win_rtts,
+            self.bw(),
+            tp.delivered_mstamp_ns,
+            tp.snd_cwnd,
+        );
     }
 
     /// `bbr_check_drain` + `bbr2_check_drain`.
@@ -431,7 +458,8 @@ impl Bbr2 {
             self.signals.reset();
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.packets_in_flight()) <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
+            && self.packets_in_net_at_edt(tp, tp.packets_in_flight())
+                <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
         {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(tp);
@@ -506,7 +534,8 @@ impl Bbr2 {
         self.check_drain(tp);
         self.update_cycle_phase(tp, rs);
         self.update_min_rtt(tp, rs);
-        let skip_control = self.mode == prev_mode && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
+        let skip_control =
+            self.mode == prev_mode && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
         if skip_control {
             tp.cc_fast_acks += 1;
         }

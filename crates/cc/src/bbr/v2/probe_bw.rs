@@ -2,7 +2,9 @@
 //! exit from PROBE_RTT into it.
 
 use super::{Bbr2, Mode, Phase};
-use crate::bbr::probe_bw::{AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS};
+use crate::bbr::probe_bw::{
+    AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS,
+};
 use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_SHIFT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::{Nanos, RateSample, TcpCc, NSEC_PER_USEC};
 
@@ -85,7 +87,9 @@ impl Bbr2 {
 
     /// `bbr2_check_time_to_probe_bw` (ecn_reprobe_gain is 0 in v2alpha: no ECN re-probe).
     fn check_time_to_probe_bw(&mut self, tp: &TcpCc) -> bool {
-        if self.has_elapsed_in_phase(tp, self.probe_wait_ns) || self.is_reno_coexistence_probe_time(tp) {
+        if self.has_elapsed_in_phase(tp, self.probe_wait_ns)
+            || self.is_reno_coexistence_probe_time(tp)
+        {
             self.start_bw_probe_refill(tp, 0);
             return true;
         }

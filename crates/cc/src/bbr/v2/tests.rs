@@ -144,7 +144,11 @@ fn startup_exits_on_loss_only_after_full_loss_cnt_events_and_loss_rate_above_2_p
     assert_ne!(b.mode, Mode::Startup);
     assert!(b.full_bw.cnt < FULL_BW_CNT, "exit by loss, not plateau");
     let bdp = pps(b.max_bw()) * 0.040; // max_bw × min_rtt
-    assert!((b.inflight_hi as f64) >= bdp && (b.inflight_hi as f64) <= bdp + 3.0 * 2.0 + 1.0, "inflight_hi {} vs BDP {bdp}", b.inflight_hi);
+    assert!(
+        (b.inflight_hi as f64) >= bdp && (b.inflight_hi as f64) <= bdp + 3.0 * 2.0 + 1.0,
+        "inflight_hi {} vs BDP {bdp}",
+        b.inflight_hi
+    );
     // 7 events are not enough (full_loss_cnt = 8), whatever the loss rate.
     let b = startup_loss_round(7, 50, 100);
     assert_eq!(b.mode, Mode::Startup);
@@ -175,7 +179,11 @@ fn startup_into_a_shallow_buffer_exits_on_loss_before_the_plateau() {
     // inflight_hi is one BDP at the measured max_bw (plus the offload budget floor).
     let want = sim.cc.inflight(&sim.tp, sim.cc.max_bw(), GAIN_UNIT);
     assert_eq!(sim.cc.inflight_hi, want);
-    assert!((sim.cc.inflight_hi as f64) < 1.5 * sim.bdp_phys() + 10.0, "inflight_hi {}", sim.cc.inflight_hi);
+    assert!(
+        (sim.cc.inflight_hi as f64) < 1.5 * sim.bdp_phys() + 10.0,
+        "inflight_hi {}",
+        sim.cc.inflight_hi
+    );
 }
 
 // ------------------------------------------------------------------ PROBE_BW cycle
@@ -210,7 +218,11 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
                     gains_seen[s.cc.cycle as usize] += 1;
                     let want = link_bytes * 0.99 * g;
                     let got = s.tp.pacing_rate_bytes_per_s as f64;
-                    assert!((got - want).abs() / want < 0.01, "pacing {got} vs {want} in {:?}", s.cc.cycle);
+                    assert!(
+                        (got - want).abs() / want < 0.01,
+                        "pacing {got} vs {want} in {:?}",
+                        s.cc.cycle
+                    );
                 }
                 if s.cc.cycle != trace.last().unwrap().1 {
                     if s.cc.cycle == Phase::Down {
@@ -240,7 +252,9 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
             let d = t1 - t0;
             match p0 {
                 // REFILL: one packet-timed round at gain 1.
-                Phase::Refill => assert!(d + 2 * MS >= rtt && d <= 2 * rtt + 5 * MS, "refill {} ms", d / MS),
+                Phase::Refill => {
+                    assert!(d + 2 * MS >= rtt && d <= 2 * rtt + 5 * MS, "refill {} ms", d / MS)
+                }
                 // UP: at least min_rtt, until inflight reached 1.25·BDP (~ one more round).
                 Phase::Up => assert!(d >= rtt && d <= 3 * rtt, "up {} ms", d / MS),
                 // DOWN: drains the probe's queue at 0.75 within about a round.
@@ -254,10 +268,20 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
                 if let Some((t_down, wait)) = down_start {
                     // Time to probe: wall clock 2–3 s (probe_wait) or ≤ 63 rounds.
                     let el = t1 - t_down;
-                    assert!((2 * NSEC_PER_SEC..=3 * NSEC_PER_SEC).contains(&wait), "probe_wait {wait}");
+                    assert!(
+                        (2 * NSEC_PER_SEC..=3 * NSEC_PER_SEC).contains(&wait),
+                        "probe_wait {wait}"
+                    );
                     let by_clock = el > wait && el <= wait + 2 * MS;
-                    let by_rounds = rounds_at[i] + 1 >= BW_PROBE_MAX_ROUNDS - 1 && rounds_at[i] <= BW_PROBE_MAX_ROUNDS;
-                    assert!(by_clock || by_rounds, "probe after {} ms, {} rounds, wait {} ms", el / MS, rounds_at[i], wait / MS);
+                    let by_rounds = rounds_at[i] + 1 >= BW_PROBE_MAX_ROUNDS - 1
+                        && rounds_at[i] <= BW_PROBE_MAX_ROUNDS;
+                    assert!(
+                        by_clock || by_rounds,
+                        "probe after {} ms, {} rounds, wait {} ms",
+                        el / MS,
+                        rounds_at[i],
+                        wait / MS
+                    );
                     assert!(el <= wait + 2 * MS, "probe later than the wall-clock bound");
                     cycles += 1;
                 }
@@ -273,7 +297,10 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
     // 8000 pkt/s: BDP ≈ 81 → capped at 63 rounds; 2000 pkt/s: BDP ≈ 21 → ≈ 21 rounds.
     for (rate, cap_at_63) in [(8000u64, true), (2000, false)] {
         let mut sim = new_sim(rate, 10_000, 17, false);
-        sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Up, 10 * NSEC_PER_SEC);
+        sim.run_until(
+            |s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Up,
+            10 * NSEC_PER_SEC,
+        );
         let mut checked = 0;
         let mut down: Option<(u64, u32)> = None; // (start, rounds counted)
         let end = sim.now + 5 * NSEC_PER_SEC;
@@ -292,7 +319,11 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
                     } else if cur == Phase::Refill {
                         if let Some((t0, n)) = down.take() {
                             let el = s.now - t0;
-                            assert!(el < NSEC_PER_SEC, "probe after {} ms: wall clock, not rounds", el / MS);
+                            assert!(
+                                el < NSEC_PER_SEC,
+                                "probe after {} ms: wall clock, not rounds",
+                                el / MS
+                            );
                             let bdp = s.bdp_phys();
                             let (lo, hi) = if cap_at_63 {
                                 (62.0, 63.0)
@@ -300,7 +331,10 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
                                 // min(63, target_inflight): BDP plus at most the offload floor.
                                 (bdp - 2.0, bdp + 3.0 * s.cc.tso_segs_goal(&s.tp) as f64 + 1.0)
                             };
-                            assert!((n as f64) >= lo - 1.0 && (n as f64) <= hi, "probe after {n} rounds, want {lo}..{hi} (BDP {bdp})");
+                            assert!(
+                                (n as f64) >= lo - 1.0 && (n as f64) <= hi,
+                                "probe after {n} rounds, want {lo}..{hi} (BDP {bdp})"
+                            );
                             checked += 1;
                         }
                     }
@@ -317,7 +351,10 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
 #[test]
 fn up_ends_at_five_quarters_bdp_and_down_ends_at_bdp() {
     let mut sim = link(5);
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Cruise, 10 * NSEC_PER_SEC);
+    sim.run_until(
+        |s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Cruise,
+        10 * NSEC_PER_SEC,
+    );
     let end = sim.now + 10 * NSEC_PER_SEC;
     let (mut ups, mut downs) = (0, 0);
     let mut prev = sim.cc.cycle;
@@ -329,12 +366,20 @@ fn up_ends_at_five_quarters_bdp_and_down_ends_at_bdp() {
                 let bw = s.cc.max_bw();
                 if prev == Phase::Up && cur == Phase::Down {
                     let target = s.cc.bdp(bw, BW_PROBE_PIF_GAIN) as f64;
-                    assert!(inflight_before as f64 + 1.0 >= 1.25 * s.bdp_phys() - 2.0 && inflight_before as f64 + 1.0 >= target - 2.0,
-                        "left UP at inflight {inflight_before} < 1.25 BDP {}", 1.25 * s.bdp_phys());
+                    assert!(
+                        inflight_before as f64 + 1.0 >= 1.25 * s.bdp_phys() - 2.0
+                            && inflight_before as f64 + 1.0 >= target - 2.0,
+                        "left UP at inflight {inflight_before} < 1.25 BDP {}",
+                        1.25 * s.bdp_phys()
+                    );
                     ups += 1;
                 }
                 if prev == Phase::Down && cur == Phase::Cruise {
-                    assert!((inflight_before as f64) <= s.bdp_phys() + 7.0, "left DOWN at inflight {inflight_before} > BDP {}", s.bdp_phys());
+                    assert!(
+                        (inflight_before as f64) <= s.bdp_phys() + 7.0,
+                        "left DOWN at inflight {inflight_before} > BDP {}",
+                        s.bdp_phys()
+                    );
                     downs += 1;
                 }
                 prev = cur;
@@ -446,7 +491,11 @@ fn excess_loss_in_probe_up_cuts_inflight_hi_to_max_of_tx_in_flight_and_0_7_targe
         rs.lost = 5; // 12.5 %
     });
     let want = 0.7 * target as f64;
-    assert!((b.inflight_hi as f64 - want).abs() <= 1.0, "inflight_hi {} vs 0.7 × {target}", b.inflight_hi);
+    assert!(
+        (b.inflight_hi as f64 - want).abs() <= 1.0,
+        "inflight_hi {} vs 0.7 × {target}",
+        b.inflight_hi
+    );
     assert_eq!(b.cycle, Phase::Down);
     // The cut bounds cwnd in DOWN (cap = inflight_hi).
     assert!(tp.snd_cwnd <= b.inflight_hi);
@@ -478,7 +527,8 @@ fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
         let round_begin = tp.delivered;
         for i in 0..n {
             hand_ack(&mut tp, &mut b, 1, |rs| {
-                rs.prior_delivered = if i == 0 && round > 0 { round_begin } else { round_begin.saturating_sub(1) };
+                rs.prior_delivered =
+                    if i == 0 && round > 0 { round_begin } else { round_begin.saturating_sub(1) };
                 rs.prior_in_flight = 10; // not queuing: UP continues
             });
             assert_eq!(b.cycle, Phase::Up, "left UP in round {round}");
@@ -493,7 +543,10 @@ fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
     // round once 2^k is a sizeable fraction of cwnd).
     for (k, &d) in deltas.iter().enumerate() {
         let want = 1i64 << k;
-        assert!(d >= want && d <= want + 1 + want / 4, "round {k}: +{d}, want +{want}; deltas {deltas:?}");
+        assert!(
+            d >= want && d <= want + 1 + want / 4,
+            "round {k}: +{d}, want +{want}; deltas {deltas:?}"
+        );
     }
     // Not cwnd-limited: no growth.
     let before = b.inflight_hi;
@@ -515,7 +568,10 @@ fn shallow_buffer_sets_inflight_hi_near_bdp_plus_buffer_and_loss_stays_low() {
     sim.run_until(|s, _| s.now >= end, end + NSEC_PER_SEC);
     let hi = sim.cc.inflight_hi as f64;
     let cap = sim.bdp_phys() + 5.0; // what the path holds
-    assert!(hi != INF_PKTS as f64 && hi <= 1.25 * cap && hi >= 0.7 * sim.bdp_phys(), "inflight_hi {hi} vs path {cap}");
+    assert!(
+        hi != INF_PKTS as f64 && hi <= 1.25 * cap && hi >= 0.7 * sim.bdp_phys(),
+        "inflight_hi {hi} vs path {cap}"
+    );
     let loss = (sim.tp.lost - lost0) as f64 / (sim.tp.data_segs_out - sent0) as f64;
     assert!(loss < 0.01, "steady-state loss {:.2} %", loss * 100.0);
 }
@@ -544,16 +600,30 @@ fn probe_rtt_every_five_seconds_at_half_bdp() {
             if m == Mode::ProbeRtt {
                 // cwnd = max(4, 0.5·BDP) with BDP = bw × min_rtt.
                 let half = 0.5 * s.rate_pps() * s.cc.min_rtt.rtt_ns as f64 / 1e9;
-                assert!((s.tp.snd_cwnd as f64) <= half.ceil() + 1.0, "cwnd {} > 0.5 BDP {half}", s.tp.snd_cwnd);
-                if matches!(ev, Ev::Ack { .. }) && reached.is_none() && s.tp.packets_in_flight() <= s.tp.snd_cwnd {
-                    assert!((s.tp.snd_cwnd as f64 - half).abs() <= 2.0, "PROBE_RTT cwnd {} vs 0.5 BDP {half}", s.tp.snd_cwnd);
+                assert!(
+                    (s.tp.snd_cwnd as f64) <= half.ceil() + 1.0,
+                    "cwnd {} > 0.5 BDP {half}",
+                    s.tp.snd_cwnd
+                );
+                if matches!(ev, Ev::Ack { .. })
+                    && reached.is_none()
+                    && s.tp.packets_in_flight() <= s.tp.snd_cwnd
+                {
+                    assert!(
+                        (s.tp.snd_cwnd as f64 - half).abs() <= 2.0,
+                        "PROBE_RTT cwnd {} vs 0.5 BDP {half}",
+                        s.tp.snd_cwnd
+                    );
                     reached = Some((s.now, s.tp.delivered));
                 }
             }
             if prev == Mode::ProbeRtt && m != Mode::ProbeRtt {
                 let (t, d) = reached.expect("inflight reached the PROBE_RTT cwnd");
                 assert!(s.now - t >= 200 * MS, "held {} ms", (s.now - t) / MS);
-                assert!(s.tp.delivered - d >= s.tp.snd_cwnd.min(40) as u64 / 2, "less than a round");
+                assert!(
+                    s.tp.delivered - d >= s.tp.snd_cwnd.min(40) as u64 / 2,
+                    "less than a round"
+                );
                 assert_eq!(m, Mode::ProbeBw);
                 assert_eq!(s.cc.cycle, Phase::Cruise, "PROBE_RTT exits to CRUISE");
                 exits.push(s.now);
@@ -566,11 +636,19 @@ fn probe_rtt_every_five_seconds_at_half_bdp() {
     assert!(entries.len() >= 3, "entries {entries:?}");
     for w in exits.iter().zip(entries.iter().skip(1)) {
         let gap = w.1 - w.0;
-        assert!((5 * NSEC_PER_SEC..=5 * NSEC_PER_SEC + 50 * MS).contains(&gap), "PROBE_RTT {} ms after the previous one", gap / MS);
+        assert!(
+            (5 * NSEC_PER_SEC..=5 * NSEC_PER_SEC + 50 * MS).contains(&gap),
+            "PROBE_RTT {} ms after the previous one",
+            gap / MS
+        );
     }
     for e in entries.windows(2) {
         let gap = e[1] - e[0];
-        assert!((5 * NSEC_PER_SEC + 200 * MS..=5 * NSEC_PER_SEC + 600 * MS).contains(&gap), "entry spacing {} ms", gap / MS);
+        assert!(
+            (5 * NSEC_PER_SEC + 200 * MS..=5 * NSEC_PER_SEC + 600 * MS).contains(&gap),
+            "entry spacing {} ms",
+            gap / MS
+        );
     }
 }
 
@@ -585,7 +663,13 @@ fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
     sim.drift_ns_per_s = 20_000;
     sim.run_until(|s, _| s.cc.mode == Mode::ProbeRtt, 12 * NSEC_PER_SEC);
     let entry = sim.now;
-    let rate_before = bw_to_pacing_rate(&sim.tp, sim.cc.max_bw(), GAIN_UNIT, PACING_RATE_FLOOR, PACING_MARGIN_PERCENT) as f64;
+    let rate_before = bw_to_pacing_rate(
+        &sim.tp,
+        sim.cc.max_bw(),
+        GAIN_UNIT,
+        PACING_RATE_FLOOR,
+        PACING_MARGIN_PERCENT,
+    ) as f64;
     sim.ce_prob = 1.0;
     let mut min_rate = f64::MAX;
     let mut cut_inflight_lo = false;
@@ -602,7 +686,10 @@ fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
     let held_ms = (sim.now - entry) / MS;
     assert!(cut_inflight_lo, "the marks were seen: inflight_lo cut as in v2alpha");
     // PROBE_RTT paces at bw: the ECN rate cut (bw_lo) does not act here.
-    assert!(min_rate >= 0.5 * rate_before, "PROBE_RTT pacing fell to {min_rate} B/s from {rate_before}");
+    assert!(
+        min_rate >= 0.5 * rate_before,
+        "PROBE_RTT pacing fell to {min_rate} B/s from {rate_before}"
+    );
     // Held for max(200 ms, 1 round) after inflight reached its cap: a few ms above 200 ms.
     assert_eq!(sim.cc.mode, Mode::ProbeBw, "still in PROBE_RTT after {held_ms} ms");
     assert!(held_ms <= 250, "PROBE_RTT lasted {held_ms} ms");
@@ -674,16 +761,28 @@ fn ecn_round_cuts_inflight_lo_by_alpha_third_in_bbr2_and_alpha_half_plus_bw_lo_i
         // bbr2: inflight_lo · (1 − α/3); bw_lo untouched (no bw_lo cut from ECN in v2alpha).
         let (tp, b) = ecn_round(false, alpha);
         let want = 100.0 * (1.0 - alpha / 3.0);
-        assert!((b.inflight_lo as f64 - want).abs() <= 1.0, "bbr2 α={alpha}: inflight_lo {} vs {want}", b.inflight_lo);
+        assert!(
+            (b.inflight_lo as f64 - want).abs() <= 1.0,
+            "bbr2 α={alpha}: inflight_lo {} vs {want}",
+            b.inflight_lo
+        );
         assert_eq!(b.bw_lo, INF_BW, "bbr2 must not cut bw_lo on ECN");
         assert!(tp.snd_cwnd <= b.inflight_lo, "cwnd bounded by inflight_lo");
         let pacing_v2 = tp.pacing_rate_bytes_per_s as f64;
         // bbr2_new: inflight_lo · (1 − α/2) and bw_lo = max_bw · (1 − α/2).
         let (tp, b) = ecn_round(true, alpha);
         let want = 100.0 * (1.0 - alpha / 2.0);
-        assert!((b.inflight_lo as f64 - want).abs() <= 1.0, "bbr2_new α={alpha}: inflight_lo {} vs {want}", b.inflight_lo);
+        assert!(
+            (b.inflight_lo as f64 - want).abs() <= 1.0,
+            "bbr2_new α={alpha}: inflight_lo {} vs {want}",
+            b.inflight_lo
+        );
         let want_bw = max_bw as f64 * (1.0 - alpha / 2.0);
-        assert!((b.bw_lo as f64 - want_bw).abs() / want_bw < 0.01, "bbr2_new bw_lo {} vs {want_bw}", b.bw_lo);
+        assert!(
+            (b.bw_lo as f64 - want_bw).abs() / want_bw < 0.01,
+            "bbr2_new bw_lo {} vs {want_bw}",
+            b.bw_lo
+        );
         // The pacing rate follows: (1 − α/2)·max_bw·0.99 instead of max_bw·0.99.
         let ratio = tp.pacing_rate_bytes_per_s as f64 / pacing_v2;
         assert!((ratio - (1.0 - alpha / 2.0)).abs() < 0.01, "pacing ratio {ratio}");
@@ -720,8 +819,13 @@ fn startup_exits_after_two_rounds_with_half_the_packets_ce_marked_at_low_rtt() {
     // inflight_hi = BDP at exit, then (same ACK, as Linux) raised to this sample's
     // tx_in_flight if the sample itself was not too high.
     let bdp = sim.cc.inflight(&sim.tp, sim.cc.max_bw(), GAIN_UNIT);
-    assert!(sim.cc.inflight_hi >= bdp && sim.cc.inflight_hi <= bdp.max(sim.tp.packets_in_flight() + 1 + sim.cc.tso_segs_goal(&sim.tp)),
-        "inflight_hi {} vs BDP {bdp}", sim.cc.inflight_hi);
+    assert!(
+        sim.cc.inflight_hi >= bdp
+            && sim.cc.inflight_hi
+                <= bdp.max(sim.tp.packets_in_flight() + 1 + sim.cc.tso_segs_goal(&sim.tp)),
+        "inflight_hi {} vs BDP {bdp}",
+        sim.cc.inflight_hi
+    );
     assert!((bdp as f64) < 2.0 * sim.bdp_phys() + 10.0);
 }
 
@@ -829,7 +933,14 @@ fn sample_exports_phase_names_codes_and_model() {
         },
         9 * NSEC_PER_SEC,
     );
-    let want = [(0, "startup"), (1, "drain"), (2, "probe_down"), (3, "probe_cruise"), (4, "probe_refill"), (5, "probe_up")];
+    let want = [
+        (0, "startup"),
+        (1, "drain"),
+        (2, "probe_down"),
+        (3, "probe_cruise"),
+        (4, "probe_refill"),
+        (5, "probe_up"),
+    ];
     for (c, n) in want {
         assert_eq!(seen.get(&c), Some(&n), "phase {c}: {seen:?}");
     }

@@ -123,11 +123,16 @@ use super::probe_rtt::{MinRtt, ProbeRttHold};
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
-use super::units::{Clock, bw_bytes_per_sec, bw_ceil, gain_f64, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
+use super::units::{
+    bw_bytes_per_sec, bw_ceil, gain_f64, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
+};
 use crate::filter::MaxFilter;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
-use crate::{CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc, TCP_INFINITE_SSTHRESH};
+use crate::{
+    CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
+    TCP_INFINITE_SSTHRESH,
+};
 
 /// §Terminology: DefaultCwndGain = 2, the smallest cwnd gain that lets the rate double per round
 /// and tolerates delayed/stretched ACKs.
@@ -305,7 +310,10 @@ impl Bbr3 {
     // Helpers.
 
     fn is_in_probe_bw(&self) -> bool {
-        matches!(self.state, State::ProbeBwDown | State::ProbeBwCruise | State::ProbeBwRefill | State::ProbeBwUp)
+        matches!(
+            self.state,
+            State::ProbeBwDown | State::ProbeBwCruise | State::ProbeBwRefill | State::ProbeBwUp
+        )
     }
 
     /// §ProbeBW Algorithm Details IsProbingBW.
@@ -353,7 +361,11 @@ impl Bbr3 {
 
     /// §QuantizationBudget: at least 3 send quanta (TCP offload budget) and MinPipeCwnd, +2 in UP.
     fn quantization_budget(&self, tp: &TcpCc, inflight: u32) -> u32 {
-        tso::quantization_budget_floor(inflight, self.send_quantum_segs(tp), self.state == State::ProbeBwUp)
+        tso::quantization_budget_floor(
+            inflight,
+            self.send_quantum_segs(tp),
+            self.state == State::ProbeBwUp,
+        )
     }
 
     /// §Inflight(gain) with a given bw.
@@ -388,7 +400,12 @@ impl Bbr3 {
 
     /// §SaveCwnd.
     fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, self.state == State::ProbeRtt);
+        self.prior_cwnd = inflight::saved_cwnd(
+            self.prior_cwnd,
+            tp.snd_cwnd,
+            self.prev_ca_state,
+            self.state == State::ProbeRtt,
+        );
     }
 
     /// §SetPacingRateWithGain: never lower the rate before the pipe was filled.
@@ -407,7 +424,10 @@ impl Bbr3 {
         let acked = rs.acked_sacked;
         if acked > 0 {
             // §UpdateMaxInflight.
-            let max_inflight = self.quantization_budget(tp, self.bdp_multiple(self.bw(), self.cwnd_gain).saturating_add(self.extra_acked()));
+            let max_inflight = self.quantization_budget(
+                tp,
+                self.bdp_multiple(self.bw(), self.cwnd_gain).saturating_add(self.extra_acked()),
+            );
             // Linux: the fast path may be tried once cwnd stands at its target.
             self.try_fast_path = false;
             if self.full_bw.reached {
@@ -438,7 +458,13 @@ impl Bbr3 {
             State::ProbeBwDown | State::ProbeBwRefill | State::ProbeBwUp => InflightCap::Hi,
             State::Startup | State::Drain => InflightCap::None,
         };
-        inflight::bound_cwnd_for_inflight_model(tp, cap, self.inflight_longterm, self.inflight_shortterm, self.p.headroom);
+        inflight::bound_cwnd_for_inflight_model(
+            tp,
+            cap,
+            self.inflight_longterm,
+            self.inflight_shortterm,
+            self.p.headroom,
+        );
         self.cur_cwnd = tp.snd_cwnd;
     }
 
@@ -447,7 +473,8 @@ impl Bbr3 {
     /// tp->delivered_mstamp, the same instant whenever an ACK delivers data).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win = if self.full_bw.reached { self.p.extra_acked_win_rounds } else { 1 };
-        let extra = self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
+        let extra =
+            self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
         if let (Some(extra), false) = (extra, self.p.extra_acked_slots) {
             self.extra_acked_filter.update(win, self.round_count, extra as u64);
         }
@@ -464,7 +491,14 @@ impl Bbr3 {
 
     /// The model update of §UpdateOnACK (Linux `bbr_update_model`), after the round and the
     /// latest delivery signals.
-    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, sample_bw: u64, lost: u64, ce_now: bool) {
+    fn update_model(
+        &mut self,
+        tp: &mut TcpCc,
+        rs: &RateSample,
+        sample_bw: u64,
+        lost: u64,
+        ce_now: bool,
+    ) {
         // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
         // is idempotent within a round); the Draft variant treats new CE marks as congestion.
         if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
@@ -472,7 +506,12 @@ impl Bbr3 {
         }
         self.update_congestion_signals(rs, sample_bw);
         self.update_ack_aggregation(tp, rs);
-        self.full_bw.check_sample(self.round_start, rs.is_app_limited, sample_bw, self.p.full_bw_every_ack);
+        self.full_bw.check_sample(
+            self.round_start,
+            rs.is_app_limited,
+            sample_bw,
+            self.p.full_bw_every_ack,
+        );
         self.check_startup_done(tp, rs, lost);
         self.check_drain_done(tp);
         self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
@@ -481,7 +520,14 @@ impl Bbr3 {
 
     /// Linux `bbr_run_fast_path` + `bbr_update_model` (see header): runs the model update the
     /// ACK needs and returns true when the control update is skipped too.
-    fn run_fast_path(&mut self, tp: &mut TcpCc, rs: &RateSample, sample_bw: u64, lost: u64, ce_now: bool) -> bool {
+    fn run_fast_path(
+        &mut self,
+        tp: &mut TcpCc,
+        rs: &RateSample,
+        sample_bw: u64,
+        lost: u64,
+        ce_now: bool,
+    ) -> bool {
         let eligible = tp.fast_path
             && self.try_fast_path
             && rs.is_app_limited
@@ -496,7 +542,9 @@ impl Bbr3 {
         self.check_drain_done(tp);
         self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
         self.update_min_rtt_and_probe_rtt(tp, rs);
-        let skip_control = self.state == prev_state && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
+        let skip_control = self.state == prev_state
+            && self.min_rtt.rtt_ns == prev_min_rtt_ns
+            && self.try_fast_path;
         if skip_control {
             tp.cc_fast_acks += 1;
         }
@@ -659,7 +707,11 @@ impl CongestionOps for Bbr3 {
             cwnd_gain: gain_f64(self.cwnd_gain),
             inflight_hi_segs: finite(self.inflight_longterm),
             inflight_lo_segs: finite(self.inflight_shortterm),
-            ecn_alpha: if self.p.ecn == EcnResponse::Dctcp { self.ecn.alpha as f64 / BBR_UNIT as f64 } else { 0.0 },
+            ecn_alpha: if self.p.ecn == EcnResponse::Dctcp {
+                self.ecn.alpha as f64 / BBR_UNIT as f64
+            } else {
+                0.0
+            },
             ..Default::default()
         }
     }

@@ -22,7 +22,12 @@ impl Bbr3 {
     }
 
     /// §UpdateLatestDeliverySignals.
-    pub(super) fn update_latest_delivery_signals(&mut self, tp: &TcpCc, rs: &RateSample, sample_bw: u64) {
+    pub(super) fn update_latest_delivery_signals(
+        &mut self,
+        tp: &TcpCc,
+        rs: &RateSample,
+        sample_bw: u64,
+    ) {
         self.signals.loss_round_start = false;
         if rs.interval_ns <= 0 || rs.acked_sacked == 0 {
             return;
@@ -111,7 +116,13 @@ impl Bbr3 {
 
     /// §IsInflightTooHigh: loss > LossThresh of the data in flight at send (Linux and the Draft
     /// variant's ECN treatment also count CE marks, see the header).
-    pub(super) fn is_inflight_too_high(&self, tx_in_flight: u32, lost: u64, delivered: i64, delivered_ce: i64) -> bool {
+    pub(super) fn is_inflight_too_high(
+        &self,
+        tx_in_flight: u32,
+        lost: u64,
+        delivered: i64,
+        delivered_ce: i64,
+    ) -> bool {
         let (num, den) = self.p.loss_thresh;
         if lost > 0 && tx_in_flight > 0 && lost * den > tx_in_flight as u64 * num {
             return true;
@@ -136,11 +147,17 @@ impl Bbr3 {
     }
 
     /// §HandleInflightTooHigh.
-    pub(super) fn handle_inflight_too_high(&mut self, tp: &TcpCc, is_app_limited: bool, tx_in_flight: u32) {
+    pub(super) fn handle_inflight_too_high(
+        &mut self,
+        tp: &TcpCc,
+        is_app_limited: bool,
+        tx_in_flight: u32,
+    ) {
         self.prev_probe_too_high = true;
         self.is_bw_probe_sample = false; // react once per probe
         if !is_app_limited {
-            let beta_target = ((self.target_inflight(tp) as u64 * self.p.beta) >> GAIN_SHIFT) as u32;
+            let beta_target =
+                ((self.target_inflight(tp) as u64 * self.p.beta) >> GAIN_SHIFT) as u32;
             self.inflight_longterm = tx_in_flight.max(beta_target);
         }
         if self.state == State::ProbeBwUp {
@@ -203,7 +220,11 @@ impl Bbr3 {
             self.ack_phase = AckPhase::ProbeFeedback; // probe samples start arriving
         }
         // One round after leaving UP, once per probe (see header on the max_bw clock).
-        if self.max_bw_advance_pending && self.round_start && self.is_in_probe_bw() && !rs.is_app_limited {
+        if self.max_bw_advance_pending
+            && self.round_start
+            && self.is_in_probe_bw()
+            && !rs.is_app_limited
+        {
             self.max_bw_advance_pending = false;
             self.advance_max_bw_filter();
         }

@@ -2,7 +2,10 @@
 //! the draft's exit conditions, precautionary probing, and Linux's ECN re-probe.
 
 use super::{Bbr3, EcnResponse, State, DEFAULT_CWND_GAIN};
-use crate::bbr::probe_bw::{AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS, BW_PROBE_UP_ROUNDS_MAX};
+use crate::bbr::probe_bw::{
+    AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS,
+    BW_PROBE_UP_ROUNDS_MAX,
+};
 use crate::bbr::units::{BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_PKTS};
 use crate::{CaState, RateSample, TcpCc};
 
@@ -109,7 +112,13 @@ impl Bbr3 {
     }
 
     /// §UpdateProbeBWCyclePhase.
-    pub(super) fn update_probe_bw_cycle_phase(&mut self, tp: &TcpCc, rs: &RateSample, sample_bw: u64, lost: u64) {
+    pub(super) fn update_probe_bw_cycle_phase(
+        &mut self,
+        tp: &TcpCc,
+        rs: &RateSample,
+        sample_bw: u64,
+        lost: u64,
+    ) {
         if !self.full_bw.reached {
             return;
         }
@@ -121,7 +130,8 @@ impl Bbr3 {
         }
         // Linux estimates from the inflight before this ACK (rs.prior_in_flight); the draft uses
         // C.inflight.
-        let inflight_now = if self.p.inflight_at_edt { rs.prior_in_flight } else { tp.packets_in_flight() };
+        let inflight_now =
+            if self.p.inflight_at_edt { rs.prior_in_flight } else { tp.packets_in_flight() };
         let inflight = self.inflight_for_checks(tp, inflight_now);
         match self.state {
             State::ProbeBwDown => {

@@ -65,7 +65,9 @@ impl Bbr3 {
             return;
         }
         let inflight = self.inflight_for_checks(tp, tp.packets_in_flight());
-        if inflight <= self.inflight(tp, self.max_bw(), GAIN_UNIT) || self.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS {
+        if inflight <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
+            || self.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS
+        {
             self.enter_probe_bw(tp);
         }
     }

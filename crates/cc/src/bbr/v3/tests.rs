@@ -85,11 +85,19 @@ fn first_probe_up(v: Variant) -> (TcpCc, Bbr3) {
 }
 
 fn drain_gain(v: Variant) -> f64 {
-    if v == Variant::Draft { 0.5 } else { 1.0 / 2.885 }
+    if v == Variant::Draft {
+        0.5
+    } else {
+        1.0 / 2.885
+    }
 }
 
 fn down_gain(v: Variant) -> f64 {
-    if v == Variant::Draft { 0.90 } else { 0.91 }
+    if v == Variant::Draft {
+        0.90
+    } else {
+        0.91
+    }
 }
 
 /// Startup: §Exiting Startup on Bandwidth Plateau.
@@ -104,10 +112,15 @@ fn startup_exits_after_three_rounds_without_25_percent_growth_with_max_bw_within
             |s, ev| {
                 if matches!(ev, Ev::Ack { .. }) {
                     if s.last_rs.interval_ns > 0 {
-                        samples.push((s.last_sample_bw(), s.last_rs.is_app_limited, s.cc.round_start));
+                        samples.push((
+                            s.last_sample_bw(),
+                            s.last_rs.is_app_limited,
+                            s.cc.round_start,
+                        ));
                     }
                     if s.cc.state == State::Startup {
-                        gains_ok &= (s.gain() - 2.77).abs() < 0.005 && s.cc.cwnd_gain == 2 * GAIN_UNIT;
+                        gains_ok &=
+                            (s.gain() - 2.77).abs() < 0.005 && s.cc.cwnd_gain == 2 * GAIN_UNIT;
                     }
                     return s.cc.state != State::Startup;
                 }
@@ -133,7 +146,11 @@ fn startup_exits_after_three_rounds_without_25_percent_growth_with_max_bw_within
                 }
             }
         }
-        assert_eq!(exit_at, Some(samples.len() - 1), "{v:?}: exit on the ACK where the spec's rule says full");
+        assert_eq!(
+            exit_at,
+            Some(samples.len() - 1),
+            "{v:?}: exit on the ACK where the spec's rule says full"
+        );
         assert!(gains_ok, "{v:?}: Startup gains are 2.77 pacing / 2.0 cwnd");
         assert_eq!(sim.cc.state, State::Drain, "{v:?}");
         assert!(sim.cc.full_bw.now && sim.cc.full_bw.reached);
@@ -188,7 +205,11 @@ fn startup_exits_on_loss_even_when_app_limited_but_never_without_loss() {
             20 * SEC,
         );
         assert!(app_limited_samples > 10, "the flow was app-limited");
-        assert!(matches!(sim.cc.state, State::Drain | State::ProbeBwDown | State::ProbeBwCruise), "{v:?}: {:?}", sim.cc.state);
+        assert!(
+            matches!(sim.cc.state, State::Drain | State::ProbeBwDown | State::ProbeBwCruise),
+            "{v:?}: {:?}",
+            sim.cc.state
+        );
         assert!(sim.cc.full_bw.reached && sim.cc.full_bw.now);
         assert_eq!(sim.tp.ca_state, CaState::Recovery, "exit at the end of a recovery round");
         assert_eq!(sim.cc.undo_state, Some(State::Startup));
@@ -204,7 +225,11 @@ fn startup_exits_on_loss_even_when_app_limited_but_never_without_loss() {
         let end = 12 * SEC;
         sim.run_until(
             |s, _| {
-                assert!(matches!(s.cc.state, State::Startup | State::ProbeRtt), "{v:?} left Startup: {:?}", s.cc.state);
+                assert!(
+                    matches!(s.cc.state, State::Startup | State::ProbeRtt),
+                    "{v:?} left Startup: {:?}",
+                    s.cc.state
+                );
                 seen_probe_rtt |= s.cc.state == State::ProbeRtt;
                 s.now >= end
             },
@@ -238,10 +263,20 @@ fn drain_exits_when_inflight_reaches_the_bdp() {
                 }
                 // Drain → ProbeBW_DOWN (which may pass to CRUISE on the same ACK: inflight is
                 // already at the BDP).
-                assert!(matches!(s.cc.state, State::ProbeBwDown | State::ProbeBwCruise), "{v:?}: Drain → {:?}", s.cc.state);
+                assert!(
+                    matches!(s.cc.state, State::ProbeBwDown | State::ProbeBwCruise),
+                    "{v:?}: Drain → {:?}",
+                    s.cc.state
+                );
                 assert_eq!(s.cc.cycle_stamp_ns, s.now, "ProbeBW_DOWN started on this ACK");
-                assert!(inflight <= target + s.cc.send_quantum_segs(&s.tp) as f64, "{v:?}: left Drain at inflight {inflight} > {target}");
-                assert!(s.cc.round_count <= s.cc.drain_start_round + 3, "{v:?}: not by the timeout");
+                assert!(
+                    inflight <= target + s.cc.send_quantum_segs(&s.tp) as f64,
+                    "{v:?}: left Drain at inflight {inflight} > {target}"
+                );
+                assert!(
+                    s.cc.round_count <= s.cc.drain_start_round + 3,
+                    "{v:?}: not by the timeout"
+                );
                 true
             },
             10 * SEC,
@@ -304,11 +339,22 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
             sim.run_until(
                 |s, ev| {
                     if matches!(ev, Ev::Ack { .. }) {
-                        gains.push((s.cc.state, s.gain(), s.cc.cwnd_gain as f64 / GAIN_UNIT as f64));
+                        gains.push((
+                            s.cc.state,
+                            s.gain(),
+                            s.cc.cwnd_gain as f64 / GAIN_UNIT as f64,
+                        ));
                     }
                     if s.cc.state != prev {
                         let (t0, r0) = down_entry;
-                        out.push((prev, s.cc.state, s.now - t0, s.cc.round_count - r0, s.tp.packets_in_flight(), s.bdp_phys()));
+                        out.push((
+                            prev,
+                            s.cc.state,
+                            s.now - t0,
+                            s.cc.round_count - r0,
+                            s.tp.packets_in_flight(),
+                            s.bdp_phys(),
+                        ));
                         // A cycle (and its probe clock) starts with StartProbeBW_DOWN, also when
                         // ProbeRTT exits through DOWN straight to CRUISE.
                         if s.cc.state == State::ProbeBwDown || prev == State::ProbeRtt {
@@ -329,13 +375,20 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
                 (State::ProbeBwDown, State::ProbeBwCruise) => {
                     // inflight ≤ BDP (+ quantization budget) and ≤ headroom target.
                     let q = 3.0 * 2.0 + 1.0;
-                    assert!(inflight as f64 <= bdp * 1.02 + q, "{v:?}: cruise at inflight {inflight} > BDP {bdp}");
+                    assert!(
+                        inflight as f64 <= bdp * 1.02 + q,
+                        "{v:?}: cruise at inflight {inflight} > BDP {bdp}"
+                    );
                 }
                 (State::ProbeBwDown | State::ProbeBwCruise, State::ProbeBwRefill) => {
                     // 2–3 s wall clock, or min(BDP, 63) rounds (rounds_since_probe_up starts at 0 or 1).
                     let by_time = since_down > 2 * SEC && since_down <= 3 * SEC + 50 * MS;
-                    let by_rounds = rounds_since_down + 1 >= 63.min(bdp as u64) && since_down <= 3 * SEC + 50 * MS;
-                    assert!(by_time || by_rounds, "{v:?}: REFILL after {since_down} ns / {rounds_since_down} rounds");
+                    let by_rounds = rounds_since_down + 1 >= 63.min(bdp as u64)
+                        && since_down <= 3 * SEC + 50 * MS;
+                    assert!(
+                        by_time || by_rounds,
+                        "{v:?}: REFILL after {since_down} ns / {rounds_since_down} rounds"
+                    );
                 }
                 (State::ProbeBwRefill, State::ProbeBwUp) => {}
                 (State::ProbeBwUp, State::ProbeBwDown) => {}
@@ -359,7 +412,10 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
                 State::ProbeRtt => (1.0, 0.5),
                 _ => continue,
             };
-            assert!((pg - wp).abs() < 0.005 && (cg - wc).abs() < 1e-9, "{v:?} {st:?}: gains {pg}/{cg}");
+            assert!(
+                (pg - wp).abs() < 0.005 && (cg - wc).abs() < 1e-9,
+                "{v:?} {st:?}: gains {pg}/{cg}"
+            );
         }
     }
 }
@@ -370,7 +426,10 @@ fn refill_lasts_one_round_then_up() {
     let mut sim = deep_link_in_probe_bw(Variant::Draft);
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 10 * SEC);
     let r0 = sim.cc.round_count;
-    assert!(sim.cc.bw_shortterm == INF_BW && sim.cc.inflight_shortterm == INF_PKTS, "REFILL resets the short-term model");
+    assert!(
+        sim.cc.bw_shortterm == INF_BW && sim.cc.inflight_shortterm == INF_PKTS,
+        "REFILL resets the short-term model"
+    );
     sim.run_until(|s, _| s.cc.state != State::ProbeBwRefill, 10 * SEC);
     assert_eq!(sim.cc.state, State::ProbeBwUp);
     assert_eq!(sim.cc.round_count, r0 + 1);
@@ -429,10 +488,18 @@ fn loss_above_threshold_in_up_cuts_inflight_longterm_by_beta_and_goes_down() {
             b.ssthresh(&tp);
             b.cong_control(&mut tp, &rs);
             // StartProbeBW_DOWN ran on this ACK (CRUISE may follow at once: inflight is low).
-            assert!(matches!(b.state, State::ProbeBwDown | State::ProbeBwCruise), "{v:?}: {:?}", b.state);
+            assert!(
+                matches!(b.state, State::ProbeBwDown | State::ProbeBwCruise),
+                "{v:?}: {:?}",
+                b.state
+            );
             assert_eq!(b.cycle_stamp_ns, tp.now_ns);
             let want = (tx as f64).max((target * beta).floor());
-            assert!((b.inflight_longterm as f64 - want).abs() <= 1.0, "{v:?} tx {tx}: inflight_longterm {} want {want}", b.inflight_longterm);
+            assert!(
+                (b.inflight_longterm as f64 - want).abs() <= 1.0,
+                "{v:?} tx {tx}: inflight_longterm {} want {want}",
+                b.inflight_longterm
+            );
             assert!(b.prev_probe_too_high && !b.is_bw_probe_sample);
             assert_eq!(b.undo_state, Some(State::ProbeBwUp));
             // Exactly at the threshold it is not "too high" (strictly greater, §IsInflightTooHigh).
@@ -459,7 +526,11 @@ fn precautionary_probe_stops_at_inflight_longterm_then_refills_without_cruise() 
             tp.packets_out = inflight;
             let rs = RateSample {
                 has_prior: true,
-                prior_delivered: if round_end { b.next_round_delivered } else { b.next_round_delivered.saturating_sub(5) },
+                prior_delivered: if round_end {
+                    b.next_round_delivered
+                } else {
+                    b.next_round_delivered.saturating_sub(5)
+                },
                 delivered: 80,
                 interval_ns: 41 * MS as i64,
                 rtt_ns: 41 * MS as i64,
@@ -506,7 +577,10 @@ fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
             30 * SEC,
         );
         let since = sim.now - last_refresh;
-        assert!(since > 5 * SEC && since < 5 * SEC + 5 * MS, "{v:?}: entered {since} ns after the last refresh");
+        assert!(
+            since > 5 * SEC && since < 5 * SEC + 5 * MS,
+            "{v:?}: entered {since} ns after the last refresh"
+        );
         assert!((sim.cc.cwnd_gain as f64 / GAIN_UNIT as f64 - 0.5).abs() < 1e-9);
         let cap = ((0.5 * sim.bdp_phys() * 1.02).ceil() as u32).max(4);
         let mut reached: Option<(u64, u64, u32)> = None;
@@ -517,7 +591,10 @@ fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
                     return true;
                 }
                 assert!(s.tp.snd_cwnd <= cap, "{v:?}: cwnd {} > {cap}", s.tp.snd_cwnd);
-                if reached.is_none() && matches!(ev, Ev::Ack { .. }) && s.tp.packets_in_flight() <= cap {
+                if reached.is_none()
+                    && matches!(ev, Ev::Ack { .. })
+                    && s.tp.packets_in_flight() <= cap
+                {
                     reached = Some((s.now, s.tp.delivered, s.tp.packets_in_flight()));
                 }
                 false
@@ -529,7 +606,10 @@ fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
         assert!(sim.tp.delivered - d >= f as u64, "{v:?}: less than one round");
         assert!(sim.now - t < 200 * MS + 3 * sim.cc.min_rtt.rtt_ns);
         assert_eq!(sim.cc.state, State::ProbeBwCruise, "{v:?}: exit to DOWN then CRUISE");
-        assert!(sim.tp.snd_cwnd >= cwnd_before.min(sim.cc.inflight_with_headroom()), "{v:?}: cwnd restored");
+        assert!(
+            sim.tp.snd_cwnd >= cwnd_before.min(sim.cc.inflight_with_headroom()),
+            "{v:?}: cwnd restored"
+        );
     }
 }
 
@@ -554,7 +634,10 @@ fn idle_longer_than_the_probe_rtt_interval_skips_probe_rtt() {
         sim.pause_until + 3 * SEC,
     );
     assert!(saw_idle_restart, "TX start after idle sets idle_restart");
-    assert!(sim.cc.probe_rtt_min.stamp_ns > sim.pause_until, "the first RTT after idle refreshed the 5 s window");
+    assert!(
+        sim.cc.probe_rtt_min.stamp_ns > sim.pause_until,
+        "the first RTT after idle refreshed the 5 s window"
+    );
 }
 
 /// §Correctly Managing Sub-Packet BDPs: cwnd floor 4, pacing at the link rate.
@@ -576,7 +659,10 @@ fn sub_packet_bdp_keeps_cwnd_at_least_four_and_paces_at_link_rate() {
     );
     assert!((sim.max_bw_pps() - 100.0).abs() / 100.0 < 0.03, "max_bw {}", sim.max_bw_pps());
     sim.run_until(|s, _| s.cc.state == State::ProbeBwCruise, sim.now + 10 * SEC);
-    sim.run_until(|s, ev| matches!(ev, Ev::Ack { .. }) && s.cc.state == State::ProbeBwCruise, sim.now + SEC);
+    sim.run_until(
+        |s, ev| matches!(ev, Ev::Ack { .. }) && s.cc.state == State::ProbeBwCruise,
+        sim.now + SEC,
+    );
     let want = sim.bw_pps() * MSS as f64 * 0.99;
     let got = sim.tp.pacing_rate_bytes_per_s as f64;
     assert!((got - want).abs() / want < 0.01, "pacing {got} vs {want}");
@@ -589,7 +675,10 @@ fn ten_fold_bandwidth_increase_grows_inflight_longterm_exponentially() {
     let mut sim = new_sim(500, 40, Variant::Draft);
     sim.buf_pkts = 8; // shallow: probes overflow, inflight_longterm gets set
     sim.to_probe_bw();
-    sim.run_until(|s, _| s.cc.inflight_longterm != INF_PKTS && s.cc.state == State::ProbeBwCruise, 60 * SEC);
+    sim.run_until(
+        |s, _| s.cc.inflight_longterm != INF_PKTS && s.cc.state == State::ProbeBwCruise,
+        60 * SEC,
+    );
     sim.ns_per_pkt /= 10; // 5000 pkt/s
     sim.buf_pkts = 80;
     let t0 = sim.now;
@@ -642,7 +731,11 @@ fn ten_fold_bandwidth_decrease_adapts_short_term_then_max_bw_expires() {
     let t0 = sim.now;
     sim.run_until(|s, _| s.cc.bw_shortterm != INF_BW && s.bw_pps() < 1.3 * 500.0, t0 + 3 * SEC);
     assert!(sim.now - t0 < 2 * SEC, "bw_shortterm took {} ms", (sim.now - t0) / MS);
-    assert_eq!(sim.cc.max_bw(), old, "max_bw is the long-term model: kept until the filter advances");
+    assert_eq!(
+        sim.cc.max_bw(),
+        old,
+        "max_bw is the long-term model: kept until the filter advances"
+    );
     // Two UP exits (+ one round each) later the old samples are gone.
     let mut ups = 0;
     let mut was_up = false;
@@ -685,7 +778,10 @@ fn token_bucket_policer_short_term_model_converges_to_the_token_rate() {
     let delivered_rate = (sim.tp.delivered - d0) as f64 / dt;
     let loss = (sim.tp.lost - l0) as f64 / (sim.tp.delivered - d0 + sim.tp.lost - l0) as f64;
     println!("policer 800 pkt/s: delivered {delivered_rate:.0} pkt/s, loss {:.2} %", loss * 100.0);
-    assert!(delivered_rate >= 0.85 * rate && delivered_rate <= 1.01 * rate, "delivered {delivered_rate}");
+    assert!(
+        delivered_rate >= 0.85 * rate && delivered_rate <= 1.01 * rate,
+        "delivered {delivered_rate}"
+    );
     assert!(loss <= 0.05, "loss {:.1} %", loss * 100.0);
 }
 
@@ -789,7 +885,11 @@ fn linux_ecn_alpha_is_a_1_16_ewma_of_the_ce_fraction_per_round() {
         tp.delivered_ce += ce;
         b.update_ecn_alpha(&tp);
         alpha = alpha * 15.0 / 16.0 + (ce as f64 / delivered as f64) / 16.0;
-        assert!((b.ecn.alpha as f64 / 256.0 - alpha).abs() < 2.0 / 256.0, "alpha {} vs {alpha}", b.ecn.alpha);
+        assert!(
+            (b.ecn.alpha as f64 / 256.0 - alpha).abs() < 2.0 / 256.0,
+            "alpha {} vs {alpha}",
+            b.ecn.alpha
+        );
     }
     assert!(b.ecn.eligible);
     // Not eligible above 5 ms min_rtt, nor without negotiated ECN.
@@ -818,7 +918,11 @@ fn linux_ecn_cuts_inflight_lo_and_flags_probes_above_half_marked() {
     b.signals.ecn_in_round = true;
     b.adapt_lower_bounds_from_congestion();
     let want = 100.0 * (1.0 - 0.5 / 3.0);
-    assert!((b.inflight_shortterm as f64 - want).abs() <= 1.0, "inflight_lo {} want {want}", b.inflight_shortterm);
+    assert!(
+        (b.inflight_shortterm as f64 - want).abs() <= 1.0,
+        "inflight_lo {} want {want}",
+        b.inflight_shortterm
+    );
     assert_eq!(b.bw_shortterm, INF_BW, "ECN does not cut bw_lo");
     // Probing (UP): no short-term cut.
     b.state = State::ProbeBwUp;
@@ -856,7 +960,10 @@ fn linux_ecn_startup_exits_after_two_highly_marked_rounds() {
     assert_eq!(sim.tp.lost, 0);
     assert!(sim.cc.ecn.startup_rounds >= 2, "exit by ECN: {ce_rounds:?}");
     let n = ce_rounds.len();
-    assert!(ce_rounds[n - 1] >= 0.5 && ce_rounds[n - 2] >= 0.5, "last two rounds ≥ 50 % CE: {ce_rounds:?}");
+    assert!(
+        ce_rounds[n - 1] >= 0.5 && ce_rounds[n - 2] >= 0.5,
+        "last two rounds ≥ 50 % CE: {ce_rounds:?}"
+    );
     // The Draft variant has no ECN Startup exit.
     let mut sim = sim_with(20_000, MS, Variant::Draft, true);
     sim.ce_above_pkts = 4; // CE at ≥ 5 queued
@@ -873,7 +980,10 @@ fn draft_treats_ce_as_congestion() {
     sim.to_probe_bw();
     sim.run_for(2 * SEC);
     assert_eq!(sim.tp.lost, 0, "marking, not dropping");
-    assert!(sim.cc.inflight_shortterm != INF_PKTS || sim.cc.inflight_longterm != INF_PKTS, "CE shaped the model");
+    assert!(
+        sim.cc.inflight_shortterm != INF_PKTS || sim.cc.inflight_longterm != INF_PKTS,
+        "CE shaped the model"
+    );
     let b = &sim.cc;
     assert!(b.is_inflight_too_high(100, 0, 100, 3));
     assert!(!b.is_inflight_too_high(100, 0, 100, 2));
@@ -885,7 +995,10 @@ fn variant_gains_differ_as_specified() {
     let d = Params::of(Variant::Draft);
     let l = Params::of(Variant::Linux);
     let g = |x: u64| x as f64 / GAIN_UNIT as f64;
-    assert!((g(d.startup_pacing_gain) - 2.77).abs() < 1e-4 && (g(l.startup_pacing_gain) - 2.77).abs() < 0.005);
+    assert!(
+        (g(d.startup_pacing_gain) - 2.77).abs() < 1e-4
+            && (g(l.startup_pacing_gain) - 2.77).abs() < 0.005
+    );
     assert_eq!(d.startup_cwnd_gain, 2 * GAIN_UNIT);
     assert_eq!(l.startup_cwnd_gain, 2 * GAIN_UNIT);
     assert!((g(d.drain_pacing_gain) - 0.5).abs() < 1e-4);
@@ -928,7 +1041,11 @@ fn inflight_at_loss_is_the_2_percent_crossing_point() {
     b.is_bw_probe_sample = true;
     b.skb_marked_lost(&tp, &p);
     assert_eq!(b.state, State::ProbeBwDown);
-    assert!((b.inflight_longterm as f64 - spec(1009.0, 20.0)).abs() < 1.0, "{}", b.inflight_longterm);
+    assert!(
+        (b.inflight_longterm as f64 - spec(1009.0, 20.0)).abs() < 1.0,
+        "{}",
+        b.inflight_longterm
+    );
 }
 
 /// §Send Quantum: pacing_rate · 1 ms in [2 segments, 64 KB], + 64 KB >> (min_rtt_us >> 9).
@@ -965,11 +1082,19 @@ fn sample_exports_phase_names_codes_and_model() {
     sim.to_probe_bw();
     sim.run_for(SEC);
     let s = sim.cc.sample(&sim.tp);
-    let names = ["startup", "drain", "probe_down", "probe_cruise", "probe_refill", "probe_up", "probe_rtt"];
+    let names =
+        ["startup", "drain", "probe_down", "probe_cruise", "probe_refill", "probe_up", "probe_rtt"];
     assert_eq!(names[s.phase_code as usize], s.phase);
     assert!((s.bw_bps - 2000.0 * MSS as f64 * 8.0).abs() / (2000.0 * MSS as f64 * 8.0) < 0.02);
     assert_eq!(s.min_rtt_ns, sim.cc.min_rtt.rtt_ns);
-    for st in [State::Drain, State::ProbeBwDown, State::ProbeBwCruise, State::ProbeBwRefill, State::ProbeBwUp, State::ProbeRtt] {
+    for st in [
+        State::Drain,
+        State::ProbeBwDown,
+        State::ProbeBwCruise,
+        State::ProbeBwRefill,
+        State::ProbeBwUp,
+        State::ProbeRtt,
+    ] {
         assert_eq!(names[st as usize], st.name());
     }
 }
