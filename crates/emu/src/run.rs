@@ -184,6 +184,12 @@ fn signal_fd() -> Result<OwnedFd, String> {
     owned(fd, "signalfd")
 }
 
+// epoll data tags: 0..n senders, then the receiver, stdin, the timer and the signals.
+const TAG_RECEIVER: usize = 0;
+const TAG_STDIN: usize = 1;
+const TAG_TIMER: usize = 2;
+const TAG_SIGNAL: usize = 3;
+
 fn run(cfg: Config) -> Result<i32, String> {
     if cfg.senders.len() != cfg.sender_addrs.len() || cfg.senders.is_empty() {
         return Err("senders and sender_addrs must be non-empty lists of the same length".into());
@@ -192,39 +198,121 @@ fn run(cfg: Config) -> Result<i32, String> {
     let Some(rt_ok) = setup_process(cfg.realtime_priority) else {
         return Ok(1);
     };
-    let sigfd = signal_fd()?;
-    let fds = Fds {
-        senders: cfg.senders.iter().map(|s| open_tun(s)).collect::<Result<_, _>>()?,
-        receiver: open_tun(&cfg.receiver)?,
-        _signal: sigfd,
-        _timer: owned(
+    let fds = Fds::open(&cfg)?;
+    let mut emu = new_emu(&cfg, &fds)?;
+    fds.watch_all(&emu)?;
+    let mut stats = open_stats(&cfg)?;
+    announce_ready(n, rt_ok);
+
+    let mut control = Control::default();
+    let mut waiter = Waiter::new(fds._epoll.as_raw_fd(), fds._timer.as_raw_fd());
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+    while control.exit_reason.is_none() {
+        let now = now_ns();
+        emu.run_timers(now);
+        control.write_samples(&mut emu, stats.as_mut(), now, cfg.stats_interval_ns);
+        let deadline = [emu.next_deadline(), control.next_sample()].into_iter().flatten().min();
+        let Some(nev) = waiter.wait(deadline, &cfg, &mut events)? else {
+            continue;
+        };
+        for ev in &events[..nev] {
+            let tag = ev.u64 as usize;
+            if tag < n {
+                let fd = emu.sender_fds[tag];
+                emu.drain(fd, Some(tag), 64);
+            } else {
+                match tag - n {
+                    TAG_RECEIVER => {
+                        emu.drain(emu.recv_fd, None, 64);
+                    }
+                    TAG_STDIN => control.read_stdin(&mut emu, cfg.stats_interval_ns),
+                    TAG_TIMER => waiter.timer_fired(),
+                    _ => {
+                        let mut b = [0u8; 128];
+                        unsafe {
+                            libc::read(fds._signal.as_raw_fd(), b.as_mut_ptr() as *mut _, 128)
+                        };
+                        control.exit_reason = Some("signal");
+                    }
+                }
+            }
+        }
+    }
+    let fin = emu.final_json(control.exit_reason.unwrap_or("stop"));
+    if let Some(w) = stats.as_mut() {
+        let _ = writeln!(w, "{fin}");
+        let _ = w.flush();
+    } else {
+        println!("{fin}");
+    }
+    drop(fds);
+    Ok(0)
+}
+
+impl Fds {
+    fn open(cfg: &Config) -> Result<Fds, String> {
+        let signal = signal_fd()?;
+        let timer = unsafe {
+            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+        };
+        Ok(Fds {
+            senders: cfg.senders.iter().map(|s| open_tun(s)).collect::<Result<_, _>>()?,
+            receiver: open_tun(&cfg.receiver)?,
+            _signal: signal,
+            _timer: owned(timer, "timerfd")?,
+            _epoll: owned(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll")?,
+        })
+    }
+
+    /// Register every descriptor with epoll, tagged as the TAG_* constants say (stdin only when
+    /// the process has one; it is made non-blocking).
+    fn watch_all(&self, emu: &Emu) -> Result<(), String> {
+        let ep = self._epoll.as_raw_fd();
+        let add = |fd: RawFd, tag: usize| -> Result<(), String> {
+            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag as u64 };
+            if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+                return Err(format!("epoll_ctl: {}", errno_str()));
+            }
+            Ok(())
+        };
+        let n = emu.sender_fds.len();
+        for (i, &fd) in emu.sender_fds.iter().enumerate() {
+            add(fd, i)?;
+        }
+        add(self.receiver.as_raw_fd(), n + TAG_RECEIVER)?;
+        if unsafe { libc::fcntl(0, libc::F_GETFD) } >= 0 {
             unsafe {
-                libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
-            },
-            "timerfd",
-        )?,
-        _epoll: owned(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll")?,
-    };
-    let (sigfd, tfd, ep) =
-        (fds._signal.as_raw_fd(), fds._timer.as_raw_fd(), fds._epoll.as_raw_fd());
-    let recv_fd = fds.receiver.as_raw_fd();
+                libc::fcntl(0, libc::F_SETFL, libc::fcntl(0, libc::F_GETFL) | libc::O_NONBLOCK)
+            };
+            add(0, n + TAG_STDIN)?;
+        }
+        add(self._timer.as_raw_fd(), n + TAG_TIMER)?;
+        add(self._signal.as_raw_fd(), n + TAG_SIGNAL)
+    }
+}
+
+/// The forwarding state: the bottleneck's two directions, and a delay line each way for every
+/// sender with an extra delay.
+fn new_emu(cfg: &Config, fds: &Fds) -> Result<Emu, String> {
+    let n = cfg.senders.len();
     let extra = |i: usize| cfg.sender_extra_delay_ns.get(i).copied().unwrap_or(0);
-    let mut emu = Emu {
+    let access = || -> Vec<Option<Link<_>>> {
+        (0..n)
+            .map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0)))
+            .collect()
+    };
+    Ok(Emu {
         pool: Pool::new((cfg.mtu + 64).max(2048)),
         sender_fds: fds.senders.iter().map(|f| f.as_raw_fd()).collect(),
-        recv_fd,
+        recv_fd: fds.receiver.as_raw_fd(),
         addr_to_sender: cfg
             .sender_addrs
             .iter()
             .enumerate()
             .map(|(i, a)| parse_ipv4(a).map(|a| (a, i as u16)))
             .collect::<Result<_, _>>()?,
-        access_fwd: (0..n)
-            .map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0)))
-            .collect(),
-        access_rev: (0..n)
-            .map(|i| (extra(i) > 0).then(|| Link::new(LinkParams::delay_line(extra(i)), 0)))
-            .collect(),
+        access_fwd: access(),
+        access_rev: access(),
         fwd: Link::new(cfg.forward.clone(), cfg.seed),
         rev: Link::new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D),
         write_errors: 0,
@@ -234,210 +322,203 @@ fn run(cfg: Config) -> Result<i32, String> {
         late_n: 0,
         reads: 0,
         max_batch: 0,
-    };
+    })
+}
 
-    // epoll data: 0..n senders, n receiver, n+1 stdin, n+2 timer, n+3 signals.
-    let add = |fd: RawFd, tag: u64| -> Result<(), String> {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
-        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
-            return Err(format!("epoll_ctl: {}", errno_str()));
+fn open_stats(cfg: &Config) -> Result<Option<BufWriter<std::fs::File>>, String> {
+    cfg.stats_path
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(BufWriter::new)
+                .map_err(|e| format!("cannot create {p}: {e}"))
+        })
+        .transpose()
+}
+
+/// The one `{"ready": true, ...}` line the parent waits for.
+fn announce_ready(n_senders: usize, realtime: bool) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{{\"ready\":true,\"pid\":{},\"epoch_ns\":{},\"senders\":{n_senders},\
+         \"realtime\":{realtime},\"version\":\"{}\"}}",
+        std::process::id(),
+        now_ns(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = out.flush();
+}
+
+/// What the parent asked for on stdin: the statistics grid (from `start`) and whether to stop.
+#[derive(Default)]
+struct Control {
+    /// The `start` time: the statistics grid's origin (None before `start`).
+    t0: Option<u64>,
+    next_sample_ns: u64,
+    stdin_buf: Vec<u8>,
+    /// Why the loop ends: `stop`, `stdin closed` or `signal` (None: keep running).
+    exit_reason: Option<&'static str>,
+}
+
+impl Control {
+    fn next_sample(&self) -> Option<u64> {
+        self.t0.map(|_| self.next_sample_ns)
+    }
+
+    /// Sample both directions exactly at each grid point that has passed (links are advanced
+    /// to it; nothing later is seen).
+    fn write_samples(
+        &mut self,
+        emu: &mut Emu,
+        mut stats: Option<&mut BufWriter<std::fs::File>>,
+        now: u64,
+        interval_ns: u64,
+    ) {
+        let Some(t0) = self.t0 else { return };
+        if now < self.next_sample_ns {
+            return;
         }
-        Ok(())
-    };
-    for (i, &fd) in emu.sender_fds.iter().enumerate() {
-        add(fd, i as u64)?;
-    }
-    add(recv_fd, n as u64)?;
-    let stdin_ok = unsafe { libc::fcntl(0, libc::F_GETFD) } >= 0;
-    if stdin_ok {
-        unsafe { libc::fcntl(0, libc::F_SETFL, libc::fcntl(0, libc::F_GETFL) | libc::O_NONBLOCK) };
-        add(0, n as u64 + 1)?;
-    }
-    add(tfd, n as u64 + 2)?;
-    add(sigfd, n as u64 + 3)?;
-
-    let mut stats: Option<BufWriter<std::fs::File>> = match cfg.stats_path.as_ref() {
-        Some(p) => Some(BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("cannot create {p}: {e}"))?,
-        )),
-        None => None,
-    };
-    let epoch = now_ns();
-    {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(
-            out,
-            "{{\"ready\":true,\"pid\":{},\"epoch_ns\":{epoch},\"senders\":{},\"realtime\":{rt_ok},\"version\":\"{}\"}}",
-            std::process::id(),
-            n,
-            env!("CARGO_PKG_VERSION")
-        );
-        let _ = out.flush();
-    }
-
-    let mut t0: Option<u64> = None;
-    let mut next_sample = u64::MAX;
-    let mut stdin_buf: Vec<u8> = Vec::new();
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
-    let mut armed_for = 0u64;
-    let mut use_pwait2 = true;
-    let mut spin_target = 0u64; // the deadline an early (idle) wake-up was for
-    let mut stop = false;
-    let mut exit_reason = "stop";
-    while !stop {
-        let now = now_ns();
-        emu.run_timers(now);
-        if now >= next_sample {
-            let t0v = t0.unwrap();
-            // Sample exactly at the grid point (links are advanced to it; nothing later is seen).
-            while next_sample <= now {
-                let a = emu.fwd.sample(next_sample);
-                let b = emu.rev.sample(next_sample);
-                if let Some(w) = stats.as_mut() {
-                    let _ = writeln!(w, "{}", sample_json("bottleneck", t0v, &a));
-                    let _ = writeln!(w, "{}", sample_json("bottleneck_rev", t0v, &b));
-                }
-                next_sample += cfg.stats_interval_ns;
-            }
+        while self.next_sample_ns <= now {
+            let a = emu.fwd.sample(self.next_sample_ns);
+            let b = emu.rev.sample(self.next_sample_ns);
             if let Some(w) = stats.as_mut() {
-                let _ = w.flush();
+                let _ = writeln!(w, "{}", sample_json("bottleneck", t0, &a));
+                let _ = writeln!(w, "{}", sample_json("bottleneck_rev", t0, &b));
+            }
+            self.next_sample_ns += interval_ns;
+        }
+        if let Some(w) = stats {
+            let _ = w.flush();
+        }
+    }
+
+    /// Read what stdin has and act on each complete line (`start [t0_ns]`, `stop`).
+    fn read_stdin(&mut self, emu: &mut Emu, interval_ns: u64) {
+        let mut b = [0u8; 4096];
+        loop {
+            let r = unsafe { libc::read(0, b.as_mut_ptr() as *mut _, b.len()) };
+            if r == 0 {
+                self.exit_reason = Some("stdin closed");
+                break;
+            }
+            if r < 0 {
+                break;
+            }
+            self.stdin_buf.extend_from_slice(&b[..r as usize]);
+        }
+        while let Some(p) = self.stdin_buf.iter().position(|&c| c == b'\n') {
+            let line: Vec<u8> = self.stdin_buf.drain(..=p).collect();
+            let line = String::from_utf8_lossy(&line).trim().to_string();
+            let mut it = line.split_whitespace();
+            match it.next() {
+                Some("start") => {
+                    let t = it.next().and_then(|x| x.parse().ok()).unwrap_or_else(now_ns);
+                    emu.fwd.reset_counters(t.min(now_ns()));
+                    emu.rev.reset_counters(t.min(now_ns()));
+                    self.t0 = Some(t);
+                    self.next_sample_ns = t + interval_ns;
+                }
+                Some("stop") => self.exit_reason = Some("stop"),
+                _ => {}
             }
         }
-        let deadline = [emu.next_deadline(), (next_sample != u64::MAX).then_some(next_sample)]
-            .into_iter()
-            .flatten()
-            .min();
+    }
+}
+
+/// Sleeping until the next deadline (rounded up to the timer quantum) or until a descriptor is
+/// readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one hrtimer
+/// per sleep instead of a timerfd_settime per deadline (each costs a clock-event reprogramming,
+/// a VM exit under virtualization); timerfd is the fallback. A nearly idle emulator wakes early
+/// and busy-polls to the deadline (`spin_window`).
+struct Waiter {
+    epoll_fd: RawFd,
+    timer_fd: RawFd,
+    /// The absolute wake time the timerfd is armed for (0: not armed).
+    armed_for: u64,
+    use_pwait2: bool,
+    /// The deadline an early (idle) wake-up was for.
+    spin_target: u64,
+}
+
+impl Waiter {
+    fn new(epoll_fd: RawFd, timer_fd: RawFd) -> Waiter {
+        Waiter { epoll_fd, timer_fd, armed_for: 0, use_pwait2: true, spin_target: 0 }
+    }
+
+    fn timer_fired(&mut self) {
+        let mut b = [0u8; 8];
+        unsafe { libc::read(self.timer_fd, b.as_mut_ptr() as *mut _, 8) };
+        self.armed_for = 0;
+    }
+
+    /// Wait for events; the number ready, or None when the loop should simply go round again
+    /// (interrupted, or epoll_pwait2 found missing).
+    fn wait(
+        &mut self,
+        deadline: Option<u64>,
+        cfg: &Config,
+        events: &mut [libc::epoll_event],
+    ) -> Result<Option<usize>, String> {
         let now = now_ns();
-        // Sleep until the next deadline (rounded up to the timer quantum) or until a TUN is
-        // readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one
-        // hrtimer per sleep instead of a timerfd_settime per deadline (each costs a clock-event
-        // reprogramming, a VM exit under virtualization); timerfd is the fallback.
-        // A nearly idle emulator wakes early and busy-polls to the deadline (`spin_window`).
         let mut timeout: Option<u64> = None; // relative ns; None = block
         let mut poll = false;
-        let spin =
-            deadline.map_or(cfg.spin_ns, |d| crate::spin_window(d, now, cfg.spin_ns, spin_target));
+        let spin = deadline
+            .map_or(cfg.spin_ns, |d| crate::spin_window(d, now, cfg.spin_ns, self.spin_target));
         match deadline {
             Some(d) if d <= now + spin => poll = true, // due now or within the spin window
             Some(d) => {
                 if spin > cfg.spin_ns {
-                    spin_target = d;
+                    self.spin_target = d;
                 }
                 let wake = crate::wake_time(d, spin, cfg.timer_quantum_ns);
-                if use_pwait2 {
+                if self.use_pwait2 {
                     timeout = Some(wake.saturating_sub(now));
-                } else if armed_for == 0 || wake < armed_for {
-                    let its = libc::itimerspec {
-                        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-                        it_value: libc::timespec {
-                            tv_sec: (wake / 1_000_000_000) as _,
-                            tv_nsec: (wake % 1_000_000_000) as _,
-                        },
-                    };
-                    unsafe {
-                        libc::timerfd_settime(
-                            tfd,
-                            libc::TFD_TIMER_ABSTIME,
-                            &its,
-                            std::ptr::null_mut(),
-                        )
-                    };
-                    armed_for = wake;
+                } else if self.armed_for == 0 || wake < self.armed_for {
+                    self.arm_timer(wake);
                 }
             }
             None => {}
         }
+        let (ep, ptr, len) = (self.epoll_fd, events.as_mut_ptr(), events.len() as libc::c_int);
         let nev = if poll {
-            unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 0) }
+            unsafe { libc::epoll_wait(ep, ptr, len, 0) }
         } else if let Some(t) = timeout {
             let ts = libc::timespec {
                 tv_sec: (t / 1_000_000_000) as _,
                 tv_nsec: (t % 1_000_000_000) as _,
             };
+            let none = std::ptr::null::<libc::sigset_t>();
             let r = unsafe {
-                libc::syscall(
-                    libc::SYS_epoll_pwait2,
-                    ep,
-                    events.as_mut_ptr(),
-                    events.len() as libc::c_int,
-                    &ts as *const libc::timespec,
-                    std::ptr::null::<libc::sigset_t>(),
-                    0usize,
-                )
+                libc::syscall(libc::SYS_epoll_pwait2, ep, ptr, len, &ts as *const _, none, 0usize)
             } as i32;
             if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-                use_pwait2 = false;
-                continue;
+                self.use_pwait2 = false;
+                return Ok(None);
             }
             r
         } else {
-            unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, -1) }
+            unsafe { libc::epoll_wait(ep, ptr, len, -1) }
         };
         if nev < 0 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
+                return Ok(None);
             }
             return Err(format!("epoll_wait: {}", errno_str()));
         }
-        for k in 0..nev as usize {
-            let tag = events[k].u64 as usize;
-            if tag < n {
-                let fd = emu.sender_fds[tag];
-                emu.drain(fd, Some(tag), 64);
-            } else if tag == n {
-                emu.drain(recv_fd, None, 64);
-            } else if tag == n + 1 {
-                let mut b = [0u8; 4096];
-                loop {
-                    let r = unsafe { libc::read(0, b.as_mut_ptr() as *mut _, b.len()) };
-                    if r == 0 {
-                        stop = true;
-                        exit_reason = "stdin closed";
-                        break;
-                    }
-                    if r < 0 {
-                        break;
-                    }
-                    stdin_buf.extend_from_slice(&b[..r as usize]);
-                }
-                while let Some(p) = stdin_buf.iter().position(|&c| c == b'\n') {
-                    let line: Vec<u8> = stdin_buf.drain(..=p).collect();
-                    let line = String::from_utf8_lossy(&line).trim().to_string();
-                    let mut it = line.split_whitespace();
-                    match it.next() {
-                        Some("start") => {
-                            let t = it.next().and_then(|x| x.parse().ok()).unwrap_or_else(now_ns);
-                            emu.fwd.reset_counters(t.min(now_ns()));
-                            emu.rev.reset_counters(t.min(now_ns()));
-                            t0 = Some(t);
-                            next_sample = t + cfg.stats_interval_ns;
-                        }
-                        Some("stop") => {
-                            stop = true;
-                            exit_reason = "stop";
-                        }
-                        _ => {}
-                    }
-                }
-            } else if tag == n + 2 {
-                let mut b = [0u8; 8];
-                unsafe { libc::read(tfd, b.as_mut_ptr() as *mut _, 8) };
-                armed_for = 0;
-            } else {
-                let mut b = [0u8; 128];
-                unsafe { libc::read(sigfd, b.as_mut_ptr() as *mut _, 128) };
-                stop = true;
-                exit_reason = "signal";
-            }
-        }
+        Ok(Some(nev as usize))
     }
-    let fin = emu.final_json(exit_reason);
-    if let Some(w) = stats.as_mut() {
-        let _ = writeln!(w, "{fin}");
-        let _ = w.flush();
-    } else {
-        println!("{fin}");
+
+    fn arm_timer(&mut self, wake: u64) {
+        let its = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec {
+                tv_sec: (wake / 1_000_000_000) as _,
+                tv_nsec: (wake % 1_000_000_000) as _,
+            },
+        };
+        let flags = libc::TFD_TIMER_ABSTIME;
+        unsafe { libc::timerfd_settime(self.timer_fd, flags, &its, std::ptr::null_mut()) };
+        self.armed_for = wake;
     }
-    drop(fds);
-    Ok(0)
 }

@@ -312,57 +312,7 @@ impl Receiver {
             self.dup_segs += 1;
             immediate = true;
         } else if seq == self.rcv_nxt {
-            let before = self.delivered_bytes;
-            self.rcv_nxt += 1;
-            self.delivered_bytes += seg.payload_bytes as u64;
-            // Pull in any out-of-order run that is now contiguous.
-            if let Some((&s, &e)) =
-                if self.ooo.is_empty() { None } else { self.ooo.first_key_value() }
-            {
-                if s == self.rcv_nxt {
-                    self.ooo.pop_first();
-                    self.ooo_segs -= e - s;
-                    self.delivered_bytes += (e - s) * self.cfg.mss as u64;
-                    if let Some((q, b)) = self.ooo_short {
-                        if q >= s && q < e {
-                            self.delivered_bytes -= (self.cfg.mss - b) as u64;
-                            self.ooo_short = None;
-                        }
-                    }
-                    self.rcv_nxt = e;
-                    immediate = true; // a hole was filled
-                }
-            }
-            if !self.ooo.is_empty() {
-                immediate = true; // still holes: keep the sender informed
-            }
-            match self.cfg.app_read_delay_ns {
-                Some(d) => {
-                    self.unread_bytes += self.delivered_bytes - before;
-                    if self.read_at.is_none() {
-                        self.read_at = Some(now + d);
-                    }
-                }
-                None => {
-                    // Read at once: a completed message is answered (and ACKed) now.
-                    if self.msgs_complete() > self.msgs_answered {
-                        self.msgs_answered = self.msgs_complete();
-                        immediate = true;
-                    }
-                }
-            }
-            if self.rwnd_override_bytes.is_some() && self.last_rwnd_end != 0 {
-                // Linux tcp_cleanup_rbuf: the application has read the data; if the window that
-                // can now be offered is at least twice what is left of the one advertised (and
-                // that is at most half the largest window), ACK now to open it. With the small
-                // windows of a receiver-side controller this ACKs every segment.
-                let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt);
-                let new = self.window_bytes() / self.cfg.mss as u64;
-                // (window_clamp is the override itself, so Linux's `2·left ≤ clamp` is implied.)
-                if new >= 2 * left {
-                    immediate = true;
-                }
-            }
+            immediate |= self.take_in_order(now, seg);
         } else {
             if seg.payload_bytes < self.cfg.mss {
                 self.ooo_short = Some((seq, seg.payload_bytes));
@@ -406,6 +356,65 @@ impl Receiver {
             self.delack_deadline = Some(now + DELACK_NS);
         }
         None
+    }
+
+    /// The segment at rcv_nxt: deliver it and any out-of-order run it makes contiguous, let the
+    /// application read, and say whether that calls for an immediate ACK (a hole filled, holes
+    /// left, a message answered, a window to open).
+    #[inline(always)]
+    fn take_in_order(&mut self, now: Nanos, seg: &Packet) -> bool {
+        let mut immediate = false;
+        let before = self.delivered_bytes;
+        self.rcv_nxt += 1;
+        self.delivered_bytes += seg.payload_bytes as u64;
+        // Pull in any out-of-order run that is now contiguous.
+        if let Some((&s, &e)) = if self.ooo.is_empty() { None } else { self.ooo.first_key_value() }
+        {
+            if s == self.rcv_nxt {
+                self.ooo.pop_first();
+                self.ooo_segs -= e - s;
+                self.delivered_bytes += (e - s) * self.cfg.mss as u64;
+                if let Some((q, b)) = self.ooo_short {
+                    if q >= s && q < e {
+                        self.delivered_bytes -= (self.cfg.mss - b) as u64;
+                        self.ooo_short = None;
+                    }
+                }
+                self.rcv_nxt = e;
+                immediate = true; // a hole was filled
+            }
+        }
+        if !self.ooo.is_empty() {
+            immediate = true; // still holes: keep the sender informed
+        }
+        match self.cfg.app_read_delay_ns {
+            Some(d) => {
+                self.unread_bytes += self.delivered_bytes - before;
+                if self.read_at.is_none() {
+                    self.read_at = Some(now + d);
+                }
+            }
+            None => {
+                // Read at once: a completed message is answered (and ACKed) now.
+                if self.msgs_complete() > self.msgs_answered {
+                    self.msgs_answered = self.msgs_complete();
+                    immediate = true;
+                }
+            }
+        }
+        if self.rwnd_override_bytes.is_some() && self.last_rwnd_end != 0 {
+            // Linux tcp_cleanup_rbuf: the application has read the data; if the window that
+            // can now be offered is at least twice what is left of the one advertised (and
+            // that is at most half the largest window), ACK now to open it. With the small
+            // windows of a receiver-side controller this ACKs every segment.
+            let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt);
+            let new = self.window_bytes() / self.cfg.mss as u64;
+            // (window_clamp is the override itself, so Linux's `2·left ≤ clamp` is implied.)
+            if new >= 2 * left {
+                immediate = true;
+            }
+        }
+        immediate
     }
 
     #[inline]

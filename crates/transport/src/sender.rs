@@ -475,7 +475,8 @@ impl Sender {
         }
     }
 
-    /// Process an ACK.
+    /// Process an ACK: the steps of Linux `tcp_ack`, each a helper below (inlined: this runs per
+    /// ACK).
     pub fn on_ack(&mut self, now: Nanos, ack: &Packet) {
         self.tp.now_ns = now;
         if ack.rwnd_end != u64::MAX || self.rwnd_end != u64::MAX {
@@ -491,74 +492,16 @@ impl Sender {
             newest_rtt_ns: None,
             oldest_rtt_ns: None,
         };
-
-        // 1. SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
-        // none: then there is nothing to walk, and nothing new to remember once the previous
-        // ACK's blocks are forgotten.)
-        if ack.n_sack != 0 {
-            for (start, end) in self.sb.newly_sacked(ack) {
-                for seq in start..end {
-                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
-                        self.on_delivered(now, seq, d, &mut acked);
-                    }
-                }
-            }
-        }
-        self.sb.remember_sack_blocks(ack);
-
-        // 2. Cumulative ACK.
-        let acked_new = ack.ack > self.sb.snd_una;
-        while self.sb.snd_una < ack.ack {
-            let seq = self.sb.snd_una;
-            if let Some(d) = self.sb.ack_head(&mut self.tp, &mut acked.rs) {
-                self.on_delivered(now, seq, d, &mut acked);
-            }
-        }
-        // The next ACK will take the segments now at the head, last touched a round trip ago.
-        self.sb.prefetch_head();
-        if acked_new {
-            self.rtt.backoff = 0;
-            if self.tp.packets_out > 0 {
-                self.timers.rto_at_ns = Some(now + self.rtt.rto_ns);
-            } else {
-                self.timers.rto_at_ns = None;
-            }
-            self.rec.tlp_outstanding = false;
-        }
-        let ece_new = ack.ce_count > self.rec.ce_seen;
-        let newly_ce = ack.ce_count.saturating_sub(self.rec.ce_seen);
-        if ece_new {
-            self.rec.ce_seen = ack.ce_count;
-            self.tp.delivered_ce += newly_ce;
-        }
-        self.rec.ece_this_ack = ece_new;
+        // 1-2. SACK blocks and the cumulative ACK; then ECN.
+        let acked_new = self.take_delivered(now, ack, &mut acked);
+        let ece_new = self.take_ce_echo(ack);
         let delivered = acked.delivered;
         self.cc.in_ack_event(
             &mut self.tp,
             AckFlags { ece: ece_new, window_update: acked_new, acked_data: delivered > 0 },
         );
-
-        // 3. RTT samples (Karn: only from segments never retransmitted). Linux
-        // tcp_ack_update_rtt: an ACK that advances snd_una with no such segment (it acks a
-        // retransmission and what was SACKed before) takes its RTT from the timestamp it echoes
-        // instead, at the TS clock's tick (`tsopt_rtt_ns`). That sample reaches the estimator,
-        // the min_rtt filter, the rate sample and the algorithm, but not the run's RTT
-        // statistics, which measure the path.
-        // The rate sample is finished where it was built (a copy of it is 128 bytes).
-        let rs = &mut acked.rs;
-        let mut newest_rtt_ns = acked.newest_rtt_ns;
-        if let Some(oldest) = acked.oldest_rtt_ns {
-            let newest = acked.newest_rtt_ns.unwrap_or(oldest);
-            self.rtt.on_sample(&mut self.tp, now, oldest);
-            self.rtt.update_min_rtt(&mut self.tp, now, newest);
-            self.record_rtt(newest);
-            rs.rtt_ns = newest as i64;
-        } else if acked_new && ack.ts_ns != 0 {
-            let rtt = tsopt_rtt_ns(now, ack.ts_ns);
-            self.rtt.on_sample(&mut self.tp, now, rtt);
-            rs.rtt_ns = rtt as i64;
-            newest_rtt_ns = Some(rtt);
-        }
+        // 3. RTT samples.
+        let newest_rtt_ns = self.take_rtt_samples(now, ack, acked_new, &mut acked);
         if delivered > 0 {
             self.cc.pkts_acked(&mut self.tp, delivered, newest_rtt_ns);
         }
@@ -570,6 +513,8 @@ impl Sender {
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
         self.update_state(ack, acked_new);
+        // The rate sample is finished where it was built (a copy of it is 128 bytes).
+        let rs = &mut acked.rs;
         rate::generate(&mut self.tp, now, delivered, newly_lost, rs);
         if let Some(r) = rs.delivery_rate_bytes_per_s(self.tp.mss) {
             self.stats.last_delivery_rate_bytes_per_s = r;
@@ -579,21 +524,7 @@ impl Sender {
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.tp, rs);
         } else {
-            if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
-                self.prr(delivered, newly_lost, acked_new);
-            } else if delivered > 0 && acked_new {
-                // Linux tcp_cong_control → tcp_may_raise_cwnd: without high reordering, cwnd
-                // grows only on FLAG_DATA_ACKED (snd_una advanced, RFC 5681 "in-order delivery"),
-                // not on SACK-only ACKs in Disorder; the ACK that advances snd_una then counts
-                // everything newly delivered, SACKed segments included (acked_sacked).
-                self.cc.cong_avoid(&mut self.tp, delivered);
-            }
-            if !self.tp.is_cwnd_limited {
-                // Every cong_avoid starts `if (!tcp_is_cwnd_limited(sk)) return;` (the de-facto
-                // fast path seed 001 contrasts BBR with); the host model charges no cc work.
-                self.tp.cc_fast_acks += 1;
-            }
-            self.update_default_pacing_rate();
+            self.cong_avoid_or_prr(delivered, newly_lost, acked_new);
         }
         if self.tp.packets_out == 0 {
             self.timers.tlp_at_ns = None;
@@ -608,6 +539,113 @@ impl Sender {
         {
             self.completed_ns = Some(now);
         }
+    }
+
+    /// Steps 1-2 of an ACK: tag what its SACK blocks and its cumulative ACK newly deliver.
+    /// Returns whether snd_una advanced (then the RTO restarts and a tail probe is answered).
+    #[inline(always)]
+    fn take_delivered(&mut self, now: Nanos, ack: &Packet, acked: &mut AckedSegs) -> bool {
+        // SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
+        // none: then there is nothing to walk, and nothing new to remember once the previous
+        // ACK's blocks are forgotten.)
+        if ack.n_sack != 0 {
+            for (start, end) in self.sb.newly_sacked(ack) {
+                for seq in start..end {
+                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
+                        self.on_delivered(now, seq, d, acked);
+                    }
+                }
+            }
+        }
+        self.sb.remember_sack_blocks(ack);
+
+        // Cumulative ACK.
+        let acked_new = ack.ack > self.sb.snd_una;
+        while self.sb.snd_una < ack.ack {
+            let seq = self.sb.snd_una;
+            if let Some(d) = self.sb.ack_head(&mut self.tp, &mut acked.rs) {
+                self.on_delivered(now, seq, d, acked);
+            }
+        }
+        // The next ACK will take the segments now at the head, last touched a round trip ago.
+        self.sb.prefetch_head();
+        if acked_new {
+            self.rtt.backoff = 0;
+            if self.tp.packets_out > 0 {
+                self.timers.rto_at_ns = Some(now + self.rtt.rto_ns);
+            } else {
+                self.timers.rto_at_ns = None;
+            }
+            self.rec.tlp_outstanding = false;
+        }
+        acked_new
+    }
+
+    /// The ACK's CE echo (a running count of CE-marked segments): whether it echoes new marks,
+    /// which are added to `delivered_ce`.
+    #[inline(always)]
+    fn take_ce_echo(&mut self, ack: &Packet) -> bool {
+        let ece_new = ack.ce_count > self.rec.ce_seen;
+        let newly_ce = ack.ce_count.saturating_sub(self.rec.ce_seen);
+        if ece_new {
+            self.rec.ce_seen = ack.ce_count;
+            self.tp.delivered_ce += newly_ce;
+        }
+        self.rec.ece_this_ack = ece_new;
+        ece_new
+    }
+
+    /// Step 3: RTT samples (Karn: only from segments never retransmitted). Linux
+    /// tcp_ack_update_rtt: an ACK that advances snd_una with no such segment (it acks a
+    /// retransmission and what was SACKed before) takes its RTT from the timestamp it echoes
+    /// instead, at the TS clock's tick (`tsopt_rtt_ns`). That sample reaches the estimator, the
+    /// min_rtt filter, the rate sample and the algorithm, but not the run's RTT statistics, which
+    /// measure the path. Returns the newest sample, the one the algorithm is given.
+    #[inline(always)]
+    fn take_rtt_samples(
+        &mut self,
+        now: Nanos,
+        ack: &Packet,
+        acked_new: bool,
+        acked: &mut AckedSegs,
+    ) -> Option<Nanos> {
+        if let Some(oldest) = acked.oldest_rtt_ns {
+            let newest = acked.newest_rtt_ns.unwrap_or(oldest);
+            self.rtt.on_sample(&mut self.tp, now, oldest);
+            self.rtt.update_min_rtt(&mut self.tp, now, newest);
+            self.record_rtt(newest);
+            acked.rs.rtt_ns = newest as i64;
+            acked.newest_rtt_ns
+        } else if acked_new && ack.ts_ns != 0 {
+            let rtt = tsopt_rtt_ns(now, ack.ts_ns);
+            self.rtt.on_sample(&mut self.tp, now, rtt);
+            acked.rs.rtt_ns = rtt as i64;
+            Some(rtt)
+        } else {
+            acked.newest_rtt_ns
+        }
+    }
+
+    /// Step 5 for an algorithm without its own `cong_control`: PRR in recovery or CWR, else
+    /// cong_avoid, then the default pacing rate.
+    #[inline(always)]
+    fn cong_avoid_or_prr(&mut self, delivered: u32, newly_lost: u32, acked_new: bool) {
+        if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
+            self.prr(delivered, newly_lost, acked_new);
+        } else if delivered > 0 && acked_new {
+            // Linux tcp_cong_control → tcp_may_raise_cwnd: without high reordering, cwnd grows
+            // only on FLAG_DATA_ACKED (snd_una advanced, RFC 5681 "in-order delivery"), not on
+            // SACK-only ACKs in Disorder; the ACK that advances snd_una then counts everything
+            // newly delivered, SACKed segments included (acked_sacked).
+            self.cc.cong_avoid(&mut self.tp, delivered);
+        }
+        if !self.tp.is_cwnd_limited {
+            // Every cong_avoid starts `if (!tcp_is_cwnd_limited(sk)) return;` (the de-facto
+            // fast path the Google BBRv2 slides contrast BBR with); the host model charges no
+            // cc work.
+            self.tp.cc_fast_acks += 1;
+        }
+        self.update_default_pacing_rate();
     }
 
     /// One segment newly delivered by this ACK, tagged on the scoreboard: RTT samples (Karn: none
