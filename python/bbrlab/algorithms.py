@@ -1,5 +1,5 @@
 """Congestion-control algorithms: the core's registry (``crates/cc/src/registry.rs``), the one
-list of names, aliases, descriptions, sources and kernel names."""
+list of names, aliases, descriptions, sources, kernel names and phase names."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ class Algorithm:
     kernel_name: str | None
     #: Works only with ECN (Linux TCP_CONG_NEEDS_ECN).
     needs_ecn: bool
+    #: The phases its timeseries may show, indexed by the algorithm's phase code (the core's
+    #: crates/cc/src/phases.rs; the emu backend reports the kernel's state with the same names).
+    phases: tuple[str, ...]
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +30,8 @@ def registry() -> tuple[Algorithm, ...]:
     from .scenario.core import load_core
 
     return tuple(
-        Algorithm(a["name"], tuple(a["aliases"]), a["summary"], a["source"], a["kernel_name"], a["needs_ecn"])
+        Algorithm(a["name"], tuple(a["aliases"]), a["summary"], a["source"], a["kernel_name"], a["needs_ecn"],
+                  tuple(a["phases"]))
         for a in load_core().algorithms()
     )
 

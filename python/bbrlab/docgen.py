@@ -83,14 +83,15 @@ def algorithms_table() -> str:
     from .emu.bpf import ported
 
     bpf = ported()
-    rows = ["| name | what | follows | kernel (`--backend emu`) |", "|---|---|---|---|"]
+    rows = ["| name | what | follows | kernel (`--backend emu`) | phases (`timeseries.phase`) |", "|---|---|---|---|---|"]
     for a in registry():
         name = f"`{a.name}`" + (f" (alias {', '.join(f'`{x}`' for x in a.aliases)})" if a.aliases else "")
         if a.name in bpf:
             kernel = f"bbrlab's BPF port (`emu/bpf/src/{a.name}.bpf.c`)"
         else:
             kernel = f"`{a.kernel_name}`" if a.kernel_name else "none in a stock kernel"
-        rows.append(f"| {name} | {_cell(a.summary)} | {_cell(a.source)} | {kernel} |")
+        phases = ", ".join(f"`{p}`" for p in a.phases)
+        rows.append(f"| {name} | {_cell(a.summary)} | {_cell(a.source)} | {kernel} | {phases} |")
     return "\n".join(rows)
 
 

@@ -22,7 +22,16 @@ algorithms = _real.algorithms
 config_schema = _real.config_schema
 resolve_config = _real.resolve_config
 result_schema = _real.result_schema
-PHASES = ["startup", "drain", "probe_bw", "probe_rtt", "slow_start", "congestion_avoidance"]
+#: Every flow reports this made-up phase code throughout: its algorithm's phase table (the
+#: registry's, as the real core) at this index (BBRv1's probe_bw, the loss-based algorithms'
+#: recovery).
+PHASE_CODE = 2
+
+
+def _real_phases(cc: str) -> list[str]:
+    """The registry's phase table of algorithm ``cc`` (canonical name or alias)."""
+    low = cc.strip().lower()
+    return next(a["phases"] for a in algorithms() if low == a["name"] or low in a["aliases"])
 
 
 def version() -> str:
@@ -68,6 +77,9 @@ class Simulation:
         rtt_ms = self.derived["base_rtt_ns"] / 1e6
         starts = np.array([f["start_ns"] / 1e9 for _, f in flows_cfg])
         cc_names = sorted({f["cc"] for _, f in flows_cfg}, key=[f["cc"] for _, f in flows_cfg].index)
+        # As the core: labels.phase lists the names the run reported, in order of appearance.
+        flow_phase = [_real_phases(f["cc"])[PHASE_CODE] for _, f in flows_cfg]
+        phase_labels = sorted(set(flow_phase), key=flow_phase.index)
 
         # Goodput per sample: the link shared equally by the active flows, with some noise.
         active = t_s[None, :] > starts[:, None]
@@ -89,7 +101,7 @@ class Simulation:
             "cwnd_pkts": const(100), "cwnd_bytes": const(144800), "inflight_bytes": const(100000),
             "pacing_rate_bps": const(rate / max(n, 1)), "delivery_rate_bps": const(rate / max(n, 1)),
             "srtt_ms": const(rtt_ms * 1.1), "min_rtt_ms": const(rtt_ms), "rtt_ms": const(rtt_ms * 1.1),
-            "ssthresh_pkts": const(-1), "phase_code": const(2), "bw_bps": const(rate / max(n, 1)),
+            "ssthresh_pkts": const(-1), "phase_code": np.tile([phase_labels.index(p) for p in flow_phase], samples), "bw_bps": const(rate / max(n, 1)),
             "pacing_gain": const(1.25), "cwnd_gain": const(2.0),
         }, rows)
         total = delivered[:, -1]
@@ -118,7 +130,7 @@ class Simulation:
             "queue": queue,
             "gaps": encode("gaps", {}, 0),
             "events": encode("events", {}, 0),
-            "labels": {"phase": PHASES, "cc": cc_names, "queue": [self.derived["main_queue"]]},
+            "labels": {"phase": phase_labels, "cc": cc_names, "queue": [self.derived["main_queue"]]},
             "run": {
                 "events": packets * 4,
                 "data_packets_delivered": packets,

@@ -41,7 +41,9 @@ def test_run_decodes_the_contract(stub_core) -> None:  # type: ignore[no-untyped
     assert list(r.flows["spec"]) == [0, 1, 1]
     assert len(r.timeseries) == 3 * 50
     assert {"cc", "phase"} <= set(r.timeseries.columns) and "phase_code" not in r.timeseries
-    assert set(r.timeseries["phase"].astype(str)) == {"probe_bw"}
+    # The stub reports phase code 2 of each flow's registry table: names the algorithm has.
+    by_cc = r.timeseries.groupby(r.timeseries["cc"].astype(str))["phase"]
+    assert {cc: set(p.astype(str)) for cc, p in by_cc} == {"bbr1": {"probe_bw"}, "cubic": {"recovery"}}
     assert set(r.queue["queue"].astype(str)) == {"bottleneck"}
     assert r.summary["run"]["backend"] == "sim" and r.summary["run"]["seed"] == 1
     assert r.summary["aggregate"]["jain"] == pytest.approx(jain_index(r.flows["goodput_bps"]))

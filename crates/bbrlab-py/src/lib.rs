@@ -159,7 +159,8 @@ fn result_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(tables)
 }
 
-/// The algorithm registry: `[{name, aliases, summary, source, kernel_name, needs_ecn}]`.
+/// The algorithm registry: `[{name, aliases, summary, source, kernel_name, needs_ecn, phases}]`
+/// (`phases[code]` is the name of phase code `code` in the algorithm's timeseries).
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
@@ -171,6 +172,7 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("source", a.source)?;
         d.set_item("kernel_name", a.kernel_name)?;
         d.set_item("needs_ecn", a.needs_ecn)?;
+        d.set_item("phases", PyList::new(py, a.phases)?)?;
         out.append(d)?;
     }
     Ok(out)

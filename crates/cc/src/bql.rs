@@ -699,16 +699,12 @@ impl CongestionOps for Bql {
 
     /// Phase codes: 0 gain, 1 drain, 2 control.
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
-        let phase = match self.phase {
-            Phase::Gain => "gain",
-            Phase::Drain => "drain",
-            Phase::Control => "control",
-        };
+        let (phase, phase_code) = crate::phases::phase(crate::phases::BQL, self.phase as u8);
         let bw = self.bw();
         let bdp = self.bdp_pkts(tp, bw);
         CcStateSample {
             phase,
-            phase_code: self.phase as u8,
+            phase_code,
             bw_bps: bw * 8.0,
             min_rtt_ns: self.min_rtt_ns,
             pacing_gain: if bw > 0.0 { tp.pacing_rate_bytes_per_s as f64 / bw } else { 0.0 },

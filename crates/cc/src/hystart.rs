@@ -240,11 +240,11 @@ impl HyStart {
         self.rounds
     }
 
-    /// Phase name and code for sampling: "css" (5) while in CSS, else None (the owner reports
-    /// ss / ca / recovery).
+    /// Phase name and code for sampling: CSS of [`crate::phases::CUBIC_HSPP`] while in CSS, else
+    /// None (the owner reports ss / ca / recovery).
     pub fn sample_phase(&self, tp: &TcpCc) -> Option<(&'static str, u8)> {
         if self.is_active(tp) && self.in_css() && tp.ca_state == crate::CaState::Open {
-            Some(("css", 5))
+            Some(crate::phases::phase(crate::phases::CUBIC_HSPP, crate::phases::CUBIC_HSPP_CSS))
         } else {
             None
         }

@@ -34,6 +34,7 @@ pub mod bql;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod phases;
 pub mod registry;
 pub mod reno;
 
@@ -328,9 +329,10 @@ impl CcKind {
 /// Fields an algorithm does not have are left at their defaults (0 / empty).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CcStateSample {
-    /// Short phase name: "startup", "drain", "probe_bw", "probe_rtt", "ss", "ca", "recovery", …
+    /// Phase name: `phases[phase_code]` of the algorithm's registry entry (a table of
+    /// [`phases`]; empty only in a default sample).
     pub phase: &'static str,
-    /// Numeric phase code for columnar storage (algorithm-specific, documented per algorithm).
+    /// The phase's index in the algorithm's phase table.
     pub phase_code: u8,
     /// Bandwidth estimate in bits/s (BBR max_bw / bw).
     pub bw_bps: f64,

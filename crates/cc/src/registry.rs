@@ -2,10 +2,13 @@
 //!
 //! Everything that names an algorithm is derived from [`ALGORITHMS`]: scenario validation (the
 //! simulator's config and, through the core's JSON Schema, the Python front), `bbrlab cc`, the
-//! kernel name the real-Linux backend asks for, and the algorithm tables in README.md and
-//! docs/core-api.md (generated, and checked by a test). Adding an algorithm is its file, one line
-//! in [`crate::cc_types!`](crate) when it brings a new type, and one entry here.
+//! kernel name the real-Linux backend asks for, the phase names a run's timeseries may show
+//! ([`Algorithm::phases`]: the simulator's samples, the kernel backend's phase column), and the
+//! algorithm tables in README.md and docs/core-api.md (generated, and checked by a test). Adding
+//! an algorithm is its file, one line in [`crate::cc_types!`](crate) when it brings a new type,
+//! and one entry here.
 
+use crate::phases::{self, PhaseTable};
 use crate::Cc;
 
 /// One algorithm as scenarios name it.
@@ -29,6 +32,9 @@ pub struct Algorithm {
     /// half of DCTCP in the same module, `dctcp_ece_ack_update`; Google's BBRv2/v3 call it too,
     /// `precise_ece_ack` — seed 001: "DCTCP, BBRv2 emit an ACK when incoming CE bits change").
     pub receiver_ce_ack: bool,
+    /// The phases its state samples report, indexed by phase code (a table of
+    /// [`crate::phases`]; the algorithm's `sample` takes its names from the same table).
+    pub phases: PhaseTable,
     /// Build the algorithm; `seed` feeds any randomness it uses (BBR's cycle start).
     pub new: fn(seed: u64) -> Cc,
 }
@@ -51,6 +57,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: Some("reno"),
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::LOSS_BASED,
         new: |_| crate::reno::Reno::new().into(),
     },
     Algorithm {
@@ -61,6 +68,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: Some("cubic"),
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::LOSS_BASED,
         new: |_| crate::cubic::Cubic::new(crate::hystart::HyStartMode::Linux).into(),
     },
     Algorithm {
@@ -71,6 +79,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::CUBIC_HSPP,
         new: |_| crate::cubic::Cubic::new(crate::hystart::HyStartMode::PlusPlus).into(),
     },
     Algorithm {
@@ -81,6 +90,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: Some("bbr"),
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::BBR1,
         new: |seed| crate::bbr::Bbr1::new(seed).into(),
     },
     Algorithm {
@@ -91,6 +101,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::BBR1,
         new: |seed| crate::bbr::Bbr1::with_variant(seed, crate::bbr::v1::Variant::Linux413).into(),
     },
     Algorithm {
@@ -101,6 +112,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: true,
+        phases: phases::BBR2_3,
         new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::V2alpha).into(),
     },
     Algorithm {
@@ -111,6 +123,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: true,
+        phases: phases::BBR2_3,
         new: |seed| crate::bbr::Bbr2::new(seed, crate::bbr::v2::Variant::ManyFlows).into(),
     },
     Algorithm {
@@ -121,6 +134,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: true,
+        phases: phases::BBR2_3,
         new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Draft).into(),
     },
     Algorithm {
@@ -131,6 +145,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: true,
+        phases: phases::BBR2_3,
         new: |seed| crate::bbr::Bbr3::new(seed, crate::bbr::v3::Variant::Linux).into(),
     },
     Algorithm {
@@ -141,6 +156,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: Some("dctcp"),
         needs_ecn: true,
         receiver_ce_ack: true,
+        phases: phases::LOSS_BASED,
         new: |_| crate::dctcp::Dctcp::new().into(),
     },
     Algorithm {
@@ -151,6 +167,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         kernel_name: None,
         needs_ecn: false,
         receiver_ce_ack: false,
+        phases: phases::BQL,
         new: |_| crate::bql::Bql::new().into(),
     },
 ];
@@ -202,6 +219,94 @@ mod tests {
             assert!(tp.snd_cwnd >= 1, "{}", a.name);
             if a.needs_ecn {
                 assert!(tp.ecn_ok, "{} needs ECN but its init does not require it", a.name);
+            }
+        }
+    }
+
+    /// The unit-test bottleneck drives a `Cc` through the same hooks as the algorithm types.
+    impl crate::CongestionOps for Cc {
+        fn has_cong_control(&self) -> bool {
+            Cc::has_cong_control(self)
+        }
+        fn init(&mut self, tp: &mut TcpCc) {
+            Cc::init(self, tp)
+        }
+        fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+            Cc::ssthresh(self, tp)
+        }
+        fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+            Cc::cong_avoid(self, tp, acked)
+        }
+        fn cong_control(&mut self, tp: &mut TcpCc, rs: &crate::RateSample) {
+            Cc::cong_control(self, tp, rs)
+        }
+        fn set_state(&mut self, tp: &mut TcpCc, s: crate::CaState) {
+            Cc::set_state(self, tp, s)
+        }
+        fn undo_cwnd(&mut self, tp: &mut TcpCc) -> u32 {
+            Cc::undo_cwnd(self, tp)
+        }
+        fn pkts_acked(&mut self, tp: &mut TcpCc, acked: u32, rtt_ns: Option<u64>) {
+            Cc::pkts_acked(self, tp, acked, rtt_ns)
+        }
+        fn cwnd_event(&mut self, tp: &mut TcpCc, ev: crate::CwndEvent) {
+            Cc::cwnd_event(self, tp, ev)
+        }
+        fn in_ack_event(&mut self, tp: &mut TcpCc, flags: crate::AckFlags) {
+            Cc::in_ack_event(self, tp, flags)
+        }
+        fn tso_segs(&self, tp: &TcpCc) -> Option<u32> {
+            Cc::tso_segs(self, tp)
+        }
+        fn skb_marked_lost(&mut self, tp: &TcpCc, p: &crate::PacketRateState) {
+            Cc::skb_marked_lost(self, tp, p)
+        }
+        fn sample(&self, tp: &TcpCc) -> crate::CcStateSample {
+            Cc::sample(self, tp)
+        }
+    }
+    impl crate::testkit::KitCc for Cc {}
+
+    /// Every algorithm, 12 s over a 100 Mbit/s x 10 ms path with a one-BDP buffer: every
+    /// sample's phase is the registry table's name of its code. The rate-based ones must also
+    /// pass through the phases such a path takes them to (BBR's 10-s min_rtt window expires, so
+    /// BBRv1 reaches PROBE_RTT). The kit grows windows only through `cong_control`, so the
+    /// window-based ones stay in slow start here; their transitions are tested in their files
+    /// (reno.rs, hystart.rs).
+    #[test]
+    fn every_sampled_phase_is_the_registry_name_of_its_code() {
+        use crate::testkit::{Sim, MS, SEC};
+        const RATE_PPS: u64 = 8_333; // 100 Mbit/s of 1500-byte packets
+        for a in ALGORITHMS {
+            let mut sim = Sim::new((a.new)(1), RATE_PPS, 10 * MS);
+            sim.buf_pkts = (RATE_PPS * 10 / 1000) as usize;
+            let mut seen = std::collections::BTreeSet::new();
+            sim.run_until(
+                |s, _| {
+                    let smp = s.cc.sample(&s.tp);
+                    assert_eq!(
+                        a.phases.get(usize::from(smp.phase_code)),
+                        Some(&smp.phase),
+                        "{}: code {} reported as {:?}",
+                        a.name,
+                        smp.phase_code,
+                        smp.phase
+                    );
+                    seen.insert(smp.phase);
+                    s.now >= 12 * SEC
+                },
+                13 * SEC,
+            );
+            let must: &[&str] = match a.phases {
+                t if t == phases::BBR1 => &["startup", "drain", "probe_bw", "probe_rtt"],
+                t if t == phases::BBR2_3 => {
+                    &["startup", "drain", "probe_down", "probe_cruise", "probe_refill", "probe_up"]
+                }
+                t if t == phases::BQL => &["gain", "control"],
+                _ => &[],
+            };
+            for p in must {
+                assert!(seen.contains(p), "{} never in {p}: saw {seen:?}", a.name);
             }
         }
     }

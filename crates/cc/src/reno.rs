@@ -44,16 +44,19 @@ impl CongestionOps for Reno {
     }
 }
 
-/// Phase names shared by the loss-based algorithms: 0 ss, 1 ca, 2 recovery, 3 loss (RTO), 4 cwr.
+/// Phase of the loss-based algorithms ([`crate::phases::LOSS_BASED`]): Linux's recovery state
+/// when it is not Open/Disorder, else slow start or congestion avoidance.
 pub fn phase_of(tp: &TcpCc) -> (&'static str, u8) {
+    use crate::phases::*;
     use crate::CaState::*;
-    match tp.ca_state {
-        Recovery => ("recovery", 2),
-        Loss => ("loss", 3),
-        Cwr => ("cwr", 4),
-        _ if tp.in_slow_start() => ("ss", 0),
-        _ => ("ca", 1),
-    }
+    let code = match tp.ca_state {
+        Recovery => LOSS_BASED_RECOVERY,
+        Loss => LOSS_BASED_LOSS,
+        Cwr => LOSS_BASED_CWR,
+        _ if tp.in_slow_start() => LOSS_BASED_SS,
+        _ => LOSS_BASED_CA,
+    };
+    phase(LOSS_BASED, code)
 }
 
 #[cfg(test)]

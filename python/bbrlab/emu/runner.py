@@ -35,6 +35,7 @@ from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
+from .phase import kernel_phase
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
 from ..algorithms import lookup
 from ..scenario.fields import kernel_module
@@ -178,7 +179,8 @@ def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
 @contextlib.contextmanager
 def registered_algorithms(plan: CcPlan) -> Any:
     """Build and register the plan's BPF ports for the duration of the ``with`` block; yields
-    scenario name -> the kernel name every flow's socket asks for, and the registrations' facts.
+    scenario name -> the kernel name every flow's socket asks for, the registrations' facts, and
+    scenario name -> the registration of each port that exports its phases (read per socket).
     Each port is registered under a unique name through a link this process holds (unregistered
     on leaving the block, and by the kernel if the process dies)."""
     from .bpf.build import build
@@ -187,6 +189,7 @@ def registered_algorithms(plan: CcPlan) -> Any:
     objects = {cc: build(lookup(cc).name) for cc in plan.bpf}  # type: ignore[union-attr]
     names = dict(plan.stock)
     facts: dict[str, Any] = {}
+    phase_ports: dict[str, StructOpsLink] = {}
     with contextlib.ExitStack() as stack:
         for cc, obj in objects.items():
             # A name is unique to this process (pid and a counter); another process whose pid
@@ -199,8 +202,10 @@ def registered_algorithms(plan: CcPlan) -> Any:
                     if attempt == REGISTER_ATTEMPTS - 1:
                         raise
             names[cc] = link.name
+            if link.has_phases:
+                phase_ports[cc] = link
             facts[cc] = {"registered_as": link.name, "object": obj.name, "source": bpf.source(lookup(cc).name).name}  # type: ignore[union-attr]
-        yield names, facts
+        yield names, facts, phase_ports
 
 
 def _wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
@@ -221,26 +226,6 @@ def _wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
     raise SimulationError("the link emulator did not start")
 
 
-def _phase(cc: str, info: dict[str, int], bbr: dict[str, float] | None) -> str:
-    if bbr is not None:
-        pg = bbr["pacing_gain"]
-        if pg > 2.0:
-            return "startup"
-        if pg < 0.5:
-            return "drain"
-        if abs(pg - 1.0) < 1e-6 and info["snd_cwnd"] <= 4:
-            return "probe_rtt"
-        return "probe_bw"
-    ca = info["ca_state"]
-    if ca == 3:
-        return "recovery"
-    if ca == 4:
-        return "loss"
-    if ca == 2:
-        return "cwr"
-    return "ss" if info["snd_cwnd"] < info["snd_ssthresh"] else "ca"
-
-
 def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], float, dict[str, Any]]:
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     ignored = check_supported(scenario)
@@ -255,7 +240,7 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
 
-    with Testbed() as tb, registered_algorithms(plan) as (kernel_cc, bpf_facts):
+    with Testbed() as tb, registered_algorithms(plan) as (kernel_cc, bpf_facts, phase_ports):
         net = open_network(tb, cfg, settings, tb.scratch_dir(), launch, ecn_algorithms=plan.ecn)
         emu, ready, sender_ns, rns, emu_error = net.emu, net.ready, net.sender_ns, net.rns, net.error
         stats_path = net.stats_path
@@ -272,7 +257,8 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         emu.stdin.flush()
         try:
             traffic.start()
-            ts, rtt_samples = _sample_loop(traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error)
+            ts, rtt_samples = _sample_loop(traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error,
+                                           phase_ports)
         finally:
             traffic.close()
         final_info = []
@@ -406,8 +392,8 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
 
 
 def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, duration_ns: int, interval_ns: int,
-                 progress: Callable[[int, int], None] | None, emu_error: Callable[[str], SimulationError]
-                 ) -> tuple[dict[str, list[Any]], list[list[float]]]:
+                 progress: Callable[[int, int], None] | None, emu_error: Callable[[str], SimulationError],
+                 phase_ports: dict[str, Any]) -> tuple[dict[str, list[Any]], list[list[float]]]:
     n = len(states)
     # The timeseries columns, with the phase as its name (coded in _assemble).
     cols: dict[str, list[Any]] = {
@@ -432,14 +418,15 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
         errs = [s.error for s in states if s.error]
         if errs:
             raise SimulationError(errs[0])
-        infos: list[tuple[dict[str, int], dict[str, float] | None] | None] = []
+        infos: list[tuple[dict[str, int], dict[str, float] | None, int | None] | None] = []
         for i, s in enumerate(states):
             info = None
             if s.sock is not None and s.connected_ns is not None:
                 try:
                     ti = tcp_info(s.sock)
                     bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
-                    info = (ti, bi)
+                    port = phase_ports.get(s.cc)
+                    info = (ti, bi, port.phase_code(s.sock.fileno()) if port is not None else None)
                     if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
                         rtt_samples[i].append(ti["rtt"] / 1000.0)
                         interval_rtts[i].append(ti["rtt"] / 1000.0)
@@ -469,7 +456,7 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
                     cols["rwnd_limited"].append(0)
                     cols["sndbuf_limited"].append(0)
                 else:
-                    ti, bi = info
+                    ti, bi, port_code = info
                     mss = ti["snd_mss"] or 1448
                     cols["cwnd_pkts"].append(ti["snd_cwnd"])
                     cols["cwnd_bytes"].append(ti["snd_cwnd"] * mss)
@@ -481,7 +468,7 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
                     cols["min_rtt_ms"].append(ti["min_rtt"] / 1000.0 if ti["min_rtt"] != 0xFFFFFFFF else math.nan)
                     cols["retransmits"].append(ti["total_retrans"])
                     cols["ssthresh_pkts"].append(-1 if ti["snd_ssthresh"] >= 0x7FFFFFFF else ti["snd_ssthresh"])
-                    cols["phase"].append(_phase(s.cc, ti, bi))
+                    cols["phase"].append(kernel_phase(s.cc, ti, bi, port_code))
                     cols["bw_bps"].append(bi["bw_Bps"] * 8.0 if bi else math.nan)
                     cols["pacing_gain"].append(bi["pacing_gain"] if bi else math.nan)
                     cols["cwnd_gain"].append(bi["cwnd_gain"] if bi else math.nan)

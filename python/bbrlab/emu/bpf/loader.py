@@ -22,6 +22,11 @@ Steps, with libbpf (``libbpf.so.1``) through ctypes:
    writes the map's value (which, for a BPF_F_LINK map, registers nothing) and returns a
    pseudo-link whose descriptor is the map's — then we create the link with the bpf(2) syscall.
 
+A port whose algorithm has phases keeps each socket's phase code at offset 0 of its one
+sk-storage map's value ("Phases" in ``src/bbrlab_tcp_ca.h``): :meth:`StructOpsLink.phase_code`
+reads it with ``bpf_map_lookup_elem`` keyed by the socket's descriptor (the kernel's
+``bpf_fd_sk_storage_lookup_elem``), which works from the process that owns the socket.
+
 :class:`StructOpsLink` undoes all of it in :meth:`~StructOpsLink.close` (link destroyed, object
 closed), which ``with`` runs on every exit path the interpreter sees.
 """
@@ -34,6 +39,7 @@ import errno
 import itertools
 import os
 import platform
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,8 @@ CA_NAME_PREFIX = "bl"
 BPF_F_LINK = 1 << 13  # include/uapi/linux/bpf.h
 BPF_LINK_CREATE = 28  # enum bpf_cmd
 BPF_STRUCT_OPS = 44  # enum bpf_attach_type
+BPF_MAP_TYPE_SK_STORAGE = 24  # enum bpf_map_type
+BPF_MAP_TYPE_STRUCT_OPS = 26
 # __NR_bpf per architecture (build.py compiles for the same two).
 _SYS_BPF = {"x86_64": 321, "aarch64": 280}
 _counter = itertools.count()
@@ -79,6 +87,9 @@ def _libbpf() -> Any:
     lib.bpf_map__fd.argtypes = [vp]
     lib.bpf_map__name.restype = cp
     lib.bpf_map__name.argtypes = [vp]
+    lib.bpf_map__value_size.restype = ctypes.c_uint32
+    lib.bpf_map__value_size.argtypes = [vp]
+    lib.bpf_map_lookup_elem.argtypes = [ctypes.c_int, vp, vp]
     lib.bpf_map__attach_struct_ops.restype = vp
     lib.bpf_map__attach_struct_ops.argtypes = [vp]
     lib.bpf_link__fd.argtypes = [vp]
@@ -154,6 +165,8 @@ class StructOpsLink:
         self._obj: int | None = None
         self._link: int | None = None
         self._link_fd: int | None = None
+        #: (descriptor, value size) of the sk-storage map holding each socket's phase code.
+        self._phase_map: tuple[int, int] | None = None
         lib = _libbpf()
         data = Path(object_path).read_bytes()
         if data.count(CA_NAME_PLACEHOLDER) != 1:
@@ -165,18 +178,24 @@ class StructOpsLink:
             if not obj:
                 raise _fail(f"libbpf could not open {object_path}")
             self._obj = obj
-            maps = []
+            maps, storage = [], []
             m = lib.bpf_object__next_map(obj, None)
             while m:
-                if lib.bpf_map__type(m) == 26:  # BPF_MAP_TYPE_STRUCT_OPS
+                if lib.bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS:
                     maps.append(m)
+                elif lib.bpf_map__type(m) == BPF_MAP_TYPE_SK_STORAGE:
+                    storage.append(m)
                 m = lib.bpf_object__next_map(obj, m)
+            if len(storage) > 1:
+                raise SimulationError(f"{object_path}: more than one sk-storage map (which holds the phase?)")
             if len(maps) != 1:
                 raise SimulationError(f"{object_path}: expected one struct_ops map, found {len(maps)}")
             smap = maps[0]
             lib.bpf_map__set_map_flags(smap, lib.bpf_map__map_flags(smap) | BPF_F_LINK)
             if lib.bpf_object__load(obj) != 0:
                 raise _fail(f"the kernel refused {Path(object_path).name}")
+            if storage:
+                self._phase_map = (lib.bpf_map__fd(storage[0]), lib.bpf_map__value_size(storage[0]))
             link = lib.bpf_map__attach_struct_ops(smap)
             if not link:
                 raise _fail(f"registering {name}")
@@ -192,6 +211,24 @@ class StructOpsLink:
             self.close()
             raise
 
+    @property
+    def has_phases(self) -> bool:
+        """The port exports its phase per socket (its object has a sk-storage map)."""
+        return self._phase_map is not None
+
+    def phase_code(self, sock_fd: int) -> int | None:
+        """The phase code the port holds for the socket with descriptor ``sock_fd`` (an index into
+        the registry's phase table of the algorithm), or None when it has none (the port has no
+        phase map, or the socket has no state yet: before init, or the kernel refused it)."""
+        if self._phase_map is None or self._obj is None:
+            return None
+        fd, size = self._phase_map
+        key = ctypes.c_int(sock_fd)
+        value = ctypes.create_string_buffer(size)
+        if _libbpf().bpf_map_lookup_elem(fd, ctypes.byref(key), value) != 0:
+            return None
+        return int.from_bytes(value.raw[:4], sys.byteorder)  # a u32 in the kernel's byte order
+
     def close(self) -> None:
         """Unregister (destroy the link) and free the object; safe to call twice."""
         lib = _libbpf()
@@ -204,6 +241,7 @@ class StructOpsLink:
         if self._obj is not None:
             lib.bpf_object__close(self._obj)
             self._obj = None
+        self._phase_map = None
 
     def __enter__(self) -> StructOpsLink:
         return self

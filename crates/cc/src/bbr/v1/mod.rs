@@ -496,16 +496,11 @@ impl CongestionOps for Bbr1 {
 
     /// Phase codes: 0 startup, 1 drain, 2 probe_bw, 3 probe_rtt.
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
-        let phase = match self.mode {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        };
+        let (phase, phase_code) = crate::phases::phase(crate::phases::BBR1, self.mode as u8);
         // bbr_get_info: bw × mss × 1e6 >> 24 bytes/s.
         CcStateSample {
             phase,
-            phase_code: self.mode as u8,
+            phase_code,
             bw_bps: bw_bytes_per_sec(self.bw(), tp.mss) as f64 * 8.0,
             min_rtt_ns: self.min_rtt.rtt_ns,
             pacing_gain: gain_f64(self.pacing_gain),

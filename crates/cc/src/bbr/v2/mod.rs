@@ -663,15 +663,16 @@ impl CongestionOps for Bbr2 {
     /// Phase codes: 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill,
     /// 5 probe_up, 6 probe_rtt.
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
-        let (phase, code) = match (self.mode, self.cycle) {
-            (Mode::Startup, _) => ("startup", 0),
-            (Mode::Drain, _) => ("drain", 1),
-            (Mode::ProbeBw, Phase::Down) => ("probe_down", 2),
-            (Mode::ProbeBw, Phase::Cruise) => ("probe_cruise", 3),
-            (Mode::ProbeBw, Phase::Refill) => ("probe_refill", 4),
-            (Mode::ProbeBw, Phase::Up) => ("probe_up", 5),
-            (Mode::ProbeRtt, _) => ("probe_rtt", 6),
+        let code = match (self.mode, self.cycle) {
+            (Mode::Startup, _) => 0,
+            (Mode::Drain, _) => 1,
+            (Mode::ProbeBw, Phase::Down) => 2,
+            (Mode::ProbeBw, Phase::Cruise) => 3,
+            (Mode::ProbeBw, Phase::Refill) => 4,
+            (Mode::ProbeBw, Phase::Up) => 5,
+            (Mode::ProbeRtt, _) => 6,
         };
+        let (phase, code) = crate::phases::phase(crate::phases::BBR2_3, code);
         // bbr2_get_info: bbr_bw in bytes/s.
         let pkts = |v: u32| if v == INF_PKTS { 0.0 } else { v as f64 };
         CcStateSample {

@@ -165,15 +165,7 @@ pub enum State {
 
 impl State {
     fn name(self) -> &'static str {
-        match self {
-            State::Startup => "startup",
-            State::Drain => "drain",
-            State::ProbeBwDown => "probe_down",
-            State::ProbeBwCruise => "probe_cruise",
-            State::ProbeBwRefill => "probe_refill",
-            State::ProbeBwUp => "probe_up",
-            State::ProbeRtt => "probe_rtt",
-        }
+        crate::phases::BBR2_3[self as usize]
     }
 }
 

@@ -91,7 +91,8 @@
  * and the max_bw clock advanced exactly once per bandwidth probe (see the simulator's header).
  *
  * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), see there), one
- * sk-storage map `bbr3_sk_state` (libbpf creates it), and the TCP name BBRLAB_CA_NAME (from
+ * sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads each flow's phase from it,
+ * see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (from
  * bbrlab_tcp_ca.h when built in the package; else "bbr3_linux", or -DBBRLAB_CA_NAME='"x"').
  */
 #if __has_include("bbrlab_tcp_ca.h")
@@ -264,6 +265,10 @@ struct tx_snap {
 };
 
 struct bbr3 {
+	/* enum bbr3_state, first so that its offset is 0: the value is the flow's phase code, an
+	 * index into the registry's phase table of bbr3_linux (crates/cc/src/phases.rs BBR2_3), and
+	 * the emu runner reads it from user space ("Phases" in bbrlab_tcp_ca.h). */
+	u32 state;
 	/* Times, us. */
 	u64 min_rtt_stamp_us;
 	u64 probe_rtt_min_stamp_us;
@@ -280,7 +285,6 @@ struct bbr3 {
 	/* Volumes, packets; RTTs, us. */
 	u32 min_rtt_us;
 	u32 probe_rtt_min_us;
-	u32 state;
 	u32 pacing_gain;
 	u32 cwnd_gain;
 	u32 init_cwnd;
@@ -341,7 +345,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct bbr3);
-} bbr3_sk_state SEC(".maps");
+} bbr3_sk_state SEC(".maps"); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
 /* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
  * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does

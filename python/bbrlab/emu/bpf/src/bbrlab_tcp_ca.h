@@ -17,6 +17,14 @@
  * libbpf opens it, so two runs never collide and a leftover is recognisable. */
 #define BBRLAB_CA_NAME "bbrlab_ca_name_"
 
+/* Phases: mainline does not let a BPF congestion control fill TCP_CC_INFO
+ * (.get_info is not supported for struct_ops), so a port whose algorithm has phases beyond what
+ * TCP_INFO shows (ca_state, cwnd < ssthresh) keeps its per-socket state in the object's one
+ * BPF_MAP_TYPE_SK_STORAGE map with a u32 at offset 0 of the value: the flow's phase code, an index
+ * into the registry's phase table of the algorithm (crates/cc/src/phases.rs). The emu runner
+ * looks the value up with the socket's descriptor as the key (bbrlab.emu.bpf.loader). A port
+ * without such a map is reported from TCP_INFO, as the loss-based algorithms are. */
+
 /* include/net/tcp.h and include/uapi/linux/tcp.h: #defines, not in BTF. */
 #define TCP_ECN_OK 1
 #define TCP_ECN_QUEUE_CWR 2
