@@ -27,7 +27,8 @@ pub struct Algorithm {
     pub needs_ecn: bool,
     /// The receiver runs the algorithm's ACK policy for CE changes (Linux runs the receiver's
     /// half of DCTCP in the same module, `dctcp_ece_ack_update`; Google's BBRv2/v3 call it too,
-    /// `precise_ece_ack` — seed 001: "DCTCP, BBRv2 emit an ACK when incoming CE bits change").
+    /// `precise_ece_ack` — Google BBRv2 slides: "DCTCP, BBRv2 emit an ACK when incoming CE bits
+    /// change").
     pub receiver_ce_ack: bool,
     /// Build the algorithm; `seed` feeds any randomness it uses (BBR's cycle start).
     pub new: fn(seed: u64) -> Cc,

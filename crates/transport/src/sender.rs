@@ -590,7 +590,8 @@ impl Sender {
             }
             if !self.tp.is_cwnd_limited {
                 // Every cong_avoid starts `if (!tcp_is_cwnd_limited(sk)) return;` (the de-facto
-                // fast path seed 001 contrasts BBR with); the host model charges no cc work.
+                // fast path the Google BBRv2 slides contrast BBR with); the host model charges no
+                // cc work.
                 self.tp.cc_fast_acks += 1;
             }
             self.update_default_pacing_rate();
