@@ -414,7 +414,7 @@ def test_claims_csv_matches_the_report(tiny_study, name):
     assert not re.search(r"\bin (none|\[\])", report) and "n in [" not in report
 
 
-def test_incast_tool_reading_is_the_seed_aggregators_integer_division():
+def test_incast_tool_reading_is_the_study_aggregators_integer_division():
     # One flow at the goodput ceiling reads 936 Mbit/s, as every one of the Waterloo DC study's 100 n = 1 samples
     # did for both algorithms (its CSVs): the ceiling and the division agree with its measurement.
     one_flow = dc_incast._equal_shares_reading_bps(1) / 1e6

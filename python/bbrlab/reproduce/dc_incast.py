@@ -377,7 +377,7 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
              f"algorithms), against the Waterloo DC study's decline from n = 1 to {n_max} of "
              + join(f"{seed_drop[cc]:.0f} Mbit/s for {dc.CC_NAME[cc]}" for cc in dc.CCS) + ".")
     # A reading of R over n flows means at most R + 8 n Mbit/s was delivered: an upper bound on the
-    # seed's exact aggregate, so a lower bound on what its link lost.
+    # study's exact aggregate, so a lower bound on what its link lost.
     bounds = {cc: seed[cc][n_max][0] + 8 * n_max for cc in dc.CCS}
     ceiling = dc.CEILING_BPS / 1e6
     idle = [cc for cc in dc.CCS if bounds[cc] < ceiling]
