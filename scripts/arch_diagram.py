@@ -187,7 +187,7 @@ def _id(prefix: str, name: str) -> str:
 
 def mermaid(title: str, prefix: str, nodes: list[str], edges: list[tuple[str, str]], label=None) -> str:
     label = label or (lambda n: n)
-    out = ["```mermaid", f"%% {title}", "flowchart LR"]
+    out = ["```mermaid", "flowchart LR", f"  %% {title}"]
     out += [f'  {_id(prefix, n)}["{label(n)}"]' for n in nodes]
     out += [f"  {_id(prefix, a)} --> {_id(prefix, b)}" for a, b in edges]
     out.append("```")
