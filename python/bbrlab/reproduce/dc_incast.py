@@ -7,8 +7,8 @@ told to send for longer than the window and the aggregator stopped measuring aft
 
 Here each sample is one simulation: n bulk flows, one per worker, starting within 1 ms of each
 other (random per sample: the aggregator's thread start-up), measured over D seconds as
-delivered bytes × 8 / D at the receiver — and as the Waterloo DC study's aggregator computed it: each flow's
-bytes per microsecond in integer arithmetic, × 8 Mbit/s, summed over the flows
+delivered bytes × 8 / D at the receiver — and as the Waterloo DC study's aggregator computed it:
+each flow's bytes per microsecond in integer arithmetic, × 8 Mbit/s, summed over the flows
 (`tool_reading_bps`). The paper's figures are that reading, so the claims compare it; the exact
 aggregate is reported beside it.
 """
@@ -56,12 +56,12 @@ PLANS = {
 #: "Most samples reach 75 % of the link" (Figure 8's reading) in bit/s.
 LINK_75_BPS = 0.75 * 1e9
 
-#: The Waterloo DC study's own numbers: github.com/chowes/data-center-bbr, tests/results/throughput/thru_cubic.csv
-#: and thru_bbr.csv (commit e490c96, "Finished throughput tests", 2017-11-26; 100 samples per n),
-#: as the aggregator wrote them (`tool_reading_bps`). Per n: the mean total (Mbit/s), the fraction
-#: of samples at ≥ 750 Mbit/s, and the mean reading of a sample's ⌊n/4⌋ slowest flows — the number
-#: of workers the Waterloo DC study's node list puts in the aggregator's own rack (``dc_common.SEED_WORKER_RACKS``);
-#: None below n = 4.
+#: The Waterloo DC study's own numbers: github.com/chowes/data-center-bbr,
+#: tests/results/throughput/thru_cubic.csv and thru_bbr.csv (commit e490c96, "Finished throughput
+#: tests", 2017-11-26; 100 samples per n), as the aggregator wrote them (`tool_reading_bps`). Per n:
+#: the mean total (Mbit/s), the fraction of samples at ≥ 750 Mbit/s, and the mean reading of a
+#: sample's ⌊n/4⌋ slowest flows — the number of workers the Waterloo DC study's node list puts in
+#: the aggregator's own rack (``dc_common.SEED_WORKER_RACKS``); None below n = 4.
 SEED_READINGS: dict[str, dict[int, tuple[float, float, float | None]]] = {
     "cubic": {1: (936.0, 1.0, None), 2: (933.3, 1.0, None), 3: (928.9, 1.0, None), 4: (925.6, 1.0, 135.3),
               5: (920.6, 1.0, 74.5), 6: (912.2, 1.0, 33.7), 7: (904.6, 1.0, 12.0), 8: (902.0, 0.99, 47.1),
@@ -128,9 +128,9 @@ def run(ctx: StudyContext) -> Path:
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (fabric, algorithm, n): mean and 95 % CI of the samples as the Waterloo DC study's tool read them
-    (``mean_bps``, ``ci_bps``, ``frac75``: what the claims compare with the paper) and of the exact
-    aggregate (``true_*``), and what limited them."""
+    """Per (fabric, algorithm, n): mean and 95 % CI of the samples as the Waterloo DC study's tool
+    read them (``mean_bps``, ``ci_bps``, ``frac75``: what the claims compare with the paper) and of
+    the exact aggregate (``true_*``), and what limited them."""
     st = []
     for key, g in runs.groupby(["fabric", "cc", "n"]):
         m, ci = mean_ci(g["tool_bps"])
@@ -352,13 +352,14 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
 
 
 def _equal_shares_reading_bps(n: int) -> float:
-    """What the Waterloo DC study's tool reads for n flows sharing the goodput ceiling exactly equally."""
+    """What the Waterloo DC study's tool reads for n flows sharing the goodput ceiling exactly
+    equally."""
     return n * float(tool_reading_bps(dc.CEILING_BPS / 8 / n, 1.0))
 
 
 def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
-    """What the Waterloo DC study's measurement and worker placement contribute, computed from the table and
-    the Waterloo DC study's own numbers (`SEED_READINGS`)."""
+    """What the Waterloo DC study's measurement and worker placement contribute, computed from the
+    table and the Waterloo DC study's own numbers (`SEED_READINGS`)."""
     n_max = max(ns)
     fabrics = dc.fabrics_in(st)
 
