@@ -492,7 +492,8 @@ def _stdin_is_terminal() -> bool:
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count).")
 def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str,
               jobs: int | None) -> None:
-    """Reproduce the seed studies: run their scenarios, redraw their figures, write REPORT.md.
+    """Reproduce the studies of the source documents: run their scenarios, redraw their figures,
+    write REPORT.md.
 
     STUDY is a name from --list, or "all" (the default).
     """

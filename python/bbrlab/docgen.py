@@ -1,4 +1,5 @@
-"""The reference tables in README.md and docs/core-api.md, generated from the core's definitions.
+"""The reference tables in README.md, docs/scenario-reference.md and docs/core-api.md, generated
+from the core's definitions.
 
 Scenario fields come from the scenario model (itself generated from the core's config schema),
 algorithms from the core's registry, result columns from the core's table specs. Each generated
@@ -177,7 +178,7 @@ BLOCKS: dict[str, Any] = {
     "config-reference": config_reference,
     "result-tables": result_tables,
 }
-FILES = ("README.md", "docs/core-api.md")
+FILES = ("README.md", "docs/scenario-reference.md", "docs/core-api.md")
 
 
 def render(text: str) -> str:

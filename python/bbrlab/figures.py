@@ -3,7 +3,7 @@
 Nothing here touches pyplot, so no backend is chosen at import time (`matplotlib.use`), no figure
 is registered in pyplot's global list (nothing to close, nothing leaks between studies run in one
 process), and drawing is safe in worker processes and threads. Run plots (`plots.py`), the
-sim-vs-emu comparison (`emu/compare.py`) and the seed studies (`reproduce/`) all draw through it.
+sim-vs-emu comparison (`emu/compare.py`) and the studies (`reproduce/`) all draw through it.
 """
 
 from __future__ import annotations

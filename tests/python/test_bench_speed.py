@@ -1,6 +1,6 @@
 """scripts/bench_speed.py (issue 15's side-by-side speed benchmark): its argument and output parsing,
 and that the scenarios it gives bbrlab are the ones it gives ns-3. Nothing here runs ns-3 or a
-simulation: the benchmark itself is run by hand (README, Speed)."""
+simulation: the benchmark itself is run by hand (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -124,7 +124,8 @@ def _incast(bbr_ahead: bool, cubic_falls: bool = True) -> pd.DataFrame:
                                  frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n,
                                  slow_quarter_bps=mean / n))
     d = pd.DataFrame(rows)
-    # The exact aggregate: what the reading would be without the seed's integer division.
+    # The exact aggregate: what the reading would be without the Waterloo DC study's integer
+    # division.
     return d.assign(true_mean_bps=d["mean_bps"], true_ci_bps=d["ci_bps"], true_frac75=d["frac75"])
 
 
@@ -414,9 +415,10 @@ def test_claims_csv_matches_the_report(tiny_study, name):
     assert not re.search(r"\bin (none|\[\])", report) and "n in [" not in report
 
 
-def test_incast_tool_reading_is_the_seed_aggregators_integer_division():
-    # One flow at the goodput ceiling reads 936 Mbit/s, as every one of the seed's 100 n = 1 samples
-    # did for both algorithms (its CSVs): the ceiling and the division agree with its measurement.
+def test_incast_tool_reading_is_the_study_aggregators_integer_division():
+    # One flow at the goodput ceiling reads 936 Mbit/s, as every one of the Waterloo DC study's 100
+    # n = 1 samples did for both algorithms (its CSVs): the ceiling and the division agree with its
+    # measurement.
     one_flow = dc_incast._equal_shares_reading_bps(1) / 1e6
     assert one_flow == 936 == dc_incast.SEED_READINGS["cubic"][1][0] == dc_incast.SEED_READINGS[DC_BBR][1][0]
     # 20 equal shares of 117.7 bytes/µs: 5.88 → 5 bytes/µs each, 40 Mbit/s, 800 in all.

@@ -1,4 +1,4 @@
-"""The emu backend: emulator accuracy, the seed blog's effect on the kernel, clean-up, errors.
+"""The emu backend: emulator accuracy, the Toonk BBR blog's effect on the kernel, clean-up, errors.
 
 Tests that need root and network namespaces skip with the reason when those are missing (CI runs
 as root, so they run there). They are kept short; the whole file takes about 1.5 minutes on 2 cores.

@@ -36,8 +36,9 @@ def test_star_resolves_to_the_core_config():
     assert star["workers"] == 21 and star["rate_bps"] == 10**9 and star["delay_ns"] == 10_000
     assert star["aggregator_rate_bps"] == 10**9  # defaults to rate
     assert star["forwarding"] == "cut-through" and star["lossless"] is True
-    # The defaults: the seed's thresholds, PAUSE triggered by the egress queue (bbrlab's first
-    # model), headroom 0 = the per-port PAUSE round trip, NICs and switches that obey PAUSE at once.
+    # The defaults: the Waterloo DC study's thresholds, PAUSE triggered by the egress queue
+    # (bbrlab's first model), headroom 0 = the per-port PAUSE round trip, NICs and switches that
+    # obey PAUSE at once.
     assert star["pfc"] == {"xoff_bytes": 64_000, "xon_bytes": 32_000, "quanta": 65535, "accounting": "egress",
                            "headroom_bytes": 0, "nic_honours_pause": True, "nic_pause_delay_ns": 0,
                            "switches_honour_pause": True}

@@ -1,9 +1,12 @@
 //! BQL ("Bottleneck Queue Level"): the delay-based congestion control of the RMDT protocol
 //! (Future Internet Lab Anhalt; Mareev, Kachan, Karpov, Syzov, Siemens, "Efficiency of BQL
-//! Congestion Control under High Bandwidth-Delay Product Network Conditions", seed 004).
+//! Congestion Control under High Bandwidth-Delay Product Network Conditions", the Anhalt BQL
+//! paper).
 //!
 //! **This is bbrlab's reconstruction from the paper, not RMDT's code.** No public description of
-//! the algorithm's equations exists (reference/algorithms.md §3.7). The paper gives the structure
+//! the algorithm's equations exists (docs/sources.md, Anhalt BQL paper: RMDT's code is not public
+//! either; searches of public documentation and code for "RMDT", "Mareev" and the paper's state
+//! names found none). The paper gives the structure
 //! and the targets only: "a modified PID controller to keep [the] link always slightly congested",
 //! a Gain state "to quickly reach [the] bottleneck bandwidth limit" and a Control state "to keep
 //! [the] bottleneck slightly congested", "paired modified PID controllers" that stay stable "up

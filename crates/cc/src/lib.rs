@@ -160,10 +160,11 @@ pub struct TcpCc {
     /// ECN negotiated on this connection.
     pub ecn_ok: bool,
     /// BBRv2/v3 TSO autosizing adds `64 KB >> (min_rtt / 512 µs)` to the pacing-rate budget
-    /// (seed 001, optimisation 2); false reverts to rate-only sizing for the before/after study.
+    /// (Google BBRv2 slides, optimisation 2); false reverts to rate-only sizing for the
+    /// before/after study.
     pub tso_minrtt_autosize: bool,
-    /// BBRv2/v3 fast path (seed 001, optimisation 1; Google's `bbr_run_fast_path`): on an
-    /// app-limited ACK below max_bw with no loss or CE in the round and cwnd at its target, skip
+    /// BBRv2/v3 fast path (Google BBRv2 slides, optimisation 1; Google's `bbr_run_fast_path`): on
+    /// an app-limited ACK below max_bw with no loss or CE in the round and cwnd at its target, skip
     /// the model update (and the control update when mode and min_rtt did not change).
     pub fast_path: bool,
     /// ACKs on which the algorithm skipped its per-ACK work (BBR: the fast path skipped model

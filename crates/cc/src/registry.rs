@@ -30,7 +30,8 @@ pub struct Algorithm {
     pub needs_ecn: bool,
     /// The receiver runs the algorithm's ACK policy for CE changes (Linux runs the receiver's
     /// half of DCTCP in the same module, `dctcp_ece_ack_update`; Google's BBRv2/v3 call it too,
-    /// `precise_ece_ack` — seed 001: "DCTCP, BBRv2 emit an ACK when incoming CE bits change").
+    /// `precise_ece_ack` — Google BBRv2 slides: "DCTCP, BBRv2 emit an ACK when incoming CE bits
+    /// change").
     pub receiver_ce_ack: bool,
     /// The phases its state samples report, indexed by phase code (a table of
     /// [`crate::phases`]; the algorithm's `sample` takes its names from the same table).

@@ -1,16 +1,16 @@
 //! Applications the core expands into transfers at run time.
 //!
-//! `query` (partition/aggregate, seed 000 §4.1 and its `aggregator query` mode): the aggregator
-//! asks workers 0..n−1 for `bytes / n` bytes each (integer division, as the seed's code). Every
-//! sub-query is a new connection (a new flow: fresh congestion state, initial window), whose
-//! data starts when the request reaches the worker: after `jitter` (uniform in [0, jitter_ns];
-//! thread start-up in the seed's thread-per-connection aggregator), the request's one-way trip
-//! (propagation and serialization of a small request packet at every hop), and with
-//! `handshake = true` one more RTT for SYN/SYN-ACK. The seed's aggregator accepted the
+//! `query` (partition/aggregate, the Waterloo DC study's §4.1 and its `aggregator query` mode): the
+//! aggregator asks workers 0..n−1 for `bytes / n` bytes each (integer division, as the study's
+//! code). Every sub-query is a new connection (a new flow: fresh congestion state, initial window),
+//! whose data starts when the request reaches the worker: after `jitter` (uniform in [0,
+//! jitter_ns]; thread start-up in the study's thread-per-connection aggregator), the request's
+//! one-way trip (propagation and serialization of a small request packet at every hop), and with
+//! `handshake = true` one more RTT for SYN/SYN-ACK. The study's aggregator accepted the
 //! connections before starting its clock, so the default leaves the handshake out of the
 //! response time (its RTT still seeds the sender's estimator). The response time runs from
 //! the query's start until the aggregator holds every byte of all n responses (receiver side,
-//! as the seed's `recv` loop). The next query starts `gap_ns` after the previous one ended.
+//! as the study's `recv` loop). The next query starts `gap_ns` after the previous one ended.
 //!
 //! One row per query goes into the `events` table; each transfer is a row of the flows table
 //! (columns `app`, `query`, `rx_done_s`).

@@ -1,5 +1,5 @@
-//! Per-flow histogram of inter-departure gaps at the sender's NIC (seed 003's "packet spacing
-//! histogram from tcpdump on the send host", taken with NIC hardware timestamps).
+//! Per-flow histogram of inter-departure gaps at the sender's NIC (the ESnet BBRv3 slides' "packet
+//! spacing histogram from tcpdump on the send host", taken with NIC hardware timestamps).
 //!
 //! A flow that asks for it (`gap_histogram = true`) gets a [`GapHist`]; every time one of its data
 //! packets finishes leaving its sender host's NIC (the end of serialization, which is what a NIC

@@ -1,8 +1,8 @@
 //! End hosts: CPU cores, NIC receive queues with interrupt moderation, receive offload (GRO),
 //! and what the stack's work costs (scenario `[hosts]`; off when absent).
 //!
-//! Model (each piece is what seed 001's host metrics and ESnet's single-stream ceilings depend
-//! on):
+//! Model (each piece is what the Google BBRv2 slides' host metrics and ESnet's single-stream
+//! ceilings depend on):
 //! - **Hosts and cores.** A host is identified by its NIC: flows whose data leave on the same
 //!   NIC share a sender host, flows whose ACKs leave on the same NIC share a receiver host. Every
 //!   host has `cores` cores; flow `i`'s protocol work runs on core `i mod cores` at both ends

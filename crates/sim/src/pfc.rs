@@ -1,6 +1,6 @@
-//! Lossless Ethernet: IEEE 802.3x PAUSE back-pressure (one traffic class, as on seed 000's
-//! Mellanox SX1012 with global flow control; PFC's per-priority pause is the same mechanism for
-//! a single priority).
+//! Lossless Ethernet: IEEE 802.3x PAUSE back-pressure (one traffic class, as on the Waterloo DC
+//! study's Mellanox SX1012 with global flow control; PFC's per-priority pause is the same mechanism
+//! for a single priority).
 //!
 //! - A switch output port whose queue rises above XOFF bytes sends a PAUSE frame with
 //!   `pause_quanta` (× 512 bit times of the receiving link) to every ingress link that feeds it.

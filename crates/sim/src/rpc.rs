@@ -1,5 +1,5 @@
-//! The RPC (request/response) application of seed 001's many-flows study, driving one flow's
-//! sender through the transport's application interface (`Sender::write`).
+//! The RPC (request/response) application of the Google BBRv2 slides' many-flows study, driving one
+//! flow's sender through the transport's application interface (`Sender::write`).
 //!
 //! Model: the application writes one message of `size_bytes`, waits until all of it is
 //! acknowledged, waits `gap_ns`, writes the next, and so on until the flow's stop time. A

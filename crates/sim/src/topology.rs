@@ -1,5 +1,6 @@
 //! Topology builders: the dumbbell (every flow crosses one bottleneck link) and the star (one
-//! top-of-rack switch with n worker hosts and one aggregator; seed 000's data-center fabric).
+//! top-of-rack switch with n worker hosts and one aggregator; the Waterloo DC study's data-center
+//! fabric).
 //!
 //! A builder creates the links and tells each flow its data and ACK paths (first hop first; a
 //! packet's `hop` indexes them). Paths are small fixed arrays: no allocation per flow or packet.
@@ -419,8 +420,8 @@ impl StarFabric {
 mod tests {
     use super::*;
 
-    /// Seed 000's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk senders into
-    /// the aggregator; `pfc` is the lossless fields (or empty).
+    /// The Waterloo DC study's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk
+    /// senders into the aggregator; `pfc` is the lossless fields (or empty).
     fn racks(workers: u32, pfc: &str) -> Simulation {
         let flows = (0..workers)
             .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
@@ -457,7 +458,8 @@ mod tests {
         assert_eq!(sim.links[uplink(20) as usize].rate_bps, 16_000_000_000);
     }
 
-    /// Seed 000's node list: workers on racks green, red, yellow, then the aggregator's (blue).
+    /// The Waterloo DC study's node list: workers on racks green, red, yellow, then the
+    /// aggregator's (blue).
     #[test]
     fn worker_racks_places_each_worker_in_its_rack_in_turn() {
         let flows = (0..8).map(|_| r#"{"cc":"cubic"}"#).collect::<Vec<_>>().join(",");

@@ -1,5 +1,5 @@
 //! BBRv2 (v2alpha) and bbr2_new end to end on the simulator, checked against physics and against
-//! the published claims they are meant to reproduce (Google's BBRv2 slides, seed 001).
+//! the published claims they are meant to reproduce (the Google BBRv2 slides).
 
 mod common;
 
@@ -35,7 +35,8 @@ fn one_bbr2_flow_fills_a_clean_link_to_95_percent_of_the_goodput_ceiling() {
     }
 }
 
-/// Seed 001 / IETF 104–105: "Much lower loss rates for cases where bottleneck queue < 1.5·BDP".
+/// Google BBRv2 slides / IETF 104–105: "Much lower loss rates for cases where bottleneck queue <
+/// 1.5·BDP".
 #[test]
 fn ten_flows_in_a_tiny_buffer_bbr2_retransmits_far_less_than_bbr1() {
     let mut rates = Vec::new();
@@ -63,8 +64,9 @@ fn ten_flows_in_a_tiny_buffer_bbr2_retransmits_far_less_than_bbr1() {
     assert!(v1 >= 2.0 * v2, "bbr1 {:.2} % is not ≥ 2× bbr2 {:.2} %", v1 * 100.0, v2 * 100.0);
 }
 
-/// Seed 001's many-flows experiment, scaled down: DCTCP-style marking (CE iff queue > 80 KB),
-/// N = 100 ECN flows from two sender hosts; bbr2_new must not queue or retransmit more than bbr2.
+/// The Google BBRv2 slides' many-flows experiment, scaled down: DCTCP-style marking (CE iff queue >
+/// 80 KB), N = 100 ECN flows from two sender hosts; bbr2_new must not queue or retransmit more than
+/// bbr2.
 #[test]
 fn many_ecn_flows_bbr2_new_keeps_rtt_and_retransmissions_no_higher_than_bbr2() {
     let mut out = Vec::new();

@@ -1,8 +1,9 @@
-//! BQL end to end on the simulator's dumbbell, against the claims of seed 004 (Mareev et al.,
-//! "Efficiency of BQL Congestion Control under High Bandwidth-Delay Product Network Conditions")
-//! and against physics (the link's goodput ceiling), with BBRv1 on the same path as the yardstick.
-//! Paper setting: 1 Gbit/s bottleneck, 80 MB drop-tail buffer, RTT 100 / 1000 ms, random loss 1 %.
-//! Run with `cargo test --release -p bbrlab-sim --test bql -- --nocapture` to see the numbers.
+//! BQL end to end on the simulator's dumbbell, against the claims of the Anhalt BQL paper (Mareev
+//! et al., "Efficiency of BQL Congestion Control under High Bandwidth-Delay Product Network
+//! Conditions") and against physics (the link's goodput ceiling), with BBRv1 on the same path as
+//! the yardstick. Paper setting: 1 Gbit/s bottleneck, 80 MB drop-tail buffer, RTT 100 / 1000 ms,
+//! random loss 1 %. Run with `cargo test --release -p bbrlab-sim --test bql -- --nocapture` to see
+//! the numbers.
 
 mod common;
 

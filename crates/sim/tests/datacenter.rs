@@ -1,4 +1,4 @@
-//! The data-center fabric (seed 000): the star topology, 802.3x PAUSE (lossless mode),
+//! The data-center fabric (the Waterloo DC study): the star topology, 802.3x PAUSE (lossless mode),
 //! cut-through forwarding and the partition/aggregate query application.
 
 mod common;

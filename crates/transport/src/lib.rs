@@ -85,7 +85,7 @@ pub use stats::{RttHistogram, SenderStats};
 pub const TCP_IP_HEADER_BYTES: u32 = 52;
 /// Ethernet framing on the wire: 14 header + 4 FCS + 8 preamble + 12 inter-frame gap. With a
 /// 1448-byte MSS a data packet occupies 1538 bytes of wire time, so 1 GbE carries at most
-/// 941.5 Mbit/s of goodput — the ceiling iperf and seed 000 report.
+/// 941.5 Mbit/s of goodput — the ceiling iperf and the Waterloo DC study report.
 pub const ETHERNET_OVERHEAD_BYTES: u32 = 38;
 /// The default MSS (payload bytes per segment) of both halves: a 1500-byte MTU less 52 bytes of
 /// IPv4 + TCP header with timestamps.

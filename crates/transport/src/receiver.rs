@@ -5,11 +5,11 @@
 //! connection, Linux `TCP_MAX_QUICKACKS`), when data arrives out of order or fills a hole, and when
 //! a duplicate arrives; otherwise arm the delayed-ACK timer (40 ms, Linux `TCP_DELACK_MIN`).
 //!
-//! Faster ACKs (seed 001, optimisation 3; `ReceiverConfig::faster_acks`). Before the fix, Linux's
-//! `__tcp_ack_snd_check` ACKed every second segment only if (1) more than one full segment was
-//! unacknowledged AND (2) the window it would offer now (`__tcp_select_window`) was at least the
-//! window offered last (`rcv_wnd`). When the receive window stops growing — the buffer is clamped
-//! and the application has not yet read what arrived — (2) fails, and the ACK waits for the
+//! Faster ACKs (Google BBRv2 slides, optimisation 3; `ReceiverConfig::faster_acks`). Before the
+//! fix, Linux's `__tcp_ack_snd_check` ACKed every second segment only if (1) more than one full
+//! segment was unacknowledged AND (2) the window it would offer now (`__tcp_select_window`) was at
+//! least the window offered last (`rcv_wnd`). When the receive window stops growing — the buffer is
+//! clamped and the application has not yet read what arrived — (2) fails, and the ACK waits for the
 //! application's read (`tcp_cleanup_rbuf`) or the delayed-ACK timer. `faster_acks = true`
 //! (default) is the fix: check (2) removed. `false` restores the old rule. The rule only bites
 //! with a finite window (`rcvbuf_bytes`) and an application that does not read at once.
@@ -63,8 +63,9 @@ pub struct ReceiverConfig {
     pub delayed_ack: bool,
     /// DCTCP's receiver CE state machine: immediate ACK on a CE-state change (see module doc).
     pub ce_state_ack: bool,
-    /// Seed 001's faster-ACK fix (module doc): true = ACK every 2nd segment whatever the window;
-    /// false = the old Linux rule that also requires the offered window not to have shrunk.
+    /// The Google BBRv2 slides' faster-ACK fix (module doc): true = ACK every 2nd segment whatever
+    /// the window; false = the old Linux rule that also requires the offered window not to have
+    /// shrunk.
     pub faster_acks: bool,
     /// The application reads this long after unread data first arrives (None = at once).
     pub app_read_delay_ns: Option<Nanos>,
@@ -328,8 +329,9 @@ impl Receiver {
         if !self.cfg.delayed_ack {
             immediate = true;
         } else if self.unacked_segs >= 2 && !immediate && last {
-            // Every second segment; before seed 001's fix only if the window offered now is not
-            // smaller than the one offered last (Linux `__tcp_select_window() >= rcv_wnd`).
+            // Every second segment; before the Google BBRv2 slides' fix only if the window offered
+            // now is not smaller than the one offered last (Linux `__tcp_select_window() >=
+            // rcv_wnd`).
             let wnd_now = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
                 u64::MAX
             } else {

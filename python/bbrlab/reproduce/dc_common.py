@@ -16,12 +16,12 @@ reports can say which mechanism produces which of the paper's findings (``dc_fin
   few-MB ASIC buffer), headroom the PAUSE round trip (2 × rate × delay + 2 frames + the PAUSE
   frame, IEEE 802.1Qbb's rule); 65535 quanta with re-send every half (Mellanox's PBMC register:
   xoff_timer_value 0xffff, xoff_refresh 0xffff / 2). Cut-through.
-- ``lossless-ingress-racks``: ``lossless-ingress`` in the seed's cluster layout: racks of 16
-  nodes under an aggregation switch (non-blocking 16 Gbit/s uplinks; no public number), with the
-  workers where the seed's scripts put them (``SEED_WORKER_RACKS``): three of every four in other
-  racks than the aggregator's, so they reach it through the aggregation switch and its ToR, where
-  all of them share one ingress port (and its PAUSE), while every fourth worker has a port of
-  its own on the aggregator's ToR.
+- ``lossless-ingress-racks``: ``lossless-ingress`` in the Waterloo DC study's cluster layout: racks
+  of 16 nodes under an aggregation switch (non-blocking 16 Gbit/s uplinks; no public number), with
+  the workers where the Waterloo DC study's scripts put them (``SEED_WORKER_RACKS``): three of every
+  four in other racks than the aggregator's, so they reach it through the aggregation switch and its
+  ToR, where all of them share one ingress port (and its PAUSE), while every fourth worker has a
+  port of its own on the aggregator's ToR.
 - ``lossless-racks``: the same racks and placement with ``lossless``'s PAUSE (by egress queue,
   pausing every ingress link of the congested port at once), so after each XON the uplink
   delivers at its own 16 Gbit/s and a local worker at 1 Gbit/s.
@@ -47,12 +47,12 @@ defaults for the transport (IW 10, min RTO 200 ms, delayed ACKs, TSQ; BBR paces,
 BBR is the cluster's kernel's: Linux 4.13's BBRv1 (`bbr1_linux413`).
 
 No fabric models the end hosts' CPUs (scenario ``[hosts]``), because at 1 GbE the receiver
-cannot be the bottleneck the seed's thread-per-connection aggregator might suggest. Measured
-2026-11-26 (dc-incast's quick plan, 2-s samples, n = 1, 10, 20, core at 442e3bd): with
-``[hosts]`` at its defaults, or as a host of the seed's era (one receive queue, so every flow's
-softirq on one core; a 256-packet ring; 50 µs interrupt moderation; twice today's per-packet
-costs and a 20 Gbit/s copy), the aggregator's busiest core was at most 19 % busy and no ring
-dropped: a 1 GbE port delivers a packet every 12 µs, and the CPU spends 0.3 µs (defaults) to
+cannot be the bottleneck the Waterloo DC study's thread-per-connection aggregator might suggest.
+Measured 2026-11-26 (dc-incast's quick plan, 2-s samples, n = 1, 10, 20, core at 442e3bd): with
+``[hosts]`` at its defaults, or as a host of the Waterloo DC study's era (one receive queue, so
+every flow's softirq on one core; a 256-packet ring; 50 µs interrupt moderation; twice today's
+per-packet costs and a 20 Gbit/s copy), the aggregator's busiest core was at most 19 % busy and no
+ring dropped: a 1 GbE port delivers a packet every 12 µs, and the CPU spends 0.3 µs (defaults) to
 2.3 µs (the old host) on it. On
 ``lossless-ingress`` every sample stayed at 941 Mbit/s for both algorithms, as without hosts; on
 ``shared-dt`` the n = 20 aggregate moved by at most 1 % (BBR 938.5 → 939.6 / 933.1 Mbit/s,
@@ -77,9 +77,9 @@ CC_NAME = {"cubic": "CUBIC", BBR: "BBRv1"}  # in sentences
 CC_COLOR = {"cubic": "#d95f02", BBR: "#1b9e77"}
 FABRIC_LABEL = {"lossless": "lossless, PAUSE by egress queue (bbrlab's earlier model), cut-through",
                 "lossless-ingress": "lossless, PAUSE by ingress port (SX1012's per-port buffers), cut-through",
-                "lossless-ingress-racks": "lossless, PAUSE by ingress port, the seed's racks and worker placement",
-                "lossless-racks": "lossless, PAUSE by egress queue, the seed's racks and worker placement",
-                "pause-hosts-only": "PAUSE by egress queue to hosts only (trunks ignore it, 1 MB ports), the seed's racks",
+                "lossless-ingress-racks": "lossless, PAUSE by ingress port, the Waterloo DC study's racks and worker placement",
+                "lossless-racks": "lossless, PAUSE by egress queue, the Waterloo DC study's racks and worker placement",
+                "pause-hosts-only": "PAUSE by egress queue to hosts only (trunks ignore it, 1 MB ports), the Waterloo DC study's racks",
                 "pause-ignored": "PAUSE by ingress port, host NICs ignore it (drops past headroom), cut-through",
                 "shared-dt": "shared 1 MB buffer, dynamic threshold α = 1, no PAUSE, cut-through",
                 "store-and-forward": "store-and-forward, 128 KB drop-tail",
@@ -106,9 +106,10 @@ ALL_FABRICS = FABRICS + [DEEP]
 #: - ``shared-dt`` (shared buffer, dynamic threshold): the mechanism of commodity ToRs;
 #: - ``store-and-forward`` (per-port 128 KB drop-tail): the comparison the Waterloo authors asked
 #:   for, named by the reports' explanations;
-#: - ``pause-hosts-only`` (the seed's racks, trunks deaf to PAUSE and dropping): the one mechanism
-#:   that starves the aggregator-rack workers as the seed's throughput CSVs show (added 2026-11-26;
-#:   the four fabrics' ``--quick`` took 17 s at ``-j 2`` on that day's 2-core machine).
+#: - ``pause-hosts-only`` (the Waterloo DC study's racks, trunks deaf to PAUSE and dropping): the
+#:   one mechanism that starves the aggregator-rack workers as the Waterloo DC study's throughput
+#:   CSVs show (added 2026-11-26; the four fabrics' ``--quick`` took 17 s at ``-j 2`` on that day's
+#:   2-core machine).
 #:
 #: Left to ``--full``: the ingress-PAUSE family (``lossless-ingress``, its racks, NICs ignoring
 #: PAUSE) and the 1 MB drop-tail buffer. Why these: the three studies' ``--quick`` runs took
@@ -122,15 +123,15 @@ ALL_FABRICS = FABRICS + [DEEP]
 #: all four PAUSE fabrics, (c) only with drops. The findings table marks the fabrics a run left
 #: out as "not run", never with a verdict.
 QUICK_FABRICS = ("lossless", "pause-hosts-only", "shared-dt", "store-and-forward")
-#: Hosts per rack in the seed's cluster (six racks of 16 nodes).
+#: Hosts per rack in the Waterloo DC study's cluster (six racks of 16 nodes).
 HOSTS_PER_RACK = 16
-#: The rack of each worker in turn (0: the aggregator's), as the seed's scripts placed them: the
-#: aggregator is blue00 and ``tests/nodes`` of github.com/chowes/data-center-bbr (every version,
-#: 2017-11-20 to 11-26) lists the workers green00, red00, yellow00/05, blue01, green01, red01,
-#: yellow01, blue02, … — racks green, red, yellow, then the aggregator's own, in turn. Its
+#: The rack of each worker in turn (0: the aggregator's), as the Waterloo DC study's scripts placed
+#: them: the aggregator is blue00 and ``tests/nodes`` of github.com/chowes/data-center-bbr (every
+#: version, 2017-11-20 to 11-26) lists the workers green00, red00, yellow00/05, blue01, green01,
+#: red01, yellow01, blue02, … — racks green, red, yellow, then the aggregator's own, in turn. Its
 #: throughput results show it: ⌊n/4⌋ flows of a sample (the blue workers' count) read under
 #: 8 Mbit/s in all 100 CUBIC samples at every n ≥ 14 and in 88–99 of 100 BBR samples at every
-#: n ≥ 8 (at least ⌊n/4⌋ flows; the seed's CSVs, counted).
+#: n ≥ 8 (at least ⌊n/4⌋ flows; the Waterloo DC study's CSVs, counted).
 SEED_WORKER_RACKS = (1, 2, 3, 0)
 #: XOFF / XON of the lossless fabrics (an assumption, see above) and the PAUSE duration.
 PFC_XOFF_BYTES, PFC_XON_BYTES, PFC_QUANTA = 64_000, 32_000, 65535

@@ -310,8 +310,8 @@ def _answer(lv: pd.DataFrame) -> str:
     caveat = ("" if L in picture else """
 Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
 fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
-it, is the `lossless-ingress` fabrics, and the seed's racks and worker placement are the two `-racks`
-fabrics (their verdicts: `dc-findings.md`);
+it, is the `lossless-ingress` fabrics, and the Waterloo DC study's racks and worker placement are
+the two `-racks` fabrics (their verdicts: `dc-findings.md`);
 unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
 the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
 part of these runs; each could make the real lossless cluster behave differently.

@@ -7,8 +7,8 @@ told to send for longer than the window and the aggregator stopped measuring aft
 
 Here each sample is one simulation: n bulk flows, one per worker, starting within 1 ms of each
 other (random per sample: the aggregator's thread start-up), measured over D seconds as
-delivered bytes × 8 / D at the receiver — and as the seed's aggregator computed it: each flow's
-bytes per microsecond in integer arithmetic, × 8 Mbit/s, summed over the flows
+delivered bytes × 8 / D at the receiver — and as the Waterloo DC study's aggregator computed it:
+each flow's bytes per microsecond in integer arithmetic, × 8 Mbit/s, summed over the flows
 (`tool_reading_bps`). The paper's figures are that reading, so the claims compare it; the exact
 aggregate is reported beside it.
 """
@@ -56,12 +56,12 @@ PLANS = {
 #: "Most samples reach 75 % of the link" (Figure 8's reading) in bit/s.
 LINK_75_BPS = 0.75 * 1e9
 
-#: The seed's own numbers: github.com/chowes/data-center-bbr, tests/results/throughput/thru_cubic.csv
-#: and thru_bbr.csv (commit e490c96, "Finished throughput tests", 2017-11-26; 100 samples per n),
-#: as the aggregator wrote them (`tool_reading_bps`). Per n: the mean total (Mbit/s), the fraction
-#: of samples at ≥ 750 Mbit/s, and the mean reading of a sample's ⌊n/4⌋ slowest flows — the number
-#: of workers the seed's node list puts in the aggregator's own rack (``dc_common.SEED_WORKER_RACKS``);
-#: None below n = 4.
+#: The Waterloo DC study's own numbers: github.com/chowes/data-center-bbr,
+#: tests/results/throughput/thru_cubic.csv and thru_bbr.csv (commit e490c96, "Finished throughput
+#: tests", 2017-11-26; 100 samples per n), as the aggregator wrote them (`tool_reading_bps`). Per n:
+#: the mean total (Mbit/s), the fraction of samples at ≥ 750 Mbit/s, and the mean reading of a
+#: sample's ⌊n/4⌋ slowest flows — the number of workers the Waterloo DC study's node list puts in
+#: the aggregator's own rack (``dc_common.SEED_WORKER_RACKS``); None below n = 4.
 SEED_READINGS: dict[str, dict[int, tuple[float, float, float | None]]] = {
     "cubic": {1: (936.0, 1.0, None), 2: (933.3, 1.0, None), 3: (928.9, 1.0, None), 4: (925.6, 1.0, 135.3),
               5: (920.6, 1.0, 74.5), 6: (912.2, 1.0, 33.7), 7: (904.6, 1.0, 12.0), 8: (902.0, 0.99, 47.1),
@@ -77,7 +77,7 @@ SEED_READINGS: dict[str, dict[int, tuple[float, float, float | None]]] = {
 
 
 def tool_reading_bps(delivered_bytes: float | np.ndarray, window_s: float) -> float | np.ndarray:
-    """A flow's throughput as the seed's aggregator reports it (src/aggregator.cc,
+    """A flow's throughput as the Waterloo DC study's aggregator reports it (src/aggregator.cc,
     ``calc_throughput``: ``bytes / usecs`` in integer arithmetic, × ``USECS_PER_SEC /
     BYTES_PER_MBIT`` = 8), in bit/s: whole bytes per microsecond × 8 Mbit/s. A flow loses what
     its rate has beyond a whole byte per µs, up to 8 Mbit/s, so n equal shares of the 941 Mbit/s
@@ -128,9 +128,9 @@ def run(ctx: StudyContext) -> Path:
 
 
 def stats(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (fabric, algorithm, n): mean and 95 % CI of the samples as the seed's tool read them
-    (``mean_bps``, ``ci_bps``, ``frac75``: what the claims compare with the paper) and of the exact
-    aggregate (``true_*``), and what limited them."""
+    """Per (fabric, algorithm, n): mean and 95 % CI of the samples as the Waterloo DC study's tool
+    read them (``mean_bps``, ``ci_bps``, ``frac75``: what the claims compare with the paper) and of
+    the exact aggregate (``true_*``), and what limited them."""
     st = []
     for key, g in runs.groupby(["fabric", "cc", "n"]):
         m, ci = mean_ci(g["tool_bps"])
@@ -164,12 +164,12 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
         for cc in dc.CCS:
             c = st[(st["fabric"] == fabric) & (st["cc"] == cc)].sort_values("n")
             ax.errorbar(c["n"], c["mean_bps"] / 1e6, yerr=c["ci_bps"].fillna(0) / 1e6, marker="o", ms=3, capsize=3,
-                        color=dc.CC_COLOR[cc], label=f"{dc.CC_LABEL[cc]}, as the seed's tool reads it")
+                        color=dc.CC_COLOR[cc], label=f"{dc.CC_LABEL[cc]}, as the Waterloo DC study's tool reads it")
             ax.plot(c["n"], c["true_mean_bps"] / 1e6, ls="--", lw=0.9, color=dc.CC_COLOR[cc],
                     label=f"{dc.CC_LABEL[cc]}, exact aggregate")
             seed = sorted(SEED_READINGS[cc].items())
             ax.plot([n for n, _ in seed], [v[0] for _, v in seed], ls="none", marker="x", ms=4, color=dc.CC_COLOR[cc],
-                    label=f"{dc.CC_LABEL[cc]}, the seed's measurement")
+                    label=f"{dc.CC_LABEL[cc]}, the Waterloo DC study's measurement")
         ax.axhline(dc.CEILING_BPS / 1e6, color="grey", ls="--", lw=0.8, label="goodput ceiling")
         ax.set_title(dc.FABRIC_LABEL[fabric], fontsize=10)
         ax.set_xlabel("number of senders (n)")
@@ -191,7 +191,7 @@ def _figures(st: pd.DataFrame, runs: pd.DataFrame, p: Plan, out_dir: Path) -> No
         ax.set_ylabel("ECDF")
         ax.grid(alpha=0.3)
         ax.legend(loc="upper left")
-    fig.suptitle(f"Fig 8: CDF of aggregate throughput as the seed's tool reads it, n = {n_cdf} senders, {p.reps} samples")
+    fig.suptitle(f"Fig 8: CDF of aggregate throughput as the Waterloo DC study's tool reads it, n = {n_cdf} senders, {p.reps} samples")
     save(fig, out_dir / "fig8-cdf.png")
 
 
@@ -241,14 +241,14 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
             "throughput falls as n grows, for both" + where, "yes",
             f"CUBIC {dc.fmt_mbps(g('mean_bps', 'cubic', 1))} → {dc.fmt_mbps(g('mean_bps', 'cubic', n_cdf))}, "
             f"BBR {dc.fmt_mbps(g('mean_bps', dc.BBR, 1))} → {dc.fmt_mbps(g('mean_bps', dc.BBR, n_cdf))} (n = 1 → {n_cdf})",
-            f"the seed's reading: mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per "
+            f"the Waterloo DC study's reading: mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per "
             "algorithm",
             verdict_of_all(is_sign(_trend(st, fabric, cc, n_cdf), -1) for cc in dc.CCS),
             paper_value="falls",
             bbrlab_value=cell(num(g("mean_bps", cc, 1) / 1e6, "Mbit/s", label=f"{cc} n = 1 → {n_cdf}",
                                   to=g("mean_bps", cc, n_cdf) / 1e6) for cc in dc.CCS)))
         claim = "BBR significantly ahead of CUBIC for n ≥ 10" + where
-        rule = f"the seed's reading: BBR − CUBIC above 0, {SIGNIFICANT} of CUBIC's mean, at each n ≥ 10"
+        rule = f"the Waterloo DC study's reading: BBR − CUBIC above 0, {SIGNIFICANT} of CUBIC's mean, at each n ≥ 10"
         if big:
             leads = {n: _lead(st, fabric, n) for n in big}
             out.append(Claim(
@@ -263,7 +263,7 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
         f_cubic, f_bbr = g("frac75", "cubic", n_cdf), g("frac75", dc.BBR, n_cdf)
         out.append(Claim(
             f"n = {n_cdf}: fraction of samples ≥ 75 % of the link" + where, "CUBIC < 50 %, BBR larger",
-            f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "the seed's reading ≥ 750 Mbit/s: CUBIC < 50 % of samples; BBR > CUBIC",
+            f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}", "the Waterloo DC study's reading ≥ 750 Mbit/s: CUBIC < 50 % of samples; BBR > CUBIC",
             verdict_of_all([below(f_cubic, 0.5), above(f_bbr, f_cubic)]),
             paper_value="CUBIC < 50 %, BBR larger",
             bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label=dc.BBR))))
@@ -352,13 +352,14 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
 
 
 def _equal_shares_reading_bps(n: int) -> float:
-    """What the seed's tool reads for n flows sharing the goodput ceiling exactly equally."""
+    """What the Waterloo DC study's tool reads for n flows sharing the goodput ceiling exactly
+    equally."""
     return n * float(tool_reading_bps(dc.CEILING_BPS / 8 / n, 1.0))
 
 
 def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
-    """What the seed's measurement and worker placement contribute, computed from the table and
-    the seed's own numbers (`SEED_READINGS`)."""
+    """What the Waterloo DC study's measurement and worker placement contribute, computed from the
+    table and the Waterloo DC study's own numbers (`SEED_READINGS`)."""
     n_max = max(ns)
     fabrics = dc.fabrics_in(st)
 
@@ -368,16 +369,16 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
     lost = [g("true_mean_bps", f, cc, n_max) - g("mean_bps", f, cc, n_max) for f in fabrics for cc in dc.CCS]
     seed = {cc: SEED_READINGS[cc] for cc in dc.CCS}
     seed_drop = {cc: seed[cc][1][0] - seed[cc][n_max][0] for cc in dc.CCS}
-    quant = (f"**The seed's measurement.** The seed's aggregator divides each flow's bytes by the microseconds in "
+    quant = (f"**The Waterloo DC study's measurement.** Its aggregator divides each flow's bytes by the microseconds in "
              f"integer arithmetic and sums the quotients × 8 Mbit/s, so a flow loses up to 8 Mbit/s: {n_max} equal "
              f"shares of the {dc.fmt_mbps(dc.CEILING_BPS)} ceiling would read "
              f"{dc.fmt_mbps(_equal_shares_reading_bps(n_max))}, one flow "
              f"{dc.fmt_mbps(_equal_shares_reading_bps(1))}. In bbrlab's runs at n = {n_max} the division takes "
              f"{min(lost) / 1e6:.0f}–{max(lost) / 1e6:.0f} Mbit/s off the exact aggregate (all fabrics, both "
-             f"algorithms), against the seed's decline from n = 1 to {n_max} of "
+             f"algorithms), against the Waterloo DC study's decline from n = 1 to {n_max} of "
              + join(f"{seed_drop[cc]:.0f} Mbit/s for {dc.CC_NAME[cc]}" for cc in dc.CCS) + ".")
     # A reading of R over n flows means at most R + 8 n Mbit/s was delivered: an upper bound on the
-    # seed's exact aggregate, so a lower bound on what its link lost.
+    # study's exact aggregate, so a lower bound on what its link lost.
     bounds = {cc: seed[cc][n_max][0] + 8 * n_max for cc in dc.CCS}
     ceiling = dc.CEILING_BPS / 1e6
     idle = [cc for cc in dc.CCS if bounds[cc] < ceiling]
@@ -390,13 +391,13 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
                      f"{dc.fmt_mbps(lowest[0])} ({dc.CC_NAME[lowest[2]]}, {dc.FABRIC_SHORT[lowest[1]]}).")
     else:
         idle_text = (f" Both seed readings at n = {n_max} are within what the division alone takes from a busy link: "
-                     "the seed's numbers do not show its link idling.")
+                     "the Waterloo DC study's numbers do not show its link idling.")
     k = n_max // 4
     if k:
         slow = {cc: seed[cc][n_max][2] for cc in dc.CCS}
         per_fabric = join(f"{dc.FABRIC_SHORT[f]} " + " / ".join(f"{g('slow_quarter_bps', f, cc, n_max) / 1e6:.0f}"
                                                                    for cc in dc.CCS) for f in fabrics)
-        place = (f"\n\n**The seed's worker placement.** Its node list puts every fourth worker in the aggregator's own "
+        place = (f"\n\n**The Waterloo DC study's worker placement.** Its node list puts every fourth worker in the aggregator's own "
                  f"rack and the others in three other racks. At n = {n_max} a sample's {k} slowest flows — as many as "
                  f"sit in the aggregator's rack — read "
                  + join(f"{slow[cc]:.1f} Mbit/s for {dc.CC_NAME[cc]}" for cc in dc.CCS)
@@ -422,8 +423,8 @@ def _seed_table(st: pd.DataFrame, ns: list[int]) -> str:
                              f"{value(st, 'true_mean_bps', fabric=f, cc=cc, n=n) / 1e6:.0f}",
                              f"{sf:.0%} / {value(st, 'frac75', fabric=f, cc=cc, n=n):.0%}",
                              "–" if ss is None else f"{ss:.1f} / {slow / 1e6:.1f}"])
-    return (md_table(head, rows) + "\n\nMbit/s, means over samples; \"reading\" is the seed's aggregator's "
-            "figure (`tool_reading_bps`), \"exact\" the delivered bytes × 8 / window. The seed's numbers: "
+    return (md_table(head, rows) + "\n\nMbit/s, means over samples; \"reading\" is the Waterloo DC study's aggregator's "
+            "figure (`tool_reading_bps`), \"exact\" the delivered bytes × 8 / window. The Waterloo DC study's numbers: "
             "`SEED_READINGS` (its CSV files, 100 samples per n).")
 
 
@@ -441,8 +442,8 @@ def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]
          claims_table(cl, source_header="Waterloo DC study (§4.2)")
          + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
         ("What changes between the fabrics", _explain(st, ns)),
-        ("The seed's measurement and worker placement", _measurement(st, ns) + "\n\n" + _seed_table(st, ns)),
-        ("Numbers (the seed's reading, mean ± 95 % CI over samples)", md_table(["fabric", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
+        ("The Waterloo DC study's measurement and worker placement", _measurement(st, ns) + "\n\n" + _seed_table(st, ns)),
+        ("Numbers (the Waterloo DC study's reading, mean ± 95 % CI over samples)", md_table(["fabric", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
          + "\n\nEvery sample: `samples.csv`; the Waterloo study's CSV schema (`num_flows,socket_fd,throughput,time`, "
            "total rows): `thru_{cubic,bbr}_<fabric>.csv`."),
         ("Figures", "![fig7](fig7-throughput.png)\n\n![fig8](fig8-cdf.png)"),

@@ -94,7 +94,8 @@ def _queries(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def completed(q: pd.DataFrame) -> pd.DataFrame:
-    """The queries that finished (the only ones with a response time; the seed's CSVs hold these)."""
+    """The queries that finished (the only ones with a response time; the Waterloo DC study's CSVs
+    hold these)."""
     return q[~q["censored"]]
 
 

@@ -285,9 +285,9 @@ HOST_COLS = ("sender_cpu_ns_per_mb", "sender_cpu_util", "sender_cpu_util_max_cor
 
 
 def _hosts(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
-    """Seed 001's host metrics with the host model on: the ECN switch with few flows, the sender-NIC
-    bottleneck with many, and app-limited RPC flows, each with the min_rtt term and the fast path
-    on and off."""
+    """The Google BBRv2 slides' host metrics with the host model on: the ECN switch with few flows,
+    the sender-NIC bottleneck with many, and app-limited RPC flows, each with the min_rtt term and
+    the fast path on and off."""
     scen = []
     host_n = max(cfg.tso_ns)
     for setup, n in (("ecn-switch", cfg.host_ecn_n), ("host-bottleneck", host_n), ("rpc", cfg.ack_rpc)):

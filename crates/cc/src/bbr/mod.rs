@@ -1,5 +1,5 @@
-//! The BBR family: BBRv1 (Linux mainline), BBRv2 (Google's v2alpha, and seed 001's "bbr2_new"),
-//! BBRv3 (draft-ietf-ccwg-bbr, and Google's Linux v3 constants).
+//! The BBR family: BBRv1 (Linux mainline), BBRv2 (Google's v2alpha, and the Google BBRv2 slides'
+//! "bbr2_new"), BBRv3 (draft-ietf-ccwg-bbr, and Google's Linux v3 constants).
 //!
 //! # What every version shares
 //!

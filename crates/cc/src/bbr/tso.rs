@@ -4,8 +4,8 @@
 //! A paced sender still leaves in bursts: the NIC's segmentation offload sends one large buffer
 //! at line rate. BBR sizes the burst to ~1 ms of the pacing rate (`sk_pacing_shift` = 10), at
 //! least 1–2 segments, at most 64 KB; v2alpha/v3 add `64 KB >> (min_rtt / 512 µs)` so short-RTT
-//! (datacenter) flows get big bursts and save CPU (seed 001, optimisation 2). cwnd must leave room
-//! for about 3 such bursts in flight or the sender stalls at small BDPs.
+//! (datacenter) flows get big bursts and save CPU (Google BBRv2 slides, optimisation 2). cwnd must
+//! leave room for about 3 such bursts in flight or the sender stalls at small BDPs.
 
 use crate::{Nanos, GSO_LEGACY_MAX_SIZE, NSEC_PER_USEC, PACING_SHIFT};
 /// Burst byte cap `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (320 B on x86-64 builds).
@@ -37,7 +37,7 @@ pub fn pacing_burst_bytes(pacing_rate_bytes_per_s: u64) -> u64 {
 }
 
 /// The min_rtt burst allowance `64 KB >> (min_rtt_us >> 9)` (v2alpha `bbr_tso_segs_generic`, v3;
-/// seed 001 "r = min_rtt >> K_r; size += 0xFFFF >> r"); 0 before any RTT sample (Linux's
+/// Google BBRv2 slides "r = min_rtt >> K_r; size += 0xFFFF >> r"); 0 before any RTT sample (Linux's
 /// `min_rtt_us = ~0U` shifts it away).
 #[inline]
 pub fn min_rtt_burst_bytes(min_rtt_ns: Nanos) -> u64 {

@@ -384,15 +384,15 @@ pub struct Star {
     #[serde(default)]
     #[schemars(range(min = 0.0078125, max = 64.0))]
     pub shared_buffer_alpha: Option<f64>,
-    /// Hosts per rack, the aggregator first (seed 000's cluster: 16): with more hosts, each rack
-    /// has its own ToR and the ToRs meet at one aggregation switch, so workers beyond rack 0
-    /// cross it. None: one switch for all.
+    /// Hosts per rack, the aggregator first (the Waterloo DC study's cluster: 16): with more hosts,
+    /// each rack has its own ToR and the ToRs meet at one aggregation switch, so workers beyond
+    /// rack 0 cross it. None: one switch for all.
     #[serde(default)]
     #[schemars(range(min = 2, max = MAX_WORKERS))]
     pub hosts_per_rack: Option<u32>,
     /// The rack of each worker in turn, repeated over the workers (rack 0 is the aggregator's):
-    /// seed 000's node list interleaves four racks, its first worker in another rack than the
-    /// aggregator's and every fourth in the aggregator's own, `[1, 2, 3, 0]`. Needs
+    /// the Waterloo DC study's node list interleaves four racks, its first worker in another rack
+    /// than the aggregator's and every fourth in the aggregator's own, `[1, 2, 3, 0]`. Needs
     /// `hosts_per_rack`, which bounds every rack (the aggregator counts in rack 0). None: the
     /// workers fill the racks in order after the aggregator.
     #[serde(default)]
@@ -611,7 +611,7 @@ pub struct QueryApp {
     #[schemars(range(max = MAX_DURATION_NS))]
     pub jitter_ns: u64,
     /// Open the connections inside the timed query (SYN, SYN-ACK before the request); false =
-    /// opened before the clock starts, as the seed's aggregator did.
+    /// opened before the clock starts, as the Waterloo DC study's aggregator did.
     #[serde(default)]
     pub handshake: bool,
     /// Transport settings of every response (cc, min_rto, …); start, stop, bytes, count and

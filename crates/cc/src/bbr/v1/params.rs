@@ -1,6 +1,6 @@
-//! Which kernel's `tcp_bbr.c`: mainline, or Linux 4.13 as the Waterloo DC study (seed 000) ran
-//! it (seed 004's 4.15 has the same code for every switch below). The switches are the changes
-//! to BBRv1 between 4.13 and mainline that change what it sends; each names the commit that
+//! Which kernel's `tcp_bbr.c`: mainline, or Linux 4.13 as the Waterloo DC study ran
+//! it (the Anhalt BQL paper's 4.15 has the same code for every switch below). The switches are the
+//! changes to BBRv1 between 4.13 and mainline that change what it sends; each names the commit that
 //! made it.
 //!
 //! | switch                 | 4.13                              | mainline (since)                                                   |

@@ -118,8 +118,8 @@ impl Bbr2 {
 
     /// `bbr2_adapt_lower_bounds`: once per round, outside bandwidth probing, cut the short-term
     /// bounds: loss → bw_lo/inflight_lo = max(latest, 0.7·lo); CE → inflight_lo ·= 1 − α·factor
-    /// (bbr2_new: bw_lo too, seed 001 "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <- NEW", except
-    /// in PROBE_RTT — see the header, "bbr2_new" item 1).
+    /// (bbr2_new: bw_lo too, Google BBRv2 slides "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <-
+    /// NEW", except in PROBE_RTT — see the header, "bbr2_new" item 1).
     fn adapt_lower_bounds(&mut self, tp: &TcpCc) {
         if self.is_probing_bandwidth() {
             return;
@@ -191,8 +191,8 @@ impl Bbr2 {
         self.signals.advance_latest(rs, bw);
     }
 
-    /// `bbr2_handle_inflight_too_high_via_ecn` (bbr2_new only, seed 001 "Multiplicative cut to
-    /// bw_hi if no bw sample has ECN mark rate < ecn_thresh").
+    /// `bbr2_handle_inflight_too_high_via_ecn` (bbr2_new only, Google BBRv2 slides "Multiplicative
+    /// cut to bw_hi if no bw sample has ECN mark rate < ecn_thresh").
     fn handle_inflight_too_high_via_ecn(&mut self) {
         if self.p.ecn_cuts_bw_hi && self.ecn.eligible && !self.got_ok_bw_probe_sample {
             if self.bw_hi == INF_BW {

@@ -1,6 +1,7 @@
 //! BBRv2 as Google's Linux "v2alpha" runs it (`google/bbr`, branch v2alpha,
 //! `net/ipv4/tcp_bbr2.c`), plus — behind `many_flows` ("bbr2_new") — the experimental
-//! many-flows ECN changes of Google's 2019 "BBR v2 … Performance Optimizations" slides (seed 001).
+//! many-flows ECN changes of the Google BBRv2 slides (Google's 2019 "BBR v2 … Performance
+//! Optimizations").
 //!
 //! # Model
 //!
@@ -46,11 +47,12 @@
 //! PROBE_BW (DOWN→CRUISE) or STARTUP. min_rtt itself is a 10-s windowed minimum.
 //!
 //! ECN (DCTCP/L4S-style; v2alpha compiles it in but leaves it off, `bbr_ecn_enable = false`; here it
-//! is on when the flow negotiated ECN, `tp.ecn_ok`, as seed 001's experiments ran with it on):
-//! `ecn_alpha` is an EWMA (gain 1/16, initial 1.0) of the per-round fraction of delivered packets
-//! that were CE-marked; it is "eligible" to act only when min_rtt ≤ 5 ms (`ecn_max_rtt_us`).
+//! is on when the flow negotiated ECN, `tp.ecn_ok`, as the Google BBRv2 slides' experiments ran
+//! with it on): `ecn_alpha` is an EWMA (gain 1/16, initial 1.0) of the per-round fraction of
+//! delivered packets that were CE-marked; it is "eligible" to act only when min_rtt ≤ 5 ms
+//! (`ecn_max_rtt_us`).
 //!
-//! # bbr2_new: seed 001's "pacing to scale to num_flows ≫ BDP" changes, as interpreted here
+//! # bbr2_new: the Google BBRv2 slides' "pacing to scale to num_flows ≫ BDP", as read here
 //!
 //! Slide text (quoted) → what this file does:
 //! 1. "At end of each round trip with ECN marks: inflight_lo = (1 - alpha*ecn_factor) * inflight_lo;
@@ -111,16 +113,17 @@
 //! - The ACK-aggregation epoch (`bbr_update_ack_aggregation`) is measured in ns like every
 //!   clock of the family (Linux: µs; this file truncated to µs before the family shared one
 //!   implementation).
-//! - Fast path (seed 001 optimisation 1, v2alpha `bbr2_run_fast_path`), on unless
+//! - Fast path (Google BBRv2 slides optimisation 1, v2alpha `bbr2_run_fast_path`), on unless
 //!   `tp.fast_path` is false: once cwnd stands at its target (`try_fast_path`), an app-limited
 //!   ACK whose sample is below max_bw, in a round without loss or CE, runs only check_drain,
 //!   the ProbeBW cycle and the min_rtt update; if neither the mode nor min_rtt changed, it skips
 //!   the rest of the model and the control update (counted in `tp.cc_fast_acks`: the simulator's
 //!   host model charges those ACKs no algorithm CPU), otherwise the rest of the model only.
 //! - The receiver-side `CA_EVENT_ECN_IS_CE/NO_CE` handling (`dctcp_ece_ack_update`) and
-//!   `fast_ack_mode` (seed 001 optimisation 3) belong to bbrlab's receiver, not to this file.
-//! - TSO autosizing (seed 001 optimisation 2) follows `bbr_tso_segs_generic`; the min_rtt term is
-//!   dropped when `tp.tso_minrtt_autosize` is false (Linux: `tso_rtt_shift = 0`).
+//!   `fast_ack_mode` (Google BBRv2 slides optimisation 3) belong to bbrlab's receiver, not to this
+//!   file.
+//! - TSO autosizing (Google BBRv2 slides optimisation 2) follows `bbr_tso_segs_generic`; the
+//!   min_rtt term is dropped when `tp.tso_minrtt_autosize` is false (Linux: `tso_rtt_shift = 0`).
 //! - The random draws (probe wait, Reno round offset) come from a SplitMix64 generator seeded by
 //!   `Bbr2::new(seed, _)`, so runs are reproducible.
 
@@ -318,7 +321,7 @@ impl Bbr2 {
         self.max_bw().min(self.bw_lo).min(self.bw_hi)
     }
 
-    /// `bbr_tso_segs_generic` (seed 001 optimisation 2, "Improved TSO autosizing"):
+    /// `bbr_tso_segs_generic` (Google BBRv2 slides optimisation 2, "Improved TSO autosizing"):
     /// `bytes = pacing_rate >> sk_pacing_shift` (~1 ms of data) `+ 64 KB >> (min_rtt_us >> 9)`
     /// ("r = min_rtt >> K_r; size += 0xFFFF >> r"), capped at 64 KB − headers, ≥ min_tso_segs.
     pub fn tso_segs_goal(&self, tp: &TcpCc) -> u32 {

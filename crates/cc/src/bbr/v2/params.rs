@@ -9,7 +9,7 @@ use crate::bbr::units::BBR_UNIT;
 pub enum Variant {
     /// Google's Linux v2alpha ("bbr2").
     V2alpha,
-    /// v2alpha with seed 001's many-flows ECN changes ("bbr2_new").
+    /// v2alpha with the Google BBRv2 slides' many-flows ECN changes ("bbr2_new").
     ManyFlows,
 }
 
@@ -40,7 +40,7 @@ pub const V2ALPHA: Params = Params {
     refill_adds_bw: false,
 };
 
-/// Seed 001's "pacing to scale to num_flows ≫ BDP" changes.
+/// The Google BBRv2 slides' "pacing to scale to num_flows ≫ BDP" changes.
 pub const MANY_FLOWS: Params = Params {
     name: "bbr2_new",
     ecn_factor: BBR_UNIT / 2,

@@ -36,9 +36,9 @@ impl Bbr2 {
     }
 
     /// `bbr2_start_bw_probe_refill`: reset the short-term bounds and refill the pipe for a round.
-    /// bbr2_new (seed 001, "Additive increase to rate and volume of inflight data when starting bw
-    /// probing: inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt") adds one packet to inflight_hi
-    /// (Linux `refill_add_inc`) and one packet per min_rtt to bw_hi (slide only).
+    /// bbr2_new (Google BBRv2 slides, "Additive increase to rate and volume of inflight data when
+    /// starting bw probing: inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt") adds one packet to
+    /// inflight_hi (Linux `refill_add_inc`) and one packet per min_rtt to bw_hi (slide only).
     pub(super) fn start_bw_probe_refill(&mut self, tp: &TcpCc, bw_probe_up_rounds: u32) {
         self.reset_lower_bounds();
         if self.inflight_hi != INF_PKTS {

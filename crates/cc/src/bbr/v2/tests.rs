@@ -1,5 +1,5 @@
 //! BBRv2 / bbr2_new unit tests, on the shared bottleneck (`testkit`): checked against v2alpha's
-//! rules, seed 001's slides and the link's physics.
+//! rules, the Google BBRv2 slides and the link's physics.
 
 use super::bounds::FULL_LOSS_CNT;
 use super::probe_bw::BW_PROBE_PIF_GAIN;
@@ -654,9 +654,9 @@ fn probe_rtt_every_five_seconds_at_half_bdp() {
 
 #[test]
 fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
-    // Seed 001's many-flows regime seen from one flow: the other flows keep the bottleneck
-    // queue above the CE threshold whatever this flow does, so during PROBE_RTT every packet
-    // it sends is marked (`ce_prob` 1), and no round is free of CE. 20000 pkt/s, 2 ms
+    // The Google BBRv2 slides' many-flows regime seen from one flow: the other flows keep the
+    // bottleneck queue above the CE threshold whatever this flow does, so during PROBE_RTT every
+    // packet it sends is marked (`ce_prob` 1), and no round is free of CE. 20000 pkt/s, 2 ms
     // propagation (ECN-eligible, BDP ≈ 40 packets); the path drifts up so PROBE_RTT is due.
     let mut sim = new_sim(20_000, 2_000, 17, true);
     sim.tp.ecn_ok = true;

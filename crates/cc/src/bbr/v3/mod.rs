@@ -91,7 +91,7 @@
 //!   packet) is taken as `rs.lost + rs.losses`: the shared sampler snapshots `rs.lost` while
 //!   tagging deliveries, before this ACK's RACK marking, so losses declared by this very ACK would
 //!   otherwise be missed.
-//! - Fast path (Linux `bbr_run_fast_path`, seed 001's optimisation 1), on unless
+//! - Fast path (Linux `bbr_run_fast_path`, the Google BBRv2 slides' optimisation 1), on unless
 //!   `tp.fast_path` is false: once cwnd has reached its target (`try_fast_path`), an
 //!   app-limited ACK whose sample is below max_bw, in a round without loss or CE, runs only
 //!   CheckDrainDone, the ProbeBW cycle and UpdateMinRTT; if neither the state nor min_rtt
