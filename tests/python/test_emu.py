@@ -291,7 +291,7 @@ def test_loss_within_binomial_bounds(tmp_path):
 
 
 def _run_emu(tmp_path, toml, name="emu-test"):
-    from bbrlab.runner import run
+    from bbrlab.engine.runner import run
 
     scn, _ = _scenario(tmp_path, toml, name)
     return run(scn, backend="emu")
@@ -385,7 +385,7 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["run"]["backend"] == "emu"
     assert [f["cc"] for f in s["flows"]] == ["bbr1", "cubic"]
-    from bbrlab.results import Result
+    from bbrlab.results.results import Result
 
     res = Result.load(out)
     ts = res.timeseries

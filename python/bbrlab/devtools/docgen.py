@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticUndefined
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _cell(text: str) -> str:
@@ -41,7 +41,7 @@ def _default(field: Any) -> str:
 
 
 def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list[str]:
-    from .scenario.errors import item_model
+    from ..scenario.errors import item_model
 
     rows = []
     for name, f in cls.model_fields.items():
@@ -59,7 +59,7 @@ def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list
 def scenario_fields(part: str) -> str:
     """A field table of the scenario reference: ``dumbbell`` (top level, dumbbell, flows),
     ``star`` or ``apps``."""
-    from .scenario import model
+    from ..scenario import model
 
     head = ["| field | default | meaning |", "|---|---|---|"]
     if part == "dumbbell":
@@ -79,8 +79,8 @@ def scenario_fields(part: str) -> str:
 
 
 def algorithms_table() -> str:
-    from .algorithms import registry
-    from .emu.bpf import ported
+    from ..core.algorithms import registry
+    from ..emu.bpf import ported
 
     bpf = ported()
     rows = ["| name | what | follows | kernel (`--backend emu`) |", "|---|---|---|---|"]
@@ -120,7 +120,7 @@ def _range(prop: dict[str, Any]) -> str:
 
 def config_reference() -> str:
     """Every object of the core's config: field, type, default, range, meaning (config names)."""
-    from .scenario import core
+    from ..scenario import core
 
     schema = core.schema()
     objects: list[tuple[str, dict[str, Any]]] = [("Config (top level)", schema)]
@@ -158,7 +158,7 @@ def config_reference() -> str:
 
 
 def result_tables() -> str:
-    from .tables import schema
+    from ..core.tables import schema
 
     out = []
     for t in schema().values():

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import UserError
-from ..figures import subplots
+from ..plots.figures import subplots
 from ..scenario import load_scenario
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]

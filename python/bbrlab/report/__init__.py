@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UserError
-from ..results import is_complete_run
-from ..runset import is_sweep_dir
+from ..results.results import is_complete_run
+from ..runs.runset import is_sweep_dir
 from .html import is_index, write_page
 from .pages import index_page, run_page, study_dirs, study_page, sweep_page
 

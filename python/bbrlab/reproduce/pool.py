@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .. import run
-from ..parallel import imap_unordered
+from ..engine.parallel import imap_unordered
 from .scenarios import StudyRun
 
 

@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .errors import UserError
-from .figures import new_figure, save
-from .plots import main_queue_name, queue_delay_ms
-from .results import Result, jain_index
-from .rundir import APP_TRANSFER_SPEC, configured_flows
+from ..errors import UserError
+from ..plots.figures import new_figure, save
+from ..plots.plots import main_queue_name, queue_delay_ms
+from ..results.results import Result, jain_index
+from ..results.rundir import APP_TRANSFER_SPEC, configured_flows
 from .runset import RunRef, find_runs
 
 __all__ = ["plot_runs", "load_runs", "LoadedRun", "main_queue", "queue_delay_ms", "cdf",
