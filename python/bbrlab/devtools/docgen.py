@@ -3,7 +3,7 @@
 Scenario fields come from the scenario model (itself generated from the core's config schema),
 algorithms from the core's registry, result columns from the core's table specs. Each generated
 block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` markers; the text
-around it is written by hand. ``python -m bbrlab.docgen`` rewrites the blocks, ``--check`` exits 1
+around it is written by hand. ``python -m bbrlab.devtools.docgen`` rewrites the blocks, ``--check`` exits 1
 when one is stale (a test runs it).
 """
 
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             if "--check" not in args:
                 path.write_text(new)
     if "--check" in args and stale:
-        print(f"stale generated blocks in {', '.join(stale)}: run `python -m bbrlab.docgen`", file=sys.stderr)
+        print(f"stale generated blocks in {', '.join(stale)}: run `python -m bbrlab.devtools.docgen`", file=sys.stderr)
         return 1
     return 0
 

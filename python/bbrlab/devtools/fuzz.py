@@ -15,7 +15,7 @@ What must hold for every scenario (:func:`check_scenario`):
   tables stay within physical bounds: no negative counts, utilisation and loss rates in [0, 1],
   Jain's index in [1/n, 1], goodput no higher than the bottleneck allows.
 
-``python -m bbrlab.fuzz --scenarios 10000 --runs 200`` runs the long version and prints the counts.
+``python -m bbrlab.devtools.fuzz --scenarios 10000 --runs 200`` runs the long version and prints the counts.
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bbrlab.fuzz", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bbrlab.devtools.fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", type=int, default=10_000, help="generated scenarios to validate")
     ap.add_argument("--runs", type=int, default=200, help="accepted scenarios to run to completion")
     ap.add_argument("--seed", type=int, default=1)

@@ -7,7 +7,7 @@ can be mailed or attached as one file. What a directory is decides the page:
 - a run directory (`results.is_complete_run`): the summary tables, the run's figures, how it ran
   (seed, backend, git commit, overrides), the resolved scenario;
 - a sweep directory (sweep.json / points.parquet): its facts, the points table, the figures
-  across its runs (`bbrlab.multiplot`);
+  across its runs (`bbrlab.runs.multiplot`);
 - a study directory (`bbrlab reproduce`'s OUT/<study>/, with REPORT.md): the claims with their
   verdicts, REPORT.md rendered, the figures;
 - a reproduce output directory (its index.html, written by `bbrlab reproduce`, says so):

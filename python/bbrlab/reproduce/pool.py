@@ -1,4 +1,4 @@
-"""Run a study's scenarios on the embedded simulator in parallel (``bbrlab.parallel``'s pool)."""
+"""Run a study's scenarios on the embedded simulator in parallel (``bbrlab.engine.parallel``'s pool)."""
 
 from __future__ import annotations
 

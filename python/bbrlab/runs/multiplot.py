@@ -435,7 +435,7 @@ def load_runs(refs: Sequence[RunRef], progress: ProgressFn | None = None,
 def plot_runs(paths: Sequence[str | Path], out_dir: str | Path, *, labels: dict[str, str] | None = None,
               progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None) -> list[Path]:
     """Draw the across-runs figures of the runs ``paths`` name (runs, sweeps, directories of runs;
-    see `bbrlab.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
+    see `bbrlab.runs.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
     text} for the runs under PATH."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
