@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from bbrlab.runner import run  # noqa: E402
+from bbrlab.engine.runner import run  # noqa: E402
 from bbrlab.scenario import load_scenario  # noqa: E402
 
 

@@ -253,10 +253,10 @@ BASELINE = "-"  # --child-bbrlab's argument for "import and load, run nothing"
 
 
 def child_bbrlab(toml: str) -> None:
-    """In the child: run the scenario through bbrlab's Python API (what ``bbrlab.runner.run`` does,
+    """In the child: run the scenario through bbrlab's Python API (what ``bbrlab.engine.runner.run`` does,
     with the thread's CPU time taken around the simulation), print its figures as JSON."""
-    from bbrlab.results import Result
-    from bbrlab.runner import load_core, simulate
+    from bbrlab.results.results import Result
+    from bbrlab.engine.runner import load_core, simulate
     from bbrlab.scenario import load_scenario
 
     if toml == BASELINE:

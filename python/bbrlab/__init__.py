@@ -14,8 +14,8 @@ from .errors import ScenarioError, SimulationError, UserError
 
 if TYPE_CHECKING:
     from ._version import __version__
-    from .results import Result
-    from .runner import run
+    from .results.results import Result
+    from .engine.runner import run
     from .scenario import Scenario, load_scenario, parse_scenario
 
 __all__ = [
@@ -39,8 +39,8 @@ _LAZY = {
     "Scenario": ".scenario",
     "load_scenario": ".scenario",
     "parse_scenario": ".scenario",
-    "run": ".runner",
-    "Result": ".results",
+    "run": ".engine.runner",
+    "Result": ".results.results",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from bbrlab import _core as _real  # imported before the stub replaces it
-from bbrlab.tables import encode
+from bbrlab.core.tables import encode
 
 ConfigError = _real.ConfigError
 algorithms = _real.algorithms

@@ -1,4 +1,4 @@
-"""The run plots' renderer (bbrlab.chart): ticks, and lines drawn where their values say."""
+"""The run plots' renderer (bbrlab.plots.chart): ticks, and lines drawn where their values say."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from bbrlab.chart import PANEL_PX, WIDTH_PX, Chart, HLine, Panel, Series, _tick_label, nice_ticks, render
+from bbrlab.plots.chart import PANEL_PX, WIDTH_PX, Chart, HLine, Panel, Series, _tick_label, nice_ticks, render
 
 
 @given(lo=st.floats(-1e9, 1e9), width=st.floats(1e-6, 1e9), n=st.integers(2, 10))
@@ -92,7 +92,7 @@ def test_a_chart_is_written_as_png_only(tmp_path: Path) -> None:
 def test_the_png_writer_keeps_every_pixel(tmp_path: Path) -> None:
     import io
 
-    from bbrlab.chart import _draw, png_bytes
+    from bbrlab.plots.chart import _draw, png_bytes
 
     x = np.linspace(0, 3, 50)
     chart = Chart("sine", [Panel([Series(x, np.sin(x) + 1, "a"), Series(x, np.cos(x) + 1, "b", alpha=0.4)])],

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bbrlab.display import fmt_bps, fmt_bytes, fmt_seconds
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
 from bbrlab.reproduce import STUDIES, Size
 from bbrlab.reproduce import bql_vs_bbr, dc_convergence, dc_incast, dc_query, esnet_100g, many_flows_ecn, wan_loss
 from bbrlab.reproduce.dc_common import BBR as DC_BBR

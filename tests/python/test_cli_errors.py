@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from bbrlab.cli import cli
-from bbrlab.results import is_complete_run
+from bbrlab.results.results import is_complete_run
 
 HERE = Path(__file__).resolve().parent
 BAD = sorted((HERE / "bad_scenarios").glob("*.toml"))

@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 import bbrlab
-from bbrlab import provenance
-from bbrlab.catalog import COLUMNS
+from bbrlab.results import provenance
+from bbrlab.runs.catalog import COLUMNS
 from bbrlab.cli import cli
-from bbrlab.rundir import NAME_MAX
+from bbrlab.results.rundir import NAME_MAX
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 
 import bbrlab
 from bbrlab.cli import cli
-from bbrlab.display import fmt_bps, fmt_bytes, fmt_count, summary_html, summary_table
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_count, summary_html, summary_table
 from bbrlab.errors import ScenarioWarning
-from bbrlab.intervals import _bitrate, _bytes, interval_lines, intervals
-from bbrlab.results import CA_STATES, Result
-from bbrlab.sstable import _ss_rate
+from bbrlab.results.intervals import _bitrate, _bytes, interval_lines, intervals
+from bbrlab.results.results import CA_STATES, Result
+from bbrlab.results.sstable import _ss_rate
 
 # The emu backend's availability check and clean-up assertion (root, namespaces; CI has both).
 from test_emu import _assert_clean, needs_emu  # noqa: E402
@@ -113,7 +113,7 @@ def test_run_json_with_the_emu_backend(tmp_path: Path) -> None:
 def test_stdout_guard_sends_child_processes_and_prints_to_stderr(tmp_path: Path) -> None:
     code = textwrap.dedent("""
         import os, sys
-        from bbrlab.stdio import stdout_to_stderr
+        from bbrlab.cli.stdio import stdout_to_stderr
         with stdout_to_stderr():
             print("python noise")
             os.system("echo child noise")

@@ -1,4 +1,4 @@
-"""A run's tables without pandas (bbrlab.columns.Table) and the Result built on them: the core's
+"""A run's tables without pandas (bbrlab.results.columns.Table) and the Result built on them: the core's
 columns checked as they arrive, written to Parquet as pandas would read them, and the DataFrames a
 user gets (and may change) being what is saved."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import bbrlab
-from bbrlab.columns import Table
+from bbrlab.results.columns import Table
 from bbrlab.errors import SimulationError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

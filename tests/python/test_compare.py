@@ -18,7 +18,7 @@ QUICK = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
 
 
 def _fake_backends(calls: list[tuple[str, int]]):  # type: ignore[no-untyped-def]
-    from bbrlab.runner import run
+    from bbrlab.engine.runner import run
 
     def run_fn(scn, backend="sim"):  # type: ignore[no-untyped-def]
         calls.append((backend, scn.seed))
@@ -109,7 +109,7 @@ def test_declined_confirmation_runs_nothing(tmp_path: Path) -> None:
 def test_cli_asks_before_kernel_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import bbrlab.cli as cli_mod
     import bbrlab.emu.netns as netns
-    import bbrlab.runner as runner
+    import bbrlab.engine.runner as runner
 
     def no_run(*a, **k):  # type: ignore[no-untyped-def]
         raise AssertionError("nothing may run before the user agrees")

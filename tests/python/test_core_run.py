@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import bbrlab
 from bbrlab.cli import cli
-from bbrlab.plots import PLOTS
-from bbrlab.results import RUN_FILES, is_complete_run
+from bbrlab.plots.plots import PLOTS
+from bbrlab.results.results import RUN_FILES, is_complete_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

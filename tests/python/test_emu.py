@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.algorithms import lookup
+from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
 from bbrlab.emu.traffic import _INFO_LEN, tcp_info
 
@@ -292,7 +292,7 @@ def test_loss_within_binomial_bounds(tmp_path):
 
 
 def _run_emu(tmp_path, toml, name="emu-test"):
-    from bbrlab.runner import run
+    from bbrlab.engine.runner import run
 
     scn, _ = _scenario(tmp_path, toml, name)
     return run(scn, backend="emu")
@@ -386,7 +386,7 @@ def test_cli_run_writes_emu_run_directory(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["run"]["backend"] == "emu"
     assert [f["cc"] for f in s["flows"]] == ["bbr1", "cubic"]
-    from bbrlab.results import Result
+    from bbrlab.results.results import Result
 
     res = Result.load(out)
     ts = res.timeseries

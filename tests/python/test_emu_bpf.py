@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.algorithms import lookup
+from bbrlab.core.algorithms import lookup
 from bbrlab.emu import bpf, netns
 from bbrlab.emu.bpf import build as bpf_build
 from bbrlab.emu.bpf.loader import CA_NAME_PREFIX, TCP_CA_NAME_MAX, run_ca_name
@@ -184,7 +184,7 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
     """100 Mbit/s, 10 ms, buffer 4 BDP, K = 20 packets: DCTCP keeps the queue near K (far below
     the buffer) with full utilisation; ECN is negotiated (ss: ecn, ecnseen) on the BPF algorithm."""
     from bbrlab.emu.runner import run_emu
-    from bbrlab.results import Result
+    from bbrlab.results.results import Result
     from bbrlab.scenario import load_scenario
 
     k_pkts = 20

@@ -8,7 +8,7 @@ bbr_pacing_gain[], and bbr_update_gains' table), not taken from the module under
 from __future__ import annotations
 
 import pytest
-from bbrlab.algorithms import lookup
+from bbrlab.core.algorithms import lookup
 from bbrlab.emu.phase import bbr1_mode, kernel_phase
 
 # tcp_bbr.c, as integers in BBR_UNIT = 256.

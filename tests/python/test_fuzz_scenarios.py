@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the scenario front and the core (bbrlab.fuzz), sized for CI.
+"""Property-based fuzzing of the scenario front and the core (bbrlab.devtools.fuzz), sized for CI.
 
 - hostile and edge scenarios: validation accepts or gives one line, never anything else; what it
   accepts the core accepts; the TOML round trip is exact;
@@ -6,7 +6,7 @@
   physical bounds;
 - every case a fuzzing session ever failed on is replayed (fuzz_regressions.json).
 
-The long run is `python -m bbrlab.fuzz --scenarios 10000 --runs 200` (README, Development).
+The long run is `python -m bbrlab.devtools.fuzz --scenarios 10000 --runs 200` (README, Development).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bbrlab import fuzz
+from bbrlab.devtools import fuzz
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = int(os.environ.get("BBRLAB_FUZZ_EXAMPLES", "600"))

@@ -156,7 +156,7 @@ def test_a_write_that_fails_midway_is_one_line_and_leaves_nothing(tmp_path: Path
     # RLIMIT_FSIZE below what the run writes, in a child process (it cannot be raised back).
     code = f"""
 import resource, sys
-from bbrlab import rundir
+from bbrlab.results import rundir
 rundir.FIXED_BYTES = rundir.ROW_BYTES = 0  # let the pre-check pass so the write itself fails
 resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))  # the largest PNG is ~60 KB
 from bbrlab.cli import main
@@ -249,12 +249,12 @@ def test_show_at_a_negative_time_says_so(good_run: Path) -> None:
 
 
 def test_an_internal_error_is_one_line_exit_1_with_a_report_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bbrlab.runner
+    import bbrlab.engine.runner
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("simulated bug")
 
-    monkeypatch.setattr(bbrlab.runner, "run", boom)
+    monkeypatch.setattr(bbrlab.engine.runner, "run", boom)
     r = CliRunner().invoke(cli, ["run", str(QUICK), "-q"])
     line = one_line_error(r, code=1, contains="internal error (ZeroDivisionError: simulated bug)")
     report = Path(line.rsplit(" ", 1)[-1])

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 import plotruns
 from bbrlab.cli import cli
 from bbrlab.errors import UserError
-from bbrlab.multiplot import (MAX_LINES, _draw, _Line, cdf, legend, fig_cdf, fig_pause, fig_throughput_delay, jain_over_time,
+from bbrlab.runs.multiplot import (MAX_LINES, _draw, _Line, cdf, legend, fig_cdf, fig_pause, fig_throughput_delay, jain_over_time,
                               load_runs, main_queue, plot_runs, queue_delay_ms, throughput_delay_points, _rtt_samples)
-from bbrlab.figures import new_figure
-from bbrlab.runset import find_runs
+from bbrlab.plots.figures import new_figure
+from bbrlab.runs.runset import find_runs
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 import bbrlab
 from bbrlab.cli import cli
-from bbrlab.plots import PLOTS
-from bbrlab.results import RUN_FILES, Result, is_complete_run, jain_index
+from bbrlab.plots.plots import PLOTS
+from bbrlab.results.results import RUN_FILES, Result, is_complete_run, jain_index
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -71,7 +71,7 @@ def test_failed_save_leaves_nothing_that_looks_complete(stub_core, tmp_path: Pat
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("bbrlab.plots.plot_all", boom)
+    monkeypatch.setattr("bbrlab.plots.plots.plot_all", boom)
     with pytest.raises(KeyboardInterrupt):
         r.save(tmp_path / "run")
     assert not (tmp_path / "run").exists() and not (tmp_path / "run.incomplete").exists()

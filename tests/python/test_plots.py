@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import bbrlab
-from bbrlab.chart import Chart, Panel, Series
-from bbrlab.plots import FIGURES, PlotData, goodput_figure, plot_all, plot_all_forked, plot_data, queue_figure
+from bbrlab.plots.chart import Chart, Panel, Series
+from bbrlab.plots.plots import FIGURES, PlotData, goodput_figure, plot_all, plot_all_forked, plot_data, queue_figure
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -180,7 +180,7 @@ def test_a_failed_fork_costs_no_plot(core, tmp_path: Path, monkeypatch: pytest.M
     def crash(*a: object) -> None:  # runs in the fork only
         raise RuntimeError("the fork fails")
 
-    monkeypatch.setattr("bbrlab.plots._draw_forked", crash)
+    monkeypatch.setattr("bbrlab.plots.plots._draw_forked", crash)
     plot_all_forked(r, tmp_path)()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FIGURES)
 
@@ -190,7 +190,7 @@ def test_ctrl_c_while_the_fork_draws_kills_it(core, tmp_path: Path, monkeypatch:
     import time
 
     r = _run(core, "quick.toml", ["duration=1s"])
-    monkeypatch.setattr("bbrlab.plots._draw_forked", lambda *a: time.sleep(60))
+    monkeypatch.setattr("bbrlab.plots.plots._draw_forked", lambda *a: time.sleep(60))
 
     def interrupt(*a: object) -> None:
         raise KeyboardInterrupt

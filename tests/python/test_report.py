@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import plotruns
 from bbrlab.cli import cli
-from bbrlab.display import fmt_bps
+from bbrlab.results.display import fmt_bps
 from bbrlab.report import write_index, write_report
 from bbrlab.report.html import is_index
 from bbrlab.report.markdown import to_html

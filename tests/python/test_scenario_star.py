@@ -131,7 +131,7 @@ def test_query_app_needs_a_star():
 
 def test_star_run_has_events_pause_frames_and_no_drops():
     pytest.importorskip("bbrlab._core")
-    from bbrlab.runner import run
+    from bbrlab.engine.runner import run
 
     raw = copy.deepcopy(BASE)
     raw["duration"] = "0.5s"

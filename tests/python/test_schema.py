@@ -17,7 +17,8 @@ import pytest
 from pydantic import ValidationError
 
 import bbrlab
-from bbrlab import runner, units
+from bbrlab import units
+from bbrlab.engine import runner
 from bbrlab.errors import ScenarioError
 from bbrlab.scenario import codegen, core, keys, model
 from bbrlab.scenario.fields import buffer_from_core
@@ -116,9 +117,9 @@ def test_core_errors_come_back_in_scenario_terms() -> None:
 
 
 def test_generated_reference_tables_are_current() -> None:
-    from bbrlab import docgen
+    from bbrlab.devtools import docgen
 
-    assert docgen.main(["--check"]) == 0, "run `python -m bbrlab.docgen`"
+    assert docgen.main(["--check"]) == 0, "run `python -m bbrlab.devtools.docgen`"
     # The check can fail: a block with different text is stale.
     readme = (ROOT / "README.md").read_text()
     assert "<!-- generated:algorithms -->" in readme

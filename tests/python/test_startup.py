@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import bbrlab
-from bbrlab.plots import FIGURES
-from bbrlab.results import is_complete_run
+from bbrlab.plots.plots import FIGURES
+from bbrlab.results.results import is_complete_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEAVY = ("pandas", "pyarrow", "matplotlib", "pydantic")

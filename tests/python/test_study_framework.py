@@ -115,12 +115,12 @@ def test_figures_leave_pyplot_alone(tmp_path):
     code = f"""
 import sys, matplotlib
 before = matplotlib.rcParams._get_backend_or_none()
-import bbrlab.plots, bbrlab.emu.compare
+import bbrlab.plots.plots, bbrlab.emu.compare
 from bbrlab.reproduce import STUDIES
 import importlib
 for s in STUDIES.values():
     importlib.import_module("bbrlab.reproduce." + s.module)
-from bbrlab.figures import save, subplots
+from bbrlab.plots.figures import save, subplots
 fig, ax = subplots(1, 2, figsize=(4, 2))
 ax[0].plot([0, 1], [1, 0])
 save(fig, {str(tmp_path / "f.png")!r})

@@ -256,7 +256,7 @@ def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:  # type: i
 
 
 def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, core) -> None:  # type: ignore[no-untyped-def]
-    import bbrlab.runner as runner
+    import bbrlab.engine.runner as runner
 
     real = runner.simulate
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import UserError
-from ..figures import subplots
+from ..plots.figures import subplots
 from ..scenario import load_scenario
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
@@ -131,7 +131,7 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
                 confirm: Callable[[str], bool] | None = None) -> tuple[pd.DataFrame, Path]:
     """``seeds`` simulator runs and ``emu_runs`` kernel runs per point and algorithm, with seeds
     ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn(scenario,
-    backend=...)`` runs one scenario: ``bbrlab.runner.run``, passed in by the caller so that this
+    backend=...)`` runs one scenario: ``bbrlab.engine.runner.run``, passed in by the caller so that this
     package does not import the runner that dispatches to it (tests pass a stand-in).
 
     ``sim_only``: no kernel runs; the table has the simulator's figures per point and algorithm.

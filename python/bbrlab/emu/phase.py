@@ -14,7 +14,7 @@ state comes from:
 
 from __future__ import annotations
 
-from ..algorithms import lookup
+from ..core.algorithms import lookup
 
 __all__ = [
     "BBR_CWND_GAIN",

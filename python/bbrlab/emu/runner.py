@@ -30,14 +30,14 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ScenarioError, SimulationError
-from .. import tables
+from ..core import tables
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
 from .phase import kernel_phase
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
-from ..algorithms import lookup
+from ..core.algorithms import lookup
 from ..scenario.fields import kernel_module
 from . import bpf
 from .support import check_supported

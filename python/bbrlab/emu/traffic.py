@@ -79,7 +79,7 @@ def bbr_info(sock: socket.socket) -> dict[str, float] | None:
 
 def linux_cc_name(cc: str) -> str:
     """The kernel's name for a scenario algorithm (the registry's ``kernel_name``: bbr1 -> bbr)."""
-    from ..algorithms import lookup
+    from ..core.algorithms import lookup
 
     a = lookup(cc)
     return a.kernel_name or a.name if a is not None else cc

@@ -7,7 +7,7 @@ can be mailed or attached as one file. What a directory is decides the page:
 - a run directory (`results.is_complete_run`): the summary tables, the run's figures, how it ran
   (seed, backend, git commit, overrides), the resolved scenario;
 - a sweep directory (sweep.json / points.parquet): its facts, the points table, the figures
-  across its runs (`bbrlab.multiplot`);
+  across its runs (`bbrlab.runs.multiplot`);
 - a study directory (`bbrlab reproduce`'s OUT/<study>/, with REPORT.md): the claims with their
   verdicts, REPORT.md rendered, the figures;
 - a reproduce output directory (its index.html, written by `bbrlab reproduce`, says so):
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UserError
-from ..results import is_complete_run
-from ..runset import is_sweep_dir
+from ..results.results import is_complete_run
+from ..runs.runset import is_sweep_dir
 from .html import is_index, write_page
 from .pages import index_page, run_page, study_dirs, study_page, sweep_page
 

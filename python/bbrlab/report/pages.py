@@ -16,10 +16,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..display import facts_lines, fmt_bps, fmt_bytes, summary_table
+from ..results.display import facts_lines, fmt_bps, fmt_bytes, summary_table
 from ..errors import UserError
-from ..results import Result
-from ..rundir import is_complete_run, read_summary as _read_summary
+from ..results.results import Result
+from ..results.rundir import is_complete_run, read_summary as _read_summary
 from .html import INDEX_GENERATOR, Cell, Section, image, kv_table, page, paragraphs, pre, table, verdict_class
 from .markdown import referenced_images, to_html
 
@@ -86,7 +86,7 @@ def _facts(d: dict[str, Any], order: Sequence[str] = ()) -> Markup:
 
 
 def _ordered_pngs(d: Path) -> list[Path]:
-    from ..plots import PLOTS  # the run's own figures first, in the order the run draws them
+    from ..plots.plots import PLOTS  # the run's own figures first, in the order the run draws them
 
     pngs = sorted(d.glob("*.png"))
     return sorted(pngs, key=lambda p: (PLOTS.index(p.name) if p.name in PLOTS else len(PLOTS), p.name))
@@ -138,8 +138,8 @@ def _point_cell(col: str, value: Any) -> Any:
 
 def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
                warn: Callable[[str], None] | None = None) -> str:
-    from ..multiplot import plot_runs
-    from ..runset import read_points
+    from ..runs.multiplot import plot_runs
+    from ..runs.runset import read_points
 
     sections = []
     info: dict[str, Any] = {}

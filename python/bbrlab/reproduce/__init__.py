@@ -2,7 +2,7 @@
 
 A study module builds its scenarios in code (`scenarios`: typed, validated), runs them in parallel
 (`StudyContext.run_many`), reads the tables (`analysis`), draws the figures the way the source drew
-them (`bbrlab.figures`), states its comparisons with the source as data (`claims`), words its
+them (`bbrlab.plots.figures`), states its comparisons with the source as data (`claims`), words its
 commentary from the numbers (`sentences`) and writes ``REPORT.md`` (`report`) and ``claims.csv``
 (one row per claim: ``claim, paper_value, bbrlab_value, rule, verdict``; format in `claims`). It
 says what each `Size` means in one table, ``PLANS``: ``tiny`` for tests, ``quick`` for CI

@@ -1,7 +1,7 @@
 """Reading the studies' tables: one row selector, the Waterloo study's R statistics (means with 95 %
 confidence intervals, Student t from scipy), the significance of a difference, packet counts.
 
-Jain's fairness index is `bbrlab.results.jain_index` (the same definition as a run's summary).
+Jain's fairness index is `bbrlab.results.results.jain_index` (the same definition as a run's summary).
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..display import fmt_bps, fmt_bytes
-from ..figures import save, subplots
+from ..results.display import fmt_bps, fmt_bytes
+from ..plots.figures import save, subplots
 from .analysis import packets_simulated, value
 from .claims import (Claim, Verdict, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all,
                      within)

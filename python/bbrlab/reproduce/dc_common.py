@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..display import fmt_bps
+from ..results.display import fmt_bps
 from .report import MSS, WIRE
 from .scenarios import Pfc, Star
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..figures import save, subplots
-from ..results import jain_index
+from ..plots.figures import save, subplots
+from ..results.results import jain_index
 from . import dc_common as dc
 from . import dc_findings
 from .analysis import packets_simulated, select

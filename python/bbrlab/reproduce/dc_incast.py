@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import save, subplots
+from ..plots.figures import save, subplots
 from . import dc_common as dc
 from . import dc_findings
 from .analysis import Estimate, difference, mean_ci, sign_of_difference, value

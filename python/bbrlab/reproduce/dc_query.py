@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import save, subplots
+from ..plots.figures import save, subplots
 from . import dc_common as dc
 from . import dc_findings
-from ..display import fmt_seconds
+from ..results.display import fmt_seconds
 from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
 from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
 from .context import Size, StudyContext

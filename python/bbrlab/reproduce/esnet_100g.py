@@ -63,8 +63,8 @@ import numpy as np
 import pandas as pd
 
 from .. import run as run_scenario
-from ..display import fmt_bps
-from ..figures import save, subplots
+from ..results.display import fmt_bps
+from ..plots.figures import save, subplots
 from .analysis import packets_simulated, row
 from .claims import Claim, Num, above, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
 from .context import Size, StudyContext

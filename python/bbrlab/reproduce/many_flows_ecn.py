@@ -57,9 +57,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..display import fmt_bps, fmt_bytes
-from ..figures import save, subplots
-from ..results import jain_index
+from ..results.display import fmt_bps, fmt_bytes
+from ..plots.figures import save, subplots
+from ..results.results import jain_index
 from .analysis import select, value
 from .claims import Claim, above, at_least, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
 from .context import Size, StudyContext

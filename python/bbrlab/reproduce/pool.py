@@ -1,4 +1,4 @@
-"""Run a study's scenarios on the embedded simulator in parallel (``bbrlab.parallel``'s pool)."""
+"""Run a study's scenarios on the embedded simulator in parallel (``bbrlab.engine.parallel``'s pool)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .. import run
-from ..parallel import imap_unordered
+from ..engine.parallel import imap_unordered
 from .scenarios import StudyRun
 
 

@@ -1,5 +1,5 @@
 """Writing a study's REPORT.md: markdown tables and the page itself (numbers are formatted by
-`bbrlab.display`'s formatters: one definition of a rate, a size, a duration)."""
+`bbrlab.results.display`'s formatters: one definition of a rate, a size, a duration)."""
 
 from __future__ import annotations
 

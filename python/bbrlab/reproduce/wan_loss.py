@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..display import fmt_bps
-from ..figures import save, subplots
+from ..results.display import fmt_bps
+from ..plots.figures import save, subplots
 from .analysis import packets_simulated, value
 from .claims import Claim, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all
 from .context import Size, StudyContext

@@ -2,7 +2,7 @@
 
 - ``grid.py``: the plan — axes from ``--grid`` and the ``[sweep]`` table, seeds, every run validated.
 - ``cache.py``: the sweep directory, run ids (a hash of the resolved scenario), resuming.
-- ``engines.py``: where runs execute — ``local`` (bbrlab.parallel's process pool) or ``ray``.
+- ``engines.py``: where runs execute — ``local`` (bbrlab.engine.parallel's process pool) or ``ray``.
 - ``table.py``: the points table (points.parquet, points.csv).
 - ``run.py``: the whole: plan → cached runs skipped → engine → table.
 

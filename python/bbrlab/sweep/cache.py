@@ -31,9 +31,9 @@ from typing import Any, Protocol
 
 from .._version import __version__
 from ..errors import UserError
-from ..results import is_complete_run
-from ..provenance import default_run_dir
-from ..rundir import check_out_dir
+from ..results.results import is_complete_run
+from ..results.provenance import default_run_dir
+from ..results.rundir import check_out_dir
 
 __all__ = ["run_key", "SWEEP_FILE", "RUNS_DIR", "open_sweep_dir", "DEFAULT_PARENT"]
 

@@ -28,8 +28,8 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import UserError
-from ..parallel import imap_unordered
-from ..rundir import write_atomically
+from ..engine.parallel import imap_unordered
+from ..results.rundir import write_atomically
 from ..scenario import Scenario
 
 __all__ = ["RunTask", "make_run", "ENGINES", "local_engine", "ray_engine"]
@@ -48,7 +48,7 @@ class RunTask:
 
 def make_run(task: RunTask, dest: Path | None = None) -> Path:
     """Simulate the task's scenario and save its run directory at ``dest`` (default: its run_dir)."""
-    from ..runner import run
+    from ..engine.runner import run
 
     result = run(task.scenario)
     # How to make this run again with `bbrlab run` (the fields `bbrlab run` records too).

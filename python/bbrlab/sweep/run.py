@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..parallel import default_jobs
+from ..engine.parallel import default_jobs
 from .cache import RUNS_DIR, clean_partial, is_done, open_sweep_dir, run_dir
 from .engines import RunTask, engine
 from .grid import SweepPlan

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..rundir import configured_flows
+from ..results.rundir import configured_flows
 
 __all__ = ["AGGREGATE", "PER_CC", "WALL_CLOCK", "run_metrics", "points_frame", "write_points"]
 

@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .errors import UserError
-from .figures import new_figure, save
-from .plots import main_queue_name, queue_delay_ms
-from .results import Result, jain_index
-from .rundir import APP_TRANSFER_SPEC, configured_flows
+from ..errors import UserError
+from ..plots.figures import new_figure, save
+from ..plots.plots import main_queue_name, queue_delay_ms
+from ..results.results import Result, jain_index
+from ..results.rundir import APP_TRANSFER_SPEC, configured_flows
 from .runset import RunRef, find_runs
 
 __all__ = ["plot_runs", "load_runs", "LoadedRun", "main_queue", "queue_delay_ms", "cdf",
@@ -435,7 +435,7 @@ def load_runs(refs: Sequence[RunRef], progress: ProgressFn | None = None,
 def plot_runs(paths: Sequence[str | Path], out_dir: str | Path, *, labels: dict[str, str] | None = None,
               progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None) -> list[Path]:
     """Draw the across-runs figures of the runs ``paths`` name (runs, sweeps, directories of runs;
-    see `bbrlab.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
+    see `bbrlab.runs.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
     text} for the runs under PATH."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._version import __version__
+from .._version import __version__
 from .columns import Table
-from .errors import ScenarioWarning, SimulationError, UserError
+from ..errors import ScenarioWarning, SimulationError, UserError
 from .provenance import git_commit
 # What a run directory is (complete or not, its summary.json) lives with where one may go, in
 # rundir, a module light enough for `bbrlab ls`; the names stay importable from here.
@@ -42,7 +42,7 @@ from .rundir import read_summary as _read_summary
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .scenario import Scenario
+    from ..scenario import Scenario
 
 __all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
            "CA_STATES"]
@@ -242,7 +242,7 @@ def _host_summaries(hosts: Table) -> list[dict[str, Any]]:
 def _load_run_scenario(toml_path: Path) -> Scenario | None:
     """A run's scenario.toml as a Scenario; None, with a warning saying why, when this bbrlab
     cannot read it as one (a run written by another version whose fields differ)."""
-    from .scenario import load_scenario
+    from ..scenario import load_scenario
 
     try:
         with warnings.catch_warnings():
@@ -495,7 +495,7 @@ class Result:
     def _write_files(self, d: Path, *, plots: bool | Callable[[Result, Path], Any]) -> None:
         finish_plots = None
         if plots:
-            from .plots import plot_all
+            from ..plots.plots import plot_all
 
             drawn = (plots if callable(plots) else plot_all)(self, d)
             finish_plots = drawn if callable(drawn) else None

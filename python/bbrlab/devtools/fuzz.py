@@ -15,7 +15,7 @@ What must hold for every scenario (:func:`check_scenario`):
   tables stay within physical bounds: no negative counts, utilisation and loss rates in [0, 1],
   Jain's index in [1/n, 1], goodput no higher than the bottleneck allows.
 
-``python -m bbrlab.fuzz --scenarios 10000 --runs 200`` runs the long version and prints the counts.
+``python -m bbrlab.devtools.fuzz --scenarios 10000 --runs 200`` runs the long version and prints the counts.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 __all__ = ["mutated_scenario", "check_scenario", "check_run", "main", "Outcome"]
 
@@ -182,8 +182,8 @@ class Outcome:
 
 def check_scenario(raw: dict[str, Any], out: Outcome, *, time_limit_s: float = 5.0) -> Any:
     """Validate ``raw`` and hold the result to the properties above; returns the Scenario or None."""
-    from . import scenario as sc
-    from .scenario import core
+    from .. import scenario as sc
+    from ..scenario import core
 
     out.counts["scenarios"] += 1
     t0 = time.monotonic()
@@ -231,8 +231,8 @@ def runnable(s: Any) -> Any:
     """A copy of an accepted scenario short enough to run in a test: at most 0.3 s simulated,
     ``RUN_PACKETS`` at the bottleneck's rate, 2000 flows; everything else — the extreme rates,
     sizes and buffers — stays."""
-    from . import scenario as sc
-    from .units import format_time
+    from .. import scenario as sc
+    from ..units import format_time
 
     raw = s.human()
     cap_ns = min(300_000_000, RUN_PACKETS * 1500 * 8 * 10**9 // max(1, s.derived()["bottleneck_rate_bps"]))
@@ -256,7 +256,7 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
     """Run an accepted scenario and hold its results to physics."""
     import numpy as np
 
-    from .scenario import core
+    from ..scenario import core
 
     out.counts["runs"] += 1
     sim = core.load_core().Simulation(json.dumps(s.resolve()))
@@ -278,7 +278,7 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
         sim.check_conservation()
     except Exception as e:  # noqa: BLE001
         out.fail("conservation", str(e)[:300])
-    from .results import Result
+    from ..results.results import Result
 
     r = Result.from_core(s, sim.results(), wall_s=time.monotonic() - t0)
     f, q, agg = r.flows, r.queue, r.summary["aggregate"]
@@ -307,7 +307,7 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bbrlab.fuzz", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bbrlab.devtools.fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", type=int, default=10_000, help="generated scenarios to validate")
     ap.add_argument("--runs", type=int, default=200, help="accepted scenarios to run to completion")
     ap.add_argument("--seed", type=int, default=1)

@@ -15,12 +15,12 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScenarioError, SimulationError
-from .scenario.core import human_path, load_core
+from ..errors import ScenarioError, SimulationError
+from ..scenario.core import human_path, load_core
 
 if TYPE_CHECKING:
-    from .results import Result
-    from .scenario import Scenario
+    from ..results.results import Result
+    from ..scenario import Scenario
 
 __all__ = ["ProgressFn", "load_core", "run", "simulate"]  # load_core: re-exported for callers
 
@@ -38,7 +38,7 @@ def simulate(
     """Run a core config; returns (raw results, wall seconds, core version). A config the core
     rejects raises ScenarioError naming the field (in the scenario's terms when ``scenario`` is
     the model it came from)."""
-    from .scenario.fields import KERNEL_PREFIX
+    from ..scenario.fields import KERNEL_PREFIX
 
     for i, f in enumerate(config.get("flows", [])):
         if str(f.get("cc", "")).startswith(KERNEL_PREFIX):
@@ -85,15 +85,15 @@ def run(scenario: Scenario | str | Path, progress: ProgressFn | None = None, bac
     ``backend``: "sim" (the embedded simulator) or "emu" (real Linux TCP through bbrlab's link
     emulator; root and network namespaces needed, see bbrlab.emu).
     """
-    from .results import Result
-    from .scenario import Scenario, load_scenario
+    from ..results.results import Result
+    from ..scenario import Scenario, load_scenario
 
     if isinstance(scenario, (str, Path)):
         scenario = load_scenario(scenario)
     elif not isinstance(scenario, Scenario):
         raise ScenarioError("", f"run() takes a Scenario or a scenario file's path, not {type(scenario).__name__}")
     if backend == "emu":
-        from .emu.runner import run_emu
+        from ..emu.runner import run_emu
 
         raw, wall_s, facts = run_emu(scenario, progress)
         return Result.from_core(scenario, raw, wall_s=wall_s, core_version="", backend="emu", run_extra={"emu": facts})

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .errors import UserError
-from .units import format_scaled, format_time
+from ..errors import UserError
+from ..units import format_scaled, format_time
 
 if TYPE_CHECKING:
     from .results import Result

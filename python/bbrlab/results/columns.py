@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import SimulationError
+from ..errors import SimulationError
 
 if TYPE_CHECKING:
     import pandas as pd

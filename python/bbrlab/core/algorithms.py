@@ -27,7 +27,7 @@ class Algorithm:
 @lru_cache(maxsize=1)
 def registry() -> tuple[Algorithm, ...]:
     """Every algorithm the core implements, in `bbrlab cc` order."""
-    from .scenario.core import load_core
+    from ..scenario.core import load_core
 
     return tuple(
         Algorithm(a["name"], tuple(a["aliases"]), a["summary"], a["source"], a["kernel_name"], a["needs_ecn"],

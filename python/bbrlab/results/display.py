@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .rundir import configured_flows
-from .units import format_scaled, format_size
+from ..units import format_scaled, format_size
 
 __all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_seconds", "fmt_count", "fmt_pct", "summary_table", "summary_html",
            "facts_lines", "print_summary", "buffer_phrase"]

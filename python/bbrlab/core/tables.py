@@ -36,7 +36,7 @@ class TableSpec:
 @lru_cache(maxsize=1)
 def schema() -> dict[str, TableSpec]:
     """Every result table by name, columns in the core's order."""
-    from .scenario.core import load_core
+    from ..scenario.core import load_core
 
     return {
         t["name"]: TableSpec(t["name"], t["description"], tuple(ColumnSpec(**c) for c in t["columns"]))

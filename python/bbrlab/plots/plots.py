@@ -1,4 +1,4 @@
-"""PNG plots of one run (drawn by :mod:`bbrlab.chart`: Pillow, no matplotlib, no pandas).
+"""PNG plots of one run (drawn by :mod:`bbrlab.plots.chart`: Pillow, no matplotlib, no pandas).
 
 goodput.png  per-flow goodput over time (past 12 flows: each algorithm's flows summed), with
              the link rate
@@ -8,7 +8,7 @@ queue.png    the shared queue as queueing delay (ms; KB on the right axis), and 
              on a lossless fabric, the PAUSE frames sent and received per second
 
 Each figure has a function that describes it (``goodput_figure`` … return a
-:class:`bbrlab.chart.Chart`: its panels, lines and labels, what the tests inspect) and
+:class:`bbrlab.plots.chart.Chart`: its panels, lines and labels, what the tests inspect) and
 :func:`plot_all` draws and saves them. A run is read through :class:`PlotData` (numpy columns),
 from a :class:`bbrlab.Result` without building its pandas tables.
 """

@@ -4,7 +4,7 @@ from the core's definitions.
 Scenario fields come from the scenario model (itself generated from the core's config schema),
 algorithms from the core's registry, result columns from the core's table specs. Each generated
 block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` markers; the text
-around it is written by hand. ``python -m bbrlab.docgen`` rewrites the blocks, ``--check`` exits 1
+around it is written by hand. ``python -m bbrlab.devtools.docgen`` rewrites the blocks, ``--check`` exits 1
 when one is stale (a test runs it).
 """
 
@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticUndefined
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _cell(text: str) -> str:
@@ -42,7 +42,7 @@ def _default(field: Any) -> str:
 
 
 def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list[str]:
-    from .scenario.errors import item_model
+    from ..scenario.errors import item_model
 
     rows = []
     for name, f in cls.model_fields.items():
@@ -60,7 +60,7 @@ def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list
 def scenario_fields(part: str) -> str:
     """A field table of the scenario reference: ``dumbbell`` (top level, dumbbell, flows),
     ``star`` or ``apps``."""
-    from .scenario import model
+    from ..scenario import model
 
     head = ["| field | default | meaning |", "|---|---|---|"]
     if part == "dumbbell":
@@ -80,8 +80,8 @@ def scenario_fields(part: str) -> str:
 
 
 def algorithms_table() -> str:
-    from .algorithms import registry
-    from .emu.bpf import ported
+    from ..core.algorithms import registry
+    from ..emu.bpf import ported
 
     bpf = ported()
     rows = ["| name | what | follows | kernel (`--backend emu`) | phases (`timeseries.phase`) |", "|---|---|---|---|---|"]
@@ -122,7 +122,7 @@ def _range(prop: dict[str, Any]) -> str:
 
 def config_reference() -> str:
     """Every object of the core's config: field, type, default, range, meaning (config names)."""
-    from .scenario import core
+    from ..scenario import core
 
     schema = core.schema()
     objects: list[tuple[str, dict[str, Any]]] = [("Config (top level)", schema)]
@@ -160,7 +160,7 @@ def config_reference() -> str:
 
 
 def result_tables() -> str:
-    from .tables import schema
+    from ..core.tables import schema
 
     out = []
     for t in schema().values():
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             if "--check" not in args:
                 path.write_text(new)
     if "--check" in args and stale:
-        print(f"stale generated blocks in {', '.join(stale)}: run `python -m bbrlab.docgen`", file=sys.stderr)
+        print(f"stale generated blocks in {', '.join(stale)}: run `python -m bbrlab.devtools.docgen`", file=sys.stderr)
         return 1
     return 0
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from ..errors import UserError
 
 __all__ = ["check_out_dir", "expected_bytes", "NAME_MAX", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
            "read_summary", "write_atomically", "APP_TRANSFER_SPEC", "configured_flows"]

@@ -18,9 +18,9 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ._version import __version__
-from .errors import ScenarioWarning, UserError
-from .units import UnitError, parse_time
+from .._version import __version__
+from ..errors import ScenarioWarning, UserError
+from ..units import UnitError, parse_time
 
 __all__ = ["cli", "main"]
 
@@ -196,15 +196,15 @@ def cli() -> None:
 def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool,
         backend: str) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
-    from .display import print_summary
-    from .provenance import default_run_dir
-    from .rundir import check_out_dir, expected_bytes
+    from ..results.display import print_summary
+    from ..results.provenance import default_run_dir
+    from ..results.rundir import check_out_dir, expected_bytes
     from .stdio import stdout_to_stderr
-    from .runner import run as run_scenario
-    from .scenario import load_scenario
+    from ..engine.runner import run as run_scenario
+    from ..scenario import load_scenario
 
     if backend == "emu":
-        from .emu.netns import check_environment
+        from ..emu.netns import check_environment
 
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
@@ -223,7 +223,7 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
             print_summary(result.summary, _stdout_console())  # the numbers are final; the plots follow
         # The PNGs on two cores: a fork draws half of them while this process draws the rest and
         # writes the tables (plots.plot_all_forked).
-        from .plots import plot_all_forked
+        from ..plots.plots import plot_all_forked
 
         path = result.save(out_dir, plots=plot_all_forked)
     if as_json:
@@ -241,14 +241,14 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
 @click.option("--json", "as_json", is_flag=True, help="Print the core's resolved JSON config instead of TOML.")
 def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
     """Check SCENARIO and print it resolved (every default filled in)."""
-    from .display import buffer_phrase
-    from .scenario import load_scenario
-    from .units import format_size
+    from ..results.display import buffer_phrase
+    from ..scenario import load_scenario
+    from ..units import format_size
 
     scn = load_scenario(scenario, overrides=list(sets))
     sweep_plan = None
     if _has_sweep_table(scenario):  # checked too: every axis, value and run of the grid
-        from .sweep import plan_sweep
+        from ..sweep import plan_sweep
 
         sweep_plan = plan_sweep(scenario, sets=list(sets))
     if as_json:
@@ -265,7 +265,7 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
 @cli.command("cc")
 def cc_command() -> None:
     """List the congestion-control algorithms."""
-    from .algorithms import registry
+    from ..core.algorithms import registry
 
     rows = registry()
     width = max((len(a.name) for a in rows), default=4)
@@ -287,8 +287,8 @@ def cc_command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (or the --intervals report) as JSON.")
 def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids: tuple[int, ...], as_json: bool) -> None:
     """Print the summary of RUN_DIR again, the flows' state with --ss, or an iperf3-style report with --intervals."""
-    from .display import print_summary
-    from .results import Result
+    from ..results.display import print_summary
+    from ..results.results import Result
 
     if at is not None and not ss:
         raise UserError("--at: only meaningful with --ss")
@@ -304,14 +304,14 @@ def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids:
     for name, why in result.damaged.items():
         click.echo(f"warning: {Path(run_dir) / name} is damaged ({why}); it is left out", err=True)
     if ss:
-        from .sstable import ss_lines
+        from ..results.sstable import ss_lines
 
         if "timeseries.parquet" in result.damaged:
             raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)")
         for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
             click.echo(line)
     elif interval_s is not None:
-        from .intervals import interval_lines, intervals
+        from ..results.intervals import interval_lines, intervals
 
         if "timeseries.parquet" in result.damaged:
             raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --intervals needs it")
@@ -344,7 +344,7 @@ def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, rever
 
     --where and --sql need DuckDB, an optional extra: pip install 'bbrlab[query]'.
     """
-    from . import catalog
+    from ..runs import catalog
 
     if as_json and as_csv:
         raise UserError("--json and --csv: choose one")
@@ -373,7 +373,7 @@ def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, rever
 
 
 def _has_sweep_table(scenario: str) -> bool:
-    from .scenario.load import read_scenario_file, split_sweep
+    from ..scenario.load import read_scenario_file, split_sweep
 
     return split_sweep(read_scenario_file(scenario))[1] is not None
 
@@ -409,7 +409,7 @@ def sweep(scenario: str, grid: tuple[str, ...], sets: tuple[str, ...], seeds: in
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from .sweep import plan_sweep, run_sweep
+    from ..sweep import plan_sweep, run_sweep
 
     plan = plan_sweep(scenario, grid=list(grid), sets=list(sets), seeds=seeds)
     console = _stderr_console()
@@ -458,8 +458,8 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
 
     Asks before the kernel runs start (--yes skips the question); --sim-only runs the simulator alone.
     """
-    from .emu.compare import run_compare
-    from .runner import run as run_scenario
+    from ..emu.compare import run_compare
+    from ..engine.runner import run as run_scenario
 
     if sim_only and emu_runs is not None:
         raise UserError("--emu-runs: there are no kernel runs with --sim-only; drop one of them")
@@ -467,7 +467,7 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
         if not yes and not _stdin_is_terminal():
             raise UserError("compare: the kernel runs need confirmation and there is no terminal to ask; "
                             "pass --yes (or --sim-only for the simulator alone)")
-        from .emu.netns import check_environment
+        from ..emu.netns import check_environment
 
         check_environment()
     table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
@@ -497,7 +497,7 @@ def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick
 
     STUDY is a name from --list, or "all" (the default).
     """
-    from .reproduce import Size, get_study, list_studies, run_studies
+    from ..reproduce import Size, get_study, list_studies, run_studies
 
     if list_only:
         for st in list_studies():
@@ -555,9 +555,9 @@ def _warn(message: str) -> None:
 def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...]) -> None:
     """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
     throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
-    from .multiplot import plot_runs
-    from .provenance import default_run_dir
-    from .runset import is_sweep_dir, parse_labels
+    from ..runs.multiplot import plot_runs
+    from ..results.provenance import default_run_dir
+    from ..runs.runset import is_sweep_dir, parse_labels
 
     if out is None:
         one_sweep = len(paths) == 1 and is_sweep_dir(Path(paths[0]))
@@ -575,7 +575,7 @@ def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...
               help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).")
 def report_command(path: str, out: str | None) -> None:
     """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
-    from .report import write_report
+    from ..report import write_report
 
     bar, progress = _count_bar("report")
     with bar:

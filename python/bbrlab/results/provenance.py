@@ -22,7 +22,7 @@ from pathlib import Path
 
 __all__ = ["git_commit", "short_overrides", "overrides_slug", "default_run_dir", "SLUG_MAX"]
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _GIT_TIMEOUT_S = 2.0
 
 #: Longest slug in a default run directory's name. With a name (at most 100 characters), the

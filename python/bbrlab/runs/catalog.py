@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .rundir import configured_flows, find_runs, read_summary
+from ..errors import UserError
+from ..results.rundir import configured_flows, find_runs, read_summary
 
 __all__ = ["COLUMNS", "catalog", "sort_runs", "runs_table", "rows_table", "to_csv", "where", "sql", "QUERY_VIEWS"]
 
@@ -128,8 +128,8 @@ def runs_table(records: Sequence[dict[str, Any]], root: str | Path) -> Any:
     in --json/--csv)."""
     from rich.table import Table
 
-    from .display import fmt_bps, fmt_ms, fmt_pct
-    from .provenance import short_overrides
+    from ..results.display import fmt_bps, fmt_ms, fmt_pct
+    from ..results.provenance import short_overrides
 
     table = Table(title=f"{len(records)} run{'s' if len(records) != 1 else ''} under {root}", title_justify="left")
     for name, right in (("created", False), ("name", False), ("backend", False), ("seed", True), ("overrides", False),

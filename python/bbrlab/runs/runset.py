@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .rundir import find_runs as find_complete_runs
-from .rundir import configured_flows, is_complete_run, read_summary as _read_summary
+from ..errors import UserError
+from ..results.rundir import find_runs as find_complete_runs
+from ..results.rundir import configured_flows, is_complete_run, read_summary as _read_summary
 
 __all__ = ["RunRef", "find_runs", "is_sweep_dir", "read_points", "parse_labels", "SWEEP_FILES"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import UserError
-from .units import format_scaled
+from ..errors import UserError
+from ..units import format_scaled
 
 __all__ = ["pick_time", "ss_lines"]
 
