@@ -60,8 +60,11 @@ def main() -> None:
     for r in [float(x) for x in a.rates.split(",")]:
         m = measure(r, a.duration, a.cc, a.rtt)
         ok = m["ratio"] >= 0.97
-        print(f"{r:>6.0f}Mb {m['goodput_mbps']:>8.1f}M {m['ratio']:>7.3f} {m['util']:>6.3f} {m['late_mean_us']:>8.1f}us "
-              f"{m['late_max_us']:>7.0f}us {m['srtt_ms']:>7.2f}ms {'ok' if ok else 'MISS'}", flush=True)
+        print(
+            f"{r:>6.0f}Mb {m['goodput_mbps']:>8.1f}M {m['ratio']:>7.3f} {m['util']:>6.3f} {m['late_mean_us']:>8.1f}us "
+            f"{m['late_max_us']:>7.0f}us {m['srtt_ms']:>7.2f}ms {'ok' if ok else 'MISS'}",
+            flush=True,
+        )
         if ok:
             best = r
     print(f"load average after: {os.getloadavg()}")

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,17 +70,25 @@ class Shared:
         return max(1, round(self.rate_bps * self.rtt_ms / 1e3 / 8 / IP_PACKET_BYTES))
 
     def ns3_args(self) -> list[str]:
-        return [f"--cca={self.cc_ns3}", f"--flows={self.flows}", f"--bw={self.rate_bps}bps", f"--rtt={self.rtt_ms:g}",
-                f"--buffer={self.buffer_packets}p", f"--duration={self.duration_s:g}"]
+        return [
+            f"--cca={self.cc_ns3}",
+            f"--flows={self.flows}",
+            f"--bw={self.rate_bps}bps",
+            f"--rtt={self.rtt_ms:g}",
+            f"--buffer={self.buffer_packets}p",
+            f"--duration={self.duration_s:g}",
+        ]
 
     def toml(self) -> str:
         # Everything else is bbrlab's default, which is what the ns-3 program is set to (access
         # links 10 x the bottleneck, MSS 1448, IW 10, delayed ACK, min RTO 200 ms, SACK, PRR).
-        return (f'name = "speed-{self.key}"\nduration = "{self.duration_s:g}s"\n'
-                f'[topology]\nkind = "dumbbell"\n'
-                f'bottleneck = {{ rate = "{self.rate_bps}bps", rtt = "{self.rtt_ms:g}ms", '
-                f'buffer = "{self.buffer_packets}pkts" }}\n'
-                f'[[flows]]\ncc = "{self.cc_bbrlab}"\ncount = {self.flows}\n')
+        return (
+            f'name = "speed-{self.key}"\nduration = "{self.duration_s:g}s"\n'
+            f'[topology]\nkind = "dumbbell"\n'
+            f'bottleneck = {{ rate = "{self.rate_bps}bps", rtt = "{self.rtt_ms:g}ms", '
+            f'buffer = "{self.buffer_packets}pkts" }}\n'
+            f'[[flows]]\ncc = "{self.cc_bbrlab}"\ncount = {self.flows}\n'
+        )
 
 
 @dataclass(frozen=True)
@@ -93,18 +101,30 @@ class BbrlabOnly:
 
 
 def shared_scenarios(d_seconds: float) -> dict[str, Shared]:
-    return {s.key: s for s in (
-        Shared("a", "(a) CUBIC 100 Mbit/s 40 ms 1 BDP 60 s", "cubic", "TcpCubic", 1, 100_000_000, 40, 60),
-        Shared("c", "(c) 10 CUBIC 1 Gbit/s 10 ms 1 BDP 30 s", "cubic", "TcpCubic", 10, 1_000_000_000, 10, 30),
-        Shared("d", f"(d) BBRv1 1 Gbit/s 100 ms 1 BDP {d_seconds:g} s", "bbr1", "TcpBbr", 1, 1_000_000_000, 100,
-               d_seconds),
-    )}
+    return {
+        s.key: s
+        for s in (
+            Shared("a", "(a) CUBIC 100 Mbit/s 40 ms 1 BDP 60 s", "cubic", "TcpCubic", 1, 100_000_000, 40, 60),
+            Shared("c", "(c) 10 CUBIC 1 Gbit/s 10 ms 1 BDP 30 s", "cubic", "TcpCubic", 10, 1_000_000_000, 10, 30),
+            Shared(
+                "d",
+                f"(d) BBRv1 1 Gbit/s 100 ms 1 BDP {d_seconds:g} s",
+                "bbr1",
+                "TcpBbr",
+                1,
+                1_000_000_000,
+                100,
+                d_seconds,
+            ),
+        )
+    }
 
 
 BIG = {
     "100g": BbrlabOnly("100g", "8 x BBRv3, 100 Gbit/s, 150 ms, 10 s", ROOT / "benchmarks" / "100g-8streams.toml"),
-    "1000flows": BbrlabOnly("1000flows", "1000 x bbr2_new, 50 Gbit/s, 50 us, ECN, 10 s",
-                            ROOT / "benchmarks" / "1000flows-50g.toml"),
+    "1000flows": BbrlabOnly(
+        "1000flows", "1000 x bbr2_new, 50 Gbit/s, 50 us, ECN, 10 s", ROOT / "benchmarks" / "1000flows-50g.toml"
+    ),
 }
 DEFAULT_ONLY = ("a", "c", "d")
 
@@ -117,8 +137,11 @@ class UsageError(Exception):
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[2:]))
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[2:]),
+    )
     ap.add_argument("--only", default=None, help="comma-separated scenarios: a, c, d, 100g, 1000flows (default a,c,d)")
     ap.add_argument("--big", action="store_true", help="also run 100g and 1000flows (bbrlab only)")
     ap.add_argument("--repeat", default="1", help="pairs per scenario; figures are medians (default 1)")
@@ -126,8 +149,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--d-seconds", default="5", help="simulated seconds of scenario (d) on both sides (default 5)")
     ap.add_argument("--ns3", default=str(NS3_PROGRAM), help=f"ns-3 program (default {NS3_PROGRAM.relative_to(ROOT)})")
     ap.add_argument("--build-ns3", action="store_true", help="build the ns-3 program first (bench/ns3/build.sh)")
-    ap.add_argument("--install-deps", action="store_true",
-                    help=f"with --build-ns3: apt-get install {' '.join(NS3_DEB_PACKAGES)} if they are missing")
+    ap.add_argument(
+        "--install-deps",
+        action="store_true",
+        help=f"with --build-ns3: apt-get install {' '.join(NS3_DEB_PACKAGES)} if they are missing",
+    )
     ap.add_argument("--no-ns3", action="store_true", help="bbrlab only (no ns-3 program needed)")
     ap.add_argument("--child-bbrlab", default=None, metavar="TOML", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -187,8 +213,13 @@ def parse_ns3_output(text: str) -> dict[str, float]:
     perf, agg = kv(lines["PERF"]), kv(lines["AGG"])
     try:
         # cpu_s: NaN from a program built before it printed one.
-        return {"sim_wall_s": perf["wall_s"], "sim_cpu_s": perf.get("cpu_s", float("nan")), "events": perf["events"],
-                "data_pkts_delivered": perf["data_pkts_delivered"], "goodput_bps": agg["goodput_Mbps"] * 1e6}
+        return {
+            "sim_wall_s": perf["wall_s"],
+            "sim_cpu_s": perf.get("cpu_s", float("nan")),
+            "events": perf["events"],
+            "data_pkts_delivered": perf["data_pkts_delivered"],
+            "goodput_bps": agg["goodput_Mbps"] * 1e6,
+        }
     except KeyError as e:
         raise ValueError(f"ns-3's output lacks {e.args[0]}") from None
 
@@ -255,8 +286,8 @@ BASELINE = "-"  # --child-bbrlab's argument for "import and load, run nothing"
 def child_bbrlab(toml: str) -> None:
     """In the child: run the scenario through bbrlab's Python API (what ``bbrlab.engine.runner.run`` does,
     with the thread's CPU time taken around the simulation), print its figures as JSON."""
-    from bbrlab.results.results import Result
     from bbrlab.engine.runner import load_core, simulate
+    from bbrlab.results.results import Result
     from bbrlab.scenario import load_scenario
 
     if toml == BASELINE:
@@ -271,18 +302,29 @@ def child_bbrlab(toml: str) -> None:
     run_ = res.summary["run"]
     if not run_.get("complete", True):
         raise SystemExit(f"bench_speed: {toml} did not run to its end")
-    print(json.dumps({"sim_wall_s": run_["wall_s"], "sim_cpu_s": cpu_s, "events": run_["events"],
-                      "data_pkts_delivered": run_["data_packets_delivered"],
-                      "goodput_bps": res.summary["aggregate"]["goodput_bps"]}))
+    print(
+        json.dumps(
+            {
+                "sim_wall_s": run_["wall_s"],
+                "sim_cpu_s": cpu_s,
+                "events": run_["events"],
+                "data_pkts_delivered": run_["data_packets_delivered"],
+                "goodput_bps": res.summary["aggregate"]["goodput_bps"],
+            }
+        )
+    )
 
 
 def derived(r: dict[str, float]) -> dict[str, float]:
     pkts, events, wall = r["data_pkts_delivered"], r["events"], r["sim_wall_s"]
     cpu = r.get("sim_cpu_s", float("nan"))
-    return dict(r, pkts_per_wall_s=pkts / wall if wall > 0 else float("nan"),
-                pkts_per_cpu_s=pkts / cpu if cpu > 0 else float("nan"),
-                events_per_pkt=events / pkts if pkts else float("nan"),
-                ns_per_event=wall * 1e9 / events if events else float("nan"))
+    return dict(
+        r,
+        pkts_per_wall_s=pkts / wall if wall > 0 else float("nan"),
+        pkts_per_cpu_s=pkts / cpu if cpu > 0 else float("nan"),
+        events_per_pkt=events / pkts if pkts else float("nan"),
+        ns_per_event=wall * 1e9 / events if events else float("nan"),
+    )
 
 
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -292,19 +334,26 @@ def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
 def build_ns3(program: Path, install_deps: bool) -> None:
     if install_deps and not _ns3_dev_present():
         progress(f"installing {' '.join(NS3_DEB_PACKAGES)} (apt-get)")
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *NS3_DEB_PACKAGES], check=True,
-                       stdout=sys.stderr)
+        subprocess.run(
+            ["apt-get", "install", "-y", "--no-install-recommends", *NS3_DEB_PACKAGES], check=True, stdout=sys.stderr
+        )
     progress(f"building {program}")
     subprocess.run(["sh", str(NS3_DIR / "build.sh"), str(program)], check=True, stdout=sys.stderr)
 
 
 def _ns3_dev_present() -> bool:
-    return shutil.which("pkg-config") is not None and subprocess.run(
-        ["pkg-config", "--exists", "ns3-core"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    return (
+        shutil.which("pkg-config") is not None
+        and subprocess.run(
+            ["pkg-config", "--exists", "ns3-core"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ).returncode
+        == 0
+    )
 
 
 def source_commit() -> str:
     """The commit of this checkout, "+dirty" when it has changes (what the figures were measured on)."""
+
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
 
@@ -327,8 +376,22 @@ def fmt_si(x: float, unit: str = "") -> str:
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    rows = [("scenario", "side", "sim wall", "sim CPU", "process wall", "ratio wall", "ratio CPU", "data pkts/s",
-             "events/pkt", "ns/event", "goodput", "peak RSS")]
+    rows = [
+        (
+            "scenario",
+            "side",
+            "sim wall",
+            "sim CPU",
+            "process wall",
+            "ratio wall",
+            "ratio CPU",
+            "data pkts/s",
+            "events/pkt",
+            "ns/event",
+            "goodput",
+            "peak RSS",
+        )
+    ]
     for key, r in results.items():
         sides = [("ns-3", r.get("ns3")), ("bbrlab", r["bbrlab"])]
         ratio, cpu_ratio = r.get("ratio"), r.get("cpu_ratio")
@@ -336,16 +399,27 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         for side, m in sides:
             if m is None:
                 continue
-            rows.append((key if first else "", side,
-                         f"{m['sim_wall_s']:.4g} s", f"{m['sim_cpu_s']:.4g} s", f"{m['process_wall_s']:.2f} s",
-                         f"{ratio:.0f}x" if ratio and side == "bbrlab" else "",
-                         f"{cpu_ratio:.0f}x" if cpu_ratio and cpu_ratio == cpu_ratio and side == "bbrlab" else "",
-                         fmt_si(m["pkts_per_wall_s"]), f"{m['events_per_pkt']:.2f}", f"{m['ns_per_event']:.0f}",
-                         fmt_si(m["goodput_bps"], "bit/s"), fmt_si(m["peak_rss_bytes"], "B")))
+            rows.append(
+                (
+                    key if first else "",
+                    side,
+                    f"{m['sim_wall_s']:.4g} s",
+                    f"{m['sim_cpu_s']:.4g} s",
+                    f"{m['process_wall_s']:.2f} s",
+                    f"{ratio:.0f}x" if ratio and side == "bbrlab" else "",
+                    f"{cpu_ratio:.0f}x" if cpu_ratio and cpu_ratio == cpu_ratio and side == "bbrlab" else "",
+                    fmt_si(m["pkts_per_wall_s"]),
+                    f"{m['events_per_pkt']:.2f}",
+                    f"{m['ns_per_event']:.0f}",
+                    fmt_si(m["goodput_bps"], "bit/s"),
+                    fmt_si(m["peak_rss_bytes"], "B"),
+                )
+            )
             first = False
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
-                     for row in rows)
+    return "\n".join(
+        "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows
+    )
 
 
 # ------------------------------------------------------------------ main
@@ -366,9 +440,11 @@ def main(argv: list[str]) -> int:
     if need_ns3 and a.build_ns3:
         build_ns3(program, a.install_deps)
     if need_ns3 and not os.access(program, os.X_OK):
-        print(f"bench_speed: the ns-3 program {program} is missing; build it with --build-ns3 "
-              f"(--install-deps also apt-get installs {' '.join(NS3_DEB_PACKAGES)}), or run bbrlab alone with --no-ns3",
-              file=sys.stderr)
+        print(
+            f"bench_speed: the ns-3 program {program} is missing; build it with --build-ns3 "
+            f"(--install-deps also apt-get installs {' '.join(NS3_DEB_PACKAGES)}), or run bbrlab alone with --no-ns3",
+            file=sys.stderr,
+        )
         return 2
     loads: list[tuple[str, int, tuple[float, float, float]]] = []
     runs: dict[str, dict[str, list[dict[str, float]]]] = {k: {"ns3": [], "bbrlab": []} for k in a.only}
@@ -399,8 +475,10 @@ def main(argv: list[str]) -> int:
     baseline_rss = bbrlab_baseline_rss()
     results: dict[str, dict[str, Any]] = {}
     for k in a.only:
-        r: dict[str, Any] = {"title": shared[k].title if k in shared else BIG[k].title,
-                             "bbrlab": median_of(runs[k]["bbrlab"])}
+        r: dict[str, Any] = {
+            "title": shared[k].title if k in shared else BIG[k].title,
+            "bbrlab": median_of(runs[k]["bbrlab"]),
+        }
         if runs[k]["ns3"]:
             r["ns3"] = median_of(runs[k]["ns3"])
             # The ratio of the medians of each pair's simulation walls.
@@ -411,21 +489,37 @@ def main(argv: list[str]) -> int:
             r["cpu_ratio"] = statistics.median(n["sim_cpu_s"] / b["sim_cpu_s"] for n, b in pairs)
         results[k] = r
     commit = source_commit()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, commit {commit}, {a.repeat} pair(s) per scenario, "
-          f"load average {min(x[2][0] for x in loads):.2f}-{max(x[2][0] for x in loads):.2f} (1 min) before the pairs")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, commit {commit}, {a.repeat} pair(s) per scenario, "
+        f"load average {min(x[2][0] for x in loads):.2f}-{max(x[2][0] for x in loads):.2f} (1 min) before the pairs"
+    )
     for k, r in results.items():
         print(f"# {k}: {r['title']}")
     print(table(results))
-    print(f"# bbrlab's peak RSS includes {fmt_si(baseline_rss, 'B')} of Python, numpy, pandas and the core loaded "
-          f"(a child that runs nothing); ns-3's is the whole program")
+    print(
+        f"# bbrlab's peak RSS includes {fmt_si(baseline_rss, 'B')} of Python, numpy, pandas and the core loaded "
+        f"(a child that runs nothing); ns-3's is the whole program"
+    )
     if a.json_out:
-        doc = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "repeat": a.repeat,
-               "commit": commit, "bbrlab_baseline_rss_bytes": baseline_rss,
-               "load_average": [{"scenario": k, "repeat": i, "load": list(load)} for k, i, load in loads],
-               "scenarios": {k: dict(results[k],
-                                     **({"ns3_args": shared[k].ns3_args(), "bbrlab_toml": shared[k].toml()} if k in shared
-                                        else {"bbrlab_toml_file": str(BIG[k].file.relative_to(ROOT))}),
-                                     runs=runs[k]) for k in a.only}}
+        doc = {
+            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "repeat": a.repeat,
+            "commit": commit,
+            "bbrlab_baseline_rss_bytes": baseline_rss,
+            "load_average": [{"scenario": k, "repeat": i, "load": list(load)} for k, i, load in loads],
+            "scenarios": {
+                k: dict(
+                    results[k],
+                    **(
+                        {"ns3_args": shared[k].ns3_args(), "bbrlab_toml": shared[k].toml()}
+                        if k in shared
+                        else {"bbrlab_toml_file": str(BIG[k].file.relative_to(ROOT))}
+                    ),
+                    runs=runs[k],
+                )
+                for k in a.only
+            },
+        }
         Path(a.json_out).write_text(json.dumps(doc, indent=1) + "\n")
         progress(f"wrote {a.json_out}")
     return 0

@@ -73,11 +73,15 @@ def main() -> int:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         scen = Path(d) / "ack-timing.toml"
-        scen.write_text(f'name = "ack-timing"\nduration = "{a.duration}s"\nseed = 1\n[topology]\nkind = "dumbbell"\n'
-                        f'bottleneck = {{ rate = "{a.rate_mbps}Mbps", rtt = "{a.rtt_ms}ms", buffer = "1bdp" }}\n'
-                        f'[[flows]]\ncc = "{a.cc}"\n')
-        run = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(scen), "--backend", "emu", "-q",
-                                "--out", str(Path(d) / "run")], stdout=subprocess.DEVNULL)
+        scen.write_text(
+            f'name = "ack-timing"\nduration = "{a.duration}s"\nseed = 1\n[topology]\nkind = "dumbbell"\n'
+            f'bottleneck = {{ rate = "{a.rate_mbps}Mbps", rtt = "{a.rtt_ms}ms", buffer = "1bdp" }}\n'
+            f'[[flows]]\ncc = "{a.cc}"\n'
+        )
+        run = subprocess.Popen(
+            [sys.executable, "-m", "bbrlab", "run", str(scen), "--backend", "emu", "-q", "--out", str(Path(d) / "run")],
+            stdout=subprocess.DEVNULL,
+        )
         try:
             ns = None
             for _ in range(100):
@@ -91,7 +95,9 @@ def main() -> int:
                 return 1
             time.sleep(a.skip)
             out = Path(d) / "acks.json"
-            subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", CAPTURE, str(a.capture), str(out)], check=True)
+            subprocess.run(
+                ["ip", "netns", "exec", ns, sys.executable, "-c", CAPTURE, str(a.capture), str(out)], check=True
+            )
             rows = json.loads(out.read_text())
         finally:
             run.wait()
@@ -103,14 +109,18 @@ def main() -> int:
     t, ack = t[adv], ack[adv]
     gaps_us = np.diff(t) / 1e3
     payload_bps = a.rate_mbps * 1e6 * MSS / WIRE
-    print(f"{a.cc}, {a.rate_mbps:g} Mbit/s, {a.rtt_ms:g} ms: {len(t)} ACKs of new data in {a.capture:g} s; "
-          f"one packet's serialization {WIRE * 8 / (a.rate_mbps * 1e6) * 1e6:.1f} µs")
+    print(
+        f"{a.cc}, {a.rate_mbps:g} Mbit/s, {a.rtt_ms:g} ms: {len(t)} ACKs of new data in {a.capture:g} s; "
+        f"one packet's serialization {WIRE * 8 / (a.rate_mbps * 1e6) * 1e6:.1f} µs"
+    )
     print("gap between ACKs, µs: " + ", ".join(f"p{q} {np.percentile(gaps_us, q):.1f}" for q in (1, 10, 50, 90, 99)))
     for label, w in (("5 ms", 5_000_000), ("one RTT", int(a.rtt_ms * 1e6))):
         r = ack_rates(t, ack, w)
-        print(f"ACK rate over ≥ {label}: median {np.median(r) / 1e6:.2f}, p99 {np.percentile(r, 99) / 1e6:.2f}, "
-              f"max {r.max() / 1e6:.2f} Mbit/s; above the payload rate {payload_bps / 1e6:.2f} in "
-              f"{np.mean(r > payload_bps) * 100:.1f} % of windows")
+        print(
+            f"ACK rate over ≥ {label}: median {np.median(r) / 1e6:.2f}, p99 {np.percentile(r, 99) / 1e6:.2f}, "
+            f"max {r.max() / 1e6:.2f} Mbit/s; above the payload rate {payload_bps / 1e6:.2f} in "
+            f"{np.mean(r > payload_bps) * 100:.1f} % of windows"
+        )
     return 0
 
 

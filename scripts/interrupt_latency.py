@@ -27,8 +27,11 @@ CASES = {
 def interrupt_after(delay_s: float, overrides: list[str], out: Path) -> float | None:
     """Seconds from SIGINT to exit, or None if the run ended before `delay_s`."""
     sets = [a for o in overrides for a in ("--set", o)]
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(EXAMPLE), "-q", "--out", str(out), *sets],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(EXAMPLE), "-q", "--out", str(out), *sets],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(delay_s)
     if p.poll() is not None:
         return None

@@ -1,9 +1,9 @@
 """bbrlab: a congestion-control laboratory built around TCP BBR.
 
-    >>> import bbrlab
-    >>> scenario = bbrlab.load_scenario("examples/quick.toml", overrides=["flows.0.cc=bbr"])
-    >>> result = bbrlab.run(scenario)
-    >>> result.timeseries.groupby("flow").goodput_bps.mean()
+>>> import bbrlab
+>>> scenario = bbrlab.load_scenario("examples/quick.toml", overrides=["flows.0.cc=bbr"])
+>>> result = bbrlab.run(scenario)
+>>> result.timeseries.groupby("flow").goodput_bps.mean()
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from .errors import ScenarioError, SimulationError, UserError
 
 if TYPE_CHECKING:
     from ._version import __version__
-    from .results.results import Result
     from .engine.runner import run
+    from .results.results import Result
     from .scenario import Scenario, load_scenario, parse_scenario
 
 __all__ = [

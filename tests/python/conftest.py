@@ -38,7 +38,9 @@ def core() -> ModuleType:
     try:
         from bbrlab import _core  # type: ignore[attr-defined]
     except ImportError as e:
-        pytest.fail(f"bbrlab._core is not built ({e}); build it with `pip install -e .` — this test must not be skipped")
+        pytest.fail(
+            f"bbrlab._core is not built ({e}); build it with `pip install -e .` — this test must not be skipped"
+        )
     return _core
 
 

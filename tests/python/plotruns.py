@@ -8,9 +8,8 @@ import itertools
 import json
 from pathlib import Path
 
-import pandas as pd
-
 import bbrlab
+import pandas as pd
 from bbrlab.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,15 +17,25 @@ EXAMPLES = ROOT / "examples"
 
 #: A 4-worker star with a query app (query latencies, flow completion times) and one sized flow.
 QUERY_SCENARIO = {
-    "name": "query", "duration": "0.3s", "sample_interval": "10ms",
+    "name": "query",
+    "duration": "0.3s",
+    "sample_interval": "10ms",
     "topology": {"kind": "star", "workers": 4, "rate": "1Gbps"},
     "flows": [{"cc": "cubic", "bytes": "200KB"}],
-    "apps": [{"kind": "query", "workers": 4, "size": "64KiB", "repetitions": 10, "gap": "5ms", "flow": {"cc": "dctcp"}}],
+    "apps": [
+        {"kind": "query", "workers": 4, "size": "64KiB", "repetitions": 10, "gap": "5ms", "flow": {"cc": "dctcp"}}
+    ],
 }
 
 
-def save_run(scenario: object, out: Path, overrides: list[str] | None = None, *, record_overrides: bool = True,
-             plots: bool = False) -> Path:
+def save_run(
+    scenario: object,
+    out: Path,
+    overrides: list[str] | None = None,
+    *,
+    record_overrides: bool = True,
+    plots: bool = False,
+) -> Path:
     """Run and save; with ``record_overrides`` the summary carries run.overrides as `bbrlab run`
     writes them. ``plots``: the run's own PNGs (the report tests need them; drawing them is most
     of a tiny run's time)."""
@@ -63,17 +72,37 @@ def sweep(out: Path, seeds: tuple[int, ...] = (1, 2)) -> Path:
     rows = []
     for i, values in enumerate(itertools.product(*axes.values())):
         for seed in seeds:
-            ov = [f"{a}={v}" for a, v in zip(axes, values)] + [f"seed={seed}", "duration=0.6s", "flows.1.start=0.2s",
-                                                                "topology.bottleneck.loss=0.5%"]
+            ov = [f"{a}={v}" for a, v in zip(axes, values)] + [
+                f"seed={seed}",
+                "duration=0.6s",
+                "flows.1.start=0.2s",
+                "topology.bottleneck.loss=0.5%",
+            ]
             run_dir = f"runs/p{i}-s{seed}"
             d = save_run(load_scenario(EXAMPLES / "bbr-vs-cubic.toml", overrides=ov), out / run_dir, ov)
             agg = json.loads((d / "summary.json").read_text())["aggregate"]
-            rows.append({"point": f"p{i}", **dict(zip(axes, values)), "seed": seed, "run_dir": run_dir,
-                         "goodput_bps": agg["goodput_bps"], "jain": agg["jain"]})
+            rows.append(
+                {
+                    "point": f"p{i}",
+                    **dict(zip(axes, values)),
+                    "seed": seed,
+                    "run_dir": run_dir,
+                    "goodput_bps": agg["goodput_bps"],
+                    "jain": agg["jain"],
+                }
+            )
     points = pd.DataFrame(rows)
     points.to_parquet(out / "points.parquet", index=False)
     points.to_csv(out / "points.csv", index=False)
-    (out / "sweep.json").write_text(json.dumps({"scenario": str(EXAMPLES / "bbr-vs-cubic.toml"), "axes": axes,
-                                                "seeds": list(seeds), "engine": "sim",
-                                                "bbrlab_version": bbrlab.__version__}))
+    (out / "sweep.json").write_text(
+        json.dumps(
+            {
+                "scenario": str(EXAMPLES / "bbr-vs-cubic.toml"),
+                "axes": axes,
+                "seeds": list(seeds),
+                "engine": "sim",
+                "bbrlab_version": bbrlab.__version__,
+            }
+        )
+    )
     return out

@@ -17,9 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location(
-        "arch_diagram", ROOT / "scripts" / "arch_diagram.py"
-    )
+    spec = importlib.util.spec_from_file_location("arch_diagram", ROOT / "scripts" / "arch_diagram.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["arch_diagram"] = mod
     spec.loader.exec_module(mod)
@@ -45,11 +43,7 @@ def _workspace(root: Path) -> None:
         ("engine", 'core = { package = "demo-core", path = "../core" }\n'),
         ("tool", ""),
     ):
-        dev = (
-            '[dev-dependencies]\ntool = { package = "demo-tool", path = "../tool" }\n'
-            if name == "core"
-            else ""
-        )
+        dev = '[dev-dependencies]\ntool = { package = "demo-tool", path = "../tool" }\n' if name == "core" else ""
         _write(
             root,
             f"crates/{name}/Cargo.toml",
@@ -70,14 +64,12 @@ def _workspace(root: Path) -> None:
     _write(
         root,
         src + "lib.rs",
-        "mod queue;\nmod clock;\nmod net;\n#[cfg(test)]\nmod testkit;\n"
-        "use clock::Tick;\npub struct World;\n",
+        "mod queue;\nmod clock;\nmod net;\n#[cfg(test)]\nmod testkit;\nuse clock::Tick;\npub struct World;\n",
     )
     _write(
         root,
         src + "queue.rs",
-        "use crate::*;\n// net::Link in a comment is no use\n"
-        'fn g(_: Tick, _: World) { let _ = "net::Link"; }\n',
+        'use crate::*;\n// net::Link in a comment is no use\nfn g(_: Tick, _: World) { let _ = "net::Link"; }\n',
     )
     _write(
         root,
@@ -127,9 +119,7 @@ def test_new_modules_appear_and_check_fails_on_a_stale_picture(tmp_path: Path) -
     assert arch.main([], root=tmp_path) == 0
     assert arch.main(["--check"], root=tmp_path) == 0
     text = (tmp_path / "docs/architecture.md").read_text()
-    assert text.startswith("# A\n\n<!-- arch-diagram -->\n") and text.endswith(
-        "<!-- /arch-diagram -->\n\nafter\n"
-    )
+    assert text.startswith("# A\n\n<!-- arch-diagram -->\n") and text.endswith("<!-- /arch-diagram -->\n\nafter\n")
     # A module added in a new subdirectory is walked into the picture, and --check notices.
     _write(tmp_path, "crates/sim/src/apps/query.rs", "fn h() { crate::net::send(); }\n")
     assert arch.main(["--check"], root=tmp_path) == 1

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from bbrlab.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,15 +43,18 @@ def test_only_defaults_big_and_order():
     assert bs.parse_only("1000flows,a,a", big=True) == ["1000flows", "a", "100g"]
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (["--only", "a,b"], "--only"),
-    (["--only", ","], "--only"),
-    (["--repeat", "0"], "--repeat"),
-    (["--repeat", "two"], "--repeat"),
-    (["--d-seconds", "-1"], "--d-seconds"),
-    (["--d-seconds", "inf"], "--d-seconds"),
-    (["--install-deps"], "--install-deps"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["--only", "a,b"], "--only"),
+        (["--only", ","], "--only"),
+        (["--repeat", "0"], "--repeat"),
+        (["--repeat", "two"], "--repeat"),
+        (["--d-seconds", "-1"], "--d-seconds"),
+        (["--d-seconds", "inf"], "--d-seconds"),
+        (["--install-deps"], "--install-deps"),
+    ],
+)
 def test_bad_arguments_name_the_flag_and_exit_2(argv, flag, capsys):
     assert bs.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -89,8 +91,8 @@ def test_ns3_output_without_its_figures_is_an_error(text):
 def _ns3_defaults() -> dict[str, float]:
     """The Options defaults written in bench/ns3/dumbbell.cc."""
     src = NS3_SOURCE.read_text()
-    body = src[src.index("struct Options"):]
-    body = body[:body.index("};")]
+    body = src[src.index("struct Options") :]
+    body = body[: body.index("};")]
     return {m[1]: float(m[2]) for m in re.finditer(r"\b(\w+) = ([0-9.]+);", body)}
 
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bbrlab.plots.chart import PANEL_PX, WIDTH_PX, Chart, HLine, Panel, Series, _tick_label, nice_ticks, render
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
-
-from bbrlab.plots.chart import PANEL_PX, WIDTH_PX, Chart, HLine, Panel, Series, _tick_label, nice_ticks, render
 
 
 @given(lo=st.floats(-1e9, 1e9), width=st.floats(1e-6, 1e9), n=st.integers(2, 10))
@@ -35,10 +34,17 @@ def test_nice_ticks_are_round_inside_the_range_and_few(lo: float, width: float, 
         assert (hi - lo) / step <= n + 1e-6
 
 
-@pytest.mark.parametrize(("value", "step", "text"), [
-    (7.5, 2.5, "7.5"), (20.0, 10.0, "20"), (0.4, 0.2, "0.4"), (0.25, 0.25, "0.25"), (100.0, 25.0, "100"),
-    (0.0, 0.05, "0.00"),
-])
+@pytest.mark.parametrize(
+    ("value", "step", "text"),
+    [
+        (7.5, 2.5, "7.5"),
+        (20.0, 10.0, "20"),
+        (0.4, 0.2, "0.4"),
+        (0.25, 0.25, "0.25"),
+        (100.0, 25.0, "100"),
+        (0.0, 0.05, "0.00"),
+    ],
+)
 def test_tick_labels_carry_the_decimals_their_step_needs(value: float, step: float, text: str) -> None:
     assert _tick_label(value, step) == text
 
@@ -53,8 +59,9 @@ def _red_rows(img: Image.Image, column: int) -> np.ndarray:
 
 def test_a_line_is_drawn_at_its_value(tmp_path: Path) -> None:
     # y = 50 on an axis from 0 with 5 % headroom over its largest value (100, a reference line).
-    chart = Chart("t", [Panel([Series(np.array([0.0, 10.0]), np.array([50.0, 50.0]), "half", color=RED)],
-                              [HLine(100.0, "top")])])
+    chart = Chart(
+        "t", [Panel([Series(np.array([0.0, 10.0]), np.array([50.0, 50.0]), "half", color=RED)], [HLine(100.0, "top")])]
+    )
     img = Image.open(render(chart, tmp_path / "c.png"))
     assert img.size == (WIDTH_PX, PANEL_PX)
     rows = _red_rows(img, WIDTH_PX // 2)
@@ -95,8 +102,9 @@ def test_the_png_writer_keeps_every_pixel(tmp_path: Path) -> None:
     from bbrlab.plots.chart import _draw, png_bytes
 
     x = np.linspace(0, 3, 50)
-    chart = Chart("sine", [Panel([Series(x, np.sin(x) + 1, "a"), Series(x, np.cos(x) + 1, "b", alpha=0.4)])],
-                  note="a note")
+    chart = Chart(
+        "sine", [Panel([Series(x, np.sin(x) + 1, "a"), Series(x, np.cos(x) + 1, "b", alpha=0.4)])], note="a note"
+    )
     drawn = np.asarray(_draw(chart).convert("RGB"))
     read = Image.open(io.BytesIO(png_bytes(chart)))
     read.load()  # decodes and checks every chunk's CRC
@@ -108,8 +116,18 @@ def test_the_legend_goes_where_it_hides_no_line(tmp_path: Path) -> None:
     # A line across the top, another across the bottom: the upper-right corner (the default) and
     # the lower ones would hide part of them; the middle of a side hides nothing.
     x = np.linspace(0, 10, 200)
-    chart = Chart("t", [Panel([Series(x, np.full_like(x, 95.0), "top line", color=RED),
-                               Series(x, np.full_like(x, 3.0), "bottom line", color=RED)], ymin=0)])
+    chart = Chart(
+        "t",
+        [
+            Panel(
+                [
+                    Series(x, np.full_like(x, 95.0), "top line", color=RED),
+                    Series(x, np.full_like(x, 3.0), "bottom line", color=RED),
+                ],
+                ymin=0,
+            )
+        ],
+    )
     img = Image.open(render(chart, tmp_path / "c.png"))
     left, right = 88, WIDTH_PX - 22
     hidden = [col for col in range(left + 2, right - 2) if len(_red_rows(img, col)) < 2]

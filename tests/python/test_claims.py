@@ -10,18 +10,34 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
-
-from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
-from bbrlab.reproduce import STUDIES, Size
-from bbrlab.reproduce import bql_vs_bbr, dc_convergence, dc_incast, dc_query, esnet_100g, many_flows_ecn, wan_loss
+from bbrlab.reproduce import (
+    STUDIES,
+    Size,
+    bql_vs_bbr,
+    dc_convergence,
+    dc_incast,
+    dc_query,
+    esnet_100g,
+    many_flows_ecn,
+    wan_loss,
+)
 from bbrlab.reproduce.dc_common import BBR as DC_BBR
 from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
+from scipy import stats
 
 LOSSLESS = FABRIC_LABEL["lossless"]
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
-from bbrlab.reproduce.claims import (CSV_COLUMNS, Claim, Verdict, cell, num, parse_cell, read_claims_csv,
-                                     write_claims_csv)
+from bbrlab.reproduce.claims import (
+    CSV_COLUMNS,
+    Claim,
+    Verdict,
+    cell,
+    num,
+    parse_cell,
+    read_claims_csv,
+    write_claims_csv,
+)
 from bbrlab.reproduce.sentences import at, change, compare
 
 VERDICTS = {v.value for v in Verdict}
@@ -40,12 +56,18 @@ def one(claims: list[Claim], *parts: str) -> Claim:
 
 
 def test_value_cells_round_trip():
-    c = cell(num(941.25, "Mbit/s", label="cubic n = 1 → 10", to=932.5), num(-9.2, "Mbit/s", label="n = 10", ci=33.8),
-             num(float("nan"), "%"), num(1.5e-7))
+    c = cell(
+        num(941.25, "Mbit/s", label="cubic n = 1 → 10", to=932.5),
+        num(-9.2, "Mbit/s", label="n = 10", ci=33.8),
+        num(float("nan"), "%"),
+        num(1.5e-7),
+    )
     assert c == "cubic n = 1 → 10: 941.25 → 932.5 Mbit/s; n = 10: -9.2 ± 33.8 Mbit/s; nan %; 1.5e-07"
     items = parse_cell(c)
     assert [(i.label, i.value, i.to, i.ci, i.unit) for i in items[:2]] == [
-        ("cubic n = 1 → 10", 941.25, 932.5, None, "Mbit/s"), ("n = 10", -9.2, None, 33.8, "Mbit/s")]
+        ("cubic n = 1 → 10", 941.25, 932.5, None, "Mbit/s"),
+        ("n = 10", -9.2, None, 33.8, "Mbit/s"),
+    ]
     assert math.isnan(items[2].value) and items[2].unit == "%" and items[3].value == 1.5e-7 and items[3].unit == ""
     assert parse_cell("drastic increase") is None and parse_cell("") is None
     with pytest.raises(ValueError):  # a label with a colon would not parse back
@@ -55,9 +77,18 @@ def test_value_cells_round_trip():
 
 
 def test_claims_csv_round_trips(tmp_path):
-    cl = [Claim("a, with a comma", "yes", "x", "rule; with \"quotes\"", Verdict.PARTLY, paper_value="yes",
-                bbrlab_value=cell(num(1, "ms", label="n = 1"))),
-          Claim("b", "1 Mbit/s", "-", "r", Verdict.UNTESTED, paper_value=cell(num(1, "Mbit/s")), bbrlab_value="")]
+    cl = [
+        Claim(
+            "a, with a comma",
+            "yes",
+            "x",
+            'rule; with "quotes"',
+            Verdict.PARTLY,
+            paper_value="yes",
+            bbrlab_value=cell(num(1, "ms", label="n = 1")),
+        ),
+        Claim("b", "1 Mbit/s", "-", "r", Verdict.UNTESTED, paper_value=cell(num(1, "Mbit/s")), bbrlab_value=""),
+    ]
     rows = read_claims_csv(write_claims_csv(tmp_path / "claims.csv", cl))
     assert rows == [c.csv_row() for c in cl]
     assert list(rows[0]) == list(CSV_COLUMNS)
@@ -82,12 +113,19 @@ def test_student_t_and_welch_match_scipy():
 
 
 def test_sentence_builders_never_print_empty_sets():
-    assert at("n", []) == "at no n" and at("n", [10]) == "at n = 10" and at("n", [10, 20], [10, 20]) == \
-        "at every n (10, 20)"
+    assert (
+        at("n", []) == "at no n"
+        and at("n", [10]) == "at n = 10"
+        and at("n", [10, 20], [10, 20]) == "at every n (10, 20)"
+    )
     s = compare("BBRv1", "CUBIC", {10: 1, 20: -1, 30: 0, 40: None})
-    assert s == ("BBRv1 is significantly ahead of CUBIC at n = 10, significantly behind it at n = 20 and not "
-                 "significantly different from it at n = 30 (undecided at n = 40)")
-    assert compare("BBRv1", "CUBIC", {10: 0, 20: 0}) == "BBRv1 is not significantly different from CUBIC at any n (10, 20)"
+    assert s == (
+        "BBRv1 is significantly ahead of CUBIC at n = 10, significantly behind it at n = 20 and not "
+        "significantly different from it at n = 30 (undecided at n = 40)"
+    )
+    assert (
+        compare("BBRv1", "CUBIC", {10: 0, 20: 0}) == "BBRv1 is not significantly different from CUBIC at any n (10, 20)"
+    )
     assert compare("BBRv1", "CUBIC", {10: -1, 20: -1}) == "BBRv1 is significantly behind CUBIC at every n (10, 20)"
     for text in (compare("A", "B", {}), compare("A", "B", {1: None})):
         assert "none" not in text and "[]" not in text
@@ -120,9 +158,21 @@ def _incast(bbr_ahead: bool, cubic_falls: bool = True) -> pd.DataFrame:
             for cc in ("cubic", DC_BBR):
                 good, bad = 940e6, (940e6 - 30e6 * n if cubic_falls else 940e6)
                 mean = (good if cc == DC_BBR else bad) if bbr_ahead else (bad if cc == DC_BBR else good)
-                rows.append(dict(fabric=fabric, cc=cc, n=n, mean_bps=mean, ci_bps=5e6, samples=5,
-                                 frac75=0.9 if mean == good else 0.2, rto=1.0, drops=10.0, min_flow_bps=mean / n,
-                                 slow_quarter_bps=mean / n))
+                rows.append(
+                    dict(
+                        fabric=fabric,
+                        cc=cc,
+                        n=n,
+                        mean_bps=mean,
+                        ci_bps=5e6,
+                        samples=5,
+                        frac75=0.9 if mean == good else 0.2,
+                        rto=1.0,
+                        drops=10.0,
+                        min_flow_bps=mean / n,
+                        slow_quarter_bps=mean / n,
+                    )
+                )
     d = pd.DataFrame(rows)
     # The exact aggregate: what the reading would be without the Waterloo DC study's integer
     # division.
@@ -189,8 +239,20 @@ def _query(lossless_ratio: float, bbr_bg: float, cubic_bg: float = 0.5) -> pd.Da
                     mean = 0.009 * (2 if bg else 1) * (lossless_ratio if cc == DC_BBR and fabric == "lossless" else 1)
                     if fabric != "lossless" and bg:
                         mean = bbr_bg if cc == DC_BBR else cubic_bg
-                    rows.append(dict(fabric=fabric, bg=bg, cc=cc, n=n, mean_s=mean, ci_s=0.001, p95_s=mean * 1.1,
-                                     median_s=mean, completed=10, requested=10))
+                    rows.append(
+                        dict(
+                            fabric=fabric,
+                            bg=bg,
+                            cc=cc,
+                            n=n,
+                            mean_s=mean,
+                            ci_s=0.001,
+                            p95_s=mean * 1.1,
+                            median_s=mean,
+                            completed=10,
+                            requested=10,
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -221,8 +283,20 @@ def _levels(bbr_droptail: float, bbr_lossless: float = 0.99) -> pd.DataFrame:
         for cc in ("cubic", DC_BBR):
             j = (bbr_lossless if is_lossless(fabric) else bbr_droptail) if cc == DC_BBR else 0.99
             for active in range(1, 6):
-                rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
-                                 jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
+                rows.append(
+                    dict(
+                        fabric=fabric,
+                        cc=cc,
+                        T=10.0,
+                        level=active,
+                        active=active,
+                        jain_level=j,
+                        jain_per_second=j,
+                        total_bps=9e8,
+                        min_share=0.2,
+                        starved_flows=1 if j < 0.7 else 0,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -245,9 +319,10 @@ def test_convergence_open_question_flips():
     others = [f for f in dc_convergence.FABRICS if not is_lossless(f) and f != "store-and-forward-deep"]
     mixed.loc[mixed["fabric"].isin(others) & (mixed["cc"] == DC_BBR), "jain_per_second"] = 0.5
     assert one(dc_convergence.claims(mixed), question).verdict is Verdict.PARTLY
-    assert ("converges better with drops (1 MB drop-tail); with the PAUSE to hosts only (racks), PAUSE ignored by NICs, "
-            "1 MB shared, α = 1 and 128 KB drop-tail buffer it moves by less than 0.1"
-            in dc_convergence._answer(mixed))
+    assert (
+        "converges better with drops (1 MB drop-tail); with the PAUSE to hosts only (racks), PAUSE ignored by NICs, "
+        "1 MB shared, α = 1 and 128 KB drop-tail buffer it moves by less than 0.1" in dc_convergence._answer(mixed)
+    )
 
 
 # ------------------------------------------------------------------ wan-loss
@@ -267,7 +342,9 @@ def test_wan_loss_verdicts_and_sentences_flip():
     cl_like, cl_unlike = by_name(wan_loss.claims(like)), by_name(wan_loss.claims(unlike))
     far = "140 ms, 1.5 % loss: BBR keeps far more throughput than CUBIC"
     assert cl_like[far] is Verdict.AGREES and cl_unlike[far] is Verdict.DISAGREES
-    assert cl_like["140 ms, no loss: CUBIC"] is Verdict.AGREES and cl_unlike["140 ms, no loss: CUBIC"] is Verdict.DISAGREES
+    assert (
+        cl_like["140 ms, no loss: CUBIC"] is Verdict.AGREES and cl_unlike["140 ms, no loss: CUBIC"] is Verdict.DISAGREES
+    )
     t_like, t_unlike = wan_loss._commentary(like, 10), wan_loss._commentary(unlike, 10)
     assert "**The loss-free plateau is the receive window.**" in t_like and "as in the blog" in t_like
     assert "**The loss-free plateau.**" in t_unlike and "Only BBRv1 comes within 20 %" in t_unlike
@@ -275,7 +352,9 @@ def test_wan_loss_verdicts_and_sentences_flip():
     assert "bbrlab does not reproduce the blog's finding" in t_unlike
     lossy = _grid(340e6, 335e6)
     lossy["retransmits"] = 5
-    assert "slow start fills it without a loss" in t_like and "slow start overflows it" in wan_loss._commentary(lossy, 10)
+    assert "slow start fills it without a loss" in t_like and "slow start overflows it" in wan_loss._commentary(
+        lossy, 10
+    )
 
 
 def test_wan_loss_patch_series_claims():
@@ -284,14 +363,18 @@ def test_wan_loss_patch_series_claims():
     assert wan_loss.patch_claims(b)[0].verdict is Verdict.AGREES
     b.loc[1, "goodput_bps"] = 2e9
     assert wan_loss.patch_claims(b)[0].verdict is Verdict.PARTLY
-    sweep = pd.DataFrame([dict(cc="cubic", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 20e6), (15.0, 0.1e6))]
-                         + [dict(cc="bbr1", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 92e6), (15.0, 79e6))])
+    sweep = pd.DataFrame(
+        [dict(cc="cubic", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 20e6), (15.0, 0.1e6))]
+        + [dict(cc="bbr1", loss_pct=p, goodput_bps=g) for p, g in ((1.0, 92e6), (15.0, 79e6))]
+    )
     got = by_name(wan_loss.sweep_claims(sweep, ("cubic", "bbr1"), (1.0, 15.0)))
     assert got["CUBIC drops by orders of magnitude"] is Verdict.AGREES
     assert got["below 15 % loss BBR fully uses the path, link · (1 − p)"] is Verdict.AGREES
     sweep.loc[(sweep["cc"] == "cubic") & (sweep["loss_pct"] == 15.0), "goodput_bps"] = 10e6
-    assert by_name(wan_loss.sweep_claims(sweep, ("cubic", "bbr1"), (1.0, 15.0)))[
-        "CUBIC drops by orders of magnitude"] is Verdict.DISAGREES
+    assert (
+        by_name(wan_loss.sweep_claims(sweep, ("cubic", "bbr1"), (1.0, 15.0)))["CUBIC drops by orders of magnitude"]
+        is Verdict.DISAGREES
+    )
 
 
 # ------------------------------------------------------------------ many-flows-ecn
@@ -302,10 +385,23 @@ def _sweep(new_better: bool, drops: float = 0.0) -> pd.DataFrame:
     for n in (160, 320, 1000):
         for cc in ("dctcp", "bbr2", "bbr2_new"):
             good = cc == "bbr2_new" if new_better else cc != "bbr2_new"
-            rows.append(dict(algo=cc, num_flows=n, retrans_rate=0.001 if good else 0.01, rtt_avg_ms=0.1 if good else 0.3,
-                             rtt_p95_ms=0.2 if good else 0.5, throughput_bps=47e9, ce_rate=0.95 if cc == "bbr2" else 0.3,
-                             jain=0.95, drops=drops, queue_mean_kb=100.0 if good else 900.0, cwnd_mean_pkts=4.0,
-                             inflight_pkts=4.0 * n, tso_chunk_segs=2.0))
+            rows.append(
+                dict(
+                    algo=cc,
+                    num_flows=n,
+                    retrans_rate=0.001 if good else 0.01,
+                    rtt_avg_ms=0.1 if good else 0.3,
+                    rtt_p95_ms=0.2 if good else 0.5,
+                    throughput_bps=47e9,
+                    ce_rate=0.95 if cc == "bbr2" else 0.3,
+                    jain=0.95,
+                    drops=drops,
+                    queue_mean_kb=100.0 if good else 900.0,
+                    cwnd_mean_pkts=4.0,
+                    inflight_pkts=4.0 * n,
+                    tso_chunk_segs=2.0,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -332,17 +428,32 @@ def test_many_flows_verdicts_and_sentences_flip():
 
 def test_many_flows_tso_and_ack_claims_flip():
     def tso(on_segs: float) -> pd.DataFrame:
-        return pd.DataFrame([dict(setup="host-bottleneck", num_flows=1000, algo=cc, autosize=auto,
-                                  tso_goal_segs=on_segs if auto else 4.0) for cc in ("bbr2", "bbr2_new")
-                             for auto in (False, True)])
+        return pd.DataFrame(
+            [
+                dict(
+                    setup="host-bottleneck",
+                    num_flows=1000,
+                    algo=cc,
+                    autosize=auto,
+                    tso_goal_segs=on_segs if auto else 4.0,
+                )
+                for cc in ("bbr2", "bbr2_new")
+                for auto in (False, True)
+            ]
+        )
 
     assert many_flows_ecn.tso_claims(tso(44.0))[0].verdict is Verdict.AGREES
     assert many_flows_ecn.tso_claims(tso(4.0))[0].verdict is Verdict.DISAGREES
     cfg = many_flows_ecn.PLANS[Size.TINY]
 
     def acks(old_p99: float) -> pd.DataFrame:
-        return pd.DataFrame([dict(algo=cc, faster_acks=fast, rpc_p99_ms_median_flow=1.0 if fast else old_p99,
-                                  rpc_mean_ms=0.5) for cc in cfg.ack_ccs for fast in (False, True)])
+        return pd.DataFrame(
+            [
+                dict(algo=cc, faster_acks=fast, rpc_p99_ms_median_flow=1.0 if fast else old_p99, rpc_mean_ms=0.5)
+                for cc in cfg.ack_ccs
+                for fast in (False, True)
+            ]
+        )
 
     assert many_flows_ecn.ack_claims(acks(2.0), cfg)[0].verdict is Verdict.AGREES
     assert many_flows_ecn.ack_claims(acks(1.0), cfg)[0].verdict is Verdict.DISAGREES
@@ -357,9 +468,18 @@ def _esnet(bbr_gbps: float, buffers: tuple[float, ...] = (5.0,)) -> pd.DataFrame
         for streams, cap in ((1, 0.0), (8, 0.0), (8, 12.0)):
             for cc in ("bbr3_linux", "cubic"):
                 t = (bbr_gbps if buf == min(buffers) else 31.0) if cc == "bbr3_linux" else 30.0
-                rows.append(dict(buffer_ms=buf, cc_name=cc, streams=streams, cap_gbps=cap, tput_mean=t * 1e9,
-                                 tput_std=1e9 if cc == "bbr3_linux" else 2e9,
-                                 retr_mean=1e4 if cc == "bbr3_linux" else 1e3, wall_max=1.0))
+                rows.append(
+                    dict(
+                        buffer_ms=buf,
+                        cc_name=cc,
+                        streams=streams,
+                        cap_gbps=cap,
+                        tput_mean=t * 1e9,
+                        tput_std=1e9 if cc == "bbr3_linux" else 2e9,
+                        retr_mean=1e4 if cc == "bbr3_linux" else 1e3,
+                        wall_max=1.0,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -371,19 +491,26 @@ def test_esnet_verdicts_flip():
     # Deep buffer: BBR 31 vs CUBIC 30 (minor) after 45 vs 30 with the shallow one; and the reverse.
     assert esnet_100g.buffer_claims(_esnet(45.0, (5.0, 50.0)), (5.0, 50.0))[0].verdict is Verdict.AGREES
     assert esnet_100g.buffer_claims(_esnet(30.0, (50.0, 5.0)), (5.0, 50.0))[0].verdict is Verdict.PARTLY
-    full, tiny = esnet_100g._window_text(esnet_100g.PLANS[Size.FULL]), esnet_100g._window_text(esnet_100g.PLANS[Size.TINY])
+    full, tiny = (
+        esnet_100g._window_text(esnet_100g.PLANS[Size.FULL]),
+        esnet_100g._window_text(esnet_100g.PLANS[Size.TINY]),
+    )
     assert "so the window limits one stream" in full and "so the member limits one stream" in tiny
 
 
 def test_bql_tengig_claim_and_sentence_flip():
     def c(bql: float, bbr: float) -> pd.DataFrame:
-        return pd.DataFrame([dict(cc="bql", rtt_ms=0.15, goodput_bps=bql), dict(cc=bql_vs_bbr.BBR, rtt_ms=0.15, goodput_bps=bbr)])
+        return pd.DataFrame(
+            [dict(cc="bql", rtt_ms=0.15, goodput_bps=bql), dict(cc=bql_vs_bbr.BBR, rtt_ms=0.15, goodput_bps=bbr)]
+        )
 
     ahead, behind = c(9e9, 5e9), c(8e9, 9.4e9)
     [cl_a], [cl_b] = bql_vs_bbr.tengig_claims(ahead), bql_vs_bbr.tengig_claims(behind)
     assert cl_a.verdict is Verdict.AGREES and cl_b.verdict is Verdict.DISAGREES
     assert "Even so BQL is ahead of BBR" in bql_vs_bbr._tengig_text(ahead, cl_a)
-    assert "Here BBR is not behind BQL at 0 ms (150 µs): bbrlab does not reproduce" in bql_vs_bbr._tengig_text(behind, cl_b)
+    assert "Here BBR is not behind BQL at 0 ms (150 µs): bbrlab does not reproduce" in bql_vs_bbr._tengig_text(
+        behind, cl_b
+    )
 
 
 # ------------------------------------------------------------------ every study, tiny: claims.csv and REPORT.md agree

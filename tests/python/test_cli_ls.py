@@ -14,14 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 import bbrlab
-from bbrlab.results import provenance
-from bbrlab.runs.catalog import COLUMNS
+import pytest
 from bbrlab.cli import cli
+from bbrlab.results import provenance
 from bbrlab.results.rundir import NAME_MAX
+from bbrlab.runs.catalog import COLUMNS
+from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -42,9 +41,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     old = os.getcwd()
     os.chdir(root)
     try:
-        for args in (["--set", "duration=0.5s"],
-                     ["--set", "duration=0.5s", "--set", "flows.0.cc=cubic", "--seed", "2"],
-                     ["--set", "duration=0.5s", "--set", "topology.bottleneck.loss=1%", "--out", "runs/sweep/runs/p1"]):
+        for args in (
+            ["--set", "duration=0.5s"],
+            ["--set", "duration=0.5s", "--set", "flows.0.cc=cubic", "--seed", "2"],
+            ["--set", "duration=0.5s", "--set", "topology.bottleneck.loss=1%", "--out", "runs/sweep/runs/p1"],
+        ):
             r = _invoke("run", str(QUICK), "-q", *args)
             assert r.exit_code == 0, r.output
     finally:
@@ -95,19 +96,29 @@ def test_ls_sort_csv_and_table(runs: Path) -> None:
 
 
 def test_ls_where_and_sql_with_duckdb(runs: Path) -> None:
-    pytest.importorskip("duckdb", reason="DuckDB is the optional query extra; the test extra installs it, so CI runs this")
+    pytest.importorskip(
+        "duckdb", reason="DuckDB is the optional query extra; the test extra installs it, so CI runs this"
+    )
     assert [r["seed"] for r in _ls(runs, "--where", "seed = 2")] == [2]
     assert len(_ls(runs, "--where", "list_contains(overrides, 'topology.bottleneck.loss=1%')")) == 1
-    q = _invoke("ls", str(runs), "--sql", "SELECT r.seed, count(*) AS n, sum(t.delivered_bytes) FILTER (WHERE t.t_s = 0.5) "
-                                         "AS bytes FROM timeseries t JOIN runs r ON t.run = r.path GROUP BY r.seed "
-                                         "ORDER BY r.seed", "--json")
+    q = _invoke(
+        "ls",
+        str(runs),
+        "--sql",
+        "SELECT r.seed, count(*) AS n, sum(t.delivered_bytes) FILTER (WHERE t.t_s = 0.5) "
+        "AS bytes FROM timeseries t JOIN runs r ON t.run = r.path GROUP BY r.seed "
+        "ORDER BY r.seed",
+        "--json",
+    )
     assert q.exit_code == 0, q.output
     got = json.loads(_stdout(q))
     assert [g["n"] for g in got] == [10, 5]  # seed 1: two runs × one flow × five 100 ms samples
     delivered = {}
     for r in _ls(runs):
-        delivered[r["seed"]] = delivered.get(r["seed"], 0) + json.loads(
-            (Path(r["path"]) / "summary.json").read_text())["aggregate"]["delivered_bytes"]
+        delivered[r["seed"]] = (
+            delivered.get(r["seed"], 0)
+            + json.loads((Path(r["path"]) / "summary.json").read_text())["aggregate"]["delivered_bytes"]
+        )
     assert {g["seed"]: g["bytes"] for g in got} == delivered
     bad = _invoke("ls", str(runs), "--sql", "SELECT nope FROM runs")
     errors = [line for line in bad.output.splitlines() if not line.startswith("warning: ")]
@@ -132,9 +143,11 @@ def test_ls_and_show_on_the_wrong_kind_of_directory(runs: Path, tmp_path: Path) 
 
 
 def test_ls_plain_listing_imports_neither_pandas_nor_duckdb(runs: Path) -> None:
-    code = ("import sys; from bbrlab.cli import main\n"
-            "try:\n    main(['ls', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-            "print('LOADED', 'pandas' in sys.modules, 'duckdb' in sys.modules)")
+    code = (
+        "import sys; from bbrlab.cli import main\n"
+        "try:\n    main(['ls', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', 'pandas' in sys.modules, 'duckdb' in sys.modules)"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     p = subprocess.run([sys.executable, "-c", code, str(runs)], capture_output=True, text=True, env=env, timeout=60)
     assert "LOADED False False" in p.stdout, p.stdout + p.stderr
@@ -152,8 +165,9 @@ def test_summary_records_overrides_file_and_commit(runs: Path) -> None:
     # The API records the same without the CLI; a scenario built in code has no file.
     api = bbrlab.run(bbrlab.load_scenario(QUICK, ["duration=0.5s"])).summary["run"]
     assert api["overrides"] == ["duration=0.5s"] and api["scenario_file"] == str(QUICK)
-    built = bbrlab.parse_scenario({"duration": "0.5s", "topology": {"bottleneck": {"rate": "10Mbps", "rtt": "10ms"}},
-                                   "flows": [{"cc": "reno"}]})
+    built = bbrlab.parse_scenario(
+        {"duration": "0.5s", "topology": {"bottleneck": {"rate": "10Mbps", "rtt": "10ms"}}, "flows": [{"cc": "reno"}]}
+    )
     assert built.source_file is None and built.overrides == ()
 
 
@@ -163,7 +177,9 @@ def test_git_commit_is_this_checkouts_head() -> None:
         pkg = Path(bbrlab.__file__).parent
         head = subprocess.run(["git", "-C", str(pkg), "rev-parse", "HEAD"], capture_output=True, text=True)
         if head.returncode == 0:
-            dirty = subprocess.run(["git", "-C", str(pkg), "status", "--porcelain"], capture_output=True, text=True).stdout
+            dirty = subprocess.run(
+                ["git", "-C", str(pkg), "status", "--porcelain"], capture_output=True, text=True
+            ).stdout
             expected = head.stdout.strip() + ("+dirty" if dirty.strip() else "")
     provenance.git_commit.cache_clear()
     assert provenance.git_commit() == expected
@@ -177,8 +193,13 @@ def fake_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     pkg = top / "python" / "bbrlab"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"]):
         subprocess.run(["git", "-C", str(top), *cmd], check=True, env=env, capture_output=True)
     monkeypatch.setattr(provenance, "_PACKAGE_DIR", pkg.resolve())
@@ -188,7 +209,9 @@ def fake_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_git_commit_clean_dirty_foreign_and_missing(fake_checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    head = subprocess.run(["git", "-C", str(fake_checkout), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(fake_checkout), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     assert provenance.git_commit() == head
     (fake_checkout / "python" / "bbrlab" / "new.py").write_text("x = 1\n")
     provenance.git_commit.cache_clear()
@@ -228,13 +251,16 @@ def test_run_names_tell_overrides_apart_and_stay_safe(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ validate's buffer line
 
 
-@pytest.mark.parametrize("args, expect", [
-    ([str(EXAMPLES / "dc-incast.toml")], "buffer unlimited per switch port; lossless: PAUSE above 64KB"),
-    ([str(EXAMPLES / "dc-incast.toml"), "--set", "topology.lossless=false"], "buffer 128KB per switch port"),
-    ([str(EXAMPLES / "dc-incast.toml"), "--set", "topology.shared_buffer=1MB"], "; 1MB shared by all ports"),
-    ([str(QUICK), "--set", "topology.bottleneck.buffer=100pkts"], "buffer 100 packets"),
-    ([str(QUICK)], "BDP 100KB; buffer 100KB"),
-])
+@pytest.mark.parametrize(
+    "args, expect",
+    [
+        ([str(EXAMPLES / "dc-incast.toml")], "buffer unlimited per switch port; lossless: PAUSE above 64KB"),
+        ([str(EXAMPLES / "dc-incast.toml"), "--set", "topology.lossless=false"], "buffer 128KB per switch port"),
+        ([str(EXAMPLES / "dc-incast.toml"), "--set", "topology.shared_buffer=1MB"], "; 1MB shared by all ports"),
+        ([str(QUICK), "--set", "topology.bottleneck.buffer=100pkts"], "buffer 100 packets"),
+        ([str(QUICK)], "BDP 100KB; buffer 100KB"),
+    ],
+)
 def test_validate_says_what_limits_the_queue(args: list[str], expect: str) -> None:
     r = _invoke("validate", *args)
     assert r.exit_code == 0, r.output

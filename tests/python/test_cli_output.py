@@ -14,17 +14,16 @@ import sys
 import textwrap
 from pathlib import Path
 
+import bbrlab
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-import bbrlab
 from bbrlab.cli import cli
-from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_count, summary_html, summary_table
 from bbrlab.errors import ScenarioWarning
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_count, summary_html, summary_table
 from bbrlab.results.intervals import _bitrate, _bytes, interval_lines, intervals
 from bbrlab.results.results import CA_STATES, Result
 from bbrlab.results.sstable import _ss_rate
+from click.testing import CliRunner
 
 # The emu backend's availability check and clean-up assertion (root, namespaces; CI has both).
 from test_emu import _assert_clean, needs_emu  # noqa: E402
@@ -37,8 +36,9 @@ QUICK = EXAMPLES / "quick.toml"
 def _bbrlab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real command in a child process: stdout and stderr apart, as a shell pipe sees them."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "bbrlab", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "bbrlab", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,9 @@ def two_flows(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lossy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One CUBIC flow with 2 % random loss, sampled every 10 ms: recoveries in the time series."""
     d = tmp_path_factory.mktemp("out") / "lossy"
-    sc = bbrlab.load_scenario(QUICK, ["duration=2s", "flows.0.cc=cubic", "topology.bottleneck.loss=2%",
-                                      "sample_interval=10ms"])
+    sc = bbrlab.load_scenario(
+        QUICK, ["duration=2s", "flows.0.cc=cubic", "topology.bottleneck.loss=2%", "sample_interval=10ms"]
+    )
     bbrlab.run(sc).save(d, plots=False)
     return d
 
@@ -78,7 +79,18 @@ def test_run_json_survives_a_pfc_warning_and_the_lossless_example_really_drops(t
     the run must drop and send no PAUSE, the ignored pfc table is named on stderr, and stdout is
     still only the JSON document."""
     example = str(EXAMPLES / "dc-incast.toml")
-    off = _bbrlab("run", example, "--set", "topology.lossless=false", "--set", "duration=0.3s", "--set", "sample_interval=100ms", "--json", cwd=tmp_path)
+    off = _bbrlab(
+        "run",
+        example,
+        "--set",
+        "topology.lossless=false",
+        "--set",
+        "duration=0.3s",
+        "--set",
+        "sample_interval=100ms",
+        "--json",
+        cwd=tmp_path,
+    )
     assert off.returncode == 0, off.stderr
     doc = json.loads(off.stdout)
     assert doc["run"]["drops"] > 0 and doc["run"]["pause_frames"] == 0, doc["run"]
@@ -97,11 +109,19 @@ def test_run_json_survives_a_pfc_warning_and_the_lossless_example_really_drops(t
 def test_run_json_with_the_emu_backend(tmp_path: Path) -> None:
     """The kernel backend starts `ip`, the emulator and traffic processes: stdout stays JSON."""
     path = tmp_path / "emu.toml"
-    path.write_text('name = "emu-json"\nduration = "1s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n'
-                    '[[flows]]\ncc = "cubic"\n')
+    path.write_text(
+        'name = "emu-json"\nduration = "1s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n'
+        '[[flows]]\ncc = "cubic"\n'
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--json"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
     doc = json.loads(out)
@@ -166,11 +186,13 @@ def test_intervals_cli_layout_and_refusals(two_flows: Path) -> None:
     assert any(line.startswith("[SUM]   1.00-2.00   sec") for line in lines)
     one = CliRunner().invoke(cli, ["show", str(two_flows), "--intervals", "1", "--flow", "1"])
     assert one.exit_code == 0 and "[  0]" not in one.output and "[SUM]" not in one.output, one.output
-    for args, text in ((["--intervals", "50ms"], "shorter than the run's sample interval (100ms)"),
-                       (["--intervals", "250ms"], "use 200ms or 300ms"),
-                       (["--intervals", "1s", "--flow", "7"], "--flow 7"),
-                       (["--intervals", "1s", "--ss"], "choose one"),
-                       (["--flow", "0"], "only meaningful with --intervals")):
+    for args, text in (
+        (["--intervals", "50ms"], "shorter than the run's sample interval (100ms)"),
+        (["--intervals", "250ms"], "use 200ms or 300ms"),
+        (["--intervals", "1s", "--flow", "7"], "--flow 7"),
+        (["--intervals", "1s", "--ss"], "choose one"),
+        (["--flow", "0"], "only meaningful with --intervals"),
+    ):
         r = CliRunner().invoke(cli, ["show", str(two_flows), *args])
         assert r.exit_code == 2 and r.output.startswith("error: ") and text in r.output, (args, r.output)
         assert "Traceback" not in r.output
@@ -195,19 +217,22 @@ def test_intervals_footnote_only_when_an_interval_beats_the_link(lossy: Path) ->
 # ------------------------------------------------------------------ one rounding formatter
 
 
-@pytest.mark.parametrize("fmt, value, expected", [
-    (fmt_bps, 94_310_000, "94.31 Mbit/s"),
-    (fmt_bps, 999, "999 bit/s"),
-    (fmt_bytes, 318_700, "318.7 KB"),
-    (fmt_count, 1_910_000, "1.91M"),
-    (fmt_count, 12, "12"),
-    (_ss_rate, 354_123_000, "354.1Mbps"),  # as ss -tni prints it
-    (_bitrate, 94_100_000, "94.1 Mbits/sec"),  # as iperf3 prints it: three significant digits
-    (_bitrate, 9_412_000, "9.41 Mbits/sec"),
-    (_bytes, 941_000_000, "941 MBytes"),
-    (fmt_bps, float("nan"), "-"),
-    (fmt_bytes, None, "-"),
-])
+@pytest.mark.parametrize(
+    "fmt, value, expected",
+    [
+        (fmt_bps, 94_310_000, "94.31 Mbit/s"),
+        (fmt_bps, 999, "999 bit/s"),
+        (fmt_bytes, 318_700, "318.7 KB"),
+        (fmt_count, 1_910_000, "1.91M"),
+        (fmt_count, 12, "12"),
+        (_ss_rate, 354_123_000, "354.1Mbps"),  # as ss -tni prints it
+        (_bitrate, 94_100_000, "94.1 Mbits/sec"),  # as iperf3 prints it: three significant digits
+        (_bitrate, 9_412_000, "9.41 Mbits/sec"),
+        (_bytes, 941_000_000, "941 MBytes"),
+        (fmt_bps, float("nan"), "-"),
+        (fmt_bytes, None, "-"),
+    ],
+)
 def test_every_table_rounds_through_one_formatter(fmt, value, expected: str) -> None:  # type: ignore[no-untyped-def]
     assert fmt(value) == expected
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bbrlab
 import numpy as np
 import pandas as pd
 import pytest
-
-import bbrlab
-from bbrlab.results.columns import Table
 from bbrlab.errors import SimulationError
+from bbrlab.results.columns import Table
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -22,8 +21,15 @@ def _col(values: list, dtype: str) -> tuple[str, bytes]:
 
 
 def test_core_columns_become_numbers_and_categoricals() -> None:
-    t = Table.from_core("flows", {"flow": _col([0, 1, 2], "<u4"), "cc_code": _col([1, 0, 1], "<u1"),
-                                  "goodput_bps": _col([1.0, np.nan, 3.0], "<f8")}, {"cc": ["cubic", "bbr1"]})
+    t = Table.from_core(
+        "flows",
+        {
+            "flow": _col([0, 1, 2], "<u4"),
+            "cc_code": _col([1, 0, 1], "<u1"),
+            "goodput_bps": _col([1.0, np.nan, 3.0], "<f8"),
+        },
+        {"cc": ["cubic", "bbr1"]},
+    )
     assert list(t) == ["flow", "cc", "goodput_bps"] and len(t) == 3
     assert t["cc"].tolist() == ["bbr1", "cubic", "bbr1"]
     frame = t.to_pandas()
@@ -31,11 +37,14 @@ def test_core_columns_become_numbers_and_categoricals() -> None:
     assert frame["flow"].dtype == np.uint32 and np.isnan(frame["goodput_bps"][1])
 
 
-@pytest.mark.parametrize(("columns", "message"), [
-    ({"a": ("<zz", b"")}, "unreadable column flows.a"),
-    ({"a": _col([1, 2], "<u4"), "b": _col([1.0], "<f8")}, "flows.b with 1 rows, expected 2"),
-    ({"cc_code": _col([0, 2], "<u1")}, "outside labels.cc"),
-])
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"a": ("<zz", b"")}, "unreadable column flows.a"),
+        ({"a": _col([1, 2], "<u4"), "b": _col([1.0], "<f8")}, "flows.b with 1 rows, expected 2"),
+        ({"cc_code": _col([0, 2], "<u1")}, "outside labels.cc"),
+    ],
+)
 def test_a_malformed_core_column_is_named(columns: dict, message: str) -> None:
     with pytest.raises(SimulationError, match=message):
         Table.from_core("flows", columns, {"cc": ["cubic", "bbr1"]})

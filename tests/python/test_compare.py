@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
 from bbrlab.cli import cli
 from bbrlab.emu.compare import markdown_table, run_compare
+from click.testing import CliRunner
 
 QUICK = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
 
@@ -29,9 +28,18 @@ def _fake_backends(calls: list[tuple[str, int]]):  # type: ignore[no-untyped-def
 
 def test_compare_runs_several_seeds_and_reports_mean_and_range(tmp_path: Path) -> None:
     calls: list[tuple[str, int]] = []
-    table, out = run_compare(str(QUICK), sets=["topology.bottleneck.loss=1.5%"], grid=[], ccs=["cubic"],
-                             duration="3s", out=tmp_path / "cmp", echo=lambda s: None, seeds=3, emu_runs=2,
-                             run_fn=_fake_backends(calls))
+    table, out = run_compare(
+        str(QUICK),
+        sets=["topology.bottleneck.loss=1.5%"],
+        grid=[],
+        ccs=["cubic"],
+        duration="3s",
+        out=tmp_path / "cmp",
+        echo=lambda s: None,
+        seeds=3,
+        emu_runs=2,
+        run_fn=_fake_backends(calls),
+    )
     assert sorted(calls) == [("emu", 1), ("emu", 2), ("sim", 1), ("sim", 2), ("sim", 3)]
     assert len(table) == 1
     row = table.iloc[0]
@@ -49,7 +57,9 @@ def test_compare_runs_several_seeds_and_reports_mean_and_range(tmp_path: Path) -
     assert row["sim_goodput_mbps_min"] == pytest.approx(min(goodputs))
     assert row["sim_goodput_mbps_max"] == pytest.approx(max(goodputs))
     # error against the means
-    assert row["err_goodput_mbps"] == pytest.approx((row["sim_goodput_mbps"] - row["emu_goodput_mbps"]) / row["emu_goodput_mbps"])
+    assert row["err_goodput_mbps"] == pytest.approx(
+        (row["sim_goodput_mbps"] - row["emu_goodput_mbps"]) / row["emu_goodput_mbps"]
+    )
 
     csv = pd.read_csv(out / "compare.csv")
     assert {"sim_goodput_mbps_min", "sim_goodput_mbps_max", "sim_runs", "emu_runs"} <= set(csv.columns)
@@ -60,10 +70,24 @@ def test_compare_runs_several_seeds_and_reports_mean_and_range(tmp_path: Path) -
 
 
 def test_markdown_single_run_has_no_range() -> None:
-    t = pd.DataFrame([{"label": "x", "cc": "cubic", "sim_runs": 1, "emu_runs": 1,
-                       **{f"{side}_{k}{suf}": 2.0 for side in ("sim", "emu")
-                          for k in ("goodput_mbps", "rtt_mean_ms", "retrans_rate") for suf in ("", "_min", "_max")},
-                       "err_goodput_mbps": 0.0, "err_rtt_mean_ms": 0.0}])
+    t = pd.DataFrame(
+        [
+            {
+                "label": "x",
+                "cc": "cubic",
+                "sim_runs": 1,
+                "emu_runs": 1,
+                **{
+                    f"{side}_{k}{suf}": 2.0
+                    for side in ("sim", "emu")
+                    for k in ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
+                    for suf in ("", "_min", "_max")
+                },
+                "err_goodput_mbps": 0.0,
+                "err_rtt_mean_ms": 0.0,
+            }
+        ]
+    )
     md = markdown_table(t)
     assert "1 seed," in md and "1 kernel run;" in md
     assert "| 2.00 | 2.00 |" in md and "(" not in md.split("\n")[-2]
@@ -78,9 +102,19 @@ def test_cli_compare_has_seed_options() -> None:
 
 def test_sim_only_runs_no_kernel_and_tabulates_the_simulator(tmp_path: Path) -> None:
     calls: list[tuple[str, int]] = []
-    table, out = run_compare(str(QUICK), sets=[], grid=["loss=0%,2%"], ccs=["cubic", "bbr1"], duration="1s",
-                             out=tmp_path / "cmp", echo=lambda s: None, seeds=2, run_fn=_fake_backends(calls),
-                             sim_only=True, confirm=lambda q: pytest.fail("nothing to confirm without kernel runs"))
+    table, out = run_compare(
+        str(QUICK),
+        sets=[],
+        grid=["loss=0%,2%"],
+        ccs=["cubic", "bbr1"],
+        duration="1s",
+        out=tmp_path / "cmp",
+        echo=lambda s: None,
+        seeds=2,
+        run_fn=_fake_backends(calls),
+        sim_only=True,
+        confirm=lambda q: pytest.fail("nothing to confirm without kernel runs"),
+    )
     assert sorted(calls) == [("sim", 1)] * 4 + [("sim", 2)] * 4
     assert not any(c.startswith(("emu_", "err_")) for c in table.columns)
     assert len(table) == 4 and set(table["cc"]) == {"cubic", "bbr1"}
@@ -99,9 +133,19 @@ def test_declined_confirmation_runs_nothing(tmp_path: Path) -> None:
     asked: list[str] = []
     calls: list[tuple[str, int]] = []
     with pytest.raises(NotConfirmed):
-        run_compare(str(QUICK), sets=[], grid=["loss=0%,1%"], ccs=["cubic"], duration="2s", out=tmp_path / "cmp",
-                    echo=lambda s: None, seeds=1, emu_runs=3, run_fn=_fake_backends(calls),
-                    confirm=lambda q: asked.append(q) or False)
+        run_compare(
+            str(QUICK),
+            sets=[],
+            grid=["loss=0%,1%"],
+            ccs=["cubic"],
+            duration="2s",
+            out=tmp_path / "cmp",
+            echo=lambda s: None,
+            seeds=1,
+            emu_runs=3,
+            run_fn=_fake_backends(calls),
+            confirm=lambda q: asked.append(q) or False,
+        )
     assert calls == [] and not (tmp_path / "cmp").exists()
     assert asked and asked[0].startswith("6 kernel runs (12 s of traffic")  # 2 points × 3 runs × 2 s
 
@@ -135,8 +179,9 @@ def test_cli_sim_only_needs_neither_root_nor_confirmation(tmp_path: Path, monkey
         raise AssertionError("--sim-only must not check for root or namespaces")
 
     monkeypatch.setattr(netns, "check_environment", no_root)
-    r = CliRunner().invoke(cli, ["compare", str(QUICK), "--sim-only", "--duration", "1s", "--seeds", "1",
-                                 "--out", str(tmp_path / "c")])
+    r = CliRunner().invoke(
+        cli, ["compare", str(QUICK), "--sim-only", "--duration", "1s", "--seeds", "1", "--out", str(tmp_path / "c")]
+    )
     assert r.exit_code == 0, r.output
     t = pd.read_csv(tmp_path / "c" / "compare.csv")
     assert t["sim_runs"].tolist() == [1] and "emu_runs" not in t
@@ -151,8 +196,18 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
     lines: list[str] = []
     scenario = QUICK.parent / "bbr-vs-cubic.toml"
     # 8 s: the CUBIC flow joins at 5 s.
-    _, out = run_compare(str(scenario), sets=[], grid=[], ccs=[], duration="8s", out=tmp_path / "cmp",
-                         echo=lines.append, seeds=2, emu_runs=1, run_fn=_fake_backends(calls))
+    _, out = run_compare(
+        str(scenario),
+        sets=[],
+        grid=[],
+        ccs=[],
+        duration="8s",
+        out=tmp_path / "cmp",
+        echo=lines.append,
+        seeds=2,
+        emu_runs=1,
+        run_fn=_fake_backends(calls),
+    )
     flows = pd.read_csv(out / "compare_flows.csv")
     runs = sorted((out / "runs").iterdir())
     sim_runs = [d for d in runs if "-sim-" in d.name]
@@ -166,14 +221,26 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
     for fi, r in flows.iterrows():
         expect = sum(float(p.loc[p["flow"] == fi, "goodput_bps"].iloc[0]) for p in per_run) / 2 / 1e6
         assert r["sim_goodput_mbps"] == pytest.approx(expect)
-        assert r["sim_retransmits"] == pytest.approx(sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2)
+        assert r["sim_retransmits"] == pytest.approx(
+            sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2
+        )
     assert sum("share sim" in l for l in lines) == len(flows)
     md = (out / "compare.md").read_text()
     assert "| point | flow | cc |" in md and "share sim" in md
 
 
 def test_single_flow_point_has_no_per_flow_rows(tmp_path: Path) -> None:
-    _, out = run_compare(str(QUICK), sets=[], grid=[], ccs=["cubic"], duration="2s", out=tmp_path / "cmp",
-                         echo=lambda s: None, seeds=1, emu_runs=1, run_fn=_fake_backends([]))
+    _, out = run_compare(
+        str(QUICK),
+        sets=[],
+        grid=[],
+        ccs=["cubic"],
+        duration="2s",
+        out=tmp_path / "cmp",
+        echo=lambda s: None,
+        seeds=1,
+        emu_runs=1,
+        run_fn=_fake_backends([]),
+    )
     assert not (out / "compare_flows.csv").exists()
     assert "| point | flow |" not in (out / "compare.md").read_text()

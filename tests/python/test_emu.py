@@ -15,13 +15,11 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
-
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
 from bbrlab.emu.traffic import _INFO_LEN, tcp_info
@@ -89,17 +87,21 @@ def test_tcp_info_layout_size():
 def test_package_carries_no_rust_source():
     """The emulator is compiled into bbrlab._core; the Python package holds no second copy of it."""
     pkg = REPO / "python" / "bbrlab"
-    rust = [str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.suffix == ".rs" or p.name in ("Cargo.toml", "Cargo.lock")]
+    rust = [
+        str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.suffix == ".rs" or p.name in ("Cargo.toml", "Cargo.lock")
+    ]
     assert not rust, f"Rust sources inside the Python package: {rust}"
 
 
 def test_emulator_process_imports_only_the_core():
     """`python -m bbrlab.emu.linkemu` must start fast: no pydantic, numpy, pandas or matplotlib."""
-    code = ("import sys, runpy; sys.argv = ['linkemu', '--version']\n"
-            "try:\n    runpy.run_module('bbrlab.emu.linkemu', run_name='__main__')\n"
-            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow'))\n"
-            "print('HEAVY', heavy)")
+    code = (
+        "import sys, runpy; sys.argv = ['linkemu', '--version']\n"
+        "try:\n    runpy.run_module('bbrlab.emu.linkemu', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow'))\n"
+        "print('HEAVY', heavy)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "bbrlab-linkemu " in r.stdout, r.stdout
@@ -110,9 +112,13 @@ def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
     from bbrlab.emu.launch import emulator_launch
     from bbrlab.errors import SimulationError
 
-    r = subprocess.run([sys.executable, "-m", "bbrlab.emu.linkemu", "--config", "{}"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "bbrlab.emu.linkemu", "--config", "{}"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == ["bbrlab-linkemu: bad config: missing field `senders` at line 1 column 2"], r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "bbrlab-linkemu: bad config: missing field `senders` at line 1 column 2"
+    ], r.stderr
     monkeypatch.setenv("BBRLAB_LINKEMU", str(tmp_path / "nowhere"))
     with pytest.raises(SimulationError, match="BBRLAB_LINKEMU=.*not an executable file"):
         emulator_launch()
@@ -130,7 +136,9 @@ def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
 
 def test_without_root_one_line_error_exit_2(tmp_path):
     scn = tmp_path / "s.toml"
-    scn.write_text('duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n')
+    scn.write_text(
+        'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n'
+    )
     args = ["run", str(scn), "--backend", "emu", "--out", str(tmp_path / "o")]
     if os.geteuid() == 0:
         # As root, pretend not to be (this machine's Python may not be readable by other users).
@@ -216,7 +224,10 @@ def test_emulator_child_is_named_realtime_and_runs_the_builtin_core(tmp_path, mo
     from bbrlab.emu.runner import EMU_RT_PRIORITY
 
     monkeypatch.delenv("BBRLAB_LINKEMU", raising=False)
-    tb, net = _network(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n')
+    tb, net = _network(
+        tmp_path,
+        'duration = "2s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n',
+    )
     try:
         pid = net.emu.pid
         assert net.ready["pid"] == pid
@@ -300,13 +311,18 @@ def _run_emu(tmp_path, toml, name="emu-test"):
 
 @needs_emu
 def test_bulk_goodput_matches_rate(tmp_path):
-    res = _run_emu(tmp_path, 'duration = "6s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "20ms", buffer = "1bdp" }\n[[flows]]\ncc = "cubic"\n')
+    res = _run_emu(
+        tmp_path,
+        'duration = "6s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "20ms", buffer = "1bdp" }\n[[flows]]\ncc = "cubic"\n',
+    )
     ts = res.timeseries
     steady = ts[ts["t_s"] > 2.0]["goodput_bps"].mean()
     # The emulator charges IP length + 38 B framing per packet (as the simulator); with 1448 B of
     # payload per 1500 B IP packet the payload share of the link rate is 1448/1538.
     expected = 100e6 * 1448 / 1538
-    print(f"goodput {steady / 1e6:.2f} Mbit/s vs payload rate {expected / 1e6:.2f} Mbit/s ({steady / expected - 1:+.2%})")
+    print(
+        f"goodput {steady / 1e6:.2f} Mbit/s vs payload rate {expected / 1e6:.2f} Mbit/s ({steady / expected - 1:+.2%})"
+    )
     assert abs(steady / expected - 1) <= 0.03
     q = res.queue[res.queue["queue"] == "bottleneck"]
     assert q["utilization"].iloc[25:].mean() > 0.97
@@ -321,8 +337,12 @@ def test_blog_effect_cubic_collapses_bbr_holds_at_1_5_percent_loss(tmp_path, cc,
     # 100 Mbit/s, 40 ms, 1 BDP, 1.5 % loss. 10 s instead of 20-30 s: cubic is at its loss-limited
     # rate within the first second and bbr leaves startup after about 0.5 s, so 10 s averages are
     # already an order of magnitude apart; the full-length version is `bbrlab compare`.
-    res = _run_emu(tmp_path, 'duration = "10s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "40ms", buffer = "1bdp", loss = "1.5%" }\n'
-                   f'[[flows]]\ncc = "{cc}"\n', name=f"blog-{cc}")
+    res = _run_emu(
+        tmp_path,
+        'duration = "10s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "40ms", buffer = "1bdp", loss = "1.5%" }\n'
+        f'[[flows]]\ncc = "{cc}"\n',
+        name=f"blog-{cc}",
+    )
     g = float(res.flows["goodput_bps"].iloc[0])
     print(f"{cc}: {g / 1e6:.2f} Mbit/s at 1.5 % loss")
     assert check(g), f"{cc} got {g / 1e6:.2f} Mbit/s"
@@ -337,7 +357,10 @@ def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
     from bbrlab.emu.runner import run_emu
     from bbrlab.errors import SimulationError
 
-    scn, _ = _scenario(tmp_path, 'duration = "5s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\n')
+    scn, _ = _scenario(
+        tmp_path,
+        'duration = "5s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\n',
+    )
 
     def boom(now, end):
         if now > 0.5e9:
@@ -359,9 +382,17 @@ def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
 
 @needs_emu
 def test_cleanup_after_sigint_to_cli(tmp_path):
-    _, path = _scenario(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "cubic"\n')
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    _, path = _scenario(
+        tmp_path,
+        'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "cubic"\n',
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     deadline = time.time() + 30
     while time.time() < deadline and not netns.leftovers(p.pid)["netns"]:
         time.sleep(0.1)
@@ -377,10 +408,17 @@ def test_cleanup_after_sigint_to_cli(tmp_path):
 
 @needs_emu
 def test_cli_run_writes_emu_run_directory(tmp_path):
-    _, path = _scenario(tmp_path, 'duration = "2s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\nstart = "0.5s"\n')
+    _, path = _scenario(
+        tmp_path,
+        'duration = "2s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\nstart = "0.5s"\n',
+    )
     out = tmp_path / "run"
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
     s = json.loads((out / "summary.json").read_text())
@@ -409,8 +447,11 @@ def _without_rust_path(stub_dir: Path, marker: Path) -> str:
         stub = stub_dir / name
         stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{marker}"\nexit 127\n')
         stub.chmod(0o755)
-    keep = [d for d in os.environ.get("PATH", "").split(os.pathsep)
-            if d and (not any((Path(d) / n).exists() for n in names) or (Path(d) / "ip").exists())]
+    keep = [
+        d
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+        if d and (not any((Path(d) / n).exists() for n in names) or (Path(d) / "ip").exists())
+    ]
     return os.pathsep.join([str(stub_dir), *keep])
 
 
@@ -423,7 +464,18 @@ def wheel(tmp_path_factory) -> Path:
     import importlib.util
 
     out = tmp_path_factory.mktemp("wheel")
-    cmd = [sys.executable, "-m", "pip", "wheel", str(REPO), "-w", str(out), "--no-deps", "-q", "--disable-pip-version-check"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(REPO),
+        "-w",
+        str(out),
+        "--no-deps",
+        "-q",
+        "--disable-pip-version-check",
+    ]
     if importlib.util.find_spec("maturin") is not None:
         cmd.append("--no-build-isolation")
     t = time.perf_counter()
@@ -457,17 +509,28 @@ def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
     py = venv / "bin" / "python"
     # pip >= 22.3 installs into another environment (--python): a venv without its own pip, 8 s faster.
     outer_pip = tuple(int(x) for x in pip.__version__.split(".")[:2]) >= (22, 3)
-    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if outer_pip else []), str(venv)], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "venv", *(["--without-pip"] if outer_pip else []), str(venv)], check=True, timeout=300
+    )
     installer = [sys.executable, "-m", "pip", "--python", str(py)] if outer_pip else [str(py), "-m", "pip"]
-    subprocess.run([*installer, "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
-                   check=True, timeout=300)
+    subprocess.run(
+        [*installer, "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+        timeout=300,
+    )
     # The runtime dependencies (pydantic, numpy, pandas, ...) come from this environment's
     # site-packages, listed *after* the venv's own in a .pth: plain path entries, so an editable
     # bbrlab there (a .pth of its own) is not processed, and the wheel's bbrlab comes first anyway.
     import site
 
-    venv_site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                    capture_output=True, text=True, check=True).stdout.strip())
+    venv_site = Path(
+        subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (venv_site / "zz_bbrlab_test_deps.pth").write_text("\n".join(deps) + "\n")
 
@@ -480,15 +543,32 @@ def test_wheel_runs_emu_backend_without_rust_cache_or_network(tmp_path, wheel):
     for tool in ("cargo", "rustc"):
         assert shutil.which(tool, path=path) == str(stubs / tool)
 
-    r = subprocess.run([str(py), "-c", "import bbrlab, bbrlab._core as c; print(bbrlab.__file__); print(c.__file__)"],
-                       capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+    r = subprocess.run(
+        [str(py), "-c", "import bbrlab, bbrlab._core as c; print(bbrlab.__file__); print(c.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     for f in r.stdout.split():
         assert Path(f).is_relative_to(venv_site), f"bbrlab imported from {f}, not from the wheel in {venv_site}"
 
     unshare = ["unshare", "--net", "--"] if shutil.which("unshare") else []
-    cmd = [*unshare, str(venv / "bin" / "bbrlab"), "run", str(REPO / "examples" / "quick.toml"), "--backend", "emu",
-           "--set", "duration=3s", "--out", str(cwd / "run"), "-q"]
+    cmd = [
+        *unshare,
+        str(venv / "bin" / "bbrlab"),
+        "run",
+        str(REPO / "examples" / "quick.toml"),
+        "--backend",
+        "emu",
+        "--set",
+        "duration=3s",
+        "--out",
+        str(cwd / "run"),
+        "-q",
+    ]
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     out, err = p.communicate(timeout=300)  # unshare execs bbrlab: p.pid is the run's pid

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import bpf, netns
 from bbrlab.emu.bpf import build as bpf_build
@@ -57,8 +56,9 @@ def _scenario_file(tmp_path: Path, text: str, name: str = "bpf-test") -> Path:
 
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bbrlab", *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "bbrlab", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 # ------------------------------------------------------------------ no privileges needed
@@ -95,11 +95,19 @@ def test_simulator_and_stock_algorithms_never_need_the_tools(tmp_path):
     from bbrlab.emu.runner import emu_config, plan_algorithms
     from bbrlab.scenario import load_scenario
 
-    path = _scenario_file(tmp_path, 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
-                                    '[[flows]]\ncc = "dctcp"\n[[flows]]\ncc = "cubic"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
+        '[[flows]]\ncc = "dctcp"\n[[flows]]\ncc = "cubic"\n',
+    )
     env = dict(os.environ, PATH="/nonexistent")
-    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(path), "--out", str(tmp_path / "o"), "-q"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--out", str(tmp_path / "o"), "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     plan = plan_algorithms(emu_config(load_scenario(path, overrides=["flows.0.cc=cubic", "flows.1.cc=bbr"])))
     assert plan.bpf == [] and plan.stock == {"cubic": "cubic", "bbr1": "bbr"}
@@ -108,8 +116,10 @@ def test_simulator_and_stock_algorithms_never_need_the_tools(tmp_path):
 
 
 def test_kernel_form_is_refused_by_the_simulator_in_one_line(tmp_path):
-    path = _scenario_file(tmp_path, 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
-                                    '[[flows]]\ncc = "kernel:htcp"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n[[flows]]\ncc = "kernel:htcp"\n',
+    )
     r = _cli("run", str(path), "--out", str(tmp_path / "o"), "-q")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
@@ -125,8 +135,10 @@ def test_kernel_form_names_must_be_available_on_emu(tmp_path):
     from bbrlab.errors import ScenarioError
     from bbrlab.scenario import load_scenario
 
-    path = _scenario_file(tmp_path, 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
-                                    '[[flows]]\ncc = "kernel:reno"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n[[flows]]\ncc = "kernel:reno"\n',
+    )
     if "reno" in _available():
         assert plan_algorithms(emu_config(load_scenario(path))).stock == {"kernel:reno": "reno"}
     with pytest.raises(ScenarioError, match=r"flows\.0\.cc: \"kernel:nosuchcc\" is not available in this kernel"):
@@ -149,11 +161,18 @@ def test_cli_without_the_tools_is_one_line_exit_2(tmp_path):
         if found is None:
             pytest.skip(f"{tool} missing")
         (stub / tool).symlink_to(found)
-    path = _scenario_file(tmp_path, 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n'
-                                    '[[flows]]\ncc = "dctcp"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "20ms" }\n[[flows]]\ncc = "dctcp"\n',
+    )
     env = dict(os.environ, PATH=str(stub))
-    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"),
-                        "-q"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "apt-get install -y clang llvm libbpf-dev bpftool" in lines[0], r.stderr
@@ -188,8 +207,11 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
     from bbrlab.scenario import load_scenario
 
     k_pkts = 20
-    path = _scenario_file(tmp_path, 'duration = "4s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "10ms", '
-                                    f'buffer = "4bdp", ecn_threshold_packets = {k_pkts} }}\n[[flows]]\ncc = "dctcp"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "4s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "10ms", '
+        f'buffer = "4bdp", ecn_threshold_packets = {k_pkts} }}\n[[flows]]\ncc = "dctcp"\n',
+    )
     before = _available()
     seen: dict[str, str] = {}
 
@@ -197,8 +219,9 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
         if now_ns > 1.5e9 and "ss" not in seen:
             seen["cc"] = " ".join(_ours())
             ns = [n for n in netns.leftovers(os.getpid())["netns"] if n.endswith("-s0")]
-            seen["ss"] = subprocess.run(["ip", "netns", "exec", ns[0], "ss", "-tniH", "state", "established"],
-                                        capture_output=True, text=True).stdout
+            seen["ss"] = subprocess.run(
+                ["ip", "netns", "exec", ns[0], "ss", "-tniH", "state", "established"], capture_output=True, text=True
+            ).stdout
 
     scn = load_scenario(path)
     raw, wall_s, facts = run_emu(scn, progress=probe)  # run(backend="emu") with the probe
@@ -225,8 +248,10 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
     q = res.queue[(res.queue["queue"].astype(str) == "bottleneck") & (res.queue["t_s"] > 1.0)]
     mean_pkts = float((q["mean_occupancy_bytes"] / 1538).mean())
     buffer_pkts = 4 * 100e6 * 0.010 / 8 / 1538
-    print(f"DCTCP goodput {steady_bps / 1e6:.1f} Mbit/s, mean queue {mean_pkts:.1f} packets (K = {k_pkts}, "
-          f"buffer {buffer_pkts:.0f}), {f['retransmits']} retransmits, {f['ce_packets']} CE")
+    print(
+        f"DCTCP goodput {steady_bps / 1e6:.1f} Mbit/s, mean queue {mean_pkts:.1f} packets (K = {k_pkts}, "
+        f"buffer {buffer_pkts:.0f}), {f['retransmits']} retransmits, {f['ce_packets']} CE"
+    )
     assert 0.3 * k_pkts < mean_pkts < 2.0 * k_pkts, mean_pkts
     assert _available() == before
 
@@ -234,31 +259,42 @@ def test_dctcp_run_negotiates_ecn_is_marked_and_holds_the_queue_near_k(tmp_path)
 def _start_cli_run(path: Path, out: Path, before: list[str], n_namespaces: int) -> subprocess.Popen[str]:
     """`bbrlab run PATH --backend emu` in a child, returned once its namespaces exist, it has
     registered a bbrlab BPF algorithm and traffic has flowed for a second."""
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(out), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
-    while time.time() < deadline and not (len(netns.leftovers(p.pid)["netns"]) == n_namespaces
-                                          and set(_available()) - set(before)):
+    while time.time() < deadline and not (
+        len(netns.leftovers(p.pid)["netns"]) == n_namespaces and set(_available()) - set(before)
+    ):
         time.sleep(0.1)
     added = set(_available()) - set(before)
     if not (added and all(n.startswith(CA_NAME_PREFIX) for n in added) and netns.leftovers(p.pid)["netns"]):
         p.kill()
-        pytest.fail(f"the run never registered its algorithm or made its namespaces: {added}, {p.communicate()[1][-500:]}")
+        pytest.fail(
+            f"the run never registered its algorithm or made its namespaces: {added}, {p.communicate()[1][-500:]}"
+        )
     time.sleep(1.0)  # traffic flowing through the BPF algorithm
     return p
 
 
 @needs_bpf
 def test_sigkill_of_the_runner_leaves_nothing_registered_or_behind(tmp_path):
-    path = _scenario_file(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms", '
-                                    'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n[[flows]]\ncc = "cubic"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms", '
+        'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n[[flows]]\ncc = "cubic"\n',
+    )
     before = _available()
     p = _start_cli_run(path, tmp_path / "o", before, n_namespaces=3)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
     deadline = time.time() + 15
-    while time.time() < deadline and (_available() != before or any(netns.leftovers(p.pid).values()) or _guardians(p.pid)
-                                      or _linkemu(p.pid)):
+    while time.time() < deadline and (
+        _available() != before or any(netns.leftovers(p.pid).values()) or _guardians(p.pid) or _linkemu(p.pid)
+    ):
         time.sleep(0.1)
     assert _available() == before
     assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
@@ -287,8 +323,11 @@ def _linkemu(owner: int) -> list[int]:
 
 @needs_bpf
 def test_sigterm_unregisters_and_cleans_up(tmp_path):
-    path = _scenario_file(tmp_path, 'duration = "30s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", '
-                                    'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n')
+    path = _scenario_file(
+        tmp_path,
+        'duration = "30s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", '
+        'ecn_threshold_packets = 20 }\n[[flows]]\ncc = "dctcp"\n',
+    )
     before = _available()
     p = _start_cli_run(path, tmp_path / "o", before, n_namespaces=2)
     p.send_signal(signal.SIGTERM)

@@ -67,9 +67,16 @@ def test_a_bpf_port_code_indexes_the_registry_table() -> None:
     assert kernel_phase("bbr3_linux", _INFO, None, len(v3.phases)) == "-"
 
 
-@pytest.mark.parametrize("ca_state,cwnd,ssthresh,want", [
-    (0, 10, 0x7FFFFFFF, "ss"), (1, 100, 50, "ca"), (2, 100, 50, "cwr"), (3, 10, 50, "recovery"), (4, 1, 50, "loss"),
-])
+@pytest.mark.parametrize(
+    "ca_state,cwnd,ssthresh,want",
+    [
+        (0, 10, 0x7FFFFFFF, "ss"),
+        (1, 100, 50, "ca"),
+        (2, 100, 50, "cwr"),
+        (3, 10, 50, "recovery"),
+        (4, 1, 50, "loss"),
+    ],
+)
 def test_loss_based_phases_from_tcp_info(ca_state: int, cwnd: int, ssthresh: int, want: str) -> None:
     info = {"ca_state": ca_state, "snd_cwnd": cwnd, "snd_ssthresh": ssthresh}
     for cc in ("cubic", "reno", "dctcp"):
@@ -114,17 +121,36 @@ def _sequence(ts) -> list[str]:  # type: ignore[no-untyped-def]
     return out
 
 
-@pytest.mark.parametrize("cc,duration,expect", [
-    # BBRv1 enters PROBE_RTT after 10 s without a lower RTT, beyond this short run (its mapping is
-    # unit-tested above); the run shows STARTUP -> DRAIN -> PROBE_BW.
-    ("bbr1", "3s", ["startup", "drain", "probe_bw"]),
-    # BBRv3: a probe every min(BDP, 63) = 63 rounds (~1.6 s at 25 ms; sooner than the 2-3 s
-    # timer), then PROBE_RTT at 5 s (its 5-s probe_rtt_min window), 0.7 s after the second
-    # probe's DOWN ended: far enough apart that the kernel's few ms of lag cannot swap them.
-    ("bbr3_linux", "5.5s", ["startup", "drain", "probe_cruise", "probe_refill", "probe_up", "probe_down",
-                            "probe_cruise", "probe_refill", "probe_up", "probe_down", "probe_cruise",
-                            "probe_rtt", "probe_cruise"]),
-])
+@pytest.mark.parametrize(
+    "cc,duration,expect",
+    [
+        # BBRv1 enters PROBE_RTT after 10 s without a lower RTT, beyond this short run (its mapping is
+        # unit-tested above); the run shows STARTUP -> DRAIN -> PROBE_BW.
+        ("bbr1", "3s", ["startup", "drain", "probe_bw"]),
+        # BBRv3: a probe every min(BDP, 63) = 63 rounds (~1.6 s at 25 ms; sooner than the 2-3 s
+        # timer), then PROBE_RTT at 5 s (its 5-s probe_rtt_min window), 0.7 s after the second
+        # probe's DOWN ended: far enough apart that the kernel's few ms of lag cannot swap them.
+        (
+            "bbr3_linux",
+            "5.5s",
+            [
+                "startup",
+                "drain",
+                "probe_cruise",
+                "probe_refill",
+                "probe_up",
+                "probe_down",
+                "probe_cruise",
+                "probe_refill",
+                "probe_up",
+                "probe_down",
+                "probe_cruise",
+                "probe_rtt",
+                "probe_cruise",
+            ],
+        ),
+    ],
+)
 def test_sim_and_kernel_go_through_the_same_phases(tmp_path, cc: str, duration: str, expect: list[str]) -> None:  # type: ignore[no-untyped-def]
     """One flow, 50 Mbit/s x 25 ms, buffer 2 BDP, phases sampled every 5 ms: the simulator's
     sequence of phases and the kernel's (stock bbr / the bbr3_linux BPF port, read through
@@ -137,8 +163,10 @@ def test_sim_and_kernel_go_through_the_same_phases(tmp_path, cc: str, duration: 
     from bbrlab.scenario import load_scenario
 
     path = tmp_path / "phases.toml"
-    path.write_text(f'name = "phases"\nduration = "{duration}"\nsample_interval = "5ms"\n[topology]\n'
-                    f'bottleneck = {{ rate = "50Mbps", rtt = "25ms", buffer = "2bdp" }}\n[[flows]]\ncc = "{cc}"\n')
+    path.write_text(
+        f'name = "phases"\nduration = "{duration}"\nsample_interval = "5ms"\n[topology]\n'
+        f'bottleneck = {{ rate = "50Mbps", rtt = "25ms", buffer = "2bdp" }}\n[[flows]]\ncc = "{cc}"\n'
+    )
     scn = load_scenario(path)
     sim = _sequence(bbrlab.run(scn, backend="sim").timeseries)
     emu = _sequence(bbrlab.run(scn, backend="emu").timeseries)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from bbrlab import run
 from bbrlab.reproduce.esnet_100g import Plan, host_model
 from bbrlab.reproduce.pool import host_columns
@@ -15,9 +14,12 @@ MSS = 1448
 
 
 def _scenario(hosts: dict | None, flows: int = 2, rate: str = "10Gbps"):
-    raw = {"name": "hosts", "duration": "300ms",
-           "topology": {"kind": "dumbbell", "bottleneck": {"rate": rate, "rtt": "1ms", "buffer": "2MB"}},
-           "flows": [{"cc": "cubic", "count": flows}]}
+    raw = {
+        "name": "hosts",
+        "duration": "300ms",
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": rate, "rtt": "1ms", "buffer": "2MB"}},
+        "flows": [{"cc": "cubic", "count": flows}],
+    }
     if hosts is not None:
         raw["hosts"] = hosts
     return parse_scenario(raw)
@@ -60,12 +62,34 @@ def test_a_bad_hosts_field_names_the_field():
 
 def test_host_columns_roll_up_by_role():
     hosts = [
-        {"is_sender": 1, "payload_bytes": 2_000_000, "cpu_ns_per_mb": 100.0, "cpu_util": 0.2, "cpu_util_max_core": 0.5,
-         "interrupts_per_s": 10.0, "data_packets_per_s": 300.0, "acks_per_s": 50.0, "timers_per_s": 1.0,
-         "rx_ring_drops": 0, "chunk_mean_segs": 3.0, "gro_mean_segs": math.nan},
-        {"is_sender": 1, "payload_bytes": 1_000_000, "cpu_ns_per_mb": 400.0, "cpu_util": 0.4, "cpu_util_max_core": 0.9,
-         "interrupts_per_s": 30.0, "data_packets_per_s": 100.0, "acks_per_s": 10.0, "timers_per_s": 2.0,
-         "rx_ring_drops": 2, "chunk_mean_segs": 1.0, "gro_mean_segs": math.nan},
+        {
+            "is_sender": 1,
+            "payload_bytes": 2_000_000,
+            "cpu_ns_per_mb": 100.0,
+            "cpu_util": 0.2,
+            "cpu_util_max_core": 0.5,
+            "interrupts_per_s": 10.0,
+            "data_packets_per_s": 300.0,
+            "acks_per_s": 50.0,
+            "timers_per_s": 1.0,
+            "rx_ring_drops": 0,
+            "chunk_mean_segs": 3.0,
+            "gro_mean_segs": math.nan,
+        },
+        {
+            "is_sender": 1,
+            "payload_bytes": 1_000_000,
+            "cpu_ns_per_mb": 400.0,
+            "cpu_util": 0.4,
+            "cpu_util_max_core": 0.9,
+            "interrupts_per_s": 30.0,
+            "data_packets_per_s": 100.0,
+            "acks_per_s": 10.0,
+            "timers_per_s": 2.0,
+            "rx_ring_drops": 2,
+            "chunk_mean_segs": 1.0,
+            "gro_mean_segs": math.nan,
+        },
     ]
     c = host_columns(hosts)
     # CPU per MB over the payload together: (100·2 + 400·1) / 3
@@ -93,7 +117,11 @@ def test_esnet_hosts_receive_one_stream_at_esnets_figure():
     # interrupt and the copy; one core then receives ESnet's ~30 Gbit/s per stream.
     h = host_model(Plan())
     ns = lambda v: int(v.removesuffix("ns"))  # noqa: E731
-    per_seg_ns = (ns(h["rx_segment_cost"]) + ns(h["rx_skb_cost"]) / (65536 // MSS) + ns(h["irq_cost"]) / 64
-                  + MSS * 8 / int(h["rx_copy_rate"].removesuffix("bps")) * 1e9)
+    per_seg_ns = (
+        ns(h["rx_segment_cost"])
+        + ns(h["rx_skb_cost"]) / (65536 // MSS)
+        + ns(h["irq_cost"]) / 64
+        + MSS * 8 / int(h["rx_copy_rate"].removesuffix("bps")) * 1e9
+    )
     assert MSS * 8 / per_seg_ns * 1e9 == pytest.approx(30e9, rel=1e-6)
     assert h["rx_ring_pkts"] == 8192 and h["flow_control"] is True

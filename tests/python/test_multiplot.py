@@ -7,16 +7,30 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
-from click.testing import CliRunner
-
 import plotruns
+import pytest
 from bbrlab.cli import cli
 from bbrlab.errors import UserError
-from bbrlab.runs.multiplot import (MAX_LINES, _draw, _Line, cdf, legend, fig_cdf, fig_pause, fig_throughput_delay, jain_over_time,
-                              load_runs, main_queue, plot_runs, queue_delay_ms, throughput_delay_points, _rtt_samples)
 from bbrlab.plots.figures import new_figure
+from bbrlab.runs.multiplot import (
+    MAX_LINES,
+    _draw,
+    _Line,
+    _rtt_samples,
+    cdf,
+    fig_cdf,
+    fig_pause,
+    fig_throughput_delay,
+    jain_over_time,
+    legend,
+    load_runs,
+    main_queue,
+    plot_runs,
+    queue_delay_ms,
+    throughput_delay_points,
+)
 from bbrlab.runs.runset import find_runs
+from click.testing import CliRunner
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +55,19 @@ def _per_algorithm_goodput(run_dir: Path) -> dict[str, float]:
 def test_plot_writes_every_figure_and_one_scatter_point_per_run_per_algorithm(runs, tmp_path):
     files = plot_runs([runs["mixed"], runs["cubic"], runs["incast"], runs["query"], runs["sweep"]], tmp_path / "out")
     names = {f.name for f in files}
-    assert {"goodput.png", "cwnd.png", "rtt.png", "queue_delay.png", "jain.png", "pause.png", "throughput_delay.png",
-            "cdf_rtt.png", "cdf_fct.png", "cdf_query.png", "throughput_delay.csv"} <= names
+    assert {
+        "goodput.png",
+        "cwnd.png",
+        "rtt.png",
+        "queue_delay.png",
+        "jain.png",
+        "pause.png",
+        "throughput_delay.png",
+        "cdf_rtt.png",
+        "cdf_fct.png",
+        "cdf_query.png",
+        "throughput_delay.csv",
+    } <= names
     for f in files:
         assert f.stat().st_size > 1000, f
     pts = pd.read_csv(tmp_path / "out" / "throughput_delay.csv")
@@ -154,9 +179,11 @@ def test_cli_plot(runs, tmp_path):
     res = CliRunner().invoke(cli, ["plot", str(runs["sweep"])])
     assert res.exit_code == 0, res.output
     assert (runs["sweep"] / "plots" / "throughput_delay.png").is_file()  # a sweep's default --out
-    for args, text in ((["plot", str(tmp_path / "missing")], "no such run"),
-                       (["plot", str(tmp_path)], "no complete run"),
-                       (["plot", str(runs["mixed"]), "--label", "x"], "PATH=TEXT")):
+    for args, text in (
+        (["plot", str(tmp_path / "missing")], "no such run"),
+        (["plot", str(tmp_path)], "no complete run"),
+        (["plot", str(runs["mixed"]), "--label", "x"], "PATH=TEXT"),
+    ):
         res = CliRunner().invoke(cli, args)
         assert res.exit_code == 2 and "Traceback" not in res.output and text in res.output, res.output
 

@@ -16,9 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: "seed 001", "Seed 000's", "seeds 000 and 001", "seed_003", "seed-004", "seed000".
-NUMBERED = re.compile(
-    r"\bseeds?[ _-]?0{2}[0-4]\b|\bseeds? 0{2}[0-4](?:,? (?:and|or) 0{2}[0-4])*", re.I
-)
+NUMBERED = re.compile(r"\bseeds?[ _-]?0{2}[0-4]\b|\bseeds? 0{2}[0-4](?:,? (?:and|or) 0{2}[0-4])*", re.I)
 SHORT_NAMES = (
     "Waterloo DC study",
     "Google BBRv2 slides",
@@ -31,9 +29,7 @@ SELF = Path(__file__).resolve()
 
 def _tracked_text_files() -> list[Path]:
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: nothing to list")
     files = []
@@ -84,9 +80,7 @@ def test_no_tracked_file_names_a_source_document_by_number() -> None:
         for lineno, line in enumerate(text.splitlines(), 1):
             for m in _numbered_mentions(line):
                 hits.append(f"{path.relative_to(ROOT)}:{lineno}: {m!r}")
-    assert not hits, (
-        "use the short names of docs/sources.md " + str(SHORT_NAMES) + ":\n" + "\n".join(hits)
-    )
+    assert not hits, "use the short names of docs/sources.md " + str(SHORT_NAMES) + ":\n" + "\n".join(hits)
 
 
 def test_the_short_names_are_those_of_the_sources_page() -> None:

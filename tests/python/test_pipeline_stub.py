@@ -9,18 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import bbrlab
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-import bbrlab
 from bbrlab.cli import cli
 from bbrlab.plots.plots import PLOTS
 from bbrlab.results.results import RUN_FILES, Result, is_complete_run, jain_index
+from click.testing import CliRunner
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
 
 
 def test_jain_index() -> None:
@@ -78,8 +76,21 @@ def test_failed_save_leaves_nothing_that_looks_complete(stub_core, tmp_path: Pat
 
 
 def test_cli_run_show_and_ss(stub_core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
-    res = CliRunner().invoke(cli, ["run", str(EXAMPLES / "bbr-vs-cubic.toml"), "--set", "duration=3s",
-                                   "--set", "flows.1.start=1s", "--seed", "9", "--out", "r"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(EXAMPLES / "bbr-vs-cubic.toml"),
+            "--set",
+            "duration=3s",
+            "--set",
+            "flows.1.start=1s",
+            "--seed",
+            "9",
+            "--out",
+            "r",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "Jain" in res.output and "bbr1" in res.output and "wrote r" in res.output
     assert json.loads((in_tmp / "r" / "summary.json").read_text())["run"]["seed"] == 9

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bbrlab
 import numpy as np
 import pytest
-
-import bbrlab
 from bbrlab.plots.chart import Chart, Panel, Series
 from bbrlab.plots.plots import FIGURES, PlotData, goodput_figure, plot_all, plot_all_forked, plot_data, queue_figure
 
@@ -94,7 +93,9 @@ def test_points_above_the_link_rate_are_explained_in_the_figure(core) -> None:  
     assert note.startswith(f"{above} of {len(g)} points lie above the link rate")
     # The same run with every point at or below the link rate: no note.
     d = plot_data(r)
-    capped = PlotData(d.summary, {**d.timeseries, "goodput_bps": np.minimum(d.timeseries["goodput_bps"], 20e6)}, d.queue, d.flows)
+    capped = PlotData(
+        d.summary, {**d.timeseries, "goodput_bps": np.minimum(d.timeseries["goodput_bps"], 20e6)}, d.queue, d.flows
+    )
     assert _note(goodput_figure(capped)) == ""
 
 
@@ -102,8 +103,11 @@ def test_points_above_the_link_rate_are_explained_in_the_figure(core) -> None:  
 
 
 def _incast(core, *extra: str) -> bbrlab.Result:  # type: ignore[no-untyped-def]
-    return _run(core, "dc-incast.toml", ["duration=0.2s", "sample_interval=20ms", "topology.workers=4",
-                                         "flows.0.count=4", *extra])
+    return _run(
+        core,
+        "dc-incast.toml",
+        ["duration=0.2s", "sample_interval=20ms", "topology.workers=4", "flows.0.count=4", *extra],
+    )
 
 
 def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # type: ignore[no-untyped-def]

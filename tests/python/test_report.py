@@ -15,19 +15,26 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
-from click.testing import CliRunner
-
 import plotruns
+import pytest
 from bbrlab.cli import cli
-from bbrlab.results.display import fmt_bps
 from bbrlab.report import write_index, write_report
 from bbrlab.report.html import is_index
 from bbrlab.report.markdown import to_html
+from bbrlab.results.display import fmt_bps
+from click.testing import CliRunner
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 #: Text a summary could carry (an override as typed) that would run or load something if a page
 #: printed it unescaped.
@@ -61,8 +68,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = plotruns.quick(tmp_path_factory.mktemp("report-run") / "run", ["duration=1s", "flows.0.cc=cubic"], plots=True)
     # What `bbrlab run` records about provenance, plus an override no page may print unescaped.
     summary = json.loads((d / "summary.json").read_text())
-    summary["run"].update(overrides=["duration=1s", "flows.0.cc=cubic", EVIL], scenario_file="examples/quick.toml",
-                          git_commit="0123abcd+dirty")
+    summary["run"].update(
+        overrides=["duration=1s", "flows.0.cc=cubic", EVIL],
+        scenario_file="examples/quick.toml",
+        git_commit="0123abcd+dirty",
+    )
     (d / "summary.json").write_text(json.dumps(summary))
     return d
 
@@ -85,12 +95,15 @@ def study_out(tiny_study, tmp_path_factory: pytest.TempPathFactory) -> Path:
     a hand-written study without one."""
     out = tmp_path_factory.mktemp("report-studies") / "out"
     shutil.copytree(tiny_study("wan-loss"), out / "wan-loss")
-    _claims(out / "wan-loss" / "claims.csv", [
-        ("140 ms, no loss: CUBIC", "347 Mbit/s", "14.7 Mbit/s", "within ±25%", "agrees"),
-        ("140 ms, 1.5 % loss: BBR", "153 Mbit/s", "6.0 Mbit/s", "within ±25%", "disagrees"),
-        ("below 15 % loss BBR fully uses the path", "yes", "61%", "≥ 90 %", "partly"),
-        ("<script>not a claim</script>", "-", "-", "-", "not tested"),
-    ])
+    _claims(
+        out / "wan-loss" / "claims.csv",
+        [
+            ("140 ms, no loss: CUBIC", "347 Mbit/s", "14.7 Mbit/s", "within ±25%", "agrees"),
+            ("140 ms, 1.5 % loss: BBR", "153 Mbit/s", "6.0 Mbit/s", "within ±25%", "disagrees"),
+            ("below 15 % loss BBR fully uses the path", "yes", "61%", "≥ 90 %", "partly"),
+            ("<script>not a claim</script>", "-", "-", "-", "not tested"),
+        ],
+    )
     (out / "synthetic").mkdir()
     (out / "synthetic" / "REPORT.md").write_text(SYNTHETIC_REPORT)
     shutil.copy(next((out / "wan-loss").glob("*.png")), out / "synthetic" / "figure.png")
@@ -129,9 +142,11 @@ def test_run_report_shows_the_summary_figures_provenance_and_scenario(run_dir):
 def test_run_report_out_option_and_errors(run_dir, tmp_path):
     r = CliRunner().invoke(cli, ["report", str(run_dir), "--out", str(tmp_path / "x" / "page.html")])
     assert r.exit_code == 0 and (tmp_path / "x" / "page.html").is_file(), r.output
-    for args, text in ((["report", str(tmp_path / "none")], "no such directory"),
-                       (["report", str(tmp_path)], "not a run directory"),
-                       (["report", str(run_dir), "--out", str(tmp_path)], "a directory")):
+    for args, text in (
+        (["report", str(tmp_path / "none")], "no such directory"),
+        (["report", str(tmp_path)], "not a run directory"),
+        (["report", str(run_dir), "--out", str(tmp_path)], "a directory"),
+    ):
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2 and "Traceback" not in r.output and text in r.output, r.output
 
@@ -150,7 +165,7 @@ def test_study_report_colours_verdicts_from_claims_csv(study_out):
     rows[1][4] = "disagrees"
     _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])  # type: ignore[misc]
     page = Path(write_report(study)).read_text()
-    cubic_row = page[page.index("140 ms, no loss: CUBIC"):]
+    cubic_row = page[page.index("140 ms, no loss: CUBIC") :]
     assert re.match(r'.*?<td class="verdict disagrees">disagrees</td>', cubic_row, re.S)
     assert page.count('class="verdict agrees"') == 0
 
@@ -201,8 +216,11 @@ def _browser():  # type: ignore[no-untyped-def]
         from playwright.sync_api import sync_playwright
     except ImportError:
         sync_playwright = None
-    missing = "playwright (pip install -e '.[test]')" if sync_playwright is None else (
-        None if os.access(CHROMIUM, os.X_OK) else f"{CHROMIUM} (apt-get install chromium)")
+    missing = (
+        "playwright (pip install -e '.[test]')"
+        if sync_playwright is None
+        else (None if os.access(CHROMIUM, os.X_OK) else f"{CHROMIUM} (apt-get install chromium)")
+    )
     if missing:
         if os.environ.get("CI"):
             pytest.fail(f"{missing} is missing; .ci/run installs it, so CI must have it")
@@ -221,13 +239,22 @@ def _non_blank(png: bytes) -> bool:
 
 def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_path):
     sync_playwright = _browser()
-    pages = {"run": write_report(run_dir), "study": study_out / "wan-loss" / "report.html",
-             "synthetic": study_out / "synthetic" / "report.html", "index": study_out / "index.html",
-             "sweep": write_report(sweep_dir)}
+    pages = {
+        "run": write_report(run_dir),
+        "study": study_out / "wan-loss" / "report.html",
+        "synthetic": study_out / "synthetic" / "report.html",
+        "index": study_out / "index.html",
+        "sweep": write_report(sweep_dir),
+    }
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bbrlab-chromium-") as profile, sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-                                                   viewport={"width": 1280, "height": 900})
+        ctx = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
         try:
             for name, path in pages.items():
                 tab = ctx.new_page()

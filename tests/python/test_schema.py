@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import bbrlab
 import jsonschema
 import pytest
-from pydantic import ValidationError
-
-import bbrlab
 from bbrlab import units
 from bbrlab.engine import runner
 from bbrlab.errors import ScenarioError
 from bbrlab.scenario import codegen, core, keys, model
 from bbrlab.scenario.fields import buffer_from_core
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_FILES = sorted((ROOT / "examples").glob("*.toml")) + sorted((ROOT / "benchmarks").glob("*.toml"))

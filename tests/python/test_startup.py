@@ -19,7 +19,10 @@ from bbrlab.results.results import is_complete_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEAVY = ("pandas", "pyarrow", "matplotlib", "pydantic")
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(bbrlab.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(Path(bbrlab.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]),
+}
 
 
 def _loaded_after(code: str) -> dict[str, bool]:
@@ -27,7 +30,7 @@ def _loaded_after(code: str) -> dict[str, bool]:
     probe = f"""
 import json, sys
 try:
-{chr(10).join('    ' + line for line in code.strip().splitlines())}
+{chr(10).join("    " + line for line in code.strip().splitlines())}
 except SystemExit as e:
     assert not e.code, e.code
 print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))
@@ -43,8 +46,10 @@ def test_cli_and_cc_load_none_of_the_heavy_modules() -> None:
 
 def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "r"
-    loaded = _loaded_after(f"from bbrlab.cli import main\nmain(['run', {str(EXAMPLES / 'quick.toml')!r}, "
-                           f"'--set', 'duration=1s', '--out', {str(out)!r}, '-q'])")
+    loaded = _loaded_after(
+        f"from bbrlab.cli import main\nmain(['run', {str(EXAMPLES / 'quick.toml')!r}, "
+        f"'--set', 'duration=1s', '--out', {str(out)!r}, '-q'])"
+    )
     assert loaded == {"pandas": False, "pyarrow": True, "matplotlib": False, "pydantic": True}
     assert is_complete_run(out) and all((out / name).stat().st_size > 1000 for name in FIGURES)
     # What it wrote reads back as the tables the API builds from the same run.
@@ -52,6 +57,7 @@ def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_
 
     again = bbrlab.run(bbrlab.load_scenario(EXAMPLES / "quick.toml", ["duration=1s"]))
     saved = bbrlab.Result.load(out)
+
     def labels_as_objects(frame: pd.DataFrame) -> pd.DataFrame:
         # Parquet gives a categorical's labels back as pandas' str dtype, the core's are objects.
         return frame.apply(lambda c: c.cat.set_categories(c.cat.categories.astype(object)) if hasattr(c, "cat") else c)
@@ -63,12 +69,33 @@ def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_
 def test_a_run_that_skips_interpreter_shutdown_still_flushes_everything(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # `bbrlab run` (sim) ends with os._exit once done: what it printed must all have been written.
     out = tmp_path / "r"
-    p = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(EXAMPLES / "quick.toml"), "--set", "duration=1s",
-                        "--out", str(out), "--json"], env=ENV, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bbrlab",
+            "run",
+            str(EXAMPLES / "quick.toml"),
+            "--set",
+            "duration=1s",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     printed = json.loads(p.stdout)  # the whole document, not a buffer's worth of it
     assert printed["run_dir"] == str(out) and is_complete_run(out)
     # A failing run exits through the interpreter as usual, with its code.
-    again = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(EXAMPLES / "quick.toml"), "--out", str(out)],
-                           env=ENV, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "bbrlab", "run", str(EXAMPLES / "quick.toml"), "--out", str(out)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 2 and "already exists" in again.stderr

@@ -36,7 +36,10 @@ def test_registered():
 
 def test_bql_vs_bbr_tiny(tiny_study):
     tmp_path = tiny_study("bql-vs-bbr")
-    text = _report_ok(tmp_path / "REPORT.md", ["fig2-rtt100ms.png", "fig4-summary.png", "fig5-1g-loss1pct.png", "fig6-10g-loss07pct.png"])
+    text = _report_ok(
+        tmp_path / "REPORT.md",
+        ["fig2-rtt100ms.png", "fig4-summary.png", "fig5-1g-loss1pct.png", "fig6-10g-loss07pct.png"],
+    )
     assert "994.6 Mbit/s" in text and "158 KB" in text  # the paper's numbers sit beside ours
     buffer = 80e6
     for csv, rate in (("rtt-sweep.csv", 1e9), ("loss-1g.csv", 1e9), ("loss-10g.csv", 10e9)):
@@ -86,9 +89,12 @@ def test_gap_histogram_counts_every_departure():
     import bbrlab
     from bbrlab.scenario import parse_scenario
 
-    raw = {"name": "g", "duration": "2s",
-           "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "rtt": "20ms"}},
-           "flows": [{"cc": "cubic", "gap_histogram": True}, {"cc": "bbr1"}]}
+    raw = {
+        "name": "g",
+        "duration": "2s",
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "rtt": "20ms"}},
+        "flows": [{"cc": "cubic", "gap_histogram": True}, {"cc": "bbr1"}],
+    }
     res = bbrlab.run(parse_scenario(raw, default_name="g"))
     assert set(res.gaps["flow"]) == {0}
     sent = int(res.flows.loc[res.flows["flow"] == 0, "data_packets_sent"].iloc[0])

@@ -54,12 +54,21 @@ def test_unfinished_queries_are_counted_as_censored_not_dropped():
     nan = math.nan
     # One (fabric, bg, cc, n) with 4 requested queries: 0 and 1 finished, 2 was running when the
     # run ended at 3.0 s (its transfers started at 1.2 and 1.25 s), 3 never started.
-    rows = pd.DataFrame({
-        "fabric": "lossless", "bg": False, "cc": "bbr1", "n": 2, "reps": 4, "run": 0,
-        "app": [0, 0, 0, 0, 0, 0, -1], "query": [0, 0, 1, 1, 2, 2, -1],
-        "query_response_s": [0.010, 0.010, 0.030, 0.030, nan, nan, nan],
-        "start_s": [0.30, 0.30, 0.33, 0.33, 1.20, 1.25, 0.0],
-        "end_s": [0.31, 0.31, 0.36, 0.36, 2.0, 3.0, 3.0]})
+    rows = pd.DataFrame(
+        {
+            "fabric": "lossless",
+            "bg": False,
+            "cc": "bbr1",
+            "n": 2,
+            "reps": 4,
+            "run": 0,
+            "app": [0, 0, 0, 0, 0, 0, -1],
+            "query": [0, 0, 1, 1, 2, 2, -1],
+            "query_response_s": [0.010, 0.010, 0.030, 0.030, nan, nan, nan],
+            "start_s": [0.30, 0.30, 0.33, 0.33, 1.20, 1.25, 0.0],
+            "end_s": [0.31, 0.31, 0.36, 0.36, 2.0, 3.0, 3.0],
+        }
+    )
     q = dc_query._queries(rows)
     assert q["censored"].tolist() == [False, False, True]
     assert q["response_s"].iloc[2] == pytest.approx(3.0 - 1.2)  # a lower bound: run end − first start
@@ -80,20 +89,34 @@ def test_findings_table_is_computed_from_the_claims(tmp_path):
     def claims(study: str, verdict_of) -> None:
         d = tmp_path / study
         d.mkdir()
-        rows = [{"claim": f"{start} … — {dc.FABRIC_LABEL[fab]}", "paper_value": "yes", "bbrlab_value": f"{fab} 1.0",
-                 "rule": "r", "verdict": verdict_of(fab, start)}
-                for f in dc_findings.FINDINGS if f.study == study for start in f.claims for fab in dc.FABRICS]
+        rows = [
+            {
+                "claim": f"{start} … — {dc.FABRIC_LABEL[fab]}",
+                "paper_value": "yes",
+                "bbrlab_value": f"{fab} 1.0",
+                "rule": "r",
+                "verdict": verdict_of(fab, start),
+            }
+            for f in dc_findings.FINDINGS
+            if f.study == study
+            for start in f.claims
+            for fab in dc.FABRICS
+        ]
         pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(d / "claims.csv", index=False)
 
     shared, sf = "shared-dt", "store-and-forward"
     # (a) holds on the shared buffer only; (b) is partly there on 128 KB drop-tail (one claim not
     # testable); (c) holds on 128 KB drop-tail, and one claim disagrees on the shared buffer.
     claims("dc-query", lambda fab, start: "agrees" if fab == shared else "disagrees")
-    claims("dc-incast", lambda fab, start: ("not tested" if start.startswith("n = 20") else "agrees") if fab == sf
-           else "disagrees")
+    claims(
+        "dc-incast",
+        lambda fab, start: ("not tested" if start.startswith("n = 20") else "agrees") if fab == sf else "disagrees",
+    )
     assert dc_findings.write(tmp_path / "dc-incast") is None  # dc-convergence has not run yet
-    claims("dc-convergence", lambda fab, start: "agrees" if fab == sf or (fab == shared and start.startswith("CUBIC"))
-           else "disagrees")
+    claims(
+        "dc-convergence",
+        lambda fab, start: "agrees" if fab == sf or (fab == shared and start.startswith("CUBIC")) else "disagrees",
+    )
     out = dc_findings.write(tmp_path / "dc-convergence")
     got = pd.read_csv(tmp_path / "dc-findings.csv").set_index(["fabric", "finding"])["verdict"]
     assert got[(shared, "a")] == "yes" and got[(shared, "c")] == "no" and got[(shared, "b")] == "no"
@@ -117,7 +140,8 @@ def _mechanism(fabric: str) -> str:
 
 
 def test_quick_plans_run_the_baseline_and_every_lossy_mechanism():
-    from bbrlab.reproduce import Size, dc_common as dc, dc_convergence, dc_incast, dc_query
+    from bbrlab.reproduce import Size, dc_convergence, dc_incast, dc_query
+    from bbrlab.reproduce import dc_common as dc
 
     quick = {m.__name__: m.PLANS[Size.QUICK].fabrics for m in (dc_query, dc_incast, dc_convergence)}
     # One set for all three studies, so each fabric's findings row is complete or wholly "not run".
@@ -136,15 +160,26 @@ def test_quick_plans_run_the_baseline_and_every_lossy_mechanism():
 
 
 def test_findings_table_says_not_run_for_fabrics_a_quick_run_left_out(tmp_path):
-    from bbrlab.reproduce import Size, dc_common as dc, dc_findings
+    from bbrlab.reproduce import Size, dc_findings
+    from bbrlab.reproduce import dc_common as dc
     from bbrlab.reproduce.claims import CSV_COLUMNS
 
     for study in dc_findings.STUDIES:
         d = tmp_path / study
         d.mkdir()
-        rows = [{"claim": f"{start} … — {dc.FABRIC_LABEL[fab]}", "paper_value": "p", "bbrlab_value": "1.0", "rule": "r",
-                 "verdict": "agrees" if fab == "store-and-forward" else "disagrees"}
-                for f in dc_findings.FINDINGS if f.study == study for start in f.claims for fab in dc.QUICK_FABRICS]
+        rows = [
+            {
+                "claim": f"{start} … — {dc.FABRIC_LABEL[fab]}",
+                "paper_value": "p",
+                "bbrlab_value": "1.0",
+                "rule": "r",
+                "verdict": "agrees" if fab == "store-and-forward" else "disagrees",
+            }
+            for f in dc_findings.FINDINGS
+            if f.study == study
+            for start in f.claims
+            for fab in dc.QUICK_FABRICS
+        ]
         pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(d / "claims.csv", index=False)
     out = dc_findings.write(tmp_path / "dc-convergence", Size.QUICK)
     got = pd.read_csv(tmp_path / "dc-findings.csv").set_index(["fabric", "finding"])["verdict"]
@@ -160,15 +195,28 @@ def test_findings_table_says_not_run_for_fabrics_a_quick_run_left_out(tmp_path):
 
 
 def test_reports_explain_a_quick_run_without_the_fabrics_it_left_out():
-    from bbrlab.reproduce import Size, dc_common as dc, dc_convergence
+    from bbrlab.reproduce import Size, dc_convergence
+    from bbrlab.reproduce import dc_common as dc
 
     rows = []
     for fabric in dc_convergence.PLANS[Size.QUICK].fabrics:
         for cc in dc.CCS:
             j = 0.5 if cc == dc.BBR and not dc.is_lossless(fabric) else 0.99
             for active in range(1, 6):
-                rows.append(dict(fabric=fabric, cc=cc, T=10.0, level=active, active=active, jain_level=j,
-                                 jain_per_second=j, total_bps=9e8, min_share=0.2, starved_flows=1 if j < 0.7 else 0))
+                rows.append(
+                    dict(
+                        fabric=fabric,
+                        cc=cc,
+                        T=10.0,
+                        level=active,
+                        active=active,
+                        jain_level=j,
+                        jain_per_second=j,
+                        total_bps=9e8,
+                        min_share=0.2,
+                        starved_flows=1 if j < 0.7 else 0,
+                    )
+                )
     lv = pd.DataFrame(rows)
     text = dc_convergence._answer(lv)
     assert "128 KB drop-tail:* CUBIC 0.99, BBRv1 0.50" in text
@@ -176,4 +224,5 @@ def test_reports_explain_a_quick_run_without_the_fabrics_it_left_out():
     gaps = text.split("difference in that index:")[1].split(". In this model")[0]
     assert "lossless" in gaps and "128 KB -0.49" in gaps and "1 MB" not in gaps
     assert {c.claim.rsplit(" — ", 1)[1] for c in dc_convergence.claims(lv)[:-1]} == {
-        dc.FABRIC_LABEL[f] for f in dc.QUICK_FABRICS}
+        dc.FABRIC_LABEL[f] for f in dc.QUICK_FABRICS
+    }

@@ -13,14 +13,13 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
-
 from bbrlab import ScenarioError
 from bbrlab.cli import cli
 from bbrlab.reproduce import STUDIES, Size
 from bbrlab.reproduce.claims import Verdict, below, verdict, verdict_of_all
 from bbrlab.reproduce.scenarios import Dumbbell, Flow, QueueLimit, Star, study_run
 from bbrlab.reproduce.sources import SOURCES
+from click.testing import CliRunner
 
 VERDICTS = {v.value for v in Verdict}
 
@@ -70,10 +69,21 @@ def test_sources_have_distinct_short_names_and_anchors():
 
 
 def test_builders_write_base_units_and_validate():
-    run = study_run("t", duration_s=1.5, seed=3, sample_interval_s=0.1,
-                    topology=Dumbbell(rate_bps=2_500_000_000, rtt_s=0.14, buffer=QueueLimit.of_packets(1000),
-                                      loss=0.015, access_rate_bps=2_500_000_000),
-                    flows=[Flow("cubic", rcvbuf_bytes=6 * 2**20, start_s=0.000123)], tags={"k": 1})
+    run = study_run(
+        "t",
+        duration_s=1.5,
+        seed=3,
+        sample_interval_s=0.1,
+        topology=Dumbbell(
+            rate_bps=2_500_000_000,
+            rtt_s=0.14,
+            buffer=QueueLimit.of_packets(1000),
+            loss=0.015,
+            access_rate_bps=2_500_000_000,
+        ),
+        flows=[Flow("cubic", rcvbuf_bytes=6 * 2**20, start_s=0.000123)],
+        tags={"k": 1},
+    )
     sc = run.scenario
     assert run.tags == {"k": 1}
     assert sc.duration == 1_500_000_000 and sc.sample_interval == 100_000_000
@@ -85,8 +95,9 @@ def test_builders_write_base_units_and_validate():
 def test_builders_reject_what_a_scenario_rejects():
     star = Star(workers=2, rate_bps=1_000_000_000, delay_s=10e-6, forwarding="store-and-forward", buffer_bytes=128_000)
     with pytest.raises(ScenarioError):  # a flow that starts after the end of the run
-        study_run("t", duration_s=1, seed=1, sample_interval_s=0.1, topology=star, flows=[Flow("cubic", start_s=2)],
-                  tags={})
+        study_run(
+            "t", duration_s=1, seed=1, sample_interval_s=0.1, topology=star, flows=[Flow("cubic", start_s=2)], tags={}
+        )
     with pytest.raises(TypeError):  # rates are whole bits per second, never a float that may round
         Dumbbell(rate_bps=2.5e9, rtt_s=0.1, buffer=QueueLimit.of_bdp(1)).raw()  # type: ignore[arg-type]
 
@@ -144,8 +155,12 @@ def test_cli_size_and_quick(monkeypatch, tmp_path):
 
     seen = []
     monkeypatch.setattr(rp, "run_studies", lambda names, out, *, size, jobs, progress: seen.append(size) or [])
-    for args, size in ((["--quick"], Size.QUICK), (["--size", "tiny"], Size.TINY), ([], Size.FULL),
-                       (["--quick", "--size", "quick"], Size.QUICK)):
+    for args, size in (
+        (["--quick"], Size.QUICK),
+        (["--size", "tiny"], Size.TINY),
+        ([], Size.FULL),
+        (["--quick", "--size", "quick"], Size.QUICK),
+    ):
         out = CliRunner().invoke(cli, ["reproduce", "wan-loss", "--out", str(tmp_path), *args])
         assert out.exit_code == 0, out.output
         assert seen[-1] is size

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from bbrlab.reproduce import Size, get_study
 from bbrlab.reproduce import many_flows_ecn as mf
 
@@ -27,8 +26,18 @@ def test_report_and_figures_exist(study):
     d, report = study
     text = report.read_text()
     assert "Google BBRv2 slides" in text and "faster ACKs" in text and "TSO autosizing" in text
-    for f in ("retransmission_rate.png", "average_rtt.png", "p95_rtt.png", "throughput.png", "ce_rate.png",
-              "jain_fairness.png", "sweep.csv", "tso.csv", "faster_acks.csv", "shallow-buffer.csv"):
+    for f in (
+        "retransmission_rate.png",
+        "average_rtt.png",
+        "p95_rtt.png",
+        "throughput.png",
+        "ce_rate.png",
+        "jain_fairness.png",
+        "sweep.csv",
+        "tso.csv",
+        "faster_acks.csv",
+        "shallow-buffer.csv",
+    ):
         assert (d / f).stat().st_size > 0, f
 
 

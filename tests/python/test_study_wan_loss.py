@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from bbrlab.reproduce import Size, run_studies
 
 CEILING = 1448 / 1538  # payload share of the wire

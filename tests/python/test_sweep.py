@@ -14,15 +14,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import bbrlab
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-import bbrlab
 from bbrlab.cli import cli
-from bbrlab.errors import ScenarioError, SimulationError, UserError
+from bbrlab.errors import SimulationError, UserError
 from bbrlab.sweep import plan_sweep, run_sweep
 from bbrlab.sweep.table import WALL_CLOCK
+from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "examples" / "quick.toml"
@@ -100,23 +99,37 @@ def _without_wall_clock(path: Path) -> pd.DataFrame:
 
 
 def test_plan_is_the_cartesian_product_with_seeds_and_file_axes_lose_to_grid(tmp_path: Path) -> None:
-    f = _write(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "topology.bottleneck.loss" = ["0%", "1%"], '
-                                      '"flows.0.cc" = ["reno", "dctcp"] }\nseeds = 3\n')
+    f = _write(
+        tmp_path,
+        TWO_FLOWS + '\n[sweep]\ngrid = { "topology.bottleneck.loss" = ["0%", "1%"], '
+        '"flows.0.cc" = ["reno", "dctcp"] }\nseeds = 3\n',
+    )
     plan = plan_sweep(f, grid=["flows.0.cc=cubic,bbr2", "topology.bottleneck.rtt=10ms,40ms"], sets=["seed=7"])
     # the file's flows.0.cc axis is replaced in place; the new axis comes after
-    assert plan.axes_dict() == {"topology.bottleneck.loss": ["0%", "1%"], "flows.0.cc": ["cubic", "bbr2"],
-                                "topology.bottleneck.rtt": ["10ms", "40ms"]}
+    assert plan.axes_dict() == {
+        "topology.bottleneck.loss": ["0%", "1%"],
+        "flows.0.cc": ["cubic", "bbr2"],
+        "topology.bottleneck.rtt": ["10ms", "40ms"],
+    }
     assert plan.seeds == [7, 8, 9]  # the table's seeds = 3, from the base seed
     assert len(plan.runs) == 2 * 2 * 2 * 3
     first = plan.runs[0]
-    assert first.overrides == ["seed=7", "topology.bottleneck.loss=0%", "flows.0.cc=cubic", "topology.bottleneck.rtt=10ms",
-                                "seed=7"]
+    assert first.overrides == [
+        "seed=7",
+        "topology.bottleneck.loss=0%",
+        "flows.0.cc=cubic",
+        "topology.bottleneck.rtt=10ms",
+        "seed=7",
+    ]
     # each run is the scenario it says: the core config carries its values
     for r in plan.runs:
         cfg = r.scenario.resolve()
         assert cfg["seed"] == r.seed
         assert cfg["flows"][0]["cc"] == r.values["flows.0.cc"]
-        assert cfg["topology"]["bottleneck"]["rtt_ns"] == {"10ms": 10_000_000, "40ms": 40_000_000}[r.values["topology.bottleneck.rtt"]]
+        assert (
+            cfg["topology"]["bottleneck"]["rtt_ns"]
+            == {"10ms": 10_000_000, "40ms": 40_000_000}[r.values["topology.bottleneck.rtt"]]
+        )
         assert cfg["topology"]["bottleneck"]["loss"] == {"0%": 0.0, "1%": 0.01}[r.values["topology.bottleneck.loss"]]
     assert len({r.key for r in plan.runs}) == len(plan.runs)
     # --seeds wins over the table
@@ -157,25 +170,41 @@ def test_cache_key_follows_the_resolved_scenario_and_the_code(tmp_path: Path, mo
 @pytest.mark.parametrize(
     ("table", "grid", "expected"),
     [
-        ('grid = { "topology.bottleneck.los" = ["0%"] }', [], "[sweep] grid topology.bottleneck.los: unknown key 'los'"),
+        (
+            'grid = { "topology.bottleneck.los" = ["0%"] }',
+            [],
+            "[sweep] grid topology.bottleneck.los: unknown key 'los'",
+        ),
         ("", ["topology.bottleneck.los=0%,1%"], "--grid topology.bottleneck.los: unknown key 'los'"),
-        ('grid = { "topology.bottleneck.loss" = ["0%", "2x%"] }', [], "topology.bottleneck.loss (from [sweep] grid): \"2x%\""),
-        ("", ["topology.bottleneck.rate=10Mbps,2.5Gbs"], "topology.bottleneck.rate (from --grid): \"2.5Gbs\" is not a rate"),
+        (
+            'grid = { "topology.bottleneck.loss" = ["0%", "2x%"] }',
+            [],
+            'topology.bottleneck.loss (from [sweep] grid): "2x%"',
+        ),
+        (
+            "",
+            ["topology.bottleneck.rate=10Mbps,2.5Gbs"],
+            'topology.bottleneck.rate (from --grid): "2.5Gbs" is not a rate',
+        ),
         ("", ["flows.0.cc=cubic,bogus"], "flows.0.cc (from --grid)"),
         ("seeds = 0", [], "sweep.seeds: 0 is not a whole number"),
-        ('seed = 2', [], "sweep.seed: unknown key 'seed' in [sweep]; did you mean 'seeds'?"),
+        ("seed = 2", [], "sweep.seed: unknown key 'seed' in [sweep]; did you mean 'seeds'?"),
         ('grid = { "flows.0.cc" = [] }', [], 'sweep.grid."flows.0.cc": write a non-empty list'),
         ("", ["seed=1,2"], "use --seeds N"),
         ("", ["flows.0.cc=cubic,cubic"], 'the value "cubic" is listed twice'),
         ("", ["duration"], "--grid duration: expected PATH=V1,V2"),
     ],
 )
-def test_bad_axes_fail_in_one_line_naming_axis_and_value(tmp_path: Path, table: str, grid: list[str], expected: str) -> None:
+def test_bad_axes_fail_in_one_line_naming_axis_and_value(
+    tmp_path: Path, table: str, grid: list[str], expected: str
+) -> None:
     f = _write(tmp_path, TWO_FLOWS + (f"\n[sweep]\n{table}\n" if table else ""))
     with pytest.raises(UserError) as e:
         plan_sweep(f, grid=grid)
     assert expected in str(e.value) and "\n" not in str(e.value)
-    r = CliRunner().invoke(cli, ["sweep", str(f), *(a for g in grid for a in ("--grid", g)), "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        cli, ["sweep", str(f), *(a for g in grid for a in ("--grid", g)), "--out", str(tmp_path / "o")]
+    )
     assert r.exit_code == 2 and expected in r.output and "Traceback" not in r.output
     assert not (tmp_path / "o").exists()  # nothing ran, nothing was written
 
@@ -216,9 +245,16 @@ def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:  # type: i
     t = pd.read_parquet(out / "points.parquet")
     assert len(t) == 8 and list(t.columns[:5]) == ["point", "topology.bottleneck.loss", "flows.1.cc", "seed", "run_dir"]
     assert t["error"].eq("").all()
-    pd.testing.assert_frame_equal(t, pd.read_csv(out / "points.csv", keep_default_na=False, na_values=[""],
-                                                 dtype={"topology.bottleneck.loss": str, "flows.1.cc": str, "error": str}).fillna({"error": ""}),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        t,
+        pd.read_csv(
+            out / "points.csv",
+            keep_default_na=False,
+            na_values=[""],
+            dtype={"topology.bottleneck.loss": str, "flows.1.cc": str, "error": str},
+        ).fillna({"error": ""}),
+        check_dtype=False,
+    )
     # every row is its run directory's summary, and the physics holds
     for r in t.to_dict("records"):
         s = json.loads((out / r["run_dir"] / "summary.json").read_text())
@@ -268,8 +304,22 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(runner, "simulate", flaky)  # forked pool workers inherit it
     f = _write(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
-    r = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "--seeds", "2",
-                                                 "-j", "2", "--no-plots", "--out", str(out)])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "sweep",
+            str(f),
+            "--grid",
+            "flows.0.cc=reno,cubic",
+            "--seeds",
+            "2",
+            "-j",
+            "2",
+            "--no-plots",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 1, r.stderr
     assert "4 runs: 2 ran, 0 cached, 2 failed" in r.stdout and "2 run(s) failed" in r.stderr
     t = pd.read_parquet(out / "points.parquet")
@@ -279,8 +329,22 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     assert t[t["seed"] == 1]["error"].eq("").all() and t[t["seed"] == 1]["goodput_bps"].gt(0).all()
 
     monkeypatch.setattr(runner, "simulate", real)  # fixed: the same command runs the failed ones only
-    r = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "--seeds", "2",
-                                                 "-j", "2", "--no-plots", "--out", str(out)])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "sweep",
+            str(f),
+            "--grid",
+            "flows.0.cc=reno,cubic",
+            "--seeds",
+            "2",
+            "-j",
+            "2",
+            "--no-plots",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0 and "2 ran, 2 cached, 0 failed" in r.stdout
 
 
@@ -308,7 +372,9 @@ def test_engine_options_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     r = CliRunner().invoke(cli, ["sweep", str(QUICK), "--address", "127.0.0.1:1", "--out", str(tmp_path / "a")])
     assert r.exit_code == 2 and "--address: only with --engine ray" in r.output
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
-    r = CliRunner().invoke(cli, ["sweep", str(QUICK), "--set", "duration=0.5s", "--engine", "ray", "--out", str(tmp_path / "b")])
+    r = CliRunner().invoke(
+        cli, ["sweep", str(QUICK), "--set", "duration=0.5s", "--engine", "ray", "--out", str(tmp_path / "b")]
+    )
     assert r.exit_code == 2 and "pip install 'bbrlab[ray]'" in r.output and "Traceback" not in r.output
 
 
@@ -316,11 +382,25 @@ def test_ctrl_c_stops_the_workers_and_the_sweep_resumes(tmp_path: Path, core) ->
     # Runs with plots take ~1-2 s each here: long enough to interrupt some in flight.
     f = _write(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
-    cmd = [sys.executable, "-m", "bbrlab", "sweep", str(f), "--grid", "flows.0.cc=reno,cubic,bbr1,bbr2,bbr3,dctcp",
-           "-j", "2", "--out", str(out)]
-    proc = subprocess.Popen(cmd, env=_env(), start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "bbrlab",
+        "sweep",
+        str(f),
+        "--grid",
+        "flows.0.cc=reno,cubic,bbr1,bbr2,bbr3,dctcp",
+        "-j",
+        "2",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, env=_env(), start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 120
+
         # A finished run: its directory renamed from `<id>.incomplete`, which holds a summary.json
         # while the plots are still being drawn (and is removed if interrupted then).
         def finished() -> bool:
@@ -363,18 +443,55 @@ def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:  # type
     # A short temp dir: Ray's unix socket paths must stay under 108 bytes.
     ray_tmp = tempfile.mkdtemp(prefix="bbrlab-ray-", dir="/tmp")
     head = subprocess.Popen(
-        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
-         "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={ray_tmp}", "--node-ip-address=127.0.0.1",
-         "--object-store-memory=100000000"],
-        env=_env(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "ray.scripts.scripts",
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            f"--temp-dir={ray_tmp}",
+            "--node-ip-address=127.0.0.1",
+            "--object-store-memory=100000000",
+        ],
+        env=_env(),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # The local sweep while the head starts; in another parent directory than the Ray sweep,
         # whose runs it would otherwise lend it.
-        local = subprocess.run([sys.executable, "-m", "bbrlab", *args, "--out", str(tmp_path / "l" / "local")], env=_env(),
-                               capture_output=True, text=True, timeout=300)
+        local = subprocess.run(
+            [sys.executable, "-m", "bbrlab", *args, "--out", str(tmp_path / "l" / "local")],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert local.returncode == 0, local.stderr
-        on_ray = subprocess.run([sys.executable, "-m", "bbrlab", *args, "--engine", "ray", "--address", f"127.0.0.1:{port}",
-                                 "--out", str(tmp_path / "r" / "ray")], env=_env(), capture_output=True, text=True, timeout=300)
+        on_ray = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bbrlab",
+                *args,
+                "--engine",
+                "ray",
+                "--address",
+                f"127.0.0.1:{port}",
+                "--out",
+                str(tmp_path / "r" / "ray"),
+            ],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert on_ray.returncode == 0, on_ray.stderr
         assert "2 ran, 0 cached, 0 failed" in on_ray.stdout
     finally:
@@ -388,8 +505,10 @@ def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:  # type
     pd.testing.assert_frame_equal(a, b)
     # the run directories are the same files (the wall-clock facts and the host aside)
     for rd in a["run_dir"]:
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "l" / "local" / rd / "timeseries.parquet"),
-                                      pd.read_parquet(tmp_path / "r" / "ray" / rd / "timeseries.parquet"))
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / "l" / "local" / rd / "timeseries.parquet"),
+            pd.read_parquet(tmp_path / "r" / "ray" / rd / "timeseries.parquet"),
+        )
 
 
 def test_an_unreachable_ray_address_is_one_line_not_minutes_of_retries(tmp_path: Path) -> None:
@@ -399,10 +518,25 @@ def test_an_unreachable_ray_address_is_one_line_not_minutes_of_retries(tmp_path:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         started = time.monotonic()
-        res = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "duration=1s,2s", "--engine", "ray",
-                                       "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "sw")])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "sweep",
+                str(f),
+                "--grid",
+                "duration=1s,2s",
+                "--engine",
+                "ray",
+                "--address",
+                f"127.0.0.1:{port}",
+                "--out",
+                str(tmp_path / "sw"),
+            ],
+        )
     assert res.exit_code == 2, res.output
     assert f"--address 127.0.0.1:{port}: cannot reach a Ray head there" in res.output
     assert time.monotonic() - started < 30  # ray.init alone retries for minutes
-    res = CliRunner().invoke(cli, ["sweep", str(f), "--grid", "duration=1s,2s", "--engine", "ray", "--address", "nocolon"])
+    res = CliRunner().invoke(
+        cli, ["sweep", str(f), "--grid", "duration=1s,2s", "--engine", "ray", "--address", "nocolon"]
+    )
     assert res.exit_code == 2 and "expected HOST:PORT" in res.output, res.output

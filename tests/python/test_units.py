@@ -7,7 +7,6 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-
 from bbrlab.units import (
     Buffer,
     UnitError,
@@ -23,12 +22,62 @@ from bbrlab.units import (
     parse_time,
 )
 
-
 #: (parser, text, value): every suffix and spelling each parser accepts.
 EVERY_SUFFIX = [
-    *[(parse_rate, text, want) for text, want in [("1bps", 1), ("64kbps", 64_000), ("64Kbps", 64_000), ("100Mbps", 100_000_000), ("100mbps", 100_000_000), ("100 Mbps", 100_000_000), ("2.5Gbps", 2_500_000_000), ("2.5gbps", 2_500_000_000), ("1Tbps", 10**12), ("100Mbit/s", 100_000_000), ("100 Mbit/s", 100_000_000), ("10Kbit/s", 10_000), ("2.5Gbit/s", 2_500_000_000), ("1tbit/s", 10**12), ("1e3Mbps", 10**9), (" 40Mbps ", 40_000_000)]],
-    *[(parse_time, text, want) for text, want in [("10ns", 10), ("250us", 250_000), ("250µs", 250_000), ("70ms", 70_000_000), ("1.5s", 1_500_000_000), ("2min", 120_000_000_000), ("1h", 3_600_000_000_000), ("0s", 0), ("0.5 ms", 500_000), ("1sec", 1_000_000_000)]],
-    *[(parse_size, text, want) for text, want in [("1500B", 1500), ("64KB", 64_000), ("64kB", 64_000), ("80MB", 80_000_000), ("1GB", 10**9), ("1TB", 10**12), ("64KiB", 65_536), ("4MiB", 4 * 2**20), ("1GiB", 2**30), ("1TiB", 2**40), ("1.5KB", 1500), ("100 bytes", 100), (1448, 1448)]],
+    *[
+        (parse_rate, text, want)
+        for text, want in [
+            ("1bps", 1),
+            ("64kbps", 64_000),
+            ("64Kbps", 64_000),
+            ("100Mbps", 100_000_000),
+            ("100mbps", 100_000_000),
+            ("100 Mbps", 100_000_000),
+            ("2.5Gbps", 2_500_000_000),
+            ("2.5gbps", 2_500_000_000),
+            ("1Tbps", 10**12),
+            ("100Mbit/s", 100_000_000),
+            ("100 Mbit/s", 100_000_000),
+            ("10Kbit/s", 10_000),
+            ("2.5Gbit/s", 2_500_000_000),
+            ("1tbit/s", 10**12),
+            ("1e3Mbps", 10**9),
+            (" 40Mbps ", 40_000_000),
+        ]
+    ],
+    *[
+        (parse_time, text, want)
+        for text, want in [
+            ("10ns", 10),
+            ("250us", 250_000),
+            ("250µs", 250_000),
+            ("70ms", 70_000_000),
+            ("1.5s", 1_500_000_000),
+            ("2min", 120_000_000_000),
+            ("1h", 3_600_000_000_000),
+            ("0s", 0),
+            ("0.5 ms", 500_000),
+            ("1sec", 1_000_000_000),
+        ]
+    ],
+    *[
+        (parse_size, text, want)
+        for text, want in [
+            ("1500B", 1500),
+            ("64KB", 64_000),
+            ("64kB", 64_000),
+            ("80MB", 80_000_000),
+            ("1GB", 10**9),
+            ("1TB", 10**12),
+            ("64KiB", 65_536),
+            ("4MiB", 4 * 2**20),
+            ("1GiB", 2**30),
+            ("1TiB", 2**40),
+            ("1.5KB", 1500),
+            ("100 bytes", 100),
+            (1448, 1448),
+        ]
+    ],
 ]
 
 
@@ -48,7 +97,9 @@ def test_parse_buffer_forms() -> None:
     assert parse_buffer("100pkts").resolve_bytes(bdp_bytes=500_000) is None
 
 
-@pytest.mark.parametrize(("value", "p"), [("1.5%", 0.015), ("0%", 0.0), ("100%", 1.0), (0.015, 0.015), (0, 0.0), ("0.25", 0.25)])
+@pytest.mark.parametrize(
+    ("value", "p"), [("1.5%", 0.015), ("0%", 0.0), ("100%", 1.0), (0.015, 0.015), (0, 0.0), ("0.25", 0.25)]
+)
 def test_parse_fraction(value: object, p: float) -> None:
     assert parse_fraction(value) == p
 
@@ -124,5 +175,10 @@ def test_round_trips_are_exact() -> None:
             assert parse_rate(format_rate(v)) == v
     for p in [0.0, 0.015, 0.001, 1e-7, 0.5, 0.999, 1 / 3, 0.1 + 0.2] + [rng.random() for _ in range(200)]:
         assert parse_fraction(format_fraction(p)) == p
-    for b in [Buffer("bdp", Decimal("1")), Buffer("bdp", Decimal("0.25")), Buffer("packets", 7), Buffer("bytes", 65_536)]:
+    for b in [
+        Buffer("bdp", Decimal("1")),
+        Buffer("bdp", Decimal("0.25")),
+        Buffer("packets", 7),
+        Buffer("bytes", 65_536),
+    ]:
         assert parse_buffer(format_buffer(b)) == b

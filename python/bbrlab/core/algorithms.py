@@ -30,8 +30,15 @@ def registry() -> tuple[Algorithm, ...]:
     from ..scenario.core import load_core
 
     return tuple(
-        Algorithm(a["name"], tuple(a["aliases"]), a["summary"], a["source"], a["kernel_name"], a["needs_ecn"],
-                  tuple(a["phases"]))
+        Algorithm(
+            a["name"],
+            tuple(a["aliases"]),
+            a["summary"],
+            a["source"],
+            a["kernel_name"],
+            a["needs_ecn"],
+            tuple(a["phases"]),
+        )
         for a in load_core().algorithms()
     )
 

@@ -49,7 +49,9 @@ def _fill(dtype: str) -> Any:
     return np.nan if np.dtype(dtype).kind == "f" else 0
 
 
-def encode(table: str, columns: dict[str, Any], rows: int, *, fill: dict[str, Any] | None = None) -> dict[str, tuple[str, bytes]]:
+def encode(
+    table: str, columns: dict[str, Any], rows: int, *, fill: dict[str, Any] | None = None
+) -> dict[str, tuple[str, bytes]]:
     """A table in the core's raw form (``{column: (dtype, bytes)}``, the core's column order) from
     per-column values; a column not given is filled (``fill[name]`` or NaN / 0)."""
     spec = schema()[table]

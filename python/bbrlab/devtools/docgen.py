@@ -38,7 +38,11 @@ def _default(field: Any) -> str:
         return "`[]`" if not d else f"`{d}`"
     annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
     dumped = TypeAdapter(annotation).dump_python(d, mode="json")
-    return f"`{json.dumps(dumped)}`" if isinstance(dumped, str) else f"`{str(dumped).lower() if isinstance(dumped, bool) else dumped}`"
+    return (
+        f"`{json.dumps(dumped)}`"
+        if isinstance(dumped, str)
+        else f"`{str(dumped).lower() if isinstance(dumped, bool) else dumped}`"
+    )
 
 
 def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list[str]:
@@ -65,14 +69,16 @@ def scenario_fields(part: str) -> str:
     head = ["| field | default | meaning |", "|---|---|---|"]
     if part == "dumbbell":
         rows = _rows(model.Scenario, "", skip=("topology", "flows", "apps"))
-        rows += [f"| `topology.kind` | `\"dumbbell\"` | {_cell(model.Dumbbell.__doc__ or '')} (or `\"star\"`, below) |"]
+        rows += [f'| `topology.kind` | `"dumbbell"` | {_cell(model.Dumbbell.__doc__ or "")} (or `"star"`, below) |']
         rows += _rows(model.Dumbbell, "topology.", skip=("bottleneck",))
         rows += _rows(model.Bottleneck, "topology.bottleneck.")
         rows += _rows(model.Flow, "flows[].")
     elif part == "star":
         rows = _rows(model.Star, "topology.")
     elif part == "apps":
-        rows = ["| `apps[].kind` | required | `\"query\"`: partition/aggregate |"] + _rows(model.QueryApp, "apps[].", skip=("flow",))
+        rows = ['| `apps[].kind` | required | `"query"`: partition/aggregate |'] + _rows(
+            model.QueryApp, "apps[].", skip=("flow",)
+        )
         rows += ["| `apps[].flow` | required | " + _cell(model.QueryApp.model_fields["flow"].description or "") + " |"]
     else:
         raise KeyError(part)
@@ -84,7 +90,10 @@ def algorithms_table() -> str:
     from ..emu.bpf import ported
 
     bpf = ported()
-    rows = ["| name | what | follows | kernel (`--backend emu`) | phases (`timeseries.phase`) |", "|---|---|---|---|---|"]
+    rows = [
+        "| name | what | follows | kernel (`--backend emu`) | phases (`timeseries.phase`) |",
+        "|---|---|---|---|---|",
+    ]
     for a in registry():
         name = f"`{a.name}`" + (f" (alias {', '.join(f'`{x}`' for x in a.aliases)})" if a.aliases else "")
         if a.name in bpf:
@@ -131,16 +140,19 @@ def config_reference() -> str:
             objects.append((name, d))
         for alt in d.get("oneOf", []):
             if "title" in alt and "properties" in alt:
-                objects.append((f"{alt['title']} (`kind = \"{alt['properties']['kind']['const']}\"`)", alt))
+                objects.append((f'{alt["title"]} (`kind = "{alt["properties"]["kind"]["const"]}"`)', alt))
         if "oneOf" in d and not any("title" in a for a in d["oneOf"]):
             choices = []
             for alt in d["oneOf"]:
                 if "properties" in alt:
                     ((k, p),) = alt["properties"].items()
-                    choices.append(f"`{{\"{k}\": {_type_of(p)}}}` {_range(p)} — {_cell(alt.get('description', ''))}")
+                    choices.append(f'`{{"{k}": {_type_of(p)}}}` {_range(p)} — {_cell(alt.get("description", ""))}')
                 else:
                     vals = alt.get("enum", [alt.get("const")])
-                    choices.append(", ".join(f"`\"{v}\"`" for v in vals) + (f" — {_cell(alt['description'])}" if alt.get("description") else ""))
+                    choices.append(
+                        ", ".join(f'`"{v}"`' for v in vals)
+                        + (f" — {_cell(alt['description'])}" if alt.get("description") else "")
+                    )
             objects.append((name, {"description": d.get("description", ""), "choices": choices}))
     out = []
     for title, obj in objects:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import random
 import sys
 import time
@@ -37,38 +36,179 @@ __all__ = ["mutated_scenario", "check_scenario", "check_run", "main", "Outcome"]
 Choose = Callable[[Sequence[Any]], Any]
 
 BASES: list[dict[str, Any]] = [
-    {"duration": "1s", "topology": {"bottleneck": {"rate": "20Mbps", "rtt": "20ms"}},
-     "flows": [{"cc": "cubic"}, {"cc": "bbr", "start": "0.2s"}]},
-    {"duration": "0.5s", "sample_interval": "50ms",
-     "topology": {"kind": "star", "workers": 4, "rate": "1Gbps", "lossless": True},
-     "flows": [{"cc": "dctcp", "ecn": True, "sender": 3}],
-     "apps": [{"kind": "query", "workers": 3, "size": "300KB", "repetitions": 2, "flow": {"cc": "bbr3"}}]},
-    {"duration": "1s", "topology": {"bottleneck": {"rate": "50Mbps", "rtt": "5ms", "buffer": "100pkts",
-                                                   "red": {"min_th": "20KB", "max_th": "60KB"}}},
-     "flows": [{"cc": "bbr2_new", "count": 3, "ecn": True, "rpc": {"size": "10KB", "gap": "1ms"}},
-               {"cc": "bql", "bytes": "200KB"}]},
+    {
+        "duration": "1s",
+        "topology": {"bottleneck": {"rate": "20Mbps", "rtt": "20ms"}},
+        "flows": [{"cc": "cubic"}, {"cc": "bbr", "start": "0.2s"}],
+    },
+    {
+        "duration": "0.5s",
+        "sample_interval": "50ms",
+        "topology": {"kind": "star", "workers": 4, "rate": "1Gbps", "lossless": True},
+        "flows": [{"cc": "dctcp", "ecn": True, "sender": 3}],
+        "apps": [{"kind": "query", "workers": 3, "size": "300KB", "repetitions": 2, "flow": {"cc": "bbr3"}}],
+    },
+    {
+        "duration": "1s",
+        "topology": {
+            "bottleneck": {
+                "rate": "50Mbps",
+                "rtt": "5ms",
+                "buffer": "100pkts",
+                "red": {"min_th": "20KB", "max_th": "60KB"},
+            }
+        },
+        "flows": [
+            {"cc": "bbr2_new", "count": 3, "ecn": True, "rpc": {"size": "10KB", "gap": "1ms"}},
+            {"cc": "bql", "bytes": "200KB"},
+        ],
+    },
 ]
 
 # Values by kind: in range, at the edges, out of range, wrong unit, wrong type, absurd.
 _ANY_WRONG = [True, False, [], {}, [1, 2], {"a": 1}, "", " ", "x" * 200, "∞", "nan", None, -1, 0, 1.5, 10**40]
 VALUES: dict[str, list[Any]] = {
-    "rate": ["1bps", "10Tbps", "10.0001Tbps", "0bps", "-5Mbps", "1e30bps", "1e999999bps", "5 Mbit/s", "5MBps",
-             "5mbps", "5Gbs", "100Mbps", "1.5kbps", "0.5bps", 100, "1" + " " * 5000 + "x"],
-    "time": ["0s", "1ns", "1us", "999us", "1e12s", "1e999999s", "-1s", "5m", "1min", "1h", "100s", "0.5ns",
-             "2.5ms", "1e-3s", 10, "10"],
-    "size": ["0B", "1B", "64B", "1448", 1448, "1TB", "1.1TB", "1e5000B", "1e999999B", "64KiB", "8Kb", "-1B",
-             "0.5B", "1GB", "100pkts"],
-    "buffer": ["1bdp", "0bdp", "0.0001bdp", "1000bdp", "1001bdp", "1pkts", "0pkts", "1.5pkts", "1e9pkts",
-               "2e9pkts", "1B", "64KiB", "1TB", "2TB", "bdp", "-1bdp"],
-    "fraction": [0, 0.0, 1, 1.0, 0.9999999999999999, 1e-300, -0.0, -1e-9, "1.5%", "100%", "99.9999%", "150%",
-                 "x%", float("inf"), 0.5],
-    "count": [0, 1, 2, 255, 256, 10_000, 10_001, 100_000, 100_001, 2**31, 2**32, 2**40, 2**63, 2**64, -1, "7",
-              7.0, 7.5, int("9" * 50)],
+    "rate": [
+        "1bps",
+        "10Tbps",
+        "10.0001Tbps",
+        "0bps",
+        "-5Mbps",
+        "1e30bps",
+        "1e999999bps",
+        "5 Mbit/s",
+        "5MBps",
+        "5mbps",
+        "5Gbs",
+        "100Mbps",
+        "1.5kbps",
+        "0.5bps",
+        100,
+        "1" + " " * 5000 + "x",
+    ],
+    "time": [
+        "0s",
+        "1ns",
+        "1us",
+        "999us",
+        "1e12s",
+        "1e999999s",
+        "-1s",
+        "5m",
+        "1min",
+        "1h",
+        "100s",
+        "0.5ns",
+        "2.5ms",
+        "1e-3s",
+        10,
+        "10",
+    ],
+    "size": [
+        "0B",
+        "1B",
+        "64B",
+        "1448",
+        1448,
+        "1TB",
+        "1.1TB",
+        "1e5000B",
+        "1e999999B",
+        "64KiB",
+        "8Kb",
+        "-1B",
+        "0.5B",
+        "1GB",
+        "100pkts",
+    ],
+    "buffer": [
+        "1bdp",
+        "0bdp",
+        "0.0001bdp",
+        "1000bdp",
+        "1001bdp",
+        "1pkts",
+        "0pkts",
+        "1.5pkts",
+        "1e9pkts",
+        "2e9pkts",
+        "1B",
+        "64KiB",
+        "1TB",
+        "2TB",
+        "bdp",
+        "-1bdp",
+    ],
+    "fraction": [
+        0,
+        0.0,
+        1,
+        1.0,
+        0.9999999999999999,
+        1e-300,
+        -0.0,
+        -1e-9,
+        "1.5%",
+        "100%",
+        "99.9999%",
+        "150%",
+        "x%",
+        float("inf"),
+        0.5,
+    ],
+    "count": [
+        0,
+        1,
+        2,
+        255,
+        256,
+        10_000,
+        10_001,
+        100_000,
+        100_001,
+        2**31,
+        2**32,
+        2**40,
+        2**63,
+        2**64,
+        -1,
+        "7",
+        7.0,
+        7.5,
+        int("9" * 50),
+    ],
     "bool": [True, False, "true", 1, 0, "yes"],
-    "cc": ["reno", "cubic", "cubic_hspp", "bbr", "BBR1", " bbr2 ", "bbr2_new", "bbr3", "bbr3_linux", "dctcp",
-           "bql", "vegas", "", "bbr4", 1],
-    "enum": ["auto", "on", "off", "ON", True, False, "static", "ictcp", "store-and-forward", "cut-through",
-             "cut_through", "sometimes"],
+    "cc": [
+        "reno",
+        "cubic",
+        "cubic_hspp",
+        "bbr",
+        "BBR1",
+        " bbr2 ",
+        "bbr2_new",
+        "bbr3",
+        "bbr3_linux",
+        "dctcp",
+        "bql",
+        "vegas",
+        "",
+        "bbr4",
+        1,
+    ],
+    "enum": [
+        "auto",
+        "on",
+        "off",
+        "ON",
+        True,
+        False,
+        "static",
+        "ictcp",
+        "store-and-forward",
+        "cut-through",
+        "cut_through",
+        "sometimes",
+    ],
     "name": ["a", "run-1.x_y", "abc\n", "../up", "-x", ".hidden", "x" * 100, "x" * 101, "naïve", "", " "],
     "kind": ["dumbbell", "star", "ring", "query", "bulk", [], {}, 1],
 }
@@ -90,19 +230,62 @@ EDGES: dict[str, list[Any]] = {
 }
 
 FIELD_KIND = {
-    "rate": "rate", "access_rate": "rate", "aggregator_rate": "rate", "max_pacing_rate": "rate",
-    "rtt": "time", "duration": "time", "sample_interval": "time", "start": "time", "stop": "time",
-    "extra_rtt": "time", "min_rto": "time", "app_read_delay": "time", "gap": "time", "delay": "time",
-    "host_jitter": "time", "jitter": "time",
-    "bytes": "size", "mss": "size", "sndbuf": "size", "rcvbuf": "size", "size": "size", "ecn_threshold": "size",
-    "shared_buffer": "size", "header": "size", "xoff": "size", "xon": "size", "min_th": "size", "max_th": "size",
+    "rate": "rate",
+    "access_rate": "rate",
+    "aggregator_rate": "rate",
+    "max_pacing_rate": "rate",
+    "rtt": "time",
+    "duration": "time",
+    "sample_interval": "time",
+    "start": "time",
+    "stop": "time",
+    "extra_rtt": "time",
+    "min_rto": "time",
+    "app_read_delay": "time",
+    "gap": "time",
+    "delay": "time",
+    "host_jitter": "time",
+    "jitter": "time",
+    "bytes": "size",
+    "mss": "size",
+    "sndbuf": "size",
+    "rcvbuf": "size",
+    "size": "size",
+    "ecn_threshold": "size",
+    "shared_buffer": "size",
+    "header": "size",
+    "xoff": "size",
+    "xon": "size",
+    "min_th": "size",
+    "max_th": "size",
     "buffer": "buffer",
-    "loss": "fraction", "ack_loss": "fraction", "max_p": "fraction", "weight": "fraction",
-    "seed": "count", "count": "count", "initial_cwnd": "count", "sender": "count", "workers": "count",
-    "clock_ppm": "count", "quanta": "count", "repetitions": "count", "ecn_threshold_packets": "count",
-    "ecn": "bool", "tso": "bool", "delayed_ack": "bool", "tso_minrtt_autosize": "bool", "gap_histogram": "bool",
-    "faster_acks": "bool", "lossless": "bool", "handshake": "bool",
-    "cc": "cc", "pacing": "enum", "receiver_window": "enum", "forwarding": "enum", "name": "name", "kind": "kind",
+    "loss": "fraction",
+    "ack_loss": "fraction",
+    "max_p": "fraction",
+    "weight": "fraction",
+    "seed": "count",
+    "count": "count",
+    "initial_cwnd": "count",
+    "sender": "count",
+    "workers": "count",
+    "clock_ppm": "count",
+    "quanta": "count",
+    "repetitions": "count",
+    "ecn_threshold_packets": "count",
+    "ecn": "bool",
+    "tso": "bool",
+    "delayed_ack": "bool",
+    "tso_minrtt_autosize": "bool",
+    "gap_histogram": "bool",
+    "faster_acks": "bool",
+    "lossless": "bool",
+    "handshake": "bool",
+    "cc": "cc",
+    "pacing": "enum",
+    "receiver_window": "enum",
+    "forwarding": "enum",
+    "name": "name",
+    "kind": "kind",
 }
 
 
@@ -161,8 +344,7 @@ class Outcome:
     """Counts of one fuzzing session."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {k: 0 for k in (
-            "scenarios", "rejected", "accepted", "runs", "runs_complete")}
+        self.counts: dict[str, int] = {k: 0 for k in ("scenarios", "rejected", "accepted", "runs", "runs_complete")}
         self.failures: list[tuple[str, str]] = []  # (kind, detail)
         self.slowest_s = 0.0
 
@@ -175,9 +357,11 @@ class Outcome:
         for k, _ in self.failures:
             kinds[k] = kinds.get(k, 0) + 1
         fails = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
-        return (f"{c['scenarios']} scenarios: {c['rejected']} rejected with one line, {c['accepted']} accepted; "
-                f"{c['runs']} runs, {c['runs_complete']} complete; failures: {fails}; "
-                f"slowest validation {self.slowest_s:.2f} s")
+        return (
+            f"{c['scenarios']} scenarios: {c['rejected']} rejected with one line, {c['accepted']} accepted; "
+            f"{c['runs']} runs, {c['runs_complete']} complete; failures: {fails}; "
+            f"slowest validation {self.slowest_s:.2f} s"
+        )
 
 
 def check_scenario(raw: dict[str, Any], out: Outcome, *, time_limit_s: float = 5.0) -> Any:
@@ -297,7 +481,9 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
     d = s.derived()
     # Payload cannot cross the shared link faster than its rate (headers make it slower still).
     if agg.get("goodput_bps") is not None and agg["goodput_bps"] > d["bottleneck_rate_bps"] * 1.001:
-        problems.append(f"aggregate goodput {agg['goodput_bps']:.4g} above the bottleneck {d['bottleneck_rate_bps']:.4g}")
+        problems.append(
+            f"aggregate goodput {agg['goodput_bps']:.4g} above the bottleneck {d['bottleneck_rate_bps']:.4g}"
+        )
     for col in ("goodput_bps", "rtt_mean_ms"):
         v = f[col].to_numpy(dtype=float)
         if np.isinf(v).any():
@@ -311,8 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenarios", type=int, default=10_000, help="generated scenarios to validate")
     ap.add_argument("--runs", type=int, default=200, help="accepted scenarios to run to completion")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--edge-share", type=float, default=0.5,
-                    help="share of scenarios mutated with in-range edge values rather than hostile ones")
+    ap.add_argument(
+        "--edge-share",
+        type=float,
+        default=0.5,
+        help="share of scenarios mutated with in-range edge values rather than hostile ones",
+    )
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     out = Outcome()

@@ -27,8 +27,9 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -69,7 +70,7 @@ def _grid_points(grid: list[str]) -> list[dict[str, str]]:
             raise UserError(f'--grid {g}: expected AXIS=V1,V2 (axes: {", ".join(AXES)}) or "fidelity"')
         k, v = (x.strip() for x in g.split("=", 1))
         if k not in AXES:
-            raise UserError(f'--grid {k}: unknown axis; use one of {", ".join(AXES)}')
+            raise UserError(f"--grid {k}: unknown axis; use one of {', '.join(AXES)}")
         vals = [x.strip() for x in v.split(",") if x.strip()]
         if not vals:
             raise UserError(f"--grid {k}: no values")
@@ -99,10 +100,16 @@ def _flow_metrics(result: Any) -> list[dict[str, Any]]:
     """Per flow: algorithm, goodput, share of the flows' total goodput, retransmissions."""
     fl = result.flows
     total = float(fl["goodput_bps"].fillna(0).sum())
-    return [{"cc": str(r["cc"]), "goodput_mbps": r["goodput_bps"] / 1e6,
-             "share": r["goodput_bps"] / total if total > 0 else math.nan,
-             "retransmits": float(r["retransmits"]), "retrans_rate": float(r["retrans_rate"])}
-            for r in fl.sort_values("flow").to_dict("records")]
+    return [
+        {
+            "cc": str(r["cc"]),
+            "goodput_mbps": r["goodput_bps"] / 1e6,
+            "share": r["goodput_bps"] / total if total > 0 else math.nan,
+            "retransmits": float(r["retransmits"]),
+            "retrans_rate": float(r["retrans_rate"]),
+        }
+        for r in fl.sort_values("flow").to_dict("records")
+    ]
 
 
 def _mean(vals: list[float]) -> float:
@@ -114,9 +121,11 @@ def _flow_line(r: dict[str, Any], sides: tuple[str, ...]) -> str:
     def both(k: str, fmt: str, scale: float = 1.0) -> str:
         return " ".join(f"{side} {format(scale * r[f'{side}_{k}'], fmt)}" for side in sides)
 
-    return (f"    flow {r['flow']:<3} {r['cc']:<10} goodput {both('goodput_mbps', '8.2f')} Mbit/s  "
-            f"share {both('share', '5.1f', 100)} %  retx {both('retransmits', '.0f')} "
-            f"({both('retrans_rate', '.2f', 100)} %)")
+    return (
+        f"    flow {r['flow']:<3} {r['cc']:<10} goodput {both('goodput_mbps', '8.2f')} Mbit/s  "
+        f"share {both('share', '5.1f', 100)} %  retx {both('retransmits', '.0f')} "
+        f"({both('retrans_rate', '.2f', 100)} %)"
+    )
 
 
 class NotConfirmed(UserError):
@@ -125,10 +134,21 @@ class NotConfirmed(UserError):
     exit_code = 1
 
 
-def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[str], duration: str | None,
-                out: Path | None, run_fn: Callable[..., Any], echo: Callable[[str], Any] = print, seeds: int = 3,
-                emu_runs: int = 1, sim_only: bool = False,
-                confirm: Callable[[str], bool] | None = None) -> tuple[pd.DataFrame, Path]:
+def run_compare(
+    scenario: str,
+    *,
+    sets: list[str],
+    grid: list[str],
+    ccs: list[str],
+    duration: str | None,
+    out: Path | None,
+    run_fn: Callable[..., Any],
+    echo: Callable[[str], Any] = print,
+    seeds: int = 3,
+    emu_runs: int = 1,
+    sim_only: bool = False,
+    confirm: Callable[[str], bool] | None = None,
+) -> tuple[pd.DataFrame, Path]:
     """``seeds`` simulator runs and ``emu_runs`` kernel runs per point and algorithm, with seeds
     ``seed .. seed+n-1`` (``seed`` from the scenario / ``--set seed=N``). ``run_fn(scenario,
     backend=...)`` runs one scenario: ``bbrlab.engine.runner.run``, passed in by the caller so that this
@@ -158,8 +178,10 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
     if not sim_only and confirm is not None:
         kernel_s = sum(scn.duration for *_, scn in plan) * emu_runs / 1e9
         n = len(plan) * emu_runs
-        if not confirm(f"{n} kernel run{'s' * (n != 1)} ({kernel_s:.0f} s of traffic, plus the simulator's) in network "
-                       "namespaces, as root. Start them?"):
+        if not confirm(
+            f"{n} kernel run{'s' * (n != 1)} ({kernel_s:.0f} s of traffic, plus the simulator's) in network "
+            "namespaces, as root. Start them?"
+        ):
             raise NotConfirmed("compare: not confirmed; nothing ran")
     if out is None:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -199,11 +221,15 @@ def run_compare(scenario: str, *, sets: list[str], grid: list[str], ccs: list[st
                 row[f"{backend}_{k}"] = sum(finite) / len(finite) if finite else math.nan
                 row[f"{backend}_{k}_min"] = min(finite) if finite else math.nan
                 row[f"{backend}_{k}_max"] = max(finite) if finite else math.nan
-        sim_part = (f"goodput sim {row['sim_goodput_mbps']:8.2f} ({row['sim_goodput_mbps_min']:.2f}-"
-                    f"{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds)")
+        sim_part = (
+            f"goodput sim {row['sim_goodput_mbps']:8.2f} ({row['sim_goodput_mbps_min']:.2f}-"
+            f"{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds)"
+        )
         if sim_only:
-            echo(f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
-                 f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %")
+            echo(
+                f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
+                f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %"
+            )
         else:
             for k in METRICS:
                 e, s = row[f"emu_{k}"], row[f"sim_{k}"]
@@ -249,8 +275,10 @@ def markdown_table(t: pd.DataFrame) -> str:
     (a table without kernel runs, from ``--sim-only``)."""
     if "emu_runs" not in t:
         return _markdown_sim(t)
-    head = ("| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = (
+        "| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
     lines = []
     for r in t.to_dict("records"):
         lines.append(
@@ -259,36 +287,56 @@ def markdown_table(t: pd.DataFrame) -> str:
             f"{100 * r['err_rtt_mean_ms']:+.1f} % | {_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % | "
             f"{_cell(r, 'emu', 'retrans_rate', '.2f', 100)} % |"
         )
-    intro = (f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in %. sim = mean of "
-             f"{_runs_phrase(t, 'sim', 'seed')}, emu = mean of {_runs_phrase(t, 'emu', 'kernel run')}; "
-             "with more than one run the min–max range follows in brackets. "
-             "error = (sim mean - emu mean) / emu mean.\n\n")
+    intro = (
+        f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in %. sim = mean of "
+        f"{_runs_phrase(t, 'sim', 'seed')}, emu = mean of {_runs_phrase(t, 'emu', 'kernel run')}; "
+        "with more than one run the min–max range follows in brackets. "
+        "error = (sim mean - emu mean) / emu mean.\n\n"
+    )
     return intro + head + "\n".join(lines) + "\n"
 
 
 def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
     """compare.md's per-flow table (multi-flow scenarios): each side's mean over its runs."""
-    cols = [(k, title) for k, title in (("goodput_mbps", "goodput"), ("share", "share"), ("retransmits", "retx"),
-                                        ("retrans_rate", "retx rate"))]
+    cols = [
+        (k, title)
+        for k, title in (
+            ("goodput_mbps", "goodput"),
+            ("share", "share"),
+            ("retransmits", "retx"),
+            ("retrans_rate", "retx rate"),
+        )
+    ]
     head = "| point | flow | cc | " + " | ".join(f"{title} {side}" for _, title in cols for side in sides) + " |\n"
     head += "|---|---|---|" + "---:|" * (len(cols) * len(sides)) + "\n"
-    fmt = {"goodput_mbps": ("{:.2f}", 1.0, ""), "share": ("{:.1f}", 100.0, " %"), "retransmits": ("{:.0f}", 1.0, ""),
-           "retrans_rate": ("{:.2f}", 100.0, " %")}
+    fmt = {
+        "goodput_mbps": ("{:.2f}", 1.0, ""),
+        "share": ("{:.1f}", 100.0, " %"),
+        "retransmits": ("{:.0f}", 1.0, ""),
+        "retrans_rate": ("{:.2f}", 100.0, " %"),
+    }
     lines = []
     for r in t.to_dict("records"):
         cells = [fmt[k][0].format(fmt[k][1] * r[f"{side}_{k}"]) + fmt[k][2] for k, _ in cols for side in sides]
         lines.append(f"| {r['label']} | {r['flow']} | {r['cc']} | " + " | ".join(cells) + " |")
-    intro = ("Per flow: goodput in Mbit/s, share of the flows' total goodput, retransmitted segments (count and "
-             "rate); each side the mean over its runs.\n\n")
+    intro = (
+        "Per flow: goodput in Mbit/s, share of the flows' total goodput, retransmitted segments (count and "
+        "rate); each side the mean over its runs.\n\n"
+    )
     return intro + head + "\n".join(lines) + "\n"
 
 
 def _markdown_sim(t: pd.DataFrame) -> str:
     head = "| point | cc | goodput | RTT mean | retransmissions |\n|---|---|---:|---:|---:|\n"
-    lines = [f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | "
-             f"{_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % |" for r in t.to_dict("records")]
-    intro = (f"Simulator only. Goodput in Mbit/s, RTT in ms (mean), retransmissions in %; each the mean of "
-             f"{_runs_phrase(t, 'sim', 'seed')}, with the min–max range in brackets when more than one.\n\n")
+    lines = [
+        f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | "
+        f"{_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % |"
+        for r in t.to_dict("records")
+    ]
+    intro = (
+        f"Simulator only. Goodput in Mbit/s, RTT in ms (mean), retransmissions in %; each the mean of "
+        f"{_runs_phrase(t, 'sim', 'seed')}, with the min–max range in brackets when more than one.\n\n"
+    )
     return intro + head + "\n".join(lines) + "\n"
 
 
@@ -303,8 +351,14 @@ def _save_with_point_key(fig: Any, t: pd.DataFrame, path: Path) -> None:
 def _plot_sim(t: pd.DataFrame, path: Path) -> None:
     """The simulator's figures per point, one line per algorithm, the seeds' min–max as error bars."""
     fig, axes = subplots(1, 3, figsize=(15, 4.5))
-    for ax, (k, title, scale) in zip(axes, (("goodput_mbps", "goodput [Mbit/s]", 1.0), ("rtt_mean_ms", "mean RTT [ms]", 1.0),
-                                            ("retrans_rate", "retransmissions [%]", 100.0))):
+    for ax, (k, title, scale) in zip(
+        axes,
+        (
+            ("goodput_mbps", "goodput [Mbit/s]", 1.0),
+            ("rtt_mean_ms", "mean RTT [ms]", 1.0),
+            ("retrans_rate", "retransmissions [%]", 100.0),
+        ),
+    ):
         for cc, g in t.groupby("cc"):
             mean = scale * g[f"sim_{k}"]
             err = [(mean - scale * g[f"sim_{k}_min"]).clip(lower=0), (scale * g[f"sim_{k}_max"] - mean).clip(lower=0)]
@@ -318,7 +372,9 @@ def _plot_sim(t: pd.DataFrame, path: Path) -> None:
 
 def _plot(t: pd.DataFrame, path: Path) -> None:
     fig, axes = subplots(1, 3, figsize=(15, 4.5))
-    for ax, (k, title) in zip(axes, (("goodput_mbps", "goodput"), ("rtt_mean_ms", "mean RTT"), ("retrans_rate", "retransmission rate"))):
+    for ax, (k, title) in zip(
+        axes, (("goodput_mbps", "goodput"), ("rtt_mean_ms", "mean RTT"), ("retrans_rate", "retransmission rate"))
+    ):
         for cc, g in t.groupby("cc"):
             # error bars: where the sim's min and max seeds fall against the emu mean
             e = g[f"emu_{k}"].where(g[f"emu_{k}"] != 0)

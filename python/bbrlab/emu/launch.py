@@ -45,7 +45,9 @@ def emulator_launch() -> Launch:
     env = os.environ.get("BBRLAB_LINKEMU")
     if env:
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
-            raise SimulationError(f"BBRLAB_LINKEMU={env}: not an executable file (unset it to use the built-in emulator)")
+            raise SimulationError(
+                f"BBRLAB_LINKEMU={env}: not an executable file (unset it to use the built-in emulator)"
+            )
         return Launch(argv=[env], cwd=None, description=env)
     try:
         from .. import _core
@@ -56,7 +58,9 @@ def emulator_launch() -> Launch:
             "this build of bbrlab._core predates the built-in link emulator; rebuild it: pip install ."
         )
     if not sys.executable:
-        raise SimulationError("cannot start the link emulator: this Python does not know its executable; set BBRLAB_LINKEMU")
+        raise SimulationError(
+            "cannot start the link emulator: this Python does not know its executable; set BBRLAB_LINKEMU"
+        )
     return Launch(
         argv=[sys.executable, "-m", "bbrlab.emu.linkemu"],
         cwd=str(PACKAGE_PARENT),

@@ -34,8 +34,17 @@ from typing import Any
 from ..errors import UserError
 from .launch import PACKAGE_PARENT  # `-m bbrlab.emu.guardian` runs there: it imports this bbrlab
 
-__all__ = ["EmuUnavailable", "check_environment", "Testbed", "enter_netns", "leftovers", "ns_prefix", "tun_prefix",
-           "scratch_prefix", "NS_PREFIX"]
+__all__ = [
+    "EmuUnavailable",
+    "check_environment",
+    "Testbed",
+    "enter_netns",
+    "leftovers",
+    "ns_prefix",
+    "tun_prefix",
+    "scratch_prefix",
+    "NS_PREFIX",
+]
 
 NS_PREFIX = "bbrlab-"
 #: A run's scratch directory (the emulator's queue log, its stderr) in the system's temp dir.
@@ -112,15 +121,18 @@ def leftovers(owner_pid: int | None = None) -> dict[str, list[str]]:
     diagnostics): all of them, or only those of process ``owner_pid``'s runs (other runs on the
     machine have their own)."""
     ns = [l.split()[0] for l in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if l.strip()]
-    links = [l.split(":")[1].strip().split("@")[0] for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
-             if ":" in l]
+    links = [
+        l.split(":")[1].strip().split("@")[0]
+        for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
+        if ":" in l
+    ]
     nsp = NS_PREFIX if owner_pid is None else ns_prefix(owner_pid)
     tunp = TUN_PREFIX if owner_pid is None else tun_prefix(owner_pid)
     scratchp = SCRATCH_PREFIX if owner_pid is None else scratch_prefix(owner_pid)
     tmp = Path(tempfile.gettempdir())
     return {
         "netns": [n for n in ns if n.startswith(nsp)],
-        "tun": [l for l in links if l.startswith(tunp) and l[len(TUN_PREFIX):][:1].isdigit()],
+        "tun": [l for l in links if l.startswith(tunp) and l[len(TUN_PREFIX) :][:1].isdigit()],
         "scratch": sorted(str(d) for d in tmp.glob(f"{scratchp}*") if d.is_dir()),
     }
 
@@ -160,8 +172,14 @@ class Testbed:
             _open_testbeds.append(self)
         # Its own session: a Ctrl-C at the terminal must not stop it before the runner's clean-up.
         self.guardian = subprocess.Popen(
-            [sys.executable, "-m", "bbrlab.emu.guardian", str(os.getpid())], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(PACKAGE_PARENT), start_new_session=True, text=True)
+            [sys.executable, "-m", "bbrlab.emu.guardian", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=str(PACKAGE_PARENT),
+            start_new_session=True,
+            text=True,
+        )
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 try:

@@ -23,24 +23,25 @@ import math
 import os
 import select
 import time
-from pathlib import Path
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..errors import ScenarioError, SimulationError
 from ..core import tables
+from ..core.algorithms import lookup
+from ..errors import ScenarioError, SimulationError
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
+from ..scenario.fields import kernel_module
+from . import bpf
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
 from .phase import kernel_phase
-from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
-from ..core.algorithms import lookup
-from ..scenario.fields import kernel_module
-from . import bpf
 from .support import check_supported
+from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
 
 __all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
@@ -157,17 +158,23 @@ def plan_algorithms(cfg: dict[str, Any]) -> CcPlan:
         name = module if module is not None else linux_cc_name(cc)
         if avail and name not in avail:
             ports = f"; bbrlab's BPF ports: {', '.join(sorted(ported))}" if ported else ""
-            raise ScenarioError(where, f'"{cc}" is not available in this kernel '
-                                       f'(tcp_available_congestion_control: {" ".join(avail)}{ports})')
+            raise ScenarioError(
+                where,
+                f'"{cc}" is not available in this kernel (tcp_available_congestion_control: {" ".join(avail)}{ports})',
+            )
         plan.stock[cc] = name
     return plan
 
 
 def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
     if cfg["topology"]["kind"] != "dumbbell":
-        raise ScenarioError("topology.kind", f'"{cfg["topology"]["kind"]}" is not supported by --backend emu (dumbbell only)')
+        raise ScenarioError(
+            "topology.kind", f'"{cfg["topology"]["kind"]}" is not supported by --backend emu (dumbbell only)'
+        )
     if len(cfg["flows"]) > MAX_FLOWS:
-        raise ScenarioError("flows", f"{len(cfg['flows'])} flows; --backend emu runs at most {MAX_FLOWS} (one namespace each)")
+        raise ScenarioError(
+            "flows", f"{len(cfg['flows'])} flows; --backend emu runs at most {MAX_FLOWS} (one namespace each)"
+        )
     plan = plan_algorithms(cfg)
     if plan.bpf:
         from .bpf.build import check_tools
@@ -226,7 +233,9 @@ def _wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
     raise SimulationError("the link emulator did not start")
 
 
-def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], float, dict[str, Any]]:
+def run_emu(
+    scenario: Scenario, progress: Callable[[int, int], None] | None = None
+) -> tuple[dict[str, Any], float, dict[str, Any]]:
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     ignored = check_supported(scenario)
     check_environment()
@@ -246,19 +255,33 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         stats_path = net.stats_path
         t0 = time.monotonic_ns() + 300_000_000
         states = [
-            FlowState(index=i, cc=f["cc"], kernel_cc=kernel_cc[f["cc"]], port=5201 + i, start_ns=t0 + f["start_ns"],
-                      stop_ns=None if f["stop_ns"] is None else t0 + f["stop_ns"], total_bytes=f["bytes"])
+            FlowState(
+                index=i,
+                cc=f["cc"],
+                kernel_cc=kernel_cc[f["cc"]],
+                port=5201 + i,
+                start_ns=t0 + f["start_ns"],
+                stop_ns=None if f["stop_ns"] is None else t0 + f["stop_ns"],
+                total_bytes=f["bytes"],
+            )
             for i, f in enumerate(flows_cfg)
         ]
-        traffic = Traffic(states, sender_ns, rns, RECEIVER_IP, [f["mss_bytes"] for f in flows_cfg],
-                          [f["max_pacing_rate_bps"] for f in flows_cfg])
+        traffic = Traffic(
+            states,
+            sender_ns,
+            rns,
+            RECEIVER_IP,
+            [f["mss_bytes"] for f in flows_cfg],
+            [f["max_pacing_rate_bps"] for f in flows_cfg],
+        )
         assert emu.stdin is not None
         emu.stdin.write(f"start {t0}\n".encode())
         emu.stdin.flush()
         try:
             traffic.start()
-            ts, rtt_samples = _sample_loop(traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error,
-                                           phase_ports)
+            ts, rtt_samples = _sample_loop(
+                traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
+            )
         finally:
             traffic.close()
         final_info = []
@@ -285,15 +308,22 @@ def run_emu(scenario: Scenario, progress: Callable[[int, int], None] | None = No
         "kernel": os.uname().release,
         "sysctls": {"tcp_wmem": settings["tcp_wmem"], "tcp_rmem": settings["tcp_rmem"]},
         "link": {"forward": settings["forward"], "reverse": settings["reverse"]},
-        "emulator": {k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")},
+        "emulator": {
+            k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
+        },
         "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms",
         "flow_errors": [s.error for s in states if s.error],
         "ignored_fields": ignored,  # the simulator's model switches the kernel run could not honour
         "bpf": bpf_facts,
         # Per flow, from the last TCP_INFO's tcpi_options (ss's "ecn", "ecnseen"): ECN negotiated
         # (sender), ECT/CE data seen by the receiver.
-        "ecn": [{"negotiated": bool(_options(s, "final_info") & TCPI_OPT_ECN),
-                 "seen_by_receiver": bool(_options(s, "final_rcv_info") & TCPI_OPT_ECN_SEEN)} for s in states],
+        "ecn": [
+            {
+                "negotiated": bool(_options(s, "final_info") & TCPI_OPT_ECN),
+                "seen_by_receiver": bool(_options(s, "final_rcv_info") & TCPI_OPT_ECN_SEEN),
+            }
+            for s in states
+        ],
     }
     return raw, wall_s, facts
 
@@ -318,8 +348,14 @@ class Network:
         return _sender_ip(i)
 
 
-def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp: Path, launch: Launch | None = None,
-                 ecn_algorithms: set[str] | frozenset[str] = frozenset()) -> Network:
+def open_network(
+    tb: Testbed,
+    cfg: dict[str, Any],
+    settings: dict[str, Any],
+    tmp: Path,
+    launch: Launch | None = None,
+    ecn_algorithms: set[str] | frozenset[str] = frozenset(),
+) -> Network:
     """Start the emulator and build the namespaces for resolved config ``cfg`` (see run_emu).
     Hosts whose flow asks for ECN or runs one of ``ecn_algorithms`` (DCTCP) get
     ``net.ipv4.tcp_ecn=1``, and so does the receiver when any flow does (DCTCP's receiver half)."""
@@ -347,8 +383,13 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
         "timer_quantum_ns": EMU_TIMER_NS,
     }
     stderr_f = open(tmp / "emu.stderr", "w+b")
-    emu = tb.spawn([*launch.argv, "--config", json.dumps(emu_cfg)], cwd=launch.cwd, stdin=subprocess.PIPE,
-                   stdout=subprocess.PIPE, stderr=stderr_f)
+    emu = tb.spawn(
+        [*launch.argv, "--config", json.dumps(emu_cfg)],
+        cwd=launch.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr_f,
+    )
 
     def emu_error(what: str) -> SimulationError:
         stderr_f.flush()
@@ -364,7 +405,11 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
     # Namespaces: move each TUN into its namespace, address it, route through it.
     rns = tb.add_netns("r")
     tb.ip(None, f"link set {recv_tun} netns {rns}")
-    recv_cmds = ["link set lo up", f"link set {recv_tun} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up", f"addr add {RECEIVER_IP}/32 dev {recv_tun}"]
+    recv_cmds = [
+        "link set lo up",
+        f"link set {recv_tun} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up",
+        f"addr add {RECEIVER_IP}/32 dev {recv_tun}",
+    ]
     sender_ns = []
     for i, f in enumerate(flows_cfg):
         sns = tb.add_netns(f"s{i}")
@@ -373,27 +418,50 @@ def open_network(tb: Testbed, cfg: dict[str, Any], settings: dict[str, Any], tmp
         route = f"route add {RECEIVER_IP}/32 dev {sender_tuns[i]} initcwnd {f['initial_cwnd_segs']}"
         if f["min_rto_ns"] != 200_000_000:
             route += f" rto_min {max(1, f['min_rto_ns'] // 1_000_000)}ms"
-        tb.ip(sns, "link set lo up", f"link set {sender_tuns[i]} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up",
-              f"addr add {_sender_ip(i)}/32 dev {sender_tuns[i]}", route)
+        tb.ip(
+            sns,
+            "link set lo up",
+            f"link set {sender_tuns[i]} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up",
+            f"addr add {_sender_ip(i)}/32 dev {sender_tuns[i]}",
+            route,
+        )
         rroute = f"route add {_sender_ip(i)}/32 dev {recv_tun}"
         if not f["delayed_ack"]:
             rroute += " quickack 1"
         recv_cmds.append(rroute)
         ecn = f["ecn"] or f["cc"] in ecn_algorithms
-        sysctls = {"net.ipv4.tcp_wmem": settings["tcp_wmem"][i], "net.ipv4.tcp_rmem": settings["tcp_rmem"],
-                   "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_ecn": "1" if ecn else "0"}
+        sysctls = {
+            "net.ipv4.tcp_wmem": settings["tcp_wmem"][i],
+            "net.ipv4.tcp_rmem": settings["tcp_rmem"],
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv4.tcp_ecn": "1" if ecn else "0",
+        }
         tb.sysctl(sns, sysctls)
     tb.ip(rns, *recv_cmds)
-    tb.sysctl(rns, {"net.ipv4.tcp_rmem": settings["tcp_rmem"], "net.ipv4.tcp_wmem": settings["tcp_wmem"][0],
-                    "net.ipv4.tcp_no_metrics_save": "1",
-                    # 2 = accept ECN when asked; 1 also when the receiver runs an ECN algorithm.
-                    "net.ipv4.tcp_ecn": "1" if any(f["cc"] in ecn_algorithms for f in flows_cfg) else "2"})
+    tb.sysctl(
+        rns,
+        {
+            "net.ipv4.tcp_rmem": settings["tcp_rmem"],
+            "net.ipv4.tcp_wmem": settings["tcp_wmem"][0],
+            "net.ipv4.tcp_no_metrics_save": "1",
+            # 2 = accept ECN when asked; 1 also when the receiver runs an ECN algorithm.
+            "net.ipv4.tcp_ecn": "1" if any(f["cc"] in ecn_algorithms for f in flows_cfg) else "2",
+        },
+    )
     return Network(emu=emu, ready=ready, sender_ns=sender_ns, rns=rns, stats_path=stats_path, error=emu_error)
 
 
-def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, duration_ns: int, interval_ns: int,
-                 progress: Callable[[int, int], None] | None, emu_error: Callable[[str], SimulationError],
-                 phase_ports: dict[str, Any]) -> tuple[dict[str, list[Any]], list[list[float]]]:
+def _sample_loop(
+    traffic: Traffic,
+    states: list[FlowState],
+    emu: Any,
+    t0: int,
+    duration_ns: int,
+    interval_ns: int,
+    progress: Callable[[int, int], None] | None,
+    emu_error: Callable[[str], SimulationError],
+    phase_ports: dict[str, Any],
+) -> tuple[dict[str, list[Any]], list[list[float]]]:
     n = len(states)
     # The timeseries columns, with the phase as its name (coded in _assemble).
     cols: dict[str, list[Any]] = {
@@ -449,7 +517,15 @@ def _sample_loop(traffic: Traffic, states: list[FlowState], emu: Any, t0: int, d
                 if info is None:
                     for k in ("cwnd_pkts", "cwnd_bytes", "inflight_bytes", "retransmits", "ssthresh_pkts"):
                         cols[k].append(0 if k != "ssthresh_pkts" else -1)
-                    for k in ("pacing_rate_bps", "delivery_rate_bps", "srtt_ms", "min_rtt_ms", "bw_bps", "pacing_gain", "cwnd_gain"):
+                    for k in (
+                        "pacing_rate_bps",
+                        "delivery_rate_bps",
+                        "srtt_ms",
+                        "min_rtt_ms",
+                        "bw_bps",
+                        "pacing_gain",
+                        "cwnd_gain",
+                    ):
                         cols[k].append(math.nan)
                     cols["phase"].append("-")
                     cols["ca_state"].append(0)
@@ -519,17 +595,25 @@ def _read_stats(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None
     return rows, final
 
 
-def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[Any]], rtt_samples: list[list[float]],
-              queue_rows: list[dict[str, Any]], final: dict[str, Any], t0: int) -> dict[str, Any]:
+def _assemble(
+    cfg: dict[str, Any],
+    states: list[FlowState],
+    ts: dict[str, list[Any]],
+    rtt_samples: list[list[float]],
+    queue_rows: list[dict[str, Any]],
+    final: dict[str, Any],
+    t0: int,
+) -> dict[str, Any]:
     duration_s = cfg["duration_ns"] / 1e9
     cc_labels: list[str] = []
     for s in states:
         if s.cc not in cc_labels:
             cc_labels.append(s.cc)
     fwd = final.get("forward_per_sender", [])
-    fl: dict[str, list[Any]] = {k: [] for k in (
-        "flow spec cc_code start_s end_s fct_s delivered_bytes goodput_bps data_packets_sent retransmits retrans_rate "
-        "lost_packets rtt_mean_ms rtt_p50_ms rtt_p95_ms rtt_p99_ms rto_count ce_packets").split()}
+    fl: dict[str, list[Any]] = {
+        k: []
+        for k in ["flow", "spec", "cc_code", "start_s", "end_s", "fct_s", "delivered_bytes", "goodput_bps", "data_packets_sent", "retransmits", "retrans_rate", "lost_packets", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms", "rto_count", "ce_packets"]
+    }
     for i, s in enumerate(states):
         f = cfg["flows"][i]
         start_s = f["start_ns"] / 1e9
@@ -580,8 +664,16 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
         "queue_code": [qlabels.index(r["queue"]) for r in qrows],
         "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
     }
-    for k in ("occupancy_bytes", "occupancy_pkts", "mean_occupancy_bytes", "max_occupancy_bytes", "drops",
-              "random_losses", "ce_marks", "tx_bytes"):
+    for k in (
+        "occupancy_bytes",
+        "occupancy_pkts",
+        "mean_occupancy_bytes",
+        "max_occupancy_bytes",
+        "drops",
+        "random_losses",
+        "ce_marks",
+        "tx_bytes",
+    ):
         qcols[k] = [r[k] for r in qrows]
     queue = tables.encode("queue", qcols, len(qrows))
     delivered_pkts = int(final.get("forward_tx_pkts", 0))
@@ -596,7 +688,9 @@ def _assemble(cfg: dict[str, Any], states: list[FlowState], ts: dict[str, list[A
         "run": {
             "events": int(final.get("reads", 0)),
             "data_packets_delivered": delivered_pkts,
-            "data_packets_sent": int(sum(int((getattr(s, "final_info", None) or {}).get("data_segs_out", 0)) for s in states)),
+            "data_packets_sent": int(
+                sum(int((getattr(s, "final_info", None) or {}).get("data_segs_out", 0)) for s in states)
+            ),
             "sim_end_ns": cfg["duration_ns"],
             "complete": True,
         },

@@ -30,8 +30,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from .netns import enter_netns
 
@@ -45,16 +44,7 @@ TCPI_OPT_ECN_SEEN = 16
 
 _INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
 _INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
-_NAMES = (
-    "state ca_state retransmits probes backoff options wscale flags "
-    "rto ato snd_mss rcv_mss unacked sacked lost retrans fackets last_data_sent last_ack_sent "
-    "last_data_recv last_ack_recv pmtu rcv_ssthresh rtt rttvar snd_ssthresh snd_cwnd advmss "
-    "reordering rcv_rtt rcv_space total_retrans "
-    "pacing_rate max_pacing_rate bytes_acked bytes_received "
-    "segs_out segs_in notsent_bytes min_rtt data_segs_in data_segs_out "
-    "delivery_rate busy_time rwnd_limited sndbuf_limited delivered delivered_ce bytes_sent bytes_retrans "
-    "dsack_dups reord_seen rcv_ooopack snd_wnd rcv_wnd rehash total_rto total_rto_recoveries total_rto_time"
-).split()
+_NAMES = ["state", "ca_state", "retransmits", "probes", "backoff", "options", "wscale", "flags", "rto", "ato", "snd_mss", "rcv_mss", "unacked", "sacked", "lost", "retrans", "fackets", "last_data_sent", "last_ack_sent", "last_data_recv", "last_ack_recv", "pmtu", "rcv_ssthresh", "rtt", "rttvar", "snd_ssthresh", "snd_cwnd", "advmss", "reordering", "rcv_rtt", "rcv_space", "total_retrans", "pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received", "segs_out", "segs_in", "notsent_bytes", "min_rtt", "data_segs_in", "data_segs_out", "delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited", "delivered", "delivered_ce", "bytes_sent", "bytes_retrans", "dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd", "rehash", "total_rto", "total_rto_recoveries", "total_rto_time"]
 assert len(_NAMES) == len(struct.unpack(_INFO_FMT, bytes(_INFO_LEN)))
 
 
@@ -74,7 +64,12 @@ def bbr_info(sock: socket.socket) -> dict[str, float] | None:
     if len(raw) < 20:
         return None
     lo, hi, min_rtt, pg, cg = struct.unpack("=5I", raw)
-    return {"bw_Bps": float((hi << 32) | lo), "min_rtt_us": float(min_rtt), "pacing_gain": pg / 256, "cwnd_gain": cg / 256}
+    return {
+        "bw_Bps": float((hi << 32) | lo),
+        "min_rtt_us": float(min_rtt),
+        "pacing_gain": pg / 256,
+        "cwnd_gain": cg / 256,
+    }
 
 
 def linux_cc_name(cc: str) -> str:
@@ -109,8 +104,15 @@ class FlowState:
 class Traffic:
     """Bulk TCP flows from sender namespaces to one receiver namespace."""
 
-    def __init__(self, flows: list[FlowState], sender_ns: list[str], receiver_ns: str, receiver_ip: str,
-                 mss: list[int], max_pacing: list[int | None]) -> None:
+    def __init__(
+        self,
+        flows: list[FlowState],
+        sender_ns: list[str],
+        receiver_ns: str,
+        receiver_ip: str,
+        mss: list[int],
+        max_pacing: list[int | None],
+    ) -> None:
         self.flows = flows
         self.sender_ns = sender_ns
         self.receiver_ns = receiver_ns
@@ -153,7 +155,7 @@ class Traffic:
             try:
                 conn, _ = ls.accept()
                 break
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -166,7 +168,7 @@ class Traffic:
         while not self.stop.is_set():
             try:
                 n = conn.recv_into(mv)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break
@@ -213,7 +215,7 @@ class Traffic:
                     break
                 try:
                     n = s.send(chunk[:want])
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 if left is not None:
                     left -= n

@@ -27,8 +27,7 @@ import numpy as np
 __all__ = ["Chart", "Panel", "Series", "HLine", "render", "png_bytes", "nice_ticks", "COLORS"]
 
 #: Line colours in order (matplotlib's "tab10", so run plots and `bbrlab plot` look alike).
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 REFERENCE_GREY = "#808080"
 
 
@@ -190,19 +189,27 @@ class _Canvas:
                 self.draw.ellipse((x - r, y - r, x + r, y + r), fill=_rgba(color, alpha))
             return
         flat = (points * self.k).ravel().tolist()
-        self.draw.line(flat, fill=_rgba(color, alpha), width=max(1, round(width * self.k)), joint="curve"
-                       if len(points) < 2000 else None)
+        self.draw.line(
+            flat,
+            fill=_rgba(color, alpha),
+            width=max(1, round(width * self.k)),
+            joint="curve" if len(points) < 2000 else None,
+        )
 
     def dashed_hline(self, y: float, x0: float, x1: float, color: str, width: float) -> None:
         dash, gap = 6.0, 4.0
         x = x0
         while x < x1:
-            self.draw.line([(x * self.k, y * self.k), (min(x + dash, x1) * self.k, y * self.k)],
-                           fill=color, width=max(1, round(width * self.k)))
+            self.draw.line(
+                [(x * self.k, y * self.k), (min(x + dash, x1) * self.k, y * self.k)],
+                fill=color,
+                width=max(1, round(width * self.k)),
+            )
             x += dash + gap
 
-    def rect(self, box: tuple[float, float, float, float], outline: str | None = None,
-             fill: Any = None, width: float = 1.0) -> None:
+    def rect(
+        self, box: tuple[float, float, float, float], outline: str | None = None, fill: Any = None, width: float = 1.0
+    ) -> None:
         self.draw.rectangle([c * self.k for c in box], outline=outline, fill=fill, width=max(1, round(width * self.k)))
 
     def png(self) -> Any:
@@ -336,8 +343,9 @@ def _runs(ok: np.ndarray) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
-def _legend(c: _Canvas, entries: Sequence[tuple[str, str, bool]], frame: tuple[float, float, float, float],
-            points: np.ndarray) -> None:
+def _legend(
+    c: _Canvas, entries: Sequence[tuple[str, str, bool]], frame: tuple[float, float, float, float], points: np.ndarray
+) -> None:
     """The legend in the corner of the frame that covers the fewest drawn points (matplotlib's "best")."""
     px = _SMALL_FONT_PX
     row_h, sample_w, pad = px + 5, 22, 6
@@ -347,8 +355,17 @@ def _legend(c: _Canvas, entries: Sequence[tuple[str, str, bool]], frame: tuple[f
     # matplotlib's "best" candidates: the corners, the middles of the sides, the centre.
     xs = (fx1 - w - 6, fx0 + 6, (fx0 + fx1 - w) / 2)
     ys = (fy0 + 6, fy1 - h - 6, (fy0 + fy1 - h) / 2)
-    spots = [(xs[0], ys[0]), (xs[1], ys[0]), (xs[0], ys[1]), (xs[1], ys[1]), (xs[1], ys[2]), (xs[0], ys[2]),
-             (xs[2], ys[1]), (xs[2], ys[0]), (xs[2], ys[2])]
+    spots = [
+        (xs[0], ys[0]),
+        (xs[1], ys[0]),
+        (xs[0], ys[1]),
+        (xs[1], ys[1]),
+        (xs[1], ys[2]),
+        (xs[0], ys[2]),
+        (xs[2], ys[1]),
+        (xs[2], ys[0]),
+        (xs[2], ys[2]),
+    ]
 
     def covered(spot: tuple[float, float]) -> int:
         x, y = spot
@@ -403,8 +420,12 @@ def _png(image: Any) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, no interlace
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(rows.tobytes(), _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), _PNG_COMPRESS_LEVEL))
+        + chunk(b"IEND", b"")
+    )
 
 
 def render(chart: Chart, path: str | Path) -> Path:

@@ -35,8 +35,17 @@ _MAX_LINES = 12
 #: once per flow, not once per row).
 PLOT_COLUMNS = {
     "timeseries": ("t_s", "flow", "goodput_bps", "cwnd_bytes", "inflight_bytes", "srtt_ms", "rtt_ms"),
-    "queue": ("t_s", "queue", "occupancy_bytes", "mean_occupancy_bytes", "max_occupancy_bytes", "drops",
-              "random_losses", "ce_marks", "pause_frames"),
+    "queue": (
+        "t_s",
+        "queue",
+        "occupancy_bytes",
+        "mean_occupancy_bytes",
+        "max_occupancy_bytes",
+        "drops",
+        "random_losses",
+        "ce_marks",
+        "pause_frames",
+    ),
 }
 
 
@@ -180,8 +189,14 @@ def goodput_figure(run: Run) -> Chart:
         panel.hlines.append(HLine(rate / 1e6, f"link rate ({rate / 1e6:g} Mbit/s)"))
     # A per-interval figure above the link rate is not a measurement error: the receiver
     # releases at once the bytes it held behind a hole, when the hole is repaired.
-    note = (f"{above} of {np.sum(~np.isnan(points))} points lie above the link rate: when a loss is repaired, "
-            "the receiver delivers at once the bytes it held behind it, in one interval.") if above else None
+    note = (
+        (
+            f"{above} of {np.sum(~np.isnan(points))} points lie above the link rate: when a loss is repaired, "
+            "the receiver delivers at once the bytes it held behind it, in one interval."
+        )
+        if above
+        else None
+    )
     what = "goodput per algorithm (sum of its flows)" if many else "goodput per flow"
     return Chart(_title(data, what), [panel], note=note)
 
@@ -261,9 +276,11 @@ def queue_figure(run: Run) -> Chart:
     if _rows(q):
         rows = (q["queue"] == main) if main is not None else np.ones(_rows(q), dtype=bool)
         t = q["t_s"][rows]
-        for col, style in (("max_occupancy_bytes", dict(width=0.8, alpha=0.6, label="max in interval")),
-                           ("mean_occupancy_bytes", dict(width=1.2, label="time-weighted mean")),
-                           ("occupancy_bytes", dict(width=0.6, alpha=0.8, label="at sample time"))):
+        for col, style in (
+            ("max_occupancy_bytes", dict(width=0.8, alpha=0.6, label="max in interval")),
+            ("mean_occupancy_bytes", dict(width=1.2, label="time-weighted mean")),
+            ("occupancy_bytes", dict(width=0.6, alpha=0.8, label="at sample time")),
+        ):
             if col in q:
                 top.add(t, to_y(q[col][rows]), **style)
         pause = np.asarray(q["pause_frames"], dtype=float) if "pause_frames" in q else np.zeros(_rows(q))

@@ -32,7 +32,7 @@ INDEX_NAME = "index.html"
 
 
 def report_kind(path: Path) -> str:
-    """"run", "sweep", "study" or "studies" (a reproduce output directory)."""
+    """ "run", "sweep", "study" or "studies" (a reproduce output directory)."""
     if not path.exists():
         raise UserError(f"{path}: no such directory")
     if not path.is_dir():
@@ -48,24 +48,34 @@ def report_kind(path: Path) -> str:
     if study_dirs(path):
         # Writing a page into every subdirectory of an arbitrary folder (say /tmp) would be a
         # surprise: only a directory `bbrlab reproduce` has indexed counts as its output.
-        raise UserError(f"{path}: holds study directories but no index.html from `bbrlab reproduce`; give one "
-                        f"study's directory (bbrlab report {path / study_dirs(path)[0].name}) or rerun bbrlab reproduce "
-                        "with --out here")
-    raise UserError(f"{path}: not a run directory (summary.json), a sweep (sweep.json, points.parquet), a study "
-                    "(REPORT.md) or a reproduce output directory (study directories)")
+        raise UserError(
+            f"{path}: holds study directories but no index.html from `bbrlab reproduce`; give one "
+            f"study's directory (bbrlab report {path / study_dirs(path)[0].name}) or rerun bbrlab reproduce "
+            "with --out here"
+        )
+    raise UserError(
+        f"{path}: not a run directory (summary.json), a sweep (sweep.json, points.parquet), a study "
+        "(REPORT.md) or a reproduce output directory (study directories)"
+    )
 
 
-def write_report(path: str | Path, out: str | Path | None = None, *,
-                 progress: Callable[[int, int], None] | None = None,
-                 warn: Callable[[str], None] | None = None) -> Path:
+def write_report(
+    path: str | Path,
+    out: str | Path | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Path:
     """Write the report page of ``path`` (see the module docstring) to ``out`` (default
     ``path/report.html``; ``path/index.html`` for a reproduce output directory); returns it."""
     p = Path(path)
     kind = report_kind(p)
     if kind == "studies":
         if out is not None:
-            raise UserError(f"--out: {p} is a reproduce output directory; its pages are written inside it "
-                            f"({INDEX_NAME} and each study's {REPORT_NAME}), so --out does not apply")
+            raise UserError(
+                f"--out: {p} is a reproduce output directory; its pages are written inside it "
+                f"({INDEX_NAME} and each study's {REPORT_NAME}), so --out does not apply"
+            )
         return write_index(p)
     target = Path(out) if out is not None else p / REPORT_NAME
     if target.is_dir():

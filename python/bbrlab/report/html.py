@@ -20,14 +20,32 @@ from markupsafe import Markup
 from .._version import __version__
 from ..errors import UserError
 
-__all__ = ["Section", "page", "is_index", "INDEX_GENERATOR", "table", "kv_table", "image", "data_uri", "paragraphs", "pre", "write_page",
-           "verdict_class", "VERDICTS"]
+__all__ = [
+    "Section",
+    "page",
+    "is_index",
+    "INDEX_GENERATOR",
+    "table",
+    "kv_table",
+    "image",
+    "data_uri",
+    "paragraphs",
+    "pre",
+    "write_page",
+    "verdict_class",
+    "VERDICTS",
+]
 
 #: A claim's verdicts (bbrlab.reproduce.claims.Verdict values) and their colour classes.
 VERDICTS = {"agrees": "agrees", "partly": "partly", "disagrees": "disagrees", "not tested": "untested"}
 
-_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml",
-                ".gif": "image/gif"}
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".svg": "image/svg+xml",
+    ".gif": "image/gif",
+}
 
 _CSS = Markup("""
 :root { --fg: #1d2330; --muted: #5d6778; --line: #d9dee7; --bg: #ffffff; --head: #f3f5f9; --accent: #2357a5; }
@@ -160,19 +178,29 @@ def _cell(value: Any, align: str) -> Cell:
     numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
     if numeric and isinstance(value, float) and not math.isfinite(value):
         return Cell("–", "num" if align == "right" else "")
-    return Cell(value if value is not None else "", "num" if align == "right" or numeric else "",
-                value if numeric else None)
+    return Cell(
+        value if value is not None else "", "num" if align == "right" or numeric else "", value if numeric else None
+    )
 
 
-def table(header: Sequence[Any], rows: Sequence[Sequence[Any]], *, footer: Sequence[Any] | None = None,
-          align: Sequence[str] | None = None, sortable: bool = False) -> Markup:
+def table(
+    header: Sequence[Any],
+    rows: Sequence[Sequence[Any]],
+    *,
+    footer: Sequence[Any] | None = None,
+    align: Sequence[str] | None = None,
+    sortable: bool = False,
+) -> Markup:
     """An HTML table; a cell is a value (escaped) or a `Cell`. ``align``: "left"/"right" per column."""
     align = list(align or [""] * len(header))
     align += [""] * (len(header) - len(align))
     body = [[_cell(v, align[i] if i < len(align) else "") for i, v in enumerate(r)] for r in rows]
     foot = [_cell(v, align[i] if i < len(align) else "") for i, v in enumerate(footer)] if footer else None
-    return Markup(_table_template.render(header=list(header), rows=body, footer=foot, align=align,
-                                         classes="sortable" if sortable else ""))
+    return Markup(
+        _table_template.render(
+            header=list(header), rows=body, footer=foot, align=align, classes="sortable" if sortable else ""
+        )
+    )
 
 
 def kv_table(items: Sequence[tuple[str, Any]]) -> Markup:
@@ -189,8 +217,10 @@ def data_uri(path: Path) -> str:
 def image(path: Path, caption: str = "", alt: str = "") -> Markup:
     """A figure with the image embedded (nothing is fetched when the page opens)."""
     return Markup('<figure><img src="{}" alt="{}">{}</figure>').format(
-        Markup(data_uri(path)), alt or caption or path.name,
-        Markup("<figcaption>{}</figcaption>").format(caption) if caption else "")
+        Markup(data_uri(path)),
+        alt or caption or path.name,
+        Markup("<figcaption>{}</figcaption>").format(caption) if caption else "",
+    )
 
 
 def paragraphs(*texts: Any, cls: str = "") -> Markup:
@@ -213,8 +243,17 @@ INDEX_GENERATOR = "bbrlab reproduce index"
 def page(title: str, sections: Sequence[Section], *, subtitle: str = "", generator: str = "bbrlab") -> str:
     written = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     sortable = any("sortable" in str(s.body) for s in sections)
-    return _page_template.render(title=title, subtitle=subtitle, sections=sections, css=_CSS, sort_js=_SORT_JS,
-                                 sortable=sortable, version=__version__, written=written, generator=generator)
+    return _page_template.render(
+        title=title,
+        subtitle=subtitle,
+        sections=sections,
+        css=_CSS,
+        sort_js=_SORT_JS,
+        sortable=sortable,
+        version=__version__,
+        written=written,
+        generator=generator,
+    )
 
 
 def is_index(path: Path) -> bool:

@@ -106,8 +106,14 @@ def _table(lines: list[str], ctx: _Ctx) -> Markup:
     for line in lines[2:]:
         html.append("<tr>")
         for i, c in enumerate(_cells(line)):
-            classes = " ".join(x for x in (verdict_class(c) and f"verdict {verdict_class(c)}",
-                                           "num" if i < len(aligns) and aligns[i] == "right" else "") if x)
+            classes = " ".join(
+                x
+                for x in (
+                    verdict_class(c) and f"verdict {verdict_class(c)}",
+                    "num" if i < len(aligns) and aligns[i] == "right" else "",
+                )
+                if x
+            )
             attr = Markup(' class="{}"').format(classes) if classes else ""
             html.append(str(Markup("<td{}>{}</td>").format(attr, _inline(c, ctx))))
         html.append("</tr>")
@@ -115,8 +121,9 @@ def _table(lines: list[str], ctx: _Ctx) -> Markup:
     return Markup("".join(html))
 
 
-def to_html(text: str, *, base: Path | None = None, page_dir: Path | None = None,
-            skip_first_heading: bool = False) -> Markup:
+def to_html(
+    text: str, *, base: Path | None = None, page_dir: Path | None = None, skip_first_heading: bool = False
+) -> Markup:
     """``text`` (markdown) as HTML. ``base``: the markdown file's directory (images, links);
     ``page_dir``: where the page is written (links are rebased to it)."""
     ctx = _Ctx(base, page_dir)
@@ -169,8 +176,14 @@ def to_html(text: str, *, base: Path | None = None, page_dir: Path | None = None
             inner = " ".join(q.lstrip()[1:].strip() for q in quote)
             out.append(f"<blockquote><p>{_inline(inner, ctx)}</p></blockquote>")
         else:
-            para = block(lambda s: bool(s.strip()) and not _HEADING.match(s) and not s.lstrip().startswith(("```", "|"))
-                         and not _ITEM.match(s))
+            para = block(
+                lambda s: (
+                    bool(s.strip())
+                    and not _HEADING.match(s)
+                    and not s.lstrip().startswith(("```", "|"))
+                    and not _ITEM.match(s)
+                )
+            )
             if not para:  # a table row without a separator line: show it as text
                 para = [line]
                 i += 1

@@ -16,10 +16,11 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..results.display import facts_lines, fmt_bps, fmt_bytes, summary_table
 from ..errors import UserError
+from ..results.display import facts_lines, fmt_bps, fmt_bytes, summary_table
 from ..results.results import Result
-from ..results.rundir import is_complete_run, read_summary as _read_summary
+from ..results.rundir import is_complete_run
+from ..results.rundir import read_summary as _read_summary
 from .html import INDEX_GENERATOR, Cell, Section, image, kv_table, page, paragraphs, pre, table, verdict_class
 from .markdown import referenced_images, to_html
 
@@ -57,9 +58,28 @@ def _rich_table(t: Any) -> Markup:
 
 
 #: summary.json ``run`` keys in the order the page lists them (the rest follow, alphabetically).
-_RUN_KEYS = ("backend", "seed", "overrides", "scenario_file", "git_commit", "bbrlab_version", "core_version",
-             "python", "platform", "created", "wall_s", "sim_end_s", "complete", "events", "data_packets_sent",
-             "data_packets_delivered", "drops", "pause_frames", "packets_per_wall_s", "events_per_wall_s")
+_RUN_KEYS = (
+    "backend",
+    "seed",
+    "overrides",
+    "scenario_file",
+    "git_commit",
+    "bbrlab_version",
+    "core_version",
+    "python",
+    "platform",
+    "created",
+    "wall_s",
+    "sim_end_s",
+    "complete",
+    "events",
+    "data_packets_sent",
+    "data_packets_delivered",
+    "drops",
+    "pause_frames",
+    "packets_per_wall_s",
+    "events_per_wall_s",
+)
 
 
 def _fact(key: str, value: Any) -> Any:
@@ -108,11 +128,16 @@ def run_page(run_dir: Path, out: Path) -> str:
     if pngs:
         sections.append(Section("Figures", _figures(pngs), "figures"))
     overrides = run.get("overrides")
-    provenance = [("scenario file", run.get("scenario_file")),
-                  ("overrides", " ".join(overrides) if overrides else ("none" if overrides is not None else None)),
-                  ("seed", run.get("seed")), ("backend", run.get("backend")), ("git commit", run.get("git_commit")),
-                  ("bbrlab", run.get("bbrlab_version")), ("core", run.get("core_version")),
-                  ("run directory", str(run_dir))]
+    provenance = [
+        ("scenario file", run.get("scenario_file")),
+        ("overrides", " ".join(overrides) if overrides else ("none" if overrides is not None else None)),
+        ("seed", run.get("seed")),
+        ("backend", run.get("backend")),
+        ("git commit", run.get("git_commit")),
+        ("bbrlab", run.get("bbrlab_version")),
+        ("core", run.get("core_version")),
+        ("run directory", str(run_dir)),
+    ]
     sections.append(Section("How it ran", kv_table(provenance), "provenance"))
     if s.get("scenario"):
         sections.append(Section("Scenario facts", _facts(s["scenario"]), "scenario-facts"))
@@ -136,8 +161,9 @@ def _point_cell(col: str, value: Any) -> Any:
     return value
 
 
-def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
-               warn: Callable[[str], None] | None = None) -> str:
+def sweep_page(
+    sweep_dir: Path, out: Path, progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
+) -> str:
     from ..runs.multiplot import plot_runs
     from ..runs.runset import read_points
 
@@ -153,11 +179,20 @@ def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
             raise UserError(f"{f}: damaged (a {type(info).__name__}, not an object)")
     axes = info.get("axes")
     if isinstance(axes, dict):
-        info = {**info, "axes": Markup("<br>").join(
-            Markup("<code>{}</code>: {}").format(k, ", ".join(map(str, v)) if isinstance(v, list) else v)
-            for k, v in axes.items())}
-    sections.append(Section("Sweep", _facts({k: v for k, v in info.items()}) if info else
-                            paragraphs("no sweep.json", cls="note"), "sweep"))
+        info = {
+            **info,
+            "axes": Markup("<br>").join(
+                Markup("<code>{}</code>: {}").format(k, ", ".join(map(str, v)) if isinstance(v, list) else v)
+                for k, v in axes.items()
+            ),
+        }
+    sections.append(
+        Section(
+            "Sweep",
+            _facts({k: v for k, v in info.items()}) if info else paragraphs("no sweep.json", cls="note"),
+            "sweep",
+        )
+    )
     points = read_points(sweep_dir)
     if points is not None and len(points):
         cols = list(points.columns)
@@ -171,8 +206,9 @@ def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
                 else:
                     row.append(_point_cell(c, v))
             rows.append(row)
-        sections.append(Section(f"Points ({len(points)} runs; click a column to sort)",
-                                table(cols, rows, sortable=True), "points"))
+        sections.append(
+            Section(f"Points ({len(points)} runs; click a column to sort)", table(cols, rows, sortable=True), "points")
+        )
     with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
         files = plot_runs([sweep_dir], Path(tmp), progress=progress, warn=warn)
         pngs = [p for p in files if p.suffix == ".png"]
@@ -182,7 +218,8 @@ def sweep_page(sweep_dir: Path, out: Path, progress: ProgressFn | None = None,
             with open(csvs[0], newline="") as fh:
                 data = list(csv.reader(fh))
             body += Markup("<h3>Throughput vs delay, per point and algorithm</h3>") + table(
-                data[0], [[_point_cell(c, _num(v)) for c, v in zip(data[0], r)] for r in data[1:]], sortable=True)
+                data[0], [[_point_cell(c, _num(v)) for c, v in zip(data[0], r)] for r in data[1:]], sortable=True
+            )
         sections.append(Section("Figures across the sweep's runs", body, "figures"))
     return page(f"bbrlab sweep: {sweep_dir.name}", sections, subtitle=str(sweep_dir))
 
@@ -214,8 +251,16 @@ def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
 
 
 def claims_table(rows: list[dict[str, str]]) -> Markup:
-    body = [[r["claim"], r["paper_value"], r["bbrlab_value"], r["rule"],
-             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip())] for r in rows]
+    body = [
+        [
+            r["claim"],
+            r["paper_value"],
+            r["bbrlab_value"],
+            r["rule"],
+            Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip()),
+        ]
+        for r in rows
+    ]
     return table(["claim", "source", "bbrlab", "rule", "verdict"], body)
 
 
@@ -256,14 +301,17 @@ def study_page(study_dir: Path, out: Path) -> str:
     if f.is_file():
         text = f.read_text(encoding="utf-8", errors="replace")
         shown = referenced_images(text)
-        sections.append(Section("Report", to_html(text, base=study_dir, page_dir=out.parent,
-                                                  skip_first_heading=True), "report"))
+        sections.append(
+            Section("Report", to_html(text, base=study_dir, page_dir=out.parent, skip_first_heading=True), "report")
+        )
     rest = [p for p in sorted(study_dir.glob("*.png")) if p.name not in shown]
     if rest:
         sections.append(Section("More figures", _figures(rest), "figures"))
     data = sorted(p for p in study_dir.glob("*.csv"))
     if data:
-        links = Markup("").join(Markup('<li><a href="{}">{}</a></li>').format(_rel(p, out.parent), p.name) for p in data)
+        links = Markup("").join(
+            Markup('<li><a href="{}">{}</a></li>').format(_rel(p, out.parent), p.name) for p in data
+        )
         sections.append(Section("Data", Markup("<ul>{}</ul>").format(links), "data"))
     return page(study_title(study_dir), sections, subtitle=f"bbrlab reproduce: {study_dir.name}")
 
@@ -273,7 +321,9 @@ def study_page(study_dir: Path, out: Path) -> str:
 
 def study_dirs(out_dir: Path) -> list[Path]:
     """The studies in a reproduce output directory: its subdirectories with a REPORT.md."""
-    return sorted(d for d in out_dir.iterdir() if d.is_dir() and (d / "REPORT.md").is_file()) if out_dir.is_dir() else []
+    return (
+        sorted(d for d in out_dir.iterdir() if d.is_dir() and (d / "REPORT.md").is_file()) if out_dir.is_dir() else []
+    )
 
 
 def index_page(out_dir: Path, out: Path, report_name: str = "report.html") -> str:
@@ -284,8 +334,23 @@ def index_page(out_dir: Path, out: Path, report_name: str = "report.html") -> st
         body, counts = claims_block(d)
         link = Markup('<a href="{}">{}</a>').format(_rel(d / report_name, out.parent), d.name)
         overview.append([link, study_title(d), counts])
-        sections.append(Section(d.name, paragraphs(Markup("{} — <a href=\"{}\">full report</a>").format(
-            study_title(d), _rel(d / report_name, out.parent))) + body, f"study-{d.name}"))
-    head = Section("Studies", table(["study", "title", "verdicts"], overview) if overview else
-                   paragraphs("no study has run in this directory yet", cls="note"), "studies")
+        sections.append(
+            Section(
+                d.name,
+                paragraphs(
+                    Markup('{} — <a href="{}">full report</a>').format(
+                        study_title(d), _rel(d / report_name, out.parent)
+                    )
+                )
+                + body,
+                f"study-{d.name}",
+            )
+        )
+    head = Section(
+        "Studies",
+        table(["study", "title", "verdicts"], overview)
+        if overview
+        else paragraphs("no study has run in this directory yet", cls="note"),
+        "studies",
+    )
     return page("bbrlab reproduce", [head, *sections], subtitle=str(out_dir), generator=INDEX_GENERATOR)

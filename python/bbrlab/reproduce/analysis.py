@@ -14,8 +14,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Estimate", "difference", "mean_ci", "p95", "packets_simulated", "row", "select", "sign_of_difference", "t975",
-           "value"]
+__all__ = [
+    "Estimate",
+    "difference",
+    "mean_ci",
+    "p95",
+    "packets_simulated",
+    "row",
+    "select",
+    "sign_of_difference",
+    "t975",
+    "value",
+]
 
 
 def select(df: pd.DataFrame, **equal: Any) -> pd.DataFrame:
@@ -90,13 +100,13 @@ def difference(a: Estimate, b: Estimate) -> tuple[float, float]:
     """a − b and the half-width of its 95 % confidence interval (Welch's t, unequal variances);
     the half-width is NaN when either side has fewer than two samples."""
     d = a.mean - b.mean
-    va, vb = a.se ** 2, b.se ** 2
+    va, vb = a.se**2, b.se**2
     if not (math.isfinite(va) and math.isfinite(vb)):
         return d, math.nan
     if va + vb == 0:
         return d, 0.0
     # Welch–Satterthwaite degrees of freedom.
-    df = (va + vb) ** 2 / (va ** 2 / (a.n - 1) + vb ** 2 / (b.n - 1))
+    df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
     return d, t975(df) * math.sqrt(va + vb)
 
 

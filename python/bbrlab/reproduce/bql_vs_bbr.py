@@ -37,11 +37,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..results.display import fmt_bps, fmt_bytes
 from ..plots.figures import save, subplots
+from ..results.display import fmt_bps, fmt_bytes
 from .analysis import packets_simulated, value
-from .claims import (Claim, Verdict, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all,
-                     within)
+from .claims import Claim, Verdict, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all, within
 from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
@@ -73,10 +72,22 @@ class Plan:
 
 _ALL = (ZERO_RTT_MS, 100, 500, 1000)
 PLANS = {
-    Size.TINY: Plan(rtts_ms=(ZERO_RTT_MS, 100), dur_s=4, loss_rtts_ms=(ZERO_RTT_MS, 100), loss_dur_s=3,
-                    tengig_rtts_ms=(ZERO_RTT_MS,), tengig_dur_s=1),
-    Size.QUICK: Plan(rtts_ms=_ALL, dur_s=40, loss_rtts_ms=(ZERO_RTT_MS, 100, 1000), loss_dur_s=40,
-                     tengig_rtts_ms=(ZERO_RTT_MS, 100), tengig_dur_s=8),
+    Size.TINY: Plan(
+        rtts_ms=(ZERO_RTT_MS, 100),
+        dur_s=4,
+        loss_rtts_ms=(ZERO_RTT_MS, 100),
+        loss_dur_s=3,
+        tengig_rtts_ms=(ZERO_RTT_MS,),
+        tengig_dur_s=1,
+    ),
+    Size.QUICK: Plan(
+        rtts_ms=_ALL,
+        dur_s=40,
+        loss_rtts_ms=(ZERO_RTT_MS, 100, 1000),
+        loss_dur_s=40,
+        tengig_rtts_ms=(ZERO_RTT_MS, 100),
+        tengig_dur_s=8,
+    ),
     Size.FULL: Plan(rtts_ms=_ALL, dur_s=200, loss_rtts_ms=_ALL, loss_dur_s=200, tengig_rtts_ms=_ALL, tengig_dur_s=40),
 }
 
@@ -85,11 +96,18 @@ def _rtt_label(rtt_ms: float) -> str:
     return "0 ms (150 µs)" if rtt_ms < 1 else f"{rtt_ms:g} ms"
 
 
-def _scenario(rate_bps: int, rtt_ms: float, cc: str, dur_s: float, loss_pct: float, sample_s: float,
-              tags: dict[str, Any]) -> StudyRun:
-    return study_run("bql-vs-bbr", duration_s=dur_s, seed=1, sample_interval_s=sample_s,
-                     topology=Dumbbell(rate_bps=rate_bps, rtt_s=rtt_ms / 1e3, buffer=BUFFER, loss=loss_pct / 100),
-                     flows=[Flow(cc)], tags=dict(tags, cc_name=cc, rtt_ms=rtt_ms))
+def _scenario(
+    rate_bps: int, rtt_ms: float, cc: str, dur_s: float, loss_pct: float, sample_s: float, tags: dict[str, Any]
+) -> StudyRun:
+    return study_run(
+        "bql-vs-bbr",
+        duration_s=dur_s,
+        seed=1,
+        sample_interval_s=sample_s,
+        topology=Dumbbell(rate_bps=rate_bps, rtt_s=rtt_ms / 1e3, buffer=BUFFER, loss=loss_pct / 100),
+        flows=[Flow(cc)],
+        tags=dict(tags, cc_name=cc, rtt_ms=rtt_ms),
+    )
 
 
 def _queue_stats(q: pd.DataFrame, warm_s: float) -> tuple[float, float]:
@@ -101,8 +119,12 @@ def _queue_stats(q: pd.DataFrame, warm_s: float) -> tuple[float, float]:
     return float(np.percentile(occ, 99) - np.percentile(occ, 1)), float(np.std(occ))
 
 
-def _summarize(rows: pd.DataFrame, series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]] | None,
-               rate_bps: float, dur_s: float) -> pd.DataFrame:
+def _summarize(
+    rows: pd.DataFrame,
+    series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]] | None,
+    rate_bps: float,
+    dur_s: float,
+) -> pd.DataFrame:
     out = []
     jit: dict[tuple[str, float], tuple[float, float]] = {}
     for tags, _ts, q in series or []:
@@ -111,12 +133,20 @@ def _summarize(rows: pd.DataFrame, series: list[tuple[dict[str, Any], pd.DataFra
     ceiling = rate_bps * MSS / WIRE
     for _, r in rows.iterrows():
         j = jit.get((r["cc_name"], r["rtt_ms"]), (math.nan, math.nan))
-        out.append({
-            "cc": r["cc_name"], "rtt_ms": r["rtt_ms"], "goodput_bps": r["goodput_bps"],
-            "utilization": r["goodput_bps"] / ceiling, "queue_mean_bytes": r["queue_mean_bytes"],
-            "queue_max_bytes": r["queue_max_bytes"], "queue_jitter_bytes": j[0], "queue_std_bytes": j[1],
-            "retransmits": r["retransmits"], "rtt_p95_ms": r["rtt_p95_ms"],
-        })
+        out.append(
+            {
+                "cc": r["cc_name"],
+                "rtt_ms": r["rtt_ms"],
+                "goodput_bps": r["goodput_bps"],
+                "utilization": r["goodput_bps"] / ceiling,
+                "queue_mean_bytes": r["queue_mean_bytes"],
+                "queue_max_bytes": r["queue_max_bytes"],
+                "queue_jitter_bytes": j[0],
+                "queue_std_bytes": j[1],
+                "retransmits": r["retransmits"],
+                "rtt_p95_ms": r["rtt_p95_ms"],
+            }
+        )
     return pd.DataFrame(out).sort_values(["cc", "rtt_ms"]).reset_index(drop=True)
 
 
@@ -129,8 +159,9 @@ def _kb(b: float) -> str:
     return fmt_bytes(b, sig=3)
 
 
-def _time_figure(series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]], rtt: float, path: Path,
-                 fig_no: int) -> None:
+def _time_figure(
+    series: list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]], rtt: float, path: Path, fig_no: int
+) -> None:
     fig, (a1, a2) = subplots(2, 1, figsize=(8, 5.6), sharex=True)
     for tags, ts, q in series:
         if tags["rtt_ms"] != rtt:
@@ -196,27 +227,37 @@ def run(ctx: StudyContext) -> Path:
         if rtt in p.rtts_ms:
             _time_figure(ctx.series["rtt"], rtt, out / f"fig{no}-rtt{rtt}ms.png", no)
             figs.append((no, rtt))
-    _vs_rtt_figure(a, out / "fig4-summary.png", "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load",
-                   True, 1e9)
+    _vs_rtt_figure(
+        a, out / "fig4-summary.png", "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load", True, 1e9
+    )
 
     # Part 2 (Fig 5): 1 Gbit/s, 1 % random loss.
-    l1 = [_scenario(GIG, r, cc, p.loss_dur_s, 1.0, p.sample_s, {"part": "loss1g"}) for r in p.loss_rtts_ms for cc in CCS]
+    l1 = [
+        _scenario(GIG, r, cc, p.loss_dur_s, 1.0, p.sample_s, {"part": "loss1g"}) for r in p.loss_rtts_ms for cc in CCS
+    ]
     b_rows = ctx.run_many("loss-1g", l1, keep_timeseries=True)
     b = _summarize(b_rows, ctx.series["loss-1g"], 1e9, p.loss_dur_s)
     b.to_csv(out / "loss-1g.csv", index=False)
     _vs_rtt_figure(b, out / "fig5-1g-loss1pct.png", "Fig. 5 redrawn: 1 Gbit/s, 1 % random loss", True, 1e9)
 
     # Part 3 (Fig 6): 10 Gbit/s, 0.7 % random loss.
-    l10 = [_scenario(TEN_GIG, r, cc, p.tengig_dur_s, 0.7, p.sample_s, {"part": "loss10g"})
-           for r in p.tengig_rtts_ms for cc in CCS]
+    l10 = [
+        _scenario(TEN_GIG, r, cc, p.tengig_dur_s, 0.7, p.sample_s, {"part": "loss10g"})
+        for r in p.tengig_rtts_ms
+        for cc in CCS
+    ]
     c_rows = ctx.run_many("loss-10g", l10, keep_timeseries=True)
     c = _summarize(c_rows, ctx.series["loss-10g"], 10e9, p.tengig_dur_s)
     c.to_csv(out / "loss-10g.csv", index=False)
     _vs_rtt_figure(c, out / "fig6-10g-loss07pct.png", "Fig. 6 redrawn: 10 Gbit/s, 0.7 % random loss", True, 10e9)
     cl, tengig = claims(a, b), tengig_claims(c)
-    return ctx.write_report("bql-vs-bbr: BQL vs BBRv1 at high bandwidth-delay products (Anhalt BQL paper)",
-                            report_sections(a, b, c, figs, cl, tengig), source=SOURCE,
-                            packets=packets_simulated(a_rows, b_rows, c_rows), claims=cl + tengig)
+    return ctx.write_report(
+        "bql-vs-bbr: BQL vs BBRv1 at high bandwidth-delay products (Anhalt BQL paper)",
+        report_sections(a, b, c, figs, cl, tengig),
+        source=SOURCE,
+        packets=packets_simulated(a_rows, b_rows, c_rows),
+        claims=cl + tengig,
+    )
 
 
 def _util(df: pd.DataFrame, cc: str, rtt: float) -> str:
@@ -238,8 +279,12 @@ PAPER_BQL_MEAN_BYTES = 250e3
 
 #: The paper's numbers as value cells (the same as PAPER, machine-readable).
 PAPER_VALUES = {
-    "queue": cell(num(158, "KB", label="100 ms bql"), num(705, "KB", label="100 ms bbr1"),
-                  num(387, "KB", label="1000 ms bql"), num(3633, "KB", label="1000 ms bbr1")),
+    "queue": cell(
+        num(158, "KB", label="100 ms bql"),
+        num(705, "KB", label="100 ms bbr1"),
+        num(387, "KB", label="1000 ms bql"),
+        num(3633, "KB", label="1000 ms bbr1"),
+    ),
     "degrades": cell(num(96.4, "%", label="bbr1 100 ms → 1000 ms", to=82.2)),
 }
 #: "Keeps a high rate under loss": goodput with 1 % loss at least this share of the loss-free goodput.
@@ -254,50 +299,104 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     for rtt in rtts:
         qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, BBR, rtt, "queue_mean_bytes")
         gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, BBR, rtt, "goodput_bps")
-        per_rtt.append((rtt, qr / max(qb, 1), (gb - gr) / 1e6,
-                        None if not math.isfinite(qb + qr + gb + gr) else bool(qb < qr and gb >= 0.98 * gr)))
-    out.append(Claim(
-        "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)",
-        "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher",
-        "; ".join(f"{_rtt_label(r)}: BBR/BQL mean queue {q:.1f}×, BQL − BBR {d:+.1f} Mbit/s" for r, q, d, _ in per_rtt),
-        "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT",
-        verdict_of_all(ok for *_, ok in per_rtt), paper_value=PAPER_VALUES["queue"],
-        bbrlab_value=cell([num(q, "×", label=f"{r:g} ms BBR/BQL mean queue") for r, q, _, _ in per_rtt]
-                          + [num(d, "Mbit/s", label=f"{r:g} ms BQL − BBR goodput") for r, _, d, _ in per_rtt])))
+        per_rtt.append(
+            (
+                rtt,
+                qr / max(qb, 1),
+                (gb - gr) / 1e6,
+                None if not math.isfinite(qb + qr + gb + gr) else bool(qb < qr and gb >= 0.98 * gr),
+            )
+        )
+    out.append(
+        Claim(
+            "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)",
+            "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher",
+            "; ".join(
+                f"{_rtt_label(r)}: BBR/BQL mean queue {q:.1f}×, BQL − BBR {d:+.1f} Mbit/s" for r, q, d, _ in per_rtt
+            ),
+            "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT",
+            verdict_of_all(ok for *_, ok in per_rtt),
+            paper_value=PAPER_VALUES["queue"],
+            bbrlab_value=cell(
+                [num(q, "×", label=f"{r:g} ms BBR/BQL mean queue") for r, q, _, _ in per_rtt]
+                + [num(d, "Mbit/s", label=f"{r:g} ms BQL − BBR goodput") for r, _, d, _ in per_rtt]
+            ),
+        )
+    )
     bql_all = pd.concat([a[a["cc"] == "bql"], b[b["cc"] == "bql"]])["queue_mean_bytes"].mean()
-    out.append(Claim("mean BQL buffer load over all 1 Gbit/s tests is low", "≈ 250 KB", _kb(bql_all),
-                     "within 2× of the paper's 250 KB",
-                     verdict(within(bql_all, PAPER_BQL_MEAN_BYTES / 2, 2 * PAPER_BQL_MEAN_BYTES)),
-                     paper_value=cell(num(PAPER_BQL_MEAN_BYTES / 1e3, "KB")), bbrlab_value=cell(num(bql_all / 1e3, "KB"))))
+    out.append(
+        Claim(
+            "mean BQL buffer load over all 1 Gbit/s tests is low",
+            "≈ 250 KB",
+            _kb(bql_all),
+            "within 2× of the paper's 250 KB",
+            verdict(within(bql_all, PAPER_BQL_MEAN_BYTES / 2, 2 * PAPER_BQL_MEAN_BYTES)),
+            paper_value=cell(num(PAPER_BQL_MEAN_BYTES / 1e3, "KB")),
+            bbrlab_value=cell(num(bql_all / 1e3, "KB")),
+        )
+    )
     claim, rule = "BBR's rate degrades at high BDP", "at least 5 points lower at 1000 ms than at 100 ms"
     source = "82.2 % (1000 ms) vs 96.4 % (100 ms) of 1 Gbit/s"
     if 100 in rtts and 1000 in rtts:
         u100, u1000 = _get(a, BBR, 100, "utilization"), _get(a, BBR, 1000, "utilization")
-        out.append(Claim(claim, source, f"BBR's goodput at 1000 ms is {u1000 * 100:.1f} % of the ceiling vs "
-                         f"{u100 * 100:.1f} % at 100 ms", rule, verdict(at_least(u100 - 0.05, u1000)),
-                         paper_value=PAPER_VALUES["degrades"],
-                         bbrlab_value=cell(num(100 * u100, "%", label="bbr1 100 ms → 1000 ms", to=100 * u1000))))
+        out.append(
+            Claim(
+                claim,
+                source,
+                f"BBR's goodput at 1000 ms is {u1000 * 100:.1f} % of the ceiling vs {u100 * 100:.1f} % at 100 ms",
+                rule,
+                verdict(at_least(u100 - 0.05, u1000)),
+                paper_value=PAPER_VALUES["degrades"],
+                bbrlab_value=cell(num(100 * u100, "%", label="bbr1 100 ms → 1000 ms", to=100 * u1000)),
+            )
+        )
     else:
-        out.append(untested(claim, source, rule, f"needs 100 and 1000 ms (this size: {', '.join(map(_rtt_label, rtts))})",
-                            paper_value=PAPER_VALUES["degrades"]))
+        out.append(
+            untested(
+                claim,
+                source,
+                rule,
+                f"needs 100 and 1000 ms (this size: {', '.join(map(_rtt_label, rtts))})",
+                paper_value=PAPER_VALUES["degrades"],
+            )
+        )
     lrtts = sorted(b["rtt_ms"].unique())
-    claim, rule = "1 % loss: the gap in BQL's favour grows with RTT", "BQL − BBR larger at each RTT than at the one below"
+    claim, rule = (
+        "1 % loss: the gap in BQL's favour grows with RTT",
+        "BQL − BBR larger at each RTT than at the one below",
+    )
     if len(lrtts) >= 2:
         gap = [(_get(b, "bql", r, "goodput_bps") - _get(b, BBR, r, "goodput_bps")) / 1e6 for r in lrtts]
-        out.append(Claim(claim, "yes",
-                         "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {g:+.1f} Mbit/s" for r, g in zip(lrtts, gap)), rule,
-                         verdict_of_all(above(later, earlier) for earlier, later in zip(gap, gap[1:])),
-                         paper_value="grows with RTT",
-                         bbrlab_value=cell(num(g, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in zip(lrtts, gap))))
+        out.append(
+            Claim(
+                claim,
+                "yes",
+                "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {g:+.1f} Mbit/s" for r, g in zip(lrtts, gap)),
+                rule,
+                verdict_of_all(above(later, earlier) for earlier, later in zip(gap, gap[1:])),
+                paper_value="grows with RTT",
+                bbrlab_value=cell(num(g, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in zip(lrtts, gap)),
+            )
+        )
     else:
         out.append(untested(claim, "yes", rule, "needs two RTTs with loss", paper_value="grows with RTT"))
-    keep = {(cc, r): _get(b, cc, r, "goodput_bps") / _get(a, cc, r, "goodput_bps") for cc in CCS for r in lrtts if r in rtts}
-    out.append(Claim("1 % loss: both keep high rates (neither takes loss as congestion)", "yes",
-                     "goodput with 1 % loss / without: " + ", ".join(f"{cc} {_rtt_label(r)}: {k:.0%}"
-                                                                    for (cc, r), k in keep.items()),
-                     f"≥ {HIGH_UNDER_LOSS:.0%} of the loss-free goodput at each RTT, per algorithm",
-                     verdict_of_all(at_least(k, HIGH_UNDER_LOSS) for k in keep.values()), paper_value="high rates",
-                     bbrlab_value=cell(num(100 * k, "%", label=f"{cc} {r:g} ms with/without loss") for (cc, r), k in keep.items())))
+    keep = {
+        (cc, r): _get(b, cc, r, "goodput_bps") / _get(a, cc, r, "goodput_bps") for cc in CCS for r in lrtts if r in rtts
+    }
+    out.append(
+        Claim(
+            "1 % loss: both keep high rates (neither takes loss as congestion)",
+            "yes",
+            "goodput with 1 % loss / without: "
+            + ", ".join(f"{cc} {_rtt_label(r)}: {k:.0%}" for (cc, r), k in keep.items()),
+            f"≥ {HIGH_UNDER_LOSS:.0%} of the loss-free goodput at each RTT, per algorithm",
+            verdict_of_all(at_least(k, HIGH_UNDER_LOSS) for k in keep.values()),
+            paper_value="high rates",
+            bbrlab_value=cell(
+                num(100 * k, "%", label=f"{cc} {r:g} ms with/without loss") for (cc, r), k in keep.items()
+            ),
+        )
+    )
     return out
 
 
@@ -305,63 +404,132 @@ def tengig_claims(c: pd.DataFrame) -> list[Claim]:
     """The paper's 10 Gbit/s, 0.7 % loss result (Fig. 6): BQL ahead of BBR, whose TCP stack limited it."""
     rtts = sorted(c["rtt_ms"].unique())
     gap = {r: _get(c, "bql", r, "goodput_bps") - _get(c, BBR, r, "goodput_bps") for r in rtts}
-    return [Claim("10 Gbit/s, 0.7 % loss: BQL above BBR (the paper's BBR limited by its TCP stack)", "yes",
-                  "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {fmt_bps(g, sig=3)}" for r, g in gap.items()),
-                  "BQL's goodput above BBR's at each RTT", verdict_of_all(above(g, 0) for g in gap.values()),
-                  paper_value="BQL above BBR",
-                  bbrlab_value=cell(num(g / 1e6, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in gap.items()))]
+    return [
+        Claim(
+            "10 Gbit/s, 0.7 % loss: BQL above BBR (the paper's BBR limited by its TCP stack)",
+            "yes",
+            "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {fmt_bps(g, sig=3)}" for r, g in gap.items()),
+            "BQL's goodput above BBR's at each RTT",
+            verdict_of_all(above(g, 0) for g in gap.values()),
+            paper_value="BQL above BBR",
+            bbrlab_value=cell(num(g / 1e6, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in gap.items()),
+        )
+    ]
 
 
 def _tengig_text(c: pd.DataFrame, cl: Claim) -> str:
     """The paper's Fig. 6 reading against ours: what our endpoints lack, and what the numbers say."""
-    head = ("The paper's BBR was limited here by its TCP stack: \"TCP stack of both server and a receiver was tuned up "
-            "to its maximum but it turned out that it is not enough\" — RMDT's advantage was user-space buffers and "
-            "faster loss processing, and at 0 ms BBR dropped sharply. bbrlab's TCP endpoints have unlimited socket "
-            "buffers here (no `sndbuf`/`rcvbuf`) and no per-packet CPU cost, so this part shows the algorithms alone.")
-    ahead = [r for r in sorted(c["rtt_ms"].unique())
-             if _get(c, BBR, r, "goodput_bps") >= _get(c, "bql", r, "goodput_bps")]
+    head = (
+        "The paper's BBR was limited here by its TCP stack: \"TCP stack of both server and a receiver was tuned up "
+        "to its maximum but it turned out that it is not enough\" — RMDT's advantage was user-space buffers and "
+        "faster loss processing, and at 0 ms BBR dropped sharply. bbrlab's TCP endpoints have unlimited socket "
+        "buffers here (no `sndbuf`/`rcvbuf`) and no per-packet CPU cost, so this part shows the algorithms alone."
+    )
+    ahead = [
+        r for r in sorted(c["rtt_ms"].unique()) if _get(c, BBR, r, "goodput_bps") >= _get(c, "bql", r, "goodput_bps")
+    ]
     if cl.verdict is Verdict.AGREES:
         return head + " Even so BQL is ahead of BBR at every RTT here: the gap does not need the paper's TCP stack."
     if not ahead:
         return head + " BBR and BQL could not be compared here."
-    return (head + f" Here BBR is not behind BQL at {join(_rtt_label(r) for r in ahead)}: bbrlab "
-            f"{reproduces(cl.verdict)} the paper's Fig. 6 gap, which came from its TCP stack, not from the algorithms.")
+    return (
+        head + f" Here BBR is not behind BQL at {join(_rtt_label(r) for r in ahead)}: bbrlab "
+        f"{reproduces(cl.verdict)} the paper's Fig. 6 gap, which came from its TCP stack, not from the algorithms."
+    )
 
 
-def report_sections(a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame, figs: list[tuple[int, int]],
-                    cl: list[Claim], tengig: list[Claim]) -> list[tuple[str, str]]:
+def report_sections(
+    a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame, figs: list[tuple[int, int]], cl: list[Claim], tengig: list[Claim]
+) -> list[tuple[str, str]]:
     rtts = set(a["rtt_ms"].unique())
-    beside = [[f"{rtt} ms, {cc}", prate, _util(a, cc, rtt), pq, _kb(_get(a, cc, rtt, "queue_mean_bytes")),
-               pj, _kb(_get(a, cc, rtt, "queue_jitter_bytes")), _kb(_get(a, cc, rtt, "queue_max_bytes"))]
-              for (rtt, cc), (prate, pq, pj) in PAPER.items() if rtt in rtts]
+    beside = [
+        [
+            f"{rtt} ms, {cc}",
+            prate,
+            _util(a, cc, rtt),
+            pq,
+            _kb(_get(a, cc, rtt, "queue_mean_bytes")),
+            pj,
+            _kb(_get(a, cc, rtt, "queue_jitter_bytes")),
+            _kb(_get(a, cc, rtt, "queue_max_bytes")),
+        ]
+        for (rtt, cc), (prate, pq, pj) in PAPER.items()
+        if rtt in rtts
+    ]
 
     def table(df: pd.DataFrame) -> str:
         rows = []
         for rtt in sorted(df["rtt_ms"].unique()):
             for cc in CCS:
-                rows.append([_rtt_label(rtt), cc, _util(df, cc, rtt), _kb(_get(df, cc, rtt, "queue_mean_bytes")),
-                             _kb(_get(df, cc, rtt, "queue_max_bytes")), _kb(_get(df, cc, rtt, "queue_jitter_bytes")),
-                             f"{_get(df, cc, rtt, 'rtt_p95_ms'):.1f} ms", f"{int(_get(df, cc, rtt, 'retransmits')):,}"])
-        return md_table(["RTT", "cc", "goodput (utilization)", "mean queue", "peak queue", "queue jitter (p99−p1)",
-                         "RTT p95", "retransmits"], rows)
+                rows.append(
+                    [
+                        _rtt_label(rtt),
+                        cc,
+                        _util(df, cc, rtt),
+                        _kb(_get(df, cc, rtt, "queue_mean_bytes")),
+                        _kb(_get(df, cc, rtt, "queue_max_bytes")),
+                        _kb(_get(df, cc, rtt, "queue_jitter_bytes")),
+                        f"{_get(df, cc, rtt, 'rtt_p95_ms'):.1f} ms",
+                        f"{int(_get(df, cc, rtt, 'retransmits')):,}",
+                    ]
+                )
+        return md_table(
+            [
+                "RTT",
+                "cc",
+                "goodput (utilization)",
+                "mean queue",
+                "peak queue",
+                "queue jitter (p99−p1)",
+                "RTT p95",
+                "retransmits",
+            ],
+            rows,
+        )
 
     return [
         ("Source and setup", __doc__.split("\n", 2)[2]),
-        ("The paper's claims beside ours (1 Gbit/s, 80 MB drop-tail)",
-         claims_table(cl, source_header="Anhalt BQL paper") + "\n\n" +
-         md_table(["case", "paper rate", "bbrlab goodput (of ceiling)", "paper mean queue", "bbrlab mean queue",
-                   "paper queue jitter", "bbrlab queue jitter", "bbrlab peak queue"], beside) +
-         f"\n\nThe paper's percentages are of 1 Gbit/s at line level, ours of the {fmt_bps(GIG * MSS / WIRE, 1, unit='Mbit/s')} "
-         "TCP payload ceiling."),
-        ("Figs. 2 and 3: rate and buffer load over time",
-         "\n\n".join(f"![Fig. {no}](fig{no}-rtt{rtt}ms.png)" for no, rtt in figs) or "(not in this configuration)"),
+        (
+            "The paper's claims beside ours (1 Gbit/s, 80 MB drop-tail)",
+            claims_table(cl, source_header="Anhalt BQL paper")
+            + "\n\n"
+            + md_table(
+                [
+                    "case",
+                    "paper rate",
+                    "bbrlab goodput (of ceiling)",
+                    "paper mean queue",
+                    "bbrlab mean queue",
+                    "paper queue jitter",
+                    "bbrlab queue jitter",
+                    "bbrlab peak queue",
+                ],
+                beside,
+            )
+            + f"\n\nThe paper's percentages are of 1 Gbit/s at line level, ours of the {fmt_bps(GIG * MSS / WIRE, 1, unit='Mbit/s')} "
+            "TCP payload ceiling.",
+        ),
+        (
+            "Figs. 2 and 3: rate and buffer load over time",
+            "\n\n".join(f"![Fig. {no}](fig{no}-rtt{rtt}ms.png)" for no, rtt in figs) or "(not in this configuration)",
+        ),
         ("Fig. 4: 1 Gbit/s RTT sweep", table(a) + "\n\n![Fig. 4](fig4-summary.png)"),
-        ("Fig. 5: 1 Gbit/s, 1 % random loss",
-         "The paper: both algorithms keep high rates under 1 % loss (neither uses loss as a congestion signal); "
-         "the gap in BQL's favour grows with RTT (both checked in the claims table above).\n\n" + table(b) + "\n\n![Fig. 5](fig5-1g-loss1pct.png)"),
-        ("Fig. 6: 10 Gbit/s, 0.7 % random loss",
-         claims_table(tengig, source_header="Anhalt BQL paper") + "\n\n" + _tengig_text(c, tengig[0]) + "\n\n" +
-         table(c) + "\n\n![Fig. 6](fig6-10g-loss07pct.png)"),
+        (
+            "Fig. 5: 1 Gbit/s, 1 % random loss",
+            "The paper: both algorithms keep high rates under 1 % loss (neither uses loss as a congestion signal); "
+            "the gap in BQL's favour grows with RTT (both checked in the claims table above).\n\n"
+            + table(b)
+            + "\n\n![Fig. 5](fig5-1g-loss1pct.png)",
+        ),
+        (
+            "Fig. 6: 10 Gbit/s, 0.7 % random loss",
+            claims_table(tengig, source_header="Anhalt BQL paper")
+            + "\n\n"
+            + _tengig_text(c, tengig[0])
+            + "\n\n"
+            + table(c)
+            + "\n\n![Fig. 6](fig6-10g-loss07pct.png)",
+        ),
     ]
 
 

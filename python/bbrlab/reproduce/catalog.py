@@ -37,20 +37,55 @@ class Study:
 STUDIES: dict[str, Study] = {
     s.name: s
     for s in [
-        Study("wan-loss", "CUBIC vs BBR on long paths with random loss", TOONK_BLOG,
-              "and the BBR patch series' loss claims", "wan_loss"),
-        Study("esnet-100g", "CUBIC vs BBRv3 on 100G and 4x10G R&E paths; packet spacing at the sender", ESNET_BBR3,
-              "", "esnet_100g"),
-        Study("bql-vs-bbr", "BQL vs BBRv1 at 1 and 10 Gbit/s, RTT up to 1 s, with and without random loss", ANHALT_BQL,
-              "", "bql_vs_bbr"),
-        Study("many-flows-ecn", "DCTCP vs bbr2 vs bbr2_new with 10-1000 flows on a 50G ECN switch; TSO autosizing "
-              "and faster-ACK ablations", GOOGLE_BBR2, "", "many_flows_ecn"),
-        Study("dc-query", "Partition/aggregate query latency with and without a background flow, lossless vs "
-              "store-and-forward ToR", WATERLOO_DC, "§4.1, Figs 1-6", "dc_query"),
-        Study("dc-incast", "Aggregate throughput of n synchronized flows into one receiver, lossless vs "
-              "store-and-forward ToR", WATERLOO_DC, "§4.2, Figs 7-8", "dc_incast"),
-        Study("dc-convergence", "Convergence and fairness of 5 staggered flows (T = 30 s, 60 s), lossless vs "
-              "store-and-forward ToR", WATERLOO_DC, "§4.3, Figs 9-11, and its open question", "dc_convergence"),
+        Study(
+            "wan-loss",
+            "CUBIC vs BBR on long paths with random loss",
+            TOONK_BLOG,
+            "and the BBR patch series' loss claims",
+            "wan_loss",
+        ),
+        Study(
+            "esnet-100g",
+            "CUBIC vs BBRv3 on 100G and 4x10G R&E paths; packet spacing at the sender",
+            ESNET_BBR3,
+            "",
+            "esnet_100g",
+        ),
+        Study(
+            "bql-vs-bbr",
+            "BQL vs BBRv1 at 1 and 10 Gbit/s, RTT up to 1 s, with and without random loss",
+            ANHALT_BQL,
+            "",
+            "bql_vs_bbr",
+        ),
+        Study(
+            "many-flows-ecn",
+            "DCTCP vs bbr2 vs bbr2_new with 10-1000 flows on a 50G ECN switch; TSO autosizing and faster-ACK ablations",
+            GOOGLE_BBR2,
+            "",
+            "many_flows_ecn",
+        ),
+        Study(
+            "dc-query",
+            "Partition/aggregate query latency with and without a background flow, lossless vs store-and-forward ToR",
+            WATERLOO_DC,
+            "§4.1, Figs 1-6",
+            "dc_query",
+        ),
+        Study(
+            "dc-incast",
+            "Aggregate throughput of n synchronized flows into one receiver, lossless vs store-and-forward ToR",
+            WATERLOO_DC,
+            "§4.2, Figs 7-8",
+            "dc_incast",
+        ),
+        Study(
+            "dc-convergence",
+            "Convergence and fairness of 5 staggered flows (T = 30 s, 60 s), lossless vs store-and-forward ToR",
+            WATERLOO_DC,
+            "§4.3, Figs 9-11, and its open question",
+            "dc_convergence",
+        ),
     ]
 }
 
@@ -67,8 +102,14 @@ def get_study(name: str) -> Study:
         raise UserError(f"reproduce: unknown study {name!r}; known studies: {known} (or 'all')") from None
 
 
-def run_studies(names: Iterable[str], out_dir: Path, *, size: Size, jobs: int | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> list[tuple[Study, Path, float]]:
+def run_studies(
+    names: Iterable[str],
+    out_dir: Path,
+    *,
+    size: Size,
+    jobs: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[tuple[Study, Path, float]]:
     """Run the named studies (or all); returns (study, report path, wall seconds) for each. Ends by
     writing OUT/index.html: every study in OUT with its claims, linking to its report.html."""
     names = list(names)

@@ -35,8 +35,26 @@ from pathlib import Path
 
 from .report import md_table
 
-__all__ = ["CSV_COLUMNS", "Claim", "Num", "Verdict", "above", "at_least", "below", "cell", "claims_table", "is_sign", "num", "parse_cell",
-           "read_claims_csv", "untested", "verdict", "verdict_of_all", "within", "write_claims_csv"]
+__all__ = [
+    "CSV_COLUMNS",
+    "Claim",
+    "Num",
+    "Verdict",
+    "above",
+    "at_least",
+    "below",
+    "cell",
+    "claims_table",
+    "is_sign",
+    "num",
+    "parse_cell",
+    "read_claims_csv",
+    "untested",
+    "verdict",
+    "verdict_of_all",
+    "within",
+    "write_claims_csv",
+]
 
 CSV_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict")
 
@@ -59,8 +77,13 @@ class Claim:
     bbrlab_value: str = field(kw_only=True)  # ours, the same way
 
     def csv_row(self) -> dict[str, str]:
-        return {"claim": self.claim, "paper_value": self.paper_value, "bbrlab_value": self.bbrlab_value,
-                "rule": self.rule, "verdict": self.verdict.value}
+        return {
+            "claim": self.claim,
+            "paper_value": self.paper_value,
+            "bbrlab_value": self.bbrlab_value,
+            "rule": self.rule,
+            "verdict": self.verdict.value,
+        }
 
 
 def untested(claim: str, source: str, rule: str, why: str, *, paper_value: str) -> Claim:
@@ -115,8 +138,10 @@ def cell(*items: Num | str | Iterable[Num]) -> str:
 
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|[-+]?inf"
-_ITEM = re.compile(rf"^(?:(?P<label>[^:;]+): )?(?P<value>{_NUM})(?: → (?P<to>{_NUM}))?(?: ± (?P<ci>{_NUM}))?"
-                   rf"(?: (?P<unit>\S+))?$")
+_ITEM = re.compile(
+    rf"^(?:(?P<label>[^:;]+): )?(?P<value>{_NUM})(?: → (?P<to>{_NUM}))?(?: ± (?P<ci>{_NUM}))?"
+    rf"(?: (?P<unit>\S+))?$"
+)
 
 
 def parse_cell(text: str) -> list[Num] | None:
@@ -128,8 +153,15 @@ def parse_cell(text: str) -> list[Num] | None:
         m = _ITEM.match(part)
         if not m:
             return None
-        out.append(num(float(m["value"]), m["unit"] or "", label=m["label"] or "",
-                       to=None if m["to"] is None else float(m["to"]), ci=None if m["ci"] is None else float(m["ci"])))
+        out.append(
+            num(
+                float(m["value"]),
+                m["unit"] or "",
+                label=m["label"] or "",
+                to=None if m["to"] is None else float(m["to"]),
+                ci=None if m["ci"] is None else float(m["ci"]),
+            )
+        )
     return out
 
 
@@ -196,5 +228,7 @@ def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
 
 
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
-    return md_table(["claim", source_header, ours_header, "rule", "verdict"],
-                    [[c.claim, c.source, c.ours, c.rule, c.verdict.value] for c in claims])
+    return md_table(
+        ["claim", source_header, ours_header, "rule", "verdict"],
+        [[c.claim, c.source, c.ours, c.rule, c.verdict.value] for c in claims],
+    )

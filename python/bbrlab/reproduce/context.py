@@ -55,10 +55,18 @@ class StudyContext:
     def elapsed_s(self) -> float:
         return time.perf_counter() - self.started
 
-    def write_report(self, title: str, sections: Sequence[tuple[str, str]], *, source: Source, packets: int,
-                     claims: Sequence[Claim]) -> Path:
+    def write_report(
+        self, title: str, sections: Sequence[tuple[str, str]], *, source: Source, packets: int, claims: Sequence[Claim]
+    ) -> Path:
         """``REPORT.md`` in the study's directory (title, source, sections, size and cost of the run)
         and ``claims.csv`` beside it: every claim the sections' tables print, in their order."""
         write_claims_csv(self.out_dir / "claims.csv", claims)
-        return write_report(self.out_dir / "REPORT.md", title, sections, source=source, size=self.size.value,
-                            wall_s=self.elapsed_s, packets=packets)
+        return write_report(
+            self.out_dir / "REPORT.md",
+            title,
+            sections,
+            source=source,
+            size=self.size.value,
+            wall_s=self.elapsed_s,
+            packets=packets,
+        )

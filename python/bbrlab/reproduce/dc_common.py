@@ -75,24 +75,40 @@ CCS = ["cubic", BBR]
 CC_LABEL = {"cubic": "TCP Cubic", BBR: "TCP BBR"}  # as the Waterloo figures label them
 CC_NAME = {"cubic": "CUBIC", BBR: "BBRv1"}  # in sentences
 CC_COLOR = {"cubic": "#d95f02", BBR: "#1b9e77"}
-FABRIC_LABEL = {"lossless": "lossless, PAUSE by egress queue (bbrlab's earlier model), cut-through",
-                "lossless-ingress": "lossless, PAUSE by ingress port (SX1012's per-port buffers), cut-through",
-                "lossless-ingress-racks": "lossless, PAUSE by ingress port, the Waterloo DC study's racks and worker placement",
-                "lossless-racks": "lossless, PAUSE by egress queue, the Waterloo DC study's racks and worker placement",
-                "pause-hosts-only": "PAUSE by egress queue to hosts only (trunks ignore it, 1 MB ports), the Waterloo DC study's racks",
-                "pause-ignored": "PAUSE by ingress port, host NICs ignore it (drops past headroom), cut-through",
-                "shared-dt": "shared 1 MB buffer, dynamic threshold α = 1, no PAUSE, cut-through",
-                "store-and-forward": "store-and-forward, 128 KB drop-tail",
-                "store-and-forward-deep": "store-and-forward, 1 MB drop-tail"}
+FABRIC_LABEL = {
+    "lossless": "lossless, PAUSE by egress queue (bbrlab's earlier model), cut-through",
+    "lossless-ingress": "lossless, PAUSE by ingress port (SX1012's per-port buffers), cut-through",
+    "lossless-ingress-racks": "lossless, PAUSE by ingress port, the Waterloo DC study's racks and worker placement",
+    "lossless-racks": "lossless, PAUSE by egress queue, the Waterloo DC study's racks and worker placement",
+    "pause-hosts-only": "PAUSE by egress queue to hosts only (trunks ignore it, 1 MB ports), the Waterloo DC study's racks",
+    "pause-ignored": "PAUSE by ingress port, host NICs ignore it (drops past headroom), cut-through",
+    "shared-dt": "shared 1 MB buffer, dynamic threshold α = 1, no PAUSE, cut-through",
+    "store-and-forward": "store-and-forward, 128 KB drop-tail",
+    "store-and-forward-deep": "store-and-forward, 1 MB drop-tail",
+}
 #: The fabrics in sentences.
-FABRIC_SHORT = {"lossless": "lossless (egress PAUSE)", "lossless-ingress": "lossless (ingress PAUSE)",
-                "lossless-ingress-racks": "lossless (ingress PAUSE, racks)", "lossless-racks": "lossless (egress PAUSE, racks)",
-                "pause-hosts-only": "PAUSE to hosts only (racks)",
-                "pause-ignored": "PAUSE ignored by NICs", "shared-dt": "1 MB shared, α = 1",
-                "store-and-forward": "128 KB drop-tail", "store-and-forward-deep": "1 MB drop-tail"}
+FABRIC_SHORT = {
+    "lossless": "lossless (egress PAUSE)",
+    "lossless-ingress": "lossless (ingress PAUSE)",
+    "lossless-ingress-racks": "lossless (ingress PAUSE, racks)",
+    "lossless-racks": "lossless (egress PAUSE, racks)",
+    "pause-hosts-only": "PAUSE to hosts only (racks)",
+    "pause-ignored": "PAUSE ignored by NICs",
+    "shared-dt": "1 MB shared, α = 1",
+    "store-and-forward": "128 KB drop-tail",
+    "store-and-forward-deep": "1 MB drop-tail",
+}
 #: The fabrics of every study; dc-convergence adds the deep-buffered one.
-FABRICS = ["lossless", "lossless-racks", "pause-hosts-only", "lossless-ingress", "lossless-ingress-racks", "pause-ignored",
-           "shared-dt", "store-and-forward"]
+FABRICS = [
+    "lossless",
+    "lossless-racks",
+    "pause-hosts-only",
+    "lossless-ingress",
+    "lossless-ingress-racks",
+    "pause-ignored",
+    "shared-dt",
+    "store-and-forward",
+]
 #: The deep-buffered fabric only dc-convergence runs (its open question: 1 MB vs 128 KB drop-tail).
 DEEP = "store-and-forward-deep"
 #: Every fabric in the order the reports list them.
@@ -145,20 +161,41 @@ CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 def topology(fabric: str, workers: int) -> Star:
     common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
-    if fabric in ("lossless", "lossless-racks", "pause-hosts-only", "lossless-ingress", "lossless-ingress-racks",
-                  "pause-ignored"):
+    if fabric in (
+        "lossless",
+        "lossless-racks",
+        "pause-hosts-only",
+        "lossless-ingress",
+        "lossless-ingress-racks",
+        "pause-ignored",
+    ):
         racks = fabric.endswith("-racks") or fabric == "pause-hosts-only"
-        pfc = Pfc(xoff_bytes=PFC_XOFF_BYTES, xon_bytes=PFC_XON_BYTES, quanta=PFC_QUANTA,
-                  accounting="egress" if fabric in ("lossless", "lossless-racks", "pause-hosts-only") else "ingress",
-                  nic_honours_pause=fabric != "pause-ignored", switches_honour_pause=fabric != "pause-hosts-only")
+        pfc = Pfc(
+            xoff_bytes=PFC_XOFF_BYTES,
+            xon_bytes=PFC_XON_BYTES,
+            quanta=PFC_QUANTA,
+            accounting="egress" if fabric in ("lossless", "lossless-racks", "pause-hosts-only") else "ingress",
+            nic_honours_pause=fabric != "pause-ignored",
+            switches_honour_pause=fabric != "pause-hosts-only",
+        )
         # Trunks deaf to PAUSE drop at the port: it needs a limit (the shared-buffer fabric's pool).
-        return Star(forwarding="cut-through", pfc=pfc, buffer_bytes=SHARED_POOL_BYTES if fabric == "pause-hosts-only" else None,
-                    hosts_per_rack=HOSTS_PER_RACK if racks else None, worker_racks=SEED_WORKER_RACKS if racks else None,
-                    **common)
+        return Star(
+            forwarding="cut-through",
+            pfc=pfc,
+            buffer_bytes=SHARED_POOL_BYTES if fabric == "pause-hosts-only" else None,
+            hosts_per_rack=HOSTS_PER_RACK if racks else None,
+            worker_racks=SEED_WORKER_RACKS if racks else None,
+            **common,
+        )
     if fabric == "shared-dt":
         # The per-port limit is the pool itself: only the dynamic threshold divides it.
-        return Star(forwarding="cut-through", buffer_bytes=SHARED_POOL_BYTES, shared_buffer_bytes=SHARED_POOL_BYTES,
-                    shared_buffer_alpha=SHARED_ALPHA, **common)
+        return Star(
+            forwarding="cut-through",
+            buffer_bytes=SHARED_POOL_BYTES,
+            shared_buffer_bytes=SHARED_POOL_BYTES,
+            shared_buffer_alpha=SHARED_ALPHA,
+            **common,
+        )
     if fabric == "store-and-forward":
         return Star(forwarding="store-and-forward", buffer_bytes=128_000, **common)
     if fabric == "store-and-forward-deep":
@@ -182,8 +219,9 @@ def assert_lossless(rows: pd.DataFrame, where: str) -> int:
     d = rows[rows["fabric"].map(is_lossless)]
     if len(d) == 0:
         return 0
-    per_run = d.groupby("run").agg(drops=("drops_run", "first"), lost=("lost_packets", "sum"),
-                                   pause=("pause_frames_run", "first"))
+    per_run = d.groupby("run").agg(
+        drops=("drops_run", "first"), lost=("lost_packets", "sum"), pause=("pause_frames_run", "first")
+    )
     bad = per_run[(per_run["drops"] != 0) | (per_run["lost"] != 0)]
     if len(bad):
         raise AssertionError(f"{where}: lossless runs dropped packets: {bad.head().to_dict('index')}")

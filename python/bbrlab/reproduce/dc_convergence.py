@@ -62,10 +62,15 @@ PLANS = {
 
 
 def _scenario(fabric: str, cc: str, T: float) -> StudyRun:
-    return study_run(f"dc-converge-{fabric}-{cc}-T{T:g}", duration_s=T * (2 * N - 1), seed=7, sample_interval_s=1.0,
-                     topology=dc.topology(fabric, N),
-                     flows=[Flow(cc, start_s=k * T, stop_s=k * T + N * T) for k in range(N)],
-                     tags={"fabric": fabric, "cc": cc, "T": T})
+    return study_run(
+        f"dc-converge-{fabric}-{cc}-T{T:g}",
+        duration_s=T * (2 * N - 1),
+        seed=7,
+        sample_interval_s=1.0,
+        topology=dc.topology(fabric, N),
+        flows=[Flow(cc, start_s=k * T, stop_s=k * T + N * T) for k in range(N)],
+        tags={"fabric": fabric, "cc": cc, "T": T},
+    )
 
 
 def _levels(ts: pd.DataFrame, T: float) -> list[dict[str, Any]]:
@@ -76,10 +81,17 @@ def _levels(ts: pd.DataFrame, T: float) -> list[dict[str, Any]]:
         d = ts[(ts["t_s"] > lo) & (ts["t_s"] <= hi + 1e-9) & ts["flow"].isin(active)]
         per_flow = d.groupby("flow")["goodput_bps"].mean().reindex(active, fill_value=0.0)
         per_sec = [jain_index(g["goodput_bps"].to_numpy()) for _, g in d.groupby("t_s")]
-        out.append({"level": lvl, "active": len(active), "jain_level": jain_index(per_flow.to_numpy()),
-                    "jain_per_second": float(np.nanmean(per_sec)) if per_sec else math.nan,
-                    "total_bps": float(per_flow.sum()), "min_share": float(per_flow.min() / max(per_flow.sum(), 1.0)),
-                    "starved_flows": int((per_flow < 0.05 * dc.CEILING_BPS / len(active)).sum())})
+        out.append(
+            {
+                "level": lvl,
+                "active": len(active),
+                "jain_level": jain_index(per_flow.to_numpy()),
+                "jain_per_second": float(np.nanmean(per_sec)) if per_sec else math.nan,
+                "total_bps": float(per_flow.sum()),
+                "min_share": float(per_flow.min() / max(per_flow.sum(), 1.0)),
+                "starved_flows": int((per_flow < 0.05 * dc.CEILING_BPS / len(active)).sum()),
+            }
+        )
     return out
 
 
@@ -110,9 +122,14 @@ def _seed_csv(ts: pd.DataFrame, T: float, path: Path) -> None:
     at = pd.MultiIndex.from_arrays([t, k])
     bps = np.where(at.isin(goodput.index), goodput.reindex(at).to_numpy(), 0.0)
     num_flows = (np.arange(N)[None, :] * T < times[:, None]).sum(axis=1)
-    pd.DataFrame({"num_flows": np.repeat(num_flows, num_flows), "socket_fd": 5 + k,
-                  "throughput": [round(float(x) / 1e6, 3) for x in bps],
-                  "time": [int(round(float(x) * 1e6)) for x in t]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "num_flows": np.repeat(num_flows, num_flows),
+            "socket_fd": 5 + k,
+            "throughput": [round(float(x) / 1e6, 3) for x in bps],
+            "time": [int(round(float(x) * 1e6)) for x in t],
+        }
+    ).to_csv(path, index=False)
 
 
 def run(ctx: StudyContext) -> Path:
@@ -131,18 +148,24 @@ def run(ctx: StudyContext) -> Path:
             levels.append({"fabric": fabric, "cc": cc, "T": T, **lv})
         stem = f"series-{fabric}-{dc.CSV_CC[cc]}-T{T:g}"
         no = fig_no.get((cc, T))
-        title = (f"{'Fig ' + str(no) + ': ' if no else ''}{dc.CC_LABEL[cc]} convergence, {T:g} s intervals — "
-                 f"{dc.FABRIC_LABEL[fabric]}")
+        title = (
+            f"{'Fig ' + str(no) + ': ' if no else ''}{dc.CC_LABEL[cc]} convergence, {T:g} s intervals — "
+            f"{dc.FABRIC_LABEL[fabric]}"
+        )
         _series_plot(ts, title, ctx.out_dir / f"{stem}.png", T)
-        long = "_long" if T == Ts[-1] and len(Ts) > 1 else ""
+        long = "_long" if Ts[-1] == T and len(Ts) > 1 else ""
         _seed_csv(ts, T, ctx.out_dir / f"{dc.CSV_CC[cc]}_converge{long}_{fabric}.csv")
         figs.append(stem)
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
     cl = claims(lv)
-    report = ctx.write_report("dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
-                              report_sections(lv, Ts, pause, figs, cl), source=SOURCE, packets=packets_simulated(rows),
-                              claims=cl)
+    report = ctx.write_report(
+        "dc-convergence: fairness of 5 staggered flows (Waterloo DC study, Figs 9–11)",
+        report_sections(lv, Ts, pause, figs, cl),
+        source=SOURCE,
+        packets=packets_simulated(rows),
+        claims=cl,
+    )
     dc_findings.write(ctx.out_dir, ctx.size)  # the mechanism × finding table, once all three have run
     return report
 
@@ -178,34 +201,62 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
 
         def ours(cc: str) -> str:
             j = jain3(lv, fabric, cc)
-            return (f"{_word(j)}: Jain (≥ 3 flows) {jain3(lv, fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per "
-                    f"second; starved flow-levels {_starved(lv, fabric, cc)}")
+            return (
+                f"{_word(j)}: Jain (≥ 3 flows) {jain3(lv, fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per "
+                f"second; starved flow-levels {_starved(lv, fabric, cc)}"
+            )
 
         def values(cc: str) -> str:
-            return cell(num(jain3(lv, fabric, cc, "jain_level"), label="Jain per level"),
-                        num(jain3(lv, fabric, cc), label="Jain per second"),
-                        num(_starved(lv, fabric, cc), label="starved flow-levels"))
+            return cell(
+                num(jain3(lv, fabric, cc, "jain_level"), label="Jain per level"),
+                num(jain3(lv, fabric, cc), label="Jain per second"),
+                num(_starved(lv, fabric, cc), label="starved flow-levels"),
+            )
 
         jc, jb = jain3(lv, fabric, "cubic"), jain3(lv, fabric, dc.BBR)
-        out.append(Claim("CUBIC converges well (Fig 9)" + where, "yes", ours("cubic"),
-                         f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
-                         verdict_of_all([at_least(jc, PARTLY), at_least(jc, CONVERGED)]),
-                         paper_value="converges well", bbrlab_value=values("cubic")))
-        out.append(Claim("BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where, "yes", ours(dc.BBR),
-                         f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
-                         verdict_of_all([below(jb, CONVERGED), below(jb, PARTLY),
-                                         None if not math.isfinite(jb) else _starved(lv, fabric, dc.BBR) > 0]),
-                         paper_value="converges poorly, some flows starve", bbrlab_value=values(dc.BBR)))
+        out.append(
+            Claim(
+                "CUBIC converges well (Fig 9)" + where,
+                "yes",
+                ours("cubic"),
+                f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
+                verdict_of_all([at_least(jc, PARTLY), at_least(jc, CONVERGED)]),
+                paper_value="converges well",
+                bbrlab_value=values("cubic"),
+            )
+        )
+        out.append(
+            Claim(
+                "BBR converges poorly with ≥ 3 flows, some starve (Figs 10, 11)" + where,
+                "yes",
+                ours(dc.BBR),
+                f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
+                verdict_of_all(
+                    [
+                        below(jb, CONVERGED),
+                        below(jb, PARTLY),
+                        None if not math.isfinite(jb) else _starved(lv, fabric, dc.BBR) > 0,
+                    ]
+                ),
+                paper_value="converges poorly, some flows starve",
+                bbrlab_value=values(dc.BBR),
+            )
+        )
     effect = _drop_effect(lv)
-    out.append(Claim(
-        "open question (§6): BBR's poor convergence comes from the lossless fabric; with drops instead of PAUSE it "
-        "converges better", "suspected",
-        "BBRv1's per-second Jain with drops minus with PAUSE: "
-        + ", ".join(f"{dc.FABRIC_LABEL[f]} {d:+.2f}" for f, d in effect.items()),
-        f"BBRv1's per-second Jain (≥ 3 flows) at least {JAIN_STEP} higher on each drop-tail fabric than on the "
-        "lossless one", verdict_of_all(at_least(d, JAIN_STEP) for d in effect.values()),
-        paper_value="suspected",
-        bbrlab_value=cell(num(d, label=f"{f} − lossless") for f, d in effect.items())))
+    out.append(
+        Claim(
+            "open question (§6): BBR's poor convergence comes from the lossless fabric; with drops instead of PAUSE it "
+            "converges better",
+            "suspected",
+            "BBRv1's per-second Jain with drops minus with PAUSE: "
+            + ", ".join(f"{dc.FABRIC_LABEL[f]} {d:+.2f}" for f, d in effect.items()),
+            f"BBRv1's per-second Jain (≥ 3 flows) at least {JAIN_STEP} higher on each drop-tail fabric than on the "
+            "lossless one",
+            verdict_of_all(at_least(d, JAIN_STEP) for d in effect.values()),
+            paper_value="suspected",
+            bbrlab_value=cell(num(d, label=f"{f} − lossless") for f, d in effect.items()),
+        )
+    )
     return out
 
 
@@ -222,35 +273,49 @@ def _answer(lv: pd.DataFrame) -> str:
     lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, dc.BBR)] >= CONVERGED
     names = dc.FABRIC_SHORT
     unchanged = [f for f in change if f not in worse and f not in better]
-    same = (f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged
-            else "")
+    same = (
+        f"; with the {join(names[f] for f in unchanged)} buffer it moves by less than {JAIN_STEP}" if unchanged else ""
+    )
     if worse and not better:
-        headline = ("In bbrlab, yes — but not in the direction the Waterloo authors suspected: BBRv1 converges worse "
-                    f"with drops than with PAUSE ({join(names[f] for f in worse)}){same}.")
+        headline = (
+            "In bbrlab, yes — but not in the direction the Waterloo authors suspected: BBRv1 converges worse "
+            f"with drops than with PAUSE ({join(names[f] for f in worse)}){same}."
+        )
     elif better and not worse:
-        headline = ("In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops "
-                    f"({join(names[f] for f in better)}){same}.")
+        headline = (
+            "In bbrlab, yes, in the direction the Waterloo authors suspected: BBRv1 converges better with drops "
+            f"({join(names[f] for f in better)}){same}."
+        )
     elif better and worse:
         headline = "In bbrlab, it depends on the buffer: BBRv1 converges better with one drop-tail buffer and worse with the other."
     else:
-        headline = (f"In bbrlab, no: BBRv1's convergence moves by less than {JAIN_STEP} in Jain's index between the "
-                    "fabrics.")
+        headline = (
+            f"In bbrlab, no: BBRv1's convergence moves by less than {JAIN_STEP} in Jain's index between the fabrics."
+        )
     if lossless_fair:
         pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
     else:
         pause = f"With PAUSE BBRv1 already {_word(jl[(L, dc.BBR)])} here."
-    culprit = (f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, dc.BBR)]:.2f} with PAUSE to "
-               + join(f"{jl[(f, dc.BBR)]:.2f} ({names[f]})" for f in worse) + "."
-               if worse and lossless_fair else "")
+    culprit = (
+        f"Drops are what break convergence here: BBRv1's index falls from {jl[(L, dc.BBR)]:.2f} with PAUSE to "
+        + join(f"{jl[(f, dc.BBR)]:.2f} ({names[f]})" for f in worse)
+        + "."
+        if worse and lossless_fair
+        else ""
+    )
     if lossless_fair:
-        lossless = ("The congested port pauses every sender's link at once and they resume together, so each sender gets "
-                    "1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1 "
-                    "does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s), "
-                    "some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No "
-                    "packet is lost (asserted), and the excess window waits in the host NICs.")
+        lossless = (
+            "The congested port pauses every sender's link at once and they resume together, so each sender gets "
+            "1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1 "
+            "does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s), "
+            "some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No "
+            "packet is lost (asserted), and the excess window waits in the host NICs."
+        )
     else:
-        lossless = (f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
-                    f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, dc.BBR)])}.")
+        lossless = (
+            f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
+            f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, dc.BBR)])}."
+        )
 
     def at(fabric: str, cc: str, lo: int, hi: int) -> float:
         d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
@@ -258,56 +323,80 @@ def _answer(lv: pd.DataFrame) -> str:
 
     def flows_turns(fabric: str) -> str:
         starved = _starved(lv, fabric, dc.BBR)
-        return (f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)" if starved else
-                "; no BBRv1 flow starved")
+        return (
+            f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)"
+            if starved
+            else "; no BBRv1 flow starved"
+        )
 
     def deep() -> str:
         if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
-            return ("The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about "
-                    "the whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows "
-                    "that lose their window's tail fall back to RTOs with exponential back-off" + flows_turns(D) +
-                    f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}.")
+            return (
+                "The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about "
+                "the whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows "
+                "that lose their window's tail fall back to RTOs with exponential back-off"
+                + flows_turns(D)
+                + f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}."
+            )
         return f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + flows_turns(D) + "."
 
     def shallow() -> str:
         if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
-            return ("CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
-                    "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + ".")
+            return (
+                "CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
+                "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + "."
+            )
         if jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
-            return (f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC "
-                    f"{_word(jl[(S, 'cubic')])}, BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) "
-                    "of window, ≈ 18 segments each, and lose whole windows" + flows_turns(S) + ".")
+            return (
+                f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC "
+                f"{_word(jl[(S, 'cubic')])}, BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) "
+                "of window, ≈ 18 segments each, and lose whole windows" + flows_turns(S) + "."
+            )
         return f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + flows_turns(S) + "."
 
-    bullets = [f"- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. "
-               f"{lossless}"]
+    bullets = [
+        f"- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. "
+        f"{lossless}"
+    ]
     if D in ran:
         bullets.append(
             f"- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with "
             f"3–4 flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC "
-            f"{at(D, 'cubic', N, N):.2f}). {deep()}")
+            f"{at(D, 'cubic', N, N):.2f}). {deep()}"
+        )
     if S in ran:
-        bullets.append(f"- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 "
-                       f"{jl[(S, dc.BBR)]:.2f}. {shallow()}")
+        bullets.append(
+            f"- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 "
+            f"{jl[(S, dc.BBR)]:.2f}. {shallow()}"
+        )
     not_run = [f for f in (D, S) if f not in ran]
     if not_run:
-        bullets.append(f"- *{' and '.join(dc.FABRIC_SHORT[f] for f in not_run)}:* not run at this size (`--full` runs "
-                       "every fabric).")
+        bullets.append(
+            f"- *{' and '.join(dc.FABRIC_SHORT[f] for f in not_run)}:* not run at this size (`--full` runs "
+            "every fabric)."
+        )
     bullet_list = "\n".join(bullets)
     gaps = join(f"{label} {-bbr_gap[f]:+.2f}" for f, label in ((L, "lossless"), (D, "1 MB"), (S, "128 KB")) if f in ran)
 
     picture = [f for f in ran if jl[(f, "cubic")] >= CONVERGED and jl[(f, dc.BBR)] < CONVERGED]
     where = ("on " + join(names[f] for f in picture)) if picture else "on none of the fabrics"
-    opposite = "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
+    opposite = (
+        "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
+    )
     Ts = sorted(lv["T"].unique())
     if len(Ts) > 1:
         per_t = lv[lv["active"] >= 3].groupby(["fabric", "cc", "T"])["jain_per_second"].mean().unstack("T")
         spread = float((per_t.max(axis=1) - per_t.min(axis=1)).max())
-        trials = (f"between T = {Ts[0]:g} s and {Ts[-1]:g} s a configuration's index moves by up to {spread:.2f} "
-                  "(tables below)")
+        trials = (
+            f"between T = {Ts[0]:g} s and {Ts[-1]:g} s a configuration's index moves by up to {spread:.2f} "
+            "(tables below)"
+        )
     else:
         trials = f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
-    caveat = ("" if L in picture else """
+    caveat = (
+        ""
+        if L in picture
+        else """
 Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
 fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
 it, is the `lossless-ingress` fabrics, and the Waterloo DC study's racks and worker placement are
@@ -315,7 +404,8 @@ the two `-racks` fabrics (their verdicts: `dc-findings.md`);
 unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
 the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
 part of these runs; each could make the real lossless cluster behave differently.
-""")
+"""
+    )
     return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**
 {headline} {pause} {culprit} Mean per-second Jain index
@@ -329,8 +419,9 @@ trial, as in the Waterloo study; {trials}.
 {caveat}"""
 
 
-def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str], cl: list[Claim]
-                    ) -> list[tuple[str, str]]:
+def report_sections(
+    lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str], cl: list[Claim]
+) -> list[tuple[str, str]]:
     # Jain per number of active flows (rising and falling levels averaged), per run.
     def jain_row(fabric: str, cc: str, T: float, col: str) -> list[str]:
         d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["T"] == T)]
@@ -338,21 +429,39 @@ def report_sections(lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: l
 
     sections = [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
-        ("The Waterloo study's claims beside ours",
-         claims_table(cl, source_header="Waterloo DC study (§4.3)")
-         + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
+        (
+            "The Waterloo study's claims beside ours",
+            claims_table(cl, source_header="Waterloo DC study (§4.3)")
+            + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total.",
+        ),
         ("The Waterloo study's open question", _answer(lv)),
     ]
     for T in Ts:
-        rows_t = [[fabric, dc.CC_LABEL[cc]] + [f"{a} / {b}" for a, b in zip(jain_row(fabric, cc, T, "jain_level"),
-                                                                          jain_row(fabric, cc, T, "jain_per_second"))]
-                  for fabric in dc.fabrics_in(lv) for cc in dc.CCS]
-        sections.append((f"Jain's index per number of active flows, T = {T:g} s (level mean / per-second mean)",
-                         md_table(["fabric", "algorithm"] + [f"{k} flow{'s' if k > 1 else ''}" for k in range(1, N + 1)],
-                                  rows_t)))
-    sections.append(("Figures", "\n\n".join(f"![{stem}]({stem}.png)" for stem in figs)
-                     + "\n\nPer level: `levels.csv`; the Waterloo study's CSV schema: "
-                       "`{cubic,bbr}_converge[_long]_<fabric>.csv`."))
+        rows_t = [
+            [fabric, dc.CC_LABEL[cc]]
+            + [
+                f"{a} / {b}"
+                for a, b in zip(jain_row(fabric, cc, T, "jain_level"), jain_row(fabric, cc, T, "jain_per_second"))
+            ]
+            for fabric in dc.fabrics_in(lv)
+            for cc in dc.CCS
+        ]
+        sections.append(
+            (
+                f"Jain's index per number of active flows, T = {T:g} s (level mean / per-second mean)",
+                md_table(
+                    ["fabric", "algorithm"] + [f"{k} flow{'s' if k > 1 else ''}" for k in range(1, N + 1)], rows_t
+                ),
+            )
+        )
+    sections.append(
+        (
+            "Figures",
+            "\n\n".join(f"![{stem}]({stem}.png)" for stem in figs)
+            + "\n\nPer level: `levels.csv`; the Waterloo study's CSV schema: "
+            "`{cubic,bbr}_converge[_long]_<fabric>.csv`.",
+        )
+    )
     return sections
 
 

@@ -43,13 +43,25 @@ class Finding:
 
 
 FINDINGS = (
-    Finding("a", "with one background flow BBR's query latency is far below CUBIC's", "dc-query",
-            ("with background: BBR below CUBIC",)),
-    Finding("b", "incast throughput falls with n for both; BBR ahead for n ≥ 10; < half of CUBIC's n = 20 samples "
-                 "reach 75 % of the link", "dc-incast",
-            ("throughput falls as n grows", "BBR significantly ahead of CUBIC", "n = 20: fraction of samples")),
-    Finding("c", "with ≥ 3 staggered flows BBR converges poorly (flows starve or alternate), CUBIC converges",
-            "dc-convergence", ("CUBIC converges well", "BBR converges poorly")),
+    Finding(
+        "a",
+        "with one background flow BBR's query latency is far below CUBIC's",
+        "dc-query",
+        ("with background: BBR below CUBIC",),
+    ),
+    Finding(
+        "b",
+        "incast throughput falls with n for both; BBR ahead for n ≥ 10; < half of CUBIC's n = 20 samples "
+        "reach 75 % of the link",
+        "dc-incast",
+        ("throughput falls as n grows", "BBR significantly ahead of CUBIC", "n = 20: fraction of samples"),
+    ),
+    Finding(
+        "c",
+        "with ≥ 3 staggered flows BBR converges poorly (flows starve or alternate), CUBIC converges",
+        "dc-convergence",
+        ("CUBIC converges well", "BBR converges poorly"),
+    ),
 )
 
 
@@ -73,12 +85,20 @@ def table(rows_by_study: dict[str, list[dict[str, str]]], fabrics: list[str]) ->
         label = dc.FABRIC_LABEL[fabric]
         for f in FINDINGS:
             study = rows_by_study.get(f.study, [])
-            got = [r for start in f.claims for r in study if r["claim"].startswith(start) and r["claim"].endswith(label)]
+            got = [
+                r for start in f.claims for r in study if r["claim"].startswith(start) and r["claim"].endswith(label)
+            ]
             verdicts = [r["verdict"] for r in got] + ["missing"] * (len(f.claims) - len(got))
             ran = any(r["claim"].endswith(label) for r in study)
-            out.append({"fabric": fabric, "finding": f.key, "verdict": _verdict(verdicts) if ran else NOT_RUN,
-                        "paper_value": "; ".join(r["paper_value"] for r in got),
-                        "bbrlab_value": "; ".join(r["bbrlab_value"] for r in got)})
+            out.append(
+                {
+                    "fabric": fabric,
+                    "finding": f.key,
+                    "verdict": _verdict(verdicts) if ran else NOT_RUN,
+                    "paper_value": "; ".join(r["paper_value"] for r in got),
+                    "bbrlab_value": "; ".join(r["bbrlab_value"] for r in got),
+                }
+            )
     return out
 
 
@@ -110,34 +130,49 @@ def write(study_dir: Path, size: Size | None = None) -> Path | None:
     score = {fab: sum({"yes": 1.0, "partly": 0.5}.get(verdict[(fab, f.key)], 0.0) for f in FINDINGS) for fab in ran}
     if ran:
         best = max(ran, key=lambda fab: score[fab])
-        beside = [[f"({r['finding']})", r["verdict"], r["paper_value"], r["bbrlab_value"]]
-                  for r in rows if r["fabric"] == best]
-        best_text = [f"Most findings jointly ({score[best]:g} of {len(FINDINGS)}, partly = ½) among the fabrics every "
-                     f"study ran: **{dc.FABRIC_LABEL[best]}**. Its numbers beside the paper's:", "",
-                     md_table(["finding", "verdict", "paper", "bbrlab"], beside), ""]
+        beside = [
+            [f"({r['finding']})", r["verdict"], r["paper_value"], r["bbrlab_value"]]
+            for r in rows
+            if r["fabric"] == best
+        ]
+        best_text = [
+            f"Most findings jointly ({score[best]:g} of {len(FINDINGS)}, partly = ½) among the fabrics every "
+            f"study ran: **{dc.FABRIC_LABEL[best]}**. Its numbers beside the paper's:",
+            "",
+            md_table(["finding", "verdict", "paper", "bbrlab"], beside),
+            "",
+        ]
     else:
         best_text = ["No fabric was run by all three studies, so no configuration can be compared across findings.", ""]
-    not_run_text = ([f"{_not_run(size).capitalize()}: {'; '.join(dc.FABRIC_SHORT[fab] for fab in left_out)} (`--quick` "
-                     "runs the baseline and one fabric per lossy buffer mechanism, `dc_common.QUICK_FABRICS`; "
-                     "`--full` runs every fabric): a cell of a fabric its study did not run holds no verdict.", ""]
-                    if left_out else [])
-    text = "\n".join([
-        "# The Waterloo DC study's findings by switch mechanism",
-        "",
-        __doc__.split("\n\n", 1)[1].split("A finding *appears*")[0].strip(),
-        "",
-        "A finding is **yes** on a fabric when every one of its claims agrees there, **partly** when none "
-        "disagrees but not all agree (or one was not testable at this size), **no** otherwise; **not run** where "
-        "its study did not run the fabric at this size. Every "
-        "verdict comes from the studies' `claims.csv` (their rules are in each REPORT.md).",
-        "",
-        md_table(["fabric (mechanism)"] + [f"({f.key})" for f in FINDINGS], grid),
-        "",
-        *not_run_text,
-        *best_text,
-        "Every row with its numbers: `dc-findings.csv`.",
-        "",
-    ])
+    not_run_text = (
+        [
+            f"{_not_run(size).capitalize()}: {'; '.join(dc.FABRIC_SHORT[fab] for fab in left_out)} (`--quick` "
+            "runs the baseline and one fabric per lossy buffer mechanism, `dc_common.QUICK_FABRICS`; "
+            "`--full` runs every fabric): a cell of a fabric its study did not run holds no verdict.",
+            "",
+        ]
+        if left_out
+        else []
+    )
+    text = "\n".join(
+        [
+            "# The Waterloo DC study's findings by switch mechanism",
+            "",
+            __doc__.split("\n\n", 1)[1].split("A finding *appears*")[0].strip(),
+            "",
+            "A finding is **yes** on a fabric when every one of its claims agrees there, **partly** when none "
+            "disagrees but not all agree (or one was not testable at this size), **no** otherwise; **not run** where "
+            "its study did not run the fabric at this size. Every "
+            "verdict comes from the studies' `claims.csv` (their rules are in each REPORT.md).",
+            "",
+            md_table(["fabric (mechanism)"] + [f"({f.key})" for f in FINDINGS], grid),
+            "",
+            *not_run_text,
+            *best_text,
+            "Every row with its numbers: `dc-findings.csv`.",
+            "",
+        ]
+    )
     out = root / "dc-findings.md"
     out.write_text(text, encoding="utf-8")
     return out

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ..plots.figures import save, subplots
+from ..results.display import fmt_seconds
 from . import dc_common as dc
 from . import dc_findings
-from ..results.display import fmt_seconds
 from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
 from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
 from .context import Size, StudyContext
@@ -58,8 +58,12 @@ PLANS = {
     # 6 queries: the shortest run (lossless, no background) still spans one 1-s sample.
     Size.TINY: Plan(reps=6, ns_nobg=(1, 20), ns_bg=(1, 20), n_cdf=20),
     Size.QUICK: Plan(reps=10, ns_nobg=(1, 5, 10, 20), ns_bg=(1, 5, 10, 20), n_cdf=20, fabrics=dc.QUICK_FABRICS),
-    Size.FULL: Plan(reps=100, ns_nobg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40),
-                    ns_bg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), n_cdf=20),
+    Size.FULL: Plan(
+        reps=100,
+        ns_nobg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40),
+        ns_bg=(1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20),
+        n_cdf=20,
+    ),
 }
 
 
@@ -69,12 +73,25 @@ def _scenario(fabric: str, cc: str, n: int, reps: int, bg: bool, seed: int) -> S
     per_query = 0.1 if dc.is_lossless(fabric) else (1.0 if bg else 2.0)
     duration_s = round(QUERY_START_S + reps * (GAP_S + per_query), 3)  # to the millisecond
     return study_run(
-        f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}", duration_s=duration_s, seed=seed,
-        sample_interval_s=0.1 if bg else 1.0, topology=dc.topology(fabric, n + 1),
+        f"dc-query-{fabric}-{cc}-n{n}{'-bg' if bg else ''}",
+        duration_s=duration_s,
+        seed=seed,
+        sample_interval_s=0.1 if bg else 1.0,
+        topology=dc.topology(fabric, n + 1),
         flows=[Flow(cc, sender=n)] if bg else [],
-        apps=[QueryApp(workers=n, size_bytes=QUERY_BYTES, repetitions=reps, start_s=QUERY_START_S, gap_s=GAP_S,
-                       jitter_s=JITTER_S, flow=Flow(cc))],
-        tags={"fabric": fabric, "cc": cc, "n": n, "bg": bg, "reps": reps})
+        apps=[
+            QueryApp(
+                workers=n,
+                size_bytes=QUERY_BYTES,
+                repetitions=reps,
+                start_s=QUERY_START_S,
+                gap_s=GAP_S,
+                jitter_s=JITTER_S,
+                flow=Flow(cc),
+            )
+        ],
+        tags={"fabric": fabric, "cc": cc, "n": n, "bg": bg, "reps": reps},
+    )
 
 
 def _queries(rows: pd.DataFrame) -> pd.DataFrame:
@@ -86,7 +103,8 @@ def _queries(rows: pd.DataFrame) -> pd.DataFrame:
     finished) have no row; `_stats` counts them from the requested number."""
     a = rows[rows["app"] >= 0]
     q = a.groupby(["fabric", "bg", "cc", "n", "run", "query"], as_index=False).agg(
-        response_s=("query_response_s", "first"), first_start_s=("start_s", "min"), last_end_s=("end_s", "max"))
+        response_s=("query_response_s", "first"), first_start_s=("start_s", "min"), last_end_s=("end_s", "max")
+    )
     q["censored"] = ~np.isfinite(q["response_s"])
     # An unfinished transfer's end_s is the run's end (the flows table's definition).
     q.loc[q["censored"], "response_s"] = q["last_end_s"] - q["first_start_s"]
@@ -108,16 +126,25 @@ def _stats(q: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     for key, g in q.groupby(["fabric", "bg", "cc", "n"]):
         done, cens = g[~g["censored"]]["response_s"], g[g["censored"]]["response_s"]
         m, ci = mean_ci(done) if len(done) else (math.nan, math.nan)
-        out.append(dict(zip(["fabric", "bg", "cc", "n"], key), mean_s=m, ci_s=ci,
-                        p95_s=p95(done) if len(done) else math.nan,
-                        median_s=float(done.median()) if len(done) else math.nan, completed=len(done),
-                        censored=len(cens), censored_min_s=float(cens.min()) if len(cens) else math.nan,
-                        not_started=int(reps[key]) - len(g), requested=int(reps[key])))
+        out.append(
+            dict(
+                zip(["fabric", "bg", "cc", "n"], key),
+                mean_s=m,
+                ci_s=ci,
+                p95_s=p95(done) if len(done) else math.nan,
+                median_s=float(done.median()) if len(done) else math.nan,
+                completed=len(done),
+                censored=len(cens),
+                censored_min_s=float(cens.min()) if len(cens) else math.nan,
+                not_started=int(reps[key]) - len(g),
+                requested=int(reps[key]),
+            )
+        )
     return pd.DataFrame(out)
 
 
 def rests_on(st: pd.DataFrame, **where: object) -> str:
-    """"" when every requested query finished, else what a statistic rests on: "rests on 1 of 10
+    """ "" when every requested query finished, else what a statistic rests on: "rests on 1 of 10
     queries; 1 censored at the run's end (≥ 2.1 s); 8 never started"."""
     done, req = value(st, "completed", **where), value(st, "requested", **where)
     if not math.isfinite(done + req) or done == req:
@@ -140,8 +167,16 @@ def _vs_n(st: pd.DataFrame, bg: bool, metric: str, path: Path, title: str) -> No
         for cc in dc.CCS:
             c = d[d["cc"] == cc].sort_values("n")
             if metric == "mean":
-                ax.errorbar(c["n"], c["mean_s"] * 1e3, yerr=c["ci_s"].fillna(0) * 1e3, marker="o", ms=3, capsize=3,
-                            color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
+                ax.errorbar(
+                    c["n"],
+                    c["mean_s"] * 1e3,
+                    yerr=c["ci_s"].fillna(0) * 1e3,
+                    marker="o",
+                    ms=3,
+                    capsize=3,
+                    color=dc.CC_COLOR[cc],
+                    label=dc.CC_LABEL[cc],
+                )
             else:
                 ax.plot(c["n"], c["p95_s"] * 1e3, marker="o", ms=3, color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
         ax.set_title(dc.FABRIC_LABEL[fabric], fontsize=10)
@@ -169,7 +204,9 @@ def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
         for cc in dc.CCS:
             x = np.sort(d[d["cc"] == cc]["response_s"].to_numpy() * 1e3)
             if x.size:
-                ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc])
+                ax.step(
+                    x, np.arange(1, x.size + 1) / x.size, where="post", color=dc.CC_COLOR[cc], label=dc.CC_LABEL[cc]
+                )
         ax.set_title(dc.FABRIC_LABEL[fabric], fontsize=10)
         ax.set_xlabel("query latency (ms)")
         ax.set_ylabel("ECDF")
@@ -184,8 +221,13 @@ def _cdf(q: pd.DataFrame, bg: bool, n: int, path: Path, title: str) -> None:
 
 def run(ctx: StudyContext) -> Path:
     p = PLANS[ctx.size]
-    scen = [_scenario(fabric, cc, n, p.reps, bg, seed=1000 + n)
-            for fabric in p.fabrics for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg)) for cc in dc.CCS for n in ns]
+    scen = [
+        _scenario(fabric, cc, n, p.reps, bg, seed=1000 + n)
+        for fabric in p.fabrics
+        for bg, ns in ((False, p.ns_nobg), (True, p.ns_bg))
+        for cc in dc.CCS
+        for n in ns
+    ]
     rows = ctx.run_many("queries", scen)
     pause = dc.assert_lossless(rows, "dc-query")
     q_all = _queries(rows)
@@ -198,20 +240,31 @@ def run(ctx: StudyContext) -> Path:
         for bg in (False, True):
             for cc in dc.CCS:
                 d = q[(q["fabric"] == fabric) & (q["bg"] == bg) & (q["cc"] == cc)]
-                pd.DataFrame({"num_workers": d["n"], "query_size": QUERY_BYTES,
-                              "response_time": (d["response_s"] * 1e6).round().astype(int)}).to_csv(
-                    ctx.out_dir / f"query_{dc.CSV_CC[cc]}{'_bg' if bg else ''}_{fabric}.csv", index=False)
+                pd.DataFrame(
+                    {
+                        "num_workers": d["n"],
+                        "query_size": QUERY_BYTES,
+                        "response_time": (d["response_s"] * 1e6).round().astype(int),
+                    }
+                ).to_csv(ctx.out_dir / f"query_{dc.CSV_CC[cc]}{'_bg' if bg else ''}_{fabric}.csv", index=False)
     n = p.n_cdf
     out = ctx.out_dir
     _vs_n(st, False, "mean", out / "fig1-mean-no-bg.png", "Fig 1: mean query latency ± 95 % CI, no background traffic")
-    _vs_n(st, False, "p95", out / "fig2-p95-no-bg.png", "Fig 2: 95th percentile of query latency, no background traffic")
+    _vs_n(
+        st, False, "p95", out / "fig2-p95-no-bg.png", "Fig 2: 95th percentile of query latency, no background traffic"
+    )
     _cdf(q, False, n, out / "fig3-cdf-no-bg.png", f"Fig 3: CDF of query latency, n = {n}, no background traffic")
     _vs_n(st, True, "mean", out / "fig4-mean-bg.png", "Fig 4: mean query latency ± 95 % CI, one background flow")
     _vs_n(st, True, "p95", out / "fig5-p95-bg.png", "Fig 5: 95th percentile of query latency, one background flow")
     _cdf(q, True, n, out / "fig6-cdf-bg.png", f"Fig 6: CDF of query latency, n = {n}, one background flow")
     cl = claims(st, p)
-    report = ctx.write_report("dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
-                              report_sections(st, p, pause, cl), source=SOURCE, packets=packets_simulated(rows), claims=cl)
+    report = ctx.write_report(
+        "dc-query: partition/aggregate query latency (Waterloo DC study, Figs 1–6)",
+        report_sections(st, p, pause, cl),
+        source=SOURCE,
+        packets=packets_simulated(rows),
+        claims=cl,
+    )
     dc_findings.write(ctx.out_dir, ctx.size)  # the mechanism × finding table, once all three have run
     return report
 
@@ -235,8 +288,11 @@ def _basis(st: pd.DataFrame, fabric: str, bg: bool, n: int) -> str:
 def _estimate(st: pd.DataFrame, fabric: str, bg: bool, cc: str, n: int) -> Estimate:
     """Mean query latency with its 95 % CI over the completed queries, as `_stats` computed it."""
     done = value(st, "completed", fabric=fabric, bg=bg, cc=cc, n=n)
-    return Estimate(value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n), value(st, "ci_s", fabric=fabric, bg=bg, cc=cc, n=n),
-                    int(done) if math.isfinite(done) else 0)
+    return Estimate(
+        value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n),
+        value(st, "ci_s", fabric=fabric, bg=bg, cc=cc, n=n),
+        int(done) if math.isfinite(done) else 0,
+    )
 
 
 #: A latency difference counts when significant (95 %, Welch's t) and at least this share of CUBIC's
@@ -246,8 +302,12 @@ MATERIAL = 0.01
 
 def _bbr_vs_cubic(st: pd.DataFrame, fabric: str, bg: bool, ns: Sequence[int]) -> dict[int, int | None]:
     """Per n: +1 when BBR's mean latency is above CUBIC's (significantly, by ≥ 1 %), −1 below, 0 neither."""
-    return {n: sign_of_difference(_estimate(st, fabric, bg, dc.BBR, n), _estimate(st, fabric, bg, "cubic", n),
-                                  min_rel=MATERIAL) for n in ns}
+    return {
+        n: sign_of_difference(
+            _estimate(st, fabric, bg, dc.BBR, n), _estimate(st, fabric, bg, "cubic", n), min_rel=MATERIAL
+        )
+        for n in ns
+    }
 
 
 def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
@@ -264,45 +324,86 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
 
         grow = {cc: mean(False, cc, nmax) / mean(False, cc, 1) for cc in dc.CCS}
         same = _ratio(st, fabric, False, nmax)
-        out.append(Claim(
-            "no incast collapse without background traffic (n up to 40)" + where,
-            "same latency for n = 1..40, BBR ≈ CUBIC",
-            f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, dc.BBR, nmax))}: "
-            f"{grow['cubic']:.2f}× (CUBIC) and {grow[dc.BBR]:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
-            f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
-            verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
-            paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
-            bbrlab_value=cell(num(1e3 * mean(False, cc, 1), "ms", label=f"{cc} n = 1 → {nmax}", to=1e3 * mean(False, cc, nmax))
-                              for cc in dc.CCS)))
+        out.append(
+            Claim(
+                "no incast collapse without background traffic (n up to 40)" + where,
+                "same latency for n = 1..40, BBR ≈ CUBIC",
+                f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, dc.BBR, nmax))}: "
+                f"{grow['cubic']:.2f}× (CUBIC) and {grow[dc.BBR]:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
+                f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
+                verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
+                paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
+                bbrlab_value=cell(
+                    num(1e3 * mean(False, cc, 1), "ms", label=f"{cc} n = 1 → {nmax}", to=1e3 * mean(False, cc, nmax))
+                    for cc in dc.CCS
+                ),
+            )
+        )
         slow = {cc: mean(True, cc, 1) / mean(False, cc, 1) for cc in dc.CCS}
         sd = {(cc, bg): _estimate(st, fabric, bg, cc, 1).sd for cc in dc.CCS for bg in (False, True)}
-        out.append(Claim(
-            "a background flow raises mean latency and variance drastically" + where, "drastic increase",
-            f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, dc.BBR, 1))}: mean "
-            f"×{slow['cubic']:.2f} (CUBIC), ×{slow[dc.BBR]:.2f} (BBR) of the mean without; standard deviation "
-            + ", ".join(f"{fmt_seconds(sd[(cc, False)])} → {fmt_seconds(sd[(cc, True)])} ({dc.CC_NAME[cc]})" for cc in dc.CCS),
-            "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
-            "standard deviation, per algorithm",
-            verdict_of_all([at_least(x, 1.5) for x in slow.values()] + [at_least(x, 5) for x in slow.values()]
-                           + [above(sd[(cc, True)], sd[(cc, False)]) for cc in dc.CCS]),
-            paper_value="drastic increase",
-            bbrlab_value=cell([num(slow[cc], "×", label=f"{cc} mean with/without") for cc in dc.CCS]
-                              + [num(1e3 * sd[(cc, False)], "ms", label=f"{cc} standard deviation without → with",
-                                     to=1e3 * sd[(cc, True)]) for cc in dc.CCS])))
-        r1, r1p, rmax = _ratio(st, fabric, True, 1), _ratio(st, fabric, True, 1, "p95_s"), _ratio(st, fabric, True, bgmax)
+        out.append(
+            Claim(
+                "a background flow raises mean latency and variance drastically" + where,
+                "drastic increase",
+                f"n = 1: CUBIC {fmt_seconds(mean(True, 'cubic', 1))}, BBR {fmt_seconds(mean(True, dc.BBR, 1))}: mean "
+                f"×{slow['cubic']:.2f} (CUBIC), ×{slow[dc.BBR]:.2f} (BBR) of the mean without; standard deviation "
+                + ", ".join(
+                    f"{fmt_seconds(sd[(cc, False)])} → {fmt_seconds(sd[(cc, True)])} ({dc.CC_NAME[cc]})"
+                    for cc in dc.CCS
+                ),
+                "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
+                "standard deviation, per algorithm",
+                verdict_of_all(
+                    [at_least(x, 1.5) for x in slow.values()]
+                    + [at_least(x, 5) for x in slow.values()]
+                    + [above(sd[(cc, True)], sd[(cc, False)]) for cc in dc.CCS]
+                ),
+                paper_value="drastic increase",
+                bbrlab_value=cell(
+                    [num(slow[cc], "×", label=f"{cc} mean with/without") for cc in dc.CCS]
+                    + [
+                        num(
+                            1e3 * sd[(cc, False)],
+                            "ms",
+                            label=f"{cc} standard deviation without → with",
+                            to=1e3 * sd[(cc, True)],
+                        )
+                        for cc in dc.CCS
+                    ]
+                ),
+            )
+        )
+        r1, r1p, rmax = (
+            _ratio(st, fabric, True, 1),
+            _ratio(st, fabric, True, 1, "p95_s"),
+            _ratio(st, fabric, True, bgmax),
+        )
         lower1 = _bbr_vs_cubic(st, fabric, True, [1])[1]
-        out.append(Claim(
-            "with background: BBR below CUBIC in mean and p95, most at small n" + where, "BBR significantly lower",
-            "BBR/CUBIC mean = " + ", ".join(f"{_fmt_ratio(_ratio(st, fabric, True, n))} (n = {n}{_basis(st, fabric, True, n)})"
-                                            for n in shown)
-            + f"; p95 {_fmt_ratio(r1p)} (n = 1)",
-            f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
-            f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
-            verdict_of_all([below(r1, 0.9) and is_sign(lower1, -1), below(r1p, 0.9),
-                            None if not math.isfinite(r1 + rmax) else bool(r1 < 1 and r1 <= rmax)]),
-            paper_value="BBR significantly lower",
-            bbrlab_value=cell([num(_ratio(st, fabric, True, n), label=f"BBR/CUBIC mean n = {n}") for n in shown]
-                              + [num(r1p, label="BBR/CUBIC p95 n = 1")])))
+        out.append(
+            Claim(
+                "with background: BBR below CUBIC in mean and p95, most at small n" + where,
+                "BBR significantly lower",
+                "BBR/CUBIC mean = "
+                + ", ".join(
+                    f"{_fmt_ratio(_ratio(st, fabric, True, n))} (n = {n}{_basis(st, fabric, True, n)})" for n in shown
+                )
+                + f"; p95 {_fmt_ratio(r1p)} (n = 1)",
+                f"at n = 1 BBR/CUBIC < 0.9 in mean (and significantly lower, 95 %, Welch's t) and in p95; BBR's lead "
+                f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
+                verdict_of_all(
+                    [
+                        below(r1, 0.9) and is_sign(lower1, -1),
+                        below(r1p, 0.9),
+                        None if not math.isfinite(r1 + rmax) else bool(r1 < 1 and r1 <= rmax),
+                    ]
+                ),
+                paper_value="BBR significantly lower",
+                bbrlab_value=cell(
+                    [num(_ratio(st, fabric, True, n), label=f"BBR/CUBIC mean n = {n}") for n in shown]
+                    + [num(r1p, label="BBR/CUBIC p95 n = 1")]
+                ),
+            )
+        )
     return out
 
 
@@ -312,7 +413,9 @@ def _explain(st: pd.DataFrame, p: Plan) -> str:
     nmax = max(p.ns_nobg)
     floor_s = QUERY_BYTES * 8 / dc.CEILING_BPS
     lossless = st[st["fabric"] == L]
-    ratios = [_ratio(st, L, bool(bg), int(n)) for bg, n in lossless[["bg", "n"]].drop_duplicates().itertuples(index=False)]
+    ratios = [
+        _ratio(st, L, bool(bg), int(n)) for bg, n in lossless[["bg", "n"]].drop_duplicates().itertuples(index=False)
+    ]
     lo_r, hi_r = min(ratios), max(ratios)
     blind = max(abs(lo_r - 1), abs(hi_r - 1)) < MATERIAL
     nobg = lossless[~lossless["bg"]]["mean_s"]
@@ -322,8 +425,12 @@ def _explain(st: pd.DataFrame, p: Plan) -> str:
     # ingress link: its wire time grows by (n+1)/n.
     bg_l = lossless[lossless["bg"]]
     share_err = ((bg_l["mean_s"] / (floor_s * (bg_l["n"] + 1) / bg_l["n"])) - 1).abs()
-    per_link = (f", and against one background flow n/(n+1) of the port (every mean within {share_err.max():.0%} of "
-                "that share's wire time)" if len(share_err) and share_err.max() < SHARE_TOLERANCE else "")
+    per_link = (
+        f", and against one background flow n/(n+1) of the port (every mean within {share_err.max():.0%} of "
+        "that share's wire time)"
+        if len(share_err) and share_err.max() < SHARE_TOLERANCE
+        else ""
+    )
     if blind:
         lossless_text = f"""**Why the lossless fabric is algorithm-blind here.** On the lossless fabric no packet is lost, so
 neither algorithm ever reduces its window for loss; every response sender and the background
@@ -338,41 +445,68 @@ advantage with a background flow cannot come from the PAUSE mechanism (per-port 
 egress queue); it needs a fabric where the background flow's queue, not the port arbiter, sets the
 query's wait — which is what a drop-tail buffer does."""
     else:
-        comparisons = [compare("BBRv1's mean latency", "CUBIC's", _bbr_vs_cubic(st, L, bg, ns), "n",
-                               more="above", less="below", same="level with") + f" {label}"
-                       for bg, ns, label in ((False, p.ns_nobg, "without background traffic"),
-                                             (True, p.ns_bg, "with one background flow"))]
-        lossless_text = (f"**The lossless fabric.** No packet is lost (asserted), yet the algorithms differ: BBR/CUBIC "
-                         f"mean {between(lo_r, hi_r, '{:.2f}'.format)} over the grid; counting a difference that is significant (95 %, Welch's t) and ≥ "
-                         f"{MATERIAL * 100:g} %, "
-                         f"{join(comparisons)}. A 1 MiB query takes "
-                         f"{measured} with no background flow (its wire time is {fmt_seconds(floor_s)}).")
+        comparisons = [
+            compare(
+                "BBRv1's mean latency",
+                "CUBIC's",
+                _bbr_vs_cubic(st, L, bg, ns),
+                "n",
+                more="above",
+                less="below",
+                same="level with",
+            )
+            + f" {label}"
+            for bg, ns, label in (
+                (False, p.ns_nobg, "without background traffic"),
+                (True, p.ns_bg, "with one background flow"),
+            )
+        ]
+        lossless_text = (
+            f"**The lossless fabric.** No packet is lost (asserted), yet the algorithms differ: BBR/CUBIC "
+            f"mean {between(lo_r, hi_r, '{:.2f}'.format)} over the grid; counting a difference that is significant (95 %, Welch's t) and ≥ "
+            f"{MATERIAL * 100:g} %, "
+            f"{join(comparisons)}. A 1 MiB query takes "
+            f"{measured} with no background flow (its wire time is {fmt_seconds(floor_s)})."
+        )
     collapse = {}
     for cc in dc.CCS:
         d = st[(st["fabric"] == S) & (~st["bg"]) & (st["cc"] == cc) & (st["mean_s"] > COLLAPSE_S)]
         collapse[cc] = f"n = {int(d['n'].min())}" if len(d) else f"never (up to n = {nmax})"
     if any(c.startswith("n =") for c in collapse.values()):
-        incast = ("the shallow buffer produces the classic incast collapse (responses losing their tail, then waiting "
-                  f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
-                  f"for CUBIC and {collapse[dc.BBR]} for BBRv1")
+        incast = (
+            "the shallow buffer produces the classic incast collapse (responses losing their tail, then waiting "
+            f"for a 200 ms RTO): the first n whose mean exceeds {COLLAPSE_S * 1e3:.0f} ms is {collapse['cubic']} "
+            f"for CUBIC and {collapse[dc.BBR]} for BBRv1"
+        )
     else:
         incast = f"no query mean exceeds {COLLAPSE_S * 1e3:.0f} ms up to n = {nmax}: no incast collapse in this grid"
     bg_sf = st[(st["fabric"] == S) & st["bg"]]
-    slow_bg = {cc: sorted(int(n) for n in bg_sf[(bg_sf["cc"] == cc) & (bg_sf["mean_s"] > COLLAPSE_S)]["n"]) for cc in dc.CCS}
+    slow_bg = {
+        cc: sorted(int(n) for n in bg_sf[(bg_sf["cc"] == cc) & (bg_sf["mean_s"] > COLLAPSE_S)]["n"]) for cc in dc.CCS
+    }
     if any(slow_bg.values()):
-        why = (f". Query means exceed {COLLAPSE_S * 1e3:.0f} ms (an RTO's worth) " + join(
-            f"{at('n', ns) if ns else 'at no n'} for {dc.CC_NAME[cc]}" for cc, ns in slow_bg.items())
+        why = (
+            f". Query means exceed {COLLAPSE_S * 1e3:.0f} ms (an RTO's worth) "
+            + join(f"{at('n', ns) if ns else 'at no n'} for {dc.CC_NAME[cc]}" for cc, ns in slow_bg.items())
             + ": new connections lose packets of their initial window to the background flow's queue and wait for "
-              "retransmission timeouts.")
+            "retransmission timeouts."
+        )
     else:
         why = f". No query mean exceeds {COLLAPSE_S * 1e3:.0f} ms (an RTO's worth) with the background flow."
-    sf_bg = compare("BBRv1's mean latency", "CUBIC's", _bbr_vs_cubic(st, S, True, p.ns_bg), "n",
-                    more="above", less="below", same="level with")
+    sf_bg = compare(
+        "BBRv1's mean latency",
+        "CUBIC's",
+        _bbr_vs_cubic(st, S, True, p.ns_bg),
+        "n",
+        more="above",
+        less="below",
+        same="level with",
+    )
     return f"""
 {lossless_text}
 
 **On the store-and-forward fabric** {incast}. With a background flow mean latencies range from
-{between(bg_sf['mean_s'].min(), bg_sf['mean_s'].max(), fmt_seconds)}{why} Counting a difference that is significant (95 %, Welch's t) and ≥ {MATERIAL * 100:g} %, {sf_bg}.
+{between(bg_sf["mean_s"].min(), bg_sf["mean_s"].max(), fmt_seconds)}{why} Counting a difference that is significant (95 %, Welch's t) and ≥ {MATERIAL * 100:g} %, {sf_bg}.
 """
 
 
@@ -391,21 +525,38 @@ def report_sections(st: pd.DataFrame, p: Plan, pause: int, cl: list[Claim]) -> l
     floor_s = QUERY_BYTES * 8 / dc.CEILING_BPS
     return [
         ("Source and setup", __doc__.split("\n", 2)[2] + "\n" + dc.__doc__.split("\n", 3)[3]),
-        ("The Waterloo study's claims beside ours",
-         claims_table(cl, source_header="Waterloo DC study (§4.1)")
-         + "\n\nPhysical floor of one 1 MiB query at 1 GbE: " + f"{floor_s * 1e3:.2f} ms of wire time + one RTT."
-         + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total."),
+        (
+            "The Waterloo study's claims beside ours",
+            claims_table(cl, source_header="Waterloo DC study (§4.1)")
+            + "\n\nPhysical floor of one 1 MiB query at 1 GbE: "
+            + f"{floor_s * 1e3:.2f} ms of wire time + one RTT."
+            + f"\n\nLossless mode: 0 packets dropped in every run (asserted); {pause:,} PAUSE/XON frames sent in total.",
+        ),
         ("What changes between the fabrics", _explain(st, p)),
-        ("Numbers (mean / 95th percentile)",
-         md_table(["fabric", "background", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
-         + "\n\nStatistics are over the completed queries; where some did not finish, the cell says how many "
-           "the statistic rests on: a query still running when the run ended is counted as censored (its response "
-           "time is at least the time it had run), and queries that never started are counted too. "
-           "\n\nAll points: `stats.csv`; every query that started: `queries.csv` (`censored` marks the "
-           "unfinished, with the lower bound as `response_s`); the Waterloo study's CSV schema "
-           "(`num_workers,query_size,response_time` in µs): `query_{cubic,bbr}[_bg]_<fabric>.csv`."),
-        ("Figures", "\n\n".join(f"![{f}]({f}.png)" for f in (
-            "fig1-mean-no-bg", "fig2-p95-no-bg", "fig3-cdf-no-bg", "fig4-mean-bg", "fig5-p95-bg", "fig6-cdf-bg"))),
+        (
+            "Numbers (mean / 95th percentile)",
+            md_table(["fabric", "background", "n"] + [dc.CC_LABEL[c] for c in dc.CCS], table)
+            + "\n\nStatistics are over the completed queries; where some did not finish, the cell says how many "
+            "the statistic rests on: a query still running when the run ended is counted as censored (its response "
+            "time is at least the time it had run), and queries that never started are counted too. "
+            "\n\nAll points: `stats.csv`; every query that started: `queries.csv` (`censored` marks the "
+            "unfinished, with the lower bound as `response_s`); the Waterloo study's CSV schema "
+            "(`num_workers,query_size,response_time` in µs): `query_{cubic,bbr}[_bg]_<fabric>.csv`.",
+        ),
+        (
+            "Figures",
+            "\n\n".join(
+                f"![{f}]({f}.png)"
+                for f in (
+                    "fig1-mean-no-bg",
+                    "fig2-p95-no-bg",
+                    "fig3-cdf-no-bg",
+                    "fig4-mean-bg",
+                    "fig5-p95-bg",
+                    "fig6-cdf-bg",
+                )
+            ),
+        ),
     ]
 
 

@@ -63,8 +63,8 @@ import numpy as np
 import pandas as pd
 
 from .. import run as run_scenario
-from ..results.display import fmt_bps
 from ..plots.figures import save, subplots
+from ..results.display import fmt_bps
 from .analysis import packets_simulated, row
 from .claims import Claim, Num, above, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
 from .context import Size, StudyContext
@@ -127,21 +127,54 @@ def _buffer(gbps: float, ms: float, p: Plan) -> QueueLimit:
     return QueueLimit.of_bytes(int(gbps * p.rate_scale * 1e9 / 8 * ms / 1e3))
 
 
-def _scenario(*, name: str, p: Plan, rate_gbps: float, access_gbps: float, rtt_ms: float, buffer_ms: float,
-              loss: float, cc: str, streams: int, cap_gbps: float, seed: int, dur_s: float,
-              rcvbuf_bytes: int | None = None, gaps: bool = False, tags: dict[str, Any],
-              hosts: dict[str, Any] | None = None) -> StudyRun:
+def _scenario(
+    *,
+    name: str,
+    p: Plan,
+    rate_gbps: float,
+    access_gbps: float,
+    rtt_ms: float,
+    buffer_ms: float,
+    loss: float,
+    cc: str,
+    streams: int,
+    cap_gbps: float,
+    seed: int,
+    dur_s: float,
+    rcvbuf_bytes: int | None = None,
+    gaps: bool = False,
+    tags: dict[str, Any],
+    hosts: dict[str, Any] | None = None,
+) -> StudyRun:
     rnd = random.Random(seed * 1_000_003 + streams)
     # Streams start 0-10 ms apart, to the 0.1 µs.
-    flows = [Flow(cc, sender=0, start_s=round(rnd.uniform(0, 10), 4) / 1e3,
-                  max_pacing_rate_bps=_rate_bps(cap_gbps, p) if cap_gbps else None, rcvbuf_bytes=rcvbuf_bytes,
-                  gap_histogram=True if gaps else None) for _ in range(streams)]
-    return study_run(name, duration_s=dur_s, seed=seed, sample_interval_s=0.1,
-                     topology=Dumbbell(rate_bps=_rate_bps(rate_gbps, p), rtt_s=rtt_ms / 1e3,
-                                       buffer=_buffer(rate_gbps, buffer_ms, p), loss=loss,
-                                       access_rate_bps=_rate_bps(access_gbps, p)),
-                     flows=flows, tags=dict(tags, cc_name=cc, streams=streams, cap_gbps=cap_gbps, seed=seed,
-                                            link_gbps=rate_gbps * p.rate_scale), hosts=hosts)
+    flows = [
+        Flow(
+            cc,
+            sender=0,
+            start_s=round(rnd.uniform(0, 10), 4) / 1e3,
+            max_pacing_rate_bps=_rate_bps(cap_gbps, p) if cap_gbps else None,
+            rcvbuf_bytes=rcvbuf_bytes,
+            gap_histogram=True if gaps else None,
+        )
+        for _ in range(streams)
+    ]
+    return study_run(
+        name,
+        duration_s=dur_s,
+        seed=seed,
+        sample_interval_s=0.1,
+        topology=Dumbbell(
+            rate_bps=_rate_bps(rate_gbps, p),
+            rtt_s=rtt_ms / 1e3,
+            buffer=_buffer(rate_gbps, buffer_ms, p),
+            loss=loss,
+            access_rate_bps=_rate_bps(access_gbps, p),
+        ),
+        flows=flows,
+        tags=dict(tags, cc_name=cc, streams=streams, cap_gbps=cap_gbps, seed=seed, link_gbps=rate_gbps * p.rate_scale),
+        hosts=hosts,
+    )
 
 
 CONFIGS = [(1, 0.0), (8, 0.0), (8, None)]  # (streams, cap); None = the path's cap (12 or 11 Gbit/s)
@@ -162,8 +195,11 @@ def _receive_copy_rate_bps(defaults: dict[str, Any], stream_bps: float) -> float
     and per-interrupt costs leave. (Cai et al. 2021 measured the copy as the receiver's largest
     cost; a slower core shows there first.)"""
     segs_per_skb = defaults["gro_max"] // MSS
-    other_ns = (defaults["rx_segment_cost"] + defaults["rx_skb_cost"] / segs_per_skb
-                + defaults["irq_cost"] / defaults["napi_budget"])
+    other_ns = (
+        defaults["rx_segment_cost"]
+        + defaults["rx_skb_cost"] / segs_per_skb
+        + defaults["irq_cost"] / defaults["napi_budget"]
+    )
     copy_ns = MSS * 8 / stream_bps * 1e9 - other_ns
     return MSS * 8 / copy_ns * 1e9
 
@@ -198,16 +234,26 @@ def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per run: aggregate throughput and retransmits of its streams."""
     keys = [c for c in ("path", "buffer_ms", "cc_name", "streams", "cap_gbps", "seed", "link_gbps") if c in rows]
     g = rows.groupby(["run"] + keys, dropna=False)
-    out = g.agg(tput_bps=("goodput_bps", "sum"), retransmits=("retransmits", "sum"),
-                sent=("data_packets_sent", "sum"), wall_s=("wall_s", "first")).reset_index()
+    out = g.agg(
+        tput_bps=("goodput_bps", "sum"),
+        retransmits=("retransmits", "sum"),
+        sent=("data_packets_sent", "sum"),
+        wall_s=("wall_s", "first"),
+    ).reset_index()
     return out
 
 
 def _stats(runs: pd.DataFrame) -> pd.DataFrame:
     keys = [c for c in ("path", "buffer_ms", "cc_name", "streams", "cap_gbps", "link_gbps") if c in runs]
     g = runs.groupby(keys, dropna=False)
-    s = g.agg(tput_mean=("tput_bps", "mean"), tput_std=("tput_bps", "std"), n=("tput_bps", "size"),
-              retr_mean=("retransmits", "mean"), sent_mean=("sent", "mean"), wall_max=("wall_s", "max")).reset_index()
+    s = g.agg(
+        tput_mean=("tput_bps", "mean"),
+        tput_std=("tput_bps", "std"),
+        n=("tput_bps", "size"),
+        retr_mean=("retransmits", "mean"),
+        sent_mean=("sent", "mean"),
+        wall_max=("wall_s", "max"),
+    ).reset_index()
     s["tput_std"] = s["tput_std"].fillna(0.0)
     return s
 
@@ -216,17 +262,44 @@ def _seed_table(s: pd.DataFrame, seed: dict, cap: float, **sel: Any) -> str:
     rows = []
     for (streams, cc, pace), (t, sd, n, rx) in seed.items():
         r = row(s, cc_name=cc, streams=streams, cap_gbps=pace, **sel)
-        ours = ("–", "–", "–") if r is None else (f"{r['tput_mean'] / 1e9:.2f}", f"{r['tput_std'] / 1e9:.2f} ({int(r['n'])})",
-                                                   f"{r['retr_mean']:,.0f}")
-        rows.append([streams, f"{CC_SEED[cc]} ({cc})", f"{pace:.1f}", f"{t:.2f}", ours[0], f"{sd:.2f} ({n})", ours[1],
-                     f"{rx:,}", ours[2]])
-    return md_table(["streams", "cc (bbrlab)", "pacing (Gbit/s)", "ESnet tput (Gbit/s)", "bbrlab tput", "ESnet stddev (n)",
-                     "bbrlab stddev (n)", "ESnet RXMTs", "bbrlab RXMTs"], rows)
+        ours = (
+            ("–", "–", "–")
+            if r is None
+            else (f"{r['tput_mean'] / 1e9:.2f}", f"{r['tput_std'] / 1e9:.2f} ({int(r['n'])})", f"{r['retr_mean']:,.0f}")
+        )
+        rows.append(
+            [
+                streams,
+                f"{CC_SEED[cc]} ({cc})",
+                f"{pace:.1f}",
+                f"{t:.2f}",
+                ours[0],
+                f"{sd:.2f} ({n})",
+                ours[1],
+                f"{rx:,}",
+                ours[2],
+            ]
+        )
+    return md_table(
+        [
+            "streams",
+            "cc (bbrlab)",
+            "pacing (Gbit/s)",
+            "ESnet tput (Gbit/s)",
+            "bbrlab tput",
+            "ESnet stddev (n)",
+            "bbrlab stddev (n)",
+            "ESnet RXMTs",
+            "bbrlab RXMTs",
+        ],
+        rows,
+    )
 
 
 def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) -> list[Claim]:
     """The slides' notes on the 100G table, checked on one path's numbers (100G: per buffer, named
     in ``where``). The 4×10G path gets the same checks; the slides note only its throughput there."""
+
     def r(cc: str, streams: int, c: float) -> pd.Series | None:
         return row(s, cc_name=cc, streams=streams, cap_gbps=c, **sel)
 
@@ -239,52 +312,88 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
         return f"{streams} stream{'s' if streams > 1 else ''}, pacing {c:g}"
 
     def items(col: str, scale: float, unit: str, which: list = pairs) -> list[Num]:
-        return [num(x[col] * scale, unit, label=f"{config(st, c)} {cc}") for st, c, b, cu in which
-                for cc, x in ((CC_SEED[BBR], b), ("cubic", cu))]
+        return [
+            num(x[col] * scale, unit, label=f"{config(st, c)} {cc}")
+            for st, c, b, cu in which
+            for cc, x in ((CC_SEED[BBR], b), ("cubic", cu))
+        ]
 
     def slides(i: int, unit: str, which: list = pairs) -> str:
-        return cell(num(seed[(st, cc, c)][i], unit, label=f"{config(st, c)} {CC_SEED[cc]}") for st, c, *_ in which
-                    for cc in (BBR, "cubic"))
+        return cell(
+            num(seed[(st, cc, c)][i], unit, label=f"{config(st, c)} {CC_SEED[cc]}")
+            for st, c, *_ in which
+            for cc in (BBR, "cubic")
+        )
 
     factor = 1.0 if path == "100G" else 1.5
-    out = [Claim(
-        f"{path}: throughput {'slightly' if path == '100G' else 'considerably'} better with BBR{where}",
-        "slightly better" if path == "100G" else "considerably better",
-        "; ".join(f"{config(st, c)}: {b['tput_mean'] / 1e9:.1f} vs {cu['tput_mean'] / 1e9:.1f} Gbit/s"
-                  for st, c, b, cu in pairs),
-        "BBR above CUBIC in every configuration" if factor == 1 else "BBR ≥ 1.5× CUBIC in every configuration",
-        verdict_of_all(above(b["tput_mean"], factor * cu["tput_mean"]) for _, _, b, cu in pairs),
-        paper_value=slides(0, "Gbit/s"), bbrlab_value=cell(items("tput_mean", 1e-9, "Gbit/s")))]
+    out = [
+        Claim(
+            f"{path}: throughput {'slightly' if path == '100G' else 'considerably'} better with BBR{where}",
+            "slightly better" if path == "100G" else "considerably better",
+            "; ".join(
+                f"{config(st, c)}: {b['tput_mean'] / 1e9:.1f} vs {cu['tput_mean'] / 1e9:.1f} Gbit/s"
+                for st, c, b, cu in pairs
+            ),
+            "BBR above CUBIC in every configuration" if factor == 1 else "BBR ≥ 1.5× CUBIC in every configuration",
+            verdict_of_all(above(b["tput_mean"], factor * cu["tput_mean"]) for _, _, b, cu in pairs),
+            paper_value=slides(0, "Gbit/s"),
+            bbrlab_value=cell(items("tput_mean", 1e-9, "Gbit/s")),
+        )
+    ]
     eight = [x for x in pairs if x[0] == 8]
-    out.append(Claim(
-        f"{path}: results more consistent for BBR (stddev lower) with 8 streams{noted}{where}", "yes",
-        "; ".join(f"{config(st, c)}: stddev {b['tput_std'] / 1e9:.2f} vs {cu['tput_std'] / 1e9:.2f} Gbit/s"
-                  for st, c, b, cu in pairs),
-        "BBR's stddev below CUBIC's in both 8-stream configurations",
-        verdict_of_all(below(b["tput_std"], cu["tput_std"]) for st, _, b, cu in eight),
-        paper_value=slides(1, "Gbit/s", eight), bbrlab_value=cell(items("tput_std", 1e-9, "Gbit/s", eight))))
+    out.append(
+        Claim(
+            f"{path}: results more consistent for BBR (stddev lower) with 8 streams{noted}{where}",
+            "yes",
+            "; ".join(
+                f"{config(st, c)}: stddev {b['tput_std'] / 1e9:.2f} vs {cu['tput_std'] / 1e9:.2f} Gbit/s"
+                for st, c, b, cu in pairs
+            ),
+            "BBR's stddev below CUBIC's in both 8-stream configurations",
+            verdict_of_all(below(b["tput_std"], cu["tput_std"]) for st, _, b, cu in eight),
+            paper_value=slides(1, "Gbit/s", eight),
+            bbrlab_value=cell(items("tput_std", 1e-9, "Gbit/s", eight)),
+        )
+    )
     ratios = [(st, c, b["retr_mean"] / cu["retr_mean"] if cu["retr_mean"] > 0 else math.inf) for st, c, b, cu in pairs]
-    out.append(Claim(
-        f"{path}: BBR typically has about 10× more retransmits than CUBIC{noted}{where}", "about 10×",
-        "; ".join(f"{config(st, c)}: {x:.1f}×" for st, c, x in ratios),
-        "BBR / CUBIC retransmits between 3× and 30× in every configuration",
-        verdict_of_all(within(x, 3, 30) for _, _, x in ratios),
-        paper_value=cell(num(seed[(st, BBR, c)][3] / seed[(st, "cubic", c)][3], "×", label=config(st, c))
-                         for st, c, *_ in pairs),
-        bbrlab_value=cell(num(x, "×", label=config(st, c)) for st, c, x in ratios)))
+    out.append(
+        Claim(
+            f"{path}: BBR typically has about 10× more retransmits than CUBIC{noted}{where}",
+            "about 10×",
+            "; ".join(f"{config(st, c)}: {x:.1f}×" for st, c, x in ratios),
+            "BBR / CUBIC retransmits between 3× and 30× in every configuration",
+            verdict_of_all(within(x, 3, 30) for _, _, x in ratios),
+            paper_value=cell(
+                num(seed[(st, BBR, c)][3] / seed[(st, "cubic", c)][3], "×", label=config(st, c)) for st, c, *_ in pairs
+            ),
+            bbrlab_value=cell(num(x, "×", label=config(st, c)) for st, c, x in ratios),
+        )
+    )
     cu0, cuc = r("cubic", 8, 0.0), r("cubic", 8, cap)
     claim = f"{path}: pacing helps parallel CUBIC flows{noted}{where}"
     paper = (seed[(8, "cubic", 0.0)][0], seed[(8, "cubic", cap)][0])
     source = f"{paper[0]:.1f} → {paper[1]:.1f} Gbit/s"
     paper_value = cell(num(paper[0], "Gbit/s", label="8-stream cubic unpaced → capped", to=paper[1]))
     if cu0 is not None and cuc is not None:
-        out.append(Claim(
-            claim, source,
-            f"8-stream CUBIC: {cu0['tput_mean'] / 1e9:.1f} Gbit/s unpaced → {cuc['tput_mean'] / 1e9:.1f} Gbit/s with "
-            f"the {cap:g} Gbit/s cap", "capped above unpaced", verdict(above(cuc["tput_mean"], cu0["tput_mean"])),
-            paper_value=paper_value,
-            bbrlab_value=cell(num(cu0["tput_mean"] / 1e9, "Gbit/s", label="8-stream cubic unpaced → capped",
-                                  to=cuc["tput_mean"] / 1e9))))
+        out.append(
+            Claim(
+                claim,
+                source,
+                f"8-stream CUBIC: {cu0['tput_mean'] / 1e9:.1f} Gbit/s unpaced → {cuc['tput_mean'] / 1e9:.1f} Gbit/s with "
+                f"the {cap:g} Gbit/s cap",
+                "capped above unpaced",
+                verdict(above(cuc["tput_mean"], cu0["tput_mean"])),
+                paper_value=paper_value,
+                bbrlab_value=cell(
+                    num(
+                        cu0["tput_mean"] / 1e9,
+                        "Gbit/s",
+                        label="8-stream cubic unpaced → capped",
+                        to=cuc["tput_mean"] / 1e9,
+                    )
+                ),
+            )
+        )
     else:
         out.append(untested(claim, source, "capped above unpaced", "8-stream CUBIC not run", paper_value=paper_value))
     return out
@@ -299,22 +408,36 @@ def buffer_claims(a: pd.DataFrame, buffers_ms: tuple[float, ...]) -> list[Claim]
     """The slides' conclusion ("only minor improvements … on clean paths with large buffered
     devices"), on the 100G path's buffers: testable only when the study runs more than one."""
     claim = "100G: only a minor BBRv3 gain over CUBIC with a large buffer (slides' conclusion)"
-    rule = (f"8 unpaced streams: BBR/CUBIC − 1 below {MINOR_GAIN:.0%} with the deepest buffer and smaller than with "
-            "the shallowest")
+    rule = (
+        f"8 unpaced streams: BBR/CUBIC − 1 below {MINOR_GAIN:.0%} with the deepest buffer and smaller than with "
+        "the shallowest"
+    )
     if len(buffers_ms) < 2:
-        return [untested(claim, "minor improvements", rule,
-                         f"one buffer ({buffers_ms[0]:g} ms) in this configuration; `Plan.buffers_ms` can add a deep one",
-                         paper_value="minor improvements")]
+        return [
+            untested(
+                claim,
+                "minor improvements",
+                rule,
+                f"one buffer ({buffers_ms[0]:g} ms) in this configuration; `Plan.buffers_ms` can add a deep one",
+                paper_value="minor improvements",
+            )
+        ]
     lo, hi = min(buffers_ms), max(buffers_ms)
     gain = {}
     for buf in (lo, hi):
         b, c = (row(a, cc_name=cc, streams=8, cap_gbps=0.0, buffer_ms=buf) for cc in (BBR, "cubic"))
         gain[buf] = b["tput_mean"] / c["tput_mean"] - 1 if b is not None and c is not None else math.nan
-    return [Claim(claim, "minor improvements",
-                  f"BBR/CUBIC − 1: {gain[lo]:+.0%} ({lo:g} ms buffer), {gain[hi]:+.0%} ({hi:g} ms buffer)", rule,
-                  verdict_of_all([below(gain[hi], MINOR_GAIN), below(gain[hi], gain[lo])]),
-                  paper_value="minor improvements",
-                  bbrlab_value=cell(num(100 * gain[buf], "%", label=f"gain {buf:g} ms buffer") for buf in (lo, hi)))]
+    return [
+        Claim(
+            claim,
+            "minor improvements",
+            f"BBR/CUBIC − 1: {gain[lo]:+.0%} ({lo:g} ms buffer), {gain[hi]:+.0%} ({hi:g} ms buffer)",
+            rule,
+            verdict_of_all([below(gain[hi], MINOR_GAIN), below(gain[hi], gain[lo])]),
+            paper_value="minor improvements",
+            bbrlab_value=cell(num(100 * gain[buf], "%", label=f"gain {buf:g} ms buffer") for buf in (lo, hi)),
+        )
+    ]
 
 
 def _bar_figure(s: pd.DataFrame, seed: dict, path: Path, title: str, **sel: Any) -> None:
@@ -322,11 +445,21 @@ def _bar_figure(s: pd.DataFrame, seed: dict, path: Path, title: str, **sel: Any)
     fig, (a1, a2) = subplots(1, 2, figsize=(12, 4))
     x = np.arange(len(keys))
     ours = [(row(s, cc_name=cc, streams=st, cap_gbps=pc, **sel)) for st, cc, pc in keys]
-    a1.bar(x - 0.2, [seed[k][0] for k in keys], 0.4, yerr=[seed[k][1] for k in keys], label="ESnet slides", color="gray")
-    a1.bar(x + 0.2, [(o["tput_mean"] / 1e9 if o is not None else np.nan) for o in ours], 0.4,
-           yerr=[(o["tput_std"] / 1e9 if o is not None else 0) for o in ours], label="bbrlab", color="tab:blue")
+    a1.bar(
+        x - 0.2, [seed[k][0] for k in keys], 0.4, yerr=[seed[k][1] for k in keys], label="ESnet slides", color="gray"
+    )
+    a1.bar(
+        x + 0.2,
+        [(o["tput_mean"] / 1e9 if o is not None else np.nan) for o in ours],
+        0.4,
+        yerr=[(o["tput_std"] / 1e9 if o is not None else 0) for o in ours],
+        label="bbrlab",
+        color="tab:blue",
+    )
     a2.bar(x - 0.2, [seed[k][3] for k in keys], 0.4, label="ESnet slides", color="gray")
-    a2.bar(x + 0.2, [(o["retr_mean"] if o is not None else np.nan) for o in ours], 0.4, label="bbrlab", color="tab:blue")
+    a2.bar(
+        x + 0.2, [(o["retr_mean"] if o is not None else np.nan) for o in ours], 0.4, label="bbrlab", color="tab:blue"
+    )
     labels = [f"{st}×{CC_SEED[cc]}\n{'pace ' + format(pc, 'g') if pc else 'unpaced'}" for st, cc, pc in keys]
     for ax in (a1, a2):
         ax.set_xticks(x, labels, fontsize=8)
@@ -372,19 +505,35 @@ def gap_stats(hists: list[tuple[dict[str, Any], pd.DataFrame]], nic_gbps: float)
             continue
         cum = np.cumsum(c) / tot
         hi = d["hi_ns"].to_numpy()
-        rows.append({"cc": tags["cc_name"], "cap_gbps": tags["cap_gbps"], "gaps": int(tot),
-                     "b2b": c[hi <= 1.5 * wire_ns * 10 ** 0.1].sum() / tot,
-                     "median_ns": hi[np.searchsorted(cum, 0.5)], "p99_ns": hi[np.searchsorted(cum, 0.99)]})
+        rows.append(
+            {
+                "cc": tags["cc_name"],
+                "cap_gbps": tags["cap_gbps"],
+                "gaps": int(tot),
+                "b2b": c[hi <= 1.5 * wire_ns * 10**0.1].sum() / tot,
+                "median_ns": hi[np.searchsorted(cum, 0.5)],
+                "p99_ns": hi[np.searchsorted(cum, 0.99)],
+            }
+        )
     return pd.DataFrame(rows, columns=["cc", "cap_gbps", "gaps", "b2b", "median_ns", "p99_ns"])
 
 
 def _gap_summary(gs: pd.DataFrame, nic_gbps: float) -> str:
     wire_ns = WIRE * 8 / (nic_gbps * 1e9) * 1e9
-    rows = [[f"{CC_SEED[r['cc']]} ({r['cc']})", f"paced {r['cap_gbps']:g} Gbit/s" if r["cap_gbps"] else "unpaced",
-             f"{int(r['gaps']):,}", f"{r['b2b'] * 100:.1f} %", f"≤ {r['median_ns'] / 1e3:.3g} µs",
-             f"≤ {r['p99_ns'] / 1e3:.3g} µs"] for _, r in gs.iterrows()]
-    return md_table(["cc", "pacing", "gaps", f"back-to-back (≈{wire_ns:.0f} ns at the NIC)", "median gap",
-                     "99th pct gap"], rows)
+    rows = [
+        [
+            f"{CC_SEED[r['cc']]} ({r['cc']})",
+            f"paced {r['cap_gbps']:g} Gbit/s" if r["cap_gbps"] else "unpaced",
+            f"{int(r['gaps']):,}",
+            f"{r['b2b'] * 100:.1f} %",
+            f"≤ {r['median_ns'] / 1e3:.3g} µs",
+            f"≤ {r['p99_ns'] / 1e3:.3g} µs",
+        ]
+        for _, r in gs.iterrows()
+    ]
+    return md_table(
+        ["cc", "pacing", "gaps", f"back-to-back (≈{wire_ns:.0f} ns at the NIC)", "median gap", "99th pct gap"], rows
+    )
 
 
 def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
@@ -403,10 +552,17 @@ def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
             oks.append(within(ours, t - HOST_SIGMAS * sd, t + HOST_SIGMAS * sd))
             items.append(num(ours, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
             paper.append(num(t, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
-        out.append(Claim(f"{path}: the hosts alone give the slides' throughputs (host model, no fitted loss or window)",
-                         "table", "; ".join(parts) + " Gbit/s" + (f" (scaled back by 1/{scale:g})" if scale != 1 else ""),
-                         f"every cell within the slides' mean ± {HOST_SIGMAS:g} stddev", verdict_of_all(oks),
-                         paper_value=cell(paper), bbrlab_value=cell(items)))
+        out.append(
+            Claim(
+                f"{path}: the hosts alone give the slides' throughputs (host model, no fitted loss or window)",
+                "table",
+                "; ".join(parts) + " Gbit/s" + (f" (scaled back by 1/{scale:g})" if scale != 1 else ""),
+                f"every cell within the slides' mean ± {HOST_SIGMAS:g} stddev",
+                verdict_of_all(oks),
+                paper_value=cell(paper),
+                bbrlab_value=cell(items),
+            )
+        )
     unp = row(h, path="4x10G", cc_name="cubic", streams=8, cap_gbps=0.0)
     pac = row(h, path="4x10G", cc_name="cubic", streams=8, cap_gbps=11.0)
     t0, t1 = SEED_4X10G[(8, "cubic", 0.0)][0], SEED_4X10G[(8, "cubic", 11.0)][0]
@@ -416,10 +572,17 @@ def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
         out.append(untested(claim, f"{t0} → {t1} Gbit/s", rule, "not run", paper_value=cell(num(t0, "Gbit/s", to=t1))))
     else:
         a, b = unp["tput_mean"] / 1e9 / scale, pac["tput_mean"] / 1e9 / scale
-        out.append(Claim(claim, f"{t0} → {t1} Gbit/s ({(t1 / t0 - 1) * 100:+.1f} %)",
-                         f"{a:.2f} → {b:.2f} Gbit/s ({(b / a - 1) * 100:+.1f} %)", rule,
-                         verdict(within(b / a - 1, -PACING_EFFECT_MAX, PACING_EFFECT_MAX)),
-                         paper_value=cell(num(t0, "Gbit/s", to=t1)), bbrlab_value=cell(num(a, "Gbit/s", to=b))))
+        out.append(
+            Claim(
+                claim,
+                f"{t0} → {t1} Gbit/s ({(t1 / t0 - 1) * 100:+.1f} %)",
+                f"{a:.2f} → {b:.2f} Gbit/s ({(b / a - 1) * 100:+.1f} %)",
+                rule,
+                verdict(within(b / a - 1, -PACING_EFFECT_MAX, PACING_EFFECT_MAX)),
+                paper_value=cell(num(t0, "Gbit/s", to=t1)),
+                bbrlab_value=cell(num(a, "Gbit/s", to=b)),
+            )
+        )
     return out
 
 
@@ -434,42 +597,87 @@ def _host_table(h: pd.DataFrame, hosts_rows: pd.DataFrame, p: Plan) -> str:
             hr = row(hosts_rows, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
             busy = lambda col: "–" if hr is None or col not in hr else f"{hr[col] * 100:.0f} %"  # noqa: E731
             drops = "–" if hr is None or "receiver_rx_ring_drops" not in hr else f"{hr['receiver_rx_ring_drops']:,.0f}"
-            rows.append([path, streams, f"{CC_SEED[cc]} ({cc})", f"{pace:g}", f"{t:.2f} ± {sd:.2f}",
-                         f"{r['tput_mean'] / 1e9 / p.rate_scale:.2f}", f"{r['retr_mean']:,.0f}", drops,
-                         busy("sender_cpu_util_max_core"), busy("receiver_cpu_util_max_core")])
-    return md_table(["path", "streams", "cc", "pacing (Gbit/s)", "ESnet tput (Gbit/s)", "bbrlab, host model",
-                     "bbrlab RXMTs", "receive-ring drops", "busiest sender core", "busiest receiver core"], rows)
+            rows.append(
+                [
+                    path,
+                    streams,
+                    f"{CC_SEED[cc]} ({cc})",
+                    f"{pace:g}",
+                    f"{t:.2f} ± {sd:.2f}",
+                    f"{r['tput_mean'] / 1e9 / p.rate_scale:.2f}",
+                    f"{r['retr_mean']:,.0f}",
+                    drops,
+                    busy("sender_cpu_util_max_core"),
+                    busy("receiver_cpu_util_max_core"),
+                ]
+            )
+    return md_table(
+        [
+            "path",
+            "streams",
+            "cc",
+            "pacing (Gbit/s)",
+            "ESnet tput (Gbit/s)",
+            "bbrlab, host model",
+            "bbrlab RXMTs",
+            "receive-ring drops",
+            "busiest sender core",
+            "busiest receiver core",
+        ],
+        rows,
+    )
 
 
 def gap_claims(gs: pd.DataFrame) -> list[Claim]:
     """The slides' notes on the packet-gap histograms, checked on ours."""
+
     def g(cc: str, cap: float) -> pd.Series | None:
         return row(gs, cc=cc, cap_gbps=cap)
 
     bu, cu, cp = g(BBR, 0.0), g("cubic", 0.0), g("cubic", 10.0)
 
     def gaps(label: str, r: pd.Series) -> list[Num]:
-        return [num(100 * r["b2b"], "%", label=f"{label} back-to-back"), num(r["median_ns"] / 1e3, "µs",
-                                                                            label=f"{label} median gap at most")]
+        return [
+            num(100 * r["b2b"], "%", label=f"{label} back-to-back"),
+            num(r["median_ns"] / 1e3, "µs", label=f"{label} median gap at most"),
+        ]
 
     out = []
-    claim, rule = "BBR unpaced is similar to CUBIC paced", "back-to-back shares within 10 points and median gaps within 2×"
+    claim, rule = (
+        "BBR unpaced is similar to CUBIC paced",
+        "back-to-back shares within 10 points and median gaps within 2×",
+    )
     if bu is not None and cp is not None:
-        out.append(Claim(claim, "yes",
-                         f"back-to-back gaps {bu['b2b'] * 100:.1f} % vs {cp['b2b'] * 100:.1f} %; median gap "
-                         f"≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cp['median_ns'] / 1e3:.3g} µs", rule,
-                         verdict_of_all([within(bu["b2b"] - cp["b2b"], -0.10, 0.10),
-                                         within(bu["median_ns"] / cp["median_ns"], 0.5, 2)]),
-                         paper_value="similar", bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic paced", cp))))
+        out.append(
+            Claim(
+                claim,
+                "yes",
+                f"back-to-back gaps {bu['b2b'] * 100:.1f} % vs {cp['b2b'] * 100:.1f} %; median gap "
+                f"≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cp['median_ns'] / 1e3:.3g} µs",
+                rule,
+                verdict_of_all(
+                    [within(bu["b2b"] - cp["b2b"], -0.10, 0.10), within(bu["median_ns"] / cp["median_ns"], 0.5, 2)]
+                ),
+                paper_value="similar",
+                bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic paced", cp)),
+            )
+        )
     else:
         out.append(untested(claim, "yes", rule, "no gaps recorded", paper_value="similar"))
     claim, rule = "BBR packet gaps are larger than CUBIC's on the send host", "BBR's median gap above CUBIC's, unpaced"
     if bu is not None and cu is not None:
-        out.append(Claim(claim, "yes",
-                         f"unpaced: median gap ≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cu['median_ns'] / 1e3:.3g} µs, "
-                         f"back-to-back {bu['b2b'] * 100:.1f} % vs {cu['b2b'] * 100:.1f} %", rule,
-                         verdict(above(bu["median_ns"], cu["median_ns"])),
-                         paper_value="larger", bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic unpaced", cu))))
+        out.append(
+            Claim(
+                claim,
+                "yes",
+                f"unpaced: median gap ≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cu['median_ns'] / 1e3:.3g} µs, "
+                f"back-to-back {bu['b2b'] * 100:.1f} % vs {cu['b2b'] * 100:.1f} %",
+                rule,
+                verdict(above(bu["median_ns"], cu["median_ns"])),
+                paper_value="larger",
+                bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic unpaced", cu)),
+            )
+        )
     else:
         out.append(untested(claim, "yes", rule, "no gaps recorded", paper_value="larger"))
     return out
@@ -479,15 +687,20 @@ def _window_text(p: Plan) -> str:
     """What limits the 4×10G path's streams: the receive window or the LAG (scaled rates included)."""
     window_bps = RCVBUF_4X10G_BYTES * 8 / 0.147
     member_bps, lag_bps = _rate_bps(10, p) * MSS / WIRE, _rate_bps(40, p) * MSS / WIRE
-    one = (f"The receive window caps one stream at 103 MB / 147 ms ≈ {fmt_bps(window_bps, sig=2)} of goodput, "
-           + (f"below the {fmt_bps(member_bps, sig=3)} goodput of one LAG member, so the window limits one stream"
-              if window_bps < member_bps else
-              f"above the {fmt_bps(member_bps, sig=3)} goodput of one (scaled) LAG member, so the member limits one stream"))
-    eight = ("; with 8 streams the cap is 8× that, " +
-             (f"above the {fmt_bps(lag_bps, sig=3)} aggregate, so the LAG limits instead" if 8 * window_bps > lag_bps else
-              f"below the {fmt_bps(lag_bps, sig=3)} aggregate, so the window limits them too"))
-    return (one + eight + " — the slides' 8-stream aggregate (20 Gbit/s) was limited by its receiving host beyond the "
-            "window, which we do not model.")
+    one = f"The receive window caps one stream at 103 MB / 147 ms ≈ {fmt_bps(window_bps, sig=2)} of goodput, " + (
+        f"below the {fmt_bps(member_bps, sig=3)} goodput of one LAG member, so the window limits one stream"
+        if window_bps < member_bps
+        else f"above the {fmt_bps(member_bps, sig=3)} goodput of one (scaled) LAG member, so the member limits one stream"
+    )
+    eight = "; with 8 streams the cap is 8× that, " + (
+        f"above the {fmt_bps(lag_bps, sig=3)} aggregate, so the LAG limits instead"
+        if 8 * window_bps > lag_bps
+        else f"below the {fmt_bps(lag_bps, sig=3)} aggregate, so the window limits them too"
+    )
+    return (
+        one + eight + " — the slides' 8-stream aggregate (20 Gbit/s) was limited by its receiving host beyond the "
+        "window, which we do not model."
+    )
 
 
 def run(ctx: StudyContext) -> Path:
@@ -496,10 +709,27 @@ def run(ctx: StudyContext) -> Path:
     seeds = list(range(1, p.seeds + 1))
 
     # Part A: the 100G path.
-    a_sc = [_scenario(name="esnet-100g", p=p, rate_gbps=100, access_gbps=400, rtt_ms=150, buffer_ms=buf, loss=LOSS_100G,
-                      cc=cc, streams=streams, cap_gbps=12.0 if cap is None else cap, seed=sd, dur_s=p.dur_s,
-                      tags={"path": "100G", "buffer_ms": buf})
-            for buf in p.buffers_ms for streams, cap in CONFIGS for cc in CCS for sd in seeds]
+    a_sc = [
+        _scenario(
+            name="esnet-100g",
+            p=p,
+            rate_gbps=100,
+            access_gbps=400,
+            rtt_ms=150,
+            buffer_ms=buf,
+            loss=LOSS_100G,
+            cc=cc,
+            streams=streams,
+            cap_gbps=12.0 if cap is None else cap,
+            seed=sd,
+            dur_s=p.dur_s,
+            tags={"path": "100G", "buffer_ms": buf},
+        )
+        for buf in p.buffers_ms
+        for streams, cap in CONFIGS
+        for cc in CCS
+        for sd in seeds
+    ]
     a_rows = ctx.run_many("100g", a_sc)
     a_rows.to_csv(out / "path-100g-flows.csv", index=False)
     a_runs = _per_run(a_rows)
@@ -507,19 +737,54 @@ def run(ctx: StudyContext) -> Path:
     a = _stats(a_runs)
 
     # Part B: the 4×10G LAG path (1 stream: one 10G member; 8 streams: the 40G aggregate).
-    b_sc = [_scenario(name="esnet-4x10g", p=p, rate_gbps=10 if streams == 1 else 40, access_gbps=100, rtt_ms=147,
-                      buffer_ms=5.0, loss=LOSS_4X10G, cc=cc, streams=streams, cap_gbps=11.0 if cap is None else cap,
-                      seed=sd, dur_s=p.lag_dur_s, rcvbuf_bytes=RCVBUF_4X10G_BYTES, tags={"path": "4x10G"})
-            for streams, cap in CONFIGS for cc in CCS for sd in seeds]
+    b_sc = [
+        _scenario(
+            name="esnet-4x10g",
+            p=p,
+            rate_gbps=10 if streams == 1 else 40,
+            access_gbps=100,
+            rtt_ms=147,
+            buffer_ms=5.0,
+            loss=LOSS_4X10G,
+            cc=cc,
+            streams=streams,
+            cap_gbps=11.0 if cap is None else cap,
+            seed=sd,
+            dur_s=p.lag_dur_s,
+            rcvbuf_bytes=RCVBUF_4X10G_BYTES,
+            tags={"path": "4x10G"},
+        )
+        for streams, cap in CONFIGS
+        for cc in CCS
+        for sd in seeds
+    ]
     b_rows = ctx.run_many("4x10g", b_sc)
     b_rows.to_csv(out / "path-4x10g-flows.csv", index=False)
     b = _stats(_per_run(b_rows))
 
     # Part C: packet gaps at the sender NIC (1 stream, the 4×10G path's member, 100G NIC), paced at 10G.
     # Four short runs, one after another: their gaps table is not in run_many's per-flow rows.
-    c_sc = [_scenario(name="esnet-gaps", p=p, rate_gbps=10, access_gbps=100, rtt_ms=147, buffer_ms=5.0, loss=LOSS_4X10G,
-                      cc=cc, streams=1, cap_gbps=cap, seed=1, dur_s=p.gap_dur_s, rcvbuf_bytes=RCVBUF_4X10G_BYTES,
-                      gaps=True, tags={"path": "gaps"}) for cc in CCS for cap in (0.0, 10.0)]
+    c_sc = [
+        _scenario(
+            name="esnet-gaps",
+            p=p,
+            rate_gbps=10,
+            access_gbps=100,
+            rtt_ms=147,
+            buffer_ms=5.0,
+            loss=LOSS_4X10G,
+            cc=cc,
+            streams=1,
+            cap_gbps=cap,
+            seed=1,
+            dur_s=p.gap_dur_s,
+            rcvbuf_bytes=RCVBUF_4X10G_BYTES,
+            gaps=True,
+            tags={"path": "gaps"},
+        )
+        for cc in CCS
+        for cap in (0.0, 10.0)
+    ]
     hists = []
     for item in c_sc:
         g = run_scenario(item.scenario).gaps.copy()
@@ -527,18 +792,37 @@ def run(ctx: StudyContext) -> Path:
         g["pacing_gbps"] = item.tags["cap_gbps"]
         hists.append((item.tags, g))
     pd.concat([g for _, g in hists]).to_csv(out / "gaps.csv", index=False)
-    _gap_figure(hists, out / "packet-gaps.png",
-                f"packet spacing at the send host's NIC ({100 * p.rate_scale:g}G NIC, {10 * p.rate_scale:g}G path, 147 ms)")
+    _gap_figure(
+        hists,
+        out / "packet-gaps.png",
+        f"packet spacing at the send host's NIC ({100 * p.rate_scale:g}G NIC, {10 * p.rate_scale:g}G path, 147 ms)",
+    )
     gs = gap_stats(hists, 100 * p.rate_scale)
 
     # Part D: the hosts instead of the fitted loss and window (one seed: without random loss only
     # BBR's phase and the start offsets differ between seeds).
     hm = host_model(p)
-    d_sc = [_scenario(name=f"esnet-hosts-{path}", p=p, rate_gbps=(100 if path == "100G" else 10 if streams == 1 else 40),
-                      access_gbps=400 if path == "100G" else 100, rtt_ms=150 if path == "100G" else 147, buffer_ms=5.0,
-                      loss=0.0, cc=cc, streams=streams, cap_gbps=(12.0 if path == "100G" else 11.0) if cap is None else cap,
-                      seed=1, dur_s=p.dur_s if path == "100G" else p.lag_dur_s, tags={"path": path}, hosts=hm)
-            for path in ("100G", "4x10G") for streams, cap in CONFIGS for cc in CCS]
+    d_sc = [
+        _scenario(
+            name=f"esnet-hosts-{path}",
+            p=p,
+            rate_gbps=(100 if path == "100G" else 10 if streams == 1 else 40),
+            access_gbps=400 if path == "100G" else 100,
+            rtt_ms=150 if path == "100G" else 147,
+            buffer_ms=5.0,
+            loss=0.0,
+            cc=cc,
+            streams=streams,
+            cap_gbps=(12.0 if path == "100G" else 11.0) if cap is None else cap,
+            seed=1,
+            dur_s=p.dur_s if path == "100G" else p.lag_dur_s,
+            tags={"path": path},
+            hosts=hm,
+        )
+        for path in ("100G", "4x10G")
+        for streams, cap in CONFIGS
+        for cc in CCS
+    ]
     d_rows = ctx.run_many("hosts", d_sc)
     d_rows.to_csv(out / "hosts-flows.csv", index=False)
     d = _stats(_per_run(d_rows))
@@ -551,72 +835,123 @@ def run(ctx: StudyContext) -> Path:
 
     # ---- figures and report
     for buf in p.buffers_ms:
-        _bar_figure(a, SEED_100G, out / f"path-100g-buffer{buf:g}ms.png",
-                    f"100G, 150 ms, buffer {buf:g} ms of line rate: ESnet slides vs bbrlab (mean ± stddev)",
-                    buffer_ms=buf)
+        _bar_figure(
+            a,
+            SEED_100G,
+            out / f"path-100g-buffer{buf:g}ms.png",
+            f"100G, 150 ms, buffer {buf:g} ms of line rate: ESnet slides vs bbrlab (mean ± stddev)",
+            buffer_ms=buf,
+        )
     _bar_figure(b, SEED_4X10G, out / "path-4x10g.png", "4×10G LAG, 147 ms, rcvbuf 103 MB: ESnet slides vs bbrlab")
 
     sections = [("Source and setup", __doc__.split("\n", 2)[2])]
     if p.rate_scale != 1:
-        sections.append(("Scaled rates", f"This configuration runs every rate (links, pacing caps, NICs) at "
-                         f"{p.rate_scale:g}× ESnet's: throughputs below are in Gbit/s of the scaled paths (the "
-                         f"100G path is {100 * p.rate_scale:g}G), so compare ratios and orderings with the slides, not "
-                         "absolute rates. The full study runs ESnet's rates."))
+        sections.append(
+            (
+                "Scaled rates",
+                f"This configuration runs every rate (links, pacing caps, NICs) at "
+                f"{p.rate_scale:g}× ESnet's: throughputs below are in Gbit/s of the scaled paths (the "
+                f"100G path is {100 * p.rate_scale:g}G), so compare ratios and orderings with the slides, not "
+                "absolute rates. The full study runs ESnet's rates.",
+            )
+        )
     all_claims: list[Claim] = []
     for buf in p.buffers_ms:
         sel = {"buffer_ms": buf}
         cl = claims(a, 12.0, "100G", f" — buffer {buf:g} ms", **sel)
         all_claims += cl
-        sections.append((
-            f"100G path, 150 ms, buffer {buf:g} ms of line rate ({100 * p.rate_scale * buf / 8:g} MB)",
-            _seed_table(a, SEED_100G, 12.0, **sel) + "\n\nThe slides' notes, checked on our numbers:\n\n" +
-            claims_table(cl, source_header="ESnet BBRv3 slides") +
-            f"\n\n![100G](path-100g-buffer{buf:g}ms.png)"))
+        sections.append(
+            (
+                f"100G path, 150 ms, buffer {buf:g} ms of line rate ({100 * p.rate_scale * buf / 8:g} MB)",
+                _seed_table(a, SEED_100G, 12.0, **sel)
+                + "\n\nThe slides' notes, checked on our numbers:\n\n"
+                + claims_table(cl, source_header="ESnet BBRv3 slides")
+                + f"\n\n![100G](path-100g-buffer{buf:g}ms.png)",
+            )
+        )
     cl = buffer_claims(a, p.buffers_ms)
     all_claims += cl
-    sections.append(("100G path: the buffer axis", "The slides conclude that BBRv3 brings \"only minor improvements … "
-                     "on clean paths with large buffered devices\".\n\n" + claims_table(cl, source_header="ESnet BBRv3 slides")))
+    sections.append(
+        (
+            "100G path: the buffer axis",
+            'The slides conclude that BBRv3 brings "only minor improvements … '
+            'on clean paths with large buffered devices".\n\n' + claims_table(cl, source_header="ESnet BBRv3 slides"),
+        )
+    )
     cl = claims(b, 11.0, "4×10G")
     all_claims += cl
-    sections.append(("4×10G LAG path, 147 ms, receive window 103 MB",
-                     _seed_table(b, SEED_4X10G, 11.0) + "\n\n" + claims_table(cl, source_header="ESnet BBRv3 slides") +
-                     "\n\n" + _window_text(p) + "\n\n![4x10G](path-4x10g.png)"))
+    sections.append(
+        (
+            "4×10G LAG path, 147 ms, receive window 103 MB",
+            _seed_table(b, SEED_4X10G, 11.0)
+            + "\n\n"
+            + claims_table(cl, source_header="ESnet BBRv3 slides")
+            + "\n\n"
+            + _window_text(p)
+            + "\n\n![4x10G](path-4x10g.png)",
+        )
+    )
     host_cl = host_claims(d, p)
     all_claims += host_cl
-    sections.append((
-        "The hosts instead of fitted path parameters (host model)",
-        "The same configurations with no random loss and no receive-window limit, the hosts modelled "
-        f"(`[hosts]`: {', '.join(f'{k} = {v}' for k, v in hm.items())}; one seed). The throughput column is scaled back "
-        "to ESnet's rates. A stream's work stays on one core at each end, so a busiest core near 100 % marks a "
-        "host-limited stream; with NIC flow control on (as fasterdata recommends) a ring 3/4 full pauses the last "
-        "switch port, whose queue (the path's buffer) then takes what the stream's core cannot, so ring drops stay "
-        "zero and the losses, if any, are the port's.\n\n" + _host_table(d, d_hosts, p) + "\n\n" +
-        claims_table(host_cl, source_header="ESnet BBRv3 slides")))
+    sections.append(
+        (
+            "The hosts instead of fitted path parameters (host model)",
+            "The same configurations with no random loss and no receive-window limit, the hosts modelled "
+            f"(`[hosts]`: {', '.join(f'{k} = {v}' for k, v in hm.items())}; one seed). The throughput column is scaled back "
+            "to ESnet's rates. A stream's work stays on one core at each end, so a busiest core near 100 % marks a "
+            "host-limited stream; with NIC flow control on (as fasterdata recommends) a ring 3/4 full pauses the last "
+            "switch port, whose queue (the path's buffer) then takes what the stream's core cannot, so ring drops stay "
+            "zero and the losses, if any, are the port's.\n\n"
+            + _host_table(d, d_hosts, p)
+            + "\n\n"
+            + claims_table(host_cl, source_header="ESnet BBRv3 slides"),
+        )
+    )
     gap_cl = gap_claims(gs)
     all_claims += gap_cl
-    sections.append((
-        "Packet spacing at the send host (slides: \"Histogram of Packet Spacing from tcpdump on Send Host\")",
-        "One stream on the 4×10G path's member (10 Gbit/s), the DTN's 100G NIC, unpaced and paced at 10 Gbit/s "
-        "(the slides: \"pacing for these tests 10G\"). The gap is between consecutive data packets of the flow finishing "
-        "serialization on the NIC, as a hardware transmit timestamp records it (the new `gap_histogram` flow field; "
-        "`gaps` table, docs/core-api.md). TSO bursts leave back to back at the NIC's line rate; what differs between "
-        "the algorithms is how long the bursts are and how long the pauses between them.\n\n" +
-        _gap_summary(gs, 100 * p.rate_scale) +
-        (f"\n\nBBR's paced and unpaced histograms are identical: the {10 * p.rate_scale:g} Gbit/s cap never binds, "
-         "because BBR already paces itself below it (its bandwidth estimate is the window-limited rate) — the slides' "
-         "\"BBR has pacing built in\"." if same_bbr else
-         "\n\nBBR's paced and unpaced histograms differ: the cap binds at times.") +
-        "\n\nThe slides' notes, checked on our numbers:\n\n" +
-        claims_table(gap_cl, source_header="ESnet BBRv3 slides") + "\n\n![gaps](packet-gaps.png)"))
+    sections.append(
+        (
+            'Packet spacing at the send host (slides: "Histogram of Packet Spacing from tcpdump on Send Host")',
+            "One stream on the 4×10G path's member (10 Gbit/s), the DTN's 100G NIC, unpaced and paced at 10 Gbit/s "
+            '(the slides: "pacing for these tests 10G"). The gap is between consecutive data packets of the flow finishing '
+            "serialization on the NIC, as a hardware transmit timestamp records it (the new `gap_histogram` flow field; "
+            "`gaps` table, docs/core-api.md). TSO bursts leave back to back at the NIC's line rate; what differs between "
+            "the algorithms is how long the bursts are and how long the pauses between them.\n\n"
+            + _gap_summary(gs, 100 * p.rate_scale)
+            + (
+                f"\n\nBBR's paced and unpaced histograms are identical: the {10 * p.rate_scale:g} Gbit/s cap never binds, "
+                "because BBR already paces itself below it (its bandwidth estimate is the window-limited rate) — the slides' "
+                '"BBR has pacing built in".'
+                if same_bbr
+                else "\n\nBBR's paced and unpaced histograms differ: the cap binds at times."
+            )
+            + "\n\nThe slides' notes, checked on our numbers:\n\n"
+            + claims_table(gap_cl, source_header="ESnet BBRv3 slides")
+            + "\n\n![gaps](packet-gaps.png)",
+        )
+    )
     big = a[(a["streams"] == 8)]
-    perf = md_table(["configuration", "slowest run wall (s)"],
-                    [[f"buffer {r['buffer_ms']:g} ms, 8×{r['cc_name']}, cap {r['cap_gbps']:g}", f"{r['wall_max']:.1f}"]
-                     for _, r in big.iterrows()])
-    sections.append(("Simulator cost of the 100G runs",
-                     f"Simulated {p.dur_s:g} s of {100 * p.rate_scale:g} Gbit/s × 150 ms with 8 streams, one core per run, "
-                     f"{ctx.jobs} at a time on a {os.cpu_count()}-core machine:\n\n{perf}\n\nPeak resident memory of a worker process: {peak_rss_mb:,.0f} MB."))
-    return ctx.write_report("esnet-100g: CUBIC vs BBRv3 on 100G R&E paths (ESnet BBRv3 slides)", sections, source=SOURCE,
-                            packets=packets_simulated(a_rows, b_rows, d_rows), claims=all_claims)
+    perf = md_table(
+        ["configuration", "slowest run wall (s)"],
+        [
+            [f"buffer {r['buffer_ms']:g} ms, 8×{r['cc_name']}, cap {r['cap_gbps']:g}", f"{r['wall_max']:.1f}"]
+            for _, r in big.iterrows()
+        ],
+    )
+    sections.append(
+        (
+            "Simulator cost of the 100G runs",
+            f"Simulated {p.dur_s:g} s of {100 * p.rate_scale:g} Gbit/s × 150 ms with 8 streams, one core per run, "
+            f"{ctx.jobs} at a time on a {os.cpu_count()}-core machine:\n\n{perf}\n\nPeak resident memory of a worker process: {peak_rss_mb:,.0f} MB.",
+        )
+    )
+    return ctx.write_report(
+        "esnet-100g: CUBIC vs BBRv3 on 100G R&E paths (ESnet BBRv3 slides)",
+        sections,
+        source=SOURCE,
+        packets=packets_simulated(a_rows, b_rows, d_rows),
+        claims=all_claims,
+    )
 
 
 __all__ = ["PLANS", "Plan", "buffer_claims", "claims", "gap_claims", "gap_stats", "host_claims", "host_model", "run"]

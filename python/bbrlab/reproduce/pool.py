@@ -14,7 +14,9 @@ from ..engine.parallel import imap_unordered
 from .scenarios import StudyRun
 
 
-def _run_one(item: StudyRun, keep_timeseries: bool) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None, dict[str, Any]]:
+def _run_one(
+    item: StudyRun, keep_timeseries: bool
+) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None, dict[str, Any]]:
     res = run(item.scenario)
     ts = res.timeseries if keep_timeseries else None
     q = res.queue if keep_timeseries else None

@@ -17,9 +17,9 @@ MSS, WIRE = 1448, 1538
 #: The note under the title of a report that is not the full study, by size.
 SIZE_NOTE = {
     "quick": "*Quick version (`--size quick`, `--quick`): shorter runs and a smaller grid than the full study; "
-             "numbers are indicative. Run without `--quick` for the full study.*",
+    "numbers are indicative. Run without `--quick` for the full study.*",
     "tiny": "*Tiny version (`--size tiny`): the smallest run that goes through every step of the study, for "
-            "tests; its numbers say nothing about the algorithms. Run without `--size` for the full study.*",
+    "tests; its numbers say nothing about the algorithms. Run without `--size` for the full study.*",
 }
 
 
@@ -32,8 +32,16 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
-def write_report(path: Path, title: str, sections: Sequence[tuple[str, str]], *, source: Source, size: str,
-                 wall_s: float, packets: int) -> Path:
+def write_report(
+    path: Path,
+    title: str,
+    sections: Sequence[tuple[str, str]],
+    *,
+    source: Source,
+    size: str,
+    wall_s: float,
+    packets: int,
+) -> Path:
     lines = [f"# {title}", "", f"Source: {source.link(path.parent)} — {source.citation}.", ""]
     if size in SIZE_NOTE:
         lines += [SIZE_NOTE[size], ""]

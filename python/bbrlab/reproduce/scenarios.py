@@ -99,11 +99,17 @@ class Flow:
     def raw(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cc": self.cc}
         for key, value, unit in (
-            ("start", self.start_s, _ns), ("stop", self.stop_s, _ns), ("sender", self.sender, None),
-            ("ecn", self.ecn, None), ("rcvbuf", self.rcvbuf_bytes, _bytes),
-            ("max_pacing_rate", self.max_pacing_rate_bps, _bps), ("gap_histogram", self.gap_histogram, None),
-            ("tso_minrtt_autosize", self.tso_minrtt_autosize, None), ("faster_acks", self.faster_acks, None),
-            ("app_read_delay", self.app_read_delay_s, _ns), ("fast_path", self.fast_path, None),
+            ("start", self.start_s, _ns),
+            ("stop", self.stop_s, _ns),
+            ("sender", self.sender, None),
+            ("ecn", self.ecn, None),
+            ("rcvbuf", self.rcvbuf_bytes, _bytes),
+            ("max_pacing_rate", self.max_pacing_rate_bps, _bps),
+            ("gap_histogram", self.gap_histogram, None),
+            ("tso_minrtt_autosize", self.tso_minrtt_autosize, None),
+            ("faster_acks", self.faster_acks, None),
+            ("app_read_delay", self.app_read_delay_s, _ns),
+            ("fast_path", self.fast_path, None),
         ):
             if value is not None:
                 out[key] = unit(value) if unit else value
@@ -125,8 +131,12 @@ class Dumbbell:
     access_rate_bps: int | None = None
 
     def raw(self) -> dict[str, Any]:
-        bn: dict[str, Any] = {"rate": _bps(self.rate_bps), "rtt": _ns(self.rtt_s), "buffer": self.buffer.raw(),
-                              "loss": self.loss}
+        bn: dict[str, Any] = {
+            "rate": _bps(self.rate_bps),
+            "rtt": _ns(self.rtt_s),
+            "buffer": self.buffer.raw(),
+            "loss": self.loss,
+        }
         if self.ecn_threshold_bytes is not None:
             bn["ecn_threshold"] = _bytes(self.ecn_threshold_bytes)
         out: dict[str, Any] = {"kind": "dumbbell", "bottleneck": bn}
@@ -180,8 +190,13 @@ class Star:
     host_jitter_s: float | None = None
 
     def raw(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "star", "workers": self.workers, "rate": _bps(self.rate_bps),
-                               "delay": _ns(self.delay_s), "forwarding": self.forwarding}
+        out: dict[str, Any] = {
+            "kind": "star",
+            "workers": self.workers,
+            "rate": _bps(self.rate_bps),
+            "delay": _ns(self.delay_s),
+            "forwarding": self.forwarding,
+        }
         if self.clock_ppm is not None:
             out["clock_ppm"] = self.clock_ppm
         if self.host_jitter_s is not None:
@@ -214,9 +229,16 @@ class QueryApp:
     flow: Flow
 
     def raw(self) -> dict[str, Any]:
-        return {"kind": "query", "workers": self.workers, "size": _bytes(self.size_bytes),
-                "repetitions": self.repetitions, "start": _ns(self.start_s), "gap": _ns(self.gap_s),
-                "jitter": _ns(self.jitter_s), "flow": self.flow.raw()}
+        return {
+            "kind": "query",
+            "workers": self.workers,
+            "size": _bytes(self.size_bytes),
+            "repetitions": self.repetitions,
+            "start": _ns(self.start_s),
+            "gap": _ns(self.gap_s),
+            "jitter": _ns(self.jitter_s),
+            "flow": self.flow.raw(),
+        }
 
 
 @dataclass(frozen=True)
@@ -227,13 +249,29 @@ class StudyRun:
     tags: dict[str, Any] = field(default_factory=dict)
 
 
-def study_run(name: str, *, duration_s: float, seed: int, sample_interval_s: float, topology: Dumbbell | Star,
-              flows: Sequence[Flow] = (), apps: Sequence[QueryApp] = (), tags: Mapping[str, Any],
-              hosts: Mapping[str, Any] | None = None) -> StudyRun:
+def study_run(
+    name: str,
+    *,
+    duration_s: float,
+    seed: int,
+    sample_interval_s: float,
+    topology: Dumbbell | Star,
+    flows: Sequence[Flow] = (),
+    apps: Sequence[QueryApp] = (),
+    tags: Mapping[str, Any],
+    hosts: Mapping[str, Any] | None = None,
+) -> StudyRun:
     """The one place a study's description becomes a scenario (validated: raises ScenarioError).
     ``hosts``: the scenario's ``[hosts]`` table (scenario field names and units), None: no host model."""
-    raw = {"name": name, "duration": _ns(duration_s), "seed": seed, "sample_interval": _ns(sample_interval_s),
-           "topology": topology.raw(), "flows": [f.raw() for f in flows], "apps": [a.raw() for a in apps]}
+    raw = {
+        "name": name,
+        "duration": _ns(duration_s),
+        "seed": seed,
+        "sample_interval": _ns(sample_interval_s),
+        "topology": topology.raw(),
+        "flows": [f.raw() for f in flows],
+        "apps": [a.raw() for a in apps],
+    }
     if hosts is not None:
         raw["hosts"] = dict(hosts)
     return StudyRun(parse_scenario(raw, default_name=name), dict(tags))

@@ -25,7 +25,7 @@ STAYS = 0.05
 
 
 def join(items: Iterable[str], last: str = "and") -> str:
-    """"a", "a and b", "a, b and c"; "" for none."""
+    """ "a", "a and b", "a, b and c"; "" for none."""
     xs = [str(x) for x in items]
     if len(xs) <= 1:
         return "".join(xs)
@@ -59,9 +59,18 @@ def direction(a: Estimate | float, b: Estimate | float, *, tolerance: float = 0.
     return 0 if abs(d) <= tolerance * abs(a) else (1 if d > 0 else -1)
 
 
-def change(subject: str, a: float, b: float, fmt: Callable[[float], str], *, sign: int | None, where_a: str = "",
-           where_b: str = "", significance: str = "") -> str:
-    """"<subject> falls from X<where_a> to Y<where_b>", "... rises ...", or, when the change is not
+def change(
+    subject: str,
+    a: float,
+    b: float,
+    fmt: Callable[[float], str],
+    *,
+    sign: int | None,
+    where_a: str = "",
+    where_b: str = "",
+    significance: str = "",
+) -> str:
+    """ "<subject> falls from X<where_a> to Y<where_b>", "... rises ...", or, when the change is not
     significant (sign 0), "<subject> stays within Z % (X → Y)" — or "changes from X to Y, not
     significantly<significance>" when the relative change is `STAYS` or more."""
     wa, wb = (f" {where_a}" if where_a else ""), (f" {where_b}" if where_b else "")
@@ -78,9 +87,16 @@ def change(subject: str, a: float, b: float, fmt: Callable[[float], str], *, sig
     return f"{subject} changes from {fmt(a)}{wa} to {fmt(b)}{wb}, not significantly{significance}"
 
 
-def compare(a_name: str, b_name: str, signs: Mapping[Any, int | None], var: str = "n", *,
-            more: str = "significantly ahead of", less: str = "significantly behind",
-            same: str = "not significantly different from") -> str:
+def compare(
+    a_name: str,
+    b_name: str,
+    signs: Mapping[Any, int | None],
+    var: str = "n",
+    *,
+    more: str = "significantly ahead of",
+    less: str = "significantly behind",
+    same: str = "not significantly different from",
+) -> str:
     """Where A is above, below, level with B, from the sign of A − B at each point (+1, −1, 0;
     None: undecided): "A is significantly ahead of B at n = 10 and significantly behind it at
     n = 20", "A is not significantly different from B at any n (10, 20)". Only the cases that
@@ -92,8 +108,11 @@ def compare(a_name: str, b_name: str, signs: Mapping[Any, int | None], var: str 
         if not g:
             continue
         # "not different from B at any n"; "level with B at every n"
-        where = (f"at any {var} ({', '.join(_value(x) for x in g)})"
-                 if phrase == same and same.startswith("not ") and g == xs and len(xs) > 1 else at(var, g, xs))
+        where = (
+            f"at any {var} ({', '.join(_value(x) for x in g)})"
+            if phrase == same and same.startswith("not ") and g == xs and len(xs) > 1
+            else at(var, g, xs)
+        )
         parts.append(f"{phrase} {b_name if not parts else 'it'} {where}")
     unknown = [x for x in xs if signs[x] is None]
     if not parts:
@@ -110,5 +129,9 @@ def between(a: float, b: float, fmt: Callable[[float], str]) -> str:
 def reproduces(v: Verdict) -> str:
     """The verb phrase for a claim's verdict: "reproduces", "reproduces only partly", "does not
     reproduce", "cannot test" — so a sentence about a claim says what its table row says."""
-    return {Verdict.AGREES: "reproduces", Verdict.PARTLY: "reproduces only partly",
-            Verdict.DISAGREES: "does not reproduce", Verdict.UNTESTED: "cannot test"}[v]
+    return {
+        Verdict.AGREES: "reproduces",
+        Verdict.PARTLY: "reproduces only partly",
+        Verdict.DISAGREES: "does not reproduce",
+        Verdict.UNTESTED: "cannot test",
+    }[v]

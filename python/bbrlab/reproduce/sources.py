@@ -30,25 +30,40 @@ class Source:
 
 
 WATERLOO_DC = Source(
-    "waterloo-dc-study", "Waterloo DC study", "Howes & Muñoz",
+    "waterloo-dc-study",
+    "Waterloo DC study",
+    "Howes & Muñoz",
     "C. Howes and C. Muñoz (University of Waterloo), “TCP BBR – Assessing Performance in a Data Center "
-    "Environment”, report (undated; its code and data, github.com/chowes/data-center-bbr, are from 2017)")
+    "Environment”, report (undated; its code and data, github.com/chowes/data-center-bbr, are from 2017)",
+)
 GOOGLE_BBR2 = Source(
-    "google-bbrv2-slides", "Google BBRv2 slides", "Cardwell et al.",
+    "google-bbrv2-slides",
+    "Google BBRv2 slides",
+    "Cardwell et al.",
     "N. Cardwell, Y. Cheng, S. Hassas Yeganeh, P. Jha, Y. Seung, K. Yang, I. Swett, V. Vasiliev, B. Wu, "
     "L. Hsiao, M. Mathis, V. Jacobson (Google), “BBR v2: A Model-based Congestion Control — Performance "
-    "Optimizations”, slides (venue and date not stated; after IETF 105, with DCTCP as of 2019-11-10)")
+    "Optimizations”, slides (venue and date not stated; after IETF 105, with DCTCP as of 2019-11-10)",
+)
 TOONK_BLOG = Source(
-    "toonk-bbr-blog", "Toonk BBR blog", "Toonk",
-    "A. Toonk, “TCP BBR – Exploring TCP congestion control”, blog post, 15 February 2020")
+    "toonk-bbr-blog",
+    "Toonk BBR blog",
+    "Toonk",
+    "A. Toonk, “TCP BBR – Exploring TCP congestion control”, blog post, 15 February 2020",
+)
 ESNET_BBR3 = Source(
-    "esnet-bbrv3-slides", "ESnet BBRv3 slides", "Dart & Tierney",
+    "esnet-bbrv3-slides",
+    "ESnet BBRv3 slides",
+    "Dart & Tierney",
     "E. Dart and B. Tierney (ESnet, Berkeley Lab), “BBRv3 Preliminary Results”, LHCONE #52, Catania, Italy, "
-    "11 April 2024")
+    "11 April 2024",
+)
 ANHALT_BQL = Source(
-    "anhalt-bql-paper", "Anhalt BQL paper", "Mareev et al.",
+    "anhalt-bql-paper",
+    "Anhalt BQL paper",
+    "Mareev et al.",
     "N. Mareev, D. Kachan, K. Karpov, D. Syzov, E. Siemens (Anhalt University of Applied Sciences), "
     "“Efficiency of BQL Congestion Control under High Bandwidth-Delay Product Network Conditions”, paper "
-    "(venue and year not stated; 2018 or later)")
+    "(venue and year not stated; 2018 or later)",
+)
 
 SOURCES = (WATERLOO_DC, GOOGLE_BBR2, TOONK_BLOG, ESNET_BBR3, ANHALT_BQL)

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..results.display import fmt_bps
 from ..plots.figures import save, subplots
+from ..results.display import fmt_bps
 from .analysis import packets_simulated, value
 from .claims import Claim, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all
 from .context import Size, StudyContext
@@ -67,23 +67,67 @@ class Plan:
 
 
 PLANS = {
-    Size.TINY: Plan(ccs=("cubic", "bbr1"), rtts_ms=(10, 140), losses_pct=(0.0, 1.5), dur_s=1, patch=False,
-                    sweep_losses_pct=(1.0, 15.0), sweep_ccs=("cubic", "bbr1"), sweep_dur_s=2),
-    Size.QUICK: Plan(ccs=("cubic", "bbr1"), rtts_ms=(10, 140), losses_pct=(0.0, 1.5), dur_s=10, patch=False,
-                     sweep_losses_pct=(0.01, 0.1, 1.0, 5.0, 15.0), sweep_ccs=("cubic", "bbr1"), sweep_dur_s=20),
-    Size.FULL: Plan(ccs=("cubic", "bbr1", "bbr3"), rtts_ms=(1, 10, 40, 140), losses_pct=(0.0, 0.1, 0.5, 1.0, 1.5, 3.0),
-                    dur_s=30, patch=True, sweep_losses_pct=(0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0),
-                    sweep_ccs=("cubic", "bbr1", "bbr3"), sweep_dur_s=60),
+    Size.TINY: Plan(
+        ccs=("cubic", "bbr1"),
+        rtts_ms=(10, 140),
+        losses_pct=(0.0, 1.5),
+        dur_s=1,
+        patch=False,
+        sweep_losses_pct=(1.0, 15.0),
+        sweep_ccs=("cubic", "bbr1"),
+        sweep_dur_s=2,
+    ),
+    Size.QUICK: Plan(
+        ccs=("cubic", "bbr1"),
+        rtts_ms=(10, 140),
+        losses_pct=(0.0, 1.5),
+        dur_s=10,
+        patch=False,
+        sweep_losses_pct=(0.01, 0.1, 1.0, 5.0, 15.0),
+        sweep_ccs=("cubic", "bbr1"),
+        sweep_dur_s=20,
+    ),
+    Size.FULL: Plan(
+        ccs=("cubic", "bbr1", "bbr3"),
+        rtts_ms=(1, 10, 40, 140),
+        losses_pct=(0.0, 0.1, 0.5, 1.0, 1.5, 3.0),
+        dur_s=30,
+        patch=True,
+        sweep_losses_pct=(0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 20.0),
+        sweep_ccs=("cubic", "bbr1", "bbr3"),
+        sweep_dur_s=60,
+    ),
 }
 
 
-def _scenario(name: str, rate_bps: int, rtt_ms: float, loss_pct: float, cc: str, dur_s: float, *,
-              rcvbuf_bytes: int | None, buffer: QueueLimit, tags: dict[str, Any],
-              host_nic_is_bottleneck: bool = False) -> StudyRun:
-    return study_run(name, duration_s=dur_s, seed=1, sample_interval_s=0.5,
-                     topology=Dumbbell(rate_bps=rate_bps, rtt_s=rtt_ms / 1e3, buffer=buffer, loss=loss_pct / 100,
-                                       access_rate_bps=rate_bps if host_nic_is_bottleneck else None),
-                     flows=[Flow(cc, rcvbuf_bytes=rcvbuf_bytes)], tags=tags)
+def _scenario(
+    name: str,
+    rate_bps: int,
+    rtt_ms: float,
+    loss_pct: float,
+    cc: str,
+    dur_s: float,
+    *,
+    rcvbuf_bytes: int | None,
+    buffer: QueueLimit,
+    tags: dict[str, Any],
+    host_nic_is_bottleneck: bool = False,
+) -> StudyRun:
+    return study_run(
+        name,
+        duration_s=dur_s,
+        seed=1,
+        sample_interval_s=0.5,
+        topology=Dumbbell(
+            rate_bps=rate_bps,
+            rtt_s=rtt_ms / 1e3,
+            buffer=buffer,
+            loss=loss_pct / 100,
+            access_rate_bps=rate_bps if host_nic_is_bottleneck else None,
+        ),
+        flows=[Flow(cc, rcvbuf_bytes=rcvbuf_bytes)],
+        tags=tags,
+    )
 
 
 def _heatmaps(df: pd.DataFrame, ccs: list[str], mode: str, path: Path, link_bps: float) -> None:
@@ -95,20 +139,35 @@ def _heatmaps(df: pd.DataFrame, ccs: list[str], mode: str, path: Path, link_bps:
         m = np.full((len(rtts), len(losses)), np.nan)
         for _, r in d[d["cc"] == cc].iterrows():
             m[rtts.index(r["rtt_ms"]), losses.index(r["loss_pct"])] = r["goodput_bps"] / 1e6
-        im = ax.imshow(np.log10(np.maximum(m, 0.01)), cmap="viridis", vmin=-1, vmax=math.log10(link_bps / 1e6),
-                       aspect="auto", origin="lower")
+        im = ax.imshow(
+            np.log10(np.maximum(m, 0.01)),
+            cmap="viridis",
+            vmin=-1,
+            vmax=math.log10(link_bps / 1e6),
+            aspect="auto",
+            origin="lower",
+        )
         for i in range(len(rtts)):
             for j in range(len(losses)):
                 v = m[i, j]
                 if v == v:
-                    ax.text(j, i, f"{v:.0f}" if v >= 10 else f"{v:.1f}", ha="center", va="center",
-                            color="white" if v < link_bps / 1e6 / 10 else "black", fontsize=8)
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.0f}" if v >= 10 else f"{v:.1f}",
+                        ha="center",
+                        va="center",
+                        color="white" if v < link_bps / 1e6 / 10 else "black",
+                        fontsize=8,
+                    )
         ax.set_xticks(range(len(losses)), [f"{x:g}%" for x in losses])
         ax.set_yticks(range(len(rtts)), [f"{x:g} ms" for x in rtts])
         ax.set_xlabel("random loss")
         ax.set_title(cc)
     axes[0][0].set_ylabel("RTT")
-    fig.suptitle(f"goodput (Mbit/s), 2.5 Gbit/s path, {'blog host buffers (rcvbuf 6 MiB)' if mode == 'blog' else 'unlimited socket buffers'}")
+    fig.suptitle(
+        f"goodput (Mbit/s), 2.5 Gbit/s path, {'blog host buffers (rcvbuf 6 MiB)' if mode == 'blog' else 'unlimited socket buffers'}"
+    )
     fig.colorbar(im, ax=axes[0].tolist(), label="log10 Mbit/s", shrink=0.85)
     save(fig, path)
 
@@ -148,8 +207,12 @@ COLLAPSE_TOLERANCE = 2.0
 
 
 #: The blog's 140 ms results: (case, algorithm, loss %, rate in bit/s).
-BLOG_140MS = (("no loss: CUBIC", "cubic", 0.0, 347e6), ("no loss: BBR", "bbr1", 0.0, 340e6),
-              ("1.5 % loss: CUBIC", "cubic", 1.5, 1.23e6), ("1.5 % loss: BBR", "bbr1", 1.5, 153e6))
+BLOG_140MS = (
+    ("no loss: CUBIC", "cubic", 0.0, 347e6),
+    ("no loss: BBR", "bbr1", 0.0, 340e6),
+    ("1.5 % loss: CUBIC", "cubic", 1.5, 1.23e6),
+    ("1.5 % loss: BBR", "bbr1", 1.5, 153e6),
+)
 #: "BBR keeps far more than CUBIC under loss": the blog's 153 vs 1.23 Mbit/s is 124×; we ask for 10×.
 FAR_AHEAD = 10.0
 #: The BBR patch series' 10 Gbit/s, 100 ms, 1 % loss example, bit/s.
@@ -165,8 +228,10 @@ def _close(ours: float, theirs: float) -> tuple[str, bool | None]:
     of a few Mbit/s (CUBIC under loss) spreads widely between single runs: within a factor 2."""
     known = math.isfinite(ours)
     if theirs < 10e6:
-        return (f"within {COLLAPSE_TOLERANCE:g}× of",
-                1 / COLLAPSE_TOLERANCE <= ours / theirs <= COLLAPSE_TOLERANCE if known else None)
+        return (
+            f"within {COLLAPSE_TOLERANCE:g}× of",
+            1 / COLLAPSE_TOLERANCE <= ours / theirs <= COLLAPSE_TOLERANCE if known else None,
+        )
     return f"within ±{RATE_TOLERANCE:.0%} of", abs(ours / theirs - 1) <= RATE_TOLERANCE if known else None
 
 
@@ -177,17 +242,32 @@ def claims(a: pd.DataFrame) -> list[Claim]:
         ours = _goodput(a, cc=cc, loss_pct=loss, rtt_ms=140, buffers="blog")
         unl = _goodput(a, cc=cc, loss_pct=loss, rtt_ms=140, buffers="unlimited")
         within, ok = _close(ours, blog_bps)
-        out.append(Claim(f"140 ms, {case}", _rate(blog_bps), f"{_rate(ours)} (unlimited buffers: {_rate(unl)})",
-                         f"{within} the blog's (blog host buffers)", verdict(ok),
-                         paper_value=cell(num(blog_bps / 1e6, "Mbit/s")),
-                         bbrlab_value=cell(num(ours / 1e6, "Mbit/s", label="blog buffers"),
-                                           num(unl / 1e6, "Mbit/s", label="unlimited buffers"))))
+        out.append(
+            Claim(
+                f"140 ms, {case}",
+                _rate(blog_bps),
+                f"{_rate(ours)} (unlimited buffers: {_rate(unl)})",
+                f"{within} the blog's (blog host buffers)",
+                verdict(ok),
+                paper_value=cell(num(blog_bps / 1e6, "Mbit/s")),
+                bbrlab_value=cell(
+                    num(ours / 1e6, "Mbit/s", label="blog buffers"), num(unl / 1e6, "Mbit/s", label="unlimited buffers")
+                ),
+            )
+        )
     c15, b15 = (_goodput(a, cc=cc, loss_pct=1.5, rtt_ms=140, buffers="blog") for cc in ("cubic", "bbr1"))
     blog_x = BLOG_140MS[3][3] / BLOG_140MS[2][3]
-    out.append(Claim("140 ms, 1.5 % loss: BBR keeps far more throughput than CUBIC", f"{blog_x:.0f}×",
-                     f"{b15 / c15:,.1f}× ({_rate(b15)} vs {_rate(c15)})",
-                     f"BBR ≥ {FAR_AHEAD:g}× CUBIC (blog host buffers)", verdict(above(b15, FAR_AHEAD * c15)),
-                     paper_value=cell(num(blog_x, "×")), bbrlab_value=cell(num(b15 / c15, "×"))))
+    out.append(
+        Claim(
+            "140 ms, 1.5 % loss: BBR keeps far more throughput than CUBIC",
+            f"{blog_x:.0f}×",
+            f"{b15 / c15:,.1f}× ({_rate(b15)} vs {_rate(c15)})",
+            f"BBR ≥ {FAR_AHEAD:g}× CUBIC (blog host buffers)",
+            verdict(above(b15, FAR_AHEAD * c15)),
+            paper_value=cell(num(blog_x, "×")),
+            bbrlab_value=cell(num(b15 / c15, "×")),
+        )
+    )
     return out
 
 
@@ -196,14 +276,24 @@ def patch_claims(b: pd.DataFrame | None) -> list[Claim]:
     claim = "10 Gbit/s, 100 ms, 1 % loss: BBR near the link rate, CUBIC a few Mbit/s"
     source = f"BBR {_rate(PATCH_BBR_BPS)}, CUBIC {_rate(PATCH_CUBIC_BPS)}"
     paper = cell(num(PATCH_BBR_BPS / 1e6, "Mbit/s", label="bbr1"), num(PATCH_CUBIC_BPS / 1e6, "Mbit/s", label="cubic"))
-    rule = (f"BBR {_close(math.nan, PATCH_BBR_BPS)[0]} the patch series' rate and CUBIC "
-            f"{_close(math.nan, PATCH_CUBIC_BPS)[0]} its rate")
+    rule = (
+        f"BBR {_close(math.nan, PATCH_BBR_BPS)[0]} the patch series' rate and CUBIC "
+        f"{_close(math.nan, PATCH_CUBIC_BPS)[0]} its rate"
+    )
     if b is None:
         return [untested(claim, source, rule, "not run at this size (the full study runs it)", paper_value=paper)]
     bb, cb = _goodput(b, cc="bbr1"), _goodput(b, cc="cubic")
-    return [Claim(claim, source, f"BBR {_rate(bb)}, CUBIC {_rate(cb)}", rule,
-                  verdict_of_all([_close(bb, PATCH_BBR_BPS)[1], _close(cb, PATCH_CUBIC_BPS)[1]]), paper_value=paper,
-                  bbrlab_value=cell(num(bb / 1e6, "Mbit/s", label="bbr1"), num(cb / 1e6, "Mbit/s", label="cubic")))]
+    return [
+        Claim(
+            claim,
+            source,
+            f"BBR {_rate(bb)}, CUBIC {_rate(cb)}",
+            rule,
+            verdict_of_all([_close(bb, PATCH_BBR_BPS)[1], _close(cb, PATCH_CUBIC_BPS)[1]]),
+            paper_value=paper,
+            bbrlab_value=cell(num(bb / 1e6, "Mbit/s", label="bbr1"), num(cb / 1e6, "Mbit/s", label="cubic")),
+        )
+    ]
 
 
 def sweep_claims(c: pd.DataFrame, ccs: tuple[str, ...], losses: tuple[float, ...]) -> list[Claim]:
@@ -211,22 +301,45 @@ def sweep_claims(c: pd.DataFrame, ccs: tuple[str, ...], losses: tuple[float, ...
     link = SWEEP_RATE_BPS * MSS / WIRE
     below15 = [p for p in losses if p < 15]
     share = {p: _goodput(c, cc="bbr1", loss_pct=p) / (link * (1 - p / 100)) for p in below15}
-    out = [Claim("below 15 % loss BBR fully uses the path, link · (1 − p)", "yes",
-                 "BBRv1 / link·(1−p): " + ", ".join(f"{p:g} %: {v:.0%}" for p, v in share.items()),
-                 "≥ 90 % at every loss rate below 15 %", verdict_of_all(at_least(v, 0.9) for v in share.values()),
-                 paper_value="fully uses the path",
-                 bbrlab_value=cell(num(100 * v, "%", label=f"{p:g} % loss") for p, v in share.items()))]
-    claim, rule_of = "CUBIC drops by orders of magnitude", "at least 100× lower at {hi:g} % than at {lo:g} % (10×: partly)"
+    out = [
+        Claim(
+            "below 15 % loss BBR fully uses the path, link · (1 − p)",
+            "yes",
+            "BBRv1 / link·(1−p): " + ", ".join(f"{p:g} %: {v:.0%}" for p, v in share.items()),
+            "≥ 90 % at every loss rate below 15 %",
+            verdict_of_all(at_least(v, 0.9) for v in share.values()),
+            paper_value="fully uses the path",
+            bbrlab_value=cell(num(100 * v, "%", label=f"{p:g} % loss") for p, v in share.items()),
+        )
+    ]
+    claim, rule_of = (
+        "CUBIC drops by orders of magnitude",
+        "at least 100× lower at {hi:g} % than at {lo:g} % (10×: partly)",
+    )
     lo, hi = min(losses, default=math.nan), max(losses, default=math.nan)
     if "cubic" in ccs and lo < hi:
         c_lo, c_hi = _goodput(c, cc="cubic", loss_pct=lo), _goodput(c, cc="cubic", loss_pct=hi)
-        out.append(Claim(claim, "yes", f"CUBIC {_rate(c_lo)} at {lo:g} % → {_rate(c_hi)} at {hi:g} % ({c_lo / c_hi:,.0f}×)",
-                         rule_of.format(lo=lo, hi=hi), verdict_of_all([above(c_lo, 10 * c_hi), above(c_lo, 100 * c_hi)]),
-                         paper_value="orders of magnitude",
-                         bbrlab_value=cell(num(c_lo / 1e6, "Mbit/s", label=f"{lo:g} % → {hi:g} % loss", to=c_hi / 1e6))))
+        out.append(
+            Claim(
+                claim,
+                "yes",
+                f"CUBIC {_rate(c_lo)} at {lo:g} % → {_rate(c_hi)} at {hi:g} % ({c_lo / c_hi:,.0f}×)",
+                rule_of.format(lo=lo, hi=hi),
+                verdict_of_all([above(c_lo, 10 * c_hi), above(c_lo, 100 * c_hi)]),
+                paper_value="orders of magnitude",
+                bbrlab_value=cell(num(c_lo / 1e6, "Mbit/s", label=f"{lo:g} % → {hi:g} % loss", to=c_hi / 1e6)),
+            )
+        )
     else:
-        out.append(untested(claim, "yes", rule_of.format(lo=lo, hi=hi), "needs CUBIC at two loss rates",
-                            paper_value="orders of magnitude"))
+        out.append(
+            untested(
+                claim,
+                "yes",
+                rule_of.format(lo=lo, hi=hi),
+                "needs CUBIC at two loss rates",
+                paper_value="orders of magnitude",
+            )
+        )
     return out
 
 
@@ -237,33 +350,47 @@ def _commentary(a: pd.DataFrame, dur: float) -> str:
     unl = dict(rtt_ms=140, buffers="unlimited")
     c0, b0 = _goodput(a, cc="cubic", loss_pct=0.0, **blog), _goodput(a, cc="bbr1", loss_pct=0.0, **blog)
     cu0, bu0 = _goodput(a, cc="cubic", loss_pct=0.0, **unl), _goodput(a, cc="bbr1", loss_pct=0.0, **unl)
-    c15, b15, bu15 = (_goodput(a, cc="cubic", loss_pct=1.5, **blog), _goodput(a, cc="bbr1", loss_pct=1.5, **blog),
-                      _goodput(a, cc="bbr1", loss_pct=1.5, **unl))
+    c15, b15, bu15 = (
+        _goodput(a, cc="cubic", loss_pct=1.5, **blog),
+        _goodput(a, cc="bbr1", loss_pct=1.5, **blog),
+        _goodput(a, cc="bbr1", loss_pct=1.5, **unl),
+    )
     mathis = MSS * 8 / 0.140 * math.sqrt(1.5 / 0.015)
     near = [name for name, v in (("CUBIC", c0), ("BBRv1", b0)) if v >= 0.8 * limit]
     if len(near) == 2:
-        head, window = ("**The loss-free plateau is the receive window.**",
-                        "Both algorithms come within 20 % of the window limit, as in the blog.")
+        head, window = (
+            "**The loss-free plateau is the receive window.**",
+            "Both algorithms come within 20 % of the window limit, as in the blog.",
+        )
     elif near:
-        head, window = ("**The loss-free plateau.**",
-                        f"Only {near[0]} comes within 20 % of the window limit; in the blog both did.")
+        head, window = (
+            "**The loss-free plateau.**",
+            f"Only {near[0]} comes within 20 % of the window limit; in the blog both did.",
+        )
     else:
-        head, window = ("**The loss-free plateau.**",
-                        "Neither algorithm comes within 20 % of the window limit; in the blog both did.")
+        head, window = (
+            "**The loss-free plateau.**",
+            "Neither algorithm comes within 20 % of the window limit; in the blog both did.",
+        )
     if "retransmits" in a:
         lost = sum(value(a, "retransmits", cc=cc, loss_pct=0.0, **blog) for cc in ("cubic", "bbr1"))
-        start = ("slow start fills it without a loss" if lost == 0 else
-                 f"slow start overflows it ({lost:,.0f} retransmissions in the two loss-free runs)")
+        start = (
+            "slow start fills it without a loss"
+            if lost == 0
+            else f"slow start overflows it ({lost:,.0f} retransmissions in the two loss-free runs)"
+        )
     else:
         start = "slow start fills it"
     ahead = claims(a)[-1]
     if not math.isfinite(bu15) or not math.isfinite(b15):
         rcvbuf = ""
     elif b15 < 0.9 * bu15:
-        rcvbuf = (f" The 6 MiB receive buffer costs BBRv1 {1 - b15 / bu15:.0%} here: with loss it also holds "
-                  "out-of-order data behind each hole, so the usable window shrinks below 6 MiB; how much depends on "
-                  "the kernel's receive-buffer accounting (`tcp_adv_win_scale`, truesize overhead), which the model "
-                  "approximates by counting only the out-of-order bytes.")
+        rcvbuf = (
+            f" The 6 MiB receive buffer costs BBRv1 {1 - b15 / bu15:.0%} here: with loss it also holds "
+            "out-of-order data behind each hole, so the usable window shrinks below 6 MiB; how much depends on "
+            "the kernel's receive-buffer accounting (`tcp_adv_win_scale`, truesize overhead), which the model "
+            "approximates by counting only the out-of-order bytes."
+        )
     else:
         rcvbuf = " The 6 MiB receive buffer costs BBRv1 less than 10 % here."
     out = [
@@ -287,10 +414,12 @@ def _commentary(a: pd.DataFrame, dur: float) -> str:
                 "of BBRv1's): its loss model treats a round with more than 2 % loss as a signal (LossThresh), and with "
                 "1.5 % random loss many rounds exceed 2 % by chance, cutting inflight_longterm by β = 0.7 each time. "
                 "The draft's design tolerates about 1 % random loss; BBRv1 ignores loss entirely (until its 20 % "
-                "policer threshold).")
+                "policer threshold)."
+            )
         else:
-            out.append(f"**BBRv3 under random loss.** At 1.5 % it keeps {_rate(b3)} at 140 ms ({b3 / bu15:.0%} of "
-                       "BBRv1's).")
+            out.append(
+                f"**BBRv3 under random loss.** At 1.5 % it keeps {_rate(b3)} at 140 ms ({b3 / bu15:.0%} of BBRv1's)."
+            )
     return "\n\n".join(out)
 
 
@@ -299,10 +428,24 @@ def run(ctx: StudyContext) -> Path:
     ccs = list(p.ccs)
 
     # Part A: the blog's grid, with the blog's host buffers and with unlimited buffers.
-    grid = [_scenario("wan-loss", BLOG_RATE_BPS, rtt, loss, cc, p.dur_s, rcvbuf_bytes=rcvbuf, buffer=NETEM_LIMIT,
-                      host_nic_is_bottleneck=True, tags={"buffers": mode, "rtt_ms": rtt, "loss_pct": loss})
-            for mode, rcvbuf in (("blog", BLOG_RCVBUF_BYTES), ("unlimited", None))
-            for rtt in p.rtts_ms for loss in p.losses_pct for cc in ccs]
+    grid = [
+        _scenario(
+            "wan-loss",
+            BLOG_RATE_BPS,
+            rtt,
+            loss,
+            cc,
+            p.dur_s,
+            rcvbuf_bytes=rcvbuf,
+            buffer=NETEM_LIMIT,
+            host_nic_is_bottleneck=True,
+            tags={"buffers": mode, "rtt_ms": rtt, "loss_pct": loss},
+        )
+        for mode, rcvbuf in (("blog", BLOG_RCVBUF_BYTES), ("unlimited", None))
+        for rtt in p.rtts_ms
+        for loss in p.losses_pct
+        for cc in ccs
+    ]
     a = ctx.run_many("grid", grid)
     a.to_csv(ctx.out_dir / "grid.csv", index=False)
     for mode in ("blog", "unlimited"):
@@ -311,50 +454,105 @@ def run(ctx: StudyContext) -> Path:
     # Part B: the BBR patch series' 10G example (full study only: 30 s at 10 Gbit/s).
     b = None
     if p.patch:
-        pb = [_scenario("patch-10g", 10_000_000_000, 100, 1.0, cc, 30, rcvbuf_bytes=None, buffer=QueueLimit.of_bdp(1),
-                        tags={"part": "patch"}) for cc in ("cubic", "bbr1")]
+        pb = [
+            _scenario(
+                "patch-10g",
+                10_000_000_000,
+                100,
+                1.0,
+                cc,
+                30,
+                rcvbuf_bytes=None,
+                buffer=QueueLimit.of_bdp(1),
+                tags={"part": "patch"},
+            )
+            for cc in ("cubic", "bbr1")
+        ]
         b = ctx.run_many("patch", pb)
         b.to_csv(ctx.out_dir / "patch-10g.csv", index=False)
 
     # Part C: the random-loss sweep.
     sweep_ccs = list(p.sweep_ccs)
-    pc = [_scenario("loss-sweep", SWEEP_RATE_BPS, SWEEP_RTT_MS, loss, cc, p.sweep_dur_s, rcvbuf_bytes=None,
-                    buffer=QueueLimit.of_bdp(1), tags={"loss_pct": loss})
-          for loss in p.sweep_losses_pct for cc in sweep_ccs]
+    pc = [
+        _scenario(
+            "loss-sweep",
+            SWEEP_RATE_BPS,
+            SWEEP_RTT_MS,
+            loss,
+            cc,
+            p.sweep_dur_s,
+            rcvbuf_bytes=None,
+            buffer=QueueLimit.of_bdp(1),
+            tags={"loss_pct": loss},
+        )
+        for loss in p.sweep_losses_pct
+        for cc in sweep_ccs
+    ]
     c = ctx.run_many("sweep", pc)
     c.to_csv(ctx.out_dir / "loss-sweep.csv", index=False)
     _sweep_plot(c, sweep_ccs, ctx.out_dir / "loss-sweep.png", SWEEP_RATE_BPS, SWEEP_RTT_MS / 1e3)
 
     # ---- report
-    table_rows = [[mode, f"{rtt} ms", f"{loss:g} %"] +
-                  [_rate(_goodput(a, cc=cc, rtt_ms=rtt, loss_pct=loss, buffers=mode)) for cc in ccs]
-                  for mode in ("blog", "unlimited") for rtt in p.rtts_ms for loss in p.losses_pct]
+    table_rows = [
+        [mode, f"{rtt} ms", f"{loss:g} %"]
+        + [_rate(_goodput(a, cc=cc, rtt_ms=rtt, loss_pct=loss, buffers=mode)) for cc in ccs]
+        for mode in ("blog", "unlimited")
+        for rtt in p.rtts_ms
+        for loss in p.losses_pct
+    ]
     blog_claims = claims(a)
     patch_series = patch_claims(b) + sweep_claims(c, p.sweep_ccs, p.sweep_losses_pct)
     sections = [
         ("Source and setup", __doc__.split("Parts:")[0].split("\n", 2)[2]),
-        ("The blog's numbers beside ours",
-         claims_table(blog_claims, source_header="Toonk BBR blog") + "\n\n" + _commentary(a, p.dur_s)),
-        ("The grid", md_table(["host buffers", "RTT", "loss"] + ccs, table_rows) +
-         "\n\n![heatmap, blog buffers](heatmap-blog.png)\n\n![heatmap, unlimited buffers](heatmap-unlimited.png)"),
+        (
+            "The blog's numbers beside ours",
+            claims_table(blog_claims, source_header="Toonk BBR blog") + "\n\n" + _commentary(a, p.dur_s),
+        ),
+        (
+            "The grid",
+            md_table(["host buffers", "RTT", "loss"] + ccs, table_rows)
+            + "\n\n![heatmap, blog buffers](heatmap-blog.png)\n\n![heatmap, unlimited buffers](heatmap-unlimited.png)",
+        ),
     ]
     if b is not None:
-        sections.append(("The BBR patch series' example (10 Gbit/s, 100 ms, 1 % loss)", md_table(
-            ["algorithm", "netdev 2016 (E. Dumazet)", "bbrlab"],
-            [["cubic", _rate(PATCH_CUBIC_BPS), _rate(_goodput(b, cc="cubic"))],
-             ["bbr", _rate(PATCH_BBR_BPS), _rate(_goodput(b, cc="bbr1"))]])))
-    sweep_rows = [[f"{loss:g} %"] + [_rate(_goodput(c, cc=cc, loss_pct=loss)) for cc in sweep_ccs] +
-                  [_rate(SWEEP_RATE_BPS * MSS / WIRE * (1 - loss / 100))] for loss in p.sweep_losses_pct]
-    sections.append(("Random-loss sweep (100 Mbit/s, 100 ms, 1 BDP)",
-                     "The BBR patch series states that below 15 % loss BBR fully uses the path "
-                     "(link · (1 − loss)), while CUBIC drops by orders of magnitude; its 10 Gbit/s example is part B "
-                     "(the full study).\n\n" +
-                     claims_table(patch_series, source_header="BBR patch series")
-                     + "\n\n" + md_table(["loss"] + sweep_ccs + ["link·(1−p)"], sweep_rows) +
-                     "\n\n![sweep](loss-sweep.png)"))
+        sections.append(
+            (
+                "The BBR patch series' example (10 Gbit/s, 100 ms, 1 % loss)",
+                md_table(
+                    ["algorithm", "netdev 2016 (E. Dumazet)", "bbrlab"],
+                    [
+                        ["cubic", _rate(PATCH_CUBIC_BPS), _rate(_goodput(b, cc="cubic"))],
+                        ["bbr", _rate(PATCH_BBR_BPS), _rate(_goodput(b, cc="bbr1"))],
+                    ],
+                ),
+            )
+        )
+    sweep_rows = [
+        [f"{loss:g} %"]
+        + [_rate(_goodput(c, cc=cc, loss_pct=loss)) for cc in sweep_ccs]
+        + [_rate(SWEEP_RATE_BPS * MSS / WIRE * (1 - loss / 100))]
+        for loss in p.sweep_losses_pct
+    ]
+    sections.append(
+        (
+            "Random-loss sweep (100 Mbit/s, 100 ms, 1 BDP)",
+            "The BBR patch series states that below 15 % loss BBR fully uses the path "
+            "(link · (1 − loss)), while CUBIC drops by orders of magnitude; its 10 Gbit/s example is part B "
+            "(the full study).\n\n"
+            + claims_table(patch_series, source_header="BBR patch series")
+            + "\n\n"
+            + md_table(["loss"] + sweep_ccs + ["link·(1−p)"], sweep_rows)
+            + "\n\n![sweep](loss-sweep.png)",
+        )
+    )
     packets = packets_simulated(a, c, *([b] if b is not None else []))
-    return ctx.write_report("wan-loss: CUBIC vs BBR on long lossy paths (Toonk BBR blog)", sections, source=SOURCE,
-                            packets=packets, claims=blog_claims + patch_series)
+    return ctx.write_report(
+        "wan-loss: CUBIC vs BBR on long lossy paths (Toonk BBR blog)",
+        sections,
+        source=SOURCE,
+        packets=packets,
+        claims=blog_claims + patch_series,
+    )
 
 
 __all__ = ["PLANS", "Plan", "claims", "patch_claims", "run", "sweep_claims"]

@@ -62,7 +62,8 @@ class Table:
                 codes = arr.astype(np.int64)
                 if codes.size and (codes.min() < 0 or codes.max() >= len(cats)):
                     raise SimulationError(
-                        f"the core returned {name}.{col} codes outside labels.{key} ({len(cats)} labels)")
+                        f"the core returned {name}.{col} codes outside labels.{key} ({len(cats)} labels)"
+                    )
                 table.set(key, codes, categories=cats)
             else:
                 table.set(col, arr)
@@ -76,14 +77,14 @@ class Table:
             series = frame[col]
             cat = getattr(series, "cat", None)
             if cat is not None:
-                table.set(str(col), np.asarray(cat.codes, dtype=np.int64),
-                          categories=tuple(str(c) for c in cat.categories))
+                table.set(
+                    str(col), np.asarray(cat.codes, dtype=np.int64), categories=tuple(str(c) for c in cat.categories)
+                )
             else:
                 table.set(str(col), series.to_numpy())
         return table
 
-    def set(self, name: str, values: Any, *, categories: Sequence[str] | None = None,
-            after: str | None = None) -> None:
+    def set(self, name: str, values: Any, *, categories: Sequence[str] | None = None, after: str | None = None) -> None:
         """Add or replace column ``name`` (codes when ``categories`` is given), at the end or just
         after column ``after``."""
         arr = np.asarray(values)
@@ -136,8 +137,9 @@ class Table:
         data: dict[str, Any] = {}
         for name, arr in self.columns.items():
             cats = self.categories.get(name)
-            data[name] = arr if cats is None else pd.Categorical.from_codes(
-                arr, categories=pd.Index(list(cats), dtype=object))
+            data[name] = (
+                arr if cats is None else pd.Categorical.from_codes(arr, categories=pd.Index(list(cats), dtype=object))
+            )
         return pd.DataFrame(data)
 
     def to_arrow(self) -> pa.Table:
@@ -155,7 +157,9 @@ class Table:
                 arrays.append(_arrow_numbers(arr))  # NaN stays a float value, as pandas writes it
             else:
                 codes = np.ascontiguousarray(arr, dtype=_code_dtype(len(cats)))
-                arrays.append(pa.DictionaryArray.from_arrays(_arrow_numbers(codes, valid=codes >= 0), _arrow_strings(cats)))
+                arrays.append(
+                    pa.DictionaryArray.from_arrays(_arrow_numbers(codes, valid=codes >= 0), _arrow_strings(cats))
+                )
             names.append(name)
         return pa.Table.from_arrays(arrays, names=names)
 
@@ -189,14 +193,23 @@ def _arrow_strings(values: Sequence[str]) -> pa.Array:
     encoded = [v.encode("utf-8") for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(
+        pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    )
 
 
 #: numpy dtype (without byte order) → the pyarrow type of that name.
 _ARROW_TYPES = {
-    "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
-    "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64",
-    "f4": "float32", "f8": "float64",
+    "i1": "int8",
+    "i2": "int16",
+    "i4": "int32",
+    "i8": "int64",
+    "u1": "uint8",
+    "u2": "uint16",
+    "u4": "uint32",
+    "u8": "uint64",
+    "f4": "float32",
+    "f8": "float64",
 }
 
 

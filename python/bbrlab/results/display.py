@@ -14,11 +14,22 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .rundir import configured_flows
 from ..units import format_scaled, format_size
+from .rundir import configured_flows
 
-__all__ = ["fmt_bps", "fmt_bytes", "fmt_ms", "fmt_seconds", "fmt_count", "fmt_pct", "summary_table", "summary_html",
-           "facts_lines", "print_summary", "buffer_phrase"]
+__all__ = [
+    "fmt_bps",
+    "fmt_bytes",
+    "fmt_ms",
+    "fmt_seconds",
+    "fmt_count",
+    "fmt_pct",
+    "summary_table",
+    "summary_html",
+    "facts_lines",
+    "print_summary",
+    "buffer_phrase",
+]
 
 
 def _finite(x: Any) -> bool:
@@ -92,8 +103,9 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
         title += f" ({len(all_flows) - len(flows)} application transfers not listed; see the events table)"
     span = _run_span(summary)
     partial = span is not None and any(
-        _finite(f.get("start_s")) and _finite(f.get("end_s"))
-        and (f["start_s"] > 1e-9 or f["end_s"] < span - 1e-9) for f in flows)
+        _finite(f.get("start_s")) and _finite(f.get("end_s")) and (f["start_s"] > 1e-9 or f["end_s"] < span - 1e-9)
+        for f in flows
+    )
     columns: list[tuple[str, str, bool]] = [("flow", "all", True), ("cc", "", False)]
     if partial:
         columns.append(("active", f"{_seconds(0)}–{_seconds(span or 0)} s", True))
@@ -110,8 +122,13 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
         if partial:
             ok = _finite(f.get("start_s")) and _finite(f.get("end_s"))
             row.append(f"{_seconds(f['start_s'])}–{_seconds(f['end_s'])} s" if ok else "-")
-        row += [fmt_bps(f.get("goodput_bps")), str(f.get("retransmits", "-")), fmt_pct(f.get("retrans_rate")),
-                fmt_ms(f.get("rtt_mean_ms")), fmt_ms(f.get("rtt_p95_ms"))]
+        row += [
+            fmt_bps(f.get("goodput_bps")),
+            str(f.get("retransmits", "-")),
+            fmt_pct(f.get("retrans_rate")),
+            fmt_ms(f.get("rtt_mean_ms")),
+            fmt_ms(f.get("rtt_p95_ms")),
+        ]
         rows.append(row)
     notes = []
     if partial and len(flows) > 1:
@@ -135,11 +152,15 @@ def summary_html(summary: dict[str, Any]) -> str:
     e = html.escape
 
     def cells(values: list[str], tag: str) -> str:
-        return "".join(f'<{tag} style="text-align:{"right" if right else "left"}">{e(v)}</{tag}>'
-                       for v, (_, _, right) in zip(values, columns))
+        return "".join(
+            f'<{tag} style="text-align:{"right" if right else "left"}">{e(v)}</{tag}>'
+            for v, (_, _, right) in zip(values, columns)
+        )
 
-    parts = [f'<table><caption style="text-align:left"><b>{e(title)}</b></caption>',
-             f"<thead><tr>{cells([c[0] for c in columns], 'th')}</tr></thead><tbody>"]
+    parts = [
+        f'<table><caption style="text-align:left"><b>{e(title)}</b></caption>',
+        f"<thead><tr>{cells([c[0] for c in columns], 'th')}</tr></thead><tbody>",
+    ]
     parts += [f"<tr>{cells(r, 'td')}</tr>" for r in rows]
     parts.append("</tbody>")
     if len(rows) > 1:

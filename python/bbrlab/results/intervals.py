@@ -57,9 +57,14 @@ class Intervals:
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
             return [{k: value(k, v) for k, v in r.items()} for r in df.astype(object).to_dict("records")]
 
-        return {"interval_s": self.interval_s, "sample_interval_s": self.sample_interval_s,
-                "bottleneck_rate_bps": self.link_rate_bps, "intervals": records(self.rows), "sums": records(self.sums),
-                "totals": records(self.totals)}
+        return {
+            "interval_s": self.interval_s,
+            "sample_interval_s": self.sample_interval_s,
+            "bottleneck_rate_bps": self.link_rate_bps,
+            "intervals": records(self.rows),
+            "sums": records(self.sums),
+            "totals": records(self.totals),
+        }
 
 
 def sample_interval_s(result: Result) -> float:
@@ -77,13 +82,17 @@ def _check_interval(interval_s: float, si: float) -> int:
     """How many samples one interval spans, or a UserError naming what would work."""
     si_text = format_time(round(si * 1e9))
     if interval_s < si * (1 - 1e-9):
-        raise UserError(f"--intervals {format_time(round(interval_s * 1e9))}: shorter than the run's sample interval "
-                        f"({si_text}); the time series has one sample every {si_text}, so use {si_text} or a multiple of it")
+        raise UserError(
+            f"--intervals {format_time(round(interval_s * 1e9))}: shorter than the run's sample interval "
+            f"({si_text}); the time series has one sample every {si_text}, so use {si_text} or a multiple of it"
+        )
     k = interval_s / si
     if abs(k - round(k)) > 1e-6 * k:
         lo, hi = math.floor(k), math.ceil(k)
-        raise UserError(f"--intervals {format_time(round(interval_s * 1e9))}: not a multiple of the run's sample interval "
-                        f"({si_text}); use {format_time(round(lo * si * 1e9))} or {format_time(round(hi * si * 1e9))}")
+        raise UserError(
+            f"--intervals {format_time(round(interval_s * 1e9))}: not a multiple of the run's sample interval "
+            f"({si_text}); use {format_time(round(lo * si * 1e9))} or {format_time(round(hi * si * 1e9))}"
+        )
     return int(round(k))
 
 
@@ -100,8 +109,11 @@ def intervals(result: Result, interval_s: float, flows: list[int] | None = None)
     if flows:
         missing = sorted(set(flows) - set(known))
         if missing:
-            raise UserError(f"--flow {missing[0]}: the run's time series has flows {known[0]}..{known[-1]}"
-                            if known else f"--flow {missing[0]}: the run has no flows")
+            raise UserError(
+                f"--flow {missing[0]}: the run's time series has flows {known[0]}..{known[-1]}"
+                if known
+                else f"--flow {missing[0]}: the run has no flows"
+            )
         ts = ts[ts["flow"].isin(flows)]
     fl = result.flows.set_index("flow") if "flow" in result.flows else pd.DataFrame()
     rows = []
@@ -126,28 +138,54 @@ def intervals(result: Result, interval_s: float, flows: list[int] | None = None)
             lo, hi = max(prev_t, start_s), min(t[i], end_s)
             if hi - lo > _EPS:
                 nbytes = delivered[i] - prev_b
-                rows.append({"flow": int(flow), "cc": cc, "start_s": lo, "end_s": hi, "bytes": int(round(nbytes)),
-                             "bitrate_bps": nbytes * 8 / (hi - lo), "retransmits": retrans[i] - prev_r,
-                             "cwnd_bytes": cwnd[i]})
+                rows.append(
+                    {
+                        "flow": int(flow),
+                        "cc": cc,
+                        "start_s": lo,
+                        "end_s": hi,
+                        "bytes": int(round(nbytes)),
+                        "bitrate_bps": nbytes * 8 / (hi - lo),
+                        "retransmits": retrans[i] - prev_r,
+                        "cwnd_bytes": cwnd[i],
+                    }
+                )
             prev_t, prev_b, prev_r = t[i], delivered[i], retrans[i]
     cols = ["flow", "cc", "start_s", "end_s", "bytes", "bitrate_bps", "retransmits", "cwnd_bytes"]
     df = pd.DataFrame(rows, columns=cols)
     df["above_link_rate"] = df["bitrate_bps"] > link_rate if link_rate else False
     # Sums over the flows shown, per interval of the run's clock (the flows' clipped spans aside).
     df["_slot"] = np.ceil(np.round(df["end_s"] / (k * si), 6)).astype(int)
-    sums = (df.groupby("_slot").agg(start_s=("start_s", "min"), end_s=("end_s", "max"), bytes=("bytes", "sum"),
-                                    retransmits=("retransmits", "sum"), flows=("flow", "count")).reset_index(drop=True))
+    sums = (
+        df.groupby("_slot")
+        .agg(
+            start_s=("start_s", "min"),
+            end_s=("end_s", "max"),
+            bytes=("bytes", "sum"),
+            retransmits=("retransmits", "sum"),
+            flows=("flow", "count"),
+        )
+        .reset_index(drop=True)
+    )
     sums["bitrate_bps"] = sums["bytes"] * 8 / (sums["end_s"] - sums["start_s"])
     sums["above_link_rate"] = sums["bitrate_bps"] > link_rate if link_rate else False
     df = df.drop(columns="_slot")
     total_cols = ["flow", "cc", "start_s", "end_s", "delivered_bytes", "goodput_bps", "retransmits"]
-    totals = result.flows[[c for c in total_cols if c in result.flows]].copy() if not result.flows.empty else pd.DataFrame()
+    totals = (
+        result.flows[[c for c in total_cols if c in result.flows]].copy() if not result.flows.empty else pd.DataFrame()
+    )
     if "flow" in totals:
         totals = totals[totals["flow"].isin(df["flow"].unique())]
         if "cc" in totals:
             totals["cc"] = totals["cc"].astype(str)
-    return Intervals(interval_s=k * si, sample_interval_s=si, link_rate_bps=link_rate, rows=df, sums=sums,
-                     totals=totals.reset_index(drop=True))
+    return Intervals(
+        interval_s=k * si,
+        sample_interval_s=si,
+        link_rate_bps=link_rate,
+        rows=df,
+        sums=sums,
+        totals=totals.reset_index(drop=True),
+    )
 
 
 def _bytes(n: Any) -> str:
@@ -185,20 +223,28 @@ def interval_lines(iv: Intervals) -> list[str]:
     sums = iv.sums.itertuples(index=False)
     for slot in dict.fromkeys(slot_of):
         for r in by_slot[slot_of == slot].itertuples(index=False):
-            out.append(f"[{r.flow:>3}] {_span(r.start_s, r.end_s)}  {_bytes(r.bytes):>12}  {_bitrate(r.bitrate_bps):>15}  "
-                       f"{_count(r.retransmits):>5}  {_bytes(r.cwnd_bytes):>12}{star(r.above_link_rate)}")
+            out.append(
+                f"[{r.flow:>3}] {_span(r.start_s, r.end_s)}  {_bytes(r.bytes):>12}  {_bitrate(r.bitrate_bps):>15}  "
+                f"{_count(r.retransmits):>5}  {_bytes(r.cwnd_bytes):>12}{star(r.above_link_rate)}"
+            )
         s = next(sums)
         if several:
-            out.append(f"[SUM] {_span(s.start_s, s.end_s)}  {_bytes(s.bytes):>12}  {_bitrate(s.bitrate_bps):>15}  "
-                       f"{_count(s.retransmits):>5}{'':>14}{star(s.above_link_rate)}")
+            out.append(
+                f"[SUM] {_span(s.start_s, s.end_s)}  {_bytes(s.bytes):>12}  {_bitrate(s.bitrate_bps):>15}  "
+                f"{_count(s.retransmits):>5}{'':>14}{star(s.above_link_rate)}"
+            )
     out.append("- " * 36)
     out.append(f"[ ID] {'Interval':<20}  {'Transfer':>12}  {'Bitrate':>15}  {'Retr':>5}")
     for r in iv.totals.to_dict("records"):
-        out.append(f"[{int(r['flow']):>3}] {_span(r.get('start_s', 0.0), r.get('end_s', math.nan))}  "
-                   f"{_bytes(r.get('delivered_bytes')):>12}  {_bitrate(r.get('goodput_bps')):>15}  "
-                   f"{_count(r.get('retransmits', math.nan)):>5}  {r.get('cc', '')}")
+        out.append(
+            f"[{int(r['flow']):>3}] {_span(r.get('start_s', 0.0), r.get('end_s', math.nan))}  "
+            f"{_bytes(r.get('delivered_bytes')):>12}  {_bitrate(r.get('goodput_bps')):>15}  "
+            f"{_count(r.get('retransmits', math.nan)):>5}  {r.get('cc', '')}"
+        )
     if mark and iv.link_rate_bps:
-        out.append(f"* above the bottleneck's {_bitrate(iv.link_rate_bps)}: after a loss is repaired, the bytes the "
-                   "receiver held behind the hole are delivered in order at once, so an interval can show more than "
-                   "the link carried in it")
+        out.append(
+            f"* above the bottleneck's {_bitrate(iv.link_rate_bps)}: after a loss is repaired, the bytes the "
+            "receiver held behind the hole are delivered in order at once, so an interval can show more than "
+            "the link carried in it"
+        )
     return [line.rstrip() for line in out]

@@ -36,10 +36,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=,%+-]+")
 
 def _git(*args: str) -> str | None:
     try:
-        r = subprocess.run(["git", "-C", str(_PACKAGE_DIR), *args], capture_output=True, text=True,
-                           timeout=_GIT_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                           # A read-only question must not take the index lock from a concurrent git.
-                           env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+        r = subprocess.run(
+            ["git", "-C", str(_PACKAGE_DIR), *args],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            # A read-only question must not take the index lock from a concurrent git.
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return r.stdout if r.returncode == 0 else None
@@ -103,8 +108,9 @@ def overrides_slug(overrides: Sequence[str], max_len: int = SLUG_MAX) -> str:
     return slug
 
 
-def default_run_dir(name: str, overrides: Sequence[str] = (), root: str | Path = "runs",
-                    now: _dt.datetime | None = None) -> Path:
+def default_run_dir(
+    name: str, overrides: Sequence[str] = (), root: str | Path = "runs", now: _dt.datetime | None = None
+) -> Path:
     """``runs/<name>[-<overrides slug>]-<YYYYmmdd-HHMMSS>``, with "-2", "-3"… when taken."""
     stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
     slug = overrides_slug(overrides)

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._version import __version__
-from .columns import Table
 from ..errors import ScenarioWarning, SimulationError, UserError
+from .columns import Table
 from .provenance import git_commit
+
 # What a run directory is (complete or not, its summary.json) lives with where one may go, in
 # rundir, a module light enough for `bbrlab ls`; the names stay importable from here.
 from .rundir import INCOMPLETE_MARKER, _one_line, find_runs, is_complete_run
@@ -44,8 +45,16 @@ if TYPE_CHECKING:
 
     from ..scenario import Scenario
 
-__all__ = ["Result", "jain_index", "decode_table", "RUN_FILES", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
-           "CA_STATES"]
+__all__ = [
+    "Result",
+    "jain_index",
+    "decode_table",
+    "RUN_FILES",
+    "INCOMPLETE_MARKER",
+    "is_complete_run",
+    "find_runs",
+    "CA_STATES",
+]
 
 TABLES = ("flows", "timeseries", "queue")
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "timeseries.parquet", "queue.parquet")
@@ -250,8 +259,12 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
             warnings.simplefilter("ignore", ScenarioWarning)
             return load_scenario(toml_path)
     except UserError as e:
-        warnings.warn(f"{toml_path}: not a scenario this bbrlab ({__version__}) can read back ({e}); "
-                      "Result.scenario is None, the text is in Result.scenario_toml", ScenarioWarning, stacklevel=3)
+        warnings.warn(
+            f"{toml_path}: not a scenario this bbrlab ({__version__}) can read back ({e}); "
+            "Result.scenario is None, the text is in Result.scenario_toml",
+            ScenarioWarning,
+            stacklevel=3,
+        )
         return None
 
 
@@ -314,23 +327,40 @@ class Result:
         self._tables.pop(name, None)
         self._frames[name] = frame
 
-    flows = property(lambda self: self._frame("flows"), lambda self, v: self._set_frame("flows", v),
-                     doc="One row per flow.")
-    timeseries = property(lambda self: self._frame("timeseries"), lambda self, v: self._set_frame("timeseries", v),
-                          doc="One row per flow per sample interval.")
-    queue = property(lambda self: self._frame("queue"), lambda self, v: self._set_frame("queue", v),
-                     doc="One row per queue per sample interval.")
-    gaps = property(lambda self: self._frame("gaps"), lambda self, v: self._set_frame("gaps", v),
-                    doc="flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.")
-    events = property(lambda self: self._frame("events"), lambda self, v: self._set_frame("events", v),
-                      doc="app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.")
-    hosts = property(lambda self: self._frame("hosts"), lambda self, v: self._set_frame("hosts", v),
-                     doc="One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
-                         "has [hosts]; empty otherwise.")
+    flows = property(
+        lambda self: self._frame("flows"), lambda self, v: self._set_frame("flows", v), doc="One row per flow."
+    )
+    timeseries = property(
+        lambda self: self._frame("timeseries"),
+        lambda self, v: self._set_frame("timeseries", v),
+        doc="One row per flow per sample interval.",
+    )
+    queue = property(
+        lambda self: self._frame("queue"),
+        lambda self, v: self._set_frame("queue", v),
+        doc="One row per queue per sample interval.",
+    )
+    gaps = property(
+        lambda self: self._frame("gaps"),
+        lambda self, v: self._set_frame("gaps", v),
+        doc="flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.",
+    )
+    events = property(
+        lambda self: self._frame("events"),
+        lambda self, v: self._set_frame("events", v),
+        doc="app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.",
+    )
+    hosts = property(
+        lambda self: self._frame("hosts"),
+        lambda self, v: self._set_frame("hosts", v),
+        doc="One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
+        "has [hosts]; empty otherwise.",
+    )
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows"
-                         for t in TABLES)
+        rows = ", ".join(
+            f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows" for t in TABLES
+        )
         where = f" at {self.path}" if self.path is not None else ""
         return f"<Result {self.summary.get('name', '')!r}{where}: {rows}>"
 
@@ -365,8 +395,12 @@ class Result:
                 (int(a), int(q)): float(t)
                 for a, q, t in zip(app_events["app"], app_events["query"], app_events["response_time_s"])
             }
-            flows.set("query_response_s", np.array(
-                [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])], dtype=float))
+            flows.set(
+                "query_response_s",
+                np.array(
+                    [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])], dtype=float
+                ),
+            )
         if "flow" in ts and "cc" in flows and len(flows):
             # Timeseries rows carry the flow's algorithm too, so groupby("cc") needs no join.
             ids, at = np.unique(ts["flow"], return_inverse=True)
@@ -401,10 +435,19 @@ class Result:
         }
         if run_extra:
             run.update(run_extra)
-        summary = summarize(scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events,
-                            hosts=hosts)
-        return cls(flows=flows, timeseries=ts, queue=queue, summary=summary, scenario=scenario, gaps=gaps,
-                   events=app_events, hosts=hosts)
+        summary = summarize(
+            scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events, hosts=hosts
+        )
+        return cls(
+            flows=flows,
+            timeseries=ts,
+            queue=queue,
+            summary=summary,
+            scenario=scenario,
+            gaps=gaps,
+            events=app_events,
+            hosts=hosts,
+        )
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -424,8 +467,10 @@ class Result:
             if path.is_dir() and (path.name.endswith(".incomplete") or (path / INCOMPLETE_MARKER).exists()):
                 raise UserError(f"{path}: incomplete run directory (the run was interrupted or failed)")
             if path.is_dir() and find_runs(path, limit=1):
-                raise UserError(f"{path}: a directory of runs, not a run; list them with `bbrlab ls {path}` "
-                                "and show one with `bbrlab show RUN_DIR`")
+                raise UserError(
+                    f"{path}: a directory of runs, not a run; list them with `bbrlab ls {path}` "
+                    "and show one with `bbrlab show RUN_DIR`"
+                )
             raise UserError(f"{path}: not a bbrlab run directory (no summary.json)")
         summary = _read_summary(path / "summary.json")
         damaged: dict[str, str] = {}

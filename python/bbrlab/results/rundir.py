@@ -22,8 +22,18 @@ from typing import Any
 
 from ..errors import UserError
 
-__all__ = ["check_out_dir", "expected_bytes", "NAME_MAX", "INCOMPLETE_MARKER", "is_complete_run", "find_runs",
-           "read_summary", "write_atomically", "APP_TRANSFER_SPEC", "configured_flows"]
+__all__ = [
+    "check_out_dir",
+    "expected_bytes",
+    "NAME_MAX",
+    "INCOMPLETE_MARKER",
+    "is_complete_run",
+    "find_runs",
+    "read_summary",
+    "write_atomically",
+    "APP_TRANSFER_SPEC",
+    "configured_flows",
+]
 
 INCOMPLETE_MARKER = "INCOMPLETE"
 
@@ -35,6 +45,7 @@ APP_TRANSFER_SPEC = -1
 def configured_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A summary's configured flows: its ``flows`` without the application transfers."""
     return [f for f in flows if f.get("spec", 0) != APP_TRANSFER_SPEC]
+
 
 NAME_MAX = 255
 #: Bytes one row of the timeseries/queue tables takes on disk at most (25 eight-byte columns,
@@ -91,7 +102,7 @@ def check_out_dir(out: str | Path, needed_bytes: int | None = None) -> Path:
     if needed_bytes is None:
         needed_bytes = FIXED_BYTES
     if str(out).strip() == "":
-        raise UserError('--out: an empty path; give a directory, e.g. --out runs/my-run')
+        raise UserError("--out: an empty path; give a directory, e.g. --out runs/my-run")
     p = Path(out)
     for part in p.parts:
         if len(os.fsencode(part)) > NAME_MAX:
@@ -105,15 +116,22 @@ def check_out_dir(out: str | Path, needed_bytes: int | None = None) -> Path:
         probe = tempfile.mkdtemp(prefix=".bbrlab-probe-", dir=base)
         os.rmdir(probe)
     except OSError as e:
-        why = {errno.EROFS: "is on a read-only file system", errno.EACCES: "is not writable",
-               errno.EPERM: "is not writable"}.get(e.errno or 0, f"cannot hold a directory ({e.strerror})")
+        why = {
+            errno.EROFS: "is on a read-only file system",
+            errno.EACCES: "is not writable",
+            errno.EPERM: "is not writable",
+        }.get(e.errno or 0, f"cannot hold a directory ({e.strerror})")
         raise UserError(f"--out {p}: {base} {why}") from None
     free = shutil.disk_usage(base).free
     if free < needed_bytes:
-        raise UserError(f"--out {p}: {free / 1e6:.1f} MB free on its file system; the run needs about {needed_bytes / 1e6:.1f} MB")
+        raise UserError(
+            f"--out {p}: {free / 1e6:.1f} MB free on its file system; the run needs about {needed_bytes / 1e6:.1f} MB"
+        )
     soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
     if soft != resource.RLIM_INFINITY and soft < needed_bytes:
-        raise UserError(f"--out {p}: the file-size limit (ulimit -f) is {soft} bytes; the run's tables need about {needed_bytes / 1e6:.0f} MB")
+        raise UserError(
+            f"--out {p}: the file-size limit (ulimit -f) is {soft} bytes; the run's tables need about {needed_bytes / 1e6:.0f} MB"
+        )
     return p
 
 

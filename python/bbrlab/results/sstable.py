@@ -82,7 +82,9 @@ def _flow_line(r: dict[str, Any]) -> str:
         parts.append(f"cubic:(w_max:{_g(r['w_max_pkts'])})")
     elif cc == "dctcp" and r.get("ecn_alpha") is not None and math.isfinite(float(r["ecn_alpha"])):
         parts.append(f"dctcp:(alpha:{_g(r['ecn_alpha'])})")
-    limited = [name for key, name in (("rwnd_limited", "rwnd_limited"), ("sndbuf_limited", "sndbuf_limited")) if r.get(key)]
+    limited = [
+        name for key, name in (("rwnd_limited", "rwnd_limited"), ("sndbuf_limited", "sndbuf_limited")) if r.get(key)
+    ]
     parts.extend(limited)
     return " ".join(parts)
 
@@ -93,7 +95,9 @@ def ss_lines(
     """Lines describing every flow (and the bottleneck queue) at the chosen time."""
     for name, table, need in (("timeseries", timeseries, {"t_s", "flow"}), ("queue", queue, {"t_s"})):
         if table is not None and not table.empty and not need <= set(table.columns):
-            raise UserError(f"{name}.parquet is not bbrlab's {name} table (it lacks {', '.join(sorted(need - set(table.columns)))})")
+            raise UserError(
+                f"{name}.parquet is not bbrlab's {name} table (it lacks {', '.join(sorted(need - set(table.columns)))})"
+            )
     if not timeseries.empty and (timeseries["flow"].isna().any() or timeseries["t_s"].isna().any()):
         raise UserError("timeseries.parquet is damaged (missing flow ids or times)")
     t = pick_time(timeseries, at_s)
@@ -101,7 +105,10 @@ def ss_lines(
     if flows is not None and not flows.empty and "start_s" in flows:
         starts = dict(zip(flows["flow"].astype(int).tolist(), flows["start_s"].astype(float).tolist()))
     rows = timeseries[np.isclose(timeseries["t_s"].to_numpy(), t)].sort_values("flow")
-    out = [f"state at t={t:g}s" + (f" (sample for --at {at_s:g}s)" if at_s is not None and not math.isclose(t, at_s) else "")]
+    out = [
+        f"state at t={t:g}s"
+        + (f" (sample for --at {at_s:g}s)" if at_s is not None and not math.isclose(t, at_s) else "")
+    ]
     for r in rows.to_dict("records"):
         start = starts.get(int(r["flow"]))
         if start is not None and t < start:

@@ -23,8 +23,24 @@ __all__ = ["COLUMNS", "catalog", "sort_runs", "runs_table", "rows_table", "to_cs
 
 #: The catalog's columns, in order (what --json/--csv write and --sort/--where/--sql name).
 COLUMNS: tuple[str, ...] = (
-    "created", "name", "backend", "seed", "overrides", "flows", "ccs", "goodput_bps", "link_share", "jain",
-    "retrans_rate", "rtt_mean_ms", "wall_s", "duration_s", "scenario_file", "git_commit", "bbrlab_version", "path",
+    "created",
+    "name",
+    "backend",
+    "seed",
+    "overrides",
+    "flows",
+    "ccs",
+    "goodput_bps",
+    "link_share",
+    "jain",
+    "retrans_rate",
+    "rtt_mean_ms",
+    "wall_s",
+    "duration_s",
+    "scenario_file",
+    "git_commit",
+    "bbrlab_version",
+    "path",
 )
 QUERY_VIEWS = ("runs", "flows", "timeseries", "queue")
 
@@ -37,8 +53,7 @@ def _rtt_mean_ms(flows: list[dict[str, Any]]) -> float | None:
     """The run's mean RTT: the configured flows' mean RTTs weighted by their data packets (each
     flow's mean is over its RTT samples, which come with its ACKs), so a flow that sent little
     weighs little."""
-    pairs = [(_num(f.get("rtt_mean_ms")), _num(f.get("data_packets_sent")) or 0.0)
-             for f in configured_flows(flows)]
+    pairs = [(_num(f.get("rtt_mean_ms")), _num(f.get("data_packets_sent")) or 0.0) for f in configured_flows(flows)]
     pairs = [(r, w) for r, w in pairs if r is not None]
     total = sum(w for _, w in pairs)
     if total > 0:
@@ -81,8 +96,10 @@ def catalog(root: str | Path, *, on_skip: Any = None) -> list[dict[str, Any]]:
     A run whose summary.json cannot be read is left out; ``on_skip(path, why)`` hears of it."""
     root = Path(root)
     if not root.exists():
-        raise UserError(f"{root}: no such directory (runs go to runs/ unless --out says otherwise; "
-                        f"give the directory: bbrlab ls DIR)")
+        raise UserError(
+            f"{root}: no such directory (runs go to runs/ unless --out says otherwise; "
+            f"give the directory: bbrlab ls DIR)"
+        )
     if not root.is_dir():
         raise UserError(f"{root}: not a directory; bbrlab ls lists the run directories under a directory")
     out = []
@@ -132,17 +149,37 @@ def runs_table(records: Sequence[dict[str, Any]], root: str | Path) -> Any:
     from ..results.provenance import short_overrides
 
     table = Table(title=f"{len(records)} run{'s' if len(records) != 1 else ''} under {root}", title_justify="left")
-    for name, right in (("created", False), ("name", False), ("backend", False), ("seed", True), ("overrides", False),
-                        ("flows", False), ("goodput", True), ("link share", True), ("Jain", True),
-                        ("retr. rate", True), ("RTT mean", True), ("wall", True), ("path", False)):
+    for name, right in (
+        ("created", False),
+        ("name", False),
+        ("backend", False),
+        ("seed", True),
+        ("overrides", False),
+        ("flows", False),
+        ("goodput", True),
+        ("link share", True),
+        ("Jain", True),
+        ("retr. rate", True),
+        ("RTT mean", True),
+        ("wall", True),
+        ("path", False),
+    ):
         table.add_column(name, justify="right" if right else "left", overflow="fold")
     for r in records:
         table.add_row(
-            _local_time(r["created"]), str(r["name"]), str(r["backend"] or "-"), str(r["seed"] if r["seed"] is not None else "-"),
-            " ".join(short_overrides(r["overrides"])) or "-", f"{r['flows']}: {r['ccs']}" if r["ccs"] else str(r["flows"]),
-            fmt_bps(r["goodput_bps"]), fmt_pct(r["link_share"]),
-            f"{r['jain']:.3f}" if r["jain"] is not None else "-", fmt_pct(r["retrans_rate"]), fmt_ms(r["rtt_mean_ms"]),
-            _wall(r["wall_s"]), r["path"],
+            _local_time(r["created"]),
+            str(r["name"]),
+            str(r["backend"] or "-"),
+            str(r["seed"] if r["seed"] is not None else "-"),
+            " ".join(short_overrides(r["overrides"])) or "-",
+            f"{r['flows']}: {r['ccs']}" if r["ccs"] else str(r["flows"]),
+            fmt_bps(r["goodput_bps"]),
+            fmt_pct(r["link_share"]),
+            f"{r['jain']:.3f}" if r["jain"] is not None else "-",
+            fmt_pct(r["retrans_rate"]),
+            fmt_ms(r["rtt_mean_ms"]),
+            _wall(r["wall_s"]),
+            r["path"],
         )
     return table
 
@@ -152,7 +189,9 @@ def rows_table(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} row{'s' if len(rows) != 1 else ''}", title_justify="left")
-    numeric = [bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) for i in range(len(columns))]
+    numeric = [
+        bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) for i in range(len(columns))
+    ]
     for c, right in zip(columns, numeric):
         table.add_column(str(c), justify="right" if right else "left", overflow="fold")
     for r in rows:
@@ -169,7 +208,9 @@ def to_csv(records: Iterable[dict[str, Any]], columns: Sequence[str] = COLUMNS) 
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(columns)
     for r in records:
-        w.writerow(["" if r.get(c) is None else " ".join(r[c]) if isinstance(r.get(c), list) else r[c] for c in columns])
+        w.writerow(
+            ["" if r.get(c) is None else " ".join(r[c]) if isinstance(r.get(c), list) else r[c] for c in columns]
+        )
     return buf.getvalue()
 
 
@@ -180,8 +221,10 @@ def _duckdb(option: str) -> Any:
     try:
         import duckdb
     except ImportError:
-        raise UserError(f"{option} needs DuckDB, an optional extra: pip install 'bbrlab[query]' (or pip install duckdb); "
-                        "the plain listing works without it") from None
+        raise UserError(
+            f"{option} needs DuckDB, an optional extra: pip install 'bbrlab[query]' (or pip install duckdb); "
+            "the plain listing works without it"
+        ) from None
     return duckdb
 
 
@@ -191,21 +234,40 @@ def _connect(records: Sequence[dict[str, Any]], option: str) -> Any:
 
     duckdb = _duckdb(option)
     con = duckdb.connect(":memory:")
-    runs = pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in records],
-                                schema=pa.schema([(c, pa.list_(pa.string()) if c == "overrides" else
-                                                   pa.int64() if c in ("seed", "flows") else
-                                                   pa.float64() if c.endswith(("_bps", "_share", "_rate", "_ms", "_s"))
-                                                   or c == "jain" else pa.string()) for c in COLUMNS]))
+    runs = pa.Table.from_pylist(
+        [{c: r.get(c) for c in COLUMNS} for r in records],
+        schema=pa.schema(
+            [
+                (
+                    c,
+                    pa.list_(pa.string())
+                    if c == "overrides"
+                    else pa.int64()
+                    if c in ("seed", "flows")
+                    else pa.float64()
+                    if c.endswith(("_bps", "_share", "_rate", "_ms", "_s")) or c == "jain"
+                    else pa.string(),
+                )
+                for c in COLUMNS
+            ]
+        ),
+    )
     con.register("runs", runs)
     for table in QUERY_VIEWS[1:]:
-        files = [str(Path(r["path"]) / f"{table}.parquet") for r in records if (Path(r["path"]) / f"{table}.parquet").is_file()]
+        files = [
+            str(Path(r["path"]) / f"{table}.parquet")
+            for r in records
+            if (Path(r["path"]) / f"{table}.parquet").is_file()
+        ]
         if not files:
             con.execute(f"CREATE VIEW {table} AS SELECT NULL::VARCHAR AS run WHERE false")
             continue
         listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
         # The run a row belongs to: its file's directory, spelled as runs.path spells it.
-        con.execute(f"CREATE VIEW {table} AS SELECT parse_dirpath(filename) AS run, * EXCLUDE (filename) "
-                    f"FROM read_parquet([{listing}], filename = true, union_by_name = true)")
+        con.execute(
+            f"CREATE VIEW {table} AS SELECT parse_dirpath(filename) AS run, * EXCLUDE (filename) "
+            f"FROM read_parquet([{listing}], filename = true, union_by_name = true)"
+        )
     return con
 
 

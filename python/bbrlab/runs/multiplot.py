@@ -36,8 +36,17 @@ from ..results.results import Result, jain_index
 from ..results.rundir import APP_TRANSFER_SPEC, configured_flows
 from .runset import RunRef, find_runs
 
-__all__ = ["plot_runs", "load_runs", "LoadedRun", "main_queue", "queue_delay_ms", "cdf",
-           "jain_over_time", "throughput_delay_points", "MAX_LINES"]
+__all__ = [
+    "plot_runs",
+    "load_runs",
+    "LoadedRun",
+    "main_queue",
+    "queue_delay_ms",
+    "cdf",
+    "jain_over_time",
+    "throughput_delay_points",
+    "MAX_LINES",
+]
 
 #: Legend entries past which lines are coloured by algorithm instead of named one by one.
 MAX_LINES = 12
@@ -97,8 +106,9 @@ def jain_over_time(run: LoadedRun) -> tuple[np.ndarray, np.ndarray]:
     out = []
     eps = 1e-9  # sample times are sums of floats
     for when, rows in ts.groupby("t_s", sort=True):
-        running = np.array([start[f] <= when - interval + eps and not end[f] < when - eps for f in rows["flow"]],
-                           dtype=bool)
+        running = np.array(
+            [start[f] <= when - interval + eps and not end[f] < when - eps for f in rows["flow"]], dtype=bool
+        )
         out.append(jain_index(rows["goodput_bps"].to_numpy(dtype=float)[running]))
     return t, np.asarray(out, dtype=float)
 
@@ -114,19 +124,44 @@ def throughput_delay_points(runs: Sequence[RunRef]) -> pd.DataFrame:
             by_cc.setdefault(str(f.get("cc", "")), []).append(f)
         for cc, flows in by_cc.items():
             p95 = [f["rtt_p95_ms"] for f in flows if isinstance(f.get("rtt_p95_ms"), (int, float))]
-            rows.append({"group": ref.group, "label": ref.label, "cc": cc, "seed": ref.seed,
-                         "throughput_bps": float(sum(f.get("goodput_bps") or 0.0 for f in flows)),
-                         "rtt_p95_ms": float(np.mean(p95)) if p95 else math.nan, "flows": len(flows)})
-    cols = ["label", "cc", "seeds", "flows", "throughput_bps", "throughput_min_bps", "throughput_max_bps",
-            "rtt_p95_ms", "rtt_p95_min_ms", "rtt_p95_max_ms"]
+            rows.append(
+                {
+                    "group": ref.group,
+                    "label": ref.label,
+                    "cc": cc,
+                    "seed": ref.seed,
+                    "throughput_bps": float(sum(f.get("goodput_bps") or 0.0 for f in flows)),
+                    "rtt_p95_ms": float(np.mean(p95)) if p95 else math.nan,
+                    "flows": len(flows),
+                }
+            )
+    cols = [
+        "label",
+        "cc",
+        "seeds",
+        "flows",
+        "throughput_bps",
+        "throughput_min_bps",
+        "throughput_max_bps",
+        "rtt_p95_ms",
+        "rtt_p95_min_ms",
+        "rtt_p95_max_ms",
+    ]
     if not rows:
         return pd.DataFrame(columns=cols)
     df = pd.DataFrame(rows)
     g = df.groupby(["group", "cc"], sort=False)
-    out = g.agg(label=("label", "first"), seeds=("seed", "size"), flows=("flows", "first"),
-                throughput_bps=("throughput_bps", "mean"), throughput_min_bps=("throughput_bps", "min"),
-                throughput_max_bps=("throughput_bps", "max"), rtt_p95_ms=("rtt_p95_ms", "mean"),
-                rtt_p95_min_ms=("rtt_p95_ms", "min"), rtt_p95_max_ms=("rtt_p95_ms", "max"))
+    out = g.agg(
+        label=("label", "first"),
+        seeds=("seed", "size"),
+        flows=("flows", "first"),
+        throughput_bps=("throughput_bps", "mean"),
+        throughput_min_bps=("throughput_bps", "min"),
+        throughput_max_bps=("throughput_bps", "max"),
+        rtt_p95_ms=("rtt_p95_ms", "mean"),
+        rtt_p95_min_ms=("rtt_p95_ms", "min"),
+        rtt_p95_max_ms=("rtt_p95_ms", "max"),
+    )
     return out.reset_index()[cols]
 
 
@@ -141,8 +176,13 @@ class _Line:
     y: np.ndarray
 
 
-def _flow_lines(runs: Sequence[LoadedRun], column: str, agg: str, per_flow: bool,
-                transform: Callable[[pd.Series], pd.Series] | None = None) -> list[_Line]:
+def _flow_lines(
+    runs: Sequence[LoadedRun],
+    column: str,
+    agg: str,
+    per_flow: bool,
+    transform: Callable[[pd.Series], pd.Series] | None = None,
+) -> list[_Line]:
     """Per run: one line per configured flow (``per_flow``) or per algorithm (``agg`` of its flows)."""
     lines = []
     for run in runs:
@@ -155,19 +195,28 @@ def _flow_lines(runs: Sequence[LoadedRun], column: str, agg: str, per_flow: bool
         if per_flow:
             for flow, rows in ts.groupby("flow", sort=True):
                 cc = str(rows["_cc"].iloc[0])
-                lines.append(_Line(f"{run.ref.label} · flow {flow} ({cc})", cc, rows["t_s"].to_numpy(),
-                                   rows["_v"].to_numpy()))
+                lines.append(
+                    _Line(f"{run.ref.label} · flow {flow} ({cc})", cc, rows["t_s"].to_numpy(), rows["_v"].to_numpy())
+                )
         else:
             for cc, rows in ts.groupby("_cc", sort=False):
                 series = rows.groupby("t_s")["_v"].agg(agg)
                 n = rows["flow"].nunique()
                 what = "sum" if agg == "sum" else "mean"
-                lines.append(_Line(f"{run.ref.label} · {cc} ({what} of {n} flows)" if n > 1 else f"{run.ref.label} · {cc}",
-                                   str(cc), series.index.to_numpy(), series.to_numpy()))
+                lines.append(
+                    _Line(
+                        f"{run.ref.label} · {cc} ({what} of {n} flows)" if n > 1 else f"{run.ref.label} · {cc}",
+                        str(cc),
+                        series.index.to_numpy(),
+                        series.to_numpy(),
+                    )
+                )
     return lines
 
 
-def _run_lines(runs: Sequence[LoadedRun], fn: Callable[[LoadedRun], tuple[np.ndarray, np.ndarray] | None]) -> list[_Line]:
+def _run_lines(
+    runs: Sequence[LoadedRun], fn: Callable[[LoadedRun], tuple[np.ndarray, np.ndarray] | None]
+) -> list[_Line]:
     """One line per run; a run with several algorithms is coloured as "a+b"."""
     lines = []
     for run in runs:
@@ -196,8 +245,15 @@ def _draw(ax: Any, lines: list[_Line], *, step: bool = False) -> str:
     for line in lines:
         key = line.cc if by_cc else line.name
         kw: dict[str, Any] = {"where": "post"} if step else {}
-        plot(line.t, line.y, color=colours[key], lw=0.7 if by_cc else 1.1, alpha=0.55 if by_cc else 0.95,
-             label=None if key in labelled else key, **kw)
+        plot(
+            line.t,
+            line.y,
+            color=colours[key],
+            lw=0.7 if by_cc else 1.1,
+            alpha=0.55 if by_cc else 0.95,
+            label=None if key in labelled else key,
+            **kw,
+        )
         labelled.add(key)
     return f"{len(names)} lines, coloured by algorithm" if by_cc else ""
 
@@ -243,8 +299,15 @@ def _title(ax: Any, what: str, runs: int, note: str = "") -> None:
 # ------------------------------------------------------------------ the figures
 
 
-def fig_over_time(runs: Sequence[LoadedRun], what: str, ylabel: str, lines: list[_Line], *,
-                  bottom: float | None = 0, reference: tuple[float | None, str] = (None, "")) -> Figure | None:
+def fig_over_time(
+    runs: Sequence[LoadedRun],
+    what: str,
+    ylabel: str,
+    lines: list[_Line],
+    *,
+    bottom: float | None = 0,
+    reference: tuple[float | None, str] = (None, ""),
+) -> Figure | None:
     """``reference``: (value, label) of a dashed line all runs share (the bottleneck rate, the base RTT)."""
     if not lines:
         return None
@@ -276,8 +339,9 @@ def _shared(runs: Sequence[LoadedRun], key: str) -> float | None:
 def fig_goodput(runs: Sequence[LoadedRun]) -> Figure | None:
     lines = _flow_lines(runs, "goodput_bps", "sum", _per_flow(runs), lambda v: v / 1e6)
     rate = _shared(runs, "bottleneck_rate_bps")
-    return fig_over_time(runs, "goodput", "goodput (Mbit/s)", lines,
-                         reference=(rate / 1e6 if rate else None, "bottleneck rate"))
+    return fig_over_time(
+        runs, "goodput", "goodput (Mbit/s)", lines, reference=(rate / 1e6 if rate else None, "bottleneck rate")
+    )
 
 
 def fig_cwnd(runs: Sequence[LoadedRun]) -> Figure | None:
@@ -299,13 +363,18 @@ def _queue_delay(run: LoadedRun) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def fig_queue_delay(runs: Sequence[LoadedRun]) -> Figure | None:
-    return fig_over_time(runs, "bottleneck queueing delay (time-weighted mean per interval)", "queueing delay (ms)",
-                         _run_lines(runs, _queue_delay))
+    return fig_over_time(
+        runs,
+        "bottleneck queueing delay (time-weighted mean per interval)",
+        "queueing delay (ms)",
+        _run_lines(runs, _queue_delay),
+    )
 
 
 def fig_jain(runs: Sequence[LoadedRun]) -> Figure | None:
-    fig = fig_over_time(runs, "Jain's fairness index among running flows", "Jain's index",
-                        _run_lines(runs, jain_over_time), bottom=None)
+    fig = fig_over_time(
+        runs, "Jain's fairness index among running flows", "Jain's index", _run_lines(runs, jain_over_time), bottom=None
+    )
     if fig is not None:
         fig.axes[0].set_ylim(0, 1.05)
     return fig
@@ -320,8 +389,12 @@ def _pause_frames(run: LoadedRun) -> tuple[np.ndarray, np.ndarray] | None:
 
 def fig_pause(runs: Sequence[LoadedRun]) -> Figure | None:
     lossless = [r for r in runs if (r.ref.summary.get("scenario") or {}).get("lossless")]
-    return fig_over_time(lossless, "PAUSE + XON frames sent by the bottleneck switch port (lossless runs)",
-                         "frames (cumulative)", _run_lines(lossless, _pause_frames))
+    return fig_over_time(
+        lossless,
+        "PAUSE + XON frames sent by the bottleneck switch port (lossless runs)",
+        "frames (cumulative)",
+        _run_lines(lossless, _pause_frames),
+    )
 
 
 def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
@@ -334,18 +407,37 @@ def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
     for cc, rows in points.groupby("cc", sort=False):
         x, y = rows["rtt_p95_ms"].to_numpy(float), rows["throughput_bps"].to_numpy(float) / 1e6
         xerr = [x - rows["rtt_p95_min_ms"].to_numpy(float), rows["rtt_p95_max_ms"].to_numpy(float) - x]
-        yerr = [y - rows["throughput_min_bps"].to_numpy(float) / 1e6, rows["throughput_max_bps"].to_numpy(float) / 1e6 - y]
+        yerr = [
+            y - rows["throughput_min_bps"].to_numpy(float) / 1e6,
+            rows["throughput_max_bps"].to_numpy(float) / 1e6 - y,
+        ]
         seeded = bool((rows["seeds"] > 1).any())
-        ax.errorbar(x, y, xerr=xerr if seeded else None, yerr=yerr if seeded else None, fmt="o", ms=6,
-                    color=colours[cc], ecolor=colours[cc], elinewidth=0.8, capsize=2, label=str(cc))
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr if seeded else None,
+            yerr=yerr if seeded else None,
+            fmt="o",
+            ms=6,
+            color=colours[cc],
+            ecolor=colours[cc],
+            elinewidth=0.8,
+            capsize=2,
+            label=str(cc),
+        )
     labels = list(dict.fromkeys(points["label"]))
     if len(labels) <= MAX_LINES:
         # Runs are numbered at their markers and named in a key below: names beside the markers
         # would run into each other wherever points crowd.
         number = {label: i + 1 for i, label in enumerate(labels)}
         for row in points.itertuples():
-            ax.annotate(str(number[row.label]), (row.rtt_p95_ms, row.throughput_bps / 1e6), fontsize=7,
-                        xytext=(4, 3), textcoords="offset points")
+            ax.annotate(
+                str(number[row.label]),
+                (row.rtt_p95_ms, row.throughput_bps / 1e6),
+                fontsize=7,
+                xytext=(4, 3),
+                textcoords="offset points",
+            )
         key = "\n".join(f"{number[label]}: {label}" for label in labels)
         fig.set_size_inches(9, 4.2 + 0.14 * len(labels) + 0.2)
         fig.text(0.02, 0.0, key, fontsize=7, va="bottom", ha="left", family="monospace")
@@ -363,8 +455,14 @@ def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
     return fig
 
 
-def fig_cdf(runs: Sequence[LoadedRun], what: str, xlabel: str,
-            values: Callable[[LoadedRun], Iterator[tuple[str, str, Any]]], *, log_x: bool = False) -> Figure | None:
+def fig_cdf(
+    runs: Sequence[LoadedRun],
+    what: str,
+    xlabel: str,
+    values: Callable[[LoadedRun], Iterator[tuple[str, str, Any]]],
+    *,
+    log_x: bool = False,
+) -> Figure | None:
     lines = []
     seen = []  # (run label, cc) of the runs with data: the title counts those, not all runs given
     for run in runs:
@@ -418,8 +516,9 @@ def _query(run: LoadedRun) -> Iterator[tuple[str, str, Any]]:
 # ------------------------------------------------------------------ the entry point
 
 
-def load_runs(refs: Sequence[RunRef], progress: ProgressFn | None = None,
-              warn: Callable[[str], None] | None = None) -> list[LoadedRun]:
+def load_runs(
+    refs: Sequence[RunRef], progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
+) -> list[LoadedRun]:
     out = []
     for i, ref in enumerate(refs):
         result = Result.load(ref.path)
@@ -432,8 +531,14 @@ def load_runs(refs: Sequence[RunRef], progress: ProgressFn | None = None,
     return out
 
 
-def plot_runs(paths: Sequence[str | Path], out_dir: str | Path, *, labels: dict[str, str] | None = None,
-              progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None) -> list[Path]:
+def plot_runs(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    labels: dict[str, str] | None = None,
+    progress: ProgressFn | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Draw the across-runs figures of the runs ``paths`` name (runs, sweeps, directories of runs;
     see `bbrlab.runs.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
     text} for the runs under PATH."""
@@ -456,10 +561,15 @@ def plot_runs(paths: Sequence[str | Path], out_dir: str | Path, *, labels: dict[
         ("jain.png", lambda: fig_jain(runs)),
         ("pause.png", lambda: fig_pause(runs)),
         ("throughput_delay.png", lambda: fig_throughput_delay(points)),
-        ("cdf_rtt.png", lambda: fig_cdf(runs, "RTT samples", "RTT, per-interval mean of each flow's samples (ms)",
-                                        _rtt_samples)),
+        (
+            "cdf_rtt.png",
+            lambda: fig_cdf(runs, "RTT samples", "RTT, per-interval mean of each flow's samples (ms)", _rtt_samples),
+        ),
         ("cdf_fct.png", lambda: fig_cdf(runs, "flow completion times", "flow completion time (ms)", _fct, log_x=True)),
-        ("cdf_query.png", lambda: fig_cdf(runs, "query response times", "query response time (ms)", _query, log_x=True)),
+        (
+            "cdf_query.png",
+            lambda: fig_cdf(runs, "query response times", "query response time (ms)", _query, log_x=True),
+        ),
     ]
     written = []
     try:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..results.rundir import configured_flows, is_complete_run
 from ..results.rundir import find_runs as find_complete_runs
-from ..results.rundir import configured_flows, is_complete_run, read_summary as _read_summary
+from ..results.rundir import read_summary as _read_summary
 
 __all__ = ["RunRef", "find_runs", "is_sweep_dir", "read_points", "parse_labels", "SWEEP_FILES"]
 
@@ -117,13 +118,21 @@ def _sweep_runs(sweep: Path, name: str, warn: Callable[[str], None]) -> list[Run
         values = ", ".join(f"{a}={row[a]}" for a in axes)
         point = str(row.get("point", d.name))
         seed = row.get("seed")
-        refs.append(RunRef(d, _short(f"{name} {values}".strip()), f"{sweep}#{point}",
-                           int(seed) if seed is not None and seed == seed else None, _read_summary(d / "summary.json")))
+        refs.append(
+            RunRef(
+                d,
+                _short(f"{name} {values}".strip()),
+                f"{sweep}#{point}",
+                int(seed) if seed is not None and seed == seed else None,
+                _read_summary(d / "summary.json"),
+            )
+        )
     return refs
 
 
-def find_runs(paths: list[str | Path], labels: dict[str, str] | None = None,
-              warn: Callable[[str], None] | None = None) -> list[RunRef]:
+def find_runs(
+    paths: list[str | Path], labels: dict[str, str] | None = None, warn: Callable[[str], None] | None = None
+) -> list[RunRef]:
     """Every complete run that ``paths`` name (see the module docstring), in the order given.
 
     ``labels``: {PATH as given, or its directory name: TEXT}. ``warn`` hears about runs left out.
@@ -161,8 +170,11 @@ def find_runs(paths: list[str | Path], labels: dict[str, str] | None = None,
                     warn(f"{e}; left out")
                     continue
                 name = labels[key] if key is not None else str(summary.get("name") or d.name)
-                found.append(RunRef(d, _run_label(name, summary), str(d.resolve()), (summary.get("run") or {}).get("seed"),
-                                    summary))
+                found.append(
+                    RunRef(
+                        d, _run_label(name, summary), str(d.resolve()), (summary.get("run") or {}).get("seed"), summary
+                    )
+                )
         if not found:
             raise UserError(f"{p}: no complete run directory in it (a run directory holds summary.json)")
         for ref in found:
@@ -171,8 +183,10 @@ def find_runs(paths: list[str | Path], labels: dict[str, str] | None = None,
                 refs.append(ref)
     unused = sorted(set(labels) - used)
     if unused:
-        raise UserError(f"--label {unused[0]}=…: {unused[0]} is none of the given paths; use --label PATH=TEXT "
-                        "with PATH as given on the command line or its directory name")
+        raise UserError(
+            f"--label {unused[0]}=…: {unused[0]} is none of the given paths; use --label PATH=TEXT "
+            "with PATH as given on the command line or its directory name"
+        )
     return _disambiguate(refs)
 
 

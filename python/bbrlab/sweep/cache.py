@@ -31,8 +31,8 @@ from typing import Any, Protocol
 
 from .._version import __version__
 from ..errors import UserError
-from ..results.results import is_complete_run
 from ..results.provenance import default_run_dir
+from ..results.results import is_complete_run
 from ..results.rundir import check_out_dir
 
 __all__ = ["run_key", "SWEEP_FILE", "RUNS_DIR", "open_sweep_dir", "DEFAULT_PARENT"]
@@ -78,14 +78,25 @@ def run_key(config: dict[str, Any]) -> str:
 
 def _identity(plan: SweepPlan) -> dict[str, Any]:
     """What makes two commands the same sweep (the engine and -j do not)."""
-    return {"scenario_path": str(Path(plan.scenario_file).resolve()), "sets": plan.sets,
-            "axes": plan.axes_dict(), "seeds": plan.seeds}
+    return {
+        "scenario_path": str(Path(plan.scenario_file).resolve()),
+        "sets": plan.sets,
+        "axes": plan.axes_dict(),
+        "seeds": plan.seeds,
+    }
 
 
 def _description(plan: SweepPlan, engine: str) -> dict[str, Any]:
-    return {"name": plan.name, "scenario_file": plan.scenario_file, **_identity(plan), "engine": engine,
-            "points": plan.points, "runs": len(plan.runs), "bbrlab_version": __version__,
-            "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "name": plan.name,
+        "scenario_file": plan.scenario_file,
+        **_identity(plan),
+        "engine": engine,
+        "points": plan.points,
+        "runs": len(plan.runs),
+        "bbrlab_version": __version__,
+        "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -132,8 +143,10 @@ def open_sweep_dir(plan: SweepPlan, out: str | Path | None, engine: str) -> tupl
             data = _read(path)
             if data is not None:
                 if not _same_sweep(data, plan):
-                    raise UserError(f"--out {path}: holds another sweep (its {_differs(data, plan)} differ); "
-                                    "choose another directory")
+                    raise UserError(
+                        f"--out {path}: holds another sweep (its {_differs(data, plan)} differ); "
+                        "choose another directory"
+                    )
                 resumed = True
             elif not path.is_dir() or any(path.iterdir()):
                 raise UserError(f"--out {path}: exists and is not a sweep directory; choose another directory")

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import UserError
 from ..engine.parallel import imap_unordered
+from ..errors import UserError
 from ..results.rundir import write_atomically
 from ..scenario import Scenario
 
@@ -61,7 +61,9 @@ def _local_run(task: RunTask) -> None:
     make_run(task)
 
 
-def local_engine(tasks: Sequence[RunTask], *, jobs: int, address: str | None = None) -> Iterator[tuple[int, BaseException | None]]:
+def local_engine(
+    tasks: Sequence[RunTask], *, jobs: int, address: str | None = None
+) -> Iterator[tuple[int, BaseException | None]]:
     """Run the tasks in bbrlab's process pool, ``jobs`` at a time (``address``: Ray's only)."""
     with closing(imap_unordered(_local_run, tasks, jobs=jobs)) as results:
         for i, value in results:
@@ -117,11 +119,15 @@ def check_ray_address(address: str) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=_REACH_TIMEOUT_S).close()
     except OSError as e:
         why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
-        raise UserError(f"--address {address}: cannot reach a Ray head there ({why}); start one with "
-                        "`ray start --head --port 6379` on that machine") from None
+        raise UserError(
+            f"--address {address}: cannot reach a Ray head there ({why}); start one with "
+            "`ray start --head --port 6379` on that machine"
+        ) from None
 
 
-def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | None) -> Iterator[tuple[int, BaseException | None]]:
+def ray_engine(
+    tasks: Sequence[RunTask], *, jobs: int | None, address: str | None
+) -> Iterator[tuple[int, BaseException | None]]:
     """Run the tasks as Ray tasks (one CPU each) on the cluster at ``address`` (host:port), or on a
     local Ray (attached if one runs, started otherwise). At most ``jobs`` tasks are in flight
     (default: all; Ray queues them by free CPUs). Ctrl-C cancels every task and disconnects (a
@@ -136,12 +142,19 @@ def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | Non
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
     try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False,
-                 configure_logging=True)
+        ray.init(
+            address=address,
+            logging_level=logging.ERROR,
+            log_to_driver=False,
+            include_dashboard=False,
+            configure_logging=True,
+        )
     except (ConnectionError, ValueError, RuntimeError) as e:
         where = f"--address {address}" if address else "--engine ray"
-        raise UserError(f"{where}: cannot start or reach Ray ({' '.join(str(e).split())[:200]}); "
-                        "start a cluster with `ray start --head` and pass --address HOST:6379") from None
+        raise UserError(
+            f"{where}: cannot start or reach Ray ({' '.join(str(e).split())[:200]}); "
+            "start a cluster with `ray start --head` and pass --address HOST:6379"
+        ) from None
     finally:
         if main:
             # ray.init makes SIGTERM exit at once; the caller's handler (the CLI's clean stop) comes back.
@@ -176,8 +189,13 @@ def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | Non
                     yield i, RuntimeError(f"Ray: {type(e).__name__}: {' '.join(str(e).split())[:200]}")
                     continue
                 if version != __version__:
-                    yield i, UserError(f"a Ray worker runs bbrlab {version}, this driver {__version__}; "
-                                       "install the same bbrlab on every node")
+                    yield (
+                        i,
+                        UserError(
+                            f"a Ray worker runs bbrlab {version}, this driver {__version__}; "
+                            "install the same bbrlab on every node"
+                        ),
+                    )
                     continue
                 _write_run_dir(tasks[i].run_dir, files)
                 yield i, None
@@ -193,5 +211,5 @@ def ray_engine(tasks: Sequence[RunTask], *, jobs: int | None, address: str | Non
 
 def engine(name: str) -> Any:
     if name not in ENGINES:
-        raise UserError(f'--engine {name}: use one of {", ".join(ENGINES)}')
+        raise UserError(f"--engine {name}: use one of {', '.join(ENGINES)}")
     return local_engine if name == "local" else ray_engine

@@ -78,10 +78,12 @@ class SweepPlan:
         return {a.path: list(a.values) for a in self.axes}
 
     def describe(self) -> str:
-        """"4 points × 2 seeds = 8 runs" (one line, for validate and the progress bar)."""
+        """ "4 points × 2 seeds = 8 runs" (one line, for validate and the progress bar)."""
         axes = "; ".join(f"{a.path} = {', '.join(a.values)}" for a in self.axes) or "no axes"
-        return (f"{self.points} point{'s' * (self.points != 1)} × {len(self.seeds)} seed{'s' * (len(self.seeds) != 1)} "
-                f"= {len(self.runs)} run{'s' * (len(self.runs) != 1)} ({axes})")
+        return (
+            f"{self.points} point{'s' * (self.points != 1)} × {len(self.seeds)} seed{'s' * (len(self.seeds) != 1)} "
+            f"= {len(self.runs)} run{'s' * (len(self.runs) != 1)} ({axes})"
+        )
 
 
 def _split_values(text: str) -> list[str]:
@@ -91,7 +93,7 @@ def _split_values(text: str) -> list[str]:
 def parse_grid_option(text: str) -> Axis:
     """``--grid PATH=V1,V2,...`` as an Axis (shape only; the path and values are checked later)."""
     if "=" not in text:
-        raise UserError(f'--grid {text}: expected PATH=V1,V2,..., e.g. --grid topology.bottleneck.loss=0%,1%')
+        raise UserError(f"--grid {text}: expected PATH=V1,V2,..., e.g. --grid topology.bottleneck.loss=0%,1%")
     path, values = (s.strip() for s in text.split("=", 1))
     if not path:
         raise UserError(f"--grid {text}: no field path before '='; write e.g. --grid flows.0.cc=bbr,cubic")
@@ -121,11 +123,14 @@ def _axes_from_table(table: Any) -> tuple[list[Axis], int | None]:
             raise ScenarioError(f"{SWEEP_TABLE}.{k}", f"unknown key '{k}' in [sweep]{did_you_mean(k, _TABLE_KEYS)}")
     seeds = table.get("seeds")
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS):
-        raise ScenarioError(f"{SWEEP_TABLE}.seeds", f"{seeds!r} is not a whole number from 1 to {MAX_SEEDS}; write e.g. seeds = 3")
+        raise ScenarioError(
+            f"{SWEEP_TABLE}.seeds", f"{seeds!r} is not a whole number from 1 to {MAX_SEEDS}; write e.g. seeds = 3"
+        )
     grid = table.get("grid", {})
     if not isinstance(grid, dict):
-        raise ScenarioError(f"{SWEEP_TABLE}.grid",
-                            'not a table; write grid = { "topology.bottleneck.loss" = ["0%", "1%"] }')
+        raise ScenarioError(
+            f"{SWEEP_TABLE}.grid", 'not a table; write grid = { "topology.bottleneck.loss" = ["0%", "1%"] }'
+        )
     axes = []
     for path, values in grid.items():
         where = f'{SWEEP_TABLE}.grid."{path}"'
@@ -175,8 +180,14 @@ def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str]) -> N
                 raise ScenarioError(f"{a.source} {a.path}={v}", str(e)) from None
 
 
-def plan_sweep(scenario_file: str | Path, *, grid: Sequence[str] = (), sets: Sequence[str] = (),
-               seeds: int | None = None, require_table: bool = False) -> SweepPlan:
+def plan_sweep(
+    scenario_file: str | Path,
+    *,
+    grid: Sequence[str] = (),
+    sets: Sequence[str] = (),
+    seeds: int | None = None,
+    require_table: bool = False,
+) -> SweepPlan:
     """Read the scenario file and make the sweep's plan: every run validated, with its cache key.
 
     ``grid``: ``--grid`` options; ``sets``: ``--set`` options (applied to every run); ``seeds``:
@@ -204,8 +215,10 @@ def plan_sweep(scenario_file: str | Path, *, grid: Sequence[str] = (), sets: Seq
     plan = SweepPlan(scenario_file=str(scenario_file), name=base.name, sets=list(sets), axes=axes, seeds=seed_list)
     total = plan.points * n_seeds
     if total > MAX_RUNS:
-        raise UserError(f"the sweep has {total} runs ({plan.points} points × {n_seeds} seeds); at most {MAX_RUNS}: "
-                        "use fewer axes, values or seeds")
+        raise UserError(
+            f"the sweep has {total} runs ({plan.points} points × {n_seeds} seeds); at most {MAX_RUNS}: "
+            "use fewer axes, values or seeds"
+        )
     for combo in itertools.product(*(a.values for a in axes)):
         values = dict(zip((a.path for a in axes), combo))
         for seed in seed_list:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
 from ..engine.parallel import default_jobs
+from ..errors import UserError
 from .cache import RUNS_DIR, clean_partial, is_done, open_sweep_dir, run_dir
 from .engines import RunTask, engine
 from .grid import SweepPlan
@@ -33,8 +33,10 @@ class SweepOutcome:
     @property
     def summary_line(self) -> str:
         runs = self.ran + self.cached + self.failed
-        return (f"{runs} run{'s' * (runs != 1)}: {self.ran} ran, {self.cached} cached, {self.failed} failed; "
-                f"{self.path / 'points.parquet'}")
+        return (
+            f"{runs} run{'s' * (runs != 1)}: {self.ran} ran, {self.cached} cached, {self.failed} failed; "
+            f"{self.path / 'points.parquet'}"
+        )
 
 
 def _error_text(e: BaseException) -> str:
@@ -42,9 +44,17 @@ def _error_text(e: BaseException) -> str:
     return " ".join(text.split())
 
 
-def run_sweep(plan: SweepPlan, *, out: str | Path | None = None, engine_name: str = "local", jobs: int | None = None,
-              address: str | None = None, plots: bool = True, progress: ProgressFn | None = None,
-              on_open: Callable[[Path, bool], None] | None = None) -> SweepOutcome:
+def run_sweep(
+    plan: SweepPlan,
+    *,
+    out: str | Path | None = None,
+    engine_name: str = "local",
+    jobs: int | None = None,
+    address: str | None = None,
+    plots: bool = True,
+    progress: ProgressFn | None = None,
+    on_open: Callable[[Path, bool], None] | None = None,
+) -> SweepOutcome:
     """Run every run of ``plan`` not already in the sweep directory and write its points table.
 
     ``out``: the sweep directory (see cache.open_sweep_dir); ``jobs``: parallel runs (local default:

@@ -25,8 +25,16 @@ from ..results.rundir import configured_flows
 __all__ = ["AGGREGATE", "PER_CC", "WALL_CLOCK", "run_metrics", "points_frame", "write_points"]
 
 #: Aggregate metrics, from summary.json's "aggregate" (rtt_*: see :func:`run_metrics`).
-AGGREGATE = ("goodput_bps", "link_share", "jain", "retransmits", "retrans_rate", "queue_mean_bytes",
-             "rtt_mean_ms", "rtt_p95_ms")
+AGGREGATE = (
+    "goodput_bps",
+    "link_share",
+    "jain",
+    "retransmits",
+    "retrans_rate",
+    "queue_mean_bytes",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+)
 QUERY = ("queries", "query_mean_s", "query_p95_s", "query_max_s")
 #: Per algorithm: goodput and share of the total, mean over its flows of each flow's RTT figures, retransmits.
 PER_CC = ("goodput_bps", "share", "rtt_mean_ms", "rtt_p95_ms", "retransmits")
@@ -48,8 +56,10 @@ def _rtt(flows: Sequence[dict[str, Any]]) -> tuple[float, float]:
     """Mean over flows of each flow's mean and p95 RTT. The configured flows count, not the short
     transfers of a query app (thousands of them would outvote the flows), unless there are only those."""
     configured = configured_flows(list(flows)) or list(flows)
-    return (_mean([_num(f.get("rtt_mean_ms")) for f in configured]),
-            _mean([_num(f.get("rtt_p95_ms")) for f in configured]))
+    return (
+        _mean([_num(f.get("rtt_mean_ms")) for f in configured]),
+        _mean([_num(f.get("rtt_p95_ms")) for f in configured]),
+    )
 
 
 def run_metrics(summary: dict[str, Any]) -> dict[str, float]:
@@ -89,7 +99,9 @@ def points_frame(axes: Sequence[str], rows: Sequence[dict[str, Any]]) -> pd.Data
     metric_cols: list[str] = []
     for r in rows:
         metric_cols += [k for k in r if k not in base and k != "error" and k not in metric_cols]
-    per_cc = sorted((c for c in metric_cols if "." in c), key=lambda c: (c.rsplit(".", 1)[0], PER_CC.index(c.rsplit(".", 1)[1])))
+    per_cc = sorted(
+        (c for c in metric_cols if "." in c), key=lambda c: (c.rsplit(".", 1)[0], PER_CC.index(c.rsplit(".", 1)[1]))
+    )
     plain = [c for c in (*AGGREGATE, *QUERY, *WALL_CLOCK) if c in metric_cols]
     frame = pd.DataFrame([{**r} for r in rows], columns=[*base, *plain, *per_cc, "error"])
     for a in axes:
@@ -104,8 +116,10 @@ def points_frame(axes: Sequence[str], rows: Sequence[dict[str, Any]]) -> pd.Data
 
 def write_points(frame: pd.DataFrame, out: Path) -> Path:
     """points.parquet and points.csv in ``out`` (each written to a temporary name and renamed)."""
-    for name, write in (("points.parquet", lambda p: frame.to_parquet(p, engine="pyarrow", index=False)),
-                        ("points.csv", lambda p: frame.to_csv(p, index=False))):
+    for name, write in (
+        ("points.parquet", lambda p: frame.to_parquet(p, engine="pyarrow", index=False)),
+        ("points.csv", lambda p: frame.to_csv(p, index=False)),
+    ):
         tmp = out / f".{name}.tmp"
         write(tmp)
         tmp.replace(out / name)

@@ -60,7 +60,9 @@ def check_tools(algorithm: str) -> None:
             f"({KERNEL_BTF} is missing: CONFIG_DEBUG_INFO_BTF=y)"
         )
     if platform.machine() not in _TARGET_ARCH:
-        raise BpfUnavailable(f"BPF congestion controls are supported on {', '.join(_TARGET_ARCH)} only, not {platform.machine()}")
+        raise BpfUnavailable(
+            f"BPF congestion controls are supported on {', '.join(_TARGET_ARCH)} only, not {platform.machine()}"
+        )
 
 
 def _has_libbpf_so1() -> bool:
@@ -106,6 +108,7 @@ def _vmlinux_h(cache: Path) -> Path:
     d = cache / f"vmlinux-{kernel_btf_id()[:16]}"
     header = d / "vmlinux.h"
     if not header.exists():
+
         def dump(tmp: Path) -> None:
             with open(tmp, "w") as f:
                 _run(["bpftool", "btf", "dump", "file", str(KERNEL_BTF), "format", "c"], "bpftool btf dump", stdout=f)
@@ -137,8 +140,22 @@ def build(name: str) -> Path:
     arch = _TARGET_ARCH[platform.machine()]
 
     def compile_(tmp: Path) -> None:
-        _run(["clang", *_CLANG_FLAGS, f"-D__TARGET_ARCH_{arch}", "-I", str(inc), "-I", str(SRC_DIR),
-              "-c", str(source(name)), "-o", str(tmp)], f"compiling {source(name).name}")
+        _run(
+            [
+                "clang",
+                *_CLANG_FLAGS,
+                f"-D__TARGET_ARCH_{arch}",
+                "-I",
+                str(inc),
+                "-I",
+                str(SRC_DIR),
+                "-c",
+                str(source(name)),
+                "-o",
+                str(tmp),
+            ],
+            f"compiling {source(name).name}",
+        )
 
     _atomic_write(obj, compile_)
     return obj

@@ -140,8 +140,13 @@ def _fail(what: str) -> SimulationError:
 
 class _LinkCreateAttr(ctypes.Structure):
     # union bpf_attr, the BPF_LINK_CREATE member's first fields (the rest zero).
-    _fields_ = [("prog_fd", ctypes.c_uint32), ("target_fd", ctypes.c_uint32), ("attach_type", ctypes.c_uint32),
-                ("flags", ctypes.c_uint32), ("pad", ctypes.c_uint8 * 112)]
+    _fields_ = [
+        ("prog_fd", ctypes.c_uint32),
+        ("target_fd", ctypes.c_uint32),
+        ("attach_type", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("pad", ctypes.c_uint8 * 112),
+    ]
 
 
 def _link_create(map_fd: int) -> int:
