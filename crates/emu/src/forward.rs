@@ -112,18 +112,18 @@ impl Emu {
         self.late_max_ns = self.late_max_ns.max(late);
     }
 
-    fn into_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
+    fn enter_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
         enqueue_marked(&mut self.fwd, &mut self.pool, now, i, origin);
     }
 
-    fn from_sender(&mut self, now: u64, s: usize, i: u32) {
+    fn take_from_sender(&mut self, now: u64, s: usize, i: u32) {
         match self.access_fwd[s].as_mut() {
             Some(a) => enqueue_access(a, &mut self.pool, now, i, s as u16),
-            None => self.into_bottleneck(now, i, s as u16),
+            None => self.enter_bottleneck(now, i, s as u16),
         }
     }
 
-    fn from_receiver(&mut self, now: u64, i: u32) {
+    fn take_from_receiver(&mut self, now: u64, i: u32) {
         let dst = ipv4_dst(self.pool.pkt(i));
         let Some(&s) = dst.and_then(|d| self.addr_to_sender.get(&d)) else {
             self.unroutable += 1;
@@ -139,7 +139,7 @@ impl Emu {
             while let Some((i, due, _)) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now))
             {
                 // Enter the bottleneck at the scheduled time, not the (later) wake-up time.
-                self.into_bottleneck(due, i, s as u16);
+                self.enter_bottleneck(due, i, s as u16);
             }
         }
         while let Some((i, due, _)) = self.fwd.pop_ready(now) {
@@ -191,8 +191,8 @@ impl Emu {
             self.reads += 1;
             let now = now_ns();
             match from {
-                Some(s) => self.from_sender(now, s, i),
-                None => self.from_receiver(now, i),
+                Some(s) => self.take_from_sender(now, s, i),
+                None => self.take_from_receiver(now, i),
             }
             n += 1;
         }

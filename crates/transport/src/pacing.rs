@@ -196,7 +196,7 @@ impl Sender {
             // u32 bytes × 10⁹ fits in 64 bits: no 128-bit division per packet.
             let len_ns = payload_bytes as u64 * NSEC_PER_SEC / self.pacing_rate_bytes_per_s();
             self.pacer.next_send_ns =
-                self.pacer.next_send_ns.max(now.saturating_sub(len_ns as u64)) + len_ns as u64;
+                self.pacer.next_send_ns.max(now.saturating_sub(len_ns)) + len_ns;
             self.tp.wstamp_ns = self.pacer.next_send_ns;
             self.pacer.burst_left_segs = self.pacer.burst_left_segs.saturating_sub(1);
         }
