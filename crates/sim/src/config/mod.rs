@@ -793,21 +793,56 @@ pub struct Rpc {
     pub gap_ns: u64,
 }
 
+/// A config that passed every check: bounds, types and the relations between fields. The
+/// simulator is built from one (`Simulation::from_checked`), so a config checked once (the front
+/// checks it when it reads the scenario) is never checked again on its way to the run.
+#[derive(Clone, Debug)]
+pub struct Checked(Config);
+
+impl Checked {
+    /// Check the relations between the fields of a config whose bounds and types are known good
+    /// (a typed [`Config`] built in Rust).
+    pub fn new(cfg: Config) -> Result<Checked, ConfigError> {
+        cfg.validate()?;
+        Ok(Checked(cfg))
+    }
+
+    pub fn into_config(self) -> Config {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Checked {
+    type Target = Config;
+    fn deref(&self) -> &Config {
+        &self.0
+    }
+}
+
 impl Config {
     /// Parse and check a config (unknown fields, types, bounds, relations); every error names
     /// the field.
-    pub fn from_json(s: &str) -> Result<Config, ConfigError> {
+    pub fn check_json(s: &str) -> Result<Checked, ConfigError> {
         let value: serde_json::Value = serde_json::from_str(s)
             .map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?;
-        Config::from_value(value)
+        Config::check_value(value)
     }
 
-    /// As [`from_json`](Config::from_json), from a parsed JSON value.
-    pub fn from_value(value: serde_json::Value) -> Result<Config, ConfigError> {
+    /// As [`check_json`](Config::check_json), from a parsed JSON value.
+    pub fn check_value(value: serde_json::Value) -> Result<Checked, ConfigError> {
         check::check_bounds(&value)?;
         let cfg: Config = check::deserialize(value)?;
-        cfg.validate()?;
-        Ok(cfg)
+        Checked::new(cfg)
+    }
+
+    /// As [`check_json`](Config::check_json), for callers that keep the plain config.
+    pub fn from_json(s: &str) -> Result<Config, ConfigError> {
+        Config::check_json(s).map(Checked::into_config)
+    }
+
+    /// As [`check_value`](Config::check_value), for callers that keep the plain config.
+    pub fn from_value(value: serde_json::Value) -> Result<Config, ConfigError> {
+        Config::check_value(value).map(Checked::into_config)
     }
 
     /// Every simulated flow in flow-id order: (index of its `flows` entry, the entry).
