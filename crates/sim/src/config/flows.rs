@@ -55,7 +55,7 @@ pub struct QueryApp {
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub jitter_ns: u64,
     /// Open the connections inside the timed query (SYN, SYN-ACK before the request); false =
-    /// opened before the clock starts, as the seed's aggregator did.
+    /// opened before the clock starts, as the Waterloo DC study's aggregator did.
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub handshake: bool,

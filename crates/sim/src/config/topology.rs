@@ -176,16 +176,16 @@ pub struct Star {
     #[schemars(range(min = 0.0078125, max = 64.0))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub shared_buffer_alpha: Option<f64>,
-    /// Hosts per rack, the aggregator first (seed 000's cluster: 16): with more hosts, each rack
-    /// has its own ToR and the ToRs meet at one aggregation switch, so workers beyond rack 0
-    /// cross it. None: one switch for all.
+    /// Hosts per rack, the aggregator first (the Waterloo DC study's cluster: 16): with more hosts,
+    /// each rack has its own ToR and the ToRs meet at one aggregation switch, so workers beyond
+    /// rack 0 cross it. None: one switch for all.
     #[serde(default)]
     #[schemars(range(min = 2, max = MAX_WORKERS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub hosts_per_rack: Option<u32>,
     /// The rack of each worker in turn, repeated over the workers (rack 0 is the aggregator's):
-    /// seed 000's node list interleaves four racks, its first worker in another rack than the
-    /// aggregator's and every fourth in the aggregator's own, `[1, 2, 3, 0]`. Needs
+    /// the Waterloo DC study's node list interleaves four racks, its first worker in another rack
+    /// than the aggregator's and every fourth in the aggregator's own, `[1, 2, 3, 0]`. Needs
     /// `hosts_per_rack`, which bounds every rack (the aggregator counts in rack 0). None: the
     /// workers fill the racks in order after the aggregator.
     #[serde(default)]
