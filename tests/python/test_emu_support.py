@@ -86,3 +86,17 @@ def test_a_star_is_refused_by_its_variant_mark():
     with pytest.raises(ScenarioError) as e:
         check_supported(_scenario(lambda r: r.update(topology=star)))
     assert str(e.value) == 'topology.kind: "star" is not supported by --backend emu (dumbbell only)'
+
+
+def test_a_kernel_algorithm_does_not_upset_the_check():
+    # The core checks a kernel:NAME flow as another algorithm, also where support.py asks it
+    # for the default of a field the user set (the access rate's).
+    def kernel(r, **more):
+        r["flows"][0]["cc"] = "kernel:cubic"
+        r["topology"].update(more)
+
+    assert _notes(lambda r: kernel(r, access_rate="1Gbps")) == []
+    assert _notes(lambda r: kernel(r, access_rate="200Mbps"))[0].startswith("topology.access_rate")
+    with pytest.raises(ScenarioError) as e:
+        check_supported(_scenario(lambda r: kernel(r) or r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"})))
+    assert str(e.value).startswith("topology.bottleneck.red")

@@ -82,7 +82,7 @@ class _Walk:
             for p in path[:-1]:
                 parent = parent[int(p)] if isinstance(parent, list) else parent[p]
             del parent[path[-1]]
-            filled = json.loads(scenario_core.load_core().check_config(json.dumps(bare)).resolved)
+            filled = json.loads(scenario_core.check_config(bare, self.scenario)[0].resolved)
             for p in path:
                 filled = filled[int(p)] if isinstance(filled, list) else (filled or {}).get(p)
             return value != filled

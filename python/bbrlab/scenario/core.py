@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # pydantic (and the field types built on it) is imported inside the functions that take a model:
 # `bbrlab cc` and the result schema need only load_core(), and pydantic costs them 0.1-0.2 s.
 
-__all__ = ["load_core", "to_core", "from_core", "Verdict", "verdict", "check", "human_path", "schema"]
+__all__ = ["load_core", "to_core", "from_core", "Verdict", "verdict", "check_config", "check", "human_path", "schema"]
 
 
 def load_core() -> Any:
@@ -194,14 +194,22 @@ def _non_finite(data: Any, path: str = "") -> str | None:
 
 def verdict(scenario: BaseModel) -> Verdict:
     """Send a scenario to the core's checker (once per scenario: ``ScenarioBase.verdict`` keeps
-    the answer). Flows named ``kernel:NAME`` are checked as any flow and keep that name in the
-    resolved config (which only the emu backend runs; the simulator refuses it,
+    the answer)."""
+    sent = to_core(scenario, given_only=True)  # a 10^5-flow scenario: a tenth of the text
+    checked, kernel = check_config(sent, scenario)
+    return Verdict(checked, json.loads(checked.derived), sent, kernel)
+
+
+def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict[str, int]]:
+    """The core's checker on a config of ``scenario``: (the core's CheckedConfig, the
+    ``kernel:NAME`` flows by index), or a ScenarioError naming the scenario's field. Flows named
+    ``kernel:NAME`` are checked as any flow (the resolved config gets that name back,
+    :meth:`Verdict.resolved`; only the emu backend runs them, the simulator refuses them,
     ``runner.simulate``)."""
     from .fields import KERNEL_PREFIX
 
     core = load_core()
-    sent = to_core(scenario, given_only=True)  # a 10^5-flow scenario: a tenth of the text
-    config = dict(sent)
+    config = dict(config)
     kernel = {i: f["cc"] for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)}
     if kernel:
         config["flows"] = list(config["flows"])
@@ -213,11 +221,10 @@ def verdict(scenario: BaseModel) -> Verdict:
         path = _non_finite(config) or ""
         raise ScenarioError(human_path(path, scenario), "is not a finite number; write a number such as 0.5") from None
     try:
-        checked = core.check_config(text)
+        return core.check_config(text), kernel
     except core.ConfigError as e:
         path, message = e.args
         raise ScenarioError(human_path(path, scenario), message) from None
-    return Verdict(checked, json.loads(checked.derived), sent, kernel)
 
 
 def check(scenario: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
