@@ -20,8 +20,8 @@ goes through that one rounding formatter.
 
 from __future__ import annotations
 
+import datetime
 import math
-
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -122,12 +122,23 @@ def _whole(value: object, x: Decimal, sign_rule: str, fraction_error: str) -> in
 
 def _show(value: object) -> str:
     """How a user's value is quoted back in a message: strings in double quotes as written in
-    TOML, shortened when long."""
+    TOML, shortened when long; TOML dates and times as written (07:32:00)."""
+    if isinstance(value, (datetime.date, datetime.time)):  # a datetime is a date too
+        return value.isoformat()
     if isinstance(value, str):
         return f'"{value}"' if len(value) <= 40 else f'"{value[:30]}…" ({len(value)} characters)'
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_EXPONENT:
         return f"a {value.bit_length() * 3 // 10}-digit number"
     return repr(value)
+
+
+def _refuse_datetime(value: object, accepted: str) -> None:
+    """TOML reads an unquoted 07:32:00 or 2026-11-28 as a time of day or a date, which no field
+    takes: say so, and what is accepted (``accepted``)."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        what = ("date and time" if isinstance(value, datetime.datetime)
+                else "date" if isinstance(value, datetime.date) else "time of day")
+        raise UnitError(f"{_show(value)} is a TOML {what}, not {accepted}")
 
 
 def _number_in(text: object) -> str:
@@ -201,6 +212,7 @@ def _rate_prefix_guess(unit: str) -> str:
 
 def parse_rate(value: object) -> int:
     """A rate in bits per second: "2.5Gbps", "100Mbit/s", "64 kbps", "1tbps". Returns bps (int)."""
+    _refuse_datetime(value, 'a rate; write one in quotes with its unit, e.g. "100Mbps"')
     if isinstance(value, bool) or not isinstance(value, str):
         n = _number_in(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "100"
         raise UnitError(f'{_show(value)} is not a rate (it needs a unit); try "{n}Mbps"')
@@ -237,6 +249,7 @@ def format_rate(bps: int) -> str:
 
 def parse_time(value: object) -> int:
     """A time: "70ms", "1.5s", "250us", "10ns", "2min", "1h". Returns nanoseconds (int)."""
+    _refuse_datetime(value, 'a duration; write one in quotes with its unit, e.g. "70ms" or "60s"')
     if isinstance(value, bool) or not isinstance(value, str):
         n = _number_in(value)
         raise UnitError(f'{_show(value)} is not a time (it needs a unit); try "{n}s" or "{n}ms"')
@@ -277,6 +290,7 @@ def format_time(ns: int) -> str:
 
 def parse_size(value: object) -> int:
     """A size in bytes: "80MB", "64KB", "1500B", "4MiB", "1 GiB", or a bare integer (bytes)."""
+    _refuse_datetime(value, 'a size; write one in quotes with its unit, e.g. "64KB"')
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise UnitError(f"{value} is negative; a size must be >= 0")
@@ -343,6 +357,7 @@ class Buffer:
 
 def parse_buffer(value: object) -> Buffer:
     """A buffer: a size ("500KB", "4MiB"), a BDP multiple ("1bdp", "0.5 bdp"), or packets ("100pkts")."""
+    _refuse_datetime(value, 'a buffer; write one in quotes, e.g. "1bdp", "64KB" or "100pkts"')
     if isinstance(value, Buffer):
         return value
     if isinstance(value, str):
@@ -380,8 +395,11 @@ def format_buffer(buf: Buffer) -> str:
 
 def parse_fraction(value: object) -> float:
     """A probability: "1.5%" or a fraction 0.015 (TOML float or int). Returns a float fraction."""
+    _refuse_datetime(value, 'a fraction; write a number like 0.015 or a percentage like "1.5%"')
     if isinstance(value, bool):
         raise UnitError(f'{value!r} is not a fraction; try "1.5%" or 0.015')
+    if isinstance(value, float) and not math.isfinite(value):  # TOML's nan, inf, -inf
+        raise UnitError(f'{value} is not a number; write a fraction like 0.015 or a percentage like "1.5%"')
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):

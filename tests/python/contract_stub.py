@@ -20,7 +20,8 @@ from bbrlab.core.tables import encode
 ConfigError = _real.ConfigError
 algorithms = _real.algorithms
 config_schema = _real.config_schema
-resolve_config = _real.resolve_config
+check_config = _real.check_config
+CheckedConfig = _real.CheckedConfig
 result_schema = _real.result_schema
 #: Every flow reports this made-up phase code throughout: its algorithm's phase table (the
 #: registry's, as the real core) at this index (BBRv1's probe_bw, the loss-based algorithms'
@@ -42,10 +43,11 @@ class Simulation:
     #: set by tests to raise KeyboardInterrupt after N slices (simulates Ctrl-C between slices)
     interrupt_after: int | None = None
 
-    def __init__(self, config_json: str) -> None:
-        resolved, derived = resolve_config(config_json)  # the real core's checks
-        self.config: dict[str, Any] = json.loads(resolved)
-        self.derived: dict[str, Any] = json.loads(derived)
+    def __init__(self, config: str | Any) -> None:
+        # As the real one: a config the real core checked already, or JSON it checks now.
+        checked = config if isinstance(config, CheckedConfig) else check_config(config)
+        self.config: dict[str, Any] = json.loads(checked.resolved)
+        self.derived: dict[str, Any] = json.loads(checked.derived)
         self.end_ns = int(self.config["duration_ns"])
         self.now_ns = 0
         self.slices = 0

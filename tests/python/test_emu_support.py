@@ -63,3 +63,40 @@ def test_model_switches_warn_and_name_the_field():
     assert _notes(lambda r: r["topology"].update(access_rate="1Gbps")) == []  # 10 × 100 Mbit/s, the default
     assert _notes(lambda r: r["topology"].update(access_rate="200Mbps"))[0].startswith("topology.access_rate")
     assert _notes(lambda r: r.update(hosts={}))[0].startswith("hosts:")
+
+
+def test_what_emu_refuses_and_warns_about_is_read_from_the_schema(monkeypatch):
+    """No list of fields here or in support.py: a mark changed in the core's schema changes what
+    --backend emu does (marked refused, a field it honours today is refused, with its message)."""
+    from bbrlab.scenario import core
+
+    schema = copy.deepcopy(core.schema())
+    flow = schema["$defs"]["Flow"]["properties"]
+    flow["mss_bytes"]["x-backends"] = {"sim": "honoured", "emu": {"refused": "a test's reason"}}
+    flow["tso"]["x-backends"] = {"sim": "honoured", "emu": "honoured"}
+    monkeypatch.setattr(core, "schema", lambda: schema)
+    assert _notes(lambda r: r["flows"][1].update(tso=False)) == []
+    with pytest.raises(ScenarioError) as e:
+        check_supported(_scenario(lambda r: r["flows"][1].update(mss="9000B")))
+    assert str(e.value).startswith("flows.1.mss") and "9000 is not available on --backend emu: a test's reason" in str(e.value)
+
+
+def test_a_star_is_refused_by_its_variant_mark():
+    star = {"kind": "star", "workers": 4, "rate": "1Gbps"}
+    with pytest.raises(ScenarioError) as e:
+        check_supported(_scenario(lambda r: r.update(topology=star)))
+    assert str(e.value) == 'topology.kind: "star" is not supported by --backend emu (dumbbell only)'
+
+
+def test_a_kernel_algorithm_does_not_upset_the_check():
+    # The core checks a kernel:NAME flow as another algorithm, also where support.py asks it
+    # for the default of a field the user set (the access rate's).
+    def kernel(r, **more):
+        r["flows"][0]["cc"] = "kernel:cubic"
+        r["topology"].update(more)
+
+    assert _notes(lambda r: kernel(r, access_rate="1Gbps")) == []
+    assert _notes(lambda r: kernel(r, access_rate="200Mbps"))[0].startswith("topology.access_rate")
+    with pytest.raises(ScenarioError) as e:
+        check_supported(_scenario(lambda r: kernel(r) or r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"})))
+    assert str(e.value).startswith("topology.bottleneck.red")

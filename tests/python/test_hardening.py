@@ -72,6 +72,88 @@ def test_extreme_top_level_values(tmp_path: Path, line: str, field: str, contain
     assert time.monotonic() - t0 < 5
 
 
+STAR = 'duration = "1s"\n[topology]\nkind = "star"\nworkers = 4\nrate = "1Gbps"\n[[flows]]\ncc = "cubic"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", red = { min_th = "20KB", max_th = "60KB", max_p = nan } }'),
+         "topology.bottleneck.red.max_p"),
+        (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", ack_loss = nan }'), "topology.bottleneck.ack_loss"),
+        (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", loss = -inf }'), "topology.bottleneck.loss"),
+        (STAR.replace('rate = "1Gbps"', 'rate = "1Gbps"\nshared_buffer = "1MB"\nshared_buffer_alpha = nan'),
+         "topology.shared_buffer_alpha"),
+    ],
+    ids=["red-max_p", "ack_loss", "loss-inf", "shared_buffer_alpha"],
+)
+def test_a_nan_is_named_with_the_form_it_takes(tmp_path: Path, text: str, field: str) -> None:
+    # It was "not valid JSON: expected value at line 1 column 305", naming no field.
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]))
+    assert msg.startswith(f"error: {field}: ") and "is not a number" in msg and '"1.5%"' in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "shown", "accepted"),
+    [
+        ("duration = 07:32:00", "duration", "07:32:00 is a TOML time of day", '"60s"'),
+        ("duration = 2026-11-28", "duration", "2026-11-28 is a TOML date", '"60s"'),
+        ("seed = 07:32:00", "seed", "07:32:00 is not an integer", "whole number"),
+    ],
+)
+def test_a_toml_time_is_shown_as_written(tmp_path: Path, line: str, field: str, shown: str, accepted: str) -> None:
+    # It was echoed as datetime.time(7, 32).
+    p = tmp_path / "s.toml"
+    p.write_text(line + "\n" + BASE.replace('duration = "1s"\n', "" if line.startswith("duration") else 'duration = "1s"\n'))
+    msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]))
+    assert msg.startswith(f"error: {field}: {shown}") and accepted in msg and "datetime" not in msg, msg
+
+
+def test_too_many_flows_are_refused_before_any_flow_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count over the limit, or counts that add up to more flows than the core takes, are refused
+    from the raw tables: no flow table is validated, let alone expanded, first."""
+    from bbrlab.scenario import model
+
+    def no_flow_is_checked(*a: object, **k: object) -> None:
+        raise AssertionError("a flow table was validated")
+
+    monkeypatch.setattr(model.Scenario, "model_validate", no_flow_is_checked)
+    p = tmp_path / "s.toml"
+    p.write_text(BASE.replace('cc = "cubic"\n', 'cc = "cubic"\ncount = 100001\n'))
+    assert one_line_error(CliRunner().invoke(cli, ["validate", str(p)])).startswith("error: flows.0.count: 100001 is out of range")
+    p.write_text(BASE + '[[flows]]\ncc = "bbr"\ncount = 99999\n' + '[[flows]]\ncc = "reno"\n' * 2)
+    msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]))
+    assert msg == "error: flows: 100002 flows after expanding count; the limit is 100000", msg
+    msg = one_line_error(CliRunner().invoke(cli, ["validate", str(QUICK), "--set", "flows.0.count=200000"]))
+    assert msg.startswith("error: flows.0.count (from --set): 200000 is out of range"), msg
+
+
+def test_one_run_checks_its_scenario_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`bbrlab run` sends the scenario to the core's checker once, and builds the simulation
+    from the checked config (before: four checks and a fifth by the simulation)."""
+    from bbrlab import _core
+
+    checks: list[str] = []
+    check_config, simulation = _core.check_config, _core.Simulation
+
+    def counted_check(config_json: str) -> object:
+        checks.append("check_config")
+        return check_config(config_json)
+
+    def counted_simulation(config: object) -> object:
+        if isinstance(config, str):  # a JSON config: the core checks it again
+            checks.append("Simulation(json)")
+        return simulation(config)
+
+    monkeypatch.setattr(_core, "check_config", counted_check)
+    monkeypatch.setattr(_core, "Simulation", counted_simulation)
+    result = CliRunner().invoke(cli, ["run", str(QUICK), "-q", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert checks == ["check_config"]
+
+
 @pytest.mark.parametrize(
     ("override", "field"),
     [

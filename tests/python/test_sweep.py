@@ -297,7 +297,7 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     real = runner.simulate
 
     def flaky(config, progress=None, scenario=None):  # type: ignore[no-untyped-def]
-        if config["seed"] == 2:
+        if scenario.seed == 2:  # config: the scenario's checked config (core.Verdict)
             raise SimulationError("the simulator failed at t=0.5s: injected")
         return real(config, progress, scenario)
 

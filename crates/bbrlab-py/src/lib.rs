@@ -37,11 +37,50 @@ fn table_to_dict<'py>(py: Python<'py>, t: &sim::metrics::Table) -> PyResult<Boun
     Ok(d)
 }
 
+/// A config the core has checked (`check_config`): the checked config itself, from which a
+/// `Simulation` is built without a second check, and as JSON text its resolved form (every
+/// default filled), its resolved topology alone and the facts derived from it.
+#[pyclass(module = "bbrlab._core", frozen)]
+struct CheckedConfig {
+    checked: sim::config::Checked,
+    resolved: sim::config::Config,
+    /// The facts derived from it (BDP, the shared queue's limit, …; JSON text).
+    #[pyo3(get)]
+    derived: String,
+}
+
+fn to_json(value: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+#[pymethods]
+impl CheckedConfig {
+    /// The config with every default filled (JSON text).
+    #[getter]
+    fn resolved(&self, py: Python<'_>) -> PyResult<String> {
+        py.allow_threads(|| to_json(&self.resolved))
+    }
+
+    /// Its topology alone (JSON text): what the front needs without decoding every flow.
+    #[getter]
+    fn topology(&self) -> PyResult<String> {
+        to_json(&self.resolved.topology)
+    }
+}
+
 #[pymethods]
 impl Simulation {
+    /// From a `CheckedConfig` (not checked again) or a config's JSON text (checked here).
     #[new]
-    fn new(config_json: &str) -> PyResult<Self> {
-        sim::Simulation::from_json(config_json).map(|sim| Simulation { sim }).map_err(config_error)
+    fn new(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let built = if let Ok(c) = config.downcast::<CheckedConfig>() {
+            let checked = c.get().checked.clone();
+            py.allow_threads(move || sim::Simulation::from_checked(checked))
+        } else {
+            let json: String = config.extract()?;
+            py.allow_threads(move || sim::Simulation::from_json(&json))
+        };
+        built.map(|sim| Simulation { sim }).map_err(config_error)
     }
 
     #[getter]
@@ -124,16 +163,15 @@ fn config_schema() -> String {
     sim::config::schema().to_string()
 }
 
-/// Check a config and return `(resolved config JSON, derived facts JSON)`; raises ConfigError.
+/// Check a config (the core's one checker: bounds, types, relations) and return it as a
+/// `CheckedConfig`; raises ConfigError.
 #[pyfunction]
-fn resolve_config(py: Python<'_>, config_json: &str) -> PyResult<(String, String)> {
-    let cfg =
-        py.allow_threads(|| sim::config::Config::from_json(config_json)).map_err(config_error)?;
-    let resolved =
-        serde_json::to_string(&cfg.resolved()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let derived =
-        serde_json::to_string(&cfg.derived()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((resolved, derived))
+fn check_config(py: Python<'_>, config_json: &str) -> PyResult<CheckedConfig> {
+    py.allow_threads(|| {
+        let checked = sim::config::Config::check_json(config_json).map_err(config_error)?;
+        let derived = to_json(&checked.derived())?;
+        Ok(CheckedConfig { resolved: checked.resolved(), checked, derived })
+    })
 }
 
 /// The result tables: `[{name, description, columns: [{name, dtype, unit, description}]}]`.
@@ -190,10 +228,11 @@ fn linkemu_main(py: Python<'_>, argv: Vec<String>) -> i32 {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<CheckedConfig>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
-    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(linkemu_main, m)?)?;

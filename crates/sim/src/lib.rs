@@ -613,11 +613,15 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
-        Simulation::new(Config::from_json(json)?)
+        Simulation::from_checked(Config::check_json(json)?)
     }
 
     pub fn new(cfg: Config) -> Result<Simulation, ConfigError> {
-        cfg.validate()?;
+        Simulation::from_checked(config::Checked::new(cfg)?)
+    }
+
+    /// Build from a config that passed every check (it is not checked again).
+    pub fn from_checked(cfg: config::Checked) -> Result<Simulation, ConfigError> {
         let cfg = cfg.resolved();
         let seed = cfg.seed;
         let mut links: Vec<Link> = Vec::new();

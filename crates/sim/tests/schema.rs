@@ -57,6 +57,93 @@ fn every_field_is_described_and_every_integer_bounded() {
     }
 }
 
+/// The backends a field must be marked for (`config::backends`), in `x-backends`.
+const BACKENDS: [&str; 2] = ["sim", "emu"];
+
+/// A mark's name, if it is one (`"honoured"`, `{"refused": why}`, ...; a why must be given).
+fn mark_name(m: &Value) -> Option<&str> {
+    match m {
+        Value::String(s) if ["honoured", "model-switch", "within"].contains(&s.as_str()) => Some(s),
+        Value::Object(o) if o.len() == 1 => {
+            let (k, why) = o.iter().next()?;
+            let known = ["refused", "ignored"].contains(&k.as_str());
+            (known && why.as_str().is_some_and(|w| !w.is_empty())).then_some(k.as_str())
+        }
+        _ => None,
+    }
+}
+
+/// Walk every field reachable from `s`; `within[b]`: inside a table or variant that backend b
+/// refuses or ignores as a whole. Returns the fields seen (a definition reached again in the
+/// same state is not walked again).
+fn check_marks(
+    s: &Value,
+    defs: &serde_json::Map<String, Value>,
+    at: &str,
+    within: [bool; 2],
+    seen: &mut std::collections::HashSet<(String, [bool; 2])>,
+) -> usize {
+    let mut fields = 0;
+    if let Some(name) = s.get("$ref").and_then(Value::as_str) {
+        let name = name.trim_start_matches("#/$defs/");
+        if seen.insert((name.to_string(), within)) {
+            fields += check_marks(&defs[name], defs, &format!("{at}<{name}>"), within, seen);
+        }
+    }
+    let covers = |s: &Value, within: [bool; 2]| {
+        let mut out = within;
+        for (b, backend) in BACKENDS.iter().enumerate() {
+            let m = s.get("x-backends").and_then(|x| x.get(*backend));
+            out[b] |= m.and_then(mark_name).is_some_and(|n| n == "refused" || n == "ignored");
+        }
+        out
+    };
+    for key in ["oneOf", "anyOf"] {
+        for alt in s.get(key).and_then(Value::as_array).into_iter().flatten() {
+            fields += check_marks(alt, defs, at, covers(alt, within), seen);
+        }
+    }
+    if let Some(items) = s.get("items") {
+        fields += check_marks(items, defs, at, within, seen);
+    }
+    for (k, p) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        if k == "kind" && p.get("const").is_some() {
+            continue; // a union's tag
+        }
+        let path = format!("{at}.{k}");
+        for (b, backend) in BACKENDS.iter().enumerate() {
+            let m = p.get("x-backends").and_then(|x| x.get(*backend));
+            let name = m.and_then(mark_name);
+            assert!(name.is_some(), "{path} has no valid x-backends mark for {backend}: {m:?}");
+            assert!(
+                name != Some("within") || within[b],
+                "{path} is marked within for {backend}, outside anything {backend} refuses or ignores"
+            );
+        }
+        fields += 1 + check_marks(p, defs, &path, covers(p, within), seen);
+    }
+    fields
+}
+
+/// Every field says how each backend treats it (`x-backends`, written beside the field): a new
+/// field cannot be silently ignored by the emu backend.
+#[test]
+fn every_field_is_marked_for_every_backend() {
+    let schema = config::schema();
+    let fields = check_marks(&schema, defs(&schema), "Config", [false; 2], &mut Default::default());
+    assert!(fields > 100, "only {fields} fields walked");
+    // The walk can fail: a field without its mark is found.
+    let mut unmarked = schema.clone();
+    unmarked["$defs"]["Flow"]["properties"]["mss_bytes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("x-backends");
+    let found = std::panic::catch_unwind(|| {
+        check_marks(&unmarked, defs(&unmarked), "Config", [false; 2], &mut Default::default())
+    });
+    assert!(found.is_err(), "an unmarked field went unnoticed");
+}
+
 fn base() -> Value {
     json!({
         "duration_ns": 2_000_000_000u64,

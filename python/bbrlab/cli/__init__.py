@@ -209,7 +209,7 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
     overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
-    _note_sweep_table(scenario)
+    _note_sweep_table(scenario, scn)
     # Before simulating: a run that cannot be written must not cost the simulation first.
     out_dir = check_out_dir(out if out is not None else default_run_dir(scn.name, overrides),
                             expected_bytes(scn.derived()["sample_rows"], 0))
@@ -247,7 +247,7 @@ def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
 
     scn = load_scenario(scenario, overrides=list(sets))
     sweep_plan = None
-    if _has_sweep_table(scenario):  # checked too: every axis, value and run of the grid
+    if scn.has_sweep_table:  # checked too: every axis, value and run of the grid
         from ..sweep import plan_sweep
 
         sweep_plan = plan_sweep(scenario, sets=list(sets))
@@ -372,14 +372,8 @@ def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, rever
         console.print(catalog.runs_table(records, directory))
 
 
-def _has_sweep_table(scenario: str) -> bool:
-    from ..scenario.load import read_scenario_file, split_sweep
-
-    return split_sweep(read_scenario_file(scenario))[1] is not None
-
-
-def _note_sweep_table(scenario: str) -> None:
-    if _has_sweep_table(scenario):
+def _note_sweep_table(scenario: str, scn: Any) -> None:
+    if scn.has_sweep_table:
         click.echo(f"note: {scenario} has a [sweep] table; this runs the base scenario (`bbrlab sweep` runs the grid)", err=True)
 
 

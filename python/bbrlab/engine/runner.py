@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError, SimulationError
-from ..scenario.core import human_path, load_core
+from ..scenario.core import Verdict, human_path, load_core
 
 if TYPE_CHECKING:
     from ..results.results import Result
@@ -33,20 +33,26 @@ _SLICE_WALL_S = 0.1
 
 
 def simulate(
-    config: dict[str, Any], progress: ProgressFn | None = None, scenario: Scenario | None = None
+    config: dict[str, Any] | Verdict, progress: ProgressFn | None = None, scenario: Scenario | None = None
 ) -> tuple[dict[str, Any], float, str]:
-    """Run a core config; returns (raw results, wall seconds, core version). A config the core
-    rejects raises ScenarioError naming the field (in the scenario's terms when ``scenario`` is
-    the model it came from)."""
+    """Run a core config; returns (raw results, wall seconds, core version). ``config`` is a
+    scenario's :class:`Verdict` (checked already: the simulation is built from the core's checked
+    config, not checked again) or a config dict, which the core checks; one it rejects raises
+    ScenarioError naming the field (in the scenario's terms when ``scenario`` is the model it
+    came from)."""
     from ..scenario.fields import KERNEL_PREFIX
 
-    for i, f in enumerate(config.get("flows", [])):
-        if str(f.get("cc", "")).startswith(KERNEL_PREFIX):
-            raise ScenarioError(f"flows.{i}.cc", f'"{f["cc"]}" is a kernel algorithm, which only --backend emu runs; '
-                                "the simulator's algorithms are listed by `bbrlab cc`")
+    if isinstance(config, Verdict):
+        kernel = sorted(config.kernel.items())
+    else:
+        kernel = [(i, f["cc"]) for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)]
+    if kernel:
+        i, cc = kernel[0]
+        raise ScenarioError(f"flows.{i}.cc", f'"{cc}" is a kernel algorithm, which only --backend emu runs; '
+                            "the simulator's algorithms are listed by `bbrlab cc`")
     core = load_core()
     try:
-        sim = core.Simulation(json.dumps(config))
+        sim = core.Simulation(config.checked if isinstance(config, Verdict) else json.dumps(config))
     except core.ConfigError as e:
         path, message = e.args
         raise ScenarioError(human_path(path, scenario) if scenario is not None else path, message) from None
@@ -99,5 +105,5 @@ def run(scenario: Scenario | str | Path, progress: ProgressFn | None = None, bac
         return Result.from_core(scenario, raw, wall_s=wall_s, core_version="", backend="emu", run_extra={"emu": facts})
     if backend != "sim":
         raise ScenarioError("--backend", f'"{backend}" is not a backend; use one of {", ".join(BACKENDS)}')
-    raw, wall_s, core_version = simulate(scenario.resolve(), progress, scenario)
+    raw, wall_s, core_version = simulate(scenario.verdict(), progress, scenario)
     return Result.from_core(scenario, raw, wall_s=wall_s, core_version=core_version)

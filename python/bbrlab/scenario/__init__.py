@@ -2,7 +2,7 @@
 
 - ``model.py``: the model, generated from the core's config schema (``codegen.py``); every field's
   name, type, unit, default, bounds and description is defined once, in
-  ``crates/sim/src/config/mod.rs``.
+  ``crates/sim/src/config/``.
 - ``fields.py``: the field types (human units in the file, integer SI units in the model).
 - ``mixins.py``: the core's check as a model validator; derived values; TOML output.
 - ``core.py``: model ↔ core config, and the core's check.

@@ -1,6 +1,6 @@
 """Generate the scenario model (``model.py``) from the core's config schema.
 
-The core's config types (``crates/sim/src/config/mod.rs``) are the one definition of every
+The core's config types (``crates/sim/src/config/``) are the one definition of every
 scenario field: name, type, unit, default, bounds and description. This module turns their JSON
 Schema into pydantic models in human units:
 
@@ -243,7 +243,7 @@ FIELD_IMPORTS = (
 
 HEADER = "\n".join((
     '"""The scenario model, in human units. GENERATED from the core\'s config schema by',
-    "``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/mod.rs`` and",
+    "``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/`` and",
     'regenerate (a test fails while this file is stale).',
     '"""',
     "",

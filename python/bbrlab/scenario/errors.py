@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Sequence
@@ -57,7 +58,7 @@ def _path(loc: Sequence[int | str]) -> str:
 
 
 def _describe(value: object) -> str:
-    if isinstance(value, (str, int)) and not isinstance(value, bool):
+    if isinstance(value, (str, int, datetime.date, datetime.time)) and not isinstance(value, bool):
         return units._show(value)
     if isinstance(value, bool):
         return "true" if value else "false"

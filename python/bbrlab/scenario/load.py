@@ -11,12 +11,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import units
 from ..errors import ScenarioError, ScenarioWarning
 from .errors import from_validation_error, with_set_source
 from .model import Scenario
 from .overrides import apply_overrides, ignored_settings
 
-__all__ = ["load_scenario", "parse_scenario", "read_scenario_file", "split_sweep", "SWEEP_TABLE", "default_name"]
+__all__ = ["load_scenario", "parse_scenario", "check_flow_count", "read_scenario_file", "split_sweep", "SWEEP_TABLE", "default_name"]
 
 #: A scenario file's ``[sweep]`` table (the grid `bbrlab sweep` runs) belongs to the front end:
 #: it is taken out here, before the model and the core see the scenario, and checked by
@@ -38,6 +39,10 @@ def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), defaul
     raw, _ = split_sweep(raw)
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
+    try:
+        check_flow_count(raw)
+    except ScenarioError as e:
+        raise with_set_source(e, overrides) from None
     for note in ignored_settings(raw):
         warnings.warn(note, ScenarioWarning, stacklevel=3)
     try:
@@ -50,11 +55,36 @@ def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), defaul
     return scenario
 
 
+def check_flow_count(raw: dict[str, Any]) -> None:
+    """Refuse at once a scenario whose ``count``s expand to more flows than the core takes (the
+    schema's bound on ``count``, the simulator's limit on flows after expansion): before
+    anything checks, let alone expands, its [[flows]] tables one by one. Values that are not
+    counts are left to the field checks."""
+    from .core import schema
+
+    flows = raw.get("flows")
+    if not isinstance(flows, list):
+        return
+    limit = schema()["$defs"]["Flow"]["properties"]["count"]["maximum"]
+    total = 0
+    for i, f in enumerate(flows):
+        count = f.get("count", 1) if isinstance(f, dict) else 1
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            count = 1
+        if count > limit:
+            raise ScenarioError(f"flows.{i}.count", f"{units._show(count)} is out of range; it must be in [1, {limit}]")
+        total += count
+    if total > limit:
+        raise ScenarioError("flows", f"{total} flows after expanding count; the limit is {limit}")
+
+
 def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> Scenario:
     """Read, override and validate a scenario file; raises :class:`ScenarioError` on any problem."""
     p = Path(path)
-    scenario = parse_scenario(read_scenario_file(p), overrides=overrides or (), default_name=default_name(p))
+    raw = read_scenario_file(p)
+    scenario = parse_scenario(raw, overrides=overrides or (), default_name=default_name(p))
     scenario._source_file = str(path)
+    scenario._has_sweep_table = SWEEP_TABLE in raw
     return scenario
 
 

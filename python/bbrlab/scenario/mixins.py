@@ -5,6 +5,11 @@ values derived from a scenario, and the human-units outputs.
 field (types, units, the schema's bounds), the core checks the whole scenario (relations between
 fields) and fills the defaults that depend on other fields. Derived values (BDP, the shared
 queue's limit) come from the core too; nothing here re-derives them.
+
+The core's verdict is kept with the scenario (:meth:`ScenarioBase.verdict`): reading, resolving,
+summarising and running a scenario send it to the core's checker once. Setting a field of the
+scenario drops the verdict (it is asked for again when needed); a scenario is not changed in place
+below its top-level fields (a changed copy is made with ``model_copy``, which drops it too).
 """
 
 from __future__ import annotations
@@ -51,11 +56,19 @@ class ScenarioBase(Strict):
     # records them in summary.json as run.scenario_file and run.overrides).
     _source_file: str | None = PrivateAttr(default=None)
     _overrides: tuple[str, ...] = PrivateAttr(default=())
+    _has_sweep_table: bool = PrivateAttr(default=False)
+    # The core's verdict on this scenario (core.Verdict), once asked for.
+    _verdict: Any = PrivateAttr(default=None)
 
     @property
     def source_file(self) -> str | None:
         """The scenario file's path as given to :func:`load_scenario` (None if built otherwise)."""
         return self._source_file
+
+    @property
+    def has_sweep_table(self) -> bool:
+        """Whether its file has a [sweep] table (left out of the scenario; `bbrlab sweep` runs it)."""
+        return self._has_sweep_table
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -66,17 +79,47 @@ class ScenarioBase(Strict):
     def _checked_by_the_core(self, info: ValidationInfo) -> ScenarioBase:
         if info.context and info.context.get("si"):
             return self  # it comes from the core
-        resolved, _ = core.check(self)
-        # Defaults that depend on other fields (a dumbbell's access rate, a star's buffer).
-        self.topology = core.from_core(resolved, type(self)).topology  # type: ignore[attr-defined]
+        verdict = core.verdict(self)
+        # Defaults that depend on other fields (a dumbbell's access rate, a star's buffer): the
+        # resolved topology alone (re-validating every flow would cost as much as the check).
+        from .introspect import item_model
+
+        topology = verdict.topology()
+        cls = item_model(type(self).model_fields["topology"].annotation, topology.get("kind"))
+        self.topology = core.from_core(topology, cls)  # type: ignore[arg-type, attr-defined]
+        self._verdict = verdict  # after the assignment, which drops any verdict
         return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in type(self).model_fields:
+            self._verdict = None
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._verdict = None  # a copy may be changed; it asks the core again when needed
+        return copy
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # Pickled (to a worker process): the verdict holds the core's object, which stays here.
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private and private.get("_verdict") is not None:
+            state = {**state, "__pydantic_private__": {**private, "_verdict": None}}
+        return state
+
+    def verdict(self) -> core.Verdict:
+        """The core's verdict on this scenario (checked once, then kept)."""
+        if self._verdict is None:
+            self._verdict = core.verdict(self)
+        return self._verdict
 
     # ------------------------------------------------------------ derived values
 
     def derived(self) -> dict[str, Any]:
         """The core's facts about this scenario: bottleneck_rate_bps, base_rtt_ns, bdp_bytes,
         buffer_bytes, buffer_packets, main_queue, flow_count."""
-        return core.check(self)[1]
+        return dict(self.verdict().derived)
 
     @property
     def is_star(self) -> bool:
@@ -113,7 +156,7 @@ class ScenarioBase(Strict):
 
     def resolve(self) -> dict[str, Any]:
         """The core's config (integer SI units, config names, every default filled)."""
-        return core.check(self)[0]
+        return self.verdict().resolved()
 
     def human(self) -> dict[str, Any]:
         """The scenario as TOML-ready tables in human units, defaults filled, None omitted, and a

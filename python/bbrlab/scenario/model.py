@@ -1,5 +1,5 @@
 """The scenario model, in human units. GENERATED from the core's config schema by
-``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/mod.rs`` and
+``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/`` and
 regenerate (a test fails while this file is stale).
 """
 

@@ -35,11 +35,13 @@ def _override_value(text: str, leaf: str) -> Any:
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """Apply ``path=value`` overrides to raw tables (returns a modified deep copy).
+    """Apply ``path=value`` overrides to raw tables (returns a copy: deep when it changes anything).
 
     A path must name a field of the schema: ``duration``, ``topology.bottleneck.loss``,
     ``flows.0.cc``. A flow index may be one past the end to add a flow (``flows.1.cc=cubic``).
     """
+    if not overrides:
+        return dict(raw)  # nothing below the top level changes (a deep copy of 10^5 flows: ~2 s)
     raw = copy.deepcopy(raw)
     for item in overrides:
         if "=" not in item:

@@ -186,15 +186,6 @@ fn cmp(n: &serde_json::Number, bound: &Value) -> Option<std::cmp::Ordering> {
 
 fn check_number(n: &serde_json::Number, s: &Value, path: &[String]) -> Result<(), ConfigError> {
     use std::cmp::Ordering::*;
-    let field = path.last().map_or("", String::as_str);
-    let show = |b: &Value| match b.as_u64() {
-        Some(u) => human::value(field, u),
-        None => b.to_string(),
-    };
-    let shown = match n.as_u64() {
-        Some(u) => human::value(field, u),
-        None => n.to_string(),
-    };
     let bound = |key: &str| s.get(key).filter(|b| b.is_number());
     let (lo, xlo, hi, xhi) =
         (bound("minimum"), bound("exclusiveMinimum"), bound("maximum"), bound("exclusiveMaximum"));
@@ -205,6 +196,16 @@ fn check_number(n: &serde_json::Number, s: &Value, path: &[String]) -> Result<()
     if !(below || above) {
         return Ok(());
     }
+    // The message only (every number of every flow passes through here).
+    let field = path.last().map_or("", String::as_str);
+    let show = |b: &Value| match b.as_u64() {
+        Some(u) => human::value(field, u),
+        None => b.to_string(),
+    };
+    let shown = match n.as_u64() {
+        Some(u) => human::value(field, u),
+        None => n.to_string(),
+    };
     // The same wording as the front's (fields.Bounds): "in [a, b)", ">= a", "< b".
     let rule = match (lo.or(xlo), hi.or(xhi)) {
         (Some(l), Some(h)) => format!(

@@ -1,0 +1,271 @@
+//! The traffic (`[[flows]]`, `[[apps]]`): each flow's transfer and TCP settings (algorithm,
+//! segment size, pacing, buffers, the simulator's transport switches, an RPC workload), and the
+//! applications the core expands into flows (partition/aggregate queries on a star).
+
+use super::backends::*;
+use super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// An application the core expands into transfers.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum App {
+    /// Partition/aggregate (the Waterloo study's §4.1): the aggregator asks workers 0..n−1 for
+    /// size/n bytes each over new connections; the response time runs until all n responses are
+    /// complete; `repetitions` queries, each `gap` after the previous one ended (the `events`
+    /// table).
+    #[schemars(title = "QueryApp")]
+    Query(QueryApp),
+}
+
+/// Partition/aggregate (the Waterloo study's §4.1): the aggregator asks workers 0..n−1 for
+/// size/n bytes each over new connections; the response time runs until all n responses are
+/// complete; `repetitions` queries, each `gap` after the previous one ended (the `events` table).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryApp {
+    /// Workers asked per query (workers 0..n−1).
+    #[schemars(range(min = 1, max = MAX_WORKERS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub workers: u32,
+    /// Bytes per query, split evenly (integer division) among the workers.
+    #[serde(default = "default_query_size")]
+    #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub size_bytes: u64,
+    /// Queries in a row.
+    #[serde(default = "default_repetitions")]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub repetitions: u32,
+    /// When the first query starts.
+    #[serde(default)]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub start_ns: u64,
+    /// Pause between the end of a query and the next.
+    #[serde(default = "default_query_gap")]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub gap_ns: u64,
+    /// Each request leaves the aggregator after a uniform random delay up to this.
+    #[serde(default)]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub jitter_ns: u64,
+    /// Open the connections inside the timed query (SYN, SYN-ACK before the request); false =
+    /// opened before the clock starts, as the Waterloo DC study's aggregator did.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub handshake: bool,
+    /// Transport settings of every response (cc, min_rto, …); start, stop, bytes, count and
+    /// sender are set by the app.
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub flow: Flow,
+}
+
+fn default_query_size() -> u64 {
+    1 << 20
+}
+fn default_repetitions() -> u32 {
+    100
+}
+fn default_query_gap() -> u64 {
+    50_000_000
+}
+
+/// A transfer (bulk unless `bytes` or `rpc` is set) and its TCP settings.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Algorithm (`bbrlab cc` lists them).
+    #[schemars(extend("enum" = cc::registry::valid_names()))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub cc: String,
+    /// Replicate the flow.
+    #[serde(default = "default_count")]
+    #[schemars(range(min = 1, max = MAX_FLOWS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub count: u32,
+    /// When the application starts writing.
+    #[serde(default)]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub start_ns: u64,
+    /// When the application stops writing (none: at the end of the run).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub stop_ns: Option<u64>,
+    /// Transfer size; the flow completion time is then reported (none: unlimited).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub bytes: Option<u64>,
+    /// Added to this flow's RTT (on its access link).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub extra_rtt_ns: u64,
+    /// Segment size.
+    #[serde(default = "default_mss")]
+    #[schemars(range(min = 64, max = 65_000))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub mss_bytes: u32,
+    /// Initial window.
+    #[serde(default = "default_iw")]
+    #[schemars(range(min = 1, max = 1_000_000))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub initial_cwnd_segs: u32,
+    /// `auto` (BBR and BQL pace, others not), `on`, `off`.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("the kernel paces what its algorithm asks to \
+         (the BBR family, BQL) and this backend runs no fq qdisc; leave it \"auto\" or use \
+         --backend sim")))]
+    pub pacing: Pacing,
+    /// Pacing cap, as `SO_MAX_PACING_RATE` / fq `maxrate`.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub max_pacing_rate_bps: Option<u64>,
+    /// Send buffer: unacknowledged plus unsent data (none: unlimited).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub sndbuf_bytes: Option<u64>,
+    /// Receive buffer: the advertised window (none: unlimited).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub rcvbuf_bytes: Option<u64>,
+    /// Negotiate ECN.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub ecn: bool,
+    /// TSO-style bursts (≈1 ms of the pacing rate, 2 segments to 64 KB).
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
+    pub tso: bool,
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, `tcp_tso_win_divisor` 3) for unpaced flows:
+    /// new data waits for a full offload frame or a third of the window unless the next ACK would
+    /// come too late; false = send what each ACK frees at once.
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
+    pub tso_defer: bool,
+    /// Minimum RTO (Linux's default 200 ms).
+    #[serde(default = "default_min_rto")]
+    #[schemars(range(min = 1, max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub min_rto_ns: u64,
+    /// Receiver ACKs every 2nd segment, 40 ms timer, quick-ACK at start.
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub delayed_ack: bool,
+    /// BBRv2/v3 offload sizing adds 64 KB >> (min_rtt / 512 µs) (Google's BBRv2 slides); false =
+    /// rate only.
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
+    pub tso_minrtt_autosize: bool,
+    /// BBRv2/v3 fast path (Google's BBRv2 slides): app-limited ACKs below max_bw in a round
+    /// without loss or CE skip the model and control update; false = the whole algorithm on
+    /// every ACK. Its saving shows in the host CPU (`hosts`).
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
+    pub fast_path: bool,
+    /// `ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("the kernel has no ICTCP receiver; use \
+         --backend sim")))]
+    pub receiver_window: ReceiverWindow,
+    /// Histogram of inter-departure gaps at the sender's NIC (`gaps` table).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_ignores("--backend emu records no departure gaps (no \
+         `gaps` table)")))]
+    pub gap_histogram: bool,
+    /// Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2
+    /// slides' fix); false = the old Linux rule.
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
+    pub faster_acks: bool,
+    /// The receiving application reads this long after data arrives (none: at once).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = emu_refuses("this backend's receivers read at once; use \
+         --backend sim")))]
+    pub app_read_delay_ns: Option<u64>,
+    /// Request/response workload; per-message latency in the `rpc_*` flow columns.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("this backend's senders are bulk writers, not \
+         request/response; use --backend sim")))]
+    pub rpc: Option<Rpc>,
+    /// Flows with the same index share one sender host and its NIC (none: own host; on a star,
+    /// the worker with the flow's number).
+    #[serde(default)]
+    #[schemars(range(max = MAX_FLOWS))]
+    #[schemars(extend("x-backends" = emu_ignores("--backend emu gives every flow its own \
+         namespace and NIC; shared sender hosts are the simulator's")))]
+    pub sender: Option<u32>,
+}
+
+fn default_count() -> u32 {
+    1
+}
+fn default_mss() -> u32 {
+    1448
+}
+fn default_iw() -> u32 {
+    10
+}
+fn default_min_rto() -> u64 {
+    200_000_000
+}
+
+/// Whether the flow paces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// Rate-based algorithms pace (they ask for it, as Linux's `SK_PACING_NEEDED`), others not.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl Pacing {
+    /// The transport's setting: forced on, forced off, or left to the algorithm.
+    pub fn forced(self) -> Option<bool> {
+        match self {
+            Pacing::Auto => None,
+            Pacing::On => Some(true),
+            Pacing::Off => Some(false),
+        }
+    }
+}
+
+/// Who sizes the advertised window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiverWindow {
+    /// `rcvbuf`, if set.
+    #[default]
+    Static,
+    /// The receiver host's ICTCP controller (`ictcp.rs`).
+    Ictcp,
+}
+
+/// Request/response workload: write `size` (rounded up to whole segments), wait for the full ACK,
+/// wait `gap`, repeat.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rpc {
+    /// Message size.
+    #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub size_bytes: u64,
+    /// Pause after a message is fully acknowledged.
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub gap_ns: u64,
+}
