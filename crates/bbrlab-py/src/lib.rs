@@ -3,6 +3,7 @@
 //!   results as raw little-endian buffers (docs/core-api.md);
 //! - the definitions the Python front derives everything else from: the config's JSON Schema,
 //!   the result tables' columns and the algorithm registry;
+//! - reading scenario files fast (`parse_toml`, `toml_tables.rs`);
 //! - the link emulator of the emu backend (`crates/emu`): `linkemu_main(argv)`, so the wheel
 //!   carries it compiled in. It is the whole job of a child process
 //!   (`python -m bbrlab.emu.linkemu`), never called in the user's own process.
@@ -11,6 +12,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+
+mod toml_tables;
 
 create_exception!(
     _core,
@@ -236,5 +239,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(linkemu_main, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_tables::parse_toml, m)?)?;
     Ok(())
 }
