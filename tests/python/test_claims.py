@@ -21,12 +21,6 @@ from bbrlab.reproduce import (
     many_flows_ecn,
     wan_loss,
 )
-from bbrlab.reproduce.dc_common import BBR as DC_BBR
-from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
-from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
-from scipy import stats
-
-LOSSLESS = FABRIC_LABEL["lossless"]
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
 from bbrlab.reproduce.claims import (
     CSV_COLUMNS,
@@ -38,7 +32,13 @@ from bbrlab.reproduce.claims import (
     read_claims_csv,
     write_claims_csv,
 )
+from bbrlab.reproduce.dc_common import BBR as DC_BBR
+from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
 from bbrlab.reproduce.sentences import at, change, compare
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
+from scipy import stats
+
+LOSSLESS = FABRIC_LABEL["lossless"]
 
 VERDICTS = {v.value for v in Verdict}
 

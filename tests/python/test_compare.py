@@ -224,7 +224,7 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
         assert r["sim_retransmits"] == pytest.approx(
             sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2
         )
-    assert sum("share sim" in l for l in lines) == len(flows)
+    assert sum("share sim" in line for line in lines) == len(flows)
     md = (out / "compare.md").read_text()
     assert "| point | flow | cc |" in md and "share sim" in md
 

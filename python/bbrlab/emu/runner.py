@@ -244,7 +244,6 @@ def run_emu(
     launch = emulator_launch()
     settings = emu_settings(scenario)
     flows_cfg = cfg["flows"]
-    n = len(flows_cfg)
     duration_ns = cfg["duration_ns"]
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
@@ -382,7 +381,7 @@ def open_network(
         "spin_ns": EMU_SPIN_NS,
         "timer_quantum_ns": EMU_TIMER_NS,
     }
-    stderr_f = open(tmp / "emu.stderr", "w+b")
+    stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # outlives this function: emu_error() reads it all run
     emu = tb.spawn(
         [*launch.argv, "--config", json.dumps(emu_cfg)],
         cwd=launch.cwd,
@@ -612,7 +611,26 @@ def _assemble(
     fwd = final.get("forward_per_sender", [])
     fl: dict[str, list[Any]] = {
         k: []
-        for k in ["flow", "spec", "cc_code", "start_s", "end_s", "fct_s", "delivered_bytes", "goodput_bps", "data_packets_sent", "retransmits", "retrans_rate", "lost_packets", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms", "rto_count", "ce_packets"]
+        for k in [
+            "flow",
+            "spec",
+            "cc_code",
+            "start_s",
+            "end_s",
+            "fct_s",
+            "delivered_bytes",
+            "goodput_bps",
+            "data_packets_sent",
+            "retransmits",
+            "retrans_rate",
+            "lost_packets",
+            "rtt_mean_ms",
+            "rtt_p50_ms",
+            "rtt_p95_ms",
+            "rtt_p99_ms",
+            "rto_count",
+            "ce_packets",
+        ]
     }
     for i, s in enumerate(states):
         f = cfg["flows"][i]

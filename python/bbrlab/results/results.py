@@ -146,7 +146,7 @@ def summarize(
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
     per_flow = []
-    cc = flows["cc"] if "cc" in flows else None
+    cc = flows["cc"] if "cc" in flows else None  # noqa: SIM401  # a Table, not a dict: no .get()
     summary_columns = [c for c in _FLOW_SUMMARY_COLUMNS if c in flows]
     for i in range(len(flows)):
         entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
