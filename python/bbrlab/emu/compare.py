@@ -163,7 +163,7 @@ def run_compare(
     base = load_scenario(scenario, overrides=sets)
     points = _grid_points(grid)
     n_flows = len(base.flows)
-    cc_list = list(ccs) or [None]
+    cc_list: list[str | None] = [*ccs] or [None]
     backends = (("sim", seeds),) if sim_only else (("sim", seeds), ("emu", emu_runs))
     # Every point is validated before anything runs (and before the question is asked).
     plan = []

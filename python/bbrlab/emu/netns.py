@@ -258,7 +258,8 @@ class Testbed:
         if self.guardian is not None:
             try:
                 self._tell_guardian("done" if not errors else "")
-                self.guardian.stdin.close()  # type: ignore[union-attr]
+                if self.guardian.stdin is not None:  # spawned with a pipe: always
+                    self.guardian.stdin.close()
                 self.guardian.wait(timeout=10)
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass

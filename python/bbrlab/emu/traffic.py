@@ -159,6 +159,8 @@ class FlowState:
     complete_ns: int | None = None
     error: str | None = None
     rcv_sock: socket.socket | None = None
+    final_info: dict[str, int] | None = None  # TCP_INFO at the end of the run (sender; receiver)
+    final_rcv_info: dict[str, int] | None = None
 
 
 class Traffic:

@@ -303,8 +303,8 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
     def r(cc: str, streams: int, c: float) -> pd.Series | None:
         return row(s, cc_name=cc, streams=streams, cap_gbps=c, **sel)
 
-    pairs = [(streams, c, r(BBR, streams, c), r("cubic", streams, c)) for streams, c in ((1, 0.0), (8, 0.0), (8, cap))]
-    pairs = [(st, c, b, cu) for st, c, b, cu in pairs if b is not None and cu is not None]
+    found = [(streams, c, r(BBR, streams, c), r("cubic", streams, c)) for streams, c in ((1, 0.0), (8, 0.0), (8, cap))]
+    pairs = [(st, c, b, cu) for st, c, b, cu in found if b is not None and cu is not None]
     noted = "" if path == "100G" else " (noted for 100G)"
     seed = SEED_100G if path == "100G" else SEED_4X10G
 

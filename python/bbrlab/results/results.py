@@ -481,7 +481,7 @@ class Result:
                 return pd.DataFrame()
             try:
                 return pd.read_parquet(f)
-            except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            except Exception as e:  # pyarrow raises many kinds for a bad file
                 damaged[f.name] = _one_line(e)
                 return pd.DataFrame()
 
