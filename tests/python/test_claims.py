@@ -129,7 +129,10 @@ def test_sentence_builders_never_print_empty_sets():
     assert compare("BBRv1", "CUBIC", {10: -1, 20: -1}) == "BBRv1 is significantly behind CUBIC at every n (10, 20)"
     for text in (compare("A", "B", {}), compare("A", "B", {1: None})):
         assert "none" not in text and "[]" not in text
-    mbps = lambda x: fmt_bps(x, 0, unit="Mbit/s")  # noqa: E731
+
+    def mbps(x: float) -> str:
+        return fmt_bps(x, 0, unit="Mbit/s")
+
     assert change("CUBIC", 941e6, 500e6, mbps, sign=-1) == "CUBIC falls from 941 Mbit/s to 500 Mbit/s"
     assert change("CUBIC", 500e6, 941e6, mbps, sign=1) == "CUBIC rises from 500 Mbit/s to 941 Mbit/s"
     assert change("CUBIC", 941e6, 932e6, mbps, sign=0) == "CUBIC stays within 1 % (941 Mbit/s → 932 Mbit/s)"

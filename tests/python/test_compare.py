@@ -16,10 +16,10 @@ from click.testing import CliRunner
 QUICK = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
 
 
-def _fake_backends(calls: list[tuple[str, int]]):  # type: ignore[no-untyped-def]
+def _fake_backends(calls: list[tuple[str, int]]):
     from bbrlab.engine.runner import run
 
-    def run_fn(scn, backend="sim"):  # type: ignore[no-untyped-def]
+    def run_fn(scn, backend="sim"):
         calls.append((backend, scn.seed))
         return run(scn, backend="sim")  # stand-in for the kernel
 
@@ -155,7 +155,7 @@ def test_cli_asks_before_kernel_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     import bbrlab.emu.netns as netns
     import bbrlab.engine.runner as runner
 
-    def no_run(*a, **k):  # type: ignore[no-untyped-def]
+    def no_run(*a, **k):
         raise AssertionError("nothing may run before the user agrees")
 
     monkeypatch.setattr(runner, "run", no_run)

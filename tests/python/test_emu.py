@@ -173,7 +173,7 @@ def _in_ns(ns: str, fn):
         try:
             netns.enter_netns(ns)
             out["v"] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+        except BaseException as e:  # re-raised in the caller
             out["e"] = e
 
     t = threading.Thread(target=run)

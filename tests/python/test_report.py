@@ -164,7 +164,7 @@ def test_study_report_colours_verdicts_from_claims_csv(study_out):
     with open(study / "claims.csv") as f:
         rows = list(csv.reader(f))
     rows[1][4] = "disagrees"
-    _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])  # type: ignore[misc]
+    _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])
     page = Path(write_report(study)).read_text()
     cubic_row = page[page.index("140 ms, no loss: CUBIC") :]
     assert re.match(r'.*?<td class="verdict disagrees">disagrees</td>', cubic_row, re.S)
@@ -212,7 +212,7 @@ def test_sweep_report_lists_points_and_draws_across_runs(sweep_dir):
 # ------------------------------------------------------------------ in a real browser
 
 
-def _browser():  # type: ignore[no-untyped-def]
+def _browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
