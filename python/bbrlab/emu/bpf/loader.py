@@ -112,7 +112,7 @@ def _libbpf() -> Any:
     _printer = printer_t(_print)  # kept alive while libbpf holds the pointer
     lib.libbpf_set_print.restype = vp
     lib.libbpf_set_print.argtypes = [printer_t]
-    lib.libbpf_set_print(lib._bbrlab_printer)
+    lib.libbpf_set_print(_printer)
     _lib = lib
     return lib
 
