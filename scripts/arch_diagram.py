@@ -214,9 +214,10 @@ def render_block(root: Path) -> str:
             continue
         nodes, edges = component_graph(src)
         sizes = {n: len(fs) for n, fs in components(src).items()}
-        lab = lambda n, s=sizes: (
-            f"{n}/ ({s[n]} files)" if s[n] > 1 else ("lib.rs (crate root)" if n == ROOT_COMPONENT else n)
-        )
+
+        def lab(n: str, s: dict[str, int] = sizes) -> str:
+            return f"{n}/ ({s[n]} files)" if s[n] > 1 else ("lib.rs (crate root)" if n == ROOT_COMPONENT else n)
+
         parts += [
             "",
             f"**Components of {title}**: one per top-level module (a directory is one):",

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from bbrlab.engine.runner import run  # noqa: E402
-from bbrlab.scenario import load_scenario  # noqa: E402
+from bbrlab.engine.runner import run  # noqa: E402  # after the sys.path insert above
+from bbrlab.scenario import load_scenario  # noqa: E402  # likewise
 
 
 def measure(rate_mbps: float, duration: int, cc: str, rtt: str) -> dict:

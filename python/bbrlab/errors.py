@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["UserError", "ScenarioError", "ScenarioWarning", "SimulationError", "closest", "did_you_mean"]
 
@@ -41,7 +42,7 @@ class ScenarioError(UserError):
         # One line, always: a multi-line message would break `error: …` greps and CI logs.
         return " ".join(text.split("\n"))
 
-    def __reduce__(self):  # type: ignore[override]
+    def __reduce__(self) -> tuple[Any, ...]:
         # Studies run scenarios in worker processes; the default Exception pickling would call
         # __init__ with the formatted message only and break the pool (BrokenProcessPool).
         return (_rebuild_scenario_error, (self.path, self.message, self.more, self.source))

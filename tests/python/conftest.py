@@ -17,10 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 try:  # an installed bbrlab (pip install -e . or a wheel) wins; else test the source tree
-    import bbrlab  # noqa: F401
+    import bbrlab  # noqa: F401  # imported only to learn whether it can be
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
-    import bbrlab  # noqa: F401
+    import bbrlab  # noqa: F401  # now from the source tree
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def core() -> ModuleType:
     try:
-        from bbrlab import _core  # type: ignore[attr-defined]
+        from bbrlab import _core
     except ImportError as e:
         pytest.fail(
             f"bbrlab._core is not built ({e}); build it with `pip install -e .` — this test must not be skipped"
@@ -57,7 +57,7 @@ def stub_core(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 @pytest.fixture(scope="session")
-def tiny_study(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def tiny_study(tmp_path_factory: pytest.TempPathFactory):
     """`tiny_study(name)`: the output directory of study `name` run at size tiny, once per session."""
     from bbrlab.reproduce import Size, run_studies
 

@@ -77,7 +77,10 @@ def test_a_missing_value_leaves_a_gap(tmp_path: Path) -> None:
     y = np.where((x > 3) & (x < 7), np.nan, 50.0)
     img = Image.open(render(Chart("t", [Panel([Series(x, y, color=RED)])]), tmp_path / "c.png"))
     left, right = 88, WIDTH_PX - 22
-    at = lambda v: int(left + v / 10 * (right - left))  # noqa: E731
+
+    def at(v: float) -> int:
+        return int(left + v / 10 * (right - left))
+
     assert _red_rows(img, at(1.5)).size and _red_rows(img, at(8.5)).size
     assert not _red_rows(img, at(5.0)).size  # between the samples either side of the NaNs
 

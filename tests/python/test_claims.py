@@ -21,12 +21,6 @@ from bbrlab.reproduce import (
     many_flows_ecn,
     wan_loss,
 )
-from bbrlab.reproduce.dc_common import BBR as DC_BBR
-from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
-from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
-from scipy import stats
-
-LOSSLESS = FABRIC_LABEL["lossless"]
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
 from bbrlab.reproduce.claims import (
     CSV_COLUMNS,
@@ -38,7 +32,13 @@ from bbrlab.reproduce.claims import (
     read_claims_csv,
     write_claims_csv,
 )
+from bbrlab.reproduce.dc_common import BBR as DC_BBR
+from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
 from bbrlab.reproduce.sentences import at, change, compare
+from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
+from scipy import stats
+
+LOSSLESS = FABRIC_LABEL["lossless"]
 
 VERDICTS = {v.value for v in Verdict}
 
@@ -129,7 +129,10 @@ def test_sentence_builders_never_print_empty_sets():
     assert compare("BBRv1", "CUBIC", {10: -1, 20: -1}) == "BBRv1 is significantly behind CUBIC at every n (10, 20)"
     for text in (compare("A", "B", {}), compare("A", "B", {1: None})):
         assert "none" not in text and "[]" not in text
-    mbps = lambda x: fmt_bps(x, 0, unit="Mbit/s")  # noqa: E731
+
+    def mbps(x: float) -> str:
+        return fmt_bps(x, 0, unit="Mbit/s")
+
     assert change("CUBIC", 941e6, 500e6, mbps, sign=-1) == "CUBIC falls from 941 Mbit/s to 500 Mbit/s"
     assert change("CUBIC", 500e6, 941e6, mbps, sign=1) == "CUBIC rises from 500 Mbit/s to 941 Mbit/s"
     assert change("CUBIC", 941e6, 932e6, mbps, sign=0) == "CUBIC stays within 1 % (941 Mbit/s → 932 Mbit/s)"

@@ -27,7 +27,7 @@ EXAMPLES = REPO / "examples"
 QUICK = EXAMPLES / "quick.toml"
 
 
-def _invoke(*args: str):  # type: ignore[no-untyped-def]
+def _invoke(*args: str):
     r = CliRunner().invoke(cli, list(args))
     assert "Traceback" not in r.output, r.output
     return r
@@ -57,12 +57,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "runs"
 
 
-def _stdout(r) -> str:  # type: ignore[no-untyped-def]
+def _stdout(r) -> str:
     """What went to stdout (older click mixes stderr into it: its warning lines are dropped)."""
     return "".join(line for line in r.stdout.splitlines(keepends=True) if not line.startswith("warning: "))
 
 
-def _ls(runs: Path, *args: str) -> list[dict]:  # type: ignore[type-arg]
+def _ls(runs: Path, *args: str) -> list[dict]:
     r = _invoke("ls", str(runs), "--json", *args)
     assert r.exit_code == 0, r.output
     return json.loads(_stdout(r))

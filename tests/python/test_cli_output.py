@@ -26,7 +26,7 @@ from bbrlab.results.sstable import _ss_rate
 from click.testing import CliRunner
 
 # The emu backend's availability check and clean-up assertion (root, namespaces; CI has both).
-from test_emu import _assert_clean, needs_emu  # noqa: E402
+from test_emu import _assert_clean, needs_emu
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -233,14 +233,14 @@ def test_intervals_footnote_only_when_an_interval_beats_the_link(lossy: Path) ->
         (fmt_bytes, None, "-"),
     ],
 )
-def test_every_table_rounds_through_one_formatter(fmt, value, expected: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_table_rounds_through_one_formatter(fmt, value, expected: str) -> None:
     assert fmt(value) == expected
 
 
 # ------------------------------------------------------------------ the summary table
 
 
-def _texts(table) -> tuple[list[str], list[str], list[list[str]]]:  # type: ignore[no-untyped-def]
+def _texts(table) -> tuple[list[str], list[str], list[list[str]]]:
     cols = table.columns
     return [c.header for c in cols], [c.footer for c in cols], [list(c._cells) for c in cols]
 

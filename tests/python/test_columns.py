@@ -68,7 +68,7 @@ def test_parquet_from_columns_reads_back_as_the_pandas_table(tmp_path: Path) -> 
 
 
 @pytest.fixture
-def three_flows(core) -> bbrlab.Result:  # type: ignore[no-untyped-def]
+def three_flows(core) -> bbrlab.Result:
     # Three flows sharing the bottleneck: per-flow rows, a queue that fills and drops.
     return bbrlab.run(bbrlab.load_scenario(EXAMPLES / "quick.toml", ["duration=1s", "flows.0.count=3"]))
 

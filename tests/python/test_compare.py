@@ -16,10 +16,10 @@ from click.testing import CliRunner
 QUICK = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
 
 
-def _fake_backends(calls: list[tuple[str, int]]):  # type: ignore[no-untyped-def]
+def _fake_backends(calls: list[tuple[str, int]]):
     from bbrlab.engine.runner import run
 
-    def run_fn(scn, backend="sim"):  # type: ignore[no-untyped-def]
+    def run_fn(scn, backend="sim"):
         calls.append((backend, scn.seed))
         return run(scn, backend="sim")  # stand-in for the kernel
 
@@ -155,7 +155,7 @@ def test_cli_asks_before_kernel_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     import bbrlab.emu.netns as netns
     import bbrlab.engine.runner as runner
 
-    def no_run(*a, **k):  # type: ignore[no-untyped-def]
+    def no_run(*a, **k):
         raise AssertionError("nothing may run before the user agrees")
 
     monkeypatch.setattr(runner, "run", no_run)
@@ -224,7 +224,7 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
         assert r["sim_retransmits"] == pytest.approx(
             sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2
         )
-    assert sum("share sim" in l for l in lines) == len(flows)
+    assert sum("share sim" in line for line in lines) == len(flows)
     md = (out / "compare.md").read_text()
     assert "| point | flow | cc |" in md and "share sim" in md
 

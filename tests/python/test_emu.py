@@ -173,7 +173,7 @@ def _in_ns(ns: str, fn):
         try:
             netns.enter_netns(ns)
             out["v"] = fn()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+        except BaseException as e:  # re-raised in the caller
             out["e"] = e
 
     t = threading.Thread(target=run)
@@ -250,7 +250,7 @@ def test_emulator_child_is_named_realtime_and_runs_the_builtin_core(tmp_path, mo
 
 def _udp_counters(ns: str, proto: str = "Udp:") -> dict[str, int]:
     text = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"], capture_output=True, text=True).stdout
-    lines = [l.split() for l in text.splitlines() if l.startswith(proto)]
+    lines = [line.split() for line in text.splitlines() if line.startswith(proto)]
     return dict(zip(lines[0][1:], map(int, lines[1][1:])))
 
 
@@ -282,7 +282,7 @@ def test_loss_within_binomial_bounds(tmp_path):
         net.emu.stdin.write(b"stop\n")
         net.emu.stdin.flush()
         net.emu.wait(timeout=5)
-        final = [json.loads(l) for l in net.stats_path.read_text().splitlines() if '"final"' in l][0]
+        final = [json.loads(line) for line in net.stats_path.read_text().splitlines() if '"final"' in line][0]
     finally:
         tb.close()
     # Arrivals counted by the receiving host's IP layer (the never-read UDP socket overflows on

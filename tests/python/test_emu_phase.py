@@ -102,7 +102,7 @@ def _emu_unavailable(cc: str) -> str | None:
     return None
 
 
-def _sequence(ts) -> list[str]:  # type: ignore[no-untyped-def]
+def _sequence(ts) -> list[str]:
     """The phases a flow went through: consecutive repeats collapsed, and a phase held for a
     single sample dropped (one that short may fall between the samples of either backend: v3's
     DOWN after DRAIN ends on the next ACKs, so either backend may catch it or not)."""
@@ -151,7 +151,7 @@ def _sequence(ts) -> list[str]:  # type: ignore[no-untyped-def]
         ),
     ],
 )
-def test_sim_and_kernel_go_through_the_same_phases(tmp_path, cc: str, duration: str, expect: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_sim_and_kernel_go_through_the_same_phases(tmp_path, cc: str, duration: str, expect: list[str]) -> None:
     """One flow, 50 Mbit/s x 25 ms, buffer 2 BDP, phases sampled every 5 ms: the simulator's
     sequence of phases and the kernel's (stock bbr / the bbr3_linux BPF port, read through
     bbrlab.emu.phase) are the same, sub-phases of v3's PROBE_BW included, and are the

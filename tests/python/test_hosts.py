@@ -101,13 +101,21 @@ def test_host_columns_roll_up_by_role():
     assert not any(k.startswith("receiver_") for k in c)
 
 
+def _as_ns(v: str) -> int:
+    """A scenario time ("1234ns") in ns."""
+    return int(v.removesuffix("ns"))
+
+
+def _as_bps(v: str) -> int:
+    """A scenario rate ("1234bps") in bit/s."""
+    return int(v.removesuffix("bps"))
+
+
 def test_scaled_esnet_hosts_are_slower_by_the_rate_scale():
     full, fifth = host_model(Plan()), host_model(Plan(rate_scale=0.2))
-    ns = lambda v: int(v.removesuffix("ns"))  # noqa: E731
-    bps = lambda v: int(v.removesuffix("bps"))  # noqa: E731
-    assert ns(fifth["irq_cost"]) == 5 * ns(full["irq_cost"])
-    assert ns(fifth["irq_delay"]) == 5 * ns(full["irq_delay"])
-    assert bps(fifth["rx_copy_rate"]) * 5 == pytest.approx(bps(full["rx_copy_rate"]), abs=5)
+    assert _as_ns(fifth["irq_cost"]) == 5 * _as_ns(full["irq_cost"])
+    assert _as_ns(fifth["irq_delay"]) == 5 * _as_ns(full["irq_delay"])
+    assert _as_bps(fifth["rx_copy_rate"]) * 5 == pytest.approx(_as_bps(full["rx_copy_rate"]), abs=5)
     # and the scenario accepts them
     _scenario(fifth)
 
@@ -116,11 +124,10 @@ def test_esnet_hosts_receive_one_stream_at_esnets_figure():
     # A full poll of full GRO skbs: per segment the driver, a 45th of an skb, a 64th of an
     # interrupt and the copy; one core then receives ESnet's ~30 Gbit/s per stream.
     h = host_model(Plan())
-    ns = lambda v: int(v.removesuffix("ns"))  # noqa: E731
     per_seg_ns = (
-        ns(h["rx_segment_cost"])
-        + ns(h["rx_skb_cost"]) / (65536 // MSS)
-        + ns(h["irq_cost"]) / 64
+        _as_ns(h["rx_segment_cost"])
+        + _as_ns(h["rx_skb_cost"]) / (65536 // MSS)
+        + _as_ns(h["irq_cost"]) / 64
         + MSS * 8 / int(h["rx_copy_rate"].removesuffix("bps")) * 1e9
     )
     assert MSS * 8 / per_seg_ns * 1e9 == pytest.approx(30e9, rel=1e-6)

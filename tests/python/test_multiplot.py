@@ -78,7 +78,7 @@ def test_plot_writes_every_figure_and_one_scatter_point_per_run_per_algorithm(ru
     assert len(sweep_rows) == 4 and set(pts["seeds"]) == {1, 2}
     # The sweep's markers are the mean over the seeds' run directories (read here from flows.parquet).
     points = pd.read_parquet(runs["sweep"] / "points.parquet")
-    for point, rows in points.groupby("point"):
+    for _point, rows in points.groupby("point"):
         per_seed = [_per_algorithm_goodput(runs["sweep"] / d) for d in rows["run_dir"]]
         label = next(lbl for lbl in sweep_rows["label"] if rows["topology.bottleneck.buffer"].iloc[0] in lbl)
         for cc in ("bbr1", "cubic"):

@@ -29,7 +29,7 @@ def test_jain_index() -> None:
     assert np.isnan(jain_index([0, 0]))
 
 
-def test_run_decodes_the_contract(stub_core) -> None:  # type: ignore[no-untyped-def]
+def test_run_decodes_the_contract(stub_core) -> None:
     s = bbrlab.load_scenario(EXAMPLES / "bbr-vs-cubic.toml", ["duration=5s", "flows.1.start=1s", "flows.1.count=2"])
     seen: list[tuple[int, int]] = []
     r = bbrlab.run(s, progress=lambda now, end: seen.append((now, end)))
@@ -47,7 +47,7 @@ def test_run_decodes_the_contract(stub_core) -> None:  # type: ignore[no-untyped
     assert r.summary["aggregate"]["jain"] == pytest.approx(jain_index(r.flows["goodput_bps"]))
 
 
-def test_save_writes_a_complete_run_atomically(stub_core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_save_writes_a_complete_run_atomically(stub_core, tmp_path: Path) -> None:
     s = bbrlab.load_scenario(EXAMPLES / "quick.toml", ["duration=2s"])
     r = bbrlab.run(s)
     out = r.save(tmp_path / "run1")
@@ -63,10 +63,10 @@ def test_save_writes_a_complete_run_atomically(stub_core, tmp_path: Path) -> Non
         r.save(out)  # never overwrite a run
 
 
-def test_failed_save_leaves_nothing_that_looks_complete(stub_core, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_failed_save_leaves_nothing_that_looks_complete(stub_core, tmp_path: Path, monkeypatch) -> None:
     r = bbrlab.run(bbrlab.load_scenario(EXAMPLES / "quick.toml", ["duration=1s"]))
 
-    def boom(*a, **k):  # type: ignore[no-untyped-def]
+    def boom(*a, **k):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("bbrlab.plots.plots.plot_all", boom)
@@ -75,7 +75,7 @@ def test_failed_save_leaves_nothing_that_looks_complete(stub_core, tmp_path: Pat
     assert not (tmp_path / "run").exists() and not (tmp_path / "run.incomplete").exists()
 
 
-def test_cli_run_show_and_ss(stub_core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_run_show_and_ss(stub_core, in_tmp: Path) -> None:
     res = CliRunner().invoke(
         cli,
         [
@@ -105,14 +105,14 @@ def test_cli_run_show_and_ss(stub_core, in_tmp: Path) -> None:  # type: ignore[n
     assert bad_at.exit_code == 2 and "outside the run" in bad_at.output
 
 
-def test_cli_quiet_and_default_run_dir(stub_core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_quiet_and_default_run_dir(stub_core, in_tmp: Path) -> None:
     res = CliRunner().invoke(cli, ["run", str(EXAMPLES / "quick.toml"), "--quiet", "--set", "duration=1s"])
     assert res.exit_code == 0, res.output
     path = Path(res.output.strip())
     assert path.parent.name == "runs" and path.name.startswith("quick-") and is_complete_run(in_tmp / path)
 
 
-def test_ctrl_c_exits_130_without_a_run_dir(stub_core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_exits_130_without_a_run_dir(stub_core, in_tmp: Path) -> None:
     stub_core.Simulation.interrupt_after = 2
     res = CliRunner().invoke(cli, ["run", str(EXAMPLES / "quick.toml"), "--out", "r"])
     assert res.exit_code == 130, res.output
@@ -120,10 +120,10 @@ def test_ctrl_c_exits_130_without_a_run_dir(stub_core, in_tmp: Path) -> None:  #
     assert not any(p.name.startswith("r") for p in in_tmp.iterdir())
 
 
-def test_core_rejection_is_a_user_error(stub_core, in_tmp: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_core_rejection_is_a_user_error(stub_core, in_tmp: Path, monkeypatch) -> None:
     # The core has the last word on a config; its error names the config's field, which reaches
     # the user as one line naming the scenario's field.
-    def reject(self, config_json):  # type: ignore[no-untyped-def]
+    def reject(self, config_json):
         raise stub_core.ConfigError("flows.0.mss_bytes", "64B is below the minimum 88B")
 
     monkeypatch.setattr(stub_core.Simulation, "__init__", reject)
@@ -133,7 +133,7 @@ def test_core_rejection_is_a_user_error(stub_core, in_tmp: Path, monkeypatch) ->
     assert not (in_tmp / "r").exists()
 
 
-def test_cc_lists_the_cores_algorithms(stub_core) -> None:  # type: ignore[no-untyped-def]
+def test_cc_lists_the_cores_algorithms(stub_core) -> None:
     res = CliRunner().invoke(cli, ["cc"])
     assert res.exit_code == 0
     assert "bbr1" in res.output and "alias of bbr1" in res.output

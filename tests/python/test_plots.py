@@ -15,7 +15,7 @@ from bbrlab.plots.plots import FIGURES, PlotData, goodput_figure, plot_all, plot
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _run(core, example: str, sets: list[str]) -> bbrlab.Result:  # type: ignore[no-untyped-def]
+def _run(core, example: str, sets: list[str]) -> bbrlab.Result:
     return bbrlab.run(bbrlab.load_scenario(EXAMPLES / example, sets))
 
 
@@ -38,7 +38,7 @@ def _note(chart: Chart) -> str:
 # ------------------------------------------------------------------ queue as delay
 
 
-def test_queue_is_shown_as_queueing_delay_of_its_drain_rate(core) -> None:  # type: ignore[no-untyped-def]
+def test_queue_is_shown_as_queueing_delay_of_its_drain_rate(core) -> None:
     scn = bbrlab.load_scenario(EXAMPLES / "quick.toml", ["duration=1s", "sample_interval=10ms"])
     r = bbrlab.run(scn)
     rate_bps = scn.topology.bottleneck.rate  # from the scenario, not from what the plot read
@@ -61,7 +61,7 @@ def test_queue_is_shown_as_queueing_delay_of_its_drain_rate(core) -> None:  # ty
 # ------------------------------------------------------------------ many flows: sums vs capacity
 
 
-def test_many_flows_goodput_sums_each_algorithm_against_the_link_rate(core) -> None:  # type: ignore[no-untyped-def]
+def test_many_flows_goodput_sums_each_algorithm_against_the_link_rate(core) -> None:
     r = _run(core, "quick.toml", ["duration=1s", "sample_interval=50ms", "flows.0.cc=cubic", "flows.0.count=14"])
     fig = goodput_figure(plot_data(r))
     ax = fig.panels[0]
@@ -75,7 +75,7 @@ def test_many_flows_goodput_sums_each_algorithm_against_the_link_rate(core) -> N
     assert _hline(ax, "link rate") == pytest.approx(20.0)
 
 
-def test_few_flows_are_drawn_one_line_each(core) -> None:  # type: ignore[no-untyped-def]
+def test_few_flows_are_drawn_one_line_each(core) -> None:
     r = _run(core, "bbr-vs-cubic.toml", ["duration=1s", "flows.1.start=0.2s"])
     labels = goodput_figure(plot_data(r)).panels[0].labels()
     assert labels[:2] == ["flow 0 (bbr1)", "flow 1 (cubic)"]
@@ -84,7 +84,7 @@ def test_few_flows_are_drawn_one_line_each(core) -> None:  # type: ignore[no-unt
 # ------------------------------------------------------------------ goodput above the link rate
 
 
-def test_points_above_the_link_rate_are_explained_in_the_figure(core) -> None:  # type: ignore[no-untyped-def]
+def test_points_above_the_link_rate_are_explained_in_the_figure(core) -> None:
     r = _run(core, "quick.toml", ["duration=1s", "sample_interval=10ms"])
     g = r.timeseries["goodput_bps"].to_numpy()
     above = int(np.sum(g > 20e6))
@@ -102,7 +102,7 @@ def test_points_above_the_link_rate_are_explained_in_the_figure(core) -> None:  
 # ------------------------------------------------------------------ lossless fabric: PAUSE frames
 
 
-def _incast(core, *extra: str) -> bbrlab.Result:  # type: ignore[no-untyped-def]
+def _incast(core, *extra: str) -> bbrlab.Result:
     return _run(
         core,
         "dc-incast.toml",
@@ -110,7 +110,7 @@ def _incast(core, *extra: str) -> bbrlab.Result:  # type: ignore[no-untyped-def]
     )
 
 
-def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # type: ignore[no-untyped-def]
+def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:
     r = _incast(core)
     assert int(r.queue["drops"].max()) == 0
     panel = queue_figure(plot_data(r)).panels[1]
@@ -131,7 +131,7 @@ def test_lossless_fabric_shows_pause_frames_sent_and_received(core) -> None:  # 
     assert 0 <= round(in_flight) <= 2 * len(received), in_flight
 
 
-def test_a_lossy_fabric_shows_its_drops_instead(core) -> None:  # type: ignore[no-untyped-def]
+def test_a_lossy_fabric_shows_its_drops_instead(core) -> None:
     with pytest.warns(bbrlab.errors.ScenarioWarning, match="pfc is ignored"):  # the example has a pfc table
         r = _incast(core, "topology.lossless=false")
     panel = queue_figure(plot_data(r)).panels[1]
@@ -144,7 +144,7 @@ def test_a_lossy_fabric_shows_its_drops_instead(core) -> None:  # type: ignore[n
 # ------------------------------------------------------------------ the files
 
 
-def test_plot_all_draws_the_same_from_a_result_and_from_its_plot_data(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_plot_all_draws_the_same_from_a_result_and_from_its_plot_data(core, tmp_path: Path) -> None:
     r = _run(core, "quick.toml", ["duration=1s"])
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -158,7 +158,7 @@ def test_plot_all_draws_the_same_from_a_result_and_from_its_plot_data(core, tmp_
 # ------------------------------------------------------------------ drawing on two cores (the CLI's way)
 
 
-def test_forked_drawing_writes_what_plot_all_writes(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_forked_drawing_writes_what_plot_all_writes(core, tmp_path: Path) -> None:
     r = _run(core, "quick.toml", ["duration=1s"])
     (tmp_path / "serial").mkdir()
     (tmp_path / "forked").mkdir()
@@ -178,7 +178,7 @@ def _children() -> set[int]:
     return {int(p) for p in kids.read_text().split()} if kids.exists() else set()
 
 
-def test_a_failed_fork_costs_no_plot(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_fork_costs_no_plot(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     r = _run(core, "quick.toml", ["duration=1s"])
 
     def crash(*a: object) -> None:  # runs in the fork only
@@ -189,7 +189,7 @@ def test_a_failed_fork_costs_no_plot(core, tmp_path: Path, monkeypatch: pytest.M
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FIGURES)
 
 
-def test_ctrl_c_while_the_fork_draws_kills_it(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_while_the_fork_draws_kills_it(core, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
     import time
 

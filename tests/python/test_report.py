@@ -161,9 +161,10 @@ def test_study_report_colours_verdicts_from_claims_csv(study_out):
     # REPORT.md's figures are embedded once each (the report shows them, "More figures" does not).
     assert page.count("data:image/png;base64,") == len(list(study.glob("*.png")))
     # The verdict follows claims.csv: flip one and the colour flips with it.
-    rows = list(csv.reader(open(study / "claims.csv")))
+    with open(study / "claims.csv") as f:
+        rows = list(csv.reader(f))
     rows[1][4] = "disagrees"
-    _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])  # type: ignore[misc]
+    _claims(study / "claims.csv", [tuple(r) for r in rows[1:]])
     page = Path(write_report(study)).read_text()
     cubic_row = page[page.index("140 ms, no loss: CUBIC") :]
     assert re.match(r'.*?<td class="verdict disagrees">disagrees</td>', cubic_row, re.S)
@@ -211,7 +212,7 @@ def test_sweep_report_lists_points_and_draws_across_runs(sweep_dir):
 # ------------------------------------------------------------------ in a real browser
 
 
-def _browser():  # type: ignore[no-untyped-def]
+def _browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -260,9 +261,9 @@ def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_pa
                 tab = ctx.new_page()
                 errors: list[str] = []
                 requests: list[str] = []
-                tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                tab.on("pageerror", lambda e: errors.append(str(e)))
-                tab.on("request", lambda r: requests.append(r.url))
+                tab.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                tab.on("request", lambda r, requests=requests: requests.append(r.url))
                 tab.goto(path.resolve().as_uri(), wait_until="load")
                 widths = tab.evaluate("Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)")
                 shot = tab.screenshot(full_page=True)

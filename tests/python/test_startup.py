@@ -44,7 +44,7 @@ def test_cli_and_cc_load_none_of_the_heavy_modules() -> None:
     assert _loaded_after("from bbrlab.cli import main\nmain(['cc'])") == dict.fromkeys(HEAVY, False)
 
 
-def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_path: Path) -> None:
     out = tmp_path / "r"
     loaded = _loaded_after(
         f"from bbrlab.cli import main\nmain(['run', {str(EXAMPLES / 'quick.toml')!r}, "
@@ -66,7 +66,7 @@ def test_run_writes_its_tables_and_plots_without_pandas_or_matplotlib(core, tmp_
         pd.testing.assert_frame_equal(labels_as_objects(getattr(saved, t)), getattr(again, t))
 
 
-def test_a_run_that_skips_interpreter_shutdown_still_flushes_everything(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_that_skips_interpreter_shutdown_still_flushes_everything(core, tmp_path: Path) -> None:
     # `bbrlab run` (sim) ends with os._exit once done: what it printed must all have been written.
     out = tmp_path / "r"
     p = subprocess.run(

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("bbrlab._core")
 
-from bbrlab.reproduce import STUDIES, Size  # noqa: E402
+from bbrlab.reproduce import STUDIES, Size  # noqa: E402  # only once the core is known to be there
 
 CEILING = 1448 / 1538
 

@@ -99,7 +99,7 @@ def test_builders_reject_what_a_scenario_rejects():
             "t", duration_s=1, seed=1, sample_interval_s=0.1, topology=star, flows=[Flow("cubic", start_s=2)], tags={}
         )
     with pytest.raises(TypeError):  # rates are whole bits per second, never a float that may round
-        Dumbbell(rate_bps=2.5e9, rtt_s=0.1, buffer=QueueLimit.of_bdp(1)).raw()  # type: ignore[arg-type]
+        Dumbbell(rate_bps=2.5e9, rtt_s=0.1, buffer=QueueLimit.of_bdp(1)).raw()
 
 
 # ------------------------------------------------------------------ claims: rules flip with the numbers

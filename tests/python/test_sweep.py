@@ -236,7 +236,7 @@ def test_run_and_validate_on_a_file_with_a_sweep_table(tmp_path: Path, in_tmp: P
 # ------------------------------------------------------------------ running
 
 
-def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:
     f = _write(tmp_path, TWO_FLOWS)
     plan = plan_sweep(f, grid=["topology.bottleneck.loss=0%,3%", "flows.1.cc=bbr1,cubic"], seeds=2)
     out = tmp_path / "sw"
@@ -291,12 +291,12 @@ def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:  # type: i
         run_sweep(plan_sweep(f, grid=["topology.bottleneck.loss=0%"]), out=out)
 
 
-def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, core) -> None:  # type: ignore[no-untyped-def]
+def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, core) -> None:
     import bbrlab.engine.runner as runner
 
     real = runner.simulate
 
-    def flaky(config, progress=None, scenario=None):  # type: ignore[no-untyped-def]
+    def flaky(config, progress=None, scenario=None):
         if scenario.seed == 2:  # config: the scenario's checked config (core.Verdict)
             raise SimulationError("the simulator failed at t=0.5s: injected")
         return real(config, progress, scenario)
@@ -348,7 +348,7 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     assert r.exit_code == 0 and "2 ran, 2 cached, 0 failed" in r.stdout
 
 
-def test_default_out_resumes_the_same_sweep_and_draws_plots(tmp_path: Path, in_tmp: Path, core) -> None:  # type: ignore[no-untyped-def]
+def test_default_out_resumes_the_same_sweep_and_draws_plots(tmp_path: Path, in_tmp: Path, core) -> None:
     f = _write(tmp_path, TWO_FLOWS.replace('duration = "1s"', 'duration = "0.5s"'))
     args = ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "-j", "1"]
     r1 = CliRunner().invoke(cli, args)
@@ -378,7 +378,7 @@ def test_engine_options_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert r.exit_code == 2 and "pip install 'bbrlab[ray]'" in r.output and "Traceback" not in r.output
 
 
-def test_ctrl_c_stops_the_workers_and_the_sweep_resumes(tmp_path: Path, core) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_stops_the_workers_and_the_sweep_resumes(tmp_path: Path, core) -> None:
     # Runs with plots take ~1-2 s each here: long enough to interrupt some in flight.
     f = _write(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
@@ -435,7 +435,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:  # type: ignore[no-untyped-def]
+def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'bbrlab[ray]'; scripts/test.sh installs it)")
     f = _write(tmp_path, TWO_FLOWS)
     args = ["sweep", str(f), "--grid", "topology.bottleneck.loss=0%,2%", "--no-plots"]

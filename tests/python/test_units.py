@@ -130,7 +130,7 @@ def test_parse_fraction(value: object, p: float) -> None:
         (parse_fraction, True, "1.5%"),
     ],
 )
-def test_rejects_with_a_hint(parse, bad: object, hint: str) -> None:  # type: ignore[no-untyped-def]
+def test_rejects_with_a_hint(parse, bad: object, hint: str) -> None:
     with pytest.raises(UnitError) as info:
         parse(bad)
     assert hint in str(info.value)
@@ -159,7 +159,7 @@ def test_rejects_with_a_hint(parse, bad: object, hint: str) -> None:  # type: ig
         (format_buffer, Buffer("packets", 100), "100pkts"),
     ],
 )
-def test_format(fmt, value: object, text: str) -> None:  # type: ignore[no-untyped-def]
+def test_format(fmt, value: object, text: str) -> None:
     assert fmt(value) == text
 
 

@@ -19,7 +19,7 @@ __all__ = ["stdout_to_stderr"]
 
 def _fd(stream: object) -> int | None:
     try:
-        return stream.fileno()  # type: ignore[attr-defined,no-any-return]
+        return stream.fileno()  # type: ignore[attr-defined]  # any object: one without fileno() is caught below
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return None  # not a real file (a test runner's capture buffer)
 
@@ -35,14 +35,14 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
     out_fd, err_fd = _fd(out), _fd(err)
     saved = os.dup(out_fd) if out_fd is not None and err_fd is not None else None
     try:
-        if saved is not None:
-            os.dup2(err_fd, out_fd)  # type: ignore[arg-type]
+        if saved is not None and err_fd is not None and out_fd is not None:  # (saved implies both)
+            os.dup2(err_fd, out_fd)
         sys.stdout = err
         yield
     finally:
         sys.stdout = out
         with contextlib.suppress(Exception):
             err.flush()
-        if saved is not None:
-            os.dup2(saved, out_fd)  # type: ignore[arg-type]
+        if saved is not None and out_fd is not None:
+            os.dup2(saved, out_fd)
             os.close(saved)

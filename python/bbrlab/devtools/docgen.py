@@ -36,7 +36,11 @@ def _default(field: Any) -> str:
         return "see below"
     if isinstance(d, list):
         return "`[]`" if not d else f"`{d}`"
-    annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+    # Annotated[T, a][b] is Annotated[T, a, b]: one metadata item at a time (3.10 has no
+    # Annotated[T, *metadata]).
+    annotation = field.annotation
+    for meta in field.metadata:
+        annotation = Annotated[annotation, meta]
     dumped = TypeAdapter(annotation).dump_python(d, mode="json")
     return (
         f"`{json.dumps(dumped)}`"

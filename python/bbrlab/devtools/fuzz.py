@@ -382,7 +382,7 @@ def check_scenario(raw: dict[str, Any], out: Outcome, *, time_limit_s: float = 5
     except RecursionError as e:
         out.fail("traceback", f"RecursionError {e}")
         s = None
-    except Exception as e:  # noqa: BLE001 - the point: nothing else may escape
+    except Exception as e:  # the point: nothing else may escape
         out.fail("traceback", f"{type(e).__name__}: {e}"[:300])
         s = None
     dt = time.monotonic() - t0
@@ -395,14 +395,14 @@ def check_scenario(raw: dict[str, Any], out: Outcome, *, time_limit_s: float = 5
     try:
         config = s.resolve()
         core.load_core().Simulation(json.dumps(config))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         out.fail("accepted-then-rejected", f"{type(e).__name__}: {e}"[:300])
         return None
     try:
         again = sc.parse_scenario(__import__("tomllib").loads(s.to_toml()))
         if again.resolve() != config:
             out.fail("round-trip", json.dumps(config)[:300])
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         out.fail("round-trip", f"{type(e).__name__}: {e}"[:300])
     return s
 
@@ -460,7 +460,7 @@ def check_run(s: Any, out: Outcome, *, wall_limit_s: float = 60.0) -> None:
     out.counts["runs_complete"] += 1
     try:
         sim.check_conservation()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         out.fail("conservation", str(e)[:300])
     from ..results.results import Result
 

@@ -163,7 +163,7 @@ def run_compare(
     base = load_scenario(scenario, overrides=sets)
     points = _grid_points(grid)
     n_flows = len(base.flows)
-    cc_list = list(ccs) or [None]
+    cc_list: list[str | None] = [*ccs] or [None]
     backends = (("sim", seeds),) if sim_only else (("sim", seeds), ("emu", emu_runs))
     # Every point is validated before anything runs (and before the question is asked).
     plan = []
@@ -343,7 +343,7 @@ def _markdown_sim(t: pd.DataFrame) -> str:
 def _save_with_point_key(fig: Any, t: pd.DataFrame, path: Path) -> None:
     """Save a per-point figure with the key of its grid points ("0: rate=50Mbps …") below it."""
     labels = dict(zip(t["point"], t["label"]))
-    fig.text(0.01, 0.01, "  ".join(f"{p}: {l}" for p, l in sorted(labels.items())), fontsize=7)
+    fig.text(0.01, 0.01, "  ".join(f"{p}: {label}" for p, label in sorted(labels.items())), fontsize=7)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=110)
 

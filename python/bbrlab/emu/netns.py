@@ -78,7 +78,7 @@ def check_environment() -> None:
 
 
 def _run(cmd: list[str], *, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, input=input, capture_output=True, text=True)
     if check and r.returncode != 0:
         raise RuntimeError(f"`{' '.join(cmd)}` failed: {r.stderr.strip() or r.stdout.strip()}")
     return r
@@ -120,11 +120,11 @@ def leftovers(owner_pid: int | None = None) -> dict[str, list[str]]:
     """bbrlab namespaces, TUN devices and scratch directories that exist now (for tests and
     diagnostics): all of them, or only those of process ``owner_pid``'s runs (other runs on the
     machine have their own)."""
-    ns = [l.split()[0] for l in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if l.strip()]
+    ns = [line.split()[0] for line in _run(["ip", "netns", "list"], check=False).stdout.splitlines() if line.strip()]
     links = [
-        l.split(":")[1].strip().split("@")[0]
-        for l in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
-        if ":" in l
+        line.split(":")[1].strip().split("@")[0]
+        for line in _run(["ip", "-o", "link", "show"], check=False).stdout.splitlines()
+        if ":" in line
     ]
     nsp = NS_PREFIX if owner_pid is None else ns_prefix(owner_pid)
     tunp = TUN_PREFIX if owner_pid is None else tun_prefix(owner_pid)
@@ -132,7 +132,7 @@ def leftovers(owner_pid: int | None = None) -> dict[str, list[str]]:
     tmp = Path(tempfile.gettempdir())
     return {
         "netns": [n for n in ns if n.startswith(nsp)],
-        "tun": [l for l in links if l.startswith(tunp) and l[len(TUN_PREFIX) :][:1].isdigit()],
+        "tun": [link for link in links if link.startswith(tunp) and link[len(TUN_PREFIX) :][:1].isdigit()],
         "scratch": sorted(str(d) for d in tmp.glob(f"{scratchp}*") if d.is_dir()),
     }
 
@@ -246,7 +246,7 @@ class Testbed:
                     os.kill(int(pid), signal.SIGKILL)
                 except (ProcessLookupError, ValueError):
                     pass
-            for attempt in range(20):
+            for _attempt in range(20):
                 r = _run(["ip", "netns", "delete", ns], check=False)
                 if r.returncode == 0 or not Path(f"/var/run/netns/{ns}").exists():
                     break
@@ -258,7 +258,8 @@ class Testbed:
         if self.guardian is not None:
             try:
                 self._tell_guardian("done" if not errors else "")
-                self.guardian.stdin.close()  # type: ignore[union-attr]
+                if self.guardian.stdin is not None:  # spawned with a pipe: always
+                    self.guardian.stdin.close()
                 self.guardian.wait(timeout=10)
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass

@@ -183,6 +183,13 @@ def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
     return plan
 
 
+def _port_name(cc: str) -> str:
+    """The registry name of a flow's BPF port (plan_algorithms plans only registry algorithms)."""
+    alg = lookup(cc)
+    assert alg is not None, cc
+    return alg.name
+
+
 @contextlib.contextmanager
 def registered_algorithms(plan: CcPlan) -> Any:
     """Build and register the plan's BPF ports for the duration of the ``with`` block; yields
@@ -193,7 +200,7 @@ def registered_algorithms(plan: CcPlan) -> Any:
     from .bpf.build import build
     from .bpf.loader import NameTaken, StructOpsLink, run_ca_name
 
-    objects = {cc: build(lookup(cc).name) for cc in plan.bpf}  # type: ignore[union-attr]
+    objects = {cc: build(_port_name(cc)) for cc in plan.bpf}
     names = dict(plan.stock)
     facts: dict[str, Any] = {}
     phase_ports: dict[str, StructOpsLink] = {}
@@ -203,7 +210,7 @@ def registered_algorithms(plan: CcPlan) -> Any:
             # matches in its last 4 digits could hold it: take the next.
             for attempt in range(REGISTER_ATTEMPTS):
                 try:
-                    link = stack.enter_context(StructOpsLink(obj, run_ca_name(lookup(cc).name)))  # type: ignore[union-attr]
+                    link = stack.enter_context(StructOpsLink(obj, run_ca_name(_port_name(cc))))
                     break
                 except NameTaken:
                     if attempt == REGISTER_ATTEMPTS - 1:
@@ -211,7 +218,7 @@ def registered_algorithms(plan: CcPlan) -> Any:
             names[cc] = link.name
             if link.has_phases:
                 phase_ports[cc] = link
-            facts[cc] = {"registered_as": link.name, "object": obj.name, "source": bpf.source(lookup(cc).name).name}  # type: ignore[union-attr]
+            facts[cc] = {"registered_as": link.name, "object": obj.name, "source": bpf.source(_port_name(cc)).name}
         yield names, facts, phase_ports
 
 
@@ -244,7 +251,6 @@ def run_emu(
     launch = emulator_launch()
     settings = emu_settings(scenario)
     flows_cfg = cfg["flows"]
-    n = len(flows_cfg)
     duration_ns = cfg["duration_ns"]
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
@@ -382,7 +388,7 @@ def open_network(
         "spin_ns": EMU_SPIN_NS,
         "timer_quantum_ns": EMU_TIMER_NS,
     }
-    stderr_f = open(tmp / "emu.stderr", "w+b")
+    stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # outlives this function: emu_error() reads it all run
     emu = tb.spawn(
         [*launch.argv, "--config", json.dumps(emu_cfg)],
         cwd=launch.cwd,
@@ -564,16 +570,16 @@ def _sample_loop(
             next_tick = time.monotonic_ns()
     # Final TCP_INFO per flow for the flows table (and the receiver's, for its ECN flags).
     for s in states:
-        s.final_info = None  # type: ignore[attr-defined]
-        s.final_rcv_info = None  # type: ignore[attr-defined]
+        s.final_info = None
+        s.final_rcv_info = None
         if s.sock is not None and s.connected_ns is not None:
             try:
-                s.final_info = tcp_info(s.sock)  # type: ignore[attr-defined]
+                s.final_info = tcp_info(s.sock)
             except OSError:
                 pass
         if s.rcv_sock is not None:
             try:
-                s.final_rcv_info = tcp_info(s.rcv_sock)  # type: ignore[attr-defined]
+                s.final_rcv_info = tcp_info(s.rcv_sock)
             except OSError:
                 pass
     return cols, rtt_samples
@@ -612,7 +618,26 @@ def _assemble(
     fwd = final.get("forward_per_sender", [])
     fl: dict[str, list[Any]] = {
         k: []
-        for k in ["flow", "spec", "cc_code", "start_s", "end_s", "fct_s", "delivered_bytes", "goodput_bps", "data_packets_sent", "retransmits", "retrans_rate", "lost_packets", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms", "rto_count", "ce_packets"]
+        for k in [
+            "flow",
+            "spec",
+            "cc_code",
+            "start_s",
+            "end_s",
+            "fct_s",
+            "delivered_bytes",
+            "goodput_bps",
+            "data_packets_sent",
+            "retransmits",
+            "retrans_rate",
+            "lost_packets",
+            "rtt_mean_ms",
+            "rtt_p50_ms",
+            "rtt_p95_ms",
+            "rtt_p99_ms",
+            "rto_count",
+            "ce_packets",
+        ]
     }
     for i, s in enumerate(states):
         f = cfg["flows"][i]

@@ -44,7 +44,67 @@ TCPI_OPT_ECN_SEEN = 16
 
 _INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
 _INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
-_NAMES = ["state", "ca_state", "retransmits", "probes", "backoff", "options", "wscale", "flags", "rto", "ato", "snd_mss", "rcv_mss", "unacked", "sacked", "lost", "retrans", "fackets", "last_data_sent", "last_ack_sent", "last_data_recv", "last_ack_recv", "pmtu", "rcv_ssthresh", "rtt", "rttvar", "snd_ssthresh", "snd_cwnd", "advmss", "reordering", "rcv_rtt", "rcv_space", "total_retrans", "pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received", "segs_out", "segs_in", "notsent_bytes", "min_rtt", "data_segs_in", "data_segs_out", "delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited", "delivered", "delivered_ce", "bytes_sent", "bytes_retrans", "dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd", "rehash", "total_rto", "total_rto_recoveries", "total_rto_time"]
+_NAMES = [
+    "state",
+    "ca_state",
+    "retransmits",
+    "probes",
+    "backoff",
+    "options",
+    "wscale",
+    "flags",
+    "rto",
+    "ato",
+    "snd_mss",
+    "rcv_mss",
+    "unacked",
+    "sacked",
+    "lost",
+    "retrans",
+    "fackets",
+    "last_data_sent",
+    "last_ack_sent",
+    "last_data_recv",
+    "last_ack_recv",
+    "pmtu",
+    "rcv_ssthresh",
+    "rtt",
+    "rttvar",
+    "snd_ssthresh",
+    "snd_cwnd",
+    "advmss",
+    "reordering",
+    "rcv_rtt",
+    "rcv_space",
+    "total_retrans",
+    "pacing_rate",
+    "max_pacing_rate",
+    "bytes_acked",
+    "bytes_received",
+    "segs_out",
+    "segs_in",
+    "notsent_bytes",
+    "min_rtt",
+    "data_segs_in",
+    "data_segs_out",
+    "delivery_rate",
+    "busy_time",
+    "rwnd_limited",
+    "sndbuf_limited",
+    "delivered",
+    "delivered_ce",
+    "bytes_sent",
+    "bytes_retrans",
+    "dsack_dups",
+    "reord_seen",
+    "rcv_ooopack",
+    "snd_wnd",
+    "rcv_wnd",
+    "rehash",
+    "total_rto",
+    "total_rto_recoveries",
+    "total_rto_time",
+]
 assert len(_NAMES) == len(struct.unpack(_INFO_FMT, bytes(_INFO_LEN)))
 
 
@@ -99,6 +159,8 @@ class FlowState:
     complete_ns: int | None = None
     error: str | None = None
     rcv_sock: socket.socket | None = None
+    final_info: dict[str, int] | None = None  # TCP_INFO at the end of the run (sender; receiver)
+    final_rcv_info: dict[str, int] | None = None
 
 
 class Traffic:

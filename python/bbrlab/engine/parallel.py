@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -50,7 +50,7 @@ def _stop(ex: ProcessPoolExecutor) -> None:
             p.join()
 
 
-def imap_unordered(fn: Callable[[T], Any], items: Iterable[T], *, jobs: int) -> Iterator[tuple[int, Any]]:
+def imap_unordered(fn: Callable[[T], Any], items: Iterable[T], *, jobs: int) -> Generator[tuple[int, Any], None, None]:
     """Yield ``(index, fn(item))`` as each call finishes; a call that raised an ``Exception``
     yields it instead of a value (the caller decides whether that stops everything).
 
@@ -63,7 +63,7 @@ def imap_unordered(fn: Callable[[T], Any], items: Iterable[T], *, jobs: int) -> 
         for i, item in enumerate(todo):
             try:
                 value = fn(item)
-            except Exception as e:  # noqa: BLE001 - handed to the caller, who decides
+            except Exception as e:  # handed to the caller, who decides
                 value = e
             yield i, value
         return
@@ -81,7 +81,7 @@ def imap_unordered(fn: Callable[[T], Any], items: Iterable[T], *, jobs: int) -> 
                 i = pending.pop(fut)
                 try:
                     value = fut.result()
-                except Exception as e:  # noqa: BLE001 - handed to the caller (BrokenProcessPool too)
+                except Exception as e:  # handed to the caller (BrokenProcessPool too)
                     value = e
                 yield i, value
         finished = True

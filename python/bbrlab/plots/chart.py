@@ -264,7 +264,7 @@ def _draw(chart: Chart) -> Any:
         y1 = y0 + panel_h
         ylo, yhi = _y_range(panel)
 
-        def to_px_y(v: np.ndarray, ylo: float = ylo, yhi: float = yhi, y1: float = y1) -> np.ndarray:
+        def to_px_y(v: np.ndarray, ylo: float = ylo, yhi: float = yhi, y0: float = y0, y1: float = y1) -> np.ndarray:
             return y1 - (v - ylo) / (yhi - ylo) * (y1 - y0)
 
         yticks = nice_ticks(ylo, yhi, _Y_INTERVALS)

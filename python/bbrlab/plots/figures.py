@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -21,7 +21,12 @@ __all__ = ["new_figure", "subplots", "save", "png_bytes"]
 DPI = 110
 
 
-def new_figure(figsize: tuple[float, float], *, dpi: float | None = None, layout: str | None = None) -> Figure:
+def new_figure(
+    figsize: tuple[float, float],
+    *,
+    dpi: float | None = None,
+    layout: Literal["constrained", "compressed", "tight"] | None = None,
+) -> Figure:
     """An empty figure attached to an Agg canvas (what `savefig` renders through)."""
     fig = Figure(figsize=figsize, dpi=dpi, layout=layout)
     FigureCanvasAgg(fig)

@@ -276,11 +276,12 @@ def queue_figure(run: Run) -> Chart:
     if _rows(q):
         rows = (q["queue"] == main) if main is not None else np.ones(_rows(q), dtype=bool)
         t = q["t_s"][rows]
-        for col, style in (
+        styles: tuple[tuple[str, dict[str, Any]], ...] = (
             ("max_occupancy_bytes", dict(width=0.8, alpha=0.6, label="max in interval")),
             ("mean_occupancy_bytes", dict(width=1.2, label="time-weighted mean")),
             ("occupancy_bytes", dict(width=0.6, alpha=0.8, label="at sample time")),
-        ):
+        )
+        for col, style in styles:
             if col in q:
                 top.add(t, to_y(q[col][rows]), **style)
         pause = np.asarray(q["pause_frames"], dtype=float) if "pause_frames" in q else np.zeros(_rows(q))

@@ -50,8 +50,9 @@ class _Ctx:
         return rel + (f"#{frag}" if frag else "")
 
     def image(self, url: str, alt: str) -> Markup:
-        f = (self.base / url) if self.base is not None and not _SCHEME.match(url) else None
-        if f is not None and f.is_file() and f.resolve().is_relative_to(self.base.resolve()):
+        base = self.base
+        f = (base / url) if base is not None and not _SCHEME.match(url) else None
+        if base is not None and f is not None and f.is_file() and f.resolve().is_relative_to(base.resolve()):
             return Markup('<img src="{}" alt="{}">').format(Markup(data_uri(f)), alt)
         # Never fetched: a remote or missing image is named, not loaded.
         return Markup('<span class="note">[image not embedded: {}]</span>').format(url)

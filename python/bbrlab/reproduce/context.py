@@ -45,7 +45,8 @@ class StudyContext:
         Each row carries its run's ``tags`` as columns, then ``run`` (the index in ``runs``) and the
         run-level columns (aggregate goodput, Jain, queue, wall time, packets, PAUSE frames, drops).
         """
-        report = (lambda done, total: self.progress(label, done, total)) if self.progress else None
+        progress = self.progress
+        report = (lambda done, total: progress(label, done, total)) if progress else None
         rows, series = pool.run_scenarios(runs, jobs=self.jobs, keep_timeseries=keep_timeseries, progress=report)
         if keep_timeseries:
             self.series[label] = series

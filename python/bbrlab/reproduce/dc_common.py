@@ -61,6 +61,8 @@ CUBIC 941.4 either way). So finding (b) does not come from the receiver host.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from ..results.display import fmt_bps
@@ -160,7 +162,9 @@ CSV_CC = {"cubic": "cubic", BBR: "bbr"}
 
 
 def topology(fabric: str, workers: int) -> Star:
-    common = dict(workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6)
+    common: dict[str, Any] = dict(
+        workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6
+    )
     if fabric in (
         "lossless",
         "lossless-racks",

@@ -199,14 +199,14 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
     for fabric in dc.fabrics_in(lv):
         where = f" — {dc.FABRIC_LABEL[fabric]}"
 
-        def ours(cc: str) -> str:
+        def ours(cc: str, fabric: str = fabric) -> str:
             j = jain3(lv, fabric, cc)
             return (
                 f"{_word(j)}: Jain (≥ 3 flows) {jain3(lv, fabric, cc, 'jain_level'):.2f} per level / {j:.2f} per "
                 f"second; starved flow-levels {_starved(lv, fabric, cc)}"
             )
 
-        def values(cc: str) -> str:
+        def values(cc: str, fabric: str = fabric) -> str:
             return cell(
                 num(jain3(lv, fabric, cc, "jain_level"), label="Jain per level"),
                 num(jain3(lv, fabric, cc), label="Jain per second"),

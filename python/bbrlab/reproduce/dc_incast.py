@@ -324,7 +324,7 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
     out = []
     for fabric in dc.fabrics_in(st):
 
-        def g(col: str, cc: str, n: int) -> float:
+        def g(col: str, cc: str, n: int, fabric: str = fabric) -> float:
             return value(st, col, fabric=fabric, cc=cc, n=n)
 
         where = f" — {dc.FABRIC_LABEL[fabric]}"

@@ -319,7 +319,7 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
     for fabric in dc.fabrics_in(st):
         where = f" — {dc.FABRIC_LABEL[fabric]}"
 
-        def mean(bg: bool, cc: str, n: int) -> float:
+        def mean(bg: bool, cc: str, n: int, fabric: str = fabric) -> float:
             return value(st, "mean_s", fabric=fabric, bg=bg, cc=cc, n=n)
 
         grow = {cc: mean(False, cc, nmax) / mean(False, cc, 1) for cc in dc.CCS}

@@ -303,8 +303,8 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
     def r(cc: str, streams: int, c: float) -> pd.Series | None:
         return row(s, cc_name=cc, streams=streams, cap_gbps=c, **sel)
 
-    pairs = [(streams, c, r(BBR, streams, c), r("cubic", streams, c)) for streams, c in ((1, 0.0), (8, 0.0), (8, cap))]
-    pairs = [(st, c, b, cu) for st, c, b, cu in pairs if b is not None and cu is not None]
+    found = [(streams, c, r(BBR, streams, c), r("cubic", streams, c)) for streams, c in ((1, 0.0), (8, 0.0), (8, cap))]
+    pairs = [(st, c, b, cu) for st, c, b, cu in found if b is not None and cu is not None]
     noted = "" if path == "100G" else " (noted for 100G)"
     seed = SEED_100G if path == "100G" else SEED_4X10G
 
@@ -590,12 +590,15 @@ def _host_table(h: pd.DataFrame, hosts_rows: pd.DataFrame, p: Plan) -> str:
     """The host-model runs beside the slides: throughput, and what limited them (busiest cores)."""
     rows = []
     for path, seed in (("100G", SEED_100G), ("4x10G", SEED_4X10G)):
-        for (streams, cc, pace), (t, sd, n, _rx) in seed.items():
+        for (streams, cc, pace), (t, sd, _n, _rx) in seed.items():
             r = row(h, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
             if r is None:
                 continue
             hr = row(hosts_rows, path=path, cc_name=cc, streams=streams, cap_gbps=pace)
-            busy = lambda col: "–" if hr is None or col not in hr else f"{hr[col] * 100:.0f} %"  # noqa: E731
+
+            def busy(col: str, hr: pd.Series | None = hr) -> str:
+                return "–" if hr is None or col not in hr else f"{hr[col] * 100:.0f} %"
+
             drops = "–" if hr is None or "receiver_rx_ring_drops" not in hr else f"{hr['receiver_rx_ring_drops']:,.0f}"
             rows.append(
                 [

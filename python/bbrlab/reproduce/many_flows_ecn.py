@@ -578,7 +578,11 @@ def _faster_acks(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
     scen = []
     for cc in cfg.ack_ccs:
         for fast in (False, True):
-            recv = {"faster_acks": fast, "rcvbuf_bytes": cfg.rcvbuf_bytes, "app_read_delay_s": cfg.app_read_delay_s}
+            recv: dict[str, Any] = {
+                "faster_acks": fast,
+                "rcvbuf_bytes": cfg.rcvbuf_bytes,
+                "app_read_delay_s": cfg.app_read_delay_s,
+            }
             fl = _flows(cfg.ack_bulk, cc, **recv)
             fl += [
                 Flow(

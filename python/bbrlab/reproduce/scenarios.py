@@ -14,7 +14,7 @@ A study that needs a coarser grid (a start time to the microsecond) rounds befor
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -98,7 +98,7 @@ class Flow:
 
     def raw(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cc": self.cc}
-        for key, value, unit in (
+        settings: tuple[tuple[str, Any, Callable[[Any], str] | None], ...] = (
             ("start", self.start_s, _ns),
             ("stop", self.stop_s, _ns),
             ("sender", self.sender, None),
@@ -110,7 +110,8 @@ class Flow:
             ("faster_acks", self.faster_acks, None),
             ("app_read_delay", self.app_read_delay_s, _ns),
             ("fast_path", self.fast_path, None),
-        ):
+        )
+        for key, value, unit in settings:
             if value is not None:
                 out[key] = unit(value) if unit else value
         if self.rpc is not None:

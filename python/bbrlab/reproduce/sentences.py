@@ -52,7 +52,7 @@ def direction(a: Estimate | float, b: Estimate | float, *, tolerance: float = 0.
     decided."""
     if isinstance(a, Estimate) and isinstance(b, Estimate):
         return sign_of_difference(b, a, min_rel=tolerance)
-    a, b = float(a), float(b)  # type: ignore[arg-type]
+    a, b = float(a), float(b)  # type: ignore[arg-type]  # one Estimate, one float: float() raises, the caller's error
     if not (math.isfinite(a) and math.isfinite(b)):
         return None
     d = b - a
@@ -103,7 +103,7 @@ def compare(
     occur are named; undecided points are named last."""
     xs = list(signs)
     groups = [(phrase, [x for x in xs if signs[x] == s]) for phrase, s in ((more, 1), (less, -1), (same, 0))]
-    parts = []
+    parts: list[str] = []
     for phrase, g in groups:
         if not g:
             continue

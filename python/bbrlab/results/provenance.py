@@ -60,7 +60,7 @@ def git_commit() -> str | None:
     top, head = out.split()
     # A wheel installed into a virtualenv that sits inside some other repository must not report
     # that repository's commit: the checkout has to be bbrlab's (its Python package dir is ours).
-    if not (Path(top) / "python" / "bbrlab").resolve() == _PACKAGE_DIR:
+    if (Path(top) / "python" / "bbrlab").resolve() != _PACKAGE_DIR:
         return None
     status = _git("status", "--porcelain")
     if status is None:

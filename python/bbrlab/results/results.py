@@ -146,7 +146,7 @@ def summarize(
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
     per_flow = []
-    cc = flows["cc"] if "cc" in flows else None
+    cc = flows["cc"] if "cc" in flows else None  # noqa: SIM401  # a Table, not a dict: no .get()
     summary_columns = [c for c in _FLOW_SUMMARY_COLUMNS if c in flows]
     for i in range(len(flows)):
         entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
@@ -481,7 +481,7 @@ class Result:
                 return pd.DataFrame()
             try:
                 return pd.read_parquet(f)
-            except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            except Exception as e:  # pyarrow raises many kinds for a bad file
                 damaged[f.name] = _one_line(e)
                 return pd.DataFrame()
 

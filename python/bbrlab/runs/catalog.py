@@ -54,11 +54,11 @@ def _rtt_mean_ms(flows: list[dict[str, Any]]) -> float | None:
     flow's mean is over its RTT samples, which come with its ACKs), so a flow that sent little
     weighs little."""
     pairs = [(_num(f.get("rtt_mean_ms")), _num(f.get("data_packets_sent")) or 0.0) for f in configured_flows(flows)]
-    pairs = [(r, w) for r, w in pairs if r is not None]
-    total = sum(w for _, w in pairs)
+    known = [(r, w) for r, w in pairs if r is not None]
+    total = sum(w for _, w in known)
     if total > 0:
-        return sum(r * w for r, w in pairs) / total
-    return sum(r for r, _ in pairs) / len(pairs) if pairs else None
+        return sum(r * w for r, w in known) / total
+    return sum(r for r, _ in known) / len(known) if known else None
 
 
 def _record(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
@@ -277,7 +277,7 @@ def where(records: Sequence[dict[str, Any]], condition: str) -> list[dict[str, A
     con = _connect(records, "--where")
     try:
         keep = {row[0] for row in con.execute(f"SELECT path FROM runs WHERE {condition}").fetchall()}
-    except Exception as e:  # noqa: BLE001 - duckdb's error classes vary by version; all are the query's fault
+    except Exception as e:  # duckdb's error classes vary by version; all are the query's fault
         raise UserError(f"--where: {' '.join(str(e).split())[:300]}") from None
     finally:
         con.close()
@@ -292,7 +292,7 @@ def sql(records: Sequence[dict[str, Any]], query: str) -> tuple[list[str], list[
         if cur.description is None:
             return [], []
         return [d[0] for d in cur.description], cur.fetchall()
-    except Exception as e:  # noqa: BLE001 - as in where()
+    except Exception as e:  # as in where()
         raise UserError(f"--sql: {' '.join(str(e).split())[:300]} (views: {', '.join(QUERY_VIEWS)})") from None
     finally:
         con.close()

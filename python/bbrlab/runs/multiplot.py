@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from ..errors import UserError
 from ..plots.figures import new_figure, save
@@ -442,7 +443,9 @@ def fig_throughput_delay(points: pd.DataFrame) -> Figure | None:
         fig.set_size_inches(9, 4.2 + 0.14 * len(labels) + 0.2)
         fig.text(0.02, 0.0, key, fontsize=7, va="bottom", ha="left", family="monospace")
         key_height = 0.14 * len(labels) / fig.get_size_inches()[1] + 0.02  # of the figure's height
-        fig.get_layout_engine().set(rect=(0, key_height, 1, 1 - key_height))  # left, bottom, width, height
+        engine = fig.get_layout_engine()
+        assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure(layout="constrained") above
+        engine.set(rect=(0, key_height, 1, 1 - key_height))  # left, bottom, width, height
     _log_if_wide(ax, points["rtt_p95_ms"].to_numpy(float))  # as Pantheon's: DC and WAN delays on one axis
     ax.invert_xaxis()  # Pantheon: lower delay to the right, so better is up and right
     ax.set_xlabel("95th-percentile RTT (ms; axis inverted: better →)")

@@ -64,7 +64,7 @@ def read_points(sweep_dir: Path) -> Any:
         if f.is_file():
             try:
                 return reader(f)
-            except Exception as e:  # noqa: BLE001 - pyarrow/pandas raise many kinds for a bad file
+            except Exception as e:  # pyarrow/pandas raise many kinds for a bad file
                 raise UserError(f"{f}: damaged ({type(e).__name__}: {' '.join(str(e).split())[:160]})") from None
     return None
 

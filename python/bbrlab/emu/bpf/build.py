@@ -21,8 +21,10 @@ import platform
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import IO, Any
 
 from ...errors import SimulationError, UserError
 from . import SRC_DIR, ported, source
@@ -84,7 +86,7 @@ def kernel_btf_id() -> str:
     return hashlib.sha256(KERNEL_BTF.read_bytes()).hexdigest()
 
 
-def _atomic_write(path: Path, produce) -> None:  # type: ignore[no-untyped-def]
+def _atomic_write(path: Path, produce: Callable[[Path], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
@@ -96,7 +98,7 @@ def _atomic_write(path: Path, produce) -> None:  # type: ignore[no-untyped-def]
             os.unlink(tmp)
 
 
-def _run(cmd: list[str], what: str, stdout=None) -> None:  # type: ignore[no-untyped-def]
+def _run(cmd: list[str], what: str, stdout: IO[Any] | None = None) -> None:
     r = subprocess.run(cmd, stdout=stdout if stdout is not None else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         tail = " ".join((r.stderr or "").split())[-400:]

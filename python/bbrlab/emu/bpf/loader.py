@@ -64,11 +64,12 @@ _counter = itertools.count()
 
 _lib: Any = None
 _messages: list[str] = []
+_printer: Any = None  # libbpf's log callback (ctypes frees a callback nothing refers to)
 
 
 def _libbpf() -> Any:
     """libbpf.so.1 with the prototypes used here; its log goes into ``_messages``."""
-    global _lib
+    global _lib, _printer
     if _lib is not None:
         return _lib
     name = ctypes.util.find_library("bpf") or "libbpf.so.1"
@@ -108,10 +109,10 @@ def _libbpf() -> Any:
         del _messages[:-20]
         return 0
 
-    lib._bbrlab_printer = printer_t(_print)  # keep the callback alive
+    _printer = printer_t(_print)  # kept alive while libbpf holds the pointer
     lib.libbpf_set_print.restype = vp
     lib.libbpf_set_print.argtypes = [printer_t]
-    lib.libbpf_set_print(lib._bbrlab_printer)
+    lib.libbpf_set_print(_printer)
     _lib = lib
     return lib
 
