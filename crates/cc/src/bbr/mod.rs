@@ -63,6 +63,8 @@ mod startup;
 mod tso;
 mod units;
 
+#[cfg(test)]
+mod golden_tests;
 pub mod v1;
 pub mod v2;
 pub mod v3;
@@ -92,4 +94,44 @@ fn restart_from_idle(
     *idle_restart = true;
     agg.restart_epoch(tp.now_ns);
     true
+}
+
+/// A read-only view of a BBR flow's model and controls, the same for every version, for tests
+/// and tracing (the golden-trace test records it per ACK). Volumes are packets, bandwidths the
+/// family's fixed point (`units`); a bound a version does not have reads as "unset"
+/// (`u64::MAX` / `u32::MAX`), a field it does not keep as 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelView {
+    /// The exported phase code (`CcStateSample::phase_code`).
+    pub state_code: u8,
+    /// v1's PROBE_BW gain-cycle index (0 for v2/v3, whose phase is in `state_code`).
+    pub cycle_idx: u8,
+    /// The latest ACK started a round.
+    pub round_start: bool,
+    /// BBR.max_bw.
+    pub max_bw: u64,
+    /// BBR.bw, the estimate pacing and the BDP use.
+    pub bw: u64,
+    pub min_rtt_ns: u64,
+    /// BBR.bw_shortterm (Linux bw_lo).
+    pub bw_shortterm: u64,
+    /// bbr2_new's bw_hi.
+    pub bw_hi: u64,
+    /// v1's long-term (policer) bandwidth while in use, else 0.
+    pub lt_bw: u64,
+    /// BBR.inflight_longterm (Linux inflight_hi).
+    pub inflight_longterm: u32,
+    /// BBR.inflight_shortterm (Linux inflight_lo).
+    pub inflight_shortterm: u32,
+    /// BBR.extra_acked as the cwnd uses it.
+    pub extra_acked: u32,
+    pub full_bw_reached: bool,
+    pub full_bw: u64,
+    pub full_bw_count: u32,
+    /// Gains, 2^16.
+    pub pacing_gain: u64,
+    pub cwnd_gain: u64,
+    pub prior_cwnd: u32,
+    /// ECN alpha, 2^8 (0 where the version keeps none).
+    pub ecn_alpha: u32,
 }
