@@ -58,6 +58,7 @@ mod inflight;
 mod pacing;
 mod probe_bw;
 mod probe_rtt;
+mod round;
 mod signals;
 mod startup;
 mod tso;

@@ -65,6 +65,7 @@ use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
+use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
 use super::units::{bw_bytes_per_sec, bw_floor, gain_f64, Clock, GAIN_UNIT};
@@ -106,9 +107,8 @@ pub struct Bbr1 {
     probe_rtt: ProbeRttHold,
     /// Max delivery rate over BW_RTTS rounds, pkts/µs << 24; time axis = `rtt_cnt`.
     bw: MaxFilter,
-    rtt_cnt: u64,
-    next_rtt_delivered: u64,
-    round_start: bool,
+    /// Packet-timed rounds (`rtt_cnt`, `next_rtt_delivered`, `round_start`).
+    round: RoundCounter,
     /// Start of the current PROBE_BW phase (a `delivered_mstamp`).
     cycle_mstamp_ns: Nanos,
     cycle_idx: usize,
@@ -148,9 +148,7 @@ impl Bbr1 {
             min_rtt: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
             bw: MaxFilter::new_max(),
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            round_start: false,
+            round: RoundCounter::default(),
             cycle_mstamp_ns: 0,
             cycle_idx: 0,
             prev_ca_state: CaState::Open,
@@ -181,7 +179,7 @@ impl Bbr1 {
         super::ModelView {
             state_code: self.mode as u8,
             cycle_idx: self.cycle_idx as u8,
-            round_start: self.round_start,
+            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
             min_rtt_ns: self.min_rtt.rtt_ns,
@@ -289,7 +287,7 @@ impl Bbr1 {
         if state == CaState::Recovery && prev_state != CaState::Recovery {
             // First round of recovery: packet conservation, starting a round now.
             self.packet_conservation = true;
-            self.next_rtt_delivered = tp.delivered;
+            self.round.start_round(tp.delivered);
             cwnd = tp.packets_in_flight() + acked; // cut unused cwnd
         } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
             // Leaving recovery / loss: restore the cwnd saved before it.
@@ -329,21 +327,18 @@ impl Bbr1 {
 
     /// `bbr_update_bw`: round counting, lt sampling, max-bw filter.
     fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample) {
-        self.round_start = false;
-        if rs.delivered < 0 || rs.interval_ns <= 0 {
-            return; // not a valid sample
-        }
-        if rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = tp.delivered;
-            self.rtt_cnt += 1;
-            self.round_start = true;
+        let valid = rs.delivered >= 0 && rs.interval_ns > 0;
+        if self.round.update(valid, rs, tp.delivered) {
             self.packet_conservation = false;
+        }
+        if !valid {
+            return; // not a valid sample
         }
         self.lt_bw_sampling(tp, rs);
         let bw = bw_floor(rs.delivered as u64, rs.interval_ns as u64);
         // App-limited samples only count if they do not lower the estimate.
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.bw.update(probe_bw::BW_RTTS, self.rtt_cnt, bw);
+            self.bw.update(probe_bw::BW_RTTS, self.round.round_count, bw);
         }
     }
 
@@ -385,8 +380,8 @@ impl Bbr1 {
         }
         if self.mode == Mode::ProbeRtt {
             // Hold the minimum inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round_start, CWND_MIN_TARGET) {
-                ProbeRttStep::StartRound => self.next_rtt_delivered = tp.delivered,
+            match self.probe_rtt.on_ack(tp, self.round.round_start, CWND_MIN_TARGET) {
+                ProbeRttStep::StartRound => self.round.next_round_delivered = tp.delivered,
                 ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
                 ProbeRttStep::Hold => {}
             }
@@ -419,7 +414,7 @@ impl Bbr1 {
         if self.p.ack_aggregation {
             self.agg.update(
                 rs,
-                self.round_start,
+                self.round.round_start,
                 EXTRA_ACKED_WIN_RTTS,
                 self.bw(),
                 tp.delivered_mstamp_ns,
@@ -427,7 +422,7 @@ impl Bbr1 {
             );
         }
         self.update_cycle_phase(tp, rs);
-        self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
+        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);
         self.update_min_rtt(tp, rs);
         self.update_gains();
@@ -443,16 +438,16 @@ impl CongestionOps for Bbr1 {
     fn init(&mut self, tp: &mut TcpCc) {
         self.prior_cwnd = 0;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.rtt_cnt = 0;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.round_count = 0;
+        self.round.start_round(tp.delivered);
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
         self.probe_rtt = ProbeRttHold::default();
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
-        self.bw.reset(self.rtt_cnt, 0);
+        self.bw.reset(self.round.round_count, 0);
         self.pacer.has_seen_rtt = false;
         self.pacer.init_from_rtt(tp);
-        self.round_start = false;
+        self.round.round_start = false;
         self.idle_restart = false;
         self.full_bw = FullBw::default();
         self.cycle_mstamp_ns = 0;
@@ -489,7 +484,7 @@ impl CongestionOps for Bbr1 {
         inflight::enter_loss_cwnd_cut(tp);
         self.prev_ca_state = CaState::Loss;
         self.full_bw.bw = 0;
-        self.round_start = true; // treat the RTO like the end of a round
+        self.round.round_start = true; // treat the RTO like the end of a round
         let rs = RateSample { losses: 1, ..Default::default() };
         self.lt_bw_sampling(tp, &rs);
     }

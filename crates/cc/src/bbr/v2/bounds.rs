@@ -79,7 +79,7 @@ impl Bbr2 {
             self.bw_probe_up_acks -= delta * self.bw_probe_up_cnt;
             self.inflight_hi = self.inflight_hi.saturating_add(delta);
         }
-        if self.round_start {
+        if self.round.round_start {
             self.raise_inflight_hi_slope(tp);
         }
     }
@@ -220,10 +220,10 @@ impl Bbr2 {
 
     /// `bbr2_adapt_upper_bounds`. Returns true if it decided a state transition.
     pub(super) fn adapt_upper_bounds(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
             // End of samples from the bw probing phase.
             self.bw_probe_samples = false;
             self.ack_phase = AckPhase::Init;

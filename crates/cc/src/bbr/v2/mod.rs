@@ -138,6 +138,7 @@ use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
 use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
@@ -198,8 +199,8 @@ pub struct Bbr2 {
     min_rtt: MinRtt,
     probe_rtt_min: MinRtt,
     probe_rtt: ProbeRttHold,
-    next_rtt_delivered: u64,
-    round_start: bool,
+    /// Packet-timed rounds (BBR.round_count, BBR.next_round_delivered, BBR.round_start).
+    round: RoundCounter,
     cycle_mstamp_ns: Nanos,
     prev_ca_state: CaState,
     idle_restart: bool,
@@ -255,8 +256,7 @@ impl Bbr2 {
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
-            next_rtt_delivered: 0,
-            round_start: false,
+            round: RoundCounter::default(),
             cycle_mstamp_ns: 0,
             prev_ca_state: CaState::Open,
             idle_restart: false,
@@ -309,7 +309,7 @@ impl Bbr2 {
         super::ModelView {
             state_code: self.sample(tp).phase_code,
             cycle_idx: 0,
-            round_start: self.round_start,
+            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
             min_rtt_ns: self.min_rtt.rtt_ns,
@@ -445,15 +445,6 @@ impl Bbr2 {
         inflight::inflight_with_headroom(self.inflight_hi, INFLIGHT_HEADROOM)
     }
 
-    /// `bbr_update_round_start`.
-    fn update_round_start(&mut self, tp: &TcpCc, rs: &RateSample) {
-        self.round_start = false;
-        if rs.interval_ns > 0 && rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = tp.delivered;
-            self.round_start = true;
-        }
-    }
-
     /// `bbr_calculate_bw_sample`: delivered / interval, rounded up.
     fn calculate_bw_sample(&mut self, rs: &RateSample) {
         self.sample_bw = 0;
@@ -467,7 +458,7 @@ impl Bbr2 {
         let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
         self.agg.update(
             rs,
-            self.round_start,
+            self.round.round_start,
             win_rtts,
             self.bw(),
             tp.delivered_mstamp_ns,
@@ -508,12 +499,12 @@ impl Bbr2 {
             self.save_cwnd(tp);
             self.probe_rtt.done_stamp_ns = None;
             self.ack_phase = AckPhase::ProbeStopping;
-            self.next_rtt_delivered = tp.delivered;
+            self.round.start_round(tp.delivered);
         }
         if self.mode == Mode::ProbeRtt {
             // Hold the PROBE_RTT inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round_start, self.probe_rtt_cwnd()) {
-                ProbeRttStep::StartRound => self.next_rtt_delivered = tp.delivered,
+            match self.probe_rtt.on_ack(tp, self.round.round_start, self.probe_rtt_cwnd()) {
+                ProbeRttStep::StartRound => self.round.next_round_delivered = tp.delivered,
                 ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
                 ProbeRttStep::Hold => {}
             }
@@ -572,7 +563,7 @@ impl Bbr2 {
         self.update_congestion_signals(tp, rs);
         self.update_ack_aggregation(tp, rs);
         self.check_loss_too_high_in_startup(tp, rs);
-        self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
+        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);
         self.update_cycle_phase(tp, rs);
         self.update_min_rtt(tp, rs);
@@ -590,7 +581,7 @@ impl CongestionOps for Bbr2 {
         self.init_cwnd = tp.snd_cwnd.min(INIT_CWND_MAX);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.next_rtt_delivered = 0;
+        self.round.next_round_delivered = 0;
         self.probe_rtt_min = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.pacer.init_from_rtt(tp);
@@ -621,8 +612,9 @@ impl CongestionOps for Bbr2 {
         }
         let is_ece = self.ecn.ack_raised_ce(tp);
 
-        self.update_round_start(tp, rs);
-        if self.round_start {
+        // §UpdateRound (`bbr_update_round_start`: samples with a positive interval).
+        self.round.update(rs.interval_ns > 0, rs, tp.delivered);
+        if self.round.round_start {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
             self.update_ecn_alpha(tp);
         }

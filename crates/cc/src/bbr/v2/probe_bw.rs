@@ -53,14 +53,14 @@ impl Bbr2 {
         self.stopped_risky_probe = false;
         self.got_ok_bw_probe_sample = false;
         self.ack_phase = AckPhase::Refilling;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         self.cycle = Phase::Refill;
     }
 
     /// `bbr2_start_bw_probe_up`.
     pub(super) fn start_bw_probe_up(&mut self, tp: &TcpCc) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         self.cycle_mstamp_ns = tp.now_ns;
         self.cycle = Phase::Up;
         self.raise_inflight_hi_slope(tp);
@@ -73,7 +73,7 @@ impl Bbr2 {
         self.pick_probe_wait();
         self.cycle_mstamp_ns = tp.now_ns;
         self.ack_phase = AckPhase::ProbeStopping;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         self.cycle = Phase::Down;
     }
 
@@ -122,7 +122,7 @@ impl Bbr2 {
                 self.check_time_to_probe_bw(tp);
             }
             Phase::Refill => {
-                if self.round_start {
+                if self.round.round_start {
                     // One round of REFILL done: samples now reflect the probe.
                     self.bw_probe_samples = true;
                     self.start_bw_probe_up(tp);

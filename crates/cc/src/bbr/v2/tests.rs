@@ -15,7 +15,7 @@ use crate::{NSEC_PER_SEC, NSEC_PER_USEC};
 
 impl KitCc for Bbr2 {
     fn round_start(&self) -> bool {
-        self.round_start
+        self.round.round_start
     }
 }
 
@@ -64,7 +64,7 @@ fn startup_exits_on_bandwidth_plateau_with_bw_at_link_rate() {
     let mut rounds: Vec<u64> = Vec::new(); // max_bw at each round start
     sim.run_until(
         |s, ev| {
-            if matches!(ev, Ev::Ack { .. }) && s.cc.round_start {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start {
                 rounds.push(s.cc.max_bw());
             }
             s.cc.mode != Mode::Startup
@@ -205,7 +205,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
             |s, ev| {
                 assert_eq!(s.cc.mode, Mode::ProbeBw, "no loss, no PROBE_RTT expected in 12 s");
                 if let Ev::Ack { .. } = ev {
-                    if s.cc.round_start {
+                    if s.cc.round.round_start {
                         rounds_in_cycle += 1;
                     }
                     // Pacing = phase gain × bw × 0.99.
@@ -308,7 +308,7 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
         sim.run_until(
             |s, ev| {
                 if let Some((_, n)) = down.as_mut() {
-                    if matches!(ev, Ev::Ack { .. }) && s.cc.round_start {
+                    if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start {
                         *n += 1;
                     }
                 }
@@ -416,7 +416,7 @@ fn probe_bw_flow(many_flows: bool, phase: Phase) -> (TcpCc, Bbr2) {
     b.cycle = phase;
     b.cycle_mstamp_ns = tp.now_ns;
     b.probe_wait_ns = 100 * NSEC_PER_SEC;
-    b.next_rtt_delivered = u64::MAX; // no packet-timed round ends unless a test says so
+    b.round.next_round_delivered = u64::MAX; // no packet-timed round ends unless a test says so
     b.signals.loss_round_delivered = u64::MAX;
     b.ecn.alpha_last_delivered = tp.delivered;
     b.ecn.last_delivered_ce = tp.delivered_ce;
@@ -535,7 +535,7 @@ fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
             // cwnd follows inflight_hi (the UP cap).
             assert_eq!(tp.snd_cwnd, b.inflight_hi);
         }
-        b.next_rtt_delivered = tp.delivered;
+        b.round.next_round_delivered = tp.delivered;
         at_round_start.push(b.inflight_hi);
     }
     let deltas: Vec<i64> = at_round_start.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
@@ -720,7 +720,7 @@ fn ecn_alpha_is_an_ewma_with_gain_one_sixteenth_converging_to_the_mark_rate() {
     let mut samples = Vec::new();
     sim.run_until(
         |s, ev| {
-            if matches!(ev, Ev::Ack { .. }) && s.cc.round_start && s.now > 3 * NSEC_PER_SEC {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start && s.now > 3 * NSEC_PER_SEC {
                 samples.push(s.cc.ecn.alpha as f64 / 256.0);
             }
             s.now > 10 * NSEC_PER_SEC

@@ -120,6 +120,7 @@ use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
 use super::probe_rtt::{MinRtt, ProbeRttHold};
+use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
@@ -190,10 +191,8 @@ pub struct Bbr3 {
     pacer: Pacer<PACING_RATE_FLOOR>,
     prev_ca_state: CaState,
     prior_cwnd: u32,
-    // §BBR.round_count.
-    round_count: u64,
-    next_round_delivered: u64,
-    round_start: bool,
+    /// §BBR.round_count, BBR.next_round_delivered, BBR.round_start.
+    round: RoundCounter,
     idle_restart: bool,
     // §BBR.max_bw: two slots, [previous cycle, current cycle].
     max_bw_slots: [u64; 2],
@@ -259,9 +258,7 @@ impl Bbr3 {
             pacer: Pacer::new(p.startup_pacing_gain),
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
-            round_count: 0,
-            next_round_delivered: 0,
-            round_start: false,
+            round: RoundCounter::default(),
             idle_restart: false,
             max_bw_slots: [0; 2],
             max_bw_advance_pending: false,
@@ -311,7 +308,7 @@ impl Bbr3 {
         super::ModelView {
             state_code: self.state as u8,
             cycle_idx: 0,
-            round_start: self.round_start,
+            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
             min_rtt_ns: self.min_rtt.rtt_ns,
@@ -418,11 +415,6 @@ impl Bbr3 {
         inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
-    /// §StartRound.
-    fn start_round(&mut self, tp: &TcpCc) {
-        self.next_round_delivered = tp.delivered;
-    }
-
     /// §SaveCwnd.
     fn save_cwnd(&mut self, tp: &TcpCc) {
         self.prior_cwnd = inflight::saved_cwnd(
@@ -498,10 +490,16 @@ impl Bbr3 {
     /// tp->delivered_mstamp, the same instant whenever an ACK delivers data).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win = if self.full_bw.reached { self.p.extra_acked_win_rounds } else { 1 };
-        let extra =
-            self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
+        let extra = self.agg.update(
+            rs,
+            self.round.round_start,
+            win as u32,
+            self.bw(),
+            tp.now_ns,
+            tp.snd_cwnd,
+        );
         if let (Some(extra), false) = (extra, self.p.extra_acked_slots) {
-            self.extra_acked_filter.update(win, self.round_count, extra as u64);
+            self.extra_acked_filter.update(win, self.round.round_count, extra as u64);
         }
     }
 
@@ -532,7 +530,7 @@ impl Bbr3 {
         self.update_congestion_signals(rs, sample_bw);
         self.update_ack_aggregation(tp, rs);
         self.full_bw.check_sample(
-            self.round_start,
+            self.round.round_start,
             rs.is_app_limited,
             sample_bw,
             self.p.full_bw_every_ack,
@@ -606,7 +604,7 @@ impl CongestionOps for Bbr3 {
         self.init_cwnd = tp.snd_cwnd.clamp(1, INIT_CWND_MAX);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.next_round_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         // Start sampling the loss round after the first flight is acked (Linux).
         self.signals.loss_round_delivered = tp.delivered + 1;
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
@@ -640,7 +638,7 @@ impl CongestionOps for Bbr3 {
         let sample_bw = Self::bw_sample(rs);
 
         self.update_round(tp, rs);
-        if self.round_start && self.p.ecn == EcnResponse::Dctcp {
+        if self.round.round_start && self.p.ecn == EcnResponse::Dctcp {
             self.update_ecn_alpha(tp);
         }
         self.signals.ecn_in_round |= self.ecn.eligible && ce_now;

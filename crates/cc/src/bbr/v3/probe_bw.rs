@@ -30,7 +30,7 @@ impl Bbr3 {
         self.pick_probe_wait();
         self.cycle_stamp_ns = tp.now_ns;
         self.ack_phase = AckPhase::ProbeStopping;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.state = State::ProbeBwDown;
     }
 
@@ -46,14 +46,14 @@ impl Bbr3 {
         self.bw_probe_up_acked = 0;
         self.prev_probe_precautionary = false;
         self.ack_phase = AckPhase::Refilling;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.state = State::ProbeBwRefill;
     }
 
     /// §StartProbeBW_UP.
     fn start_probe_bw_up(&mut self, tp: &TcpCc, sample_bw: u64) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.full_bw.restart_from(sample_bw);
         self.cycle_stamp_ns = tp.now_ns;
         self.state = State::ProbeBwUp;
@@ -147,7 +147,7 @@ impl Bbr3 {
             }
             State::ProbeBwRefill => {
                 // After one round of REFILL, start UP.
-                if self.round_start {
+                if self.round.round_start {
                     self.is_bw_probe_sample = true;
                     self.start_probe_bw_up(tp, sample_bw);
                 }

@@ -50,12 +50,12 @@ impl Bbr3 {
             self.save_cwnd(tp);
             self.probe_rtt.done_stamp_ns = None;
             self.ack_phase = AckPhase::ProbeStopping;
-            self.start_round(tp);
+            self.round.start_round(tp.delivered);
         }
         if self.state == State::ProbeRtt {
             // Ignore low-rate samples (MarkConnectionAppLimited).
-            match self.probe_rtt.on_ack(tp, self.round_start, self.probe_rtt_cwnd()) {
-                ProbeRttStep::StartRound => self.start_round(tp),
+            match self.probe_rtt.on_ack(tp, self.round.round_start, self.probe_rtt_cwnd()) {
+                ProbeRttStep::StartRound => self.round.start_round(tp.delivered),
                 ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
                 ProbeRttStep::Hold => {}
             }
