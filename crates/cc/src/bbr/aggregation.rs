@@ -15,6 +15,7 @@
 //! see `bbr/mod.rs`): Linux computes the epoch in µs.
 
 use super::units::{packets_in, BW_UNIT, GAIN_SHIFT, GAIN_UNIT};
+use super::windowed_filter::TwoSlotMax;
 use crate::{Nanos, RateSample};
 
 /// Weight of the aggregation estimate in the cwnd target (1.0, Linux `bbr_extra_acked_gain`).
@@ -37,10 +38,10 @@ pub struct AckAggregation {
     pub epoch_start_ns: Nanos,
     /// Packets acked in the epoch.
     pub epoch_acked: u32,
-    /// Max extra_acked of the previous and current slot.
-    slots: [u32; 2],
+    /// Max extra_acked of the previous and current slot (Linux `extra_acked[2]`).
+    slots: TwoSlotMax<u32>,
+    /// Rounds in the current slot.
     win_rtts: u32,
-    win_idx: usize,
 }
 
 impl AckAggregation {
@@ -62,8 +63,7 @@ impl AckAggregation {
         self.win_rtts = (self.win_rtts + 1).min(WIN_RTTS_MAX);
         if self.win_rtts >= win_rtts {
             self.win_rtts = 0;
-            self.win_idx ^= 1;
-            self.slots[self.win_idx] = 0;
+            self.slots.advance();
         }
     }
 
@@ -110,14 +110,13 @@ impl AckAggregation {
     /// Keep `extra` in the current slot's max.
     #[inline]
     fn record(&mut self, extra: u32) {
-        let slot = &mut self.slots[self.win_idx];
-        *slot = (*slot).max(extra);
+        self.slots.update(extra);
     }
 
     /// `bbr_extra_acked`: the max over the two slots.
     #[inline]
     pub fn extra_acked(&self) -> u32 {
-        self.slots[0].max(self.slots[1])
+        self.slots.get()
     }
 
     /// `bbr_ack_aggregation_cwnd`: gain × extra_acked, at most 100 ms of `bw`.

@@ -63,6 +63,7 @@ mod signals;
 mod startup;
 mod tso;
 mod units;
+mod windowed_filter;
 
 #[cfg(test)]
 mod golden_tests;

@@ -69,7 +69,7 @@ use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
 use super::units::{bw_bytes_per_sec, bw_floor, gain_f64, Clock, GAIN_UNIT};
-use crate::filter::MaxFilter;
+use super::windowed_filter::MaxFilter;
 use crate::rng::SplitMix64;
 use crate::{
     CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,

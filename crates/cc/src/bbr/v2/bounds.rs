@@ -16,20 +16,6 @@ const LOSS_THRESH: u32 = BBR_UNIT * 2 / 100;
 pub(super) const FULL_LOSS_CNT: u32 = 8;
 
 impl Bbr2 {
-    /// `bbr2_take_max_bw_sample`.
-    fn take_max_bw_sample(&mut self, bw: u64) {
-        self.max_bw[1] = self.max_bw[1].max(bw);
-    }
-
-    /// `bbr2_advance_max_bw_filter`: keep the max of the last 1–2 cycles.
-    pub(super) fn advance_max_bw_filter(&mut self) {
-        if self.max_bw[1] == 0 {
-            return; // no samples in this window; remember the old one
-        }
-        self.max_bw[0] = self.max_bw[1];
-        self.max_bw[1] = 0;
-    }
-
     /// `bbr2_target_inflight`: BDP, unless congestion cut cwnd.
     pub(super) fn target_inflight(&self, tp: &TcpCc) -> u32 {
         self.inflight(tp, self.bw(), GAIN_UNIT).min(tp.snd_cwnd)
@@ -178,7 +164,7 @@ impl Bbr2 {
         }
         let bw = self.sample_bw;
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.take_max_bw_sample(bw);
+            self.max_bw_filter.update(bw); // `bbr2_take_max_bw_sample`
         }
         self.signals.loss_in_round |= rs.losses > 0;
         self.signals.update_latest(rs, bw);
@@ -229,7 +215,7 @@ impl Bbr2 {
             self.ack_phase = AckPhase::Init;
             // Best time to forget the previous cycle's samples.
             if self.mode == Mode::ProbeBw && !rs.is_app_limited {
-                self.advance_max_bw_filter();
+                self.max_bw_filter.advance_if_sampled(); // `bbr2_advance_max_bw_filter`
             }
             // Reached the previous too-high inflight_hi without high loss/ECN: probe again.
             if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {

@@ -145,6 +145,7 @@ use super::tso;
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
+use super::windowed_filter::TwoSlotMax;
 use crate::rng::SplitMix64;
 use crate::{
     CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
@@ -213,7 +214,8 @@ pub struct Bbr2 {
     prior_cwnd: u32,
     agg: AckAggregation,
     // v2 model.
-    max_bw: [u64; 2],
+    /// BBR.max_bw over the last 1–2 probe cycles (Linux `bw_hi[2]` / `max_bw[2]`).
+    max_bw_filter: TwoSlotMax<u64>,
     bw_hi: u64,
     bw_lo: u64,
     inflight_hi: u32,
@@ -267,7 +269,7 @@ impl Bbr2 {
             init_cwnd: 10,
             prior_cwnd: 0,
             agg: AckAggregation::new(0),
-            max_bw: [0; 2],
+            max_bw_filter: TwoSlotMax::default(),
             bw_hi: INF_BW,
             bw_lo: INF_BW,
             inflight_hi: INF_PKTS,
@@ -334,7 +336,7 @@ impl Bbr2 {
     /// `bbr_max_bw`: max of the two per-cycle slots.
     #[inline]
     fn max_bw(&self) -> u64 {
-        self.max_bw[0].max(self.max_bw[1])
+        self.max_bw_filter.get()
     }
 
     /// `bbr_bw`: min(max_bw, bw_lo, bw_hi).

@@ -412,7 +412,8 @@ fn probe_bw_flow(many_flows: bool, phase: Phase) -> (TcpCc, Bbr2) {
     b.min_rtt.stamp_ns = tp.now_ns;
     b.probe_rtt_min.rtt_ns = 10 * MS;
     b.probe_rtt_min.stamp_ns = tp.now_ns;
-    b.max_bw = [bw_of_pps(10_000.0), 0];
+    b.max_bw_filter.update(bw_of_pps(10_000.0));
+    b.max_bw_filter.advance(); // [previous = 10k pkt/s, current = 0]
     b.cycle = phase;
     b.cycle_mstamp_ns = tp.now_ns;
     b.probe_wait_ns = 100 * NSEC_PER_SEC;

@@ -127,7 +127,7 @@ use super::tso;
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
-use crate::filter::MaxFilter;
+use super::windowed_filter::{MaxFilter, TwoSlotMax};
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
 use crate::{
@@ -195,9 +195,8 @@ pub struct Bbr3 {
     round: RoundCounter,
     idle_restart: bool,
     // §BBR.max_bw: two slots, [previous cycle, current cycle].
-    max_bw_slots: [u64; 2],
+    max_bw_filter: TwoSlotMax<u64>,
     max_bw_advance_pending: bool,
-    cycle_count: u64,
     // Short/long-term model (§Updating the Model Upon Packet Loss).
     bw_shortterm: u64,
     inflight_shortterm: u32,
@@ -260,9 +259,8 @@ impl Bbr3 {
             prior_cwnd: 0,
             round: RoundCounter::default(),
             idle_restart: false,
-            max_bw_slots: [0; 2],
+            max_bw_filter: TwoSlotMax::default(),
             max_bw_advance_pending: false,
-            cycle_count: 0,
             bw_shortterm: INF_BW,
             inflight_shortterm: INF_PKTS,
             inflight_longterm: INF_PKTS,
@@ -345,7 +343,7 @@ impl Bbr3 {
 
     /// §BBR.max_bw: max of the two cycle slots.
     fn max_bw(&self) -> u64 {
-        self.max_bw_slots[0].max(self.max_bw_slots[1])
+        self.max_bw_filter.get()
     }
 
     /// §BoundBWForModel: bw = min(max_bw, bw_shortterm).

@@ -42,18 +42,8 @@ impl Bbr3 {
     /// §UpdateMaxBw: app-limited samples only count if they raise the estimate.
     fn update_max_bw(&mut self, rs: &RateSample, sample_bw: u64) {
         if sample_bw > 0 && (sample_bw >= self.max_bw() || !rs.is_app_limited) {
-            self.max_bw_slots[1] = self.max_bw_slots[1].max(sample_bw);
+            self.max_bw_filter.update(sample_bw);
         }
-    }
-
-    /// §AdvanceMaxBwFilter (cycle_count++), keeping the old window if the new one is empty.
-    fn advance_max_bw_filter(&mut self) {
-        if self.max_bw_slots[1] == 0 {
-            return;
-        }
-        self.cycle_count += 1;
-        self.max_bw_slots[0] = self.max_bw_slots[1];
-        self.max_bw_slots[1] = 0;
     }
 
     /// §UpdateCongestionSignals.
@@ -222,7 +212,7 @@ impl Bbr3 {
             && !rs.is_app_limited
         {
             self.max_bw_advance_pending = false;
-            self.advance_max_bw_filter();
+            self.max_bw_filter.advance_if_sampled(); // §AdvanceMaxBwFilter
         }
         if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
             // End of the samples from the bandwidth probe.

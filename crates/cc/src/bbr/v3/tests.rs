@@ -1034,7 +1034,10 @@ fn inflight_at_loss_is_the_2_percent_crossing_point() {
     b.full_bw.reached = true;
     b.state = State::ProbeBwUp;
     b.min_rtt.rtt_ns = 40 * MS;
-    b.max_bw_slots = [((80u128 * BW_UNIT) / 40_000) as u64; 2];
+    let bw = ((80u128 * BW_UNIT) / 40_000) as u64;
+    b.max_bw_filter.update(bw);
+    b.max_bw_filter.advance();
+    b.max_bw_filter.update(bw);
     tp.snd_cwnd = 100;
     tp.lost = 30;
     // 21 lost of 1010 in flight (> 2 %), 20 of them before this packet.
