@@ -54,6 +54,7 @@
 
 mod aggregation;
 mod ecn;
+mod fast_path;
 mod inflight;
 mod pacing;
 mod probe_bw;

@@ -134,6 +134,7 @@ pub use params::{Params, Variant};
 
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::ecn::EcnState;
+use super::fast_path::{self, FastPathModel};
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
@@ -534,41 +535,53 @@ impl Bbr2 {
         self.pacing_gain = p;
         self.cwnd_gain = c;
     }
+}
 
-    /// `bbr2_run_fast_path` + `bbr2_update_model` (see header): runs the model update the ACK
-    /// needs and returns true when the control update is skipped too.
-    fn run_fast_path(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
-        let eligible = tp.fast_path
-            && self.try_fast_path
-            && rs.is_app_limited
-            && self.sample_bw < self.max_bw()
-            && !self.signals.loss_in_round
-            && !self.signals.ecn_in_round;
-        if !eligible {
-            self.update_model(tp, rs);
-            return false;
-        }
-        let (prev_mode, prev_min_rtt_ns) = (self.mode, self.min_rtt.rtt_ns);
-        self.check_drain(tp);
-        self.update_cycle_phase(tp, rs);
-        self.update_min_rtt(tp, rs);
-        let skip_control =
-            self.mode == prev_mode && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
-        if skip_control {
-            tp.cc_fast_acks += 1;
-        }
-        skip_control
-    }
+/// The fast path (`bbr2_run_fast_path`, `bbr/fast_path.rs`) over `bbr2_update_model`.
+impl FastPathModel for Bbr2 {
+    type Ack = ();
 
     /// `bbr2_update_model`.
-    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+    #[inline]
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
         self.update_congestion_signals(tp, rs);
         self.update_ack_aggregation(tp, rs);
         self.check_loss_too_high_in_startup(tp, rs);
         self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
+        self.update_model_fast(tp, rs, ());
+    }
+
+    #[inline]
+    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
         self.check_drain(tp);
         self.update_cycle_phase(tp, rs);
         self.update_min_rtt(tp, rs);
+    }
+
+    /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
+    #[inline]
+    fn control_inputs(&self) -> (u8, u64) {
+        (self.mode as u8, self.min_rtt.rtt_ns)
+    }
+
+    #[inline]
+    fn try_fast_path(&self) -> bool {
+        self.try_fast_path
+    }
+
+    #[inline]
+    fn sample_bw(&self, _: ()) -> u64 {
+        self.sample_bw
+    }
+
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        Bbr2::max_bw(self)
+    }
+
+    #[inline]
+    fn signals(&self) -> &CongestionSignals {
+        &self.signals
     }
 }
 
@@ -623,7 +636,7 @@ impl CongestionOps for Bbr2 {
         self.signals.ecn_in_round |= is_ece;
         self.calculate_bw_sample(rs);
 
-        if !self.run_fast_path(tp, rs) {
+        if !fast_path::run(self, tp, rs, ()) {
             self.update_gains();
             let bw = self.bw();
             self.pacer.set(tp, bw, self.pacing_gain, self.full_bw.reached);

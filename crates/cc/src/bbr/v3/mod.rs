@@ -116,6 +116,7 @@ pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
+use super::fast_path::{self, FastPathModel};
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
@@ -510,68 +511,6 @@ impl Bbr3 {
         }
     }
 
-    /// The model update of §UpdateOnACK (Linux `bbr_update_model`), after the round and the
-    /// latest delivery signals.
-    fn update_model(
-        &mut self,
-        tp: &mut TcpCc,
-        rs: &RateSample,
-        sample_bw: u64,
-        lost: u64,
-        ce_now: bool,
-    ) {
-        // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
-        // is idempotent within a round); the Draft variant treats new CE marks as congestion.
-        if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
-            self.signals.note_loss(tp.delivered);
-        }
-        self.update_congestion_signals(rs, sample_bw);
-        self.update_ack_aggregation(tp, rs);
-        self.full_bw.check_sample(
-            self.round.round_start,
-            rs.is_app_limited,
-            sample_bw,
-            self.p.full_bw_every_ack,
-        );
-        self.check_startup_done(tp, rs, lost);
-        self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
-    }
-
-    /// Linux `bbr_run_fast_path` + `bbr_update_model` (see header): runs the model update the
-    /// ACK needs and returns true when the control update is skipped too.
-    fn run_fast_path(
-        &mut self,
-        tp: &mut TcpCc,
-        rs: &RateSample,
-        sample_bw: u64,
-        lost: u64,
-        ce_now: bool,
-    ) -> bool {
-        let eligible = tp.fast_path
-            && self.try_fast_path
-            && rs.is_app_limited
-            && sample_bw < self.max_bw()
-            && !self.signals.loss_in_round
-            && !self.signals.ecn_in_round;
-        if !eligible {
-            self.update_model(tp, rs, sample_bw, lost, ce_now);
-            return false;
-        }
-        let (prev_state, prev_min_rtt_ns) = (self.state, self.min_rtt.rtt_ns);
-        self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
-        let skip_control = self.state == prev_state
-            && self.min_rtt.rtt_ns == prev_min_rtt_ns
-            && self.try_fast_path;
-        if skip_control {
-            tp.cc_fast_acks += 1;
-        }
-        skip_control
-    }
-
     /// Gains of the current state (§Summary of Control Behavior in the State Machine).
     fn update_gains(&mut self) {
         let (p, c) = match self.state {
@@ -584,6 +523,76 @@ impl Bbr3 {
         };
         self.pacing_gain = p;
         self.cwnd_gain = c;
+    }
+}
+
+/// This ACK's inputs to the model besides the rate sample.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AckInputs {
+    /// The delivery-rate sample (`bw_sample`).
+    sample_bw: u64,
+    /// RS.lost including this ACK's marking (header).
+    lost: u64,
+    /// This ACK raised the CE count.
+    ce_now: bool,
+}
+
+/// The fast path (Linux `bbr_run_fast_path`, `bbr/fast_path.rs`) over §UpdateOnACK's model
+/// update.
+impl FastPathModel for Bbr3 {
+    type Ack = AckInputs;
+
+    /// The model update of §UpdateOnACK (Linux `bbr_update_model`), after the round and the
+    /// latest delivery signals.
+    #[inline]
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, ack: AckInputs) {
+        // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
+        // is idempotent within a round); the Draft variant treats new CE marks as congestion.
+        if rs.losses > 0 || (self.ecn_as_congestion && ack.ce_now) {
+            self.signals.note_loss(tp.delivered);
+        }
+        self.update_congestion_signals(rs, ack.sample_bw);
+        self.update_ack_aggregation(tp, rs);
+        self.full_bw.check_sample(
+            self.round.round_start,
+            rs.is_app_limited,
+            ack.sample_bw,
+            self.p.full_bw_every_ack,
+        );
+        self.check_startup_done(tp, rs, ack.lost);
+        self.update_model_fast(tp, rs, ack);
+    }
+
+    #[inline]
+    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, ack: AckInputs) {
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs, ack.sample_bw, ack.lost);
+        self.update_min_rtt_and_probe_rtt(tp, rs);
+    }
+
+    #[inline]
+    fn control_inputs(&self) -> (u8, u64) {
+        (self.state as u8, self.min_rtt.rtt_ns)
+    }
+
+    #[inline]
+    fn try_fast_path(&self) -> bool {
+        self.try_fast_path
+    }
+
+    #[inline]
+    fn sample_bw(&self, ack: AckInputs) -> u64 {
+        ack.sample_bw
+    }
+
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        Bbr3::max_bw(self)
+    }
+
+    #[inline]
+    fn signals(&self) -> &CongestionSignals {
+        &self.signals
     }
 }
 
@@ -641,7 +650,8 @@ impl CongestionOps for Bbr3 {
         }
         self.signals.ecn_in_round |= self.ecn.eligible && ce_now;
         self.update_latest_delivery_signals(tp, rs, sample_bw);
-        if !self.run_fast_path(tp, rs, sample_bw, lost, ce_now) {
+        let ack = AckInputs { sample_bw, lost, ce_now };
+        if !fast_path::run(self, tp, rs, ack) {
             self.update_gains();
             // §UpdateControlParameters.
             self.set_pacing_rate_with_gain(tp, self.pacing_gain);
