@@ -64,7 +64,7 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
 use super::pacing::Pacer;
-use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
+use super::probe_rtt::{self, MinRtt, ProbeRttHold, ProbeRttModel, ProbeRttParts, MIN_RTT_WIN_NS};
 use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
@@ -356,42 +356,6 @@ impl Bbr1 {
         }
     }
 
-    /// `bbr_check_probe_rtt_done`: restore cwnd, wait a while until the next PROBE_RTT.
-    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
-        if self.probe_rtt.finish(tp, self.prior_cwnd) {
-            self.min_rtt.stamp_ns = tp.now_ns;
-            self.reset_mode(tp);
-        }
-    }
-
-    /// `bbr_update_min_rtt`: 10 s min filter and PROBE_RTT.
-    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = self.min_rtt.update_with(
-            tp.now_ns,
-            rs,
-            MIN_RTT_WIN_NS,
-            self.p.min_rtt_refresh_on_equal,
-            self.p.expiry_skips_delayed_acks,
-        );
-        if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.mode = Mode::ProbeRtt; // dip, drain queue
-            self.save_cwnd(tp);
-            self.probe_rtt.done_stamp_ns = None;
-        }
-        if self.mode == Mode::ProbeRtt {
-            // Hold the minimum inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round.round_start, CWND_MIN_TARGET) {
-                ProbeRttStep::StartRound => self.round.next_round_delivered = tp.delivered,
-                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
-                ProbeRttStep::Hold => {}
-            }
-        }
-        // Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
-        if rs.delivered > 0 || !self.p.idle_restart_needs_data {
-            self.idle_restart = false;
-        }
-    }
-
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
         let (p, c) = match self.mode {
@@ -424,8 +388,77 @@ impl Bbr1 {
         self.update_cycle_phase(tp, rs);
         self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);
-        self.update_min_rtt(tp, rs);
+        probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
         self.update_gains();
+    }
+}
+
+/// PROBE_RTT (`bbr/probe_rtt.rs`) as v1 runs it: the 10 s min_rtt itself schedules it, cwnd
+/// 4 packets.
+impl ProbeRttModel for Bbr1 {
+    /// `bbr_update_min_rtt`'s filter: 10 s window, the variant's rules for equal and
+    /// delayed-ACK samples.
+    #[inline]
+    fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
+        self.min_rtt.update_with(
+            tp.now_ns,
+            rs,
+            MIN_RTT_WIN_NS,
+            self.p.min_rtt_refresh_on_equal,
+            self.p.expiry_skips_delayed_acks,
+        )
+    }
+
+    #[inline]
+    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
+        self.min_rtt.stamp_ns = now;
+    }
+
+    #[inline]
+    fn in_probe_rtt(&self) -> bool {
+        self.mode == Mode::ProbeRtt
+    }
+
+    /// Dip, drain the queue.
+    #[inline]
+    fn enter_probe_rtt(&mut self, _tp: &mut TcpCc) {
+        self.mode = Mode::ProbeRtt;
+    }
+
+    /// `bbr_reset_mode`.
+    #[inline]
+    fn exit_probe_rtt(&mut self, tp: &TcpCc) {
+        self.reset_mode(tp);
+    }
+
+    #[inline]
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        Bbr1::save_cwnd(self, tp)
+    }
+
+    #[inline]
+    fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+
+    #[inline]
+    fn probe_rtt_cwnd(&self) -> u32 {
+        CWND_MIN_TARGET
+    }
+
+    #[inline]
+    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
+        ProbeRttParts {
+            hold: &mut self.probe_rtt,
+            round: &mut self.round,
+            idle_restart: &mut self.idle_restart,
+        }
+    }
+
+    /// Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
+    #[inline]
+    fn idle_restart_ends(&self, rs: &RateSample) -> bool {
+        rs.delivered > 0 || !self.p.idle_restart_needs_data
     }
 }
 
@@ -505,7 +538,7 @@ impl CongestionOps for Bbr1 {
         match self.mode {
             // Pace at the estimated bw when restarting app-limited: no need for more speed.
             Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
-            Mode::ProbeRtt => self.check_probe_rtt_done(tp),
+            Mode::ProbeRtt => probe_rtt::check_probe_rtt_done(self, tp),
             Mode::Startup | Mode::Drain => {}
         }
     }

@@ -127,6 +127,7 @@
 mod bounds;
 mod params;
 mod probe_bw;
+mod probe_rtt;
 #[cfg(test)]
 mod tests;
 
@@ -138,7 +139,7 @@ use super::fast_path::{self, FastPathModel};
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
-use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
 use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
@@ -394,11 +395,6 @@ impl Bbr2 {
         inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
-    /// `bbr_probe_rtt_cwnd`: max(4, 0.5·BDP).
-    fn probe_rtt_cwnd(&self) -> u32 {
-        CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
-    }
-
     /// `bbr_set_cwnd` (v2alpha: no packet conservation in recovery).
     fn set_cwnd(&mut self, tp: &mut TcpCc, acked: u32, bw: u64, gain: u64) {
         let mut cwnd = tp.snd_cwnd;
@@ -485,38 +481,6 @@ impl Bbr2 {
         }
     }
 
-    /// `bbr_check_probe_rtt_done`: restore cwnd, schedule the next PROBE_RTT.
-    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
-        if self.probe_rtt.finish(tp, self.prior_cwnd) {
-            self.probe_rtt_min.stamp_ns = tp.now_ns;
-            self.exit_probe_rtt(tp);
-        }
-    }
-
-    /// `bbr_update_min_rtt` (v2: a 5-s probe_rtt_min filter drives PROBE_RTT, 10-s min_rtt).
-    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let probe_rtt_expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, true);
-        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
-        if probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.mode = Mode::ProbeRtt; // dip, drain queue
-            self.save_cwnd(tp);
-            self.probe_rtt.done_stamp_ns = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.round.start_round(tp.delivered);
-        }
-        if self.mode == Mode::ProbeRtt {
-            // Hold the PROBE_RTT inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round.round_start, self.probe_rtt_cwnd()) {
-                ProbeRttStep::StartRound => self.round.next_round_delivered = tp.delivered,
-                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
-                ProbeRttStep::Hold => {}
-            }
-        }
-        if rs.delivered > 0 {
-            self.idle_restart = false;
-        }
-    }
-
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
         let (p, c) = match self.mode {
@@ -555,7 +519,7 @@ impl FastPathModel for Bbr2 {
     fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
         self.check_drain(tp);
         self.update_cycle_phase(tp, rs);
-        self.update_min_rtt(tp, rs);
+        shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
     /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
@@ -682,7 +646,7 @@ impl CongestionOps for Bbr2 {
         }
         match self.mode {
             Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
-            Mode::ProbeRtt => self.check_probe_rtt_done(tp),
+            Mode::ProbeRtt => shared_probe_rtt::check_probe_rtt_done(self, tp),
             Mode::Startup | Mode::Drain => {}
         }
     }

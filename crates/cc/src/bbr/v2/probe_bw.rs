@@ -78,7 +78,7 @@ impl Bbr2 {
     }
 
     /// `bbr2_start_bw_probe_cruise`.
-    fn start_bw_probe_cruise(&mut self) {
+    pub(super) fn start_bw_probe_cruise(&mut self) {
         if self.inflight_lo != INF_PKTS {
             self.inflight_lo = self.inflight_lo.min(self.inflight_hi);
         }
@@ -152,19 +152,6 @@ impl Bbr2 {
                     self.start_bw_probe_cruise();
                 }
             }
-        }
-    }
-
-    /// `bbr2_exit_probe_rtt`.
-    pub(super) fn exit_probe_rtt(&mut self, tp: &TcpCc) {
-        self.reset_lower_bounds();
-        if self.full_bw.reached {
-            self.mode = Mode::ProbeBw;
-            // Schedule the next probe for a friendly random time, then cruise (inflight < BDP).
-            self.start_bw_probe_down(tp);
-            self.start_bw_probe_cruise();
-        } else {
-            self.mode = Mode::Startup;
         }
     }
 }

@@ -120,7 +120,7 @@ use super::fast_path::{self, FastPathModel};
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
-use super::probe_rtt::{MinRtt, ProbeRttHold};
+use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
 use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
@@ -567,7 +567,7 @@ impl FastPathModel for Bbr3 {
     fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, ack: AckInputs) {
         self.check_drain_done(tp);
         self.update_probe_bw_cycle_phase(tp, rs, ack.sample_bw, ack.lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
+        shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
     #[inline]
@@ -716,7 +716,7 @@ impl CongestionOps for Bbr3 {
         if self.is_in_probe_bw() {
             self.set_pacing_rate_with_gain(tp, GAIN_UNIT); // pace at exactly bw
         } else if self.state == State::ProbeRtt {
-            self.check_probe_rtt_done(tp);
+            shared_probe_rtt::check_probe_rtt_done(self, tp);
         }
     }
 
