@@ -57,6 +57,8 @@ struct Scenario {
     loss_p: f64,
     ce_above_pkts: usize,
     ecn: bool,
+    /// Propagation delay growth, ns per second.
+    drift_ns_per_s: u64,
     /// Phases of the application: (duration, packets/s or None = bulk, pause before it).
     app: &'static [(u64, Option<f64>, u64)],
 }
@@ -72,6 +74,7 @@ const SCENARIOS: &[Scenario] = &[
         loss_p: 0.0,
         ce_above_pkts: usize::MAX,
         ecn: false,
+        drift_ns_per_s: 0,
         app: &[(12 * SEC, None, 0)],
     },
     // A 1/4-BDP buffer: STARTUP overflows it, the loss-driven bounds engage.
@@ -83,6 +86,7 @@ const SCENARIOS: &[Scenario] = &[
         loss_p: 0.0,
         ce_above_pkts: usize::MAX,
         ecn: false,
+        drift_ns_per_s: 0,
         app: &[(6 * SEC, None, 0)],
     },
     // 1 % random loss before a deep buffer (v1's policer detector, v2/v3's loss thresholds).
@@ -94,6 +98,7 @@ const SCENARIOS: &[Scenario] = &[
         loss_p: 0.01,
         ce_above_pkts: usize::MAX,
         ecn: false,
+        drift_ns_per_s: 0,
         app: &[(6 * SEC, None, 0)],
     },
     // 120 Mbit/s, 2 ms (ECN-eligible min_rtt ≤ 5 ms): BDP 20 packets, CE above 10 queued.
@@ -105,6 +110,7 @@ const SCENARIOS: &[Scenario] = &[
         loss_p: 0.0,
         ce_above_pkts: 10,
         ecn: true,
+        drift_ns_per_s: 0,
         app: &[(3 * SEC, None, 0)],
     },
     // App-limited at 1/4 of the link, idle 1 s (restart from idle), bulk again.
@@ -116,7 +122,22 @@ const SCENARIOS: &[Scenario] = &[
         loss_p: 0.0,
         ce_above_pkts: usize::MAX,
         ecn: false,
+        drift_ns_per_s: 0,
         app: &[(3 * SEC, Some(500.0), 0), (2 * SEC, Some(300.0), SEC), (3 * SEC, None, 0)],
+    },
+    // The propagation delay grows 1 ms per second (a route change the min filters cannot see):
+    // no sample refreshes min_rtt, so v2 (whose `<=` refresh keeps a constant-RTT path out of
+    // PROBE_RTT) enters it too.
+    Scenario {
+        name: "rtt_drift",
+        rate_pps: 2000,
+        prop_ns: 40 * MS,
+        buf_pkts: 80,
+        loss_p: 0.0,
+        ce_above_pkts: usize::MAX,
+        ecn: false,
+        drift_ns_per_s: MS,
+        app: &[(12 * SEC, None, 0)],
     },
 ];
 
@@ -175,6 +196,7 @@ fn trace<A: Traced>(cc: A, sc: &Scenario) -> String {
     sim.buf_pkts = sc.buf_pkts;
     sim.loss_p = sc.loss_p;
     sim.ce_above_pkts = sc.ce_above_pkts;
+    sim.drift_ns_per_s = sc.drift_ns_per_s;
     sim.recovery = Recovery::ExtendedByEachLoss;
     sim.cwnd_limited = CwndLimited::Round;
     sim.tx_start_events = true;
