@@ -87,6 +87,26 @@
 //!    inflight_hi += 1 packet if set (Linux `bbr_refill_add_inc = 1`) and bw_hi += 1 packet per
 //!    min_rtt if set (not in any Linux version: implemented from the slide).
 //!
+//! # Names
+//!
+//! The code uses the BBR draft's names (draft-ietf-ccwg-bbr), as v3 does; this header and
+//! the slides quoted above use v2alpha's. Where they differ:
+//!
+//! | draft (code)                     | v2alpha (`tcp_bbr2.c`)             |
+//! |----------------------------------|------------------------------------|
+//! | `State` (STARTUP … PROBE_RTT)    | `enum bbr_mode`                    |
+//! | `round.round_count`, `round.next_round_delivered` | `next_rtt_delivered` (no count) |
+//! | `bw_shortterm`                   | `bw_lo`                            |
+//! | `inflight_longterm`              | `inflight_hi`                      |
+//! | `inflight_shortterm`             | `inflight_lo`                      |
+//! | `reset_short_term_model`         | `bbr2_reset_lower_bounds`          |
+//! | `start_probe_bw_{down,cruise,refill,up}` | `bbr2_start_bw_probe_*`    |
+//! | `check_drain_done`               | `bbr2_check_drain`                 |
+//! | `update_probe_bw_cycle_phase`    | `bbr2_update_cycle_phase`          |
+//! | `cycle_stamp_ns`                 | `cycle_mstamp`                     |
+//! | `bw_probe_wait_ns`               | `probe_wait_us`                    |
+//! | `rounds_since_bw_probe`          | `rounds_since_probe`               |
+//!
 //! # Units and arithmetic
 //!
 //! Linux's fixed point, as in the whole family (`bbr/units.rs`): bandwidth in packets/µs << 24,
@@ -160,7 +180,7 @@ const STARTUP_CWND_GAIN: u64 = HIGH_GAIN;
 const CWND_GAIN: u64 = 2 * GAIN_UNIT;
 /// PROBE_BW DOWN pacing gain 3/4: drains what UP queued.
 const PACING_GAIN_DOWN: u64 = linux_gain(BBR_UNIT * 3 / 4);
-/// Leave 15 % of inflight_hi unused while cruising, for other flows' convergence.
+/// Leave 15 % of inflight_longterm unused while cruising, for other flows' convergence.
 const INFLIGHT_HEADROOM: u64 = linux_gain(BBR_UNIT * 15 / 100);
 /// v2alpha floors the pacing rate at 1 B/s (`bbr_rate_bytes_per_sec`: `max(rate, 1ULL)`).
 const PACING_RATE_FLOOR: u64 = 1;
@@ -172,7 +192,7 @@ const INIT_CWND_MAX: u32 = 0x7F;
 
 /// BBR modes (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum State {
     Startup,
     Drain,
     ProbeBw,
@@ -195,7 +215,7 @@ pub struct Bbr2 {
     p: Params,
     rng: SplitMix64,
 
-    mode: Mode,
+    state: State,
     cycle: Phase,
     ack_phase: AckPhase,
     /// 10 s min_rtt, fed by the 5 s `probe_rtt_min` sub-window that schedules PROBE_RTT.
@@ -204,7 +224,7 @@ pub struct Bbr2 {
     probe_rtt: ProbeRttHold,
     /// Packet-timed rounds (BBR.round_count, BBR.next_round_delivered, BBR.round_start).
     round: RoundCounter,
-    cycle_mstamp_ns: Nanos,
+    cycle_stamp_ns: Nanos,
     prev_ca_state: CaState,
     idle_restart: bool,
     /// Gains, 2^16.
@@ -219,17 +239,20 @@ pub struct Bbr2 {
     /// BBR.max_bw over the last 1–2 probe cycles (Linux `bw_hi[2]` / `max_bw[2]`).
     max_bw_filter: TwoSlotMax<u64>,
     bw_hi: u64,
-    bw_lo: u64,
-    inflight_hi: u32,
-    inflight_lo: u32,
-    undo_bw_lo: u64,
-    undo_inflight_lo: u32,
-    undo_inflight_hi: u32,
+    /// BBR.bw_shortterm (v2alpha `bw_lo`).
+    bw_shortterm: u64,
+    /// BBR.inflight_longterm (v2alpha `inflight_hi`).
+    inflight_longterm: u32,
+    /// BBR.inflight_shortterm (v2alpha `inflight_lo`).
+    inflight_shortterm: u32,
+    undo_bw_shortterm: u64,
+    undo_inflight_shortterm: u32,
+    undo_inflight_longterm: u32,
     bw_probe_up_cnt: u32,
     bw_probe_up_acks: u32,
     bw_probe_up_rounds: u32,
-    probe_wait_ns: Nanos,
-    rounds_since_probe: u32,
+    bw_probe_wait_ns: Nanos,
+    rounds_since_bw_probe: u32,
     bw_probe_samples: bool,
     prev_probe_too_high: bool,
     stopped_risky_probe: bool,
@@ -254,14 +277,14 @@ impl Bbr2 {
             variant,
             p: variant.params(),
             rng,
-            mode: Mode::Startup,
+            state: State::Startup,
             cycle: Phase::Up,
             ack_phase: AckPhase::Init,
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
             round: RoundCounter::default(),
-            cycle_mstamp_ns: 0,
+            cycle_stamp_ns: 0,
             prev_ca_state: CaState::Open,
             idle_restart: false,
             pacing_gain: HIGH_GAIN,
@@ -273,17 +296,17 @@ impl Bbr2 {
             agg: AckAggregation::new(0),
             max_bw_filter: TwoSlotMax::default(),
             bw_hi: INF_BW,
-            bw_lo: INF_BW,
-            inflight_hi: INF_PKTS,
-            inflight_lo: INF_PKTS,
-            undo_bw_lo: 0,
-            undo_inflight_lo: 0,
-            undo_inflight_hi: 0,
+            bw_shortterm: INF_BW,
+            inflight_longterm: INF_PKTS,
+            inflight_shortterm: INF_PKTS,
+            undo_bw_shortterm: 0,
+            undo_inflight_shortterm: 0,
+            undo_inflight_longterm: 0,
             bw_probe_up_cnt: INF_PKTS,
             bw_probe_up_acks: 0,
             bw_probe_up_rounds: 0,
-            probe_wait_ns: 0,
-            rounds_since_probe: 0,
+            bw_probe_wait_ns: 0,
+            rounds_since_bw_probe: 0,
             bw_probe_samples: false,
             prev_probe_too_high: false,
             stopped_risky_probe: false,
@@ -299,11 +322,11 @@ impl Bbr2 {
         self.p.name
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
+    pub fn state(&self) -> State {
+        self.state
     }
 
-    /// PROBE_BW phase (meaningful in `Mode::ProbeBw`).
+    /// PROBE_BW phase (meaningful in `State::ProbeBw`).
     pub fn phase(&self) -> Phase {
         self.cycle
     }
@@ -317,11 +340,11 @@ impl Bbr2 {
             max_bw: self.max_bw(),
             bw: self.bw(),
             min_rtt_ns: self.min_rtt.rtt_ns,
-            bw_shortterm: self.bw_lo,
+            bw_shortterm: self.bw_shortterm,
             bw_hi: self.bw_hi,
             lt_bw: 0,
-            inflight_longterm: self.inflight_hi,
-            inflight_shortterm: self.inflight_lo,
+            inflight_longterm: self.inflight_longterm,
+            inflight_shortterm: self.inflight_shortterm,
             extra_acked: self.agg.cwnd_allowance(self.bw()),
             full_bw_reached: self.full_bw.reached,
             full_bw: self.full_bw.bw,
@@ -341,10 +364,10 @@ impl Bbr2 {
         self.max_bw_filter.get()
     }
 
-    /// `bbr_bw`: min(max_bw, bw_lo, bw_hi).
+    /// `bbr_bw`: min(max_bw, bw_shortterm, bw_hi).
     #[inline]
     fn bw(&self) -> u64 {
-        self.max_bw().min(self.bw_lo).min(self.bw_hi)
+        self.max_bw().min(self.bw_shortterm).min(self.bw_hi)
     }
 
     /// `bbr_tso_segs_generic` (seed 001 optimisation 2, "Improved TSO autosizing"):
@@ -365,7 +388,7 @@ impl Bbr2 {
             self.prior_cwnd,
             tp.snd_cwnd,
             self.prev_ca_state,
-            self.mode == Mode::ProbeRtt,
+            self.state == State::ProbeRtt,
         );
     }
 
@@ -380,7 +403,7 @@ impl Bbr2 {
         tso::quantization_budget_floor(
             cwnd,
             self.tso_segs_goal(tp),
-            self.mode == Mode::ProbeBw && self.cycle == Phase::Up,
+            self.state == State::ProbeBw && self.cycle == Phase::Up,
         )
     }
 
@@ -418,30 +441,30 @@ impl Bbr2 {
             cwnd = cwnd.max(CWND_MIN_TARGET);
         }
         tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.mode == Mode::ProbeRtt {
+        if self.state == State::ProbeRtt {
             tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
         }
     }
 
     /// `bbr2_bound_cwnd_for_inflight_model`.
     fn bound_cwnd_for_inflight_model(&self, tp: &mut TcpCc) {
-        let cap = match (self.mode, self.cycle) {
-            (Mode::ProbeBw, Phase::Cruise) | (Mode::ProbeRtt, _) => InflightCap::HiWithHeadroom,
-            (Mode::ProbeBw, _) => InflightCap::Hi, // probe to see if more packets fit in the path
+        let cap = match (self.state, self.cycle) {
+            (State::ProbeBw, Phase::Cruise) | (State::ProbeRtt, _) => InflightCap::HiWithHeadroom,
+            (State::ProbeBw, _) => InflightCap::Hi, // probe to see if more packets fit in the path
             _ => InflightCap::None,
         };
         inflight::bound_cwnd_for_inflight_model(
             tp,
             cap,
-            self.inflight_hi,
-            self.inflight_lo,
+            self.inflight_longterm,
+            self.inflight_shortterm,
             INFLIGHT_HEADROOM,
         );
     }
 
-    /// `bbr2_inflight_with_headroom`: inflight_hi less 15 % (≥ 1 packet), ≥ 4.
+    /// `bbr2_inflight_with_headroom`: inflight_longterm less 15 % (≥ 1 packet), ≥ 4.
     fn inflight_with_headroom(&self) -> u32 {
-        inflight::inflight_with_headroom(self.inflight_hi, INFLIGHT_HEADROOM)
+        inflight::inflight_with_headroom(self.inflight_longterm, INFLIGHT_HEADROOM)
     }
 
     /// `bbr_calculate_bw_sample`: delivered / interval, rounded up.
@@ -466,27 +489,27 @@ impl Bbr2 {
     }
 
     /// `bbr_check_drain` + `bbr2_check_drain`.
-    fn check_drain(&mut self, tp: &mut TcpCc) {
-        if self.mode == Mode::Startup && self.full_bw.reached {
-            self.mode = Mode::Drain;
+    fn check_drain_done(&mut self, tp: &mut TcpCc) {
+        if self.state == State::Startup && self.full_bw.reached {
+            self.state = State::Drain;
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), GAIN_UNIT);
             self.signals.reset();
         }
-        if self.mode == Mode::Drain
+        if self.state == State::Drain
             && self.packets_in_net_at_edt(tp, tp.packets_in_flight())
                 <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
         {
-            self.mode = Mode::ProbeBw;
-            self.start_bw_probe_down(tp);
+            self.state = State::ProbeBw;
+            self.start_probe_bw_down(tp);
         }
     }
 
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
-        let (p, c) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
-            Mode::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN), // slow pacing, keep cwnd
-            Mode::ProbeBw => (
+        let (p, c) = match self.state {
+            State::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
+            State::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN), // slow pacing, keep cwnd
+            State::ProbeBw => (
                 match self.cycle {
                     Phase::Up => PACING_GAIN_UP,
                     Phase::Down => PACING_GAIN_DOWN,
@@ -494,7 +517,7 @@ impl Bbr2 {
                 },
                 CWND_GAIN,
             ),
-            Mode::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
+            State::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
         };
         self.pacing_gain = p;
         self.cwnd_gain = c;
@@ -517,15 +540,15 @@ impl FastPathModel for Bbr2 {
 
     #[inline]
     fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
-        self.check_drain(tp);
-        self.update_cycle_phase(tp, rs);
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs);
         shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
     /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
     #[inline]
     fn control_inputs(&self) -> (u8, u64) {
-        (self.mode as u8, self.min_rtt.rtt_ns)
+        (self.state as u8, self.min_rtt.rtt_ns)
     }
 
     #[inline]
@@ -576,9 +599,9 @@ impl CongestionOps for Bbr2 {
     /// `bbr2_ssthresh`: save cwnd and the loss-adapted bounds for undo; keep ssthresh.
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         self.save_cwnd(tp);
-        self.undo_bw_lo = self.bw_lo;
-        self.undo_inflight_lo = self.inflight_lo;
-        self.undo_inflight_hi = self.inflight_hi;
+        self.undo_bw_shortterm = self.bw_shortterm;
+        self.undo_inflight_shortterm = self.inflight_shortterm;
+        self.undo_inflight_longterm = self.inflight_longterm;
         tp.snd_ssthresh
     }
 
@@ -594,7 +617,7 @@ impl CongestionOps for Bbr2 {
         // §UpdateRound (`bbr_update_round_start`: samples with a positive interval).
         self.round.update(rs.interval_ns > 0, rs, tp.delivered);
         if self.round.round_start {
-            self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
+            self.rounds_since_bw_probe = (self.rounds_since_bw_probe + 1).min(0xFF);
             self.update_ecn_alpha(tp);
         }
         self.signals.ecn_in_round |= is_ece;
@@ -618,9 +641,9 @@ impl CongestionOps for Bbr2 {
         if new_state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
             self.full_bw.bw = 0;
-            if !self.is_probing_bandwidth() && self.inflight_lo == INF_PKTS {
+            if !self.is_probing_bw() && self.inflight_shortterm == INF_PKTS {
                 // adapt_lower_bounds needs the cwnd from before the RTO.
-                self.inflight_lo = self.prior_cwnd;
+                self.inflight_shortterm = self.prior_cwnd;
             }
         } else if self.prev_ca_state == CaState::Loss {
             tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
@@ -633,9 +656,9 @@ impl CongestionOps for Bbr2 {
         self.full_bw.bw = 0;
         self.full_bw.cnt = 0;
         self.signals.loss_in_round = false;
-        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
-        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
-        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
+        self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
+        self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
         self.prior_cwnd
     }
 
@@ -644,10 +667,10 @@ impl CongestionOps for Bbr2 {
         if !super::restart_from_idle(tp, ev, &mut self.idle_restart, &mut self.agg) {
             return;
         }
-        match self.mode {
-            Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
-            Mode::ProbeRtt => shared_probe_rtt::check_probe_rtt_done(self, tp),
-            Mode::Startup | Mode::Drain => {}
+        match self.state {
+            State::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
+            State::ProbeRtt => shared_probe_rtt::check_probe_rtt_done(self, tp),
+            State::Startup | State::Drain => {}
         }
     }
 
@@ -659,14 +682,14 @@ impl CongestionOps for Bbr2 {
     /// Phase codes: 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill,
     /// 5 probe_up, 6 probe_rtt.
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
-        let (phase, code) = match (self.mode, self.cycle) {
-            (Mode::Startup, _) => ("startup", 0),
-            (Mode::Drain, _) => ("drain", 1),
-            (Mode::ProbeBw, Phase::Down) => ("probe_down", 2),
-            (Mode::ProbeBw, Phase::Cruise) => ("probe_cruise", 3),
-            (Mode::ProbeBw, Phase::Refill) => ("probe_refill", 4),
-            (Mode::ProbeBw, Phase::Up) => ("probe_up", 5),
-            (Mode::ProbeRtt, _) => ("probe_rtt", 6),
+        let (phase, code) = match (self.state, self.cycle) {
+            (State::Startup, _) => ("startup", 0),
+            (State::Drain, _) => ("drain", 1),
+            (State::ProbeBw, Phase::Down) => ("probe_down", 2),
+            (State::ProbeBw, Phase::Cruise) => ("probe_cruise", 3),
+            (State::ProbeBw, Phase::Refill) => ("probe_refill", 4),
+            (State::ProbeBw, Phase::Up) => ("probe_up", 5),
+            (State::ProbeRtt, _) => ("probe_rtt", 6),
         };
         // bbr2_get_info: bbr_bw in bytes/s.
         let pkts = |v: u32| if v == INF_PKTS { 0.0 } else { v as f64 };
@@ -677,8 +700,8 @@ impl CongestionOps for Bbr2 {
             min_rtt_ns: self.min_rtt.rtt_ns,
             pacing_gain: gain_f64(self.pacing_gain),
             cwnd_gain: gain_f64(self.cwnd_gain),
-            inflight_hi_segs: pkts(self.inflight_hi),
-            inflight_lo_segs: pkts(self.inflight_lo),
+            inflight_hi_segs: pkts(self.inflight_longterm),
+            inflight_lo_segs: pkts(self.inflight_shortterm),
             ecn_alpha: self.ecn.alpha as f64 / BBR_UNIT as f64,
             ..Default::default()
         }

@@ -3,7 +3,7 @@
 //! v2alpha's `<=`), cwnd = max(4, BDP/2) is held for 200 ms and a round, then DOWN→CRUISE or
 //! STARTUP.
 
-use super::{Bbr2, Mode};
+use super::{Bbr2, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
 use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
@@ -26,13 +26,13 @@ impl ProbeRttModel for Bbr2 {
 
     #[inline]
     fn in_probe_rtt(&self) -> bool {
-        self.mode == Mode::ProbeRtt
+        self.state == State::ProbeRtt
     }
 
     /// Dip, drain the queue; the probe cycle stops and a round starts now.
     #[inline]
     fn enter_probe_rtt(&mut self, tp: &mut TcpCc) {
-        self.mode = Mode::ProbeRtt;
+        self.state = State::ProbeRtt;
         self.ack_phase = AckPhase::ProbeStopping;
         self.round.start_round(tp.delivered);
     }
@@ -40,14 +40,14 @@ impl ProbeRttModel for Bbr2 {
     /// `bbr2_exit_probe_rtt`.
     #[inline]
     fn exit_probe_rtt(&mut self, tp: &TcpCc) {
-        self.reset_lower_bounds();
+        self.reset_short_term_model();
         if self.full_bw.reached {
-            self.mode = Mode::ProbeBw;
+            self.state = State::ProbeBw;
             // Schedule the next probe for a friendly random time, then cruise (inflight < BDP).
-            self.start_bw_probe_down(tp);
-            self.start_bw_probe_cruise();
+            self.start_probe_bw_down(tp);
+            self.start_probe_bw_cruise();
         } else {
-            self.mode = Mode::Startup;
+            self.state = State::Startup;
         }
     }
 

@@ -215,7 +215,7 @@ pub struct Bbr3 {
     bw_probe_up_rounds: u32,
     bw_probe_up_acked: u32,
     probe_up_acked_per_inc: u32,
-    rounds_since_probe_up: u64,
+    rounds_since_bw_probe: u64,
     bw_probe_wait_ns: Nanos,
     cycle_stamp_ns: Nanos,
     // §Undo State.
@@ -275,7 +275,7 @@ impl Bbr3 {
             bw_probe_up_rounds: 0,
             bw_probe_up_acked: 0,
             probe_up_acked_per_inc: INF_PKTS,
-            rounds_since_probe_up: 0,
+            rounds_since_bw_probe: 0,
             bw_probe_wait_ns: 0,
             cycle_stamp_ns: 0,
             undo_state: None,

@@ -13,7 +13,7 @@ impl Bbr3 {
     /// §UpdateRound (Linux `bbr_update_round_start`: valid samples only).
     pub(super) fn update_round(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.round.update(rs.interval_ns > 0 && rs.has_prior, rs, tp.delivered) {
-            self.rounds_since_probe_up += 1;
+            self.rounds_since_bw_probe += 1;
         }
     }
 

@@ -381,7 +381,8 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
                     );
                 }
                 (State::ProbeBwDown | State::ProbeBwCruise, State::ProbeBwRefill) => {
-                    // 2–3 s wall clock, or min(BDP, 63) rounds (rounds_since_probe_up starts at 0 or 1).
+                    // 2–3 s wall clock, or min(BDP, 63) rounds (rounds_since_bw_probe starts
+                    // at 0 or 1).
                     let by_time = since_down > 2 * SEC && since_down <= 3 * SEC + 50 * MS;
                     let by_rounds = rounds_since_down + 1 >= 63.min(bdp as u64)
                         && since_down <= 3 * SEC + 50 * MS;
