@@ -266,7 +266,7 @@ impl Bbr1 {
         if !self.p.ack_aggregation || !self.full_bw.reached {
             return 0;
         }
-        self.agg.cwnd_allowance(self.bw())
+        self.agg.allowance(self.bw())
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first round of recovery,
@@ -378,7 +378,7 @@ impl Bbr1 {
         if self.p.ack_aggregation {
             self.agg.update(
                 rs,
-                self.round.round_start,
+                &self.round,
                 EXTRA_ACKED_WIN_RTTS,
                 self.bw(),
                 tp.delivered_mstamp_ns,

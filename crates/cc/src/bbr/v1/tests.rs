@@ -625,7 +625,7 @@ fn after_an_aggregated_ack(variant: Variant) -> (Bbr1, TcpCc, u32) {
     };
     b.agg.update(
         &burst,
-        false,
+        &crate::bbr::round::RoundCounter::default(),
         crate::bbr::aggregation::EXTRA_ACKED_WIN_RTTS,
         bw,
         tp.delivered_mstamp_ns,

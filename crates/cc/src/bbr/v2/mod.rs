@@ -345,7 +345,7 @@ impl Bbr2 {
             lt_bw: 0,
             inflight_longterm: self.inflight_longterm,
             inflight_shortterm: self.inflight_shortterm,
-            extra_acked: self.agg.cwnd_allowance(self.bw()),
+            extra_acked: self.agg.allowance(self.bw()),
             full_bw_reached: self.full_bw.reached,
             full_bw: self.full_bw.bw,
             full_bw_count: self.full_bw.cnt,
@@ -424,7 +424,7 @@ impl Bbr2 {
         if acked != 0 {
             let mut target = self.bdp(bw, gain);
             // `bbr_ack_aggregation_cwnd` (v2alpha: also in STARTUP, `bbr_extra_acked_in_startup`).
-            target = target.saturating_add(self.agg.cwnd_allowance(self.bw()));
+            target = target.saturating_add(self.agg.allowance(self.bw()));
             target = self.quantization_budget(tp, target);
             self.try_fast_path = false;
             if self.full_bw.reached {
@@ -478,14 +478,7 @@ impl Bbr2 {
     /// `bbr_update_ack_aggregation` (in STARTUP the window is 1 round, `bbr_extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-        self.agg.update(
-            rs,
-            self.round.round_start,
-            win_rtts,
-            self.bw(),
-            tp.delivered_mstamp_ns,
-            tp.snd_cwnd,
-        );
+        self.agg.update(rs, &self.round, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
     }
 
     /// `bbr_check_drain` + `bbr2_check_drain`.

@@ -128,7 +128,7 @@ use super::tso;
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
-use super::windowed_filter::{MaxFilter, TwoSlotMax};
+use super::windowed_filter::TwoSlotMax;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
 use crate::{
@@ -229,7 +229,6 @@ pub struct Bbr3 {
     probe_rtt: ProbeRttHold,
     // §BBR.extra_acked: epochs (and Linux's 2-slot max), or the draft's max filter.
     agg: AckAggregation,
-    extra_acked_filter: MaxFilter,
     /// Linux's DCTCP-style ECN state (alpha, eligibility, Startup's ECN exit).
     ecn: EcnState,
     /// Draft variant with ECN negotiated: CE counts as congestion.
@@ -285,8 +284,7 @@ impl Bbr3 {
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
-            agg: AckAggregation::new(0),
-            extra_acked_filter: MaxFilter::new_max(),
+            agg: AckAggregation::with_form(0, p.extra_acked_max),
             ecn: EcnState::default(),
             ecn_as_congestion: false,
             cur_cwnd: TCP_INIT_CWND,
@@ -489,26 +487,12 @@ impl Bbr3 {
     /// tp->delivered_mstamp, the same instant whenever an ACK delivers data).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win = if self.full_bw.reached { self.p.extra_acked_win_rounds } else { 1 };
-        let extra = self.agg.update(
-            rs,
-            self.round.round_start,
-            win as u32,
-            self.bw(),
-            tp.now_ns,
-            tp.snd_cwnd,
-        );
-        if let (Some(extra), false) = (extra, self.p.extra_acked_slots) {
-            self.extra_acked_filter.update(win, self.round.round_count, extra as u64);
-        }
+        self.agg.update(rs, &self.round, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
     }
 
     /// §BBR.extra_acked (Linux: capped at 100 ms of bw).
     fn extra_acked(&self) -> u32 {
-        if self.p.extra_acked_slots {
-            self.agg.cwnd_allowance(self.bw())
-        } else {
-            self.extra_acked_filter.get().min(u32::MAX as u64) as u32
-        }
+        self.agg.allowance(self.bw())
     }
 
     /// Gains of the current state (§Summary of Control Behavior in the State Machine).
@@ -616,7 +600,7 @@ impl CongestionOps for Bbr3 {
         self.signals.loss_round_delivered = tp.delivered + 1;
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.probe_rtt_min = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
-        self.agg = AckAggregation::new(tp.now_ns);
+        self.agg = AckAggregation::with_form(tp.now_ns, self.p.extra_acked_max);
         self.ecn.alpha_last_delivered = tp.delivered;
         self.ecn.alpha_last_delivered_ce = tp.delivered_ce;
         self.ecn.last_delivered_ce = tp.delivered_ce;
