@@ -1,10 +1,12 @@
 //! v2's loss/ECN model: congestion signals per round, the short-term lower bounds (bw_lo,
 //! inflight_lo), the long-term upper bounds (inflight_hi, bbr2_new's bw_hi), the ECN alpha, and
-//! the STARTUP exits on loss and ECN.
+//! the STARTUP exits on loss and ECN; and `bbr2_update_model`, run through the fast path.
 
 use super::{Bbr2, Phase, State};
 use crate::bbr::ecn::{self, ECN_THRESH};
+use crate::bbr::fast_path::FastPathModel;
 use crate::bbr::probe_bw::{inflight_hi_slope, AckPhase};
+use crate::bbr::signals::CongestionSignals;
 use crate::bbr::units::{bw_floor, BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::{RateSample, TcpCc};
 
@@ -266,5 +268,53 @@ impl Bbr2 {
     /// bbr2_new's `bw_hi += 1 packet per min_rtt` (packets/µs << 24) when a probe starts.
     pub(super) fn refill_bw_hi_increment(&self) -> u64 {
         bw_floor(1, self.min_rtt.rtt_ns.max(1))
+    }
+}
+
+/// The fast path (`bbr2_run_fast_path`, `bbr/fast_path.rs`) over `bbr2_update_model`.
+impl FastPathModel for Bbr2 {
+    type Ack = ();
+
+    /// `bbr2_update_model`.
+    #[inline]
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
+        self.update_congestion_signals(tp, rs);
+        self.update_ack_aggregation(tp, rs);
+        self.check_loss_too_high_in_startup(tp, rs);
+        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
+        self.update_model_fast(tp, rs, ());
+    }
+
+    #[inline]
+    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs);
+        crate::bbr::probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
+    }
+
+    /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
+    #[inline]
+    fn control_inputs(&self) -> (u8, u64) {
+        (self.state as u8, self.min_rtt.rtt_ns)
+    }
+
+    #[inline]
+    fn try_fast_path(&self) -> bool {
+        self.try_fast_path
+    }
+
+    #[inline]
+    fn sample_bw(&self, _: ()) -> u64 {
+        self.sample_bw
+    }
+
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        Bbr2::max_bw(self)
+    }
+
+    #[inline]
+    fn signals(&self) -> &CongestionSignals {
+        &self.signals
     }
 }

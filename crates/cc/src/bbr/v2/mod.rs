@@ -156,7 +156,7 @@ pub use params::{Params, Variant};
 
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::ecn::EcnState;
-use super::fast_path::{self, FastPathModel};
+use super::fast_path;
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
@@ -450,54 +450,6 @@ impl Bbr2 {
         };
         self.pacing_gain = p;
         self.cwnd_gain = c;
-    }
-}
-
-/// The fast path (`bbr2_run_fast_path`, `bbr/fast_path.rs`) over `bbr2_update_model`.
-impl FastPathModel for Bbr2 {
-    type Ack = ();
-
-    /// `bbr2_update_model`.
-    #[inline]
-    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
-        self.update_congestion_signals(tp, rs);
-        self.update_ack_aggregation(tp, rs);
-        self.check_loss_too_high_in_startup(tp, rs);
-        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
-        self.update_model_fast(tp, rs, ());
-    }
-
-    #[inline]
-    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
-        self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs);
-        shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
-    }
-
-    /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
-    #[inline]
-    fn control_inputs(&self) -> (u8, u64) {
-        (self.state as u8, self.min_rtt.rtt_ns)
-    }
-
-    #[inline]
-    fn try_fast_path(&self) -> bool {
-        self.try_fast_path
-    }
-
-    #[inline]
-    fn sample_bw(&self, _: ()) -> u64 {
-        self.sample_bw
-    }
-
-    #[inline]
-    fn max_bw(&self) -> u64 {
-        Bbr2::max_bw(self)
-    }
-
-    #[inline]
-    fn signals(&self) -> &CongestionSignals {
-        &self.signals
     }
 }
 
