@@ -1,4 +1,4 @@
-//! Packet-timed round trips (draft-ietf-ccwg-bbr §4.5.1 "Tracking Packet-Timed Round Trips";
+//! Packet-timed round trips (draft-ietf-ccwg-bbr §Tracking Packet-Timed Round Trips;
 //! Linux `bbr_update_round_start` / v1's part of `bbr_update_bw`).
 //!
 //! BBR counts time in round trips measured by the data itself: a round ends when a packet sent

@@ -1,6 +1,6 @@
-//! BBR's windowed max filters (draft-ietf-ccwg-bbr §4.5.2.2 "BBR.max_bw Max Filter",
-//! §4.5.5 "BBR.extra_acked"; Linux `bbr_take_max_bw_sample` / `bbr_advance_max_bw_filter`,
-//! `bbr_update_ack_aggregation`'s `extra_acked[2]`).
+//! BBR's windowed max filters (draft-ietf-ccwg-bbr §BBR.max_bw Max Filter, §BBR.extra_acked;
+//! Linux `bbr_take_max_bw_sample` / `bbr_advance_max_bw_filter`, `bbr_update_ack_aggregation`'s
+//! `extra_acked[2]`).
 //!
 //! Two forms, each written once:
 //!
