@@ -8,8 +8,8 @@
 //!
 //! The golden file of an algorithm (`crates/cc/tests/golden/bbr/<name>.txt`) holds, per scenario,
 //! an FNV-1a hash of every ACK's line and the ACK count, then the lines of every
-//! `STRIDE`-th ACK and of the first `MAX_CHANGES` ACKs on which the state changed, so a difference can be located
-//! by reading. A run that differs in any ACK's state fails (hash), and the first differing
+//! `STRIDE`-th ACK and of the first `MAX_CHANGES` ACKs on which the state changed, so a
+//! difference can be located by reading. A run that differs in any ACK's state fails (hash), and the first differing
 //! recorded line is shown.
 //!
 //! Regenerate (only for an intended behaviour change, never for a refactor):
@@ -247,14 +247,18 @@ fn check(name: &str, got: String) {
     if got == want {
         return;
     }
-    // Point at the first difference: a scenario header (hash) or a kept line.
-    let diff = got
-        .lines()
-        .zip(want.lines())
-        .enumerate()
-        .find(|(_, (g, w))| g != w)
-        .map(|(i, (g, w))| format!("line {}:\n  want {w}\n  got  {g}", i + 1))
-        .unwrap_or_else(|| "one trace is a prefix of the other".to_string());
+    // Point at the first difference (a scenario header: its hash), and at the first kept line
+    // that differs, which says in which state and field the traces part.
+    let first = |kept_only: bool| {
+        got.lines()
+            .zip(want.lines())
+            .enumerate()
+            .filter(|(_, (g, _))| !kept_only || !g.starts_with("=="))
+            .find(|(_, (g, w))| g != w)
+            .map(|(i, (g, w))| format!("line {}:\n  want {w}\n  got  {g}\n", i + 1))
+            .unwrap_or_default()
+    };
+    let diff = format!("{}{}", first(false), first(true));
     panic!("{name}: per-ACK state differs from {path}\n{diff}");
 }
 
