@@ -18,27 +18,39 @@
 //! plateaus (full pipe), DRAIN removes the queue STARTUP built, PROBE_BW cycles the pacing gain
 //! above and below 1 to find more bandwidth and drain what the probe queued, PROBE_RTT dips the
 //! volume every 5–10 s to re-measure the propagation delay. v2 and v3 add loss/ECN-driven bounds
-//! (inflight_hi/lo, bw_lo); each version's header explains its model.
+//! (inflight_longterm/shortterm, bw_shortterm; Linux: inflight_hi/lo, bw_lo); each version's
+//! header explains its model.
 //!
-//! The pieces that are the same in every version live once, here:
+//! The pieces that are the same in every version live once, here, each beside the spec text it
+//! follows (s2n-quic's layout: one module per concern); a version plugs into the generic ones
+//! (`probe_rtt`, `fast_path`) through a small trait, statically dispatched:
 //!
-//! | module        | what                                                                   |
-//! |---------------|------------------------------------------------------------------------|
-//! | `units`       | fixed point: bandwidth packets/µs << 24, gains 2^16 (Linux's 2^8 exact) |
-//! | `pacing`      | pacing rate from bw and gain, initial rate from the RTT, never lowered before full pipe |
-//! | `tso`         | offload burst sizing, the cwnd quantization budget (mainline and v2/v3 forms) |
-//! | `inflight`    | BDP, packets in the network at the next departure (EDT), inflight_hi headroom and caps, saved cwnd |
-//! | `aggregation` | ACK aggregation (extra_acked) epochs and their 2-slot max               |
-//! | `startup`     | STARTUP/DRAIN gains and the full-pipe (plateau) detector                 |
-//! | `signals`     | v2/v3's per-round congestion signals (loss rounds, latest rate/volume)  |
-//! | `probe_rtt`   | windowed min_rtt, the PROBE_RTT hold                                    |
-//! | `probe_bw`    | v2/v3's four-phase cycle timing, ACK phase, inflight_hi growth slope     |
-//! | `ecn`         | v2alpha / Linux v3 DCTCP-style ECN alpha, eligibility, STARTUP exit     |
+//! | module            | what (every version uses it unless marked v2/v3)                     |
+//! |-------------------|----------------------------------------------------------------------|
+//! | `units`           | fixed point: bw packets/µs << 24, gains 2^16 (Linux's 2^8 exact)     |
+//! | `round`           | packet-timed rounds: BBR.round_count, next_round_delivered          |
+//! | `windowed_filter` | max filters: `TwoSlotMax` (max_bw over 1–2 cycles, extra_acked       |
+//! |                   | slots), Nichols' `MaxFilter` on a round clock (v1 max_bw)            |
+//! | `aggregation`     | ACK aggregation (extra_acked): epochs, Linux slots or draft filter   |
+//! | `startup`         | STARTUP/DRAIN gains and the full-pipe (plateau) detector             |
+//! | `probe_rtt`       | min_rtt windows; PROBE_RTT enter, hold, exit (`ProbeRttModel`)       |
+//! | `pacing`          | pacing rate from bw and gain, initial rate from the RTT              |
+//! | `tso`             | offload burst sizing, the cwnd quantization budget                   |
+//! | `inflight`        | BDP, inflight at the next departure (EDT), longterm caps, saved cwnd |
+//! | `fast_path`       | v2/v3: skip model/control on quiet app-limited ACKs (`FastPathModel`)|
+//! | `signals`         | v2/v3: per-round congestion signals (loss rounds, latest rate/volume)|
+//! | `probe_bw`        | v2/v3: four-phase cycle timing, ACK phase, longterm growth slope     |
+//! | `ecn`             | v2/v3: DCTCP-style ECN alpha, eligibility, STARTUP exit              |
 //!
-//! and the versions beside them (`v1`, `v2`, `v3`), each a directory: the state machine and what
-//! only that version does (one file per job), the variants of v2 (bbr2 / bbr2_new) and v3 (draft /
-//! Linux) as a `Params` table chosen once per flow, and the unit tests in `tests.rs`, which drive
-//! the shared bottleneck simulator (`testkit`).
+//! and the versions beside them (`v1`, `v2`, `v3`), each a directory: its parameter table
+//! (`params.rs`: the variants — v1 mainline / Linux 4.13, v2 bbr2 / bbr2_new, v3 draft / Linux —
+//! chosen once per flow), the rules that really differ (v1: 8-phase gain cycle, long-term policer
+//! model; v2/v3: the loss/ECN bounds, `bounds.rs` / `model.rs`, and their PROBE_BW cycle), each
+//! marked with the Linux function or draft section it follows, the control update (v2/v3:
+//! `control.rs`), and the unit tests in `tests.rs`, which drive the shared bottleneck simulator
+//! (`testkit`). v2 and v3 use the draft's names (BBR.inflight_longterm, not Linux's inflight_hi;
+//! `State`, not `Mode`); v1 keeps tcp_bbr.c's. `golden_tests.rs` records every version's per-ACK
+//! state over fixed scenarios (`crates/cc/tests/golden/bbr/`): a refactor must leave it unchanged.
 //!
 //! # Rules common to the family
 //!
@@ -54,15 +66,20 @@
 
 mod aggregation;
 mod ecn;
+mod fast_path;
 mod inflight;
 mod pacing;
 mod probe_bw;
 mod probe_rtt;
+mod round;
 mod signals;
 mod startup;
 mod tso;
 mod units;
+mod windowed_filter;
 
+#[cfg(test)]
+mod golden_tests;
 pub mod v1;
 pub mod v2;
 pub mod v3;
@@ -92,4 +109,44 @@ fn restart_from_idle(
     *idle_restart = true;
     agg.restart_epoch(tp.now_ns);
     true
+}
+
+/// A read-only view of a BBR flow's model and controls, the same for every version, for tests
+/// and tracing (the golden-trace test records it per ACK). Volumes are packets, bandwidths the
+/// family's fixed point (`units`); a bound a version does not have reads as "unset"
+/// (`u64::MAX` / `u32::MAX`), a field it does not keep as 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelView {
+    /// The exported phase code (`CcStateSample::phase_code`).
+    pub state_code: u8,
+    /// v1's PROBE_BW gain-cycle index (0 for v2/v3, whose phase is in `state_code`).
+    pub cycle_idx: u8,
+    /// The latest ACK started a round.
+    pub round_start: bool,
+    /// BBR.max_bw.
+    pub max_bw: u64,
+    /// BBR.bw, the estimate pacing and the BDP use.
+    pub bw: u64,
+    pub min_rtt_ns: u64,
+    /// BBR.bw_shortterm (Linux bw_lo).
+    pub bw_shortterm: u64,
+    /// bbr2_new's bw_hi.
+    pub bw_hi: u64,
+    /// v1's long-term (policer) bandwidth while in use, else 0.
+    pub lt_bw: u64,
+    /// BBR.inflight_longterm (Linux inflight_hi).
+    pub inflight_longterm: u32,
+    /// BBR.inflight_shortterm (Linux inflight_lo).
+    pub inflight_shortterm: u32,
+    /// BBR.extra_acked as the cwnd uses it.
+    pub extra_acked: u32,
+    pub full_bw_reached: bool,
+    pub full_bw: u64,
+    pub full_bw_count: u32,
+    /// Gains, 2^16.
+    pub pacing_gain: u64,
+    pub cwnd_gain: u64,
+    pub prior_cwnd: u32,
+    /// ECN alpha, 2^8 (0 where the version keeps none).
+    pub ecn_alpha: u32,
 }

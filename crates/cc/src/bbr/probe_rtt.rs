@@ -10,6 +10,7 @@
 //! max(200 ms, one round) after inflight first fell to it, so the queue drains and the propagation
 //! delay is seen; the version then restores cwnd and decides where to go.
 
+use super::round::RoundCounter;
 use super::units::GAIN_UNIT;
 use crate::{Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
 
@@ -150,6 +151,87 @@ impl ProbeRttHold {
         }
         tp.snd_cwnd = tp.snd_cwnd.max(prior_cwnd);
         true
+    }
+}
+
+/// The parts of a version's state the PROBE_RTT driver works on (disjoint borrows).
+pub struct ProbeRttParts<'a> {
+    pub hold: &'a mut ProbeRttHold,
+    pub round: &'a mut RoundCounter,
+    /// BBR.idle_restart: set on restart from idle (`restart_from_idle`).
+    pub idle_restart: &'a mut bool,
+}
+
+/// What each version supplies to the one PROBE_RTT driver ([`update_min_rtt_and_probe_rtt`],
+/// [`check_probe_rtt_done`]): its min_rtt filters, its state, and where it goes on entry and exit.
+pub trait ProbeRttModel {
+    /// §UpdateMinRTT: take the ACK's RTT sample into the min_rtt filter(s); true when the filter
+    /// that schedules PROBE_RTT expired (v1: the 10 s min_rtt, v2/v3: the 5 s probe_rtt_min).
+    fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool;
+    /// The filter that schedules PROBE_RTT starts a new window now (the stamp after the probe).
+    fn schedule_next_probe_rtt(&mut self, now: Nanos);
+    fn in_probe_rtt(&self) -> bool;
+    /// §EnterProbeRTT: the version's state change (state, gains, and what else it resets);
+    /// the driver then saves cwnd and starts the hold.
+    fn enter_probe_rtt(&mut self, tp: &mut TcpCc);
+    /// §ExitProbeRTT: where the version goes after the hold (cwnd already restored).
+    fn exit_probe_rtt(&mut self, tp: &TcpCc);
+    /// §SaveCwnd.
+    fn save_cwnd(&mut self, tp: &TcpCc);
+    /// The cwnd saved on entry (restored on exit).
+    fn prior_cwnd(&self) -> u32;
+    /// The PROBE_RTT cwnd (v1: 4 packets; v2/v3: max(4, BDP/2)).
+    fn probe_rtt_cwnd(&self) -> u32;
+    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_>;
+    /// Does this ACK end an idle restart? An ACK that delivers data (Linux 4.13: any ACK).
+    #[inline]
+    fn idle_restart_ends(&self, rs: &RateSample) -> bool {
+        rs.delivered > 0
+    }
+}
+
+/// `bbr_update_min_rtt` (§UpdateMinRTT, §CheckProbeRTT, §HandleProbeRTT): update min_rtt, enter
+/// PROBE_RTT when its filter expired (not right after an idle restart: the idle time refreshed
+/// nothing but proved nothing either), hold the PROBE_RTT cwnd for max(200 ms, one round) once
+/// inflight reached it, then leave.
+///
+/// ```text
+/// if (probe_rtt_expired && !BBR.idle_restart && BBR.state != ProbeRTT)
+///   BBREnterProbeRTT(); BBRSaveCwnd(); BBR.probe_rtt_done_stamp = 0
+/// if (BBR.state == ProbeRTT) BBRHandleProbeRTT()
+/// if (rs.delivered > 0) BBR.idle_restart = false
+/// ```
+#[inline]
+pub fn update_min_rtt_and_probe_rtt<M: ProbeRttModel>(m: &mut M, tp: &mut TcpCc, rs: &RateSample) {
+    let expired = m.update_min_rtt_filters(tp, rs);
+    if expired && !*m.probe_rtt_parts().idle_restart && !m.in_probe_rtt() {
+        m.enter_probe_rtt(tp);
+        m.save_cwnd(tp);
+        m.probe_rtt_parts().hold.done_stamp_ns = None;
+    }
+    if m.in_probe_rtt() {
+        // Hold the PROBE_RTT inflight; ignore the low-rate samples the dip causes.
+        let target = m.probe_rtt_cwnd();
+        let parts = m.probe_rtt_parts();
+        match parts.hold.on_ack(tp, parts.round.round_start, target) {
+            ProbeRttStep::StartRound => parts.round.start_round(tp.delivered),
+            ProbeRttStep::CheckDone => check_probe_rtt_done(m, tp),
+            ProbeRttStep::Hold => {}
+        }
+    }
+    if m.idle_restart_ends(rs) {
+        *m.probe_rtt_parts().idle_restart = false;
+    }
+}
+
+/// `bbr_check_probe_rtt_done` (§CheckProbeRTTDone): once the hold is over, restore cwnd, start
+/// the next PROBE_RTT window and leave (§ExitProbeRTT).
+#[inline]
+pub fn check_probe_rtt_done<M: ProbeRttModel>(m: &mut M, tp: &mut TcpCc) {
+    let prior_cwnd = m.prior_cwnd();
+    if m.probe_rtt_parts().hold.finish(tp, prior_cwnd) {
+        m.schedule_next_probe_rtt(tp.now_ns);
+        m.exit_probe_rtt(tp);
     }
 }
 

@@ -62,7 +62,7 @@ impl Bbr1 {
     /// `bbr_lt_bw_sampling`: token-bucket policer detection.
     pub(super) fn lt_bw_sampling(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.lt_use_bw {
-            if self.mode == Mode::ProbeBw && self.round_start {
+            if self.mode == Mode::ProbeBw && self.round.round_start {
                 self.lt_rtt_cnt += 1;
                 if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
                     self.reset_lt_bw_sampling(tp); // stop using lt_bw
@@ -83,7 +83,7 @@ impl Bbr1 {
             self.reset_lt_bw_sampling(tp); // running out of data would under-estimate
             return;
         }
-        if self.round_start {
+        if self.round.round_start {
             self.lt_rtt_cnt += 1;
         }
         if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {

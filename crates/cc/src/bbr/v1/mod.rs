@@ -64,11 +64,12 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
 use super::pacing::Pacer;
-use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, MIN_RTT_WIN_NS};
+use super::probe_rtt::{self, MinRtt, ProbeRttHold, ProbeRttModel, ProbeRttParts, MIN_RTT_WIN_NS};
+use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
 use super::units::{bw_bytes_per_sec, bw_floor, gain_f64, Clock, GAIN_UNIT};
-use crate::filter::MaxFilter;
+use super::windowed_filter::MaxFilter;
 use crate::rng::SplitMix64;
 use crate::{
     CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
@@ -106,9 +107,8 @@ pub struct Bbr1 {
     probe_rtt: ProbeRttHold,
     /// Max delivery rate over BW_RTTS rounds, pkts/µs << 24; time axis = `rtt_cnt`.
     bw: MaxFilter,
-    rtt_cnt: u64,
-    next_rtt_delivered: u64,
-    round_start: bool,
+    /// Packet-timed rounds (`rtt_cnt`, `next_rtt_delivered`, `round_start`).
+    round: RoundCounter,
     /// Start of the current PROBE_BW phase (a `delivered_mstamp`).
     cycle_mstamp_ns: Nanos,
     cycle_idx: usize,
@@ -148,9 +148,7 @@ impl Bbr1 {
             min_rtt: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
             bw: MaxFilter::new_max(),
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            round_start: false,
+            round: RoundCounter::default(),
             cycle_mstamp_ns: 0,
             cycle_idx: 0,
             prev_ca_state: CaState::Open,
@@ -174,6 +172,31 @@ impl Bbr1 {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// The model and controls, read-only (tests, tracing).
+    pub fn model_view(&self) -> super::ModelView {
+        super::ModelView {
+            state_code: self.mode as u8,
+            cycle_idx: self.cycle_idx as u8,
+            round_start: self.round.round_start,
+            max_bw: self.max_bw(),
+            bw: self.bw(),
+            min_rtt_ns: self.min_rtt.rtt_ns,
+            bw_shortterm: u64::MAX,
+            bw_hi: u64::MAX,
+            lt_bw: if self.lt_use_bw { self.lt_bw } else { 0 },
+            inflight_longterm: u32::MAX,
+            inflight_shortterm: u32::MAX,
+            extra_acked: self.ack_aggregation_cwnd(),
+            full_bw_reached: self.full_bw.reached,
+            full_bw: self.full_bw.bw,
+            full_bw_count: self.full_bw.cnt,
+            pacing_gain: self.pacing_gain,
+            cwnd_gain: self.cwnd_gain,
+            prior_cwnd: self.prior_cwnd,
+            ecn_alpha: 0,
+        }
     }
 
     /// `bbr_max_bw`.
@@ -243,7 +266,7 @@ impl Bbr1 {
         if !self.p.ack_aggregation || !self.full_bw.reached {
             return 0;
         }
-        self.agg.cwnd_allowance(self.bw())
+        self.agg.allowance(self.bw())
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first round of recovery,
@@ -264,7 +287,7 @@ impl Bbr1 {
         if state == CaState::Recovery && prev_state != CaState::Recovery {
             // First round of recovery: packet conservation, starting a round now.
             self.packet_conservation = true;
-            self.next_rtt_delivered = tp.delivered;
+            self.round.start_round(tp.delivered);
             cwnd = tp.packets_in_flight() + acked; // cut unused cwnd
         } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
             // Leaving recovery / loss: restore the cwnd saved before it.
@@ -304,21 +327,18 @@ impl Bbr1 {
 
     /// `bbr_update_bw`: round counting, lt sampling, max-bw filter.
     fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample) {
-        self.round_start = false;
-        if rs.delivered < 0 || rs.interval_ns <= 0 {
-            return; // not a valid sample
-        }
-        if rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = tp.delivered;
-            self.rtt_cnt += 1;
-            self.round_start = true;
+        let valid = rs.delivered >= 0 && rs.interval_ns > 0;
+        if self.round.update(valid, rs, tp.delivered) {
             self.packet_conservation = false;
+        }
+        if !valid {
+            return; // not a valid sample
         }
         self.lt_bw_sampling(tp, rs);
         let bw = bw_floor(rs.delivered as u64, rs.interval_ns as u64);
         // App-limited samples only count if they do not lower the estimate.
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.bw.update(probe_bw::BW_RTTS, self.rtt_cnt, bw);
+            self.bw.update(probe_bw::BW_RTTS, self.round.round_count, bw);
         }
     }
 
@@ -333,42 +353,6 @@ impl Bbr1 {
                 <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
         {
             self.reset_probe_bw_mode(tp); // queue drained
-        }
-    }
-
-    /// `bbr_check_probe_rtt_done`: restore cwnd, wait a while until the next PROBE_RTT.
-    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
-        if self.probe_rtt.finish(tp, self.prior_cwnd) {
-            self.min_rtt.stamp_ns = tp.now_ns;
-            self.reset_mode(tp);
-        }
-    }
-
-    /// `bbr_update_min_rtt`: 10 s min filter and PROBE_RTT.
-    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = self.min_rtt.update_with(
-            tp.now_ns,
-            rs,
-            MIN_RTT_WIN_NS,
-            self.p.min_rtt_refresh_on_equal,
-            self.p.expiry_skips_delayed_acks,
-        );
-        if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.mode = Mode::ProbeRtt; // dip, drain queue
-            self.save_cwnd(tp);
-            self.probe_rtt.done_stamp_ns = None;
-        }
-        if self.mode == Mode::ProbeRtt {
-            // Hold the minimum inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round_start, CWND_MIN_TARGET) {
-                ProbeRttStep::StartRound => self.next_rtt_delivered = tp.delivered,
-                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
-                ProbeRttStep::Hold => {}
-            }
-        }
-        // Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
-        if rs.delivered > 0 || !self.p.idle_restart_needs_data {
-            self.idle_restart = false;
         }
     }
 
@@ -394,7 +378,7 @@ impl Bbr1 {
         if self.p.ack_aggregation {
             self.agg.update(
                 rs,
-                self.round_start,
+                &self.round,
                 EXTRA_ACKED_WIN_RTTS,
                 self.bw(),
                 tp.delivered_mstamp_ns,
@@ -402,10 +386,79 @@ impl Bbr1 {
             );
         }
         self.update_cycle_phase(tp, rs);
-        self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
+        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
         self.check_drain(tp);
-        self.update_min_rtt(tp, rs);
+        probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
         self.update_gains();
+    }
+}
+
+/// PROBE_RTT (`bbr/probe_rtt.rs`) as v1 runs it: the 10 s min_rtt itself schedules it, cwnd
+/// 4 packets.
+impl ProbeRttModel for Bbr1 {
+    /// `bbr_update_min_rtt`'s filter: 10 s window, the variant's rules for equal and
+    /// delayed-ACK samples.
+    #[inline]
+    fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
+        self.min_rtt.update_with(
+            tp.now_ns,
+            rs,
+            MIN_RTT_WIN_NS,
+            self.p.min_rtt_refresh_on_equal,
+            self.p.expiry_skips_delayed_acks,
+        )
+    }
+
+    #[inline]
+    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
+        self.min_rtt.stamp_ns = now;
+    }
+
+    #[inline]
+    fn in_probe_rtt(&self) -> bool {
+        self.mode == Mode::ProbeRtt
+    }
+
+    /// Dip, drain the queue.
+    #[inline]
+    fn enter_probe_rtt(&mut self, _tp: &mut TcpCc) {
+        self.mode = Mode::ProbeRtt;
+    }
+
+    /// `bbr_reset_mode`.
+    #[inline]
+    fn exit_probe_rtt(&mut self, tp: &TcpCc) {
+        self.reset_mode(tp);
+    }
+
+    #[inline]
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        Bbr1::save_cwnd(self, tp)
+    }
+
+    #[inline]
+    fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+
+    #[inline]
+    fn probe_rtt_cwnd(&self) -> u32 {
+        CWND_MIN_TARGET
+    }
+
+    #[inline]
+    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
+        ProbeRttParts {
+            hold: &mut self.probe_rtt,
+            round: &mut self.round,
+            idle_restart: &mut self.idle_restart,
+        }
+    }
+
+    /// Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
+    #[inline]
+    fn idle_restart_ends(&self, rs: &RateSample) -> bool {
+        rs.delivered > 0 || !self.p.idle_restart_needs_data
     }
 }
 
@@ -418,16 +471,16 @@ impl CongestionOps for Bbr1 {
     fn init(&mut self, tp: &mut TcpCc) {
         self.prior_cwnd = 0;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.rtt_cnt = 0;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.round_count = 0;
+        self.round.start_round(tp.delivered);
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
         self.probe_rtt = ProbeRttHold::default();
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
-        self.bw.reset(self.rtt_cnt, 0);
+        self.bw.reset(self.round.round_count, 0);
         self.pacer.has_seen_rtt = false;
         self.pacer.init_from_rtt(tp);
-        self.round_start = false;
+        self.round.round_start = false;
         self.idle_restart = false;
         self.full_bw = FullBw::default();
         self.cycle_mstamp_ns = 0;
@@ -464,7 +517,7 @@ impl CongestionOps for Bbr1 {
         inflight::enter_loss_cwnd_cut(tp);
         self.prev_ca_state = CaState::Loss;
         self.full_bw.bw = 0;
-        self.round_start = true; // treat the RTO like the end of a round
+        self.round.round_start = true; // treat the RTO like the end of a round
         let rs = RateSample { losses: 1, ..Default::default() };
         self.lt_bw_sampling(tp, &rs);
     }
@@ -485,7 +538,7 @@ impl CongestionOps for Bbr1 {
         match self.mode {
             // Pace at the estimated bw when restarting app-limited: no need for more speed.
             Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
-            Mode::ProbeRtt => self.check_probe_rtt_done(tp),
+            Mode::ProbeRtt => probe_rtt::check_probe_rtt_done(self, tp),
             Mode::Startup | Mode::Drain => {}
         }
     }

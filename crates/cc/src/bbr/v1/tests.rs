@@ -9,7 +9,7 @@ use crate::NSEC_PER_SEC;
 
 impl KitCc for Bbr1 {
     fn round_start(&self) -> bool {
-        self.round_start
+        self.round.round_start
     }
 }
 
@@ -45,11 +45,11 @@ fn startup_exits_after_three_rounds_without_growth_with_bw_at_link_rate() {
     sim.run_until(
         |s, ev| {
             if let Ev::Ack { .. } = ev {
-                if s.cc.round_start {
-                    rounds.push((s.cc.rtt_cnt, s.cc.max_bw()));
+                if s.cc.round.round_start {
+                    rounds.push((s.cc.round.round_count, s.cc.max_bw()));
                 }
                 if s.cc.mode != Mode::Startup {
-                    exit_round = Some(s.cc.rtt_cnt);
+                    exit_round = Some(s.cc.round.round_count);
                     return true;
                 }
             }
@@ -126,21 +126,21 @@ fn app_limited_samples_never_lower_max_bw_but_expired_ones_do() {
         tp.now_ns += 40 * MS;
         tp.delivered += delivered as u64;
         tp.delivered_mstamp_ns = tp.now_ns;
-        let mut rs = sample(b.next_rtt_delivered, 1, 0, 10);
+        let mut rs = sample(b.round.next_round_delivered, 1, 0, 10);
         rs.delivered = delivered;
         rs.interval_ns = 40 * MS as i64;
         rs.is_app_limited = app_limited;
         b.update_bw(tp, &rs);
-        assert!(b.round_start);
+        assert!(b.round.round_start);
     };
     feed(&mut b, &mut tp, 80, false); // 80 packets per 40 ms = 2000 pkt/s
     let full = b.max_bw();
-    let r0 = b.rtt_cnt;
+    let r0 = b.round.round_count;
     // Non-app-limited samples at a quarter of the rate: the peak holds for the 10-round
     // window (bbr_bw_rtts) and is gone in round r0 + 11.
-    while b.rtt_cnt < r0 + 10 {
+    while b.round.round_count < r0 + 10 {
         feed(&mut b, &mut tp, 20, false);
-        assert_eq!(b.max_bw(), full, "peak expired early at round {}", b.rtt_cnt - r0);
+        assert_eq!(b.max_bw(), full, "peak expired early at round {}", b.round.round_count - r0);
     }
     feed(&mut b, &mut tp, 20, false);
     let pps = b.max_bw() as f64 / BW_UNIT as f64 * 1e6;
@@ -625,7 +625,7 @@ fn after_an_aggregated_ack(variant: Variant) -> (Bbr1, TcpCc, u32) {
     };
     b.agg.update(
         &burst,
-        false,
+        &crate::bbr::round::RoundCounter::default(),
         crate::bbr::aggregation::EXTRA_ACKED_WIN_RTTS,
         bw,
         tp.delivered_mstamp_ns,

@@ -1,10 +1,12 @@
 //! v2's loss/ECN model: congestion signals per round, the short-term lower bounds (bw_lo,
 //! inflight_lo), the long-term upper bounds (inflight_hi, bbr2_new's bw_hi), the ECN alpha, and
-//! the STARTUP exits on loss and ECN.
+//! the STARTUP exits on loss and ECN; and `bbr2_update_model`, run through the fast path.
 
-use super::{Bbr2, Mode, Phase};
+use super::{Bbr2, Phase, State};
 use crate::bbr::ecn::{self, ECN_THRESH};
+use crate::bbr::fast_path::FastPathModel;
 use crate::bbr::probe_bw::{inflight_hi_slope, AckPhase};
+use crate::bbr::signals::CongestionSignals;
 use crate::bbr::units::{bw_floor, BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::{RateSample, TcpCc};
 
@@ -16,35 +18,21 @@ const LOSS_THRESH: u32 = BBR_UNIT * 2 / 100;
 pub(super) const FULL_LOSS_CNT: u32 = 8;
 
 impl Bbr2 {
-    /// `bbr2_take_max_bw_sample`.
-    fn take_max_bw_sample(&mut self, bw: u64) {
-        self.max_bw[1] = self.max_bw[1].max(bw);
-    }
-
-    /// `bbr2_advance_max_bw_filter`: keep the max of the last 1–2 cycles.
-    pub(super) fn advance_max_bw_filter(&mut self) {
-        if self.max_bw[1] == 0 {
-            return; // no samples in this window; remember the old one
-        }
-        self.max_bw[0] = self.max_bw[1];
-        self.max_bw[1] = 0;
-    }
-
     /// `bbr2_target_inflight`: BDP, unless congestion cut cwnd.
     pub(super) fn target_inflight(&self, tp: &TcpCc) -> u32 {
         self.inflight(tp, self.bw(), GAIN_UNIT).min(tp.snd_cwnd)
     }
 
     /// `bbr2_is_probing_bandwidth`.
-    pub(super) fn is_probing_bandwidth(&self) -> bool {
-        self.mode == Mode::Startup
-            || (self.mode == Mode::ProbeBw && matches!(self.cycle, Phase::Refill | Phase::Up))
+    pub(super) fn is_probing_bw(&self) -> bool {
+        self.state == State::Startup
+            || (self.state == State::ProbeBw && matches!(self.cycle, Phase::Refill | Phase::Up))
     }
 
     /// `bbr2_handle_queue_too_high_in_startup`.
     fn handle_queue_too_high_in_startup(&mut self, tp: &TcpCc) {
         self.full_bw.reached = true;
-        self.inflight_hi = self.inflight(tp, self.max_bw(), GAIN_UNIT);
+        self.inflight_longterm = self.inflight(tp, self.max_bw(), GAIN_UNIT);
     }
 
     /// `bbr2_update_ecn_alpha`: once per round, alpha ← (1 − g)·alpha + g·(CE / delivered)
@@ -61,15 +49,16 @@ impl Bbr2 {
         }
     }
 
-    /// `bbr2_raise_inflight_hi_slope`: each round of PROBE_UP doubles the growth of inflight_hi
-    /// (1, 2, 4, 8 … packets per round): one increment per cwnd / 2^rounds packets acked.
+    /// `bbr2_raise_inflight_hi_slope`: each round of PROBE_UP doubles the growth of
+    /// inflight_longterm (1, 2, 4, 8 … packets per round): one increment per cwnd / 2^rounds
+    /// packets acked.
     pub(super) fn raise_inflight_hi_slope(&mut self, tp: &TcpCc) {
         self.bw_probe_up_cnt = inflight_hi_slope(tp.snd_cwnd, &mut self.bw_probe_up_rounds);
     }
 
-    /// `bbr2_probe_inflight_hi_upward`: grow inflight_hi only while it limits us.
+    /// `bbr2_probe_inflight_hi_upward`: grow inflight_longterm only while it limits us.
     fn probe_inflight_hi_upward(&mut self, tp: &TcpCc, rs: &RateSample) {
-        if !tp.is_cwnd_limited || tp.snd_cwnd < self.inflight_hi {
+        if !tp.is_cwnd_limited || tp.snd_cwnd < self.inflight_longterm {
             self.bw_probe_up_acks = 0; // don't accumulate unused credits
             return;
         }
@@ -77,9 +66,9 @@ impl Bbr2 {
         if self.bw_probe_up_acks >= self.bw_probe_up_cnt {
             let delta = self.bw_probe_up_acks / self.bw_probe_up_cnt;
             self.bw_probe_up_acks -= delta * self.bw_probe_up_cnt;
-            self.inflight_hi = self.inflight_hi.saturating_add(delta);
+            self.inflight_longterm = self.inflight_longterm.saturating_add(delta);
         }
-        if self.round_start {
+        if self.round.round_start {
             self.raise_inflight_hi_slope(tp);
         }
     }
@@ -117,56 +106,59 @@ impl Bbr2 {
     }
 
     /// `bbr2_adapt_lower_bounds`: once per round, outside bandwidth probing, cut the short-term
-    /// bounds: loss → bw_lo/inflight_lo = max(latest, 0.7·lo); CE → inflight_lo ·= 1 − α·factor
-    /// (bbr2_new: bw_lo too, Google BBRv2 slides "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <-
-    /// NEW", except in PROBE_RTT — see the header, "bbr2_new" item 1).
+    /// bounds (v2alpha's bw_lo, inflight_lo): loss → bw_shortterm/inflight_shortterm =
+    /// max(latest, 0.7·lo); CE → inflight_shortterm ·= 1 − α·factor (bbr2_new: bw_shortterm too,
+    /// Google BBRv2 slides "bw_lo = (1 - alpha*ecn_factor) * bw_lo // <- NEW", except in PROBE_RTT — see the
+    /// header, "bbr2_new" item 1).
     fn adapt_lower_bounds(&mut self, tp: &TcpCc) {
-        if self.is_probing_bandwidth() {
+        if self.is_probing_bw() {
             return;
         }
         // Modelling choice (not in the slides): no ECN rate cut in PROBE_RTT. There cwnd already
-        // pins the volume, bw_lo is discarded on exit, and with many flows the marks do not stop
-        // (N·4 packets stay queued), so per-round cuts would drive bw_lo towards 0 and the flow
-        // could not pace out the ACKs that end PROBE_RTT.
-        let ecn_cuts_bw_lo = self.p.ecn_cuts_bw_lo && self.mode != Mode::ProbeRtt;
+        // pins the volume, bw_shortterm is discarded on exit, and with many flows the marks do
+        // not stop (N·4 packets stay queued), so per-round cuts would drive bw_shortterm towards 0
+        // and the flow could not pace out the ACKs that end PROBE_RTT.
+        let ecn_cuts_bw_lo = self.p.ecn_cuts_bw_lo && self.state != State::ProbeRtt;
         let mut ecn_inflight_lo = INF_PKTS;
         let mut ecn_bw_lo = INF_BW;
         if self.signals.ecn_in_round && self.ecn.eligible && self.p.ecn_factor != 0 {
             let cut = self.ecn_cut() as u128;
-            if ecn_cuts_bw_lo && self.bw_lo == INF_BW {
-                self.bw_lo = self.max_bw();
+            if ecn_cuts_bw_lo && self.bw_shortterm == INF_BW {
+                self.bw_shortterm = self.max_bw();
             }
-            if self.inflight_lo == INF_PKTS {
-                self.inflight_lo = tp.snd_cwnd;
+            if self.inflight_shortterm == INF_PKTS {
+                self.inflight_shortterm = tp.snd_cwnd;
             }
-            ecn_inflight_lo = ((self.inflight_lo as u128 * cut) >> BBR_SCALE) as u32;
+            ecn_inflight_lo = ((self.inflight_shortterm as u128 * cut) >> BBR_SCALE) as u32;
             if ecn_cuts_bw_lo {
-                ecn_bw_lo = ((self.bw_lo as u128 * cut) >> BBR_SCALE) as u64;
+                ecn_bw_lo = ((self.bw_shortterm as u128 * cut) >> BBR_SCALE) as u64;
             }
         }
         if self.signals.loss_in_round {
-            if self.bw_lo == INF_BW {
-                self.bw_lo = self.max_bw();
+            if self.bw_shortterm == INF_BW {
+                self.bw_shortterm = self.max_bw();
             }
-            if self.inflight_lo == INF_PKTS {
-                self.inflight_lo = tp.snd_cwnd;
+            if self.inflight_shortterm == INF_PKTS {
+                self.inflight_shortterm = tp.snd_cwnd;
             }
             let keep = (BBR_UNIT - BETA) as u128;
-            self.bw_lo =
-                self.signals.bw_latest.max(((self.bw_lo as u128 * keep) >> BBR_SCALE) as u64);
-            self.inflight_lo = self
+            self.bw_shortterm = self
+                .signals
+                .bw_latest
+                .max(((self.bw_shortterm as u128 * keep) >> BBR_SCALE) as u64);
+            self.inflight_shortterm = self
                 .signals
                 .inflight_latest
-                .max(((self.inflight_lo as u128 * keep) >> BBR_SCALE) as u32);
+                .max(((self.inflight_shortterm as u128 * keep) >> BBR_SCALE) as u32);
         }
-        self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
-        self.bw_lo = self.bw_lo.min(ecn_bw_lo); // ∞ unless bbr2_new's ECN cut applied
+        self.inflight_shortterm = self.inflight_shortterm.min(ecn_inflight_lo);
+        self.bw_shortterm = self.bw_shortterm.min(ecn_bw_lo); // ∞ unless bbr2_new's ECN cut applied
     }
 
     /// `bbr2_reset_lower_bounds`.
-    pub(super) fn reset_lower_bounds(&mut self) {
-        self.bw_lo = INF_BW;
-        self.inflight_lo = INF_PKTS;
+    pub(super) fn reset_short_term_model(&mut self) {
+        self.bw_shortterm = INF_BW;
+        self.inflight_shortterm = INF_PKTS;
     }
 
     /// `bbr2_update_congestion_signals`: max bw filter, per-round latest rate/volume, and the
@@ -178,7 +170,7 @@ impl Bbr2 {
         }
         let bw = self.sample_bw;
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.take_max_bw_sample(bw);
+            self.max_bw_filter.update(bw); // `bbr2_take_max_bw_sample`
         }
         self.signals.loss_in_round |= rs.losses > 0;
         self.signals.update_latest(rs, bw);
@@ -202,7 +194,7 @@ impl Bbr2 {
         }
     }
 
-    /// `bbr2_handle_inflight_too_high`: once per probe, inflight_hi = max(tx_in_flight,
+    /// `bbr2_handle_inflight_too_high`: once per probe, inflight_longterm = max(tx_in_flight,
     /// 0.7·target_inflight), and leave PROBE_UP.
     fn handle_inflight_too_high(&mut self, tp: &TcpCc, is_app_limited: bool, tx_in_flight: u32) {
         self.prev_probe_too_high = true;
@@ -210,30 +202,31 @@ impl Bbr2 {
         if !is_app_limited {
             let keep = (BBR_UNIT - BETA) as u64;
             let t = ((self.target_inflight(tp) as u64 * keep) >> BBR_SCALE) as u32;
-            self.inflight_hi = tx_in_flight.max(t);
+            self.inflight_longterm = tx_in_flight.max(t);
             self.handle_inflight_too_high_via_ecn();
         }
-        if self.mode == Mode::ProbeBw && self.cycle == Phase::Up {
-            self.start_bw_probe_down(tp);
+        if self.state == State::ProbeBw && self.cycle == Phase::Up {
+            self.start_probe_bw_down(tp);
         }
     }
 
     /// `bbr2_adapt_upper_bounds`. Returns true if it decided a state transition.
     pub(super) fn adapt_upper_bounds(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
             // End of samples from the bw probing phase.
             self.bw_probe_samples = false;
             self.ack_phase = AckPhase::Init;
             // Best time to forget the previous cycle's samples.
-            if self.mode == Mode::ProbeBw && !rs.is_app_limited {
-                self.advance_max_bw_filter();
+            if self.state == State::ProbeBw && !rs.is_app_limited {
+                self.max_bw_filter.advance_if_sampled(); // `bbr2_advance_max_bw_filter`
             }
-            // Reached the previous too-high inflight_hi without high loss/ECN: probe again.
-            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {
-                self.start_bw_probe_refill(tp, 0);
+            // Reached the previous too-high inflight_longterm without high loss/ECN: probe again.
+            if self.state == State::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high
+            {
+                self.start_probe_bw_refill(tp, 0);
                 return true;
             }
         }
@@ -244,16 +237,16 @@ impl Bbr2 {
         } else {
             // Loss/ECN rate declared safe: adjust the upper bounds upward.
             self.got_ok_bw_probe_sample |= self.bw_probe_samples;
-            if self.inflight_hi == INF_PKTS && self.bw_hi == INF_BW {
+            if self.inflight_longterm == INF_PKTS && self.bw_hi == INF_BW {
                 return false; // no excess-queue signals yet
             }
-            if self.inflight_hi != INF_PKTS && rs.tx_in_flight > self.inflight_hi {
-                self.inflight_hi = rs.tx_in_flight;
+            if self.inflight_longterm != INF_PKTS && rs.tx_in_flight > self.inflight_longterm {
+                self.inflight_longterm = rs.tx_in_flight;
             }
             if self.bw_hi != INF_BW && self.sample_bw > self.bw_hi {
                 self.bw_hi = self.sample_bw;
             }
-            if self.mode == Mode::ProbeBw && self.cycle == Phase::Up {
+            if self.state == State::ProbeBw && self.cycle == Phase::Up {
                 self.probe_inflight_hi_upward(tp, rs);
             }
         }
@@ -275,5 +268,53 @@ impl Bbr2 {
     /// bbr2_new's `bw_hi += 1 packet per min_rtt` (packets/µs << 24) when a probe starts.
     pub(super) fn refill_bw_hi_increment(&self) -> u64 {
         bw_floor(1, self.min_rtt.rtt_ns.max(1))
+    }
+}
+
+/// The fast path (`bbr2_run_fast_path`, `bbr/fast_path.rs`) over `bbr2_update_model`.
+impl FastPathModel for Bbr2 {
+    type Ack = ();
+
+    /// `bbr2_update_model`.
+    #[inline]
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
+        self.update_congestion_signals(tp, rs);
+        self.update_ack_aggregation(tp, rs);
+        self.check_loss_too_high_in_startup(tp, rs);
+        self.full_bw.check_max_bw(self.round.round_start, rs.is_app_limited, self.max_bw());
+        self.update_model_fast(tp, rs, ());
+    }
+
+    #[inline]
+    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, _: ()) {
+        self.check_drain_done(tp);
+        self.update_probe_bw_cycle_phase(tp, rs);
+        crate::bbr::probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
+    }
+
+    /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
+    #[inline]
+    fn control_inputs(&self) -> (u8, u64) {
+        (self.state as u8, self.min_rtt.rtt_ns)
+    }
+
+    #[inline]
+    fn try_fast_path(&self) -> bool {
+        self.try_fast_path
+    }
+
+    #[inline]
+    fn sample_bw(&self, _: ()) -> u64 {
+        self.sample_bw
+    }
+
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        Bbr2::max_bw(self)
+    }
+
+    #[inline]
+    fn signals(&self) -> &CongestionSignals {
+        &self.signals
     }
 }

@@ -89,6 +89,26 @@
 //!    inflight_hi += 1 packet if set (Linux `bbr_refill_add_inc = 1`) and bw_hi += 1 packet per
 //!    min_rtt if set (not in any Linux version: implemented from the slide).
 //!
+//! # Names
+//!
+//! The code uses the BBR draft's names (draft-ietf-ccwg-bbr), as v3 does; this header and
+//! the slides quoted above use v2alpha's. Where they differ:
+//!
+//! | draft (code)                     | v2alpha (`tcp_bbr2.c`)             |
+//! |----------------------------------|------------------------------------|
+//! | `State` (STARTUP … PROBE_RTT)    | `enum bbr_mode`                    |
+//! | `round.round_count`, `round.next_round_delivered` | `next_rtt_delivered` (no count) |
+//! | `bw_shortterm`                   | `bw_lo`                            |
+//! | `inflight_longterm`              | `inflight_hi`                      |
+//! | `inflight_shortterm`             | `inflight_lo`                      |
+//! | `reset_short_term_model`         | `bbr2_reset_lower_bounds`          |
+//! | `start_probe_bw_{down,cruise,refill,up}` | `bbr2_start_bw_probe_*`    |
+//! | `check_drain_done`               | `bbr2_check_drain`                 |
+//! | `update_probe_bw_cycle_phase`    | `bbr2_update_cycle_phase`          |
+//! | `cycle_stamp_ns`                 | `cycle_mstamp`                     |
+//! | `bw_probe_wait_ns`               | `probe_wait_us`                    |
+//! | `rounds_since_bw_probe`          | `rounds_since_probe`               |
+//!
 //! # Units and arithmetic
 //!
 //! Linux's fixed point, as in the whole family (`bbr/units.rs`): bandwidth in packets/µs << 24,
@@ -128,8 +148,10 @@
 //!   `Bbr2::new(seed, _)`, so runs are reproducible.
 
 mod bounds;
+mod control;
 mod params;
 mod probe_bw;
+mod probe_rtt;
 #[cfg(test)]
 mod tests;
 
@@ -137,16 +159,19 @@ pub use params::{Params, Variant};
 
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::ecn::EcnState;
+use super::fast_path;
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
-use super::probe_rtt::{MinRtt, ProbeRttHold, ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
+use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
+use super::windowed_filter::TwoSlotMax;
 use crate::rng::SplitMix64;
 use crate::{
     CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
@@ -159,7 +184,7 @@ const STARTUP_CWND_GAIN: u64 = HIGH_GAIN;
 const CWND_GAIN: u64 = 2 * GAIN_UNIT;
 /// PROBE_BW DOWN pacing gain 3/4: drains what UP queued.
 const PACING_GAIN_DOWN: u64 = linux_gain(BBR_UNIT * 3 / 4);
-/// Leave 15 % of inflight_hi unused while cruising, for other flows' convergence.
+/// Leave 15 % of inflight_longterm unused while cruising, for other flows' convergence.
 const INFLIGHT_HEADROOM: u64 = linux_gain(BBR_UNIT * 15 / 100);
 /// v2alpha floors the pacing rate at 1 B/s (`bbr_rate_bytes_per_sec`: `max(rate, 1ULL)`).
 const PACING_RATE_FLOOR: u64 = 1;
@@ -171,7 +196,7 @@ const INIT_CWND_MAX: u32 = 0x7F;
 
 /// BBR modes (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum State {
     Startup,
     Drain,
     ProbeBw,
@@ -194,16 +219,16 @@ pub struct Bbr2 {
     p: Params,
     rng: SplitMix64,
 
-    mode: Mode,
+    state: State,
     cycle: Phase,
     ack_phase: AckPhase,
     /// 10 s min_rtt, fed by the 5 s `probe_rtt_min` sub-window that schedules PROBE_RTT.
     min_rtt: MinRtt,
     probe_rtt_min: MinRtt,
     probe_rtt: ProbeRttHold,
-    next_rtt_delivered: u64,
-    round_start: bool,
-    cycle_mstamp_ns: Nanos,
+    /// Packet-timed rounds (BBR.round_count, BBR.next_round_delivered, BBR.round_start).
+    round: RoundCounter,
+    cycle_stamp_ns: Nanos,
     prev_ca_state: CaState,
     idle_restart: bool,
     /// Gains, 2^16.
@@ -215,19 +240,23 @@ pub struct Bbr2 {
     prior_cwnd: u32,
     agg: AckAggregation,
     // v2 model.
-    max_bw: [u64; 2],
+    /// BBR.max_bw over the last 1–2 probe cycles (Linux `bw_hi[2]` / `max_bw[2]`).
+    max_bw_filter: TwoSlotMax<u64>,
     bw_hi: u64,
-    bw_lo: u64,
-    inflight_hi: u32,
-    inflight_lo: u32,
-    undo_bw_lo: u64,
-    undo_inflight_lo: u32,
-    undo_inflight_hi: u32,
+    /// BBR.bw_shortterm (v2alpha `bw_lo`).
+    bw_shortterm: u64,
+    /// BBR.inflight_longterm (v2alpha `inflight_hi`).
+    inflight_longterm: u32,
+    /// BBR.inflight_shortterm (v2alpha `inflight_lo`).
+    inflight_shortterm: u32,
+    undo_bw_shortterm: u64,
+    undo_inflight_shortterm: u32,
+    undo_inflight_longterm: u32,
     bw_probe_up_cnt: u32,
     bw_probe_up_acks: u32,
     bw_probe_up_rounds: u32,
-    probe_wait_ns: Nanos,
-    rounds_since_probe: u32,
+    bw_probe_wait_ns: Nanos,
+    rounds_since_bw_probe: u32,
     bw_probe_samples: bool,
     prev_probe_too_high: bool,
     stopped_risky_probe: bool,
@@ -252,15 +281,14 @@ impl Bbr2 {
             variant,
             p: variant.params(),
             rng,
-            mode: Mode::Startup,
+            state: State::Startup,
             cycle: Phase::Up,
             ack_phase: AckPhase::Init,
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
-            next_rtt_delivered: 0,
-            round_start: false,
-            cycle_mstamp_ns: 0,
+            round: RoundCounter::default(),
+            cycle_stamp_ns: 0,
             prev_ca_state: CaState::Open,
             idle_restart: false,
             pacing_gain: HIGH_GAIN,
@@ -270,19 +298,19 @@ impl Bbr2 {
             init_cwnd: 10,
             prior_cwnd: 0,
             agg: AckAggregation::new(0),
-            max_bw: [0; 2],
+            max_bw_filter: TwoSlotMax::default(),
             bw_hi: INF_BW,
-            bw_lo: INF_BW,
-            inflight_hi: INF_PKTS,
-            inflight_lo: INF_PKTS,
-            undo_bw_lo: 0,
-            undo_inflight_lo: 0,
-            undo_inflight_hi: 0,
+            bw_shortterm: INF_BW,
+            inflight_longterm: INF_PKTS,
+            inflight_shortterm: INF_PKTS,
+            undo_bw_shortterm: 0,
+            undo_inflight_shortterm: 0,
+            undo_inflight_longterm: 0,
             bw_probe_up_cnt: INF_PKTS,
             bw_probe_up_acks: 0,
             bw_probe_up_rounds: 0,
-            probe_wait_ns: 0,
-            rounds_since_probe: 0,
+            bw_probe_wait_ns: 0,
+            rounds_since_bw_probe: 0,
             bw_probe_samples: false,
             prev_probe_too_high: false,
             stopped_risky_probe: false,
@@ -298,13 +326,38 @@ impl Bbr2 {
         self.p.name
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
+    pub fn state(&self) -> State {
+        self.state
     }
 
-    /// PROBE_BW phase (meaningful in `Mode::ProbeBw`).
+    /// PROBE_BW phase (meaningful in `State::ProbeBw`).
     pub fn phase(&self) -> Phase {
         self.cycle
+    }
+
+    /// The model and controls, read-only (tests, tracing).
+    pub fn model_view(&self, tp: &TcpCc) -> super::ModelView {
+        super::ModelView {
+            state_code: self.sample(tp).phase_code,
+            cycle_idx: 0,
+            round_start: self.round.round_start,
+            max_bw: self.max_bw(),
+            bw: self.bw(),
+            min_rtt_ns: self.min_rtt.rtt_ns,
+            bw_shortterm: self.bw_shortterm,
+            bw_hi: self.bw_hi,
+            lt_bw: 0,
+            inflight_longterm: self.inflight_longterm,
+            inflight_shortterm: self.inflight_shortterm,
+            extra_acked: self.agg.allowance(self.bw()),
+            full_bw_reached: self.full_bw.reached,
+            full_bw: self.full_bw.bw,
+            full_bw_count: self.full_bw.cnt,
+            pacing_gain: self.pacing_gain,
+            cwnd_gain: self.cwnd_gain,
+            prior_cwnd: self.prior_cwnd,
+            ecn_alpha: self.ecn.alpha,
+        }
     }
 
     // ------------------------------------------------------------------ model accessors
@@ -312,13 +365,13 @@ impl Bbr2 {
     /// `bbr_max_bw`: max of the two per-cycle slots.
     #[inline]
     fn max_bw(&self) -> u64 {
-        self.max_bw[0].max(self.max_bw[1])
+        self.max_bw_filter.get()
     }
 
-    /// `bbr_bw`: min(max_bw, bw_lo, bw_hi).
+    /// `bbr_bw`: min(max_bw, bw_shortterm, bw_hi).
     #[inline]
     fn bw(&self) -> u64 {
-        self.max_bw().min(self.bw_lo).min(self.bw_hi)
+        self.max_bw().min(self.bw_shortterm).min(self.bw_hi)
     }
 
     /// `bbr_tso_segs_generic` (Google BBRv2 slides optimisation 2, "Improved TSO autosizing"):
@@ -339,7 +392,7 @@ impl Bbr2 {
             self.prior_cwnd,
             tp.snd_cwnd,
             self.prev_ca_state,
-            self.mode == Mode::ProbeRtt,
+            self.state == State::ProbeRtt,
         );
     }
 
@@ -348,88 +401,9 @@ impl Bbr2 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, self.init_cwnd)
     }
 
-    /// `bbr_quantization_budget` with v2alpha's `bbr_cwnd_tso_budget = 1` ("flooring"): at least
-    /// 3 offload bursts and 4 packets, +2 in PROBE_UP so inflight gets above BDP on small BDPs.
-    fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
-        tso::quantization_budget_floor(
-            cwnd,
-            self.tso_segs_goal(tp),
-            self.mode == Mode::ProbeBw && self.cycle == Phase::Up,
-        )
-    }
-
-    /// `bbr_inflight`.
-    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u64) -> u32 {
-        self.quantization_budget(tp, self.bdp(bw, gain))
-    }
-
-    /// `bbr_packets_in_net_at_edt`.
-    fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
-        let burst = if self.pacing_gain > GAIN_UNIT { self.tso_segs_goal(tp) } else { 0 };
-        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
-    }
-
-    /// `bbr_probe_rtt_cwnd`: max(4, 0.5·BDP).
-    fn probe_rtt_cwnd(&self) -> u32 {
-        CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
-    }
-
-    /// `bbr_set_cwnd` (v2alpha: no packet conservation in recovery).
-    fn set_cwnd(&mut self, tp: &mut TcpCc, acked: u32, bw: u64, gain: u64) {
-        let mut cwnd = tp.snd_cwnd;
-        if acked != 0 {
-            let mut target = self.bdp(bw, gain);
-            // `bbr_ack_aggregation_cwnd` (v2alpha: also in STARTUP, `bbr_extra_acked_in_startup`).
-            target = target.saturating_add(self.agg.cwnd_allowance(self.bw()));
-            target = self.quantization_budget(tp, target);
-            self.try_fast_path = false;
-            if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked);
-                if cwnd >= target {
-                    cwnd = target;
-                    self.try_fast_path = true;
-                }
-            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
-                cwnd = cwnd.saturating_add(acked);
-            } else {
-                self.try_fast_path = true;
-            }
-            cwnd = cwnd.max(CWND_MIN_TARGET);
-        }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.mode == Mode::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
-        }
-    }
-
-    /// `bbr2_bound_cwnd_for_inflight_model`.
-    fn bound_cwnd_for_inflight_model(&self, tp: &mut TcpCc) {
-        let cap = match (self.mode, self.cycle) {
-            (Mode::ProbeBw, Phase::Cruise) | (Mode::ProbeRtt, _) => InflightCap::HiWithHeadroom,
-            (Mode::ProbeBw, _) => InflightCap::Hi, // probe to see if more packets fit in the path
-            _ => InflightCap::None,
-        };
-        inflight::bound_cwnd_for_inflight_model(
-            tp,
-            cap,
-            self.inflight_hi,
-            self.inflight_lo,
-            INFLIGHT_HEADROOM,
-        );
-    }
-
-    /// `bbr2_inflight_with_headroom`: inflight_hi less 15 % (≥ 1 packet), ≥ 4.
+    /// `bbr2_inflight_with_headroom`: inflight_longterm less 15 % (≥ 1 packet), ≥ 4.
     fn inflight_with_headroom(&self) -> u32 {
-        inflight::inflight_with_headroom(self.inflight_hi, INFLIGHT_HEADROOM)
-    }
-
-    /// `bbr_update_round_start`.
-    fn update_round_start(&mut self, tp: &TcpCc, rs: &RateSample) {
-        self.round_start = false;
-        if rs.interval_ns > 0 && rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = tp.delivered;
-            self.round_start = true;
-        }
+        inflight::inflight_with_headroom(self.inflight_longterm, INFLIGHT_HEADROOM)
     }
 
     /// `bbr_calculate_bw_sample`: delivered / interval, rounded up.
@@ -443,70 +417,31 @@ impl Bbr2 {
     /// `bbr_update_ack_aggregation` (in STARTUP the window is 1 round, `bbr_extra_acked_in_startup`).
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
         let win_rtts = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-        self.agg.update(
-            rs,
-            self.round_start,
-            win_rtts,
-            self.bw(),
-            tp.delivered_mstamp_ns,
-            tp.snd_cwnd,
-        );
+        self.agg.update(rs, &self.round, win_rtts, self.bw(), tp.delivered_mstamp_ns, tp.snd_cwnd);
     }
 
     /// `bbr_check_drain` + `bbr2_check_drain`.
-    fn check_drain(&mut self, tp: &mut TcpCc) {
-        if self.mode == Mode::Startup && self.full_bw.reached {
-            self.mode = Mode::Drain;
+    fn check_drain_done(&mut self, tp: &mut TcpCc) {
+        if self.state == State::Startup && self.full_bw.reached {
+            self.state = State::Drain;
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), GAIN_UNIT);
             self.signals.reset();
         }
-        if self.mode == Mode::Drain
+        if self.state == State::Drain
             && self.packets_in_net_at_edt(tp, tp.packets_in_flight())
                 <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
         {
-            self.mode = Mode::ProbeBw;
-            self.start_bw_probe_down(tp);
-        }
-    }
-
-    /// `bbr_check_probe_rtt_done`: restore cwnd, schedule the next PROBE_RTT.
-    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
-        if self.probe_rtt.finish(tp, self.prior_cwnd) {
-            self.probe_rtt_min.stamp_ns = tp.now_ns;
-            self.exit_probe_rtt(tp);
-        }
-    }
-
-    /// `bbr_update_min_rtt` (v2: a 5-s probe_rtt_min filter drives PROBE_RTT, 10-s min_rtt).
-    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let probe_rtt_expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, true);
-        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
-        if probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
-            self.mode = Mode::ProbeRtt; // dip, drain queue
-            self.save_cwnd(tp);
-            self.probe_rtt.done_stamp_ns = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.next_rtt_delivered = tp.delivered;
-        }
-        if self.mode == Mode::ProbeRtt {
-            // Hold the PROBE_RTT inflight for max(200 ms, 1 round); ignore low-rate samples.
-            match self.probe_rtt.on_ack(tp, self.round_start, self.probe_rtt_cwnd()) {
-                ProbeRttStep::StartRound => self.next_rtt_delivered = tp.delivered,
-                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
-                ProbeRttStep::Hold => {}
-            }
-        }
-        if rs.delivered > 0 {
-            self.idle_restart = false;
+            self.state = State::ProbeBw;
+            self.start_probe_bw_down(tp);
         }
     }
 
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
-        let (p, c) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
-            Mode::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN), // slow pacing, keep cwnd
-            Mode::ProbeBw => (
+        let (p, c) = match self.state {
+            State::Startup => (HIGH_GAIN, STARTUP_CWND_GAIN),
+            State::Drain => (DRAIN_GAIN, STARTUP_CWND_GAIN), // slow pacing, keep cwnd
+            State::ProbeBw => (
                 match self.cycle {
                     Phase::Up => PACING_GAIN_UP,
                     Phase::Down => PACING_GAIN_DOWN,
@@ -514,46 +449,10 @@ impl Bbr2 {
                 },
                 CWND_GAIN,
             ),
-            Mode::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
+            State::ProbeRtt => (GAIN_UNIT, GAIN_UNIT),
         };
         self.pacing_gain = p;
         self.cwnd_gain = c;
-    }
-
-    /// `bbr2_run_fast_path` + `bbr2_update_model` (see header): runs the model update the ACK
-    /// needs and returns true when the control update is skipped too.
-    fn run_fast_path(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
-        let eligible = tp.fast_path
-            && self.try_fast_path
-            && rs.is_app_limited
-            && self.sample_bw < self.max_bw()
-            && !self.signals.loss_in_round
-            && !self.signals.ecn_in_round;
-        if !eligible {
-            self.update_model(tp, rs);
-            return false;
-        }
-        let (prev_mode, prev_min_rtt_ns) = (self.mode, self.min_rtt.rtt_ns);
-        self.check_drain(tp);
-        self.update_cycle_phase(tp, rs);
-        self.update_min_rtt(tp, rs);
-        let skip_control =
-            self.mode == prev_mode && self.min_rtt.rtt_ns == prev_min_rtt_ns && self.try_fast_path;
-        if skip_control {
-            tp.cc_fast_acks += 1;
-        }
-        skip_control
-    }
-
-    /// `bbr2_update_model`.
-    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        self.update_congestion_signals(tp, rs);
-        self.update_ack_aggregation(tp, rs);
-        self.check_loss_too_high_in_startup(tp, rs);
-        self.full_bw.check_max_bw(self.round_start, rs.is_app_limited, self.max_bw());
-        self.check_drain(tp);
-        self.update_cycle_phase(tp, rs);
-        self.update_min_rtt(tp, rs);
     }
 }
 
@@ -568,7 +467,7 @@ impl CongestionOps for Bbr2 {
         self.init_cwnd = tp.snd_cwnd.min(INIT_CWND_MAX);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.next_rtt_delivered = 0;
+        self.round.next_round_delivered = 0;
         self.probe_rtt_min = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.pacer.init_from_rtt(tp);
@@ -584,9 +483,9 @@ impl CongestionOps for Bbr2 {
     /// `bbr2_ssthresh`: save cwnd and the loss-adapted bounds for undo; keep ssthresh.
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         self.save_cwnd(tp);
-        self.undo_bw_lo = self.bw_lo;
-        self.undo_inflight_lo = self.inflight_lo;
-        self.undo_inflight_hi = self.inflight_hi;
+        self.undo_bw_shortterm = self.bw_shortterm;
+        self.undo_inflight_shortterm = self.inflight_shortterm;
+        self.undo_inflight_longterm = self.inflight_longterm;
         tp.snd_ssthresh
     }
 
@@ -599,15 +498,16 @@ impl CongestionOps for Bbr2 {
         }
         let is_ece = self.ecn.ack_raised_ce(tp);
 
-        self.update_round_start(tp, rs);
-        if self.round_start {
-            self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
+        // §UpdateRound (`bbr_update_round_start`: samples with a positive interval).
+        self.round.update(rs.interval_ns > 0, rs, tp.delivered);
+        if self.round.round_start {
+            self.rounds_since_bw_probe = (self.rounds_since_bw_probe + 1).min(0xFF);
             self.update_ecn_alpha(tp);
         }
         self.signals.ecn_in_round |= is_ece;
         self.calculate_bw_sample(rs);
 
-        if !self.run_fast_path(tp, rs) {
+        if !fast_path::run(self, tp, rs, ()) {
             self.update_gains();
             let bw = self.bw();
             self.pacer.set(tp, bw, self.pacing_gain, self.full_bw.reached);
@@ -625,9 +525,9 @@ impl CongestionOps for Bbr2 {
         if new_state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
             self.full_bw.bw = 0;
-            if !self.is_probing_bandwidth() && self.inflight_lo == INF_PKTS {
+            if !self.is_probing_bw() && self.inflight_shortterm == INF_PKTS {
                 // adapt_lower_bounds needs the cwnd from before the RTO.
-                self.inflight_lo = self.prior_cwnd;
+                self.inflight_shortterm = self.prior_cwnd;
             }
         } else if self.prev_ca_state == CaState::Loss {
             tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
@@ -640,9 +540,9 @@ impl CongestionOps for Bbr2 {
         self.full_bw.bw = 0;
         self.full_bw.cnt = 0;
         self.signals.loss_in_round = false;
-        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
-        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
-        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
+        self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
+        self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
         self.prior_cwnd
     }
 
@@ -651,10 +551,10 @@ impl CongestionOps for Bbr2 {
         if !super::restart_from_idle(tp, ev, &mut self.idle_restart, &mut self.agg) {
             return;
         }
-        match self.mode {
-            Mode::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
-            Mode::ProbeRtt => self.check_probe_rtt_done(tp),
-            Mode::Startup | Mode::Drain => {}
+        match self.state {
+            State::ProbeBw => self.pacer.set(tp, self.bw(), GAIN_UNIT, self.full_bw.reached),
+            State::ProbeRtt => shared_probe_rtt::check_probe_rtt_done(self, tp),
+            State::Startup | State::Drain => {}
         }
     }
 
@@ -666,14 +566,14 @@ impl CongestionOps for Bbr2 {
     /// Phase codes: 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill,
     /// 5 probe_up, 6 probe_rtt.
     fn sample(&self, tp: &TcpCc) -> CcStateSample {
-        let code = match (self.mode, self.cycle) {
-            (Mode::Startup, _) => 0,
-            (Mode::Drain, _) => 1,
-            (Mode::ProbeBw, Phase::Down) => 2,
-            (Mode::ProbeBw, Phase::Cruise) => 3,
-            (Mode::ProbeBw, Phase::Refill) => 4,
-            (Mode::ProbeBw, Phase::Up) => 5,
-            (Mode::ProbeRtt, _) => 6,
+        let code = match (self.state, self.cycle) {
+            (State::Startup, _) => 0,
+            (State::Drain, _) => 1,
+            (State::ProbeBw, Phase::Down) => 2,
+            (State::ProbeBw, Phase::Cruise) => 3,
+            (State::ProbeBw, Phase::Refill) => 4,
+            (State::ProbeBw, Phase::Up) => 5,
+            (State::ProbeRtt, _) => 6,
         };
         let (phase, code) = crate::phases::phase(crate::phases::BBR2_3, code);
         // bbr2_get_info: bbr_bw in bytes/s.
@@ -685,8 +585,8 @@ impl CongestionOps for Bbr2 {
             min_rtt_ns: self.min_rtt.rtt_ns,
             pacing_gain: gain_f64(self.pacing_gain),
             cwnd_gain: gain_f64(self.cwnd_gain),
-            inflight_hi_segs: pkts(self.inflight_hi),
-            inflight_lo_segs: pkts(self.inflight_lo),
+            inflight_hi_segs: pkts(self.inflight_longterm),
+            inflight_lo_segs: pkts(self.inflight_shortterm),
             ecn_alpha: self.ecn.alpha as f64 / BBR_UNIT as f64,
             ..Default::default()
         }

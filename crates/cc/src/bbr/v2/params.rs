@@ -17,14 +17,15 @@ pub enum Variant {
 pub struct Params {
     /// Scenario name (`tcp_congestion_ops.name`).
     pub name: &'static str,
-    /// inflight_lo ·= 1 − α·ecn_factor per round with CE (2^8): v2alpha 1/3; bbr2_new 1/2
+    /// inflight_shortterm ·= 1 − α·ecn_factor per round with CE (2^8): v2alpha 1/3; bbr2_new 1/2
     /// (item 2, "Increase ecn_factor from 0.3 to 0.5 (similar to DCTCP)").
     pub ecn_factor: u32,
-    /// The per-round ECN cut applies to bw_lo too, outside PROBE_RTT (item 1).
+    /// The per-round ECN cut applies to bw_shortterm too, outside PROBE_RTT (item 1).
     pub ecn_cuts_bw_lo: bool,
     /// A probe with no tolerable ECN sample cuts bw_hi by the same factor (item 5).
     pub ecn_cuts_bw_hi: bool,
-    /// inflight_hi += this many packets when a probe starts (Linux `bbr_refill_add_inc`; item 6).
+    /// inflight_longterm += this many packets when a probe starts (Linux `bbr_refill_add_inc`;
+    /// item 6).
     pub refill_add_inc: u32,
     /// bw_hi += 1 packet per min_rtt when a probe starts (item 6, slide only).
     pub refill_adds_bw: bool,

@@ -1,7 +1,7 @@
 //! v2's PROBE_BW state machine: DOWN → CRUISE → REFILL → UP → DOWN (see the header), and the
 //! exit from PROBE_RTT into it.
 
-use super::{Bbr2, Mode, Phase};
+use super::{Bbr2, Phase, State};
 use crate::bbr::probe_bw::{
     AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS,
 };
@@ -16,7 +16,7 @@ const BW_PROBE_RENO_GAIN: u64 = GAIN_UNIT;
 impl Bbr2 {
     /// `bbr2_has_elapsed_in_phase`.
     fn has_elapsed_in_phase(&self, tp: &TcpCc, interval_ns: Nanos) -> bool {
-        tp.now_ns > self.cycle_mstamp_ns.saturating_add(interval_ns)
+        tp.now_ns > self.cycle_stamp_ns.saturating_add(interval_ns)
     }
 
     /// `bbr2_is_reno_coexistence_probe_time`: probe after min(63, target_inflight) rounds.
@@ -24,25 +24,25 @@ impl Bbr2 {
         let inflight = self.target_inflight(tp);
         let reno_rounds = ((inflight as u64 * BW_PROBE_RENO_GAIN) >> GAIN_SHIFT) as u32;
         let rounds = BW_PROBE_MAX_ROUNDS.min(reno_rounds);
-        self.rounds_since_probe >= rounds
+        self.rounds_since_bw_probe >= rounds
     }
 
     /// `bbr2_pick_probe_wait`: random round offset 0–1 and wall clock 2–3 s.
     fn pick_probe_wait(&mut self) {
-        self.rounds_since_probe = self.rng.below(BW_PROBE_RAND_ROUNDS);
+        self.rounds_since_bw_probe = self.rng.below(BW_PROBE_RAND_ROUNDS);
         // Linux draws µs; so do we, for the same granularity.
         let rand_us = self.rng.below((BW_PROBE_RAND_NS / NSEC_PER_USEC) as u32) as u64;
-        self.probe_wait_ns = BW_PROBE_BASE_NS + rand_us * NSEC_PER_USEC;
+        self.bw_probe_wait_ns = BW_PROBE_BASE_NS + rand_us * NSEC_PER_USEC;
     }
 
     /// `bbr2_start_bw_probe_refill`: reset the short-term bounds and refill the pipe for a round.
-    /// bbr2_new (Google BBRv2 slides, "Additive increase to rate and volume of inflight data when
-    /// starting bw probing: inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt") adds one packet to
-    /// inflight_hi (Linux `refill_add_inc`) and one packet per min_rtt to bw_hi (slide only).
-    pub(super) fn start_bw_probe_refill(&mut self, tp: &TcpCc, bw_probe_up_rounds: u32) {
-        self.reset_lower_bounds();
-        if self.inflight_hi != INF_PKTS {
-            self.inflight_hi = self.inflight_hi.saturating_add(self.p.refill_add_inc);
+    /// bbr2_new (Google BBRv2 slides, "Additive increase to rate and volume of inflight data when starting bw
+    /// probing: inflight_hi += 1pkt; bw_hi += 1pkt/min_rtt") adds one packet to inflight_longterm
+    /// (Linux `refill_add_inc`) and one packet per min_rtt to bw_hi (slide only).
+    pub(super) fn start_probe_bw_refill(&mut self, tp: &TcpCc, bw_probe_up_rounds: u32) {
+        self.reset_short_term_model();
+        if self.inflight_longterm != INF_PKTS {
+            self.inflight_longterm = self.inflight_longterm.saturating_add(self.p.refill_add_inc);
         }
         if self.p.refill_adds_bw && self.bw_hi != INF_BW && self.min_rtt.rtt_ns != u64::MAX {
             let inc = self.refill_bw_hi_increment();
@@ -53,44 +53,44 @@ impl Bbr2 {
         self.stopped_risky_probe = false;
         self.got_ok_bw_probe_sample = false;
         self.ack_phase = AckPhase::Refilling;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         self.cycle = Phase::Refill;
     }
 
     /// `bbr2_start_bw_probe_up`.
-    pub(super) fn start_bw_probe_up(&mut self, tp: &TcpCc) {
+    pub(super) fn start_probe_bw_up(&mut self, tp: &TcpCc) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.next_rtt_delivered = tp.delivered;
-        self.cycle_mstamp_ns = tp.now_ns;
+        self.round.start_round(tp.delivered);
+        self.cycle_stamp_ns = tp.now_ns;
         self.cycle = Phase::Up;
         self.raise_inflight_hi_slope(tp);
     }
 
     /// `bbr2_start_bw_probe_down`: start a new cycle and pick when to probe next.
-    pub(super) fn start_bw_probe_down(&mut self, tp: &TcpCc) {
+    pub(super) fn start_probe_bw_down(&mut self, tp: &TcpCc) {
         self.signals.reset();
         self.bw_probe_up_cnt = INF_PKTS;
         self.pick_probe_wait();
-        self.cycle_mstamp_ns = tp.now_ns;
+        self.cycle_stamp_ns = tp.now_ns;
         self.ack_phase = AckPhase::ProbeStopping;
-        self.next_rtt_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         self.cycle = Phase::Down;
     }
 
     /// `bbr2_start_bw_probe_cruise`.
-    fn start_bw_probe_cruise(&mut self) {
-        if self.inflight_lo != INF_PKTS {
-            self.inflight_lo = self.inflight_lo.min(self.inflight_hi);
+    pub(super) fn start_probe_bw_cruise(&mut self) {
+        if self.inflight_shortterm != INF_PKTS {
+            self.inflight_shortterm = self.inflight_shortterm.min(self.inflight_longterm);
         }
         self.cycle = Phase::Cruise;
     }
 
     /// `bbr2_check_time_to_probe_bw` (ecn_reprobe_gain is 0 in v2alpha: no ECN re-probe).
     fn check_time_to_probe_bw(&mut self, tp: &TcpCc) -> bool {
-        if self.has_elapsed_in_phase(tp, self.probe_wait_ns)
+        if self.has_elapsed_in_phase(tp, self.bw_probe_wait_ns)
             || self.is_reno_coexistence_probe_time(tp)
         {
-            self.start_bw_probe_refill(tp, 0);
+            self.start_probe_bw_refill(tp, 0);
             return true;
         }
         false
@@ -105,14 +105,14 @@ impl Bbr2 {
     }
 
     /// `bbr2_update_cycle_phase`: the PROBE_BW state machine.
-    pub(super) fn update_cycle_phase(&mut self, tp: &TcpCc, rs: &RateSample) {
+    pub(super) fn update_probe_bw_cycle_phase(&mut self, tp: &TcpCc, rs: &RateSample) {
         if !self.full_bw.reached {
             return;
         }
         if self.adapt_upper_bounds(tp, rs) {
             return;
         }
-        if self.mode != Mode::ProbeBw {
+        if self.state != State::ProbeBw {
             return;
         }
         let inflight = self.packets_in_net_at_edt(tp, rs.prior_in_flight);
@@ -122,16 +122,16 @@ impl Bbr2 {
                 self.check_time_to_probe_bw(tp);
             }
             Phase::Refill => {
-                if self.round_start {
+                if self.round.round_start {
                     // One round of REFILL done: samples now reflect the probe.
                     self.bw_probe_samples = true;
-                    self.start_bw_probe_up(tp);
+                    self.start_probe_bw_up(tp);
                 }
             }
             Phase::Up => {
                 let mut is_risky = false;
                 let mut is_queuing = false;
-                if self.prev_probe_too_high && inflight >= self.inflight_hi {
+                if self.prev_probe_too_high && inflight >= self.inflight_longterm {
                     self.stopped_risky_probe = true;
                     is_risky = true;
                 } else if self.has_elapsed_in_phase(tp, self.min_rtt.rtt_ns)
@@ -141,7 +141,7 @@ impl Bbr2 {
                 }
                 if is_risky || is_queuing {
                     self.prev_probe_too_high = false; // no loss/ECN (yet)
-                    self.start_bw_probe_down(tp);
+                    self.start_probe_bw_down(tp);
                 }
             }
             Phase::Down => {
@@ -149,22 +149,9 @@ impl Bbr2 {
                     return;
                 }
                 if self.check_time_to_cruise(tp, inflight, bw) {
-                    self.start_bw_probe_cruise();
+                    self.start_probe_bw_cruise();
                 }
             }
-        }
-    }
-
-    /// `bbr2_exit_probe_rtt`.
-    pub(super) fn exit_probe_rtt(&mut self, tp: &TcpCc) {
-        self.reset_lower_bounds();
-        if self.full_bw.reached {
-            self.mode = Mode::ProbeBw;
-            // Schedule the next probe for a friendly random time, then cruise (inflight < BDP).
-            self.start_bw_probe_down(tp);
-            self.start_bw_probe_cruise();
-        } else {
-            self.mode = Mode::Startup;
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::{NSEC_PER_SEC, NSEC_PER_USEC};
 
 impl KitCc for Bbr2 {
     fn round_start(&self) -> bool {
-        self.round_start
+        self.round.round_start
     }
 }
 
@@ -64,10 +64,10 @@ fn startup_exits_on_bandwidth_plateau_with_bw_at_link_rate() {
     let mut rounds: Vec<u64> = Vec::new(); // max_bw at each round start
     sim.run_until(
         |s, ev| {
-            if matches!(ev, Ev::Ack { .. }) && s.cc.round_start {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start {
                 rounds.push(s.cc.max_bw());
             }
-            s.cc.mode != Mode::Startup
+            s.cc.state != State::Startup
         },
         10 * NSEC_PER_SEC,
     );
@@ -88,9 +88,9 @@ fn startup_exits_on_bandwidth_plateau_with_bw_at_link_rate() {
     assert_eq!(exit_at, Some(rounds.len() - 1), "per-round max_bw: {rounds:?}");
     let est = pps(sim.cc.max_bw());
     assert!((est - 2000.0).abs() / 2000.0 < 0.02, "max_bw {est} pkt/s vs link 2000");
-    assert_eq!(sim.cc.mode, Mode::Drain);
+    assert_eq!(sim.cc.state, State::Drain);
     assert!((sim.gain() - 1.0 / 2.885).abs() < 0.005, "drain gain {}", sim.gain());
-    assert_eq!(sim.cc.inflight_hi, INF_PKTS, "no loss: inflight_hi stays unset");
+    assert_eq!(sim.cc.inflight_longterm, INF_PKTS, "no loss: inflight_longterm stays unset");
     assert_eq!(sim.tp.lost, 0);
 }
 
@@ -131,33 +131,34 @@ fn startup_loss_round(events: u32, lost: u64, tx_in_flight: u32) -> Bbr2 {
     for _ in 0..events {
         ack(&mut b, &mut tp, 0, 1, 1);
     }
-    assert_eq!(b.mode, Mode::Startup, "no exit before the loss round ends");
+    assert_eq!(b.state, State::Startup, "no exit before the loss round ends");
     ack(&mut b, &mut tp, round_end, 0, lost);
     b
 }
 
 #[test]
 fn startup_exits_on_loss_only_after_full_loss_cnt_events_and_loss_rate_above_2_percent() {
-    // 8 loss events, 5 % loss: exit; inflight_hi = BDP at max_bw.
+    // 8 loss events, 5 % loss: exit; inflight_longterm = BDP at max_bw.
     let b = startup_loss_round(8, 5, 100);
     assert!(b.full_bw.reached);
-    assert_ne!(b.mode, Mode::Startup);
+    assert_ne!(b.state, State::Startup);
     assert!(b.full_bw.cnt < FULL_BW_CNT, "exit by loss, not plateau");
     let bdp = pps(b.max_bw()) * 0.040; // max_bw × min_rtt
     assert!(
-        (b.inflight_hi as f64) >= bdp && (b.inflight_hi as f64) <= bdp + 3.0 * 2.0 + 1.0,
-        "inflight_hi {} vs BDP {bdp}",
-        b.inflight_hi
+        (b.inflight_longterm as f64) >= bdp
+            && (b.inflight_longterm as f64) <= bdp + 3.0 * 2.0 + 1.0,
+        "inflight_longterm {} vs BDP {bdp}",
+        b.inflight_longterm
     );
     // 7 events are not enough (full_loss_cnt = 8), whatever the loss rate.
     let b = startup_loss_round(7, 50, 100);
-    assert_eq!(b.mode, Mode::Startup);
+    assert_eq!(b.state, State::Startup);
     // 8 events but only 1.9 % loss: below loss_thresh.
     let b = startup_loss_round(8, 19, 1000);
-    assert_eq!(b.mode, Mode::Startup);
+    assert_eq!(b.state, State::Startup);
     // 8 events at 2.1 %: above.
     let b = startup_loss_round(8, 21, 1000);
-    assert_ne!(b.mode, Mode::Startup);
+    assert_ne!(b.state, State::Startup);
 }
 
 #[test]
@@ -176,13 +177,13 @@ fn startup_into_a_shallow_buffer_exits_on_loss_before_the_plateau() {
     assert!(plateau_cnt_at_exit < FULL_BW_CNT, "exited by plateau, expected by loss");
     assert_eq!(sim.tp.ca_state, CaState::Recovery);
     assert!(sim.tp.lost >= FULL_LOSS_CNT as u64);
-    // inflight_hi is one BDP at the measured max_bw (plus the offload budget floor).
+    // inflight_longterm is one BDP at the measured max_bw (plus the offload budget floor).
     let want = sim.cc.inflight(&sim.tp, sim.cc.max_bw(), GAIN_UNIT);
-    assert_eq!(sim.cc.inflight_hi, want);
+    assert_eq!(sim.cc.inflight_longterm, want);
     assert!(
-        (sim.cc.inflight_hi as f64) < 1.5 * sim.bdp_phys() + 10.0,
-        "inflight_hi {}",
-        sim.cc.inflight_hi
+        (sim.cc.inflight_longterm as f64) < 1.5 * sim.bdp_phys() + 10.0,
+        "inflight_longterm {}",
+        sim.cc.inflight_longterm
     );
 }
 
@@ -192,20 +193,20 @@ fn startup_into_a_shallow_buffer_exits_on_loss_before_the_plateau() {
 fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
     for seed in [3u64, 4] {
         let mut sim = link(seed);
-        sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
+        sim.run_until(|s, _| s.cc.state == State::ProbeBw, 10 * NSEC_PER_SEC);
         let link_bytes = sim.rate_pps() * MSS as f64;
         // (time, phase, rounds since DOWN began, probe_wait at that time)
         let mut trace: Vec<(u64, Phase)> = vec![(sim.now, sim.cc.cycle)];
         let mut rounds_in_cycle = 0u32;
         let mut rounds_at: Vec<u32> = vec![0];
-        let mut waits: Vec<u64> = vec![sim.cc.probe_wait_ns];
+        let mut waits: Vec<u64> = vec![sim.cc.bw_probe_wait_ns];
         let end = sim.now + 12 * NSEC_PER_SEC;
         let mut gains_seen = [0u32; 4];
         sim.run_until(
             |s, ev| {
-                assert_eq!(s.cc.mode, Mode::ProbeBw, "no loss, no PROBE_RTT expected in 12 s");
+                assert_eq!(s.cc.state, State::ProbeBw, "no loss, no PROBE_RTT expected in 12 s");
                 if let Ev::Ack { .. } = ev {
-                    if s.cc.round_start {
+                    if s.cc.round.round_start {
                         rounds_in_cycle += 1;
                     }
                     // Pacing = phase gain × bw × 0.99.
@@ -230,7 +231,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
                     }
                     trace.push((s.now, s.cc.cycle));
                     rounds_at.push(rounds_in_cycle);
-                    waits.push(s.cc.probe_wait_ns);
+                    waits.push(s.cc.bw_probe_wait_ns);
                 }
                 s.now >= end
             },
@@ -298,7 +299,7 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
     for (rate, cap_at_63) in [(8000u64, true), (2000, false)] {
         let mut sim = new_sim(rate, 10_000, 17, false);
         sim.run_until(
-            |s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Up,
+            |s, _| s.cc.state == State::ProbeBw && s.cc.cycle == Phase::Up,
             10 * NSEC_PER_SEC,
         );
         let mut checked = 0;
@@ -308,7 +309,7 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
         sim.run_until(
             |s, ev| {
                 if let Some((_, n)) = down.as_mut() {
-                    if matches!(ev, Ev::Ack { .. }) && s.cc.round_start {
+                    if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start {
                         *n += 1;
                     }
                 }
@@ -352,7 +353,7 @@ fn reno_coexistence_probes_after_min_63_bdp_rounds_when_sooner_than_the_wall_clo
 fn up_ends_at_five_quarters_bdp_and_down_ends_at_bdp() {
     let mut sim = link(5);
     sim.run_until(
-        |s, _| s.cc.mode == Mode::ProbeBw && s.cc.cycle == Phase::Cruise,
+        |s, _| s.cc.state == State::ProbeBw && s.cc.cycle == Phase::Cruise,
         10 * NSEC_PER_SEC,
     );
     let end = sim.now + 10 * NSEC_PER_SEC;
@@ -391,7 +392,7 @@ fn up_ends_at_five_quarters_bdp_and_down_ends_at_bdp() {
     assert!(ups >= 3 && downs >= 3, "ups {ups} downs {downs}");
 }
 
-// ------------------------------------------------------------------ loss → inflight_hi
+// ------------------------------------------------------------------ loss → inflight_longterm
 
 /// A PROBE_BW flow placed by hand in the given phase: min_rtt 10 ms, max_bw 10 pkt/ms
 /// (BDP 100 packets), cwnd 200, full pipe reached, probe wait far away.
@@ -407,16 +408,17 @@ fn probe_bw_flow(many_flows: bool, phase: Phase) -> (TcpCc, Bbr2) {
     tp.srtt_ns = 10 * MS;
     b.pacer.has_seen_rtt = true;
     b.full_bw.reached = true;
-    b.mode = Mode::ProbeBw;
+    b.state = State::ProbeBw;
     b.min_rtt.rtt_ns = 10 * MS;
     b.min_rtt.stamp_ns = tp.now_ns;
     b.probe_rtt_min.rtt_ns = 10 * MS;
     b.probe_rtt_min.stamp_ns = tp.now_ns;
-    b.max_bw = [bw_of_pps(10_000.0), 0];
+    b.max_bw_filter.update(bw_of_pps(10_000.0));
+    b.max_bw_filter.advance(); // [previous = 10k pkt/s, current = 0]
     b.cycle = phase;
-    b.cycle_mstamp_ns = tp.now_ns;
-    b.probe_wait_ns = 100 * NSEC_PER_SEC;
-    b.next_rtt_delivered = u64::MAX; // no packet-timed round ends unless a test says so
+    b.cycle_stamp_ns = tp.now_ns;
+    b.bw_probe_wait_ns = 100 * NSEC_PER_SEC;
+    b.round.next_round_delivered = u64::MAX; // no packet-timed round ends unless a test says so
     b.signals.loss_round_delivered = u64::MAX;
     b.ecn.alpha_last_delivered = tp.delivered;
     b.ecn.last_delivered_ce = tp.delivered_ce;
@@ -473,13 +475,13 @@ fn excess_loss_in_probe_up_cuts_inflight_hi_to_max_of_tx_in_flight_and_0_7_targe
         rs.lost = 19;
     });
     assert_eq!(b.cycle, Phase::Up);
-    assert_eq!(b.inflight_hi, INF_PKTS);
-    // 2.1 %: too high; tx_in_flight (1000) > 0.7·target → inflight_hi = tx_in_flight; → DOWN.
+    assert_eq!(b.inflight_longterm, INF_PKTS);
+    // 2.1 %: too high; tx_in_flight (1000) > 0.7·target → inflight_longterm = tx_in_flight; → DOWN.
     hand_ack(&mut tp, &mut b, 1, |rs| {
         rs.tx_in_flight = 1000;
         rs.lost = 21;
     });
-    assert_eq!(b.inflight_hi, 1000);
+    assert_eq!(b.inflight_longterm, 1000);
     assert_eq!(b.cycle, Phase::Down);
     assert!(b.prev_probe_too_high);
 
@@ -492,34 +494,34 @@ fn excess_loss_in_probe_up_cuts_inflight_hi_to_max_of_tx_in_flight_and_0_7_targe
     });
     let want = 0.7 * target as f64;
     assert!(
-        (b.inflight_hi as f64 - want).abs() <= 1.0,
-        "inflight_hi {} vs 0.7 × {target}",
-        b.inflight_hi
+        (b.inflight_longterm as f64 - want).abs() <= 1.0,
+        "inflight_longterm {} vs 0.7 × {target}",
+        b.inflight_longterm
     );
     assert_eq!(b.cycle, Phase::Down);
-    // The cut bounds cwnd in DOWN (cap = inflight_hi).
-    assert!(tp.snd_cwnd <= b.inflight_hi);
+    // The cut bounds cwnd in DOWN (cap = inflight_longterm).
+    assert!(tp.snd_cwnd <= b.inflight_longterm);
 
-    // App-limited sample: too high ends the probe but does not set inflight_hi.
+    // App-limited sample: too high ends the probe but does not set inflight_longterm.
     let (mut tp, mut b) = probe_bw_flow(false, Phase::Up);
     hand_ack(&mut tp, &mut b, 1, |rs| {
         rs.tx_in_flight = 40;
         rs.lost = 5;
         rs.is_app_limited = true;
     });
-    assert_eq!(b.inflight_hi, INF_PKTS);
+    assert_eq!(b.inflight_longterm, INF_PKTS);
     assert_eq!(b.cycle, Phase::Down);
 }
 
 #[test]
 fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
     let (mut tp, mut b) = probe_bw_flow(false, Phase::Cruise);
-    b.inflight_hi = 120;
+    b.inflight_longterm = 120;
     tp.snd_cwnd = 120;
-    b.start_bw_probe_up(&tp);
+    b.start_probe_bw_up(&tp);
     b.bw_probe_samples = true;
     tp.is_cwnd_limited = true;
-    let mut at_round_start = vec![b.inflight_hi];
+    let mut at_round_start = vec![b.inflight_longterm];
     for round in 0..6 {
         // One packet-timed round: as many single-packet ACKs as cwnd at its start; the first
         // ACK of the next round acks a packet sent after this round began.
@@ -532,11 +534,11 @@ fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
                 rs.prior_in_flight = 10; // not queuing: UP continues
             });
             assert_eq!(b.cycle, Phase::Up, "left UP in round {round}");
-            // cwnd follows inflight_hi (the UP cap).
-            assert_eq!(tp.snd_cwnd, b.inflight_hi);
+            // cwnd follows inflight_longterm (the UP cap).
+            assert_eq!(tp.snd_cwnd, b.inflight_longterm);
         }
-        b.next_rtt_delivered = tp.delivered;
-        at_round_start.push(b.inflight_hi);
+        b.round.next_round_delivered = tp.delivered;
+        at_round_start.push(b.inflight_longterm);
     }
     let deltas: Vec<i64> = at_round_start.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
     // One increment per cwnd/2^k packets acked (integer division, so a bit more than 2^k per
@@ -549,12 +551,12 @@ fn inflight_hi_grows_1_2_4_8_packets_per_round_while_cwnd_limited_in_up() {
         );
     }
     // Not cwnd-limited: no growth.
-    let before = b.inflight_hi;
+    let before = b.inflight_longterm;
     tp.is_cwnd_limited = false;
     for _ in 0..50 {
         hand_ack(&mut tp, &mut b, 1, |_| {});
     }
-    assert_eq!(b.inflight_hi, before);
+    assert_eq!(b.inflight_longterm, before);
 }
 
 #[test]
@@ -562,15 +564,15 @@ fn shallow_buffer_sets_inflight_hi_near_bdp_plus_buffer_and_loss_stays_low() {
     // Buffer 5 packets on an 81-packet BDP: a 1.25·BDP probe overflows it by > 2 %.
     let mut sim = link(21);
     sim.buf_pkts = 5;
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
+    sim.run_until(|s, _| s.cc.state == State::ProbeBw, 10 * NSEC_PER_SEC);
     let (lost0, sent0) = (sim.tp.lost, sim.tp.data_segs_out);
     let end = sim.now + 20 * NSEC_PER_SEC;
     sim.run_until(|s, _| s.now >= end, end + NSEC_PER_SEC);
-    let hi = sim.cc.inflight_hi as f64;
+    let hi = sim.cc.inflight_longterm as f64;
     let cap = sim.bdp_phys() + 5.0; // what the path holds
     assert!(
         hi != INF_PKTS as f64 && hi <= 1.25 * cap && hi >= 0.7 * sim.bdp_phys(),
-        "inflight_hi {hi} vs path {cap}"
+        "inflight_longterm {hi} vs path {cap}"
     );
     let loss = (sim.tp.lost - lost0) as f64 / (sim.tp.data_segs_out - sent0) as f64;
     assert!(loss < 0.01, "steady-state loss {:.2} %", loss * 100.0);
@@ -584,20 +586,20 @@ fn probe_rtt_every_five_seconds_at_half_bdp() {
     // PROBE_RTT is due 5 s after the previous one ended.
     let mut sim = link(7);
     sim.drift_ns_per_s = 100_000;
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
+    sim.run_until(|s, _| s.cc.state == State::ProbeBw, 10 * NSEC_PER_SEC);
     let mut entries: Vec<u64> = Vec::new();
     let mut exits: Vec<u64> = Vec::new();
     let mut reached: Option<(u64, u64)> = None; // (time, delivered) when inflight reached the cap
-    let mut prev = sim.cc.mode;
+    let mut prev = sim.cc.state;
     let end = sim.now + 22 * NSEC_PER_SEC;
     sim.run_until(
         |s, ev| {
-            let m = s.cc.mode;
-            if m == Mode::ProbeRtt && prev != Mode::ProbeRtt {
+            let m = s.cc.state;
+            if m == State::ProbeRtt && prev != State::ProbeRtt {
                 entries.push(s.now);
                 reached = None;
             }
-            if m == Mode::ProbeRtt {
+            if m == State::ProbeRtt {
                 // cwnd = max(4, 0.5·BDP) with BDP = bw × min_rtt.
                 let half = 0.5 * s.rate_pps() * s.cc.min_rtt.rtt_ns as f64 / 1e9;
                 assert!(
@@ -617,14 +619,14 @@ fn probe_rtt_every_five_seconds_at_half_bdp() {
                     reached = Some((s.now, s.tp.delivered));
                 }
             }
-            if prev == Mode::ProbeRtt && m != Mode::ProbeRtt {
+            if prev == State::ProbeRtt && m != State::ProbeRtt {
                 let (t, d) = reached.expect("inflight reached the PROBE_RTT cwnd");
                 assert!(s.now - t >= 200 * MS, "held {} ms", (s.now - t) / MS);
                 assert!(
                     s.tp.delivered - d >= s.tp.snd_cwnd.min(40) as u64 / 2,
                     "less than a round"
                 );
-                assert_eq!(m, Mode::ProbeBw);
+                assert_eq!(m, State::ProbeBw);
                 assert_eq!(s.cc.cycle, Phase::Cruise, "PROBE_RTT exits to CRUISE");
                 exits.push(s.now);
             }
@@ -661,7 +663,7 @@ fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
     let mut sim = new_sim(20_000, 2_000, 17, true);
     sim.tp.ecn_ok = true;
     sim.drift_ns_per_s = 20_000;
-    sim.run_until(|s, _| s.cc.mode == Mode::ProbeRtt, 12 * NSEC_PER_SEC);
+    sim.run_until(|s, _| s.cc.state == State::ProbeRtt, 12 * NSEC_PER_SEC);
     let entry = sim.now;
     let rate_before = bw_to_pacing_rate(
         &sim.tp,
@@ -675,25 +677,25 @@ fn bbr2_new_ce_marked_probe_rtt_keeps_its_rate_and_ends_on_time() {
     let mut cut_inflight_lo = false;
     sim.run_until(
         |s, _| {
-            if s.cc.mode == Mode::ProbeRtt {
+            if s.cc.state == State::ProbeRtt {
                 min_rate = min_rate.min(s.tp.pacing_rate_bytes_per_s as f64);
-                cut_inflight_lo |= s.cc.inflight_lo != INF_PKTS;
+                cut_inflight_lo |= s.cc.inflight_shortterm != INF_PKTS;
             }
-            s.cc.mode != Mode::ProbeRtt || s.now > entry + 2 * NSEC_PER_SEC
+            s.cc.state != State::ProbeRtt || s.now > entry + 2 * NSEC_PER_SEC
         },
         entry + 3 * NSEC_PER_SEC,
     );
     let held_ms = (sim.now - entry) / MS;
-    assert!(cut_inflight_lo, "the marks were seen: inflight_lo cut as in v2alpha");
-    // PROBE_RTT paces at bw: the ECN rate cut (bw_lo) does not act here.
+    assert!(cut_inflight_lo, "the marks were seen: inflight_shortterm cut as in v2alpha");
+    // PROBE_RTT paces at bw: the ECN rate cut (bw_shortterm) does not act here.
     assert!(
         min_rate >= 0.5 * rate_before,
         "PROBE_RTT pacing fell to {min_rate} B/s from {rate_before}"
     );
     // Held for max(200 ms, 1 round) after inflight reached its cap: a few ms above 200 ms.
-    assert_eq!(sim.cc.mode, Mode::ProbeBw, "still in PROBE_RTT after {held_ms} ms");
+    assert_eq!(sim.cc.state, State::ProbeBw, "still in PROBE_RTT after {held_ms} ms");
     assert!(held_ms <= 250, "PROBE_RTT lasted {held_ms} ms");
-    assert_eq!(sim.cc.bw_lo, INF_BW, "exit resets bw_lo");
+    assert_eq!(sim.cc.bw_shortterm, INF_BW, "exit resets bw_shortterm");
 }
 
 // ------------------------------------------------------------------ ECN
@@ -720,7 +722,7 @@ fn ecn_alpha_is_an_ewma_with_gain_one_sixteenth_converging_to_the_mark_rate() {
     let mut samples = Vec::new();
     sim.run_until(
         |s, ev| {
-            if matches!(ev, Ev::Ack { .. }) && s.cc.round_start && s.now > 3 * NSEC_PER_SEC {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start && s.now > 3 * NSEC_PER_SEC {
                 samples.push(s.cc.ecn.alpha as f64 / 256.0);
             }
             s.now > 10 * NSEC_PER_SEC
@@ -737,7 +739,7 @@ fn ecn_alpha_is_an_ewma_with_gain_one_sixteenth_converging_to_the_mark_rate() {
     assert!((mean - want).abs() < 0.03, "alpha {mean} vs marked {marked} − 1/16 truncation bias");
     assert!(mean <= marked + 0.005, "alpha above the mark rate");
     assert!(!sim.cc.ecn.eligible, "min_rtt 40 ms > ecn_max_rtt 5 ms");
-    assert_eq!(sim.cc.inflight_lo, INF_PKTS, "no ECN reaction above 5 ms");
+    assert_eq!(sim.cc.inflight_shortterm, INF_PKTS, "no ECN reaction above 5 ms");
     assert!((sim.cc.sample(&sim.tp).ecn_alpha - sim.cc.ecn.alpha as f64 / 256.0).abs() < 1e-12);
 }
 
@@ -747,7 +749,7 @@ fn ecn_round(many_flows: bool, alpha: f64) -> (TcpCc, Bbr2) {
     tp.ecn_ok = true;
     b.ecn.eligible = true;
     b.ecn.alpha = (alpha * 256.0).round() as u32;
-    b.inflight_lo = 100;
+    b.inflight_shortterm = 100;
     b.signals.loss_round_delivered = tp.delivered - 60; // this ACK ends the round
     tp.delivered_ce += 1; // this ACK carries a CE mark
     hand_ack(&mut tp, &mut b, 1, |rs| rs.delivered_ce = 1);
@@ -758,52 +760,53 @@ fn ecn_round(many_flows: bool, alpha: f64) -> (TcpCc, Bbr2) {
 fn ecn_round_cuts_inflight_lo_by_alpha_third_in_bbr2_and_alpha_half_plus_bw_lo_in_bbr2_new() {
     for alpha in [0.6, 0.3, 1.0] {
         let max_bw = bw_of_pps(10_000.0);
-        // bbr2: inflight_lo · (1 − α/3); bw_lo untouched (no bw_lo cut from ECN in v2alpha).
+        // bbr2: inflight_shortterm · (1 − α/3); bw_shortterm untouched (no ECN cut of bw_lo in
+        // v2alpha).
         let (tp, b) = ecn_round(false, alpha);
         let want = 100.0 * (1.0 - alpha / 3.0);
         assert!(
-            (b.inflight_lo as f64 - want).abs() <= 1.0,
-            "bbr2 α={alpha}: inflight_lo {} vs {want}",
-            b.inflight_lo
+            (b.inflight_shortterm as f64 - want).abs() <= 1.0,
+            "bbr2 α={alpha}: inflight_shortterm {} vs {want}",
+            b.inflight_shortterm
         );
-        assert_eq!(b.bw_lo, INF_BW, "bbr2 must not cut bw_lo on ECN");
-        assert!(tp.snd_cwnd <= b.inflight_lo, "cwnd bounded by inflight_lo");
+        assert_eq!(b.bw_shortterm, INF_BW, "bbr2 must not cut bw_shortterm on ECN");
+        assert!(tp.snd_cwnd <= b.inflight_shortterm, "cwnd bounded by inflight_shortterm");
         let pacing_v2 = tp.pacing_rate_bytes_per_s as f64;
-        // bbr2_new: inflight_lo · (1 − α/2) and bw_lo = max_bw · (1 − α/2).
+        // bbr2_new: inflight_shortterm · (1 − α/2) and bw_shortterm = max_bw · (1 − α/2).
         let (tp, b) = ecn_round(true, alpha);
         let want = 100.0 * (1.0 - alpha / 2.0);
         assert!(
-            (b.inflight_lo as f64 - want).abs() <= 1.0,
-            "bbr2_new α={alpha}: inflight_lo {} vs {want}",
-            b.inflight_lo
+            (b.inflight_shortterm as f64 - want).abs() <= 1.0,
+            "bbr2_new α={alpha}: inflight_shortterm {} vs {want}",
+            b.inflight_shortterm
         );
         let want_bw = max_bw as f64 * (1.0 - alpha / 2.0);
         assert!(
-            (b.bw_lo as f64 - want_bw).abs() / want_bw < 0.01,
-            "bbr2_new bw_lo {} vs {want_bw}",
-            b.bw_lo
+            (b.bw_shortterm as f64 - want_bw).abs() / want_bw < 0.01,
+            "bbr2_new bw_shortterm {} vs {want_bw}",
+            b.bw_shortterm
         );
         // The pacing rate follows: (1 − α/2)·max_bw·0.99 instead of max_bw·0.99.
         let ratio = tp.pacing_rate_bytes_per_s as f64 / pacing_v2;
         assert!((ratio - (1.0 - alpha / 2.0)).abs() < 0.01, "pacing ratio {ratio}");
-        assert_eq!(b.sample(&tp).inflight_lo_segs, b.inflight_lo as f64);
+        assert_eq!(b.sample(&tp).inflight_lo_segs, b.inflight_shortterm as f64);
     }
     // No CE in the round: no cut. Not eligible (min_rtt > 5 ms): no cut.
     let (mut tp, mut b) = probe_bw_flow(true, Phase::Cruise);
     b.ecn.eligible = true;
-    b.inflight_lo = 100;
+    b.inflight_shortterm = 100;
     b.signals.loss_round_delivered = tp.delivered - 60;
     hand_ack(&mut tp, &mut b, 1, |_| {});
-    assert_eq!(b.inflight_lo, 100);
-    assert_eq!(b.bw_lo, INF_BW);
+    assert_eq!(b.inflight_shortterm, 100);
+    assert_eq!(b.bw_shortterm, INF_BW);
     // While probing (UP) the lower bounds are not adapted.
     let (mut tp, mut b) = probe_bw_flow(true, Phase::Up);
     b.ecn.eligible = true;
-    b.inflight_lo = 100;
+    b.inflight_shortterm = 100;
     b.signals.loss_round_delivered = tp.delivered - 60;
     tp.delivered_ce += 1;
     hand_ack(&mut tp, &mut b, 1, |rs| rs.delivered_ce = 1);
-    assert_eq!(b.inflight_lo, 100);
+    assert_eq!(b.inflight_shortterm, 100);
 }
 
 #[test]
@@ -816,15 +819,15 @@ fn startup_exits_after_two_rounds_with_half_the_packets_ce_marked_at_low_rtt() {
     assert!(sim.cc.ecn.eligible);
     assert!(sim.cc.ecn.startup_rounds >= FULL_ECN_CNT, "exit was not by ECN");
     assert_eq!(sim.tp.lost, 0);
-    // inflight_hi = BDP at exit, then (same ACK, as Linux) raised to this sample's
+    // inflight_longterm = BDP at exit, then (same ACK, as Linux) raised to this sample's
     // tx_in_flight if the sample itself was not too high.
     let bdp = sim.cc.inflight(&sim.tp, sim.cc.max_bw(), GAIN_UNIT);
     assert!(
-        sim.cc.inflight_hi >= bdp
-            && sim.cc.inflight_hi
+        sim.cc.inflight_longterm >= bdp
+            && sim.cc.inflight_longterm
                 <= bdp.max(sim.tp.packets_in_flight() + 1 + sim.cc.tso_segs_goal(&sim.tp)),
-        "inflight_hi {} vs BDP {bdp}",
-        sim.cc.inflight_hi
+        "inflight_longterm {} vs BDP {bdp}",
+        sim.cc.inflight_longterm
     );
     assert!((bdp as f64) < 2.0 * sim.bdp_phys() + 10.0);
 }
@@ -833,19 +836,19 @@ fn startup_exits_after_two_rounds_with_half_the_packets_ce_marked_at_low_rtt() {
 fn bbr2_new_adds_one_packet_and_one_packet_per_min_rtt_when_a_probe_starts() {
     for many_flows in [false, true] {
         let (mut tp, mut b) = probe_bw_flow(many_flows, Phase::Cruise);
-        b.inflight_hi = 100;
+        b.inflight_longterm = 100;
         let bw_hi = bw_of_pps(9_000.0);
         b.bw_hi = bw_hi;
-        b.probe_wait_ns = 0; // time to probe
+        b.bw_probe_wait_ns = 0; // time to probe
         hand_ack(&mut tp, &mut b, 1, |_| {});
         assert_eq!(b.cycle, Phase::Refill);
         if many_flows {
-            assert_eq!(b.inflight_hi, 101, "inflight_hi += 1 packet");
+            assert_eq!(b.inflight_longterm, 101, "inflight_longterm += 1 packet");
             // 1 packet per min_rtt (10 ms) = 100 packets/s more.
             let inc = pps(b.bw_hi) - pps(bw_hi);
             assert!((inc - 100.0).abs() < 0.5, "bw_hi grew by {inc} pkt/s, want 100");
         } else {
-            assert_eq!(b.inflight_hi, 100);
+            assert_eq!(b.inflight_longterm, 100);
             assert_eq!(b.bw_hi, bw_hi);
         }
     }
@@ -870,13 +873,13 @@ fn bbr2_new_bw_hi_is_the_max_tolerable_bw_and_is_cut_when_no_probe_sample_was_to
     ce_ack(&mut tp, &mut b, 100, 60);
     assert_eq!(b.bw_hi, raised);
 
-    // A probe that had a tolerable sample first: the later too-high sample cuts inflight_hi
+    // A probe that had a tolerable sample first: the later too-high sample cuts inflight_longterm
     // but not bw_hi.
     let (mut tp, mut b) = ecn_probe_up(true);
     ce_ack(&mut tp, &mut b, 10, 1);
     ce_ack(&mut tp, &mut b, 10, 6);
     assert_eq!(b.cycle, Phase::Down);
-    assert_ne!(b.inflight_hi, INF_PKTS);
+    assert_ne!(b.inflight_longterm, INF_PKTS);
     assert_eq!(b.bw_hi, INF_BW);
 
     // bbr2 (v2alpha): bw_hi is never set by ECN.
@@ -950,7 +953,7 @@ fn sample_exports_phase_names_codes_and_model() {
     assert_eq!(smp.cwnd_gain, 2.0);
     assert_eq!(smp.min_rtt_ns, sim.cc.min_rtt.rtt_ns);
     let mut b = Bbr2::new(0, Variant::ManyFlows);
-    b.mode = Mode::ProbeRtt;
+    b.state = State::ProbeRtt;
     let s = b.sample(&sim.tp);
     assert_eq!((s.phase, s.phase_code), ("probe_rtt", 6));
     assert_eq!(b.name(), "bbr2_new");

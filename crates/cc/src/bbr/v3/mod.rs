@@ -104,6 +104,7 @@
 //!   Linux v3 has neither (it only restores bw_lo/inflight_lo/inflight_hi).
 //! - Random probe timing comes from a SplitMix64 generator seeded by `Bbr3::new(seed, _)`.
 
+mod control;
 mod model;
 mod params;
 mod probe_bw;
@@ -116,17 +117,19 @@ pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
+use super::fast_path::{self, FastPathModel};
 use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
-use super::probe_rtt::{MinRtt, ProbeRttHold};
+use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
+use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
-use crate::filter::MaxFilter;
+use super::windowed_filter::TwoSlotMax;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
 use crate::{
@@ -182,15 +185,12 @@ pub struct Bbr3 {
     pacer: Pacer<PACING_RATE_FLOOR>,
     prev_ca_state: CaState,
     prior_cwnd: u32,
-    // §BBR.round_count.
-    round_count: u64,
-    next_round_delivered: u64,
-    round_start: bool,
+    /// §BBR.round_count, BBR.next_round_delivered, BBR.round_start.
+    round: RoundCounter,
     idle_restart: bool,
     // §BBR.max_bw: two slots, [previous cycle, current cycle].
-    max_bw_slots: [u64; 2],
+    max_bw_filter: TwoSlotMax<u64>,
     max_bw_advance_pending: bool,
-    cycle_count: u64,
     // Short/long-term model (§Updating the Model Upon Packet Loss).
     bw_shortterm: u64,
     inflight_shortterm: u32,
@@ -208,7 +208,7 @@ pub struct Bbr3 {
     bw_probe_up_rounds: u32,
     bw_probe_up_acked: u32,
     probe_up_acked_per_inc: u32,
-    rounds_since_probe_up: u64,
+    rounds_since_bw_probe: u64,
     bw_probe_wait_ns: Nanos,
     cycle_stamp_ns: Nanos,
     // §Undo State.
@@ -222,7 +222,6 @@ pub struct Bbr3 {
     probe_rtt: ProbeRttHold,
     // §BBR.extra_acked: epochs (and Linux's 2-slot max), or the draft's max filter.
     agg: AckAggregation,
-    extra_acked_filter: MaxFilter,
     /// Linux's DCTCP-style ECN state (alpha, eligibility, Startup's ECN exit).
     ecn: EcnState,
     /// Draft variant with ECN negotiated: CE counts as congestion.
@@ -251,13 +250,10 @@ impl Bbr3 {
             pacer: Pacer::new(p.startup_pacing_gain),
             prev_ca_state: CaState::Open,
             prior_cwnd: 0,
-            round_count: 0,
-            next_round_delivered: 0,
-            round_start: false,
+            round: RoundCounter::default(),
             idle_restart: false,
-            max_bw_slots: [0; 2],
+            max_bw_filter: TwoSlotMax::default(),
             max_bw_advance_pending: false,
-            cycle_count: 0,
             bw_shortterm: INF_BW,
             inflight_shortterm: INF_PKTS,
             inflight_longterm: INF_PKTS,
@@ -271,7 +267,7 @@ impl Bbr3 {
             bw_probe_up_rounds: 0,
             bw_probe_up_acked: 0,
             probe_up_acked_per_inc: INF_PKTS,
-            rounds_since_probe_up: 0,
+            rounds_since_bw_probe: 0,
             bw_probe_wait_ns: 0,
             cycle_stamp_ns: 0,
             undo_state: None,
@@ -281,8 +277,7 @@ impl Bbr3 {
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
-            agg: AckAggregation::new(0),
-            extra_acked_filter: MaxFilter::new_max(),
+            agg: AckAggregation::with_form(0, p.extra_acked_max),
             ecn: EcnState::default(),
             ecn_as_congestion: false,
             cur_cwnd: TCP_INIT_CWND,
@@ -296,6 +291,31 @@ impl Bbr3 {
 
     pub fn state(&self) -> State {
         self.state
+    }
+
+    /// The model and controls, read-only (tests, tracing).
+    pub fn model_view(&self) -> super::ModelView {
+        super::ModelView {
+            state_code: self.state as u8,
+            cycle_idx: 0,
+            round_start: self.round.round_start,
+            max_bw: self.max_bw(),
+            bw: self.bw(),
+            min_rtt_ns: self.min_rtt.rtt_ns,
+            bw_shortterm: self.bw_shortterm,
+            bw_hi: u64::MAX,
+            lt_bw: 0,
+            inflight_longterm: self.inflight_longterm,
+            inflight_shortterm: self.inflight_shortterm,
+            extra_acked: self.extra_acked(),
+            full_bw_reached: self.full_bw.reached,
+            full_bw: self.full_bw.bw,
+            full_bw_count: self.full_bw.cnt,
+            pacing_gain: self.pacing_gain,
+            cwnd_gain: self.cwnd_gain,
+            prior_cwnd: self.prior_cwnd,
+            ecn_alpha: if self.p.ecn == EcnResponse::Dctcp { self.ecn.alpha } else { 0 },
+        }
     }
 
     // ---------------------------------------------------------------------------------------
@@ -315,7 +335,7 @@ impl Bbr3 {
 
     /// §BBR.max_bw: max of the two cycle slots.
     fn max_bw(&self) -> u64 {
-        self.max_bw_slots[0].max(self.max_bw_slots[1])
+        self.max_bw_filter.get()
     }
 
     /// §BoundBWForModel: bw = min(max_bw, bw_shortterm).
@@ -336,225 +356,75 @@ impl Bbr3 {
     fn bdp_multiple(&self, bw: u64, gain: u64) -> u32 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, self.init_cwnd)
     }
+}
 
-    /// §Send Quantum (SetSendQuantum), with Linux v3's min_rtt-based allowance when
-    /// `tp.tso_minrtt_autosize`: pacing_rate·1 ms (+ 64 KB >> (min_rtt_us >> 9)), 2 segs .. 64 KB.
-    pub fn send_quantum_segs(&self, tp: &TcpCc) -> u32 {
-        let mut bytes = match self.p.send_quantum_base {
-            SendQuantumBase::Millisecond => tp.pacing_rate_bytes_per_s / 1000,
-            SendQuantumBase::PacingShift => tso::pacing_burst_bytes(tp.pacing_rate_bytes_per_s),
-        };
-        if tp.tso_minrtt_autosize {
-            bytes += tso::min_rtt_burst_bytes(self.min_rtt.rtt_ns);
-        }
-        let bytes = bytes.min(tso::GSO_MAX_BYTES);
-        ((bytes / tp.mss.max(1) as u64) as u32).max(SEND_QUANTUM_MIN_SEGS)
-    }
+/// This ACK's inputs to the model besides the rate sample.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AckInputs {
+    /// The delivery-rate sample (`bw_sample`).
+    sample_bw: u64,
+    /// RS.lost including this ACK's marking (header).
+    lost: u64,
+    /// This ACK raised the CE count.
+    ce_now: bool,
+}
 
-    /// §QuantizationBudget: at least 3 send quanta (TCP offload budget) and MinPipeCwnd, +2 in UP.
-    fn quantization_budget(&self, tp: &TcpCc, inflight: u32) -> u32 {
-        tso::quantization_budget_floor(
-            inflight,
-            self.send_quantum_segs(tp),
-            self.state == State::ProbeBwUp,
-        )
-    }
-
-    /// §Inflight(gain) with a given bw.
-    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u64) -> u32 {
-        self.quantization_budget(tp, self.bdp_multiple(bw, gain))
-    }
-
-    /// §TargetInflight: min(BDP, cwnd).
-    fn target_inflight(&self, tp: &TcpCc) -> u32 {
-        self.bdp_multiple(self.bw(), GAIN_UNIT).min(tp.snd_cwnd)
-    }
-
-    /// §InflightWithHeadroom: inflight_longterm minus max(1, 15 %), floor MinPipeCwnd.
-    fn inflight_with_headroom(&self) -> u32 {
-        inflight::inflight_with_headroom(self.inflight_longterm, self.p.headroom)
-    }
-
-    /// The inflight the exit checks compare: C.inflight (draft) or Linux's EDT estimate
-    /// (`bbr_packets_in_net_at_edt`: inflight when the next packet departs).
-    fn inflight_for_checks(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
-        if !self.p.inflight_at_edt {
-            return inflight_now;
-        }
-        let burst = if self.pacing_gain > GAIN_UNIT { self.send_quantum_segs(tp) } else { 0 };
-        inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
-    }
-
-    /// §StartRound.
-    fn start_round(&mut self, tp: &TcpCc) {
-        self.next_round_delivered = tp.delivered;
-    }
-
-    /// §SaveCwnd.
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.state == State::ProbeRtt,
-        );
-    }
-
-    /// §SetPacingRateWithGain: never lower the rate before the pipe was filled.
-    fn set_pacing_rate_with_gain(&mut self, tp: &mut TcpCc, gain: u64) {
-        let bw = self.bw();
-        self.pacer.set(tp, bw, gain, self.full_bw.reached);
-    }
-
-    /// §SetCwnd + BoundCwndForProbeRTT + BoundCwndForModel, with §Modulating cwnd in Loss
-    /// Recovery (restore the saved cwnd on leaving recovery; no packet conservation in v3).
-    fn set_cwnd(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let mut cwnd = tp.snd_cwnd;
-        if self.prev_ca_state >= CaState::Recovery && tp.ca_state < CaState::Recovery {
-            cwnd = cwnd.max(self.prior_cwnd); // RestoreCwnd on exiting recovery
-        }
-        let acked = rs.acked_sacked;
-        if acked > 0 {
-            // §UpdateMaxInflight.
-            let max_inflight = self.quantization_budget(
-                tp,
-                self.bdp_multiple(self.bw(), self.cwnd_gain).saturating_add(self.extra_acked()),
-            );
-            // Linux: the fast path may be tried once cwnd stands at its target.
-            self.try_fast_path = false;
-            if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked);
-                if cwnd >= max_inflight {
-                    cwnd = max_inflight;
-                    self.try_fast_path = true;
-                }
-            } else if cwnd < max_inflight || tp.delivered < self.init_cwnd as u64 {
-                cwnd = cwnd.saturating_add(acked);
-            } else {
-                self.try_fast_path = true;
-            }
-            cwnd = cwnd.max(CWND_MIN_TARGET);
-        }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.state == State::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
-        }
-        self.cur_cwnd = tp.snd_cwnd;
-        self.bound_cwnd_for_model(tp);
-    }
-
-    /// §BoundCwndForModel.
-    fn bound_cwnd_for_model(&mut self, tp: &mut TcpCc) {
-        let cap = match self.state {
-            State::ProbeBwCruise | State::ProbeRtt => InflightCap::HiWithHeadroom,
-            State::ProbeBwDown | State::ProbeBwRefill | State::ProbeBwUp => InflightCap::Hi,
-            State::Startup | State::Drain => InflightCap::None,
-        };
-        inflight::bound_cwnd_for_inflight_model(
-            tp,
-            cap,
-            self.inflight_longterm,
-            self.inflight_shortterm,
-            self.p.headroom,
-        );
-        self.cur_cwnd = tp.snd_cwnd;
-    }
-
-    /// §UpdateACKAggregation. Draft: max filter over 10 rounds (1 in Startup); Linux: two 5-round
-    /// slots (1 in Startup). The epochs run on Now() as the draft says (Linux:
-    /// tp->delivered_mstamp, the same instant whenever an ACK delivers data).
-    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
-        let win = if self.full_bw.reached { self.p.extra_acked_win_rounds } else { 1 };
-        let extra =
-            self.agg.update(rs, self.round_start, win as u32, self.bw(), tp.now_ns, tp.snd_cwnd);
-        if let (Some(extra), false) = (extra, self.p.extra_acked_slots) {
-            self.extra_acked_filter.update(win, self.round_count, extra as u64);
-        }
-    }
-
-    /// §BBR.extra_acked (Linux: capped at 100 ms of bw).
-    fn extra_acked(&self) -> u32 {
-        if self.p.extra_acked_slots {
-            self.agg.cwnd_allowance(self.bw())
-        } else {
-            self.extra_acked_filter.get().min(u32::MAX as u64) as u32
-        }
-    }
+/// The fast path (Linux `bbr_run_fast_path`, `bbr/fast_path.rs`) over §UpdateOnACK's model
+/// update.
+impl FastPathModel for Bbr3 {
+    type Ack = AckInputs;
 
     /// The model update of §UpdateOnACK (Linux `bbr_update_model`), after the round and the
     /// latest delivery signals.
-    fn update_model(
-        &mut self,
-        tp: &mut TcpCc,
-        rs: &RateSample,
-        sample_bw: u64,
-        lost: u64,
-        ce_now: bool,
-    ) {
+    #[inline]
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample, ack: AckInputs) {
         // NoteLoss for an ACK with new losses (the per-packet hook has already noted them; this
         // is idempotent within a round); the Draft variant treats new CE marks as congestion.
-        if rs.losses > 0 || (self.ecn_as_congestion && ce_now) {
+        if rs.losses > 0 || (self.ecn_as_congestion && ack.ce_now) {
             self.signals.note_loss(tp.delivered);
         }
-        self.update_congestion_signals(rs, sample_bw);
+        self.update_congestion_signals(rs, ack.sample_bw);
         self.update_ack_aggregation(tp, rs);
         self.full_bw.check_sample(
-            self.round_start,
+            self.round.round_start,
             rs.is_app_limited,
-            sample_bw,
+            ack.sample_bw,
             self.p.full_bw_every_ack,
         );
-        self.check_startup_done(tp, rs, lost);
-        self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
+        self.check_startup_done(tp, rs, ack.lost);
+        self.update_model_fast(tp, rs, ack);
     }
 
-    /// Linux `bbr_run_fast_path` + `bbr_update_model` (see header): runs the model update the
-    /// ACK needs and returns true when the control update is skipped too.
-    fn run_fast_path(
-        &mut self,
-        tp: &mut TcpCc,
-        rs: &RateSample,
-        sample_bw: u64,
-        lost: u64,
-        ce_now: bool,
-    ) -> bool {
-        let eligible = tp.fast_path
-            && self.try_fast_path
-            && rs.is_app_limited
-            && sample_bw < self.max_bw()
-            && !self.signals.loss_in_round
-            && !self.signals.ecn_in_round;
-        if !eligible {
-            self.update_model(tp, rs, sample_bw, lost, ce_now);
-            return false;
-        }
-        let (prev_state, prev_min_rtt_ns) = (self.state, self.min_rtt.rtt_ns);
+    #[inline]
+    fn update_model_fast(&mut self, tp: &mut TcpCc, rs: &RateSample, ack: AckInputs) {
         self.check_drain_done(tp);
-        self.update_probe_bw_cycle_phase(tp, rs, sample_bw, lost);
-        self.update_min_rtt_and_probe_rtt(tp, rs);
-        let skip_control = self.state == prev_state
-            && self.min_rtt.rtt_ns == prev_min_rtt_ns
-            && self.try_fast_path;
-        if skip_control {
-            tp.cc_fast_acks += 1;
-        }
-        skip_control
+        self.update_probe_bw_cycle_phase(tp, rs, ack.sample_bw, ack.lost);
+        shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
-    /// Gains of the current state (§Summary of Control Behavior in the State Machine).
-    fn update_gains(&mut self) {
-        let (p, c) = match self.state {
-            State::Startup => (self.p.startup_pacing_gain, self.p.startup_cwnd_gain),
-            State::Drain => (self.p.drain_pacing_gain, DEFAULT_CWND_GAIN),
-            State::ProbeBwDown => (self.p.down_pacing_gain, DEFAULT_CWND_GAIN),
-            State::ProbeBwCruise | State::ProbeBwRefill => (GAIN_UNIT, DEFAULT_CWND_GAIN),
-            State::ProbeBwUp => (super::probe_bw::PACING_GAIN_UP, UP_CWND_GAIN),
-            State::ProbeRtt => (GAIN_UNIT, super::probe_rtt::PROBE_RTT_CWND_GAIN),
-        };
-        self.pacing_gain = p;
-        self.cwnd_gain = c;
+    #[inline]
+    fn control_inputs(&self) -> (u8, u64) {
+        (self.state as u8, self.min_rtt.rtt_ns)
+    }
+
+    #[inline]
+    fn try_fast_path(&self) -> bool {
+        self.try_fast_path
+    }
+
+    #[inline]
+    fn sample_bw(&self, ack: AckInputs) -> u64 {
+        ack.sample_bw
+    }
+
+    #[inline]
+    fn max_bw(&self) -> u64 {
+        Bbr3::max_bw(self)
+    }
+
+    #[inline]
+    fn signals(&self) -> &CongestionSignals {
+        &self.signals
     }
 }
 
@@ -573,12 +443,12 @@ impl CongestionOps for Bbr3 {
         self.init_cwnd = tp.snd_cwnd.clamp(1, INIT_CWND_MAX);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-        self.next_round_delivered = tp.delivered;
+        self.round.start_round(tp.delivered);
         // Start sampling the loss round after the first flight is acked (Linux).
         self.signals.loss_round_delivered = tp.delivered + 1;
         self.min_rtt = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
         self.probe_rtt_min = MinRtt::new(tp.min_rtt_ns, tp.now_ns);
-        self.agg = AckAggregation::new(tp.now_ns);
+        self.agg = AckAggregation::with_form(tp.now_ns, self.p.extra_acked_max);
         self.ecn.alpha_last_delivered = tp.delivered;
         self.ecn.alpha_last_delivered_ce = tp.delivered_ce;
         self.ecn.last_delivered_ce = tp.delivered_ce;
@@ -607,12 +477,13 @@ impl CongestionOps for Bbr3 {
         let sample_bw = Self::bw_sample(rs);
 
         self.update_round(tp, rs);
-        if self.round_start && self.p.ecn == EcnResponse::Dctcp {
+        if self.round.round_start && self.p.ecn == EcnResponse::Dctcp {
             self.update_ecn_alpha(tp);
         }
         self.signals.ecn_in_round |= self.ecn.eligible && ce_now;
         self.update_latest_delivery_signals(tp, rs, sample_bw);
-        if !self.run_fast_path(tp, rs, sample_bw, lost, ce_now) {
+        let ack = AckInputs { sample_bw, lost, ce_now };
+        if !fast_path::run(self, tp, rs, ack) {
             self.update_gains();
             // §UpdateControlParameters.
             self.set_pacing_rate_with_gain(tp, self.pacing_gain);
@@ -677,7 +548,7 @@ impl CongestionOps for Bbr3 {
         if self.is_in_probe_bw() {
             self.set_pacing_rate_with_gain(tp, GAIN_UNIT); // pace at exactly bw
         } else if self.state == State::ProbeRtt {
-            self.check_probe_rtt_done(tp);
+            shared_probe_rtt::check_probe_rtt_done(self, tp);
         }
     }
 

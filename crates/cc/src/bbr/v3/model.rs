@@ -12,12 +12,8 @@ use crate::{RateSample, TcpCc};
 impl Bbr3 {
     /// §UpdateRound (Linux `bbr_update_round_start`: valid samples only).
     pub(super) fn update_round(&mut self, tp: &TcpCc, rs: &RateSample) {
-        self.round_start = false;
-        if rs.interval_ns > 0 && rs.has_prior && rs.prior_delivered >= self.next_round_delivered {
-            self.start_round(tp);
-            self.round_count += 1;
-            self.rounds_since_probe_up += 1;
-            self.round_start = true;
+        if self.round.update(rs.interval_ns > 0 && rs.has_prior, rs, tp.delivered) {
+            self.rounds_since_bw_probe += 1;
         }
     }
 
@@ -46,18 +42,8 @@ impl Bbr3 {
     /// §UpdateMaxBw: app-limited samples only count if they raise the estimate.
     fn update_max_bw(&mut self, rs: &RateSample, sample_bw: u64) {
         if sample_bw > 0 && (sample_bw >= self.max_bw() || !rs.is_app_limited) {
-            self.max_bw_slots[1] = self.max_bw_slots[1].max(sample_bw);
+            self.max_bw_filter.update(sample_bw);
         }
-    }
-
-    /// §AdvanceMaxBwFilter (cycle_count++), keeping the old window if the new one is empty.
-    fn advance_max_bw_filter(&mut self) {
-        if self.max_bw_slots[1] == 0 {
-            return;
-        }
-        self.cycle_count += 1;
-        self.max_bw_slots[0] = self.max_bw_slots[1];
-        self.max_bw_slots[1] = 0;
     }
 
     /// §UpdateCongestionSignals.
@@ -208,7 +194,7 @@ impl Bbr3 {
             self.bw_probe_up_acked -= delta * self.probe_up_acked_per_inc;
             self.inflight_longterm = self.inflight_longterm.saturating_add(delta).min(INF_PKTS - 1);
         }
-        if self.round_start {
+        if self.round.round_start {
             self.raise_inflight_longterm_slope(tp);
         }
     }
@@ -216,19 +202,19 @@ impl Bbr3 {
     /// §AdaptLongTermModel (+ Linux `bbr_adapt_upper_bounds`' per-ACK too-high check). Returns
     /// true if it decided a state transition.
     pub(super) fn adapt_long_term_model(&mut self, tp: &TcpCc, rs: &RateSample, lost: u64) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round.round_start {
             self.ack_phase = AckPhase::ProbeFeedback; // probe samples start arriving
         }
         // One round after leaving UP, once per probe (see header on the max_bw clock).
         if self.max_bw_advance_pending
-            && self.round_start
+            && self.round.round_start
             && self.is_in_probe_bw()
             && !rs.is_app_limited
         {
             self.max_bw_advance_pending = false;
-            self.advance_max_bw_filter();
+            self.max_bw_filter.advance_if_sampled(); // §AdvanceMaxBwFilter
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
             // End of the samples from the bandwidth probe.
             self.is_bw_probe_sample = false;
             self.ack_phase = AckPhase::Init;

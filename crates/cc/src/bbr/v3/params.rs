@@ -1,6 +1,7 @@
 //! draft-06 vs Linux v3: the constants and switches that differ (the header's table), chosen
 //! once per flow.
 
+use crate::bbr::aggregation::ExtraAckedMax;
 use crate::bbr::startup::DRAIN_GAIN;
 use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_UNIT};
 
@@ -49,7 +50,7 @@ pub struct Params {
     pub extra_acked_win_rounds: u64,
     /// extra_acked in Linux's 2 slots capped at 100 ms of bw (`bbr_extra_acked`), or the draft's
     /// uncapped windowed max filter.
-    pub extra_acked_slots: bool,
+    pub extra_acked_max: ExtraAckedMax,
     /// §CheckFullBWReached: every non-app-limited ACK may raise the baseline (Linux), or only the
     /// round-start sample (draft).
     pub full_bw_every_ack: bool,
@@ -80,7 +81,7 @@ impl Params {
                 beta: GAIN_UNIT * 7 / 10,
                 headroom: GAIN_UNIT * 15 / 100,
                 extra_acked_win_rounds: 10,
-                extra_acked_slots: false,
+                extra_acked_max: ExtraAckedMax::DraftFilter,
                 full_bw_every_ack: false,
                 inflight_at_edt: false,
                 send_quantum_base: SendQuantumBase::Millisecond,
@@ -98,7 +99,7 @@ impl Params {
                 beta: linux_gain(BBR_UNIT - BBR_UNIT * 30 / 100),
                 headroom: linux_gain(BBR_UNIT * 15 / 100),
                 extra_acked_win_rounds: 5,
-                extra_acked_slots: true,
+                extra_acked_max: ExtraAckedMax::LinuxSlots,
                 full_bw_every_ack: true,
                 inflight_at_edt: true,
                 send_quantum_base: SendQuantumBase::PacingShift,

@@ -14,9 +14,9 @@ use crate::{CaState, RateSample, TcpCc};
 const ECN_REPROBE_GAIN: u64 = BBR_UNIT as u64 / 2;
 
 impl Bbr3 {
-    /// §PickProbeWait: rounds_since_probe_up = U{0,1}, wait = 2 s + U(0, 1 s).
+    /// §PickProbeWait: rounds_since_bw_probe = U{0,1}, wait = 2 s + U(0, 1 s).
     fn pick_probe_wait(&mut self) {
-        self.rounds_since_probe_up = self.rng.below(BW_PROBE_RAND_ROUNDS) as u64;
+        self.rounds_since_bw_probe = self.rng.below(BW_PROBE_RAND_ROUNDS) as u64;
         self.bw_probe_wait_ns = BW_PROBE_BASE_NS + self.rng.below(BW_PROBE_RAND_NS as u32) as u64;
     }
 
@@ -30,7 +30,7 @@ impl Bbr3 {
         self.pick_probe_wait();
         self.cycle_stamp_ns = tp.now_ns;
         self.ack_phase = AckPhase::ProbeStopping;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.state = State::ProbeBwDown;
     }
 
@@ -46,14 +46,14 @@ impl Bbr3 {
         self.bw_probe_up_acked = 0;
         self.prev_probe_precautionary = false;
         self.ack_phase = AckPhase::Refilling;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.state = State::ProbeBwRefill;
     }
 
     /// §StartProbeBW_UP.
     fn start_probe_bw_up(&mut self, tp: &TcpCc, sample_bw: u64) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.start_round(tp);
+        self.round.start_round(tp.delivered);
         self.full_bw.restart_from(sample_bw);
         self.cycle_stamp_ns = tp.now_ns;
         self.state = State::ProbeBwUp;
@@ -82,7 +82,7 @@ impl Bbr3 {
         }
         let elapsed = tp.now_ns > self.cycle_stamp_ns + self.bw_probe_wait_ns;
         let reno_rounds = (self.target_inflight(tp) as u64).min(BW_PROBE_MAX_ROUNDS as u64);
-        if elapsed || self.rounds_since_probe_up >= reno_rounds {
+        if elapsed || self.rounds_since_bw_probe >= reno_rounds {
             self.start_probe_bw_refill(tp, 0);
             return true;
         }
@@ -147,7 +147,7 @@ impl Bbr3 {
             }
             State::ProbeBwRefill => {
                 // After one round of REFILL, start UP.
-                if self.round_start {
+                if self.round.round_start {
                     self.is_bw_probe_sample = true;
                     self.start_probe_bw_up(tp, sample_bw);
                 }

@@ -1,29 +1,49 @@
-//! v3's min_rtt and ProbeRTT (§BBR.min_rtt Min Filter, §ProbeRTT): the 5 s `probe_rtt_min`
-//! sub-window schedules ProbeRTT, cwnd = max(BDP/2, 4) is held for 200 ms and a round, then the
-//! flow goes to CRUISE (via DOWN) or back to Startup.
+//! v3's min_rtt and ProbeRTT on the family's driver (`bbr/probe_rtt.rs`; §BBR.min_rtt Min
+//! Filter, §ProbeRTT): the 5 s `probe_rtt_min` sub-window schedules ProbeRTT (a sample equal to
+//! its minimum does not refresh it: draft and Linux v3 `<`), cwnd = max(BDP/2, 4) is held for
+//! 200 ms and a round, then the flow goes to CRUISE (via DOWN) or back to Startup.
 
 use super::{Bbr3, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
-use crate::bbr::probe_rtt::{ProbeRttStep, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
 use crate::bbr::units::GAIN_UNIT;
-use crate::{RateSample, TcpCc};
+use crate::{Nanos, RateSample, TcpCc};
 
-impl Bbr3 {
-    /// ProbeRTT cwnd = max(ProbeRTTCwndGain · BDP, MinPipeCwnd) (§Modulating cwnd in ProbeRTT).
-    pub(super) fn probe_rtt_cwnd(&self) -> u32 {
-        self.bdp_multiple(self.bw(), PROBE_RTT_CWND_GAIN).max(CWND_MIN_TARGET)
+impl ProbeRttModel for Bbr3 {
+    /// §UpdateMinRTT (draft-06 / Linux 5 s sub-window feeding the 10 s min_rtt).
+    #[inline]
+    fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
+        let expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, false);
+        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
+        expired
     }
 
-    /// §CheckProbeRTTDone: RestoreCwnd, schedule the next ProbeRTT.
-    pub(super) fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
-        if self.probe_rtt.finish(tp, self.prior_cwnd) {
-            self.probe_rtt_min.stamp_ns = tp.now_ns;
-            self.exit_probe_rtt(tp);
+    #[inline]
+    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
+        self.probe_rtt_min.stamp_ns = now;
+    }
+
+    #[inline]
+    fn in_probe_rtt(&self) -> bool {
+        self.state == State::ProbeRtt
+    }
+
+    /// §EnterProbeRTT (a probe cut short in UP still advances the max_bw filter).
+    #[inline]
+    fn enter_probe_rtt(&mut self, tp: &mut TcpCc) {
+        if self.state == State::ProbeBwUp {
+            self.max_bw_advance_pending = true;
         }
+        self.state = State::ProbeRtt;
+        self.pacing_gain = GAIN_UNIT;
+        self.cwnd_gain = PROBE_RTT_CWND_GAIN;
+        self.ack_phase = AckPhase::ProbeStopping;
+        self.round.start_round(tp.delivered);
     }
 
     /// §ExitProbeRTT.
+    #[inline]
     fn exit_probe_rtt(&mut self, tp: &TcpCc) {
         self.reset_short_term_model();
         if self.full_bw.reached {
@@ -34,34 +54,28 @@ impl Bbr3 {
         }
     }
 
-    /// §UpdateMinRTT + §CheckProbeRTT + §HandleProbeRTT (draft-06 / Linux 5 s sub-window; a
-    /// sample equal to the sub-window's minimum does not refresh it, draft and Linux v3 `<`).
-    pub(super) fn update_min_rtt_and_probe_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let probe_rtt_expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, false);
-        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
-        if probe_rtt_expired && !self.idle_restart && self.state != State::ProbeRtt {
-            // §EnterProbeRTT.
-            if self.state == State::ProbeBwUp {
-                self.max_bw_advance_pending = true;
-            }
-            self.state = State::ProbeRtt;
-            self.pacing_gain = GAIN_UNIT;
-            self.cwnd_gain = PROBE_RTT_CWND_GAIN;
-            self.save_cwnd(tp);
-            self.probe_rtt.done_stamp_ns = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.start_round(tp);
-        }
-        if self.state == State::ProbeRtt {
-            // Ignore low-rate samples (MarkConnectionAppLimited).
-            match self.probe_rtt.on_ack(tp, self.round_start, self.probe_rtt_cwnd()) {
-                ProbeRttStep::StartRound => self.start_round(tp),
-                ProbeRttStep::CheckDone => self.check_probe_rtt_done(tp),
-                ProbeRttStep::Hold => {}
-            }
-        }
-        if rs.delivered > 0 {
-            self.idle_restart = false;
+    #[inline]
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        Bbr3::save_cwnd(self, tp)
+    }
+
+    #[inline]
+    fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+
+    /// ProbeRTT cwnd = max(ProbeRTTCwndGain · BDP, MinPipeCwnd) (§Modulating cwnd in ProbeRTT).
+    #[inline]
+    fn probe_rtt_cwnd(&self) -> u32 {
+        self.bdp_multiple(self.bw(), PROBE_RTT_CWND_GAIN).max(CWND_MIN_TARGET)
+    }
+
+    #[inline]
+    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
+        ProbeRttParts {
+            hold: &mut self.probe_rtt,
+            round: &mut self.round,
+            idle_restart: &mut self.idle_restart,
         }
     }
 }

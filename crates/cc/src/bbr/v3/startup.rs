@@ -25,7 +25,7 @@ impl Bbr3 {
         self.state = State::Drain;
         self.pacing_gain = self.p.drain_pacing_gain;
         self.cwnd_gain = DEFAULT_CWND_GAIN;
-        self.drain_start_round = self.round_count;
+        self.drain_start_round = self.round.round_count;
         tp.snd_ssthresh = self.inflight(tp, self.max_bw(), GAIN_UNIT);
         self.signals.reset();
     }
@@ -66,7 +66,7 @@ impl Bbr3 {
         }
         let inflight = self.inflight_for_checks(tp, tp.packets_in_flight());
         if inflight <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
-            || self.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS
+            || self.round.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS
         {
             self.enter_probe_bw(tp);
         }

@@ -7,7 +7,7 @@ use crate::NSEC_PER_USEC;
 
 impl KitCc for Bbr3 {
     fn round_start(&self) -> bool {
-        self.round_start
+        self.round.round_start
     }
 }
 
@@ -115,7 +115,7 @@ fn startup_exits_after_three_rounds_without_25_percent_growth_with_max_bw_within
                         samples.push((
                             s.last_sample_bw(),
                             s.last_rs.is_app_limited,
-                            s.cc.round_start,
+                            s.cc.round.round_start,
                         ));
                     }
                     if s.cc.state == State::Startup {
@@ -274,7 +274,7 @@ fn drain_exits_when_inflight_reaches_the_bdp() {
                     "{v:?}: left Drain at inflight {inflight} > {target}"
                 );
                 assert!(
-                    s.cc.round_count <= s.cc.drain_start_round + 3,
+                    s.cc.round.round_count <= s.cc.drain_start_round + 3,
                     "{v:?}: not by the timeout"
                 );
                 true
@@ -303,7 +303,7 @@ fn drain_exits_after_three_rounds_if_inflight_stays_high() {
             tp.delivered += 10;
             let rs = RateSample {
                 has_prior: true,
-                prior_delivered: b.next_round_delivered, // each ACK ends a round
+                prior_delivered: b.round.next_round_delivered, // each ACK ends a round
                 delivered: 90,
                 interval_ns: 45 * MS as i64,
                 rtt_ns: 80 * MS as i64,
@@ -313,8 +313,8 @@ fn drain_exits_after_three_rounds_if_inflight_stays_high() {
                 ..Default::default()
             };
             b.cong_control(&mut tp, &rs);
-            assert!(b.round_start);
-            assert_eq!(b.round_count, start + r);
+            assert!(b.round.round_start);
+            assert_eq!(b.round.round_count, start + r);
             if r <= 3 {
                 assert_eq!(b.state, State::Drain, "{v:?}: left Drain after {r} rounds");
             } else {
@@ -334,7 +334,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
         let tr = {
             let mut out = Vec::new();
             let mut prev = sim.cc.state;
-            let mut down_entry = (sim.now, sim.cc.round_count);
+            let mut down_entry = (sim.now, sim.cc.round.round_count);
             let end = sim.now + 30 * SEC;
             sim.run_until(
                 |s, ev| {
@@ -351,14 +351,14 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
                             prev,
                             s.cc.state,
                             s.now - t0,
-                            s.cc.round_count - r0,
+                            s.cc.round.round_count - r0,
                             s.tp.packets_in_flight(),
                             s.bdp_phys(),
                         ));
                         // A cycle (and its probe clock) starts with StartProbeBW_DOWN, also when
                         // ProbeRTT exits through DOWN straight to CRUISE.
                         if s.cc.state == State::ProbeBwDown || prev == State::ProbeRtt {
-                            down_entry = (s.now, s.cc.round_count);
+                            down_entry = (s.now, s.cc.round.round_count);
                         }
                         prev = s.cc.state;
                     }
@@ -381,7 +381,8 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
                     );
                 }
                 (State::ProbeBwDown | State::ProbeBwCruise, State::ProbeBwRefill) => {
-                    // 2–3 s wall clock, or min(BDP, 63) rounds (rounds_since_probe_up starts at 0 or 1).
+                    // 2–3 s wall clock, or min(BDP, 63) rounds (rounds_since_bw_probe starts
+                    // at 0 or 1).
                     let by_time = since_down > 2 * SEC && since_down <= 3 * SEC + 50 * MS;
                     let by_rounds = rounds_since_down + 1 >= 63.min(bdp as u64)
                         && since_down <= 3 * SEC + 50 * MS;
@@ -425,14 +426,14 @@ fn probe_bw_cycles_down_cruise_refill_up_with_the_spec_exit_conditions() {
 fn refill_lasts_one_round_then_up() {
     let mut sim = deep_link_in_probe_bw(Variant::Draft);
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 10 * SEC);
-    let r0 = sim.cc.round_count;
+    let r0 = sim.cc.round.round_count;
     assert!(
         sim.cc.bw_shortterm == INF_BW && sim.cc.inflight_shortterm == INF_PKTS,
         "REFILL resets the short-term model"
     );
     sim.run_until(|s, _| s.cc.state != State::ProbeBwRefill, 10 * SEC);
     assert_eq!(sim.cc.state, State::ProbeBwUp);
-    assert_eq!(sim.cc.round_count, r0 + 1);
+    assert_eq!(sim.cc.round.round_count, r0 + 1);
     assert!(sim.cc.is_bw_probe_sample);
 }
 
@@ -444,7 +445,7 @@ fn up_exits_on_bandwidth_plateau_after_three_rounds() {
     let mut checked = 0;
     for _ in 0..3 {
         sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
-        let r0 = sim.cc.round_count;
+        let r0 = sim.cc.round.round_count;
         let lost0 = sim.tp.lost;
         sim.run_until(|s, _| s.cc.state != State::ProbeBwUp, 20 * SEC);
         if sim.cc.state != State::ProbeBwDown {
@@ -452,7 +453,11 @@ fn up_exits_on_bandwidth_plateau_after_three_rounds() {
         }
         assert_eq!(sim.tp.lost, lost0, "no loss with an unlimited buffer");
         assert!(!sim.cc.prev_probe_too_high && !sim.cc.prev_probe_precautionary);
-        assert!(sim.cc.round_count - r0 >= 3, "UP left after {} rounds", sim.cc.round_count - r0);
+        assert!(
+            sim.cc.round.round_count - r0 >= 3,
+            "UP left after {} rounds",
+            sim.cc.round.round_count - r0
+        );
         assert_eq!(sim.cc.inflight_longterm, INF_PKTS);
         checked += 1;
     }
@@ -527,9 +532,9 @@ fn precautionary_probe_stops_at_inflight_longterm_then_refills_without_cruise() 
             let rs = RateSample {
                 has_prior: true,
                 prior_delivered: if round_end {
-                    b.next_round_delivered
+                    b.round.next_round_delivered
                 } else {
-                    b.next_round_delivered.saturating_sub(5)
+                    b.round.next_round_delivered.saturating_sub(5)
                 },
                 delivered: 80,
                 interval_ns: 41 * MS as i64,
@@ -692,7 +697,7 @@ fn ten_fold_bandwidth_increase_grows_inflight_longterm_exponentially() {
             if s.cc.state != State::ProbeBwUp {
                 return true;
             }
-            if s.cc.round_start {
+            if s.cc.round.round_start {
                 incs.push(s.cc.inflight_longterm as i64 - last);
                 last = s.cc.inflight_longterm as i64;
             }
@@ -862,11 +867,11 @@ fn app_limited_refill_keeps_max_bw_and_moves_to_up_after_a_round() {
     sim.to_probe_bw();
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 20 * SEC);
     let max0 = sim.cc.max_bw();
-    let r0 = sim.cc.round_count;
+    let r0 = sim.cc.round.round_count;
     sim.set_app_rate(Some(400.0));
     sim.run_until(|s, _| s.cc.state != State::ProbeBwRefill, sim.now + 2 * SEC);
     assert_eq!(sim.cc.state, State::ProbeBwUp);
-    assert_eq!(sim.cc.round_count, r0 + 1);
+    assert_eq!(sim.cc.round.round_count, r0 + 1);
     assert!(sim.cc.max_bw() >= max0, "app-limited samples lowered max_bw");
     sim.run_for(SEC);
     assert!(sim.cc.max_bw() >= max0);
@@ -946,7 +951,7 @@ fn linux_ecn_startup_exits_after_two_highly_marked_rounds() {
     let (mut d0, mut c0) = (0u64, 0u64);
     sim.run_until(
         |s, ev| {
-            if matches!(ev, Ev::Ack { .. }) && s.cc.round_start {
+            if matches!(ev, Ev::Ack { .. }) && s.cc.round.round_start {
                 let (d, c) = (s.tp.delivered - d0, s.tp.delivered_ce - c0);
                 ce_rounds.push(c as f64 / d.max(1) as f64);
                 d0 = s.tp.delivered;
@@ -1030,7 +1035,10 @@ fn inflight_at_loss_is_the_2_percent_crossing_point() {
     b.full_bw.reached = true;
     b.state = State::ProbeBwUp;
     b.min_rtt.rtt_ns = 40 * MS;
-    b.max_bw_slots = [((80u128 * BW_UNIT) / 40_000) as u64; 2];
+    let bw = ((80u128 * BW_UNIT) / 40_000) as u64;
+    b.max_bw_filter.update(bw);
+    b.max_bw_filter.advance();
+    b.max_bw_filter.update(bw);
     tp.snd_cwnd = 100;
     tp.lost = 30;
     // 21 lost of 1010 in flight (> 2 %), 20 of them before this packet.

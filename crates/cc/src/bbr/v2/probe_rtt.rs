@@ -1,0 +1,78 @@
+//! v2's min_rtt and PROBE_RTT on the family's driver (`bbr/probe_rtt.rs`): the 5 s
+//! `probe_rtt_min` sub-window schedules PROBE_RTT (a sample equal to its minimum refreshes it:
+//! v2alpha's `<=`), cwnd = max(4, BDP/2) is held for 200 ms and a round, then DOWN→CRUISE or
+//! STARTUP.
+
+use super::{Bbr2, State};
+use crate::bbr::inflight::CWND_MIN_TARGET;
+use crate::bbr::probe_bw::AckPhase;
+use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use crate::{Nanos, RateSample, TcpCc};
+
+impl ProbeRttModel for Bbr2 {
+    /// `bbr_update_min_rtt` (v2: the 5 s probe_rtt_min drives PROBE_RTT and feeds the 10 s
+    /// min_rtt).
+    #[inline]
+    fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
+        let expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, true);
+        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
+        expired
+    }
+
+    #[inline]
+    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
+        self.probe_rtt_min.stamp_ns = now;
+    }
+
+    #[inline]
+    fn in_probe_rtt(&self) -> bool {
+        self.state == State::ProbeRtt
+    }
+
+    /// Dip, drain the queue; the probe cycle stops and a round starts now.
+    #[inline]
+    fn enter_probe_rtt(&mut self, tp: &mut TcpCc) {
+        self.state = State::ProbeRtt;
+        self.ack_phase = AckPhase::ProbeStopping;
+        self.round.start_round(tp.delivered);
+    }
+
+    /// `bbr2_exit_probe_rtt`.
+    #[inline]
+    fn exit_probe_rtt(&mut self, tp: &TcpCc) {
+        self.reset_short_term_model();
+        if self.full_bw.reached {
+            self.state = State::ProbeBw;
+            // Schedule the next probe for a friendly random time, then cruise (inflight < BDP).
+            self.start_probe_bw_down(tp);
+            self.start_probe_bw_cruise();
+        } else {
+            self.state = State::Startup;
+        }
+    }
+
+    #[inline]
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        Bbr2::save_cwnd(self, tp)
+    }
+
+    #[inline]
+    fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+
+    /// `bbr_probe_rtt_cwnd`: max(4, 0.5·BDP).
+    #[inline]
+    fn probe_rtt_cwnd(&self) -> u32 {
+        CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
+    }
+
+    #[inline]
+    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
+        ProbeRttParts {
+            hold: &mut self.probe_rtt,
+            round: &mut self.round,
+            idle_restart: &mut self.idle_restart,
+        }
+    }
+}
