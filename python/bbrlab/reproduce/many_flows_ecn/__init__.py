@@ -57,16 +57,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots.figures import save, subplots
-from ..results.display import fmt_bps, fmt_bytes
-from ..results.results import jain_index
-from .analysis import select, value
-from .claims import Claim, above, at_least, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
-from .context import Size, StudyContext
-from .report import MSS, WIRE, md_table
-from .scenarios import Dumbbell, Flow, QueueLimit, Rpc, StudyRun, study_run
-from .sentences import join
-from .sources import GOOGLE_BBR2
+from ...plots.figures import save, subplots
+from ...results.display import fmt_bps, fmt_bytes
+from ...results.results import jain_index
+from ..analysis import select, value
+from ..claims import Claim, above, at_least, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
+from ..context import Size, StudyContext
+from ..report import MSS, WIRE, md_table
+from ..scenarios import Dumbbell, Flow, QueueLimit, Rpc, StudyRun, study_run
+from ..sentences import join
+from ..sources import GOOGLE_BBR2
 
 SOURCE = GOOGLE_BBR2
 CCS = ["dctcp", "bbr2", "bbr2_new"]
