@@ -53,7 +53,8 @@
 //!
 //! | module | owns |
 //! | --- | --- |
-//! | `sender` | the public API and the per-packet paths (`poll_transmit`, `on_ack`, `on_timeout`) |
+//! | `sender` | the public API and the send and timer paths (`poll_transmit`, `on_timeout`) |
+//! | `ack` | the ACK path (`on_ack`): delivery tagging, RTT samples, the rate sample, the algorithm |
 //! | `scoreboard` | the SACK scoreboard, the time-sorted in-flight list, the one `mark_lost` |
 //! | `rtt` | SRTT/RTTVAR/min_rtt, the RTO and its back-off (RFC 6298) |
 //! | `recovery` | RACK, TLP, RTO handling, the recovery state machine, PRR, ECN/CWR, Eifel undo |
@@ -65,6 +66,7 @@
 
 use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 
+mod ack;
 pub mod chunk_deque;
 mod pacing;
 pub mod receiver;

@@ -18,17 +18,8 @@
 //! live in `tp` (`packets_out`, `sacked_out`, `lost_out`, `retrans_out`) because the algorithms
 //! read them; [`Scoreboard::check_invariants`] recounts them from the tags.
 //!
-//! Segments in flight are also linked, oldest transmission first, in a doubly linked list threaded
-//! through the ring (Linux `tsorted_sent_queue`), which RACK walks from the oldest. A segment leaves
-//! the list when it is SACKed, cumulatively ACKed or marked lost, and rejoins at the tail when it
-//! is retransmitted. (Linux leaves lost segments on its list and skips them in the walk; unlinking
-//! them here keeps the walk to segments that can still be lost.)
-//!
-//! Two links are implicit, so that the common case (segments sent in order, acknowledged from
-//! the head) touches no neighbour: a back link below `snd_una` names a segment that left as the
-//! list's head under a cumulative ACK (its successor's back link is not rewritten: the head has
-//! no predecessor), and the tail's forward link names `snd_nxt`, the next new segment (sending
-//! it does not rewrite the tail). Neither is a neighbour until that segment is sent.
+//! Segments in flight are also linked, oldest transmission first, in a list threaded through the
+//! ring (Linux `tsorted_sent_queue`, which RACK walks): scoreboard/in_flight.rs.
 //!
 //! SACK blocks are applied only where they differ from the previous ACK's blocks (Linux
 //! `recv_sack_cache`), so each segment is tagged once: O(1) amortised per ACK.
@@ -36,10 +27,14 @@
 //! Loss marking has one entry point, [`Scoreboard::mark_lost`] (Linux `tcp_mark_skb_lost`), used
 //! by RACK and by the RTO.
 
+mod in_flight;
+mod sack_blocks;
+
 use crate::chunk_deque::{per_chunk, ChunkDeque};
-use crate::{Packet, MAX_SACK_BLOCKS};
+use crate::MAX_SACK_BLOCKS;
 use cc::rate::{self, PacketRateState, RateSample};
 use cc::{Cc, Nanos, TcpCc};
+use in_flight::{link_from, link_to, next_from, prev_from};
 use std::collections::VecDeque;
 
 /// SACKed (Linux `TCPCB_SACKED_ACKED`).
@@ -165,50 +160,6 @@ impl Seg {
     }
 }
 
-/// A list link of segment `seq` to absolute, and back.
-#[inline]
-fn link_from(seq: u64, delta: i32) -> u64 {
-    if delta == NIL_DELTA {
-        NIL
-    } else {
-        seq.wrapping_add_signed(delta as i64)
-    }
-}
-
-/// A back link of segment `seq`: none if it names a segment below `snd_una` (the list's head
-/// when it was cumulatively acknowledged; its successor's back link was left as it was).
-#[inline]
-fn prev_from(seq: u64, delta: i32, snd_una: u64) -> u64 {
-    let p = link_from(seq, delta);
-    if p < snd_una {
-        NIL
-    } else {
-        p
-    }
-}
-
-/// A forward link of segment `seq`: none if it names `snd_nxt` or beyond (the tail's link to the
-/// next new segment, written before that segment is sent).
-#[inline]
-fn next_from(seq: u64, delta: i32, snd_nxt: u64) -> u64 {
-    let n = link_from(seq, delta);
-    if n >= snd_nxt {
-        NIL
-    } else {
-        n
-    }
-}
-
-#[inline]
-fn link_to(seq: u64, other: u64) -> i32 {
-    if other == NIL {
-        NIL_DELTA
-    } else {
-        let d = other.wrapping_sub(seq) as i64;
-        i32::try_from(d).expect("in-flight segments within 2^31 of each other")
-    }
-}
-
 /// What tagging a segment delivered tells the RTT estimator and RACK.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Delivered {
@@ -280,68 +231,6 @@ impl Scoreboard {
         self.lost_queue.len()
     }
 
-    // ---- time-sorted in-flight list (Linux tsorted_sent_queue) ----
-
-    #[inline]
-    fn ts_unlink(&mut self, seq: u64) {
-        let (una, nxt) = (self.snd_una, self.snd_nxt);
-        let s = self.seg_mut(seq);
-        let Some((prev, next)) = s.links(seq, una, nxt) else { return };
-        s.flags &= !F_LINKED;
-        s.prev_delta = NIL_DELTA;
-        s.next_delta = NIL_DELTA;
-        self.ts_bridge(prev, next);
-    }
-
-    /// Join the list around a segment taken out of it: `prev` and `next` were its neighbours.
-    /// A new tail's forward link names `snd_nxt` (the next new segment joins there). Always
-    /// inlined: as a call (which the compiler chose) it cost as much again as its few loads and
-    /// stores.
-    #[inline(always)]
-    fn ts_bridge(&mut self, prev: u64, next: u64) {
-        if prev != NIL {
-            let to = if next == NIL { self.snd_nxt } else { next };
-            self.seg_mut(prev).next_delta = link_to(prev, to);
-        } else {
-            self.ts_head = next;
-        }
-        if next != NIL {
-            self.seg_mut(next).prev_delta = link_to(next, prev);
-        } else {
-            self.ts_tail = prev;
-        }
-    }
-
-    #[inline]
-    fn ts_push_tail(&mut self, seq: u64) {
-        let (tail, nxt) = (self.ts_tail, self.snd_nxt);
-        {
-            let s = self.seg_mut(seq);
-            s.prev_delta = link_to(seq, tail);
-            s.next_delta = link_to(seq, nxt);
-            s.flags |= F_LINKED;
-        }
-        if tail != NIL {
-            self.seg_mut(tail).next_delta = link_to(tail, seq);
-        } else {
-            self.ts_head = seq;
-        }
-        self.ts_tail = seq;
-    }
-
-    /// The in-flight segment sent longest ago, if any.
-    #[inline]
-    pub(crate) fn oldest_in_flight(&self) -> Option<u64> {
-        (self.ts_head != NIL).then_some(self.ts_head)
-    }
-
-    /// The in-flight segment sent after `seq` (which must be in the list).
-    #[inline]
-    pub(crate) fn sent_after(&self, seq: u64) -> Option<u64> {
-        let n = next_from(seq, self.seg(seq).next_delta, self.snd_nxt);
-        (n != NIL).then_some(n)
-    }
-
     // ---- transmissions ----
 
     /// A new segment (`snd_nxt`) goes out now; returns its number.
@@ -409,34 +298,6 @@ impl Scoreboard {
     }
 
     // ---- ACK processing ----
-
-    /// The ranges of this ACK's SACK blocks that the previous ACK's blocks did not cover, clipped
-    /// to [max(ack, snd_una), snd_nxt), block by block in the ACK's order. Call before
-    /// [`Scoreboard::remember_sack_blocks`] and before the cumulative ACK moves `snd_una`.
-    #[inline]
-    pub(crate) fn newly_sacked(&self, ack: &Packet) -> NewlySacked {
-        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
-        let n = ack.n_sack as usize;
-        for (b, blk) in blocks.iter_mut().enumerate().take(n) {
-            let (s, e) = ack.sack_block(b);
-            *blk = (s.max(ack.ack).max(self.snd_una), e.min(self.snd_nxt));
-        }
-        NewlySacked { blocks, n, b: 0, pos: 0, end: 0, cache: self.sack_cache }
-    }
-
-    /// Keep this ACK's SACK blocks for the next ACK's comparison.
-    #[inline]
-    pub(crate) fn remember_sack_blocks(&mut self, ack: &Packet) {
-        let n = ack.n_sack as usize;
-        if n == 0 && self.n_sack_cache == 0 {
-            return; // no blocks then, none now
-        }
-        self.sack_cache = [(0, 0); MAX_SACK_BLOCKS];
-        for b in 0..n {
-            self.sack_cache[b] = ack.sack_block(b);
-        }
-        self.n_sack_cache = n;
-    }
 
     /// Tag segment `seq` SACKed: counters, rate sample, off the in-flight list. None if it was
     /// SACKed before (already counted).
@@ -635,87 +496,5 @@ impl Scoreboard {
             ));
         }
         Ok(())
-    }
-}
-
-impl Scoreboard {
-    fn check_in_flight_list(&self) -> Result<(), String> {
-        let tagged = self.segs.iter().filter(|s| s.flags & F_LINKED != 0).count();
-        let (mut walked, mut prev, mut cur) = (0usize, NIL, self.ts_head);
-        while cur != NIL {
-            if cur < self.snd_una || cur >= self.snd_nxt {
-                return Err(format!(
-                    "in-flight list reaches {cur}, outside [{}, {})",
-                    self.snd_una, self.snd_nxt
-                ));
-            }
-            let s = self.seg(cur);
-            if s.flags & F_LINKED == 0 || prev_from(cur, s.prev_delta, self.snd_una) != prev {
-                return Err(format!("in-flight list broken at {cur}"));
-            }
-            walked += 1;
-            if walked > self.segs.len() {
-                return Err("in-flight list has a cycle".into());
-            }
-            (prev, cur) = (cur, next_from(cur, s.next_delta, self.snd_nxt));
-        }
-        if prev != self.ts_tail || walked != tagged {
-            return Err(format!(
-                "in-flight list reaches {walked} segments, {tagged} are tagged linked"
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Iterator over the newly SACKed ranges [start, end) of one ACK: each block minus the blocks
-/// of the previous ACK (at most 4 pieces per block). Holds copies, so the scoreboard can be
-/// tagged while iterating.
-pub(crate) struct NewlySacked {
-    blocks: [(u64, u64); MAX_SACK_BLOCKS],
-    n: usize,
-    /// Next block to start.
-    b: usize,
-    /// Walk through the current block: [pos, end).
-    pos: u64,
-    end: u64,
-    cache: [(u64, u64); MAX_SACK_BLOCKS],
-}
-
-impl Iterator for NewlySacked {
-    type Item = (u64, u64);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u64, u64)> {
-        loop {
-            if self.pos >= self.end {
-                if self.b >= self.n {
-                    return None;
-                }
-                (self.pos, self.end) = self.blocks[self.b];
-                self.b += 1;
-                continue;
-            }
-            let (pos, e) = (self.pos, self.end);
-            // Subtract cached blocks (already tagged): skip past one that covers `pos`, else
-            // stop the piece at the next one that starts inside it.
-            let mut piece_end = e;
-            let mut skip_to = None;
-            for &(cs, ce) in &self.cache {
-                if cs < ce {
-                    if pos >= cs && pos < ce {
-                        skip_to = Some(skip_to.map_or(ce, |x: u64| x.max(ce)));
-                    } else if cs > pos && cs < piece_end {
-                        piece_end = cs;
-                    }
-                }
-            }
-            if let Some(t) = skip_to {
-                self.pos = t.min(e);
-                continue;
-            }
-            self.pos = piece_end;
-            return Some((pos, piece_end));
-        }
     }
 }

@@ -54,9 +54,9 @@ fn without_an_echoed_timestamp_karn_leaves_the_ack_without_a_sample() {
 #[test]
 fn the_timestamp_rtt_counts_whole_ticks_and_at_least_one() {
     // A sub-millisecond data-center RTT reads as one tick (tcp_rtt_tsopt_us(tp, 1)).
-    assert_eq!(crate::sender::tsopt_rtt_ns(5_000_050, 5_000_000), 1_000_000);
-    assert_eq!(crate::sender::tsopt_rtt_ns(5_999_999 + 50_000, 5_999_999), 1_000_000);
+    assert_eq!(crate::ack::tsopt_rtt_ns(5_000_050, 5_000_000), 1_000_000);
+    assert_eq!(crate::ack::tsopt_rtt_ns(5_999_999 + 50_000, 5_999_999), 1_000_000);
     // A 40.13-ms RTT reads as 40 or 41 ms depending on where in a tick it starts.
-    assert_eq!(crate::sender::tsopt_rtt_ns(100_000 + PATH_RTT_NS, 100_000), 40_000_000);
-    assert_eq!(crate::sender::tsopt_rtt_ns(900_000 + PATH_RTT_NS, 900_000), 41_000_000);
+    assert_eq!(crate::ack::tsopt_rtt_ns(100_000 + PATH_RTT_NS, 100_000), 40_000_000);
+    assert_eq!(crate::ack::tsopt_rtt_ns(900_000 + PATH_RTT_NS, 900_000), 41_000_000);
 }
