@@ -81,7 +81,7 @@ def _split(text: str) -> tuple[Decimal, str] | None:
     m = _NUMBER.match(t)
     if not m:
         return None
-    unit = t[m.end():].lstrip()
+    unit = t[m.end() :].lstrip()
     if unit[:1].isdigit():
         return None
     try:
@@ -136,8 +136,13 @@ def _refuse_datetime(value: object, accepted: str) -> None:
     """TOML reads an unquoted 07:32:00 or 2026-11-28 as a time of day or a date, which no field
     takes: say so, and what is accepted (``accepted``)."""
     if isinstance(value, (datetime.date, datetime.time)):
-        what = ("date and time" if isinstance(value, datetime.datetime)
-                else "date" if isinstance(value, datetime.date) else "time of day")
+        what = (
+            "date and time"
+            if isinstance(value, datetime.datetime)
+            else "date"
+            if isinstance(value, datetime.date)
+            else "time of day"
+        )
         raise UnitError(f"{_show(value)} is a TOML {what}, not {accepted}")
 
 
@@ -157,8 +162,16 @@ def _number_in(text: object) -> str:
 _SCALED_STEPS: tuple[tuple[float, str], ...] = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str = " ", kilo: str = "k",
-                  sig: int | None = None, prefix: str | None = None) -> str:
+def format_scaled(
+    value: object,
+    unit: str,
+    *,
+    digits: int | None = 2,
+    sep: str = " ",
+    kilo: str = "k",
+    sig: int | None = None,
+    prefix: str | None = None,
+) -> str:
     """A measured value rounded for reading, with the largest decimal prefix it reaches:
     ``format_scaled(94_310_000, "bit/s")`` -> "94.31 Mbit/s"; "-" for None, NaN and infinities.
 
@@ -171,7 +184,7 @@ def format_scaled(value: object, unit: str, *, digits: int | None = 2, sep: str 
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
-            value = float(value)  # numpy scalars
+            value = float(value)  # type: ignore[arg-type]  # numpy scalars; anything else raises
         except (TypeError, ValueError):
             return "-"
     x = float(value)
@@ -260,8 +273,20 @@ def parse_time(value: object) -> int:
     if u not in _TIME_UNITS_NS:
         if not u:
             raise UnitError(f'{_show(value)} is not a time (it needs a unit); try "{n}s" or "{n}ms"')
-        guess = {"secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millis": "ms", "usec": "us",
-                 "mins": "min", "minute": "min", "minutes": "min", "nsec": "ns", "hr": "h", "hour": "h"}.get(u)
+        guess = {
+            "secs": "s",
+            "second": "s",
+            "seconds": "s",
+            "msec": "ms",
+            "millis": "ms",
+            "usec": "us",
+            "mins": "min",
+            "minute": "min",
+            "minutes": "min",
+            "nsec": "ns",
+            "hr": "h",
+            "hour": "h",
+        }.get(u)
         hint = f'"{n}{guess}"' if guess else f'"{n}ms" (ns, us, ms, s, min, h)'
         raise UnitError(f"{_show(value)} is not a time; try {hint}")
     ns = number * _TIME_UNITS_NS[u]
@@ -322,9 +347,7 @@ def format_size(nbytes: int) -> str:
     plain = f"{nbytes}B"
     candidates: list[tuple[str, int]] = [(p.upper() if p != "k" else "K", m) for p, m in _PREFIX.items() if p]
     candidates += [(p[0].upper() + "i", m) for p, m in _BIN_PREFIX.items()]
-    forms = [
-        (f"{_num(Decimal(nbytes) / mult)}{prefix}B", mult) for prefix, mult in candidates if abs(nbytes) >= mult
-    ]
+    forms = [(f"{_num(Decimal(nbytes) / mult)}{prefix}B", mult) for prefix, mult in candidates if abs(nbytes) >= mult]
     if not forms:
         return plain
     # Shortest wins; on a tie the larger unit reads better ("43.75MB" over "43750KB"), but a plain
@@ -377,9 +400,7 @@ def parse_buffer(value: object) -> Buffer:
         return Buffer("bytes", parse_size(value))
     except UnitError:
         n = _number_in(value)
-        raise UnitError(
-            f'{_show(value)} is not a buffer size; try "{n}bdp", "{n}MB" or "{n}pkts"'
-        ) from None
+        raise UnitError(f'{_show(value)} is not a buffer size; try "{n}bdp", "{n}MB" or "{n}pkts"') from None
 
 
 def format_buffer(buf: Buffer) -> str:

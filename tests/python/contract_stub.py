@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import numpy as np
-
 from bbrlab import _core as _real  # imported before the stub replaces it
 from bbrlab.core.tables import encode
 
@@ -95,36 +94,65 @@ class Simulation:
         flat = lambda a: np.ascontiguousarray(a).reshape(-1)  # noqa: E731 - row order: time-major
         rows = n * samples
         const = lambda v: np.full(rows, v)  # noqa: E731
-        ts = encode("timeseries", {
-            "t_s": np.tile(t_s, (n, 1)).T.reshape(-1),
-            "flow": np.tile(np.arange(n), samples),
-            "delivered_bytes": flat(delivered.T),
-            "goodput_bps": flat(goodput.T),
-            "cwnd_pkts": const(100), "cwnd_bytes": const(144800), "inflight_bytes": const(100000),
-            "pacing_rate_bps": const(rate / max(n, 1)), "delivery_rate_bps": const(rate / max(n, 1)),
-            "srtt_ms": const(rtt_ms * 1.1), "min_rtt_ms": const(rtt_ms), "rtt_ms": const(rtt_ms * 1.1),
-            "ssthresh_pkts": const(-1), "phase_code": np.tile([phase_labels.index(p) for p in flow_phase], samples), "bw_bps": const(rate / max(n, 1)),
-            "pacing_gain": const(1.25), "cwnd_gain": const(2.0),
-        }, rows)
+        ts = encode(
+            "timeseries",
+            {
+                "t_s": np.tile(t_s, (n, 1)).T.reshape(-1),
+                "flow": np.tile(np.arange(n), samples),
+                "delivered_bytes": flat(delivered.T),
+                "goodput_bps": flat(goodput.T),
+                "cwnd_pkts": const(100),
+                "cwnd_bytes": const(144800),
+                "inflight_bytes": const(100000),
+                "pacing_rate_bps": const(rate / max(n, 1)),
+                "delivery_rate_bps": const(rate / max(n, 1)),
+                "srtt_ms": const(rtt_ms * 1.1),
+                "min_rtt_ms": const(rtt_ms),
+                "rtt_ms": const(rtt_ms * 1.1),
+                "ssthresh_pkts": const(-1),
+                "phase_code": np.tile([phase_labels.index(p) for p in flow_phase], samples),
+                "bw_bps": const(rate / max(n, 1)),
+                "pacing_gain": const(1.25),
+                "cwnd_gain": const(2.0),
+            },
+            rows,
+        )
         total = delivered[:, -1]
         end_s = np.full(n, self.end_ns / 1e9)
-        flows = encode("flows", {
-            "flow": np.arange(n),
-            "spec": [i for i, _ in flows_cfg],
-            "cc_code": [cc_names.index(f["cc"]) for _, f in flows_cfg],
-            "start_s": starts, "end_s": end_s,
-            "delivered_bytes": total, "goodput_bps": total * 8 / (end_s - starts),
-            "data_packets_sent": total // 1448 + 1, "retrans_rate": np.zeros(n),
-            "rtt_mean_ms": np.full(n, rtt_ms * 1.1), "rtt_p50_ms": np.full(n, rtt_ms * 1.1),
-            "rtt_p95_ms": np.full(n, rtt_ms * 1.3), "rtt_p99_ms": np.full(n, rtt_ms * 1.4),
-        }, n, fill={"app": -1, "query": -1})
-        queue = encode("queue", {
-            "t_s": t_s, "queue_code": np.zeros(samples),
-            "occupancy_bytes": np.full(samples, 30000), "occupancy_pkts": np.full(samples, 20),
-            "mean_occupancy_bytes": np.full(samples, 25000.0), "max_occupancy_bytes": np.full(samples, 60000),
-            "tx_bytes": np.cumsum(np.full(samples, rate * interval // 8 // 10**9)),
-            "utilization": np.full(samples, 0.95),
-        }, samples)
+        flows = encode(
+            "flows",
+            {
+                "flow": np.arange(n),
+                "spec": [i for i, _ in flows_cfg],
+                "cc_code": [cc_names.index(f["cc"]) for _, f in flows_cfg],
+                "start_s": starts,
+                "end_s": end_s,
+                "delivered_bytes": total,
+                "goodput_bps": total * 8 / (end_s - starts),
+                "data_packets_sent": total // 1448 + 1,
+                "retrans_rate": np.zeros(n),
+                "rtt_mean_ms": np.full(n, rtt_ms * 1.1),
+                "rtt_p50_ms": np.full(n, rtt_ms * 1.1),
+                "rtt_p95_ms": np.full(n, rtt_ms * 1.3),
+                "rtt_p99_ms": np.full(n, rtt_ms * 1.4),
+            },
+            n,
+            fill={"app": -1, "query": -1},
+        )
+        queue = encode(
+            "queue",
+            {
+                "t_s": t_s,
+                "queue_code": np.zeros(samples),
+                "occupancy_bytes": np.full(samples, 30000),
+                "occupancy_pkts": np.full(samples, 20),
+                "mean_occupancy_bytes": np.full(samples, 25000.0),
+                "max_occupancy_bytes": np.full(samples, 60000),
+                "tx_bytes": np.cumsum(np.full(samples, rate * interval // 8 // 10**9)),
+                "utilization": np.full(samples, 0.95),
+            },
+            samples,
+        )
         packets = int(total.sum() // 1448)
         return {
             "flows": flows,

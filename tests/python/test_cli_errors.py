@@ -12,10 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from bbrlab.cli import cli
 from bbrlab.results.results import is_complete_run
+from click.testing import CliRunner
 
 HERE = Path(__file__).resolve().parent
 BAD = sorted((HERE / "bad_scenarios").glob("*.toml"))
@@ -51,7 +50,6 @@ def assert_no_complete_run(root: Path) -> None:
         if d.is_dir():
             assert not is_complete_run(d), f"{d} looks like a complete run"
             assert not (d / "summary.json").exists(), d
-
 
 
 def test_there_are_enough_bad_scenarios() -> None:

@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import bbrlab
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-
-import bbrlab
 from bbrlab.cli import cli
 from bbrlab.plots.plots import PLOTS
 from bbrlab.results.results import RUN_FILES, is_complete_run
+from click.testing import CliRunner
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -33,7 +32,6 @@ cc = "cubic"
 cc = "bbr1"
 start = "1s"
 """
-
 
 
 def _run_cli(args: list[str]) -> str:
@@ -93,13 +91,12 @@ def test_short_run_tables_match_the_summary(core, in_tmp: Path) -> None:  # type
         row = flows[flows["flow"] == f["flow"]].iloc[0]
         assert f["cc"] == row["cc"]
         assert f["goodput_bps"] == pytest.approx(row["goodput_bps"], rel=1e-9)
-        assert f["goodput_bps"] == pytest.approx(
-            row["delivered_bytes"] * 8 / (row["end_s"] - row["start_s"]), rel=1e-3)
+        assert f["goodput_bps"] == pytest.approx(row["delivered_bytes"] * 8 / (row["end_s"] - row["start_s"]), rel=1e-3)
         assert f["retransmits"] == row["retransmits"]
         for k in ("rtt_mean_ms", "rtt_p95_ms"):
             assert f[k] is not None and f[k] >= 40.0 * 0.999, (k, f[k])
     # Per-interval goodput integrates to the cumulative delivered bytes.
-    for flow, rows in ts.sort_values("t_s").groupby("flow"):
+    for _flow, rows in ts.sort_values("t_s").groupby("flow"):
         integral = float((rows["goodput_bps"] * 0.1 / 8).sum())
         assert integral == pytest.approx(float(rows["delivered_bytes"].iloc[-1]), rel=1e-6, abs=n_samples)
     jain = agg["jain"]

@@ -6,7 +6,6 @@ import copy
 import warnings
 
 import pytest
-
 from bbrlab.emu.support import check_supported
 from bbrlab.errors import ScenarioError, ScenarioWarning
 from bbrlab.scenario import parse_scenario
@@ -40,10 +39,13 @@ def test_a_plain_dumbbell_runs_without_a_word():
 @pytest.mark.parametrize(
     "mutate, field, words",
     [
-        (lambda r: r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"}), "topology.bottleneck.red",
-         "no RED"),
+        (
+            lambda r: r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"}),
+            "topology.bottleneck.red",
+            "no RED",
+        ),
         (lambda r: r["flows"][0].update(rpc={"size": "10KB", "gap": "1ms"}), "flows.0.rpc", "bulk writers"),
-        (lambda r: r["flows"][1].update(pacing="off"), "flows.1.pacing", "leave it \"auto\""),
+        (lambda r: r["flows"][1].update(pacing="off"), "flows.1.pacing", 'leave it "auto"'),
         (lambda r: r["flows"][0].update(receiver_window="ictcp"), "flows.0.receiver_window", "ICTCP"),
         (lambda r: r["flows"][0].update(app_read_delay="5ms"), "flows.0.app_read_delay", "read at once"),
     ],
@@ -78,7 +80,9 @@ def test_what_emu_refuses_and_warns_about_is_read_from_the_schema(monkeypatch):
     assert _notes(lambda r: r["flows"][1].update(tso=False)) == []
     with pytest.raises(ScenarioError) as e:
         check_supported(_scenario(lambda r: r["flows"][1].update(mss="9000B")))
-    assert str(e.value).startswith("flows.1.mss") and "9000 is not available on --backend emu: a test's reason" in str(e.value)
+    assert str(e.value).startswith("flows.1.mss") and "9000 is not available on --backend emu: a test's reason" in str(
+        e.value
+    )
 
 
 def test_a_star_is_refused_by_its_variant_mark():
@@ -98,5 +102,9 @@ def test_a_kernel_algorithm_does_not_upset_the_check():
     assert _notes(lambda r: kernel(r, access_rate="1Gbps")) == []
     assert _notes(lambda r: kernel(r, access_rate="200Mbps"))[0].startswith("topology.access_rate")
     with pytest.raises(ScenarioError) as e:
-        check_supported(_scenario(lambda r: kernel(r) or r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"})))
+        check_supported(
+            _scenario(
+                lambda r: kernel(r) or r["topology"]["bottleneck"].update(red={"min_th": "20KB", "max_th": "60KB"})
+            )
+        )
     assert str(e.value).startswith("topology.bottleneck.red")

@@ -17,16 +17,20 @@ import random
 from pathlib import Path
 
 import pytest
+from bbrlab.devtools import fuzz
+from bbrlab.errors import ScenarioError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from bbrlab.devtools import fuzz
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = int(os.environ.get("BBRLAB_FUZZ_EXAMPLES", "600"))
 RUNS = int(os.environ.get("BBRLAB_FUZZ_RUNS", "25"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _chooser(data: st.DataObject):  # type: ignore[no-untyped-def]
@@ -65,7 +69,7 @@ def test_the_checks_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     s = fuzz.check_scenario(fuzz.BASES[0], out)
     assert s is not None and not out.failures
     bad = s.model_copy(update={"flows": [s.flows[0].model_copy(update={"cc": "bbrr"})]})
-    with pytest.raises(Exception):
+    with pytest.raises(ScenarioError):
         bad.resolve()
     # The same scenario with a core whose constructor refuses it: the fuzzer records the failure.
     from bbrlab.scenario import core

@@ -15,13 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 import bbrlab
+import pytest
 from bbrlab import units
 from bbrlab.cli import cli
 from bbrlab.errors import ScenarioError, UserError
+from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "examples" / "quick.toml"
@@ -41,8 +40,8 @@ def one_line_error(result, code: int = 2, contains: str = "") -> str:  # type: i
 @pytest.mark.parametrize(
     ("extra", "contains"),
     [
-        ('seed = ' + "9" * 4301, "more than 4300 digits"),
-        ('x = ' + "[" * 600 + "]" * 600, "nested too deeply"),
+        ("seed = " + "9" * 4301, "more than 4300 digits"),
+        ("x = " + "[" * 600 + "]" * 600, "nested too deeply"),
     ],
     ids=["4301-digit-seed", "deep-nesting"],
 )
@@ -57,7 +56,7 @@ def test_what_the_toml_parser_cannot_take_is_one_line(tmp_path: Path, extra: str
     [
         ('duration = "1e999999s"', "duration", "out of range"),
         ('duration = "1x' + " " * 60000 + 'y"', "duration", "too long"),
-        ('seed = ' + "9" * 40, "seed", "digit number is out of range"),
+        ("seed = " + "9" * 40, "seed", "digit number is out of range"),
         ('name = "abc\\n"', "name", "not a usable name"),
         ('sample_interval = "1ns"', "sample_interval", "out of range"),
     ],
@@ -65,7 +64,9 @@ def test_what_the_toml_parser_cannot_take_is_one_line(tmp_path: Path, extra: str
 )
 def test_extreme_top_level_values(tmp_path: Path, line: str, field: str, contains: str) -> None:
     p = tmp_path / "s.toml"
-    p.write_text(line + "\n" + BASE.replace('duration = "1s"\n', "" if line.startswith("duration") else 'duration = "1s"\n'))
+    p.write_text(
+        line + "\n" + BASE.replace('duration = "1s"\n', "" if line.startswith("duration") else 'duration = "1s"\n')
+    )
     t0 = time.monotonic()
     msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]), contains=contains)
     assert msg.startswith(f"error: {field}"), msg
@@ -78,12 +79,16 @@ STAR = 'duration = "1s"\n[topology]\nkind = "star"\nworkers = 4\nrate = "1Gbps"\
 @pytest.mark.parametrize(
     ("text", "field"),
     [
-        (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", red = { min_th = "20KB", max_th = "60KB", max_p = nan } }'),
-         "topology.bottleneck.red.max_p"),
+        (
+            BASE.replace('rtt = "10ms" }', 'rtt = "10ms", red = { min_th = "20KB", max_th = "60KB", max_p = nan } }'),
+            "topology.bottleneck.red.max_p",
+        ),
         (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", ack_loss = nan }'), "topology.bottleneck.ack_loss"),
         (BASE.replace('rtt = "10ms" }', 'rtt = "10ms", loss = -inf }'), "topology.bottleneck.loss"),
-        (STAR.replace('rate = "1Gbps"', 'rate = "1Gbps"\nshared_buffer = "1MB"\nshared_buffer_alpha = nan'),
-         "topology.shared_buffer_alpha"),
+        (
+            STAR.replace('rate = "1Gbps"', 'rate = "1Gbps"\nshared_buffer = "1MB"\nshared_buffer_alpha = nan'),
+            "topology.shared_buffer_alpha",
+        ),
     ],
     ids=["red-max_p", "ack_loss", "loss-inf", "shared_buffer_alpha"],
 )
@@ -106,7 +111,9 @@ def test_a_nan_is_named_with_the_form_it_takes(tmp_path: Path, text: str, field:
 def test_a_toml_time_is_shown_as_written(tmp_path: Path, line: str, field: str, shown: str, accepted: str) -> None:
     # It was echoed as datetime.time(7, 32).
     p = tmp_path / "s.toml"
-    p.write_text(line + "\n" + BASE.replace('duration = "1s"\n', "" if line.startswith("duration") else 'duration = "1s"\n'))
+    p.write_text(
+        line + "\n" + BASE.replace('duration = "1s"\n', "" if line.startswith("duration") else 'duration = "1s"\n')
+    )
     msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]))
     assert msg.startswith(f"error: {field}: {shown}") and accepted in msg and "datetime" not in msg, msg
 
@@ -122,7 +129,9 @@ def test_too_many_flows_are_refused_before_any_flow_is_checked(tmp_path: Path, m
     monkeypatch.setattr(model.Scenario, "model_validate", no_flow_is_checked)
     p = tmp_path / "s.toml"
     p.write_text(BASE.replace('cc = "cubic"\n', 'cc = "cubic"\ncount = 100001\n'))
-    assert one_line_error(CliRunner().invoke(cli, ["validate", str(p)])).startswith("error: flows.0.count: 100001 is out of range")
+    assert one_line_error(CliRunner().invoke(cli, ["validate", str(p)])).startswith(
+        "error: flows.0.count: 100001 is out of range"
+    )
     p.write_text(BASE + '[[flows]]\ncc = "bbr"\ncount = 99999\n' + '[[flows]]\ncc = "reno"\n' * 2)
     msg = one_line_error(CliRunner().invoke(cli, ["validate", str(p)]))
     assert msg == "error: flows: 100002 flows after expanding count; the limit is 100000", msg
@@ -167,7 +176,9 @@ def test_one_run_checks_its_scenario_once(monkeypatch: pytest.MonkeyPatch, tmp_p
     ],
 )
 def test_values_the_core_would_refuse_are_refused_by_validate(override: str, field: str) -> None:
-    sets = ["--set", override] + (["--set", "sample_interval=1ms", "--set", "flows.0.count=20000"] if override == "duration=1000s" else [])
+    sets = ["--set", override] + (
+        ["--set", "sample_interval=1ms", "--set", "flows.0.count=20000"] if override == "duration=1000s" else []
+    )
     msg = one_line_error(CliRunner().invoke(cli, ["validate", str(QUICK), *sets]))
     assert msg.startswith(f"error: {field}"), msg
 
@@ -187,9 +198,12 @@ def test_unit_parsing_is_linear_and_bounded() -> None:
 
 def test_a_star_of_300_workers_keeps_its_queues_apart() -> None:
     # 255+ workers wrapped an 8-bit queue label: the aggregator's port got other queues' numbers.
-    raw = {"duration": "0.2s", "sample_interval": "50ms",
-           "topology": {"kind": "star", "workers": 300, "rate": "1Gbps"},
-           "flows": [{"cc": "cubic", "count": 300}]}
+    raw = {
+        "duration": "0.2s",
+        "sample_interval": "50ms",
+        "topology": {"kind": "star", "workers": 300, "rate": "1Gbps"},
+        "flows": [{"cc": "cubic", "count": 300}],
+    }
     r = bbrlab.run(bbrlab.parse_scenario(raw))
     q = r.queue
     assert q["queue"].nunique() == 302
@@ -202,8 +216,11 @@ def test_a_star_of_300_workers_keeps_its_queues_apart() -> None:
 def test_an_mss_above_half_of_64KB_with_tso_runs(cc: str) -> None:
     # TSO autosizing clamped to [2, 65536 / mss] segments, which is [2, 1] above 32 KB: a Rust
     # panic, then a traceback. Linux has no such upper bound; bursts are 2 segments.
-    raw = {"duration": "0.2s", "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "rtt": "20ms"}},
-           "flows": [{"cc": cc, "mss": "32769B", "tso": True, "ecn": cc == "dctcp"}]}
+    raw = {
+        "duration": "0.2s",
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "rtt": "20ms"}},
+        "flows": [{"cc": cc, "mss": "32769B", "tso": True, "ecn": cc == "dctcp"}],
+    }
     r = bbrlab.run(bbrlab.parse_scenario(raw))
     assert r.flows["delivered_bytes"].iloc[0] > 0
     assert r.flows["tso_burst_mean_segs"].iloc[0] <= 2.0
@@ -229,8 +246,10 @@ def test_out_problems_are_found_before_the_run(tmp_path: Path) -> None:
     }
     for out, contains in cases.items():
         t0 = time.monotonic()
-        one_line_error(CliRunner().invoke(cli, ["run", str(QUICK), "--out", out, "-q", "--set", "duration=300s"]),
-                       contains=contains)
+        one_line_error(
+            CliRunner().invoke(cli, ["run", str(QUICK), "--out", out, "-q", "--set", "duration=300s"]),
+            contains=contains,
+        )
         assert time.monotonic() - t0 < 3, out  # not after simulating 300 s
 
 
@@ -242,7 +261,7 @@ from bbrlab.results import rundir
 rundir.FIXED_BYTES = rundir.ROW_BYTES = 0  # let the pre-check pass so the write itself fails
 resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))  # the largest PNG is ~60 KB
 from bbrlab.cli import main
-sys.argv = ["bbrlab", "run", {str(QUICK)!r}, "--out", {str(tmp_path / 'run')!r}, "-q"]
+sys.argv = ["bbrlab", "run", {str(QUICK)!r}, "--out", {str(tmp_path / "run")!r}, "-q"]
 main()
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -255,9 +274,25 @@ def test_sigterm_removes_the_incomplete_directory(tmp_path: Path) -> None:
     out = tmp_path / "run"
     # 20 000 s of the quick scenario: ~30 s of work, so the signal at 3 s always finds it running
     # (2000 s finished in ~3 s on an idle VM once the simulator got faster, and the test raced it).
-    p = subprocess.Popen([sys.executable, "-m", "bbrlab", "run", str(QUICK), "--out", str(out), "-q",
-                          "--set", "duration=20000s", "--set", "sample_interval=10s"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bbrlab",
+            "run",
+            str(QUICK),
+            "--out",
+            str(out),
+            "-q",
+            "--set",
+            "duration=20000s",
+            "--set",
+            "sample_interval=10s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(3)
     p.terminate()
     _, err = p.communicate(timeout=30)
@@ -367,9 +402,24 @@ def test_ctrl_c_stops_a_busy_core_run_promptly(tmp_path: Path) -> None:
 
     example = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
     p = subprocess.Popen(
-        [sys.executable, "-m", "bbrlab", "run", str(example), "-q", "--out", str(tmp_path / "r"),
-         "--set", "duration=60s", "--set", "topology.bottleneck.rate=5Gbps"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "bbrlab",
+            "run",
+            str(example),
+            "-q",
+            "--out",
+            str(tmp_path / "r"),
+            "--set",
+            "duration=60s",
+            "--set",
+            "topology.bottleneck.rate=5Gbps",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(2.0)
     assert p.poll() is None, "the run ended before the signal: make it longer"
     t0 = time.monotonic()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from bbrlab import ScenarioError, load_scenario, parse_scenario
 from bbrlab.scenario import apply_overrides
 
@@ -52,7 +51,11 @@ def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
     assert back["topology"]["kind"] == "dumbbell"
     assert back["topology"]["access_rate"] == "1Gbps"
     assert back["topology"]["bottleneck"] == {
-        "rate": "100Mbps", "rtt": "40ms", "buffer": "1bdp", "loss": "0%", "ack_loss": "0%",
+        "rate": "100Mbps",
+        "rtt": "40ms",
+        "buffer": "1bdp",
+        "loss": "0%",
+        "ack_loss": "0%",
     }
     flow = back["flows"][0]
     assert flow["cc"] == "bbr"  # stored as written; the alias is resolved for the core only
@@ -65,15 +68,28 @@ def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
 def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     s = load_scenario(
         write(tmp_path, MINIMAL),
-        overrides=["topology.bottleneck.loss=1.5%", "flows.0.count=3", "flows.1.cc=cubic", "flows.1.start=2s",
-                   "flows.1.pacing=on", "flows.1.bytes=10MB", "topology.bottleneck.ecn_threshold=30KB"],
+        overrides=[
+            "topology.bottleneck.loss=1.5%",
+            "flows.0.count=3",
+            "flows.1.cc=cubic",
+            "flows.1.start=2s",
+            "flows.1.pacing=on",
+            "flows.1.bytes=10MB",
+            "topology.bottleneck.ecn_threshold=30KB",
+        ],
     )
     c = s.resolve()
     assert c["seed"] == 1 and c["duration_ns"] == 10**10 and c["sample_interval_ns"] == 10**8
     b = c["topology"]["bottleneck"]
     assert b == {
-        "rate_bps": 100_000_000, "rtt_ns": 40_000_000, "buffer": {"bdp": 1.0},
-        "loss": 0.015, "ack_loss": 0.0, "ecn_threshold_bytes": 30_000, "ecn_threshold_packets": None, "red": None,
+        "rate_bps": 100_000_000,
+        "rtt_ns": 40_000_000,
+        "buffer": {"bdp": 1.0},
+        "loss": 0.015,
+        "ack_loss": 0.0,
+        "ecn_threshold_bytes": 30_000,
+        "ecn_threshold_packets": None,
+        "red": None,
     }
     assert c["topology"]["access_rate_bps"] == 1_000_000_000  # a default that depends on the rate
     assert s.derived()["buffer_bytes"] == 500_000 and s.derived()["flow_count"] == 4
@@ -81,10 +97,31 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     assert [(f["cc"], f["count"]) for f in c["flows"]] == [("bbr1", 3), ("cubic", 1)]
     f0, f1 = c["flows"]
     assert set(f0) == {
-        "cc", "count", "start_ns", "stop_ns", "bytes", "extra_rtt_ns", "mss_bytes", "initial_cwnd_segs", "pacing",
-        "max_pacing_rate_bps", "sndbuf_bytes", "rcvbuf_bytes", "ecn", "tso", "tso_defer", "min_rto_ns", "delayed_ack",
-        "tso_minrtt_autosize", "fast_path", "receiver_window", "gap_histogram", "faster_acks", "app_read_delay_ns",
-        "rpc", "sender",
+        "cc",
+        "count",
+        "start_ns",
+        "stop_ns",
+        "bytes",
+        "extra_rtt_ns",
+        "mss_bytes",
+        "initial_cwnd_segs",
+        "pacing",
+        "max_pacing_rate_bps",
+        "sndbuf_bytes",
+        "rcvbuf_bytes",
+        "ecn",
+        "tso",
+        "tso_defer",
+        "min_rto_ns",
+        "delayed_ack",
+        "tso_minrtt_autosize",
+        "fast_path",
+        "receiver_window",
+        "gap_histogram",
+        "faster_acks",
+        "app_read_delay_ns",
+        "rpc",
+        "sender",
     }
     assert f0["pacing"] == "auto" and f1["pacing"] == "on"
     assert f1["start_ns"] == 2 * 10**9 and f1["bytes"] == 10_000_000
@@ -99,6 +136,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
 
 def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
     p = write(tmp_path, MINIMAL)
+
     def limits(buffer: str) -> tuple[int | None, int | None]:
         return load_scenario(p, [f"topology.bottleneck.buffer={buffer}"]).buffer_limits()
 
@@ -109,8 +147,19 @@ def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
 
 def test_set_overrides_types(tmp_path: Path) -> None:
     p = write(tmp_path, MINIMAL)
-    s = load_scenario(p, ["duration=30s", "seed=7", "flows.0.cc=cubic", "flows.0.ecn=true", "flows.0.mss=8948",
-                          "topology.bottleneck.loss=0.01", "name=other", "flows.0.pacing=false"])
+    s = load_scenario(
+        p,
+        [
+            "duration=30s",
+            "seed=7",
+            "flows.0.cc=cubic",
+            "flows.0.ecn=true",
+            "flows.0.mss=8948",
+            "topology.bottleneck.loss=0.01",
+            "name=other",
+            "flows.0.pacing=false",
+        ],
+    )
     assert s.duration == 30 * 10**9 and s.seed == 7 and s.name == "other"
     f = s.flows[0]
     assert (f.cc, f.ecn, f.mss, f.pacing) == ("cubic", True, 8948, "off")

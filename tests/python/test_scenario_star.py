@@ -5,14 +5,19 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from bbrlab.errors import ScenarioError
 from bbrlab.scenario import parse_scenario
 
 BASE = {
     "duration": "2s",
-    "topology": {"kind": "star", "workers": 21, "rate": "1Gbps", "delay": "10us", "lossless": True,
-                 "forwarding": "cut-through"},
+    "topology": {
+        "kind": "star",
+        "workers": 21,
+        "rate": "1Gbps",
+        "delay": "10us",
+        "lossless": True,
+        "forwarding": "cut-through",
+    },
     "flows": [{"cc": "cubic", "sender": 20}],
     "apps": [{"kind": "query", "workers": 20, "size": "1MiB", "repetitions": 5, "gap": "20ms", "flow": {"cc": "bbr"}}],
 }
@@ -39,9 +44,16 @@ def test_star_resolves_to_the_core_config():
     # The defaults: the Waterloo DC study's thresholds, PAUSE triggered by the egress queue
     # (bbrlab's first model), headroom 0 = the per-port PAUSE round trip, NICs and switches that
     # obey PAUSE at once.
-    assert star["pfc"] == {"xoff_bytes": 64_000, "xon_bytes": 32_000, "quanta": 65535, "accounting": "egress",
-                           "headroom_bytes": 0, "nic_honours_pause": True, "nic_pause_delay_ns": 0,
-                           "switches_honour_pause": True}
+    assert star["pfc"] == {
+        "xoff_bytes": 64_000,
+        "xon_bytes": 32_000,
+        "quanta": 65535,
+        "accounting": "egress",
+        "headroom_bytes": 0,
+        "nic_honours_pause": True,
+        "nic_pause_delay_ns": 0,
+        "switches_honour_pause": True,
+    }
     assert star["buffer_bytes"] is None  # lossless: unlimited
     app = cfg["apps"][0]
     assert app["size_bytes"] == 1 << 20 and app["workers"] == 20 and app["gap_ns"] == 20_000_000
@@ -102,8 +114,12 @@ def test_set_reaches_star_fields():
         (lambda r: r["topology"].update(worker_racks="x", hosts_per_rack=16), "topology.worker_racks"),
         (lambda r: r["topology"].update(worker_racks=[0], hosts_per_rack=16), "topology.worker_racks"),  # 22 in rack 0
         (lambda r: r["topology"].update(worker_racks=[1] * 10001, hosts_per_rack=32), "topology.worker_racks"),
-        (lambda r: r["topology"].update(worker_racks=[1, 0], hosts_per_rack=16, pfc={"switches_honour_pause": False}),
-         "topology.buffer"),
+        (
+            lambda r: r["topology"].update(
+                worker_racks=[1, 0], hosts_per_rack=16, pfc={"switches_honour_pause": False}
+            ),
+            "topology.buffer",
+        ),
     ],
 )
 def test_bad_star_fields_name_the_field(mutate, field):
@@ -116,14 +132,18 @@ def test_worker_racks_messages_say_what_to_write():
     assert "write the items in brackets, e.g. [1, 2, 3, 0]" in msg
     msg = _err(lambda r: r["topology"].update(worker_racks=[0], hosts_per_rack=16))
     assert "puts 22 hosts in rack 0 (the aggregator's, counting it), more than hosts_per_rack (16)" in msg
-    ok = parse_scenario({**copy.deepcopy(BASE), "topology": {**BASE["topology"], "hosts_per_rack": 16,
-                                                             "worker_racks": [1, 2, 3, 0]}}).resolve()
+    ok = parse_scenario(
+        {**copy.deepcopy(BASE), "topology": {**BASE["topology"], "hosts_per_rack": 16, "worker_racks": [1, 2, 3, 0]}}
+    ).resolve()
     assert ok["topology"]["worker_racks"] == [1, 2, 3, 0]
 
 
 def test_query_app_needs_a_star():
-    raw = {"duration": "1s", "topology": {"kind": "dumbbell", "bottleneck": {"rate": "1Gbps", "rtt": "1ms"}},
-           "apps": [{"kind": "query", "workers": 2, "flow": {"cc": "cubic"}}]}
+    raw = {
+        "duration": "1s",
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "1Gbps", "rtt": "1ms"}},
+        "apps": [{"kind": "query", "workers": 2, "flow": {"cc": "cubic"}}],
+    }
     with pytest.raises(ScenarioError) as e:
         parse_scenario(raw)
     assert str(e.value).startswith("apps")

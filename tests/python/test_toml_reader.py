@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import math
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from bbrlab import _core
 from bbrlab.errors import ScenarioError
 from bbrlab.scenario.load import parse_toml

@@ -47,8 +47,11 @@ def _report_bug(e: BaseException) -> None:
     with os.fdopen(fd, "w") as f:
         f.write(f"bbrlab {__version__}\nargv: {sys.argv}\n\n")
         traceback.print_exception(e, file=f)
-    _fail(f"internal error ({type(e).__name__}: {_one_line(str(e))[:200]}); this is a bug in bbrlab — "
-          f"please report it with the command, the scenario and {path}", EXIT_INTERNAL)
+    _fail(
+        f"internal error ({type(e).__name__}: {_one_line(str(e))[:200]}); this is a bug in bbrlab — "
+        f"please report it with the command, the scenario and {path}",
+        EXIT_INTERNAL,
+    )
 
 
 def _one_line(text: str) -> str:
@@ -63,8 +66,14 @@ def _fail(message: str, code: int) -> None:
 class _Cli(click.Group):
     """A group whose errors are one line on stderr, with the exit codes documented above."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         import signal
@@ -97,8 +106,9 @@ class _Cli(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
-                  line: str | None = None) -> None:
+def _show_warning(
+    message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None, line: str | None = None
+) -> None:
     """A ScenarioWarning is about the user's input: one line on stderr, like an error."""
     if issubclass(category, ScenarioWarning):
         click.echo(f"warning: {_one_line(str(message))}", err=True)
@@ -179,13 +189,22 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--out", "out", metavar="DIR", default=None,
-              help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-cc=cubic,loss=1%-20261123-101500).")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    default=None,
+    help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-cc=cubic,loss=1%-20261123-101500).",
+)
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the summary (summary.json with run_dir added) as JSON on stdout, and nothing else there.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary (summary.json with run_dir added) as JSON on stdout, and nothing else there.",
+)
 @click.option(
     "--backend",
     type=click.Choice(["sim", "emu"]),
@@ -193,15 +212,16 @@ def cli() -> None:
     show_default=True,
     help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
 )
-def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool,
-        backend: str) -> None:
+def run(
+    scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool, backend: str
+) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
+    from ..engine.runner import run as run_scenario
     from ..results.display import print_summary
     from ..results.provenance import default_run_dir
     from ..results.rundir import check_out_dir, expected_bytes
-    from .stdio import stdout_to_stderr
-    from ..engine.runner import run as run_scenario
     from ..scenario import load_scenario
+    from .stdio import stdout_to_stderr
 
     if backend == "emu":
         from ..emu.netns import check_environment
@@ -211,8 +231,10 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None,
     scn = load_scenario(scenario, overrides=overrides)
     _note_sweep_table(scenario, scn)
     # Before simulating: a run that cannot be written must not cost the simulation first.
-    out_dir = check_out_dir(out if out is not None else default_run_dir(scn.name, overrides),
-                            expected_bytes(scn.derived()["sample_rows"], 0))
+    out_dir = check_out_dir(
+        out if out is not None else default_run_dir(scn.name, overrides),
+        expected_bytes(scn.derived()["sample_rows"], 0),
+    )
     progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
     with stdout_to_stderr(enabled=as_json):
         try:
@@ -280,12 +302,21 @@ def cc_command() -> None:
 @click.argument("run_dir", metavar="RUN_DIR")
 @click.option("--ss", is_flag=True, help="Per-flow sender state like `ss -tni` (at the end, or --at).")
 @click.option("--at", "at", metavar="TIME", default=None, help='Time for --ss, e.g. "12.5s" (default: end of run).')
-@click.option("--intervals", "interval", metavar="TIME", default=None,
-              help='iperf3-style report every TIME (e.g. "1s"; the run\'s sample interval or a multiple): '
-                   "transfer, bitrate, retransmits and cwnd per flow.")
-@click.option("--flow", "flow_ids", type=int, multiple=True, metavar="N", help="With --intervals: only flow N (repeatable).")
+@click.option(
+    "--intervals",
+    "interval",
+    metavar="TIME",
+    default=None,
+    help='iperf3-style report every TIME (e.g. "1s"; the run\'s sample interval or a multiple): '
+    "transfer, bitrate, retransmits and cwnd per flow.",
+)
+@click.option(
+    "--flow", "flow_ids", type=int, multiple=True, metavar="N", help="With --intervals: only flow N (repeatable)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (or the --intervals report) as JSON.")
-def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids: tuple[int, ...], as_json: bool) -> None:
+def show(
+    run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids: tuple[int, ...], as_json: bool
+) -> None:
     """Print the summary of RUN_DIR again, the flows' state with --ss, or an iperf3-style report with --intervals."""
     from ..results.display import print_summary
     from ..results.results import Result
@@ -307,7 +338,9 @@ def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids:
         from ..results.sstable import ss_lines
 
         if "timeseries.parquet" in result.damaged:
-            raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)")
+            raise UserError(
+                f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)"
+            )
         for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
             click.echo(line)
     elif interval_s is not None:
@@ -330,16 +363,33 @@ def show(run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids:
 @click.argument("directory", metavar="[DIR]", default="runs")
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON (one object per run).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the listing as CSV.")
-@click.option("--sort", "sort_key", metavar="COLUMN", default="created", show_default=True,
-              help="Sort by a column: created, name, goodput_bps, link_share, jain, retrans_rate, rtt_mean_ms, wall_s, ...")
+@click.option(
+    "--sort",
+    "sort_key",
+    metavar="COLUMN",
+    default="created",
+    show_default=True,
+    help="Sort by a column: created, name, goodput_bps, link_share, jain, retrans_rate, rtt_mean_ms, wall_s, ...",
+)
 @click.option("--reverse", "-r", is_flag=True, help="Reverse the order.")
-@click.option("--where", "condition", metavar="SQL", default=None,
-              help="Only runs for which a SQL condition on the columns holds, e.g. \"goodput_bps > 50e6 AND backend = 'sim'\" (DuckDB).")
-@click.option("--sql", "query", metavar="QUERY", default=None,
-              help="Run a SQL query over the views runs, flows, timeseries, queue (DuckDB), e.g. "
-                   "\"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc\".")
-def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, reverse: bool, condition: str | None,
-               query: str | None) -> None:
+@click.option(
+    "--where",
+    "condition",
+    metavar="SQL",
+    default=None,
+    help="Only runs for which a SQL condition on the columns holds, e.g. \"goodput_bps > 50e6 AND backend = 'sim'\" (DuckDB).",
+)
+@click.option(
+    "--sql",
+    "query",
+    metavar="QUERY",
+    default=None,
+    help="Run a SQL query over the views runs, flows, timeseries, queue (DuckDB), e.g. "
+    '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc".',
+)
+def ls_command(
+    directory: str, as_json: bool, as_csv: bool, sort_key: str, reverse: bool, condition: str | None, query: str | None
+) -> None:
     """List the complete runs under DIR (default runs/, searched recursively) with their key figures.
 
     --where and --sql need DuckDB, an optional extra: pip install 'bbrlab[query]'.
@@ -374,41 +424,96 @@ def ls_command(directory: str, as_json: bool, as_csv: bool, sort_key: str, rever
 
 def _note_sweep_table(scenario: str, scn: Any) -> None:
     if scn.has_sweep_table:
-        click.echo(f"note: {scenario} has a [sweep] table; this runs the base scenario (`bbrlab sweep` runs the grid)", err=True)
+        click.echo(
+            f"note: {scenario} has a [sweep] table; this runs the base scenario (`bbrlab sweep` runs the grid)",
+            err=True,
+        )
 
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--grid", "grid", metavar="PATH=V1,V2,...", multiple=True,
-              help="An axis: any field --set reaches, with its values (e.g. topology.bottleneck.loss=0%,1%). Repeatable; "
-                   "the points are the cartesian product; wins over the scenario's [sweep] table for the same PATH.")
+@click.option(
+    "--grid",
+    "grid",
+    metavar="PATH=V1,V2,...",
+    multiple=True,
+    help="An axis: any field --set reaches, with its values (e.g. topology.bottleneck.loss=0%,1%). Repeatable; "
+    "the points are the cartesian product; wins over the scenario's [sweep] table for the same PATH.",
+)
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
-@click.option("--seeds", type=click.IntRange(1, 1000), default=None,
-              help="Seeds per point: seed..seed+N-1 (default: the [sweep] table's seeds, else 1).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 4096), default=None,
-              help="Parallel runs (local default: CPU count; ray default: as many as the cluster takes).")
-@click.option("--out", "out", metavar="DIR", default=None,
-              help="Sweep directory (default sweeps/<name>-<timestamp>, or the newest one of the same sweep: it resumes).")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="local: a process pool on this machine. ray: Ray tasks (pip install 'bbrlab[ray]').")
-@click.option("--address", metavar="HOST:PORT", default=None,
-              help="With --engine ray: the cluster's head (ray start --head); default: a local Ray.")
+@click.option(
+    "--seeds",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Seeds per point: seed..seed+N-1 (default: the [sweep] table's seeds, else 1).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 4096),
+    default=None,
+    help="Parallel runs (local default: CPU count; ray default: as many as the cluster takes).",
+)
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    default=None,
+    help="Sweep directory (default sweeps/<name>-<timestamp>, or the newest one of the same sweep: it resumes).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: a process pool on this machine. ray: Ray tasks (pip install 'bbrlab[ray]').",
+)
+@click.option(
+    "--address",
+    metavar="HOST:PORT",
+    default=None,
+    help="With --engine ray: the cluster's head (ray start --head); default: a local Ray.",
+)
 @click.option("--no-plots", is_flag=True, help="Do not draw each run's PNGs (faster).")
-def sweep(scenario: str, grid: tuple[str, ...], sets: tuple[str, ...], seeds: int | None, jobs: int | None,
-          out: str | None, engine: str, address: str | None, no_plots: bool) -> None:
+def sweep(
+    scenario: str,
+    grid: tuple[str, ...],
+    sets: tuple[str, ...],
+    seeds: int | None,
+    jobs: int | None,
+    out: str | None,
+    engine: str,
+    address: str | None,
+    no_plots: bool,
+) -> None:
     """Run SCENARIO over a grid of field values and seeds; write DIR/points.parquet (+ .csv) and runs/.
 
     Runs already in DIR (same resolved scenario, same bbrlab) are not run again: the same command
     resumes an interrupted sweep. Exit code 1 when a run failed (see the table's error column).
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..sweep import plan_sweep, run_sweep
 
     plan = plan_sweep(scenario, grid=list(grid), sets=list(sets), seeds=seeds)
     console = _stderr_console()
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("eta"), TimeRemainingColumn(), console=console, disable=not console.is_terminal)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
     task = bar.add_task(plan.name, total=len(plan.runs))
 
     def opened(path: Path, resumed: bool) -> None:
@@ -416,8 +521,16 @@ def sweep(scenario: str, grid: tuple[str, ...], sets: tuple[str, ...], seeds: in
 
     try:
         with bar:
-            outcome = run_sweep(plan, out=out, engine_name=engine, jobs=jobs, address=address, plots=not no_plots,
-                                progress=lambda done, total: bar.update(task, completed=done, total=total), on_open=opened)
+            outcome = run_sweep(
+                plan,
+                out=out,
+                engine_name=engine,
+                jobs=jobs,
+                address=address,
+                plots=not no_plots,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                on_open=opened,
+            )
     except (KeyboardInterrupt, _Terminated):
         click.echo("stopped; the finished runs are kept: the same command resumes the sweep", err=True)
         raise
@@ -428,26 +541,61 @@ def sweep(scenario: str, grid: tuple[str, ...], sets: tuple[str, ...], seeds: in
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--out", "out", metavar="DIR", default=None, help="Output directory (default runs/compare-<name>-<timestamp>).")
+@click.option(
+    "--out", "out", metavar="DIR", default=None, help="Output directory (default runs/compare-<name>-<timestamp>)."
+)
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @click.option(
     "--grid",
     "grid",
     metavar="AXIS=V1,V2,...",
     multiple=True,
-    help='Grid axis over rate, rtt, loss, buffer (e.g. --grid rate=50Mbps,200Mbps --grid loss=0%,1%); '
+    help="Grid axis over rate, rtt, loss, buffer (e.g. --grid rate=50Mbps,200Mbps --grid loss=0%,1%); "
     '"--grid fidelity" is the built-in 8-point grid. Repeatable; points are the cartesian product.',
 )
-@click.option("--cc", "ccs", metavar="ALG", multiple=True, help="Algorithms to compare (default: the scenario's flows as written).")
-@click.option("--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".')
-@click.option("--seeds", "seeds", type=click.IntRange(1, 1000), default=3, show_default=True,
-              help="Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.")
-@click.option("--emu-runs", "emu_runs", type=click.IntRange(1, 100), default=None,
-              help="Kernel (emu) runs per point, seeded like --seeds; the table shows their mean and min-max.  [default: 1]")
-@click.option("--sim-only", is_flag=True, help="The simulator alone (no root, no kernel runs): its figures per point and algorithm.")
+@click.option(
+    "--cc",
+    "ccs",
+    metavar="ALG",
+    multiple=True,
+    help="Algorithms to compare (default: the scenario's flows as written).",
+)
+@click.option(
+    "--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".'
+)
+@click.option(
+    "--seeds",
+    "seeds",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.",
+)
+@click.option(
+    "--emu-runs",
+    "emu_runs",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="Kernel (emu) runs per point, seeded like --seeds; the table shows their mean and min-max.  [default: 1]",
+)
+@click.option(
+    "--sim-only",
+    is_flag=True,
+    help="The simulator alone (no root, no kernel runs): its figures per point and algorithm.",
+)
 @click.option("--yes", "-y", is_flag=True, help="Start the kernel runs without asking (needed without a terminal).")
-def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[str, ...], ccs: tuple[str, ...],
-            duration: str | None, seeds: int, emu_runs: int | None, sim_only: bool, yes: bool) -> None:
+def compare(
+    scenario: str,
+    out: str | None,
+    sets: tuple[str, ...],
+    grid: tuple[str, ...],
+    ccs: tuple[str, ...],
+    duration: str | None,
+    seeds: int,
+    emu_runs: int | None,
+    sim_only: bool,
+    yes: bool,
+) -> None:
     """Run SCENARIO on both backends (sim and emu) and tabulate the differences per algorithm.
 
     Asks before the kernel runs start (--yes skips the question); --sim-only runs the simulator alone.
@@ -459,15 +607,27 @@ def compare(scenario: str, out: str | None, sets: tuple[str, ...], grid: tuple[s
         raise UserError("--emu-runs: there are no kernel runs with --sim-only; drop one of them")
     if not sim_only:
         if not yes and not _stdin_is_terminal():
-            raise UserError("compare: the kernel runs need confirmation and there is no terminal to ask; "
-                            "pass --yes (or --sim-only for the simulator alone)")
+            raise UserError(
+                "compare: the kernel runs need confirmation and there is no terminal to ask; "
+                "pass --yes (or --sim-only for the simulator alone)"
+            )
         from ..emu.netns import check_environment
 
         check_environment()
-    table, path = run_compare(scenario, sets=list(sets), grid=list(grid), ccs=list(ccs), duration=duration,
-                              out=Path(out) if out else None, run_fn=run_scenario, echo=click.echo, seeds=seeds,
-                              emu_runs=emu_runs or 1, sim_only=sim_only,
-                              confirm=None if yes else (lambda q: click.confirm(q, default=False, err=True)))
+    table, path = run_compare(
+        scenario,
+        sets=list(sets),
+        grid=list(grid),
+        ccs=list(ccs),
+        duration=duration,
+        out=Path(out) if out else None,
+        run_fn=run_scenario,
+        echo=click.echo,
+        seeds=seeds,
+        emu_runs=emu_runs or 1,
+        sim_only=sim_only,
+        confirm=None if yes else (lambda q: click.confirm(q, default=False, err=True)),
+    )
     click.echo(f"wrote {path}")
 
 
@@ -478,14 +638,21 @@ def _stdin_is_terminal() -> bool:
 @cli.command()
 @click.argument("studies", metavar="[STUDY]...", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="List the studies and exit.")
-@click.option("--size", type=click.Choice(["tiny", "quick", "full"]), default=None,
-              help="tiny: seconds, every step of a study (tests); quick: minutes, indicative numbers (CI); "
-                   "full (default): the study.")
+@click.option(
+    "--size",
+    type=click.Choice(["tiny", "quick", "full"]),
+    default=None,
+    help="tiny: seconds, every step of a study (tests); quick: minutes, indicative numbers (CI); "
+    "full (default): the study.",
+)
 @click.option("--quick", is_flag=True, help="The same as --size quick.")
 @click.option("--out", "out", metavar="DIR", default="reproduce", show_default=True, help="Output directory.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count).")
-def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str,
-              jobs: int | None) -> None:
+@click.option(
+    "--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count)."
+)
+def reproduce(
+    studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None
+) -> None:
     """Reproduce the studies of the source documents: run their scenarios, redraw their figures,
     write REPORT.md.
 
@@ -507,10 +674,25 @@ def reproduce(studies: tuple[str, ...], list_only: bool, size: str | None, quick
             get_study(n)  # unknown names fail before anything runs
     console = _stderr_console()
     bars: dict[str, Any] = {}
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("eta"), TimeRemainingColumn(), console=console, disable=not console.is_terminal)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
 
     def on_progress(label: str, done: int, total: int) -> None:
         if label not in bars:
@@ -530,8 +712,15 @@ def _count_bar(label: str) -> tuple[Any, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = _stderr_console()
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=True, disable=not console.is_terminal)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
     task = bar.add_task(label, total=None)
     return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
@@ -542,15 +731,25 @@ def _warn(message: str) -> None:
 
 @cli.command("plot")
 @click.argument("paths", metavar="RUN_OR_SWEEP...", nargs=-1, required=True)
-@click.option("--out", "out", metavar="DIR", default=None,
-              help="Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).")
-@click.option("--label", "labels", metavar="PATH=TEXT", multiple=True,
-              help="Legend text for the runs under PATH (as given, or its directory name). Repeatable.")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    default=None,
+    help="Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).",
+)
+@click.option(
+    "--label",
+    "labels",
+    metavar="PATH=TEXT",
+    multiple=True,
+    help="Legend text for the runs under PATH (as given, or its directory name). Repeatable.",
+)
 def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...]) -> None:
     """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
     throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
-    from ..runs.multiplot import plot_runs
     from ..results.provenance import default_run_dir
+    from ..runs.multiplot import plot_runs
     from ..runs.runset import is_sweep_dir, parse_labels
 
     if out is None:
@@ -565,8 +764,13 @@ def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...
 
 @cli.command("report")
 @click.argument("path", metavar="RUN|SWEEP|STUDY_DIR")
-@click.option("--out", "out", metavar="FILE", default=None,
-              help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).")
+@click.option(
+    "--out",
+    "out",
+    metavar="FILE",
+    default=None,
+    help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).",
+)
 def report_command(path: str, out: str | None) -> None:
     """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
     from ..report import write_report

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ScenarioError
+from ..scenario._toml import tomllib
 
 __all__ = ["mutated_scenario", "check_scenario", "check_run", "main", "Outcome"]
 
@@ -399,7 +400,7 @@ def check_scenario(raw: dict[str, Any], out: Outcome, *, time_limit_s: float = 5
         out.fail("accepted-then-rejected", f"{type(e).__name__}: {e}"[:300])
         return None
     try:
-        again = sc.parse_scenario(__import__("tomllib").loads(s.to_toml()))
+        again = sc.parse_scenario(tomllib.loads(s.to_toml()))
         if again.resolve() != config:
             out.fail("round-trip", json.dumps(config)[:300])
     except Exception as e:

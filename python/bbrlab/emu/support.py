@@ -99,8 +99,9 @@ class _Walk:
                 if kind is not None and kind == data.get("kind"):
                     mark = mark_of(alt)
                     if mark is not None and mark[0] == "refused":
-                        raise ScenarioError(self.human(path + ["kind"]),
-                                            f"{_show(kind)} is not supported by --backend emu ({mark[1]})")
+                        raise ScenarioError(
+                            self.human(path + ["kind"]), f"{_show(kind)} is not supported by --backend emu ({mark[1]})"
+                        )
                     self.value(data, alt, path)
                     return
             for alt in map(self.resolve, alts):  # the alternative with the value's keys
@@ -126,7 +127,9 @@ class _Walk:
             if mark == "refused":
                 message = why if isinstance(value, dict) else f"{_show(value)} is not available on --backend emu: {why}"
                 raise ScenarioError(where, message)
-            self.notes.append(f"{where} = {_show(value)} {_MODEL_SWITCH}" if mark == "model-switch" else f"{where}: {why}")
+            self.notes.append(
+                f"{where} = {_show(value)} {_MODEL_SWITCH}" if mark == "model-switch" else f"{where}: {why}"
+            )
 
 
 def check_supported(scenario: Scenario) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError, SimulationError
@@ -45,11 +45,18 @@ def simulate(
     if isinstance(config, Verdict):
         kernel = sorted(config.kernel.items())
     else:
-        kernel = [(i, f["cc"]) for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)]
+        kernel = [
+            (i, f["cc"])
+            for i, f in enumerate(config.get("flows", []))
+            if str(f.get("cc", "")).startswith(KERNEL_PREFIX)
+        ]
     if kernel:
         i, cc = kernel[0]
-        raise ScenarioError(f"flows.{i}.cc", f'"{cc}" is a kernel algorithm, which only --backend emu runs; '
-                            "the simulator's algorithms are listed by `bbrlab cc`")
+        raise ScenarioError(
+            f"flows.{i}.cc",
+            f'"{cc}" is a kernel algorithm, which only --backend emu runs; '
+            "the simulator's algorithms are listed by `bbrlab cc`",
+        )
     core = load_core()
     try:
         sim = core.Simulation(config.checked if isinstance(config, Verdict) else json.dumps(config))

@@ -7,7 +7,7 @@ Schema into pydantic models in human units:
 - a field's scenario name is its config name without the unit suffix, and the suffix picks the
   field type: ``_bps`` → :data:`RateBps`, ``_ns`` → :data:`TimeNs`, ``_bytes`` → :data:`SizeBytes`,
   ``_segs`` and other integers → counts, numbers → :data:`Fraction`, the ``Buffer`` type →
-  :data:`BufferSpec`, string enums → ``Literal``, the algorithm enum → :func:`AlgorithmName`;
+  :data:`BufferSpec`, string enums → ``Literal``, the algorithm enum → ``Annotated[str, algorithm_validator(ALGORITHMS)]``;
 - ``minimum``/``maximum`` (and exclusive ones, and the ``uint32``/``uint64`` ranges) become
   :func:`Bounds`; ``default`` becomes the field's default; ``description`` its description;
 - tagged unions (``kind``) become discriminated unions whose variants are named by their title.
@@ -109,7 +109,7 @@ class _Gen:
             return (f"list[{ann}] | None" if nullable else f"list[{ann}]"), target
         if base == "string" and "enum" in prop:
             self.algorithms = tuple(prop["enum"])
-            ann = "AlgorithmName(ALGORITHMS)"
+            ann = "Annotated[str, algorithm_validator(ALGORITHMS)]"
         elif base == "string":
             ann = "str"
         elif base == "boolean":
@@ -126,7 +126,11 @@ class _Gen:
         xlo, xhi = prop.get("exclusiveMinimum"), prop.get("exclusiveMaximum")
         if hi is None and xhi is None:
             hi = {"uint32": U32_MAX, "uint64": U64_MAX}.get(prop.get("format", ""))
-        args = [json.dumps(unit_of(key, prop)), repr(xlo if xlo is not None else lo), repr(xhi if xhi is not None else hi)]
+        args = [
+            json.dumps(unit_of(key, prop)),
+            repr(xlo if xlo is not None else lo),
+            repr(xhi if xhi is not None else hi),
+        ]
         if xlo is not None:
             args.append("exclusive_min=True")
         if xhi is not None:
@@ -173,7 +177,7 @@ class _Gen:
         mapping: dict[str, tuple[str, str | None]] = {}
         for key, prop in s.get("properties", {}).items():
             if key == "kind" and "const" in prop:
-                lines.append(f'    kind: Literal[{json.dumps(prop["const"])}] = {json.dumps(prop["const"])}')
+                lines.append(f"    kind: Literal[{json.dumps(prop['const'])}] = {json.dumps(prop['const'])}")
                 mapping["kind"] = ("kind", None)
                 continue
             ann, target = self.type_of(key, prop)
@@ -209,18 +213,25 @@ class _Gen:
                 variants = self.unions[name]
                 tags = " | ".join(f"Annotated[{cls}, Tag({kind!r})]" for kind, cls in variants)
                 kinds = tuple(k for k, _ in variants)
-                parts.append(f"{name} = Annotated[{tags}, Discriminator(kind_of({kinds!r})), BeforeValidator(check_kind({kinds!r}))]")
+                parts.append(
+                    f"{name} = Annotated[{tags}, Discriminator(kind_of({kinds!r})), BeforeValidator(check_kind({kinds!r}))]"
+                )
             else:
                 parts.append(self.classes[item])
-        core = ["#: Per model: field -> (config key, nested model name or None), for the core's config.", "CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {"]
+        core = [
+            "#: Per model: field -> (config key, nested model name or None), for the core's config.",
+            "CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {",
+        ]
         for cls in [i for i in self.order if not i.startswith("union:")]:
             core.append(f"    {cls!r}: {{")
             core += [f"        {f!r}: {v!r}," for f, v in self.core_map[cls].items()]
             core.append("    },")
         core.append("}")
-        unions = "#: Tagged unions: kind -> model name.\nVARIANTS: dict[str, dict[str, str]] = {\n" + "".join(
-            f"    {n!r}: {dict(v)!r},\n" for n, v in self.unions.items()
-        ) + "}"
+        unions = (
+            "#: Tagged unions: kind -> model name.\nVARIANTS: dict[str, dict[str, str]] = {\n"
+            + "".join(f"    {n!r}: {dict(v)!r},\n" for n, v in self.unions.items())
+            + "}"
+        )
         self.keys_text = KEYS_HEADER + "\n\n" + "\n".join(core) + "\n\n\n" + unions + "\n"
         return "\n\n\n".join(parts) + "\n"
 
@@ -237,29 +248,40 @@ MIXINS = ("Scenario",)
 
 #: What model.py imports from ``fields`` (one line there; it may grow without a diff here).
 FIELD_IMPORTS = (
-    "SUGAR", "AlgorithmName", "Bounds", "BufferSpec", "Count", "Fraction", "RateBps", "SizeBytes",
-    "Strict", "TimeNs", "buffer_from_core",
+    "SUGAR",
+    "algorithm_validator",
+    "Bounds",
+    "BufferSpec",
+    "Count",
+    "Fraction",
+    "RateBps",
+    "SizeBytes",
+    "Strict",
+    "TimeNs",
+    "buffer_from_core",
 )
 
-HEADER = "\n".join((
-    '"""The scenario model, in human units. GENERATED from the core\'s config schema by',
-    "``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/`` and",
-    'regenerate (a test fails while this file is stale).',
-    '"""',
-    "",
-    "# ruff: noqa: E501",
-    "from __future__ import annotations",
-    "",
-    "from typing import Annotated, Literal",
-    "",
-    "from pydantic import BeforeValidator, Discriminator, Field, Tag",
-    "",
-    "from .fields import " + ", ".join(FIELD_IMPORTS),
-    "from .mixins import ScenarioBase, check_kind, kind_of",
-    "",
-    "#: The algorithm names a scenario may use (the core's registry, aliases included).",
-    "ALGORITHMS: tuple[str, ...] = {algorithms}",
-))
+HEADER = "\n".join(
+    (
+        '"""The scenario model, in human units. GENERATED from the core\'s config schema by',
+        "``python -m bbrlab.scenario.codegen``: do not edit; change ``crates/sim/src/config/`` and",
+        "regenerate (a test fails while this file is stale).",
+        '"""',
+        "",
+        "# ruff: noqa: E501",
+        "from __future__ import annotations",
+        "",
+        "from typing import Annotated, Literal",
+        "",
+        "from pydantic import BeforeValidator, Discriminator, Field, Tag",
+        "",
+        "from .fields import " + ", ".join(FIELD_IMPORTS),
+        "from .mixins import ScenarioBase, check_kind, kind_of",
+        "",
+        "#: The algorithm names a scenario may use (the core's registry, aliases included).",
+        "ALGORITHMS: tuple[str, ...] = {algorithms}",
+    )
+)
 
 
 def generate(schema: dict[str, Any]) -> dict[Path, str]:
@@ -270,7 +292,7 @@ def generate(schema: dict[str, Any]) -> dict[Path, str]:
 
 
 def core_schema() -> dict[str, Any]:
-    from bbrlab import _core  # type: ignore[attr-defined]
+    from bbrlab import _core
 
     return json.loads(_core.config_schema())
 

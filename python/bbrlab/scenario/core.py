@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .. import units
@@ -33,7 +33,7 @@ __all__ = ["load_core", "to_core", "from_core", "Verdict", "verdict", "check_con
 def load_core() -> Any:
     """Import the compiled core, or explain how to build it."""
     try:
-        from bbrlab import _core  # type: ignore[attr-defined]
+        from bbrlab import _core
     except ImportError as e:
         raise SimulationError(
             f"the simulator core (bbrlab._core) is not available ({e}); build it with `pip install -e .`"
@@ -84,7 +84,7 @@ def to_core(m: BaseModel, *, given_only: bool = False) -> dict[str, Any]:
 _PLAIN = frozenset((bool, int, float, str))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_order(model_name: str) -> dict[str, int]:
     return {f: i for i, f in enumerate(CORE_KEYS[model_name])}
 
@@ -102,7 +102,7 @@ def _rename(data: Any, cls: type[BaseModel]) -> Any:
             continue
         info = cls.model_fields[field]
 
-        def sub(x: Any) -> Any:
+        def sub(x: Any, info: Any = info) -> Any:  # info: this field's, bound now
             target = item_model(info.annotation, x.get("kind") if isinstance(x, dict) else None)
             return _rename(x, target) if target is not None else x
 
@@ -200,7 +200,7 @@ def verdict(scenario: BaseModel) -> Verdict:
     return Verdict(checked, json.loads(checked.derived), sent, kernel)
 
 
-def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict[str, int]]:
+def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict[int, str]]:
     """The core's checker on a config of ``scenario``: (the core's CheckedConfig, the
     ``kernel:NAME`` flows by index), or a ScenarioError naming the scenario's field. Flows named
     ``kernel:NAME`` are checked as any flow (the resolved config gets that name back,
@@ -210,7 +210,9 @@ def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict
 
     core = load_core()
     config = dict(config)
-    kernel = {i: f["cc"] for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)}
+    kernel = {
+        i: f["cc"] for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)
+    }
     if kernel:
         config["flows"] = list(config["flows"])
         for i in kernel:

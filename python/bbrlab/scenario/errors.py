@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -53,8 +53,9 @@ def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseMod
 
 def _path(loc: Sequence[int | str]) -> str:
     # A key that is not a plain name (" ", "a.b") is quoted, so the path stays readable.
-    return ".".join(str(p) if isinstance(p, int) or re.fullmatch(r"[A-Za-z0-9_-]+", str(p)) else json.dumps(str(p))
-                    for p in loc)
+    return ".".join(
+        str(p) if isinstance(p, int) or re.fullmatch(r"[A-Za-z0-9_-]+", str(p)) else json.dumps(str(p)) for p in loc
+    )
 
 
 def _describe(value: object) -> str:
@@ -69,7 +70,7 @@ def _describe(value: object) -> str:
     return repr(value)
 
 
-def _message(err: dict[str, Any]) -> tuple[str, str]:
+def _message(err: Mapping[str, Any]) -> tuple[str, str]:
     """(field path, one-line message) for one pydantic error."""
     loc, _ = _walk(tuple(err["loc"]))
     kind = err["type"]

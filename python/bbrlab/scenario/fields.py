@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
 from pydantic_core import PydanticCustomError
@@ -30,7 +30,7 @@ __all__ = [
     "BufferSpec",
     "Fraction",
     "Count",
-    "AlgorithmName",
+    "algorithm_validator",
     "KERNEL_PREFIX",
     "KERNEL_FORM",
     "kernel_module",
@@ -68,11 +68,19 @@ def _parsed(parse: Callable[[object], Any], si_type: type) -> Callable[[object, 
 
 
 _json = "json"  # the serializers apply to the human-units dump only, not to model_dump()
-RateBps = Annotated[int, BeforeValidator(_parsed(units.parse_rate, int)), PlainSerializer(units.format_rate, when_used=_json)]
-TimeNs = Annotated[int, BeforeValidator(_parsed(units.parse_time, int)), PlainSerializer(units.format_time, when_used=_json)]
-SizeBytes = Annotated[int, BeforeValidator(_parsed(units.parse_size, int)), PlainSerializer(units.format_size, when_used=_json)]
+RateBps = Annotated[
+    int, BeforeValidator(_parsed(units.parse_rate, int)), PlainSerializer(units.format_rate, when_used=_json)
+]
+TimeNs = Annotated[
+    int, BeforeValidator(_parsed(units.parse_time, int)), PlainSerializer(units.format_time, when_used=_json)
+]
+SizeBytes = Annotated[
+    int, BeforeValidator(_parsed(units.parse_size, int)), PlainSerializer(units.format_size, when_used=_json)
+]
 Fraction = Annotated[
-    float, BeforeValidator(_parsed(units.parse_fraction, float)), PlainSerializer(units.format_fraction, when_used=_json)
+    float,
+    BeforeValidator(_parsed(units.parse_fraction, float)),
+    PlainSerializer(units.format_fraction, when_used=_json),
 ]
 Count = int
 
@@ -82,7 +90,7 @@ def buffer_from_core(value: dict[str, Any]) -> units.Buffer:
     ((kind, v),) = value.items()
     if kind == "bdp":
         return units.Buffer("bdp", Decimal(repr(float(v))).normalize())
-    return units.Buffer(kind, int(v))
+    return units.Buffer(cast(Literal["bytes", "packets"], kind), int(v))
 
 
 def buffer_to_core(b: units.Buffer) -> dict[str, Any]:
@@ -108,12 +116,14 @@ KERNEL_PREFIX = "kernel:"
 KERNEL_FORM = "kernel:NAME (a name in the kernel's tcp_available_congestion_control; --backend emu only)"
 # A kernel name: TCP_CA_NAME_MAX is 16 bytes with the NUL; the kernel's names are [a-z0-9_].
 _KERNEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,15}")
+
+
 def kernel_module(cc: str) -> str | None:
     """NAME when ``cc`` is the form ``kernel:NAME`` (None otherwise); ValueError when the form is
     used with a NAME the kernel could not have."""
     if not cc.strip().lower().startswith(KERNEL_PREFIX):
         return None
-    name = cc.strip()[len(KERNEL_PREFIX):]
+    name = cc.strip()[len(KERNEL_PREFIX) :]
     if not _KERNEL_NAME.fullmatch(name):
         raise ValueError(f'"{cc}": {KERNEL_FORM}, NAME 1-15 letters, digits or _')
     return name
@@ -131,19 +141,22 @@ def _algorithm(names: tuple[str, ...]) -> Callable[[object], str]:
         if module is not None:
             return KERNEL_PREFIX + module
         if low not in names:
-            raise PydanticCustomError("cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}, or {KERNEL_FORM}')
+            raise PydanticCustomError(
+                "cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}, or {KERNEL_FORM}'
+            )
         return low
 
     return check
 
 
-def AlgorithmName(names: tuple[str, ...]) -> Any:  # noqa: N802 - a type factory
-    """A congestion-control name from the core's registry (any case; stored in lower case)."""
-    return Annotated[str, BeforeValidator(_algorithm(names))]
+def algorithm_validator(names: tuple[str, ...]) -> BeforeValidator:
+    """The check of a congestion-control name from the core's registry (any case; stored in
+    lower case): the model's ``cc`` fields are ``Annotated[str, algorithm_validator(...)]``."""
+    return BeforeValidator(_algorithm(names))
 
 
 #: How a value of each unit reads in a message.
-FORMATTERS: dict[str, Callable[[Any], str]] = {
+FORMATTERS: dict[str, Callable[[Any], str | float]] = {
     "rate": units.format_rate,
     "time": units.format_time,
     "size": units.format_size,
@@ -152,14 +165,20 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {
 }
 
 
-def Bounds(unit: str, minimum: Any = None, maximum: Any = None, *, exclusive_min: bool = False,  # noqa: N802
-           exclusive_max: bool = False) -> AfterValidator:
+def Bounds(
+    unit: str,
+    minimum: Any = None,
+    maximum: Any = None,
+    *,
+    exclusive_min: bool = False,
+    exclusive_max: bool = False,
+) -> AfterValidator:
     """The core's bounds on a field, checked with a message in the field's unit."""
     human = FORMATTERS[unit]
 
     def fmt(v: Any) -> str:
         # An absurd integer (a 4301-digit seed) is described, never converted to text.
-        return units._show(v) if isinstance(v, int) and abs(v) >= 10**units.MAX_EXPONENT else human(v)
+        return units._show(v) if isinstance(v, int) and abs(v) >= 10**units.MAX_EXPONENT else str(human(v))
 
     if minimum is not None and maximum is not None:
         rule = f"in {'(' if exclusive_min else '['}{fmt(minimum)}, {fmt(maximum)}{')' if exclusive_max else ']'}"
@@ -193,4 +212,3 @@ def _pacing(value: object) -> object:
 
 #: Spellings a scenario file may use beyond the core's own, by field: `pacing = true`.
 SUGAR: dict[str, BeforeValidator] = {"pacing": BeforeValidator(_pacing)}
-

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from pydantic import ValidationError
 
 from .. import units
 from ..errors import ScenarioError, ScenarioWarning
+from ._toml import tomllib
 from .core import load_core
 from .errors import from_validation_error, with_set_source
 from .model import Scenario

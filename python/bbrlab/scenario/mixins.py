@@ -86,7 +86,7 @@ class ScenarioBase(Strict):
 
         topology = verdict.topology()
         cls = item_model(type(self).model_fields["topology"].annotation, topology.get("kind"))
-        self.topology = core.from_core(topology, cls)  # type: ignore[arg-type, attr-defined]
+        self.topology = core.from_core(topology, cls)  # type: ignore[arg-type]  # cls: the kind's model
         self._verdict = verdict  # after the assignment, which drops any verdict
         return self
 
@@ -123,7 +123,7 @@ class ScenarioBase(Strict):
 
     @property
     def is_star(self) -> bool:
-        return self.topology.kind == "star"  # type: ignore[attr-defined]
+        return self.topology.kind == "star"
 
     @property
     def bottleneck_rate(self) -> int:

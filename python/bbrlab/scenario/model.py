@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
-from .fields import SUGAR, AlgorithmName, Bounds, BufferSpec, Count, Fraction, RateBps, SizeBytes, Strict, TimeNs, buffer_from_core
+from .fields import SUGAR, algorithm_validator, Bounds, BufferSpec, Count, Fraction, RateBps, SizeBytes, Strict, TimeNs, buffer_from_core
 from .mixins import ScenarioBase, check_kind, kind_of
 
 #: The algorithm names a scenario may use (the core's registry, aliases included).
@@ -96,7 +96,7 @@ class Rpc(Strict):
 class Flow(Strict):
     """A transfer (bulk unless `bytes` or `rpc` is set) and its TCP settings."""
 
-    cc: AlgorithmName(ALGORITHMS) = Field(description="Algorithm (`bbrlab cc` lists them).")
+    cc: Annotated[str, algorithm_validator(ALGORITHMS)] = Field(description="Algorithm (`bbrlab cc` lists them).")
     count: Annotated[Count, Bounds("count", 1, 100000)] = Field(default=1, description="Replicate the flow.")
     start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the application starts writing.")
     stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When the application stops writing (none: at the end of the run).")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import tomllib
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +12,7 @@ from pydantic import BaseModel
 
 from ..errors import ScenarioError, did_you_mean
 from . import model as model_cls
+from ._toml import tomllib
 from .introspect import fields_by_key, item_model, unwrap
 
 __all__ = ["apply_overrides", "ignored_settings"]
@@ -45,7 +45,9 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
     raw = copy.deepcopy(raw)
     for item in overrides:
         if "=" not in item:
-            raise ScenarioError(f"--set {item}", 'expected path=value, e.g. --set flows.0.cc=bbr1 or --set duration=30s')
+            raise ScenarioError(
+                f"--set {item}", "expected path=value, e.g. --set flows.0.cc=bbr1 or --set duration=30s"
+            )
         path, text = (s.strip() for s in item.split("=", 1))
         parts = path.split(".") if path else []
         if not parts or any(p == "" for p in parts):
@@ -61,7 +63,8 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
             if isinstance(node, list):
                 if not part.isdigit():
                     raise ScenarioError(
-                        f"--set {path}", f"'{part}' is not an index into {'.'.join(done)}; write e.g. {'.'.join(done)}.0.cc"
+                        f"--set {path}",
+                        f"'{part}' is not an index into {'.'.join(done)}; write e.g. {'.'.join(done)}.0.cc",
                     )
                 idx = int(part)
                 if idx > len(node):
@@ -90,7 +93,9 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
             child_model = item_model(fields[part].annotation, kind if isinstance(kind, str) else None)
             is_list = typing.get_origin(unwrap(fields[part].annotation)) is list
             if child_model is None:
-                raise ScenarioError(f"--set {path}", f"'{'.'.join(done + [part])}' is a value, it has no field '{parts[i + 1]}'")
+                raise ScenarioError(
+                    f"--set {path}", f"'{'.'.join(done + [part])}' is a value, it has no field '{parts[i + 1]}'"
+                )
             if part not in node or not isinstance(node[part], (dict, list)):
                 node[part] = [] if is_list else {}
             node = node[part]
@@ -111,6 +116,8 @@ def ignored_settings(raw: dict[str, Any]) -> list[str]:
     if not isinstance(topo, dict) or topo.get("kind") != "star" or "pfc" not in topo:
         return []
     if topo.get("lossless", False) is False:
-        return ["topology.pfc is ignored: topology.lossless is false, so the switch ports drop packets "
-                "at their buffer instead of sending PAUSE"]
+        return [
+            "topology.pfc is ignored: topology.lossless is false, so the switch ports drop packets "
+            "at their buffer instead of sending PAUSE"
+        ]
     return []
