@@ -16,6 +16,8 @@ pub const CWND_MIN_TARGET: u32 = 4;
 
 /// `bbr_bdp`: ceil(bw × min_rtt × gain) packets (gain 2^16); `init_cwnd` before any RTT sample
 /// (nothing to multiply: be safe). Never the "unset" volume.
+// One division rounds up: `div_ceil` would add a u128 remainder per call.
+#[allow(clippy::manual_div_ceil)]
 #[inline]
 pub fn bdp(bw: u64, min_rtt_ns: Nanos, gain: u64, init_cwnd: u32) -> u32 {
     if min_rtt_ns == u64::MAX {
@@ -23,7 +25,6 @@ pub fn bdp(bw: u64, min_rtt_ns: Nanos, gain: u64, init_cwnd: u32) -> u32 {
     }
     // (packets/µs << 24) × ns
     let w = bw as u128 * min_rtt_ns as u128;
-    // Rounded up with one division (`div_ceil` would add a u128 remainder per call).
     ((((w * gain as u128) >> GAIN_SHIFT) + BW_NS_UNIT - 1) / BW_NS_UNIT).min(INF_PKTS as u128 - 1)
         as u32
 }

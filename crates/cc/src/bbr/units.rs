@@ -52,6 +52,7 @@ pub fn bw_floor(delivered: u64, interval_ns: Nanos) -> u64 {
 /// `delivered / interval` rounded up (v2alpha/v3 `bbr_calculate_bw_sample`, DIV_ROUND_UP, so a
 /// low rate can still grow), never the "unset" value. (One u128 division, as Linux's
 /// `DIV_ROUND_UP`: `div_ceil` would cost a division and a remainder on the per-ACK path.)
+#[allow(clippy::manual_div_ceil)] // one division, as DIV_ROUND_UP (above)
 #[inline]
 pub fn bw_ceil(delivered: u64, interval_ns: Nanos) -> u64 {
     let interval = interval_ns as u128;

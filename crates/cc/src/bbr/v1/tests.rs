@@ -608,7 +608,7 @@ fn after_an_aggregated_ack(variant: Variant) -> (Bbr1, TcpCc, u32) {
     let mut tp = TcpCc::new(MSS, 10);
     let mut b = Bbr1::with_variant(0, variant);
     b.init(&mut tp);
-    let bw = (2000u128 * BW_UNIT as u128 / 1_000_000) as u64; // packets/µs << 24
+    let bw = (2000u128 * BW_UNIT / 1_000_000) as u64; // packets/µs << 24
     b.bw.update(probe_bw::BW_RTTS, 0, bw);
     b.min_rtt.rtt_ns = 40 * MS;
     b.full_bw.reached = true;

@@ -529,10 +529,10 @@ impl CongestionOps for Bbr3 {
                     self.enter_startup();
                 }
             }
-            Some(State::ProbeBwUp) if self.state != State::ProbeBwUp => {
-                if self.state != State::ProbeRtt {
-                    self.start_probe_bw_refill(tp, 0);
-                }
+            Some(State::ProbeBwUp)
+                if self.state != State::ProbeBwUp && self.state != State::ProbeRtt =>
+            {
+                self.start_probe_bw_refill(tp, 0);
             }
             _ => {}
         }

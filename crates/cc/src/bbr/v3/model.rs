@@ -121,10 +121,11 @@ impl Bbr3 {
                         return true;
                     }
                 }
-                EcnResponse::AsCongestion if self.ecn_as_congestion => {
-                    if (lost + delivered_ce as u64) * den > tx_in_flight as u64 * num {
-                        return true;
-                    }
+                EcnResponse::AsCongestion
+                    if self.ecn_as_congestion
+                        && (lost + delivered_ce as u64) * den > tx_in_flight as u64 * num =>
+                {
+                    return true;
                 }
                 _ => {}
             }

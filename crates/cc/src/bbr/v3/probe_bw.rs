@@ -133,7 +133,8 @@ impl Bbr3 {
         let inflight_now =
             if self.p.inflight_at_edt { rs.prior_in_flight } else { tp.packets_in_flight() };
         let inflight = self.inflight_for_checks(tp, inflight_now);
-        match self.state {
+        let state = self.state; // a copy: the guards below may change self
+        match state {
             State::ProbeBwDown => {
                 if self.is_time_to_probe_bw(tp) {
                     return;
@@ -145,18 +146,14 @@ impl Bbr3 {
             State::ProbeBwCruise => {
                 self.is_time_to_probe_bw(tp);
             }
-            State::ProbeBwRefill => {
-                // After one round of REFILL, start UP.
-                if self.round.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_probe_bw_up(tp, sample_bw);
-                }
+            // After one round of REFILL, start UP.
+            State::ProbeBwRefill if self.round.round_start => {
+                self.is_bw_probe_sample = true;
+                self.start_probe_bw_up(tp, sample_bw);
             }
-            State::ProbeBwUp => {
-                if self.is_time_to_go_down(tp, inflight, sample_bw) {
-                    self.prev_probe_too_high = false; // no high loss (yet)
-                    self.start_probe_bw_down(tp);
-                }
+            State::ProbeBwUp if self.is_time_to_go_down(tp, inflight, sample_bw) => {
+                self.prev_probe_too_high = false; // no high loss (yet)
+                self.start_probe_bw_down(tp);
             }
             _ => {}
         }

@@ -48,7 +48,7 @@ impl Sim<Bbr3> {
         Bbr3::bw_sample(&self.last_rs)
     }
 
-    fn to_probe_bw(&mut self) {
+    fn run_into_probe_bw(&mut self) {
         self.run_until(|s, _| s.cc.is_in_probe_bw(), 20 * SEC);
     }
 }
@@ -73,7 +73,7 @@ fn linux_ecn_flow() -> (TcpCc, Bbr3) {
 fn deep_link_in_probe_bw(v: Variant) -> Sim<Bbr3> {
     let mut sim = link(v);
     sim.buf_pkts = 160;
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim
 }
 
@@ -441,7 +441,7 @@ fn refill_lasts_one_round_then_up() {
 #[test]
 fn up_exits_on_bandwidth_plateau_after_three_rounds() {
     let mut sim = link(Variant::Draft);
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     let mut checked = 0;
     for _ in 0..3 {
         sim.run_until(|s, _| s.cc.state == State::ProbeBwUp, 20 * SEC);
@@ -622,7 +622,7 @@ fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
 #[test]
 fn idle_longer_than_the_probe_rtt_interval_skips_probe_rtt() {
     let mut sim = link(Variant::Draft);
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_for(SEC);
     // Application pauses for 6 s; the flow goes idle.
     sim.pause_until = sim.now + 6 * SEC;
@@ -651,7 +651,7 @@ fn sub_packet_bdp_keeps_cwnd_at_least_four_and_paces_at_link_rate() {
     // 100 pkt/s (1.2 Mbit/s), 4 ms: BDP ≈ 0.5 packets.
     let mut sim = new_sim(100, 4, Variant::Draft);
     assert!(sim.bdp_phys() < 1.5);
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     let end = sim.now + 10 * SEC;
     sim.run_until(
         |s, ev| {
@@ -679,7 +679,7 @@ fn sub_packet_bdp_keeps_cwnd_at_least_four_and_paces_at_link_rate() {
 fn ten_fold_bandwidth_increase_grows_inflight_longterm_exponentially() {
     let mut sim = new_sim(500, 40, Variant::Draft);
     sim.buf_pkts = 8; // shallow: probes overflow, inflight_longterm gets set
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_until(
         |s, _| s.cc.inflight_longterm != INF_PKTS && s.cc.state == State::ProbeBwCruise,
         60 * SEC,
@@ -728,7 +728,7 @@ fn ten_fold_bandwidth_increase_grows_inflight_longterm_exponentially() {
 fn ten_fold_bandwidth_decrease_adapts_short_term_then_max_bw_expires() {
     let mut sim = new_sim(5000, 40, Variant::Draft);
     sim.buf_pkts = 100;
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_until(|s, _| s.cc.state == State::ProbeBwCruise, 20 * SEC);
     let old = sim.cc.max_bw();
     sim.ns_per_pkt *= 10; // 500 pkt/s
@@ -766,7 +766,7 @@ fn token_bucket_policer_short_term_model_converges_to_the_token_rate() {
     let mut sim = link(Variant::Draft);
     let rate = 800.0;
     sim.policer = Some(Policer::new(800, 40));
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     let mut short_set = false;
     let t_mid = sim.now + 10 * SEC;
     sim.run_until(
@@ -864,7 +864,7 @@ fn app_limited_up_without_loss_never_exits() {
 #[test]
 fn app_limited_refill_keeps_max_bw_and_moves_to_up_after_a_round() {
     let mut sim = link(Variant::Draft);
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_until(|s, _| s.cc.state == State::ProbeBwRefill, 20 * SEC);
     let max0 = sim.cc.max_bw();
     let r0 = sim.cc.round.round_count;
@@ -982,7 +982,7 @@ fn linux_ecn_startup_exits_after_two_highly_marked_rounds() {
 fn draft_treats_ce_as_congestion() {
     let mut sim = sim_with(20_000, MS, Variant::Draft, true);
     sim.ce_above_pkts = 9; // CE at ≥ 10 queued
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_for(2 * SEC);
     assert_eq!(sim.tp.lost, 0, "marking, not dropping");
     assert!(
@@ -1087,7 +1087,7 @@ fn sample_exports_phase_names_codes_and_model() {
     assert_eq!((s.phase, s.phase_code), ("startup", 0));
     assert_eq!(s.inflight_hi_segs, 0.0);
     assert_eq!(s.ecn_alpha, 1.0);
-    sim.to_probe_bw();
+    sim.run_into_probe_bw();
     sim.run_for(SEC);
     let s = sim.cc.sample(&sim.tp);
     let names =
