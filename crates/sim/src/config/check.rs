@@ -390,6 +390,14 @@ impl Config {
     }
 
     fn validate_star(&self, st: &Star) -> Check {
+        self.check_star_flows(st)?;
+        check_star_racks(st)?;
+        check_star_buffers(st)?;
+        self.check_query_apps(st)
+    }
+
+    /// Every flow's sender is one of the star's workers; no per-flow extra delay.
+    fn check_star_flows(&self, st: &Star) -> Check {
         let mut flow_id = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             for _ in 0..f.count {
@@ -413,101 +421,12 @@ impl Config {
                 );
             }
         }
-        if st.pfc.xon_bytes >= st.pfc.xoff_bytes {
-            return err(
-                "topology.pfc.xon_bytes",
-                format!(
-                    "{} must be smaller than xoff ({})",
-                    human::size(st.pfc.xon_bytes),
-                    human::size(st.pfc.xoff_bytes)
-                ),
-            );
-        }
-        if let Some(racks) = &st.worker_racks {
-            let Some(per_rack) = st.hosts_per_rack else {
-                return err(
-                    "topology.worker_racks",
-                    "needs topology.hosts_per_rack (the racks it places workers in)",
-                );
-            };
-            if racks.is_empty() {
-                return err(
-                    "topology.worker_racks",
-                    "is empty; give at least one rack number (0 = the aggregator's rack)",
-                );
-            }
-            if racks.len() > MAX_WORKERS as usize {
-                return err(
-                    "topology.worker_racks",
-                    format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()),
-                );
-            }
-            if let Some((r, n)) =
-                st.rack_hosts().into_iter().enumerate().find(|&(_, n)| n > per_rack as u64)
-            {
-                return err(
-                    "topology.worker_racks",
-                    format!(
-                        "puts {n} hosts in rack {r}{}, more than hosts_per_rack ({per_rack})",
-                        if r == 0 { " (the aggregator's, counting it)" } else { "" }
-                    ),
-                );
-            }
-        }
-        if st.lossless && st.pfc.accounting == PfcAccounting::Egress && st.buffer_bytes.is_none() {
-            // With egress accounting a lossless port has no limit: only PAUSE holds it back.
-            let ignored = if !st.pfc.nic_honours_pause {
-                Some("topology.pfc.nic_honours_pause")
-            } else if !st.pfc.switches_honour_pause && st.racks() > 1 {
-                Some("topology.pfc.switches_honour_pause")
-            } else {
-                None
-            };
-            if let Some(field) = ignored {
-                return err(
-                    "topology.buffer_bytes",
-                    format!("is needed with {field} = false and egress accounting: a link that ignores PAUSE fills the port until it drops there"),
-                );
-            }
-        }
-        if st.racks() > 1 && st.shared_buffer_bytes.is_some() {
-            return err(
-                "topology.shared_buffer_bytes",
-                "is one switch's pool; with more than one rack leave it out",
-            );
-        }
-        if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {
-            return err(
-                "topology.shared_buffer_alpha",
-                "needs topology.shared_buffer (the pool the dynamic threshold divides)",
-            );
-        }
-        if let (true, PfcAccounting::Ingress, Some(pool)) =
-            (st.lossless, st.pfc.accounting, st.shared_buffer_bytes)
-        {
-            if pool < st.pfc.xoff_bytes {
-                return err(
-                    "topology.shared_buffer_bytes",
-                    format!(
-                        "{} is below pfc.xoff ({}); no ingress port could reach XOFF",
-                        human::size(pool),
-                        human::size(st.pfc.xoff_bytes)
-                    ),
-                );
-            }
-        }
-        if let (true, Some(buf)) = (st.lossless, st.buffer_bytes) {
-            if buf < st.pfc.xoff_bytes {
-                return err(
-                    "topology.buffer_bytes",
-                    format!(
-                        "{} is below pfc.xoff ({}); a lossless port needs room above XOFF",
-                        human::size(buf),
-                        human::size(st.pfc.xoff_bytes)
-                    ),
-                );
-            }
-        }
+        Ok(())
+    }
+
+    /// The query apps: their workers exist, their sizes and start fit the run, and their flow
+    /// template leaves to the app what the app sets.
+    fn check_query_apps(&self, st: &Star) -> Check {
         for (i, App::Query(a)) in self.apps.iter().enumerate() {
             let p = format!("apps.{i}");
             if a.workers > st.workers {
@@ -551,6 +470,111 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// PFC thresholds, and the racks the workers are placed in.
+fn check_star_racks(st: &Star) -> Check {
+    if st.pfc.xon_bytes >= st.pfc.xoff_bytes {
+        return err(
+            "topology.pfc.xon_bytes",
+            format!(
+                "{} must be smaller than xoff ({})",
+                human::size(st.pfc.xon_bytes),
+                human::size(st.pfc.xoff_bytes)
+            ),
+        );
+    }
+    if let Some(racks) = &st.worker_racks {
+        let Some(per_rack) = st.hosts_per_rack else {
+            return err(
+                "topology.worker_racks",
+                "needs topology.hosts_per_rack (the racks it places workers in)",
+            );
+        };
+        if racks.is_empty() {
+            return err(
+                "topology.worker_racks",
+                "is empty; give at least one rack number (0 = the aggregator's rack)",
+            );
+        }
+        if racks.len() > MAX_WORKERS as usize {
+            return err(
+                "topology.worker_racks",
+                format!("has {} entries; at most {MAX_WORKERS} (one per worker)", racks.len()),
+            );
+        }
+        if let Some((r, n)) =
+            st.rack_hosts().into_iter().enumerate().find(|&(_, n)| n > per_rack as u64)
+        {
+            return err(
+                "topology.worker_racks",
+                format!(
+                    "puts {n} hosts in rack {r}{}, more than hosts_per_rack ({per_rack})",
+                    if r == 0 { " (the aggregator's, counting it)" } else { "" }
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The lossless ports' buffers and the shared pool against PFC's thresholds.
+fn check_star_buffers(st: &Star) -> Check {
+    if st.lossless && st.pfc.accounting == PfcAccounting::Egress && st.buffer_bytes.is_none() {
+        // With egress accounting a lossless port has no limit: only PAUSE holds it back.
+        let ignored = if !st.pfc.nic_honours_pause {
+            Some("topology.pfc.nic_honours_pause")
+        } else if !st.pfc.switches_honour_pause && st.racks() > 1 {
+            Some("topology.pfc.switches_honour_pause")
+        } else {
+            None
+        };
+        if let Some(field) = ignored {
+            return err(
+                    "topology.buffer_bytes",
+                    format!("is needed with {field} = false and egress accounting: a link that ignores PAUSE fills the port until it drops there"),
+                );
+        }
+    }
+    if st.racks() > 1 && st.shared_buffer_bytes.is_some() {
+        return err(
+            "topology.shared_buffer_bytes",
+            "is one switch's pool; with more than one rack leave it out",
+        );
+    }
+    if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {
+        return err(
+            "topology.shared_buffer_alpha",
+            "needs topology.shared_buffer (the pool the dynamic threshold divides)",
+        );
+    }
+    if let (true, PfcAccounting::Ingress, Some(pool)) =
+        (st.lossless, st.pfc.accounting, st.shared_buffer_bytes)
+    {
+        if pool < st.pfc.xoff_bytes {
+            return err(
+                "topology.shared_buffer_bytes",
+                format!(
+                    "{} is below pfc.xoff ({}); no ingress port could reach XOFF",
+                    human::size(pool),
+                    human::size(st.pfc.xoff_bytes)
+                ),
+            );
+        }
+    }
+    if let (true, Some(buf)) = (st.lossless, st.buffer_bytes) {
+        if buf < st.pfc.xoff_bytes {
+            return err(
+                "topology.buffer_bytes",
+                format!(
+                    "{} is below pfc.xoff ({}); a lossless port needs room above XOFF",
+                    human::size(buf),
+                    human::size(st.pfc.xoff_bytes)
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `x` BDPs in whole bytes, ties to even (as the front's decimal arithmetic rounds).
