@@ -251,7 +251,7 @@ impl Simulation {
         self.flows[fi].tsq_throttled = tsq_blocked;
         if tsq_blocked {
             let nic = self.flows[fi].data_path.first();
-            if self.links[nic as usize].ahead == ahead::Ahead::Nic {
+            if self.links[nic as usize].fast.ahead == crate::speedup::ahead::Ahead::Nic {
                 self.arm_nic(nic);
             }
         }

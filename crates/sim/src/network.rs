@@ -1,19 +1,20 @@
 //! Links at work: enqueueing (drop-tail, shared buffer, ECN step marking, RED, PFC), the
 //! serializer, propagation, and arrival at a router or a host.
 
+use crate::link::queue::Verdict;
 use crate::*;
 
 impl Simulation {
-    /// Hand a packet to a link's egress: random loss, RED, drop-tail, CE marking, then queue or
-    /// send.
+    /// Hand a packet to a link's egress: random loss, its queue discipline's stages
+    /// (`link/queue/`), the shared buffer, PFC's ingress accounting, then queue or send.
     pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
-        if self.links[lid as usize].passive {
+        if self.links[lid as usize].fast.passive {
             // Nothing to decide or record: the packet's times follow from the serializer's.
             let link = &mut self.links[lid as usize];
             let dt = link.tx_time_ns(p.wire_bytes);
             let arrive = link.ser.pass(now, dt) + link.delay_ns;
-            if link.fold {
+            if link.fast.fold {
                 self.fold_into_next(arrive, p);
             } else {
                 self.into_pipe(lid, arrive, p, p.hop + 1);
@@ -22,9 +23,9 @@ impl Simulation {
         }
         // An ingress-accounted switch port charges the packet to the port it came in on.
         let ingress_from =
-            if self.links[lid as usize].ingress_acct { Some(self.came_in_on(&p)) } else { None };
+            if self.links[lid as usize].ingress_acct() { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
-        if link.timestamped {
+        if link.fast.timestamped {
             // The queue as it is now: starts and departures since the last packet.
             link.replay(now, self.metrics.last_sample_ns);
         }
@@ -36,15 +37,16 @@ impl Simulation {
             return;
         }
         let idle = link.is_idle(now);
-        if let Some(red) = link.red.as_deref_mut() {
-            // RED sees every arrival, also those that find the link idle.
+        if !link.qdisc.is_empty() {
+            // The arrival stage (RED) sees every arrival, also those that find the link idle.
             let idle_ns = if idle { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
-            if red.on_arrival(link.q_bytes, idle_ns, &mut link.rng) == red::RedAction::Act {
-                if p.ect {
+            match link.qdisc.on_arrival(link.occupancy(), idle_ns, &p, &mut link.rng) {
+                Verdict::Accept => {}
+                Verdict::Mark => {
                     p.ce = true;
                     link.stats.ce_marks += 1;
-                } else {
-                    // An early drop (counted with the overflow drops).
+                }
+                Verdict::Drop => {
                     count_drop(link, &mut self.flows, &p);
                     return;
                 }
@@ -63,41 +65,32 @@ impl Simulation {
             }
         }
         let link = &mut self.links[lid as usize];
+        let q = link.occupancy();
+        // The admission stage: the discipline's buffer (drop-tail), then the switch's shared
+        // buffer. (Ingress accounting replaces both: `pfc.rs`.)
         if ingress_from.is_none()
-            && (link.q_bytes + p.wire_bytes as u64 > link.limit_bytes
-                || link.waiting_pkts() as u64 + 1 > link.limit_pkts
-                || (link.in_pool
-                    && !pool_admits(
-                        link.q_bytes,
-                        p.wire_bytes,
-                        self.pool_bytes,
-                        self.pool_limit,
-                        self.pool_alpha,
-                    )))
+            && (!link.qdisc.admits(q, p.wire_bytes)
+                || (link.in_pool && !self.pool.admits(link.q_bytes, p.wire_bytes)))
         {
             count_drop(link, &mut self.flows, &p);
             return;
         }
-        if p.ect && !p.ce {
-            // Step marking (DCTCP): the queue found on arrival exceeds K bytes or K packets.
-            let over_bytes = link.ecn_k_bytes.is_some_and(|k| link.q_bytes > k);
-            let over_pkts = link.ecn_k_pkts.is_some_and(|k| link.waiting_pkts() as u64 > k);
-            if over_bytes || over_pkts {
-                p.ce = true;
-                link.stats.ce_marks += 1;
-            }
+        // The enqueue stage (step marking).
+        if link.qdisc.on_enqueue(q, &p) == Verdict::Mark {
+            p.ce = true;
+            link.stats.ce_marks += 1;
         }
         link.note_occupancy(now);
         link.count_queued(p.wire_bytes);
         if link.in_pool {
-            self.pool_bytes += p.wire_bytes as u64;
+            self.pool.bytes += p.wire_bytes as u64;
         }
-        if link.timestamped {
+        if link.fast.timestamped {
             self.start_tx(lid, p); // its start and departure times are fixed now
             return;
         }
         link.queue.push_back(p);
-        if link.pfc.is_some() {
+        if link.pfc.as_deref().is_some_and(|p| p.port.is_some()) {
             self.pfc_after_enqueue(lid);
         }
         if let Some(from) = ingress_from {
@@ -121,10 +114,10 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[lid as usize];
         let dt = link.tx_time_ns(p.wire_bytes);
-        if link.timestamped {
+        if link.fast.timestamped {
             // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
             let arrive = link.ser.accept(now, dt, p.wire_bytes).done_ns + link.delay_ns;
-            if link.fold {
+            if link.fast.fold {
                 self.fold_into_next(arrive, p);
             } else {
                 self.into_pipe(lid, arrive, p, p.hop + 1);
@@ -150,39 +143,12 @@ impl Simulation {
         }
     }
 
-    /// Packet `p` will reach the router at the far end of a `fold` link at `t`: enter its next
-    /// link now, as `hand_over` and `enqueue` would at `t`. Exact: the next link is passive and
-    /// fed by that link alone, a FIFO, so it sees the same arrivals in the same order, only
-    /// earlier in wall-clock terms; nothing else reads its state in between. Folds on through
-    /// a chain of such links.
-    fn fold_into_next(&mut self, mut t: Nanos, p: Packet) {
-        let mut hop = p.hop;
-        loop {
-            hop += 1;
-            let f = &self.flows[p.flow as usize];
-            let next = if p.is_data {
-                f.data_path.links[hop as usize]
-            } else {
-                f.ack_path.links[hop as usize]
-            };
-            let link = &mut self.links[next as usize];
-            // As `enqueue` does on a passive link (a fold's next links are passive).
-            debug_assert!(link.passive);
-            let dt = link.tx_time_ns(p.wire_bytes);
-            t = link.ser.pass(t, dt) + link.delay_ns;
-            if !link.fold {
-                self.into_pipe(next, t, p, hop + 1);
-                return;
-            }
-        }
-    }
-
     /// Put `p` in link `lid`'s propagation pipe, to arrive at `arrive` with its hop advanced to
     /// `next_hop` (`Link::pipe_push`); the pipe's head has the link's only `Arrive` event.
     #[inline(always)]
-    fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
+    pub(crate) fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
-        if link.ahead != ahead::Ahead::No {
+        if link.fast.ahead != crate::speedup::ahead::Ahead::No {
             self.enter_ahead_pipe(lid, arrive, p, next_hop);
             return;
         }
@@ -207,67 +173,6 @@ impl Simulation {
         p
     }
 
-    /// Decide which links fold (`Link::fold`): every link into a router whose next links (over
-    /// all flows' paths) are passive and fed by it alone. Off with applications, whose
-    /// transfers add paths while the simulation runs.
-    pub(crate) fn set_folds(&mut self) {
-        let n = self.links.len();
-        let mut monitored = vec![false; n];
-        for &(m, _) in &self.monitored {
-            monitored[m as usize] = true;
-        }
-        for (l, &m) in self.links.iter_mut().zip(&monitored) {
-            l.passive = l.is_passive(m);
-        }
-        if !self.apps.is_empty() {
-            return;
-        }
-        let LinkNeighbours { feeder, next } = self.link_neighbours();
-        // (Not a sender NIC: TSQ must see each of its departures, which is its event.)
-        let mut fold: Vec<bool> = (0..n)
-            .map(|a| {
-                let l = &self.links[a];
-                next[a] != NONE && l.timestamped && !l.is_sender_nic && l.to == NodeKind::Router
-            })
-            .collect();
-        for f in &self.flows {
-            for path in [&f.data_path, &f.ack_path] {
-                for w in path.links[..path.len as usize].windows(2) {
-                    let (a, b) = (w[0] as usize, w[1] as usize);
-                    // Every link fed from `a` must be fed by `a` alone, and passive.
-                    if feeder[b] != a as u32 || !self.links[b].passive {
-                        fold[a] = false;
-                    }
-                }
-            }
-        }
-        for (l, f) in self.links.iter_mut().zip(fold) {
-            l.fold = f;
-        }
-    }
-
-    /// Over all flows' paths: the link that feeds each link, and the link each one feeds
-    /// (`NONE`, or `MANY` when there are several) — what `set_folds` and `set_ahead` decide by.
-    pub(crate) fn link_neighbours(&self) -> LinkNeighbours {
-        let one_or_many = |cur: u32, l: u32| match cur {
-            NONE => l,
-            x if x == l => x,
-            _ => MANY,
-        };
-        let n = self.links.len();
-        let (mut feeder, mut next) = (vec![NONE; n], vec![NONE; n]);
-        for f in &self.flows {
-            for path in [&f.data_path, &f.ack_path] {
-                for w in path.links[..path.len as usize].windows(2) {
-                    let (a, b) = (w[0], w[1]);
-                    next[a as usize] = one_or_many(next[a as usize], b);
-                    feeder[b as usize] = one_or_many(feeder[b as usize], a);
-                }
-            }
-        }
-        LinkNeighbours { feeder, next }
-    }
-
     /// Start the next queued packet on link `lid`, if any (the link is idle and not paused).
     #[inline]
     pub(crate) fn next_tx(&mut self, lid: LinkId) {
@@ -277,10 +182,10 @@ impl Simulation {
             link.note_occupancy(now);
             link.q_bytes -= next.wire_bytes as u64;
             if link.in_pool {
-                self.pool_bytes -= next.wire_bytes as u64;
+                self.pool.bytes -= next.wire_bytes as u64;
             }
-            let has_pfc = link.pfc.is_some();
-            let release = if link.ingress_acct {
+            let has_pfc = link.pfc.as_deref().is_some_and(|p| p.port.is_some());
+            let release = if link.ingress_acct() {
                 Some((self.came_in_on(&next), next.wire_bytes))
             } else {
                 None
@@ -298,11 +203,11 @@ impl Simulation {
     }
 
     pub(crate) fn on_tx_done(&mut self, lid: LinkId) {
-        if self.links[lid as usize].ahead == ahead::Ahead::Nic {
+        if self.links[lid as usize].fast.ahead == crate::speedup::ahead::Ahead::Nic {
             self.on_nic_ahead_departure(lid, self.now);
             return;
         }
-        if self.links[lid as usize].timestamped {
+        if self.links[lid as usize].fast.timestamped {
             self.on_nic_departure(lid);
             return;
         }
@@ -383,7 +288,7 @@ impl Simulation {
     }
 
     pub(crate) fn on_arrive(&mut self, lid: LinkId) {
-        if self.links[lid as usize].ahead != ahead::Ahead::No {
+        if self.links[lid as usize].fast.ahead != crate::speedup::ahead::Ahead::No {
             self.on_ahead_arrive(lid, self.now);
             return;
         }
@@ -417,34 +322,6 @@ impl Simulation {
             }
         }
     }
-}
-
-/// No link (in `LinkNeighbours`).
-pub(crate) const NONE: u32 = u32::MAX;
-/// Several links (in `LinkNeighbours`).
-pub(crate) const MANY: u32 = u32::MAX - 1;
-
-/// Each link's feeding link and fed link over all flows' paths (`Simulation::link_neighbours`).
-pub(crate) struct LinkNeighbours {
-    pub feeder: Vec<u32>,
-    pub next: Vec<u32>,
-}
-
-/// The switch's shared buffer takes a packet of `wire` bytes into a queue holding `q_bytes`: it
-/// fits in the pool, and with a dynamic threshold the queue is below alpha × the free pool
-/// ("region usage < alpha × free buffer", as Mellanox states the rule; Choudhury and Hahne).
-#[inline]
-fn pool_admits(
-    q_bytes: u64,
-    wire: u32,
-    pool_bytes: u64,
-    pool_limit: u64,
-    alpha: Option<f64>,
-) -> bool {
-    if pool_bytes + wire as u64 > pool_limit {
-        return false;
-    }
-    alpha.is_none_or(|a| (q_bytes as f64) < a * (pool_limit - pool_bytes) as f64)
 }
 
 /// A packet dropped at `link`'s queue (overflow or RED): the link counts it; a data packet also
@@ -497,12 +374,12 @@ mod tests {
         let bn = sim.flows[0].data_path.links[1];
         // A sender NIC without propagation delay is timestamped too, but never folds: each of
         // its departures is an event, which TSQ sees.
-        assert!(sim.links[nic as usize].timestamped && !sim.links[nic as usize].fold);
-        assert!(sim.links[bn as usize].timestamped);
+        assert!(sim.links[nic as usize].fast.timestamped && !sim.links[nic as usize].fast.fold);
+        assert!(sim.links[bn as usize].fast.timestamped);
         // The bottleneck folds into the receiver's access link (`fold_into_next`); here its own
         // pipe is under test.
-        assert!(sim.links[bn as usize].fold);
-        sim.links[bn as usize].fold = false;
+        assert!(sim.links[bn as usize].fast.fold);
+        sim.links[bn as usize].fast.fold = false;
         // Three 1500-byte packets at t = 0 serialize back to back, 12 µs each at 1 Gbit/s.
         for _ in 0..3 {
             sim.enqueue(bn, data(1500));
@@ -538,7 +415,7 @@ mod tests {
     fn a_timestamped_link_drops_at_its_tail_and_conserves_packets() {
         let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
         let bn = sim.flows[0].data_path.links[1];
-        sim.links[bn as usize].fold = false;
+        sim.links[bn as usize].fast.fold = false;
         // One packet serializes at once; 66 × 1500 B fit in the 100 kB buffer behind it.
         for _ in 0..100 {
             sim.enqueue(bn, data(1500));
@@ -551,16 +428,20 @@ mod tests {
     /// Run `sim` to its end with its links timestamped and folded as built, or not; returns the
     /// result tables (as text), the events and the data packets delivered.
     fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64, u64) {
-        assert!(sim.links.iter().any(|l| l.fold), "the dumbbell folds its receivers' access links");
+        assert!(
+            sim.links.iter().any(|l| l.fast.fold),
+            "the dumbbell folds its receivers' access links"
+        );
         if !timestamped {
             // (Nothing is served ahead either: that needs passive, timestamped links.)
             sim.links.iter_mut().for_each(|l| {
-                (l.timestamped, l.passive, l.ahead) = (false, false, ahead::Ahead::No)
+                (l.fast.timestamped, l.fast.passive, l.fast.ahead) =
+                    (false, false, crate::speedup::ahead::Ahead::No)
             });
             sim.rx_ahead_on = false;
         }
         if !fold {
-            sim.links.iter_mut().for_each(|l| l.fold = false);
+            sim.links.iter_mut().for_each(|l| l.fast.fold = false);
         }
         sim.run_until(u64::MAX);
         sim.check_conservation().unwrap();
@@ -654,14 +535,14 @@ mod tests {
                 let nics: Vec<usize> =
                     (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
                 assert!(
-                    !nics.is_empty() && nics.iter().all(|&l| sim.links[l].timestamped),
+                    !nics.is_empty() && nics.iter().all(|&l| sim.links[l].fast.timestamped),
                     "sender NICs are timestamped"
                 );
                 if !nic_timestamped {
                     nics.iter().for_each(|&l| {
                         let link = &mut sim.links[l];
-                        (link.timestamped, link.passive, link.ahead) =
-                            (false, false, ahead::Ahead::No);
+                        (link.fast.timestamped, link.fast.passive, link.fast.ahead) =
+                            (false, false, crate::speedup::ahead::Ahead::No);
                     });
                 }
                 sim.run_until(u64::MAX);

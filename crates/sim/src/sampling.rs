@@ -54,7 +54,7 @@ impl Simulation {
         }
         for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
-            if link.timestamped {
+            if link.fast.timestamped {
                 link.replay(now, self.metrics.last_sample_ns);
             }
             link.note_occupancy(now);
