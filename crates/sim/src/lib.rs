@@ -14,15 +14,15 @@
 //!   reacts to it); with no propagation delay it hands the packet on in the same event.
 //! - A router hop into a *passive* link (timestamped, and it drops, marks or reports nothing)
 //!   fed by one link alone costs no event: the feeding link hands the packet on when it accepts
-//!   it, at the time it will reach the router (`Link::fold`; exact, as that link's arrivals are
+//!   it, at the time it will reach the router (`speedup/fold.rs`; exact, as that link's arrivals are
 //!   a FIFO's departures). In a dumbbell the receiver's access link and the senders' downlinks
 //!   fold.
 //! - A packet entering the passive link into its receiver host, or a passive link onto a
 //!   watched link only it feeds (a receiver's NIC into the reverse bottleneck), is handed over
 //!   at once, with the clock set to its arrival time, when nothing can run in between that
-//!   would see the difference (`ahead.rs`: no sample, receiver timer or earlier packet before
-//!   it). A delivered data packet then costs ≈ 1.5 events in a dumbbell: its departure from
-//!   the sender's NIC and half its ACK's arrival at the sender.
+//!   would see the difference (`speedup/ahead.rs`: no sample, receiver timer or earlier
+//!   packet before it). A delivered data packet then costs ≈ 1.5 events in a dumbbell: its
+//!   departure from the sender's NIC and half its ACK's arrival at the sender.
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
 //! - Each endpoint's timers are one slot each in an indexed heap (`timer_queue.rs`): a deadline
@@ -37,24 +37,27 @@
 //!
 //! ECN marking at the bottleneck: step marking on the instantaneous queue (DCTCP's K, in bytes
 //! and/or packets: an ECT packet arriving when more than K waits is CE-marked) and/or RED on the
-//! averaged queue (`red.rs`: marks ECT packets, drops others). Flows with
+//! averaged queue (`link/queue/red.rs`: marks ECT packets, drops others). Flows with
 //! `receiver_window = "ictcp"` get their advertised window from the receiver host's ICTCP
 //! controller (`ictcp.rs`), which sees every data packet arriving at the host.
 //!
-//! The code, by job (one `impl Simulation` block per file; the types live here):
+//! The code, by component (`Simulation`, here, holds the components and wires them in the
+//! event loop; a component's own work is a method of its type):
 //!
 //! | module | job |
 //! |---|---|
 //! | `event_loop.rs` | the event heap and `advance` (event and wall-clock budgets, livelock guard) |
 //! | `timer_queue.rs` | the endpoints' timers: one movable deadline per flow and direction |
-//! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
+//! | `link/` | `Link`: its queue, transmitter and pipe; `pool.rs` the switch's shared buffer |
+//! | `link/queue/` | queue disciplines (drop-tail, RED, step ECN): one trait, one file each |
+//! | `network.rs` | links at work: enqueue, serialize, propagate, arrive at a router or host |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
+//! | `speedup/` | timestamped links, folded router hops (`fold.rs`), arrivals served ahead (`ahead.rs`) |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
-//! | `ahead.rs` | serving arrivals ahead of the event loop, where that is exact |
-//! | `host.rs` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
+//! | `host/` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
-//! | `topology.rs`, `pfc.rs`, `red.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
+//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
 //! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
 
 pub mod apps;
@@ -82,14 +85,12 @@ mod timer_queue;
 
 pub use results::Results;
 
-use cc::{registry, Nanos};
+use cc::Nanos;
 use config::{Config, ConfigError};
 use link::{Link, LinkId, NodeKind};
-use metrics::Table;
-use rng::Rng;
 use std::collections::VecDeque;
 use topology::{Fabric, Path};
-use transport::{Packet, Receiver, Sender};
+use transport::{Receiver, Sender};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EvKind {
@@ -152,7 +153,7 @@ impl EvKind {
 
 /// Events run in (time, kind, id) order — the fields' order here — so ties at one nanosecond
 /// resolve by what happens to which object, never by when an event was scheduled: leaving out
-/// an event that changes nothing (a folded router hop, `Link::fold`) cannot reorder the rest.
+/// an event that changes nothing (a folded router hop, `FastPath::fold`) cannot reorder the rest.
 /// At one instant departures (`TxDone`) come before arrivals, arrivals before timers, and the
 /// sample last but for PFC, application and host events. Two entries of one (time, kind, id)
 /// are the same event (a handler sees nothing else), so their order cannot matter.

@@ -39,7 +39,9 @@
 //! Host NICs act on a PAUSE `nic_pause_delay` after it arrives, or ignore it
 //! (`nic_honours_pause = false`).
 
-use super::*;
+use crate::link::LinkId;
+use crate::{EvKind, Simulation};
+use cc::Nanos;
 
 /// One switch ingress port's buffer accounting, kept on the link that feeds it.
 pub(crate) struct IngressPort {
@@ -330,6 +332,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::Link;
 
     const XOFF: u64 = 64_000;
     const XON: u64 = 32_000;

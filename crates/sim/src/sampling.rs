@@ -1,6 +1,6 @@
 //! Periodic sampling of every flow and monitored queue into the result tables' buffers.
 
-use crate::*;
+use crate::{metrics, Simulation};
 
 impl Simulation {
     pub(crate) fn take_sample(&mut self) {

@@ -22,8 +22,12 @@
 //! except by the saved latency. Faster output ports fall back to store-and-forward (as real
 //! switches do, to avoid underrun).
 
-use super::*;
+use crate::config::{self, Config};
 use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
+use crate::link::{Link, LinkId, NodeKind};
+use crate::pfc;
+use crate::rng::Rng;
+use cc::Nanos;
 
 /// Longest path a builder produces (dumbbell: 3 hops; star: 2).
 pub(crate) const MAX_HOPS: usize = 4;
@@ -425,7 +429,7 @@ impl StarFabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
+    use crate::Simulation;
 
     /// Seed 000's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk senders into
     /// the aggregator; `pfc` is the lossless fields (or empty).

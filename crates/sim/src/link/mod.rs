@@ -169,7 +169,7 @@ impl Link {
         }
     }
 
-    /// Whether the link qualifies as timestamped (see `timestamped`). A sender NIC does if it
+    /// Whether the link qualifies as timestamped (`FastPath::timestamped`). A sender NIC does if it
     /// has no propagation delay: TSQ reacts to its departures, and a departure is then the
     /// moment its packet reaches the far end, so its pipe head's event is the departure
     /// (`TxDone`, in the departures' place in an instant's order; `on_nic_departure`). With a
@@ -184,9 +184,9 @@ impl Link {
     }
 
     /// A timestamped link that decides nothing about the packets it carries — no loss, no
-    /// queue discipline (buffer limit, ECN, RED), not in the shared pool, not reported in the queue table
-    /// (`monitored`): its queue is a pure function of its arrivals, so it can accept a packet
-    /// ahead of time from the single link that feeds it (see `fold`).
+    /// queue discipline (buffer limit, ECN, RED), not in the shared pool, not reported in the
+    /// queue table (`monitored`): its queue is a pure function of its arrivals, so it can
+    /// accept a packet ahead of time from the single link that feeds it (`speedup/fold.rs`).
     pub(crate) fn is_passive(&self, monitored: bool) -> bool {
         self.fast.timestamped && !monitored && self.loss == 0.0 && self.qdisc.is_empty()
     }

@@ -46,7 +46,11 @@
 //! `serving_ahead_changes_nothing` checks the result tables against event-driven arrivals,
 //! with samples, delayed-ACK timers, losses on both bottlenecks and ECN.
 
-use crate::*;
+use crate::link::{LinkId, NodeKind};
+use crate::speedup::fold::{LinkNeighbours, MANY, NONE};
+use crate::{EvKind, Simulation};
+use cc::Nanos;
+use transport::Packet;
 
 /// Receivers are served ahead only in runs of at most this many flows: the earliest receiver
 /// deadline is found by a scan of the flows (`rx_deadline_allows`), and with thousands of
@@ -83,7 +87,6 @@ impl Simulation {
         {
             return;
         }
-        use crate::speedup::fold::{LinkNeighbours, MANY, NONE};
         let n = self.links.len();
         // Per link: it ends some data path; it is anywhere else in any path; the link into the
         // receiver host whose ACKs it carries first (NONE: none yet, MANY: several).
@@ -365,6 +368,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
 
     fn kinds(sim: &Simulation, k: Ahead) -> usize {
         sim.links.iter().filter(|l| l.fast.ahead == k).count()

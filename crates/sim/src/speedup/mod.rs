@@ -3,17 +3,21 @@
 //! `endpoints.rs`) is what an event-driven run does; a run with these on gives the same
 //! packets at the same times (the tests in `network.rs` and `ahead.rs` compare the two).
 //!
-//! | file | what it saves |
-//! |---|---|
-//! | `../serializer.rs` | a *timestamped* link's `TxDone` events: a FIFO at a fixed rate fixes a packet's departure when it is accepted |
-//! | `fold.rs` | a router hop into a *passive* link fed by one link alone: the feeding link hands the packet on when it accepts it |
-//! | `ahead.rs` | an arrival into a receiver host, or onto a watched link only one link feeds, served before its time where nothing can tell |
+//! - `../serializer.rs`: a *timestamped* link's `TxDone` events (a FIFO at a fixed rate fixes a
+//!   packet's departure when it accepts it);
+//! - `fold.rs`: a router hop into a *passive* link fed by one link alone (the feeding link
+//!   hands the packet on when it accepts it);
+//! - `ahead.rs`: an arrival into a receiver host, or onto a watched link only one link feeds,
+//!   served before its time where nothing can tell;
+//! - `tests.rs`: each against the event-driven model, over whole runs.
 //!
 //! Each link's part in this is its `FastPath`, decided once the topology and the flows are
 //! built (`Simulation::new`: timestamped, then `set_folds`, then `set_ahead`).
 
 pub(crate) mod ahead;
 pub(crate) mod fold;
+#[cfg(test)]
+mod tests;
 
 use ahead::Ahead;
 use cc::Nanos;
