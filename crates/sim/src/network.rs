@@ -41,7 +41,7 @@ impl Simulation {
             return;
         }
         let idle = link.is_idle(now);
-        if !link.qdisc.is_empty() {
+        if link.qdisc.has_arrival_stage() {
             // The arrival stage (RED) sees every arrival, also those that find the link idle.
             let idle_ns = if idle { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
             match link.qdisc.on_arrival(link.occupancy(), idle_ns, &p, &mut link.rng) {
@@ -69,18 +69,20 @@ impl Simulation {
             }
         }
         let link = &mut self.links[lid as usize];
-        let q = link.occupancy();
         // The admission stage: the discipline's buffer (drop-tail), then the switch's shared
         // buffer. (Ingress accounting replaces both: `pfc.rs`.)
         if ingress_from.is_none()
-            && (!link.qdisc.admits(q, p.wire_bytes)
+            && ((link.qdisc.has_admission_stage()
+                && !link.qdisc.admits(link.occupancy(), p.wire_bytes))
                 || (link.in_pool && !self.pool.admits(link.q_bytes, p.wire_bytes)))
         {
             count_drop(link, &mut self.flows, &p);
             return;
         }
         // The enqueue stage (step marking).
-        if link.qdisc.on_enqueue(q, &p) == Verdict::Mark {
+        if link.qdisc.has_enqueue_stage()
+            && link.qdisc.on_enqueue(link.occupancy(), &p) == Verdict::Mark
+        {
             p.ce = true;
             link.stats.ce_marks += 1;
         }

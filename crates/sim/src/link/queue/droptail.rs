@@ -24,6 +24,8 @@ impl DropTail {
 }
 
 impl QueueDiscipline for DropTail {
+    const ADMITS: bool = true;
+
     #[inline(always)]
     fn admits(&self, q: Occupancy, wire_bytes: u32) -> bool {
         q.bytes + wire_bytes as u64 <= self.limit_bytes && q.packets + 1 <= self.limit_pkts

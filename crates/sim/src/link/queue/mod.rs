@@ -59,6 +59,12 @@ pub(crate) struct Occupancy {
 /// One queue discipline (see the module header for when each hook runs). Every hook has a
 /// default that decides nothing, so a discipline implements only the stages it acts at.
 pub(crate) trait QueueDiscipline {
+    /// The stages the discipline acts at: a link runs a stage only if one of its disciplines
+    /// does (a bottleneck with a drop-tail buffer alone runs the admission stage only).
+    const ON_ARRIVAL: bool = false;
+    const ADMITS: bool = false;
+    const ON_ENQUEUE: bool = false;
+
     /// Every arrival, before the link looks at its buffer. `idle_ns` > 0: the link had been
     /// idle (nothing waiting or serializing) that long; 0: it is busy.
     #[inline(always)]
@@ -108,6 +114,19 @@ macro_rules! disciplines {
             }
         })*
 
+        impl Discipline {
+            /// The stages this discipline acts at: (arrival, admission, enqueue).
+            fn stages(&self) -> (bool, bool, bool) {
+                match self {
+                    $(Discipline::$variant(_) => (
+                        <$module::$ty as QueueDiscipline>::ON_ARRIVAL,
+                        <$module::$ty as QueueDiscipline>::ADMITS,
+                        <$module::$ty as QueueDiscipline>::ON_ENQUEUE,
+                    ),)*
+                }
+            }
+        }
+
         impl QueueDiscipline for Discipline {
             #[inline(always)]
             fn on_arrival(&mut self, q: Occupancy, idle_ns: Nanos, p: &Packet, rng: &mut Rng)
@@ -147,12 +166,39 @@ disciplines! {
 #[derive(Default)]
 pub(crate) struct Qdisc {
     chain: Vec<Discipline>,
+    /// Some discipline acts at the arrival, admission, enqueue stage.
+    arrival: bool,
+    admission: bool,
+    enqueue: bool,
 }
 
 impl Qdisc {
     /// Append `d` to the chain.
     pub fn push(&mut self, d: impl Into<Discipline>) {
-        self.chain.push(d.into());
+        let d = d.into();
+        let (arrival, admission, enqueue) = d.stages();
+        self.arrival |= arrival;
+        self.admission |= admission;
+        self.enqueue |= enqueue;
+        self.chain.push(d);
+    }
+
+    /// Some discipline acts at the arrival stage.
+    #[inline(always)]
+    pub fn has_arrival_stage(&self) -> bool {
+        self.arrival
+    }
+
+    /// Some discipline acts at the admission stage.
+    #[inline(always)]
+    pub fn has_admission_stage(&self) -> bool {
+        self.admission
+    }
+
+    /// Some discipline acts at the enqueue stage.
+    #[inline(always)]
+    pub fn has_enqueue_stage(&self) -> bool {
+        self.enqueue
     }
 
     /// No discipline: the link decides nothing about its packets.

@@ -103,6 +103,8 @@ impl Red {
 
 /// RED sees every arrival, also one that finds the link idle (its average decays then).
 impl QueueDiscipline for Red {
+    const ON_ARRIVAL: bool = true;
+
     #[inline]
     fn on_arrival(&mut self, q: Occupancy, idle_ns: Nanos, p: &Packet, rng: &mut Rng) -> Verdict {
         match self.average_and_decide(q.bytes, idle_ns, rng) {

@@ -21,6 +21,8 @@ impl StepEcn {
 }
 
 impl QueueDiscipline for StepEcn {
+    const ON_ENQUEUE: bool = true;
+
     #[inline(always)]
     fn on_enqueue(&mut self, q: Occupancy, p: &Packet) -> Verdict {
         if p.ect && !p.ce {
