@@ -368,7 +368,6 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config;
 
     fn kinds(sim: &Simulation, k: Ahead) -> usize {
         sim.links.iter().filter(|l| l.fast.ahead == k).count()
