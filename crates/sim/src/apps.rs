@@ -15,7 +15,10 @@
 //! One row per query goes into the `events` table; each transfer is a row of the flows table
 //! (columns `app`, `query`, `rx_done_s`).
 
-use super::*;
+use crate::rng::Rng;
+use crate::topology::Fabric;
+use crate::{config, metrics, EvKind, Simulation};
+use cc::Nanos;
 
 /// A request packet on the wire (e.g. "query 52428": TCP/IP + Ethernet + a few bytes).
 const REQUEST_WIRE_BYTES: u128 = 100;

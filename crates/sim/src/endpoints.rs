@@ -1,7 +1,11 @@
 //! Flows at their hosts: building a flow's sender and receiver, delivering data and ACKs to
 //! them, letting a sender put packets on its NIC (TSQ) and the senders' and receivers' timers.
 
-use crate::*;
+use crate::topology::Path;
+use crate::{config, ictcp, rpc, workload, Flow, Simulation};
+use cc::{registry, Nanos};
+use std::collections::VecDeque;
+use transport::{Packet, Receiver, Sender};
 
 impl Simulation {
     /// A flow (sender + receiver) for configured flow `f` with index `i` on the given paths.
@@ -251,7 +255,7 @@ impl Simulation {
         self.flows[fi].tsq_throttled = tsq_blocked;
         if tsq_blocked {
             let nic = self.flows[fi].data_path.first();
-            if self.links[nic as usize].ahead == ahead::Ahead::Nic {
+            if self.links[nic as usize].fast.ahead == crate::speedup::ahead::Ahead::Nic {
                 self.arm_nic(nic);
             }
         }

@@ -1,7 +1,8 @@
 //! The event loop: the heap of (time, kind, id) events and `advance`, which runs them with
 //! an event and wall-clock budget (so a caller can be interrupted) and a livelock guard.
 
-use crate::*;
+use crate::{EvKind, Event, EventKey, Simulation};
+use cc::Nanos;
 
 /// More events than this at one instant means the model is stuck (a timer re-arming itself at
 /// `now`); stop with a diagnosis instead of spinning forever.

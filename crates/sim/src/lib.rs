@@ -14,15 +14,15 @@
 //!   reacts to it); with no propagation delay it hands the packet on in the same event.
 //! - A router hop into a *passive* link (timestamped, and it drops, marks or reports nothing)
 //!   fed by one link alone costs no event: the feeding link hands the packet on when it accepts
-//!   it, at the time it will reach the router (`Link::fold`; exact, as that link's arrivals are
+//!   it, at the time it will reach the router (`speedup/fold.rs`; exact, as that link's arrivals are
 //!   a FIFO's departures). In a dumbbell the receiver's access link and the senders' downlinks
 //!   fold.
 //! - A packet entering the passive link into its receiver host, or a passive link onto a
 //!   watched link only it feeds (a receiver's NIC into the reverse bottleneck), is handed over
 //!   at once, with the clock set to its arrival time, when nothing can run in between that
-//!   would see the difference (`ahead.rs`: no sample, receiver timer or earlier packet before
-//!   it). A delivered data packet then costs ≈ 1.5 events in a dumbbell: its departure from
-//!   the sender's NIC and half its ACK's arrival at the sender.
+//!   would see the difference (`speedup/ahead.rs`: no sample, receiver timer or earlier
+//!   packet before it). A delivered data packet then costs ≈ 1.5 events in a dumbbell: its
+//!   departure from the sender's NIC and half its ACK's arrival at the sender.
 //! - Packets are plain `Copy` structs in rings; nothing is allocated per packet or per event once
 //!   the rings have grown to the working set.
 //! - Each endpoint's timers are one slot each in an indexed heap (`timer_queue.rs`): a deadline
@@ -37,24 +37,27 @@
 //!
 //! ECN marking at the bottleneck: step marking on the instantaneous queue (DCTCP's K, in bytes
 //! and/or packets: an ECT packet arriving when more than K waits is CE-marked) and/or RED on the
-//! averaged queue (`red.rs`: marks ECT packets, drops others). Flows with
+//! averaged queue (`link/queue/red.rs`: marks ECT packets, drops others). Flows with
 //! `receiver_window = "ictcp"` get their advertised window from the receiver host's ICTCP
 //! controller (`ictcp.rs`), which sees every data packet arriving at the host.
 //!
-//! The code, by job (one `impl Simulation` block per file; the types live here):
+//! The code, by component (`Simulation`, here, holds the components and wires them in the
+//! event loop; a component's own work is a method of its type):
 //!
 //! | module | job |
 //! |---|---|
 //! | `event_loop.rs` | the event heap and `advance` (event and wall-clock budgets, livelock guard) |
 //! | `timer_queue.rs` | the endpoints' timers: one movable deadline per flow and direction |
-//! | `network.rs` | enqueue (drop-tail, shared buffer, marking, RED, PFC), serialize, propagate, arrive |
+//! | `link/` | `Link`: its queue, transmitter and pipe; `pool.rs` the switch's shared buffer |
+//! | `link/queue/` | queue disciplines (drop-tail, RED, step ECN): one trait, one file each |
+//! | `network.rs` | links at work: enqueue, serialize, propagate, arrive at a router or host |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
+//! | `speedup/` | timestamped links, folded router hops (`fold.rs`), arrivals served ahead (`ahead.rs`) |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
-//! | `ahead.rs` | serving arrivals ahead of the event loop, where that is exact |
-//! | `host.rs` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
+//! | `host/` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
-//! | `topology.rs`, `pfc.rs`, `red.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
+//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
 //! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
 
 pub mod apps;
@@ -63,354 +66,31 @@ pub mod gaps;
 pub mod ictcp;
 pub mod metrics;
 pub mod pfc;
-pub mod red;
 pub mod rng;
 mod rpc;
 pub mod topology;
 pub mod workload;
 
-mod ahead;
 mod endpoints;
 mod event_heap;
 mod event_loop;
 mod host;
+mod link;
 mod network;
 mod results;
 mod sampling;
 mod serializer;
+mod speedup;
 mod timer_queue;
 
 pub use results::Results;
 
-use cc::{registry, Nanos};
+use cc::Nanos;
 use config::{Config, ConfigError};
-use metrics::Table;
-use rng::Rng;
+use link::{Link, LinkId, NodeKind};
 use std::collections::VecDeque;
 use topology::{Fabric, Path};
-use transport::{Packet, Receiver, Sender};
-
-type LinkId = u32;
-
-/// Where a link delivers its packets.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum NodeKind {
-    /// A router: forward along the packet's route.
-    Router,
-    /// A host: hand to the flow's endpoint.
-    Host,
-}
-
-/// Per-queue counters.
-#[derive(Clone, Debug, Default)]
-pub struct QueueStats {
-    pub drops: u64,
-    pub random_losses: u64,
-    pub ce_marks: u64,
-    pub tx_bytes: u64,
-    /// PAUSE/XON frames sent (switch output port) or received (paused link); see `pfc.rs`.
-    pub pause_frames: u64,
-    pub max_bytes_interval: u64,
-    /// Integral of occupancy (bytes · ns) since the last sample.
-    occ_integral: u128,
-    last_change_ns: Nanos,
-    busy_ns_interval: u64,
-}
-
-struct Link {
-    rate_bps: u64,
-    delay_ns: Nanos,
-    /// Drop-tail limits (bytes / packets); u64::MAX = unlimited.
-    limit_bytes: u64,
-    limit_pkts: u64,
-    ecn_k_bytes: Option<u64>,
-    ecn_k_pkts: Option<u64>,
-    red: Option<Box<red::Red>>,
-    /// When the link last went idle (queue and serializer empty), for RED's idle decay.
-    idle_since_ns: Nanos,
-    loss: f64,
-    rng: Rng,
-    queue: VecDeque<Packet>,
-    q_bytes: u64,
-    /// Packet being serialized, if any.
-    in_tx: Option<Packet>,
-    tx_start_ns: Nanos,
-    /// Sub-nanosecond remainder of serialization times, in picoseconds, so that rounding never
-    /// accumulates into a rate error (1 ns per packet would be 0.8 % at 100 Gbit/s).
-    tx_residual_ps: u64,
-    /// The last packet size serialized and its exact time, in whole ns and the ps left over
-    /// (`tx_time_ns`'s memo).
-    tx_memo_bytes: u32,
-    tx_memo_ns: Nanos,
-    tx_memo_rem_ps: u64,
-    /// Packets propagating, with their arrival times (FIFO because the delay is constant).
-    pipe: VecDeque<(Nanos, Packet)>,
-    to: NodeKind,
-    /// The link is a host NIC: its departures release TSQ budget of the sending flow.
-    is_sender_nic: bool,
-    stats: QueueStats,
-    /// 802.3x: the transmitter starts no new packet before this time (`pfc.rs`).
-    paused_until: Nanos,
-    /// Duration of a PAUSE received by this link (its quanta at its rate).
-    pause_quanta_ns: Nanos,
-    /// This link's far end is a cut-through switch: packets are handed over once this many
-    /// bytes have arrived (0 = store-and-forward; `topology.rs`).
-    cut_through_bytes: u32,
-    /// The queue draws on the switch's shared buffer.
-    in_pool: bool,
-    /// Host transmit timing jitter: each packet reaches the far end up to this much later
-    /// (uniform, FIFO kept); 0 = exact. See `topology.rs`.
-    jitter_ns: u64,
-    /// This output port sends PAUSE frames upstream (lossless mode, egress accounting).
-    pfc: Option<Box<pfc::PortPfc>>,
-    /// This link feeds a switch ingress port whose buffer usage is counted for PAUSE (lossless
-    /// mode, ingress accounting; `pfc.rs`).
-    ingress: Option<Box<pfc::IngressPort>>,
-    /// This output port's packets are charged to the ingress port they came in on.
-    ingress_acct: bool,
-    /// The transmitter ignores PAUSE frames (a NIC with flow control off).
-    ignores_pause: bool,
-    /// The link feeds a host whose NIC may pause it (`host.rs`, `flow_control`).
-    host_paused: bool,
-    /// Nothing stops this link's serializer or reacts to its departures (no PAUSE, TSQ, shared
-    /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
-    /// no `TxDone` events (`serializer.rs`). Set once the topology is built.
-    timestamped: bool,
-    /// A timestamped link's service schedule (unused otherwise).
-    ser: serializer::Serializer,
-    /// A timestamped link into a router whose every next link is passive (`is_passive`) and
-    /// fed by this link alone: a packet it accepts enters its next link at once, at the time
-    /// it will reach the router (`Simulation::fold_into_next`), and the router hop costs no
-    /// `Arrive` event. Set once the topology and the flows are built.
-    fold: bool,
-    /// A timestamped link that decides and reports nothing (`is_passive`): nobody reads its
-    /// queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
-    /// replayable schedule and statistics. Set once the topology is built.
-    passive: bool,
-    /// Whether arrivals may be served ahead of the event loop (`ahead.rs`). Set once the
-    /// topology and the flows are built.
-    ahead: ahead::Ahead,
-    /// (`Ahead::Nic`) The flow that uses the NIC, and the time of its earliest pending `TxDone`
-    /// event (Nanos::MAX: none; `Simulation::arm_nic`).
-    nic_flow: u32,
-    nic_armed_at: Nanos,
-    /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
-    /// outrun by packets served ahead, and re-arms or lapses when it runs.
-    pipe_armed: bool,
-}
-
-impl Link {
-    fn new(rate_bps: u64, delay_ns: Nanos, to: NodeKind, rng: Rng) -> Link {
-        Link {
-            rate_bps,
-            delay_ns,
-            limit_bytes: u64::MAX,
-            limit_pkts: u64::MAX,
-            ecn_k_bytes: None,
-            ecn_k_pkts: None,
-            red: None,
-            idle_since_ns: 0,
-            loss: 0.0,
-            rng,
-            queue: VecDeque::new(),
-            q_bytes: 0,
-            in_tx: None,
-            tx_start_ns: 0,
-            tx_residual_ps: 0,
-            tx_memo_bytes: 0,
-            tx_memo_ns: 0,
-            tx_memo_rem_ps: 0,
-            pipe: VecDeque::new(),
-            to,
-            is_sender_nic: false,
-            stats: QueueStats::default(),
-            paused_until: 0,
-            pause_quanta_ns: 0,
-            cut_through_bytes: 0,
-            in_pool: false,
-            jitter_ns: 0,
-            pfc: None,
-            ingress: None,
-            ingress_acct: false,
-            ignores_pause: false,
-            host_paused: false,
-            timestamped: false,
-            ser: serializer::Serializer::default(),
-            fold: false,
-            passive: false,
-            ahead: ahead::Ahead::No,
-            nic_flow: u32::MAX,
-            nic_armed_at: Nanos::MAX,
-            pipe_armed: false,
-        }
-    }
-
-    /// Whether the link qualifies as timestamped (see `timestamped`). A sender NIC does if it
-    /// has no propagation delay: TSQ reacts to its departures, and a departure is then the
-    /// moment its packet reaches the far end, so its pipe head's event is the departure
-    /// (`TxDone`, in the departures' place in an instant's order; `on_nic_departure`). With a
-    /// delay the departure and the arrival are two moments, and the NIC stays event-driven.
-    fn can_be_timestamped(&self) -> bool {
-        (!self.is_sender_nic || self.delay_ns == 0)
-            && self.pfc.is_none()
-            && self.ingress.is_none()
-            && !self.ingress_acct
-            && !self.in_pool
-            && self.cut_through_bytes == 0
-            && self.pause_quanta_ns == 0
-            && self.jitter_ns == 0
-            && !self.host_paused
-    }
-
-    /// A timestamped link that decides nothing about the packets it carries — no loss, no
-    /// buffer limit, no ECN or RED, not in the shared pool, not reported in the queue table
-    /// (`monitored`): its queue is a pure function of its arrivals, so it can accept a packet
-    /// ahead of time from the single link that feeds it (see `fold`).
-    fn is_passive(&self, monitored: bool) -> bool {
-        self.timestamped
-            && !monitored
-            && self.loss == 0.0
-            && self.red.is_none()
-            && self.limit_bytes == u64::MAX
-            && self.limit_pkts == u64::MAX
-            && self.ecn_k_bytes.is_none()
-            && self.ecn_k_pkts.is_none()
-    }
-
-    /// A packet of `wire_bytes` joins the queue (waits behind the one serializing).
-    #[inline(always)]
-    fn count_queued(&mut self, wire_bytes: u32) {
-        self.q_bytes += wire_bytes as u64;
-        if self.q_bytes > self.stats.max_bytes_interval {
-            self.stats.max_bytes_interval = self.q_bytes;
-        }
-    }
-
-    /// Bring a timestamped link's queue state to `now`: apply every start (the queue shrinks)
-    /// and departure (bytes sent, busy time) up to `now` at its own time, as the event-driven
-    /// serializer would have. `last_sample_ns` bounds the busy time counted in this interval.
-    fn replay(&mut self, now: Nanos, last_sample_ns: Nanos) {
-        while let Some(c) = self.ser.next_change(now) {
-            match c {
-                serializer::Change::Start(s) => {
-                    self.note_occupancy(s.start_ns);
-                    self.q_bytes -= s.wire_bytes as u64;
-                }
-                serializer::Change::Done(s) => {
-                    self.stats.tx_bytes += s.wire_bytes as u64;
-                    self.stats.busy_ns_interval +=
-                        s.done_ns.saturating_sub(s.start_ns.max(last_sample_ns));
-                    self.idle_since_ns = s.done_ns;
-                }
-            }
-        }
-    }
-
-    /// Nothing serializing (a timestamped link: nor waiting) at `now`.
-    fn is_idle(&self, now: Nanos) -> bool {
-        if self.timestamped {
-            self.ser.is_idle(now)
-        } else {
-            self.in_tx.is_none()
-        }
-    }
-
-    /// Packets waiting in the queue (not serializing).
-    fn waiting_pkts(&self) -> usize {
-        if self.timestamped {
-            self.ser.waiting_pkts()
-        } else {
-            self.queue.len()
-        }
-    }
-
-    /// When the packet now serializing started, if one is.
-    fn serving_since(&self) -> Option<Nanos> {
-        if self.timestamped {
-            self.ser.serving_since()
-        } else {
-            self.in_tx.map(|_| self.tx_start_ns)
-        }
-    }
-
-    #[inline]
-    fn note_occupancy(&mut self, now: Nanos) {
-        let dt = now - self.stats.last_change_ns;
-        self.stats.occ_integral += self.q_bytes as u128 * dt as u128;
-        self.stats.last_change_ns = now;
-    }
-
-    /// When a packet whose last (cut-through: header) bit leaves at `t` reaches the far end:
-    /// propagation plus the host's timing jitter, never before the packet ahead of it.
-    fn arrival_time(&mut self, t: Nanos) -> Nanos {
-        let mut a = t + self.delay_ns;
-        if self.jitter_ns > 0 {
-            a += self.rng.next_u64() % (self.jitter_ns + 1);
-            if let Some(&(last, _)) = self.pipe.back() {
-                a = a.max(last);
-            }
-        }
-        a
-    }
-
-    /// The event a packet at the head of this link's pipe has: its arrival at the far end, or,
-    /// for a timestamped sender NIC (no propagation delay), its departure — which TSQ must see,
-    /// and which takes the departures' place in an instant's order.
-    #[inline]
-    fn pipe_event(&self) -> EvKind {
-        if self.is_sender_nic && self.timestamped {
-            EvKind::TxDone
-        } else {
-            EvKind::Arrive
-        }
-    }
-
-    /// Put `p` in the propagation pipe, to arrive at `arrive`, its hop advanced to `next_hop`
-    /// (the index of the link it enters next, which `hand_over` reads). The hop is written into
-    /// the pipe's copy, not into `p` before the copy: a one-byte store into a packet that is
-    /// then copied whole stalls the copy (a narrow store cannot be forwarded to the wide loads
-    /// that read it back).
-    #[inline(always)]
-    fn pipe_push(&mut self, arrive: Nanos, p: Packet, next_hop: u8) {
-        if self.pipe.len() == self.pipe.capacity() {
-            self.grow_pipe();
-        }
-        self.pipe.push_back((arrive, p));
-        if let Some((_, q)) = self.pipe.back_mut() {
-            q.hop = next_hop;
-        }
-    }
-
-    /// A full pipe grows by a quarter, not twice over (`VecDeque`'s own step): a long pipe's
-    /// ring is most of a 100 Gbit/s × 150 ms run's memory, and doubling left up to half of it
-    /// unused for the rest of the run.
-    #[cold]
-    #[inline(never)]
-    fn grow_pipe(&mut self) {
-        let c = self.pipe.capacity();
-        self.pipe.reserve_exact((c / 4).max(4));
-    }
-
-    /// Serialization time of `bytes` in ns, carrying the picosecond remainder: the exact time
-    /// plus the remainder carried, in whole ns, and the new remainder. The memo keeps the
-    /// exact time split into ns and ps, so that this is an add and a compare, not a division
-    /// by 1000 (a multiply-and-shift on the path to every arrival time, ~1.5 % of a run).
-    #[inline]
-    fn tx_time_ns(&mut self, bytes: u32) -> Nanos {
-        if bytes != self.tx_memo_bytes {
-            // A 128-bit division is a tenth of a packet's cost; a link carries one or two sizes.
-            let ps = (bytes as u128 * 8 * 1_000_000_000_000u128 / self.rate_bps as u128) as u64;
-            self.tx_memo_bytes = bytes;
-            self.tx_memo_ns = ps / 1000;
-            self.tx_memo_rem_ps = ps % 1000;
-        }
-        // (memo_ns·1000 + memo_rem + residual) / 1000, with memo_rem and residual below 1000.
-        let rem = self.tx_memo_rem_ps + self.tx_residual_ps;
-        let carry = rem >= 1000;
-        self.tx_residual_ps = if carry { rem - 1000 } else { rem };
-        self.tx_memo_ns + carry as u64
-    }
-}
+use transport::{Receiver, Sender};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EvKind {
@@ -473,7 +153,7 @@ impl EvKind {
 
 /// Events run in (time, kind, id) order — the fields' order here — so ties at one nanosecond
 /// resolve by what happens to which object, never by when an event was scheduled: leaving out
-/// an event that changes nothing (a folded router hop, `Link::fold`) cannot reorder the rest.
+/// an event that changes nothing (a folded router hop, `FastPath::fold`) cannot reorder the rest.
 /// At one instant departures (`TxDone`) come before arrivals, arrivals before timers, and the
 /// sample last but for PFC, application and host events. Two entries of one (time, kind, id)
 /// are the same event (a handler sees nothing else), so their order cannot matter.
@@ -598,12 +278,8 @@ pub struct Simulation {
     ictcp: Option<ictcp::Ictcp>,
     /// The topology (`topology.rs`): how flows are routed.
     fabric: Fabric,
-    /// Bytes queued in the switch's shared buffer, and its limit (u64::MAX = none). With PFC's
-    /// ingress accounting: the ingress ports' usage below XOFF (headroom is outside the pool).
-    pool_bytes: u64,
-    pool_limit: u64,
-    /// The shared buffer's dynamic threshold (alpha), if any.
-    pool_alpha: Option<f64>,
+    /// The switch's shared buffer (`link/pool.rs`).
+    pool: link::pool::SharedPool,
     pause_frames_total: u64,
     apps: Vec<apps::QueryApp>,
     app_events: apps::AppEvents,
@@ -653,15 +329,16 @@ impl Simulation {
                 let (lim_bytes, lim_pkts) = match &cfg.topology {
                     config::Topology::Dumbbell(_) => {
                         let d = cfg.derived();
-                        (d.buffer_bytes.unwrap_or(u64::MAX), d.buffer_packets.unwrap_or(u64::MAX))
+                        (d.buffer_bytes, d.buffer_packets)
                     }
-                    _ => (u64::MAX, u64::MAX),
+                    _ => (None, None),
                 };
                 for link in links.iter_mut().filter(|l| l.to == NodeKind::Host) {
                     link.host_paused = true;
-                    if link.limit_bytes == u64::MAX && link.limit_pkts == u64::MAX {
-                        link.limit_bytes = lim_bytes;
-                        link.limit_pkts = lim_pkts;
+                    if !link.qdisc.bounds_queue() {
+                        if let Some(d) = link::queue::droptail::DropTail::new(lim_bytes, lim_pkts) {
+                            link.qdisc.push(d);
+                        }
                     }
                 }
             }
@@ -703,9 +380,7 @@ impl Simulation {
             rx_min_exact: true,
             ictcp: ictcp_ctl,
             fabric,
-            pool_bytes: 0,
-            pool_limit: built.pool_limit,
-            pool_alpha: built.pool_alpha,
+            pool: link::pool::SharedPool::new(built.pool_limit, built.pool_alpha),
             pause_frames_total: 0,
             apps,
             app_events: apps::AppEvents::default(),
@@ -713,7 +388,7 @@ impl Simulation {
             cfg,
         };
         for l in &mut sim.links {
-            l.timestamped = l.can_be_timestamped();
+            l.fast.timestamped = l.can_be_timestamped();
         }
         sim.set_folds();
         sim.set_ahead();

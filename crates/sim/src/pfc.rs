@@ -39,7 +39,9 @@
 //! Host NICs act on a PAUSE `nic_pause_delay` after it arrives, or ignore it
 //! (`nic_honours_pause = false`).
 
-use super::*;
+use crate::link::LinkId;
+use crate::{EvKind, Simulation};
+use cc::Nanos;
 
 /// One switch ingress port's buffer accounting, kept on the link that feeds it.
 pub(crate) struct IngressPort {
@@ -101,6 +103,33 @@ impl Pauser {
     }
 }
 
+/// A link's part in a lossless fabric (`Link::pfc`): as a transmitter it may be paused, as a
+/// switch output port it may pause the links that feed it (egress accounting), as a link into a
+/// switch it may feed an ingress port that counts its bytes (ingress accounting).
+#[derive(Default)]
+pub(crate) struct LinkPfc {
+    /// Duration of a PAUSE received by this link (its quanta at its rate); 0: none reaches it.
+    pub pause_quanta_ns: Nanos,
+    /// The transmitter ignores PAUSE frames (a NIC with flow control off).
+    pub ignores_pause: bool,
+    /// This output port sends PAUSE frames upstream (egress accounting).
+    pub port: Option<PortPfc>,
+    /// This link feeds a switch ingress port whose buffer usage is counted for PAUSE.
+    pub ingress: Option<IngressPort>,
+    /// This output port's packets are charged to the ingress port they came in on.
+    pub ingress_acct: bool,
+}
+
+impl LinkPfc {
+    /// Nothing here stops the link's serializer or watches its departures.
+    pub fn lets_link_be_timestamped(&self) -> bool {
+        self.port.is_none()
+            && self.ingress.is_none()
+            && !self.ingress_acct
+            && self.pause_quanta_ns == 0
+    }
+}
+
 /// Egress accounting: an output port and the links that feed it.
 pub(crate) struct PortPfc {
     xoff: u64,
@@ -126,7 +155,7 @@ impl Simulation {
     pub(crate) fn pfc_after_enqueue(&mut self, lid: LinkId) {
         let link = &mut self.links[lid as usize];
         let q = link.q_bytes;
-        let pfc = link.pfc.as_deref_mut().expect("pfc port");
+        let pfc = link.pfc.as_deref_mut().and_then(|p| p.port.as_mut()).expect("pfc port");
         if pfc.pause.asserted || q <= pfc.xoff {
             return;
         }
@@ -139,7 +168,7 @@ impl Simulation {
     pub(crate) fn pfc_after_dequeue(&mut self, lid: LinkId) {
         let link = &mut self.links[lid as usize];
         let q = link.q_bytes;
-        let pfc = link.pfc.as_deref_mut().expect("pfc port");
+        let pfc = link.pfc.as_deref_mut().and_then(|p| p.port.as_mut()).expect("pfc port");
         if !pfc.pause.asserted || q >= pfc.xon {
             return;
         }
@@ -150,16 +179,16 @@ impl Simulation {
     /// The PAUSE source keyed by link `lid`: its ingress port (ingress accounting) or its
     /// output port (egress accounting).
     fn pauser(&mut self, lid: LinkId) -> &mut Pauser {
-        let link = &mut self.links[lid as usize];
-        match link.ingress.as_deref_mut() {
+        let pfc = self.links[lid as usize].pfc.as_deref_mut().expect("a PFC link");
+        match pfc.ingress.as_mut() {
             Some(port) => &mut port.pause,
-            None => &mut link.pfc.as_deref_mut().expect("pfc port").pause,
+            None => &mut pfc.port.as_mut().expect("pfc port").pause,
         }
     }
 
     /// Send PAUSE (`on`) or XON from the source keyed by `lid`.
     fn pause_upstream(&mut self, lid: LinkId, on: bool) {
-        if self.links[lid as usize].ingress.is_some() {
+        if self.links[lid as usize].pfc.as_deref().is_some_and(|p| p.ingress.is_some()) {
             self.ingress_send(lid, on)
         } else {
             self.pfc_send(lid, on)
@@ -191,12 +220,17 @@ impl Simulation {
     fn pfc_send(&mut self, lid: LinkId, on: bool) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
-        let pfc = link.pfc.as_deref().expect("pfc port");
+        let pfc = link.pfc.as_deref().and_then(|p| p.port.as_ref()).expect("pfc port");
         let n = pfc.upstream.len();
         link.stats.pause_frames += n as u64;
         self.pause_frames_total += n as u64;
         for k in 0..n {
-            let (up, lat) = self.links[lid as usize].pfc.as_deref().unwrap().upstream[k];
+            let (up, lat) = self.links[lid as usize]
+                .pfc
+                .as_deref()
+                .and_then(|p| p.port.as_ref())
+                .unwrap()
+                .upstream[k];
             self.push(now + lat, if on { EvKind::PauseOn } else { EvKind::PauseOff }, up);
         }
     }
@@ -204,18 +238,22 @@ impl Simulation {
     /// Ingress accounting: may a packet of `wire` bytes that came in on link `from` be buffered?
     /// If so it is charged to the port (and the pool); if not, the caller drops it.
     pub(crate) fn ingress_admit(&mut self, from: LinkId, wire: u32) -> bool {
-        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        let port = self.links[from as usize]
+            .pfc
+            .as_deref_mut()
+            .and_then(|p| p.ingress.as_mut())
+            .expect("ingress port");
         let after = port.bytes + wire as u64;
         if after > port.xoff + port.headroom {
             port.drops_headroom += 1;
             return false;
         }
         let need = port.shared(after) - port.shared(port.bytes);
-        if self.pool_bytes + need > self.pool_limit {
+        if self.pool.bytes + need > self.pool.limit {
             port.drops_pool += 1;
             return false;
         }
-        self.pool_bytes += need;
+        self.pool.bytes += need;
         port.bytes = after;
         port.max_bytes = port.max_bytes.max(after);
         true
@@ -223,7 +261,11 @@ impl Simulation {
 
     /// After a packet from link `from` joined an output queue: PAUSE that link above XOFF.
     pub(crate) fn ingress_after_enqueue(&mut self, from: LinkId) {
-        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        let port = self.links[from as usize]
+            .pfc
+            .as_deref_mut()
+            .and_then(|p| p.ingress.as_mut())
+            .expect("ingress port");
         if port.pause.asserted || port.bytes <= port.xoff {
             return;
         }
@@ -234,9 +276,13 @@ impl Simulation {
 
     /// A packet of `wire` bytes that came in on link `from` left its output queue.
     pub(crate) fn ingress_release(&mut self, from: LinkId, wire: u32) {
-        let port = self.links[from as usize].ingress.as_deref_mut().expect("ingress port");
+        let port = self.links[from as usize]
+            .pfc
+            .as_deref_mut()
+            .and_then(|p| p.ingress.as_mut())
+            .expect("ingress port");
         let after = port.bytes - wire as u64;
-        self.pool_bytes -= port.shared(port.bytes) - port.shared(after);
+        self.pool.bytes -= port.shared(port.bytes) - port.shared(after);
         port.bytes = after;
         if port.pause.asserted && after < port.xon {
             port.pause.asserted = false;
@@ -246,7 +292,12 @@ impl Simulation {
 
     /// Send PAUSE (`on`) or XON to the transmitter of link `from`.
     fn ingress_send(&mut self, from: LinkId, on: bool) {
-        let lat = self.links[from as usize].ingress.as_deref().expect("ingress port").latency;
+        let lat = self.links[from as usize]
+            .pfc
+            .as_deref()
+            .and_then(|p| p.ingress.as_ref())
+            .expect("ingress port")
+            .latency;
         self.pause_frames_total += 1;
         self.push(self.now + lat, if on { EvKind::PauseOn } else { EvKind::PauseOff }, from);
     }
@@ -256,11 +307,11 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[lid as usize];
         link.stats.pause_frames += 1;
-        if link.ignores_pause {
+        if link.pfc.as_deref().is_some_and(|p| p.ignores_pause) {
             return;
         }
         if on {
-            link.paused_until = now + link.pause_quanta_ns;
+            link.paused_until = now + link.pfc.as_deref().map_or(0, |p| p.pause_quanta_ns);
             let t = link.paused_until;
             self.push(t, EvKind::Resume, lid);
         } else {
@@ -281,6 +332,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::Link;
 
     const XOFF: u64 = 64_000;
     const XON: u64 = 32_000;
@@ -302,7 +354,9 @@ mod tests {
     }
 
     fn ports(sim: &Simulation) -> impl Iterator<Item = (&Link, &IngressPort)> {
-        sim.links.iter().filter_map(|l| l.ingress.as_deref().map(|p| (l, p)))
+        sim.links
+            .iter()
+            .filter_map(|l| l.pfc.as_deref().and_then(|p| p.ingress.as_ref()).map(|p| (l, p)))
     }
 
     /// Run to the end in 20 µs steps, checking after each that the buffer's books balance: the
@@ -312,13 +366,14 @@ mod tests {
         let mut t = 0;
         while !sim.run_until(t) {
             let charged: u64 = ports(sim).map(|(_, p)| p.bytes).sum();
-            let queued: u64 = sim.links.iter().filter(|l| l.ingress_acct).map(|l| l.q_bytes).sum();
+            let queued: u64 =
+                sim.links.iter().filter(|l| l.ingress_acct()).map(|l| l.q_bytes).sum();
             assert_eq!(
                 charged, queued,
                 "t = {t} ns: ingress ports hold {charged} B, output queues {queued} B"
             );
             let shared: u64 = ports(sim).map(|(_, p)| p.bytes.min(p.xoff)).sum();
-            assert_eq!(sim.pool_bytes, shared, "t = {t} ns: pool");
+            assert_eq!(sim.pool.bytes, shared, "t = {t} ns: pool");
             t += 20_000;
         }
         sim.check_conservation().unwrap();
@@ -382,7 +437,9 @@ mod tests {
         );
         run_checking_the_books(&mut sim);
         let (bulk, small) = (sim.flows[0].data_path.first(), sim.flows[1].data_path.first());
-        let port = |l: LinkId| sim.links[l as usize].ingress.as_deref().unwrap();
+        let port = |l: LinkId| {
+            sim.links[l as usize].pfc.as_deref().and_then(|p| p.ingress.as_ref()).unwrap()
+        };
         assert!(port(bulk).max_bytes > XOFF, "the bulk sender's port must cross XOFF");
         assert!(sim.links[bulk as usize].stats.pause_frames > 0);
         assert!(
@@ -430,7 +487,7 @@ mod tests {
         ))
         .unwrap();
         run_checking_the_books(&mut sim);
-        assert!(sim.pool_bytes <= 100_000);
+        assert!(sim.pool.bytes <= 100_000);
         assert!(ports(&sim).map(|(_, p)| p.drops_pool).sum::<u64>() > 0);
     }
 }

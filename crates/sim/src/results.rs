@@ -1,6 +1,9 @@
 //! The end of a run: packet conservation, per-flow summaries and the result tables.
 
-use crate::*;
+use crate::metrics::{self, Table};
+use crate::{gaps, Simulation};
+use cc::Nanos;
+use transport::Packet;
 
 impl Simulation {
     /// One line per flow describing its sender's state (debugging aid).

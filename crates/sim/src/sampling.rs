@@ -1,6 +1,6 @@
 //! Periodic sampling of every flow and monitored queue into the result tables' buffers.
 
-use crate::*;
+use crate::{metrics, Simulation};
 
 impl Simulation {
     pub(crate) fn take_sample(&mut self) {
@@ -54,7 +54,7 @@ impl Simulation {
         }
         for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
-            if link.timestamped {
+            if link.fast.timestamped {
                 link.replay(now, self.metrics.last_sample_ns);
             }
             link.note_occupancy(now);

@@ -23,7 +23,12 @@
 //! except by the saved latency. Faster output ports fall back to store-and-forward (as real
 //! switches do, to avoid underrun).
 
-use super::*;
+use crate::config::{self, Config};
+use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
+use crate::link::{Link, LinkId, NodeKind};
+use crate::pfc;
+use crate::rng::Rng;
+use cc::Nanos;
 
 /// Longest path a builder produces (dumbbell: 3 hops; star: 2).
 pub(crate) const MAX_HOPS: usize = 4;
@@ -120,24 +125,24 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     let half_rtt = b.rtt_ns / 2;
     let derived = cfg.derived();
     let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
-    bn.limit_bytes = derived.buffer_bytes.unwrap_or(u64::MAX);
-    bn.limit_pkts = derived.buffer_packets.unwrap_or(u64::MAX);
     bn.loss = b.loss;
-    bn.ecn_k_bytes = b.ecn_threshold_bytes;
-    bn.ecn_k_pkts = b.ecn_threshold_packets;
+    // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
+    // arrival, the buffer at admission, step marking at enqueue.
     if let Some(r) = &b.red {
-        bn.red = Some(Box::new(red::Red::new(
-            r.min_th_bytes,
-            r.max_th_bytes,
-            r.max_p,
-            r.weight,
-            b.rate_bps,
-        )));
+        bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps));
+    }
+    let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
+    if let Some(d) = buffer.clone() {
+        bn.qdisc.push(d);
+    }
+    if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
+        bn.qdisc.push(m);
     }
     let mut bn_rev =
         Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
-    bn_rev.limit_bytes = bn.limit_bytes;
-    bn_rev.limit_pkts = bn.limit_pkts;
+    if let Some(d) = buffer {
+        bn_rev.qdisc.push(d);
+    }
     bn_rev.loss = b.ack_loss;
     let bottleneck = add(links, bn);
     let bottleneck_rev = add(links, bn_rev);
@@ -167,15 +172,21 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
     let ingress_pfc = st.lossless && st.pfc.accounting == config::PfcAccounting::Ingress;
     // Ingress accounting: lossless traffic is never dropped at an output port; the ingress
     // ports' budgets (and the pool, if any) decide (`pfc.rs`).
-    let port_limit = if ingress_pfc { u64::MAX } else { st.buffer_bytes.unwrap_or(u64::MAX) };
+    let port_limit = if ingress_pfc { None } else { st.buffer_bytes };
     let pooled = st.shared_buffer_bytes.is_some() && !ingress_pfc;
     let cut_through = st.forwarding == config::Forwarding::CutThrough;
     let mk_port = |rate: u64, stream: u64| {
         let mut l = Link::new(rate, st.delay_ns, NodeKind::Host, Rng::new(seed, stream));
-        l.limit_bytes = port_limit;
-        l.ecn_k_bytes = st.ecn_threshold_bytes;
+        if let Some(d) = DropTail::new(port_limit, None) {
+            l.qdisc.push(d);
+        }
+        if let Some(m) = StepEcn::new(st.ecn_threshold_bytes, None) {
+            l.qdisc.push(m);
+        }
         l.in_pool = pooled;
-        l.ingress_acct = ingress_pfc;
+        if ingress_pfc {
+            l.pfc_mut().ingress_acct = true;
+        }
         l
     };
     // Host clocks: ±clock_ppm around the nominal rate (the switch ports are the reference).
@@ -283,7 +294,7 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         let quanta_ns =
             |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
         for &l in worker_nics.iter().chain([&agg_nic]) {
-            links[l as usize].ignores_pause = !p.nic_honours_pause;
+            links[l as usize].pfc_mut().ignores_pause = !p.nic_honours_pause;
         }
         let trunks = rack_links
             .iter()
@@ -291,7 +302,7 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
             .flat_map(|&(up, down)| [up, down])
             .chain(core.into_iter().flat_map(|(d, u)| [d, u]));
         for l in trunks {
-            links[l as usize].ignores_pause = !p.switches_honour_pause;
+            links[l as usize].pfc_mut().ignores_pause = !p.switches_honour_pause;
         }
         let frame_bytes = config::max_frame_bytes(cfg);
         // Who feeds each switch output port, in path order (first feeder first).
@@ -319,20 +330,20 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
         };
         for &l in fed.iter().flat_map(|&port| &feeders[port as usize]) {
             let rate = nominal(l, links);
-            links[l as usize].pause_quanta_ns = quanta_ns(rate);
-            if ingress_pfc && links[l as usize].ingress.is_none() {
+            links[l as usize].pfc_mut().pause_quanta_ns = quanta_ns(rate);
+            if ingress_pfc && links[l as usize].pfc.as_deref().is_none_or(|p| p.ingress.is_none()) {
                 // Each ingress port counts its own bytes and pauses its own sender.
                 let headroom = match p.headroom_bytes {
                     0 => config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes),
                     h => h,
                 };
-                links[l as usize].ingress = Some(Box::new(pfc::IngressPort::new(
+                links[l as usize].pfc_mut().ingress = Some(pfc::IngressPort::new(
                     p.xoff_bytes,
                     p.xon_bytes,
                     headroom,
                     quanta_ns(rate),
                     pause_latency(rate),
-                )));
+                ));
             }
         }
         if !ingress_pfc {
@@ -343,8 +354,8 @@ fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>) -> Built {
                     .map(|&l| (l, pause_latency(nominal(l, links))))
                     .collect();
                 let q = quanta_ns(nominal(up[0].0, links));
-                links[port as usize].pfc =
-                    Some(Box::new(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, q, up)));
+                links[port as usize].pfc_mut().port =
+                    Some(pfc::PortPfc::new(p.xoff_bytes, p.xon_bytes, q, up));
             }
         }
     }
@@ -419,6 +430,7 @@ impl StarFabric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Simulation;
 
     /// The Waterloo DC study's cluster: 16 hosts per rack, 1 GbE, 10 µs per link, `workers` bulk
     /// senders into the aggregator; `pfc` is the lossless fields (or empty).

@@ -21,8 +21,10 @@
 //! gap is uniform on 1..1/p_b − 1 and about 2·p_b of the packets are acted on. Thresholds are in
 //! bytes (Linux RED counts bytes). No "gentle" mode.
 
+use super::{Occupancy, QueueDiscipline, Verdict};
 use crate::rng::Rng;
 use cc::Nanos;
+use transport::Packet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedAction {
@@ -66,7 +68,7 @@ impl Red {
     /// Update the average for an arrival that finds `q_bytes` waiting (`idle_ns` > 0: the link had
     /// been idle that long) and decide.
     #[inline]
-    pub fn on_arrival(&mut self, q_bytes: u64, idle_ns: Nanos, rng: &mut Rng) -> RedAction {
+    pub fn average_and_decide(&mut self, q_bytes: u64, idle_ns: Nanos, rng: &mut Rng) -> RedAction {
         if idle_ns > 0 {
             let m = idle_ns as f64 / self.s_ns;
             self.avg *= (1.0 - self.w).powf(m);
@@ -95,6 +97,21 @@ impl Red {
             RedAction::Act
         } else {
             RedAction::Pass
+        }
+    }
+}
+
+/// RED sees every arrival, also one that finds the link idle (its average decays then).
+impl QueueDiscipline for Red {
+    const ON_ARRIVAL: bool = true;
+
+    #[inline]
+    fn on_arrival(&mut self, q: Occupancy, idle_ns: Nanos, p: &Packet, rng: &mut Rng) -> Verdict {
+        match self.average_and_decide(q.bytes, idle_ns, rng) {
+            RedAction::Pass => Verdict::Accept,
+            RedAction::Act if p.ect => Verdict::Mark,
+            // An early drop (counted with the overflow drops).
+            RedAction::Act => Verdict::Drop,
         }
     }
 }
@@ -146,12 +163,12 @@ mod tests {
         let mut red = Red::new(30_000, 90_000, 0.1, 0.01, 1_000_000_000);
         let mut rng = Rng::new(1, 1);
         for _ in 0..2000 {
-            red.on_arrival(50_000, 0, &mut rng);
+            red.average_and_decide(50_000, 0, &mut rng);
         }
         // 1 − (1 − 0.01)^2000 ≈ 1 − 1.9e-9.
         assert!((red.avg - 50_000.0).abs() < 1.0, "avg {}", red.avg);
         // Idle for 100 packet times at 1 Gbit/s (1.2 ms): avg · 0.99^100 ≈ 0.366.
-        red.on_arrival(0, 1_200_000, &mut rng);
+        red.average_and_decide(0, 1_200_000, &mut rng);
         assert!((red.avg / 50_000.0 - 0.99f64.powi(100)).abs() < 1e-3, "avg {}", red.avg);
     }
 }

@@ -46,7 +46,11 @@
 //! `serving_ahead_changes_nothing` checks the result tables against event-driven arrivals,
 //! with samples, delayed-ACK timers, losses on both bottlenecks and ECN.
 
-use crate::*;
+use crate::link::{LinkId, NodeKind};
+use crate::speedup::fold::{LinkNeighbours, MANY, NONE};
+use crate::{EvKind, Simulation};
+use cc::Nanos;
+use transport::Packet;
 
 /// Receivers are served ahead only in runs of at most this many flows: the earliest receiver
 /// deadline is found by a scan of the flows (`rx_deadline_allows`), and with thousands of
@@ -74,7 +78,7 @@ impl Simulation {
     pub(crate) fn set_ahead(&mut self) {
         self.rx_ahead_on = false;
         for l in &mut self.links {
-            l.ahead = Ahead::No;
+            l.fast.ahead = Ahead::No;
         }
         if self.hosts.is_some()
             || self.ictcp.is_some()
@@ -83,7 +87,6 @@ impl Simulation {
         {
             return;
         }
-        use crate::network::{LinkNeighbours, MANY, NONE};
         let n = self.links.len();
         // Per link: it ends some data path; it is anywhere else in any path; the link into the
         // receiver host whose ACKs it carries first (NONE: none yet, MANY: several).
@@ -118,7 +121,7 @@ impl Simulation {
             ok[l] = self.flows.len() <= RX_AHEAD_MAX_FLOWS
                 && ends_data[l]
                 && !elsewhere[l]
-                && link.passive
+                && link.fast.passive
                 && link.to == NodeKind::Host;
         }
         // Every flow into such a link must leave by an ACK NIC that serves only that link's
@@ -129,14 +132,14 @@ impl Simulation {
             if ack_nic_of[nic] != rx_link as u32
                 || elsewhere[nic]
                 || ends_data[nic]
-                || !self.links[nic].passive
+                || !self.links[nic].fast.passive
             {
                 ok[rx_link] = false;
             }
         }
         for (link, ok) in self.links.iter_mut().zip(&ok) {
             if *ok {
-                link.ahead = Ahead::Receiver;
+                link.fast.ahead = Ahead::Receiver;
                 self.rx_ahead_on = true;
             }
         }
@@ -149,15 +152,15 @@ impl Simulation {
                 continue;
             }
             let (la, lb) = (&self.links[a], &self.links[b as usize]);
-            if la.passive
-                && !la.fold
+            if la.fast.passive
+                && !la.fast.fold
                 && !la.is_sender_nic
                 && la.to == NodeKind::Router
-                && lb.timestamped
-                && !lb.passive
+                && lb.fast.timestamped
+                && !lb.fast.passive
                 && feeder[b as usize] == a as u32
             {
-                self.links[a].ahead = Ahead::Router;
+                self.links[a].fast.ahead = Ahead::Router;
             }
         }
         // Sender NICs: timestamped (no delay), passive, the first link of one flow's data path
@@ -185,14 +188,14 @@ impl Simulation {
             }
             let (la, lb) = (&self.links[a], &self.links[b as usize]);
             if la.is_sender_nic
-                && la.timestamped
-                && la.passive
-                && !la.fold
-                && lb.timestamped
+                && la.fast.timestamped
+                && la.fast.passive
+                && !la.fast.fold
+                && lb.fast.timestamped
                 && feeder[b as usize] == a as u32
             {
-                self.links[a].ahead = Ahead::Nic;
-                self.links[a].nic_flow = fi;
+                self.links[a].fast.ahead = Ahead::Nic;
+                self.links[a].fast.nic_flow = fi;
             }
         }
     }
@@ -201,7 +204,8 @@ impl Simulation {
     #[inline]
     fn may_serve_at(&mut self, lid: LinkId, t: Nanos) -> bool {
         t <= self.limit_ns.min(self.next_sample_ns)
-            && (self.links[lid as usize].ahead != Ahead::Receiver || self.rx_deadline_allows(t))
+            && (self.links[lid as usize].fast.ahead != Ahead::Receiver
+                || self.rx_deadline_allows(t))
     }
 
     /// No receiver has a deadline before `t`. `rx_min_lb` is a lower bound of the receivers'
@@ -245,10 +249,10 @@ impl Simulation {
         }
         let link = &mut self.links[lid as usize];
         link.pipe_push(t, p, next_hop);
-        if link.ahead == Ahead::Nic {
+        if link.fast.ahead == Ahead::Nic {
             self.arm_nic(lid);
-        } else if !link.pipe_armed {
-            link.pipe_armed = true;
+        } else if !link.fast.pipe_armed {
+            link.fast.pipe_armed = true;
             self.push(t, EvKind::Arrive, lid);
         }
     }
@@ -258,13 +262,13 @@ impl Simulation {
     pub(crate) fn on_ahead_arrive(&mut self, lid: LinkId, t: Nanos) {
         let link = &mut self.links[lid as usize];
         match link.pipe.front() {
-            None => link.pipe_armed = false,
+            None => link.fast.pipe_armed = false,
             Some(&(head, _)) if head > t => self.push(head, EvKind::Arrive, lid),
             Some(_) => {
                 let (_, p) = link.pipe.pop_front().expect("a pipe head");
                 match link.pipe.front() {
                     Some(&(next, _)) => self.push(next, EvKind::Arrive, lid),
-                    None => link.pipe_armed = false,
+                    None => link.fast.pipe_armed = false,
                 }
                 self.hand_over(lid, p);
             }
@@ -274,7 +278,7 @@ impl Simulation {
     /// Packet `p` reaches the far end of link `lid` at `t`: hand it over as its arrival event
     /// would (a NIC's: as its departure would, TSQ's count aside).
     fn arrive_at(&mut self, lid: LinkId, t: Nanos, p: Packet) {
-        if self.links[lid as usize].ahead == Ahead::Nic {
+        if self.links[lid as usize].fast.ahead == Ahead::Nic {
             self.flows[p.flow as usize].nic_departures.push_back((t, p.wire_bytes as u64));
         }
         let now = std::mem::replace(&mut self.now, t);
@@ -305,15 +309,15 @@ impl Simulation {
     /// needless by an earlier one lapse (`nic_armed_at`).
     pub(crate) fn arm_nic(&mut self, lid: LinkId) {
         let link = &self.links[lid as usize];
-        let flow = &self.flows[link.nic_flow as usize];
+        let flow = &self.flows[link.fast.nic_flow as usize];
         let mut next = link.pipe.front().map_or(Nanos::MAX, |&(t, _)| t);
         if flow.tsq_throttled {
             if let Some(&(d, _)) = flow.nic_departures.front() {
                 next = next.min(d);
             }
         }
-        if next < link.nic_armed_at {
-            self.links[lid as usize].nic_armed_at = next;
+        if next < link.fast.nic_armed_at {
+            self.links[lid as usize].fast.nic_armed_at = next;
             self.push(next, EvKind::TxDone, lid);
         }
     }
@@ -322,11 +326,11 @@ impl Simulation {
     /// in the pipe (handed on, TSQ as in `on_nic_departure`), or one served ahead (TSQ runs a
     /// throttled flow, as its departure event did) — then the next event.
     pub(crate) fn on_nic_ahead_departure(&mut self, lid: LinkId, t: Nanos) {
-        if self.links[lid as usize].nic_armed_at != t {
+        if self.links[lid as usize].fast.nic_armed_at != t {
             return; // made needless by an earlier event
         }
-        self.links[lid as usize].nic_armed_at = Nanos::MAX;
-        let fi = self.links[lid as usize].nic_flow as usize;
+        self.links[lid as usize].fast.nic_armed_at = Nanos::MAX;
+        let fi = self.links[lid as usize].fast.nic_flow as usize;
         let counted = self.count_nic_departures(fi, t);
         let link = &mut self.links[lid as usize];
         if link.pipe.front().is_some_and(|&(h, _)| h == t) {
@@ -366,7 +370,7 @@ mod tests {
     use super::*;
 
     fn kinds(sim: &Simulation, k: Ahead) -> usize {
-        sim.links.iter().filter(|l| l.ahead == k).count()
+        sim.links.iter().filter(|l| l.fast.ahead == k).count()
     }
 
     /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving arrivals ahead
@@ -385,7 +389,7 @@ mod tests {
         );
         if !early {
             sim.rx_ahead_on = false;
-            sim.links.iter_mut().for_each(|l| l.ahead = Ahead::No);
+            sim.links.iter_mut().for_each(|l| l.fast.ahead = Ahead::No);
         }
         let mut t: Nanos = 0;
         while !sim.run_until(t) {

@@ -1,0 +1,64 @@
+//! The speed-up machinery: ways to run the same model with fewer events, each exact where it
+//! is switched on, kept apart from the model it accelerates. The model (`link/`, `network.rs`,
+//! `endpoints.rs`) is what an event-driven run does; a run with these on gives the same
+//! packets at the same times (the tests in `network.rs` and `ahead.rs` compare the two).
+//!
+//! - `../serializer.rs`: a *timestamped* link's `TxDone` events (a FIFO at a fixed rate fixes a
+//!   packet's departure when it accepts it);
+//! - `fold.rs`: a router hop into a *passive* link fed by one link alone (the feeding link
+//!   hands the packet on when it accepts it);
+//! - `ahead.rs`: an arrival into a receiver host, or onto a watched link only one link feeds,
+//!   served before its time where nothing can tell;
+//! - `tests.rs`: each against the event-driven model, over whole runs.
+//!
+//! Each link's part in this is its `FastPath`, decided once the topology and the flows are
+//! built (`Simulation::new`: timestamped, then `set_folds`, then `set_ahead`).
+
+pub(crate) mod ahead;
+pub(crate) mod fold;
+#[cfg(test)]
+mod tests;
+
+use ahead::Ahead;
+use cc::Nanos;
+
+/// A link's speed-up state (see the module header).
+#[derive(Clone, Debug)]
+pub(crate) struct FastPath {
+    /// Nothing stops this link's serializer or reacts to its departures (no PAUSE, TSQ, shared
+    /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
+    /// no `TxDone` events (`serializer.rs`; `Link::can_be_timestamped`).
+    pub timestamped: bool,
+    /// A timestamped link that decides and reports nothing (`Link::is_passive`): nobody reads
+    /// its queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
+    /// replayable schedule and statistics.
+    pub passive: bool,
+    /// A timestamped link into a router whose every next link is passive and fed by this link
+    /// alone: a packet it accepts enters its next link at once, at the time it will reach the
+    /// router (`fold.rs`), and the router hop costs no `Arrive` event.
+    pub fold: bool,
+    /// Whether arrivals may be served ahead of the event loop (`ahead.rs`).
+    pub ahead: Ahead,
+    /// (`Ahead::Nic`) The flow that uses the NIC, and the time of its earliest pending `TxDone`
+    /// event (Nanos::MAX: none; `Simulation::arm_nic`).
+    pub nic_flow: u32,
+    pub nic_armed_at: Nanos,
+    /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
+    /// outrun by packets served ahead, and re-arms or lapses when it runs.
+    pub pipe_armed: bool,
+}
+
+impl Default for FastPath {
+    /// Event-driven: nothing sped up until the topology and the flows say so.
+    fn default() -> FastPath {
+        FastPath {
+            timestamped: false,
+            passive: false,
+            fold: false,
+            ahead: Ahead::No,
+            nic_flow: u32::MAX,
+            nic_armed_at: Nanos::MAX,
+            pipe_armed: false,
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The speed-ups change nothing: timestamped links, folded router hops and timestamped sender
+//! NICs against the event-driven model, over whole runs (the same result tables, fewer
+//! events), and a timestamped link's replayed queue against what it was fed.
+
+use crate::speedup::ahead::Ahead;
+use crate::*;
+use transport::Packet;
+
+/// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the bottleneck.
+fn dumbbell(flows: &str, extra: &str) -> Simulation {
+    dumbbell_buffer(flows, r#"{"bytes":100000}"#, extra)
+}
+
+fn dumbbell_buffer(flows: &str, buffer: &str, extra: &str) -> Simulation {
+    Simulation::from_json(&format!(
+        r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
+            "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":1000000000,"rtt_ns":10000000,
+            "buffer":{buffer}{extra}}}}},"flows":[{flows}]}}"#
+    ))
+    .unwrap()
+}
+
+fn data(wire_bytes: u32) -> Packet {
+    Packet { is_data: true, wire_bytes, ..Packet::empty(0) }
+}
+
+#[test]
+fn a_timestamped_link_delivers_in_order_at_departure_plus_delay() {
+    let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+    let nic = sim.flows[0].data_path.first();
+    let bn = sim.flows[0].data_path.links[1];
+    // A sender NIC without propagation delay is timestamped too, but never folds: each of
+    // its departures is an event, which TSQ sees.
+    assert!(sim.links[nic as usize].fast.timestamped && !sim.links[nic as usize].fast.fold);
+    assert!(sim.links[bn as usize].fast.timestamped);
+    // The bottleneck folds into the receiver's access link (`fold_into_next`); here its own
+    // pipe is under test.
+    assert!(sim.links[bn as usize].fast.fold);
+    sim.links[bn as usize].fast.fold = false;
+    // Three 1500-byte packets at t = 0 serialize back to back, 12 µs each at 1 Gbit/s.
+    for _ in 0..3 {
+        sim.enqueue(bn, data(1500));
+    }
+    let link = &sim.links[bn as usize];
+    let arrivals: Vec<Nanos> = link.pipe.iter().map(|&(t, _)| t).collect();
+    assert_eq!(arrivals, vec![12_000 + 5_000_000, 24_000 + 5_000_000, 36_000 + 5_000_000]);
+    assert_eq!((link.q_bytes, link.waiting_pkts()), (3000, 2));
+    // Only the pipe's head has an event: the arrival of the first packet.
+    assert_eq!(
+        sim.heap
+            .iter()
+            .map(|k| EventKey(k).event())
+            .filter(|e| e.kind == EvKind::Arrive && e.id == bn)
+            .count(),
+        1
+    );
+    // At 20 µs the first has left, the second serializes since 12 µs and the third waits;
+    // the queue is replayed on read.
+    sim.now = 20_000;
+    sim.links[bn as usize].replay(20_000, 0);
+    let link = &sim.links[bn as usize];
+    assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (1500, 1, 1500));
+    assert_eq!(link.serving_since(), Some(12_000));
+    // At 36 µs all three have left; the link is idle from then on.
+    sim.links[bn as usize].replay(36_000, 0);
+    let link = &sim.links[bn as usize];
+    assert_eq!((link.q_bytes, link.waiting_pkts(), link.stats.tx_bytes), (0, 0, 4500));
+    assert!(link.is_idle(36_000) && link.serving_since().is_none());
+}
+
+#[test]
+fn a_timestamped_link_drops_at_its_tail_and_conserves_packets() {
+    let mut sim = dumbbell(r#"{"cc":"cubic"}"#, "");
+    let bn = sim.flows[0].data_path.links[1];
+    sim.links[bn as usize].fast.fold = false;
+    // One packet serializes at once; 66 × 1500 B fit in the 100 kB buffer behind it.
+    for _ in 0..100 {
+        sim.enqueue(bn, data(1500));
+    }
+    let link = &sim.links[bn as usize];
+    assert_eq!((link.stats.drops, link.pipe.len(), link.q_bytes), (33, 67, 66 * 1500));
+    assert_eq!(sim.flows[0].data_dropped, 33);
+}
+
+/// Run `sim` to its end with its links timestamped and folded as built, or not; returns the
+/// result tables (as text), the events and the data packets delivered.
+fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64, u64) {
+    assert!(
+        sim.links.iter().any(|l| l.fast.fold),
+        "the dumbbell folds its receivers' access links"
+    );
+    if !timestamped {
+        // (Nothing is served ahead either: that needs passive, timestamped links.)
+        sim.links.iter_mut().for_each(|l| {
+            (l.fast.timestamped, l.fast.passive, l.fast.ahead) = (false, false, Ahead::No)
+        });
+        sim.rx_ahead_on = false;
+    }
+    if !fold {
+        sim.links.iter_mut().for_each(|l| l.fast.fold = false);
+    }
+    sim.run_until(u64::MAX);
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+}
+
+/// The whole run three ways — every link event-driven; timestamped links; timestamped links
+/// with folded router hops (the default) — the same packets at the same times, so the same
+/// result tables (ties at one nanosecond aside, which these scenarios do not have).
+fn same_results_both_ways(flows: &str, buffer: &str, extra: &str) {
+    let run = |timestamped: bool, fold: bool| {
+        run_with(dumbbell_buffer(flows, buffer, extra), timestamped, fold)
+    };
+    let (lean, unfolded, slow) = (run(true, true), run(true, false), run(false, false));
+    assert!(lean.2 > 10_000, "the scenario moves data");
+    // (The event-driven run still hands zero-delay NIC hops on without an Arrive.)
+    assert!(unfolded.1 < slow.1 * 8 / 10, "fewer events: {} vs {}", unfolded.1, slow.1);
+    // A folded hop saves the router's Arrive: one per data packet and one per ACK.
+    assert!(lean.1 < unfolded.1 * 3 / 4, "fewer events folded: {} vs {}", lean.1, unfolded.1);
+    assert!(unfolded.0 == slow.0, "result tables differ (timestamped links)");
+    assert!(lean.0 == unfolded.0, "result tables differ (folded hops)");
+}
+
+const BYTES_100K: &str = r#"{"bytes":100000}"#;
+
+/// Linux's `tcp_wfree` runs the sender again on a TX completion only if TSQ throttled it: a
+/// cwnd-limited flow behind a fast access link is driven by its ACKs, not by its NIC's
+/// departures; a flow whose own NIC is the bottleneck is throttled, and its departures must
+/// keep it going (no stall: it fills the link).
+#[test]
+fn nic_departures_run_only_a_throttled_sender() {
+    let ceiling = 1e9 * 1448.0 / 1538.0;
+    let goodput = |sim: &Simulation| -> f64 {
+        sim.results().flows.get("goodput_bps").unwrap().as_f64().unwrap()[0]
+    };
+    let mut fast_nic = dumbbell_buffer(r#"{"cc":"cubic"}"#, r#"{"bytes":1000000}"#, "");
+    fast_nic.run_until(u64::MAX);
+    let packets = fast_nic.data_packets_delivered;
+    assert!(packets > 100_000, "{packets}");
+    assert!(
+        fast_nic.tsq_wakeups * 100 < packets,
+        "{} wake-ups for {packets} packets",
+        fast_nic.tsq_wakeups
+    );
+    assert!(goodput(&fast_nic) > 0.9 * ceiling);
+    for cc in ["cubic", "bbr1"] {
+        let mut nic_bound = Simulation::from_json(&format!(
+            r#"{{"seed":3,"duration_ns":2000000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{{"rate_bps":1000000000,
+                "rtt_ns":10000000,"buffer":{{"bytes":1000000}}}}}},"flows":[{{"cc":"{cc}"}}]}}"#
+        ))
+        .unwrap();
+        nic_bound.run_until(u64::MAX);
+        assert!(
+            nic_bound.tsq_wakeups > 1_000,
+            "{cc}: the NIC drives the throttled sender: {}",
+            nic_bound.tsq_wakeups
+        );
+        assert!(goodput(&nic_bound) > 0.9 * ceiling, "{cc}: {}", goodput(&nic_bound));
+    }
+}
+
+/// A timestamped sender NIC (its departures are its pipe's events) against an event-driven
+/// one: the same packets at the same times — flows TSQ throttles (the NIC is the
+/// bottleneck), paced and unpaced ones, losses, the host model's skb accounting.
+#[test]
+fn timestamped_sender_nics_change_no_result() {
+    let scenarios = [
+        // NIC-bound: TSQ throttles both flows, their departures drive them.
+        r#"{"seed":3,"duration_ns":1000000000,"sample_interval_ns":10000000,
+            "topology":{"kind":"dumbbell","access_rate_bps":1000000000,"bottleneck":{"rate_bps":1000000000,
+            "rtt_ns":10000000,"buffer":{"bytes":1000000}}},"flows":[{"cc":"cubic"},{"cc":"bbr1","start_ns":200000000}]}"#,
+        // Fast NICs, paced and unpaced flows, random loss.
+        r#"{"seed":4,"duration_ns":1000000000,"sample_interval_ns":10000000,
+            "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":1000000000,"rtt_ns":20000000,
+            "buffer":{"bytes":200000},"loss":0.001}},"flows":[{"cc":"bbr3"},{"cc":"cubic"},{"cc":"reno","start_ns":300000000}]}"#,
+        // The host model: a departure frees TSQ budget once its whole skb has left.
+        r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
+            "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
+            "ecn_threshold_bytes":60000}},
+            "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
+    ];
+    for (i, json) in scenarios.into_iter().enumerate() {
+        let run = |nic_timestamped: bool| {
+            let mut sim = Simulation::from_json(json).unwrap();
+            let nics: Vec<usize> =
+                (0..sim.links.len()).filter(|&l| sim.links[l].is_sender_nic).collect();
+            assert!(
+                !nics.is_empty() && nics.iter().all(|&l| sim.links[l].fast.timestamped),
+                "sender NICs are timestamped"
+            );
+            if !nic_timestamped {
+                nics.iter().for_each(|&l| {
+                    let link = &mut sim.links[l];
+                    (link.fast.timestamped, link.fast.passive, link.fast.ahead) =
+                        (false, false, Ahead::No);
+                });
+            }
+            sim.run_until(u64::MAX);
+            sim.check_conservation().unwrap();
+            let r = sim.results();
+            (
+                format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
+                r.events,
+                r.data_packets_delivered,
+                sim.tsq_wakeups,
+            )
+        };
+        let (stamped, driven) = (run(true), run(false));
+        assert!(stamped.2 > 20_000, "the scenario moves data: {}", stamped.2);
+        assert!(stamped.0 == driven.0, "result tables differ: {json}");
+        assert_eq!((stamped.1, stamped.3), (driven.1, driven.3), "events and TSQ wake-ups: {json}");
+        if i == 0 {
+            assert!(
+                stamped.3 > 1_000,
+                "the NIC-bound flows are woken by departures: {}",
+                stamped.3
+            );
+        }
+    }
+}
+
+/// Folding changes no result also where events tie at one nanosecond: access links as fast
+/// as the bottleneck (the wan-loss study's host-NIC bottleneck) put a packet's arrival at
+/// the receiver at the very instant the next one reaches the router, in every round trip.
+#[test]
+fn folded_hops_change_no_result_when_events_tie() {
+    for (cc, loss) in [("bbr1", 0.0), ("bbr1", 0.015), ("cubic", 0.0)] {
+        let json = format!(
+            r#"{{"seed":1,"duration_ns":1000000000,"sample_interval_ns":100000000,
+                "topology":{{"kind":"dumbbell","access_rate_bps":2500000000,
+                "bottleneck":{{"rate_bps":2500000000,"rtt_ns":10000000,"buffer":{{"packets":1000}},"loss":{loss}}}}},
+                "flows":[{{"cc":"{cc}","rcvbuf_bytes":6291456}}]}}"#
+        );
+        folding_changes_nothing(&json, &format!("{cc}, loss {loss}"));
+    }
+}
+
+/// The scenario `json` run folded and unfolded: fewer events, the same result tables.
+fn folding_changes_nothing(json: &str, what: &str) {
+    let run = |fold: bool| run_with(Simulation::from_json(json).unwrap(), true, fold);
+    let (folded, unfolded) = (run(true), run(false));
+    assert!(folded.2 > 50_000, "{what}: the scenario moves data");
+    assert!(folded.1 < unfolded.1, "{what}: fewer events folded");
+    assert!(folded.0 == unfolded.0, "{what}: result tables differ");
+}
+
+/// ... and with the host model, whose receive rings and GRO sit at the folded link's far end.
+#[test]
+fn folded_hops_change_no_result_with_hosts() {
+    folding_changes_nothing(
+        r#"{"seed":2,"duration_ns":500000000,"sample_interval_ns":100000000,
+            "topology":{"kind":"dumbbell","bottleneck":{"rate_bps":10000000000,"rtt_ns":200000,"buffer":{"bytes":400000},
+            "ecn_threshold_bytes":60000}},
+            "flows":[{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true},{"cc":"cubic","start_ns":100000000}],"hosts":{}}"#,
+        "hosts",
+    );
+}
+
+#[test]
+fn timestamped_links_change_no_result_drop_tail() {
+    same_results_both_ways(
+        r#"{"cc":"cubic"},{"cc":"bbr1","start_ns":300000000}"#,
+        BYTES_100K,
+        r#","loss":0.0001"#,
+    );
+    // A buffer in packets counts the packets waiting, which a timestamped link replays.
+    same_results_both_ways(
+        r#"{"cc":"cubic"},{"cc":"cubic","start_ns":100000000}"#,
+        r#"{"packets":40}"#,
+        "",
+    );
+}
+
+#[test]
+fn timestamped_links_change_no_result_ecn_and_red() {
+    let dctcp = r#"{"cc":"dctcp","ecn":true},{"cc":"dctcp","ecn":true}"#;
+    same_results_both_ways(dctcp, BYTES_100K, r#","ecn_threshold_bytes":30000"#);
+    same_results_both_ways(dctcp, r#"{"packets":200}"#, r#","ecn_threshold_packets":20"#);
+    same_results_both_ways(
+        r#"{"cc":"cubic","ecn":true},{"cc":"reno"}"#,
+        BYTES_100K,
+        r#","red":{"min_th_bytes":20000,"max_th_bytes":60000,"max_p":0.1,"weight":0.002}"#,
+    );
+}
