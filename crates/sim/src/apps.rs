@@ -125,7 +125,7 @@ impl Simulation {
         if app.next_query < app.cfg.repetitions {
             let t = now + app.cfg.gap_ns;
             if t < self.end_ns {
-                self.push(t, EvKind::AppQuery, ai as u32);
+                self.push(t, EvKind::AppQuery, ai);
             }
         }
     }

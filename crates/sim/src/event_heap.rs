@@ -136,7 +136,7 @@ mod tests {
                 let k = ((rng.next_u64() % 64) as u128) << 64 | (rng.next_u64() % 8) as u128;
                 heap.replace_top(k);
                 model.push(k);
-            } else if model.is_empty() || r % 3 != 0 {
+            } else if model.is_empty() || !r.is_multiple_of(3) {
                 // Keys drawn from a small range so that equal times (and equal keys) occur.
                 let k = ((rng.next_u64() % 64) as u128) << 64 | (rng.next_u64() % 8) as u128;
                 heap.push(k);

@@ -79,7 +79,7 @@ impl Simulation {
                 return Ok(self.is_complete()); // time stays at the last event processed
             }
             budget -= 1;
-            if budget % WALL_CHECK_EVENTS == 0
+            if budget.is_multiple_of(WALL_CHECK_EVENTS)
                 && deadline.is_some_and(|d| std::time::Instant::now() >= d)
             {
                 return Ok(self.is_complete());

@@ -21,7 +21,7 @@ impl Simulation {
             if link.fast.fold {
                 self.fold_into_next(arrive, p);
             } else {
-                self.into_pipe(lid, arrive, p, p.hop + 1);
+                self.enter_pipe(lid, arrive, p, p.hop + 1);
             }
             return;
         }
@@ -126,7 +126,7 @@ impl Simulation {
             if link.fast.fold {
                 self.fold_into_next(arrive, p);
             } else {
-                self.into_pipe(lid, arrive, p, p.hop + 1);
+                self.enter_pipe(lid, arrive, p, p.hop + 1);
             }
             return;
         }
@@ -152,7 +152,7 @@ impl Simulation {
     /// Put `p` in link `lid`'s propagation pipe, to arrive at `arrive` with its hop advanced to
     /// `next_hop` (`Link::pipe_push`); the pipe's head has the link's only `Arrive` event.
     #[inline(always)]
-    pub(crate) fn into_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
+    pub(crate) fn enter_pipe(&mut self, lid: LinkId, arrive: Nanos, p: Packet, next_hop: u8) {
         let link = &mut self.links[lid as usize];
         if link.fast.ahead != Ahead::No {
             self.enter_ahead_pipe(lid, arrive, p, next_hop);

@@ -528,10 +528,8 @@ mod tests {
         let lost = r.flows.get("lost_packets").unwrap().as_i64().unwrap();
         let delivered = r.flows.get("delivered_bytes").unwrap().as_i64().unwrap();
         let local = [3, 7];
-        for w in 0..8 {
-            if local.contains(&w) {
-                assert_eq!(lost[w], 0, "a paused host loses nothing (worker {w})");
-            }
+        for w in local {
+            assert_eq!(lost[w], 0, "a paused host loses nothing (worker {w})");
         }
         assert!(lost.iter().sum::<i64>() > 0);
         let least_remote =

@@ -114,7 +114,7 @@ fn same_type(old: &Value, pick: usize) -> Value {
     match old {
         Value::Number(n) if n.is_f64() => json!(NUMBERS[pick % NUMBERS.len()].min(1.0) * 0.999),
         Value::Number(_) => json!(NUMBERS[pick % NUMBERS.len()].round() as u64),
-        Value::Bool(_) => json!(pick % 2 == 0),
+        Value::Bool(_) => json!(pick.is_multiple_of(2)),
         Value::String(_) => {
             json!(["cubic", "bbr", "bbr3", "dctcp", "auto", "on", "off", "ictcp"][pick % 8])
         }

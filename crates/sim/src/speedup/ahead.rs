@@ -226,7 +226,7 @@ impl Simulation {
         t <= self.rx_min_lb
     }
 
-    /// `Simulation::into_pipe` for a link served ahead (`Link::ahead`): serve what waits in the
+    /// `Simulation::enter_pipe` for a link served ahead (`Link::ahead`): serve what waits in the
     /// pipe and then `p`, arriving at `t` with its hop advanced to `next_hop`, at once if the
     /// horizon allows; queue the rest in the pipe.
     pub(crate) fn enter_ahead_pipe(&mut self, lid: LinkId, t: Nanos, mut p: Packet, next_hop: u8) {

@@ -31,7 +31,7 @@ impl Simulation {
             let dt = link.tx_time_ns(p.wire_bytes);
             t = link.ser.pass(t, dt) + link.delay_ns;
             if !link.fast.fold {
-                self.into_pipe(next, t, p, hop + 1);
+                self.enter_pipe(next, t, p, hop + 1);
                 return;
             }
         }

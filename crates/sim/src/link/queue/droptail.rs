@@ -28,7 +28,7 @@ impl QueueDiscipline for DropTail {
 
     #[inline(always)]
     fn admits(&self, q: Occupancy, wire_bytes: u32) -> bool {
-        q.bytes + wire_bytes as u64 <= self.limit_bytes && q.packets + 1 <= self.limit_pkts
+        q.bytes + wire_bytes as u64 <= self.limit_bytes && q.packets < self.limit_pkts
     }
 
     fn bounds_queue(&self) -> bool {
