@@ -91,9 +91,14 @@ class Simulation:
         delivered = np.cumsum(delivered_step, axis=1)
         goodput = delivered_step * 8 / dt  # consistent with delivered_bytes by construction
 
-        flat = lambda a: np.ascontiguousarray(a).reshape(-1)  # noqa: E731 - row order: time-major
+        def flat(a: np.ndarray) -> np.ndarray:  # row order: time-major
+            return np.ascontiguousarray(a).reshape(-1)
+
         rows = n * samples
-        const = lambda v: np.full(rows, v)  # noqa: E731
+
+        def const(v: object) -> np.ndarray:
+            return np.full(rows, v)
+
         ts = encode(
             "timeseries",
             {

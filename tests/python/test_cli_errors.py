@@ -32,7 +32,7 @@ def expectations(path: Path) -> list[str]:
     return found
 
 
-def assert_user_error(result, must_contain: list[str]) -> None:  # type: ignore[no-untyped-def]
+def assert_user_error(result, must_contain: list[str]) -> None:
     out = result.output
     assert result.exit_code == 2, f"exit {result.exit_code}: {out!r} {result.exception!r}"
     assert "Traceback" not in out

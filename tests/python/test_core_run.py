@@ -40,7 +40,7 @@ def _run_cli(args: list[str]) -> str:
     return res.output
 
 
-def test_core_calls_follow_the_contract(core) -> None:  # type: ignore[no-untyped-def]
+def test_core_calls_follow_the_contract(core) -> None:
     assert isinstance(core.version(), str) and core.version()
     names = {a["name"] for a in core.algorithms()}
     assert {"reno", "cubic", "bbr1"} <= names
@@ -56,7 +56,7 @@ def test_core_calls_follow_the_contract(core) -> None:  # type: ignore[no-untype
     assert isinstance(e.value, ValueError)
 
 
-def test_short_run_tables_match_the_summary(core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_short_run_tables_match_the_summary(core, in_tmp: Path) -> None:
     (in_tmp / "short.toml").write_text(SHORT)
     _run_cli(["run", "short.toml", "--out", "run", "--quiet"])
     d = in_tmp / "run"
@@ -113,7 +113,7 @@ def test_short_run_tables_match_the_summary(core, in_tmp: Path) -> None:  # type
     assert "t=2.5s" in ss and "cubic cwnd:" in ss and "bbr:(bw:" in ss and "pacing_gain:" in ss
 
 
-def test_same_seed_same_timeseries(core, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_same_seed_same_timeseries(core, tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(SHORT)
     lossy = ["topology.bottleneck.loss=1%", "duration=3s"]  # random loss: the seed matters
     a = bbrlab.run(bbrlab.load_scenario(tmp_path / "s.toml", lossy))
@@ -125,13 +125,13 @@ def test_same_seed_same_timeseries(core, tmp_path: Path) -> None:  # type: ignor
     assert not a.timeseries.equals(c.timeseries), "a different seed gave the same run"
 
 
-def test_quick_example_runs(core, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def test_quick_example_runs(core, in_tmp: Path) -> None:
     out = _run_cli(["run", str(EXAMPLES / "quick.toml"), "--out", "q"])
     assert "bbr1" in out and "Jain" in out
     assert json.loads((in_tmp / "q" / "summary.json").read_text())["flows"][0]["goodput_bps"] > 0
 
 
-def test_cc_lists_the_core(core) -> None:  # type: ignore[no-untyped-def]
+def test_cc_lists_the_core(core) -> None:
     out = _run_cli(["cc"])
     for a in core.algorithms():
         assert a["name"] in out and a["summary"] in out

@@ -33,7 +33,7 @@ SETTINGS = settings(
 )
 
 
-def _chooser(data: st.DataObject):  # type: ignore[no-untyped-def]
+def _chooser(data: st.DataObject):
     return lambda options: data.draw(st.sampled_from(list(options)))
 
 
@@ -81,7 +81,7 @@ def test_the_checks_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
             return getattr(real, name)
 
         @staticmethod
-        def Simulation(config: str) -> None:  # noqa: N802 - the core's class name
+        def Simulation(config: str) -> None:  # the core's class name
             raise ValueError("refused")
 
     monkeypatch.setattr(core, "load_core", RefusingCore)

@@ -27,7 +27,7 @@ QUICK = ROOT / "examples" / "quick.toml"
 BASE = 'duration = "1s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n'
 
 
-def one_line_error(result, code: int = 2, contains: str = "") -> str:  # type: ignore[no-untyped-def]
+def one_line_error(result, code: int = 2, contains: str = "") -> str:
     out = result.output
     assert "Traceback" not in out, out
     lines = [x for x in out.splitlines() if x.startswith("error: ")]
@@ -230,7 +230,7 @@ def test_run_takes_a_path_and_refuses_other_things() -> None:
     r = bbrlab.run(str(QUICK))
     assert r.summary["name"] == "quick"
     with pytest.raises(ScenarioError, match="Scenario or a scenario file"):
-        bbrlab.run(42)  # type: ignore[arg-type]
+        bbrlab.run(42)  # type: ignore[arg-type]  # the wrong type is the test
 
 
 # ------------------------------------------------------------------ --out
@@ -368,7 +368,7 @@ def test_show_at_a_negative_time_says_so(good_run: Path) -> None:
 def test_an_internal_error_is_one_line_exit_1_with_a_report_file(monkeypatch: pytest.MonkeyPatch) -> None:
     import bbrlab.engine.runner
 
-    def boom(*a, **k):  # type: ignore[no-untyped-def]
+    def boom(*a, **k):
         raise ZeroDivisionError("simulated bug")
 
     monkeypatch.setattr(bbrlab.engine.runner, "run", boom)

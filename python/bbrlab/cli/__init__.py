@@ -101,7 +101,7 @@ class _Cli(click.Group):
             if isinstance(e, click.UsageError) and e.ctx is not None:
                 hint = f" (see {e.ctx.command_path} --help)"
             _fail(e.format_message() + hint, e.exit_code)
-        except Exception as e:  # noqa: BLE001 - anything else is a bug: say so in one line
+        except Exception as e:  # anything else is a bug: say so in one line
             _report_bug(e)
         sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -240,7 +240,6 @@ KEYS_HEADER = '''"""Each scenario model's fields and their names in the core's c
 ``python -m bbrlab.scenario.codegen``: do not edit.
 """
 
-# ruff: noqa: E501
 from __future__ import annotations'''
 
 #: Models with hand-written behaviour (derived values, checks): ``mixins.<Name>Base``.
@@ -268,7 +267,6 @@ HEADER = "\n".join(
         "regenerate (a test fails while this file is stale).",
         '"""',
         "",
-        "# ruff: noqa: E501",
         "from __future__ import annotations",
         "",
         "from typing import Annotated, Literal",

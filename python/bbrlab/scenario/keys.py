@@ -2,7 +2,6 @@
 ``python -m bbrlab.scenario.codegen``: do not edit.
 """
 
-# ruff: noqa: E501
 from __future__ import annotations
 
 #: Per model: field -> (config key, nested model name or None), for the core's config.

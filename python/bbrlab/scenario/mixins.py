@@ -146,11 +146,11 @@ class ScenarioBase(Strict):
     @property
     def flow_count(self) -> int:
         """Number of flows after expanding ``count``."""
-        return sum(f.count for f in self.flows)  # type: ignore[attr-defined]
+        return sum(f.count for f in self.flows)  # type: ignore[attr-defined]  # flows: the generated model's
 
     def expanded_flows(self) -> list[tuple[int, Any]]:
         """(index of the [[flows]] entry, flow) for every simulated flow, in core flow-id order."""
-        return [(i, f) for i, f in enumerate(self.flows) for _ in range(f.count)]  # type: ignore[attr-defined]
+        return [(i, f) for i, f in enumerate(self.flows) for _ in range(f.count)]  # type: ignore[attr-defined]  # likewise
 
     # ------------------------------------------------------------ outputs
 

@@ -3,7 +3,6 @@
 regenerate (a test fails while this file is stale).
 """
 
-# ruff: noqa: E501
 from __future__ import annotations
 
 from typing import Annotated, Literal
