@@ -62,15 +62,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import run as run_scenario
-from ..plots.figures import save, subplots
-from ..results.display import fmt_bps
-from .analysis import packets_simulated, row
-from .claims import Claim, Num, above, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
-from .context import Size, StudyContext
-from .report import MSS, WIRE, md_table
-from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
-from .sources import ESNET_BBR3
+from ... import run as run_scenario
+from ...plots.figures import save, subplots
+from ...results.display import fmt_bps
+from ..analysis import packets_simulated, row
+from ..claims import Claim, Num, above, below, cell, claims_table, num, untested, verdict, verdict_of_all, within
+from ..context import Size, StudyContext
+from ..report import MSS, WIRE, md_table
+from ..scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
+from ..sources import ESNET_BBR3
 
 SOURCE = ESNET_BBR3
 BBR = "bbr3_linux"
@@ -210,7 +210,7 @@ def host_model(p: Plan) -> dict[str, Any]:
     (`ESNET_STREAM_BPS`), slowed by the plan's rate scale (every CPU cost and the interrupt delay
     × 1/scale, copy rates × scale) so that a scaled run's hosts stand to its links as full-size
     hosts to 100G."""
-    from ..scenario.model import Hosts
+    from ...scenario.model import Hosts
 
     defaults = {name: f.default for name, f in Hosts.model_fields.items()}
     defaults["rx_copy_rate"] = _receive_copy_rate_bps(defaults, ESNET_STREAM_BPS)
