@@ -23,16 +23,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..plots.figures import save, subplots
-from . import dc_common as dc
-from . import dc_findings
-from .analysis import Estimate, difference, mean_ci, sign_of_difference, value
-from .claims import Claim, Verdict, above, below, cell, claims_table, is_sign, num, untested, verdict_of_all
-from .context import Size, StudyContext
-from .report import md_table
-from .scenarios import Flow, StudyRun, study_run
-from .sentences import change, compare, direction, join, reproduces
-from .sources import WATERLOO_DC
+from ...plots.figures import save, subplots
+from .. import dc_common as dc
+from .. import dc_findings
+from ..analysis import Estimate, difference, mean_ci, sign_of_difference, value
+from ..claims import Claim, Verdict, above, below, cell, claims_table, is_sign, num, untested, verdict_of_all
+from ..context import Size, StudyContext
+from ..report import md_table
+from ..scenarios import Flow, StudyRun, study_run
+from ..sentences import change, compare, direction, join, reproduces
+from ..sources import WATERLOO_DC
 
 SOURCE = WATERLOO_DC
 
