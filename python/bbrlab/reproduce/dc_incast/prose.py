@@ -10,38 +10,41 @@ import pandas as pd
 
 from .. import dc_common as dc
 from ..analysis import value
-from ..claims import Verdict
+from ..claims import Claim, Verdict
 from ..report import md_table
 from ..sentences import change, compare, join, reproduces
 from .plan import SEED_READINGS, tool_reading_bps
 from .verdicts import SIGNIFICANT, _big, _claim, _lead, _trend, claims
 
+#: The two fabrics _explain speaks of.
+LOSSLESS, STORE_AND_FORWARD = "lossless", "store-and-forward"
 
-def _explain(st: pd.DataFrame, ns: list[int]) -> str:
-    """What happens on each fabric, every statement computed from the table (and the claims)."""
-    L, S = "lossless", "store-and-forward"
-    n_cdf = max(ns)
-    big = _big(ns)
-    cl = claims(st, ns)
 
-    def g(col: str, fabric: str, cc: str, n: int) -> float:
-        return value(st, col, fabric=fabric, cc=cc, n=n)
+def _g(st: pd.DataFrame, col: str, fabric: str, cc: str, n: int) -> float:
+    return value(st, col, fabric=fabric, cc=cc, n=n)
 
-    def trends(fabric: str) -> str:
-        return join(
-            change(
-                f"{dc.CC_NAME[cc]}'s mean",
-                g("mean_bps", fabric, cc, 1),
-                g("mean_bps", fabric, cc, n_cdf),
-                dc.fmt_mbps,
-                sign=_trend(st, fabric, cc, n_cdf),
-                where_a="at n = 1",
-                where_b=f"at n = {n_cdf}",
-                significance=f" ({SIGNIFICANT})",
-            )
-            for cc in dc.CCS
+
+def _trends(st: pd.DataFrame, fabric: str, n_cdf: int) -> str:
+    """Each algorithm's mean from n = 1 to the largest n on `fabric`, with its trend's significance."""
+
+    return join(
+        change(
+            f"{dc.CC_NAME[cc]}'s mean",
+            _g(st, "mean_bps", fabric, cc, 1),
+            _g(st, "mean_bps", fabric, cc, n_cdf),
+            dc.fmt_mbps,
+            sign=_trend(st, fabric, cc, n_cdf),
+            where_a="at n = 1",
+            where_b=f"at n = {n_cdf}",
+            significance=f" ({SIGNIFICANT})",
         )
+        for cc in dc.CCS
+    )
 
+
+def _lossless_text(st: pd.DataFrame, cl: list[Claim], n_cdf: int) -> str:
+    """The lossless fabric: is the receiver's link busy, is it shared per sender, and does it decline."""
+    L = LOSSLESS
     lossless = st[st["fabric"] == L]
     lowest = lossless.loc[lossless["true_mean_bps"].idxmin()]
     # A flow's share of the aggregate relative to 1/n: 1 = every flow got exactly its share.
@@ -76,12 +79,19 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
     )
     lossless_text = (
         f"**Lossless fabric.** With PAUSE no packet is lost (asserted) and the congested port pauses every "
-        f"sender's link at once. The receiver's link {level}; {fairness}. {trends(L)}: bbrlab "
+        f"sender's link at once. The receiver's link {level}; {fairness}. {_trends(st, L, n_cdf)}: bbrlab "
         f"{reproduces(falls_l)} the Waterloo study's decline on this fabric.{missing}"
     )
 
-    drops = {cc: g("drops", S, cc, n_cdf) for cc in dc.CCS}
-    rtos = {cc: g("rto", S, cc, n_cdf) for cc in dc.CCS}
+    return lossless_text
+
+
+def _loss_text(st: pd.DataFrame, n_cdf: int) -> str:
+    """The store-and-forward port's drops and RTOs at the largest n."""
+    S = STORE_AND_FORWARD
+
+    drops = {cc: _g(st, "drops", S, cc, n_cdf) for cc in dc.CCS}
+    rtos = {cc: _g(st, "rto", S, cc, n_cdf) for cc in dc.CCS}
     if not any(drops.values()):
         loss = f"The 128 KB port drops nothing at n = {n_cdf}."
     else:
@@ -97,6 +107,13 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
             if any(v > 0 for v in rtos.values())
             else " No flow needed an RTO."
         )
+    return loss
+
+
+def _lead_text(st: pd.DataFrame, ns: list[int], cl: list[Claim]) -> str:
+    """Whether BBRv1 leads CUBIC for n ≥ 10 on the store-and-forward fabric, as the Waterloo Figure 7."""
+    S = STORE_AND_FORWARD
+    big = _big(ns)
     lead = _claim(cl, "BBR significantly ahead", S)
     if big:
         signs = {n: _lead(st, S, n)[2] for n in big}
@@ -117,15 +134,30 @@ def _explain(st: pd.DataFrame, ns: list[int]) -> str:
         )
     else:
         compared = "This grid has no n ≥ 10, so the Waterloo study's BBR lead cannot be tested."
+    return compared
+
+
+def _fig8_text(st: pd.DataFrame, cl: list[Claim], n_cdf: int) -> str:
+    """The Figure 8 reading: the fraction of samples reaching 75 % of the link at the largest n."""
+    S = STORE_AND_FORWARD
+
     fig8 = (
-        f"At n = {n_cdf}, {g('frac75', S, dc.BBR, n_cdf):.0%} of BBRv1's samples reach 75 % of the link and "
-        f"{g('frac75', S, 'cubic', n_cdf):.0%} of CUBIC's (Figure 8; the Waterloo study: CUBIC below 50 %, BBR "
+        f"At n = {n_cdf}, {_g(st, 'frac75', S, dc.BBR, n_cdf):.0%} of BBRv1's samples reach 75 % of the link and "
+        f"{_g(st, 'frac75', S, 'cubic', n_cdf):.0%} of CUBIC's (Figure 8; the Waterloo study: CUBIC below 50 %, BBR "
         f"above it): bbrlab {reproduces(_claim(cl, f'n = {n_cdf}: fraction', S).verdict)} that reading."
     )
-    return f"""
-{lossless_text}
+    return fig8
 
-**Store-and-forward fabric.** {trends(S)}. {loss} {compared} {fig8}
+
+def _explain(st: pd.DataFrame, ns: list[int]) -> str:
+    """What happens on each fabric, every statement computed from the table (and the claims)."""
+    n_cdf = max(ns)
+    cl = claims(st, ns)
+    S = STORE_AND_FORWARD
+    return f"""
+{_lossless_text(st, cl, n_cdf)}
+
+**Store-and-forward fabric.** {_trends(st, S, n_cdf)}. {_loss_text(st, n_cdf)} {_lead_text(st, ns, cl)} {_fig8_text(st, cl, n_cdf)}
 """
 
 
@@ -141,10 +173,7 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
     n_max = max(ns)
     fabrics = dc.fabrics_in(st)
 
-    def g(col: str, fabric: str, cc: str, n: int) -> float:
-        return value(st, col, fabric=fabric, cc=cc, n=n)
-
-    lost = [g("true_mean_bps", f, cc, n_max) - g("mean_bps", f, cc, n_max) for f in fabrics for cc in dc.CCS]
+    lost = [_g(st, "true_mean_bps", f, cc, n_max) - _g(st, "mean_bps", f, cc, n_max) for f in fabrics for cc in dc.CCS]
     seed = {cc: SEED_READINGS[cc] for cc in dc.CCS}
     seed_drop = {cc: seed[cc][1][0] - seed[cc][n_max][0] for cc in dc.CCS}
     quant = (
@@ -164,7 +193,7 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
     ceiling = dc.CEILING_BPS / 1e6
     idle = [cc for cc in dc.CCS if bounds[cc] < ceiling]
     if idle:
-        lowest = min((g("true_mean_bps", f, cc, n_max), f, cc) for f in fabrics for cc in dc.CCS)
+        lowest = min((_g(st, "true_mean_bps", f, cc, n_max), f, cc) for f in fabrics for cc in dc.CCS)
         idle_text = (
             " "
             + join(
@@ -185,7 +214,8 @@ def _measurement(st: pd.DataFrame, ns: list[int]) -> str:
     if k:
         slow = {cc: seed[cc][n_max][2] for cc in dc.CCS}
         per_fabric = join(
-            f"{dc.FABRIC_SHORT[f]} " + " / ".join(f"{g('slow_quarter_bps', f, cc, n_max) / 1e6:.0f}" for cc in dc.CCS)
+            f"{dc.FABRIC_SHORT[f]} "
+            + " / ".join(f"{_g(st, 'slow_quarter_bps', f, cc, n_max) / 1e6:.0f}" for cc in dc.CCS)
             for f in fabrics
         )
         place = (
