@@ -151,7 +151,7 @@ def test_declined_confirmation_runs_nothing(tmp_path: Path) -> None:
 
 
 def test_cli_asks_before_kernel_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bbrlab.cli as cli_mod
+    import bbrlab.cli.sweep_compare as cli_mod
     import bbrlab.emu.netns as netns
     import bbrlab.engine.runner as runner
 

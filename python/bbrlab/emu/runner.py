@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import select
 import time
@@ -28,27 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..core import tables
 from ..core.algorithms import lookup
 from ..errors import ScenarioError, SimulationError
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from ..scenario.fields import kernel_module
 from . import bpf
+from .assemble import _assemble, _read_stats
 from .launch import Launch, emulator_launch
 from .netns import Testbed, check_environment
-from .phase import kernel_phase
+from .sampling import _sample_loop
 from .support import check_supported
-from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, bbr_info, linux_cc_name, tcp_info
+from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
 
 __all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
 MAX_FLOWS = 64
 RECEIVER_IP = "10.77.255.1"
 FRAME_OVERHEAD_BYTES = 38  # as the simulator charges per packet (Ethernet framing)
-RTT_TICK_NS = 10_000_000
 # The emulator runs SCHED_FIFO (it is root anyway): on a loaded 2-core machine a normally
 # scheduled emulator woke up to 18 ms late (mean 0.7 ms); see the report in bbrlab.emu.
 EMU_RT_PRIORITY = int(os.environ.get("BBRLAB_EMU_RT_PRIORITY", "10"))
@@ -455,268 +451,3 @@ def open_network(
         },
     )
     return Network(emu=emu, ready=ready, sender_ns=sender_ns, rns=rns, stats_path=stats_path, error=emu_error)
-
-
-def _sample_loop(
-    traffic: Traffic,
-    states: list[FlowState],
-    emu: Any,
-    t0: int,
-    duration_ns: int,
-    interval_ns: int,
-    progress: Callable[[int, int], None] | None,
-    emu_error: Callable[[str], SimulationError],
-    phase_ports: dict[str, Any],
-) -> tuple[dict[str, list[Any]], list[list[float]]]:
-    n = len(states)
-    # The timeseries columns, with the phase as its name (coded in _assemble).
-    cols: dict[str, list[Any]] = {
-        ("phase" if c.name == "phase_code" else c.name): [] for c in tables.schema()["timeseries"].columns
-    }
-    rtt_samples: list[list[float]] = [[] for _ in range(n)]
-    interval_rtts: list[list[float]] = [[] for _ in range(n)]
-    last_delivered = [0] * n
-    last_rwnd = [0] * n
-    last_sndbuf = [0] * n
-    tick = min(RTT_TICK_NS, interval_ns)
-    next_tick = t0
-    next_sample = t0 + interval_ns
-    end = t0 + duration_ns
-    while True:
-        now = time.monotonic_ns()
-        if now < next_tick:
-            time.sleep((next_tick - now) / 1e9)
-        now = time.monotonic_ns()
-        if emu.poll() is not None:
-            raise emu_error(f"the link emulator exited unexpectedly (status {emu.returncode})")
-        errs = [s.error for s in states if s.error]
-        if errs:
-            raise SimulationError(errs[0])
-        infos: list[tuple[dict[str, int], dict[str, float] | None, int | None] | None] = []
-        for i, s in enumerate(states):
-            info = None
-            if s.sock is not None and s.connected_ns is not None:
-                try:
-                    ti = tcp_info(s.sock)
-                    bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
-                    port = phase_ports.get(s.cc)
-                    info = (ti, bi, port.phase_code(s.sock.fileno()) if port is not None else None)
-                    if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
-                        rtt_samples[i].append(ti["rtt"] / 1000.0)
-                        interval_rtts[i].append(ti["rtt"] / 1000.0)
-                except OSError:
-                    info = None
-            infos.append(info)
-        while now >= next_sample and next_sample <= end:
-            t_s = (next_sample - t0) / 1e9
-            for i, s in enumerate(states):
-                d = s.received
-                cols["t_s"].append(t_s)
-                cols["flow"].append(i)
-                cols["delivered_bytes"].append(d)
-                cols["goodput_bps"].append((d - last_delivered[i]) * 8 / (interval_ns / 1e9))
-                last_delivered[i] = d
-                rt = interval_rtts[i]
-                cols["rtt_ms"].append(sum(rt) / len(rt) if rt else math.nan)
-                interval_rtts[i] = []
-                info = infos[i]
-                if info is None:
-                    for k in ("cwnd_pkts", "cwnd_bytes", "inflight_bytes", "retransmits", "ssthresh_pkts"):
-                        cols[k].append(0 if k != "ssthresh_pkts" else -1)
-                    for k in (
-                        "pacing_rate_bps",
-                        "delivery_rate_bps",
-                        "srtt_ms",
-                        "min_rtt_ms",
-                        "bw_bps",
-                        "pacing_gain",
-                        "cwnd_gain",
-                    ):
-                        cols[k].append(math.nan)
-                    cols["phase"].append("-")
-                    cols["ca_state"].append(0)
-                    cols["rwnd_limited"].append(0)
-                    cols["sndbuf_limited"].append(0)
-                else:
-                    ti, bi, port_code = info
-                    mss = ti["snd_mss"] or 1448
-                    cols["cwnd_pkts"].append(ti["snd_cwnd"])
-                    cols["cwnd_bytes"].append(ti["snd_cwnd"] * mss)
-                    in_flight = max(0, ti["unacked"] - ti["sacked"] - ti["lost"] + ti["retrans"])
-                    cols["inflight_bytes"].append(in_flight * mss)
-                    cols["pacing_rate_bps"].append(ti["pacing_rate"] * 8.0 if ti["pacing_rate"] < 2**63 else math.nan)
-                    cols["delivery_rate_bps"].append(ti["delivery_rate"] * 8.0)
-                    cols["srtt_ms"].append(ti["rtt"] / 1000.0)
-                    cols["min_rtt_ms"].append(ti["min_rtt"] / 1000.0 if ti["min_rtt"] != 0xFFFFFFFF else math.nan)
-                    cols["retransmits"].append(ti["total_retrans"])
-                    cols["ssthresh_pkts"].append(-1 if ti["snd_ssthresh"] >= 0x7FFFFFFF else ti["snd_ssthresh"])
-                    cols["phase"].append(kernel_phase(s.cc, ti, bi, port_code))
-                    cols["bw_bps"].append(bi["bw_Bps"] * 8.0 if bi else math.nan)
-                    cols["pacing_gain"].append(bi["pacing_gain"] if bi else math.nan)
-                    cols["cwnd_gain"].append(bi["cwnd_gain"] if bi else math.nan)
-                    cols["ca_state"].append(min(ti["ca_state"], 4))
-                    cols["rwnd_limited"].append(1 if ti["rwnd_limited"] > last_rwnd[i] else 0)
-                    cols["sndbuf_limited"].append(1 if ti["sndbuf_limited"] > last_sndbuf[i] else 0)
-                    last_rwnd[i], last_sndbuf[i] = ti["rwnd_limited"], ti["sndbuf_limited"]
-                for k in ("w_max_pkts", "inflight_hi_pkts", "inflight_lo_pkts", "ecn_alpha"):
-                    cols[k].append(math.nan)
-            next_sample += interval_ns
-        if progress is not None:
-            progress(min(now - t0, duration_ns), duration_ns) if now >= t0 else None
-        if next_sample > end:
-            break
-        next_tick += tick
-        if next_tick < time.monotonic_ns() - tick:  # fell behind (CPU contention): do not burst
-            next_tick = time.monotonic_ns()
-    # Final TCP_INFO per flow for the flows table (and the receiver's, for its ECN flags).
-    for s in states:
-        s.final_info = None
-        s.final_rcv_info = None
-        if s.sock is not None and s.connected_ns is not None:
-            try:
-                s.final_info = tcp_info(s.sock)
-            except OSError:
-                pass
-        if s.rcv_sock is not None:
-            try:
-                s.final_rcv_info = tcp_info(s.rcv_sock)
-            except OSError:
-                pass
-    return cols, rtt_samples
-
-
-def _read_stats(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    rows: list[dict[str, Any]] = []
-    final = None
-    if not path.exists():
-        return rows, None
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        d = json.loads(line)
-        if d.get("final"):
-            final = d
-        else:
-            rows.append(d)
-    return rows, final
-
-
-def _assemble(
-    cfg: dict[str, Any],
-    states: list[FlowState],
-    ts: dict[str, list[Any]],
-    rtt_samples: list[list[float]],
-    queue_rows: list[dict[str, Any]],
-    final: dict[str, Any],
-    t0: int,
-) -> dict[str, Any]:
-    duration_s = cfg["duration_ns"] / 1e9
-    cc_labels: list[str] = []
-    for s in states:
-        if s.cc not in cc_labels:
-            cc_labels.append(s.cc)
-    fwd = final.get("forward_per_sender", [])
-    fl: dict[str, list[Any]] = {
-        k: []
-        for k in [
-            "flow",
-            "spec",
-            "cc_code",
-            "start_s",
-            "end_s",
-            "fct_s",
-            "delivered_bytes",
-            "goodput_bps",
-            "data_packets_sent",
-            "retransmits",
-            "retrans_rate",
-            "lost_packets",
-            "rtt_mean_ms",
-            "rtt_p50_ms",
-            "rtt_p95_ms",
-            "rtt_p99_ms",
-            "rto_count",
-            "ce_packets",
-        ]
-    }
-    for i, s in enumerate(states):
-        f = cfg["flows"][i]
-        start_s = f["start_ns"] / 1e9
-        if s.total_bytes is not None and s.complete_ns is not None:
-            end_s = (s.complete_ns - t0) / 1e9
-            fct = end_s - start_s
-        else:
-            end_s = min(duration_s, f["stop_ns"] / 1e9) if f["stop_ns"] is not None else duration_s
-            fct = math.nan
-        info = getattr(s, "final_info", None) or {}
-        sent = int(info.get("data_segs_out", 0))
-        retr = int(info.get("total_retrans", 0))
-        r = np.asarray(rtt_samples[i], dtype=float)
-        pc = fwd[i] if i < len(fwd) else {}
-        fl["flow"].append(i)
-        fl["spec"].append(f["spec"])
-        fl["cc_code"].append(cc_labels.index(s.cc))
-        fl["start_s"].append(start_s)
-        fl["end_s"].append(end_s)
-        fl["fct_s"].append(fct)
-        fl["delivered_bytes"].append(s.received)
-        active = end_s - start_s
-        fl["goodput_bps"].append(s.received * 8 / active if active > 0 else math.nan)
-        fl["data_packets_sent"].append(sent)
-        fl["retransmits"].append(retr)
-        fl["retrans_rate"].append(retr / sent if sent else 0.0)
-        fl["lost_packets"].append(int(pc.get("drops", 0)) + int(pc.get("random_losses", 0)))
-        fl["rtt_mean_ms"].append(float(r.mean()) if r.size else math.nan)
-        for q, k in ((50, "rtt_p50_ms"), (95, "rtt_p95_ms"), (99, "rtt_p99_ms")):
-            fl[k].append(float(np.percentile(r, q)) if r.size else math.nan)
-        fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
-        fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
-    # What the kernel does not report (offload chunks, RPCs, applications) is NaN / 0 / −1.
-    # ACK and fast-path counts are the simulator's; the kernel's sockets do not report them (−1).
-    flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1, "acks_sent": -1, "cc_fast_acks": -1})
-    phases: list[str] = []
-    codes = []
-    for p in ts["phase"]:
-        if p not in phases:
-            phases.append(p)
-        codes.append(phases.index(p))
-    ts_cols = {("phase_code" if k == "phase" else k): (codes if k == "phase" else v) for k, v in ts.items()}
-    timeseries = tables.encode("timeseries", ts_cols, len(codes))
-    qlabels = ["bottleneck", "bottleneck_rev"]
-    qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
-    qcols: dict[str, list[Any]] = {
-        "t_s": [r["t_ns"] / 1e9 for r in qrows],
-        "queue_code": [qlabels.index(r["queue"]) for r in qrows],
-        "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
-    }
-    for k in (
-        "occupancy_bytes",
-        "occupancy_pkts",
-        "mean_occupancy_bytes",
-        "max_occupancy_bytes",
-        "drops",
-        "random_losses",
-        "ce_marks",
-        "tx_bytes",
-    ):
-        qcols[k] = [r[k] for r in qrows]
-    queue = tables.encode("queue", qcols, len(qrows))
-    delivered_pkts = int(final.get("forward_tx_pkts", 0))
-    return {
-        "flows": flows,
-        "timeseries": timeseries,
-        "queue": queue,
-        "gaps": tables.encode("gaps", {}, 0),
-        "events": tables.encode("events", {}, 0),
-        "hosts": tables.encode("hosts", {}, 0),
-        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": []},
-        "run": {
-            "events": int(final.get("reads", 0)),
-            "data_packets_delivered": delivered_pkts,
-            "data_packets_sent": int(
-                sum(int((getattr(s, "final_info", None) or {}).get("data_segs_out", 0)) for s in states)
-            ),
-            "sim_end_ns": cfg["duration_ns"],
-            "complete": True,
-        },
-    }

@@ -260,17 +260,15 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
     return out
 
 
-def _answer(lv: pd.DataFrame) -> str:
-    """The Waterloo study's open question, answered from this run's numbers."""
-    L, S, D = "lossless", "store-and-forward", "store-and-forward-deep"
-    ran = dc.fabrics_in(lv)  # always the lossless baseline; the drop-tail buffers where the size's plan has them
-    jl = {(f, cc): jain3(lv, f, cc) for f in ran for cc in dc.CCS}
-    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, dc.BBR)] for f in ran}
-    # Does BBRv1's convergence change when drops replace PAUSE, and which way? (the last claim's numbers)
-    change = _drop_effect(lv)
+#: The fabrics the open question's answer speaks of: the lossless baseline and the two drop-tail buffers.
+LOSSLESS, SHALLOW, DEEP = "lossless", "store-and-forward", "store-and-forward-deep"
+
+
+def _headline(change: dict[str, float]) -> tuple[str, list[str]]:
+    """Does BBRv1's convergence change when drops replace PAUSE, and which way? (the last claim's
+    numbers, `change` per drop-tail fabric). Returns the sentence and the fabrics where it worsens."""
     worse = [f for f in change if change[f] <= -JAIN_STEP]
     better = [f for f in change if change[f] >= JAIN_STEP]
-    lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, dc.BBR)] >= CONVERGED
     names = dc.FABRIC_SHORT
     unchanged = [f for f in change if f not in worse and f not in better]
     same = (
@@ -292,6 +290,130 @@ def _answer(lv: pd.DataFrame) -> str:
         headline = (
             f"In bbrlab, no: BBRv1's convergence moves by less than {JAIN_STEP} in Jain's index between the fabrics."
         )
+    return headline, worse
+
+
+def _lossless_text(jl: dict[tuple[str, str], float], lossless_fair: bool) -> str:
+    """Why the lossless (PAUSE) fabric shares the port as it does."""
+    L = LOSSLESS
+    if lossless_fair:
+        return (
+            "The congested port pauses every sender's link at once and they resume together, so each sender gets "
+            "1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1 "
+            "does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s), "
+            "some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No "
+            "packet is lost (asserted), and the excess window waits in the host NICs."
+        )
+    return (
+        f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
+        f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, dc.BBR)])}."
+    )
+
+
+def _flows_turns(lv: pd.DataFrame, fabric: str) -> str:
+    starved = _starved(lv, fabric, dc.BBR)
+    return (
+        f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)" if starved else "; no BBRv1 flow starved"
+    )
+
+
+def _deep_text(lv: pd.DataFrame, jl: dict[tuple[str, str], float]) -> str:
+    """What happens with the 1 MB drop-tail buffer."""
+    D = DEEP
+    if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
+        return (
+            "The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about "
+            "the whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows "
+            "that lose their window's tail fall back to RTOs with exponential back-off"
+            + _flows_turns(lv, D)
+            + f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}."
+        )
+    return f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + _flows_turns(lv, D) + "."
+
+
+def _shallow_text(lv: pd.DataFrame, jl: dict[tuple[str, str], float]) -> str:
+    """What happens with the 128 KB drop-tail buffer."""
+    S = SHALLOW
+    if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
+        return (
+            "CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
+            "~85 packets, overflow it and take turns through RTOs" + _flows_turns(lv, S) + "."
+        )
+    if jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
+        return (
+            f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC "
+            f"{_word(jl[(S, 'cubic')])}, BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) "
+            "of window, ≈ 18 segments each, and lose whole windows" + _flows_turns(lv, S) + "."
+        )
+    return f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + _flows_turns(lv, S) + "."
+
+
+def _fabric_bullets(lv: pd.DataFrame, jl: dict[tuple[str, str], float], ran: list[str], lossless: str) -> str:
+    """One bullet per fabric: both algorithms' index and why."""
+    L, S, D = LOSSLESS, SHALLOW, DEEP
+
+    def at(fabric: str, cc: str, lo: int, hi: int) -> float:
+        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
+        return float(d["jain_per_second"].mean())
+
+    bullets = [
+        f"- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. "
+        f"{lossless}"
+    ]
+    if D in ran:
+        bullets.append(
+            f"- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with "
+            f"3–4 flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC "
+            f"{at(D, 'cubic', N, N):.2f}). {_deep_text(lv, jl)}"
+        )
+    if S in ran:
+        bullets.append(
+            f"- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 "
+            f"{jl[(S, dc.BBR)]:.2f}. {_shallow_text(lv, jl)}"
+        )
+    not_run = [f for f in (D, S) if f not in ran]
+    if not_run:
+        bullets.append(
+            f"- *{' and '.join(dc.FABRIC_SHORT[f] for f in not_run)}:* not run at this size (`--full` runs "
+            "every fabric)."
+        )
+    return "\n".join(bullets)
+
+
+def _trials_text(lv: pd.DataFrame) -> str:
+    """How much an index moves between trials (the T values run), if more than one ran."""
+    Ts = sorted(lv["T"].unique())
+    if len(Ts) > 1:
+        per_t = lv[lv["active"] >= 3].groupby(["fabric", "cc", "T"])["jain_per_second"].mean().unstack("T")
+        spread = float((per_t.max(axis=1) - per_t.min(axis=1)).max())
+        return (
+            f"between T = {Ts[0]:g} s and {Ts[-1]:g} s a configuration's index moves by up to {spread:.2f} "
+            "(tables below)"
+        )
+    return f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
+
+
+#: What the lossless model leaves out, said where it does not show the Waterloo picture.
+_LOSSLESS_CAVEAT = """
+Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
+fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
+it, is the `lossless-ingress` fabrics, and the Waterloo DC study's racks and worker placement are
+the two `-racks` fabrics (their verdicts: `dc-findings.md`);
+unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
+the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
+part of these runs; each could make the real lossless cluster behave differently.
+"""
+
+
+def _answer(lv: pd.DataFrame) -> str:
+    """The Waterloo study's open question, answered from this run's numbers."""
+    L = LOSSLESS
+    ran = dc.fabrics_in(lv)  # always the lossless baseline; the drop-tail buffers where the size's plan has them
+    jl = {(f, cc): jain3(lv, f, cc) for f in ran for cc in dc.CCS}
+    bbr_gap = {f: jl[(f, "cubic")] - jl[(f, dc.BBR)] for f in ran}
+    headline, worse = _headline(_drop_effect(lv))
+    lossless_fair = jl[(L, "cubic")] >= CONVERGED and jl[(L, dc.BBR)] >= CONVERGED
+    names = dc.FABRIC_SHORT
     if lossless_fair:
         pause = "PAUSE does not make BBRv1 converge poorly; it makes every algorithm share the port evenly."
     else:
@@ -303,109 +425,18 @@ def _answer(lv: pd.DataFrame) -> str:
         if worse and lossless_fair
         else ""
     )
-    if lossless_fair:
-        lossless = (
-            "The congested port pauses every sender's link at once and they resume together, so each sender gets "
-            "1/n of the port whatever its algorithm does, as long as it keeps its NIC queue non-empty. BBRv1 "
-            "does: its Linux 4.13 window is 2·BDP plus three 64 KB TSO bursts (≈ 146 segments at 1 Gbit/s), "
-            "some thirty times the ~6 KB BDP of a 50 µs path, and it paces at ≥ its bandwidth estimate. No "
-            "packet is lost (asserted), and the excess window waits in the host NICs."
-        )
-    else:
-        lossless = (
-            f"No packet is lost (asserted), yet the flows do not all share the port: CUBIC "
-            f"{_word(jl[(L, 'cubic')])}, BBRv1 {_word(jl[(L, dc.BBR)])}."
-        )
-
-    def at(fabric: str, cc: str, lo: int, hi: int) -> float:
-        d = lv[(lv["fabric"] == fabric) & (lv["cc"] == cc) & (lv["active"] >= lo) & (lv["active"] <= hi)]
-        return float(d["jain_per_second"].mean())
-
-    def flows_turns(fabric: str) -> str:
-        starved = _starved(lv, fabric, dc.BBR)
-        return (
-            f"; {starved} flow-levels of BBRv1 starved (below 5 % of their share)"
-            if starved
-            else "; no BBRv1 flow starved"
-        )
-
-    def deep() -> str:
-        if jl[(D, dc.BBR)] < PARTLY and jl[(D, "cubic")] >= PARTLY:
-            return (
-                "The same window now has to fit in the switch: five BBRv1 flows keep ≈ 5 × 200 KB in flight, about "
-                "the whole buffer, and BBRv1 reduces neither window nor pacing on loss, so the port overflows; flows "
-                "that lose their window's tail fall back to RTOs with exponential back-off"
-                + flows_turns(D)
-                + f". CUBIC, which cuts its window by 30 % per loss episode, {_word(jl[(D, 'cubic')])}."
-            )
-        return f"CUBIC {_word(jl[(D, 'cubic')])} and BBRv1 {_word(jl[(D, dc.BBR)])} here" + flows_turns(D) + "."
-
-    def shallow() -> str:
-        if jl[(S, "cubic")] >= CONVERGED and jl[(S, dc.BBR)] < PARTLY:
-            return (
-                "CUBIC still converges; BBRv1's flows, each carrying ~200 KB of window into a buffer of "
-                "~85 packets, overflow it and take turns through RTOs" + flows_turns(S) + "."
-            )
-        if jl[(S, "cubic")] < CONVERGED and jl[(S, dc.BBR)] < CONVERGED:
-            return (
-                f"With a buffer this shallow neither converges at a 1-s time scale (CUBIC "
-                f"{_word(jl[(S, 'cubic')])}, BBRv1 {_word(jl[(S, dc.BBR)])}): five CUBIC flows share ~(128 KB + BDP) "
-                "of window, ≈ 18 segments each, and lose whole windows" + flows_turns(S) + "."
-            )
-        return f"CUBIC {_word(jl[(S, 'cubic')])} and BBRv1 {_word(jl[(S, dc.BBR)])} here" + flows_turns(S) + "."
-
-    bullets = [
-        f"- *Lossless (PAUSE), Waterloo's fabric:* CUBIC {jl[(L, 'cubic')]:.2f}, BBRv1 {jl[(L, dc.BBR)]:.2f}. "
-        f"{lossless}"
-    ]
-    if D in ran:
-        bullets.append(
-            f"- *Store-and-forward, 1 MB drop-tail:* CUBIC {jl[(D, 'cubic')]:.2f}, BBRv1 {jl[(D, dc.BBR)]:.2f}; with "
-            f"3–4 flows BBRv1 {at(D, dc.BBR, 3, N - 1):.2f}, with 5 flows {at(D, dc.BBR, N, N):.2f} (CUBIC "
-            f"{at(D, 'cubic', N, N):.2f}). {deep()}"
-        )
-    if S in ran:
-        bullets.append(
-            f"- *Store-and-forward, 128 KB drop-tail:* CUBIC {jl[(S, 'cubic')]:.2f}, BBRv1 "
-            f"{jl[(S, dc.BBR)]:.2f}. {shallow()}"
-        )
-    not_run = [f for f in (D, S) if f not in ran]
-    if not_run:
-        bullets.append(
-            f"- *{' and '.join(dc.FABRIC_SHORT[f] for f in not_run)}:* not run at this size (`--full` runs "
-            "every fabric)."
-        )
-    bullet_list = "\n".join(bullets)
-    gaps = join(f"{label} {-bbr_gap[f]:+.2f}" for f, label in ((L, "lossless"), (D, "1 MB"), (S, "128 KB")) if f in ran)
+    bullet_list = _fabric_bullets(lv, jl, ran, _lossless_text(jl, lossless_fair))
+    gaps = join(
+        f"{label} {-bbr_gap[f]:+.2f}" for f, label in ((L, "lossless"), (DEEP, "1 MB"), (SHALLOW, "128 KB")) if f in ran
+    )
 
     picture = [f for f in ran if jl[(f, "cubic")] >= CONVERGED and jl[(f, dc.BBR)] < CONVERGED]
     where = ("on " + join(names[f] for f in picture)) if picture else "on none of the fabrics"
     opposite = (
         "; a PAUSE fabric as modelled produces the opposite (both fair)" if lossless_fair and L not in picture else ""
     )
-    Ts = sorted(lv["T"].unique())
-    if len(Ts) > 1:
-        per_t = lv[lv["active"] >= 3].groupby(["fabric", "cc", "T"])["jain_per_second"].mean().unstack("T")
-        spread = float((per_t.max(axis=1) - per_t.min(axis=1)).max())
-        trials = (
-            f"between T = {Ts[0]:g} s and {Ts[-1]:g} s a configuration's index moves by up to {spread:.2f} "
-            "(tables below)"
-        )
-    else:
-        trials = f"this run has one T ({Ts[0]:g} s), so it cannot show how much an index moves between runs"
-    caveat = (
-        ""
-        if L in picture
-        else """
-Caveat: this fabric's PAUSE is generated per output queue (802.3x, all feeding links at once) with
-fair packet-by-packet service of the paused senders. PAUSE by ingress port, as switches account
-it, is the `lossless-ingress` fabrics, and the Waterloo DC study's racks and worker placement are
-the two `-racks` fabrics (their verdicts: `dc-findings.md`);
-unfair arbitration, host NICs that do not honour PAUSE (so that the switch drops after all), or
-the Waterloo receiver-side measurement (one thread per connection, 8 Mbit/s quantization) are not
-part of these runs; each could make the real lossless cluster behave differently.
-"""
-    )
+    trials = _trials_text(lv)
+    caveat = "" if L in picture else _LOSSLESS_CAVEAT
     return f"""
 **Does BBR's convergence change on store-and-forward switches with drops instead of PAUSE?**
 {headline} {pause} {culprit} Mean per-second Jain index

@@ -423,11 +423,8 @@ def _commentary(a: pd.DataFrame, dur: float) -> str:
     return "\n\n".join(out)
 
 
-def run(ctx: StudyContext) -> Path:
-    p = PLANS[ctx.size]
-    ccs = list(p.ccs)
-
-    # Part A: the blog's grid, with the blog's host buffers and with unlimited buffers.
+def _run_grid(ctx: StudyContext, p: Plan, ccs: list[str]) -> pd.DataFrame:
+    """Part A: the blog's grid, with the blog's host buffers and with unlimited buffers (and its heatmaps)."""
     grid = [
         _scenario(
             "wan-loss",
@@ -450,28 +447,34 @@ def run(ctx: StudyContext) -> Path:
     a.to_csv(ctx.out_dir / "grid.csv", index=False)
     for mode in ("blog", "unlimited"):
         _heatmaps(a, ccs, mode, ctx.out_dir / f"heatmap-{mode}.png", BLOG_CEILING_BPS)
+    return a
 
-    # Part B: the BBR patch series' 10G example (full study only: 30 s at 10 Gbit/s).
-    b = None
-    if p.patch:
-        pb = [
-            _scenario(
-                "patch-10g",
-                10_000_000_000,
-                100,
-                1.0,
-                cc,
-                30,
-                rcvbuf_bytes=None,
-                buffer=QueueLimit.of_bdp(1),
-                tags={"part": "patch"},
-            )
-            for cc in ("cubic", "bbr1")
-        ]
-        b = ctx.run_many("patch", pb)
-        b.to_csv(ctx.out_dir / "patch-10g.csv", index=False)
 
-    # Part C: the random-loss sweep.
+def _run_patch(ctx: StudyContext, p: Plan) -> pd.DataFrame | None:
+    """Part B: the BBR patch series' 10G example (full study only: 30 s at 10 Gbit/s); None if not run."""
+    if not p.patch:
+        return None
+    pb = [
+        _scenario(
+            "patch-10g",
+            10_000_000_000,
+            100,
+            1.0,
+            cc,
+            30,
+            rcvbuf_bytes=None,
+            buffer=QueueLimit.of_bdp(1),
+            tags={"part": "patch"},
+        )
+        for cc in ("cubic", "bbr1")
+    ]
+    b = ctx.run_many("patch", pb)
+    b.to_csv(ctx.out_dir / "patch-10g.csv", index=False)
+    return b
+
+
+def _run_sweep(ctx: StudyContext, p: Plan) -> pd.DataFrame:
+    """Part C: the random-loss sweep (and its plot)."""
     sweep_ccs = list(p.sweep_ccs)
     pc = [
         _scenario(
@@ -491,8 +494,11 @@ def run(ctx: StudyContext) -> Path:
     c = ctx.run_many("sweep", pc)
     c.to_csv(ctx.out_dir / "loss-sweep.csv", index=False)
     _sweep_plot(c, sweep_ccs, ctx.out_dir / "loss-sweep.png", SWEEP_RATE_BPS, SWEEP_RTT_MS / 1e3)
+    return c
 
-    # ---- report
+
+def _grid_section(a: pd.DataFrame, p: Plan, ccs: list[str]) -> tuple[str, str]:
+    """The blog's grid, one row per (host buffers, RTT, loss), with the heatmaps."""
     table_rows = [
         [mode, f"{rtt} ms", f"{loss:g} %"]
         + [_rate(_goodput(a, cc=cc, rtt_ms=rtt, loss_pct=loss, buffers=mode)) for cc in ccs]
@@ -500,6 +506,55 @@ def run(ctx: StudyContext) -> Path:
         for rtt in p.rtts_ms
         for loss in p.losses_pct
     ]
+    return (
+        "The grid",
+        md_table(["host buffers", "RTT", "loss"] + ccs, table_rows)
+        + "\n\n![heatmap, blog buffers](heatmap-blog.png)\n\n![heatmap, unlimited buffers](heatmap-unlimited.png)",
+    )
+
+
+def _patch_section(b: pd.DataFrame) -> tuple[str, str]:
+    """The BBR patch series' 10G example beside ours."""
+    return (
+        "The BBR patch series' example (10 Gbit/s, 100 ms, 1 % loss)",
+        md_table(
+            ["algorithm", "netdev 2016 (E. Dumazet)", "bbrlab"],
+            [
+                ["cubic", _rate(PATCH_CUBIC_BPS), _rate(_goodput(b, cc="cubic"))],
+                ["bbr", _rate(PATCH_BBR_BPS), _rate(_goodput(b, cc="bbr1"))],
+            ],
+        ),
+    )
+
+
+def _sweep_section(c: pd.DataFrame, p: Plan, patch_series: list[Claim]) -> tuple[str, str]:
+    """The random-loss sweep beside link · (1 − loss), with the patch series' claims."""
+    sweep_ccs = list(p.sweep_ccs)
+    sweep_rows = [
+        [f"{loss:g} %"]
+        + [_rate(_goodput(c, cc=cc, loss_pct=loss)) for cc in sweep_ccs]
+        + [_rate(SWEEP_RATE_BPS * MSS / WIRE * (1 - loss / 100))]
+        for loss in p.sweep_losses_pct
+    ]
+    return (
+        "Random-loss sweep (100 Mbit/s, 100 ms, 1 BDP)",
+        "The BBR patch series states that below 15 % loss BBR fully uses the path "
+        "(link · (1 − loss)), while CUBIC drops by orders of magnitude; its 10 Gbit/s example is part B "
+        "(the full study).\n\n"
+        + claims_table(patch_series, source_header="BBR patch series")
+        + "\n\n"
+        + md_table(["loss"] + sweep_ccs + ["link·(1−p)"], sweep_rows)
+        + "\n\n![sweep](loss-sweep.png)",
+    )
+
+
+def run(ctx: StudyContext) -> Path:
+    p = PLANS[ctx.size]
+    ccs = list(p.ccs)
+    a = _run_grid(ctx, p, ccs)
+    b = _run_patch(ctx, p)
+    c = _run_sweep(ctx, p)
+
     blog_claims = claims(a)
     patch_series = patch_claims(b) + sweep_claims(c, p.sweep_ccs, p.sweep_losses_pct)
     sections = [
@@ -508,43 +563,11 @@ def run(ctx: StudyContext) -> Path:
             "The blog's numbers beside ours",
             claims_table(blog_claims, source_header="Toonk BBR blog") + "\n\n" + _commentary(a, p.dur_s),
         ),
-        (
-            "The grid",
-            md_table(["host buffers", "RTT", "loss"] + ccs, table_rows)
-            + "\n\n![heatmap, blog buffers](heatmap-blog.png)\n\n![heatmap, unlimited buffers](heatmap-unlimited.png)",
-        ),
+        _grid_section(a, p, ccs),
     ]
     if b is not None:
-        sections.append(
-            (
-                "The BBR patch series' example (10 Gbit/s, 100 ms, 1 % loss)",
-                md_table(
-                    ["algorithm", "netdev 2016 (E. Dumazet)", "bbrlab"],
-                    [
-                        ["cubic", _rate(PATCH_CUBIC_BPS), _rate(_goodput(b, cc="cubic"))],
-                        ["bbr", _rate(PATCH_BBR_BPS), _rate(_goodput(b, cc="bbr1"))],
-                    ],
-                ),
-            )
-        )
-    sweep_rows = [
-        [f"{loss:g} %"]
-        + [_rate(_goodput(c, cc=cc, loss_pct=loss)) for cc in sweep_ccs]
-        + [_rate(SWEEP_RATE_BPS * MSS / WIRE * (1 - loss / 100))]
-        for loss in p.sweep_losses_pct
-    ]
-    sections.append(
-        (
-            "Random-loss sweep (100 Mbit/s, 100 ms, 1 BDP)",
-            "The BBR patch series states that below 15 % loss BBR fully uses the path "
-            "(link · (1 − loss)), while CUBIC drops by orders of magnitude; its 10 Gbit/s example is part B "
-            "(the full study).\n\n"
-            + claims_table(patch_series, source_header="BBR patch series")
-            + "\n\n"
-            + md_table(["loss"] + sweep_ccs + ["link·(1−p)"], sweep_rows)
-            + "\n\n![sweep](loss-sweep.png)",
-        )
-    )
+        sections.append(_patch_section(b))
+    sections.append(_sweep_section(c, p, patch_series))
     packets = packets_simulated(a, c, *([b] if b is not None else []))
     return ctx.write_report(
         "wan-loss: CUBIC vs BBR on long lossy paths (Toonk BBR blog)",

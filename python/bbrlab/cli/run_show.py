@@ -1,0 +1,185 @@
+"""The commands on one scenario or one run: `run` (simulate it, or run it on the emu backend,
+and save the run directory), `validate` (check a scenario without running it), `cc` (the congestion
+controls available) and `show` (a saved run's summary, `ss`-style lines or interval table)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from . import common
+from .common import _SET_HELP, _note_sweep_table, _Progress, _seconds, _stderr_console, _stdout_console
+
+
+@click.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    default=None,
+    help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-cc=cubic,loss=1%-20261123-101500).",
+)
+@click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary (summary.json with run_dir added) as JSON on stdout, and nothing else there.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
+)
+def run(
+    scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool, backend: str
+) -> None:
+    """Run SCENARIO (a TOML file) and write a run directory."""
+    from ..engine.runner import run as run_scenario
+    from ..results.display import print_summary
+    from ..results.provenance import default_run_dir
+    from ..results.rundir import check_out_dir, expected_bytes
+    from ..scenario import load_scenario
+    from .stdio import stdout_to_stderr
+
+    if backend == "emu":
+        from ..emu.netns import check_environment
+
+        check_environment()  # no root / no namespaces: one line, exit 2, before anything else
+    overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
+    scn = load_scenario(scenario, overrides=overrides)
+    _note_sweep_table(scenario, scn)
+    # Before simulating: a run that cannot be written must not cost the simulation first.
+    out_dir = check_out_dir(
+        out if out is not None else default_run_dir(scn.name, overrides),
+        expected_bytes(scn.derived()["sample_rows"], 0),
+    )
+    progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)
+    with stdout_to_stderr(enabled=as_json):
+        try:
+            result = run_scenario(scn, progress=progress, backend=backend)
+        finally:
+            progress.close()
+        if not quiet and not as_json:
+            print_summary(result.summary, _stdout_console())  # the numbers are final; the plots follow
+        # The PNGs on two cores: a fork draws half of them while this process draws the rest and
+        # writes the tables (plots.plot_all_forked).
+        from ..plots.plots import plot_all_forked
+
+        path = result.save(out_dir, plots=plot_all_forked)
+    if as_json:
+        click.echo(json.dumps({"run_dir": str(path), **result.summary}, indent=2, allow_nan=False))
+    else:
+        click.echo(str(path) if quiet else f"wrote {path}")
+    if backend == "sim":
+        common.nothing_left_at_exit = True
+
+
+@click.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the core's resolved JSON config instead of TOML.")
+def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
+    """Check SCENARIO and print it resolved (every default filled in)."""
+    from ..results.display import buffer_phrase
+    from ..scenario import load_scenario
+    from ..units import format_size
+
+    scn = load_scenario(scenario, overrides=list(sets))
+    sweep_plan = None
+    if scn.has_sweep_table:  # checked too: every axis, value and run of the grid
+        from ..sweep import plan_sweep
+
+        sweep_plan = plan_sweep(scenario, sets=list(sets))
+    if as_json:
+        click.echo(json.dumps(scn.resolve(), indent=2))
+        return
+    d = scn.derived()
+    buf = buffer_phrase(d, scn.topology)
+    header = f"{scenario}: valid. {d['flow_count']} flow(s); BDP {format_size(d['bdp_bytes'])}; buffer {buf}"
+    if sweep_plan is not None:
+        header += f"\n[sweep] table: valid, {sweep_plan.describe()} (bbrlab sweep runs it)"
+    click.echo(scn.to_toml(header=header), nl=False)
+
+
+@click.command("cc")
+def cc_command() -> None:
+    """List the congestion-control algorithms."""
+    from ..core.algorithms import registry
+
+    rows = registry()
+    width = max((len(a.name) for a in rows), default=4)
+    for a in rows:
+        click.echo(f"{a.name:<{width}}  {a.summary}")
+    for a in rows:
+        for alias in a.aliases:
+            click.echo(f"{alias:<{width}}  alias of {a.name}")
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN_DIR")
+@click.option("--ss", is_flag=True, help="Per-flow sender state like `ss -tni` (at the end, or --at).")
+@click.option("--at", "at", metavar="TIME", default=None, help='Time for --ss, e.g. "12.5s" (default: end of run).')
+@click.option(
+    "--intervals",
+    "interval",
+    metavar="TIME",
+    default=None,
+    help='iperf3-style report every TIME (e.g. "1s"; the run\'s sample interval or a multiple): '
+    "transfer, bitrate, retransmits and cwnd per flow.",
+)
+@click.option(
+    "--flow", "flow_ids", type=int, multiple=True, metavar="N", help="With --intervals: only flow N (repeatable)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary (or the --intervals report) as JSON.")
+def show(
+    run_dir: str, ss: bool, at: str | None, interval: str | None, flow_ids: tuple[int, ...], as_json: bool
+) -> None:
+    """Print the summary of RUN_DIR again, the flows' state with --ss, or an iperf3-style report with --intervals."""
+    from ..results.display import print_summary
+    from ..results.results import Result
+
+    if at is not None and not ss:
+        raise UserError("--at: only meaningful with --ss")
+    if ss and interval is not None:
+        raise UserError("--ss and --intervals: choose one")
+    if flow_ids and interval is None:
+        raise UserError("--flow: only meaningful with --intervals")
+    at_s = _seconds("--at", at) if at is not None else None
+    interval_s = _seconds("--intervals", interval) if interval is not None else None
+    if interval_s is not None and interval_s <= 0:
+        raise UserError(f'--intervals {interval}: must be > 0, e.g. "1s"')
+    result = Result.load(run_dir)
+    for name, why in result.damaged.items():
+        click.echo(f"warning: {Path(run_dir) / name} is damaged ({why}); it is left out", err=True)
+    if ss:
+        from ..results.sstable import ss_lines
+
+        if "timeseries.parquet" in result.damaged:
+            raise UserError(
+                f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --ss needs it (the summary still shows without --ss)"
+            )
+        for line in ss_lines(result.timeseries, result.queue, at_s, result.flows):
+            click.echo(line)
+    elif interval_s is not None:
+        from ..results.intervals import interval_lines, intervals
+
+        if "timeseries.parquet" in result.damaged:
+            raise UserError(f"{Path(run_dir) / 'timeseries.parquet'} is damaged; --intervals needs it")
+        report = intervals(result, interval_s, list(flow_ids) or None)
+        if as_json:
+            click.echo(json.dumps({"run_dir": str(run_dir), **report.to_json()}, indent=2, allow_nan=False))
+        else:
+            click.echo("\n".join(interval_lines(report)))
+    elif as_json:
+        click.echo(json.dumps({"run_dir": str(run_dir), **result.summary}, indent=2, allow_nan=False))
+    else:
+        print_summary(result.summary, _stdout_console())

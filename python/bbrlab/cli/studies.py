@@ -1,0 +1,135 @@
+"""The commands on studies and saved runs as a whole: `reproduce` (run the source studies and
+their reports), `plot` (figures over several run directories) and `report` (a run's HTML report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UserError
+from .common import _count_bar, _stderr_console, _warn
+
+
+@click.command()
+@click.argument("studies", metavar="[STUDY]...", nargs=-1)
+@click.option("--list", "list_only", is_flag=True, help="List the studies and exit.")
+@click.option(
+    "--size",
+    type=click.Choice(["tiny", "quick", "full"]),
+    default=None,
+    help="tiny: seconds, every step of a study (tests); quick: minutes, indicative numbers (CI); "
+    "full (default): the study.",
+)
+@click.option("--quick", is_flag=True, help="The same as --size quick.")
+@click.option("--out", "out", metavar="DIR", default="reproduce", show_default=True, help="Output directory.")
+@click.option(
+    "--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count)."
+)
+def reproduce(
+    studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None
+) -> None:
+    """Reproduce the studies of the source documents: run their scenarios, redraw their figures,
+    write REPORT.md.
+
+    STUDY is a name from --list, or "all" (the default).
+    """
+    from ..reproduce import Size, get_study, list_studies, run_studies
+
+    if list_only:
+        for st in list_studies():
+            click.echo(f"{st.name:<16} {st.title}\n{'':<16} source: {st.source_text}")
+        click.echo("\nFull citations: docs/sources.md")
+        return
+    if quick and size not in (None, "quick"):
+        raise UserError(f"--quick is --size quick; it contradicts --size {size}")
+    chosen = Size(size or ("quick" if quick else "full"))
+    names = list(studies) or ["all"]
+    if names != ["all"]:
+        for n in names:
+            get_study(n)  # unknown names fail before anything runs
+    console = _stderr_console()
+    bars: dict[str, Any] = {}
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
+
+    def on_progress(label: str, done: int, total: int) -> None:
+        if label not in bars:
+            bars[label] = progress.add_task(label, total=total)
+        progress.update(bars[label], completed=done, total=total)
+
+    with progress:
+        done = run_studies(names, Path(out), size=chosen, jobs=jobs, progress=on_progress)
+    for st, report, wall in done:
+        click.echo(f"{st.name}: {report} ({wall:.0f} s)")
+    click.echo(f"index: {Path(out) / 'index.html'}")
+
+
+@click.command("plot")
+@click.argument("paths", metavar="RUN_OR_SWEEP...", nargs=-1, required=True)
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    default=None,
+    help="Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).",
+)
+@click.option(
+    "--label",
+    "labels",
+    metavar="PATH=TEXT",
+    multiple=True,
+    help="Legend text for the runs under PATH (as given, or its directory name). Repeatable.",
+)
+def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...]) -> None:
+    """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
+    throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
+    from ..results.provenance import default_run_dir
+    from ..runs.multiplot import plot_runs
+    from ..runs.runset import is_sweep_dir, parse_labels
+
+    if out is None:
+        one_sweep = len(paths) == 1 and is_sweep_dir(Path(paths[0]))
+        out = str(Path(paths[0]) / "plots") if one_sweep else str(default_run_dir("plots"))
+    bar, progress = _count_bar("plot")
+    with bar:
+        files = plot_runs(list(paths), out, labels=parse_labels(labels), progress=progress, warn=_warn)
+    for f in files:
+        click.echo(f"wrote {f}")
+
+
+@click.command("report")
+@click.argument("path", metavar="RUN|SWEEP|STUDY_DIR")
+@click.option(
+    "--out",
+    "out",
+    metavar="FILE",
+    default=None,
+    help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).",
+)
+def report_command(path: str, out: str | None) -> None:
+    """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
+    from ..report import write_report
+
+    bar, progress = _count_bar("report")
+    with bar:
+        written = write_report(path, out, progress=progress, warn=_warn)
+    click.echo(f"wrote {written}")

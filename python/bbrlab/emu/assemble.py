@@ -1,0 +1,184 @@
+"""The results of an emu run, assembled into the raw layout of the core's
+``Simulation.results()`` (docs/core-api.md) so that results.py and the plots work unchanged: the
+flows table (times, goodput, the final TCP_INFO's counters, RTT statistics over the sampled
+``tcpi_rtt``, the emulator's per-sender drops and CE marks), the timeseries with its phases coded,
+and the queue table from the emulator's statistics file; what the kernel does not report is
+NaN, 0 or −1."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core import tables
+from .traffic import FlowState
+
+
+def _read_stats(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    rows: list[dict[str, Any]] = []
+    final = None
+    if not path.exists():
+        return rows, None
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if d.get("final"):
+            final = d
+        else:
+            rows.append(d)
+    return rows, final
+
+
+def _flows_table(
+    cfg: dict[str, Any],
+    states: list[FlowState],
+    rtt_samples: list[list[float]],
+    final: dict[str, Any],
+    t0: int,
+    cc_labels: list[str],
+) -> dict[str, tuple[str, bytes]]:
+    """The flows table: per flow its times, bytes, goodput, TCP_INFO's final counters, the RTT
+    statistics over its samples and the emulator's per-sender drop and CE counts."""
+    duration_s = cfg["duration_ns"] / 1e9
+    fwd = final.get("forward_per_sender", [])
+    fl: dict[str, list[Any]] = {
+        k: []
+        for k in [
+            "flow",
+            "spec",
+            "cc_code",
+            "start_s",
+            "end_s",
+            "fct_s",
+            "delivered_bytes",
+            "goodput_bps",
+            "data_packets_sent",
+            "retransmits",
+            "retrans_rate",
+            "lost_packets",
+            "rtt_mean_ms",
+            "rtt_p50_ms",
+            "rtt_p95_ms",
+            "rtt_p99_ms",
+            "rto_count",
+            "ce_packets",
+        ]
+    }
+    for i, s in enumerate(states):
+        f = cfg["flows"][i]
+        start_s = f["start_ns"] / 1e9
+        if s.total_bytes is not None and s.complete_ns is not None:
+            end_s = (s.complete_ns - t0) / 1e9
+            fct = end_s - start_s
+        else:
+            end_s = min(duration_s, f["stop_ns"] / 1e9) if f["stop_ns"] is not None else duration_s
+            fct = math.nan
+        info = getattr(s, "final_info", None) or {}
+        sent = int(info.get("data_segs_out", 0))
+        retr = int(info.get("total_retrans", 0))
+        r = np.asarray(rtt_samples[i], dtype=float)
+        pc = fwd[i] if i < len(fwd) else {}
+        fl["flow"].append(i)
+        fl["spec"].append(f["spec"])
+        fl["cc_code"].append(cc_labels.index(s.cc))
+        fl["start_s"].append(start_s)
+        fl["end_s"].append(end_s)
+        fl["fct_s"].append(fct)
+        fl["delivered_bytes"].append(s.received)
+        active = end_s - start_s
+        fl["goodput_bps"].append(s.received * 8 / active if active > 0 else math.nan)
+        fl["data_packets_sent"].append(sent)
+        fl["retransmits"].append(retr)
+        fl["retrans_rate"].append(retr / sent if sent else 0.0)
+        fl["lost_packets"].append(int(pc.get("drops", 0)) + int(pc.get("random_losses", 0)))
+        fl["rtt_mean_ms"].append(float(r.mean()) if r.size else math.nan)
+        for q, k in ((50, "rtt_p50_ms"), (95, "rtt_p95_ms"), (99, "rtt_p99_ms")):
+            fl[k].append(float(np.percentile(r, q)) if r.size else math.nan)
+        fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
+        fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
+    # What the kernel does not report (offload chunks, RPCs, applications) is NaN / 0 / −1.
+    # ACK and fast-path counts are the simulator's; the kernel's sockets do not report them (−1).
+    flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1, "acks_sent": -1, "cc_fast_acks": -1})
+    return flows
+
+
+def _timeseries_table(ts: dict[str, list[Any]]) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
+    """The timeseries table, its phase names coded in order of appearance; returns it and the names."""
+    phases: list[str] = []
+    codes = []
+    for p in ts["phase"]:
+        if p not in phases:
+            phases.append(p)
+        codes.append(phases.index(p))
+    ts_cols = {("phase_code" if k == "phase" else k): (codes if k == "phase" else v) for k, v in ts.items()}
+    timeseries = tables.encode("timeseries", ts_cols, len(codes))
+    return timeseries, phases
+
+
+def _queue_table(
+    cfg: dict[str, Any], queue_rows: list[dict[str, Any]]
+) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
+    """The queue table from the emulator's statistics rows within the run; returns it and the queues' names."""
+    qlabels = ["bottleneck", "bottleneck_rev"]
+    qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
+    qcols: dict[str, list[Any]] = {
+        "t_s": [r["t_ns"] / 1e9 for r in qrows],
+        "queue_code": [qlabels.index(r["queue"]) for r in qrows],
+        "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
+    }
+    for k in (
+        "occupancy_bytes",
+        "occupancy_pkts",
+        "mean_occupancy_bytes",
+        "max_occupancy_bytes",
+        "drops",
+        "random_losses",
+        "ce_marks",
+        "tx_bytes",
+    ):
+        qcols[k] = [r[k] for r in qrows]
+    queue = tables.encode("queue", qcols, len(qrows))
+    return queue, qlabels
+
+
+def _assemble(
+    cfg: dict[str, Any],
+    states: list[FlowState],
+    ts: dict[str, list[Any]],
+    rtt_samples: list[list[float]],
+    queue_rows: list[dict[str, Any]],
+    final: dict[str, Any],
+    t0: int,
+) -> dict[str, Any]:
+    """The raw results dict, laid out as the core's (docs/core-api.md), from what the run collected."""
+    cc_labels: list[str] = []
+    for s in states:
+        if s.cc not in cc_labels:
+            cc_labels.append(s.cc)
+    flows = _flows_table(cfg, states, rtt_samples, final, t0, cc_labels)
+    timeseries, phases = _timeseries_table(ts)
+    queue, qlabels = _queue_table(cfg, queue_rows)
+    delivered_pkts = int(final.get("forward_tx_pkts", 0))
+    return {
+        "flows": flows,
+        "timeseries": timeseries,
+        "queue": queue,
+        "gaps": tables.encode("gaps", {}, 0),
+        "events": tables.encode("events", {}, 0),
+        "hosts": tables.encode("hosts", {}, 0),
+        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": []},
+        "run": {
+            "events": int(final.get("reads", 0)),
+            "data_packets_delivered": delivered_pkts,
+            "data_packets_sent": int(
+                sum(int((getattr(s, "final_info", None) or {}).get("data_segs_out", 0)) for s in states)
+            ),
+            "sim_end_ns": cfg["duration_ns"],
+            "complete": True,
+        },
+    }

@@ -1,0 +1,199 @@
+"""The sampling loop of an emu run: every 10 ms (or the sample interval if shorter) it reads each
+connected flow's TCP_INFO (and BBR info, and the phase of a BPF algorithm), and at each sample
+interval appends one timeseries row per flow — the same columns as the simulator's timeseries,
+those the kernel does not report NaN; it stops the run when the emulator exits or a flow fails,
+and at the end reads each flow's final TCP_INFO (sender and receiver) for the flows table."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import tables
+from ..errors import SimulationError
+from .phase import kernel_phase
+from .traffic import FlowState, Traffic, bbr_info, tcp_info
+
+#: The kernel's TCP_INFO is read at least this often (ns): the RTT statistics are over these reads.
+RTT_TICK_NS = 10_000_000
+
+#: One flow's reading at a tick: its TCP_INFO, its BBR info (kernel bbr only) and its phase code
+#: (BPF algorithms with a phase port), or None before it connects or when the read failed.
+FlowInfo = tuple[dict[str, int], dict[str, float] | None, int | None]
+
+
+@dataclass
+class _Sampler:
+    """What the sampling loop carries from one tick to the next, per flow: the timeseries columns
+    built so far, every RTT read (for the flows table) and those of the current interval, and the
+    counters whose change an interval reports (bytes delivered, rwnd- and sndbuf-limited time)."""
+
+    states: list[FlowState]
+    interval_ns: int
+    phase_ports: dict[str, Any]
+    cols: dict[str, list[Any]] = field(init=False)
+    rtt_samples: list[list[float]] = field(init=False)
+    interval_rtts: list[list[float]] = field(init=False)
+    last_delivered: list[int] = field(init=False)
+    last_rwnd: list[int] = field(init=False)
+    last_sndbuf: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.states)
+        # The timeseries columns, with the phase as its name (coded in _assemble).
+        self.cols = {("phase" if c.name == "phase_code" else c.name): [] for c in tables.schema()["timeseries"].columns}
+        self.rtt_samples = [[] for _ in range(n)]
+        self.interval_rtts = [[] for _ in range(n)]
+        self.last_delivered = [0] * n
+        self.last_rwnd = [0] * n
+        self.last_sndbuf = [0] * n
+
+    def read_infos(self) -> list[FlowInfo | None]:
+        """Every connected flow's TCP_INFO now; its RTT joins the flow's samples."""
+        infos: list[FlowInfo | None] = []
+        for i, s in enumerate(self.states):
+            info = None
+            if s.sock is not None and s.connected_ns is not None:
+                try:
+                    ti = tcp_info(s.sock)
+                    bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
+                    port = self.phase_ports.get(s.cc)
+                    info = (ti, bi, port.phase_code(s.sock.fileno()) if port is not None else None)
+                    if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
+                        self.rtt_samples[i].append(ti["rtt"] / 1000.0)
+                        self.interval_rtts[i].append(ti["rtt"] / 1000.0)
+                except OSError:
+                    info = None
+            infos.append(info)
+        return infos
+
+    def sample(self, t_s: float, infos: list[FlowInfo | None]) -> None:
+        """One timeseries row per flow at `t_s`, from the latest reads."""
+        cols = self.cols
+        for i, s in enumerate(self.states):
+            d = s.received
+            cols["t_s"].append(t_s)
+            cols["flow"].append(i)
+            cols["delivered_bytes"].append(d)
+            cols["goodput_bps"].append((d - self.last_delivered[i]) * 8 / (self.interval_ns / 1e9))
+            self.last_delivered[i] = d
+            rt = self.interval_rtts[i]
+            cols["rtt_ms"].append(sum(rt) / len(rt) if rt else math.nan)
+            self.interval_rtts[i] = []
+            info = infos[i]
+            if info is None:
+                self._append_unknown()
+            else:
+                self._append_info(i, s, info)
+            for k in ("w_max_pkts", "inflight_hi_pkts", "inflight_lo_pkts", "ecn_alpha"):
+                cols[k].append(math.nan)
+
+    def _append_unknown(self) -> None:
+        """The row of a flow with no TCP_INFO (not connected yet, or the read failed)."""
+        cols = self.cols
+        for k in ("cwnd_pkts", "cwnd_bytes", "inflight_bytes", "retransmits", "ssthresh_pkts"):
+            cols[k].append(0 if k != "ssthresh_pkts" else -1)
+        for k in (
+            "pacing_rate_bps",
+            "delivery_rate_bps",
+            "srtt_ms",
+            "min_rtt_ms",
+            "bw_bps",
+            "pacing_gain",
+            "cwnd_gain",
+        ):
+            cols[k].append(math.nan)
+        cols["phase"].append("-")
+        cols["ca_state"].append(0)
+        cols["rwnd_limited"].append(0)
+        cols["sndbuf_limited"].append(0)
+
+    def _append_info(self, i: int, s: FlowState, info: FlowInfo) -> None:
+        """The row of flow `i` from its TCP_INFO (and BBR info and phase code)."""
+        cols = self.cols
+        ti, bi, port_code = info
+        mss = ti["snd_mss"] or 1448
+        cols["cwnd_pkts"].append(ti["snd_cwnd"])
+        cols["cwnd_bytes"].append(ti["snd_cwnd"] * mss)
+        in_flight = max(0, ti["unacked"] - ti["sacked"] - ti["lost"] + ti["retrans"])
+        cols["inflight_bytes"].append(in_flight * mss)
+        cols["pacing_rate_bps"].append(ti["pacing_rate"] * 8.0 if ti["pacing_rate"] < 2**63 else math.nan)
+        cols["delivery_rate_bps"].append(ti["delivery_rate"] * 8.0)
+        cols["srtt_ms"].append(ti["rtt"] / 1000.0)
+        cols["min_rtt_ms"].append(ti["min_rtt"] / 1000.0 if ti["min_rtt"] != 0xFFFFFFFF else math.nan)
+        cols["retransmits"].append(ti["total_retrans"])
+        cols["ssthresh_pkts"].append(-1 if ti["snd_ssthresh"] >= 0x7FFFFFFF else ti["snd_ssthresh"])
+        cols["phase"].append(kernel_phase(s.cc, ti, bi, port_code))
+        cols["bw_bps"].append(bi["bw_Bps"] * 8.0 if bi else math.nan)
+        cols["pacing_gain"].append(bi["pacing_gain"] if bi else math.nan)
+        cols["cwnd_gain"].append(bi["cwnd_gain"] if bi else math.nan)
+        cols["ca_state"].append(min(ti["ca_state"], 4))
+        cols["rwnd_limited"].append(1 if ti["rwnd_limited"] > self.last_rwnd[i] else 0)
+        cols["sndbuf_limited"].append(1 if ti["sndbuf_limited"] > self.last_sndbuf[i] else 0)
+        self.last_rwnd[i], self.last_sndbuf[i] = ti["rwnd_limited"], ti["sndbuf_limited"]
+
+
+def _check_alive(states: list[FlowState], emu: Any, emu_error: Callable[[str], SimulationError]) -> None:
+    """Raise if the emulator exited or a flow's traffic failed."""
+    if emu.poll() is not None:
+        raise emu_error(f"the link emulator exited unexpectedly (status {emu.returncode})")
+    errs = [s.error for s in states if s.error]
+    if errs:
+        raise SimulationError(errs[0])
+
+
+def _read_final_infos(states: list[FlowState]) -> None:
+    """Final TCP_INFO per flow for the flows table (and the receiver's, for its ECN flags)."""
+    for s in states:
+        s.final_info = None
+        s.final_rcv_info = None
+        if s.sock is not None and s.connected_ns is not None:
+            try:
+                s.final_info = tcp_info(s.sock)
+            except OSError:
+                pass
+        if s.rcv_sock is not None:
+            try:
+                s.final_rcv_info = tcp_info(s.rcv_sock)
+            except OSError:
+                pass
+
+
+def _sample_loop(
+    traffic: Traffic,
+    states: list[FlowState],
+    emu: Any,
+    t0: int,
+    duration_ns: int,
+    interval_ns: int,
+    progress: Callable[[int, int], None] | None,
+    emu_error: Callable[[str], SimulationError],
+    phase_ports: dict[str, Any],
+) -> tuple[dict[str, list[Any]], list[list[float]]]:
+    sampler = _Sampler(states, interval_ns, phase_ports)
+    tick = min(RTT_TICK_NS, interval_ns)
+    next_tick = t0
+    next_sample = t0 + interval_ns
+    end = t0 + duration_ns
+    while True:
+        now = time.monotonic_ns()
+        if now < next_tick:
+            time.sleep((next_tick - now) / 1e9)
+        now = time.monotonic_ns()
+        _check_alive(states, emu, emu_error)
+        infos = sampler.read_infos()
+        while now >= next_sample and next_sample <= end:
+            sampler.sample((next_sample - t0) / 1e9, infos)
+            next_sample += interval_ns
+        if progress is not None:
+            progress(min(now - t0, duration_ns), duration_ns) if now >= t0 else None
+        if next_sample > end:
+            break
+        next_tick += tick
+        if next_tick < time.monotonic_ns() - tick:  # fell behind (CPU contention): do not burst
+            next_tick = time.monotonic_ns()
+    _read_final_infos(states)
+    return sampler.cols, sampler.rtt_samples
