@@ -87,6 +87,23 @@ impl Simulation {
         {
             return;
         }
+        let Some(receivers) = self.receiver_links() else {
+            return;
+        };
+        for (link, ok) in self.links.iter_mut().zip(&receivers) {
+            if *ok {
+                link.fast.ahead = Ahead::Receiver;
+                self.rx_ahead_on = true;
+            }
+        }
+        let neighbours = self.link_neighbours();
+        self.set_router_links_ahead(&receivers, &neighbours);
+        self.set_nic_links_ahead(&neighbours);
+    }
+
+    /// Per link, whether it is a passive link into a receiver host whose arrivals may be served
+    /// ahead; None when some flow has no path (then nothing is served ahead).
+    fn receiver_links(&self) -> Option<Vec<bool>> {
         let n = self.links.len();
         // Per link: it ends some data path; it is anywhere else in any path; the link into the
         // receiver host whose ACKs it carries first (NONE: none yet, MANY: several).
@@ -97,7 +114,7 @@ impl Simulation {
             let (d, a) = (&f.data_path, &f.ack_path);
             let (dl, al) = (d.len as usize, a.len as usize);
             if dl == 0 || al == 0 {
-                return;
+                return None;
             }
             for (i, &l) in d.links[..dl].iter().enumerate() {
                 if i + 1 == dl {
@@ -137,18 +154,16 @@ impl Simulation {
                 ok[rx_link] = false;
             }
         }
-        for (link, ok) in self.links.iter_mut().zip(&ok) {
-            if *ok {
-                link.fast.ahead = Ahead::Receiver;
-                self.rx_ahead_on = true;
-            }
-        }
-        // Router links: a passive link (not a sender's NIC, whose departures TSQ sees) whose
-        // every next link is one timestamped, unfolded-into link it alone feeds.
-        let LinkNeighbours { feeder, next: next_of } = self.link_neighbours();
-        for a in 0..n {
+        Some(ok)
+    }
+
+    /// Router links: a passive link (not a sender's NIC, whose departures TSQ sees) whose every
+    /// next link is one timestamped, unfolded-into link it alone feeds.
+    fn set_router_links_ahead(&mut self, receivers: &[bool], neighbours: &LinkNeighbours) {
+        let LinkNeighbours { feeder, next: next_of } = neighbours;
+        for a in 0..self.links.len() {
             let b = next_of[a];
-            if b == NONE || b == MANY || ok[a] {
+            if b == NONE || b == MANY || receivers[a] {
                 continue;
             }
             let (la, lb) = (&self.links[a], &self.links[b as usize]);
@@ -163,9 +178,14 @@ impl Simulation {
                 self.links[a].fast.ahead = Ahead::Router;
             }
         }
-        // Sender NICs: timestamped (no delay), passive, the first link of one flow's data path
-        // and of nothing else, feeding one timestamped link alone. (Not with a gap histogram,
-        // which reads each departure as it happens.)
+    }
+
+    /// Sender NICs: timestamped (no delay), passive, the first link of one flow's data path and
+    /// of nothing else, feeding one timestamped link alone. (Not with a gap histogram, which
+    /// reads each departure as it happens.)
+    fn set_nic_links_ahead(&mut self, neighbours: &LinkNeighbours) {
+        let LinkNeighbours { feeder, next: next_of } = neighbours;
+        let n = self.links.len();
         let mut nic_flow = vec![NONE; n];
         let mut used_else = vec![false; n];
         for (fi, f) in self.flows.iter().enumerate() {
