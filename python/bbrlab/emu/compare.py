@@ -221,25 +221,11 @@ def run_compare(
                 row[f"{backend}_{k}"] = sum(finite) / len(finite) if finite else math.nan
                 row[f"{backend}_{k}_min"] = min(finite) if finite else math.nan
                 row[f"{backend}_{k}_max"] = max(finite) if finite else math.nan
-        sim_part = (
-            f"goodput sim {row['sim_goodput_mbps']:8.2f} ({row['sim_goodput_mbps_min']:.2f}-"
-            f"{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds)"
-        )
-        if sim_only:
-            echo(
-                f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
-                f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %"
-            )
-        else:
+        if not sim_only:
             for k in METRICS:
                 e, s = row[f"emu_{k}"], row[f"sim_{k}"]
                 row[f"err_{k}"] = (s - e) / e if e and math.isfinite(e) and e != 0 else math.nan
-            echo(
-                f"[{pi + 1}/{len(points)}] {row['label']:<32} {algs:<6} {sim_part} "
-                f"emu {row['emu_goodput_mbps']:8.2f} Mbit/s ({100 * row['err_goodput_mbps']:+6.1f} %)  "
-                f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
-                f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
-            )
+        echo(f"[{pi + 1}/{len(points)}] {_point_line(row, algs, seeds, sim_only)}")
         for fr in point_flows:
             echo(_flow_line(fr, sides))
         flow_rows.extend(point_flows)
@@ -254,6 +240,25 @@ def run_compare(
     (out / "compare.md").write_text(md)
     (_plot_sim if sim_only else _plot)(table, out / "compare.png")
     return table, out
+
+
+def _point_line(row: dict[str, Any], algs: str, seeds: int, sim_only: bool) -> str:
+    """One point's progress line: the simulator's figures, and the kernel's with the error."""
+    sim_part = (
+        f"goodput sim {row['sim_goodput_mbps']:8.2f} ({row['sim_goodput_mbps_min']:.2f}-"
+        f"{row['sim_goodput_mbps_max']:.2f}, {seeds} seeds)"
+    )
+    if sim_only:
+        return (
+            f"{row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
+            f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %"
+        )
+    return (
+        f"{row['label']:<32} {algs:<6} {sim_part} "
+        f"emu {row['emu_goodput_mbps']:8.2f} Mbit/s ({100 * row['err_goodput_mbps']:+6.1f} %)  "
+        f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
+        f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
+    )
 
 
 def _cell(r: dict[str, Any], side: str, k: str, fmt: str, scale: float = 1.0) -> str:
