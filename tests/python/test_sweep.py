@@ -304,22 +304,9 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(runner, "simulate", flaky)  # forked pool workers inherit it
     f = _write(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
-    r = CliRunner().invoke(
-        cli,
-        [
-            "sweep",
-            str(f),
-            "--grid",
-            "flows.0.cc=reno,cubic",
-            "--seeds",
-            "2",
-            "-j",
-            "2",
-            "--no-plots",
-            "--out",
-            str(out),
-        ],
-    )
+    sweep_args = ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "--seeds", "2", "-j", "2"]
+    sweep_args += ["--no-plots", "--out", str(out)]
+    r = CliRunner().invoke(cli, sweep_args)
     assert r.exit_code == 1, r.stderr
     assert "4 runs: 2 ran, 0 cached, 2 failed" in r.stdout and "2 run(s) failed" in r.stderr
     t = pd.read_parquet(out / "points.parquet")
@@ -329,22 +316,7 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     assert t[t["seed"] == 1]["error"].eq("").all() and t[t["seed"] == 1]["goodput_bps"].gt(0).all()
 
     monkeypatch.setattr(runner, "simulate", real)  # fixed: the same command runs the failed ones only
-    r = CliRunner().invoke(
-        cli,
-        [
-            "sweep",
-            str(f),
-            "--grid",
-            "flows.0.cc=reno,cubic",
-            "--seeds",
-            "2",
-            "-j",
-            "2",
-            "--no-plots",
-            "--out",
-            str(out),
-        ],
-    )
+    r = CliRunner().invoke(cli, sweep_args)
     assert r.exit_code == 0 and "2 ran, 2 cached, 0 failed" in r.stdout
 
 
