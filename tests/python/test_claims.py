@@ -36,6 +36,7 @@ from bbrlab.reproduce.dc_common import BBR as DC_BBR
 from bbrlab.reproduce.dc_common import FABRIC_LABEL, is_lossless
 from bbrlab.reproduce.sentences import at, change, compare
 from bbrlab.results.display import fmt_bps, fmt_bytes, fmt_seconds
+from dc_rows import convergence_levels
 from scipy import stats
 
 LOSSLESS = FABRIC_LABEL["lossless"]
@@ -285,21 +286,7 @@ def _levels(bbr_droptail: float, bbr_lossless: float = 0.99) -> pd.DataFrame:
     for fabric in dc_convergence.FABRICS:
         for cc in ("cubic", DC_BBR):
             j = (bbr_lossless if is_lossless(fabric) else bbr_droptail) if cc == DC_BBR else 0.99
-            for active in range(1, 6):
-                rows.append(
-                    dict(
-                        fabric=fabric,
-                        cc=cc,
-                        T=10.0,
-                        level=active,
-                        active=active,
-                        jain_level=j,
-                        jain_per_second=j,
-                        total_bps=9e8,
-                        min_share=0.2,
-                        starved_flows=1 if j < 0.7 else 0,
-                    )
-                )
+            rows += convergence_levels(fabric, cc, j)
     return pd.DataFrame(rows)
 
 

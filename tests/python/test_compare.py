@@ -26,20 +26,33 @@ def _fake_backends(calls: list[tuple[str, int]]):
     return run_fn
 
 
+def _compare(
+    tmp_path: Path,
+    calls: list[tuple[str, int]],
+    *,
+    scenario: Path = QUICK,
+    sets: tuple[str, ...] = (),
+    grid: tuple[str, ...] = (),
+    ccs: tuple[str, ...] = ("cubic",),
+    **kw,
+):
+    """run_compare of ``scenario`` into tmp_path/cmp with the fake backends (each run recorded in
+    ``calls``), printing nothing unless ``echo`` is given."""
+    kw.setdefault("echo", lambda s: None)
+    return run_compare(
+        str(scenario),
+        sets=list(sets),
+        grid=list(grid),
+        ccs=list(ccs),
+        out=tmp_path / "cmp",
+        run_fn=_fake_backends(calls),
+        **kw,
+    )
+
+
 def test_compare_runs_several_seeds_and_reports_mean_and_range(tmp_path: Path) -> None:
     calls: list[tuple[str, int]] = []
-    table, out = run_compare(
-        str(QUICK),
-        sets=["topology.bottleneck.loss=1.5%"],
-        grid=[],
-        ccs=["cubic"],
-        duration="3s",
-        out=tmp_path / "cmp",
-        echo=lambda s: None,
-        seeds=3,
-        emu_runs=2,
-        run_fn=_fake_backends(calls),
-    )
+    table, out = _compare(tmp_path, calls, sets=("topology.bottleneck.loss=1.5%",), duration="3s", seeds=3, emu_runs=2)
     assert sorted(calls) == [("emu", 1), ("emu", 2), ("sim", 1), ("sim", 2), ("sim", 3)]
     assert len(table) == 1
     row = table.iloc[0]
@@ -102,16 +115,13 @@ def test_cli_compare_has_seed_options() -> None:
 
 def test_sim_only_runs_no_kernel_and_tabulates_the_simulator(tmp_path: Path) -> None:
     calls: list[tuple[str, int]] = []
-    table, out = run_compare(
-        str(QUICK),
-        sets=[],
-        grid=["loss=0%,2%"],
-        ccs=["cubic", "bbr1"],
+    table, out = _compare(
+        tmp_path,
+        calls,
+        grid=("loss=0%,2%",),
+        ccs=("cubic", "bbr1"),
         duration="1s",
-        out=tmp_path / "cmp",
-        echo=lambda s: None,
         seeds=2,
-        run_fn=_fake_backends(calls),
         sim_only=True,
         confirm=lambda q: pytest.fail("nothing to confirm without kernel runs"),
     )
@@ -133,17 +143,13 @@ def test_declined_confirmation_runs_nothing(tmp_path: Path) -> None:
     asked: list[str] = []
     calls: list[tuple[str, int]] = []
     with pytest.raises(NotConfirmed):
-        run_compare(
-            str(QUICK),
-            sets=[],
-            grid=["loss=0%,1%"],
-            ccs=["cubic"],
+        _compare(
+            tmp_path,
+            calls,
+            grid=("loss=0%,1%",),
             duration="2s",
-            out=tmp_path / "cmp",
-            echo=lambda s: None,
             seeds=1,
             emu_runs=3,
-            run_fn=_fake_backends(calls),
             confirm=lambda q: asked.append(q) or False,
         )
     assert calls == [] and not (tmp_path / "cmp").exists()
@@ -196,18 +202,7 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
     lines: list[str] = []
     scenario = QUICK.parent / "bbr-vs-cubic.toml"
     # 8 s: the CUBIC flow joins at 5 s.
-    _, out = run_compare(
-        str(scenario),
-        sets=[],
-        grid=[],
-        ccs=[],
-        duration="8s",
-        out=tmp_path / "cmp",
-        echo=lines.append,
-        seeds=2,
-        emu_runs=1,
-        run_fn=_fake_backends(calls),
-    )
+    _, out = _compare(tmp_path, calls, scenario=scenario, ccs=(), duration="8s", echo=lines.append, seeds=2, emu_runs=1)
     flows = pd.read_csv(out / "compare_flows.csv")
     runs = sorted((out / "runs").iterdir())
     sim_runs = [d for d in runs if "-sim-" in d.name]
@@ -230,17 +225,6 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
 
 
 def test_single_flow_point_has_no_per_flow_rows(tmp_path: Path) -> None:
-    _, out = run_compare(
-        str(QUICK),
-        sets=[],
-        grid=[],
-        ccs=["cubic"],
-        duration="2s",
-        out=tmp_path / "cmp",
-        echo=lambda s: None,
-        seeds=1,
-        emu_runs=1,
-        run_fn=_fake_backends([]),
-    )
+    _, out = _compare(tmp_path, [], duration="2s", seeds=1, emu_runs=1)
     assert not (out / "compare_flows.csv").exists()
     assert "| point | flow |" not in (out / "compare.md").read_text()

@@ -270,29 +270,20 @@ main()
     assert not any(tmp_path.iterdir()), list(tmp_path.iterdir())
 
 
+def _start_quick_run(out: Path, *sets: str) -> subprocess.Popen[str]:
+    """``python -m bbrlab run`` of the quick scenario into ``out`` (quiet, each of ``sets`` a
+    --set), in a child process with its stdout and stderr piped."""
+    args = [sys.executable, "-m", "bbrlab", "run", str(QUICK), "--out", str(out), "-q"]
+    for s in sets:
+        args += ["--set", s]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_sigterm_removes_the_incomplete_directory(tmp_path: Path) -> None:
     out = tmp_path / "run"
     # 20 000 s of the quick scenario: ~30 s of work, so the signal at 3 s always finds it running
     # (2000 s finished in ~3 s on an idle VM once the simulator got faster, and the test raced it).
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bbrlab",
-            "run",
-            str(QUICK),
-            "--out",
-            str(out),
-            "-q",
-            "--set",
-            "duration=20000s",
-            "--set",
-            "sample_interval=10s",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _start_quick_run(out, "duration=20000s", "sample_interval=10s")
     time.sleep(3)
     p.terminate()
     _, err = p.communicate(timeout=30)
@@ -400,26 +391,7 @@ def test_ctrl_c_stops_a_busy_core_run_promptly(tmp_path: Path) -> None:
     the bound here leaves room for a loaded CI machine)."""
     import signal
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bbrlab",
-            "run",
-            str(example),
-            "-q",
-            "--out",
-            str(tmp_path / "r"),
-            "--set",
-            "duration=60s",
-            "--set",
-            "topology.bottleneck.rate=5Gbps",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _start_quick_run(tmp_path / "r", "duration=60s", "topology.bottleneck.rate=5Gbps")
     time.sleep(2.0)
     assert p.poll() is None, "the run ended before the signal: make it longer"
     t0 = time.monotonic()

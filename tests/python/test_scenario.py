@@ -8,6 +8,7 @@ import pytest
 import tomllib
 from bbrlab import ScenarioError, load_scenario, parse_scenario
 from bbrlab.scenario import apply_overrides
+from scenario_files import write_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -20,14 +21,8 @@ cc = "bbr"
 """
 
 
-def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 def test_defaults_are_filled(tmp_path: Path) -> None:
-    s = load_scenario(write(tmp_path, MINIMAL, "my-test.toml"))
+    s = load_scenario(write_scenario(tmp_path, MINIMAL, "my-test.toml"))
     assert s.name == "my-test"  # from the file name when absent
     assert s.seed == 1
     assert s.sample_interval == 100_000_000
@@ -41,7 +36,7 @@ def test_defaults_are_filled(tmp_path: Path) -> None:
 
 
 def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
-    s = load_scenario(write(tmp_path, MINIMAL))
+    s = load_scenario(write_scenario(tmp_path, MINIMAL))
     text = s.to_toml(header="resolved")
     assert text.startswith("# resolved\n")
     back = tomllib.loads(text)
@@ -61,13 +56,13 @@ def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
     assert flow["cc"] == "bbr"  # stored as written; the alias is resolved for the core only
     assert flow["min_rto"] == "200ms" and flow["start"] == "0s" and flow["mss"] == "1448B"
     # The written-back file is itself a valid scenario that resolves to the same core config.
-    again = load_scenario(write(tmp_path, text, "again.toml"))
+    again = load_scenario(write_scenario(tmp_path, text, "again.toml"))
     assert again.resolve() == s.resolve()
 
 
 def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
     s = load_scenario(
-        write(tmp_path, MINIMAL),
+        write_scenario(tmp_path, MINIMAL),
         overrides=[
             "topology.bottleneck.loss=1.5%",
             "flows.0.count=3",
@@ -135,7 +130,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
 
 
 def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
-    p = write(tmp_path, MINIMAL)
+    p = write_scenario(tmp_path, MINIMAL)
 
     def limits(buffer: str) -> tuple[int | None, int | None]:
         return load_scenario(p, [f"topology.bottleneck.buffer={buffer}"]).buffer_limits()
@@ -146,7 +141,7 @@ def test_buffer_in_packets_and_bytes(tmp_path: Path) -> None:
 
 
 def test_set_overrides_types(tmp_path: Path) -> None:
-    p = write(tmp_path, MINIMAL)
+    p = write_scenario(tmp_path, MINIMAL)
     s = load_scenario(
         p,
         [
@@ -167,7 +162,7 @@ def test_set_overrides_types(tmp_path: Path) -> None:
 
 
 def test_set_adds_a_flow_one_past_the_end(tmp_path: Path) -> None:
-    s = load_scenario(write(tmp_path, MINIMAL), ["flows.1.cc=reno", "flows.1.start=1s"])
+    s = load_scenario(write_scenario(tmp_path, MINIMAL), ["flows.1.cc=reno", "flows.1.start=1s"])
     assert [f.cc for f in s.flows] == ["bbr", "reno"]
 
 
@@ -195,7 +190,7 @@ def test_set_does_not_mutate_its_input() -> None:
 )
 def test_bad_set(tmp_path: Path, override: str, expected: str) -> None:
     with pytest.raises(ScenarioError) as info:
-        load_scenario(write(tmp_path, MINIMAL), [override])
+        load_scenario(write_scenario(tmp_path, MINIMAL), [override])
     assert expected in str(info.value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from dc_rows import convergence_levels
 
 pytest.importorskip("bbrlab._core")
 
@@ -202,21 +203,7 @@ def test_reports_explain_a_quick_run_without_the_fabrics_it_left_out():
     for fabric in dc_convergence.PLANS[Size.QUICK].fabrics:
         for cc in dc.CCS:
             j = 0.5 if cc == dc.BBR and not dc.is_lossless(fabric) else 0.99
-            for active in range(1, 6):
-                rows.append(
-                    dict(
-                        fabric=fabric,
-                        cc=cc,
-                        T=10.0,
-                        level=active,
-                        active=active,
-                        jain_level=j,
-                        jain_per_second=j,
-                        total_bps=9e8,
-                        min_share=0.2,
-                        starved_flows=1 if j < 0.7 else 0,
-                    )
-                )
+            rows += convergence_levels(fabric, cc, j)
     lv = pd.DataFrame(rows)
     text = dc_convergence._answer(lv)
     assert "128 KB drop-tail:* CUBIC 0.99, BBRv1 0.50" in text

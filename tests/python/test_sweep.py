@@ -22,6 +22,7 @@ from bbrlab.errors import SimulationError, UserError
 from bbrlab.sweep import plan_sweep, run_sweep
 from bbrlab.sweep.table import WALL_CLOCK
 from click.testing import CliRunner
+from scenario_files import write_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "examples" / "quick.toml"
@@ -40,12 +41,6 @@ cc = "cubic"
 [[flows]]
 cc = "bbr1"
 """
-
-
-def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
 
 
 # The test's Ray cluster takes only its own token (Ray's token authentication, set explicitly so
@@ -99,7 +94,7 @@ def _without_wall_clock(path: Path) -> pd.DataFrame:
 
 
 def test_plan_is_the_cartesian_product_with_seeds_and_file_axes_lose_to_grid(tmp_path: Path) -> None:
-    f = _write(
+    f = write_scenario(
         tmp_path,
         TWO_FLOWS + '\n[sweep]\ngrid = { "topology.bottleneck.loss" = ["0%", "1%"], '
         '"flows.0.cc" = ["reno", "dctcp"] }\nseeds = 3\n',
@@ -137,10 +132,10 @@ def test_plan_is_the_cartesian_product_with_seeds_and_file_axes_lose_to_grid(tmp
 
 
 def test_cache_key_follows_the_resolved_scenario_and_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     key = plan_sweep(f).runs[0].key
     # the same scenario written differently (a default spelt out, another unit) is the same run
-    f2 = _write(tmp_path, TWO_FLOWS.replace('rtt = "20ms"', 'rtt = "0.02s", buffer = "1bdp"'), "s2.toml")
+    f2 = write_scenario(tmp_path, TWO_FLOWS.replace('rtt = "20ms"', 'rtt = "0.02s", buffer = "1bdp"'), "s2.toml")
     assert plan_sweep(f2).runs[0].key == key
     assert plan_sweep(f, sets=["duration=2s"]).runs[0].key != key
     import bbrlab.sweep.cache as cache
@@ -198,7 +193,7 @@ def test_cache_key_follows_the_resolved_scenario_and_the_code(tmp_path: Path, mo
 def test_bad_axes_fail_in_one_line_naming_axis_and_value(
     tmp_path: Path, table: str, grid: list[str], expected: str
 ) -> None:
-    f = _write(tmp_path, TWO_FLOWS + (f"\n[sweep]\n{table}\n" if table else ""))
+    f = write_scenario(tmp_path, TWO_FLOWS + (f"\n[sweep]\n{table}\n" if table else ""))
     with pytest.raises(UserError) as e:
         plan_sweep(f, grid=grid)
     assert expected in str(e.value) and "\n" not in str(e.value)
@@ -215,7 +210,7 @@ def test_set_and_grid_of_one_field_is_refused(tmp_path: Path) -> None:
 
 
 def test_run_and_validate_on_a_file_with_a_sweep_table(tmp_path: Path, in_tmp: Path) -> None:
-    f = _write(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "flows.0.cc" = ["reno", "dctcp"] }\nseeds = 2\n')
+    f = write_scenario(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "flows.0.cc" = ["reno", "dctcp"] }\nseeds = 2\n')
     r = CliRunner().invoke(cli, ["validate", str(f)])
     assert r.exit_code == 0, r.output
     assert "[sweep] table: valid, 2 points × 2 seeds = 4 runs" in r.stdout
@@ -227,7 +222,7 @@ def test_run_and_validate_on_a_file_with_a_sweep_table(tmp_path: Path, in_tmp: P
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert [fl["cc"] for fl in summary["flows"]] == ["cubic", "bbr1"]  # the base, not a grid point
 
-    bad = _write(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "flows.0.cc" = ["reno", "nope"] }\n', "bad.toml")
+    bad = write_scenario(tmp_path, TWO_FLOWS + '\n[sweep]\ngrid = { "flows.0.cc" = ["reno", "nope"] }\n', "bad.toml")
     for extra in ([], ["--json"]):
         r = CliRunner().invoke(cli, ["validate", str(bad), *extra])
         assert r.exit_code == 2 and "flows.0.cc (from [sweep] grid)" in r.output
@@ -237,7 +232,7 @@ def test_run_and_validate_on_a_file_with_a_sweep_table(tmp_path: Path, in_tmp: P
 
 
 def test_sweep_runs_caches_and_resumes(tmp_path: Path, core) -> None:
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     plan = plan_sweep(f, grid=["topology.bottleneck.loss=0%,3%", "flows.1.cc=bbr1,cubic"], seeds=2)
     out = tmp_path / "sw"
     first = run_sweep(plan, out=out, jobs=2, plots=False)
@@ -302,24 +297,11 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
         return real(config, progress, scenario)
 
     monkeypatch.setattr(runner, "simulate", flaky)  # forked pool workers inherit it
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
-    r = CliRunner().invoke(
-        cli,
-        [
-            "sweep",
-            str(f),
-            "--grid",
-            "flows.0.cc=reno,cubic",
-            "--seeds",
-            "2",
-            "-j",
-            "2",
-            "--no-plots",
-            "--out",
-            str(out),
-        ],
-    )
+    sweep_args = ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "--seeds", "2", "-j", "2"]
+    sweep_args += ["--no-plots", "--out", str(out)]
+    r = CliRunner().invoke(cli, sweep_args)
     assert r.exit_code == 1, r.stderr
     assert "4 runs: 2 ran, 0 cached, 2 failed" in r.stdout and "2 run(s) failed" in r.stderr
     t = pd.read_parquet(out / "points.parquet")
@@ -329,27 +311,12 @@ def test_failed_run_is_recorded_and_the_rest_go_on(tmp_path: Path, monkeypatch: 
     assert t[t["seed"] == 1]["error"].eq("").all() and t[t["seed"] == 1]["goodput_bps"].gt(0).all()
 
     monkeypatch.setattr(runner, "simulate", real)  # fixed: the same command runs the failed ones only
-    r = CliRunner().invoke(
-        cli,
-        [
-            "sweep",
-            str(f),
-            "--grid",
-            "flows.0.cc=reno,cubic",
-            "--seeds",
-            "2",
-            "-j",
-            "2",
-            "--no-plots",
-            "--out",
-            str(out),
-        ],
-    )
+    r = CliRunner().invoke(cli, sweep_args)
     assert r.exit_code == 0 and "2 ran, 2 cached, 0 failed" in r.stdout
 
 
 def test_default_out_resumes_the_same_sweep_and_draws_plots(tmp_path: Path, in_tmp: Path, core) -> None:
-    f = _write(tmp_path, TWO_FLOWS.replace('duration = "1s"', 'duration = "0.5s"'))
+    f = write_scenario(tmp_path, TWO_FLOWS.replace('duration = "1s"', 'duration = "0.5s"'))
     args = ["sweep", str(f), "--grid", "flows.0.cc=reno,cubic", "-j", "1"]
     r1 = CliRunner().invoke(cli, args)
     assert r1.exit_code == 0, r1.stderr
@@ -380,7 +347,7 @@ def test_engine_options_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_ctrl_c_stops_the_workers_and_the_sweep_resumes(tmp_path: Path, core) -> None:
     # Runs with plots take ~1-2 s each here: long enough to interrupt some in flight.
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     out = tmp_path / "sw"
     cmd = [
         sys.executable,
@@ -437,7 +404,7 @@ def _free_port() -> int:
 
 def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'bbrlab[ray]'; scripts/test.sh installs it)")
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     args = ["sweep", str(f), "--grid", "topology.bottleneck.loss=0%,2%", "--no-plots"]
     port = _free_port()
     # A short temp dir: Ray's unix socket paths must stay under 108 bytes.
@@ -513,7 +480,7 @@ def test_ray_engine_gives_the_local_table(tmp_path: Path, core) -> None:
 
 def test_an_unreachable_ray_address_is_one_line_not_minutes_of_retries(tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the ray extra is not installed (scripts/test.sh installs it)")
-    f = _write(tmp_path, TWO_FLOWS)
+    f = write_scenario(tmp_path, TWO_FLOWS)
     with socket.socket() as s:  # a port nobody listens on: bound, never listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

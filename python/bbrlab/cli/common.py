@@ -138,21 +138,34 @@ class _Progress:
 _SET_HELP = "Override a field: PATH=VALUE, e.g. flows.0.cc=bbr, duration=30s, topology.bottleneck.loss=1%. Repeatable."
 
 
-def _count_bar(label: str) -> tuple[Any, Any]:
-    """A rich bar for work counted in steps (runs loaded, figures drawn), on a terminal only;
-    returns (progress context, callback(done, total))."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _step_progress(console: Any, *, eta: bool, transient: bool = False) -> Any:
+    """A rich progress display of work counted in steps (its label, bar, done/total, elapsed time,
+    and with ``eta`` the time remaining), drawn only when ``console`` is a terminal."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    console = _stderr_console()
-    bar = Progress(
+    columns: list[ProgressColumn] = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
+    ]
+    if eta:
+        columns += [TextColumn("eta"), TimeRemainingColumn()]
+    return Progress(*columns, console=console, transient=transient, disable=not console.is_terminal)
+
+
+def _count_bar(label: str) -> tuple[Any, Any]:
+    """A rich bar for work counted in steps (runs loaded, figures drawn), on a terminal only;
+    returns (progress context, callback(done, total))."""
+    bar = _step_progress(_stderr_console(), eta=False, transient=True)
     task = bar.add_task(label, total=None)
     return bar, lambda done, total: bar.update(task, completed=done, total=total)
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UserError
-from .common import _count_bar, _stderr_console, _warn
+from .common import _count_bar, _stderr_console, _step_progress, _warn
 
 
 @click.command()
@@ -51,25 +51,7 @@ def reproduce(
             get_study(n)  # unknown names fail before anything runs
     console = _stderr_console()
     bars: dict[str, Any] = {}
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    )
+    progress = _step_progress(console, eta=True)
 
     def on_progress(label: str, done: int, total: int) -> None:
         if label not in bars:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from .common import _SET_HELP, _fail, _stderr_console, _Terminated
+from .common import _SET_HELP, _fail, _stderr_console, _step_progress, _Terminated
 
 
 @click.command()
@@ -74,29 +74,11 @@ def sweep(
     Runs already in DIR (same resolved scenario, same bbrlab) are not run again: the same command
     resumes an interrupted sweep. Exit code 1 when a run failed (see the table's error column).
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from ..sweep import plan_sweep, run_sweep
 
     plan = plan_sweep(scenario, grid=list(grid), sets=list(sets), seeds=seeds)
     console = _stderr_console()
-    bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    )
+    bar = _step_progress(console, eta=True)
     task = bar.add_task(plan.name, total=len(plan.runs))
 
     def opened(path: Path, resumed: bool) -> None:

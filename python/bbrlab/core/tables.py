@@ -12,7 +12,28 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ColumnSpec", "TableSpec", "schema", "encode", "check_raw"]
+__all__ = ["ColumnSpec", "TableSpec", "schema", "encode", "check_raw", "FLOW_SUMMARY_COLUMNS"]
+
+# The flows table's measured columns that a run's summary reports per flow, in the core's order:
+# summary.json's per-flow entries carry these, and the real-Linux backend measures exactly these
+# (the rest of its flows table is filled as unmeasured).
+FLOW_SUMMARY_COLUMNS = (
+    "start_s",
+    "end_s",
+    "fct_s",
+    "delivered_bytes",
+    "goodput_bps",
+    "data_packets_sent",
+    "retransmits",
+    "retrans_rate",
+    "lost_packets",
+    "rtt_mean_ms",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "rtt_p99_ms",
+    "rto_count",
+    "ce_packets",
+)
 
 
 @dataclass(frozen=True)

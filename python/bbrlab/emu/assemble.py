@@ -46,29 +46,7 @@ def _flows_table(
     statistics over its samples and the emulator's per-sender drop and CE counts."""
     duration_s = cfg["duration_ns"] / 1e9
     fwd = final.get("forward_per_sender", [])
-    fl: dict[str, list[Any]] = {
-        k: []
-        for k in [
-            "flow",
-            "spec",
-            "cc_code",
-            "start_s",
-            "end_s",
-            "fct_s",
-            "delivered_bytes",
-            "goodput_bps",
-            "data_packets_sent",
-            "retransmits",
-            "retrans_rate",
-            "lost_packets",
-            "rtt_mean_ms",
-            "rtt_p50_ms",
-            "rtt_p95_ms",
-            "rtt_p99_ms",
-            "rto_count",
-            "ce_packets",
-        ]
-    }
+    fl: dict[str, list[Any]] = {k: [] for k in ("flow", "spec", "cc_code", *tables.FLOW_SUMMARY_COLUMNS)}
     for i, s in enumerate(states):
         f = cfg["flows"][i]
         start_s = f["start_ns"] / 1e9

@@ -100,17 +100,17 @@ FABRIC_SHORT = {
     "store-and-forward": "128 KB drop-tail",
     "store-and-forward-deep": "1 MB drop-tail",
 }
-#: The fabrics of every study; dc-convergence adds the deep-buffered one.
-FABRICS = [
+#: The fabrics whose switches send PAUSE frames (PFC), whoever honours them.
+PFC_FABRICS = (
     "lossless",
     "lossless-racks",
     "pause-hosts-only",
     "lossless-ingress",
     "lossless-ingress-racks",
     "pause-ignored",
-    "shared-dt",
-    "store-and-forward",
-]
+)
+#: The fabrics of every study; dc-convergence adds the deep-buffered one.
+FABRICS = [*PFC_FABRICS, "shared-dt", "store-and-forward"]
 #: The deep-buffered fabric only dc-convergence runs (its open question: 1 MB vs 128 KB drop-tail).
 DEEP = "store-and-forward-deep"
 #: Every fabric in the order the reports list them.
@@ -165,14 +165,7 @@ def topology(fabric: str, workers: int) -> Star:
     common: dict[str, Any] = dict(
         workers=workers, rate_bps=1_000_000_000, delay_s=10e-6, clock_ppm=100, host_jitter_s=1e-6
     )
-    if fabric in (
-        "lossless",
-        "lossless-racks",
-        "pause-hosts-only",
-        "lossless-ingress",
-        "lossless-ingress-racks",
-        "pause-ignored",
-    ):
+    if fabric in PFC_FABRICS:
         racks = fabric.endswith("-racks") or fabric == "pause-hosts-only"
         pfc = Pfc(
             xoff_bytes=PFC_XOFF_BYTES,

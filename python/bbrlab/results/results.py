@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._version import __version__
+from ..core.tables import FLOW_SUMMARY_COLUMNS
 from ..errors import ScenarioWarning, SimulationError, UserError
 from .columns import Table
 from .provenance import git_commit
@@ -114,25 +115,6 @@ def _json_clean(value: Any) -> Any:
     return value
 
 
-_FLOW_SUMMARY_COLUMNS = (
-    "start_s",
-    "end_s",
-    "fct_s",
-    "delivered_bytes",
-    "goodput_bps",
-    "data_packets_sent",
-    "retransmits",
-    "retrans_rate",
-    "lost_packets",
-    "rtt_mean_ms",
-    "rtt_p50_ms",
-    "rtt_p95_ms",
-    "rtt_p99_ms",
-    "rto_count",
-    "ce_packets",
-)
-
-
 def summarize(
     scenario: Scenario | None,
     flows: Table,
@@ -147,7 +129,7 @@ def summarize(
     host model, one entry per host (``hosts``: its row of the hosts table)."""
     per_flow = []
     cc = flows["cc"] if "cc" in flows else None  # noqa: SIM401  # a Table, not a dict: no .get()
-    summary_columns = [c for c in _FLOW_SUMMARY_COLUMNS if c in flows]
+    summary_columns = [c for c in FLOW_SUMMARY_COLUMNS if c in flows]
     for i in range(len(flows)):
         entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
         if "spec" in flows:

@@ -25,6 +25,13 @@ def _flows(n: int, cc: str, *, start_spread_s: float = 0.02, **extra: Any) -> li
     return [Flow(cc, ecn=True, sender=i % 2, start_s=round(start_spread_s * i / n, 6), **extra) for i in range(n)]
 
 
+def _setup_flows(setup: str, n: int, cc: str, **extra: Any) -> list[Flow]:
+    """``_flows`` of one setup: in the host-bottleneck setup all from host 0, whose NIC is then
+    the one bottleneck."""
+    fl = _flows(n, cc, **extra)
+    return [replace(f, sender=0) for f in fl] if setup == "host-bottleneck" else fl
+
+
 def _scenario(
     cfg: Config,
     name: str,
@@ -85,9 +92,7 @@ def _tso(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
     for setup in ("ecn-switch", "host-bottleneck"):
         for n in cfg.tso_ns:
             for cc, auto in (("dctcp", True), ("bbr2", True), ("bbr2", False), ("bbr2_new", True), ("bbr2_new", False)):
-                fl = _flows(n, cc, tso_minrtt_autosize=auto)
-                if setup == "host-bottleneck":
-                    fl = [replace(f, sender=0) for f in fl]
+                fl = _setup_flows(setup, n, cc, tso_minrtt_autosize=auto)
                 scen.append(
                     _scenario(
                         cfg,
@@ -168,9 +173,7 @@ def _hosts(ctx: StudyContext, cfg: Config) -> pd.DataFrame:
                     for i in range(n)
                 ]
             else:
-                fl = _flows(n, cc, tso_minrtt_autosize=auto, fast_path=fp)
-                if setup == "host-bottleneck":
-                    fl = [replace(f, sender=0) for f in fl]
+                fl = _setup_flows(setup, n, cc, tso_minrtt_autosize=auto, fast_path=fp)
             scen.append(
                 _scenario(
                     cfg,
