@@ -223,16 +223,6 @@ impl Bbr1 {
         segs.min(TSO_SEGS_MAX)
     }
 
-    /// `bbr_save_cwnd`: remember the last known good cwnd.
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.mode == Mode::ProbeRtt,
-        );
-    }
-
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) in packets.
     fn bdp(&self, bw: u64, gain: u64) -> u32 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, TCP_INIT_CWND)
@@ -432,16 +422,6 @@ impl ProbeRttModel for Bbr1 {
     }
 
     #[inline]
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        Bbr1::save_cwnd(self, tp)
-    }
-
-    #[inline]
-    fn prior_cwnd(&self) -> u32 {
-        self.prior_cwnd
-    }
-
-    #[inline]
     fn probe_rtt_cwnd(&self) -> u32 {
         CWND_MIN_TARGET
     }
@@ -452,6 +432,8 @@ impl ProbeRttModel for Bbr1 {
             hold: &mut self.probe_rtt,
             round: &mut self.round,
             idle_restart: &mut self.idle_restart,
+            prior_cwnd: &mut self.prior_cwnd,
+            prev_ca_state: self.prev_ca_state,
         }
     }
 

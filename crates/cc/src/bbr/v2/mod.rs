@@ -386,16 +386,6 @@ impl Bbr2 {
         ((bytes / tp.mss.max(1) as u64) as u32).max(tso::min_tso_segs(tp.pacing_rate_bytes_per_s))
     }
 
-    /// `bbr_save_cwnd`.
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.state == State::ProbeRtt,
-        );
-    }
-
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) packets; init_cwnd before any RTT sample.
     fn bdp(&self, bw: u64, gain: u64) -> u32 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, self.init_cwnd)

@@ -53,16 +53,6 @@ impl Bbr3 {
         inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
-    /// §SaveCwnd.
-    pub(super) fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.state == State::ProbeRtt,
-        );
-    }
-
     /// §SetPacingRateWithGain: never lower the rate before the pipe was filled.
     pub(super) fn set_pacing_rate_with_gain(&mut self, tp: &mut TcpCc, gain: u64) {
         let bw = self.bw();
