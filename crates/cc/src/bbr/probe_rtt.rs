@@ -208,6 +208,15 @@ pub trait ProbeRttModel {
         *parts.prior_cwnd =
             inflight::saved_cwnd(*parts.prior_cwnd, tp.snd_cwnd, parts.prev_ca_state, in_probe_rtt);
     }
+    /// The end of `bbr_set_cwnd` (§BoundCwndForProbeRTT): cwnd within the transport's clamp and,
+    /// in PROBE_RTT, the PROBE_RTT cwnd (drain the queue, refresh min_rtt).
+    #[inline]
+    fn set_cwnd_bounded(&self, tp: &mut TcpCc, cwnd: u32) {
+        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+        if self.in_probe_rtt() {
+            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
     /// Does this ACK end an idle restart? An ACK that delivers data (Linux 4.13: any ACK).
     #[inline]
     fn idle_restart_ends(&self, rs: &RateSample) -> bool {

@@ -301,18 +301,11 @@ impl Bbr1 {
                 let mut target = self.bdp(bw, gain);
                 target = target.saturating_add(self.ack_aggregation_cwnd());
                 target = self.quantization_budget(tp, target);
-                if self.full_bw.reached {
-                    cwnd = cwnd.saturating_add(acked).min(target);
-                } else if cwnd < target || tp.delivered < TCP_INIT_CWND as u64 {
-                    cwnd = cwnd.saturating_add(acked);
-                }
-                cwnd = cwnd.max(CWND_MIN_TARGET);
+                let early = tp.delivered < TCP_INIT_CWND as u64;
+                (cwnd, _) = inflight::grow_cwnd(cwnd, acked, target, self.full_bw.reached, early);
             }
         }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.mode == Mode::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(CWND_MIN_TARGET); // drain queue, refresh min_rtt
-        }
+        self.set_cwnd_bounded(tp, cwnd);
     }
 
     /// `bbr_update_bw`: round counting, lt sampling, max-bw filter.

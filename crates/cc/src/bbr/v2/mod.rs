@@ -160,7 +160,7 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::ecn::EcnState;
 use super::fast_path;
-use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
+use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
 use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
