@@ -499,8 +499,7 @@ impl CongestionOps for Bbr1 {
 
     /// `bbr_undo_cwnd`: spurious slow-down; reset full-pipe and policer detection.
     fn undo_cwnd(&mut self, tp: &mut TcpCc) -> u32 {
-        self.full_bw.bw = 0;
-        self.full_bw.cnt = 0;
+        self.full_bw.reset(); // `now` is v3's: always false here
         self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
     }

@@ -527,8 +527,7 @@ impl CongestionOps for Bbr2 {
     /// `bbr2_undo_cwnd`: spurious recovery; restore the bounds saved in ssthresh().
     fn undo_cwnd(&mut self, _tp: &mut TcpCc) -> u32 {
         self.try_fast_path = false; // take the slow path to set cwnd and pacing again
-        self.full_bw.bw = 0;
-        self.full_bw.cnt = 0;
+        self.full_bw.reset(); // `now` is v3's: always false here
         self.signals.loss_in_round = false;
         self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
         self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
