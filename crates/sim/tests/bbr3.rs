@@ -4,24 +4,14 @@
 
 mod common;
 
-use common::{assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, retrans_rate, run};
-use sim::config::Config;
-
-fn dumbbell(
-    rate_bps: u64,
-    rtt_ms: u64,
-    buffer_bdp: f64,
-    loss: f64,
-    dur_s: u64,
-    ccs: &[&str],
-) -> Config {
-    bdp_dumbbell(7, rate_bps, rtt_ms, buffer_bdp, loss, dur_s, ccs)
-}
+use common::{
+    assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, retrans_rate, run, wan_dumbbell,
+};
 
 #[test]
 fn bbr3_fills_a_clean_link_to_95_percent_of_the_ceiling() {
     for cc in ["bbr3", "bbr3_linux"] {
-        let r = run(dumbbell(100_000_000, 40, 1.0, 0.0, 60, &[cc]));
+        let r = run(wan_dumbbell(100_000_000, 40, 1.0, 0.0, 60, &[cc]));
         assert_fills_clean_link(
             &format!("{cc}, clean 100 Mbit/s 40 ms 1 BDP"),
             col_f64(&r.flows, "goodput_bps")[0],
@@ -73,8 +63,8 @@ fn shallow_buffer_many_flows_bbr3_loss_stays_near_its_threshold_bbr1_does_not() 
     // its short-term model by 0.7 per lossy round.
     let flows3 = ["bbr3"; 10];
     let flows1 = ["bbr1"; 10];
-    let r3 = run(dumbbell(1_000_000_000, 40, 0.02, 0.0, 30, &flows3));
-    let r1 = run(dumbbell(1_000_000_000, 40, 0.02, 0.0, 30, &flows1));
+    let r3 = run(wan_dumbbell(1_000_000_000, 40, 0.02, 0.0, 30, &flows3));
+    let r1 = run(wan_dumbbell(1_000_000_000, 40, 0.02, 0.0, 30, &flows1));
     let (q3, q1) = (retrans_rate(&r3), retrans_rate(&r1));
     let g3: f64 = col_f64(&r3.flows, "goodput_bps").iter().sum();
     let g1: f64 = col_f64(&r1.flows, "goodput_bps").iter().sum();

@@ -4,34 +4,22 @@ mod common;
 
 use common::{
     assert_fills_clean_link, bdp_dumbbell, ceiling_bps, col_f64, col_i32, col_i64, simulate,
-    Buffer, Dumbbell, FlowSpec, Run, MSS_F,
+    wan_dumbbell, Buffer, Dumbbell, FlowSpec, Run, MSS_F,
 };
-use sim::config::Config;
 
 const MS: u64 = 1_000_000;
-
-fn dumbbell(
-    rate_bps: u64,
-    rtt_ms: u64,
-    buffer_bdp: f64,
-    loss: f64,
-    dur_s: u64,
-    ccs: &[&str],
-) -> Config {
-    bdp_dumbbell(7, rate_bps, rtt_ms, buffer_bdp, loss, dur_s, ccs)
-}
 
 #[test]
 fn every_algorithm_fills_a_clean_link_to_95_percent_of_the_ceiling() {
     for cc in ["reno", "cubic", "bbr1"] {
-        let (_, r) = simulate(dumbbell(100_000_000, 40, 1.0, 0.0, 60, &[cc]));
+        let (_, r) = simulate(wan_dumbbell(100_000_000, 40, 1.0, 0.0, 60, &[cc]));
         assert_fills_clean_link(cc, col_f64(&r.flows, "goodput_bps")[0], 100e6);
     }
 }
 
 #[test]
 fn link_rate_is_a_hard_ceiling_for_many_flows() {
-    let (_, r) = simulate(dumbbell(1_000_000_000, 10, 1.0, 0.0, 5, &["cubic"; 10]));
+    let (_, r) = simulate(wan_dumbbell(1_000_000_000, 10, 1.0, 0.0, 5, &["cubic"; 10]));
     let total: f64 = col_f64(&r.flows, "goodput_bps").iter().sum();
     // Flows are active for the whole run, so the sum of goodputs is bounded by the ceiling.
     assert!(total <= ceiling_bps(1e9) * 1.0001, "aggregate {:.1} Mbit/s", total / 1e6);
@@ -61,7 +49,7 @@ fn reno_and_cubic_follow_their_loss_response_functions() {
         for cc in ["reno", "cubic"] {
             // A link far faster than the response function so only loss limits the flow, and a
             // run long enough for thousands of loss events.
-            let (_, r) = simulate(dumbbell(1_000_000_000, rtt_ms, 1.0, p, 200, &[cc]));
+            let (_, r) = simulate(wan_dumbbell(1_000_000_000, rtt_ms, 1.0, p, 200, &[cc]));
             let g = col_f64(&r.flows, "goodput_bps")[0];
             let model =
                 if cc == "reno" { mathis_bps(0.040, p) } else { cubic_response_bps(0.040, p) };
@@ -85,10 +73,10 @@ fn reno_and_cubic_follow_their_loss_response_functions() {
 
 #[test]
 fn bbr1_keeps_most_of_the_link_under_random_loss() {
-    let (_, r) = simulate(dumbbell(100_000_000, 40, 1.0, 0.015, 60, &["bbr1"]));
+    let (_, r) = simulate(wan_dumbbell(100_000_000, 40, 1.0, 0.015, 60, &["bbr1"]));
     let g = col_f64(&r.flows, "goodput_bps")[0];
     assert!(g >= 0.85 * ceiling_bps(100e6), "bbr1 at 1.5 % loss: {:.1} Mbit/s", g / 1e6);
-    let (_, r) = simulate(dumbbell(100_000_000, 40, 1.0, 0.015, 60, &["cubic"]));
+    let (_, r) = simulate(wan_dumbbell(100_000_000, 40, 1.0, 0.015, 60, &["cubic"]));
     let gc = col_f64(&r.flows, "goodput_bps")[0];
     assert!(
         gc < 0.2 * ceiling_bps(100e6),
@@ -121,7 +109,7 @@ fn same_seed_gives_bit_identical_series_and_different_seed_differs() {
 
 #[test]
 fn goodput_series_integrates_to_delivered_bytes() {
-    let (_, r) = simulate(dumbbell(20_000_000, 30, 1.0, 0.0, 10, &["cubic", "reno"]));
+    let (_, r) = simulate(wan_dumbbell(20_000_000, 30, 1.0, 0.0, 10, &["cubic", "reno"]));
     let ts = &r.timeseries;
     let gp = col_f64(ts, "goodput_bps");
     let flow = col_i32(ts, "flow");
@@ -174,7 +162,7 @@ fn heavy_random_loss_never_stalls_the_simulation() {
     // long RTO/Loss episodes where that happened.
     for cc in ["bbr1", "cubic", "reno"] {
         for &p in &[0.05, 0.15, 0.3] {
-            let (_, r) = simulate(dumbbell(100_000_000, 100, 1.0, p, 20, &[cc]));
+            let (_, r) = simulate(wan_dumbbell(100_000_000, 100, 1.0, p, 20, &[cc]));
             let g = col_f64(&r.flows, "goodput_bps")[0];
             // Whatever the algorithm, goodput cannot exceed the link's ceiling times (1 − p).
             assert!(g <= ceiling_bps(100e6) * (1.0 - p) * 1.02, "{cc} p={p}: {g}");
@@ -187,7 +175,7 @@ fn heavy_random_loss_never_stalls_the_simulation() {
 fn the_shared_wire_constants_are_the_scenario_defaults() {
     // common::MSS is the transport's default; a scenario's default mss_bytes must agree, or every
     // ceiling computed from it would be off.
-    let cfg = dumbbell(100_000_000, 10, 1.0, 0.0, 1, &["cubic"]);
+    let cfg = wan_dumbbell(100_000_000, 10, 1.0, 0.0, 1, &["cubic"]);
     assert_eq!(cfg.flows[0].mss_bytes as f64, MSS_F);
     assert_eq!(
         common::WIRE,

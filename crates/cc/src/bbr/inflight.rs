@@ -88,6 +88,34 @@ pub fn bound_cwnd_for_inflight_model(
     tp.snd_cwnd = tp.snd_cwnd.min(cap.min(inflight_lo).max(CWND_MIN_TARGET));
 }
 
+/// `bbr_set_cwnd`'s step toward `target_pkts` on an ACK of `acked` packets (§SetCwnd): once the
+/// pipe was filled, grow by `acked` but snap down to the target; before, grow while below the
+/// target or `early` (the version's "initial window not yet used" test), else hold. Returns the
+/// new cwnd (at least [`CWND_MIN_TARGET`]) and whether it stands at its target, when Linux may
+/// take the fast path on the next ACK (`try_fast_path`).
+#[inline]
+pub fn grow_cwnd(
+    cwnd: u32,
+    acked: u32,
+    target_pkts: u32,
+    full_bw_reached: bool,
+    early: bool,
+) -> (u32, bool) {
+    let (cwnd, at_target) = if full_bw_reached {
+        let grown = cwnd.saturating_add(acked);
+        if grown >= target_pkts {
+            (target_pkts, true)
+        } else {
+            (grown, false)
+        }
+    } else if cwnd < target_pkts || early {
+        (cwnd.saturating_add(acked), false)
+    } else {
+        (cwnd, true)
+    };
+    (cwnd.max(CWND_MIN_TARGET), at_target)
+}
+
 /// `bbr_save_cwnd`: the cwnd to restore after recovery or PROBE_RTT — the current one if this is
 /// the start of such an episode, else the larger of the two (a nested episode must not save the
 /// already-reduced cwnd).

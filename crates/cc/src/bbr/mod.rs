@@ -80,6 +80,8 @@ mod windowed_filter;
 
 #[cfg(test)]
 mod golden_tests;
+#[cfg(test)]
+mod probe_rtt_check;
 pub mod v1;
 pub mod v2;
 pub mod v3;

@@ -10,9 +10,10 @@
 //! max(200 ms, one round) after inflight first fell to it, so the queue drains and the propagation
 //! delay is seen; the version then restores cwnd and decides where to go.
 
+use super::inflight;
 use super::round::RoundCounter;
 use super::units::GAIN_UNIT;
-use crate::{Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::{CaState, Nanos, RateSample, TcpCc, NSEC_PER_MSEC, NSEC_PER_SEC};
 
 /// min_rtt window: 10 s (`bbr_min_rtt_win_sec`, draft MinRTTFilterLen). Paths rarely change
 /// faster, and PROBE_RTT costs ~2 % per window.
@@ -80,6 +81,22 @@ impl MinRtt {
                 self.stamp_ns = now;
             }
         }
+        expired
+    }
+
+    /// v2/v3 (§UpdateMinRTT): take the sample into the 5 s `probe_rtt_min` sub-window
+    /// (`self`), then let the 10 s `min_rtt` follow it; returns whether the sub-window expired
+    /// (time for PROBE_RTT).
+    #[inline]
+    pub fn update_sub_window(
+        &mut self,
+        min_rtt: &mut MinRtt,
+        now: Nanos,
+        rs: &RateSample,
+        refresh_on_equal: bool,
+    ) -> bool {
+        let expired = self.update(now, rs, PROBE_RTT_WIN_NS, refresh_on_equal);
+        min_rtt.follow(self, now);
         expired
     }
 
@@ -160,6 +177,10 @@ pub struct ProbeRttParts<'a> {
     pub round: &'a mut RoundCounter,
     /// BBR.idle_restart: set on restart from idle (`restart_from_idle`).
     pub idle_restart: &'a mut bool,
+    /// The cwnd saved on entry to recovery or PROBE_RTT (restored on exit).
+    pub prior_cwnd: &'a mut u32,
+    /// The ca_state before this ACK (a nested episode keeps the larger saved cwnd).
+    pub prev_ca_state: CaState,
 }
 
 /// What each version supplies to the one PROBE_RTT driver ([`update_min_rtt_and_probe_rtt`],
@@ -176,13 +197,26 @@ pub trait ProbeRttModel {
     fn enter_probe_rtt(&mut self, tp: &mut TcpCc);
     /// §ExitProbeRTT: where the version goes after the hold (cwnd already restored).
     fn exit_probe_rtt(&mut self, tp: &TcpCc);
-    /// §SaveCwnd.
-    fn save_cwnd(&mut self, tp: &TcpCc);
-    /// The cwnd saved on entry (restored on exit).
-    fn prior_cwnd(&self) -> u32;
     /// The PROBE_RTT cwnd (v1: 4 packets; v2/v3: max(4, BDP/2)).
     fn probe_rtt_cwnd(&self) -> u32;
     fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_>;
+    /// §SaveCwnd (`bbr_save_cwnd`), on entry to recovery or PROBE_RTT.
+    #[inline]
+    fn save_cwnd(&mut self, tp: &TcpCc) {
+        let in_probe_rtt = self.in_probe_rtt();
+        let parts = self.probe_rtt_parts();
+        *parts.prior_cwnd =
+            inflight::saved_cwnd(*parts.prior_cwnd, tp.snd_cwnd, parts.prev_ca_state, in_probe_rtt);
+    }
+    /// The end of `bbr_set_cwnd` (§BoundCwndForProbeRTT): cwnd within the transport's clamp and,
+    /// in PROBE_RTT, the PROBE_RTT cwnd (drain the queue, refresh min_rtt).
+    #[inline]
+    fn set_cwnd_bounded(&self, tp: &mut TcpCc, cwnd: u32) {
+        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+        if self.in_probe_rtt() {
+            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
     /// Does this ACK end an idle restart? An ACK that delivers data (Linux 4.13: any ACK).
     #[inline]
     fn idle_restart_ends(&self, rs: &RateSample) -> bool {
@@ -228,8 +262,8 @@ pub fn update_min_rtt_and_probe_rtt<M: ProbeRttModel>(m: &mut M, tp: &mut TcpCc,
 /// the next PROBE_RTT window and leave (§ExitProbeRTT).
 #[inline]
 pub fn check_probe_rtt_done<M: ProbeRttModel>(m: &mut M, tp: &mut TcpCc) {
-    let prior_cwnd = m.prior_cwnd();
-    if m.probe_rtt_parts().hold.finish(tp, prior_cwnd) {
+    let parts = m.probe_rtt_parts();
+    if parts.hold.finish(tp, *parts.prior_cwnd) {
         m.schedule_next_probe_rtt(tp.now_ns);
         m.exit_probe_rtt(tp);
     }

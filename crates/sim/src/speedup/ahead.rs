@@ -415,14 +415,7 @@ mod tests {
         while !sim.run_until(t) {
             t = t.saturating_add(step_ns);
         }
-        sim.check_conservation().unwrap();
-        let r = sim.results();
-        (
-            format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
-            r.events,
-            r.data_packets_delivered,
-            sim.tsq_wakeups,
-        )
+        crate::speedup::tests::run_outcome(&mut sim)
     }
 
     /// Serving arrivals ahead changes no result, and saves an event per data packet and one per

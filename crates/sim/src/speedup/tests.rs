@@ -6,6 +6,19 @@ use crate::speedup::ahead::Ahead;
 use crate::*;
 use transport::Packet;
 
+/// What a finished run must reproduce whichever speed-ups it used: the result tables (as text),
+/// the events, the data packets delivered and the TSQ wake-ups (packets must be conserved).
+pub(super) fn run_outcome(sim: &mut Simulation) -> (String, u64, u64, u64) {
+    sim.check_conservation().unwrap();
+    let r = sim.results();
+    (
+        format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
+        r.events,
+        r.data_packets_delivered,
+        sim.tsq_wakeups,
+    )
+}
+
 /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the bottleneck.
 fn dumbbell(flows: &str, extra: &str) -> Simulation {
     dumbbell_buffer(flows, r#"{"bytes":100000}"#, extra)
@@ -100,9 +113,8 @@ fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64,
         sim.links.iter_mut().for_each(|l| l.fast.fold = false);
     }
     sim.run_until(u64::MAX);
-    sim.check_conservation().unwrap();
-    let r = sim.results();
-    (format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue), r.events, r.data_packets_delivered)
+    let (tables, events, delivered, _) = run_outcome(&mut sim);
+    (tables, events, delivered)
 }
 
 /// The whole run three ways — every link event-driven; timestamped links; timestamped links
@@ -198,14 +210,7 @@ fn timestamped_sender_nics_change_no_result() {
                 });
             }
             sim.run_until(u64::MAX);
-            sim.check_conservation().unwrap();
-            let r = sim.results();
-            (
-                format!("{:?} {:?} {:?}", r.flows, r.timeseries, r.queue),
-                r.events,
-                r.data_packets_delivered,
-                sim.tsq_wakeups,
-            )
+            run_outcome(&mut sim)
         };
         let (stamped, driven) = (run(true), run(false));
         assert!(stamped.2 > 20_000, "the scenario moves data: {}", stamped.2);

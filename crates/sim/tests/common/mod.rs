@@ -328,6 +328,22 @@ pub fn bdp_dumbbell(
     dumbbell(Run::secs(seed, dur_s), &d, &ccs(ccs_))
 }
 
+/// The seed the single-run WAN tests share: any fixed seed would do; 7 keeps their checked
+/// figures where they were measured.
+pub const WAN_SEED: u64 = 7;
+
+/// [`bdp_dumbbell`] with [`WAN_SEED`].
+pub fn wan_dumbbell(
+    rate_bps: u64,
+    rtt_ms: u64,
+    buffer_bdp: f64,
+    loss: f64,
+    dur_s: u64,
+    ccs: &[&str],
+) -> Config {
+    bdp_dumbbell(WAN_SEED, rate_bps, rtt_ms, buffer_bdp, loss, dur_s, ccs)
+}
+
 /// A star scenario with flows and applications.
 pub fn star(run: Run, s: &Star, flows: &[FlowSpec], apps: &[QueryApp]) -> Config {
     config(star_json(run, s, flows, apps))

@@ -223,16 +223,6 @@ impl Bbr1 {
         segs.min(TSO_SEGS_MAX)
     }
 
-    /// `bbr_save_cwnd`: remember the last known good cwnd.
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.mode == Mode::ProbeRtt,
-        );
-    }
-
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) in packets.
     fn bdp(&self, bw: u64, gain: u64) -> u32 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, TCP_INIT_CWND)
@@ -311,18 +301,11 @@ impl Bbr1 {
                 let mut target = self.bdp(bw, gain);
                 target = target.saturating_add(self.ack_aggregation_cwnd());
                 target = self.quantization_budget(tp, target);
-                if self.full_bw.reached {
-                    cwnd = cwnd.saturating_add(acked).min(target);
-                } else if cwnd < target || tp.delivered < TCP_INIT_CWND as u64 {
-                    cwnd = cwnd.saturating_add(acked);
-                }
-                cwnd = cwnd.max(CWND_MIN_TARGET);
+                let early = tp.delivered < TCP_INIT_CWND as u64;
+                (cwnd, _) = inflight::grow_cwnd(cwnd, acked, target, self.full_bw.reached, early);
             }
         }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.mode == Mode::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(CWND_MIN_TARGET); // drain queue, refresh min_rtt
-        }
+        self.set_cwnd_bounded(tp, cwnd);
     }
 
     /// `bbr_update_bw`: round counting, lt sampling, max-bw filter.
@@ -432,16 +415,6 @@ impl ProbeRttModel for Bbr1 {
     }
 
     #[inline]
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        Bbr1::save_cwnd(self, tp)
-    }
-
-    #[inline]
-    fn prior_cwnd(&self) -> u32 {
-        self.prior_cwnd
-    }
-
-    #[inline]
     fn probe_rtt_cwnd(&self) -> u32 {
         CWND_MIN_TARGET
     }
@@ -452,6 +425,8 @@ impl ProbeRttModel for Bbr1 {
             hold: &mut self.probe_rtt,
             round: &mut self.round,
             idle_restart: &mut self.idle_restart,
+            prior_cwnd: &mut self.prior_cwnd,
+            prev_ca_state: self.prev_ca_state,
         }
     }
 
@@ -524,8 +499,7 @@ impl CongestionOps for Bbr1 {
 
     /// `bbr_undo_cwnd`: spurious slow-down; reset full-pipe and policer detection.
     fn undo_cwnd(&mut self, tp: &mut TcpCc) -> u32 {
-        self.full_bw.bw = 0;
-        self.full_bw.cnt = 0;
+        self.full_bw.reset(); // `now` is v3's: always false here
         self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
     }

@@ -3,6 +3,7 @@
 
 use super::probe_bw::CYCLE_LEN;
 use super::*;
+use crate::bbr::probe_rtt_check;
 use crate::bbr::units::BW_UNIT;
 use crate::testkit::{Ev, KitCc, Policer, Sim, MS, MSS};
 use crate::NSEC_PER_SEC;
@@ -359,17 +360,10 @@ fn steady_state_cwnd_is_two_bdp_plus_quantization_and_pacing_follows_gain() {
 fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores() {
     let mut sim = link(7);
     sim.run_until(|s, _| s.cc.mode == Mode::ProbeBw, 10 * NSEC_PER_SEC);
-    let mut cwnd_before = 0;
-    let mut last_refresh = 0;
-    sim.run_until(
-        |s, _| {
-            if s.cc.mode == Mode::ProbeRtt {
-                return true;
-            }
-            cwnd_before = s.tp.snd_cwnd;
-            last_refresh = s.last_min_rtt_drop;
-            false
-        },
+    let (cwnd_before, last_refresh) = probe_rtt_check::run_into_probe_rtt(
+        &mut sim,
+        |cc| cc.mode == Mode::ProbeRtt,
+        |s| s.last_min_rtt_drop,
         30 * NSEC_PER_SEC,
     );
     // Entered on the first ACK more than 10 s after the RTT last fell to a new minimum (samples
@@ -381,24 +375,16 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores() {
     );
     let entered = sim.now;
     // Hold: cwnd ≤ 4; find when inflight first reaches 4, then require ≥ 200 ms and ≥ 1 round.
-    let mut reached: Option<(u64, u64, u32)> = None; // (time, delivered, inflight)
-    sim.run_until(
-        |s, ev| {
-            if s.cc.mode != Mode::ProbeRtt {
-                return true;
-            }
-            assert!(s.tp.snd_cwnd <= 4, "cwnd {} in PROBE_RTT", s.tp.snd_cwnd);
-            if reached.is_none() && matches!(ev, Ev::Ack { .. }) && s.tp.packets_in_flight() <= 4 {
-                reached = Some((s.now, s.tp.delivered, s.tp.packets_in_flight()));
-            }
-            false
-        },
+    let in_probe_rtt = |cc: &Bbr1| cc.mode == Mode::ProbeRtt;
+    let what = "PROBE_RTT at 4 packets";
+    let reached = probe_rtt_check::run_through_probe_rtt(
+        &mut sim,
+        in_probe_rtt,
+        4,
         entered + 2 * NSEC_PER_SEC,
+        what,
     );
-    let (t4, d4, f4) = reached.expect("inflight reached 4");
-    assert!(sim.now - t4 >= 200 * MS, "held only {} ms", (sim.now - t4) / MS);
-    assert!(sim.tp.delivered - d4 >= f4 as u64, "less than one round at 4 packets");
-    assert!(sim.now - t4 < 200 * MS + 2 * sim.cc.min_rtt.rtt_ns, "held too long");
+    let t4 = probe_rtt_check::assert_held(&sim, reached, 2 * sim.cc.min_rtt.rtt_ns, what);
     // Exit: back to PROBE_BW with the cwnd from before PROBE_RTT.
     assert_eq!(sim.cc.mode, Mode::ProbeBw);
     assert!(

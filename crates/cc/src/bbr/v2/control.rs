@@ -33,24 +33,11 @@ impl Bbr2 {
             // `bbr_ack_aggregation_cwnd` (v2alpha: also in STARTUP, `bbr_extra_acked_in_startup`).
             target = target.saturating_add(self.agg.allowance(self.bw()));
             target = self.quantization_budget(tp, target);
-            self.try_fast_path = false;
-            if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked);
-                if cwnd >= target {
-                    cwnd = target;
-                    self.try_fast_path = true;
-                }
-            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
-                cwnd = cwnd.saturating_add(acked);
-            } else {
-                self.try_fast_path = true;
-            }
-            cwnd = cwnd.max(CWND_MIN_TARGET);
+            let early = cwnd < 2 * self.init_cwnd;
+            (cwnd, self.try_fast_path) =
+                inflight::grow_cwnd(cwnd, acked, target, self.full_bw.reached, early);
         }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.state == State::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
-        }
+        self.set_cwnd_bounded(tp, cwnd);
     }
 
     /// `bbr2_bound_cwnd_for_inflight_model`.

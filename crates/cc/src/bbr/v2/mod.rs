@@ -160,7 +160,7 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::ecn::EcnState;
 use super::fast_path;
-use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
+use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
 use super::probe_bw::{AckPhase, PACING_GAIN_UP};
 use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
@@ -386,16 +386,6 @@ impl Bbr2 {
         ((bytes / tp.mss.max(1) as u64) as u32).max(tso::min_tso_segs(tp.pacing_rate_bytes_per_s))
     }
 
-    /// `bbr_save_cwnd`.
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.state == State::ProbeRtt,
-        );
-    }
-
     /// `bbr_bdp`: ceil(bw × min_rtt × gain) packets; init_cwnd before any RTT sample.
     fn bdp(&self, bw: u64, gain: u64) -> u32 {
         inflight::bdp(bw, self.min_rtt.rtt_ns, gain, self.init_cwnd)
@@ -537,8 +527,7 @@ impl CongestionOps for Bbr2 {
     /// `bbr2_undo_cwnd`: spurious recovery; restore the bounds saved in ssthresh().
     fn undo_cwnd(&mut self, _tp: &mut TcpCc) -> u32 {
         self.try_fast_path = false; // take the slow path to set cwnd and pacing again
-        self.full_bw.bw = 0;
-        self.full_bw.cnt = 0;
+        self.full_bw.reset(); // `now` is v3's: always false here
         self.signals.loss_in_round = false;
         self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
         self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);

@@ -53,16 +53,6 @@ impl Bbr3 {
         inflight::packets_in_net_at_edt(tp, self.bw(), inflight_now, burst, EDT_CLOCK)
     }
 
-    /// §SaveCwnd.
-    pub(super) fn save_cwnd(&mut self, tp: &TcpCc) {
-        self.prior_cwnd = inflight::saved_cwnd(
-            self.prior_cwnd,
-            tp.snd_cwnd,
-            self.prev_ca_state,
-            self.state == State::ProbeRtt,
-        );
-    }
-
     /// §SetPacingRateWithGain: never lower the rate before the pipe was filled.
     pub(super) fn set_pacing_rate_with_gain(&mut self, tp: &mut TcpCc, gain: u64) {
         let bw = self.bw();
@@ -84,24 +74,11 @@ impl Bbr3 {
                 self.bdp_multiple(self.bw(), self.cwnd_gain).saturating_add(self.extra_acked()),
             );
             // Linux: the fast path may be tried once cwnd stands at its target.
-            self.try_fast_path = false;
-            if self.full_bw.reached {
-                cwnd = cwnd.saturating_add(acked);
-                if cwnd >= max_inflight {
-                    cwnd = max_inflight;
-                    self.try_fast_path = true;
-                }
-            } else if cwnd < max_inflight || tp.delivered < self.init_cwnd as u64 {
-                cwnd = cwnd.saturating_add(acked);
-            } else {
-                self.try_fast_path = true;
-            }
-            cwnd = cwnd.max(CWND_MIN_TARGET);
+            let early = tp.delivered < self.init_cwnd as u64;
+            (cwnd, self.try_fast_path) =
+                inflight::grow_cwnd(cwnd, acked, max_inflight, self.full_bw.reached, early);
         }
-        tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
-        if self.state == State::ProbeRtt {
-            tp.snd_cwnd = tp.snd_cwnd.min(self.probe_rtt_cwnd());
-        }
+        self.set_cwnd_bounded(tp, cwnd);
         self.cur_cwnd = tp.snd_cwnd;
         self.bound_cwnd_for_model(tp);
     }

@@ -118,7 +118,7 @@ pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
 use super::fast_path::{self, FastPathModel};
-use super::inflight::{self, InflightCap, CWND_MIN_TARGET};
+use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
 use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};

@@ -6,7 +6,7 @@
 use super::{Bbr3, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
-use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS};
+use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN};
 use crate::bbr::units::GAIN_UNIT;
 use crate::{Nanos, RateSample, TcpCc};
 
@@ -14,9 +14,7 @@ impl ProbeRttModel for Bbr3 {
     /// §UpdateMinRTT (draft-06 / Linux 5 s sub-window feeding the 10 s min_rtt).
     #[inline]
     fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        let expired = self.probe_rtt_min.update(tp.now_ns, rs, PROBE_RTT_WIN_NS, false);
-        self.min_rtt.follow(&self.probe_rtt_min, tp.now_ns);
-        expired
+        self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, false)
     }
 
     #[inline]
@@ -54,16 +52,6 @@ impl ProbeRttModel for Bbr3 {
         }
     }
 
-    #[inline]
-    fn save_cwnd(&mut self, tp: &TcpCc) {
-        Bbr3::save_cwnd(self, tp)
-    }
-
-    #[inline]
-    fn prior_cwnd(&self) -> u32 {
-        self.prior_cwnd
-    }
-
     /// ProbeRTT cwnd = max(ProbeRTTCwndGain · BDP, MinPipeCwnd) (§Modulating cwnd in ProbeRTT).
     #[inline]
     fn probe_rtt_cwnd(&self) -> u32 {
@@ -76,6 +64,8 @@ impl ProbeRttModel for Bbr3 {
             hold: &mut self.probe_rtt,
             round: &mut self.round,
             idle_restart: &mut self.idle_restart,
+            prior_cwnd: &mut self.prior_cwnd,
+            prev_ca_state: self.prev_ca_state,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Checked against the draft's rules and the link's physics (the appendix "BBR Example Test
 //! Cases"), never against numbers this implementation produced for itself.
 use super::*;
+use crate::bbr::probe_rtt_check;
 use crate::bbr::units::BW_UNIT;
 use crate::testkit::{CwndLimited, Ev, KitCc, Policer, Recovery, Sim, MS, MSS, SEC};
 use crate::NSEC_PER_USEC;
@@ -568,17 +569,11 @@ fn precautionary_probe_stops_at_inflight_longterm_then_refills_without_cruise() 
 fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
     for v in BOTH {
         let mut sim = deep_link_in_probe_bw(v);
-        let mut cwnd_before = 0;
-        let mut last_refresh = sim.cc.probe_rtt_min.stamp_ns;
-        sim.run_until(
-            |s, _| {
-                if s.cc.state == State::ProbeRtt {
-                    return true;
-                }
-                cwnd_before = s.tp.snd_cwnd;
-                last_refresh = s.cc.probe_rtt_min.stamp_ns;
-                false
-            },
+        let in_probe_rtt = |cc: &Bbr3| cc.state == State::ProbeRtt;
+        let (cwnd_before, last_refresh) = probe_rtt_check::run_into_probe_rtt(
+            &mut sim,
+            in_probe_rtt,
+            |s| s.cc.probe_rtt_min.stamp_ns,
             30 * SEC,
         );
         let since = sim.now - last_refresh;
@@ -588,28 +583,16 @@ fn probe_rtt_every_5_s_holds_half_bdp_for_200_ms_and_a_round() {
         );
         assert!((sim.cc.cwnd_gain as f64 / GAIN_UNIT as f64 - 0.5).abs() < 1e-9);
         let cap = ((0.5 * sim.bdp_phys() * 1.02).ceil() as u32).max(4);
-        let mut reached: Option<(u64, u64, u32)> = None;
         let entered = sim.now;
-        sim.run_until(
-            |s, ev| {
-                if s.cc.state != State::ProbeRtt {
-                    return true;
-                }
-                assert!(s.tp.snd_cwnd <= cap, "{v:?}: cwnd {} > {cap}", s.tp.snd_cwnd);
-                if reached.is_none()
-                    && matches!(ev, Ev::Ack { .. })
-                    && s.tp.packets_in_flight() <= cap
-                {
-                    reached = Some((s.now, s.tp.delivered, s.tp.packets_in_flight()));
-                }
-                false
-            },
+        let what = format!("{v:?}");
+        let reached = probe_rtt_check::run_through_probe_rtt(
+            &mut sim,
+            in_probe_rtt,
+            cap,
             entered + 2 * SEC,
+            &what,
         );
-        let (t, d, f) = reached.expect("inflight reached the ProbeRTT cwnd");
-        assert!(sim.now - t >= 200 * MS, "{v:?}: held {} ms", (sim.now - t) / MS);
-        assert!(sim.tp.delivered - d >= f as u64, "{v:?}: less than one round");
-        assert!(sim.now - t < 200 * MS + 3 * sim.cc.min_rtt.rtt_ns);
+        probe_rtt_check::assert_held(&sim, reached, 3 * sim.cc.min_rtt.rtt_ns, &what);
         assert_eq!(sim.cc.state, State::ProbeBwCruise, "{v:?}: exit to DOWN then CRUISE");
         assert!(
             sim.tp.snd_cwnd >= cwnd_before.min(sim.cc.inflight_with_headroom()),
