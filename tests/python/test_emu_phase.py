@@ -102,6 +102,25 @@ def _emu_unavailable(cc: str) -> str | None:
     return None
 
 
+#: BBRv3's state machine (draft-ietf-ccwg-bbr §4.3), as the phase samples see it: DRAIN hands
+#: over to DOWN, which may end before a sample catches it; PROBE_RTT may start from any state
+#: and ends in CRUISE (full pipe) or STARTUP.
+_V3_BW = ("probe_down", "probe_cruise", "probe_refill", "probe_up")
+V3_EDGES = {
+    ("startup", "drain"),
+    ("drain", "probe_down"),
+    ("drain", "probe_cruise"),
+    ("probe_down", "probe_cruise"),
+    ("probe_cruise", "probe_refill"),
+    ("probe_refill", "probe_up"),
+    ("probe_up", "probe_down"),
+    ("probe_rtt", "probe_cruise"),
+    ("probe_rtt", "probe_down"),
+    ("probe_rtt", "startup"),
+    *((p, "probe_rtt") for p in ("startup", "drain", *_V3_BW)),
+}
+
+
 def _sequence(ts) -> list[str]:
     """The phases a flow went through: consecutive repeats collapsed, and a phase held for a
     single sample dropped (one that short may fall between the samples of either backend: v3's
@@ -172,6 +191,17 @@ def test_sim_and_kernel_go_through_the_same_phases(tmp_path, cc: str, duration: 
     emu = _sequence(bbrlab.run(scn, backend="emu").timeseries)
     print(f"{cc}: sim {sim}\n{' ' * len(cc)}  emu {emu}")
     assert sim == expect
-    # The kernel's transitions come a few ms later (handshake, timer grid): the run may end
-    # just before its last one, never more.
-    assert emu == sim or emu == sim[:-1], (sim, emu)
+    if cc == "bbr1":
+        # The kernel's transitions come a few ms later (handshake, timer grid): the run may end
+        # just before its last one, never more.
+        assert emu == sim or emu == sim[:-1], (sim, emu)
+        return
+    # BBRv3: the same first probe (startup → drain → cruise → refill → up → down) and PROBE_RTT
+    # within the run on both; in between, the kernel's probes may come at other times (the
+    # BPF port draws its 2-3 s probe wait from the kernel's random numbers, and its first probe
+    # has been seen to start a round-trip grid later), so the kernel may fit one cycle fewer
+    # before PROBE_RTT. Every step it takes must be an edge of v3's state machine.
+    assert emu[:6] == sim[:6], (sim, emu)
+    assert "probe_rtt" in emu, (sim, emu)
+    steps = set(zip(emu, emu[1:]))
+    assert steps <= V3_EDGES, (steps - V3_EDGES, emu)
