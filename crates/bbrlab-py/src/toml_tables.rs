@@ -19,31 +19,22 @@ pub fn parse_toml(py: Python<'_>, text: &str) -> PyResult<Option<PyObject>> {
     let Ok(table) = py.allow_threads(|| text.parse::<toml::Table>()) else {
         return Ok(None);
     };
-    if table.values().any(has_datetime) {
-        return Ok(None);
-    }
-    Ok(Some(table_to_py(py, &table)?.into_any().unbind()))
+    Ok(table_to_py(py, &table)?.map(|d| d.into_any().unbind()))
 }
 
-fn has_datetime(v: &Value) -> bool {
-    match v {
-        Value::Datetime(_) => true,
-        Value::Array(a) => a.iter().any(has_datetime),
-        Value::Table(t) => t.values().any(has_datetime),
-        _ => false,
-    }
-}
-
-fn table_to_py<'py>(py: Python<'py>, t: &toml::Table) -> PyResult<Bound<'py, PyDict>> {
+/// A table as a dict, or None if it holds a date or time anywhere.
+fn table_to_py<'py>(py: Python<'py>, t: &toml::Table) -> PyResult<Option<Bound<'py, PyDict>>> {
     let d = PyDict::new(py);
     for (k, v) in t {
-        d.set_item(k, value_to_py(py, v)?)?;
+        let Some(x) = value_to_py(py, v)? else { return Ok(None) };
+        d.set_item(k, x)?;
     }
-    Ok(d)
+    Ok(Some(d))
 }
 
-fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
-    Ok(match v {
+/// A value as Python's, or None for a date or time (and for anything holding one).
+fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Option<PyObject>> {
+    Ok(Some(match v {
         Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
         Value::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
         Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
@@ -51,11 +42,15 @@ fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
         Value::Array(a) => {
             let l = PyList::empty(py);
             for x in a {
-                l.append(value_to_py(py, x)?)?;
+                let Some(x) = value_to_py(py, x)? else { return Ok(None) };
+                l.append(x)?;
             }
             l.into_any().unbind()
         }
-        Value::Table(t) => table_to_py(py, t)?.into_any().unbind(),
-        Value::Datetime(_) => unreachable!("parse_toml answers None for dates and times"),
-    })
+        Value::Table(t) => match table_to_py(py, t)? {
+            Some(d) => d.into_any().unbind(),
+            None => return Ok(None),
+        },
+        Value::Datetime(_) => return Ok(None),
+    }))
 }
