@@ -1,0 +1,116 @@
+//! First in, first out, with a drop-tail limit and optional step ECN marking on the bytes or
+//! packets waiting when a packet arrives (DCTCP's K, RFC 8257 §3.1): the discipline every
+//! other one is measured against.
+
+use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket, Random};
+use std::collections::VecDeque;
+
+pub struct Fifo<P> {
+    q: VecDeque<(Nanos, P)>,
+    bytes: u64,
+    limit: Limit,
+    mark_bytes: Option<u64>,
+    mark_packets: Option<u64>,
+    stats: AqmStats,
+}
+
+impl<P: PathPacket> Fifo<P> {
+    pub fn new(_spec: &QdiscSpec, ctx: &LinkContext) -> Fifo<P> {
+        Fifo {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit: ctx.limit,
+            mark_bytes: ctx.ecn_threshold_bytes,
+            mark_packets: ctx.ecn_threshold_packets,
+            stats: AqmStats::new(1),
+        }
+    }
+}
+
+impl<P: PathPacket> Aqm<P> for Fifo<P> {
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        mut p: P,
+        _rng: &mut dyn Random,
+        _dropped: &mut Vec<(P, DropCause)>,
+    ) -> Result<(), (P, DropCause)> {
+        let c = &mut self.stats.classes[0];
+        if !self.limit.admits(self.bytes, self.q.len() as u64, p.wire_bytes()) {
+            c.drops_overflow += 1;
+            return Err((p, DropCause::Overflow));
+        }
+        let over = self.mark_bytes.is_some_and(|k| self.bytes > k)
+            || self.mark_packets.is_some_and(|k| self.q.len() as u64 > k);
+        if over && p.ecn().is_ect() {
+            p.set_ce();
+            c.ce_marks += 1;
+        }
+        c.enqueued += 1;
+        self.bytes += p.wire_bytes() as u64;
+        self.q.push_back((now, p));
+        Ok(())
+    }
+
+    fn dequeue(
+        &mut self,
+        now: Nanos,
+        _rng: &mut dyn Random,
+        _dropped: &mut Vec<(P, DropCause)>,
+    ) -> Option<P> {
+        let (t, p) = self.q.pop_front()?;
+        self.bytes -= p.wire_bytes() as u64;
+        let c = &mut self.stats.classes[0];
+        c.dequeued += 1;
+        c.sojourn.record(now - t);
+        Some(p)
+    }
+
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn packets(&self) -> u64 {
+        self.q.len() as u64
+    }
+    fn stats(&self) -> &AqmStats {
+        &self.stats
+    }
+    fn set_limit(&mut self, limit: Limit) {
+        self.limit = limit;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::AnyAqm;
+    use crate::{Ecn, TestPacket, TestRng};
+
+    fn pkt(seq: u64, ecn: Ecn) -> TestPacket {
+        TestPacket { bytes: 1500, ecn, flow: 1, seq }
+    }
+
+    #[test]
+    fn tail_drops_at_limit_marks_above_threshold_keeps_order() {
+        let ctx = LinkContext {
+            rate_bps: 1_000_000,
+            limit: Limit { bytes: Some(4500), packets: None },
+            ecn_threshold_bytes: Some(1500),
+            ecn_threshold_packets: None,
+        };
+        let mut q: AnyAqm<TestPacket> = AnyAqm::build(&QdiscSpec::Droptail {}, &ctx);
+        let (mut rng, mut dropped) = (TestRng(1), Vec::new());
+        for s in 0..4 {
+            let r = q.enqueue(s * 10, pkt(s, Ecn::Ect0), &mut rng, &mut dropped);
+            assert_eq!(r.is_err(), s == 3, "seq {s}");
+        }
+        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(100, &mut rng, &mut dropped)).collect();
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        // Only the third found more than 1500 bytes waiting.
+        assert_eq!(out.iter().map(|p| p.ecn).collect::<Vec<_>>(), [Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);
+        let s = &q.stats().classes[0];
+        assert_eq!((s.drops_overflow, s.ce_marks, s.dequeued), (1, 1, 3));
+        assert_eq!(s.sojourn.max_ns(), 100);
+    }
+}

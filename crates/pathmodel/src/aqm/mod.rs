@@ -1,0 +1,167 @@
+//! Queue disciplines that hold their own packets and decide at enqueue and at dequeue time —
+//! one trait, one file per discipline beside its spec:
+//!
+//! | file | discipline | reference |
+//! |---|---|---|
+//! | `fifo.rs` | drop-tail FIFO, optional step ECN marking (DCTCP's K) | — |
+//! | `codel.rs` | CoDel, with `ce_threshold` | RFC 8289; Linux `include/net/codel_impl.h` |
+//! | `fq_codel.rs` | FQ-CoDel: DRR over per-flow CoDel queues, new/old lists | RFC 8290; Linux `sch_fq_codel.c` |
+//! | `pie.rs` | PIE: a PI controller of the queueing delay, drop/mark at enqueue | RFC 8033; Linux `sch_pie.c` |
+//! | `dualpi2.rs` | DualPI2: L4S queue (ECT(1)/CE) with a step threshold, coupled classic PI² | RFC 9332; Linux `sch_dualpi2.c` |
+//!
+//! A link calls [`Aqm::enqueue`] for every packet that reaches its queue (after random loss and
+//! any policer), and [`Aqm::dequeue`] whenever its transmitter is free. A discipline keeps the
+//! time each packet entered (its sojourn is measured at dequeue), its buffer limit
+//! ([`Limit`]: every discipline tail-drops beyond it), and its counters ([`AqmStats`]).
+//!
+//! Adding a discipline: one file here with a type that implements [`Aqm`] and is built from its
+//! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
+//! variant, static dispatch by a match).
+
+pub mod fifo;
+mod stats;
+
+pub use stats::{AqmStats, ClassStats, SojournHist};
+
+use crate::{Nanos, PathPacket, Random};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why a packet did not make it through a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropCause {
+    /// The buffer was full (tail drop at the limit; FQ-CoDel's drop from the fattest flow).
+    Overflow,
+    /// The discipline chose to drop it (CoDel's control law, PIE's or DualPI2's probability).
+    Aqm,
+}
+
+/// A buffer limit: bytes and/or packets (a packet that would exceed either is dropped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limit {
+    pub bytes: Option<u64>,
+    pub packets: Option<u64>,
+}
+
+impl Limit {
+    /// Whether a packet of `wire_bytes` fits beside `bytes`/`packets` already queued.
+    #[inline]
+    pub fn admits(&self, bytes: u64, packets: u64, wire_bytes: u32) -> bool {
+        self.bytes.is_none_or(|l| bytes + wire_bytes as u64 <= l)
+            && self.packets.is_none_or(|l| packets < l)
+    }
+}
+
+/// A queue discipline that holds its packets.
+pub trait Aqm<P: PathPacket> {
+    /// Offer packet `p` arriving at `now`. `Ok(())`: it waits (perhaps CE-marked); `Err`: it is
+    /// dropped, handed back with the cause (the caller counts it and frees it). A discipline
+    /// that drops at enqueue a packet other than `p` (FQ-CoDel's overflow drop from the longest
+    /// queue) pushes that one to `dropped` and keeps `p`.
+    fn enqueue(
+        &mut self,
+        now: Nanos,
+        p: P,
+        rng: &mut dyn Random,
+        dropped: &mut Vec<(P, DropCause)>,
+    ) -> Result<(), (P, DropCause)>;
+
+    /// The next packet to transmit at `now`, or None if the queue is empty. Packets the
+    /// discipline drops on the way (CoDel's dequeue drops) are pushed to `dropped`.
+    fn dequeue(
+        &mut self,
+        now: Nanos,
+        rng: &mut dyn Random,
+        dropped: &mut Vec<(P, DropCause)>,
+    ) -> Option<P>;
+
+    /// Bytes waiting.
+    fn bytes(&self) -> u64;
+    /// Packets waiting.
+    fn packets(&self) -> u64;
+    /// Counters since the start (drops and marks by cause, sojourn times).
+    fn stats(&self) -> &AqmStats;
+    /// Change the buffer limit (a schedule's `buffer`); packets already queued stay.
+    fn set_limit(&mut self, limit: Limit);
+    /// The link's rate changed (PIE and DualPI2 estimate from it; a schedule's `rate`).
+    fn set_rate(&mut self, _rate_bps: u64) {}
+}
+
+/// A queue discipline as a scenario names it: `qdisc = { kind = "…", … }`, times in ns.
+/// Each variant's parameters default to the Linux qdisc's defaults.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscSpec {
+    /// First in, first out; drops at the buffer limit (the link's `buffer`), marks ECN-capable
+    /// packets above the link's ECN threshold if it has one.
+    #[schemars(title = "Droptail")]
+    Droptail {},
+}
+
+impl Default for QdiscSpec {
+    fn default() -> QdiscSpec {
+        QdiscSpec::Droptail {}
+    }
+}
+
+/// What every discipline is built with besides its own parameters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkContext {
+    /// The link's rate at the start (bit/s).
+    pub rate_bps: u64,
+    /// The link's buffer.
+    pub limit: Limit,
+    /// Step ECN marking of the FIFO (bytes waiting above which an ECN-capable arrival is marked).
+    pub ecn_threshold_bytes: Option<u64>,
+    pub ecn_threshold_packets: Option<u64>,
+}
+
+macro_rules! registry {
+    ($($variant:ident => $module:ident::$ty:ident),* $(,)?) => {
+        /// Any registered discipline (static dispatch: a match, no virtual call).
+        pub enum AnyAqm<P> {
+            $($variant($module::$ty<P>),)*
+        }
+
+        impl<P: PathPacket> AnyAqm<P> {
+            /// The discipline `spec` names, on a link described by `ctx`.
+            pub fn build(spec: &QdiscSpec, ctx: &LinkContext) -> AnyAqm<P> {
+                match spec {
+                    $(QdiscSpec::$variant { .. } => AnyAqm::$variant($module::$ty::new(spec, ctx)),)*
+                }
+            }
+        }
+
+        impl<P: PathPacket> Aqm<P> for AnyAqm<P> {
+            #[inline]
+            fn enqueue(&mut self, now: Nanos, p: P, rng: &mut dyn Random,
+                       dropped: &mut Vec<(P, DropCause)>) -> Result<(), (P, DropCause)> {
+                match self { $(AnyAqm::$variant(q) => q.enqueue(now, p, rng, dropped),)* }
+            }
+            #[inline]
+            fn dequeue(&mut self, now: Nanos, rng: &mut dyn Random,
+                       dropped: &mut Vec<(P, DropCause)>) -> Option<P> {
+                match self { $(AnyAqm::$variant(q) => q.dequeue(now, rng, dropped),)* }
+            }
+            fn bytes(&self) -> u64 {
+                match self { $(AnyAqm::$variant(q) => q.bytes(),)* }
+            }
+            fn packets(&self) -> u64 {
+                match self { $(AnyAqm::$variant(q) => q.packets(),)* }
+            }
+            fn stats(&self) -> &AqmStats {
+                match self { $(AnyAqm::$variant(q) => q.stats(),)* }
+            }
+            fn set_limit(&mut self, limit: Limit) {
+                match self { $(AnyAqm::$variant(q) => q.set_limit(limit),)* }
+            }
+            fn set_rate(&mut self, rate_bps: u64) {
+                match self { $(AnyAqm::$variant(q) => q.set_rate(rate_bps),)* }
+            }
+        }
+    };
+}
+
+registry! {
+    Droptail => fifo::Fifo,
+}
