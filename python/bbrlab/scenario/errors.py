@@ -19,8 +19,8 @@ __all__ = ["from_validation_error", "with_set_source", "EXAMPLES"]
 
 EXAMPLES: dict[str, str] = {
     "duration": 'add duration = "60s"',
-    "topology": 'add [topology] with bottleneck = { rate = "100Mbps", rtt = "40ms" }',
-    "bottleneck": 'add bottleneck = { rate = "100Mbps", rtt = "40ms" }',
+    "topology": 'add [topology] with kind = "dumbbell" and a [topology.bottleneck] table',
+    "bottleneck": 'add a [topology.bottleneck] table with rate = "100Mbps" and rtt = "40ms"',
     "flows": 'add at least one [[flows]] table with cc = "cubic"',
     "rate": 'add rate = "100Mbps"',
     "rtt": 'add rtt = "40ms"',
