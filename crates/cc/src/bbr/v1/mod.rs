@@ -64,7 +64,9 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
 use super::pacing::Pacer;
-use super::probe_rtt::{self, MinRtt, ProbeRttHold, ProbeRttModel, ProbeRttParts, MIN_RTT_WIN_NS};
+use super::probe_rtt::{
+    self, probe_rtt_bookkeeping, MinRtt, ProbeRttHold, ProbeRttModel, MIN_RTT_WIN_NS,
+};
 use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
@@ -392,16 +394,6 @@ impl ProbeRttModel for Bbr1 {
         )
     }
 
-    #[inline]
-    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
-        self.min_rtt.stamp_ns = now;
-    }
-
-    #[inline]
-    fn in_probe_rtt(&self) -> bool {
-        self.mode == Mode::ProbeRtt
-    }
-
     /// Dip, drain the queue.
     #[inline]
     fn enter_probe_rtt(&mut self, _tp: &mut TcpCc) {
@@ -419,16 +411,7 @@ impl ProbeRttModel for Bbr1 {
         CWND_MIN_TARGET
     }
 
-    #[inline]
-    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
-        ProbeRttParts {
-            hold: &mut self.probe_rtt,
-            round: &mut self.round,
-            idle_restart: &mut self.idle_restart,
-            prior_cwnd: &mut self.prior_cwnd,
-            prev_ca_state: self.prev_ca_state,
-        }
-    }
+    probe_rtt_bookkeeping!(window: min_rtt, state: mode == Mode::ProbeRtt);
 
     /// Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
     #[inline]
