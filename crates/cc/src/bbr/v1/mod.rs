@@ -181,23 +181,14 @@ impl Bbr1 {
         super::ModelView {
             state_code: self.mode as u8,
             cycle_idx: self.cycle_idx as u8,
-            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
-            min_rtt_ns: self.min_rtt.rtt_ns,
-            bw_shortterm: u64::MAX,
-            bw_hi: u64::MAX,
             lt_bw: if self.lt_use_bw { self.lt_bw } else { 0 },
-            inflight_longterm: u32::MAX,
-            inflight_shortterm: u32::MAX,
             extra_acked: self.ack_aggregation_cwnd(),
-            full_bw_reached: self.full_bw.reached,
-            full_bw: self.full_bw.bw,
-            full_bw_count: self.full_bw.cnt,
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
-            ecn_alpha: 0,
+            ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }
 
