@@ -117,7 +117,7 @@ pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
-use super::fast_path::{self, FastPathModel};
+use super::fast_path::{self, fast_path_accessors, FastPathModel};
 use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
@@ -395,15 +395,7 @@ impl FastPathModel for Bbr3 {
         shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
-    #[inline]
-    fn control_inputs(&self) -> (u8, u64) {
-        (self.state as u8, self.min_rtt.rtt_ns)
-    }
-
-    #[inline]
-    fn try_fast_path(&self) -> bool {
-        self.try_fast_path
-    }
+    fast_path_accessors!();
 
     #[inline]
     fn sample_bw(&self, ack: AckInputs) -> u64 {
@@ -413,11 +405,6 @@ impl FastPathModel for Bbr3 {
     #[inline]
     fn max_bw(&self) -> u64 {
         Bbr3::max_bw(self)
-    }
-
-    #[inline]
-    fn signals(&self) -> &CongestionSignals {
-        &self.signals
     }
 }
 
