@@ -254,6 +254,19 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 ALL_TABLES = (*TABLES, "gaps", "events", "hosts")
 
 
+def _table_property(name: str, doc: str) -> property:
+    """:class:`Result`'s table ``name`` as a DataFrame, built from its numpy columns on first read;
+    assigning a DataFrame replaces it."""
+
+    def get(self: Result) -> pd.DataFrame:
+        return self._frame(name)
+
+    def set_(self: Result, frame: pd.DataFrame) -> None:
+        self._set_frame(name, frame)
+
+    return property(get, set_, doc=doc)
+
+
 class Result:
     """One run: its tables, the summary dict, and the scenario it came from.
 
@@ -309,33 +322,18 @@ class Result:
         self._tables.pop(name, None)
         self._frames[name] = frame
 
-    flows = property(
-        lambda self: self._frame("flows"), lambda self, v: self._set_frame("flows", v), doc="One row per flow."
+    flows = _table_property("flows", "One row per flow.")
+    timeseries = _table_property("timeseries", "One row per flow per sample interval.")
+    queue = _table_property("queue", "One row per queue per sample interval.")
+    gaps = _table_property(
+        "gaps", "flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram."
     )
-    timeseries = property(
-        lambda self: self._frame("timeseries"),
-        lambda self, v: self._set_frame("timeseries", v),
-        doc="One row per flow per sample interval.",
+    events = _table_property(
+        "events", "app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query."
     )
-    queue = property(
-        lambda self: self._frame("queue"),
-        lambda self, v: self._set_frame("queue", v),
-        doc="One row per queue per sample interval.",
-    )
-    gaps = property(
-        lambda self: self._frame("gaps"),
-        lambda self, v: self._set_frame("gaps", v),
-        doc="flow, lo_ns, hi_ns, count: NIC inter-departure gap histograms of flows with gap_histogram.",
-    )
-    events = property(
-        lambda self: self._frame("events"),
-        lambda self, v: self._set_frame("events", v),
-        doc="app, query, n, bytes, start_s, end_s, response_time_s: one row per completed query.",
-    )
-    hosts = property(
-        lambda self: self._frame("hosts"),
-        lambda self, v: self._set_frame("hosts", v),
-        doc="One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
+    hosts = _table_property(
+        "hosts",
+        "One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
         "has [hosts]; empty otherwise.",
     )
 

@@ -38,6 +38,29 @@ pub(crate) trait FastPathModel {
     fn signals(&self) -> &CongestionSignals;
 }
 
+/// The [`FastPathModel`] accessors v2 and v3 write alike, from the fields both keep (`state`,
+/// `min_rtt`, `try_fast_path`, `signals`). The control inputs are (state, min_rtt): v2alpha's
+/// state has one PROBE_BW, so its phase is not compared; v3's state names the phase.
+macro_rules! fast_path_accessors {
+    () => {
+        #[inline]
+        fn control_inputs(&self) -> (u8, u64) {
+            (self.state as u8, self.min_rtt.rtt_ns)
+        }
+
+        #[inline]
+        fn try_fast_path(&self) -> bool {
+            self.try_fast_path
+        }
+
+        #[inline]
+        fn signals(&self) -> &$crate::bbr::signals::CongestionSignals {
+            &self.signals
+        }
+    };
+}
+pub(crate) use fast_path_accessors;
+
 /// `bbr_run_fast_path` + `bbr_update_model`: runs the model update the ACK needs; returns true
 /// when the control update (pacing, cwnd) is skipped too.
 #[inline]

@@ -63,43 +63,33 @@ struct Scenario {
     app: &'static [(u64, Option<f64>, u64)],
 }
 
+/// What most scenarios share: 24 Mbit/s (2000 packets/s), 40 ms, no random loss, no CE marking,
+/// no ECN, a fixed propagation delay. Each scenario names its buffer and application phases.
+const PATH_24M_40MS: Scenario = Scenario {
+    name: "",
+    rate_pps: 2000,
+    prop_ns: 40 * MS,
+    buf_pkts: 0,
+    loss_p: 0.0,
+    ce_above_pkts: usize::MAX,
+    ecn: false,
+    drift_ns_per_s: 0,
+    app: &[],
+};
+
 const SCENARIOS: &[Scenario] = &[
     // 24 Mbit/s, 40 ms: BDP 80 packets, a 1-BDP buffer; 12 s reaches PROBE_RTT in every version
     // (5 s in v2/v3, 10 s in v1).
-    Scenario {
-        name: "clean_1bdp",
-        rate_pps: 2000,
-        prop_ns: 40 * MS,
-        buf_pkts: 80,
-        loss_p: 0.0,
-        ce_above_pkts: usize::MAX,
-        ecn: false,
-        drift_ns_per_s: 0,
-        app: &[(12 * SEC, None, 0)],
-    },
+    Scenario { name: "clean_1bdp", buf_pkts: 80, app: &[(12 * SEC, None, 0)], ..PATH_24M_40MS },
     // A 1/4-BDP buffer: STARTUP overflows it, the loss-driven bounds engage.
-    Scenario {
-        name: "shallow_loss",
-        rate_pps: 2000,
-        prop_ns: 40 * MS,
-        buf_pkts: 20,
-        loss_p: 0.0,
-        ce_above_pkts: usize::MAX,
-        ecn: false,
-        drift_ns_per_s: 0,
-        app: &[(6 * SEC, None, 0)],
-    },
+    Scenario { name: "shallow_loss", buf_pkts: 20, app: &[(6 * SEC, None, 0)], ..PATH_24M_40MS },
     // 1 % random loss before a deep buffer (v1's policer detector, v2/v3's loss thresholds).
     Scenario {
         name: "random_loss",
-        rate_pps: 2000,
-        prop_ns: 40 * MS,
         buf_pkts: 400,
         loss_p: 0.01,
-        ce_above_pkts: usize::MAX,
-        ecn: false,
-        drift_ns_per_s: 0,
         app: &[(6 * SEC, None, 0)],
+        ..PATH_24M_40MS
     },
     // 120 Mbit/s, 2 ms (ECN-eligible min_rtt ≤ 5 ms): BDP 20 packets, CE above 10 queued.
     Scenario {
@@ -107,37 +97,27 @@ const SCENARIOS: &[Scenario] = &[
         rate_pps: 10_000,
         prop_ns: 2 * MS,
         buf_pkts: 200,
-        loss_p: 0.0,
         ce_above_pkts: 10,
         ecn: true,
-        drift_ns_per_s: 0,
         app: &[(3 * SEC, None, 0)],
+        ..PATH_24M_40MS
     },
     // App-limited at 1/4 of the link, idle 1 s (restart from idle), bulk again.
     Scenario {
         name: "app_limited_idle",
-        rate_pps: 2000,
-        prop_ns: 40 * MS,
         buf_pkts: 160,
-        loss_p: 0.0,
-        ce_above_pkts: usize::MAX,
-        ecn: false,
-        drift_ns_per_s: 0,
         app: &[(3 * SEC, Some(500.0), 0), (2 * SEC, Some(300.0), SEC), (3 * SEC, None, 0)],
+        ..PATH_24M_40MS
     },
     // The propagation delay grows 1 ms per second (a route change the min filters cannot see):
     // no sample refreshes min_rtt, so v2 (whose `<=` refresh keeps a constant-RTT path out of
     // PROBE_RTT) enters it too.
     Scenario {
         name: "rtt_drift",
-        rate_pps: 2000,
-        prop_ns: 40 * MS,
         buf_pkts: 80,
-        loss_p: 0.0,
-        ce_above_pkts: usize::MAX,
-        ecn: false,
         drift_ns_per_s: MS,
         app: &[(12 * SEC, None, 0)],
+        ..PATH_24M_40MS
     },
 ];
 
@@ -262,32 +242,24 @@ fn check(name: &str, got: String) {
     panic!("{name}: per-ACK state differs from {path}\n{diff}");
 }
 
-#[test]
-fn golden_bbr1() {
-    check("bbr1", golden_text(|| Bbr1::new(42)));
+/// One test per golden file, so each version's trace passes or fails on its own:
+/// `test name: golden file name => the flow it traces`.
+macro_rules! golden_tests {
+    ($($test:ident: $name:literal => $make:expr;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check($name, golden_text(|| $make));
+            }
+        )*
+    };
 }
 
-#[test]
-fn golden_bbr1_linux413() {
-    check("bbr1_linux413", golden_text(|| Bbr1::with_variant(42, super::v1::Variant::Linux413)));
-}
-
-#[test]
-fn golden_bbr2() {
-    check("bbr2", golden_text(|| Bbr2::new(42, super::v2::Variant::V2alpha)));
-}
-
-#[test]
-fn golden_bbr2_new() {
-    check("bbr2_new", golden_text(|| Bbr2::new(42, super::v2::Variant::ManyFlows)));
-}
-
-#[test]
-fn golden_bbr3() {
-    check("bbr3", golden_text(|| Bbr3::new(42, super::v3::Variant::Draft)));
-}
-
-#[test]
-fn golden_bbr3_linux() {
-    check("bbr3_linux", golden_text(|| Bbr3::new(42, super::v3::Variant::Linux)));
+golden_tests! {
+    golden_bbr1: "bbr1" => Bbr1::new(42);
+    golden_bbr1_linux413: "bbr1_linux413" => Bbr1::with_variant(42, super::v1::Variant::Linux413);
+    golden_bbr2: "bbr2" => Bbr2::new(42, super::v2::Variant::V2alpha);
+    golden_bbr2_new: "bbr2_new" => Bbr2::new(42, super::v2::Variant::ManyFlows);
+    golden_bbr3: "bbr3" => Bbr3::new(42, super::v3::Variant::Draft);
+    golden_bbr3_linux: "bbr3_linux" => Bbr3::new(42, super::v3::Variant::Linux);
 }

@@ -152,3 +152,36 @@ pub struct ModelView {
     /// ECN alpha, 2^8 (0 where the version keeps none).
     pub ecn_alpha: u32,
 }
+
+impl ModelView {
+    /// A view with what the family's shared parts hold (the round counter, min_rtt, the
+    /// full-pipe detector) filled in, every bound unset and every other field 0; a version's
+    /// `model_view` sets its state, bandwidths, gains and what else it keeps on top of it.
+    pub(crate) fn from_shared_parts(
+        round: &round::RoundCounter,
+        min_rtt: &probe_rtt::MinRtt,
+        full_bw: &startup::FullBw,
+    ) -> Self {
+        ModelView {
+            state_code: 0,
+            cycle_idx: 0,
+            round_start: round.round_start,
+            max_bw: 0,
+            bw: 0,
+            min_rtt_ns: min_rtt.rtt_ns,
+            bw_shortterm: u64::MAX,
+            bw_hi: u64::MAX,
+            lt_bw: 0,
+            inflight_longterm: u32::MAX,
+            inflight_shortterm: u32::MAX,
+            extra_acked: 0,
+            full_bw_reached: full_bw.reached,
+            full_bw: full_bw.bw,
+            full_bw_count: full_bw.cnt,
+            pacing_gain: 0,
+            cwnd_gain: 0,
+            prior_cwnd: 0,
+            ecn_alpha: 0,
+        }
+    }
+}

@@ -224,6 +224,36 @@ pub trait ProbeRttModel {
     }
 }
 
+/// The [`ProbeRttModel`] methods every version writes alike, from the field names the family
+/// shares (`probe_rtt`, `round`, `idle_restart`, `prior_cwnd`, `prev_ca_state`): `window` is the
+/// min_rtt filter whose stamp schedules PROBE_RTT (v1: `min_rtt`, v2/v3: `probe_rtt_min`),
+/// `state == value` the version's PROBE_RTT state.
+macro_rules! probe_rtt_bookkeeping {
+    (window: $window:ident, state: $state:ident == $probe_rtt:path) => {
+        #[inline]
+        fn schedule_next_probe_rtt(&mut self, now: $crate::Nanos) {
+            self.$window.stamp_ns = now;
+        }
+
+        #[inline]
+        fn in_probe_rtt(&self) -> bool {
+            self.$state == $probe_rtt
+        }
+
+        #[inline]
+        fn probe_rtt_parts(&mut self) -> $crate::bbr::probe_rtt::ProbeRttParts<'_> {
+            $crate::bbr::probe_rtt::ProbeRttParts {
+                hold: &mut self.probe_rtt,
+                round: &mut self.round,
+                idle_restart: &mut self.idle_restart,
+                prior_cwnd: &mut self.prior_cwnd,
+                prev_ca_state: self.prev_ca_state,
+            }
+        }
+    };
+}
+pub(crate) use probe_rtt_bookkeeping;
+
 /// `bbr_update_min_rtt` (§UpdateMinRTT, §CheckProbeRTT, §HandleProbeRTT): update min_rtt, enter
 /// PROBE_RTT when its filter expired (not right after an idle restart: the idle time refreshed
 /// nothing but proved nothing either), hold the PROBE_RTT cwnd for max(200 ms, one round) once

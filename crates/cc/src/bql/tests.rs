@@ -67,6 +67,16 @@ struct Win {
     util: f64,
 }
 
+/// The bottleneck estimate c (`bw`, bytes/s) is the link rate within `rel_tol`.
+fn assert_bw_is_the_link_rate(sim: &Sim<Bql>, rel_tol: f64) {
+    let c = sim.cc.bw();
+    assert!(
+        (c - sim.rate_bytes()).abs() / sim.rate_bytes() < rel_tol,
+        "c {c} vs {}",
+        sim.rate_bytes()
+    );
+}
+
 /// Into Control with the initial transient gone (a few refresh-free RTTs).
 fn settled(prop_ms: u64) -> Sim<Bql> {
     let mut sim = new_sim(prop_ms);
@@ -96,12 +106,7 @@ fn gain_reaches_the_link_rate_in_log_bdp_rounds() {
         // end the bottleneck estimate is the link rate.
         let w = sim.windows(prop_ms * MS, 1)[0];
         assert!(w.util > 0.99, "utilisation {:.3} in the round after Gain", w.util);
-        let bw = sim.cc.bw();
-        assert!(
-            (bw - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.02,
-            "bw {bw} vs {}",
-            sim.rate_bytes()
-        );
+        assert_bw_is_the_link_rate(&sim, 0.02);
         rounds.push(r);
     }
     // Logarithmic, not linear: 100× the BDP costs about log2(100) ≈ 6.6 more rounds.
@@ -228,12 +233,7 @@ fn bandwidth_step_down_recovers_without_windup() {
     for (i, w) in ws.iter().enumerate() {
         assert!(w.util > 0.99, "RTT {i}: utilisation {:.4}", w.util);
     }
-    let c = sim.cc.bw();
-    assert!(
-        (c - sim.rate_bytes()).abs() / sim.rate_bytes() < 0.01,
-        "c {c} vs {}",
-        sim.rate_bytes()
-    );
+    assert_bw_is_the_link_rate(&sim, 0.01);
 }
 
 /// Capacity doubles: the queue empties, Control sees it for 3 rounds and re-enters Gain, which

@@ -162,16 +162,16 @@ fn delay_rise_is_measured_from_the_connection_min_rtt_not_the_last_round() {
 
 #[test]
 fn delay_threshold_is_clamped_to_4_and_16_ms() {
-    // delay_min 20 ms: 20/8 = 2.5 ms → 4 ms. 3.9 ms rise: no; 4.1 ms: yes.
-    let mut f = flow(20);
-    round(&mut f, &spaced(20, 20 * MS));
-    assert_eq!(round(&mut f, &spaced(20, 23_900 * US)), None);
-    assert_eq!(round(&mut f, &spaced(20, 24_100 * US)), Some(8));
-    // delay_min 200 ms: 25 ms → 16 ms. 15.9 ms rise: no; 16.1 ms: yes.
-    let mut f = flow(20);
-    round(&mut f, &spaced(20, 200 * MS));
-    assert_eq!(round(&mut f, &spaced(20, 215_900 * US)), None);
-    assert_eq!(round(&mut f, &spaced(20, 216_100 * US)), Some(8));
+    // delay_min 20 ms: 20/8 = 2.5 ms → 4 ms; delay_min 200 ms: 25 ms → 16 ms. A rise 0.1 ms
+    // below the clamped threshold: no exit; 0.1 ms above it: exit.
+    for (delay_min, threshold) in [(20 * MS, 4 * MS), (200 * MS, 16 * MS)] {
+        let mut f = flow(20);
+        round(&mut f, &spaced(20, delay_min));
+        let below = delay_min + threshold - 100 * US;
+        assert_eq!(round(&mut f, &spaced(20, below)), None, "delay_min {delay_min} ns");
+        let above = delay_min + threshold + 100 * US;
+        assert_eq!(round(&mut f, &spaced(20, above)), Some(8), "delay_min {delay_min} ns");
+    }
 }
 
 #[test]

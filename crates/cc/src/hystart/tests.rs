@@ -22,6 +22,13 @@ fn run_round(cc: &mut Cubic, tp: &mut TcpCc, rtt: u64) -> u32 {
     n
 }
 
+/// `rounds` rounds of [`run_round`] at the same RTT.
+fn run_rounds(cc: &mut Cubic, tp: &mut TcpCc, rounds: usize, rtt: u64) {
+    for _ in 0..rounds {
+        run_round(cc, tp, rtt);
+    }
+}
+
 fn start() -> (Cubic, TcpCc) {
     let mut tp = TcpCc::new(1448, 10);
     let mut cc = Cubic::new(HyStartMode::PlusPlus);
@@ -48,9 +55,7 @@ fn flat_rtt_stays_in_slow_start_and_doubles() {
 #[test]
 fn rtt_rise_enters_css_after_eight_samples_then_ca_after_five_rounds() {
     let (mut cc, mut tp) = start();
-    for _ in 0..3 {
-        run_round(&mut cc, &mut tp, 50 * MS);
-    }
+    run_rounds(&mut cc, &mut tp, 3, 50 * MS);
     // Next round: RTT up by 10 ms > RttThresh = clamp(50/8 = 6.25 ms, 4, 16) ms.
     // The first 7 samples must not trigger; the 8th must.
     let rtt = 60 * MS;
@@ -96,9 +101,7 @@ fn rtt_rise_enters_css_after_eight_samples_then_ca_after_five_rounds() {
 #[test]
 fn rtt_falling_below_baseline_returns_to_slow_start() {
     let (mut cc, mut tp) = start();
-    for _ in 0..3 {
-        run_round(&mut cc, &mut tp, 50 * MS);
-    }
+    run_rounds(&mut cc, &mut tp, 3, 50 * MS);
     run_round(&mut cc, &mut tp, 60 * MS);
     assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
     // A round whose minimum RTT is back at 50 ms (< baseline 60 ms): spurious exit.
@@ -114,9 +117,7 @@ fn rtt_falling_below_baseline_returns_to_slow_start() {
 #[test]
 fn small_rtt_rise_below_threshold_does_not_trigger() {
     let (mut cc, mut tp) = start();
-    for _ in 0..2 {
-        run_round(&mut cc, &mut tp, 100 * MS);
-    }
+    run_rounds(&mut cc, &mut tp, 2, 100 * MS);
     // RttThresh at 100 ms is 12.5 ms; a 12 ms rise is below it.
     run_round(&mut cc, &mut tp, 112 * MS);
     assert_eq!(cc.hystart_phase(), HyStartPhase::SlowStart);

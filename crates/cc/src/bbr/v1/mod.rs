@@ -64,7 +64,9 @@ pub use params::{Params, Variant};
 use super::aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use super::inflight::{self, CWND_MIN_TARGET};
 use super::pacing::Pacer;
-use super::probe_rtt::{self, MinRtt, ProbeRttHold, ProbeRttModel, ProbeRttParts, MIN_RTT_WIN_NS};
+use super::probe_rtt::{
+    self, probe_rtt_bookkeeping, MinRtt, ProbeRttHold, ProbeRttModel, MIN_RTT_WIN_NS,
+};
 use super::round::RoundCounter;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
@@ -179,23 +181,14 @@ impl Bbr1 {
         super::ModelView {
             state_code: self.mode as u8,
             cycle_idx: self.cycle_idx as u8,
-            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
-            min_rtt_ns: self.min_rtt.rtt_ns,
-            bw_shortterm: u64::MAX,
-            bw_hi: u64::MAX,
             lt_bw: if self.lt_use_bw { self.lt_bw } else { 0 },
-            inflight_longterm: u32::MAX,
-            inflight_shortterm: u32::MAX,
             extra_acked: self.ack_aggregation_cwnd(),
-            full_bw_reached: self.full_bw.reached,
-            full_bw: self.full_bw.bw,
-            full_bw_count: self.full_bw.cnt,
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
-            ecn_alpha: 0,
+            ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }
 
@@ -392,16 +385,6 @@ impl ProbeRttModel for Bbr1 {
         )
     }
 
-    #[inline]
-    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
-        self.min_rtt.stamp_ns = now;
-    }
-
-    #[inline]
-    fn in_probe_rtt(&self) -> bool {
-        self.mode == Mode::ProbeRtt
-    }
-
     /// Dip, drain the queue.
     #[inline]
     fn enter_probe_rtt(&mut self, _tp: &mut TcpCc) {
@@ -419,16 +402,7 @@ impl ProbeRttModel for Bbr1 {
         CWND_MIN_TARGET
     }
 
-    #[inline]
-    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
-        ProbeRttParts {
-            hold: &mut self.probe_rtt,
-            round: &mut self.round,
-            idle_restart: &mut self.idle_restart,
-            prior_cwnd: &mut self.prior_cwnd,
-            prev_ca_state: self.prev_ca_state,
-        }
-    }
+    probe_rtt_bookkeeping!(window: min_rtt, state: mode == Mode::ProbeRtt);
 
     /// Idle restart ends once a new S/ACK for data is processed (Linux 4.13: any ACK).
     #[inline]

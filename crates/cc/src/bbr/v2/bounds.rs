@@ -4,9 +4,8 @@
 
 use super::{Bbr2, Phase, State};
 use crate::bbr::ecn::{self, ECN_THRESH};
-use crate::bbr::fast_path::FastPathModel;
+use crate::bbr::fast_path::{fast_path_accessors, FastPathModel};
 use crate::bbr::probe_bw::{inflight_hi_slope, AckPhase};
-use crate::bbr::signals::CongestionSignals;
 use crate::bbr::units::{bw_floor, BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::{RateSample, TcpCc};
 
@@ -292,16 +291,7 @@ impl FastPathModel for Bbr2 {
         crate::bbr::probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
-    /// v2alpha compares the mode (not the PROBE_BW phase) and min_rtt.
-    #[inline]
-    fn control_inputs(&self) -> (u8, u64) {
-        (self.state as u8, self.min_rtt.rtt_ns)
-    }
-
-    #[inline]
-    fn try_fast_path(&self) -> bool {
-        self.try_fast_path
-    }
+    fast_path_accessors!();
 
     #[inline]
     fn sample_bw(&self, _: ()) -> u64 {
@@ -311,10 +301,5 @@ impl FastPathModel for Bbr2 {
     #[inline]
     fn max_bw(&self) -> u64 {
         Bbr2::max_bw(self)
-    }
-
-    #[inline]
-    fn signals(&self) -> &CongestionSignals {
-        &self.signals
     }
 }

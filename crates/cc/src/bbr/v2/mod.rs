@@ -339,24 +339,18 @@ impl Bbr2 {
     pub fn model_view(&self, tp: &TcpCc) -> super::ModelView {
         super::ModelView {
             state_code: self.sample(tp).phase_code,
-            cycle_idx: 0,
-            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
-            min_rtt_ns: self.min_rtt.rtt_ns,
             bw_shortterm: self.bw_shortterm,
             bw_hi: self.bw_hi,
-            lt_bw: 0,
             inflight_longterm: self.inflight_longterm,
             inflight_shortterm: self.inflight_shortterm,
             extra_acked: self.agg.allowance(self.bw()),
-            full_bw_reached: self.full_bw.reached,
-            full_bw: self.full_bw.bw,
-            full_bw_count: self.full_bw.cnt,
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
             ecn_alpha: self.ecn.alpha,
+            ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }
 

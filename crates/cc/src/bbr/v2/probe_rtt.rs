@@ -6,8 +6,8 @@
 use super::{Bbr2, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
-use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN};
-use crate::{Nanos, RateSample, TcpCc};
+use crate::bbr::probe_rtt::{probe_rtt_bookkeeping, ProbeRttModel, PROBE_RTT_CWND_GAIN};
+use crate::{RateSample, TcpCc};
 
 impl ProbeRttModel for Bbr2 {
     /// `bbr_update_min_rtt` (v2: the 5 s probe_rtt_min drives PROBE_RTT and feeds the 10 s
@@ -15,16 +15,6 @@ impl ProbeRttModel for Bbr2 {
     #[inline]
     fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
         self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, true)
-    }
-
-    #[inline]
-    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
-        self.probe_rtt_min.stamp_ns = now;
-    }
-
-    #[inline]
-    fn in_probe_rtt(&self) -> bool {
-        self.state == State::ProbeRtt
     }
 
     /// Dip, drain the queue; the probe cycle stops and a round starts now.
@@ -55,14 +45,5 @@ impl ProbeRttModel for Bbr2 {
         CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
     }
 
-    #[inline]
-    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
-        ProbeRttParts {
-            hold: &mut self.probe_rtt,
-            round: &mut self.round,
-            idle_restart: &mut self.idle_restart,
-            prior_cwnd: &mut self.prior_cwnd,
-            prev_ca_state: self.prev_ca_state,
-        }
-    }
+    probe_rtt_bookkeeping!(window: probe_rtt_min, state: state == State::ProbeRtt);
 }

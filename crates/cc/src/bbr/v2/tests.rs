@@ -756,6 +756,15 @@ fn ecn_round(many_flows: bool, alpha: f64) -> (TcpCc, Bbr2) {
     (tp, b)
 }
 
+/// The ECN round's cut left inflight_shortterm within a packet of `want`.
+fn assert_inflight_shortterm(b: &Bbr2, want: f64, variant: &str, alpha: f64) {
+    assert!(
+        (b.inflight_shortterm as f64 - want).abs() <= 1.0,
+        "{variant} α={alpha}: inflight_shortterm {} vs {want}",
+        b.inflight_shortterm
+    );
+}
+
 #[test]
 fn ecn_round_cuts_inflight_lo_by_alpha_third_in_bbr2_and_alpha_half_plus_bw_lo_in_bbr2_new() {
     for alpha in [0.6, 0.3, 1.0] {
@@ -763,23 +772,13 @@ fn ecn_round_cuts_inflight_lo_by_alpha_third_in_bbr2_and_alpha_half_plus_bw_lo_i
         // bbr2: inflight_shortterm · (1 − α/3); bw_shortterm untouched (no ECN cut of bw_lo in
         // v2alpha).
         let (tp, b) = ecn_round(false, alpha);
-        let want = 100.0 * (1.0 - alpha / 3.0);
-        assert!(
-            (b.inflight_shortterm as f64 - want).abs() <= 1.0,
-            "bbr2 α={alpha}: inflight_shortterm {} vs {want}",
-            b.inflight_shortterm
-        );
+        assert_inflight_shortterm(&b, 100.0 * (1.0 - alpha / 3.0), "bbr2", alpha);
         assert_eq!(b.bw_shortterm, INF_BW, "bbr2 must not cut bw_shortterm on ECN");
         assert!(tp.snd_cwnd <= b.inflight_shortterm, "cwnd bounded by inflight_shortterm");
         let pacing_v2 = tp.pacing_rate_bytes_per_s as f64;
         // bbr2_new: inflight_shortterm · (1 − α/2) and bw_shortterm = max_bw · (1 − α/2).
         let (tp, b) = ecn_round(true, alpha);
-        let want = 100.0 * (1.0 - alpha / 2.0);
-        assert!(
-            (b.inflight_shortterm as f64 - want).abs() <= 1.0,
-            "bbr2_new α={alpha}: inflight_shortterm {} vs {want}",
-            b.inflight_shortterm
-        );
+        assert_inflight_shortterm(&b, 100.0 * (1.0 - alpha / 2.0), "bbr2_new", alpha);
         let want_bw = max_bw as f64 * (1.0 - alpha / 2.0);
         assert!(
             (b.bw_shortterm as f64 - want_bw).abs() / want_bw < 0.01,

@@ -117,7 +117,7 @@ pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
 
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
-use super::fast_path::{self, FastPathModel};
+use super::fast_path::{self, fast_path_accessors, FastPathModel};
 use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
 use super::probe_bw::AckPhase;
@@ -297,24 +297,17 @@ impl Bbr3 {
     pub fn model_view(&self) -> super::ModelView {
         super::ModelView {
             state_code: self.state as u8,
-            cycle_idx: 0,
-            round_start: self.round.round_start,
             max_bw: self.max_bw(),
             bw: self.bw(),
-            min_rtt_ns: self.min_rtt.rtt_ns,
             bw_shortterm: self.bw_shortterm,
-            bw_hi: u64::MAX,
-            lt_bw: 0,
             inflight_longterm: self.inflight_longterm,
             inflight_shortterm: self.inflight_shortterm,
             extra_acked: self.extra_acked(),
-            full_bw_reached: self.full_bw.reached,
-            full_bw: self.full_bw.bw,
-            full_bw_count: self.full_bw.cnt,
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
             ecn_alpha: if self.p.ecn == EcnResponse::Dctcp { self.ecn.alpha } else { 0 },
+            ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }
 
@@ -402,15 +395,7 @@ impl FastPathModel for Bbr3 {
         shared_probe_rtt::update_min_rtt_and_probe_rtt(self, tp, rs);
     }
 
-    #[inline]
-    fn control_inputs(&self) -> (u8, u64) {
-        (self.state as u8, self.min_rtt.rtt_ns)
-    }
-
-    #[inline]
-    fn try_fast_path(&self) -> bool {
-        self.try_fast_path
-    }
+    fast_path_accessors!();
 
     #[inline]
     fn sample_bw(&self, ack: AckInputs) -> u64 {
@@ -420,11 +405,6 @@ impl FastPathModel for Bbr3 {
     #[inline]
     fn max_bw(&self) -> u64 {
         Bbr3::max_bw(self)
-    }
-
-    #[inline]
-    fn signals(&self) -> &CongestionSignals {
-        &self.signals
     }
 }
 

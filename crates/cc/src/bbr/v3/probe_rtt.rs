@@ -6,25 +6,15 @@
 use super::{Bbr3, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
-use crate::bbr::probe_rtt::{ProbeRttModel, ProbeRttParts, PROBE_RTT_CWND_GAIN};
+use crate::bbr::probe_rtt::{probe_rtt_bookkeeping, ProbeRttModel, PROBE_RTT_CWND_GAIN};
 use crate::bbr::units::GAIN_UNIT;
-use crate::{Nanos, RateSample, TcpCc};
+use crate::{RateSample, TcpCc};
 
 impl ProbeRttModel for Bbr3 {
     /// §UpdateMinRTT (draft-06 / Linux 5 s sub-window feeding the 10 s min_rtt).
     #[inline]
     fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
         self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, false)
-    }
-
-    #[inline]
-    fn schedule_next_probe_rtt(&mut self, now: Nanos) {
-        self.probe_rtt_min.stamp_ns = now;
-    }
-
-    #[inline]
-    fn in_probe_rtt(&self) -> bool {
-        self.state == State::ProbeRtt
     }
 
     /// §EnterProbeRTT (a probe cut short in UP still advances the max_bw filter).
@@ -58,14 +48,5 @@ impl ProbeRttModel for Bbr3 {
         self.bdp_multiple(self.bw(), PROBE_RTT_CWND_GAIN).max(CWND_MIN_TARGET)
     }
 
-    #[inline]
-    fn probe_rtt_parts(&mut self) -> ProbeRttParts<'_> {
-        ProbeRttParts {
-            hold: &mut self.probe_rtt,
-            round: &mut self.round,
-            idle_restart: &mut self.idle_restart,
-            prior_cwnd: &mut self.prior_cwnd,
-            prev_ca_state: self.prev_ca_state,
-        }
-    }
+    probe_rtt_bookkeeping!(window: probe_rtt_min, state: state == State::ProbeRtt);
 }
