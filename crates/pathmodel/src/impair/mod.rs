@@ -11,6 +11,7 @@
 //! | `jitter.rs` | per-packet delay jitter, FIFO or overtaking | netem `delay … jitter` |
 //! | `reorder.rs` | a packet held until `displacement` others overtook it | — |
 //! | `aggregation.rs` | packets held, released together (A-MPDU, grants) | — |
+//! | `spec.rs` | how a scenario names them (serde, JSON schema) | — |
 //!
 //! How a link uses them. On arrival, a packet meets the policer ([`TokenBucket::admit`]) and
 //! the loss models ([`GilbertElliott::lose`]) before the queue discipline. The transmitter
@@ -27,6 +28,7 @@ pub mod jitter;
 pub mod policer;
 pub mod reorder;
 pub mod schedule;
+pub mod spec;
 pub mod trace;
 pub mod trace_gen;
 
