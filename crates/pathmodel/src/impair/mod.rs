@@ -11,16 +11,18 @@
 //! | `jitter.rs` | per-packet delay jitter, FIFO or overtaking | netem `delay … jitter` |
 //! | `reorder.rs` | a packet held until `displacement` others overtook it | — |
 //! | `aggregation.rs` | packets held, released together (A-MPDU, grants) | — |
+//! | `stage.rs` | the `Stage` trait the three timing stages share | — |
 //! | `spec.rs` | how a scenario names them (serde, JSON schema) | — |
 //!
 //! How a link uses them. On arrival, a packet meets the policer ([`TokenBucket::admit`]) and
 //! the loss models ([`GilbertElliott::lose`]) before the queue discipline. The transmitter
 //! asks a [`TraceService`] (instead of `bytes × 8 / rate`) when a packet's last bit has left.
 //! After the transmitter, the timing stages [`Jitter`], [`Reorderer`] and [`Aggregator`] share
-//! one API: `push(now, packet)` in arrival order, `next_due()` (the time the caller must come
-//! back: the simulator's next event for the link, the emulator's poll deadline) and
-//! `pop_due(now)` (the packets released by then, in order, with their release times). A
-//! [`Schedule`] says when the link's own parameters change (`next_change_at`, `take_due`).
+//! one API (the [`Stage`] trait): `push(now, packet)` in arrival order, `next_due()` (the time
+//! the caller must come back: the simulator's next event for the link, the emulator's poll
+//! deadline) and `pop_due(now)` (the packets released by then, in order, with their release
+//! times). A [`Schedule`] says when the link's own parameters change (`next_change_at`,
+//! `take_due`).
 
 pub mod aggregation;
 pub mod gilbert_elliott;
@@ -29,6 +31,7 @@ pub mod policer;
 pub mod reorder;
 pub mod schedule;
 pub mod spec;
+pub mod stage;
 pub mod trace;
 pub mod trace_gen;
 
@@ -38,6 +41,7 @@ pub use jitter::Jitter;
 pub use policer::TokenBucket;
 pub use reorder::Reorderer;
 pub use schedule::{Change, Schedule, ScheduleError};
+pub use stage::Stage;
 pub use trace::{Trace, TraceError, TraceService};
 pub use trace_gen::{generate_mahimahi, CellularTraceParams};
 
