@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | `aqm/` | queue disciplines: FIFO drop-tail/step ECN, CoDel, FQ-CoDel, PIE, DualPI2 | RFC 8289, 8290, 8033, 9332 |
 //! | `ecn.rs` | the four ECN codepoints | RFC 3168, RFC 9331 |
+//! | `impair/` | schedules, traces, policer, burst loss, jitter, reordering, aggregation | netem |
 //!
 //! A link built from these parts offers each packet to its impairments (loss, policer) and its
 //! queue discipline on arrival ([`aqm::Aqm::enqueue`]), and asks the discipline for the next
@@ -19,6 +20,7 @@
 
 pub mod aqm;
 pub mod ecn;
+pub mod impair;
 
 pub use ecn::Ecn;
 
