@@ -14,18 +14,21 @@
 //! - Coupling (RFC 9332 §2.4): the C queue drops (or, for ECT(0), marks) with p_C = p'² —
 //!   two independent draws of p', as Linux `dualpi2_classic_marking` does — and the L queue
 //!   marks with p_CL = k·p' (`dualpi2_scalable_marking`), k = `coupling_factor`.
-//! - Native L4S AQM (RFC 9332 §2.5.1.1; Linux `do_step_aqm`): an L packet whose sojourn exceeds
-//!   `step_threshold` is marked as well, so an L packet is marked with max(p_CL, step) — the
-//!   step is a certainty. Linux's `min_qlen_step` (0: always) is not modelled.
+//! - Native L4S AQM (RFC 9332 §2.4, Appendix A.1; Linux `do_step_aqm`): an L packet whose
+//!   sojourn exceeds `step_threshold` is marked as well, so an L packet is marked with
+//!   max(p_CL, step) — the step is a certainty. Linux's `min_qlen_step` (0: always) is not
+//!   modelled.
 //! - No AQM action while fewer than two MTUs wait in both queues together (Linux `must_drop`).
-//! - Overload (RFC 9332 §4.2.1; Linux `must_drop`): once k·p' > 1 the coupled L marking is
-//!   saturated, so with `drop_overload` L packets are dropped with p'² (and the survivors all
-//!   marked), and classic ECT packets are dropped with p'² instead of marked: an unresponsive
-//!   or excessive load meets drops in both queues rather than an ever-growing queue.
-//! - Scheduler: Linux's C-queue protection, a weighted round robin by bytes with credit
-//!   (`dequeue_packet`), not RFC 9332 §2.5.2's time-shifted FIFO. While both queues hold
-//!   packets the C queue gets `c_protection_percent` (10 %) of the bytes and the L queue the
-//!   rest; the credit starts in the L queue's favour and is reset when both empty.
+//! - Overload (RFC 9332 §4.2 and Appendix A.2; Linux `must_drop`): once k·p' > 1 the coupled
+//!   L marking is saturated, so with `drop_overload` L packets are dropped with p'² (and the
+//!   survivors all marked), and classic ECT packets are dropped with p'² instead of marked: an
+//!   unresponsive or excessive load meets drops in both queues rather than an ever-growing
+//!   queue.
+//! - Scheduler: Linux's C-queue protection, a weighted round robin by bytes with a credit
+//!   (`dequeue_packet`), chosen over the time-shifted FIFO of RFC 9332 Appendix A so that the
+//!   model is the qdisc a Linux bottleneck runs. While both queues hold packets the C queue
+//!   gets `c_protection_percent` (10 %) of the bytes and the L queue the rest; the credit
+//!   starts in the L queue's favour and is reset when both empty.
 //! - Marks and drops happen at dequeue (Linux's default `drop_early` off), so a dropped packet
 //!   has used its buffer space; the shared limit is the link's buffer (Linux's default 10000
 //!   packets without).

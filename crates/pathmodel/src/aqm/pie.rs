@@ -34,9 +34,10 @@
 //! point (p = 0, qdelay = 0, state reset) and the rest are skipped. The first update is
 //! `tupdate` after creation (Linux arms its first timer at HZ/2).
 //!
-//! Deviations: p is an `f64` rather than Linux's 56-bit fixed point; `accu_prob` is also
-//! cleared when an early "drop" becomes a CE mark (Linux clears it only on a real drop, so
-//! after an `accu_prob ≥ 8.5` decision it marks every ECN packet until the next drop).
+//! Deviations: p is an `f64` rather than Linux's 56-bit fixed point; `accu_prob` is cleared by
+//! every early-drop decision, also the certain one (≥ 8.5) that becomes a CE mark — Linux
+//! keeps it there, and then marks every ECN packet until a real drop clears it. `bytemode`
+//! (smaller packets dropped less) is not modelled.
 
 use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
@@ -48,7 +49,8 @@ pub(crate) const MTU_BYTES: u64 = 1500;
 
 /// Linux `pie_drop_early`: no early drop while qdelay < target/2 and p is below this.
 const NO_DROP_BELOW_PROB: f64 = 0.2;
-/// Linux `pie_calculate_probability`: a rise of p is capped at this per update once p ≥ 10 %.
+/// RFC 8033 §5.5 (cap drop adjustment), Linux `pie_calculate_probability`: a rise of p is
+/// capped at this per update once p ≥ 10 %.
 const MAX_RISE_PER_UPDATE: f64 = 0.02;
 /// Linux/RFC 8033 Appendix B: above this queueing delay p rises by `MAX_RISE_PER_UPDATE` more.
 const HIGH_DELAY_NS: Nanos = 250 * MS;
