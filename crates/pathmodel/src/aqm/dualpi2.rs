@@ -317,7 +317,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::testbed_pie::{window_mean_ns, Bench, ConstRate, PKT_BYTES};
+    use crate::aqm::testbed_pie::{lazy_vs_ticked, window_mean_ns, Bench, ConstRate, PKT_BYTES};
     use crate::{Ecn, TestPacket, TestRng};
 
     /// 100 Mb/s: 120 µs per 1500-byte packet.
@@ -416,6 +416,13 @@ mod tests {
             / (b[C].drops_aqm - a[C].drops_aqm + b[C].dequeued - a[C].dequeued) as f64;
         assert!((c_drop - 1.0 / 9.0).abs() < 0.01, "classic drop fraction {c_drop}");
         assert!((q.base_prob() - (1.0f64 / 9.0).sqrt()).abs() < 0.05, "p' {}", q.base_prob());
+    }
+
+    #[test]
+    fn lazy_updates_after_idle_match_updates_on_time() {
+        let [lazy, ticked] = lazy_vs_ticked(|| dualpi2(r#"{"kind": "dualpi2"}"#));
+        assert!(lazy.0 > 1000, "the overloads meet drops: {lazy:?}");
+        assert_eq!(lazy, ticked);
     }
 
     /// ECT(0) and ECT(1) each at the link rate, 6 s: the queues' counters.

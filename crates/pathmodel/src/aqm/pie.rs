@@ -323,7 +323,8 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::testbed_pie::{tx_ns, window_mean_ns, Aimd, Bench, ConstRate, PKT_BYTES};
+    use crate::aqm::testbed_pie::{lazy_vs_ticked, tx_ns, window_mean_ns};
+    use crate::aqm::testbed_pie::{Aimd, Bench, ConstRate, PKT_BYTES};
     use crate::aqm::AnyAqm;
     use crate::{Ecn, TestPacket, TestRng};
 
@@ -455,6 +456,13 @@ mod tests {
         let mut slow = ConstRate::new(0, Ecn::NotEct, 0.5, RATE_BPS, 10_000 * MS, 13_000 * MS);
         bench.run(&mut q, &mut [&mut slow], 13_000 * MS);
         assert_eq!(q.prob(), 0.0);
+    }
+
+    #[test]
+    fn lazy_updates_after_idle_match_updates_on_time() {
+        let [lazy, ticked] = lazy_vs_ticked(|| pie(r#"{"kind": "pie"}"#, 10_000));
+        assert!(lazy.0 > 1000, "the overloads meet drops: {lazy:?}");
+        assert_eq!(lazy, ticked);
     }
 
     /// Four AIMD flows, 40 ms base RTT, through PIE at 10 Mb/s; mean sojourn and utilization

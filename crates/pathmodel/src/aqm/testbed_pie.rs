@@ -200,3 +200,31 @@ pub(crate) fn window_mean_ns(before: &super::ClassStats, after: &super::ClassSta
     let s = sum(after) - if before.sojourn.count() == 0 { 0.0 } else { sum(before) };
     s / n as f64
 }
+
+/// The lazy updates against a timer: overload for 1 s, 20 s idle, overload again for 1 s,
+/// once with nothing touching the queue while it is idle and once with an (empty) dequeue
+/// every millisecond, which performs each update on time. Both must end in the same state:
+/// (drops, marks, dequeued, sojourn sum) of each run's classes together.
+pub(crate) fn lazy_vs_ticked<Q: Aqm<TestPacket>>(
+    make: impl Fn() -> Q,
+) -> [(u64, u64, u64, f64); 2] {
+    let rate_bps = 100_000_000;
+    let ms = crate::MS;
+    [false, true].map(|ticked| {
+        let mut q = make();
+        let mut bench = Bench::new(rate_bps, 9);
+        let mut a = ConstRate::new(0, Ecn::NotEct, 1.2, rate_bps, 0, 1000 * ms);
+        bench.run(&mut q, &mut [&mut a], 2000 * ms);
+        if ticked {
+            let (mut rng, mut dropped) = (TestRng(1), Vec::new());
+            for t in 2000..21_000 {
+                assert!(q.dequeue(t * ms, &mut rng, &mut dropped).is_none());
+            }
+        }
+        let mut b = ConstRate::new(0, Ecn::NotEct, 1.2, rate_bps, 21_000 * ms, 22_000 * ms);
+        bench.run(&mut q, &mut [&mut b], 23_000 * ms);
+        let s = q.stats().total();
+        let sum = s.sojourn.mean_ns() * s.sojourn.count() as f64;
+        (s.drops_aqm, s.ce_marks, s.dequeued, sum)
+    })
+}
