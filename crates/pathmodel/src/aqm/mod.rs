@@ -18,8 +18,12 @@
 //! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
 //! variant, static dispatch by a match).
 
+pub mod dualpi2;
 pub mod fifo;
+pub mod pie;
 mod stats;
+#[cfg(test)]
+mod testbed_pie;
 
 pub use stats::{AqmStats, ClassStats, SojournHist};
 
@@ -96,6 +100,86 @@ pub enum QdiscSpec {
     /// packets above the link's ECN threshold if it has one.
     #[schemars(title = "Droptail")]
     Droptail {},
+
+    /// PIE (RFC 8033, Linux `sch_pie`): drops arrivals at random with a probability that a PI
+    /// controller of the queueing delay updates every `tupdate_ns`; a queue that was quiet lets
+    /// a burst of up to `max_burst_ns` through. Drops at the link's buffer (1000 packets if the
+    /// link has none).
+    #[schemars(title = "Pie")]
+    Pie {
+        /// Queueing delay the controller holds (ns; Linux `target`, 15 ms).
+        #[serde(default = "pie::default_target_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        target_ns: u64,
+        /// Interval between probability updates (ns; Linux `tupdate`, 15 ms).
+        #[serde(default = "pie::default_tupdate_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        tupdate_ns: u64,
+        /// Integral gain, per second of delay above target (Hz; Linux `alpha` 2 = 0.125 Hz),
+        /// scaled down while the probability is small (RFC 8033 §4.2).
+        #[serde(default = "pie::default_alpha")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        alpha: f64,
+        /// Proportional gain, per second of delay change (Hz; Linux `beta` 20 = 1.25 Hz).
+        #[serde(default = "pie::default_beta")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        beta: f64,
+        /// Burst allowance: no early drop for this long after the queue was quiet (ns; 150 ms).
+        #[serde(default = "pie::default_max_burst_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        max_burst_ns: u64,
+        /// CE-mark ECN-capable packets instead of dropping them while the probability is at or
+        /// below `mark_ecn_threshold` (Linux `ecn`, off).
+        #[serde(default)]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        ecn: bool,
+        /// Probability (0..1) above which ECN-capable packets are dropped too (Linux: 0.1).
+        #[serde(default = "pie::default_mark_ecn_threshold")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        mark_ecn_threshold: f64,
+    },
+    /// DualPI2 (RFC 9332, Linux `sch_dualpi2`): ECT(1) and CE packets wait in a low-latency
+    /// queue marked at a step threshold and with k·p', the others in a classic queue dropped or
+    /// marked with p'², p' from a PI controller of the queueing delay; a weighted round robin
+    /// gives the L queue priority. Both share the link's buffer (10000 packets if none).
+    #[schemars(title = "DualPI2")]
+    #[serde(rename = "dualpi2")]
+    DualPi2 {
+        /// Classic queueing delay the PI controller holds (ns; Linux `target`, 15 ms).
+        #[serde(default = "dualpi2::default_target_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        target_ns: u64,
+        /// Interval between updates of the base probability p' (ns; Linux `tupdate`, 16 ms).
+        #[serde(default = "dualpi2::default_tupdate_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        tupdate_ns: u64,
+        /// Integral gain, p' per second of delay above target per update (Hz; 0.16).
+        #[serde(default = "dualpi2::default_alpha")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        alpha: f64,
+        /// Proportional gain, p' per second of delay change per update (Hz; 3.2).
+        #[serde(default = "dualpi2::default_beta")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        beta: f64,
+        /// L-queue sojourn above which an L4S packet is CE-marked (ns; Linux `step_thresh`, 1 ms).
+        #[serde(default = "dualpi2::default_step_threshold_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        step_threshold_ns: u64,
+        /// Coupling factor k: the L queue's coupled marking probability is k·p' (Linux 2).
+        #[serde(default = "dualpi2::default_coupling_factor")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        coupling_factor: f64,
+        /// Classic queue's share of the round robin while both queues wait, in percent (Linux
+        /// `c_protection`, 10): the L queue gets the rest.
+        #[serde(default = "dualpi2::default_c_protection_percent")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        c_protection_percent: u8,
+        /// When k·p' exceeds 1 (overload), drop L4S packets with p'² instead of only marking
+        /// them, and drop classic ECN packets rather than mark them (Linux `drop_overload`, on).
+        #[serde(default = "dualpi2::default_drop_overload")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        drop_overload: bool,
+    },
 }
 
 impl Default for QdiscSpec {
@@ -164,4 +248,6 @@ macro_rules! registry {
 
 registry! {
     Droptail => fifo::Fifo,
+    Pie => pie::Pie,
+    DualPi2 => dualpi2::DualPi2,
 }
