@@ -3,22 +3,22 @@
 //! sojourn has stayed at or above `target` for a whole `interval`.
 //!
 //! The model, as Linux implements it (`include/net/codel_impl.h`, `codel_should_drop()` and
-//! `codel_dequeue()`; RFC 8289 §5's pseudocode `dodequeue()`/`dequeue()`, "the Linux version"):
+//! `codel_dequeue()`; RFC 8289 §5's pseudocode, `dodequeue()` and `dequeue()`):
 //!
-//! - Estimator (RFC 8289 §3.1, §5.4 `dodequeue`): each dequeued packet's sojourn is compared with
+//! - Estimator (RFC 8289 §3, `dodequeue()`): each dequeued packet's sojourn is compared with
 //!   `target`. Below target, or with no more than one maximum-sized packet left in the queue
 //!   (the backlog term: a link too slow to drain an MTU within target must not be starved),
 //!   `first_above_time` is cleared. The first packet above starts the clock:
 //!   `first_above_time = now + interval`; a packet dequeued strictly after that time says
 //!   "ok to drop" (`codel_time_after`).
-//! - Dropping state (RFC 8289 §3.3, §5.5 `dequeue`): the first "ok to drop" drops (or marks) that
+//! - Dropping state (RFC 8289 §3, `dequeue()`): the first "ok to drop" drops (or marks) that
 //!   packet and enters the state with `drop_next = now + interval/sqrt(count)`. In the state,
 //!   each dequeue at or after `drop_next` drops the packet, increments `count`, dequeues the next
 //!   one and schedules `drop_next += interval/sqrt(count)` — from the previous `drop_next`, not
-//!   from now, so the drop rate grows as sqrt(count) (the control law, §3.3 and §5.6). A
+//!   from now, so the drop rate grows as sqrt(count) (the control law, `control_law()`). A
 //!   packet that is not "ok to drop" (sojourn fell below target) leaves the state, and so does
 //!   an empty queue.
-//! - Re-entry (§5.5, "this is the Linux version"): entering the state again, with
+//! - Re-entry (`dequeue()`, which RFC 8289 calls "the Linux version"): entering it again, with
 //!   `delta = count - lastcount > 1` drops in the previous episode and the last scheduled drop
 //!   less than 16 intervals ago (`RESUME_WINDOW_INTERVALS`), resumes at `count = delta` instead
 //!   of 1: the drop rate that controlled the queue last time is a good start.
@@ -33,9 +33,10 @@
 //!
 //! - Time is integer ns (Linux: u32 ticks of 1024 ns with wrap-around compares), so targets and
 //!   intervals are exact rather than rounded down to 1.024 µs.
-//! - The control law uses the exact `interval / sqrt(count)` (RFC 8289 §5.6) rather than Linux's
-//!   16-bit Newton iteration of 1/sqrt(count) (`codel_Newton_step`), which is within 0.1 % once
-//!   converged but coarser right after a re-entry at `count = delta`.
+//! - The control law is the exact `interval / sqrt(count)` (RFC 8289 `control_law()`), not
+//!   Linux's 16-bit fixed-point Newton iteration of 1/sqrt(count) (`codel_Newton_step()`),
+//!   which tracks it closely once converged but is coarse right after a re-entry at
+//!   `count = delta`.
 //! - The backlog term compares with the largest packet seen so far (RFC 8289's `maxpacket`,
 //!   the older Linux `stats->maxpacket`) instead of the device MTU (`params->mtu`,
 //!   `psched_mtu()`): the path model has no device, and both agree once a full-sized packet
@@ -54,16 +55,16 @@ use super::{Aqm, AqmStats, ClassStats, DropCause, Limit, LinkContext, QdiscSpec}
 use crate::{Nanos, PathPacket, Random, MS};
 use std::collections::VecDeque;
 
-/// RFC 8289 §4.4 and Linux `codel_params_init()`: 5 ms, "5-10% of the RTT" of a 100 ms path.
+/// RFC 8289 §4 (TARGET) and Linux `codel_params_init()`: 5 ms, 5–10 % of the interval.
 pub const DEFAULT_TARGET_NS: Nanos = 5 * MS;
-/// RFC 8289 §4.5 and Linux `codel_params_init()`: 100 ms, a worst-case RTT of the paths the
-/// queue serves (the time a sender needs to react to a drop).
+/// RFC 8289 §4 (INTERVAL) and Linux `codel_params_init()`: 100 ms, a worst-case RTT of the
+/// paths the queue serves (the time a sender needs to react to a drop).
 pub const DEFAULT_INTERVAL_NS: Nanos = 100 * MS;
 /// Linux `sch_codel` `DEFAULT_CODEL_LIMIT`: 1000 packets when the link sets no buffer.
 pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 /// Re-entry resumes the previous episode's drop rate only if its last scheduled drop was less
-/// than this many intervals ago (Linux `codel_dequeue()`: `16 * params->interval`; RFC 8289
-/// §5.5 keeps the same constant).
+/// than this many intervals ago (Linux `codel_dequeue()`: `16 * params->interval`; RFC 8289's
+/// `dequeue()` keeps the same constant).
 const RESUME_WINDOW_INTERVALS: u64 = 16;
 
 pub(crate) fn default_target_ns() -> Nanos {
@@ -86,7 +87,7 @@ pub(crate) struct CodelParams {
     pub max_packet_bytes: u32,
 }
 
-/// One queue's CoDel state (Linux `struct codel_vars`; RFC 8289 §5.3's member variables).
+/// One queue's CoDel state (Linux `struct codel_vars`; RFC 8289 §5's member variables).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CodelVars {
     /// Drops (and marks) since entering the dropping state, or the resumed rate.
@@ -117,7 +118,7 @@ struct Head<P> {
 }
 
 impl CodelParams {
-    /// The control law (RFC 8289 §5.6): the next drop `interval/sqrt(count)` after `t`.
+    /// The control law (RFC 8289 `control_law()`): the next drop `interval/sqrt(count)` after `t`.
     #[inline]
     fn control_law(&self, t: Nanos, count: u32) -> Nanos {
         t + (self.interval_ns as f64 / (count.max(1) as f64).sqrt()) as Nanos
@@ -220,7 +221,7 @@ impl CodelParams {
                 self.should_drop(v, now, head.as_ref(), src.backlog_bytes());
             }
             v.dropping = true;
-            // Resume the last episode's rate if it ended recently (RFC 8289 §5.5).
+            // Resume the last episode's rate if it ended recently.
             let delta = v.count.wrapping_sub(v.lastcount);
             let recent = now.saturating_sub(v.drop_next)
                 < RESUME_WINDOW_INTERVALS.saturating_mul(self.interval_ns);

@@ -4,7 +4,7 @@
 //!
 //! The model, following Linux's functions:
 //!
-//! - Classify (`fq_codel_hash()`, RFC 8290 §4.1.1): the packet's flow key picks one of `flows`
+//! - Classify (`fq_codel_hash()`, RFC 8290 §4.1): the packet's flow key picks one of `flows`
 //!   queues. Linux scales a 32-bit skb hash onto the table by a multiply-shift
 //!   (`reciprocal_scale`); our flow keys may be small integers, so they are first spread by a
 //!   Fibonacci multiply ([`FIB_HASH_MUL`]) whose top 32 bits play the skb hash. Two flows may
