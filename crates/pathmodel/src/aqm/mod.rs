@@ -18,10 +18,14 @@
 //! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
 //! variant, static dispatch by a match).
 
+pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
+pub mod fq_codel;
 pub mod pie;
 mod stats;
+#[cfg(test)]
+mod testbed;
 #[cfg(test)]
 mod testbed_pie;
 
@@ -87,7 +91,9 @@ pub trait Aqm<P: PathPacket> {
     fn stats(&self) -> &AqmStats;
     /// Change the buffer limit (a schedule's `buffer`); packets already queued stay.
     fn set_limit(&mut self, limit: Limit);
-    /// The link's rate changed (PIE and DualPI2 estimate from it; a schedule's `rate`).
+    /// The link's rate changed (a schedule's `rate`); no discipline here reads it yet (PIE's
+    /// rate-based delay estimate, RFC 8033 §5.2, is not modelled: it uses timestamps as Linux
+    /// does by default).
     fn set_rate(&mut self, _rate_bps: u64) {}
 }
 
@@ -100,6 +106,76 @@ pub enum QdiscSpec {
     /// packets above the link's ECN threshold if it has one.
     #[schemars(title = "Droptail")]
     Droptail {},
+    /// CoDel (RFC 8289, Linux `sch_codel`): drops, or CE-marks with `ecn`, at dequeue once the
+    /// time packets wait has stayed above `target_ns` for `interval_ns`, then ever faster
+    /// (interval/sqrt(drops)) until it falls below. Tail-drops at the link's `buffer`
+    /// (Linux's 1000 packets if the link sets none).
+    #[schemars(title = "Codel")]
+    Codel {
+        /// Acceptable standing queueing delay (ns): a packet that waited less is never dropped.
+        /// Linux's default, 5 ms.
+        #[serde(default = "codel::default_target_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        target_ns: u64,
+        /// How long the delay must stay above target before the first drop, and the spacing
+        /// of the first drops (ns): about the largest RTT of the flows. Linux's default, 100 ms.
+        #[serde(default = "codel::default_interval_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        interval_ns: u64,
+        /// CE-mark every ECN-capable packet that waited longer than this (ns), whatever the
+        /// control law says (DCTCP-style shallow marking). Unset (the default): off.
+        #[serde(default)]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        ce_threshold_ns: Option<u64>,
+        /// CE-mark ECN-capable packets instead of dropping them. Off by default, as in Linux's
+        /// `codel` (its `fq_codel` defaults to on).
+        #[serde(default)]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        ecn: bool,
+    },
+    /// FQ-CoDel (RFC 8290, Linux `sch_fq_codel`): packets hashed by flow into `flows` queues,
+    /// each under its own CoDel, served by deficit round robin `quantum_bytes` at a time, with
+    /// flows that just became active served first. Over the link's `buffer` (Linux's 10240
+    /// packets if the link sets none) it drops from the head of the queue holding most bytes.
+    #[schemars(title = "FqCodel")]
+    FqCodel {
+        /// Acceptable standing queueing delay per flow (ns). Linux's default, 5 ms.
+        #[serde(default = "codel::default_target_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        target_ns: u64,
+        /// How long a flow's delay must stay above target before its first drop, and the
+        /// spacing of the first drops (ns). Linux's default, 100 ms.
+        #[serde(default = "codel::default_interval_ns")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        interval_ns: u64,
+        /// CE-mark every ECN-capable packet that waited longer than this (ns), whatever the
+        /// control law says. Unset (the default): off.
+        #[serde(default)]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        ce_threshold_ns: Option<u64>,
+        /// CE-mark ECN-capable packets instead of dropping them. On by default, as in Linux.
+        #[serde(default = "fq_codel::default_ecn")]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        ecn: bool,
+        /// Bytes a flow may send per round of the round robin (at least 256). Linux's
+        /// default: the device MTU with its Ethernet header, 1514.
+        #[serde(default = "fq_codel::default_quantum_bytes")]
+        #[schemars(range(min = 256, max = 1048576))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        quantum_bytes: u32,
+        /// Number of flow queues that packets are hashed into (1 to 65536; flows that hash
+        /// alike share a queue). Linux's default, 1024.
+        #[serde(default = "fq_codel::default_flows")]
+        #[schemars(range(min = 1, max = 65536))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        flows: u32,
+        /// Most packets dropped at once from the fullest queue when the buffer overflows
+        /// (up to half of that queue's bytes; at least 1). Linux's default, 64.
+        #[serde(default = "fq_codel::default_drop_batch_packets")]
+        #[schemars(range(min = 1))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        drop_batch_packets: u32,
+    },
 
     /// PIE (RFC 8033, Linux `sch_pie`): drops arrivals at random with a probability that a PI
     /// controller of the queueing delay updates every `tupdate_ns`; a queue that was quiet lets
@@ -248,6 +324,8 @@ macro_rules! registry {
 
 registry! {
     Droptail => fifo::Fifo,
+    Codel => codel::Codel,
+    FqCodel => fq_codel::FqCodel,
     Pie => pie::Pie,
     DualPi2 => dualpi2::DualPi2,
 }
