@@ -329,3 +329,35 @@ registry! {
     Pie => pie::Pie,
     DualPi2 => dualpi2::DualPi2,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::QdiscSpec;
+
+    /// Every parameter of every discipline carries its backends mark (the simulator's schema
+    /// test reads them), and every discipline but drop-tail has parameters.
+    #[test]
+    fn every_field_says_which_backends_honour_it() {
+        let schema = serde_json::to_value(schemars::schema_for!(QdiscSpec)).unwrap();
+        let variants = schema["oneOf"].as_array().expect("a tagged union");
+        assert_eq!(variants.len(), 5, "droptail, codel, fq_codel, pie, dualpi2");
+        for v in variants {
+            let props = v["properties"].as_object().unwrap();
+            let kind = v["properties"]["kind"].to_string();
+            let mut fields = 0;
+            for (name, f) in props {
+                if name == "kind" {
+                    continue;
+                }
+                let marks = &f["x-backends"];
+                assert_eq!(
+                    (&marks["sim"], &marks["emu"]),
+                    (&"honoured".into(), &"honoured".into()),
+                    "{kind}.{name}"
+                );
+                fields += 1;
+            }
+            assert!(fields > 0 || kind.contains("droptail"), "{kind} has no parameters");
+        }
+    }
+}
