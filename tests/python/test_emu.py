@@ -302,6 +302,71 @@ def test_loss_within_binomial_bounds(tmp_path):
     _assert_clean()
 
 
+@needs_emu
+def test_ect1_rewrite_ce_marks_and_queue_sojourn_reach_the_wire(tmp_path):
+    """Sender 0 is an ECT(1) sender (its ECT(0) datagrams leave the emulator as ECT(1)), sender 1
+    is not (ECT(0) stays); with an ECN threshold of 0 waiting packets a burst is CE-marked in the
+    header; the queue rows carry the discipline's drops by cause and sojourn statistics."""
+    from bbrlab.emu.runner import emu_settings, open_network
+
+    toml = 'duration = "5s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "2ms" }\n[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "cubic"\n'
+    scn, _ = _scenario(tmp_path, toml)
+    settings = emu_settings(scn)
+    settings["ect1_senders"] = [0]
+    # A buffer for the whole burst (a 2 ms x 10 Mbit/s BDP holds two packets).
+    settings["forward"] |= {"qdisc": {"kind": "droptail"}, "ecn_threshold_packets": 0, "limit_bytes": 100_000}
+    tb = netns.Testbed()
+    tb.__enter__()
+    try:
+        net = open_network(tb, scn.resolve(), settings, tmp_path)
+        net.emu.stdin.write(f"start {time.monotonic_ns()}\n".encode())
+        net.emu.stdin.flush()
+
+        def receiver():
+            r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            r.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+            r.bind((net.receiver_ip, 6002))
+            r.settimeout(2.0)
+            return r
+
+        rs = _in_ns(net.rns, receiver)
+
+        def send(n: int, gap_s: float) -> None:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x02)  # ECT(0), as Linux TCP sends
+            for i in range(n):
+                s.sendto(bytes([i]) * 1000, (net.receiver_ip, 6002))
+                time.sleep(gap_s)
+
+        _in_ns(net.sender_ns[1], lambda: send(5, 0.02))  # 0.8 ms each at 10 Mbit/s: none waits
+        _in_ns(net.sender_ns[0], lambda: send(30, 0.0))  # a burst: all but the first few wait
+        seen: dict[str, list[int]] = {}
+        for _ in range(35):
+            _, anc, _, (src, _) = rs.recvmsg(2000, socket.CMSG_SPACE(1))
+            tos = [d[0] for lvl, typ, d in anc if lvl == socket.IPPROTO_IP and typ == socket.IP_TOS]
+            seen.setdefault(src, []).append(tos[0] & 3)
+        rs.close()
+        time.sleep(0.25)
+        net.emu.stdin.write(b"stop\n")
+        net.emu.stdin.flush()
+        net.emu.wait(timeout=5)
+        rows = [json.loads(line) for line in net.stats_path.read_text().splitlines()]
+    finally:
+        tb.close()
+    s0, s1 = net.sender_ip(0), net.sender_ip(1)
+    print(f"codepoints: sender 0 {seen[s0]}, sender 1 {seen[s1]}")
+    assert seen[s1] == [2] * 5, "ECT(0) of a classic sender must pass unchanged"
+    assert set(seen[s0]) == {1, 3} and seen[s0][0] == 1, "ECT(1) sender: ECT(1), CE once queued"
+    q = [r for r in rows if r.get("queue") == "bottleneck"]
+    final = [r for r in rows if r.get("final")][0]
+    assert sum(seen[s0]) - len(seen[s0]) == 2 * final["forward_per_sender"][0]["ce_marks"]
+    assert q[-1]["ce_marks"] == seen[s0].count(3) and q[-1]["drops_aqm"] == 0
+    p99 = max(r["sojourn_p99_ns"] or 0 for r in q)
+    # 30 datagrams of 1066 B wire size at 10 Mbit/s: the last waits about 29 x 0.85 ms.
+    assert 10e6 < p99 < 30e6, p99
+    _assert_clean()
+
+
 def _run_emu(tmp_path, toml, name="emu-test"):
     from bbrlab.engine.runner import run
 

@@ -13,7 +13,9 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 
-use crate::{ecn_bits, ipv4_dst, set_ce, Link, QueueSample, Verdict};
+use crate::{
+    ect0_to_ect1, flow_key, ipv4_dst, packet_ecn, set_ce, Arrival, Ecn, Link, QueueSample,
+};
 
 pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -56,21 +58,43 @@ impl Pool {
     }
 }
 
-/// One queue sample as a JSON line of the statistics file (times relative to `t0`).
+/// A float as JSON (null for NaN: a statistic over no packets, or not measured).
+fn json_f64(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.decimals$}")
+    } else {
+        "null".into()
+    }
+}
+
+/// One queue sample as a JSON line of the statistics file (times relative to `t0`). Sojourn
+/// statistics are over the packets that entered service in the interval; counters cumulative.
 pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
-    let util =
-        if s.utilization.is_finite() { format!("{:.6}", s.utilization) } else { "null".into() };
     format!(
-        "{{\"queue\":\"{name}\",\"t_ns\":{},\"occupancy_bytes\":{},\"occupancy_pkts\":{},\"mean_occupancy_bytes\":{:.3},\"max_occupancy_bytes\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\"tx_bytes\":{},\"utilization\":{util}}}",
+        "{{\"queue\":\"{name}\",\"t_ns\":{},\"occupancy_bytes\":{},\"occupancy_pkts\":{},\
+         \"mean_occupancy_bytes\":{:.3},\"max_occupancy_bytes\":{},\"drops\":{},\
+         \"drops_overflow\":{},\"drops_aqm\":{},\"random_losses\":{},\"ce_marks\":{},\
+         \"tx_bytes\":{},\"utilization\":{},\"sojourn_mean_ns\":{},\"sojourn_p50_ns\":{},\
+         \"sojourn_p99_ns\":{},\"l4s_sojourn_mean_ns\":{},\"l4s_sojourn_p50_ns\":{},\
+         \"l4s_sojourn_p99_ns\":{}}}",
         s.t_ns - t0,
         s.occupancy_bytes,
         s.occupancy_pkts,
         s.mean_occupancy_bytes,
         s.max_occupancy_bytes,
         s.drops,
+        s.drops_overflow,
+        s.drops_aqm,
         s.random_losses,
         s.ce_marks,
-        s.tx_bytes
+        s.tx_bytes,
+        json_f64(s.utilization, 6),
+        json_f64(s.sojourn_mean_ns, 1),
+        json_f64(s.sojourn_p50_ns, 1),
+        json_f64(s.sojourn_p99_ns, 1),
+        json_f64(s.l4s_sojourn_mean_ns, 1),
+        json_f64(s.l4s_sojourn_p50_ns, 1),
+        json_f64(s.l4s_sojourn_p99_ns, 1),
     )
 }
 
@@ -80,6 +104,8 @@ pub(crate) struct Emu {
     pub(crate) sender_fds: Vec<RawFd>,
     pub(crate) recv_fd: RawFd,
     pub(crate) addr_to_sender: HashMap<u32, u16>,
+    /// Per sender: rewrite its ECT(0) packets to ECT(1) on arrival (an L4S flow, docs/emu.md).
+    pub(crate) ect1: Vec<bool>,
     pub(crate) access_fwd: Vec<Option<Link<u32>>>,
     pub(crate) access_rev: Vec<Option<Link<u32>>>,
     pub(crate) fwd: Link<u32>,
@@ -113,7 +139,7 @@ impl Emu {
     }
 
     fn enter_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
-        enqueue_marked(&mut self.fwd, &mut self.pool, now, i, origin);
+        enqueue_bottleneck(&mut self.fwd, &mut self.pool, now, i, origin);
     }
 
     fn take_from_sender(&mut self, now: u64, s: usize, i: u32) {
@@ -130,39 +156,56 @@ impl Emu {
             self.pool.put(i);
             return;
         };
-        enqueue_marked(&mut self.rev, &mut self.pool, now, i, s);
+        enqueue_bottleneck(&mut self.rev, &mut self.pool, now, i, s);
     }
 
-    /// Deliver everything due by `now`, in order through the stages.
-    pub(crate) fn run_timers(&mut self, now: u64) {
-        for s in 0..self.access_fwd.len() {
-            while let Some((i, due, _)) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now))
-            {
-                // Enter the bottleneck at the scheduled time, not the (later) wake-up time.
-                self.enter_bottleneck(due, i, s as u16);
+    /// Return to the pool the packets the bottleneck's disciplines dropped (CoDel drops at
+    /// dequeue, FQ-CoDel drops another flow's packet at enqueue).
+    fn recycle_dropped(&mut self) {
+        for l in [&mut self.fwd, &mut self.rev] {
+            for i in l.drain_dropped() {
+                self.pool.put(i);
             }
         }
-        while let Some((i, due, _)) = self.fwd.pop_ready(now) {
-            self.note_late(now, due);
-            let fd = self.recv_fd;
-            self.write_pkt(fd, i);
+    }
+
+    /// Deliver everything due by `now`, in order through the stages; a packet the bottleneck
+    /// marked gets CE in its header as it leaves.
+    pub(crate) fn run_timers(&mut self, now: u64) {
+        for s in 0..self.access_fwd.len() {
+            while let Some(d) = self.access_fwd[s].as_mut().and_then(|a| a.pop_ready(now)) {
+                // Enter the bottleneck at the scheduled time, not the (later) wake-up time.
+                self.enter_bottleneck(d.due_ns, d.payload, s as u16);
+            }
         }
-        while let Some((i, due, s)) = self.rev.pop_ready(now) {
-            let s = s as usize;
+        while let Some(d) = self.fwd.pop_ready(now) {
+            self.note_late(now, d.due_ns);
+            if d.ce {
+                set_ce(self.pool.pkt(d.payload));
+            }
+            let fd = self.recv_fd;
+            self.write_pkt(fd, d.payload);
+        }
+        while let Some(d) = self.rev.pop_ready(now) {
+            if d.ce {
+                set_ce(self.pool.pkt(d.payload));
+            }
+            let s = d.origin as usize;
             match self.access_rev[s].as_mut() {
-                Some(a) => enqueue_access(a, &mut self.pool, due, i, s as u16),
+                Some(a) => enqueue_access(a, &mut self.pool, d.due_ns, d.payload, d.origin),
                 None => {
                     let fd = self.sender_fds[s];
-                    self.write_pkt(fd, i);
+                    self.write_pkt(fd, d.payload);
                 }
             }
         }
         for s in 0..self.access_rev.len() {
-            while let Some((i, _, _)) = self.access_rev[s].as_mut().and_then(|a| a.pop_ready(now)) {
+            while let Some(d) = self.access_rev[s].as_mut().and_then(|a| a.pop_ready(now)) {
                 let fd = self.sender_fds[s];
-                self.write_pkt(fd, i);
+                self.write_pkt(fd, d.payload);
             }
         }
+        self.recycle_dropped();
     }
 
     pub(crate) fn next_deadline(&self) -> Option<u64> {
@@ -191,11 +234,17 @@ impl Emu {
             self.reads += 1;
             let now = now_ns();
             match from {
-                Some(s) => self.take_from_sender(now, s, i),
+                Some(s) => {
+                    if self.ect1[s] {
+                        ect0_to_ect1(self.pool.pkt(i));
+                    }
+                    self.take_from_sender(now, s, i)
+                }
                 None => self.take_from_receiver(now, i),
             }
             n += 1;
         }
+        self.recycle_dropped();
         self.max_batch = self.max_batch.max(n);
         n
     }
@@ -234,27 +283,24 @@ impl Emu {
     }
 }
 
-/// Queue packet `i` at `link`, whose marking sees whether it is ECN-capable: set CE in the packet
-/// when the queue marks it, return its buffer to the pool when the queue drops it.
-fn enqueue_marked(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origin: u16) {
-    let (len, ect) = {
+/// Queue packet `i` at a bottleneck direction, its discipline told the packet's size, ECN
+/// codepoint and flow (read from its header now: the link holds only the slot index); a packet
+/// it refuses goes back to the pool.
+fn enqueue_bottleneck(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origin: u16) {
+    let a = {
         let p = pool.pkt(i);
-        (p.len() as u32, matches!(ecn_bits(p), Some(1) | Some(2)))
+        Arrival { ip_len: p.len() as u32, ecn: packet_ecn(p), flow_key: flow_key(p), origin }
     };
-    match link.enqueue(now, i, len, ect, origin) {
-        Ok(Verdict::Queued { ce: true }) => {
-            set_ce(pool.pkt(i));
-        }
-        Ok(_) => {}
-        Err((_, i)) => pool.put(i),
+    if let Err((_, i)) = link.enqueue(now, i, a) {
+        pool.put(i);
     }
 }
 
-/// Queue packet `i` on a host's access link (no marking there); a refused packet's buffer goes
-/// back to the pool.
+/// Queue packet `i` on a host's access link (a delay line: no marking, no flows); a refused
+/// packet's buffer goes back to the pool.
 fn enqueue_access(link: &mut Link<u32>, pool: &mut Pool, now: u64, i: u32, origin: u16) {
-    let len = pool.len[i as usize];
-    if let Err((_, i)) = link.enqueue(now, i, len, false, origin) {
+    let a = Arrival { ip_len: pool.len[i as usize], ecn: Ecn::NotEct, flow_key: 0, origin };
+    if let Err((_, i)) = link.enqueue(now, i, a) {
         pool.put(i);
     }
 }

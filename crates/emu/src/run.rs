@@ -44,6 +44,10 @@ struct Config {
     receiver: String,
     forward: LinkParams,
     reverse: LinkParams,
+    /// Senders (indices) whose flow is sent as L4S: their ECT(0) packets are rewritten to ECT(1)
+    /// as the emulator reads them (Linux TCP sends ECT(0); docs/emu.md).
+    #[serde(default)]
+    ect1_senders: Vec<u16>,
     /// Per-sender extra one-way delay (each direction gets this much).
     #[serde(default)]
     sender_extra_delay_ns: Vec<u64>,
@@ -194,6 +198,9 @@ fn run(cfg: Config) -> Result<i32, String> {
     if cfg.senders.len() != cfg.sender_addrs.len() || cfg.senders.is_empty() {
         return Err("senders and sender_addrs must be non-empty lists of the same length".into());
     }
+    if let Some(s) = cfg.ect1_senders.iter().find(|&&s| s as usize >= cfg.senders.len()) {
+        return Err(format!("ect1_senders: no sender {s}"));
+    }
     let n = cfg.senders.len();
     let Some(rt_ok) = setup_process(cfg.realtime_priority) else {
         return Ok(1);
@@ -311,6 +318,7 @@ fn new_emu(cfg: &Config, fds: &Fds) -> Result<Emu, String> {
             .enumerate()
             .map(|(i, a)| parse_ipv4(a).map(|a| (a, i as u16)))
             .collect::<Result<_, _>>()?,
+        ect1: (0..n).map(|i| cfg.ect1_senders.contains(&(i as u16))).collect(),
         access_fwd: access(),
         access_rev: access(),
         fwd: Link::new(cfg.forward.clone(), cfg.seed),

@@ -98,15 +98,29 @@ def _timeseries_table(ts: dict[str, list[Any]]) -> tuple[dict[str, tuple[str, by
     return timeseries, phases
 
 
-def _queue_table(
-    cfg: dict[str, Any], queue_rows: list[dict[str, Any]]
-) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
-    """The queue table from the emulator's statistics rows within the run; returns it and the queues' names."""
-    qlabels = ["bottleneck", "bottleneck_rev"]
-    qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
+# The emulator's queue-discipline columns (crates/emu link.rs, QueueSample): drops by cause
+# (cumulative) and the sojourn of the packets that entered service in each interval, all and
+# DualPI2's L4S class (NaN: no packet, or a one-class discipline). Named as the simulator's
+# queue table names them; a column the core's schema does not have (yet) is left out.
+AQM_COLUMNS = (
+    "drops_overflow",
+    "drops_aqm",
+    "sojourn_mean_ns",
+    "sojourn_p50_ns",
+    "sojourn_p99_ns",
+    "l4s_sojourn_mean_ns",
+    "l4s_sojourn_p50_ns",
+    "l4s_sojourn_p99_ns",
+)
+
+
+def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dict[str, list[Any]]:
+    """The queue table's columns from the emulator's rows: those every row has, and those of
+    :data:`AQM_COLUMNS` the schema has (absent in an older emulator's rows: 0 drops; a null or
+    absent sojourn: NaN)."""
     qcols: dict[str, list[Any]] = {
         "t_s": [r["t_ns"] / 1e9 for r in qrows],
-        "queue_code": [qlabels.index(r["queue"]) for r in qrows],
+        "queue_code": [QUEUE_LABELS.index(r["queue"]) for r in qrows],
         "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
     }
     for k in (
@@ -120,8 +134,25 @@ def _queue_table(
         "tx_bytes",
     ):
         qcols[k] = [r[k] for r in qrows]
-    queue = tables.encode("queue", qcols, len(qrows))
-    return queue, qlabels
+    for k in AQM_COLUMNS:
+        if k not in schema_columns:
+            continue
+        missing = 0 if k.startswith("drops_") else math.nan
+        qcols[k] = [missing if r.get(k) is None else r[k] for r in qrows]
+    return qcols
+
+
+QUEUE_LABELS = ["bottleneck", "bottleneck_rev"]
+
+
+def _queue_table(
+    cfg: dict[str, Any], queue_rows: list[dict[str, Any]]
+) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
+    """The queue table from the emulator's statistics rows within the run; returns it and the queues' names."""
+    qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
+    have = {c.name for c in tables.schema()["queue"].columns}
+    queue = tables.encode("queue", _queue_columns(qrows, have), len(qrows))
+    return queue, list(QUEUE_LABELS)
 
 
 def _assemble(

@@ -40,7 +40,7 @@ from .sampling import _sample_loop
 from .support import check_supported
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
 
-__all__ = ["run_emu", "emu_settings", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
+__all__ = ["run_emu", "emu_settings", "link_plan", "ecn_mode", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
 MAX_FLOWS = 64
 RECEIVER_IP = "10.77.255.1"
@@ -57,6 +57,8 @@ EMU_SPIN_NS = int(os.environ.get("BBRLAB_EMU_SPIN_NS", "0"))
 # at 1 Gbit/s, where RT throttling then stalled it for 50 ms every second (goodput -4.5 %).
 EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
+# A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
+ECN_MODES = ("off", "ect0", "ect1")
 # Names tried when registering a BPF congestion control before giving up (see registered_algorithms).
 REGISTER_ATTEMPTS = 5
 
@@ -104,6 +106,32 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
     rcv = [f["rcvbuf_bytes"] for f in flows if f["rcvbuf_bytes"]]
     rmax = 2 * max(rcv) if rcv else def_r
     rmem = f"4096 {min(131072, rmax)} {rmax}"
+    return {"tcp_wmem": wmem, "tcp_rmem": rmem, **link_plan(cfg)}
+
+
+def ecn_mode(value: Any) -> str:
+    """A flow's ``ecn`` as ``"off"``, ``"ect0"`` or ``"ect1"``; the core's field was a bool
+    before it named the codepoint (``True``: classic ECN, ECT(0))."""
+    if value is None or value is False:
+        return "off"
+    if value is True:
+        return "ect0"
+    if value in ECN_MODES:
+        return str(value)
+    raise ValueError(f"flow ecn {value!r}: expected one of {', '.join(ECN_MODES)} or a bool")
+
+
+def link_plan(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The emulator's link parameters for resolved config ``cfg`` (dumbbell; flows expanded as
+    :func:`emu_config` does): ``forward`` (data direction) and ``reverse`` (ACK direction) as
+    ``LinkParams`` JSON, each sender's extra one-way delay, and ``ect1_senders``, the senders
+    (flow indices) whose ECT(0) packets the emulator rewrites to ECT(1) (docs/emu.md).
+
+    The bottleneck's ``qdisc`` (a ``QdiscSpec`` dict, e.g. ``{"kind": "codel", ...}``; absent or
+    None: drop-tail) is its egress queue on the data direction only: the ACK direction stays a
+    drop-tail FIFO with the same buffer and step-ECN threshold, as it always was."""
+    b = cfg["topology"]["bottleneck"]
+    flows = cfg["flows"]
     link = {
         "rate_bps": b["rate_bps"],
         "delay_ns": b["rtt_ns"] // 2,
@@ -113,12 +141,14 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
         "ecn_threshold_packets": b["ecn_threshold_packets"],
         "overhead_bytes": FRAME_OVERHEAD_BYTES,
     }
+    forward = dict(link, loss=b["loss"])
+    if b.get("qdisc") is not None:
+        forward["qdisc"] = b["qdisc"]
     return {
-        "tcp_wmem": wmem,
-        "tcp_rmem": rmem,
-        "forward": dict(link, loss=b["loss"]),
+        "forward": forward,
         "reverse": dict(link, loss=b["ack_loss"]),
         "sender_extra_delay_ns": [f["extra_rtt_ns"] // 2 for f in flows],
+        "ect1_senders": [i for i, f in enumerate(flows) if ecn_mode(f.get("ecn")) == "ect1"],
     }
 
 
@@ -309,7 +339,11 @@ def run_emu(
         "linkemu_realtime": bool(ready.get("realtime", False)),
         "kernel": os.uname().release,
         "sysctls": {"tcp_wmem": settings["tcp_wmem"], "tcp_rmem": settings["tcp_rmem"]},
-        "link": {"forward": settings["forward"], "reverse": settings["reverse"]},
+        "link": {
+            "forward": settings["forward"],
+            "reverse": settings["reverse"],
+            "ect1_senders": settings["ect1_senders"],
+        },
         "emulator": {
             k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
         },
@@ -376,6 +410,7 @@ def open_network(
         "forward": settings["forward"],
         "reverse": settings["reverse"],
         "sender_extra_delay_ns": settings["sender_extra_delay_ns"],
+        "ect1_senders": settings.get("ect1_senders", []),
         "seed": cfg["seed"],
         "stats_interval_ns": cfg["sample_interval_ns"],
         "stats_path": str(stats_path),
@@ -431,7 +466,7 @@ def open_network(
         if not f["delayed_ack"]:
             rroute += " quickack 1"
         recv_cmds.append(rroute)
-        ecn = f["ecn"] or f["cc"] in ecn_algorithms
+        ecn = ecn_mode(f.get("ecn")) != "off" or f["cc"] in ecn_algorithms
         sysctls = {
             "net.ipv4.tcp_wmem": settings["tcp_wmem"][i],
             "net.ipv4.tcp_rmem": settings["tcp_rmem"],

@@ -2,9 +2,10 @@
 would run a different experiment, a warning when they only switch parts of the simulator's model.
 
 The emu backend runs real Linux TCP over bbrlab's link emulator: one bottleneck link each way
-(rate, delay, drop-tail limit, Bernoulli loss, ECN step marking) and one namespace per flow. It
-sets what the kernel exposes per flow (algorithm, start/stop, size, MSS, initial window, minimum
-RTO, delayed ACKs, socket buffers, SO_MAX_PACING_RATE, extra RTT, ECN) and nothing else.
+(rate, delay, buffer limit, Bernoulli loss, the data direction's queue discipline, ECN marking)
+and one namespace per flow. It sets what the kernel exposes per flow (algorithm, start/stop,
+size, MSS, initial window, minimum RTO, delayed ACKs, socket buffers, SO_MAX_PACING_RATE, extra
+RTT, ECN) and nothing else.
 
 Which field is which is not listed here: every field of the core's config schema carries its
 marks, written beside its definition (``x-backends``, see ``crates/sim/src/config/backends.rs``),
