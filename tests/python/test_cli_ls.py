@@ -229,8 +229,9 @@ def test_git_commit_clean_dirty_foreign_and_missing(fake_checkout: Path, monkeyp
 
 
 def test_run_names_tell_overrides_apart_and_stay_safe(tmp_path: Path) -> None:
-    assert provenance.overrides_slug(["flows.0.cc=cubic", "topology.bottleneck.loss=1%"]) == "cc=cubic,loss=1%"
-    assert provenance.overrides_slug(["flows.0.cc=bbr", "flows.1.cc=cubic"]) == "0.cc=bbr,1.cc=cubic"
+    # A flow's field keeps its index: "cc=cubic" would read the same for flow 0 and flow 1.
+    assert provenance.overrides_slug(["flows.0.cc=cubic", "topology.bottleneck.loss=1%"]) == "flows.0.cc=cubic,loss=1%"
+    assert provenance.overrides_slug(["flows.0.cc=bbr", "flows.1.cc=cubic"]) == "flows.0.cc=bbr,flows.1.cc=cubic"
     assert provenance.overrides_slug(["topology.bottleneck.rate=100Mbit/s"]) == "rate=100Mbit_s"
     many = [f"flows.{i}.extra_rtt={i}ms" for i in range(40)]
     a, b = provenance.overrides_slug(many), provenance.overrides_slug(many[:-1] + ["flows.39.extra_rtt=1ms"])
