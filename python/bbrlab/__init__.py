@@ -52,3 +52,9 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'bbrlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the lazy public ones, so tab completion offers `run`, `load_scenario`
+    … before their first use (listing them imports nothing)."""
+    return sorted(set(globals()) | set(__all__))

@@ -218,3 +218,15 @@ def test_labels_keep_the_flow_index_so_two_experiments_differ() -> None:
     assert a != b and a == ["flows.0.cc=cubic"]
     assert short_overrides(["topology.bottleneck.loss=1%", "flows.0.cc=bbr"]) == ["loss=1%", "flows.0.cc=bbr"]
     assert short_overrides(["flows+=cc=cubic", "flows+=cc=reno"]) == ["flows+=cc=cubic", "flows+=cc=reno"]
+
+
+def test_dir_lists_the_public_api_without_importing_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, bbrlab; names = dir(bbrlab); "
+        "print(all(n in names for n in bbrlab.__all__), 'pandas' in sys.modules or 'pydantic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]
