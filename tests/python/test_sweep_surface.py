@@ -13,6 +13,7 @@ import pytest
 from bbrlab.cli import cli
 from bbrlab.errors import UserError
 from bbrlab.results.provenance import short_overrides
+from bbrlab.runs.runset import find_runs
 from bbrlab.runs.sweepplot import axis_positions, metric_figure, metric_panels, plot_sweep_metrics
 from bbrlab.sweep import plan_sweep
 from bbrlab.sweep.aliases import ALIASES, resolve_axis
@@ -155,8 +156,12 @@ def test_cli_plot_x_y_draws_the_metric_and_names_bad_axes(tmp_path: Path) -> Non
 def test_plot_sweep_draws_time_series_only_on_request(tmp_path: Path, core) -> None:
     f = write_scenario(tmp_path, TWO_FLOWS.replace('"1s"', '"0.3s"'))
     out = tmp_path / "sw"
-    args = ["sweep", str(f), "--grid", "buffer=1bdp,2bdp", "-j", "1", "--no-plots", "--out", str(out)]
+    args = ["sweep", str(f), "--grid", "buffer=1bdp,2bdp", "--seeds", "2", "-j", "1", "--no-plots", "--out", str(out)]
     assert CliRunner().invoke(cli, args).exit_code == 0
+    # Seeds of one point are one group (averaged in the scatter, one legend entry), named by the point.
+    refs = find_runs([out])
+    assert len(refs) == 4 and len({r.group for r in refs}) == 2
+    assert sorted({r.label for r in refs}) == ["buffer=1bdp", "buffer=2bdp"]
     r = CliRunner().invoke(cli, ["plot", str(out)])
     assert r.exit_code == 0, r.output
     names = {p.name for p in (out / "plots").iterdir()}

@@ -130,7 +130,7 @@ def plot_command(
     if len(paths) == 1 and sweeps:
         files += plot_sweep_metrics(paths[0], out, x=x, y=y, hue=hue, col=col)
     if not chosen:
-        overlays = timeseries or len(sweeps) < len(paths)
+        overlays = timeseries or len(sweeps) < len(paths) or not files  # a sweep without axes: its runs
         bar, progress = _count_bar("plot")
         with bar:
             files += plot_runs(

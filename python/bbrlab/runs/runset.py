@@ -117,13 +117,14 @@ def _sweep_runs(sweep: Path, name: str, warn: Callable[[str], None]) -> list[Run
             warn(f"{d}: listed in {sweep}/points but not a complete run directory; left out")
             continue
         values = ", ".join(f"{short_name(a)}={row[a]}" for a in axes)
-        point = str(row.get("point", d.name))
         seed = row.get("seed")
         refs.append(
             RunRef(
                 d,
                 _short(f"{name} {values}".strip()),
-                f"{sweep}#{point}",
+                # The point's axis values, not its `point` id: `bbrlab sweep` gives each seed its
+                # own id (a hash of the resolved scenario, seed included).
+                f"{sweep}#{values}" if axes else f"{sweep}#",
                 int(seed) if seed is not None and seed == seed else None,
                 _read_summary(d / "summary.json"),
             )

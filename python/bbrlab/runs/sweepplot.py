@@ -185,13 +185,16 @@ def plot_sweep_metrics(
     col: str | None = None,
 ) -> list[Path]:
     """The metric-against-axis figures of one sweep into ``out_dir``: for ``x`` (a full path or
-    short name), else for every axis; ``y`` one metric, else the key metrics. Returns the files."""
+    short name), else for every axis; ``y`` one metric, else the key metrics. Returns the files
+    (none for a sweep of seeds alone, unless an axis or metric was asked for: an error)."""
     sweep = Path(sweep_dir)
     points = read_points(sweep)
     if points is None:
         raise UserError(f"{sweep}: not a sweep directory (no points.parquet)")
     axes = sweep_axes(sweep, points)
     if not axes:
+        if x is None and y is None and hue is None and col is None:
+            return []  # seeds only: nothing to draw against (the caller draws the runs instead)
         raise UserError(f"{sweep}: the sweep has no axes to plot against")
     x_path = _check_axis("--x", x, axes)
     hue_path = _check_axis("--hue", hue, axes)
