@@ -161,6 +161,26 @@ def _point_cell(col: str, value: Any) -> Any:
     return value
 
 
+def _sweep_answer(sweep_dir: Path, points: Any) -> Markup | None:
+    """The table `bbrlab sweep` prints (axes, then the key metrics as mean ± sd over the seeds, one
+    unit per column) and the key metrics drawn against each axis; None for a sweep without axes."""
+    from ..runs.runset import sweep_axes
+    from ..runs.sweepplot import plot_sweep_metrics
+    from ..sweep.summary import key_metrics, point_stats, table_rows
+
+    axes = sweep_axes(sweep_dir, points)
+    metrics = key_metrics(points)
+    if not axes or not metrics:
+        return None
+    header, rows = table_rows(point_stats(points, axes, metrics), axes, metrics)
+    align = ["left"] * len(axes) + ["right"] * (len(header) - len(axes))
+    body = paragraphs("One row per point: mean ± standard deviation over its seeds.", cls="note")
+    body += table(header, rows, align=align)
+    with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
+        body += _figures(plot_sweep_metrics(sweep_dir, Path(tmp)))  # embedded before tmp goes
+    return body
+
+
 def sweep_page(
     sweep_dir: Path, out: Path, progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
 ) -> str:
@@ -195,6 +215,9 @@ def sweep_page(
     )
     points = read_points(sweep_dir)
     if points is not None and len(points):
+        answer = _sweep_answer(sweep_dir, points)
+        if answer is not None:
+            sections.append(Section("What the sweep found", answer, "answer"))
         cols = list(points.columns)
         rows = []
         for rec in points.to_dict("records"):
