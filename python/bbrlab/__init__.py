@@ -55,6 +55,10 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    """The loaded names and the lazy public ones, so tab completion offers `run`, `load_scenario`
-    … before their first use (listing them imports nothing)."""
-    return sorted(set(globals()) | set(__all__))
+    """The public API, lazy names included, so tab completion offers `run`, `load_scenario` …
+    before their first use (listing them imports nothing), with the module's dunders and the
+    subpackages already imported; not this file's own imports (TYPE_CHECKING, annotations)."""
+    import types
+
+    loaded = {n for n, v in globals().items() if n.startswith("__") or isinstance(v, types.ModuleType)}
+    return sorted(set(__all__) | loaded)
