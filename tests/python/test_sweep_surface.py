@@ -86,6 +86,9 @@ def test_terminal_table_leads_with_axes_then_per_algorithm_metrics_in_one_unit()
     metrics = key_metrics(points)
     assert metrics[:4] == ["bbr1.goodput_bps", "cubic.goodput_bps", "bbr1.share", "cubic.share"]
     assert "rtt_p95_ms" in metrics and "retrans_rate" in metrics and "jain" in metrics
+    # A cc axis (one algorithm per run): shares are all 100 % and Jain 1, so neither is shown.
+    alone = points.assign(**{"bbr1.goodput_bps": np.nan, "bbr1.share": np.nan, "cubic.share": 1.0, "jain": 1.0})
+    assert key_metrics(alone) == ["bbr1.goodput_bps", "cubic.goodput_bps", "rtt_p95_ms", "retrans_rate"]
     header, rows = table_rows(point_stats(points, [BUFFER], metrics), [BUFFER], metrics)
     assert header[:5] == [
         "buffer",

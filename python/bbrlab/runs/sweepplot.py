@@ -3,8 +3,8 @@
 ``bbrlab plot SWEEP --x AXIS --y METRIC [--hue AXIS] [--col AXIS]`` draws METRIC (a column of the
 points table: ``cubic.share``, ``rtt_p95_ms``, ``jain`` …) against AXIS, one marker per value
 of AXIS at the mean over its seeds with a bar of ± one standard deviation; ``--hue`` draws a line
-per value of another axis, ``--col`` a panel per value of another. Axes named in none of them are
-pooled (the title says so). Without ``--y`` the figure has a row of panels per key metric
+per value of another axis, ``--col`` a panel per value of another. One axis named by none of them
+is drawn as ``--hue``; with more, they are pooled (the title says so). Without ``--y`` the figure has a row of panels per key metric
 (``sweep.summary.key_metrics``: goodput and share per algorithm — one line each —, p95 RTT,
 retransmission rate, Jain's index); without ``--x``, `bbrlab plot SWEEP` draws that figure for
 every axis (``by_<axis>.png``).
@@ -126,6 +126,8 @@ def metric_figure(
                     order = np.argsort(xs, kind="stable")
                     ys = sub[column].to_numpy(float)[order] * d.scale
                     sd = sub[column + SD_SUFFIX].to_numpy(float)[order] * d.scale
+                    if not np.isfinite(ys).any():
+                        continue  # e.g. bbr1's goodput where a cc axis ran cubic alone: no entry
                     parts = [column.rpartition(".")[0]] if len(panel) > 1 else []
                     if hue is not None:
                         parts.append(f"{short_name(hue)}={hue_value}")
@@ -162,10 +164,11 @@ def metric_figure(
                 else:
                     ax.set_xticks(list(scale.positions.values()))
                     ax.set_xticklabels(list(scale.positions), rotation=20)
-    seeds = int(stats["seeds"].max()) if len(stats) else 0
-    note = [f"mean ± sd over {seeds} seeds" if seeds > 1 else "one seed"]
+    runs = int(stats["seeds"].max()) if len(stats) else 0  # runs per marker: seeds × pooled values
     if pooled:
-        note.append(f"pooled over {', '.join(pooled)}")
+        note = [f"mean ± sd over up to {runs} runs: the seeds and every {', '.join(pooled)} pooled"]
+    else:
+        note = [f"mean ± sd over {runs} seeds" if runs > 1 else "one seed"]
     fig.suptitle(f"against {short_name(x)} — {'; '.join(note)}", fontsize=10)
     return fig
 
@@ -213,8 +216,9 @@ def plot_sweep_metrics(
     for axis in [x_path] if x_path is not None else axes:
         others = [a for a in axes if a != axis]
         h = hue_path
-        if h is None and x_path is None and len(others) == 1 and points[others[0]].nunique() <= MAX_HUE:
-            h = others[0]  # two axes: the other one as lines rather than pooled
+        free = [a for a in others if a != col_path]
+        if h is None and len(free) == 1 and points[free[0]].nunique() <= MAX_HUE:
+            h = free[0]  # one axis left: its values as lines rather than pooled
         if h == axis or col_path == axis:
             continue
         fig = metric_figure(points, axes, axis, panels, hue=h, col=col_path)

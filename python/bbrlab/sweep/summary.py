@@ -23,6 +23,9 @@ from .table import PER_CC
 
 __all__ = ["Display", "display", "key_metrics", "point_stats", "terminal_table", "SD_SUFFIX", "N_COLUMN"]
 
+#: Jain's index at or above this is 1 up to rounding (one flow, or equal shares): not worth a column.
+JAIN_OF_EQUALS = 0.999999
+
 #: The column of :func:`point_stats` holding each metric's standard deviation over seeds.
 SD_SUFFIX = ":sd"
 #: The column of :func:`point_stats` counting the seeds that ran (failed runs are not counted).
@@ -74,17 +77,18 @@ def algorithms(points: pd.DataFrame) -> list[str]:
 
 def key_metrics(points: pd.DataFrame) -> list[str]:
     """The columns that answer a sweep's usual question, present in ``points``: each algorithm's
-    goodput and share (share only with several algorithms), the p95 RTT, the retransmission rate
-    and Jain's index (with several flows)."""
+    goodput, its share where some run has several algorithms (else every share is 100 %), the
+    p95 RTT, the retransmission rate and Jain's index where it is not 1 everywhere (one flow)."""
     ccs = algorithms(points)
     cols = [f"{cc}.goodput_bps" for cc in ccs]
-    if len(ccs) > 1:
+    goodputs = points[[c for c in cols if c in points.columns]].apply(pd.to_numeric, errors="coerce")
+    if len(ccs) > 1 and bool((goodputs.notna().sum(axis=1) > 1).any()):
         cols += [f"{cc}.share" for cc in ccs]
     elif not ccs:
         cols.append("goodput_bps")
     cols += ["rtt_p95_ms", "retrans_rate"]
     jain = pd.to_numeric(points["jain"], errors="coerce") if "jain" in points else None
-    if jain is not None and jain.notna().any() and bool((jain < 0.999999).any() or len(ccs) > 1):
+    if jain is not None and bool((jain < JAIN_OF_EQUALS).any()):
         cols.append("jain")
     return [c for c in cols if c in points.columns]
 
