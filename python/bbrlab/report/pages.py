@@ -161,6 +161,25 @@ def _point_cell(col: str, value: Any) -> Any:
     return value
 
 
+def _points_header(col: str) -> str:
+    """A points-table column's name, with the one unit its cells are shown in."""
+    from ..sweep.summary import DISPLAY, display
+
+    unit = display(col).unit if col.rpartition(".")[2] in DISPLAY else ""
+    return f"{col} ({unit})" if unit else col
+
+
+def _points_cell(col: str, value: Any) -> Any:
+    """A points-table cell in its column's unit (goodput in Mbit/s, shares in %: one unit per
+    column, said in the header), sorting by the stored value."""
+    from ..sweep.summary import DISPLAY, display
+
+    if isinstance(value, float) and math.isfinite(value) and col.rpartition(".")[2] in DISPLAY:
+        d = display(col)
+        return Cell(f"{value * d.scale:.{d.digits}f}", "num", value)
+    return _point_cell(col, value)
+
+
 def _sweep_answer(sweep_dir: Path, points: Any) -> Markup | None:
     """The table `bbrlab sweep` prints (axes, then the key metrics as mean ± sd over the seeds, one
     unit per column) and the key metrics drawn against each axis; None for a sweep without axes."""
@@ -227,10 +246,13 @@ def sweep_page(
                 if c == "run_dir" and isinstance(v, str):
                     row.append(Markup('<a href="{}">{}</a>').format(_rel(sweep_dir / v, out.parent), v))
                 else:
-                    row.append(_point_cell(c, v))
+                    row.append(_points_cell(c, v))
             rows.append(row)
+        header = [_points_header(c) for c in cols]
         sections.append(
-            Section(f"Points ({len(points)} runs; click a column to sort)", table(cols, rows, sortable=True), "points")
+            Section(
+                f"Points ({len(points)} runs; click a column to sort)", table(header, rows, sortable=True), "points"
+            )
         )
     with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
         files = plot_runs([sweep_dir], Path(tmp), progress=progress, warn=warn)
