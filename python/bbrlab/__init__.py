@@ -52,3 +52,13 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'bbrlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API, lazy names included, so tab completion offers `run`, `load_scenario` …
+    before their first use (listing them imports nothing), with the module's dunders and the
+    subpackages already imported; not this file's own imports (TYPE_CHECKING, annotations)."""
+    import types
+
+    loaded = {n for n, v in globals().items() if n.startswith("__") or isinstance(v, types.ModuleType)}
+    return sorted(set(__all__) | loaded)

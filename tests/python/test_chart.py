@@ -135,3 +135,13 @@ def test_the_legend_goes_where_it_hides_no_line(tmp_path: Path) -> None:
     left, right = 88, WIDTH_PX - 22
     hidden = [col for col in range(left + 2, right - 2) if len(_red_rows(img, col)) < 2]
     assert hidden == [], f"{len(hidden)} columns of a line under the legend"
+
+
+def test_words_in_a_label_are_apart() -> None:
+    # Pillow's embedded font has a 2-px space at 10 px: a legend read "atsample time".
+    from bbrlab.plots.chart import _SMALL_FONT_PX, _Canvas
+
+    c = _Canvas(100, 100)
+    for px in (_SMALL_FONT_PX, 12):
+        gap = c.text_width("at sample", px) - c.text_width("atsample", px)
+        assert gap >= 0.35 * px, (px, gap)

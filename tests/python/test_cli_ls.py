@@ -91,6 +91,12 @@ def test_ls_sort_csv_and_table(runs: Path) -> None:
     assert len(rows) == 3 and set(rows[0]) == set(COLUMNS)
     table = _invoke("ls", str(runs)).output
     assert "cc=cubic seed=2" in table and "loss=1%" in table  # overrides by their short names
+    # Each header is a column name --sort/--where take, with one unit per column beneath.
+    for name in ("goodput_bps", "link_share", "jain", "retrans_rate", "rtt_mean_ms", "wall_s"):
+        assert name in table and name in COLUMNS, name
+    listed = _ls(runs)
+    assert all(f"{r['goodput_bps'] / 1e6:.2f}" in table and f"{r['wall_s']:.3f}" in table for r in listed)
+    assert " Mbit/s " in table and "Mbit/s │" not in table  # the unit in the header, not in each cell
     bad = _invoke("ls", str(runs), "--sort", "speed")
     assert bad.exit_code == 2 and "--sort speed: not a column" in bad.output
 
@@ -100,7 +106,9 @@ def test_ls_where_and_sql_with_duckdb(runs: Path) -> None:
         "duckdb", reason="DuckDB is the optional query extra; the test extra installs it, so CI runs this"
     )
     assert [r["seed"] for r in _ls(runs, "--where", "seed = 2")] == [2]
-    assert len(_ls(runs, "--where", "list_contains(overrides, 'topology.bottleneck.loss=1%')")) == 1
+    # overrides is text: searchable as printed, and `<> ''` is no cast error.
+    assert len(_ls(runs, "--where", "contains(overrides, 'topology.bottleneck.loss=1%')")) == 1
+    assert len(_ls(runs, "--where", "overrides <> ''")) == 3
     q = _invoke(
         "ls",
         str(runs),
@@ -229,8 +237,9 @@ def test_git_commit_clean_dirty_foreign_and_missing(fake_checkout: Path, monkeyp
 
 
 def test_run_names_tell_overrides_apart_and_stay_safe(tmp_path: Path) -> None:
-    assert provenance.overrides_slug(["flows.0.cc=cubic", "topology.bottleneck.loss=1%"]) == "cc=cubic,loss=1%"
-    assert provenance.overrides_slug(["flows.0.cc=bbr", "flows.1.cc=cubic"]) == "0.cc=bbr,1.cc=cubic"
+    # A flow's field keeps its index: "cc=cubic" would read the same for flow 0 and flow 1.
+    assert provenance.overrides_slug(["flows.0.cc=cubic", "topology.bottleneck.loss=1%"]) == "flows.0.cc=cubic,loss=1%"
+    assert provenance.overrides_slug(["flows.0.cc=bbr", "flows.1.cc=cubic"]) == "flows.0.cc=bbr,flows.1.cc=cubic"
     assert provenance.overrides_slug(["topology.bottleneck.rate=100Mbit/s"]) == "rate=100Mbit_s"
     many = [f"flows.{i}.extra_rtt={i}ms" for i in range(40)]
     a, b = provenance.overrides_slug(many), provenance.overrides_slug(many[:-1] + ["flows.39.extra_rtt=1ms"])

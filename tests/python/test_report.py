@@ -209,6 +209,16 @@ def test_sweep_report_lists_points_and_draws_across_runs(sweep_dir):
     assert page.count("data:image/png;base64,") >= 6  # goodput, cwnd, RTT, queue, Jain, scatter, CDF
 
 
+def test_sweep_report_leads_with_the_points_mean_and_sd_and_metric_figures(sweep_dir):
+    page = write_report(sweep_dir).read_text()
+    found, points = page.index("What the sweep found"), page.index("Points (")
+    assert found < points and "goodput (Mbit/s)" in page[found:points] and " ± " in page[found:points]
+    assert 'alt="by buffer"' in page[found:points] and page[found:points].count("data:image/png;base64,") == 1
+    # The full table: one unit per column, in its header (not "46.39 Mbit/s" beside 0.9277).
+    full = page[points : page.index("Figures across")]
+    assert "goodput_bps (Mbit/s)" in full and "Mbit/s</td>" not in full
+
+
 # ------------------------------------------------------------------ in a real browser
 
 

@@ -8,6 +8,7 @@ import pytest
 import tomllib
 from bbrlab import ScenarioError, load_scenario, parse_scenario
 from bbrlab.scenario import apply_overrides
+from bbrlab.scenario.overrides import add_flow_override
 from scenario_files import write_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -66,10 +67,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
         overrides=[
             "topology.bottleneck.loss=1.5%",
             "flows.0.count=3",
-            "flows.1.cc=cubic",
-            "flows.1.start=2s",
-            "flows.1.pacing=on",
-            "flows.1.bytes=10MB",
+            "flows+=cc=cubic,start=2s,pacing=on,bytes=10MB",
             "topology.bottleneck.ecn_threshold=30KB",
         ],
     )
@@ -161,9 +159,23 @@ def test_set_overrides_types(tmp_path: Path) -> None:
     assert s.topology.bottleneck.loss == 0.01
 
 
-def test_set_adds_a_flow_one_past_the_end(tmp_path: Path) -> None:
-    s = load_scenario(write_scenario(tmp_path, MINIMAL), ["flows.1.cc=reno", "flows.1.start=1s"])
-    assert [f.cc for f in s.flows] == ["bbr", "reno"]
+def test_set_past_the_last_flow_is_refused_and_names_add_flow(tmp_path: Path) -> None:
+    # A typo in a flow index used to add a flow: a different experiment, labelled like the intended one.
+    f = write_scenario(tmp_path, MINIMAL)
+    with pytest.raises(ScenarioError, match=r"flows has 1 entry \(flows.0\); index 1 is past the end.*--add-flow"):
+        load_scenario(f, ["flows.1.cc=reno"])
+
+
+def test_add_flow_appends_one_flow_per_use(tmp_path: Path) -> None:
+    s = load_scenario(
+        write_scenario(tmp_path, MINIMAL),
+        [add_flow_override("cc=reno,start=1s"), add_flow_override("cc=cubic"), "flows.1.pacing=on"],
+    )
+    assert [(f.cc, f.start) for f in s.flows] == [("bbr", 0), ("reno", 10**9), ("cubic", 0)]
+    assert s.flows[1].pacing == "on"
+    for bad, text in (("cc", "expected KEY=VALUE"), ("nope=1", "unknown key 'nope'"), ("", "expected KEY=VALUE")):
+        with pytest.raises(ScenarioError, match=text):
+            load_scenario(write_scenario(tmp_path, MINIMAL), [add_flow_override(bad)])
 
 
 def test_set_does_not_mutate_its_input() -> None:
@@ -177,7 +189,7 @@ def test_set_does_not_mutate_its_input() -> None:
     [
         ("durration=1s", "--set durration: unknown key 'durration' at the top level; did you mean 'duration'?"),
         ("topology.bottleneck.bufer=1bdp", "did you mean 'buffer'?"),
-        ("flows.7.cc=reno", "--set flows.7.cc: flows has 1 entry"),
+        ("flows.7.cc=reno", "--set flows.7.cc: flows has 1 entry (flows.0); index 7 is past the end"),
         ("flows.x.cc=reno", "--set flows.x.cc: 'x' is not an index"),
         ("duration.s=1", "--set duration.s: 'duration' is a value"),
         ("flows.0=reno", "--set flows.0: cannot replace a whole flow"),

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -136,6 +137,24 @@ class _Progress:
 
 
 _SET_HELP = "Override a field: PATH=VALUE, e.g. flows.0.cc=bbr, duration=30s, topology.bottleneck.loss=1%. Repeatable."
+
+
+_ADD_FLOW_HELP = (
+    "Add a flow after the scenario's: its fields as KEY=VALUE,..., e.g. cc=cubic,start=5s. Repeatable; "
+    "applied before --set (so --set flows.N.… reaches it). --set never adds a flow."
+)
+
+
+def add_flow_option(command: Any) -> Any:
+    """The --add-flow option (``add_flows``) of the commands that take --set."""
+    return click.option("--add-flow", "add_flows", metavar="KEY=VALUE,...", multiple=True, help=_ADD_FLOW_HELP)(command)
+
+
+def _overrides(sets: Sequence[str], add_flows: Sequence[str]) -> list[str]:
+    """The overrides of --add-flow (first: --set may then set the new flows' fields) and --set."""
+    from ..scenario.overrides import add_flow_override
+
+    return [*(add_flow_override(a) for a in add_flows), *sets]
 
 
 def _step_progress(console: Any, *, eta: bool, transient: bool = False) -> Any:

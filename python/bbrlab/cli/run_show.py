@@ -11,7 +11,16 @@ import click
 
 from ..errors import UserError
 from . import common
-from .common import _SET_HELP, _note_sweep_table, _Progress, _seconds, _stderr_console, _stdout_console
+from .common import (
+    _SET_HELP,
+    _note_sweep_table,
+    _overrides,
+    _Progress,
+    _seconds,
+    _stderr_console,
+    _stdout_console,
+    add_flow_option,
+)
 
 
 @click.command()
@@ -21,9 +30,10 @@ from .common import _SET_HELP, _note_sweep_table, _Progress, _seconds, _stderr_c
     "out",
     metavar="DIR",
     default=None,
-    help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-cc=cubic,loss=1%-20261123-101500).",
+    help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-flows.0.cc=cubic,loss=1%-20261123-101500).",
 )
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@add_flow_option
 @click.option("--seed", type=int, default=None, help="Random seed (same as --set seed=N).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table; print only the run directory.")
 @click.option(
@@ -40,7 +50,14 @@ from .common import _SET_HELP, _note_sweep_table, _Progress, _seconds, _stderr_c
     help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
 )
 def run(
-    scenario: str, out: str | None, sets: tuple[str, ...], seed: int | None, quiet: bool, as_json: bool, backend: str
+    scenario: str,
+    out: str | None,
+    sets: tuple[str, ...],
+    add_flows: tuple[str, ...],
+    seed: int | None,
+    quiet: bool,
+    as_json: bool,
+    backend: str,
 ) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from ..engine.runner import run as run_scenario
@@ -54,7 +71,7 @@ def run(
         from ..emu.netns import check_environment
 
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
-    overrides = list(sets) + ([f"seed={seed}"] if seed is not None else [])
+    overrides = _overrides(sets, add_flows) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     _note_sweep_table(scenario, scn)
     # Before simulating: a run that cannot be written must not cost the simulation first.
@@ -86,13 +103,15 @@ def run(
 @click.command()
 @click.argument("scenario", metavar="SCENARIO")
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@add_flow_option
 @click.option("--json", "as_json", is_flag=True, help="Print the core's resolved JSON config instead of TOML.")
-def validate(scenario: str, sets: tuple[str, ...], as_json: bool) -> None:
+def validate(scenario: str, sets: tuple[str, ...], add_flows: tuple[str, ...], as_json: bool) -> None:
     """Check SCENARIO and print it resolved (every default filled in)."""
     from ..results.display import buffer_phrase
     from ..scenario import load_scenario
     from ..units import format_size
 
+    sets = tuple(_overrides(sets, add_flows))
     scn = load_scenario(scenario, overrides=list(sets))
     sweep_plan = None
     if scn.has_sweep_table:  # checked too: every axis, value and run of the grid

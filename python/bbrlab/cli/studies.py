@@ -81,19 +81,61 @@ def reproduce(
     multiple=True,
     help="Legend text for the runs under PATH (as given, or its directory name). Repeatable.",
 )
-def plot_command(paths: tuple[str, ...], out: str | None, labels: tuple[str, ...]) -> None:
-    """Figures across runs and sweeps: goodput, cwnd, RTT, queueing delay, Jain's index over time;
-    throughput vs p95 RTT per algorithm; CDFs of RTT, flow completion and query times."""
+@click.option("--x", "x", metavar="AXIS", default=None, help="A sweep's axis (path or short name) for the x axis.")
+@click.option(
+    "--y",
+    "y",
+    metavar="METRIC",
+    default=None,
+    help="A points-table column to draw against --x (e.g. cubic.share, rtt_p95_ms, jain); default: the key "
+    "metrics (goodput and share per algorithm, p95 RTT, retransmission rate, Jain's index).",
+)
+@click.option("--hue", "hue", metavar="AXIS", default=None, help="Another axis: a line per value.")
+@click.option("--col", "col", metavar="AXIS", default=None, help="Another axis: a panel per value.")
+@click.option(
+    "--timeseries",
+    is_flag=True,
+    help="For a sweep, also the runs' time series and CDFs laid over each other (drawn by default for runs).",
+)
+def plot_command(
+    paths: tuple[str, ...],
+    out: str | None,
+    labels: tuple[str, ...],
+    x: str | None,
+    y: str | None,
+    hue: str | None,
+    col: str | None,
+    timeseries: bool,
+) -> None:
+    """Figures across runs and sweeps.
+
+    A sweep: its metrics against each axis, mean ± sd over the seeds (by_<axis>.png; --x/--y/--hue/--col
+    choose one figure), and throughput vs p95 RTT per algorithm. Runs, and a sweep with --timeseries:
+    goodput, cwnd, RTT, queueing delay, Jain's index over time; CDFs of RTT, flow completion and query
+    times.
+    """
     from ..results.provenance import default_run_dir
     from ..runs.multiplot import plot_runs
     from ..runs.runset import is_sweep_dir, parse_labels
+    from ..runs.sweepplot import plot_sweep_metrics
 
+    sweeps = [p for p in paths if is_sweep_dir(Path(p))]
+    chosen = [f"--{n}" for n, v in (("x", x), ("y", y), ("hue", hue), ("col", col)) if v is not None]
+    if chosen and (len(paths) != 1 or not sweeps):
+        raise UserError(f"{chosen[0]}: draws a sweep's metrics against its axes; give one sweep directory")
     if out is None:
-        one_sweep = len(paths) == 1 and is_sweep_dir(Path(paths[0]))
+        one_sweep = len(paths) == 1 and bool(sweeps)
         out = str(Path(paths[0]) / "plots") if one_sweep else str(default_run_dir("plots"))
-    bar, progress = _count_bar("plot")
-    with bar:
-        files = plot_runs(list(paths), out, labels=parse_labels(labels), progress=progress, warn=_warn)
+    files: list[Path] = []
+    if len(paths) == 1 and sweeps:
+        files += plot_sweep_metrics(paths[0], out, x=x, y=y, hue=hue, col=col)
+    if not chosen:
+        overlays = timeseries or len(sweeps) < len(paths) or not files  # a sweep without axes: its runs
+        bar, progress = _count_bar("plot")
+        with bar:
+            files += plot_runs(
+                list(paths), out, labels=parse_labels(labels), progress=progress, warn=_warn, overlays=overlays
+            )
     for f in files:
         click.echo(f"wrote {f}")
 

@@ -10,7 +10,16 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from .common import _SET_HELP, _fail, _stderr_console, _step_progress, _Terminated
+from .common import (
+    _SET_HELP,
+    _fail,
+    _overrides,
+    _stderr_console,
+    _stdout_console,
+    _step_progress,
+    _Terminated,
+    add_flow_option,
+)
 
 
 @click.command()
@@ -20,10 +29,12 @@ from .common import _SET_HELP, _fail, _stderr_console, _step_progress, _Terminat
     "grid",
     metavar="PATH=V1,V2,...",
     multiple=True,
-    help="An axis: any field --set reaches, with its values (e.g. topology.bottleneck.loss=0%,1%). Repeatable; "
-    "the points are the cartesian product; wins over the scenario's [sweep] table for the same PATH.",
+    help="An axis: any field --set reaches, with its values (e.g. topology.bottleneck.loss=0%,1%), or a short "
+    "name: rate, rtt, buffer, loss, cc (every flow's algorithm). Repeatable; the points are the cartesian "
+    "product; wins over the scenario's [sweep] table for the same PATH.",
 )
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
+@add_flow_option
 @click.option(
     "--seeds",
     type=click.IntRange(1, 1000),
@@ -62,6 +73,7 @@ def sweep(
     scenario: str,
     grid: tuple[str, ...],
     sets: tuple[str, ...],
+    add_flows: tuple[str, ...],
     seeds: int | None,
     jobs: int | None,
     out: str | None,
@@ -69,14 +81,15 @@ def sweep(
     address: str | None,
     no_plots: bool,
 ) -> None:
-    """Run SCENARIO over a grid of field values and seeds; write DIR/points.parquet (+ .csv) and runs/.
+    """Run SCENARIO over a grid of field values and seeds; write DIR/points.parquet (+ .csv) and runs/,
+    and print a table of the points: the axes, then the key metrics as mean ± sd over the seeds.
 
     Runs already in DIR (same resolved scenario, same bbrlab) are not run again: the same command
     resumes an interrupted sweep. Exit code 1 when a run failed (see the table's error column).
     """
     from ..sweep import plan_sweep, run_sweep
 
-    plan = plan_sweep(scenario, grid=list(grid), sets=list(sets), seeds=seeds)
+    plan = plan_sweep(scenario, grid=list(grid), sets=_overrides(sets, add_flows), seeds=seeds)
     console = _stderr_console()
     bar = _step_progress(console, eta=True)
     task = bar.add_task(plan.name, total=len(plan.runs))
@@ -99,6 +112,9 @@ def sweep(
     except (KeyboardInterrupt, _Terminated):
         click.echo("stopped; the finished runs are kept: the same command resumes the sweep", err=True)
         raise
+    from ..sweep.summary import terminal_table
+
+    _stdout_console().print(terminal_table(outcome.table, [a.path for a in plan.axes]))
     click.echo(outcome.summary_line)
     if outcome.failed:
         _fail(f"{outcome.failed} run(s) failed; their errors are in the table's error column", 1)
@@ -119,7 +135,8 @@ def _stdin_is_terminal() -> bool:
     "grid",
     metavar="AXIS=V1,V2,...",
     multiple=True,
-    help="Grid axis over rate, rtt, loss, buffer (e.g. --grid rate=50Mbps,200Mbps --grid loss=0%,1%); "
+    help="Grid axis over rate, rtt, loss, buffer, by short name or full path (e.g. --grid rate=50Mbps,200Mbps "
+    "--grid topology.bottleneck.loss=0%,1%), or cc=A,B (a point per algorithm, as --cc A --cc B); "
     '"--grid fidelity" is the built-in 8-point grid. Repeatable; points are the cartesian product.',
 )
 @click.option(
@@ -129,6 +146,14 @@ def _stdin_is_terminal() -> bool:
     multiple=True,
     help="Algorithms to compare (default: the scenario's flows as written).",
 )
+@click.option(
+    "--head-to-head",
+    "head_to_head",
+    is_flag=True,
+    help="The --cc algorithms in one run, sharing the bottleneck: flow i runs the i-th algorithm (round robin "
+    "over the scenario's flows; flows are added when it has fewer than algorithms). Default: each alone.",
+)
+@add_flow_option
 @click.option(
     "--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".'
 )
@@ -159,6 +184,8 @@ def compare(
     sets: tuple[str, ...],
     grid: tuple[str, ...],
     ccs: tuple[str, ...],
+    head_to_head: bool,
+    add_flows: tuple[str, ...],
     duration: str | None,
     seeds: int,
     emu_runs: int | None,
@@ -172,6 +199,13 @@ def compare(
     from ..emu.compare import run_compare
     from ..engine.runner import run as run_scenario
 
+    grid_list, grid_ccs = _compare_grid(grid)
+    if grid_ccs and ccs:
+        raise UserError("--grid cc=…: the same as --cc; give the algorithms one way")
+    ccs = ccs or tuple(grid_ccs)
+    sets = tuple(_overrides(sets, add_flows))
+    if head_to_head:
+        sets, ccs = (*sets, *_head_to_head(scenario, sets, ccs)), ()
     if sim_only and emu_runs is not None:
         raise UserError("--emu-runs: there are no kernel runs with --sim-only; drop one of them")
     if not sim_only:
@@ -186,7 +220,7 @@ def compare(
     table, path = run_compare(
         scenario,
         sets=list(sets),
-        grid=list(grid),
+        grid=grid_list,
         ccs=list(ccs),
         duration=duration,
         out=Path(out) if out else None,
@@ -198,3 +232,40 @@ def compare(
         confirm=None if yes else (lambda q: click.confirm(q, default=False, err=True)),
     )
     click.echo(f"wrote {path}")
+
+
+def _compare_grid(grid: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``--grid`` options in the one grid language (sweep.aliases: short names or full paths) as
+    the short axes run_compare takes, and the algorithms of a ``cc=A,B`` axis."""
+    from ..emu.compare import AXES
+    from ..sweep.aliases import ALIASES, resolve_axis, short_name
+
+    if list(grid) == ["fidelity"]:
+        return ["fidelity"], []
+    out, ccs = [], []
+    for g in grid:
+        name, sep, values = g.partition("=")
+        path = resolve_axis(name)
+        if sep and path == ALIASES["cc"]:
+            ccs += [v.strip() for v in values.split(",") if v.strip()]
+            continue
+        short = short_name(path)
+        if sep and short not in AXES:
+            known = ", ".join(f"{a} ({ALIASES[a]})" for a in AXES)
+            raise UserError(f"--grid {name.strip()}: compare's axes are {known} and cc; `bbrlab sweep` takes any field")
+        out.append(f"{short}={values}" if sep else g)
+    return out, ccs
+
+
+def _head_to_head(scenario: str, sets: tuple[str, ...], ccs: tuple[str, ...]) -> list[str]:
+    """The overrides that put ``ccs`` in one run: flow i gets ccs[i % len(ccs)]; flows are added
+    (the algorithm set, every other field at its default) while there are fewer flows than algorithms."""
+    from ..scenario import load_scenario
+    from ..scenario.overrides import add_flow_override
+
+    if len(ccs) < 2:
+        raise UserError("--head-to-head: give at least two algorithms, e.g. --cc bbr3 --cc cubic")
+    flows = len(load_scenario(scenario, overrides=list(sets)).flows)
+    out = [f"flows.{i}.cc={ccs[i % len(ccs)]}" for i in range(flows)]
+    out += [add_flow_override(f"cc={cc}") for cc in ccs[flows:]]
+    return out

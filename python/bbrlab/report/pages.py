@@ -161,6 +161,45 @@ def _point_cell(col: str, value: Any) -> Any:
     return value
 
 
+def _points_header(col: str) -> str:
+    """A points-table column's name, with the one unit its cells are shown in."""
+    from ..sweep.summary import DISPLAY, display
+
+    unit = display(col).unit if col.rpartition(".")[2] in DISPLAY else ""
+    return f"{col} ({unit})" if unit else col
+
+
+def _points_cell(col: str, value: Any) -> Any:
+    """A points-table cell in its column's unit (goodput in Mbit/s, shares in %: one unit per
+    column, said in the header), sorting by the stored value."""
+    from ..sweep.summary import DISPLAY, display
+
+    if isinstance(value, float) and math.isfinite(value) and col.rpartition(".")[2] in DISPLAY:
+        d = display(col)
+        return Cell(f"{value * d.scale:.{d.digits}f}", "num", value)
+    return _point_cell(col, value)
+
+
+def _sweep_answer(sweep_dir: Path, points: Any) -> Markup | None:
+    """The table `bbrlab sweep` prints (axes, then the key metrics as mean ± sd over the seeds, one
+    unit per column) and the key metrics drawn against each axis; None for a sweep without axes."""
+    from ..runs.runset import sweep_axes
+    from ..runs.sweepplot import plot_sweep_metrics
+    from ..sweep.summary import key_metrics, point_stats, table_rows
+
+    axes = sweep_axes(sweep_dir, points)
+    metrics = key_metrics(points)
+    if not axes or not metrics:
+        return None
+    header, rows = table_rows(point_stats(points, axes, metrics), axes, metrics)
+    align = ["left"] * len(axes) + ["right"] * (len(header) - len(axes))
+    body = paragraphs("One row per point: mean ± standard deviation over its seeds.", cls="note")
+    body += table(header, rows, align=align)
+    with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
+        body += _figures(plot_sweep_metrics(sweep_dir, Path(tmp)))  # embedded before tmp goes
+    return body
+
+
 def sweep_page(
     sweep_dir: Path, out: Path, progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
 ) -> str:
@@ -195,6 +234,9 @@ def sweep_page(
     )
     points = read_points(sweep_dir)
     if points is not None and len(points):
+        answer = _sweep_answer(sweep_dir, points)
+        if answer is not None:
+            sections.append(Section("What the sweep found", answer, "answer"))
         cols = list(points.columns)
         rows = []
         for rec in points.to_dict("records"):
@@ -204,10 +246,13 @@ def sweep_page(
                 if c == "run_dir" and isinstance(v, str):
                     row.append(Markup('<a href="{}">{}</a>').format(_rel(sweep_dir / v, out.parent), v))
                 else:
-                    row.append(_point_cell(c, v))
+                    row.append(_points_cell(c, v))
             rows.append(row)
+        header = [_points_header(c) for c in cols]
         sections.append(
-            Section(f"Points ({len(points)} runs; click a column to sort)", table(cols, rows, sortable=True), "points")
+            Section(
+                f"Points ({len(points)} runs; click a column to sort)", table(header, rows, sortable=True), "points"
+            )
         )
     with tempfile.TemporaryDirectory(prefix="bbrlab-report-") as tmp:
         files = plot_runs([sweep_dir], Path(tmp), progress=progress, warn=warn)

@@ -68,10 +68,18 @@ def git_commit() -> str | None:
     return head + ("+dirty" if status.strip() else "")
 
 
+def _min_depth(path: list[str]) -> int:
+    """Parts of ``path`` a short name keeps at least: from the list before its last index on."""
+    indices = [i for i, p in enumerate(path) if p.isdigit()]
+    return len(path) - max(indices[-1] - 1, 0) if indices else 1
+
+
 def _key_names(paths: list[list[str]]) -> list[str]:
     """The shortest tail of each override path that tells it apart from the others:
-    ["topology.bottleneck.loss", "flows.0.cc"] -> ["loss", "cc"]; two flows' cc -> "0.cc", "1.cc"."""
-    depth = [1] * len(paths)
+    ["topology.bottleneck.loss", "flows.0.cc"] -> ["loss", "flows.0.cc"]. A path through a list
+    index keeps the list and the index: "cc" alone would name flow 0's and flow 1's alike, two
+    different experiments under one label."""
+    depth = [_min_depth(p) for p in paths]
     while True:
         names = [".".join(p[-d:]) for p, d in zip(paths, depth)]
         clash = {n for n in names if names.count(n) > 1}
@@ -86,12 +94,14 @@ def short_overrides(overrides: Sequence[str]) -> list[str]:
     """Overrides with each path cut to the tail that tells it apart:
     ["flows.0.cc=cubic", "topology.bottleneck.loss=1%"] -> ["cc=cubic", "loss=1%"]; the last
     value given for a path is the one that counts (as in apply_overrides)."""
-    last: dict[str, str] = {}
-    for o in overrides:
+    last: dict[tuple[str, int], str] = {}
+    for i, o in enumerate(overrides):
         path, _, value = o.partition("=")
-        last.pop(path.strip(), None)
-        last[path.strip()] = value.strip()
-    names = _key_names([p.split(".") for p in last])
+        # "flows+=…" adds an entry each time it is given: every one counts.
+        key = (path.strip(), i if path.strip().endswith("+") else 0)
+        last.pop(key, None)
+        last[key] = value.strip()
+    names = _key_names([p.split(".") for p, _ in last])
     return [f"{n}={v}" for n, v in zip(names, last.values())]
 
 

@@ -136,36 +136,37 @@ def _local_time(iso: str) -> str:
         return iso
 
 
-def _wall(s: float | None) -> str:
-    return "-" if s is None else f"{s:.2f} s" if s >= 0.01 else f"{s * 1e3:.1f} ms"
+#: The listing's numeric columns: (column, unit shown under its name, factor from the stored
+#: value, decimals). One unit per column, so rows compare at a glance; the header is the column's
+#: name as --sort, --where and --sql take it.
+_SHOWN: tuple[tuple[str, str, float, int], ...] = (
+    ("goodput_bps", "Mbit/s", 1e-6, 2),
+    ("link_share", "%", 100.0, 1),
+    ("jain", "", 1.0, 3),
+    ("retrans_rate", "%", 100.0, 2),
+    ("rtt_mean_ms", "ms", 1.0, 2),
+    ("wall_s", "s", 1.0, 3),
+)
 
 
 def runs_table(records: Sequence[dict[str, Any]], root: str | Path) -> Any:
     """The listing as a rich Table (times in local time; overrides by their short names, in full
-    in --json/--csv)."""
+    in --json/--csv). Each header is the queryable column name, with its unit beneath."""
     from rich.table import Table
 
-    from ..results.display import fmt_bps, fmt_ms, fmt_pct
     from ..results.provenance import short_overrides
 
     table = Table(title=f"{len(records)} run{'s' if len(records) != 1 else ''} under {root}", title_justify="left")
-    for name, right in (
-        ("created", False),
-        ("name", False),
-        ("backend", False),
-        ("seed", True),
-        ("overrides", False),
-        ("flows", False),
-        ("goodput", True),
-        ("link share", True),
-        ("Jain", True),
-        ("retr. rate", True),
-        ("RTT mean", True),
-        ("wall", True),
-        ("path", False),
-    ):
-        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    for name in ("created", "name", "backend"):
+        table.add_column(name, overflow="fold")
+    table.add_column("seed", justify="right", overflow="fold")
+    table.add_column("overrides", overflow="fold")
+    table.add_column("flows: ccs", overflow="fold")
+    for name, unit, _, _ in _SHOWN:
+        table.add_column(f"{name}\n{unit}" if unit else name, justify="right", overflow="fold")
+    table.add_column("path", overflow="fold")
     for r in records:
+        numbers = ["-" if r[c] is None else f"{r[c] * k:.{d}f}" for c, _, k, d in _SHOWN]
         table.add_row(
             _local_time(r["created"]),
             str(r["name"]),
@@ -173,12 +174,7 @@ def runs_table(records: Sequence[dict[str, Any]], root: str | Path) -> Any:
             str(r["seed"] if r["seed"] is not None else "-"),
             " ".join(short_overrides(r["overrides"])) or "-",
             f"{r['flows']}: {r['ccs']}" if r["ccs"] else str(r["flows"]),
-            fmt_bps(r["goodput_bps"]),
-            fmt_pct(r["link_share"]),
-            f"{r['jain']:.3f}" if r["jain"] is not None else "-",
-            fmt_pct(r["retrans_rate"]),
-            fmt_ms(r["rtt_mean_ms"]),
-            _wall(r["wall_s"]),
+            *numbers,
             r["path"],
         )
     return table
@@ -234,15 +230,15 @@ def _connect(records: Sequence[dict[str, Any]], option: str) -> Any:
 
     duckdb = _duckdb(option)
     con = duckdb.connect(":memory:")
+    # overrides as text (space-separated, as --csv writes them): `overrides LIKE '%loss=1%%'`
+    # and `overrides <> ''` work as a reader expects of what the table prints.
     runs = pa.Table.from_pylist(
-        [{c: r.get(c) for c in COLUMNS} for r in records],
+        [{c: " ".join(r[c]) if c == "overrides" else r.get(c) for c in COLUMNS} for r in records],
         schema=pa.schema(
             [
                 (
                     c,
-                    pa.list_(pa.string())
-                    if c == "overrides"
-                    else pa.int64()
+                    pa.int64()
                     if c in ("seed", "flows")
                     else pa.float64()
                     if c.endswith(("_bps", "_share", "_rate", "_ms", "_s")) or c == "jain"

@@ -196,9 +196,9 @@ def _flow_lines(
         if per_flow:
             for flow, rows in ts.groupby("flow", sort=True):
                 cc = str(rows["_cc"].iloc[0])
-                lines.append(
-                    _Line(f"{run.ref.label} · flow {flow} ({cc})", cc, rows["t_s"].to_numpy(), rows["_v"].to_numpy())
-                )
+                # The algorithm first, and lines sorted by it below: a legend grouped by algorithm.
+                name = f"{cc} · {run.ref.label} · flow {flow}" if run.ref.label else f"{cc} · flow {flow}"
+                lines.append(_Line(name, cc, rows["t_s"].to_numpy(), rows["_v"].to_numpy()))
         else:
             for cc, rows in ts.groupby("_cc", sort=False):
                 series = rows.groupby("t_s")["_v"].agg(agg)
@@ -206,13 +206,13 @@ def _flow_lines(
                 what = "sum" if agg == "sum" else "mean"
                 lines.append(
                     _Line(
-                        f"{run.ref.label} · {cc} ({what} of {n} flows)" if n > 1 else f"{run.ref.label} · {cc}",
+                        f"{cc} · {run.ref.label} ({what} of {n} flows)" if n > 1 else f"{cc} · {run.ref.label}",
                         str(cc),
                         series.index.to_numpy(),
                         series.to_numpy(),
                     )
                 )
-    return lines
+    return sorted(lines, key=lambda line: line.cc)  # stable: runs keep their order within an algorithm
 
 
 def _run_lines(
@@ -541,10 +541,12 @@ def plot_runs(
     labels: dict[str, str] | None = None,
     progress: ProgressFn | None = None,
     warn: Callable[[str], None] | None = None,
+    overlays: bool = True,
 ) -> list[Path]:
     """Draw the across-runs figures of the runs ``paths`` name (runs, sweeps, directories of runs;
     see `bbrlab.runs.runset`) into ``out_dir``; returns the files written. ``labels``: {PATH: legend
-    text} for the runs under PATH."""
+    text} for the runs under PATH. ``overlays``: False draws only the throughput-delay summary, not
+    the runs' time series and CDFs laid over each other (loading no run's tables)."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: a file, not a directory")
@@ -553,8 +555,8 @@ def plot_runs(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"--out {out}: cannot create the directory ({e.strerror})") from None
-    total = len(refs) + 10
-    runs = load_runs(refs, (lambda done, _: progress(done, total)) if progress else None, warn)
+    total = len(refs) + (10 if overlays else 1)
+    runs = load_runs(refs, (lambda done, _: progress(done, total)) if progress else None, warn) if overlays else []
     points = throughput_delay_points(refs)
     figures: list[tuple[str, Callable[[], Figure | None]]] = [
         ("goodput.png", lambda: fig_goodput(runs)),
@@ -574,6 +576,8 @@ def plot_runs(
             lambda: fig_cdf(runs, "query response times", "query response time (ms)", _query, log_x=True),
         ),
     ]
+    if not overlays:
+        figures = [f for f in figures if f[0] == "throughput_delay.png"]
     written = []
     try:
         for i, (name, draw) in enumerate(figures):

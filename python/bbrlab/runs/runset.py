@@ -22,6 +22,7 @@ from ..errors import UserError
 from ..results.rundir import configured_flows, is_complete_run
 from ..results.rundir import find_runs as find_complete_runs
 from ..results.rundir import read_summary as _read_summary
+from ..sweep.aliases import short_name
 
 __all__ = ["RunRef", "find_runs", "is_sweep_dir", "read_points", "parse_labels", "SWEEP_FILES"]
 
@@ -115,14 +116,15 @@ def _sweep_runs(sweep: Path, name: str, warn: Callable[[str], None]) -> list[Run
         if not is_complete_run(d):
             warn(f"{d}: listed in {sweep}/points but not a complete run directory; left out")
             continue
-        values = ", ".join(f"{a}={row[a]}" for a in axes)
-        point = str(row.get("point", d.name))
+        values = ", ".join(f"{short_name(a)}={row[a]}" for a in axes)
         seed = row.get("seed")
         refs.append(
             RunRef(
                 d,
                 _short(f"{name} {values}".strip()),
-                f"{sweep}#{point}",
+                # The point's axis values, not its `point` id: `bbrlab sweep` gives each seed its
+                # own id (a hash of the resolved scenario, seed included).
+                f"{sweep}#{values}" if axes else f"{sweep}#",
                 int(seed) if seed is not None and seed == seed else None,
                 _read_summary(d / "summary.json"),
             )

@@ -1,6 +1,7 @@
 """A sweep's plan: the axes (scenario paths, each with values), the seeds, and every run they make.
 
-An axis is anything ``--set`` reaches (``topology.bottleneck.loss``, ``flows.0.cc``); its values are
+An axis is anything ``--set`` reaches (``topology.bottleneck.loss``, ``flows.0.cc``), or one of the
+short names of ``aliases.py`` (``buffer``, ``cc`` …), stored as its full path; its values are
 strings exactly as on the command line, applied through ``scenario.overrides``. Axes come from
 ``--grid PATH=V1,V2`` and from a scenario file's ``[sweep]`` table::
 
@@ -27,6 +28,7 @@ from ..errors import ScenarioError, UserError, did_you_mean
 from ..scenario import Scenario
 from ..scenario.load import SWEEP_TABLE, default_name, parse_scenario, read_scenario_file, split_sweep
 from ..scenario.overrides import apply_overrides
+from .aliases import expand_override, resolve_axis
 from .cache import run_key
 
 __all__ = ["Axis", "PlannedRun", "SweepPlan", "plan_sweep", "parse_grid_option", "MAX_RUNS", "MAX_SEEDS"]
@@ -94,7 +96,8 @@ def parse_grid_option(text: str) -> Axis:
     """``--grid PATH=V1,V2,...`` as an Axis (shape only; the path and values are checked later)."""
     if "=" not in text:
         raise UserError(f"--grid {text}: expected PATH=V1,V2,..., e.g. --grid topology.bottleneck.loss=0%,1%")
-    path, values = (s.strip() for s in text.split("=", 1))
+    name, values = (s.strip() for s in text.split("=", 1))
+    path = resolve_axis(name)
     if not path:
         raise UserError(f"--grid {text}: no field path before '='; write e.g. --grid flows.0.cc=bbr,cubic")
     vals = _split_values(values)
@@ -140,7 +143,7 @@ def _axes_from_table(table: Any) -> tuple[list[Axis], int | None]:
         if any(v is None or v == "" for v in vals):
             bad = next(v for v, s in zip(values, vals) if s is None or s == "")
             raise ScenarioError(where, f"{bad!r} is not a value --set takes; write a string, number or boolean")
-        axes.append(Axis(path.strip(), tuple(v for v in vals if v is not None), "[sweep] grid"))
+        axes.append(Axis(resolve_axis(path), tuple(v for v in vals if v is not None), "[sweep] grid"))
     return axes, seeds
 
 
@@ -156,8 +159,9 @@ def _merge(file_axes: list[Axis], cli_axes: list[Axis]) -> list[Axis]:
     return merged + [a for a in cli_axes if a.path in by_path]
 
 
-def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str]) -> None:
-    """Every axis path reachable and every value valid on the base scenario; one line if not."""
+def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str], flows: int) -> None:
+    """Every axis path reachable and every value valid on the base scenario (of ``flows``
+    configured flows); one line if not."""
     set_paths = {s.split("=", 1)[0].strip() for s in sets}
     for a in axes:
         if a.path == "seed":
@@ -167,13 +171,15 @@ def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str]) -> N
         dup = next((v for i, v in enumerate(a.values) if v in a.values[:i]), None)
         if dup is not None:
             raise UserError(f'{a.source} {a.path}: the value "{dup}" is listed twice')
+        if not expand_override(a.path, a.values[0], flows):
+            raise UserError(f"{a.source} {a.path}: the scenario has no flows for it to set")
         try:
-            apply_overrides(raw, [f"{a.path}={a.values[0]}"])
+            apply_overrides(raw, expand_override(a.path, a.values[0], flows))
         except ScenarioError as e:  # the path: "--set PATH: unknown key ..." in --set's words
             raise ScenarioError(f"{a.source} {a.path}", e.message) from None
         for v in a.values:
             try:
-                parse_scenario(raw, overrides=[*sets, f"{a.path}={v}"])
+                parse_scenario(raw, overrides=[*sets, *expand_override(a.path, v, flows)])
             except ScenarioError as e:
                 if e.path.split(" ")[0] == a.path or e.path.startswith(a.path + "."):
                     raise ScenarioError(f"{e.path.split(' ')[0]} (from {a.source})", e.message, more=e.more) from None
@@ -210,7 +216,7 @@ def plan_sweep(
         raise UserError(f"--seeds {n_seeds}: use a whole number from 1 to {MAX_SEEDS}")
     name = default_name(path)
     base = parse_scenario(raw, overrides=sets, default_name=name)
-    _check_axes(raw, axes, sets)
+    _check_axes(raw, axes, sets, len(base.flows))
     seed_list = list(range(base.seed, base.seed + n_seeds))
     plan = SweepPlan(scenario_file=str(scenario_file), name=base.name, sets=list(sets), axes=axes, seeds=seed_list)
     total = plan.points * n_seeds
@@ -222,7 +228,8 @@ def plan_sweep(
     for combo in itertools.product(*(a.values for a in axes)):
         values = dict(zip((a.path for a in axes), combo))
         for seed in seed_list:
-            overrides = [*sets, *(f"{p}={v}" for p, v in values.items()), f"seed={seed}"]
+            axis_sets = [o for p, v in values.items() for o in expand_override(p, v, len(base.flows))]
+            overrides = [*sets, *axis_sets, f"seed={seed}"]
             try:
                 scn = parse_scenario(raw, overrides=overrides, default_name=name)
             except ScenarioError as e:
