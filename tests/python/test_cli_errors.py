@@ -131,3 +131,18 @@ def test_validate_prints_the_resolved_scenario() -> None:
     assert 'buffer = "1bdp"' in result.output and 'min_rto = "200ms"' in result.output
     js = CliRunner().invoke(cli, ["validate", str(GOOD), "--json"])
     assert js.exit_code == 0 and '"duration_ns": 10000000000' in js.output
+
+
+def test_misspelt_algorithm_gets_did_you_mean(tmp_path):
+    """`bbrv3` is a common misspelling of the registry's `bbr3`: the one-line error suggests it."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "s.toml"
+    p.write_text(
+        'name = "x"\nduration = "1s"\n[topology]\nkind = "dumbbell"\n[topology.bottleneck]\n'
+        'rate = "10Mbps"\nrtt = "10ms"\n[[flows]]\ncc = "bbrv3"\n'
+    )
+    r = subprocess.run([sys.executable, "-m", "bbrlab", "run", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "did you mean 'bbr3'?" in r.stderr and r.stderr.count("\n") == 1

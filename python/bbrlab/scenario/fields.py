@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Pla
 from pydantic_core import PydanticCustomError
 
 from .. import units
+from ..errors import closest
 
 __all__ = [
     "Strict",
@@ -141,8 +142,10 @@ def _algorithm(names: tuple[str, ...]) -> Callable[[object], str]:
         if module is not None:
             return KERNEL_PREFIX + module
         if low not in names:
+            best = closest(low, names)
+            hint = f"did you mean '{best}'? " if best else ""
             raise PydanticCustomError(
-                "cc", f'unknown algorithm "{value}"; valid names: {", ".join(names)}, or {KERNEL_FORM}'
+                "cc", f'unknown algorithm "{value}"; {hint}valid names: {", ".join(names)}, or {KERNEL_FORM}'
             )
         return low
 
