@@ -2,15 +2,18 @@
 //! detection and the recovery state machine, the rate sample, then the algorithm.
 //!
 //! The steps, each a helper inlined into `on_ack` (this runs per ACK):
-//! 1-2. SACK blocks and the cumulative ACK tag newly delivered segments (`take_delivered`,
-//!      `on_delivered`); then the ECN echo (`take_ce_echo`).
+//! 1-2. A D-SACK block is accounted for (recovery/reordering.rs), the other SACK blocks and
+//!      the cumulative ACK tag newly delivered segments (`take_delivered`, `on_delivered`);
+//!      then the ECN echo (`take_ce_echo`). An original delivered below the highest SACKed
+//!      segment shows reordering; RACK's reordering window is updated.
 //! 3. RTT samples (`take_rtt_samples`; Karn's rule, else the timestamp echo).
 //! 4. RACK loss detection and the recovery state machine (recovery.rs), the rate sample.
 //! 5. The algorithm: `cong_control`, or PRR / `cong_avoid` and the default pacing rate
 //!    (`cong_avoid_or_prr`); then the loss-probe timer.
 
+use crate::recovery::{is_dsack, without_dsack};
 use crate::scoreboard::Delivered;
-use crate::{Packet, Sender};
+use crate::{Packet, Sender, DUPTHRESH};
 use cc::rate::{self, RateSample};
 use cc::{AckFlags, CaState, Nanos};
 
@@ -22,6 +25,9 @@ struct AckedSegs {
     /// `sack_state.rate`'s `last_sackt`/`first_sackt` and `seq_rtt_us`).
     newest_rtt_ns: Option<u64>,
     oldest_rtt_ns: Option<u64>,
+    /// Lowest segment newly delivered that was never retransmitted (Linux `state->reord` and
+    /// `tcp_clean_rtx_queue`'s `reord`): below the prior highest SACKed one, it was reordered.
+    reord: u64,
 }
 
 /// Linux's TCP timestamp clock ticks once per millisecond (`TCP_TS_HZ`; the microsecond clock
@@ -48,14 +54,21 @@ impl Sender {
             return; // acks data never sent: ignore (cannot happen in the simulator)
         }
         let prior_in_flight = self.tp.packets_in_flight();
+        let prior_snd_una = self.sb.snd_una;
+        let prior_fack = self.fack();
         let mut acked = AckedSegs {
             rs: RateSample { prior_in_flight, is_ack_delayed: ack.delayed, ..Default::default() },
             delivered: 0,
             newest_rtt_ns: None,
             oldest_rtt_ns: None,
+            reord: u64::MAX,
         };
-        // 1-2. SACK blocks and the cumulative ACK; then ECN.
+        // 1-2. SACK blocks and the cumulative ACK; reordering; then ECN.
         let acked_new = self.take_delivered(now, ack, &mut acked);
+        if acked.reord < prior_fack {
+            self.check_sack_reordering(acked.reord, false);
+        }
+        self.rack_update_reo_wnd(acked.rs.prior_delivered);
         let ece_new = self.take_ce_echo(ack);
         let delivered = acked.delivered;
         self.cc.in_ack_event(
@@ -74,7 +87,7 @@ impl Sender {
             self.rack_detect_loss(now);
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
-        self.update_state(ack, acked_new);
+        self.update_state(ack, acked_new, prior_snd_una);
         // The rate sample is finished where it was built (a copy of it is 128 bytes).
         let rs = &mut acked.rs;
         rate::generate(&mut self.tp, now, delivered, newly_lost, rs);
@@ -107,11 +120,23 @@ impl Sender {
     /// Returns whether snd_una advanced (then the RTO restarts and a tail probe is answered).
     #[inline(always)]
     fn take_delivered(&mut self, now: Nanos, ack: &Packet, acked: &mut AckedSegs) -> bool {
+        // A D-SACK block is accounted for and left out of the tagging (Linux
+        // tcp_sacktag_write_queue skips it after tcp_check_dsack).
+        let stripped;
+        let sacks = if ack.n_sack != 0 && is_dsack(ack) {
+            if let Some(seq) = self.on_dsack(ack) {
+                acked.reord = acked.reord.min(seq);
+            }
+            stripped = without_dsack(ack);
+            &stripped
+        } else {
+            ack
+        };
         // SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
         // none: then there is nothing to walk, and nothing new to remember once the previous
         // ACK's blocks are forgotten.)
-        if ack.n_sack != 0 {
-            for (start, end) in self.sb.newly_sacked(ack) {
+        if sacks.n_sack != 0 {
+            for (start, end) in self.sb.newly_sacked(sacks) {
                 for seq in start..end {
                     if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
                         self.on_delivered(now, seq, d, acked);
@@ -119,7 +144,7 @@ impl Sender {
                 }
             }
         }
-        self.sb.remember_sack_blocks(ack);
+        self.sb.remember_sack_blocks(sacks);
 
         // Cumulative ACK.
         let acked_new = ack.ack > self.sb.snd_una;
@@ -194,11 +219,12 @@ impl Sender {
     fn cong_avoid_or_prr(&mut self, delivered: u32, newly_lost: u32, acked_new: bool) {
         if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Cwr {
             self.prr(delivered, newly_lost, acked_new);
-        } else if delivered > 0 && acked_new {
+        } else if delivered > 0 && (acked_new || self.reo.reordering > DUPTHRESH) {
             // Linux tcp_cong_control → tcp_may_raise_cwnd: without high reordering, cwnd grows
             // only on FLAG_DATA_ACKED (snd_una advanced, RFC 5681 "in-order delivery"), not on
             // SACK-only ACKs in Disorder; the ACK that advances snd_una then counts everything
-            // newly delivered, SACKed segments included (acked_sacked).
+            // newly delivered, SACKed segments included (acked_sacked). Once reordering has
+            // raised dupthresh, any forward progress (data ACKed or SACKed) grows it.
             self.cc.cong_avoid(&mut self.tp, delivered);
         }
         if !self.tp.is_cwnd_limited {
@@ -216,6 +242,7 @@ impl Sender {
     fn on_delivered(&mut self, now: Nanos, seq: u64, d: Delivered, acked: &mut AckedSegs) {
         acked.delivered += 1;
         if !d.ever_retrans {
+            acked.reord = acked.reord.min(seq);
             let rtt = now.saturating_sub(d.xmit_ns);
             acked.newest_rtt_ns = Some(acked.newest_rtt_ns.map_or(rtt, |r| r.min(rtt)));
             acked.oldest_rtt_ns = Some(acked.oldest_rtt_ns.map_or(rtt, |r| r.max(rtt)));

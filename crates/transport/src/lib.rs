@@ -20,7 +20,11 @@
 //!   segment is tagged once: O(1) amortised per ACK, never a scan of the window.
 //! - RACK-TLP loss detection (RFC 8985; Linux `tcp_recovery.c`) over a time-ordered list of
 //!   in-flight segments (Linux `tsorted_sent_queue`), with Linux's `reo_wnd` rule (0 once in
-//!   recovery or dupthresh SACKs when no reordering was seen, else min_rtt/4).
+//!   recovery or dupthresh SACKs when no reordering was seen, else steps of min_rtt/4 that
+//!   D-SACK rounds widen, `tcp_rack_update_reo_wnd`).
+//! - Reordering (Linux `tcp_check_sack_reordering`): an original segment delivered below the
+//!   highest SACKed one, or echoed by a timestamp in recovery, raises `reord_seen` and dupthresh
+//!   (`tp->reordering`); D-SACKs (RFC 2883) count spurious retransmissions.
 //! - Tail loss probe (RFC 8985 §7): PTO = 2·SRTT (+200 ms with one segment out), one probe.
 //! - RTO (RFC 6298; Linux `__tcp_set_rto`): RTO = SRTT + max(4·RTTVAR, rto_min), exponential
 //!   backoff; entering Loss marks everything outstanding lost (Linux `tcp_enter_loss`).
@@ -30,13 +34,15 @@
 //!   (`tcp_rtt_tsopt_us`), which can read up to a millisecond below the path's RTT.
 //! - Recovery state machine of Linux `tcp_fastretrans_alert` (Open/Disorder/CWR/Recovery/Loss), PRR
 //!   (RFC 9937; Linux `tcp_cwnd_reduction` with RecoverFS = prior_cwnd) for algorithms without
-//!   `cong_control`, and Eifel undo with timestamps (RFC 3522; Linux `tcp_packet_delayed`).
+//!   `cong_control`, Eifel undo with timestamps (RFC 3522; Linux `tcp_packet_delayed`) and
+//!   D-SACK undo (RFC 3708; Linux `tcp_try_undo_dsack`).
 //! - Delivery-rate samples (cc::rate, Linux `tcp_rate.c`) handed to `cong_control` algorithms.
 //! - Pacing with earliest-departure-time semantics (Linux `tcp_update_skb_after_send`), TSO-style
 //!   bursts (Linux `tcp_tso_autosize`: pacing_rate·1 ms, 2 segments to 64 KB, or the algorithm's
 //!   `tso_segs`), receive window and send-buffer limits.
 //! - Receiver: delayed ACKs (every 2 full segments, 40 ms timer, quick-ACK for the first 16
-//!   segments, immediate ACK on out-of-order data or a filled hole), SACK blocks in recency order,
+//!   segments, immediate ACK on out-of-order data or a filled hole), SACK blocks in recency order
+//!   after a D-SACK block for a duplicate,
 //!   RFC 7323 timestamp echo, cumulative CE counts (accurate-ECN style echo); optionally DCTCP's
 //!   immediate ACK on a CE-state change (`ReceiverConfig::ce_state_ack`).
 //! - ECN for window-based algorithms (RFC 3168 §6.1.2, RFC 8257 §3.3; Linux `tcp_enter_cwr`): an
@@ -57,7 +63,8 @@
 //! | `ack` | the ACK path (`on_ack`): delivery tagging, RTT samples, the rate sample, the algorithm |
 //! | `scoreboard` | the SACK scoreboard, the time-sorted in-flight list, the one `mark_lost` |
 //! | `rtt` | SRTT/RTTVAR/min_rtt, the RTO and its back-off (RFC 6298) |
-//! | `recovery` | RACK, TLP, RTO handling, the recovery state machine, PRR, ECN/CWR, Eifel undo |
+//! | `recovery` | RACK, TLP, RTO handling, the recovery state machine, PRR, ECN/CWR, undo |
+//! | `recovery::reordering` | D-SACK accounting, reordering detection, RACK's adaptive reo_wnd |
 //! | `pacing` | pacing rate, the EDT pacer, TSO autosizing and offload-chunk counters, TSQ |
 //! | `stream` | what the application has written (bulk, a sized transfer, or `Sender::write`) |
 //! | `timers` | the loss-recovery deadlines (RTO, TLP, RACK reordering) |
@@ -133,11 +140,15 @@ pub struct Packet {
     pub ce: bool,
     /// ACK: next expected segment (cumulative).
     pub ack: u64,
-    /// ACK: SACK blocks [start, end) as offsets from `ack` in segments, most recent first
+    /// ACK: SACK blocks [start, end) as signed offsets from `ack` in segments, most recent first
     /// (read them with [`Packet::sack_block`], add them with [`Packet::push_sack_block`]).
     /// 32-bit offsets halve the ACK's largest field: every packet in flight is one of these, and
-    /// a 100 Gbit/s × 150 ms path keeps ~2 M of them in its links' pipes.
-    pub sack_rel: [(u32, u32); MAX_SACK_BLOCKS],
+    /// a 100 Gbit/s × 150 ms path keeps ~2 M of them in its links' pipes. They are signed
+    /// because a D-SACK block (RFC 2883) may lie below `ack`: the first block reports a
+    /// duplicate segment, already acknowledged or already SACKed; the sender recognises it as
+    /// Linux `tcp_check_dsack` does (below `ack`, or inside the second block), so no flag is
+    /// needed and the packet keeps its size.
+    pub sack_rel: [(i32, i32); MAX_SACK_BLOCKS],
     pub n_sack: u8,
     /// ACK: right edge of the receive window, in segments (ack + rwnd / mss).
     pub rwnd_end: u64,
@@ -158,16 +169,17 @@ impl Packet {
     #[inline]
     pub fn sack_block(&self, i: usize) -> (u64, u64) {
         let (s, e) = self.sack_rel[i];
-        (self.ack + s as u64, self.ack + e as u64)
+        (self.ack.wrapping_add_signed(s as i64), self.ack.wrapping_add_signed(e as i64))
     }
 
-    /// Append a SACK block [start, end) above `ack` (set `ack` first). A block is within the
-    /// receive window of the cumulative ACK, so its offsets fit 32 bits (2³² segments are 6 TB).
+    /// Append a SACK block [start, end) (set `ack` first). A SACK block is within the receive
+    /// window above the cumulative ACK and a D-SACK block within a window below it, so the
+    /// offsets fit 32 signed bits (2³¹ segments are 3 TB).
     #[inline]
     pub fn push_sack_block(&mut self, (start, end): (u64, u64)) {
         let rel = |x: u64| {
-            u32::try_from(x.checked_sub(self.ack).expect("SACK block below the cumulative ACK"))
-                .expect("SACK block 2^32 segments above the cumulative ACK")
+            i32::try_from(x.wrapping_sub(self.ack) as i64)
+                .expect("SACK block 2^31 segments away from the cumulative ACK")
         };
         self.sack_rel[self.n_sack as usize] = (rel(start), rel(end));
         self.n_sack += 1;

@@ -5,6 +5,12 @@
 //! connection, Linux `TCP_MAX_QUICKACKS`), when data arrives out of order or fills a hole, and when
 //! a duplicate arrives; otherwise arm the delayed-ACK timer (40 ms, Linux `TCP_DELACK_MIN`).
 //!
+//! D-SACK (RFC 2883; Linux `tcp_dsack_set`, `tcp_dsack_extend`): a duplicate segment — below
+//! rcv_nxt, or inside an out-of-order block already held — is reported by the first SACK block
+//! of the ACK it triggers (sent at once), followed by at most two ordinary blocks; duplicates
+//! of one receive-offload skb extend one block. The report is sent once (Linux clears
+//! `rx_opt.dsack` when `tcp_options_write` has written it).
+//!
 //! Faster ACKs (Google BBRv2 slides, optimisation 3; `ReceiverConfig::faster_acks`). Before the
 //! fix, Linux's `__tcp_ack_snd_check` ACKed every second segment only if (1) more than one full
 //! segment was unacknowledged AND (2) the window it would offer now (`__tcp_select_window`) was at
@@ -120,6 +126,10 @@ pub struct Receiver {
     pub segs_received: u64,
     pub dup_segs: u64,
     pub acks_sent: u64,
+    /// ACKs that carried a D-SACK block.
+    pub dsacks_sent: u64,
+    /// The duplicate range the next ACK reports first (Linux `duplicate_sack[0]`).
+    dsack: Option<(u64, u64)>,
     /// Window set from outside (bytes), None = rcvbuf rule only.
     rwnd_override_bytes: Option<u64>,
     /// Right edge advertised last (segments); the edge never moves back.
@@ -166,6 +176,8 @@ impl Receiver {
             segs_received: 0,
             dup_segs: 0,
             acks_sent: 0,
+            dsacks_sent: 0,
+            dsack: None,
             rwnd_override_bytes: None,
             last_rwnd_end: 0,
             ce_state: false,
@@ -311,6 +323,7 @@ impl Receiver {
         }
         if seq < self.rcv_nxt || self.in_ooo(seq) {
             self.dup_segs += 1;
+            self.dsack_extend(seq);
             immediate = true;
         } else if seq == self.rcv_nxt {
             immediate |= self.take_in_order(now, seg);
@@ -419,6 +432,15 @@ impl Receiver {
         immediate
     }
 
+    /// Report duplicate segment `seq` in the next ACK's D-SACK block: extend the pending block
+    /// when `seq` touches it, else replace it (Linux `tcp_dsack_extend` / `tcp_dsack_set`).
+    fn dsack_extend(&mut self, seq: u64) {
+        self.dsack = Some(match self.dsack {
+            Some((s, e)) if seq + 1 >= s && seq <= e => (s.min(seq), e.max(seq + 1)),
+            _ => (seq, seq + 1),
+        });
+    }
+
     #[inline]
     fn in_ooo(&self, seq: u64) -> bool {
         self.block_of(seq).is_some()
@@ -524,6 +546,11 @@ impl Receiver {
         // The recently reported blocks still held (none without out-of-order data), gathered
         // aside: the ACK itself is written once, where it is returned.
         let mut sacks = Packet { ack: self.rcv_nxt, ..Packet::empty(0) };
+        if let Some(d) = self.dsack.take() {
+            // RFC 2883 §4: the D-SACK block comes first.
+            sacks.push_sack_block(d);
+            self.dsacks_sent += 1;
+        }
         if !self.ooo.is_empty() {
             for k in 0..self.n_recent {
                 if let Some(b) = self.block_of(self.recent[k]) {

@@ -7,7 +7,8 @@
 //!   and still unacknowledged `rack_rtt + reo_wnd` after its transmission is lost. The walk goes
 //!   over the time-sorted in-flight list oldest first and stops at the first segment not yet
 //!   due, arming the reordering timer for it. `reo_wnd` is Linux's: 0 in recovery or with
-//!   DUPTHRESH SACKed segments unless reordering was seen, else min_rtt/4 (capped at SRTT).
+//!   dupthresh SACKed segments unless reordering was seen, else a number of steps of min_rtt/4
+//!   (capped at SRTT) that D-SACKs widen (recovery/reordering.rs).
 //! - Tail loss probe (RFC 8985 §7): in Open state with data outstanding, PTO = 2·SRTT plus 2 ms
 //!   (200 ms with a single segment out, for a delayed ACK), never after the RTO. When it fires:
 //!   one probe, new data if the window allows, else the last segment again; the probe bypasses
@@ -25,9 +26,19 @@
 //!   newly CE-marked segments in Open/Disorder enters CWR; CWR ends once data sent after the
 //!   reduction is acknowledged, so there is one reduction per window.
 //! - Eifel undo (RFC 3522 with timestamps; Linux `tcp_packet_delayed`, `tcp_try_undo_loss`,
-//!   `tcp_try_undo_recovery`): an ACK echoing a timestamp older than the episode's first
-//!   retransmission shows the original arrived, so the reduction was spurious: restore cwnd and
-//!   ssthresh (after an RTO also unmark the segments marked lost).
+//!   `tcp_try_undo_recovery`, `tcp_try_undo_partial`): an ACK echoing a timestamp older than
+//!   the episode's first retransmission shows the original arrived, so the reduction was
+//!   spurious: restore cwnd and ssthresh (after an RTO also unmark the segments marked lost).
+//!   In recovery, before its end, such an ACK also shows reordering; the undo then waits until
+//!   no retransmission is in flight.
+//! - D-SACK undo (RFC 3708; Linux `tcp_try_undo_dsack`, `tcp_may_undo`): each D-SACK for a
+//!   segment retransmitted in the episode takes one off `undo_retrans` (reordering.rs); at 0
+//!   every retransmission was spurious and the reduction is undone — in the episode, or after
+//!   it ended (Linux keeps `undo_marker` until the next episode).
+
+mod reordering;
+
+pub(crate) use reordering::{is_dsack, without_dsack, Reordering};
 
 use crate::scoreboard::{F_RETRANS, F_SACKED};
 use crate::{Packet, Sender, DUPTHRESH, TLP_EXTRA_NS, TLP_SINGLE_SEG_EXTRA_NS};
@@ -50,8 +61,6 @@ pub(crate) struct Rack {
     /// RTT of that segment's delivery (RACK.rtt), ns.
     pub(crate) rtt_ns: u64,
     pub(crate) valid: bool,
-    /// Reordering was observed (RACK.reordering_seen); never set in this model (FIFO paths).
-    pub(crate) reord_seen: bool,
 }
 
 impl Rack {
@@ -104,6 +113,14 @@ pub(crate) struct Recovery {
     pub(crate) retrans_stamp_ns: Nanos,
     /// The current reduction may be undone (Linux `undo_marker` set).
     pub(crate) undo_marker: bool,
+    /// snd_una when the reduction began (Linux `undo_marker`'s value): D-SACKs for data below
+    /// it do not count.
+    pub(crate) undo_seq: u64,
+    /// Retransmissions of the episode not yet shown spurious by a D-SACK (Linux
+    /// `undo_retrans`; -1: none sent yet).
+    pub(crate) undo_retrans: i32,
+    /// snd_nxt when the last loss probe went out (Linux `tlp_high_seq`; 0: none).
+    pub(crate) tlp_high_seq: u64,
     /// Cumulative CE count last seen from the receiver.
     pub(crate) ce_seen: u64,
     /// snd_nxt when CWR was entered.
@@ -116,16 +133,28 @@ pub(crate) struct Recovery {
     pub(crate) pending_probe: Option<Probe>,
 }
 
+/// Why a reduction was undone (for the counters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum UndoKind {
+    /// A timestamp echo showed an original arrived (Eifel, RFC 3522).
+    Eifel,
+    /// D-SACKs showed every retransmission of the episode arrived twice (RFC 3708).
+    Dsack,
+}
+
 impl Sender {
-    /// RACK reordering window (Linux tcp_rack_reo_wnd).
-    fn reo_wnd(&self) -> u64 {
-        if !self.rack.reord_seen
-            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH)
-        {
-            return 0;
-        }
-        let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns };
-        (min_rtt / 4).min(self.tp.srtt_ns)
+    /// Linux tcp_init_undo: the reduction beginning now may be undone.
+    fn init_undo(&mut self) {
+        self.rec.undo_marker = true;
+        self.rec.undo_seq = self.sb.snd_una;
+        self.rec.undo_retrans =
+            if self.tp.retrans_out > 0 { self.tp.retrans_out as i32 } else { -1 };
+    }
+
+    /// A retransmission counts towards a D-SACK undo (Linux `tcp_retransmit_skb`; a loss
+    /// probe's `__tcp_retransmit_skb` does not).
+    pub(crate) fn count_undo_retrans(&mut self) {
+        self.rec.undo_retrans = self.rec.undo_retrans.max(0) + 1;
     }
 
     /// RFC 8985 §6.2 RACK_detect_loss over the time-sorted list; returns segments newly lost.
@@ -180,7 +209,7 @@ impl Sender {
         self.stats.recoveries += 1;
         if self.tp.ca_state < CaState::Cwr {
             self.rec.prior_ssthresh = self.current_ssthresh();
-            self.rec.undo_marker = true;
+            self.init_undo();
             self.rec.retrans_stamp_ns = 0;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
@@ -188,6 +217,7 @@ impl Sender {
             self.rec.prr_out = 0;
         }
         self.rec.high_seq = self.sb.snd_nxt;
+        self.rec.tlp_high_seq = 0;
         self.timers.tlp_at_ns = None;
         self.set_ca_state(CaState::Recovery);
     }
@@ -206,8 +236,13 @@ impl Sender {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CwndEvent::Loss);
-            self.rec.undo_marker = true;
+            self.init_undo();
             self.rec.retrans_stamp_ns = 0;
+        }
+        // A timeout in Disorder after dupthresh SACKs suggests the reordering degree is
+        // over-estimated (Linux tcp_enter_loss).
+        if self.tp.ca_state <= CaState::Disorder && self.tp.sacked_out >= DUPTHRESH {
+            self.reo.reordering = self.reo.reordering.min(DUPTHRESH);
         }
         self.sb.timeout_mark_lost(&mut self.tp, &mut self.cc);
         // Linux tcp_enter_loss: cwnd = in_flight + 1, then the state change (the algorithm's
@@ -241,17 +276,26 @@ impl Sender {
         }
     }
 
-    /// Linux tcp_fastretrans_alert, reduced to what a FIFO network without reordering needs.
-    pub(crate) fn update_state(&mut self, ack: &Packet, acked_new: bool) {
-        // Spurious retransmission (Eifel, RFC 3522): the ACK echoes a timestamp older than our
-        // first retransmission, so the original transmission arrived.
+    /// Linux tcp_fastretrans_alert with RACK (no dupack counting); `prior_snd_una` is snd_una
+    /// before this ACK.
+    pub(crate) fn update_state(&mut self, ack: &Packet, acked_new: bool, prior_snd_una: u64) {
+        // Spurious retransmission (Eifel, RFC 3522; Linux tcp_packet_delayed): the ACK echoes a
+        // timestamp older than our first retransmission, so the original transmission arrived;
+        // or nothing was retransmitted (the original arrived before its retransmission left,
+        // e.g. held by pacing). Linux clears retrans_stamp only with no retransmission out;
+        // this model also clears it when a new episode follows one at once, with the previous
+        // one's retransmissions still out, so "nothing" also asks `undo_retrans` (-1: none
+        // out when the episode began, none sent since).
+        let nothing_retransmitted = self.rec.retrans_stamp_ns == 0 && self.rec.undo_retrans < 0;
         let delayed = self.rec.undo_marker
-            && self.rec.retrans_stamp_ns != 0
-            && ack.ts_ns < self.rec.retrans_stamp_ns;
+            && (nothing_retransmitted || ack.ts_ns < self.rec.retrans_stamp_ns);
+        // Every retransmission of the episode was D-SACKed (RFC 3708; Linux tcp_may_undo).
+        let dsacked = self.rec.undo_marker && self.rec.undo_retrans == 0;
+        let kind = if dsacked { UndoKind::Dsack } else { UndoKind::Eifel };
         match self.tp.ca_state {
             CaState::Loss => {
-                if acked_new && delayed {
-                    self.undo(true);
+                if acked_new && (delayed || dsacked) {
+                    self.undo(true, kind);
                     return;
                 }
                 if self.sb.snd_una >= self.rec.high_seq {
@@ -259,10 +303,23 @@ impl Sender {
                 }
             }
             CaState::Recovery if self.sb.snd_una >= self.rec.high_seq => {
-                if delayed {
-                    self.undo(false);
+                if delayed || dsacked {
+                    self.undo(false, kind);
                 } else {
                     self.finish_recovery();
+                }
+            }
+            CaState::Recovery => {
+                if acked_new && delayed {
+                    // Linux tcp_try_undo_partial: the hole was filled by the original, which
+                    // was reordered, not lost. Undo only once no retransmission is in flight.
+                    self.check_sack_reordering(prior_snd_una, true);
+                    if self.tp.retrans_out > 0 {
+                        return;
+                    }
+                    self.undo(true, UndoKind::Eifel);
+                } else if dsacked {
+                    self.undo(false, UndoKind::Dsack); // Linux tcp_try_undo_dsack
                 }
             }
             CaState::Cwr => {
@@ -277,6 +334,10 @@ impl Sender {
             _ => {}
         }
         if self.tp.ca_state <= CaState::Disorder {
+            if self.rec.undo_marker && self.rec.undo_retrans == 0 {
+                // Linux tcp_try_undo_dsack after the episode ended (CWR clears undo_marker).
+                self.undo(false, UndoKind::Dsack);
+            }
             if self.tp.lost_out > 0 {
                 self.enter_recovery_if_needed();
             } else if self.tp.ecn_ok && !self.cc.has_cong_control() && self.rec.ece_this_ack {
@@ -312,7 +373,12 @@ impl Sender {
         {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
         }
-        self.rec.undo_marker = false;
+        // Linux tcp_try_undo_recovery: a recovery that was not undone shortens the time a
+        // widened reordering window persists. `undo_marker` stays: D-SACKs arriving after the
+        // episode may still show it spurious (tcp_try_undo_dsack).
+        if self.tp.ca_state == CaState::Recovery || self.tp.ca_state == CaState::Loss {
+            self.reo.reo_wnd_persist = self.reo.reo_wnd_persist.saturating_sub(1);
+        }
         self.rec.retrans_stamp_ns = 0;
         let s = if self.tp.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
         self.set_ca_state(s);
@@ -322,16 +388,32 @@ impl Sender {
     }
 
     /// Undo a spurious reduction (Linux tcp_undo_cwnd_reduction).
-    fn undo(&mut self, unmark_loss: bool) {
+    fn undo(&mut self, unmark_loss: bool, kind: UndoKind) {
         self.stats.spurious_undos += 1;
+        match kind {
+            UndoKind::Eifel => self.stats.undos_eifel += 1,
+            UndoKind::Dsack => {
+                self.stats.undos_dsack += 1;
+                // Linux tcp_try_undo_dsack: the widened reordering window persists longer.
+                self.reo.reo_wnd_persist =
+                    (self.reo.reo_wnd_persist + 1).min(reordering::RACK_RECOVERY_THRESH);
+            }
+        }
+        if self.tp.ca_state == CaState::Loss {
+            // The RTO was spurious (Linux counts TCPSpuriousRTOs for F-RTO's undo, the role
+            // Eifel and D-SACK play here).
+            self.stats.spurious_rtos += 1;
+        }
         if unmark_loss {
-            // Segments marked lost by the RTO were not lost: take them off the retransmit queue.
+            // Segments marked lost were not lost: take them off the retransmit queue.
             self.sb.unmark_lost(&mut self.tp);
         }
-        let cwnd = self.cc.undo_cwnd(&mut self.tp);
-        self.tp.snd_cwnd = cwnd.max(1);
-        if self.rec.prior_ssthresh > self.tp.snd_ssthresh {
-            self.tp.snd_ssthresh = self.rec.prior_ssthresh;
+        if self.rec.prior_ssthresh != 0 {
+            let cwnd = self.cc.undo_cwnd(&mut self.tp);
+            self.tp.snd_cwnd = cwnd.max(1);
+            if self.rec.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.rec.prior_ssthresh;
+            }
         }
         self.rec.undo_marker = false;
         self.rec.retrans_stamp_ns = 0;
@@ -390,6 +472,7 @@ impl Sender {
             return;
         }
         self.rec.tlp_outstanding = true;
+        self.rec.tlp_high_seq = self.sb.snd_nxt;
         self.stats.tlp_probes += 1;
         if self.has_unsent() && self.sb.snd_nxt < self.rwnd_end {
             self.rec.pending_probe = Some(Probe::NewData);

@@ -186,6 +186,9 @@ pub(crate) struct Scoreboard {
     /// `n_sack_cache` of them (the others are (0, 0)).
     sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
     n_sack_cache: usize,
+    /// One past the highest segment ever SACKed (Linux `tcp_highest_sack_seq` while anything
+    /// is SACKed; see `Sender::fack`).
+    pub(crate) highest_sacked_end: u64,
 }
 
 impl Scoreboard {
@@ -199,6 +202,7 @@ impl Scoreboard {
             lost_queue: VecDeque::new(),
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
             n_sack_cache: 0,
+            highest_sacked_end: 0,
         }
     }
 
@@ -323,6 +327,7 @@ impl Scoreboard {
             s.next_delta = NIL_DELTA;
             self.ts_bridge(prev, next);
         }
+        self.highest_sacked_end = self.highest_sacked_end.max(seq + 1);
         Some(d)
     }
 

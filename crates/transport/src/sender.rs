@@ -26,7 +26,7 @@
 //!   RACK's reordering timer.
 
 use crate::pacing::Pacer;
-use crate::recovery::{Probe, Rack, Recovery};
+use crate::recovery::{Probe, Rack, Recovery, Reordering};
 use crate::rtt::RttEstimator;
 use crate::scoreboard::{Scoreboard, F_RETRANS, F_SACKED};
 use crate::stream::SendStream;
@@ -100,6 +100,7 @@ pub struct Sender {
     pub(crate) sb: Scoreboard,
     pub(crate) rtt: RttEstimator,
     pub(crate) rack: Rack,
+    pub(crate) reo: Reordering,
     pub(crate) rec: Recovery,
     pub(crate) pacer: Pacer,
     pub(crate) timers: Timers,
@@ -135,6 +136,7 @@ impl Sender {
             cc,
             sb: Scoreboard::new(),
             rack: Rack::default(),
+            reo: Reordering::default(),
             rec: Recovery::default(),
             pacer: Pacer::default(),
             timers: Timers::default(),
@@ -247,6 +249,7 @@ impl Sender {
         let (seq, retrans) = match self.sb.next_lost() {
             Some(s) => {
                 self.transmit_retrans(now, s);
+                self.count_undo_retrans();
                 (s, true)
             }
             None => {

@@ -11,7 +11,30 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub tlp_probes: u64,
     pub rto_count: u64,
+    /// Reductions undone, all kinds (Linux TCPFullUndo + TCPPartialUndo + TCPLossUndo +
+    /// TCPDSACKUndo).
     pub spurious_undos: u64,
+    /// ... of which shown spurious by a timestamp echo (Eifel, RFC 3522) ...
+    pub undos_eifel: u64,
+    /// ... and by D-SACKs for every retransmission of the episode (RFC 3708; as Linux
+    /// TCPDSACKUndo, but also counting the undos at an episode's end Linux files as
+    /// TCPFullUndo/TCPLossUndo when D-SACKs decided them).
+    pub undos_dsack: u64,
+    /// RTOs undone (Linux TCPSpuriousRTOs, which counts F-RTO's; Eifel and D-SACK here).
+    pub spurious_rtos: u64,
+    /// D-SACKs received: below the cumulative ACK (Linux TCPDSACKRecv), inside a SACK block
+    /// (TCPDSACKOfoRecv), ignored as reporting more duplicates than were retransmitted
+    /// (TCPDSACKIgnoredDubious).
+    pub dsack_recv: u64,
+    pub dsack_ofo_recv: u64,
+    pub dsack_ignored_dubious: u64,
+    /// Segments the trusted D-SACKs reported (Linux TCPDSACKRecvSegs): spurious
+    /// retransmissions that reached the receiver.
+    pub dsack_recv_segs: u64,
+    /// Reordering events seen from SACKs (Linux TCPSACKReorder) and from timestamps
+    /// (TCPTSReorder).
+    pub sack_reorder: u64,
+    pub ts_reorder: u64,
     pub recoveries: u64,
     pub rtt_sum_ns: u128,
     pub rtt_count: u64,

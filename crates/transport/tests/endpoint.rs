@@ -219,3 +219,38 @@ fn pacing_spaces_packets_at_the_pacing_rate() {
         assert!((999_000..=1_001_000).contains(&gap), "gap {gap} ns");
     }
 }
+
+#[test]
+fn receiver_reports_duplicates_in_a_dsack_block_first_and_once() {
+    let mut r = Receiver::new(ReceiverConfig::default());
+    let seg = |seq: u64| {
+        let mut p = Packet::empty(0);
+        p.is_data = true;
+        p.seq = seq;
+        p.payload_bytes = MSS as u32;
+        p
+    };
+    for s in 0..10 {
+        r.on_data(s * MS, &seg(s));
+    }
+    // A duplicate below rcv_nxt (RFC 2883 §4.1.1): the D-SACK block lies below the ACK.
+    let a = r.on_data(20 * MS, &seg(4)).expect("a duplicate is acknowledged at once");
+    assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (10, 1, (4, 5)));
+    // Reported once: the next ACK carries no D-SACK.
+    let a = r.on_data(21 * MS, &seg(12)).unwrap();
+    assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (10, 1, (12, 13)));
+    let a = r.on_data(22 * MS, &seg(13)).unwrap();
+    assert_eq!((a.n_sack, a.sack_block(0)), (1, (12, 14)));
+    // A duplicate of out-of-order data (RFC 2883 §4.1.2): the D-SACK block comes first and
+    // lies inside the second, the block holding it.
+    let a = r.on_data(23 * MS, &seg(12)).unwrap();
+    assert_eq!((a.ack, a.n_sack), (10, 2));
+    assert_eq!((a.sack_block(0), a.sack_block(1)), ((12, 13), (12, 14)));
+    // With three out-of-order blocks, the D-SACK leaves room for the two most recent.
+    r.on_data(24 * MS, &seg(16));
+    r.on_data(25 * MS, &seg(18));
+    let a = r.on_data(26 * MS, &seg(3)).unwrap();
+    assert_eq!(a.n_sack, 3);
+    assert_eq!((a.sack_block(0), a.sack_block(1), a.sack_block(2)), ((3, 4), (18, 19), (16, 17)));
+    assert_eq!((r.dsacks_sent, r.dup_segs), (3, 3));
+}

@@ -7,6 +7,11 @@
 //! while, and CE-mark ECT packets (when more than `mark_above_pkts` wait, or all sent in a time
 //! window). Events are processed in time order; the sender's scoreboard invariants are checked
 //! after every ACK.
+//!
+//! Reordering (`Wire::reorder`): each data transmission is, with a given probability, held at
+//! the receiving end until `displacement` later packets have arrived (segment i is delivered
+//! after segment i + displacement), or for at most `max_hold_ns` when fewer follow (a tail, a
+//! paced or idle link). Without it the wire is FIFO.
 
 #![allow(dead_code)]
 
@@ -32,12 +37,46 @@ pub fn sender(cc: &str, cfg: SenderConfig) -> Sender {
     s
 }
 
+/// The reordering channel's parameters and its deterministic random draws.
+pub struct Reorder {
+    /// Probability, per data transmission, that it is overtaken.
+    pub prob: f64,
+    /// How many later packets overtake it.
+    pub displacement: u32,
+    /// The longest it is held waiting for them.
+    pub max_hold_ns: u64,
+    /// xorshift64 state.
+    pub rng: u64,
+}
+
+impl Reorder {
+    pub fn new(prob: f64, displacement: u32, max_hold_ns: u64, seed: u64) -> Reorder {
+        Reorder { prob, displacement, max_hold_ns, rng: seed | 1 }
+    }
+
+    fn draw(&mut self) -> bool {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        ((self.rng >> 11) as f64 / (1u64 << 53) as f64) < self.prob
+    }
+}
+
+/// A packet held back by the reordering channel.
+struct Held {
+    /// Later packets still to arrive before it.
+    behind: u32,
+    /// Released then at the latest.
+    deadline: u64,
+    packet: Packet,
+}
+
 pub struct Wire {
     pub now: u64,
     pub sender: Sender,
     pub receiver: Receiver,
-    /// (arrival time, packet) in each direction.
-    fwd: VecDeque<(u64, Packet)>,
+    /// (arrival time, packet, to be overtaken) forward; (arrival time, packet) back.
+    fwd: VecDeque<(u64, Packet, bool)>,
     rev: VecDeque<(u64, Packet)>,
     pub one_way_ns: u64,
     /// Serialization time per data packet (sets the bottleneck rate).
@@ -58,6 +97,11 @@ pub struct Wire {
     pub tx_count: u64,
     /// (time, seq, is_retrans) of every data transmission.
     pub data_sent: Vec<(u64, u64, bool)>,
+    /// Reordering channel (None: FIFO).
+    pub reorder: Option<Reorder>,
+    held: Vec<Held>,
+    /// Send times of the transmissions the channel reordered.
+    pub reordered_sent: Vec<u64>,
 }
 
 impl Wire {
@@ -79,6 +123,9 @@ impl Wire {
             mark_window: None,
             tx_count: 0,
             data_sent: vec![],
+            reorder: None,
+            held: vec![],
+            reordered_sent: vec![],
         }
     }
 
@@ -86,7 +133,7 @@ impl Wire {
     /// serializing until then, and what is already on the way arrives that much later.
     pub fn freeze_forward(&mut self, dur_ns: u64) {
         self.freeze = Some((self.now, self.now + dur_ns));
-        for (t, _) in self.fwd.iter_mut() {
+        for (t, _, _) in self.fwd.iter_mut() {
             *t += dur_ns;
         }
         for d in self.departures.iter_mut() {
@@ -126,9 +173,13 @@ impl Wire {
                 _ => 0,
             };
             let t = departure + self.one_way_ns + extra;
+            let overtaken = self.reorder.as_mut().is_some_and(|r| r.draw());
+            if overtaken {
+                self.reordered_sent.push(self.now);
+            }
             // Keep the queue sorted by arrival (a delayed packet is overtaken).
-            let pos = self.fwd.partition_point(|(a, _)| *a <= t);
-            self.fwd.insert(pos, (t, p));
+            let pos = self.fwd.partition_point(|(a, _, _)| *a <= t);
+            self.fwd.insert(pos, (t, p, overtaken));
         }
     }
 
@@ -145,20 +196,28 @@ impl Wire {
             let tr = self.rev.front().map(|x| x.0);
             let ts = self.sender.next_timeout();
             let trt = self.receiver.next_timeout();
-            let Some(t) = [tf, tr, ts, trt].into_iter().flatten().min() else { break };
+            let th = self.held.iter().map(|h| h.deadline).min();
+            let Some(t) = [tf, tr, ts, trt, th].into_iter().flatten().min() else { break };
             if t > end_ns {
                 break;
             }
             self.now = t.max(self.now);
             if tf == Some(t) {
-                let (_, p) = self.fwd.pop_front().unwrap();
-                let a = self.receiver.on_data(self.now, &p);
-                if let Some(first) = self.receiver.take_pending_ack() {
-                    self.send_ack(first);
+                let (_, p, overtaken) = self.fwd.pop_front().unwrap();
+                if overtaken {
+                    let r = self.reorder.as_ref().unwrap();
+                    let (behind, deadline) = (r.displacement, self.now + r.max_hold_ns);
+                    self.held.push(Held { behind, deadline, packet: p });
+                } else {
+                    self.deliver(p);
+                    for h in self.held.iter_mut() {
+                        h.behind -= 1;
+                    }
+                    self.release_held(|h| h.behind == 0);
                 }
-                if let Some(a) = a {
-                    self.send_ack(a);
-                }
+            } else if th == Some(t) {
+                let now = self.now;
+                self.release_held(|h| h.deadline <= now);
             } else if tr == Some(t) {
                 let (_, a) = self.rev.pop_front().unwrap();
                 let before = self.sender.tp.ca_state;
@@ -175,6 +234,25 @@ impl Wire {
             self.pump();
         }
         self.now = end_ns;
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        let a = self.receiver.on_data(self.now, &p);
+        if let Some(first) = self.receiver.take_pending_ack() {
+            self.send_ack(first);
+        }
+        if let Some(a) = a {
+            self.send_ack(a);
+        }
+    }
+
+    /// Deliver the held packets `due` picks, in the order they were held.
+    fn release_held(&mut self, due: impl Fn(&Held) -> bool) {
+        let (now_due, rest): (Vec<Held>, Vec<Held>) = self.held.drain(..).partition(|h| due(h));
+        self.held = rest;
+        for h in now_due {
+            self.deliver(h.packet);
+        }
     }
 
     fn send_ack(&mut self, a: Packet) {
