@@ -51,9 +51,9 @@
 //! discipline [`Codel`] here is Linux `sch_codel`: one such queue, tail drop at the limit
 //! (`codel_qdisc_enqueue()`), 1000 packets by default.
 
+use super::backlog::Backlog;
 use super::{Aqm, AqmStats, ClassStats, DropCause, Limit, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
-use std::collections::VecDeque;
 
 /// RFC 8289 §4 (TARGET) and Linux `codel_params_init()`: 5 ms, 5–10 % of the interval.
 pub const DEFAULT_TARGET_NS: Nanos = 5 * MS;
@@ -236,47 +236,29 @@ impl CodelParams {
                 stats.ce_marks += 1;
             }
         }
-        stats.dequeued += 1;
-        stats.sojourn.record(h.sojourn_ns);
+        stats.count_dequeue(h.sojourn_ns);
         Some(h.p)
     }
 }
 
 /// Linux `sch_codel`: one FIFO under CoDel, tail drop at the limit.
 pub struct Codel<P> {
-    q: VecDeque<(Nanos, P)>,
-    bytes: u64,
+    q: Backlog<P>,
     limit: Limit,
     params: CodelParams,
     vars: CodelVars,
     stats: AqmStats,
 }
 
-/// The buffer a CoDel queue enforces: the link's, or Linux's default when the link sets none.
-fn codel_limit(l: Limit) -> Limit {
-    if l.bytes.is_none() && l.packets.is_none() {
-        Limit { bytes: None, packets: Some(DEFAULT_LIMIT_PACKETS) }
-    } else {
-        l
-    }
-}
-
 /// [`CodelSource`] over a whole FIFO.
-struct FifoSource<'a, P> {
-    q: &'a mut VecDeque<(Nanos, P)>,
-    bytes: &'a mut u64,
-}
-
-impl<P: PathPacket> CodelSource<P> for FifoSource<'_, P> {
+impl<P: PathPacket> CodelSource<P> for Backlog<P> {
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, P)> {
-        let (t, p) = self.q.pop_front()?;
-        *self.bytes -= p.wire_bytes() as u64;
-        Some((t, p))
+        Backlog::pop(self)
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        *self.bytes
+        self.bytes()
     }
 }
 
@@ -286,9 +268,8 @@ impl<P: PathPacket> Codel<P> {
             panic!("Codel built from {spec:?}");
         };
         Codel {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit: codel_limit(ctx.limit),
+            q: Backlog::new(),
+            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
             params: CodelParams {
                 target_ns,
                 interval_ns,
@@ -311,13 +292,8 @@ impl<P: PathPacket> Aqm<P> for Codel<P> {
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Result<(), (P, DropCause)> {
         let c = &mut self.stats.classes[0];
-        if !self.limit.admits(self.bytes, self.q.len() as u64, p.wire_bytes()) {
-            c.drops_overflow += 1;
-            return Err((p, DropCause::Overflow));
-        }
-        c.enqueued += 1;
-        self.bytes += p.wire_bytes() as u64;
-        self.q.push_back((now, p));
+        let p = Backlog::tail_drop(&self.limit, self.q.bytes(), self.q.packets(), p, c)?;
+        self.q.push(now, p, c);
         Ok(())
     }
 
@@ -327,22 +303,21 @@ impl<P: PathPacket> Aqm<P> for Codel<P> {
         _rng: &mut dyn Random,
         dropped: &mut Vec<(P, DropCause)>,
     ) -> Option<P> {
-        let mut src = FifoSource { q: &mut self.q, bytes: &mut self.bytes };
         let c = &mut self.stats.classes[0];
-        self.params.dequeue(&mut self.vars, now, &mut src, c, dropped)
+        self.params.dequeue(&mut self.vars, now, &mut self.q, c, dropped)
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn packets(&self) -> u64 {
-        self.q.len() as u64
+        self.q.packets()
     }
     fn stats(&self) -> &AqmStats {
         &self.stats
     }
     fn set_limit(&mut self, limit: Limit) {
-        self.limit = codel_limit(limit);
+        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
     }
 }
 

@@ -40,10 +40,10 @@
 //!
 //! Stats: `classes[0]` the C queue, `classes[1]` the L queue. p' is an `f64` (Linux: u32).
 
-use super::pie::{limit_or, MTU_BYTES};
+use super::backlog::Backlog;
+use super::pie::MTU_BYTES;
 use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
-use std::collections::VecDeque;
 
 /// Linux `dualpi2_reset_default`: limit 10000 packets ("max 125 ms at 1 Gbps").
 const DEFAULT_LIMIT_PACKETS: u64 = 10_000;
@@ -90,9 +90,7 @@ enum Verdict {
 
 pub struct DualPi2<P> {
     /// The classic and the L queue, indexed by `C` and `L`: (enqueue time, packet).
-    queues: [VecDeque<(Nanos, P)>; 2],
-    /// Bytes waiting in both.
-    bytes: u64,
+    queues: [Backlog<P>; 2],
     limit: Limit,
     // Parameters.
     target_ns: Nanos,
@@ -135,9 +133,8 @@ impl<P: PathPacket> DualPi2<P> {
         // Linux `dualpi2_calculate_c_protection`: an MTU's worth of the weight difference.
         let credit_init = MTU_BYTES as i64 * (weight_c - weight_l);
         DualPi2 {
-            queues: [VecDeque::new(), VecDeque::new()],
-            bytes: 0,
-            limit: limit_or(ctx.limit, DEFAULT_LIMIT_PACKETS),
+            queues: [Backlog::new(), Backlog::new()],
+            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
             target_ns,
             tupdate_ns: tupdate_ns.max(1),
             alpha_hz: alpha,
@@ -163,7 +160,7 @@ impl<P: PathPacket> DualPi2<P> {
 
     /// Packets waiting in the classic (0) or L (1) queue.
     pub fn queue_packets(&self, class: usize) -> u64 {
-        self.queues[class].len() as u64
+        self.queues[class].packets()
     }
 
     #[cfg(test)]
@@ -178,7 +175,7 @@ impl<P: PathPacket> DualPi2<P> {
 
     /// The head packet's sojourn in queue `i` at `t` (0 if empty).
     fn head_sojourn(&self, i: usize, t: Nanos) -> Nanos {
-        self.queues[i].front().map_or(0, |(e, _)| t.saturating_sub(*e))
+        self.queues[i].head_time().map_or(0, |e| t.saturating_sub(e))
     }
 
     /// Perform the PI updates due at or before `now` (see the header: lazy, exact).
@@ -206,7 +203,7 @@ impl<P: PathPacket> DualPi2<P> {
 
     /// Linux `must_drop` with `dualpi2_classic_marking`/`dualpi2_scalable_marking`.
     fn coupled_aqm(&self, queue: usize, ect: bool, rng: &mut dyn Random) -> Verdict {
-        if self.bytes < 2 * MTU_BYTES {
+        if self.bytes() < 2 * MTU_BYTES {
             return Verdict::Pass;
         }
         let p = self.prob;
@@ -243,14 +240,10 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
     ) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
         let i = if p.ecn().is_l4s() { L } else { C };
-        let packets = (self.queues[C].len() + self.queues[L].len()) as u64;
-        if !self.limit.admits(self.bytes, packets, p.wire_bytes()) {
-            self.stats.classes[i].drops_overflow += 1;
-            return Err((p, DropCause::Overflow));
-        }
-        self.stats.classes[i].enqueued += 1;
-        self.bytes += p.wire_bytes() as u64;
-        self.queues[i].push_back((now, p));
+        let (bytes, packets) = (self.bytes(), self.packets());
+        let c = &mut self.stats.classes[i];
+        let p = Backlog::tail_drop(&self.limit, bytes, packets, p, c)?;
+        self.queues[i].push(now, p, c);
         Ok(())
     }
 
@@ -263,7 +256,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
         self.catch_up(now);
         loop {
             // Linux `dequeue_packet`: L while the credit allows or C is empty.
-            let (l_len, c_len) = (self.queues[L].len(), self.queues[C].len());
+            let (l_len, c_len) = (self.queues[L].packets(), self.queues[C].packets());
             let (i, weight) = if l_len > 0 && (c_len == 0 || self.credit <= 0) {
                 (L, if c_len > 0 { self.weight_c } else { 0 })
             } else if c_len > 0 {
@@ -272,9 +265,8 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
                 self.credit = self.credit_init;
                 return None;
             };
-            let (t, mut p) = self.queues[i].pop_front().expect("queue checked non-empty");
+            let (t, mut p) = self.queues[i].pop().expect("queue checked non-empty");
             let wire = p.wire_bytes();
-            self.bytes -= wire as u64;
             let ect = p.ecn().is_ect();
             let mut mark = match self.coupled_aqm(i, ect, rng) {
                 Verdict::Drop => {
@@ -294,23 +286,22 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
                 c.ce_marks += 1;
             }
             self.credit += weight * wire as i64;
-            c.dequeued += 1;
-            c.sojourn.record(sojourn);
+            c.count_dequeue(sojourn);
             return Some(p);
         }
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.queues[C].bytes() + self.queues[L].bytes()
     }
     fn packets(&self) -> u64 {
-        (self.queues[C].len() + self.queues[L].len()) as u64
+        self.queues[C].packets() + self.queues[L].packets()
     }
     fn stats(&self) -> &AqmStats {
         &self.stats
     }
     fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit_or(limit, DEFAULT_LIMIT_PACKETS);
+        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
     }
 }
 

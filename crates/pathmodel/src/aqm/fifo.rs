@@ -2,13 +2,12 @@
 //! packets waiting when a packet arrives (DCTCP's K, RFC 8257 §3.1): the discipline every
 //! other one is measured against.
 
+use super::backlog::Backlog;
 use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random};
-use std::collections::VecDeque;
 
 pub struct Fifo<P> {
-    q: VecDeque<(Nanos, P)>,
-    bytes: u64,
+    q: Backlog<P>,
     limit: Limit,
     mark_bytes: Option<u64>,
     mark_packets: Option<u64>,
@@ -18,8 +17,7 @@ pub struct Fifo<P> {
 impl<P: PathPacket> Fifo<P> {
     pub fn new(_spec: &QdiscSpec, ctx: &LinkContext) -> Fifo<P> {
         Fifo {
-            q: VecDeque::new(),
-            bytes: 0,
+            q: Backlog::new(),
             limit: ctx.limit,
             mark_bytes: ctx.ecn_threshold_bytes,
             mark_packets: ctx.ecn_threshold_packets,
@@ -32,24 +30,20 @@ impl<P: PathPacket> Aqm<P> for Fifo<P> {
     fn enqueue(
         &mut self,
         now: Nanos,
-        mut p: P,
+        p: P,
         _rng: &mut dyn Random,
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Result<(), (P, DropCause)> {
         let c = &mut self.stats.classes[0];
-        if !self.limit.admits(self.bytes, self.q.len() as u64, p.wire_bytes()) {
-            c.drops_overflow += 1;
-            return Err((p, DropCause::Overflow));
-        }
-        let over = self.mark_bytes.is_some_and(|k| self.bytes > k)
-            || self.mark_packets.is_some_and(|k| self.q.len() as u64 > k);
+        let (bytes, packets) = (self.q.bytes(), self.q.packets());
+        let mut p = Backlog::tail_drop(&self.limit, bytes, packets, p, c)?;
+        let over = self.mark_bytes.is_some_and(|k| bytes > k)
+            || self.mark_packets.is_some_and(|k| packets > k);
         if over && p.ecn().is_ect() {
             p.set_ce();
             c.ce_marks += 1;
         }
-        c.enqueued += 1;
-        self.bytes += p.wire_bytes() as u64;
-        self.q.push_back((now, p));
+        self.q.push(now, p, c);
         Ok(())
     }
 
@@ -59,19 +53,16 @@ impl<P: PathPacket> Aqm<P> for Fifo<P> {
         _rng: &mut dyn Random,
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Option<P> {
-        let (t, p) = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes() as u64;
-        let c = &mut self.stats.classes[0];
-        c.dequeued += 1;
-        c.sojourn.record(now - t);
+        let (t, p) = self.q.pop()?;
+        self.stats.classes[0].count_dequeue(now - t);
         Some(p)
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn packets(&self) -> u64 {
-        self.q.len() as u64
+        self.q.packets()
     }
     fn stats(&self) -> &AqmStats {
         &self.stats

@@ -108,15 +108,6 @@ pub struct FqCodel<P> {
     stats: AqmStats,
 }
 
-/// The buffer FQ-CoDel enforces: the link's, or Linux's default when the link sets none.
-fn fq_codel_limit(l: Limit) -> Limit {
-    if l.bytes.is_none() && l.packets.is_none() {
-        Limit { bytes: None, packets: Some(DEFAULT_LIMIT_PACKETS) }
-    } else {
-        l
-    }
-}
-
 /// [`CodelSource`] over one flow's queue, keeping the discipline's counts.
 struct FlowSource<'a, P> {
     q: &'a mut VecDeque<(Nanos, P)>,
@@ -178,7 +169,7 @@ impl<P: PathPacket> FqCodel<P> {
             drop_batch_packets: drop_batch_packets.max(1),
             bytes: 0,
             packets: 0,
-            limit: fq_codel_limit(ctx.limit),
+            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
             params: CodelParams {
                 target_ns,
                 interval_ns,
@@ -329,7 +320,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
         &self.stats
     }
     fn set_limit(&mut self, limit: Limit) {
-        self.limit = fq_codel_limit(limit);
+        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
     }
 }
 

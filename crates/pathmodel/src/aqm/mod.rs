@@ -18,6 +18,7 @@
 //! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
 //! variant, static dispatch by a match).
 
+mod backlog;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;

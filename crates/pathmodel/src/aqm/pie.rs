@@ -39,9 +39,9 @@
 //! keeps it there, and then marks every ECN packet until a real drop clears it. `bytemode`
 //! (smaller packets dropped less) is not modelled.
 
+use super::backlog::Backlog;
 use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
-use std::collections::VecDeque;
 
 /// The MTU on the wire that Linux's `psched_mtu()` gives for an Ethernet-sized device: PIE's
 /// and DualPI2's "fewer than two MTUs queued: no AQM action" floor, and DualPI2's WRR credit.
@@ -83,18 +83,8 @@ pub(crate) fn default_mark_ecn_threshold() -> f64 {
     0.1
 }
 
-/// The link's buffer, or `default_packets` if it has none (Linux's qdisc `limit` default).
-pub(crate) fn limit_or(limit: Limit, default_packets: u64) -> Limit {
-    if limit.bytes.is_none() && limit.packets.is_none() {
-        Limit { bytes: None, packets: Some(default_packets) }
-    } else {
-        limit
-    }
-}
-
 pub struct Pie<P> {
-    q: VecDeque<(Nanos, P)>,
-    bytes: u64,
+    q: Backlog<P>,
     limit: Limit,
     // Parameters.
     target_ns: Nanos,
@@ -130,9 +120,8 @@ impl<P: PathPacket> Pie<P> {
             unreachable!("Pie::new with {spec:?}")
         };
         Pie {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit: limit_or(ctx.limit, DEFAULT_LIMIT_PACKETS),
+            q: Backlog::new(),
+            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
             target_ns,
             tupdate_ns: tupdate_ns.max(1),
             alpha_hz: alpha,
@@ -190,7 +179,7 @@ impl<P: PathPacket> Pie<P> {
     /// One controller step (RFC 8033 §4.2; Linux `pie_calculate_probability`, timestamp mode).
     fn update_prob(&mut self) {
         let (qdelay, qdelay_old) = (self.qdelay_ns, self.qdelay_old_ns);
-        let mut update_prob = !(qdelay == 0 && self.bytes != 0);
+        let mut update_prob = !(qdelay == 0 && self.q.bytes() != 0);
         // Auto-tuning: smaller steps while p is small (RFC 8033 §4.2's table).
         let (mut alpha, mut beta) = (self.alpha_hz, self.beta_hz);
         if self.prob < 0.1 {
@@ -237,7 +226,7 @@ impl<P: PathPacket> Pie<P> {
         if self.qdelay_ns < self.target_ns / 2 && self.prob < NO_DROP_BELOW_PROB {
             return false;
         }
-        if self.bytes < 2 * MTU_BYTES {
+        if self.q.bytes() < 2 * MTU_BYTES {
             return false;
         }
         if self.prob == 0.0 {
@@ -260,16 +249,14 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
     fn enqueue(
         &mut self,
         now: Nanos,
-        mut p: P,
+        p: P,
         rng: &mut dyn Random,
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
-        if !self.limit.admits(self.bytes, self.q.len() as u64, p.wire_bytes()) {
-            self.accu_prob = 0.0;
-            self.stats.classes[0].drops_overflow += 1;
-            return Err((p, DropCause::Overflow));
-        }
+        let c = &mut self.stats.classes[0];
+        let tail = Backlog::tail_drop(&self.limit, self.q.bytes(), self.q.packets(), p, c);
+        let mut p = tail.inspect_err(|_| self.accu_prob = 0.0)?;
         if self.drop_early(rng) {
             if self.ecn && self.prob <= self.mark_ecn_threshold && p.ecn().is_ect() {
                 p.set_ce();
@@ -279,9 +266,7 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
                 return Err((p, DropCause::Aqm));
             }
         }
-        self.stats.classes[0].enqueued += 1;
-        self.bytes += p.wire_bytes() as u64;
-        self.q.push_back((now, p));
+        self.q.push(now, p, &mut self.stats.classes[0]);
         Ok(())
     }
 
@@ -292,14 +277,11 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Option<P> {
         self.catch_up(now);
-        let (t, p) = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes() as u64;
+        let (t, p) = self.q.pop()?;
         let sojourn = now - t;
-        let c = &mut self.stats.classes[0];
-        c.dequeued += 1;
-        c.sojourn.record(sojourn);
+        self.stats.classes[0].count_dequeue(sojourn);
         // Linux `pie_process_dequeue`, timestamp mode.
-        self.qdelay_ns = if self.bytes == 0 { 0 } else { sojourn };
+        self.qdelay_ns = if self.q.bytes() == 0 { 0 } else { sojourn };
         let dtime = self.last_dequeue.map_or(0, |t| now - t);
         self.last_dequeue = Some(now);
         self.burst_left_ns = self.burst_left_ns.saturating_sub(dtime);
@@ -307,16 +289,16 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn packets(&self) -> u64 {
-        self.q.len() as u64
+        self.q.packets()
     }
     fn stats(&self) -> &AqmStats {
         &self.stats
     }
     fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit_or(limit, DEFAULT_LIMIT_PACKETS);
+        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
     }
 }
 
@@ -380,7 +362,7 @@ mod tests {
             let now = k * MS;
             let p = TestPacket { bytes: 100, ecn: Ecn::NotEct, flow: 0, seq: k };
             assert!(q.enqueue(now, p, &mut rng, &mut dropped).is_ok());
-            while q.q.front().is_some_and(|(t, _)| now - t >= lag_ms * MS) {
+            while q.q.head_time().is_some_and(|t| now - t >= lag_ms * MS) {
                 q.dequeue(now, &mut rng, &mut dropped);
             }
             if k % 15 == 0 {
