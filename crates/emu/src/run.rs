@@ -321,8 +321,9 @@ fn new_emu(cfg: &Config, fds: &Fds) -> Result<Emu, String> {
         ect1: (0..n).map(|i| cfg.ect1_senders.contains(&(i as u16))).collect(),
         access_fwd: access(),
         access_rev: access(),
-        fwd: Link::new(cfg.forward.clone(), cfg.seed),
-        rev: Link::new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D),
+        fwd: Link::try_new(cfg.forward.clone(), cfg.seed).map_err(|e| format!("forward: {e}"))?,
+        rev: Link::try_new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D)
+            .map_err(|e| format!("reverse: {e}"))?,
         write_errors: 0,
         unroutable: 0,
         late_sum_ns: 0,
@@ -424,6 +425,9 @@ impl Control {
                     let t = it.next().and_then(|x| x.parse().ok()).unwrap_or_else(now_ns);
                     emu.fwd.reset_counters(t.min(now_ns()));
                     emu.rev.reset_counters(t.min(now_ns()));
+                    // The run's time 0: schedules and traces count from it.
+                    emu.fwd.start_run(t);
+                    emu.rev.start_run(t);
                     self.t0 = Some(t);
                     self.next_sample_ns = t + interval_ns;
                 }
