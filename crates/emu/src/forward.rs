@@ -95,7 +95,7 @@ pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
         json_f64(s.l4s_sojourn_mean_ns, 1),
         json_f64(s.l4s_sojourn_p50_ns, 1),
         json_f64(s.l4s_sojourn_p99_ns, 1),
-        json_f64(s.rate_bps, 1),
+        s.rate_bps,
         s.policer_drops,
     )
 }

@@ -149,8 +149,9 @@ pub struct QueueSample {
     pub l4s_sojourn_mean_ns: f64,
     pub l4s_sojourn_p50_ns: f64,
     pub l4s_sojourn_p99_ns: f64,
-    /// The link's rate at `t_ns` (bit/s): the scheduled constant rate, or the trace's.
-    pub rate_bps: f64,
+    /// The link's rate at `t_ns` (bit/s, rounded): the scheduled constant rate, or the trace's
+    /// (a Mahimahi trace's over the 100 ms around it, `Trace::rate_at`).
+    pub rate_bps: u64,
     /// Packets the policer dropped (cumulative).
     pub policer_drops: u64,
 }
@@ -527,7 +528,7 @@ impl<T: 'static> Link<T> {
             l4s_sojourn_mean_ns: st.l4s_sojourn.mean_ns(),
             l4s_sojourn_p50_ns: st.l4s_sojourn.quantile_ns(0.5),
             l4s_sojourn_p99_ns: st.l4s_sojourn.quantile_ns(0.99),
-            rate_bps: self.path.rate_at(now, self.p.rate_bps),
+            rate_bps: self.path.rate_at(now, self.p.rate_bps).round() as u64,
             policer_drops: st.policer_drops,
         };
         self.stats.occ_integral = 0;
