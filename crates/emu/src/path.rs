@@ -2,7 +2,7 @@
 //! `pathmodel::impair` mechanisms, the same code the simulator runs, plumbed into [`Link`]:
 //!
 //! ```text
-//! arrival -> Bernoulli loss -> burst loss (Gilbert-Elliott) -> policer -> queue discipline
+//! arrival -> Bernoulli loss -> policer -> burst loss (Gilbert-Elliott) -> queue discipline
 //!         -> transmitter (constant rate, or a trace's delivery opportunities)
 //!         -> one-way delay -> jitter -> reorder -> aggregation -> delivery
 //! ```
@@ -181,17 +181,17 @@ impl<T: 'static> Path<T> {
         Some(o + s.serve(t.saturating_sub(o), wire))
     }
 
-    /// The arrival checks before the queue: burst loss, then the policer (a lost packet takes
-    /// no tokens).
+    /// The arrival checks before the queue, in the simulator's order (`crates/sim` link/path.rs):
+    /// the policer, then burst loss (a policed packet makes no loss-model transition).
     pub fn admit(&mut self, now: u64, wire: u32) -> Result<(), Refusal> {
-        if let Some(g) = self.loss_model.as_mut() {
-            if g.lose(&mut self.rng) {
-                return Err(Refusal::Lost);
-            }
-        }
         if let Some(b) = self.policer.as_mut() {
             if !b.admit(now, wire) {
                 return Err(Refusal::Policed);
+            }
+        }
+        if let Some(g) = self.loss_model.as_mut() {
+            if g.lose(&mut self.rng) {
+                return Err(Refusal::Lost);
             }
         }
         Ok(())

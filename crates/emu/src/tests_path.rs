@@ -263,3 +263,23 @@ fn burst_loss_counts_as_random_loss() {
     assert!(lost >= 99, "{lost}");
     assert_eq!(l.stats.random_losses, lost as u64);
 }
+
+#[test]
+fn the_policer_acts_before_burst_loss_as_in_the_simulator() {
+    // A bucket of one packet that never refills, and a loss model that loses everything once
+    // bad: 100 packets at once. The policer sees them all first (99 policed), the loss model
+    // only the one that passed.
+    let mut p = params(10_000_000, 0);
+    p.policer = Some(PolicerSpec { rate_bps: 1, burst_bytes: 1500 });
+    p.loss_model = serde_json::from_value(
+        serde_json::json!({"kind": "gilbert_elliott", "p": 1.0, "r": 0.0, "h": 0.0}),
+    )
+    .unwrap();
+    let mut l: Link<u32> = Link::new(p, 1);
+    for i in 0..100 {
+        let _ = l.enqueue(0, i, arr(1500));
+    }
+    assert_eq!(l.stats.policer_drops, 99);
+    assert!(l.stats.random_losses <= 1);
+    assert_eq!(l.stats.drops, 0);
+}
