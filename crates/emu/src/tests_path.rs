@@ -283,3 +283,16 @@ fn the_policer_acts_before_burst_loss_as_in_the_simulator() {
     assert!(l.stats.random_losses <= 1);
     assert_eq!(l.stats.drops, 0);
 }
+
+#[test]
+fn an_aggregation_timeout_is_a_deadline_of_the_link() {
+    // By time only: packets leave the delay line at 11, 12, 13 ms and the batch at 11 + 5 ms.
+    let mut p = params(8_000_000, 10 * MS);
+    p.aggregation =
+        Some(AggregationSpec { direction: Direction::Data, bytes: None, timeout_ns: 5 * MS });
+    let mut l: Link<u32> = Link::new(p, 1);
+    let arrivals: Vec<(u64, u32)> = (0..3).map(|_| (0, 1000)).collect();
+    let out = drive(&mut l, &arrivals, S);
+    assert_eq!(out, vec![(0, 16 * MS), (1, 16 * MS), (2, 16 * MS)]);
+    assert_eq!(l.next_deadline(), None);
+}
