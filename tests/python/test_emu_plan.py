@@ -113,3 +113,69 @@ def test_aqm_columns_pass_through_when_the_schema_has_them():
     assert cols["queue_code"] == [0, 1] and cols["drops"] == [5, 5]
     # A schema without them (before the core's queue table gains them): left out, not an error.
     assert not set(AQM_COLUMNS) & set(_queue_columns(rows, {"drops", "t_s"}))
+
+
+# --- the path model (issue 30): which direction gets what, in the emulator's JSON form ---
+
+_SCHEDULE = [
+    {"at_ns": 5_000_000_000, "rate_bps": 10_000_000, "rtt_ns": None, "loss": None, "buffer_bytes": None},
+    {"at_ns": 6_000_000_000, "rate_bps": None, "rtt_ns": 40_000_000, "loss": 0.01, "buffer_bytes": 50_000},
+]
+
+
+def _path_cfg(**path: Any) -> dict[str, Any]:
+    cfg = _cfg()
+    cfg["topology"]["bottleneck"].update(path)
+    return cfg
+
+
+def test_no_path_model_adds_nothing():
+    plan = link_plan(_cfg())
+    keys = {"schedule", "trace", "policer", "loss_model", "jitter", "reorder", "aggregation"}
+    assert not keys & set(plan["forward"]) and not keys & set(plan["reverse"])
+
+
+def test_the_data_direction_gets_the_path_model_and_the_ack_direction_the_rtt_changes():
+    policer = {"rate_bps": 25_000_000, "burst_bytes": 64_000}
+    ge = {"kind": "gilbert_elliott", "p": 0.01, "r": 0.3, "h": 0.5, "k": 0.99}
+    jitter = {"max_ns": 2_000_000, "reorder": False}
+    reorder = {"probability": 0.01, "displacement": 3, "timeout_ns": 10_000_000}
+    plan = link_plan(_path_cfg(schedule=_SCHEDULE, policer=policer, loss_model=ge, jitter=jitter, reorder=reorder))
+    fwd, rev = plan["forward"], plan["reverse"]
+    assert fwd["schedule"] == _SCHEDULE
+    assert (fwd["policer"], fwd["loss_model"], fwd["jitter"], fwd["reorder"]) == (policer, ge, jitter, reorder)
+    # Each direction carries half the RTT: the ACK direction follows rtt changes only.
+    assert rev["schedule"] == [{"at_ns": 6_000_000_000, "rtt_ns": 40_000_000}]
+    assert not {"policer", "loss_model", "jitter", "reorder"} & set(rev)
+    assert fwd["rate_bps"] == rev["rate_bps"] == 50_000_000  # no trace: the constant rate
+    # A schedule without rtt changes leaves the ACK direction without one.
+    assert "schedule" not in link_plan(_path_cfg(schedule=_SCHEDULE[:1]))["reverse"]
+
+
+@pytest.mark.parametrize(("direction", "gets", "not_"), [("data", "forward", "reverse"), ("ack", "reverse", "forward")])
+def test_aggregation_goes_to_the_direction_it_names(direction, gets, not_):
+    agg = {"direction": direction, "bytes": 16_000, "timeout_ns": 2_000_000}
+    plan = link_plan(_path_cfg(aggregation=agg))
+    assert plan[gets]["aggregation"] == agg and "aggregation" not in plan[not_]
+    with pytest.raises(ValueError, match="sideways"):
+        link_plan(_path_cfg(aggregation=dict(agg, direction="sideways")))
+
+
+def test_traces_go_one_per_direction_as_file_and_text():
+    down = {"file": "traces/cell-down.mahimahi", "text": "1\n1\n2\n"}
+    up = {"file": "traces/cell-up.mahimahi", "text": "3\n"}
+    # emu_config fills rate_bps with the core's mean rate of the data trace.
+    plan = link_plan(_path_cfg(trace=down, trace_reverse=up))
+    assert plan["forward"]["trace"] == down and plan["reverse"]["trace"] == up
+    assert plan["forward"]["rate_bps"] == plan["reverse"]["rate_bps"] == 0  # the traces' rates
+    # Only a data trace: the ACK direction runs at the constant rate emu_config gave (its mean).
+    plan = link_plan(_path_cfg(trace=down))
+    assert plan["forward"]["trace"] == down and "trace" not in plan["reverse"]
+    assert plan["reverse"]["rate_bps"] == 50_000_000
+
+
+def test_path_columns_pass_through_when_the_schema_has_them():
+    rows = [_row("bottleneck", rate_bps=10_000_000, policer_drops=12), _row("bottleneck_rev")]
+    cols = _queue_columns(rows, {"rate_bps", "policer_drops"})
+    assert cols["rate_bps"] == [10_000_000, 0] and cols["policer_drops"] == [12, 0]
+    assert "rate_bps" not in _queue_columns(rows, {"drops"})

@@ -76,7 +76,7 @@ pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
          \"drops_overflow\":{},\"drops_aqm\":{},\"random_losses\":{},\"ce_marks\":{},\
          \"tx_bytes\":{},\"utilization\":{},\"sojourn_mean_ns\":{},\"sojourn_p50_ns\":{},\
          \"sojourn_p99_ns\":{},\"l4s_sojourn_mean_ns\":{},\"l4s_sojourn_p50_ns\":{},\
-         \"l4s_sojourn_p99_ns\":{}}}",
+         \"l4s_sojourn_p99_ns\":{},\"rate_bps\":{},\"policer_drops\":{}}}",
         s.t_ns - t0,
         s.occupancy_bytes,
         s.occupancy_pkts,
@@ -95,6 +95,8 @@ pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
         json_f64(s.l4s_sojourn_mean_ns, 1),
         json_f64(s.l4s_sojourn_p50_ns, 1),
         json_f64(s.l4s_sojourn_p99_ns, 1),
+        s.rate_bps,
+        s.policer_drops,
     )
 }
 
@@ -257,8 +259,9 @@ impl Emu {
                 .map(|i| {
                     let c = l.per_origin.get(i).copied().unwrap_or_default();
                     format!(
-                        "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{}}}",
-                        c.rx_pkts, c.drops, c.random_losses, c.ce_marks
+                        "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\
+                         \"policer_drops\":{}}}",
+                        c.rx_pkts, c.drops, c.random_losses, c.ce_marks, c.policer_drops
                     )
                 })
                 .collect::<Vec<_>>()

@@ -1,6 +1,8 @@
-//! bbrlab's link emulator. This file and `link.rs` hold the pure parts: the per-direction link
-//! model (`link.rs`: Bernoulli loss -> the shared path model's queue discipline, drop-tail FIFO
-//! with step ECN marking by default -> serialization at the rate -> one-way delay), the seeded
+//! bbrlab's link emulator. This file, `params.rs`, `link.rs` and `path.rs` hold the pure parts:
+//! the per-direction link model (`link.rs`: Bernoulli loss -> the shared path model's queue
+//! discipline, drop-tail FIFO with step ECN marking by default -> serialization at the rate ->
+//! one-way delay; `path.rs`: the path model's schedule, trace, policer, burst loss, jitter,
+//! reordering and aggregation around it, the simulator's code from `pathmodel`), the seeded
 //! RNG, the timer arithmetic and the IP header reads and edits. No I/O and no clock: time is
 //! passed in (integer nanoseconds), so everything here is unit-tested without a TUN device.
 //!
@@ -12,11 +14,15 @@
 
 mod forward;
 mod link;
+mod params;
+mod path;
 mod run;
 mod tun;
 
-pub use link::{Arrival, Departure, Entry, Link, LinkParams, LinkStats, OriginCounters};
+pub use link::{Arrival, Departure, Entry, Link, LinkStats, OriginCounters};
 pub use link::{QueueSample, Verdict};
+pub use params::LinkParams;
+pub use path::TraceSpec;
 pub use pathmodel::Ecn;
 pub use run::{run_main, PROCESS_NAME};
 
@@ -191,3 +197,5 @@ pub fn ipv4_dst(pkt: &[u8]) -> Option<u32> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_path;

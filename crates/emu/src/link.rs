@@ -5,6 +5,9 @@
 //!         -> one-way delay -> delivery
 //! ```
 //!
+//! with the shared path model's impairments around it when the parameters name them (a
+//! schedule, a trace, a policer, burst loss, jitter, reordering, aggregation: `path.rs`).
+//!
 //! The queue is the shared path model's discipline ([`AnyAqm`], the same code the simulator
 //! runs), holding an [`Entry`] per packet: the caller's payload (a packet-pool slot) and what the
 //! discipline needs from the IP header, read once on arrival (wire size, ECN codepoint, flow
@@ -22,66 +25,11 @@
 
 use std::collections::VecDeque;
 
-use pathmodel::aqm::{AnyAqm, Aqm, DropCause, Limit, LinkContext, QdiscSpec, SojournHist};
+use pathmodel::aqm::{AnyAqm, Aqm, DropCause, Limit, LinkContext, SojournHist};
 use pathmodel::{Ecn, PathPacket};
 
-use crate::XorShift64Star;
-
-/// One direction of an emulated link.
-#[derive(Clone, Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkParams {
-    /// Serialization rate in bit/s; 0 = infinitely fast (a pure delay line).
-    #[serde(default)]
-    pub rate_bps: u64,
-    /// One-way propagation delay added after serialization.
-    #[serde(default)]
-    pub delay_ns: u64,
-    /// Bernoulli loss probability applied on arrival, before the buffer.
-    #[serde(default)]
-    pub loss: f64,
-    /// Buffer limit in wire bytes (queued + in service); None = unlimited. Every discipline
-    /// tail-drops beyond it.
-    #[serde(default)]
-    pub limit_bytes: Option<u64>,
-    /// Buffer limit in packets (queued + in service); None = unlimited.
-    #[serde(default)]
-    pub limit_packets: Option<u64>,
-    /// Drop-tail FIFO only: mark ECN-capable packets CE when more than this many bytes wait on
-    /// arrival (DCTCP's K). "Wait" excludes the packet in service, as the simulator counts.
-    #[serde(default)]
-    pub ecn_threshold_bytes: Option<u64>,
-    /// The same threshold in packets (a packet is marked if either threshold is exceeded).
-    #[serde(default)]
-    pub ecn_threshold_packets: Option<u64>,
-    /// Bytes added to each IP packet's length for serialization and buffer accounting
-    /// (38 = Ethernet header + FCS + preamble + inter-frame gap, as the simulator charges).
-    #[serde(default)]
-    pub overhead_bytes: u32,
-    /// The queue discipline, as a scenario names it (`{"kind": "droptail"}` when absent).
-    #[serde(default)]
-    pub qdisc: QdiscSpec,
-}
-
-impl LinkParams {
-    pub fn delay_line(delay_ns: u64) -> Self {
-        LinkParams {
-            rate_bps: 0,
-            delay_ns,
-            loss: 0.0,
-            limit_bytes: None,
-            limit_packets: None,
-            ecn_threshold_bytes: None,
-            ecn_threshold_packets: None,
-            overhead_bytes: 0,
-            qdisc: QdiscSpec::default(),
-        }
-    }
-
-    fn limit(&self) -> Limit {
-        Limit { bytes: self.limit_bytes, packets: self.limit_packets }
-    }
-}
+use crate::path::{Path, Refusal, Sent};
+use crate::{LinkParams, XorShift64Star};
 
 /// Why the link handed a packet back on arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +38,8 @@ pub enum Verdict {
     Lost,
     /// Refused by the queue discipline (buffer overflow, or PIE's/DualPI2's drop at enqueue).
     Dropped(DropCause),
+    /// Dropped by the policer (no tokens).
+    Policed,
 }
 
 /// What the link needs to know of an arriving packet (read from its IP header by the caller).
@@ -157,7 +107,10 @@ pub struct LinkStats {
     pub drops_overflow: u64,
     /// Drops the discipline chose (CoDel's control law, PIE's or DualPI2's probability).
     pub drops_aqm: u64,
+    /// Bernoulli and burst (Gilbert-Elliott) losses on arrival.
     pub random_losses: u64,
+    /// Packets the policer dropped (not in `drops`: no queue refused them).
+    pub policer_drops: u64,
     pub ce_marks: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
@@ -196,6 +149,11 @@ pub struct QueueSample {
     pub l4s_sojourn_mean_ns: f64,
     pub l4s_sojourn_p50_ns: f64,
     pub l4s_sojourn_p99_ns: f64,
+    /// The link's rate at `t_ns` (bit/s, rounded): the scheduled constant rate, or the trace's
+    /// (a Mahimahi trace's over the 100 ms around it, `Trace::rate_at`).
+    pub rate_bps: u64,
+    /// Packets the policer dropped (cumulative).
+    pub policer_drops: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -204,6 +162,7 @@ pub struct OriginCounters {
     /// Queue drops, all causes.
     pub drops: u64,
     pub random_losses: u64,
+    pub policer_drops: u64,
     pub ce_marks: u64,
 }
 
@@ -221,8 +180,13 @@ pub struct Link<T> {
     in_service: Option<InService<T>>,
     /// Fractional nanoseconds of serialization carried between packets (exact long-run rate).
     carry: u64,
-    /// Serialized packets in propagation: (delivery time, payload, origin, CE to set).
-    delay: VecDeque<(u64, T, u16, bool)>,
+    /// Serialized packets in propagation, by delivery time.
+    delay: VecDeque<(u64, Sent<T>)>,
+    /// The latest delivery time given so far: with a FIFO path, a delay that steps down does
+    /// not let a packet overtake the one before it.
+    last_due_ns: u64,
+    /// Schedule, trace, policer, burst loss and the timing stages.
+    path: Path<T>,
     /// What the discipline drops inside enqueue/dequeue, before it is counted and recycled.
     aqm_dropped: Vec<(Entry<T>, DropCause)>,
     /// Payloads dropped by the discipline, for the caller to recycle ([`Link::drain_dropped`]).
@@ -231,26 +195,45 @@ pub struct Link<T> {
     pub per_origin: Vec<OriginCounters>,
 }
 
-impl<T> Link<T> {
+impl<T: 'static> Link<T> {
+    /// A link with parameters that must be valid (tests, the access delay lines).
     pub fn new(p: LinkParams, seed: u64) -> Self {
+        Link::try_new(p, seed).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A link, or one line saying which parameter is wrong (a trace: its file and line).
+    pub fn try_new(mut p: LinkParams, seed: u64) -> Result<Self, String> {
+        let path = Path::build(&p, seed)?;
+        if let Some(mean) = path.trace_mean_bps().filter(|_| p.rate_bps == 0) {
+            // Before the run starts (and for the disciplines' context) a trace link runs at
+            // its trace's mean rate.
+            p.rate_bps = mean.max(1);
+        }
         let ctx = LinkContext {
             rate_bps: p.rate_bps,
             limit: p.limit(),
             ecn_threshold_bytes: p.ecn_threshold_bytes,
             ecn_threshold_packets: p.ecn_threshold_packets,
         };
-        Link {
+        Ok(Link {
             aqm: AnyAqm::build(&p.qdisc, &ctx),
             p,
             rng: XorShift64Star::new(seed),
             in_service: None,
             carry: 0,
             delay: VecDeque::new(),
+            last_due_ns: 0,
+            path,
             aqm_dropped: Vec::new(),
             dropped: Vec::new(),
             stats: LinkStats::default(),
             per_origin: Vec::new(),
-        }
+        })
+    }
+
+    /// The run starts at `t0_ns` (CLOCK_MONOTONIC): the schedule's and the trace's time 0.
+    pub fn start_run(&mut self, t0_ns: u64) {
+        self.path.start_run(t0_ns);
     }
 
     /// Serialization time of `wire` bytes at the rate, carrying the remainder.
@@ -351,9 +334,12 @@ impl<T> Link<T> {
             if e.l4s && self.aqm.stats().classes.len() > 1 {
                 self.stats.l4s_sojourn.record(sojourn);
             }
-            let s = self.ser_ns(e.wire);
-            self.stats.busy_ns += s;
-            InService { entry: e, done_ns: t + s }
+            let done_ns = match self.path.serve(t, e.wire) {
+                Some(done) => done,
+                None => t + self.ser_ns(e.wire),
+            };
+            self.stats.busy_ns += done_ns - t;
+            InService { entry: e, done_ns }
         });
         if let Some(o) = self.in_service.as_ref().map(|s| s.entry.origin) {
             self.count_marks(marks, o);
@@ -366,14 +352,55 @@ impl<T> Link<T> {
     /// the next one at the previous one's end (back to back: the rate stays exact however late
     /// we are called).
     pub fn advance(&mut self, now: u64) {
-        while let Some(done) = self.in_service.as_ref().map(|s| s.done_ns).filter(|&d| d <= now) {
+        loop {
+            let done = self.in_service.as_ref().map(|s| s.done_ns).filter(|&d| d <= now);
+            // A change at a packet's end applies to the next packet (it starts at or after it).
+            if let Some(c) = self.path.take_change(done.unwrap_or(now)) {
+                self.apply(c);
+                continue;
+            }
+            let Some(done) = done else { break };
             self.account_occ(done);
             let e = self.in_service.take().unwrap().entry;
             self.stats.tx_pkts += 1;
             self.stats.tx_bytes += e.wire as u64;
-            self.delay.push_back((done + self.p.delay_ns, e.payload, e.origin, e.marked));
+            let sent = Sent { payload: e.payload, wire: e.wire, origin: e.origin, ce: e.marked };
+            self.propagate(done + self.p.delay_ns, sent);
             self.start_next(done);
         }
+    }
+
+    /// A scheduled change, at its time: later services, deliveries and arrivals see it.
+    fn apply(&mut self, c: pathmodel::impair::Change) {
+        if let Some(r) = c.rate_bps {
+            self.p.rate_bps = r;
+            self.carry = 0; // a remainder of the old rate's division
+            self.aqm.set_rate(r);
+        }
+        if let Some(rtt) = c.rtt_ns {
+            self.p.delay_ns = rtt / 2; // each direction carries half the base RTT
+        }
+        if let Some(loss) = c.loss {
+            self.p.loss = loss;
+        }
+        if let Some(l) = c.limit {
+            (self.p.limit_bytes, self.p.limit_packets) = (l.bytes, l.packets);
+            let limit = self.waiting_limit();
+            self.aqm.set_limit(limit);
+        }
+    }
+
+    /// Into the delay line, due at `due`: after the packet before it unless packets may
+    /// overtake (a FIFO path keeps its order when the delay steps down).
+    fn propagate(&mut self, due: u64, s: Sent<T>) {
+        if !self.path.may_reorder {
+            let due = due.max(self.last_due_ns);
+            self.last_due_ns = due;
+            self.delay.push_back((due, s));
+            return;
+        }
+        let at = self.delay.iter().rposition(|x| x.0 <= due).map_or(0, |i| i + 1);
+        self.delay.insert(at, (due, s));
     }
 
     /// A packet arrives at `now`. On `Ok` the link keeps `payload`; on `Err` it is handed back
@@ -388,9 +415,23 @@ impl<T> Link<T> {
             self.origin(a.origin).random_losses += 1;
             return Err((Verdict::Lost, payload));
         }
+        let wire = a.ip_len + self.p.overhead_bytes;
+        match self.path.admit(now, wire) {
+            Ok(()) => {}
+            Err(Refusal::Lost) => {
+                self.stats.random_losses += 1;
+                self.origin(a.origin).random_losses += 1;
+                return Err((Verdict::Lost, payload));
+            }
+            Err(Refusal::Policed) => {
+                self.stats.policer_drops += 1;
+                self.origin(a.origin).policer_drops += 1;
+                return Err((Verdict::Policed, payload));
+            }
+        }
         let e = Entry {
             payload,
-            wire: a.ip_len + self.p.overhead_bytes,
+            wire,
             origin: a.origin,
             ecn: a.ecn,
             flow_key: a.flow_key,
@@ -417,22 +458,30 @@ impl<T> Link<T> {
     /// The next packet whose delivery time has come.
     pub fn pop_ready(&mut self, now: u64) -> Option<Departure<T>> {
         self.advance(now);
-        if self.delay.front().is_some_and(|&(t, _, _, _)| t <= now) {
-            let (due_ns, payload, origin, ce) = self.delay.pop_front().unwrap();
-            return Some(Departure { payload, due_ns, origin, ce });
+        if !self.path.has_stages() {
+            if self.delay.front().is_some_and(|x| x.0 <= now) {
+                let (due_ns, s) = self.delay.pop_front().unwrap();
+                let Sent { payload, origin, ce, .. } = s;
+                return Some(Departure { payload, due_ns, origin, ce });
+            }
+            return None;
         }
-        None
+        // Through the timing stages, each packet entering at its delivery time.
+        while self.delay.front().is_some_and(|x| x.0 <= now) {
+            let (due_ns, s) = self.delay.pop_front().unwrap();
+            self.path.push(due_ns, s);
+        }
+        self.path.run_stages(now);
+        let (due_ns, Sent { payload, origin, ce, .. }) = self.path.pop_ready()?;
+        Some(Departure { payload, due_ns, origin, ce })
     }
 
-    /// When something next happens on this link (a serialization ends or a delivery is due).
+    /// When something next happens on this link (a serialization ends, a delivery or a stage's
+    /// release is due, or the schedule changes the link).
     pub fn next_deadline(&self) -> Option<u64> {
         let a = self.in_service.as_ref().map(|s| s.done_ns);
-        let b = self.delay.front().map(|&(t, _, _, _)| t);
-        match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) => x,
-            (None, y) => y,
-        }
+        let b = self.delay.front().map(|x| x.0);
+        [a, b, self.path.next_due(), self.path.next_change_at()].into_iter().flatten().min()
     }
 
     /// Zero the cumulative counters and start a new interval at `now` (the run's time 0).
@@ -479,6 +528,8 @@ impl<T> Link<T> {
             l4s_sojourn_mean_ns: st.l4s_sojourn.mean_ns(),
             l4s_sojourn_p50_ns: st.l4s_sojourn.quantile_ns(0.5),
             l4s_sojourn_p99_ns: st.l4s_sojourn.quantile_ns(0.99),
+            rate_bps: self.path.rate_at(now, self.p.rate_bps).round() as u64,
+            policer_drops: st.policer_drops,
         };
         self.stats.occ_integral = 0;
         self.stats.max_occ_bytes = s.occupancy_bytes;

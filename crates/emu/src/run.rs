@@ -202,11 +202,16 @@ fn run(cfg: Config) -> Result<i32, String> {
         return Err(format!("ect1_senders: no sender {s}"));
     }
     let n = cfg.senders.len();
+    // The bottleneck's two directions first: a bad parameter (a trace's line) is one line
+    // before any device exists.
+    let fwd = Link::try_new(cfg.forward.clone(), cfg.seed).map_err(|e| format!("forward: {e}"))?;
+    let rev = Link::try_new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D)
+        .map_err(|e| format!("reverse: {e}"))?;
     let Some(rt_ok) = setup_process(cfg.realtime_priority) else {
         return Ok(1);
     };
     let fds = Fds::open(&cfg)?;
-    let mut emu = new_emu(&cfg, &fds)?;
+    let mut emu = new_emu(&cfg, &fds, fwd, rev)?;
     fds.watch_all(&emu)?;
     let mut stats = open_stats(&cfg)?;
     announce_ready(n, rt_ok);
@@ -298,9 +303,9 @@ impl Fds {
     }
 }
 
-/// The forwarding state: the bottleneck's two directions, and a delay line each way for every
-/// sender with an extra delay.
-fn new_emu(cfg: &Config, fds: &Fds) -> Result<Emu, String> {
+/// The forwarding state: the bottleneck's two directions (built), and a delay line each way for
+/// every sender with an extra delay.
+fn new_emu(cfg: &Config, fds: &Fds, fwd: Link<u32>, rev: Link<u32>) -> Result<Emu, String> {
     let n = cfg.senders.len();
     let extra = |i: usize| cfg.sender_extra_delay_ns.get(i).copied().unwrap_or(0);
     let access = || -> Vec<Option<Link<_>>> {
@@ -321,8 +326,8 @@ fn new_emu(cfg: &Config, fds: &Fds) -> Result<Emu, String> {
         ect1: (0..n).map(|i| cfg.ect1_senders.contains(&(i as u16))).collect(),
         access_fwd: access(),
         access_rev: access(),
-        fwd: Link::new(cfg.forward.clone(), cfg.seed),
-        rev: Link::new(cfg.reverse.clone(), cfg.seed ^ 0x5851_F42D_4C95_7F2D),
+        fwd,
+        rev,
         write_errors: 0,
         unroutable: 0,
         late_sum_ns: 0,
@@ -424,6 +429,9 @@ impl Control {
                     let t = it.next().and_then(|x| x.parse().ok()).unwrap_or_else(now_ns);
                     emu.fwd.reset_counters(t.min(now_ns()));
                     emu.rev.reset_counters(t.min(now_ns()));
+                    // The run's time 0: schedules and traces count from it.
+                    emu.fwd.start_run(t);
+                    emu.rev.start_run(t);
                     self.t0 = Some(t);
                     self.next_sample_ns = t + interval_ns;
                 }

@@ -113,11 +113,20 @@ AQM_COLUMNS = (
     "l4s_sojourn_p99_ns",
 )
 
+# The path model's columns (issue 30; crates/emu path.rs): the link's rate at the sample time
+# (the scheduled constant rate, or the trace's) and the policer's drops (cumulative), named as
+# the simulator's queue table names them.
+PATH_COLUMNS = ("rate_bps", "policer_drops")
+
+# Integer columns, and what a row of an older emulator (without the column) gives them: 0
+# (no drops; no rate known). The others are statistics: NaN.
+_COUNT_COLUMNS = ("drops_overflow", "drops_aqm", "policer_drops", "rate_bps")
+
 
 def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dict[str, list[Any]]:
     """The queue table's columns from the emulator's rows: those every row has, and those of
-    :data:`AQM_COLUMNS` the schema has (absent in an older emulator's rows: 0 drops; a null or
-    absent sojourn: NaN)."""
+    :data:`AQM_COLUMNS` and :data:`PATH_COLUMNS` the schema has (absent in an older emulator's
+    rows: 0 drops, rate 0; a null or absent sojourn: NaN)."""
     qcols: dict[str, list[Any]] = {
         "t_s": [r["t_ns"] / 1e9 for r in qrows],
         "queue_code": [QUEUE_LABELS.index(r["queue"]) for r in qrows],
@@ -134,10 +143,10 @@ def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dic
         "tx_bytes",
     ):
         qcols[k] = [r[k] for r in qrows]
-    for k in AQM_COLUMNS:
+    for k in (*AQM_COLUMNS, *PATH_COLUMNS):
         if k not in schema_columns:
             continue
-        missing = 0 if k.startswith("drops_") else math.nan
+        missing = 0 if k in _COUNT_COLUMNS else math.nan
         qcols[k] = [missing if r.get(k) is None else r[k] for r in qrows]
     return qcols
 

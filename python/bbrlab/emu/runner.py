@@ -76,13 +76,17 @@ def kernel_algorithms() -> list[str]:
 
 def emu_config(scenario: Scenario) -> dict[str, Any]:
     """The core's resolved config as this backend uses it: flows expanded (``count``) in flow-id
-    order, each with its ``spec`` (index of its [[flows]] entry), and the bottleneck's limit as
-    ``buffer_bytes`` / ``buffer_packets`` (the core's own conversion of a BDP multiple)."""
+    order, each with its ``spec`` (index of its [[flows]] entry), the bottleneck's limit as
+    ``buffer_bytes`` / ``buffer_packets`` (the core's own conversion of a BDP multiple), and, for
+    a bottleneck that follows a trace instead of a rate, ``rate_bps`` = the trace's mean rate as
+    the core computes it (what the ACK direction runs at without a ``trace_reverse``)."""
     cfg, derived = scenario_core.check(scenario)
     cfg["flows"] = [dict(f, spec=i) for i, f in enumerate(cfg["flows"]) for _ in range(f["count"])]
     if cfg["topology"]["kind"] == "dumbbell":
         b = cfg["topology"]["bottleneck"]
         b["buffer_bytes"], b["buffer_packets"] = derived["buffer_bytes"], derived["buffer_packets"]
+        if b.get("rate_bps") is None:
+            b["rate_bps"] = derived["bottleneck_rate_bps"]
     return cfg
 
 
@@ -144,12 +148,64 @@ def link_plan(cfg: dict[str, Any]) -> dict[str, Any]:
     forward = dict(link, loss=b["loss"])
     if b.get("qdisc") is not None:
         forward["qdisc"] = b["qdisc"]
+    fwd_path, rev_path = path_model_plan(b)
     return {
-        "forward": forward,
-        "reverse": dict(link, loss=b["ack_loss"]),
+        "forward": forward | fwd_path,
+        "reverse": dict(link, loss=b["ack_loss"]) | rev_path,
         "sender_extra_delay_ns": [f["extra_rtt_ns"] // 2 for f in flows],
         "ect1_senders": [i for i, f in enumerate(flows) if ecn_mode(f.get("ecn")) == "ect1"],
     }
+
+
+def emulator_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    """A trace as the emulator takes it (``{"file", "text"}``: the name for messages and the
+    format, the contents to parse) from the core config's ``trace``/``trace_reverse``. The one
+    place that knows the core's form."""
+    return {"file": str(trace["file"]), "text": str(trace["text"])}
+
+
+def path_model_plan(b: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bottleneck's path model (issue 30) as the emulator's two directions take it (fields of
+    ``LinkParams``, the core config's spec forms): (data direction, ACK direction).
+
+    The data direction gets the ``schedule`` (rate, rtt, loss, buffer), ``trace``, ``policer``,
+    ``loss_model``, ``jitter`` and ``reorder``; the ACK direction gets the schedule's ``rtt``
+    changes only (each direction's delay becomes rtt / 2, so the RTT changes whole; rate, loss
+    and buffer act on the data direction, as in the simulator) and ``trace_reverse``;
+    ``aggregation`` goes to the direction it names (``data`` or ``ack``). Absent fields are
+    left out (the emulator's defaults: none of them)."""
+    fwd: dict[str, Any] = {}
+    rev: dict[str, Any] = {}
+    schedule = b.get("schedule") or []
+    if schedule:
+        fwd["schedule"] = [dict(e) for e in schedule]
+        rtt_changes = [{"at_ns": e["at_ns"], "rtt_ns": e["rtt_ns"]} for e in schedule if e.get("rtt_ns") is not None]
+        if rtt_changes:
+            rev["schedule"] = rtt_changes
+    for key in ("policer", "loss_model", "jitter", "reorder"):
+        if b.get(key) is not None:
+            fwd[key] = b[key]
+    if b.get("trace") is not None:
+        fwd["trace"] = emulator_trace(b["trace"])
+        fwd["rate_bps"] = 0  # the trace's rate (the emulator runs at its mean before the run)
+    if b.get("trace_reverse") is not None:
+        rev["trace"] = emulator_trace(b["trace_reverse"])
+        rev["rate_bps"] = 0
+    aggregation = b.get("aggregation")
+    if aggregation is not None:
+        direction = aggregation.get("direction")
+        if direction not in ("data", "ack"):
+            raise ValueError(f"aggregation direction {direction!r}: expected 'data' or 'ack'")
+        (fwd if direction == "data" else rev)["aggregation"] = aggregation
+    return fwd, rev
+
+
+def _without_trace_text(link: dict[str, Any]) -> dict[str, Any]:
+    """A direction's parameters for the run's facts: a trace by its name and size, not its text."""
+    t = link.get("trace")
+    if t is None:
+        return link
+    return dict(link, trace={"file": t["file"], "bytes": len(t["text"].encode())})
 
 
 @dataclass
@@ -340,8 +396,8 @@ def run_emu(
         "kernel": os.uname().release,
         "sysctls": {"tcp_wmem": settings["tcp_wmem"], "tcp_rmem": settings["tcp_rmem"]},
         "link": {
-            "forward": settings["forward"],
-            "reverse": settings["reverse"],
+            "forward": _without_trace_text(settings["forward"]),
+            "reverse": _without_trace_text(settings["reverse"]),
             "ect1_senders": settings["ect1_senders"],
         },
         "emulator": {
@@ -420,8 +476,11 @@ def open_network(
         "timer_quantum_ns": EMU_TIMER_NS,
     }
     stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # outlives this function: emu_error() reads it all run
+    # Through a file: a trace's text can exceed the kernel's limit on one argument (128 KiB).
+    cfg_path = tmp / "emu.json"
+    cfg_path.write_text(json.dumps(emu_cfg))
     emu = tb.spawn(
-        [*launch.argv, "--config", json.dumps(emu_cfg)],
+        [*launch.argv, "--config", f"@{cfg_path}"],
         cwd=launch.cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
