@@ -431,7 +431,8 @@ def open_network(
         if not f["delayed_ack"]:
             rroute += " quickack 1"
         recv_cmds.append(rroute)
-        ecn = f["ecn"] or f["cc"] in ecn_algorithms
+        # The resolved config's `ecn` is "off", "ect0" or "ect1" (older configs: a bool).
+        ecn = f["ecn"] not in (False, "off") or f["cc"] in ecn_algorithms
         sysctls = {
             "net.ipv4.tcp_wmem": settings["tcp_wmem"][i],
             "net.ipv4.tcp_rmem": settings["tcp_rmem"],
