@@ -33,7 +33,7 @@ def test_defaults_are_filled(tmp_path: Path) -> None:
     assert s.topology.access_rate == 10 * 100_000_000
     f = s.flows[0]
     assert (f.start, f.stop, f.count, f.mss, f.initial_cwnd, f.pacing) == (0, None, 1, 1448, 10, "auto")
-    assert (f.ecn, f.tso, f.delayed_ack, f.min_rto) == (False, True, True, 200_000_000)
+    assert (f.ecn, f.tso, f.delayed_ack, f.min_rto) == ("off", True, True, 200_000_000)
 
 
 def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
@@ -52,6 +52,7 @@ def test_defaults_written_back_in_human_units(tmp_path: Path) -> None:
         "buffer": "1bdp",
         "loss": "0%",
         "ack_loss": "0%",
+        "qdisc": {"kind": "droptail"},
     }
     flow = back["flows"][0]
     assert flow["cc"] == "bbr"  # stored as written; the alias is resolved for the core only
@@ -83,6 +84,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
         "ecn_threshold_bytes": 30_000,
         "ecn_threshold_packets": None,
         "red": None,
+        "qdisc": {"kind": "droptail"},  # none named: the drop-tail FIFO
     }
     assert c["topology"]["access_rate_bps"] == 1_000_000_000  # a default that depends on the rate
     assert s.derived()["buffer_bytes"] == 500_000 and s.derived()["flow_count"] == 4

@@ -1,12 +1,15 @@
-//! Links at work: enqueueing (drop-tail, shared buffer, ECN step marking, RED, PFC), the
-//! serializer, propagation, and arrival at a router or a host.
+//! Links at work: enqueueing (drop-tail, shared buffer, ECN step marking, RED, PFC; a path-model
+//! discipline in `network/aqm.rs`), the serializer, propagation, and arrival at a router or a
+//! host.
+
+mod aqm;
 
 use crate::link::queue::Verdict;
 use crate::link::{Link, LinkId, NodeKind};
 use crate::speedup::ahead::Ahead;
 use crate::{EvKind, Flow, Simulation};
 use cc::Nanos;
-use transport::Packet;
+use transport::{Ecn, Packet};
 
 impl Simulation {
     /// Hand a packet to a link's egress: random loss, its queue discipline's stages
@@ -40,6 +43,10 @@ impl Simulation {
             }
             return;
         }
+        if link.aqm.is_some() {
+            self.aqm_enqueue(lid, p);
+            return;
+        }
         let idle = link.is_idle(now);
         if link.qdisc.has_arrival_stage() {
             // The arrival stage (RED) sees every arrival, also those that find the link idle.
@@ -47,10 +54,11 @@ impl Simulation {
             match link.qdisc.on_arrival(link.occupancy(), idle_ns, &p, &mut link.rng) {
                 Verdict::Accept => {}
                 Verdict::Mark => {
-                    p.ce = true;
+                    p.ecn = Ecn::Ce;
                     link.stats.ce_marks += 1;
                 }
                 Verdict::Drop => {
+                    link.stats.drops_aqm += 1;
                     count_drop(link, &mut self.flows, &p);
                     return;
                 }
@@ -83,7 +91,7 @@ impl Simulation {
         if link.qdisc.has_enqueue_stage()
             && link.qdisc.on_enqueue(link.occupancy(), &p) == Verdict::Mark
         {
-            p.ce = true;
+            p.ecn = Ecn::Ce;
             link.stats.ce_marks += 1;
         }
         link.note_occupancy(now);
@@ -184,6 +192,10 @@ impl Simulation {
     pub(crate) fn next_tx(&mut self, lid: LinkId) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
+        if link.aqm.is_some() {
+            self.aqm_next_tx(lid);
+            return;
+        }
         if let Some(next) = link.queue.pop_front() {
             link.note_occupancy(now);
             link.q_bytes -= next.wire_bytes as u64;
@@ -330,9 +342,9 @@ impl Simulation {
     }
 }
 
-/// A packet dropped at `link`'s queue (overflow or RED): the link counts it; a data packet also
-/// counts at its flow, and at a sender NIC gives back the flow's TSQ budget.
-fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
+/// A packet dropped at `link`'s queue (overflow, RED, a discipline's choice): the link counts it;
+/// a data packet also counts at its flow, and at a sender NIC gives back the flow's TSQ budget.
+pub(crate) fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
     link.stats.drops += 1;
     if p.is_data {
         let flow = &mut flows[p.flow as usize];

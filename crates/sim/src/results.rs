@@ -32,6 +32,9 @@ impl Simulation {
                 l.in_tx.iter().for_each(&mut count);
             }
         }
+        for a in self.links.iter().filter_map(|l| l.aqm.as_deref()) {
+            a.count_data_inside(&mut n); // held by a discipline (`link/aqm.rs`)
+        }
         if let Some(hm) = self.hosts.as_ref() {
             hm.count_waiting(&mut n); // in receive rings, not yet polled
         }

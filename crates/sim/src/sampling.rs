@@ -60,6 +60,7 @@ impl Simulation {
             link.note_occupancy(now);
             let busy = link.stats.busy_ns_interval
                 + link.serving_since().map_or(0, |t| now - t.max(self.metrics.last_sample_ns));
+            let sojourn = crate::link::aqm::SojournColumns::of(link.aqm.as_deref());
             self.metrics.queue_row(metrics::QueueSample {
                 index,
                 name,
@@ -71,8 +72,16 @@ impl Simulation {
                     mean_occupancy_bytes: link.stats.occ_integral as f64 / interval as f64,
                     max_occupancy_bytes: link.stats.max_bytes_interval as i64,
                     drops: link.stats.drops as i64,
+                    drops_overflow: (link.stats.drops - link.stats.drops_aqm) as i64,
+                    drops_aqm: link.stats.drops_aqm as i64,
                     random_losses: link.stats.random_losses as i64,
                     ce_marks: link.stats.ce_marks as i64,
+                    sojourn_mean_ms: sojourn.mean_ms,
+                    sojourn_p50_ms: sojourn.p50_ms,
+                    sojourn_p99_ms: sojourn.p99_ms,
+                    l4s_sojourn_p99_ms: sojourn.l4s_p99_ms,
+                    l4s_drops: sojourn.l4s_drops,
+                    l4s_ce_marks: sojourn.l4s_ce_marks,
                     tx_bytes: link.stats.tx_bytes as i64,
                     utilization: (busy as f64 / interval as f64).min(1.0),
                     pause_frames: link.stats.pause_frames as i64,

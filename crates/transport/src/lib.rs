@@ -72,6 +72,8 @@
 //! | `receiver` | the receiving half |
 
 use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
+pub use pathmodel::ecn::EcnMode;
+pub use pathmodel::Ecn;
 
 mod ack;
 pub mod chunk_deque;
@@ -134,10 +136,9 @@ pub struct Packet {
     pub ts_ns: Nanos,
     /// Data: this transmission is a retransmission.
     pub is_retrans: bool,
-    /// ECN-capable transport (ECT(0)).
-    pub ect: bool,
-    /// Congestion Experienced mark (set by a queue).
-    pub ce: bool,
+    /// Data: the ECN codepoint (RFC 3168 §5): Not-ECT, ECT(0) or ECT(1) as the sender set it,
+    /// CE once a queue marked it. One byte where two flags were: the packet stays as small.
+    pub ecn: Ecn,
     /// ACK: next expected segment (cumulative).
     pub ack: u64,
     /// ACK: SACK blocks [start, end) as signed offsets from `ack` in segments, most recent first
@@ -165,6 +166,12 @@ impl Default for Packet {
 }
 
 impl Packet {
+    /// A queue marked it Congestion Experienced.
+    #[inline(always)]
+    pub fn ce(&self) -> bool {
+        self.ecn == Ecn::Ce
+    }
+
     /// SACK block `i` (< `n_sack`) as absolute segment numbers [start, end).
     #[inline]
     pub fn sack_block(&self, i: usize) -> (u64, u64) {
@@ -195,8 +202,7 @@ impl Packet {
             payload_bytes: 0,
             ts_ns: 0,
             is_retrans: false,
-            ect: false,
-            ce: false,
+            ecn: Ecn::NotEct,
             ack: 0,
             sack_rel: [(0, 0); MAX_SACK_BLOCKS],
             n_sack: 0,
@@ -204,6 +210,27 @@ impl Packet {
             ce_count: 0,
             delayed: false,
         }
+    }
+}
+
+/// What the path model (queue disciplines) reads and writes of a packet.
+impl pathmodel::PathPacket for Packet {
+    #[inline(always)]
+    fn wire_bytes(&self) -> u32 {
+        self.wire_bytes
+    }
+    #[inline(always)]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline(always)]
+    fn set_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+    }
+    /// One key per connection and direction: the flow index, and data or ACK.
+    #[inline(always)]
+    fn flow_key(&self) -> u64 {
+        ((self.flow as u64) << 1) | self.is_data as u64
     }
 }
 

@@ -301,16 +301,16 @@ impl Receiver {
     pub fn on_data_in_skb(&mut self, now: Nanos, seg: &Packet, last: bool) -> Option<Packet> {
         self.segs_received += 1;
         let mut immediate = false;
-        if self.cfg.ce_state_ack && seg.ce != self.ce_state {
+        if self.cfg.ce_state_ack && seg.ce() != self.ce_state {
             // dctcp_ece_ack_update: a delayed ACK pending (ICSK_ACK_TIMER) goes out first, for the
             // data before this segment (prior rcv_nxt, prior CE count); then ACK now.
             if self.delack_deadline.is_some() && self.unacked_segs > 0 {
                 self.pending_ack = Some(self.make_ack());
             }
-            self.ce_state = seg.ce;
+            self.ce_state = seg.ce();
             immediate = true;
         }
-        if seg.ce {
+        if seg.ce() {
             self.ce_count += 1;
         }
         let seq = seg.seq;

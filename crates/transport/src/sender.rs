@@ -32,7 +32,7 @@ use crate::scoreboard::{Scoreboard, F_RETRANS, F_SACKED};
 use crate::stream::SendStream;
 use crate::timers::Timers;
 use crate::{
-    Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES,
+    Ecn, EcnMode, Packet, RttHistogram, SenderStats, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES,
     TCP_IP_HEADER_BYTES,
 };
 use cc::rate;
@@ -57,7 +57,10 @@ pub struct SenderConfig {
     /// fuller offload frame (see `Sender::tso_defer`); false: send whatever the windows allow.
     pub tso_defer: bool,
     pub min_rto_ns: Nanos,
-    pub ecn: bool,
+    /// ECN: off, or on with data sent as ECT(0) (classic, RFC 3168) or ECT(1) (L4S, RFC 9331).
+    /// An algorithm that needs ECN (DCTCP) turns it on whatever this says, with ECT(0) unless
+    /// ECT(1) is asked for.
+    pub ecn: EcnMode,
     /// BBRv2/v3's min_rtt-based TSO autosizing (see `TcpCc::tso_minrtt_autosize`).
     pub tso_minrtt_autosize: bool,
     /// BBRv2/v3's fast path (see `TcpCc::fast_path`).
@@ -79,7 +82,7 @@ impl Default for SenderConfig {
             tso: true,
             tso_defer: true,
             min_rto_ns: 200 * NSEC_PER_MSEC,
-            ecn: false,
+            ecn: EcnMode::Off,
             tso_minrtt_autosize: true,
             fast_path: true,
             app_writes: false,
@@ -121,7 +124,7 @@ pub struct Sender {
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Cc) -> Sender {
         let mut tp = TcpCc::new(cfg.mss, cfg.initial_cwnd);
-        tp.ecn_ok = cfg.ecn;
+        tp.ecn_ok = cfg.ecn != EcnMode::Off;
         tp.tso_minrtt_autosize = cfg.tso_minrtt_autosize;
         tp.fast_path = cfg.fast_path;
         if let Some(r) = cfg.max_pacing_rate_bytes_per_s {
@@ -314,7 +317,12 @@ impl Sender {
         p.wire_bytes = payload + TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES;
         p.ts_ns = now;
         p.is_retrans = retrans;
-        p.ect = self.tp.ecn_ok;
+        // The codepoint the flow asked for; ECT(0) when the algorithm turned ECN on itself.
+        p.ecn = match (self.tp.ecn_ok, self.cfg.ecn) {
+            (false, _) => Ecn::NotEct,
+            (true, EcnMode::Ect1) => Ecn::Ect1,
+            (true, _) => Ecn::Ect0,
+        };
         p
     }
 

@@ -6,11 +6,12 @@ mod common;
 use cc::CaState;
 use common::{sender, Wire, MS};
 use transport::receiver::ReceiverConfig;
-use transport::SenderConfig;
+use transport::{EcnMode, SenderConfig};
 
 /// `cc` (without TSO) over 0.5 ms each way and a ≈ 1 Gbit/s bottleneck (12 µs per frame) that
 /// marks ECT packets arriving when more than `k` packets wait.
 fn wire(cc: &str, ecn: bool, ce_state_ack: bool, k: usize) -> Wire {
+    let ecn = if ecn { EcnMode::Ect0 } else { EcnMode::Off };
     let s = sender(cc, SenderConfig { tso: false, ecn, ..Default::default() });
     let mut w = Wire::new(s, ReceiverConfig { ce_state_ack, ..Default::default() }, MS / 2, 12_000);
     w.mark_above_pkts = k;

@@ -173,6 +173,12 @@ def summarize(
                 aggregate["queue_drops"] = int(bq["drops"][-1])
             if "ce_marks" in bq:
                 aggregate["queue_ce_marks"] = int(bq["ce_marks"][-1])
+            if "drops_aqm" in bq:
+                aggregate["queue_drops_aqm"] = int(bq["drops_aqm"][-1])
+            # Measured by a queue discipline only (qdisc); NaN on the native drop-tail: left out.
+            for col in ("sojourn_mean_ms", "sojourn_p50_ms", "sojourn_p99_ms", "l4s_sojourn_p99_ms"):
+                if col in bq and math.isfinite(float(bq[col][-1])):
+                    aggregate[f"queue_{col}"] = float(bq[col][-1])
     if app_events is not None and len(app_events) and "response_time_s" in app_events:
         rt = np.asarray(app_events["response_time_s"], dtype=float)
         aggregate["queries"] = int(rt.size)

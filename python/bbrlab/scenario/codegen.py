@@ -83,11 +83,17 @@ class _Gen:
 
     def type_of(self, key: str, prop: dict[str, Any]) -> tuple[str, str | None]:
         """(annotation, nested model target for the core mapping)."""
+        name, s = self.resolve(prop)
+        if name is not None and "anyOf" in s:  # a named union of forms: its forms, inline
+            prop = {**{k: v for k, v in prop.items() if k != "$ref"}, "anyOf": s["anyOf"]}
         alts = prop.get("anyOf")
         if alts:
             inner = [a for a in alts if a.get("type") != "null"]
-            ann, target = self.type_of(key, {**prop, **inner[0], "anyOf": None})
-            return f"{ann} | None", target
+            nullable = len(inner) < len(alts)
+            # Several forms of one field (a flow's ``ecn``: a bool or a mode): their union.
+            anns, targets = zip(*(self.type_of(key, {**prop, **a, "anyOf": None}) for a in inner), strict=True)
+            ann = " | ".join(anns) + (" | None" if nullable else "")
+            return ann, next((t for t in targets if t), None)
         name, s = self.resolve(prop)
         if name == "Buffer":
             return "BufferSpec", None

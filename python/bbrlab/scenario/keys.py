@@ -12,6 +12,9 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'max_p': ('max_p', None),
         'weight': ('weight', None),
     },
+    'Droptail': {
+        'kind': ('kind', None),
+    },
     'Bottleneck': {
         'rate': ('rate_bps', None),
         'rtt': ('rtt_ns', None),
@@ -21,6 +24,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'ecn_threshold': ('ecn_threshold_bytes', None),
         'ecn_threshold_packets': ('ecn_threshold_packets', None),
         'red': ('red', 'Red'),
+        'qdisc': ('qdisc', 'QdiscSpec'),
     },
     'Dumbbell': {
         'kind': ('kind', None),
@@ -134,6 +138,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
 
 #: Tagged unions: kind -> model name.
 VARIANTS: dict[str, dict[str, str]] = {
+    'QdiscSpec': {'droptail': 'Droptail'},
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
     'App': {'query': 'QueryApp'},
 }

@@ -21,6 +21,7 @@ import tomli_w
 from pydantic import PrivateAttr, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..errors import closest
 from . import core
 from .fields import Strict
 
@@ -42,8 +43,11 @@ def kind_of(kinds: tuple[str, ...]) -> Callable[[Any], str]:
 def check_kind(kinds: tuple[str, ...]) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if isinstance(value, dict) and "kind" in value and value["kind"] not in kinds:
-            shown = f'"{value["kind"]}"' if isinstance(value["kind"], str) else "that"
-            raise PydanticCustomError("kind", f"{shown} is not a kind here; use one of {', '.join(kinds)}")
+            kind = value["kind"]
+            shown = f'"{kind}"' if isinstance(kind, str) else "that"
+            best = closest(kind, kinds) if isinstance(kind, str) else None
+            hint = f'; did you mean "{best}"?' if best else ""
+            raise PydanticCustomError("kind", f"{shown} is not a kind here{hint} (kinds: {', '.join(kinds)})")
         return value
 
     return check

@@ -25,6 +25,15 @@ class Red(Strict):
     weight: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_min=True)] = Field(default=0.002, description="EWMA weight w_q.")
 
 
+class Droptail(Strict):
+    """First in, first out; drops at the buffer limit (the link's `buffer`), marks ECN-capable packets above the link's ECN threshold if it has one."""
+
+    kind: Literal["droptail"] = "droptail"
+
+
+QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')], Discriminator(kind_of(('droptail',))), BeforeValidator(check_kind(('droptail',)))]
+
+
 class Bottleneck(Strict):
     """The dumbbell's shared link."""
 
@@ -36,6 +45,7 @@ class Bottleneck(Strict):
     ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).")
     ecn_threshold_packets: Annotated[Count, Bounds("count", 1, 1000000000)] | None = Field(default=None, description="The same threshold in packets (a packet is marked if either threshold is exceeded).")
     red: Red | None = Field(default=None, description="RED on the averaged queue: marks ECN-capable packets, drops others (Linux sch_red with `ecn`).")
+    qdisc: QdiscSpec | None = Field(default=None, description="The data direction's queue discipline (`kind` = \"droptail\", \u2026; pathmodel's registry), with `buffer` as its limit. None or \"droptail\": the FIFO with the step ECN marking above. A discipline other than drop-tail is the whole queue model: it takes neither `red` nor the `ecn_threshold` fields.")
 
 
 class Dumbbell(Strict):
@@ -107,7 +117,7 @@ class Flow(Strict):
     max_pacing_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Pacing cap, as `SO_MAX_PACING_RATE` / fq `maxrate`.")
     sndbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Send buffer: unacknowledged plus unsent data (none: unlimited).")
     rcvbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Receive buffer: the advertised window (none: unlimited).")
-    ecn: bool = Field(default=False, description="Negotiate ECN.")
+    ecn: bool | Literal["off", "ect0", "ect1"] = Field(default='off', description="ECN: \"off\", \"ect0\" (classic ECN, RFC 3168: a mark means what a drop would) or \"ect1\" (L4S, RFC 9331: for an algorithm with a scalable, per-mark response); `true` is \"ect0\", `false` \"off\".")
     tso: bool = Field(default=True, description="TSO-style bursts (\u22481 ms of the pacing rate, 2 segments to 64 KB).")
     tso_defer: bool = Field(default=True, description="Linux's TSO deferral (`tcp_tso_should_defer`, `tcp_tso_win_divisor` 3) for unpaced flows: new data waits for a full offload frame or a third of the window unless the next ACK would come too late; false = send what each ACK frees at once.")
     min_rto: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(default=200000000, description="Minimum RTO (Linux's default 200 ms).")

@@ -11,6 +11,7 @@
 //! Every error carries the path of the field in this config (`flows.1.mss_bytes`); the front
 //! turns it into the scenario's path (`flows.1.mss`) by dropping the unit suffix.
 
+use super::check_queue::{check_ecn, check_qdisc};
 use super::*;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -247,9 +248,9 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-type Check = Result<(), ConfigError>;
+pub(super) type Check = Result<(), ConfigError>;
 
-fn err(path: impl Into<String>, message: impl Into<String>) -> Check {
+pub(super) fn err(path: impl Into<String>, message: impl Into<String>) -> Check {
     Err(ConfigError::new(path, message))
 }
 
@@ -347,6 +348,7 @@ impl Config {
                 );
             }
         }
+        check_ecn(p, f)?;
         if f.rpc.is_some() && f.bytes.is_some() {
             return err(
                 format!("{p}.rpc"),
@@ -361,6 +363,7 @@ impl Config {
             return err("apps", "query apps need a star topology (topology.kind = \"star\")");
         }
         let b = &d.bottleneck;
+        check_qdisc(b)?;
         if let Some(r) = &b.red {
             if r.max_th_bytes <= r.min_th_bytes {
                 return err("topology.bottleneck.red.max_th_bytes", "must be larger than min_th");

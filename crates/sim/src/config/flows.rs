@@ -4,6 +4,7 @@
 
 use super::backends::*;
 use super::*;
+pub use pathmodel::ecn::EcnMode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -139,10 +140,13 @@ pub struct Flow {
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     #[schemars(extend("x-backends" = BOTH))]
     pub rcvbuf_bytes: Option<u64>,
-    /// Negotiate ECN.
-    #[serde(default)]
+    /// ECN: "off", "ect0" (classic ECN, RFC 3168: a mark means what a drop would) or "ect1"
+    /// (L4S, RFC 9331: for an algorithm with a scalable, per-mark response); `true` is "ect0",
+    /// `false` "off".
+    #[serde(default, deserialize_with = "ecn_mode")]
+    #[schemars(with = "EcnField")]
     #[schemars(extend("x-backends" = BOTH))]
-    pub ecn: bool,
+    pub ecn: EcnMode,
     /// TSO-style bursts (≈1 ms of the pacing rate, 2 segments to 64 KB).
     #[serde(default = "default_true")]
     #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
@@ -206,6 +210,33 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu gives every flow its own \
          namespace and NIC; shared sender hosts are the simulator's")))]
     pub sender: Option<u32>,
+}
+
+/// A flow's `ecn` as a scenario writes it: a mode, or a bool (`true` = "ect0", `false` = "off").
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only
+enum EcnField {
+    Bool(bool),
+    Mode(EcnMode),
+}
+
+/// Read a flow's `ecn`: `true` → ECT(0), `false` → off, or a mode's name.
+fn ecn_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EcnMode, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = EcnMode;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("\"off\", \"ect0\", \"ect1\", true (= \"ect0\") or false (= \"off\")")
+        }
+        fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<EcnMode, E> {
+            Ok(if b { EcnMode::Ect0 } else { EcnMode::Off })
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<EcnMode, E> {
+            EcnMode::deserialize(serde::de::value::StrDeserializer::<E>::new(s))
+        }
+    }
+    d.deserialize_any(V)
 }
 
 fn default_count() -> u32 {

@@ -60,6 +60,8 @@ impl Config {
                 let rate = d.bottleneck.rate_bps;
                 d.access_rate_bps
                     .get_or_insert(rate.saturating_mul(ACCESS_RATE_FACTOR).min(MAX_RATE_BPS));
+                // The discipline every backend reads: none named is the drop-tail FIFO.
+                d.bottleneck.qdisc.get_or_insert_with(QdiscSpec::default);
             }
             Topology::Star(s) => {
                 s.aggregator_rate_bps.get_or_insert(s.rate_bps);

@@ -5,6 +5,7 @@
 
 use super::backends::*;
 use super::*;
+pub use pathmodel::aqm::QdiscSpec;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +80,13 @@ pub struct Bottleneck {
     #[schemars(extend("x-backends" = emu_refuses("the emu backend's link emulator has no RED \
          (drop-tail and ECN step marking only); use --backend sim")))]
     pub red: Option<Red>,
+    /// The data direction's queue discipline (`kind` = "droptail", …; pathmodel's registry),
+    /// with `buffer` as its limit. None or "droptail": the FIFO with the step ECN marking
+    /// above. A discipline other than drop-tail is the whole queue model: it takes neither
+    /// `red` nor the `ecn_threshold` fields.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub qdisc: Option<QdiscSpec>,
 }
 
 /// A drop-tail limit as written: bytes, packets, or a multiple of the path's BDP.

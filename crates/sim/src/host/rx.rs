@@ -89,7 +89,7 @@ impl Simulation {
                 Some(i)
                     if gro
                         && p.seq == hm.gro[i].last.seq + 1
-                        && p.ce == hm.gro[i].last.ce
+                        && p.ce() == hm.gro[i].last.ce()
                         && hm.gro[i].bytes + p.payload_bytes as u64 <= gro_max =>
                 {
                     let prev = std::mem::replace(&mut hm.gro[i].last, p);

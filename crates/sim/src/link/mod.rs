@@ -1,8 +1,10 @@
 //! Links: one direction of a wire, as the parts it has — the egress queue and its discipline
-//! (`queue/`), the transmitter, the propagation pipe, and in some fabrics PFC (`pfc.rs`) and
-//! the switch's shared buffer (`pool.rs`). What a link does with a packet (enqueue, serialize,
-//! propagate, hand over) is in `network.rs`; the speed-up state lives apart (`speedup/`).
+//! (`queue/`'s native chain, or a path-model discipline: `aqm.rs`), the transmitter, the
+//! propagation pipe, and in some fabrics PFC (`pfc.rs`) and the switch's shared buffer
+//! (`pool.rs`). What a link does with a packet (enqueue, serialize, propagate, hand over) is in
+//! `network.rs`; the speed-up state lives apart (`speedup/`).
 
+pub(crate) mod aqm;
 pub(crate) mod pool;
 pub(crate) mod queue;
 
@@ -30,7 +32,10 @@ pub(crate) enum NodeKind {
 /// Per-queue counters.
 #[derive(Clone, Debug, Default)]
 pub struct QueueStats {
+    /// Every packet the queue dropped: at a full buffer (or shared pool), or by its discipline.
     pub drops: u64,
+    /// Of `drops`, those the discipline chose (RED's early drops; an AQM's control law).
+    pub drops_aqm: u64,
     pub random_losses: u64,
     pub ce_marks: u64,
     pub tx_bytes: u64,
@@ -63,6 +68,10 @@ pub(crate) struct Link {
     /// What the queue decides about the packets it is offered (`link/queue/`): drop-tail,
     /// RED, step ECN marking; none on most links.
     pub(crate) qdisc: Qdisc,
+    /// A queue discipline of the path model that holds the packets itself and decides at
+    /// enqueue and dequeue time (`aqm.rs`); the link is then event-driven, and `qdisc` and
+    /// `queue` stay empty. None on every link whose queue is the native drop-tail FIFO.
+    pub(crate) aqm: Option<Box<aqm::LinkAqm>>,
     /// Packets waiting (an event-driven link; a timestamped one's wait in `ser`).
     pub(crate) queue: VecDeque<Packet>,
     pub(crate) q_bytes: u64,
@@ -150,6 +159,7 @@ impl Link {
             loss: 0.0,
             rng,
             qdisc: Qdisc::default(),
+            aqm: None,
             queue: VecDeque::new(),
             q_bytes: 0,
             idle_since_ns: 0,
@@ -181,6 +191,7 @@ impl Link {
             && self.cut_through_bytes == 0
             && self.jitter_ns == 0
             && !self.host_paused
+            && self.aqm.is_none()
     }
 
     /// A timestamped link that decides nothing about the packets it carries — no loss, no
@@ -239,6 +250,8 @@ impl Link {
     pub(crate) fn waiting_pkts(&self) -> usize {
         if self.fast.timestamped {
             self.ser.waiting_pkts()
+        } else if let Some(a) = self.aqm.as_deref() {
+            a.packets()
         } else {
             self.queue.len()
         }

@@ -25,7 +25,7 @@
 
 use crate::config::{self, Config};
 use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
-use crate::link::{Link, LinkId, NodeKind};
+use crate::link::{aqm, Link, LinkId, NodeKind};
 use crate::rng::Rng;
 use cc::Nanos;
 
@@ -128,17 +128,22 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     let derived = cfg.derived();
     let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
     bn.loss = b.loss;
-    // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
-    // arrival, the buffer at admission, step marking at enqueue.
-    if let Some(r) = &b.red {
-        bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps));
-    }
     let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
-    if let Some(d) = buffer.clone() {
-        bn.qdisc.push(d);
-    }
-    if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
-        bn.qdisc.push(m);
+    if let Some(spec) = aqm::spec_for(b) {
+        // A discipline of the path model is the whole queue (`link/aqm.rs`).
+        bn.aqm = Some(Box::new(aqm::LinkAqm::new(&spec, &aqm::context(b, &derived))));
+    } else {
+        // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
+        // arrival, the buffer at admission, step marking at enqueue.
+        if let Some(r) = &b.red {
+            bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps));
+        }
+        if let Some(d) = buffer.clone() {
+            bn.qdisc.push(d);
+        }
+        if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
+            bn.qdisc.push(m);
+        }
     }
     let mut bn_rev =
         Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));

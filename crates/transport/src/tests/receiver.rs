@@ -2,7 +2,7 @@
 //! message-boundary answers.
 
 use crate::receiver::*;
-use crate::{Packet, DEFAULT_MSS_BYTES};
+use crate::{Ecn, Packet, DEFAULT_MSS_BYTES};
 use cc::Nanos;
 
 const MSS: u32 = DEFAULT_MSS_BYTES;
@@ -12,8 +12,7 @@ fn seg(seq: u64, ce: bool) -> Packet {
     p.is_data = true;
     p.seq = seq;
     p.payload_bytes = MSS;
-    p.ect = true;
-    p.ce = ce;
+    p.ecn = if ce { Ecn::Ce } else { Ecn::Ect0 };
     p
 }
 

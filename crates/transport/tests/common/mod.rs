@@ -154,8 +154,8 @@ impl Wire {
                 Some((a, b)) => self.now >= a && self.now < b,
                 None => waiting > self.mark_above_pkts,
             };
-            if mark && p.ect {
-                p.ce = true;
+            if mark && p.ecn.is_ect() {
+                p.ecn = transport::Ecn::Ce;
             }
             let mut start = self.departures.back().copied().unwrap_or(0).max(self.now);
             if let Some((a, b)) = self.freeze {

@@ -28,8 +28,9 @@
 //!
 //! A link with a discipline decides something about its packets, so it is never passive: no
 //! packet is folded through it or served ahead past it (`speedup.rs`); it stays timestamped.
-//! A discipline that acts at dequeue time (CoDel, PIE's departure-rate estimate) would add a
-//! dequeue stage here and make its link event-driven (`Link::can_be_timestamped`).
+//! Disciplines that hold their packets and act at dequeue time (CoDel, FQ-CoDel, PIE, DualPI2)
+//! are the path model's (`pathmodel::aqm`), shared with the link emulator; a link runs one of
+//! those instead of this chain, event-driven (`link/aqm.rs`).
 //!
 //! Adding a discipline: one file here with a type that implements `QueueDiscipline`, and one
 //! line in the `disciplines!` registry below (which declares the module, adds the variant to

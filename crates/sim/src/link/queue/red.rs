@@ -109,7 +109,7 @@ impl QueueDiscipline for Red {
     fn on_arrival(&mut self, q: Occupancy, idle_ns: Nanos, p: &Packet, rng: &mut Rng) -> Verdict {
         match self.average_and_decide(q.bytes, idle_ns, rng) {
             RedAction::Pass => Verdict::Accept,
-            RedAction::Act if p.ect => Verdict::Mark,
+            RedAction::Act if p.ecn.is_ect() => Verdict::Mark,
             // An early drop (counted with the overflow drops).
             RedAction::Act => Verdict::Drop,
         }

@@ -5,7 +5,7 @@
 //! idle found no queue), and a packet already marked upstream is not counted again.
 
 use super::{Occupancy, QueueDiscipline, Verdict};
-use transport::Packet;
+use transport::{Ecn, Packet};
 
 #[derive(Clone, Debug)]
 pub(crate) struct StepEcn {
@@ -25,7 +25,7 @@ impl QueueDiscipline for StepEcn {
 
     #[inline(always)]
     fn on_enqueue(&mut self, q: Occupancy, p: &Packet) -> Verdict {
-        if p.ect && !p.ce {
+        if matches!(p.ecn, Ecn::Ect0 | Ecn::Ect1) {
             let over_bytes = self.k_bytes.is_some_and(|k| q.bytes > k);
             let over_pkts = self.k_pkts.is_some_and(|k| q.packets > k);
             if over_bytes || over_pkts {

@@ -1,0 +1,57 @@
+//! Checks of the queue model and of what the flows ask of it: a queue discipline is the whole
+//! queue model of its link, and an L4S sender (ECT(1)) needs a scalable response to marks.
+
+use super::check::{err, Check};
+use super::{Bottleneck, EcnMode, Flow, QdiscSpec};
+
+/// The algorithm reduces in proportion to the CE marks it sees (DCTCP's rule, RFC 8257;
+/// BBRv2/v3's `ecn_alpha`), the response an L4S (ECT(1)) queue's shallow, frequent marking
+/// expects. The registry says so by `receiver_ce_ack`: the algorithms whose receiver echoes each
+/// CE change at once (DCTCP's precise echo) are the ones that count marks. CUBIC and Reno also
+/// react to CE, but classically (RFC 3168): one halving per window, as for a loss.
+pub(crate) fn scalable_ecn(a: &cc::registry::Algorithm) -> bool {
+    a.receiver_ce_ack
+}
+
+/// `ecn = "ect1"` only with a scalable ECN response (flow `f` at config path `p`).
+pub(super) fn check_ecn(p: &str, f: &Flow) -> Check {
+    if f.ecn != EcnMode::Ect1 || cc::registry::lookup(&f.cc).is_some_and(scalable_ecn) {
+        return Ok(());
+    }
+    let scalable: Vec<&str> =
+        cc::registry::ALGORITHMS.iter().filter(|a| scalable_ecn(a)).map(|a| a.name).collect();
+    err(
+        format!("{p}.ecn"),
+        format!(
+            "\"ect1\" (L4S) needs an algorithm with a scalable ECN response, one that reduces \
+             per CE mark ({}); {} has none (at most one RFC 3168 reduction per window, as for \
+             a loss), so an L4S queue's frequent shallow marks would starve it: use \"ect0\"",
+            scalable.join(", "),
+            f.cc
+        ),
+    )
+}
+
+/// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it.
+pub(super) fn check_qdisc(b: &Bottleneck) -> Check {
+    let Some(q) = b.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) else {
+        return Ok(());
+    };
+    let set = [
+        ("red", b.red.is_some()),
+        ("ecn_threshold_bytes", b.ecn_threshold_bytes.is_some()),
+        ("ecn_threshold_packets", b.ecn_threshold_packets.is_some()),
+    ];
+    let Some((field, _)) = set.iter().find(|(_, on)| *on) else {
+        return Ok(());
+    };
+    let kind = serde_json::to_value(q).ok();
+    let kind = kind.as_ref().and_then(|v| v["kind"].as_str()).unwrap_or("?");
+    err(
+        format!("topology.bottleneck.{field}"),
+        format!(
+            "conflicts with qdisc \"{kind}\": the discipline is the link's whole queue model (it \
+             marks and drops by its own rule); remove {field} or the qdisc"
+        ),
+    )
+}

@@ -1,0 +1,96 @@
+//! A link whose queue is a path-model discipline (`link/aqm.rs`) at work: every packet that
+//! survives the link's random loss is offered to the discipline, and the transmitter, whenever
+//! it is free and not paused, asks the discipline for its next packet. A packet that finds the
+//! link idle passes through the discipline too (enqueued and dequeued at once, a sojourn of 0),
+//! so the discipline sees every packet and its statistics count them all.
+//!
+//! Every packet the discipline drops — the one offered, or others it pushes out at enqueue or
+//! dequeue — goes through the one drop path (`count_drop`: the flow's drops, a sender NIC's TSQ
+//! budget), and the marks it sets are added to the link's counters.
+
+use super::count_drop;
+use crate::link::aqm::LinkRandom;
+use crate::link::LinkId;
+use crate::Simulation;
+use pathmodel::aqm::{Aqm, DropCause};
+use transport::Packet;
+
+#[cfg(test)]
+mod tests;
+
+impl Simulation {
+    /// Offer `p` (past the link's random loss) to link `lid`'s discipline; start it at once if
+    /// the link is idle and not paused.
+    pub(crate) fn aqm_enqueue(&mut self, lid: LinkId, p: Packet) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        link.note_occupancy(now);
+        let a = link.aqm.as_deref_mut().expect("a link with a discipline");
+        let mut pushed_out = std::mem::take(&mut a.dropped);
+        let refused = match a.q.enqueue(now, p, &mut LinkRandom(&mut link.rng), &mut pushed_out) {
+            Ok(()) => {
+                a.track(&p, true);
+                None
+            }
+            Err(d) => Some(d),
+        };
+        link.stats.ce_marks += a.take_new_marks();
+        link.q_bytes = a.q.bytes();
+        self.aqm_drop_all(lid, &mut pushed_out);
+        if let Some((d, cause)) = refused {
+            self.aqm_count_drop(lid, &d, cause);
+        }
+        let link = &mut self.links[lid as usize];
+        if link.in_tx.is_none() && link.paused_until <= now {
+            self.aqm_next_tx(lid);
+        }
+        // The most queued in the interval counts what waits behind the transmitter, as the
+        // native queue does (a packet that found the link idle never waited).
+        let link = &mut self.links[lid as usize];
+        if link.q_bytes > link.stats.max_bytes_interval {
+            link.stats.max_bytes_interval = link.q_bytes;
+        }
+    }
+
+    /// The transmitter of link `lid` is free (and not paused): start the discipline's next
+    /// packet, if it has one.
+    pub(crate) fn aqm_next_tx(&mut self, lid: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        link.note_occupancy(now);
+        let a = link.aqm.as_deref_mut().expect("a link with a discipline");
+        let mut dropped = std::mem::take(&mut a.dropped);
+        let next = a.q.dequeue(now, &mut LinkRandom(&mut link.rng), &mut dropped);
+        if let Some(p) = &next {
+            a.track(p, false);
+        }
+        link.stats.ce_marks += a.take_new_marks();
+        link.q_bytes = a.q.bytes();
+        self.aqm_drop_all(lid, &mut dropped);
+        match next {
+            Some(p) => self.start_tx(lid, p),
+            None => self.links[lid as usize].idle_since_ns = now,
+        }
+    }
+
+    /// Packets the discipline of link `lid` dropped from among those it held: each leaves it
+    /// and is counted; the emptied buffer goes back to the link for the next call.
+    fn aqm_drop_all(&mut self, lid: LinkId, dropped: &mut Vec<(Packet, DropCause)>) {
+        for (d, cause) in dropped.drain(..) {
+            let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
+            a.track(&d, false);
+            self.aqm_count_drop(lid, &d, cause);
+        }
+        let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
+        a.dropped = std::mem::take(dropped);
+    }
+
+    /// One packet dropped by link `lid`'s discipline, for `cause`.
+    fn aqm_count_drop(&mut self, lid: LinkId, p: &Packet, cause: DropCause) {
+        let link = &mut self.links[lid as usize];
+        if cause == DropCause::Aqm {
+            link.stats.drops_aqm += 1;
+        }
+        count_drop(link, &mut self.flows, p);
+    }
+}

@@ -1,0 +1,54 @@
+"""A flow's ECN codepoint and a bottleneck's queue discipline through the scenario front: both
+forms of ``ecn`` in TOML, the resolved config the backends read, and the one-line refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bbrlab import load_scenario
+from bbrlab.cli import cli
+from bbrlab.scenario.core import load_core
+from click.testing import CliRunner
+from test_cli_errors import assert_user_error
+
+HEAD = """duration = "1s"
+[topology]
+kind = "dumbbell"
+"""
+
+
+def write(tmp: Path, bottleneck: str, flows: str) -> Path:
+    p = tmp / "s.toml"
+    p.write_text(f'{HEAD}bottleneck = {{ rate = "100Mbps", rtt = "20ms"{bottleneck} }}\n{flows}')
+    return p
+
+
+def test_ecn_true_and_a_codepoint_both_resolve_to_the_mode(tmp_path: Path) -> None:
+    flows = "".join(
+        f'[[flows]]\ncc = "{cc}"\necn = {ecn}\n'
+        for cc, ecn in [("cubic", "true"), ("dctcp", '"ect1"'), ("bbr2", '"ect0"'), ("reno", "false")]
+    )
+    s = load_scenario(write(tmp_path, "", flows))
+    assert [f.ecn for f in s.flows] == [True, "ect1", "ect0", False]
+    c = s.resolve()
+    assert [f["ecn"] for f in c["flows"]] == ["ect0", "ect1", "ect0", "off"]
+    assert c["topology"]["bottleneck"]["qdisc"] == {"kind": "droptail"}
+
+
+def test_a_named_droptail_keeps_red_and_step_marking(tmp_path: Path) -> None:
+    red = ', red = { min_th = "30KB", max_th = "90KB" }'
+    s = load_scenario(write(tmp_path, ', qdisc = { kind = "droptail" }' + red, '[[flows]]\ncc = "cubic"\n'))
+    assert s.resolve()["topology"]["bottleneck"]["red"]["min_th_bytes"] == 30_000
+
+
+def test_every_other_discipline_refuses_red_in_one_line(tmp_path: Path) -> None:
+    """Through ``bbrlab validate``, exit 2, for every kind the core's registry has besides
+    droptail (none until a discipline is added; droptail with RED is valid, above)."""
+    schema = json.loads(load_core().config_schema())
+    kinds = [a["properties"]["kind"]["const"] for a in schema["$defs"]["QdiscSpec"]["oneOf"]]
+    assert "droptail" in kinds
+    for kind in (k for k in kinds if k != "droptail"):
+        red = f', qdisc = {{ kind = "{kind}" }}, red = {{ min_th = "30KB", max_th = "90KB" }}'
+        result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, red, '[[flows]]\ncc = "cubic"\n'))])
+        assert_user_error(result, ["topology.bottleneck.red", f'conflicts with qdisc "{kind}"'])
