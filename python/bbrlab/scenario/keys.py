@@ -15,6 +15,44 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
     'Droptail': {
         'kind': ('kind', None),
     },
+    'Codel': {
+        'kind': ('kind', None),
+        'target': ('target_ns', None),
+        'interval': ('interval_ns', None),
+        'ce_threshold': ('ce_threshold_ns', None),
+        'ecn': ('ecn', None),
+    },
+    'FqCodel': {
+        'kind': ('kind', None),
+        'target': ('target_ns', None),
+        'interval': ('interval_ns', None),
+        'ce_threshold': ('ce_threshold_ns', None),
+        'ecn': ('ecn', None),
+        'quantum': ('quantum_bytes', None),
+        'flows': ('flows', None),
+        'drop_batch_packets': ('drop_batch_packets', None),
+    },
+    'Pie': {
+        'kind': ('kind', None),
+        'target': ('target_ns', None),
+        'tupdate': ('tupdate_ns', None),
+        'alpha': ('alpha', None),
+        'beta': ('beta', None),
+        'max_burst': ('max_burst_ns', None),
+        'ecn': ('ecn', None),
+        'mark_ecn_threshold': ('mark_ecn_threshold', None),
+    },
+    'DualPI2': {
+        'kind': ('kind', None),
+        'target': ('target_ns', None),
+        'tupdate': ('tupdate_ns', None),
+        'alpha': ('alpha', None),
+        'beta': ('beta', None),
+        'step_threshold': ('step_threshold_ns', None),
+        'coupling_factor': ('coupling_factor', None),
+        'c_protection_percent': ('c_protection_percent', None),
+        'drop_overload': ('drop_overload', None),
+    },
     'Bottleneck': {
         'rate': ('rate_bps', None),
         'rtt': ('rtt_ns', None),
@@ -138,7 +176,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
 
 #: Tagged unions: kind -> model name.
 VARIANTS: dict[str, dict[str, str]] = {
-    'QdiscSpec': {'droptail': 'Droptail'},
+    'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2'},
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
     'App': {'query': 'QueryApp'},
 }
