@@ -2,7 +2,8 @@
 
 A stock kernel offers a few congestion controls (here reno, cubic, bbr); the simulator has more.
 For those, ``src/<name>.bpf.c`` is a BPF struct_ops port by the simulator's name (``dctcp`` as
-Linux tcp_dctcp.c, ``bbr3_linux`` as Google's BBRv3), compiled on first use (:mod:`.build`)
+Linux tcp_dctcp.c, ``bbr3_linux`` as Google's BBRv3, ``bbr2`` as Google's BBRv2 v2alpha, ``bql``
+as the simulator's BQL reconstruction), compiled on first use (:mod:`.build`)
 and registered with the kernel for one run only, under a unique name, through a BPF link the
 runner holds (:mod:`.loader`): the kernel unregisters it when the runner ends, even by SIGKILL.
 

@@ -1,0 +1,1336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bbr2: Google's BBRv2 "v2alpha" (github.com/google/bbr, branch v2alpha, net/ipv4/tcp_bbr2.c)
+ * as a BPF struct_ops TCP congestion control for a stock (mainline) kernel, with the behaviour
+ * of bbrlab's simulator algorithm of the same name (crates/cc/src/bbr/v2 with
+ * Variant::V2alpha, and the family modules in crates/cc/src/bbr/).
+ *
+ * Sources (facts only, the code is bbrlab's): the simulator files above, which follow
+ * tcp_bbr2.c; mainline include/net/tcp.h, net/ipv4/tcp_input.c, tcp_rate.c (what a struct_ops
+ * controller is given). The layout and the mainline stand-ins follow bbr3_linux.bpf.c.
+ *
+ * Model (per ACK, in cong_control; the simulator's v2/mod.rs header has the long form):
+ *
+ *   max_bw          = max delivery rate over the last 1-2 ProbeBW cycles (2 slots, advanced at
+ *                     the first round start after a probe ends, never onto an empty slot)
+ *   min_rtt         = min RTT over 10 s, fed by a 5 s probe_rtt_min sub-window (schedules
+ *                     ProbeRTT; a sample equal to the minimum refreshes it, v2alpha's <=)
+ *   inflight_hi     = loss/ECN-bounded max inflight, learned while probing (long-term)
+ *   bw_lo, inflight_lo = short-term bounds, cut by 0.7 per lossy round when not probing,
+ *                     inflight_lo also by (1 - alpha/3) per round with CE (ECN-eligible flows)
+ *   bw              = min(max_bw, bw_lo)                  (v2alpha has no separate bw_hi)
+ *   pacing_rate     = pacing_gain * bw * 0.99             (written to sk->sk_pacing_rate)
+ *   cwnd            = min(cwnd_gain * bw * min_rtt + extra_acked + offload budget,
+ *                         state cap from inflight_hi (-15 % headroom in CRUISE/ProbeRTT), inflight_lo)
+ *
+ *   Startup (pacing and cwnd gain 2.885) --(bw plateau: 3 rounds < +25 %, or a Recovery round
+ *              with >= 8 loss events and loss > 2 %, or 2 rounds with CE >= 50 %)--> Drain
+ *   Drain (pacing 1/2.885) --(inflight at next departure <= BDP)--> ProbeBW_DOWN
+ *   DOWN (0.75) --(inflight <= min(BDP, inflight_hi - headroom))--> CRUISE
+ *   DOWN/CRUISE --(2 s + U[0, 1 s) since DOWN, or min(target_inflight, 63) rounds)--> REFILL
+ *   REFILL (1 round, short-term bounds reset) --> UP (1.25, inflight_hi grows 1, 2, 4 ... /round)
+ *   UP --(inflight >= 1.25 BDP after min_rtt | reached the previous too-high inflight_hi |
+ *         a sample with loss > 2 % or CE >= 50 %: inflight_hi cut)--> DOWN
+ *   any --(5 s without a sample <= probe_rtt_min)--> ProbeRTT (cwnd = max(BDP/2, 4) for 200 ms
+ *              and a round) --> CRUISE, or Startup if the pipe was never full
+ *
+ * Units follow Linux: bandwidth in packets/us << 24 (BW_SCALE), gains and fractions in 2^8
+ * (BBR_UNIT), time in us (tp->tcp_mstamp); the simulator keeps time in ns and gains in 2^16 with
+ * Linux's 2^8 values shifted left by 8, so every ratio below is bit-for-bit the simulator's. No
+ * floating point; 64-bit unsigned division only; all loops are bounded; random numbers come from
+ * bpf_get_prandom_u32() (the simulator uses a seeded SplitMix64: random in both, not the same
+ * draws).
+ *
+ * State: the flow's state does not fit in icsk_ca_priv (104 bytes), so it lives in a
+ * BPF_MAP_TYPE_SK_STORAGE map (`bbr2_sk_state`), created in init and freed with the socket. If
+ * the kernel cannot allocate it, every hook returns without acting (the socket keeps the
+ * kernel's initial cwnd and its default pacing: degraded but safe).
+ *
+ * WHAT BPF ON MAINLINE CANNOT DO THAT v2alpha (OR THE SIMULATOR) DOES, AND THE STAND-IN
+ *
+ * 1. rs->tx_in_flight (v2alpha's per-skb snapshot of the data in flight when the sampled packet
+ *    was sent; the simulator's transport keeps the same). Mainline's struct rate_sample lacks it.
+ *    Stand-in (as bbr3_linux.bpf.c, item 1): a ring of TX_RING snapshots {tp->delivered,
+ *    tp->lost, in flight} taken on ACKs about every 1/32 of a window; the sampled packet's
+ *    tx_in_flight is the in-flight of the newest snapshot at or before rs->prior_delivered
+ *    (rs->prior_in_flight when the ring has none). Known to about 1/32 of a window: it is the
+ *    denominator of the 2 % loss test and the level inflight_hi is raised or cut to.
+ * 2. rs->lost (v2alpha: tp->lost minus the sampled skb's snapshot of it). Stand-in: tp->lost now
+ *    minus the same snapshot's lost (overcounts by at most the losses of 1/32 of a window).
+ * 3. The loss-round bookkeeping the simulator does for an ACK with rs.losses > 0 (v2alpha's
+ *    bbr2_skb_marked_lost; neither side ports its per-skb inflight_hi refinement). Here: an ACK
+ *    whose processing grew tp->lost (which, unlike rs->losses, also catches an RTO's marking,
+ *    seen on the first ACK after it).
+ * 4. rs->is_ece: as the simulator, "this ACK raised tp->delivered_ce". ECN is on when the flow
+ *    negotiated it (tp->ecn_flags & TCP_ECN_OK), as in the simulator (v2alpha: a module
+ *    parameter, off by default); it acts only at min_rtt <= 5 ms.
+ * 5. Fast path (v2alpha bbr2_run_fast_path, on in the simulator): not ported. It skips model
+ *    work on app-limited ACKs below max_bw while cwnd sits at its target, i.e. it saves CPU and
+ *    changes nothing the flow does on a bulk transfer; here every ACK runs the full update.
+ * 6. .tso_segs (v2alpha sizes each offload burst, bbr_tso_segs_generic). Mainline has only
+ *    .min_tso_segs; its tcp_tso_autosize computes pacing_rate >> sk_pacing_shift plus the
+ *    64 KB >> (min_rtt_us >> 9) allowance (tcp_tso_rtt_log = 9), v2alpha's goal. This port
+ *    returns bbr_min_tso_segs (1 below 1.2 Mbit/s, else 2) and uses the same goal for its
+ *    offload budget (tso_segs_goal), as the simulator does.
+ * 7. Time: Linux keeps min_rtt/ProbeRTT stamps in jiffies, this port in us, the simulator in ns;
+ *    sub-millisecond differences on windows of 200 ms .. 10 s.
+ *
+ * Diagnostics: the global `bbr2_last_ack` (the .bss map: `bpftool map dump`) holds the model of
+ * the flow that got the latest ACK and counts how Startup and each bandwidth probe ended.
+ *
+ * What the loader gets: one struct_ops map `bbr2` (SEC(".struct_ops")), one sk-storage map
+ * `bbr2_sk_state` whose value starts with the flow's phase code (the registry's bbr2 table:
+ * 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill, 5 probe_up, 6 probe_rtt;
+ * "Phases" in bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME.
+ */
+#if __has_include("bbrlab_tcp_ca.h")
+#include "bbrlab_tcp_ca.h"
+#else
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#endif
+
+char _license[] SEC("license") = "GPL";
+
+#ifndef BBRLAB_CA_NAME
+#define BBRLAB_CA_NAME "bbr2"
+#endif
+
+/* ---- Fixed point (Linux tcp_bbr2.c) ------------------------------------------------------ */
+
+/* Bandwidth: packets per us << 24. */
+#define BW_SCALE 24
+#define BW_UNIT (1ULL << BW_SCALE)
+/* Gains and fractions: 2^8, 1.0 = 256. */
+#define BBR_SCALE 8
+#define BBR_UNIT (1U << BBR_SCALE)
+/* "Unset" bounds (Linux ~0U). */
+#define INF_PKTS 0xFFFFFFFFU
+#define INF_BW 0xFFFFFFFFFFFFFFFFULL
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
+
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+
+/* ---- Gains (v2alpha, in 2^8) ------------------------------------------------------------- */
+
+/* bbr_high_gain 2/ln 2 (+1 to round up): Startup's pacing and cwnd gain (v2alpha keeps the
+ * cwnd gain at 2.885; v3 lowered it to 2), and Drain's cwnd gain. */
+#define HIGH_GAIN (BBR_UNIT * 2885 / 1000 + 1)
+/* bbr_drain_gain 1/2.885: drains in about a round the queue Startup built. */
+#define DRAIN_GAIN (BBR_UNIT * 1000 / 2885)
+/* ProbeBW_DOWN 3/4: drains what UP queued. */
+#define DOWN_PACING_GAIN (BBR_UNIT * 3 / 4)
+/* ProbeBW_UP 5/4: probe 25 % above the estimate; UP also ends once inflight reaches 1.25 BDP
+ * (bbr_bw_probe_pif_gain). */
+#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
+#define BW_PROBE_PIF_GAIN (BBR_UNIT * 5 / 4)
+/* ProbeBW cwnd gain 2: room for delayed/stretched ACKs while pacing at bw. */
+#define CWND_GAIN (BBR_UNIT * 2)
+/* ProbeRTT cwnd = max(0.5 BDP, 4). */
+#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
+/* Loss threshold 2 % (5/256): a sample losing more than (tx_in_flight * 5) >> 8 was too high. */
+#define LOSS_THRESH (BBR_UNIT * 2 / 100)
+/* bbr_beta 0.3: short-term bounds keep 1 - 0.3 (180/256) per lossy round, like CUBIC's 0.7. */
+#define BETA (BBR_UNIT * 30 / 100)
+/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
+#define HEADROOM (BBR_UNIT * 15 / 100)
+/* Full pipe: max_bw grew less than 25 % for 3 non-app-limited rounds. */
+#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
+#define FULL_BW_CNT 3
+/* Startup's loss exit: 8 loss events in a Recovery round (v2alpha bbr_full_loss_cnt). */
+#define FULL_LOSS_CNT 8
+/* Reno-coexistence probe interval: 1.0 x target inflight rounds, at most 63. */
+#define BW_PROBE_RENO_GAIN BBR_UNIT
+
+/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
+
+#define PACING_MARGIN_PERCENT 1 /* pace 1 % below bw so the queue does not grow on average */
+#define CWND_MIN_TARGET 4       /* an ACK-every-other-packet receiver stays pipelined */
+#define INIT_CWND_MAX 0x7F      /* Linux keeps init_cwnd in 7 bits */
+#define QUANTA_IN_FLIGHT 3      /* room for 3 offload bursts in flight ... */
+#define PROBE_UP_EXTRA_CWND 2   /* ... +2 packets in UP so gain cycling works at small BDPs */
+#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8) /* 1-segment bursts below 1.2 Mbit/s */
+#define PACING_SHIFT 10         /* sk_pacing_shift default: a burst is ~1 ms of pacing rate */
+#define GSO_LEGACY_MAX_SIZE 65536ULL
+#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320) /* 64 KB - 1 - MAX_TCP_HEADER (x86-64) */
+#define TSO_RTT_SHIFT 9         /* the min_rtt burst allowance halves per 512 us of min_rtt */
+
+/* ---- ACK aggregation -------------------------------------------------------------------- */
+
+#define EXTRA_ACKED_WIN_RTTS 5       /* 2 slots of 5 rounds (1 round in Startup) */
+#define EXTRA_ACKED_WIN_RTTS_MAX 0x1F
+#define EXTRA_ACKED_MAX_US 100000ULL /* allowance <= 100 ms of bw: longer was idleness */
+#define ACK_EPOCH_ACKED_RESET_THRESH (1U << 20)
+#define ACK_EPOCH_ACKED_MAX 0xFFFFFU
+
+/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
+
+#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
+#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
+#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
+#define BW_PROBE_BASE_US (2 * USEC_PER_SEC) /* probe every 2 s + U[0, 1 s) ... */
+#define BW_PROBE_RAND_US USEC_PER_SEC
+#define BW_PROBE_MAX_ROUNDS 63              /* ... or after min(target_inflight, 63) rounds */
+#define BW_PROBE_RAND_ROUNDS 2              /* from a head start of U{0, 1} rounds */
+#define BW_PROBE_UP_ROUNDS_MAX 30
+#define ROUNDS_SINCE_PROBE_MAX 0xFF         /* Linux keeps rounds_since_probe in 8 bits */
+
+/* ---- ECN (only when negotiated and min_rtt <= 5 ms) -------------------------------------- */
+
+#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
+#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0 */
+#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
+#define ECN_THRESH (BBR_UNIT / 2)      /* a sample is too high at >= 50 % CE */
+#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
+#define ECN_MAX_RTT_US 5000
+
+/* ---- Mainline stand-in for rs->tx_in_flight / rs->lost (header, items 1-2) ---------------- */
+
+/* 64 snapshots at about 32 per window cover two rounds. Finer than bbr3_linux's 16 at 8: at
+ * 100 Mbit/s x 40 ms with 1.5 % random loss, 4 kernel runs of 15 s averaged 64.4 Mbit/s against
+ * 60.2 with 16 at 8 (the simulator: 76.7), the per-sample loss rate being less overcounted. */
+#define TX_RING 64
+#define TX_RING_PER_WINDOW 32
+
+/* The phase codes of the registry's bbr2 table (mode and ProbeBW cycle phase in one). */
+enum bbr2_state {
+	B2_STARTUP = 0,
+	B2_DRAIN = 1,
+	B2_PROBE_BW_DOWN = 2,
+	B2_PROBE_BW_CRUISE = 3,
+	B2_PROBE_BW_REFILL = 4,
+	B2_PROBE_BW_UP = 5,
+	B2_PROBE_RTT = 6,
+};
+
+enum bbr2_ack_phase {
+	ACK_PHASE_INIT,
+	ACK_PHASE_REFILLING,
+	ACK_PHASE_PROBE_STARTING,
+	ACK_PHASE_PROBE_FEEDBACK,
+	ACK_PHASE_PROBE_STOPPING,
+};
+
+struct tx_snap {
+	u32 delivered;
+	u32 lost;
+	u32 in_flight;
+	u32 valid;
+};
+
+struct bbr2 {
+	/* enum bbr2_state first (offset 0): the phase code the emu runner reads. */
+	u32 state;
+	/* Times, us. */
+	u64 min_rtt_stamp_us;
+	u64 probe_rtt_min_stamp_us;
+	u64 probe_rtt_done_us; /* 0: the ProbeRTT hold has not begun */
+	u64 cycle_stamp_us;
+	u64 ack_epoch_start_us;
+	u64 bw_probe_wait_us;
+	/* Rates, packets/us << 24. */
+	u64 max_bw[2]; /* [previous cycle, current cycle] */
+	u64 bw_lo;
+	u64 bw_latest;
+	u64 full_bw;
+	u64 undo_bw_lo;
+	/* Volumes, packets; RTTs, us. */
+	u32 min_rtt_us;
+	u32 probe_rtt_min_us;
+	u32 pacing_gain;
+	u32 cwnd_gain;
+	u32 init_cwnd;
+	u32 prev_ca_state;
+	u32 prior_cwnd;
+	u32 next_round_delivered;
+	u32 rounds_since_probe;
+	u32 inflight_lo;
+	u32 inflight_hi;
+	u32 inflight_latest;
+	u32 loss_round_delivered;
+	u32 loss_events_in_round;
+	u32 full_bw_cnt;
+	u32 ack_phase;
+	u32 bw_probe_up_rounds;
+	u32 bw_probe_up_acks;
+	u32 bw_probe_up_cnt;
+	u32 undo_inflight_lo;
+	u32 undo_inflight_hi;
+	u32 ack_epoch_acked;
+	u32 extra_acked[2];
+	u32 extra_acked_win_rtts;
+	u32 extra_acked_win_idx;
+	u32 ecn_alpha;
+	u32 alpha_last_delivered;
+	u32 alpha_last_delivered_ce;
+	u32 last_delivered_ce;
+	u32 ecn_startup_rounds;
+	u32 last_lost;
+	u32 tx_ring_head;
+	u32 tx_ring_last_delivered;
+	/* Flags. */
+	u8 round_start;
+	u8 idle_restart;
+	u8 loss_round_start;
+	u8 loss_in_round;
+	u8 ecn_in_round;
+	u8 loss_in_cycle;
+	u8 ecn_in_cycle;
+	u8 full_bw_reached;
+	u8 bw_probe_samples;
+	u8 prev_probe_too_high;
+	u8 stopped_risky_probe;
+	u8 probe_rtt_round_done;
+	u8 has_seen_rtt;
+	u8 ecn_eligible;
+	struct tx_snap tx_ring[TX_RING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bbr2);
+} bbr2_sk_state SEC(".maps"); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
+
+/* Diagnostics: the model of the flow that got the latest ACK and, over all flows, how each
+ * bandwidth probe ended (a global, so `bpftool map dump` of the object's .bss shows it; mainline
+ * does not let a BPF controller fill TCP_CC_INFO). */
+struct bbr2_diag {
+	u64 bw;           /* packets/us << 24 */
+	u32 state;
+	u32 min_rtt_us;
+	u32 inflight_hi;
+	u32 inflight_lo;
+	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
+	u32 lost;         /* this ACK's estimate (item 2) */
+	u32 cwnd;
+	u32 up_too_high;  /* UP ended by a sample with too much loss/CE */
+	u32 up_risky;     /* UP ended at the previous too-high inflight_hi */
+	u32 up_queuing;   /* UP ended with inflight >= 1.25 BDP */
+	u32 startup_full_bw; /* Startup ended by the bandwidth plateau ... */
+	u32 startup_loss;    /* ... by loss in a Recovery round ... */
+	u32 startup_ecn;     /* ... by CE in 2 rounds */
+	u32 startup_exit_cwnd; /* cwnd when the latest Startup ended */
+};
+struct bbr2_diag bbr2_last_ack = {};
+
+/* What one ACK tells: the sample's rate and the mainline estimates of v2alpha's rs fields. */
+struct ack_info {
+	u64 now_us;
+	u64 sample_bw;
+	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
+	u32 lost;         /* estimate of rs->lost (item 2) */
+	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
+	u32 delivered;
+	u32 delivered_ce;
+	u32 acked_sacked;
+	u32 prior_in_flight;
+	u32 prior_delivered;
+	u8 valid;         /* interval_us > 0 and delivered >= 0 */
+	u8 app_limited;
+	u8 ce_now;
+	u8 ca_state;
+};
+
+/* ---- Small helpers ---------------------------------------------------------------------- */
+
+static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
+static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
+static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
+static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
+
+static __always_inline bool seq_after_eq(u32 a, u32 b)
+{
+	return (s32)(a - b) >= 0;
+}
+
+static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+
+static __always_inline u32 ca_state_of(struct sock *sk)
+{
+	return inet_csk(sk)->icsk_ca_state;
+}
+
+static __always_inline bool is_in_probe_bw(const struct bbr2 *b)
+{
+	return b->state >= B2_PROBE_BW_DOWN && b->state <= B2_PROBE_BW_UP;
+}
+
+/* bbr2_is_probing_bandwidth: Startup, REFILL, UP. */
+static __always_inline bool is_probing_bw(const struct bbr2 *b)
+{
+	return b->state == B2_STARTUP || b->state == B2_PROBE_BW_REFILL || b->state == B2_PROBE_BW_UP;
+}
+
+static __always_inline u64 max_bw_of(const struct bbr2 *b)
+{
+	return max64(b->max_bw[0], b->max_bw[1]);
+}
+
+/* bbr_bw = min(max_bw, bw_lo). */
+static __always_inline u64 bw_of(const struct bbr2 *b)
+{
+	return min64(max_bw_of(b), b->bw_lo);
+}
+
+/* bbr_bdp: ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
+static __always_inline u32 bdp_multiple(const struct bbr2 *b, u64 bw, u32 gain)
+{
+	u64 w, pkts;
+
+	if (b->min_rtt_us == INF_PKTS)
+		return b->init_cwnd;
+	w = bw * b->min_rtt_us;
+	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
+	return (u32)min64(pkts, INF_PKTS - 1);
+}
+
+/* bbr_tso_segs_generic: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), <= 64 KB, >= min_tso. */
+static __always_inline u32 tso_segs_goal(struct sock *sk, const struct bbr2 *b)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 rate = sk->sk_pacing_rate;
+	u64 bytes = rate >> PACING_SHIFT;
+	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+
+	if (b->min_rtt_us != INF_PKTS) {
+		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
+
+		if (r < 64)
+			bytes += GSO_LEGACY_MAX_SIZE >> r;
+	}
+	bytes = min64(bytes, GSO_MAX_BYTES);
+	return max32((u32)(bytes / mss), rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2);
+}
+
+/* bbr_quantization_budget with bbr_cwnd_tso_budget = 1: >= 3 bursts and 4 packets, +2 in UP. */
+static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr2 *b, u32 cwnd)
+{
+	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * tso_segs_goal(sk, b));
+	cwnd = max32(cwnd, CWND_MIN_TARGET);
+	if (b->state == B2_PROBE_BW_UP)
+		cwnd = (u32)min64((u64)cwnd + PROBE_UP_EXTRA_CWND, INF_PKTS);
+	return cwnd;
+}
+
+/* bbr_inflight. */
+static __always_inline u32 inflight_of(struct sock *sk, const struct bbr2 *b, u64 bw, u32 gain)
+{
+	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
+}
+
+/* bbr2_target_inflight: BDP, unless congestion cut cwnd. */
+static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b)
+{
+	return min32(inflight_of(sk, b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
+}
+
+/* bbr2_inflight_with_headroom: inflight_hi - max(1, 15 %), floor 4. */
+static __always_inline u32 inflight_with_headroom(const struct bbr2 *b)
+{
+	u32 headroom;
+
+	if (b->inflight_hi == INF_PKTS)
+		return INF_PKTS;
+	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
+	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
+}
+
+/* bbr_packets_in_net_at_edt: in flight when the next packet departs (EDT interval in us). */
+static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr2 *b, u32 inflight_now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 now_ns = tp->tcp_clock_cache;
+	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
+	u64 interval_delivered = (bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC)) >> BW_SCALE;
+	u64 at_edt = inflight_now;
+
+	if (b->pacing_gain > BBR_UNIT)
+		at_edt += tso_segs_goal(sk, b); /* the burst about to leave */
+	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
+}
+
+/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
+static __always_inline void save_cwnd(struct sock *sk, struct bbr2 *b)
+{
+	u32 cwnd = tcp_sk(sk)->snd_cwnd;
+
+	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B2_PROBE_RTT)
+		b->prior_cwnd = cwnd;
+	else
+		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
+}
+
+/* ---- Pacing ----------------------------------------------------------------------------- */
+
+/* bbr_bw_to_pacing_rate: gain * bw * mss * 0.99 bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
+static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
+{
+	u64 rate = bw * tcp_sk(sk)->mss_cache;
+
+	rate = (rate * gain) >> BBR_SCALE;
+	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
+	rate = max64(rate, 1);
+	return min64(rate, (u64)sk->sk_max_pacing_rate);
+}
+
+/* bbr_init_pacing_rate_from_rtt: high gain * cwnd / (srtt, or 1 ms before any sample). */
+static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr2 *b)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 rtt_us, bw;
+
+	if (tp->srtt_us) {
+		rtt_us = max64(tp->srtt_us >> 3, 1);
+		b->has_seen_rtt = 1;
+	} else {
+		rtt_us = USEC_PER_MSEC;
+	}
+	bw = (u64)tp->snd_cwnd * BW_UNIT / rtt_us;
+	sk->sk_pacing_rate = bw_to_pacing_rate(sk, bw, HIGH_GAIN);
+}
+
+/* bbr_set_pacing_rate: never lower the rate before the pipe is full. */
+static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64 bw, u32 gain)
+{
+	u64 rate = bw_to_pacing_rate(sk, bw, gain);
+
+	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
+		init_pacing_rate_from_rtt(sk, b);
+	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
+		sk->sk_pacing_rate = rate;
+}
+
+/* ---- Rounds, congestion signals ---------------------------------------------------------- */
+
+static __always_inline void start_round(struct sock *sk, struct bbr2 *b)
+{
+	b->next_round_delivered = tcp_sk(sk)->delivered;
+}
+
+/* bbr_update_round_start: samples with a positive interval. */
+static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	b->round_start = 0;
+	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
+		start_round(sk, b);
+		b->round_start = 1;
+	}
+}
+
+/* bbr2_reset_congestion_signals. */
+static __always_inline void reset_congestion_signals(struct bbr2 *b)
+{
+	b->loss_in_round = 0;
+	b->ecn_in_round = 0;
+	b->loss_in_cycle = 0;
+	b->ecn_in_cycle = 0;
+	b->bw_latest = 0;
+	b->inflight_latest = 0;
+}
+
+/* The loss-round bookkeeping of bbr2_skb_marked_lost (header, item 3). */
+static __always_inline void note_loss(struct sock *sk, struct bbr2 *b)
+{
+	if (!b->loss_in_round)
+		b->loss_round_delivered = tcp_sk(sk)->delivered;
+	b->loss_in_round = 1;
+	b->loss_in_cycle = 1;
+}
+
+static __always_inline void reset_short_term_model(struct bbr2 *b)
+{
+	b->bw_lo = INF_BW;
+	b->inflight_lo = INF_PKTS;
+}
+
+/* bbr2_adapt_lower_bounds: once per loss round, not when probing. */
+static __always_inline void adapt_lower_bounds(struct sock *sk, struct bbr2 *b)
+{
+	u32 cwnd = tcp_sk(sk)->snd_cwnd;
+	u32 ecn_inflight_lo = INF_PKTS;
+	u32 keep = BBR_UNIT - BETA;
+
+	if (is_probing_bw(b))
+		return;
+	if (b->ecn_in_round && b->ecn_eligible) {
+		u32 cut = BBR_UNIT - ((b->ecn_alpha * ECN_FACTOR) >> BBR_SCALE);
+
+		if (b->inflight_lo == INF_PKTS)
+			b->inflight_lo = cwnd;
+		ecn_inflight_lo = (u32)(((u64)b->inflight_lo * cut) >> BBR_SCALE);
+	}
+	if (b->loss_in_round) {
+		if (b->bw_lo == INF_BW)
+			b->bw_lo = max_bw_of(b);
+		if (b->inflight_lo == INF_PKTS)
+			b->inflight_lo = cwnd;
+		b->bw_lo = max64(b->bw_latest, (b->bw_lo * keep) >> BBR_SCALE);
+		b->inflight_lo = max32(b->inflight_latest, (u32)(((u64)b->inflight_lo * keep) >> BBR_SCALE));
+	}
+	b->inflight_lo = min32(b->inflight_lo, ecn_inflight_lo);
+}
+
+/* bbr2_update_congestion_signals: max-bw filter, per-round latest rate/volume, lower bounds. */
+static __always_inline void update_congestion_signals(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	b->loss_round_start = 0;
+	if (!a->valid || !a->acked_sacked)
+		return;
+	if (!a->app_limited || a->sample_bw >= max_bw_of(b))
+		b->max_bw[1] = max64(b->max_bw[1], a->sample_bw);
+	if (a->new_lost)
+		b->loss_in_round = 1;
+	b->bw_latest = max64(b->bw_latest, a->sample_bw);
+	b->inflight_latest = max32(b->inflight_latest, a->delivered);
+	if (!seq_after_eq(a->prior_delivered, b->loss_round_delivered))
+		return; /* not the end of a loss round yet */
+	b->loss_round_delivered = tp->delivered;
+	b->loss_round_start = 1;
+	adapt_lower_bounds(sk, b);
+	b->loss_in_round = 0;
+	b->ecn_in_round = 0;
+	b->bw_latest = a->sample_bw;
+	b->inflight_latest = a->delivered;
+}
+
+/* ---- The long-term model (inflight_hi) --------------------------------------------------- */
+
+/* bbr2_is_inflight_too_high: loss > 2 % of tx_in_flight, or CE >= 50 % (ECN-eligible). */
+static __always_inline bool is_inflight_too_high(const struct bbr2 *b, u32 tx_in_flight, u32 lost,
+						 u32 delivered, u32 delivered_ce)
+{
+	if (lost && tx_in_flight && lost > (((u64)tx_in_flight * LOSS_THRESH) >> BBR_SCALE))
+		return true;
+	if (delivered_ce && delivered && b->ecn_eligible &&
+	    delivered_ce >= (((u64)delivered * ECN_THRESH) >> BBR_SCALE))
+		return true;
+	return false;
+}
+
+static __always_inline bool rs_too_high(const struct bbr2 *b, const struct ack_info *a)
+{
+	return is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce);
+}
+
+/* bbr2_raise_inflight_hi_slope: 1, 2, 4 ... packets of growth per round. */
+static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr2 *b)
+{
+	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
+
+	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
+	b->bw_probe_up_cnt = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
+}
+
+/* bbr2_pick_probe_wait: random round offset 0-1 and wall clock 2-3 s. */
+static __always_inline void pick_probe_wait(struct bbr2 *b)
+{
+	b->rounds_since_probe = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
+	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
+}
+
+static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr2 *b, u64 now_us)
+{
+	reset_congestion_signals(b);
+	b->bw_probe_up_cnt = INF_PKTS;
+	pick_probe_wait(b);
+	b->cycle_stamp_us = now_us;
+	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
+	start_round(sk, b);
+	b->state = B2_PROBE_BW_DOWN;
+}
+
+static __always_inline void start_probe_bw_cruise(struct bbr2 *b)
+{
+	if (b->inflight_lo != INF_PKTS)
+		b->inflight_lo = min32(b->inflight_lo, b->inflight_hi);
+	b->state = B2_PROBE_BW_CRUISE;
+}
+
+/* bbr2_start_bw_probe_refill (bbr_refill_add_inc is 0 in v2alpha). */
+static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr2 *b, u32 probe_up_rounds)
+{
+	reset_short_term_model(b);
+	b->bw_probe_up_rounds = probe_up_rounds;
+	b->bw_probe_up_acks = 0;
+	b->stopped_risky_probe = 0;
+	b->ack_phase = ACK_PHASE_REFILLING;
+	start_round(sk, b);
+	b->state = B2_PROBE_BW_REFILL;
+}
+
+static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr2 *b, u64 now_us)
+{
+	b->ack_phase = ACK_PHASE_PROBE_STARTING;
+	start_round(sk, b);
+	b->cycle_stamp_us = now_us;
+	b->state = B2_PROBE_BW_UP;
+	raise_inflight_hi_slope(sk, b);
+}
+
+/* bbr2_handle_inflight_too_high: once per probe, inflight_hi = max(tx_in_flight,
+ * 0.7 target_inflight); leave UP. */
+static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	b->prev_probe_too_high = 1;
+	b->bw_probe_samples = 0; /* react once per probe */
+	if (!a->app_limited) {
+		u32 t = (u32)(((u64)target_inflight(sk, b) * (BBR_UNIT - BETA)) >> BBR_SCALE);
+
+		b->inflight_hi = max32(a->tx_in_flight, t);
+	}
+	if (b->state == B2_PROBE_BW_UP) {
+		__sync_fetch_and_add(&bbr2_last_ack.up_too_high, 1);
+		start_probe_bw_down(sk, b, a->now_us);
+	}
+}
+
+/* bbr2_probe_inflight_hi_upward: grow inflight_hi only while it limits us. */
+static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!tp->is_cwnd_limited || tp->snd_cwnd < b->inflight_hi) {
+		b->bw_probe_up_acks = 0; /* no unused credits */
+		return;
+	}
+	b->bw_probe_up_acks += a->acked_sacked;
+	if (b->bw_probe_up_cnt && b->bw_probe_up_acks >= b->bw_probe_up_cnt) {
+		u32 delta = b->bw_probe_up_acks / b->bw_probe_up_cnt;
+
+		b->bw_probe_up_acks -= delta * b->bw_probe_up_cnt;
+		b->inflight_hi = (u32)min64((u64)b->inflight_hi + delta, INF_PKTS);
+	}
+	if (b->round_start)
+		raise_inflight_hi_slope(sk, b);
+}
+
+/* bbr2_adapt_upper_bounds. Returns true if it decided a state transition. */
+static __always_inline bool adapt_upper_bounds(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	if (b->ack_phase == ACK_PHASE_PROBE_STARTING && b->round_start)
+		b->ack_phase = ACK_PHASE_PROBE_FEEDBACK;
+	if (b->ack_phase == ACK_PHASE_PROBE_STOPPING && b->round_start) {
+		b->bw_probe_samples = 0;
+		b->ack_phase = ACK_PHASE_INIT;
+		/* Best time to forget the previous cycle's samples (never onto an empty slot). */
+		if (is_in_probe_bw(b) && !a->app_limited && b->max_bw[1]) {
+			b->max_bw[0] = b->max_bw[1];
+			b->max_bw[1] = 0;
+		}
+		/* Reached the previous too-high inflight_hi without loss/ECN: probe again. */
+		if (is_in_probe_bw(b) && b->stopped_risky_probe && !b->prev_probe_too_high) {
+			start_probe_bw_refill(sk, b, 0);
+			return true;
+		}
+	}
+	if (rs_too_high(b, a)) {
+		if (b->bw_probe_samples)
+			handle_inflight_too_high(sk, b, a);
+		return false;
+	}
+	if (b->inflight_hi == INF_PKTS)
+		return false; /* no excess-queue signals yet */
+	if (a->tx_in_flight > b->inflight_hi)
+		b->inflight_hi = a->tx_in_flight;
+	if (b->state == B2_PROBE_BW_UP)
+		probe_inflight_hi_upward(sk, b, a);
+	return false;
+}
+
+/* ---- ProbeBW cycle ----------------------------------------------------------------------- */
+
+/* bbr2_check_time_to_probe_bw: 2-3 s since DOWN, or min(63, target_inflight) rounds. */
+static __always_inline bool check_time_to_probe_bw(struct sock *sk, struct bbr2 *b, u64 now_us)
+{
+	u32 reno_rounds = (u32)(((u64)target_inflight(sk, b) * BW_PROBE_RENO_GAIN) >> BBR_SCALE);
+
+	if (now_us > b->cycle_stamp_us + b->bw_probe_wait_us ||
+	    b->rounds_since_probe >= min32(BW_PROBE_MAX_ROUNDS, reno_rounds)) {
+		start_probe_bw_refill(sk, b, 0);
+		return true;
+	}
+	return false;
+}
+
+/* bbr2_check_time_to_cruise (bbr_drain_to_target). */
+static __always_inline bool check_time_to_cruise(struct sock *sk, const struct bbr2 *b, u32 inflight, u64 bw)
+{
+	if (inflight > inflight_with_headroom(b))
+		return false;
+	return inflight <= inflight_of(sk, b, bw, BBR_UNIT);
+}
+
+/* bbr2_update_cycle_phase. */
+static __always_inline void update_cycle_phase(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	u32 inflight;
+	u64 bw;
+
+	if (!b->full_bw_reached)
+		return;
+	if (adapt_upper_bounds(sk, b, a))
+		return;
+	if (!is_in_probe_bw(b))
+		return;
+	inflight = packets_in_net_at_edt(sk, b, a->prior_in_flight);
+	bw = max_bw_of(b);
+	switch (b->state) {
+	case B2_PROBE_BW_CRUISE:
+		check_time_to_probe_bw(sk, b, a->now_us);
+		break;
+	case B2_PROBE_BW_REFILL:
+		if (b->round_start) { /* one round of REFILL: samples now reflect the probe */
+			b->bw_probe_samples = 1;
+			start_probe_bw_up(sk, b, a->now_us);
+		}
+		break;
+	case B2_PROBE_BW_UP: {
+		bool go_down = false;
+
+		if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
+			b->stopped_risky_probe = 1;
+			__sync_fetch_and_add(&bbr2_last_ack.up_risky, 1);
+			go_down = true;
+		} else if (a->now_us > b->cycle_stamp_us + b->min_rtt_us &&
+			   inflight >= inflight_of(sk, b, bw, BW_PROBE_PIF_GAIN)) {
+			__sync_fetch_and_add(&bbr2_last_ack.up_queuing, 1);
+			go_down = true; /* queuing: inflight reached 1.25 BDP */
+		}
+		if (go_down) {
+			b->prev_probe_too_high = 0; /* no loss/ECN (yet) */
+			start_probe_bw_down(sk, b, a->now_us);
+		}
+		break;
+	}
+	case B2_PROBE_BW_DOWN:
+		if (check_time_to_probe_bw(sk, b, a->now_us))
+			return;
+		if (check_time_to_cruise(sk, b, inflight, bw))
+			start_probe_bw_cruise(b);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- Startup and Drain ------------------------------------------------------------------- */
+
+/* bbr2_handle_queue_too_high_in_startup. */
+static __always_inline void handle_queue_too_high_in_startup(struct sock *sk, struct bbr2 *b)
+{
+	b->full_bw_reached = 1;
+	b->inflight_hi = inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
+}
+
+/* bbr2_check_loss_too_high_in_startup: a Recovery round with >= 8 loss events, loss > 2 %. */
+static __always_inline void check_loss_too_high_in_startup(struct sock *sk, struct bbr2 *b,
+							   const struct ack_info *a)
+{
+	if (b->full_bw_reached)
+		return;
+	if (a->new_lost)
+		b->loss_events_in_round = min32(b->loss_events_in_round + 1, 0xF);
+	if (b->loss_round_start && a->ca_state == TCP_CA_Recovery &&
+	    b->loss_events_in_round >= FULL_LOSS_CNT && rs_too_high(b, a)) {
+		__sync_fetch_and_add(&bbr2_last_ack.startup_loss, 1);
+		handle_queue_too_high_in_startup(sk, b);
+		return;
+	}
+	if (b->loss_round_start)
+		b->loss_events_in_round = 0;
+}
+
+/* bbr_check_full_bw_reached: at each non-app-limited round start compare max_bw. */
+static __always_inline void check_full_bw_reached(struct bbr2 *b, const struct ack_info *a)
+{
+	u64 bw = max_bw_of(b);
+
+	if (b->full_bw_reached || !b->round_start || a->app_limited)
+		return;
+	if (bw >= ((b->full_bw * FULL_BW_THRESH) >> BBR_SCALE)) {
+		b->full_bw = bw;
+		b->full_bw_cnt = 0;
+		return;
+	}
+	b->full_bw_cnt++;
+	b->full_bw_reached = b->full_bw_cnt >= FULL_BW_CNT;
+	if (b->full_bw_reached)
+		__sync_fetch_and_add(&bbr2_last_ack.startup_full_bw, 1);
+}
+
+/* bbr_check_drain + bbr2_check_drain. */
+static __always_inline void check_drain(struct sock *sk, struct bbr2 *b, u64 now_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (b->state == B2_STARTUP && b->full_bw_reached) {
+		bbr2_last_ack.startup_exit_cwnd = tp->snd_cwnd;
+		b->state = B2_DRAIN;
+		tp->snd_ssthresh = inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
+		reset_congestion_signals(b);
+	}
+	if (b->state == B2_DRAIN &&
+	    packets_in_net_at_edt(sk, b, packets_in_flight(tp)) <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT))
+		start_probe_bw_down(sk, b, now_us);
+}
+
+/* bbr2_update_ecn_alpha (+ bbr2_check_ecn_too_high_in_startup), once per round. */
+static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 delivered = tp->delivered - b->alpha_last_delivered;
+	u64 delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
+	u64 ratio, alpha;
+
+	if (!delivered)
+		return;
+	ratio = (delivered_ce << BBR_SCALE) / delivered;
+	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ratio) >> BBR_SCALE);
+	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK) && b->min_rtt_us <= ECN_MAX_RTT_US)
+		b->ecn_eligible = 1;
+	if (!b->full_bw_reached && b->ecn_eligible) {
+		b->ecn_startup_rounds = ratio >= ECN_THRESH ? b->ecn_startup_rounds + 1 : 0;
+		if (b->ecn_startup_rounds >= FULL_ECN_CNT) {
+			__sync_fetch_and_add(&bbr2_last_ack.startup_ecn, 1);
+			handle_queue_too_high_in_startup(sk, b);
+		}
+	}
+}
+
+/* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
+
+static __always_inline u32 probe_rtt_cwnd(const struct bbr2 *b)
+{
+	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
+}
+
+/* bbr_check_probe_rtt_done + bbr2_exit_probe_rtt. */
+static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b, u64 now_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
+		return;
+	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd);
+	b->probe_rtt_min_stamp_us = now_us;
+	reset_short_term_model(b);
+	if (b->full_bw_reached) {
+		start_probe_bw_down(sk, b, now_us);
+		start_probe_bw_cruise(b);
+	} else {
+		b->state = B2_STARTUP;
+	}
+}
+
+/* bbr_update_min_rtt (v2alpha). */
+static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, const struct ack_info *a,
+					   long rtt_us, bool is_ack_delayed)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 now = a->now_us;
+	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
+
+	if (rtt_us >= 0 && ((u64)rtt_us <= b->probe_rtt_min_us || (expired && !is_ack_delayed))) {
+		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
+		b->probe_rtt_min_stamp_us = now;
+	}
+	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
+		b->min_rtt_us = b->probe_rtt_min_us;
+		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
+	}
+	if (expired && !b->idle_restart && b->state != B2_PROBE_RTT) {
+		b->state = B2_PROBE_RTT;
+		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
+		start_round(sk, b);
+		save_cwnd(sk, b);
+		b->probe_rtt_done_us = 0;
+	}
+	if (b->state == B2_PROBE_RTT) {
+		u32 v = tp->delivered + packets_in_flight(tp);
+
+		tp->app_limited = v ? v : 1; /* ignore the low-rate samples ProbeRTT causes */
+		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
+			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
+			b->probe_rtt_round_done = 0;
+			start_round(sk, b);
+		} else if (b->probe_rtt_done_us) {
+			if (b->round_start)
+				b->probe_rtt_round_done = 1;
+			if (b->probe_rtt_round_done)
+				check_probe_rtt_done(sk, b, now);
+		}
+	}
+	if (a->delivered > 0)
+		b->idle_restart = 0;
+}
+
+/* ---- ACK aggregation (extra_acked) ------------------------------------------------------- */
+
+static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 win = b->full_bw_reached ? EXTRA_ACKED_WIN_RTTS : 1;
+	u64 expected, epoch_us, stamp_us = tp->delivered_mstamp;
+	u32 extra, idx;
+
+	if (!a->acked_sacked || !a->valid)
+		return;
+	if (b->round_start) {
+		b->extra_acked_win_rtts = min32(b->extra_acked_win_rtts + 1, EXTRA_ACKED_WIN_RTTS_MAX);
+		if (b->extra_acked_win_rtts >= win) {
+			b->extra_acked_win_rtts = 0;
+			b->extra_acked_win_idx ^= 1;
+			b->extra_acked[b->extra_acked_win_idx & 1] = 0;
+		}
+	}
+	epoch_us = stamp_us > b->ack_epoch_start_us ? stamp_us - b->ack_epoch_start_us : 0;
+	expected = (bw_of(b) * epoch_us) >> BW_SCALE;
+	if (b->ack_epoch_acked <= expected || b->ack_epoch_acked + a->acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH) {
+		b->ack_epoch_start_us = stamp_us;
+		b->ack_epoch_acked = 0;
+		expected = 0;
+	}
+	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
+	extra = (u32)min64(b->ack_epoch_acked - expected, tp->snd_cwnd);
+	idx = b->extra_acked_win_idx & 1;
+	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
+}
+
+/* bbr_ack_aggregation_cwnd: extra_acked (gain 1.0), at most 100 ms of bw. */
+static __always_inline u32 extra_acked_cwnd(const struct bbr2 *b)
+{
+	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
+
+	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
+}
+
+/* ---- cwnd -------------------------------------------------------------------------------- */
+
+/* bbr_set_cwnd (v2alpha: no packet conservation) + bbr2_bound_cwnd_for_inflight_model. */
+static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const struct ack_info *a, u64 bw)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cwnd = tp->snd_cwnd, cap;
+
+	if (a->acked_sacked) {
+		u64 target = (u64)bdp_multiple(b, bw, b->cwnd_gain) + extra_acked_cwnd(b);
+		u32 t = quantization_budget(sk, b, (u32)min64(target, INF_PKTS));
+
+		if (b->full_bw_reached)
+			cwnd = (u32)min64((u64)cwnd + a->acked_sacked, t);
+		else if (cwnd < t || cwnd < 2 * b->init_cwnd)
+			cwnd = (u32)min64((u64)cwnd + a->acked_sacked, INF_PKTS);
+		cwnd = max32(cwnd, CWND_MIN_TARGET);
+	}
+	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
+	if (b->state == B2_PROBE_RTT)
+		cwnd = min32(cwnd, probe_rtt_cwnd(b));
+	if (b->state == B2_PROBE_BW_CRUISE || b->state == B2_PROBE_RTT)
+		cap = inflight_with_headroom(b);
+	else if (is_in_probe_bw(b))
+		cap = b->inflight_hi;
+	else
+		cap = INF_PKTS;
+	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
+	tp->snd_cwnd = min32(cwnd, cap);
+}
+
+/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
+
+static __always_inline void estimate_send_snapshot(const struct bbr2 *b, const struct tcp_sock *tp,
+						   struct ack_info *a)
+{
+	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
+	bool found = false;
+
+	for (int i = 0; i < TX_RING; i++) {
+		const struct tx_snap *s = &b->tx_ring[i];
+
+		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
+			continue;
+		if (!found || seq_after_eq(s->delivered, best_delivered)) {
+			found = true;
+			best_delivered = s->delivered;
+			best_lost = s->lost;
+			best_in_flight = s->in_flight;
+		}
+	}
+	if (found) {
+		a->tx_in_flight = best_in_flight;
+		a->lost = tp->lost - best_lost;
+	} else {
+		a->tx_in_flight = a->prior_in_flight;
+		a->lost = a->new_lost;
+	}
+}
+
+static __always_inline void record_send_snapshot(struct bbr2 *b, const struct tcp_sock *tp, u32 prior_in_flight)
+{
+	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
+	u32 idx;
+
+	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
+		return;
+	idx = b->tx_ring_head & (TX_RING - 1);
+	b->tx_ring[idx].delivered = tp->delivered;
+	b->tx_ring[idx].lost = tp->lost;
+	b->tx_ring[idx].in_flight = prior_in_flight;
+	b->tx_ring[idx].valid = 1;
+	b->tx_ring_head = idx + 1;
+	b->tx_ring_last_delivered = tp->delivered;
+}
+
+/* ---- struct_ops hooks -------------------------------------------------------------------- */
+
+static __always_inline struct bbr2 *state_of(struct sock *sk)
+{
+	return bpf_sk_storage_get(&bbr2_sk_state, sk, 0, 0);
+}
+
+/* bbr_init + bbr2_init. */
+SEC("struct_ops")
+void BPF_PROG(bbr2_init, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = bpf_sk_storage_get(&bbr2_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	u64 now = tp->tcp_mstamp;
+	u32 min_rtt = tp->rtt_min.s[0].v;
+
+	if (!b)
+		return;
+	/* The model, then the ring's entries (too large for one inlined memset). */
+	__builtin_memset(b, 0, __builtin_offsetof(struct bbr2, tx_ring));
+	for (int i = 0; i < TX_RING; i++)
+		b->tx_ring[i].valid = 0;
+	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
+	b->prior_cwnd = tp->prior_cwnd;
+	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	b->next_round_delivered = tp->delivered;
+	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
+	b->min_rtt_us = min_rtt;
+	b->min_rtt_stamp_us = now;
+	b->probe_rtt_min_us = min_rtt;
+	b->probe_rtt_min_stamp_us = now;
+	b->ack_epoch_start_us = now;
+	b->bw_lo = INF_BW;
+	b->inflight_lo = INF_PKTS;
+	b->inflight_hi = INF_PKTS;
+	b->bw_probe_up_cnt = INF_PKTS;
+	b->ack_phase = ACK_PHASE_INIT;
+	b->prev_ca_state = TCP_CA_Open;
+	b->ecn_alpha = ECN_ALPHA_INIT;
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	b->last_lost = tp->lost;
+	b->state = B2_STARTUP;
+	b->pacing_gain = HIGH_GAIN;
+	b->cwnd_gain = HIGH_GAIN;
+	init_pacing_rate_from_rtt(sk, b);
+	/* Let the kernel's internal pacing enforce sk_pacing_rate (no fq qdisc needed). */
+	sk->sk_pacing_status = SK_PACING_NEEDED;
+}
+
+/* bbr2_main. */
+SEC("struct_ops")
+void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = state_of(sk);
+	struct ack_info a = {};
+	u64 bw;
+
+	if (!b)
+		return;
+	a.now_us = tp->tcp_mstamp;
+	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
+	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
+	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
+	a.acked_sacked = rs->acked_sacked;
+	a.prior_in_flight = rs->prior_in_flight;
+	a.prior_delivered = rs->prior_delivered;
+	a.app_limited = rs->is_app_limited;
+	a.ca_state = ca_state_of(sk);
+	/* bbr_calculate_bw_sample: rounded up, so a low rate can still grow. */
+	if (a.valid)
+		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	a.new_lost = tp->lost - b->last_lost;
+	b->last_lost = tp->lost;
+	estimate_send_snapshot(b, tp, &a);
+
+	if (a.new_lost)
+		note_loss(sk, b); /* header, item 3 */
+	update_round(sk, b, &a);
+	if (b->round_start) {
+		b->rounds_since_probe = min32(b->rounds_since_probe + 1, ROUNDS_SINCE_PROBE_MAX);
+		update_ecn_alpha(sk, b);
+	}
+	if (a.ce_now)
+		b->ecn_in_round = 1;
+
+	/* bbr2_update_model. */
+	update_congestion_signals(sk, b, &a);
+	update_ack_aggregation(sk, b, &a);
+	check_loss_too_high_in_startup(sk, b, &a);
+	check_full_bw_reached(b, &a);
+	check_drain(sk, b, a.now_us);
+	update_cycle_phase(sk, b, &a);
+	update_min_rtt(sk, b, &a, rs->rtt_us, rs->is_ack_delayed);
+
+	/* bbr_update_gains. */
+	switch (b->state) {
+	case B2_STARTUP:
+		b->pacing_gain = HIGH_GAIN;
+		b->cwnd_gain = HIGH_GAIN;
+		break;
+	case B2_DRAIN:
+		b->pacing_gain = DRAIN_GAIN;
+		b->cwnd_gain = HIGH_GAIN; /* slow pacing, keep cwnd */
+		break;
+	case B2_PROBE_BW_UP:
+		b->pacing_gain = UP_PACING_GAIN;
+		b->cwnd_gain = CWND_GAIN;
+		break;
+	case B2_PROBE_BW_DOWN:
+		b->pacing_gain = DOWN_PACING_GAIN;
+		b->cwnd_gain = CWND_GAIN;
+		break;
+	case B2_PROBE_RTT:
+		b->pacing_gain = BBR_UNIT;
+		b->cwnd_gain = BBR_UNIT;
+		break;
+	default: /* CRUISE, REFILL */
+		b->pacing_gain = BBR_UNIT;
+		b->cwnd_gain = CWND_GAIN;
+		break;
+	}
+	bw = bw_of(b);
+	set_pacing_rate(sk, b, bw, b->pacing_gain);
+	set_cwnd(sk, b, &a, bw);
+
+	b->prev_ca_state = a.ca_state;
+	if (a.lost)
+		b->loss_in_cycle = 1;
+	if (a.delivered_ce)
+		b->ecn_in_cycle = 1;
+	record_send_snapshot(b, tp, a.prior_in_flight);
+
+	bbr2_last_ack.bw = bw;
+	bbr2_last_ack.state = b->state;
+	bbr2_last_ack.min_rtt_us = b->min_rtt_us;
+	bbr2_last_ack.inflight_hi = b->inflight_hi;
+	bbr2_last_ack.inflight_lo = b->inflight_lo;
+	bbr2_last_ack.tx_in_flight = a.tx_in_flight;
+	bbr2_last_ack.lost = a.lost;
+	bbr2_last_ack.cwnd = tp->snd_cwnd;
+}
+
+/* bbr2_ssthresh: save cwnd and the loss-adapted bounds for undo; keep ssthresh. */
+SEC("struct_ops")
+u32 BPF_PROG(bbr2_ssthresh, struct sock *sk)
+{
+	struct bbr2 *b = state_of(sk);
+
+	if (b) {
+		save_cwnd(sk, b);
+		b->undo_bw_lo = b->bw_lo;
+		b->undo_inflight_lo = b->inflight_lo;
+		b->undo_inflight_hi = b->inflight_hi;
+	}
+	return tcp_sk(sk)->snd_ssthresh;
+}
+
+/* bbr2_set_state: on RTO forget the full-bw baseline and seed inflight_lo from the pre-RTO
+ * cwnd when not probing; on leaving Loss restore cwnd. */
+SEC("struct_ops")
+void BPF_PROG(bbr2_set_state, struct sock *sk, u8 new_state)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = state_of(sk);
+
+	if (!b)
+		return;
+	if (new_state == TCP_CA_Loss) {
+		b->prev_ca_state = TCP_CA_Loss;
+		b->full_bw = 0;
+		if (!is_probing_bw(b) && b->inflight_lo == INF_PKTS)
+			b->inflight_lo = b->prior_cwnd;
+	} else if (b->prev_ca_state == TCP_CA_Loss) {
+		tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd);
+	}
+}
+
+/* bbr2_undo_cwnd: spurious recovery; restore the bounds saved in ssthresh. */
+SEC("struct_ops")
+u32 BPF_PROG(bbr2_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = state_of(sk);
+	u32 cwnd = tp->snd_cwnd;
+
+	/* Keep this load apart: clang would otherwise sink it into one load instruction shared
+	 * with b->prior_cwnd's, which the verifier refuses (two pointer types). */
+	asm volatile("" : "+r"(cwnd));
+	if (!b)
+		return cwnd;
+	b->full_bw = 0;
+	b->full_bw_cnt = 0;
+	b->loss_in_round = 0;
+	b->bw_lo = max64(b->bw_lo, b->undo_bw_lo);
+	b->inflight_lo = max32(b->inflight_lo, b->undo_inflight_lo);
+	b->inflight_hi = max32(b->inflight_hi, b->undo_inflight_hi);
+	return b->prior_cwnd;
+}
+
+/* bbr_cwnd_event: restart from idle while app-limited. */
+SEC("struct_ops")
+void BPF_PROG(bbr2_cwnd_event, struct sock *sk, enum tcp_ca_event event)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr2 *b = state_of(sk);
+
+	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)
+		return;
+	b->idle_restart = 1;
+	b->ack_epoch_start_us = tp->tcp_mstamp;
+	b->ack_epoch_acked = 0;
+	if (is_in_probe_bw(b))
+		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
+	else if (b->state == B2_PROBE_RTT)
+		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
+}
+
+/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
+SEC("struct_ops")
+u32 BPF_PROG(bbr2_min_tso_segs, struct sock *sk)
+{
+	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
+}
+
+/* Legacy section name on purpose (libbpf 1.1); the loader registers it through a link. */
+SEC(".struct_ops")
+struct tcp_congestion_ops bbr2 = {
+	.init = (void *)bbr2_init,
+	.cong_control = (void *)bbr2_cong_control,
+	.ssthresh = (void *)bbr2_ssthresh,
+	.set_state = (void *)bbr2_set_state,
+	.undo_cwnd = (void *)bbr2_undo_cwnd,
+	.cwnd_event = (void *)bbr2_cwnd_event,
+	.min_tso_segs = (void *)bbr2_min_tso_segs,
+	.name = BBRLAB_CA_NAME,
+};
