@@ -19,8 +19,11 @@ cost goes:
   fq_codel        FQ-CoDel with Linux's defaults (5 ms, 100 ms)
 
 Reported per variant: the median over the repeats of the core's event-loop wall time
-(summary["run"]["wall_s"]) per delivered data packet, events per delivered packet, the
-aggregate goodput, and the ratio of its ns per packet to drop-tail's. Not part of the test suite.
+(summary["run"]["wall_s"]) per delivered data packet, and of the process's CPU time over the
+whole run (less sensitive to a loaded machine's other processes), events per delivered packet,
+the aggregate goodput, and the ratio to drop-tail's ns per packet: the median over the rounds of
+each round's ratio (a round runs every variant back to back, so they share its load). Not part
+of the test suite.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +58,10 @@ def run_once(doc: dict[str, Any], qdisc: dict[str, Any]) -> dict[str, float]:
 
     d = json.loads(json.dumps(doc))  # a deep copy
     d["topology"]["bottleneck"]["qdisc"] = qdisc
-    res = bbrlab.run(bbrlab.parse_scenario(d))
+    scenario = bbrlab.parse_scenario(d)
+    cpu0 = time.process_time()
+    res = bbrlab.run(scenario)
+    cpu_s = time.process_time() - cpu0
     run = res.summary["run"]
     pkts = float(run["data_packets_delivered"])
     return {
@@ -62,6 +69,7 @@ def run_once(doc: dict[str, Any], qdisc: dict[str, Any]) -> dict[str, float]:
         "packets": pkts,
         "events": float(run["events"]),
         "ns_per_packet": float(run["wall_s"]) * 1e9 / max(pkts, 1.0),
+        "cpu_ns_per_packet": cpu_s * 1e9 / max(pkts, 1.0),
         "events_per_packet": float(run["events"]) / max(pkts, 1.0),
         "goodput_gbps": float(res.summary["aggregate"]["goodput_bps"]) / 1e9,
     }
@@ -96,17 +104,20 @@ def main(argv: list[str] | None = None) -> int:
     def med(n: str, k: str) -> float:
         return statistics.median(r[k] for r in runs[n])
 
-    base = med("droptail", "ns_per_packet")
+    def paired(n: str, k: str) -> float:
+        """The median over the rounds of this variant's figure over drop-tail's in that round."""
+        return statistics.median(r[k] / b[k] for r, b in zip(runs[n], runs["droptail"], strict=True))
+
     print(
-        f"{'variant':12s} {'ns/packet (median)':>18s} {'min-max':>15s} {'events/packet':>13s} "
-        f"{'goodput Gbit/s':>14s} {'x droptail':>10s}"
+        f"{'variant':12s} {'wall ns/packet':>14s} {'min-max':>15s} {'cpu ns/packet':>13s} "
+        f"{'events/packet':>13s} {'goodput Gbit/s':>14s} {'x droptail wall':>15s} {'x droptail cpu':>14s}"
     )
     for n in names:
         lo, hi = min(r["ns_per_packet"] for r in runs[n]), max(r["ns_per_packet"] for r in runs[n])
         print(
-            f"{n:12s} {med(n, 'ns_per_packet'):18.1f} {lo:7.1f}-{hi:<7.1f} "
+            f"{n:12s} {med(n, 'ns_per_packet'):14.1f} {lo:7.1f}-{hi:<7.1f} {med(n, 'cpu_ns_per_packet'):13.1f} "
             f"{med(n, 'events_per_packet'):13.2f} {med(n, 'goodput_gbps'):14.3f} "
-            f"{med(n, 'ns_per_packet') / base:10.2f}"
+            f"{paired(n, 'ns_per_packet'):15.2f} {paired(n, 'cpu_ns_per_packet'):14.2f}"
         )
     if args.json:
         args.json.write_text(json.dumps({"scenario": str(args.scenario), "runs": runs}, indent=1))
