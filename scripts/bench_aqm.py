@@ -17,6 +17,9 @@ cost goes:
   fq_inert        FQ-CoDel with its 1024 queues and an unreachable target: per-flow queues,
                   drops only at the buffer (from the fattest queue)
   fq_codel        FQ-CoDel with Linux's defaults (5 ms, 100 ms)
+  fq_codel_q64k   FQ-CoDel with a 64 KiB quantum instead of 1514 bytes (a diagnostic, not Linux's
+                  default): each queue's turn sends ~43 packets instead of ~1, so the price of
+                  moving from one flow's queue to the next per packet shows against fq_codel
 
 Reported per variant: the median over the repeats of the core's event-loop wall time
 (summary["run"]["wall_s"]) per delivered data packet, and of the process's CPU time over the
@@ -50,6 +53,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "fq1_inert": {"kind": "fq_codel", "flows": 1, "target": UNREACHABLE_TARGET, "interval": UNREACHABLE_TARGET},
     "fq_inert": {"kind": "fq_codel", "target": UNREACHABLE_TARGET, "interval": UNREACHABLE_TARGET},
     "fq_codel": {"kind": "fq_codel"},
+    "fq_codel_q64k": {"kind": "fq_codel", "quantum": 65536},
 }
 
 

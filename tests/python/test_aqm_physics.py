@@ -120,12 +120,14 @@ FQ_MAX_RATIO = (2 - FQ_LONG_FLOW_MIN_SHARE) / FQ_LONG_FLOW_MIN_SHARE
 def test_fq_codel_shares_between_rtts_where_one_queue_does_not(core, rate_mbps: int) -> None:
     """Two CUBIC flows of 20 and 80 ms RTT (the second with extra_rtt 60 ms). FQ-CoDel: steady
     rates within FQ_MAX_RATIO of each other. The same with FQ-CoDel's single queue (flows = 1,
-    CoDel alone) and with drop-tail: the short-RTT flow takes more than that (≥ 2×)."""
+    CoDel alone) and with drop-tail: the short-RTT flow takes more than that bound allows (a
+    shared queue gives both the same drop rate, and a window algorithm's rate falls with its RTT;
+    measured 2.2× to 12×)."""
     fq = _steady_rates_bps(_run(rate_mbps, 20, '{ kind = "fq_codel" }', TWO_CUBIC_20_80, 20))
     assert max(fq) / min(fq) <= FQ_MAX_RATIO, fq
     for qdisc in ('{ kind = "fq_codel", flows = 1 }', '{ kind = "droptail" }'):
         short, long = _steady_rates_bps(_run(rate_mbps, 20, qdisc, TWO_CUBIC_20_80, 20))
-        assert short / long >= 2.0, (qdisc, short, long)
+        assert short / long > FQ_MAX_RATIO, (qdisc, short, long)
 
 
 def _dualpi2(coupling_factor: float) -> tuple[pd.Series, list[float], pd.DataFrame]:
@@ -145,7 +147,9 @@ def _dualpi2(coupling_factor: float) -> tuple[pd.Series, list[float], pd.DataFra
 def test_dualpi2_keeps_l4s_shallow_classic_at_target_and_couples_the_rates(core) -> None:
     """L4S p99 sojourn ≤ 2 ms (1 ms step threshold, plus the WRR's turns for the classic queue);
     classic mean sojourn within ±50 % of 15 ms (the PI² target; CUBIC's sawtooth drains it below,
-    as for PIE); rates within 2× (the coupling p_L = 2·p′)."""
+    as for PIE); rates within 2× (the issue's tolerance: k = 2 makes a scalable and a Reno-friendly
+    flow's windows only roughly equal, RFC 9332 §2.1, and DCTCP is not the Prague response the
+    RFC assumes; measured 1.77×)."""
     last, (l4s, classic), flows = _dualpi2(2.0)
     assert last["l4s_ce_marks"] > 0 and last["l4s_sojourn_p99_ms"] <= 2.0
     # The classic queue's mean: the sojourn columns mix both classes, n·mean = n_C·mean_C +
