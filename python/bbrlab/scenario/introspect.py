@@ -29,6 +29,7 @@ def item_model(annotation: Any, kind: str | None = None) -> type[BaseModel] | No
     annotation = unwrap(annotation)
     origin = typing.get_origin(annotation)
     if origin in (list, typing.Union, types.UnionType):
+        # ``kind`` goes down too: an optional union (``QdiscSpec | None``) is a union of unions.
         found = [m for m in (item_model(a, kind) for a in typing.get_args(annotation)) if m is not None]
         for m in found:
             if kind is not None and m.model_fields.get("kind") and m.model_fields["kind"].default == kind:
