@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from bbrlab.emu.assemble import AQM_COLUMNS, _queue_columns
+from bbrlab.emu.assemble import AQM_COLUMNS, SOJOURN_COLUMNS, _queue_columns
 from bbrlab.emu.runner import FRAME_OVERHEAD_BYTES, ecn_mode, link_plan
 
 
@@ -106,13 +106,15 @@ def test_aqm_columns_pass_through_when_the_schema_has_them():
         "l4s_sojourn_p99_ns": None,
     }
     rows = [_row("bottleneck", **aqm), _row("bottleneck_rev")]  # the second: an older emulator
-    cols = _queue_columns(rows, set(AQM_COLUMNS))
+    cols = _queue_columns(rows, set(AQM_COLUMNS) | set(SOJOURN_COLUMNS.values()))
     assert cols["drops_overflow"] == [3, 0] and cols["drops_aqm"] == [2, 0]
-    assert cols["sojourn_p99_ns"][0] == 4.0e6 and math.isnan(cols["sojourn_p99_ns"][1])
-    assert all(math.isnan(x) for x in cols["l4s_sojourn_p99_ns"])
+    # The emulator's ns become the simulator's ms columns.
+    assert cols["sojourn_p99_ms"][0] == 4.0 and math.isnan(cols["sojourn_p99_ms"][1])
+    assert cols["sojourn_mean_ms"][0] == 1.5 and "sojourn_p99_ns" not in cols
+    assert all(math.isnan(x) for x in cols["l4s_sojourn_p99_ms"])
     assert cols["queue_code"] == [0, 1] and cols["drops"] == [5, 5]
-    # A schema without them (before the core's queue table gains them): left out, not an error.
-    assert not set(AQM_COLUMNS) & set(_queue_columns(rows, {"drops", "t_s"}))
+    # A schema without them: left out, not an error.
+    assert not {*AQM_COLUMNS, *SOJOURN_COLUMNS.values()} & set(_queue_columns(rows, {"drops", "t_s"}))
 
 
 # --- the path model (issue 30): which direction gets what, in the emulator's JSON form ---

@@ -96,8 +96,8 @@ pub struct Departure<T> {
     pub ce: bool,
 }
 
-/// Cumulative counters (since the last [`Link::reset_counters`]) and the current interval's
-/// integrals and sojourn histograms (since the last [`Link::sample`]).
+/// Cumulative counters and sojourn histograms (since the last [`Link::reset_counters`]) and the
+/// current interval's integrals (since the last [`Link::sample`]).
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
     pub rx_pkts: u64,
@@ -114,20 +114,21 @@ pub struct LinkStats {
     pub ce_marks: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
+    /// Sojourns of the packets that entered service since the run's start: all, and the L4S
+    /// class (cumulative, as the simulator's queue table reports them).
+    sojourn: SojournHist,
+    l4s_sojourn: SojournHist,
     // interval
     occ_integral: u128,
     max_occ_bytes: u64,
     busy_ns: u64,
     last_change_ns: u64,
     interval_start_ns: u64,
-    /// Sojourns of the packets that entered service in the interval: all, and the L4S class.
-    sojourn: SojournHist,
-    l4s_sojourn: SojournHist,
 }
 
-/// One sample of a link's queue (a row of the `queue` table). Counters are cumulative since the
-/// run's start; occupancy integrals and sojourn statistics are over the interval since the
-/// previous sample (NaN when no packet entered service in it).
+/// One sample of a link's queue (a row of the `queue` table). Counters and sojourn statistics
+/// are cumulative since the run's start (sojourns NaN until a packet entered service, as the
+/// simulator's); occupancy integrals are over the interval since the previous sample.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueSample {
     pub t_ns: u64,
@@ -535,8 +536,6 @@ impl<T: 'static> Link<T> {
         self.stats.max_occ_bytes = s.occupancy_bytes;
         self.stats.busy_ns = future;
         self.stats.interval_start_ns = now;
-        self.stats.sojourn = SojournHist::default();
-        self.stats.l4s_sojourn = SojournHist::default();
         s
     }
 }

@@ -99,19 +99,19 @@ def _timeseries_table(ts: dict[str, list[Any]]) -> tuple[dict[str, tuple[str, by
 
 
 # The emulator's queue-discipline columns (crates/emu link.rs, QueueSample): drops by cause
-# (cumulative) and the sojourn of the packets that entered service in each interval, all and
-# DualPI2's L4S class (NaN: no packet, or a one-class discipline). Named as the simulator's
-# queue table names them; a column the core's schema does not have (yet) is left out.
-AQM_COLUMNS = (
-    "drops_overflow",
-    "drops_aqm",
-    "sojourn_mean_ns",
-    "sojourn_p50_ns",
-    "sojourn_p99_ns",
-    "l4s_sojourn_mean_ns",
-    "l4s_sojourn_p50_ns",
-    "l4s_sojourn_p99_ns",
-)
+# and the sojourn of the packets that entered service since the run's start, all and DualPI2's
+# L4S class (NaN: no packet yet, or a one-class discipline) — cumulative, as the simulator's
+# queue table has them. Named as the simulator's columns; a column the core's schema does not
+# have is left out.
+AQM_COLUMNS = ("drops_overflow", "drops_aqm")
+
+# The emulator's sojourn fields (ns) -> the simulator's queue columns (ms).
+SOJOURN_COLUMNS = {
+    "sojourn_mean_ns": "sojourn_mean_ms",
+    "sojourn_p50_ns": "sojourn_p50_ms",
+    "sojourn_p99_ns": "sojourn_p99_ms",
+    "l4s_sojourn_p99_ns": "l4s_sojourn_p99_ms",
+}
 
 # The path model's columns (issue 30; crates/emu path.rs): the link's rate at the sample time
 # (the scheduled constant rate, or the trace's) and the policer's drops (cumulative), named as
@@ -148,6 +148,9 @@ def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dic
             continue
         missing = 0 if k in _COUNT_COLUMNS else math.nan
         qcols[k] = [missing if r.get(k) is None else r[k] for r in qrows]
+    for ns_key, ms_col in SOJOURN_COLUMNS.items():
+        if ms_col in schema_columns:
+            qcols[ms_col] = [math.nan if r.get(ns_key) is None else r[ns_key] / 1e6 for r in qrows]
     return qcols
 
 
