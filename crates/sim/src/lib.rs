@@ -77,6 +77,7 @@ mod event_loop;
 mod host;
 mod link;
 mod network;
+mod path_impls;
 mod results;
 mod sampling;
 mod serializer;

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod backends;
 pub mod check;
+mod check_path;
 mod flows;
 mod hosts;
 pub mod human;

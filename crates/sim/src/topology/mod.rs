@@ -126,12 +126,12 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     let access_rate = d.access_rate_bps.expect("resolved");
     let half_rtt = b.rtt_ns / 2;
     let derived = cfg.derived();
-    let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
+    let mut bn = Link::new(b.rate_bps(), half_rtt, NodeKind::Router, Rng::new(seed, 1));
     bn.loss = b.loss;
     // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
     // arrival, the buffer at admission, step marking at enqueue.
     if let Some(r) = &b.red {
-        bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps));
+        bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps()));
     }
     let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
     if let Some(d) = buffer.clone() {
@@ -141,7 +141,7 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         bn.qdisc.push(m);
     }
     let mut bn_rev =
-        Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
+        Link::new(b.reverse_rate_bps(), b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
     if let Some(d) = buffer {
         bn_rev.qdisc.push(d);
     }
