@@ -24,6 +24,7 @@
 //! switches do, to avoid underrun).
 
 use crate::config::{self, Config};
+use crate::link::path::PathParts;
 use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
 use crate::link::{Link, LinkId, NodeKind};
 use crate::rng::Rng;
@@ -134,7 +135,9 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps()));
     }
     let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
-    if let Some(d) = buffer.clone() {
+    // A schedule that changes the buffer: the path part enforces the limit in force.
+    let scheduled_buffer = b.schedule.iter().any(|e| e.buffer_bytes.is_some());
+    if let Some(d) = buffer.clone().filter(|_| !scheduled_buffer) {
         bn.qdisc.push(d);
     }
     if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
@@ -148,6 +151,16 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     bn_rev.loss = b.ack_loss;
     let bottleneck = add(links, bn);
     let bottleneck_rev = add(links, bn_rev);
+    if b.has_path_model() {
+        // Both directions: the ACK direction's delay follows `rtt` changes in order too.
+        let limit = scheduled_buffer.then(|| {
+            let (bytes, pkts) = (derived.buffer_bytes, derived.buffer_packets);
+            (bytes.unwrap_or(u64::MAX), pkts.unwrap_or(u64::MAX))
+        });
+        let data = PathParts::data(b, bottleneck_rev, limit);
+        links[bottleneck as usize].path = Some(Box::new(data));
+        links[bottleneck_rev as usize].path = Some(Box::new(PathParts::ack(b)));
+    }
     // One receiver host for all flows.
     let recv_in = add(links, Link::new(access_rate, 0, NodeKind::Host, Rng::new(seed, 3)));
     let recv_nic = add(links, Link::new(access_rate, 0, NodeKind::Router, Rng::new(seed, 4)));
