@@ -98,3 +98,121 @@ fn a_tenfold_step_down_is_followed_within_two_seconds() {
         );
     }
 }
+
+/// First sample time after `from` s at which the bottleneck's delivered rate over the last
+/// `win` samples reaches `frac` of `rate_bps` (None: never).
+fn time_to_reach(q: &[(f64, f64, f64, f64)], from: f64, win: usize, frac: f64, rate_bps: f64) -> Option<f64> {
+    (win..q.len()).filter(|&i| q[i - win].0 >= from - 1e-9).find_map(|i| {
+        let bps = (q[i].2 - q[i - win].2) * 8.0 / (q[i].0 - q[i - win].0);
+        (bps >= frac * rate_bps).then_some(q[i].0)
+    })
+}
+
+/// 10 → 100 Mbit/s at 10 s on a 40 ms path (buffer: one BDP at 10 Mbit/s, 50 KB): the
+/// rounds (base RTTs) each algorithm takes until the link delivers 90 % of the new rate.
+///
+/// BBR: A.15 of the draft's tests has the UP phase's inflight_longterm increment double each
+/// round, so inflight grows from the old BDP (33 packets) to 90 % of the new one (297) in
+/// log2(297 − 33) ≈ 8 rounds of UP; PROBE_UP's pacing gain of 1.25 caps the delivery rate's
+/// growth at 1.25× per round, ln 10 / ln 1.25 ≈ 10 rounds, and the wait for the next probe
+/// (BBRv3: 2–3 s at most; BBRv1: the 8-phase cycle, and a PROBE_RTT that may fall there)
+/// comes before. Bound: 40 rounds (1.6 s).
+///
+/// CUBIC: from W_max = old BDP + buffer = 66 packets, W(t) = C (t − K)³ + W_max with
+/// C = 0.4, K = cbrt(W_max (1 − β) / C), β = 0.7 (Linux), reaches 297 packets
+/// (t − K) = cbrt((297 − 66) / 0.4) = 8.3 s after the epoch's plateau; the step falls
+/// somewhere in an epoch, so 8.3 s ≤ t ≤ K + 8.3 s = 12.0 s.
+#[test]
+fn a_tenfold_step_up_is_found() {
+    let step = json!({"schedule": [{"at_ns": 10 * S, "rate_bps": 100 * MBPS}]});
+    let pkts = |bps: f64| bps * 0.040 / 8.0 / WIRE_F;
+    let w_max = 2.0 * pkts(10e6);
+    let target = 0.9 * pkts(100e6);
+    let k = (w_max * 0.3 / 0.4f64).cbrt();
+    let grow = ((target - w_max) / 0.4f64).cbrt();
+    println!("cubic prediction: {grow:.2}–{:.2} s (K = {k:.2} s)", k + grow);
+    for cc in ["bbr1", "bbr3", "cubic"] {
+        let dur = if cc == "cubic" { 25 * S } else { 13 * S };
+        let r = path_run(cc, 10 * MBPS, 40, dur, 40, step.clone());
+        let q = bottleneck(&r);
+        let t = time_to_reach(&q, 10.0, 2, 0.9, 100e6).expect("90 % of the new rate") - 10.0;
+        println!("{cc}: 90 % of 100 Mbit/s after {t:.2} s = {:.0} rounds", t / 0.04);
+        if cc == "cubic" {
+            assert!(
+                t >= 0.9 * grow && t <= 1.1 * (k + grow),
+                "{cc}: {t:.2} s outside the cubic prediction {grow:.2}–{:.2} s",
+                k + grow
+            );
+        } else {
+            assert!(t / 0.04 <= 40.0, "{cc}: {:.0} rounds > 40", t / 0.04);
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn print_step_up_trajectory() {
+    let step = json!({"schedule": [{"at_ns": 10 * S, "rate_bps": 100 * MBPS}]});
+    for cc in ["bbr1", "bbr3"] {
+        let r = path_run(cc, 10 * MBPS, 40, 12 * S, 40, step.clone());
+        let q = bottleneck(&r);
+        let pr = col_num(&r.timeseries, "pacing_rate_bps");
+        let line: Vec<String> = q
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[0].0 >= 9.9)
+            .map(|(i, w)| format!("{:.2}:{:.0}/{:.0}", w[1].0, (w[1].2 - w[0].2) * 8.0 / (w[1].0 - w[0].0) / 1e6, pr[i + 1] / 1e6))
+            .collect();
+        println!("{cc}: {}", line.join(" "));
+    }
+}
+
+/// A policer at half the link (50 of 100 Mbit/s, 64 KB bucket): no flow's long-run rate
+/// exceeds the token rate plus the bucket over the run, and BBRv1/v3 get ≥ 85 % of it.
+#[test]
+fn a_policer_caps_every_flow_and_bbr_uses_most_of_it() {
+    let pol = json!({"policer": {"rate_bps": 50 * MBPS, "burst_bytes": 64_000}});
+    let dur_s = 8.0;
+    for cc in ["cubic", "bbr1", "bbr3"] {
+        let r = path_run(cc, 100 * MBPS, 40, 8 * S, 100, pol.clone());
+        let q = bottleneck(&r);
+        let wire = q.last().unwrap().2; // wire bytes the link sent (all passed the policer)
+        let cap = 50e6 / 8.0 * dur_s + 64_000.0;
+        let policed = col_num(&r.queue, "policer_drops");
+        let g = goodput_between(&r, 2.0, dur_s);
+        println!(
+            "{cc}: wire {:.2} Mbit/s over the run (cap {:.2}), goodput 2–8 s {:.2} = {:.1} % of \
+             the policer's payload rate, policer drops {}",
+            wire * 8.0 / dur_s / 1e6,
+            cap * 8.0 / dur_s / 1e6,
+            g / 1e6,
+            100.0 * g / ceiling_bps(50e6),
+            policed.iter().cloned().fold(0.0, f64::max)
+        );
+        assert!(wire <= cap, "{cc}: {wire} wire bytes > token rate × time + bucket {cap}");
+        assert!(policed.iter().any(|&d| d > 0.0), "{cc}: the policer never dropped");
+        if cc != "cubic" {
+            assert!(g >= 0.85 * ceiling_bps(50e6), "{cc}: {:.2} Mbit/s < 85 %", g / 1e6);
+        }
+    }
+}
+
+/// Gilbert–Elliott loss (p = 1 %, r = 30 %, 1 − h = 50 %, 1 − k = 1 %) on a link the flow
+/// does not fill: the share of packets lost is the model's stationary mean,
+/// (r (1 − k) + p (1 − h)) / (p + r) = 2.58 %.
+#[test]
+fn gilbert_elliott_loss_matches_its_formula() {
+    let (p, r_, h, k) = (0.01, 0.3, 0.5, 0.99);
+    let want = (r_ * (1.0 - k) + p * (1.0 - h)) / (p + r_);
+    let ge = json!({"loss_model": {"kind": "gilbert_elliott", "p": p, "r": r_, "h": h, "k": k}});
+    let r = path_run("bbr1", 100 * MBPS, 10, 20 * S, 1000, ge);
+    let rows = queue_rows(&r, "bottleneck");
+    let lost = col_num(&r.queue, "random_losses")[*rows.last().unwrap()];
+    let sent = sum(&col_num(&r.flows, "data_packets_sent"));
+    let got = lost / sent;
+    // Binomial-with-bursts error: bursts of mean 1/r ≈ 3.3 packets, so ≈ 3× the binomial
+    // variance; 4 sigma.
+    let sigma = (3.0 * want * (1.0 - want) / sent).sqrt();
+    println!("GE: {lost} of {sent} lost = {:.3} %, formula {:.3} %", 100.0 * got, 100.0 * want);
+    assert!((got - want).abs() <= 4.0 * sigma, "{got} vs {want} (sigma {sigma})");
+}
