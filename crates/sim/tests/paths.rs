@@ -14,7 +14,14 @@ const S: u64 = 1_000_000_000;
 
 /// A one-flow dumbbell of `rate_bps` (or a trace) and `rtt_ms` with the bottleneck's JSON
 /// extended by `extra` (the path model's fields), sampled every `sample_ms`.
-fn path_run(cc: &str, rate_bps: u64, rtt_ms: u64, dur_ns: u64, sample_ms: u64, extra: Value) -> Results {
+fn path_run(
+    cc: &str,
+    rate_bps: u64,
+    rtt_ms: u64,
+    dur_ns: u64,
+    sample_ms: u64,
+    extra: Value,
+) -> Results {
     let d = Dumbbell::new(rate_bps, rtt_ms * MS, Buffer::Default);
     let mut v = dumbbell_json(Run::new(1, dur_ns, sample_ms * MS), &d, &[FlowSpec::new(cc)]);
     let b = v["topology"]["bottleneck"].as_object_mut().unwrap();
@@ -101,7 +108,13 @@ fn a_tenfold_step_down_is_followed_within_two_seconds() {
 
 /// First sample time after `from` s at which the bottleneck's delivered rate over the last
 /// `win` samples reaches `frac` of `rate_bps` (None: never).
-fn time_to_reach(q: &[(f64, f64, f64, f64)], from: f64, win: usize, frac: f64, rate_bps: f64) -> Option<f64> {
+fn time_to_reach(
+    q: &[(f64, f64, f64, f64)],
+    from: f64,
+    win: usize,
+    frac: f64,
+    rate_bps: f64,
+) -> Option<f64> {
     (win..q.len()).filter(|&i| q[i - win].0 >= from - 1e-9).find_map(|i| {
         let bps = (q[i].2 - q[i - win].2) * 8.0 / (q[i].0 - q[i - win].0);
         (bps >= frac * rate_bps).then_some(q[i].0)
@@ -161,7 +174,14 @@ fn print_step_up_trajectory() {
             .windows(2)
             .enumerate()
             .filter(|(_, w)| w[0].0 >= 9.9)
-            .map(|(i, w)| format!("{:.2}:{:.0}/{:.0}", w[1].0, (w[1].2 - w[0].2) * 8.0 / (w[1].0 - w[0].0) / 1e6, pr[i + 1] / 1e6))
+            .map(|(i, w)| {
+                format!(
+                    "{:.2}:{:.0}/{:.0}",
+                    w[1].0,
+                    (w[1].2 - w[0].2) * 8.0 / (w[1].0 - w[0].0) / 1e6,
+                    pr[i + 1] / 1e6
+                )
+            })
             .collect();
         println!("{cc}: {}", line.join(" "));
     }
@@ -215,4 +235,108 @@ fn gilbert_elliott_loss_matches_its_formula() {
     let sigma = (3.0 * want * (1.0 - want) / sent).sqrt();
     println!("GE: {lost} of {sent} lost = {:.3} %, formula {:.3} %", 100.0 * got, 100.0 * want);
     assert!((got - want).abs() <= 4.0 * sigma, "{got} vs {want} (sigma {sigma})");
+}
+
+/// SplitMix64: the trace generator's stream in these tests.
+struct SplitMix(u64);
+
+impl pathmodel::Random for SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A 60 s LTE-like Mahimahi trace (`CellularTraceParams::lte_example`, seed `seed`).
+fn lte_trace(seed: u64) -> (String, f64) {
+    use pathmodel::impair::{generate_mahimahi, CellularTraceParams, Trace};
+    let text = generate_mahimahi(&CellularTraceParams::lte_example(), &mut SplitMix(seed)).unwrap();
+    let mean = Trace::parse("t.mahimahi", &text).unwrap().mean_rate_bps();
+    (text, mean)
+}
+
+/// A saturating flow (CUBIC, a 4 MB buffer that never empties) on a trace link: what the link
+/// sends over one whole lap of the trace (60 s) is the trace's mean rate × 60 s, within one
+/// opportunity per packet size mismatch (1500-byte opportunities carry 1514-byte frames).
+#[test]
+fn a_trace_link_delivers_the_trace_mean_rate() {
+    let (text, mean) = lte_trace(1);
+    let tr = json!({
+        "rate_bps": null,
+        "trace": {"file": "lte.mahimahi", "text": text},
+        "buffer": {"bytes": 4_000_000},
+    });
+    let r = path_run("cubic", 0, 40, 70 * S, 1000, tr);
+    let q = bottleneck(&r);
+    let at = |t: f64| q.iter().find(|x| (x.0 - t).abs() < 1e-6).expect("a sample");
+    let lap = (at(65.0).2 - at(5.0).2) * 8.0 / 60.0;
+    let min_q =
+        q.iter().filter(|x| x.0 >= 5.0 && x.0 <= 65.0).map(|x| x.1).fold(f64::MAX, f64::min);
+    println!(
+        "trace mean {:.3} Mbit/s, link over 5–65 s {:.3} Mbit/s ({:+.2} %), smallest sampled \
+         queue {min_q:.0} B",
+        mean / 1e6,
+        lap / 1e6,
+        100.0 * (lap / mean - 1.0)
+    );
+    assert!((lap - mean).abs() <= 0.02 * mean, "{lap} vs the trace's mean {mean}");
+}
+
+/// 10 minutes of a BBRv1 flow on a ~10 Mbit/s trace link: the simulation's wall time (the
+/// issue's figure is ≤ 2 s; the assertion leaves room for a loaded test machine).
+#[test]
+fn a_ten_minute_trace_run_is_fast() {
+    let (text, mean) = lte_trace(1);
+    let tr = json!({"rate_bps": null, "trace": {"file": "lte.mahimahi", "text": text}});
+    let t0 = std::time::Instant::now();
+    let r = path_run("bbr1", 0, 40, 600 * S, 1000, tr);
+    let wall = t0.elapsed().as_secs_f64();
+    let g = col_num(&r.flows, "goodput_bps")[0];
+    println!(
+        "600 s on a {:.2} Mbit/s trace: {wall:.2} s wall, {} events, goodput {:.2} Mbit/s",
+        mean / 1e6,
+        r.events,
+        g / 1e6
+    );
+    assert!(wall <= 10.0, "{wall} s");
+}
+
+/// Bad path input: one line naming the field (and, for a trace, the file and line).
+#[test]
+fn bad_path_input_is_refused_with_one_line() {
+    let d = Dumbbell::new(10 * MBPS, 40 * MS, Buffer::Default);
+    let base = dumbbell_json(Run::secs(1, 2), &d, &[FlowSpec::new("cubic")]);
+    let cases = [
+        (json!({"trace": {"file": "a.mahimahi", "text": "1\n2\n"}}), "topology.bottleneck.trace"),
+        (
+            json!({"rate_bps": null, "trace": {"file": "a.mahimahi", "text": "1\n2\nx\n"}}),
+            "a.mahimahi: line 3",
+        ),
+        (json!({"rate_bps": null}), "topology.bottleneck.rate_bps"),
+        (
+            json!({"schedule": [{"at_ns": 5 * S, "rate_bps": 1}, {"at_ns": 4 * S, "rate_bps": 2}]}),
+            "schedule entry 1",
+        ),
+        (
+            json!({"policer": {"rate_bps": MBPS, "burst_bytes": 1500}}),
+            "topology.bottleneck.policer.burst_bytes",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut v = base.clone();
+        let b = v["topology"]["bottleneck"].as_object_mut().unwrap();
+        for (k, x) in extra.as_object().unwrap() {
+            if x.is_null() {
+                b.remove(k);
+            } else {
+                b.insert(k.clone(), x.clone());
+            }
+        }
+        let e = sim::config::Config::from_value(v).expect_err(want).to_string();
+        println!("{e}");
+        assert!(e.contains(want) && !e.contains('\n'), "{e:?} should name {want}");
+    }
 }
