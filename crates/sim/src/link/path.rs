@@ -38,7 +38,7 @@ pub(crate) struct PathParts {
     policer: Option<TokenBucket>,
     loss_model: Option<GilbertElliott>,
     /// Timing stages after the transmitter, in the order a packet meets them.
-    stages: Vec<Box<dyn Stage<PathPkt>>>,
+    stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>>,
     /// When each stage last took a packet (a stage's arrivals must not go back in time).
     pushed_ns: Vec<Nanos>,
     /// The buffer limit in force when the schedule changes it (bytes, packets waiting);
@@ -54,7 +54,7 @@ impl PathParts {
     /// The data direction's parts of bottleneck `b` (`reverse`: the ACK direction's link);
     /// `limit`: the buffer in force at the start, if the schedule changes it. `b` is checked.
     pub(crate) fn data(b: &Bottleneck, reverse: LinkId, limit: Option<(u64, u64)>) -> PathParts {
-        let mut stages: Vec<Box<dyn Stage<PathPkt>>> = Vec::new();
+        let mut stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>> = Vec::new();
         if let Some(j) = &b.jitter {
             stages.push(Box::new(j.build::<PathPkt>()));
         }
@@ -79,7 +79,7 @@ impl PathParts {
 
     /// The ACK direction's parts: its trace and an ACK-direction aggregation.
     pub(crate) fn ack(b: &Bottleneck) -> PathParts {
-        let mut stages: Vec<Box<dyn Stage<PathPkt>>> = Vec::new();
+        let mut stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>> = Vec::new();
         if let Some(a) = b.aggregation.as_ref().filter(|a| a.direction == Direction::Ack) {
             stages.push(Box::new(a.build::<PathPkt>().expect("checked")));
         }
