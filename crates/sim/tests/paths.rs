@@ -92,7 +92,8 @@ fn a_tenfold_step_down_is_followed_within_two_seconds() {
         let link_bps = (at(13.0) - at(12.0)) * 8.0;
         let g = goodput_between(&r, 12.0, 13.0);
         println!(
-            "{cc}: 12–13 s: link {:.2} Mbit/s, goodput {:.2} (ceiling {:.2}); queue at 10 s {:.0} B",
+            "{cc}: 12–13 s: link {:.2} Mbit/s, goodput {:.2} (ceiling {:.2}); \
+             queue at 10 s {:.0} B",
             link_bps / 1e6,
             g / 1e6,
             ceiling_bps(10e6) / 1e6,

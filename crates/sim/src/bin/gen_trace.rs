@@ -3,8 +3,9 @@
 //! `examples/traces/cell-down.mahimahi` and `cell-up.mahimahi`:
 //!
 //! ```text
-//! cargo run --release -p bbrlab-sim --bin bbrlab-gen-trace -- down 1 > examples/traces/cell-down.mahimahi
-//! cargo run --release -p bbrlab-sim --bin bbrlab-gen-trace -- up 2 > examples/traces/cell-up.mahimahi
+//! cd examples/traces
+//! cargo run --release -p bbrlab-sim --bin bbrlab-gen-trace -- down 1 > cell-down.mahimahi
+//! cargo run --release -p bbrlab-sim --bin bbrlab-gen-trace -- up 2 > cell-up.mahimahi
 //! ```
 //!
 //! `down`: `CellularTraceParams::lte_example` (60 s, 1–30 Mbit/s from 10, ±3 Mbit/s per

@@ -48,7 +48,7 @@ pub struct Bottleneck {
     /// Link rate (exclusive with `trace`; one of the two is required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = BOTH))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub rate_bps: Option<u64>,
     /// Two-way base propagation delay.
     #[schemars(range(max = MAX_DELAY_NS))]
@@ -89,40 +89,40 @@ pub struct Bottleneck {
     /// (`rate` and `loss` act on the data direction, `rtt` on both, `buffer` on the data
     /// direction's queue). A changing delay keeps packets in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = []))]
     pub schedule: Vec<ScheduleEntrySpec>,
     /// The data direction's rate follows this trace instead of `rate`: Mahimahi's format (one
     /// line per 1500-byte delivery opportunity, in ms, looping) or, for a `.csv` file, lines
     /// of `t_ms, rate_bps`. The front reads the file (its path relative to the scenario).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub trace: Option<TraceFile>,
     /// The ACK direction's trace (default: the ACK direction runs at the data direction's
     /// rate, or the data trace's mean rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub trace_reverse: Option<TraceFile>,
     /// A token-bucket policer on the data direction, before the queue: conforming packets
     /// pass, the others are dropped (counted in the queue table's `policer_drops`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub policer: Option<PolicerSpec>,
     /// Link-layer aggregation after the transmitter, on the direction it names (`ack`: the
     /// ACK direction's link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub aggregation: Option<AggregationSpec>,
     /// Delay jitter on the data direction, after the transmitter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub jitter: Option<JitterSpec>,
     /// Reordering on the data direction, after the transmitter (and after `jitter`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub reorder: Option<ReorderSpec>,
     /// A burst-loss process on the data direction, before the queue, beside `loss`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU))]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub loss_model: Option<LossModelSpec>,
 }
 
