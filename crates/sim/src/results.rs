@@ -32,6 +32,9 @@ impl Simulation {
                 l.in_tx.iter().for_each(&mut count);
             }
         }
+        for pp in self.links.iter().filter_map(|l| l.path.as_deref()) {
+            pp.count_held(&mut n); // in a path link's timing stages (`link/path.rs`)
+        }
         if let Some(hm) = self.hosts.as_ref() {
             hm.count_waiting(&mut n); // in receive rings, not yet polled
         }
