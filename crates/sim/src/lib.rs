@@ -112,10 +112,12 @@ enum EvKind {
     AppQuery = 10,
     /// A host's interrupt or NAPI re-poll on one core (`host.rs`).
     HostPoll = 11,
+    /// A path link's schedule change or timing-stage release is due (`link/path.rs`).
+    PathWake = 12,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 12;
+const EV_KINDS: usize = 13;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
@@ -132,6 +134,7 @@ impl EvKind {
         "pfc_refresh",
         "app_query",
         "host_poll",
+        "path_wake",
     ];
 
     /// Every kind in discriminant order.
@@ -148,6 +151,7 @@ impl EvKind {
         EvKind::PfcRefresh,
         EvKind::AppQuery,
         EvKind::HostPoll,
+        EvKind::PathWake,
     ];
 }
 
@@ -392,6 +396,11 @@ impl Simulation {
         }
         sim.set_folds();
         sim.set_ahead();
+        for lid in 0..sim.links.len() as LinkId {
+            if sim.links[lid as usize].path.is_some() {
+                sim.path_start(lid);
+            }
+        }
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);

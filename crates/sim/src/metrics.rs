@@ -288,6 +288,8 @@ table!(QUEUE, QueueRow, QueueCols, "queue", "One row per monitored queue per sam
     tx_bytes: i64, "B", "bytes sent on the link, cumulative";
     utilization: f64, "", "link busy fraction over the interval";
     pause_frames: i64, "", "802.3x PAUSE + XON frames sent (switch port) or received (paused link), cumulative";
+    policer_drops: i64, "", "packets a policer dropped before the queue, cumulative";
+    rate_bps: i64, "bit/s", "the link's rate at sample time (a schedule's or a trace's, over 100 ms)";
 });
 
 table!(GAPS, GapRow, GapCols, "gaps", "NIC inter-departure gap histograms of flows with `gap_histogram` (log-spaced, 10 buckets per decade from 1 ns to 10 s plus under/overflow; every bucket listed)." {

@@ -28,6 +28,9 @@ impl Simulation {
             }
             return;
         }
+        if self.links[lid as usize].path.is_some() && !self.path_admit(lid, &p) {
+            return; // policed or lost before the queue (`link/path.rs`)
+        }
         // An ingress-accounted switch port charges the packet to the port it came in on.
         let ingress_from =
             if self.links[lid as usize].ingress_acct() { Some(self.came_in_on(&p)) } else { None };
@@ -127,7 +130,11 @@ impl Simulation {
     pub(crate) fn start_tx(&mut self, lid: LinkId, p: Packet) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
-        let dt = link.tx_time_ns(p.wire_bytes);
+        let dt = if link.path.is_some() {
+            link.path_tx_time_ns(now, p.wire_bytes) // a trace or a scheduled rate
+        } else {
+            link.tx_time_ns(p.wire_bytes)
+        };
         if link.fast.timestamped {
             // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
             let arrive = link.ser.accept(now, dt, p.wire_bytes).done_ns + link.delay_ns;
@@ -227,6 +234,10 @@ impl Simulation {
         }
         if self.links[lid as usize].fast.timestamped {
             self.on_nic_departure(lid);
+            return;
+        }
+        if self.links[lid as usize].path.is_some() {
+            self.path_tx_done(lid); // into the timing stages (`link/path.rs`)
             return;
         }
         let now = self.now;

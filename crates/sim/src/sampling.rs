@@ -85,6 +85,8 @@ impl Simulation {
                     tx_bytes: link.stats.tx_bytes as i64,
                     utilization: (busy as f64 / interval as f64).min(1.0),
                     pause_frames: link.stats.pause_frames as i64,
+                    policer_drops: link.stats.policer_drops as i64,
+                    rate_bps: link.current_rate_bps(now) as i64,
                 },
             });
             link.stats.occ_integral = 0;

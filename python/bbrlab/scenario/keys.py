@@ -53,6 +53,42 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'c_protection_percent': ('c_protection_percent', None),
         'drop_overload': ('drop_overload', None),
     },
+    'ScheduleEntrySpec': {
+        'at': ('at_ns', None),
+        'rate': ('rate_bps', None),
+        'rtt': ('rtt_ns', None),
+        'loss': ('loss', None),
+        'buffer': ('buffer_bytes', None),
+    },
+    'TraceFile': {
+        'file': ('file', None),
+        'text': ('text', None),
+    },
+    'PolicerSpec': {
+        'rate': ('rate_bps', None),
+        'burst': ('burst_bytes', None),
+    },
+    'AggregationSpec': {
+        'direction': ('direction', None),
+        'bytes_': ('bytes', None),
+        'timeout': ('timeout_ns', None),
+    },
+    'JitterSpec': {
+        'max': ('max_ns', None),
+        'reorder': ('reorder', None),
+    },
+    'ReorderSpec': {
+        'probability': ('probability', None),
+        'displacement': ('displacement', None),
+        'timeout': ('timeout_ns', None),
+    },
+    'GilbertElliott': {
+        'kind': ('kind', None),
+        'p': ('p', None),
+        'r': ('r', None),
+        'h': ('h', None),
+        'k': ('k', None),
+    },
     'Bottleneck': {
         'rate': ('rate_bps', None),
         'rtt': ('rtt_ns', None),
@@ -63,6 +99,14 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'ecn_threshold_packets': ('ecn_threshold_packets', None),
         'red': ('red', 'Red'),
         'qdisc': ('qdisc', 'QdiscSpec'),
+        'schedule': ('schedule', 'ScheduleEntrySpec'),
+        'trace': ('trace', 'TraceFile'),
+        'trace_reverse': ('trace_reverse', 'TraceFile'),
+        'policer': ('policer', 'PolicerSpec'),
+        'aggregation': ('aggregation', 'AggregationSpec'),
+        'jitter': ('jitter', 'JitterSpec'),
+        'reorder': ('reorder', 'ReorderSpec'),
+        'loss_model': ('loss_model', 'LossModelSpec'),
     },
     'Dumbbell': {
         'kind': ('kind', None),
@@ -177,6 +221,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
 #: Tagged unions: kind -> model name.
 VARIANTS: dict[str, dict[str, str]] = {
     'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2'},
+    'LossModelSpec': {'gilbert_elliott': 'GilbertElliott'},
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
     'App': {'query': 'QueryApp'},
 }

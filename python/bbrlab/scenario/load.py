@@ -17,6 +17,7 @@ from .core import load_core
 from .errors import from_validation_error, with_set_source
 from .model import Scenario
 from .overrides import apply_overrides, ignored_settings
+from .traces import read_traces
 
 __all__ = [
     "load_scenario",
@@ -42,12 +43,23 @@ def split_sweep(raw: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     return rest, rest.pop(SWEEP_TABLE)
 
 
-def parse_scenario(raw: dict[str, Any], *, overrides: Sequence[str] = (), default_name: str = "scenario") -> Scenario:
+def parse_scenario(
+    raw: dict[str, Any],
+    *,
+    overrides: Sequence[str] = (),
+    default_name: str = "scenario",
+    base_dir: Path | None = None,
+) -> Scenario:
     """Validate raw TOML tables (already read, overrides not yet applied; a ``[sweep]`` table is
-    left out: it describes a sweep over the scenario, not the scenario)."""
+    left out: it describes a sweep over the scenario, not the scenario). Trace files are read
+    relative to ``base_dir`` (the scenario file's folder; None: the working folder)."""
     raw, _ = split_sweep(raw)
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
+    try:
+        raw = read_traces(raw, base_dir)
+    except ScenarioError as e:
+        raise with_set_source(e, overrides) from None
     try:
         check_flow_count(raw)
     except ScenarioError as e:
@@ -91,7 +103,7 @@ def load_scenario(path: str | Path, overrides: Sequence[str] | None = None) -> S
     """Read, override and validate a scenario file; raises :class:`ScenarioError` on any problem."""
     p = Path(path)
     raw = read_scenario_file(p)
-    scenario = parse_scenario(raw, overrides=overrides or (), default_name=default_name(p))
+    scenario = parse_scenario(raw, overrides=overrides or (), default_name=default_name(p), base_dir=p.parent)
     scenario._source_file = str(path)
     scenario._has_sweep_table = SWEEP_TABLE in raw
     return scenario

@@ -84,18 +84,86 @@ class DualPI2(Strict):
 QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Tag('codel')] | Annotated[FqCodel, Tag('fq_codel')] | Annotated[Pie, Tag('pie')] | Annotated[DualPI2, Tag('dualpi2')], Discriminator(kind_of(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2'))), BeforeValidator(check_kind(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2')))]
 
 
+class ScheduleEntrySpec(Strict):
+    """One change of the bottleneck's parameters at a given time; the others keep their values."""
+
+    at: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(description="When the change applies, from the start of the run (entries in increasing order).")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The new link rate (packets already on the wire keep the old one).")
+    rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The new two-way base propagation delay.")
+    loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] | None = Field(default=None, description="The new Bernoulli loss on the data direction.")
+    buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="The new buffer size (packets already queued stay).")
+
+
+class TraceFile(Strict):
+    """A trace file as the front passes it: its name (for messages, and `.csv` selects the CSV format) and its contents (so the run's cache id follows the contents, not the path)."""
+
+    file: str = Field(description="The file's path as the scenario gives it.")
+    text: str = Field(description="The file's contents.")
+
+
+class PolicerSpec(Strict):
+    """A token-bucket policer on the data direction: conforming packets pass, the others are dropped before the queue (no queue of its own)."""
+
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Token rate: the long-run rate the policer lets through.")
+    burst: Annotated[SizeBytes, Bounds("size", 1500, 1000000000000)] = Field(description="Bucket size: the largest burst that passes at once (at least one 1500-byte packet).")
+
+
+class AggregationSpec(Strict):
+    """Hold packets and release them together (Wi-Fi A-MPDU, cellular grants, ACK compression)."""
+
+    direction: Literal["data", "ack"] = Field(description="Which direction's packets are aggregated.")
+    bytes_: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Release the batch when the bytes held reach this (none: by time only).", alias='bytes')
+    timeout: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(description="Release the batch this long after its first packet arrived, if `bytes` was not reached.")
+
+
+class JitterSpec(Strict):
+    """Extra per-packet delay on the data direction, uniform in [0, max]."""
+
+    max: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(description="The largest extra delay; each packet's is uniform in [0, max].")
+    reorder: bool = Field(default=False, description="Let a packet overtake an earlier one with a larger jitter (false: packets keep their order, a late one holds back those behind it).")
+
+
+class ReorderSpec(Strict):
+    """Reordering on the data direction: a packet held back until `displacement` packets have overtaken it."""
+
+    probability: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Probability that a packet is held back.")
+    displacement: Annotated[Count, Bounds("count", 1, 1000000)] = Field(description="How many later packets overtake a held one.")
+    timeout: Annotated[TimeNs, Bounds("time", 1, 100000000000)] = Field(default=10000000, description="A held packet leaves after this long even if fewer packets followed it (the sender went quiet), so reordering never becomes loss.")
+
+
+class GilbertElliott(Strict):
+    """netem's Gilbert–Elliott model (`loss gemodel p r 1-h 1-k`): a good and a bad state."""
+
+    kind: Literal["gilbert_elliott"] = "gilbert_elliott"
+    p: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Probability of going from the good to the bad state, per packet.")
+    r: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Probability of going from the bad to the good state, per packet (the mean bad period is 1/r packets).")
+    h: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Probability that a packet gets through in the bad state (netem's h; it is lost with 1 \u2212 h).")
+    k: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(default=1.0, description="Probability that a packet gets through in the good state (netem's k; it is lost with 1 \u2212 k).")
+
+
+LossModelSpec = Annotated[Annotated[GilbertElliott, Tag('gilbert_elliott')], Discriminator(kind_of(('gilbert_elliott',))), BeforeValidator(check_kind(('gilbert_elliott',)))]
+
+
 class Bottleneck(Strict):
     """The dumbbell's shared link."""
 
-    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Link rate.")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Link rate (exclusive with `trace`; one of the two is required).")
     rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(description="Two-way base propagation delay.")
-    buffer: BufferSpec = Field(default_factory=lambda: buffer_from_core({'bdp': 1.0}), description="Drop-tail limit: a size, a multiple of the bandwidth-delay product, or packets.")
+    buffer: BufferSpec = Field(default_factory=lambda: buffer_from_core({'bdp': 1.0}), description="Drop-tail limit: a size, a multiple of the bandwidth-delay product (with a `trace`: the BDP at the trace's mean rate), or packets.")
     loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] = Field(default=0.0, description="Bernoulli loss on the data direction (as netem on the sender).")
     ack_loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] = Field(default=0.0, description="Bernoulli loss on the ACK direction.")
     ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).")
     ecn_threshold_packets: Annotated[Count, Bounds("count", 1, 1000000000)] | None = Field(default=None, description="The same threshold in packets (a packet is marked if either threshold is exceeded).")
     red: Red | None = Field(default=None, description="RED on the averaged queue: marks ECN-capable packets, drops others (Linux sch_red with `ecn`).")
     qdisc: QdiscSpec | None = Field(default=None, description="The data direction's queue discipline (`kind` = \"droptail\", \u2026; pathmodel's registry), with `buffer` as its limit. None or \"droptail\": the FIFO with the step ECN marking above. A discipline other than drop-tail is the whole queue model: it takes neither `red` nor the `ecn_threshold` fields.")
+    schedule: list[ScheduleEntrySpec] = Field(default_factory=list, description="Changes of `rate`, `rtt`, `loss` and `buffer` at given times, in increasing order (`rate` and `loss` act on the data direction, `rtt` on both, `buffer` on the data direction's queue). A changing delay keeps packets in order.")
+    trace: TraceFile | None = Field(default=None, description="The data direction's rate follows this trace instead of `rate`: Mahimahi's format (one line per 1500-byte delivery opportunity, in ms, looping) or, for a `.csv` file, lines of `t_ms, rate_bps`. The front reads the file (its path relative to the scenario).")
+    trace_reverse: TraceFile | None = Field(default=None, description="The ACK direction's trace (default: the ACK direction runs at the data direction's rate, or the data trace's mean rate).")
+    policer: PolicerSpec | None = Field(default=None, description="A token-bucket policer on the data direction, before the queue: conforming packets pass, the others are dropped (counted in the queue table's `policer_drops`).")
+    aggregation: AggregationSpec | None = Field(default=None, description="Link-layer aggregation after the transmitter, on the direction it names (`ack`: the ACK direction's link).")
+    jitter: JitterSpec | None = Field(default=None, description="Delay jitter on the data direction, after the transmitter.")
+    reorder: ReorderSpec | None = Field(default=None, description="Reordering on the data direction, after the transmitter (and after `jitter`).")
+    loss_model: LossModelSpec | None = Field(default=None, description="A burst-loss process on the data direction, before the queue, beside `loss`.")
 
 
 class Dumbbell(Strict):

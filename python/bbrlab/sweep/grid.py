@@ -159,7 +159,9 @@ def _merge(file_axes: list[Axis], cli_axes: list[Axis]) -> list[Axis]:
     return merged + [a for a in cli_axes if a.path in by_path]
 
 
-def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str], flows: int) -> None:
+def _check_axes(
+    raw: dict[str, Any], axes: list[Axis], sets: Sequence[str], flows: int, base_dir: Path | None = None
+) -> None:
     """Every axis path reachable and every value valid on the base scenario (of ``flows``
     configured flows); one line if not."""
     set_paths = {s.split("=", 1)[0].strip() for s in sets}
@@ -179,7 +181,7 @@ def _check_axes(raw: dict[str, Any], axes: list[Axis], sets: Sequence[str], flow
             raise ScenarioError(f"{a.source} {a.path}", e.message) from None
         for v in a.values:
             try:
-                parse_scenario(raw, overrides=[*sets, *expand_override(a.path, v, flows)])
+                parse_scenario(raw, overrides=[*sets, *expand_override(a.path, v, flows)], base_dir=base_dir)
             except ScenarioError as e:
                 if e.path.split(" ")[0] == a.path or e.path.startswith(a.path + "."):
                     raise ScenarioError(f"{e.path.split(' ')[0]} (from {a.source})", e.message, more=e.more) from None
@@ -215,8 +217,8 @@ def plan_sweep(
     if not 1 <= n_seeds <= MAX_SEEDS:
         raise UserError(f"--seeds {n_seeds}: use a whole number from 1 to {MAX_SEEDS}")
     name = default_name(path)
-    base = parse_scenario(raw, overrides=sets, default_name=name)
-    _check_axes(raw, axes, sets, len(base.flows))
+    base = parse_scenario(raw, overrides=sets, default_name=name, base_dir=Path(path).parent)
+    _check_axes(raw, axes, sets, len(base.flows), Path(path).parent)
     seed_list = list(range(base.seed, base.seed + n_seeds))
     plan = SweepPlan(scenario_file=str(scenario_file), name=base.name, sets=list(sets), axes=axes, seeds=seed_list)
     total = plan.points * n_seeds
@@ -231,7 +233,7 @@ def plan_sweep(
             axis_sets = [o for p, v in values.items() for o in expand_override(p, v, len(base.flows))]
             overrides = [*sets, *axis_sets, f"seed={seed}"]
             try:
-                scn = parse_scenario(raw, overrides=overrides, default_name=name)
+                scn = parse_scenario(raw, overrides=overrides, default_name=name, base_dir=Path(path).parent)
             except ScenarioError as e:
                 point = ", ".join(f"{p}={v}" for p, v in values.items())
                 raise ScenarioError(f"sweep point {point}, seed {seed}", str(e)) from None

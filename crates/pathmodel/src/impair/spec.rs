@@ -15,17 +15,28 @@ use crate::PathPacket;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// Physical bounds, the same as the simulator's config limits (`crates/sim/src/config/mod.rs`):
+// they keep rate × time products exact in its integer arithmetic.
+/// 10 Tbit/s (the simulator's MAX_RATE_BPS).
+const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+/// 100 s of delay (MAX_DELAY_NS).
+const MAX_DELAY_NS: u64 = 100 * 1_000_000_000;
+/// 1 TB (MAX_BUFFER_BYTES).
+const MAX_BYTES: u64 = 1_000_000_000_000;
+/// 10⁶ s, the longest run (MAX_DURATION_NS).
+const MAX_AT_NS: u64 = 1_000_000 * 1_000_000_000;
+
 /// A token-bucket policer on the data direction: conforming packets pass, the others are
 /// dropped before the queue (no queue of its own).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicerSpec {
     /// Token rate: the long-run rate the policer lets through.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub rate_bps: u64,
     /// Bucket size: the largest burst that passes at once (at least one 1500-byte packet).
-    #[schemars(range(min = 1500))]
+    #[schemars(range(min = 1500, max = MAX_BYTES))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub burst_bytes: u64,
 }
@@ -55,11 +66,11 @@ pub struct AggregationSpec {
     pub direction: Direction,
     /// Release the batch when the bytes held reach this (none: by time only).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_BYTES))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub bytes: Option<u64>,
     /// Release the batch this long after its first packet arrived, if `bytes` was not reached.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub timeout_ns: u64,
 }
@@ -75,6 +86,7 @@ impl AggregationSpec {
 #[serde(deny_unknown_fields)]
 pub struct JitterSpec {
     /// The largest extra delay; each packet's is uniform in [0, max].
+    #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub max_ns: u64,
     /// Let a packet overtake an earlier one with a larger jitter (false: packets keep their
@@ -110,7 +122,7 @@ pub struct ReorderSpec {
     /// A held packet leaves after this long even if fewer packets followed it (the sender
     /// went quiet), so reordering never becomes loss.
     #[serde(default = "default_reorder_timeout")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub timeout_ns: u64,
 }
@@ -169,15 +181,17 @@ impl LossModelSpec {
 #[serde(deny_unknown_fields)]
 pub struct ScheduleEntrySpec {
     /// When the change applies, from the start of the run (entries in increasing order).
+    #[schemars(range(max = MAX_AT_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub at_ns: u64,
     /// The new link rate (packets already on the wire keep the old one).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub rate_bps: Option<u64>,
     /// The new two-way base propagation delay.
     #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub rtt_ns: Option<u64>,
     /// The new Bernoulli loss on the data direction.
@@ -187,7 +201,7 @@ pub struct ScheduleEntrySpec {
     pub loss: Option<f64>,
     /// The new buffer size (packets already queued stay).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_BYTES))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub buffer_bytes: Option<u64>,
 }

@@ -364,6 +364,7 @@ impl Config {
         }
         let b = &d.bottleneck;
         check_qdisc(b)?;
+        super::check_path::check_bottleneck_path(b, resolve::max_frame_bytes(self))?;
         if let Some(r) = &b.red {
             if r.max_th_bytes <= r.min_th_bytes {
                 return err("topology.bottleneck.red.max_th_bytes", "must be larger than min_th");

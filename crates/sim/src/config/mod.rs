@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod backends;
 pub mod check;
+mod check_path;
 mod check_queue;
 mod flows;
 mod hosts;

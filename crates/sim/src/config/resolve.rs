@@ -57,7 +57,7 @@ impl Config {
         c.apps.iter_mut().for_each(|App::Query(q)| canonical(&mut q.flow));
         match &mut c.topology {
             Topology::Dumbbell(d) => {
-                let rate = d.bottleneck.rate_bps;
+                let rate = d.bottleneck.rate_bps();
                 d.access_rate_bps
                     .get_or_insert(rate.saturating_mul(ACCESS_RATE_FACTOR).min(MAX_RATE_BPS));
                 // The discipline every backend reads: none named is the drop-tail FIFO.
@@ -81,9 +81,11 @@ impl Config {
         let (rate, rtt, buffer_bytes, buffer_packets, main_queue) = match &self.topology {
             Topology::Dumbbell(d) => {
                 let b = &d.bottleneck;
-                let bdp = bdp_bytes(b.rate_bps, b.rtt_ns);
+                // With a trace: the BDP at its mean rate (`Bottleneck::rate_bps`).
+                let rate = b.rate_bps();
+                let bdp = bdp_bytes(rate, b.rtt_ns);
                 let packets = if let Buffer::Packets(p) = b.buffer { Some(p) } else { None };
-                (b.rate_bps, b.rtt_ns, buffer_limit_bytes(&b.buffer, bdp), packets, "bottleneck")
+                (rate, b.rtt_ns, buffer_limit_bytes(&b.buffer, bdp), packets, "bottleneck")
             }
             Topology::Star(s) => {
                 let r = self.resolved();

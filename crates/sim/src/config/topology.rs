@@ -6,10 +6,17 @@
 use super::backends::*;
 use super::*;
 pub use pathmodel::aqm::QdiscSpec;
+use pathmodel::impair::spec::{
+    AggregationSpec, JitterSpec, LossModelSpec, PolicerSpec, ReorderSpec, ScheduleEntrySpec,
+};
+use pathmodel::impair::Trace;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The network.
+// A run holds one config, read once: the dumbbell's path model (schedules, traces) makes its
+// variant larger than the star's, which costs nothing worth a Box and its indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Topology {
@@ -42,15 +49,17 @@ pub struct Dumbbell {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Bottleneck {
-    /// Link rate.
+    /// Link rate (exclusive with `trace`; one of the two is required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub rate_bps: u64,
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
+    pub rate_bps: Option<u64>,
     /// Two-way base propagation delay.
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = BOTH))]
     pub rtt_ns: u64,
-    /// Drop-tail limit: a size, a multiple of the bandwidth-delay product, or packets.
+    /// Drop-tail limit: a size, a multiple of the bandwidth-delay product (with a `trace`: the
+    /// BDP at the trace's mean rate), or packets.
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub buffer: Buffer,
@@ -87,6 +96,100 @@ pub struct Bottleneck {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub qdisc: Option<QdiscSpec>,
+    /// Changes of `rate`, `rtt`, `loss` and `buffer` at given times, in increasing order
+    /// (`rate` and `loss` act on the data direction, `rtt` on both, `buffer` on the data
+    /// direction's queue). A changing delay keeps packets in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = []))]
+    pub schedule: Vec<ScheduleEntrySpec>,
+    /// The data direction's rate follows this trace instead of `rate`: Mahimahi's format (one
+    /// line per 1500-byte delivery opportunity, in ms, looping) or, for a `.csv` file, lines
+    /// of `t_ms, rate_bps`. The front reads the file (its path relative to the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub trace: Option<TraceFile>,
+    /// The ACK direction's trace (default: the ACK direction runs at the data direction's
+    /// rate, or the data trace's mean rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub trace_reverse: Option<TraceFile>,
+    /// A token-bucket policer on the data direction, before the queue: conforming packets
+    /// pass, the others are dropped (counted in the queue table's `policer_drops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub policer: Option<PolicerSpec>,
+    /// Link-layer aggregation after the transmitter, on the direction it names (`ack`: the
+    /// ACK direction's link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub aggregation: Option<AggregationSpec>,
+    /// Delay jitter on the data direction, after the transmitter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub jitter: Option<JitterSpec>,
+    /// Reordering on the data direction, after the transmitter (and after `jitter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub reorder: Option<ReorderSpec>,
+    /// A burst-loss process on the data direction, before the queue, beside `loss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
+    pub loss_model: Option<LossModelSpec>,
+}
+
+/// The path model runs on both backends from the same code (`crates/pathmodel`: the
+/// simulator's `link/path.rs`, the emulator's `crates/emu/src/path.rs`).
+const PATH_EMU: Backends = BOTH;
+
+/// A trace file as the front passes it: its name (for messages, and `.csv` selects the CSV
+/// format) and its contents (so the run's cache id follows the contents, not the path).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFile {
+    /// The file's path as the scenario gives it.
+    #[schemars(extend("x-backends" = BOTH))]
+    pub file: String,
+    /// The file's contents.
+    #[schemars(extend("x-backends" = BOTH))]
+    pub text: String,
+}
+
+impl TraceFile {
+    /// The parsed trace; the error names the file and the line.
+    pub fn parse(&self) -> Result<Trace, String> {
+        Trace::parse(&self.file, &self.text).map_err(|e| format!("{}: {e}", self.file))
+    }
+}
+
+impl Bottleneck {
+    /// The data direction's rate: `rate`, or the trace's mean rate (0 if neither is usable;
+    /// `validate` refuses such a config).
+    pub fn rate_bps(&self) -> u64 {
+        match (self.rate_bps, &self.trace) {
+            (Some(r), _) => r,
+            (None, Some(t)) => t.parse().map(|t| t.mean_rate_bps().round() as u64).unwrap_or(0),
+            (None, None) => 0,
+        }
+    }
+
+    /// The ACK direction's rate: the reverse trace's mean, else the data direction's.
+    pub fn reverse_rate_bps(&self) -> u64 {
+        match &self.trace_reverse {
+            Some(t) => t.parse().map(|t| t.mean_rate_bps().round() as u64).unwrap_or(0),
+            None => self.rate_bps(),
+        }
+    }
+
+    /// Whether the data direction uses any of the path model's mechanisms (`link/path.rs`).
+    pub fn has_path_model(&self) -> bool {
+        !self.schedule.is_empty()
+            || self.trace.is_some()
+            || self.policer.is_some()
+            || self.aggregation.is_some()
+            || self.jitter.is_some()
+            || self.reorder.is_some()
+            || self.loss_model.is_some()
+    }
 }
 
 /// A drop-tail limit as written: bytes, packets, or a multiple of the path's BDP.

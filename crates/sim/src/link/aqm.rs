@@ -37,7 +37,7 @@ pub(crate) fn spec_for(b: &Bottleneck) -> Option<QdiscSpec> {
 /// resolved `buffer`) and the FIFO's step marking threshold.
 pub(crate) fn context(b: &Bottleneck, derived: &Derived) -> LinkContext {
     LinkContext {
-        rate_bps: b.rate_bps,
+        rate_bps: b.rate_bps(),
         limit: Limit { bytes: derived.buffer_bytes, packets: derived.buffer_packets },
         ecn_threshold_bytes: b.ecn_threshold_bytes,
         ecn_threshold_packets: b.ecn_threshold_packets,

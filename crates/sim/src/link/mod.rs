@@ -5,6 +5,7 @@
 //! `network.rs`; the speed-up state lives apart (`speedup/`).
 
 pub(crate) mod aqm;
+pub(crate) mod path;
 pub(crate) mod pool;
 pub(crate) mod queue;
 
@@ -39,6 +40,8 @@ pub struct QueueStats {
     pub random_losses: u64,
     pub ce_marks: u64,
     pub tx_bytes: u64,
+    /// Packets a policer dropped before the queue (`path.rs`).
+    pub policer_drops: u64,
     /// PAUSE/XON frames sent (switch output port) or received (paused link); see `pfc.rs`.
     pub pause_frames: u64,
     pub max_bytes_interval: u64,
@@ -112,6 +115,10 @@ pub(crate) struct Link {
     /// The speed-up machinery's view of the link (`speedup/`): timestamped, passive, folded,
     /// served ahead. Set once the topology and the flows are built.
     pub(crate) fast: FastPath,
+
+    /// Schedules, traces, policer, burst loss, jitter, reordering, aggregation (`path.rs`);
+    /// none on most links.
+    pub(crate) path: Option<Box<path::PathParts>>,
 }
 
 /// Serialization times at a link's rate, carrying the sub-nanosecond remainder in picoseconds
@@ -176,6 +183,7 @@ impl Link {
             in_pool: false,
             host_paused: false,
             fast: FastPath::default(),
+            path: None,
         }
     }
 
@@ -192,6 +200,7 @@ impl Link {
             && self.jitter_ns == 0
             && !self.host_paused
             && self.aqm.is_none()
+            && self.path.is_none()
     }
 
     /// A timestamped link that decides nothing about the packets it carries — no loss, no

@@ -24,6 +24,7 @@
 //! switches do, to avoid underrun).
 
 use crate::config::{self, Config};
+use crate::link::path::PathParts;
 use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
 use crate::link::{aqm, Link, LinkId, NodeKind};
 use crate::rng::Rng;
@@ -126,9 +127,11 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     let access_rate = d.access_rate_bps.expect("resolved");
     let half_rtt = b.rtt_ns / 2;
     let derived = cfg.derived();
-    let mut bn = Link::new(b.rate_bps, half_rtt, NodeKind::Router, Rng::new(seed, 1));
+    let mut bn = Link::new(b.rate_bps(), half_rtt, NodeKind::Router, Rng::new(seed, 1));
     bn.loss = b.loss;
     let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
+    // A schedule that changes the buffer: the path part enforces the limit in force.
+    let scheduled_buffer = b.schedule.iter().any(|e| e.buffer_bytes.is_some());
     if let Some(spec) = aqm::spec_for(b) {
         // A discipline of the path model is the whole queue (`link/aqm.rs`).
         bn.aqm = Some(Box::new(aqm::LinkAqm::new(&spec, &aqm::context(b, &derived))));
@@ -136,9 +139,15 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
         // arrival, the buffer at admission, step marking at enqueue.
         if let Some(r) = &b.red {
-            bn.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, b.rate_bps));
+            bn.qdisc.push(Red::new(
+                r.min_th_bytes,
+                r.max_th_bytes,
+                r.max_p,
+                r.weight,
+                b.rate_bps(),
+            ));
         }
-        if let Some(d) = buffer.clone() {
+        if let Some(d) = buffer.clone().filter(|_| !scheduled_buffer) {
             bn.qdisc.push(d);
         }
         if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
@@ -146,13 +155,23 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         }
     }
     let mut bn_rev =
-        Link::new(b.rate_bps, b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
+        Link::new(b.reverse_rate_bps(), b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
     if let Some(d) = buffer {
         bn_rev.qdisc.push(d);
     }
     bn_rev.loss = b.ack_loss;
     let bottleneck = add(links, bn);
     let bottleneck_rev = add(links, bn_rev);
+    if b.has_path_model() {
+        // Both directions: the ACK direction's delay follows `rtt` changes in order too.
+        let limit = scheduled_buffer.then(|| {
+            let (bytes, pkts) = (derived.buffer_bytes, derived.buffer_packets);
+            (bytes.unwrap_or(u64::MAX), pkts.unwrap_or(u64::MAX))
+        });
+        let data = PathParts::data(b, bottleneck_rev, limit);
+        links[bottleneck as usize].path = Some(Box::new(data));
+        links[bottleneck_rev as usize].path = Some(Box::new(PathParts::ack(b)));
+    }
     // One receiver host for all flows.
     let recv_in = add(links, Link::new(access_rate, 0, NodeKind::Host, Rng::new(seed, 3)));
     let recv_nic = add(links, Link::new(access_rate, 0, NodeKind::Router, Rng::new(seed, 4)));

@@ -1,0 +1,51 @@
+"""Trace files a scenario names (``[topology.bottleneck]``'s ``trace`` and ``trace_reverse``).
+
+The scenario gives a path, relative to the scenario file; the core takes the file's name and
+contents (``{file, text}``), parses it and names the file and line of any error. Passing the
+contents, not the path, makes them part of the core config, and so of the run's cache key
+(``sweep/cache.py`` hashes the core config): editing a trace re-runs what used it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError
+
+#: The bottleneck's keys that name a trace file.
+TRACE_KEYS = ("trace", "trace_reverse")
+
+
+def read_traces(raw: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
+    """``raw`` with each trace path under ``[topology.bottleneck]`` replaced by ``{file, text}``
+    (the file read relative to ``base_dir``, the scenario's folder; None: the working folder).
+    A value that is already a table is left to the model's checks. One ScenarioError if a file
+    cannot be read."""
+    topo = raw.get("topology")
+    if not isinstance(topo, dict):
+        return raw
+    b = topo.get("bottleneck")
+    if not isinstance(b, dict) or not any(isinstance(b.get(k), str) for k in TRACE_KEYS):
+        return raw
+    b = dict(b)
+    for key in TRACE_KEYS:
+        name = b.get(key)
+        if not isinstance(name, str):
+            continue
+        p = Path(name) if base_dir is None or Path(name).is_absolute() else base_dir / name
+        where = f"topology.bottleneck.{key}"
+        try:
+            text = p.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            raise ScenarioError(
+                where, f"{name}: no such trace file (paths are relative to the scenario file)"
+            ) from None
+        except IsADirectoryError:
+            raise ScenarioError(where, f"{name}: is a directory, not a trace file") from None
+        except OSError as e:
+            raise ScenarioError(where, f"{name}: cannot read: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(where, f"{name}: not a trace (not UTF-8 text)") from None
+        b[key] = {"file": name, "text": text}
+    return {**raw, "topology": {**topo, "bottleneck": b}}
