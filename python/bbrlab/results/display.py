@@ -7,7 +7,6 @@ Numbers are rounded by the one formatter, :func:`bbrlab.units.format_scaled`.
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
@@ -158,6 +157,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 def summary_html(summary: dict[str, Any]) -> str:
     """The summary table and facts as an HTML fragment (every text escaped)."""
+    import html  # here: `bbrlab show` prints no HTML, and html.entities is a large table
+
     title, columns, rows, notes = _summary_rows(summary)
     e = html.escape
 
