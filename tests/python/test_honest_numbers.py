@@ -100,7 +100,7 @@ def test_goodput_is_stated_against_the_payload_capacity(mixed_run: Path) -> None
     assert agg["payload_share"] == pytest.approx(agg["goodput_bps"] / agg["payload_capacity_bps"])
     line = facts_lines(s)[0]
     assert "of the bottleneck's 20.0 Mbit/s" in line
-    assert f"{100 * agg['payload_share']:.2f}% of the 18.8 Mbit/s it carries as payload" in line
+    assert f"{100 * agg['payload_share']:.2f}% of its 18.8 Mbit/s payload capacity" in line
 
 
 def test_show_reads_the_summary_without_pandas(mixed_run: Path) -> None:

@@ -218,8 +218,8 @@ def _goodput_facts(agg: dict[str, Any], scenario: dict[str, Any]) -> list[str]:
     text = f"goodput {fmt_pct(share)} of the bottleneck" + (f"'s {fmt_bps(rate, sig=3)}" if _finite(rate) else "")
     if _finite(agg.get("payload_share")) and _finite(agg.get("payload_capacity_bps")):
         text += (
-            f", {fmt_pct(agg['payload_share'])} of the {fmt_bps(agg['payload_capacity_bps'], sig=3)} "
-            "it carries as payload (the goodput ceiling: headers and framing take the rest)"
+            f", {fmt_pct(agg['payload_share'])} of its {fmt_bps(agg['payload_capacity_bps'], sig=3)} "
+            "payload capacity (headers and framing take the rest)"
         )
     return [text]
 
