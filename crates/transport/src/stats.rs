@@ -85,6 +85,9 @@ pub struct RttHistogram {
 /// Samples buffered before they are counted.
 const PENDING: usize = 16;
 
+/// Buckets `quantile_ns` sums at a time before it looks at single buckets.
+const QUANTILE_SCAN_CHUNK: usize = 32;
+
 /// log2 of the sub-buckets per power of two: 512 makes a bucket at most 1/512 of its lower edge
 /// wide, the least that keeps [`RttHistogram::QUANTILE_REL_ERROR`] within the 0.1 % the
 /// results promise.
@@ -186,11 +189,23 @@ impl RttHistogram {
         let (mut counts, mut base) = (self.counts.clone(), self.base);
         Self::add_to(&mut counts, &mut base, &self.pending[..self.n_pending as usize]);
         let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut acc = 0;
-        for (i, &c) in counts.iter().enumerate() {
+        // Whole chunks first (a sum the compiler vectorizes), then bucket by bucket in the chunk
+        // that reaches the rank: a flow's span is hundreds of buckets, and 10⁵ flows × 3
+        // quantiles scanned one bucket at a time were 3 % of a short 10⁵-flow run.
+        let mut acc = 0u64;
+        let mut start = 0;
+        for chunk in counts.chunks_exact(QUANTILE_SCAN_CHUNK) {
+            let sum: u64 = chunk.iter().map(|&c| c as u64).sum();
+            if acc + sum >= rank {
+                break;
+            }
+            acc += sum;
+            start += QUANTILE_SCAN_CHUNK;
+        }
+        for (i, &c) in counts[start..].iter().enumerate() {
             acc += c as u64;
             if acc >= rank {
-                return Self::bucket_value_ns(base + i);
+                return Self::bucket_value_ns(base + start + i);
             }
         }
         f64::NAN
