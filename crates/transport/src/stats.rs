@@ -56,18 +56,25 @@ pub struct SenderStats {
     pub tso_goal_segs: u64,
 }
 
-/// Log-linear histogram of RTTs (HDR-style: 64 sub-buckets per power of two of microseconds,
-/// ≤ 1.6 % relative error), so p50/p95/p99 cost O(1) memory per flow regardless of run length.
+/// Log-linear histogram of RTTs (HDR-style: exact below 512 ns, then 512 sub-buckets per power
+/// of two of nanoseconds), so p50/p95/p99 cost O(1) memory per flow regardless of run length.
+///
+/// A quantile is the midpoint of the bucket its order statistic falls in. A bucket at or above
+/// 512 ns spans `[lo, lo + w)` with `lo ≥ 512 w`, so the midpoint is within `w / 2 ≤ lo / 1024`
+/// of every value in it: the reported quantile is within
+/// [`RttHistogram::QUANTILE_REL_ERROR`] (0.098 %) of the exact order statistic (±0.08 ms at
+/// 80 ms, ±10 ns at 10 µs). 64 sub-buckets of 0.1 µs units, as before, gave 1.6 %: a table of
+/// seven flows all reading `p95 80.69 ms`, p95 = p99.
 ///
 /// Samples wait in `pending` (inside the sender, beside its hot fields) and reach `counts`
 /// `PENDING` at a time: with a thousand flows the counts of each are out of cache by the time
 /// its next ACK comes, and a miss per ACK was 3 % of such a run (1000 flows at 50 Gbit/s).
 #[derive(Clone, Debug)]
 pub struct RttHistogram {
-    /// Counts of buckets `base ..`: only the span a flow's samples cover (a flow's RTTs span a
-    /// few dozen of the ~700 buckets below 10 ms; at 10⁵ flows counts from bucket 0 were 5 KB
-    /// a flow, most of a run's memory).
-    counts: Vec<u64>,
+    /// Counts of buckets `base ..`: only the span a flow's samples cover (a flow whose RTT moves
+    /// between 40 and 80 ms covers one power of two, 512 buckets). `u32`: a bucket would need
+    /// 4·10⁹ samples to saturate (the add saturates rather than wraps).
+    counts: Vec<u32>,
     base: usize,
     total: u64,
     /// Buckets of the samples not yet in `counts` (the first `n_pending`).
@@ -78,7 +85,13 @@ pub struct RttHistogram {
 /// Samples buffered before they are counted.
 const PENDING: usize = 16;
 
-const HIST_SUB_BITS: u32 = 6;
+/// Buckets `quantile_ns` sums at a time before it looks at single buckets.
+const QUANTILE_SCAN_CHUNK: usize = 32;
+
+/// log2 of the sub-buckets per power of two: 512 makes a bucket at most 1/512 of its lower edge
+/// wide, the least that keeps [`RttHistogram::QUANTILE_REL_ERROR`] within the 0.1 % the
+/// results promise.
+const HIST_SUB_BITS: u32 = 9;
 const HIST_SUB: u64 = 1 << HIST_SUB_BITS;
 
 impl Default for RttHistogram {
@@ -88,13 +101,19 @@ impl Default for RttHistogram {
 }
 
 impl RttHistogram {
+    /// The largest relative error of [`RttHistogram::quantile_ns`] against the exact order
+    /// statistic: half a bucket's width over its lower edge, 1 / 1024.
+    pub const QUANTILE_REL_ERROR: f64 = 0.5 / HIST_SUB as f64;
+
     pub fn new() -> Self {
         RttHistogram { counts: Vec::new(), base: 0, total: 0, pending: [0; PENDING], n_pending: 0 }
     }
 
+    /// The bucket of a sample: itself below `HIST_SUB` ns, then `HIST_SUB` buckets per power of
+    /// two.
     #[inline]
     fn bucket(v_ns: u64) -> usize {
-        let v = (v_ns / 100).max(1); // 0.1 µs units
+        let v = v_ns.max(1);
         if v < HIST_SUB {
             return v as usize;
         }
@@ -104,22 +123,22 @@ impl RttHistogram {
         (HIST_SUB + shift * HIST_SUB + sub) as usize
     }
 
+    /// The value a bucket reports, ns: the midpoint of the integers in it.
     fn bucket_value_ns(b: usize) -> f64 {
         let b = b as u64;
         if b < HIST_SUB {
-            return b as f64 * 100.0;
+            return b as f64;
         }
         let shift = (b - HIST_SUB) / HIST_SUB;
         let sub = (b - HIST_SUB) % HIST_SUB;
-        // Midpoint of the bucket.
         let lo = (HIST_SUB + sub) << shift;
         let width = 1u64 << shift;
-        (lo as f64 + width as f64 / 2.0 - 0.5).max(lo as f64) * 100.0
+        lo as f64 + (width - 1) as f64 / 2.0
     }
 
     #[inline]
     pub fn record(&mut self, v_ns: u64) {
-        // The largest bucket (v_ns = u64::MAX) is 3775: a u16 holds every bucket.
+        // The largest bucket (v_ns = u64::MAX) is 28671: a u16 holds every bucket.
         self.pending[self.n_pending as usize] = Self::bucket(v_ns) as u16;
         self.n_pending += 1;
         self.total += 1;
@@ -131,11 +150,11 @@ impl RttHistogram {
 
     /// Count `buckets` into `counts` (which starts at bucket `base`), widening the span as
     /// needed.
-    fn add_to(counts: &mut Vec<u64>, base: &mut usize, buckets: &[u16]) {
+    fn add_to(counts: &mut Vec<u32>, base: &mut usize, buckets: &[u16]) {
         for &b in buckets {
             let b = b as usize;
             match counts.get_mut(b.wrapping_sub(*base)) {
-                Some(c) => *c += 1,
+                Some(c) => *c = c.saturating_add(1),
                 None => Self::widen_to(counts, base, b),
             }
         }
@@ -143,7 +162,7 @@ impl RttHistogram {
 
     /// Count bucket `b`, outside the span `counts` covers.
     #[cold]
-    fn widen_to(counts: &mut Vec<u64>, base: &mut usize, b: usize) {
+    fn widen_to(counts: &mut Vec<u32>, base: &mut usize, b: usize) {
         if counts.is_empty() {
             *base = b;
         } else if b < *base {
@@ -170,11 +189,23 @@ impl RttHistogram {
         let (mut counts, mut base) = (self.counts.clone(), self.base);
         Self::add_to(&mut counts, &mut base, &self.pending[..self.n_pending as usize]);
         let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut acc = 0;
-        for (i, &c) in counts.iter().enumerate() {
-            acc += c;
+        // Whole chunks first (a sum the compiler vectorizes), then bucket by bucket in the chunk
+        // that reaches the rank: a flow's span is hundreds of buckets, and 10⁵ flows × 3
+        // quantiles scanned one bucket at a time were 3 % of a short 10⁵-flow run.
+        let mut acc = 0u64;
+        let mut start = 0;
+        for chunk in counts.chunks_exact(QUANTILE_SCAN_CHUNK) {
+            let sum: u64 = chunk.iter().map(|&c| c as u64).sum();
+            if acc + sum >= rank {
+                break;
+            }
+            acc += sum;
+            start += QUANTILE_SCAN_CHUNK;
+        }
+        for (i, &c) in counts[start..].iter().enumerate() {
+            acc += c as u64;
             if acc >= rank {
-                return Self::bucket_value_ns(base + i);
+                return Self::bucket_value_ns(base + start + i);
             }
         }
         f64::NAN
@@ -199,7 +230,7 @@ mod tests {
     use super::*;
 
     /// Every sample counts once, whether it still waits in `pending` or reached `counts`; each
-    /// quantile is within the histogram's 1.6 % of the exact order statistic.
+    /// quantile is within the histogram's 0.1 % of the exact order statistic.
     #[test]
     fn quantiles_count_buffered_and_flushed_samples() {
         for n in [1u64, 7, PENDING as u64 - 1, PENDING as u64, PENDING as u64 + 1, 1000, 1003] {
@@ -213,7 +244,7 @@ mod tests {
                 let rank = ((q * n as f64).ceil() as usize).clamp(1, n as usize);
                 let exact = v[rank - 1] as f64;
                 let got = h.quantile_ns(q);
-                assert!((got - exact).abs() <= 0.016 * exact, "n {n} q {q}: {got} vs {exact}");
+                assert!((got - exact).abs() <= 0.001 * exact, "n {n} q {q}: {got} vs {exact}");
             }
         }
         assert!(RttHistogram::new().quantile_ns(0.5).is_nan());
@@ -230,15 +261,64 @@ mod tests {
         for q in [0.01f64, 0.25, 0.5, 0.75, 1.0] {
             let exact = sorted[((q * 128.0).ceil() as usize).clamp(1, 128) - 1] as f64;
             let got = h.quantile_ns(q);
-            assert!((got - exact).abs() <= 0.016 * exact, "q {q}: {got} vs {exact}");
+            assert!((got - exact).abs() <= 0.001 * exact, "q {q}: {got} vs {exact}");
         }
         // The counts cover the samples' span, not every bucket from zero.
         let span = RttHistogram::bucket(50_000_000) - RttHistogram::bucket(20_000) + 1;
         assert_eq!(h.counts.len(), span);
         let mut narrow = RttHistogram::new();
         (0..1000u64).for_each(|i| narrow.record(10_000_000 + i * 1_000));
-        assert!(narrow.counts.len() < 16, "{} buckets for RTTs of 10-11 ms", narrow.counts.len());
+        // 10–11 ms: buckets 16.4 µs wide (2^23 ns / 512) there, so 62 of them.
+        assert!(narrow.counts.len() <= 62, "{} buckets for RTTs of 10-11 ms", narrow.counts.len());
         // The largest bucket fits the u16 `pending` keeps.
+        assert_eq!(RttHistogram::bucket(u64::MAX), 28671);
         assert!(RttHistogram::bucket(u64::MAX) <= u16::MAX as usize);
+    }
+
+    /// The promise the results make: every quantile of any sample set, from a few µs (a data
+    /// centre) to seconds, is within `QUANTILE_REL_ERROR` ≤ 0.1 % of the exact order statistic,
+    /// and order statistics 0.5 % apart are told apart (with 1.6 % buckets p95 and p99 of a
+    /// queue-bound flow read the same).
+    #[test]
+    fn quantiles_are_within_a_tenth_of_a_percent() {
+        const { assert!(RttHistogram::QUANTILE_REL_ERROR <= 0.001) };
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (lo_ns, spread_ns) in
+            [(3_000u64, 40_000u64), (9_000_000, 2_000), (40_000_000, 41_000_000)]
+        {
+            let mut h = RttHistogram::new();
+            let mut v: Vec<u64> = (0..5000).map(|_| lo_ns + next() % spread_ns).collect();
+            v.iter().for_each(|&x| h.record(x));
+            v.sort_unstable();
+            for q in [0.001, 0.1, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0] {
+                let exact = v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1] as f64;
+                let got = h.quantile_ns(q);
+                let err = (got - exact).abs() / exact;
+                assert!(
+                    err <= RttHistogram::QUANTILE_REL_ERROR,
+                    "{lo_ns} ns + {spread_ns}: q {q} {got} vs {exact}"
+                );
+            }
+        }
+        // A queue-bound flow: 95 % of its RTTs at 80.0-80.4 ms, the top 5 % at 80.4-81.2 ms.
+        // Exact: p95 is the 9500th sample, 80.37996 ms; p99 the 9900th, 81.0384 ms.
+        let mut h = RttHistogram::new();
+        (0..9500u64).for_each(|i| h.record(80_000_000 + i * 40));
+        (0..500u64).for_each(|i| h.record(80_400_000 + i * 1_600));
+        let (p95, p99) = (h.quantile_ns(0.95), h.quantile_ns(0.99));
+        let err = RttHistogram::QUANTILE_REL_ERROR;
+        assert!((p95 - 80_379_960.0).abs() <= 80_379_960.0 * err, "p95 {p95}");
+        assert!((p99 - 81_038_400.0).abs() <= 81_038_400.0 * err, "p99 {p99}");
+        assert!(p99 - p95 > 500_000.0, "p95 {p95} and p99 {p99} told apart");
+        // Below 512 ns every nanosecond is its own bucket.
+        let mut tiny = RttHistogram::new();
+        [300u64, 301, 302].iter().for_each(|&x| tiny.record(x));
+        assert_eq!(tiny.quantile_ns(0.5), 301.0);
     }
 }

@@ -18,7 +18,6 @@ from typing import Any
 
 import click
 
-from .._version import __version__
 from ..errors import UserError
 from . import common
 from .common import (
@@ -81,8 +80,26 @@ class _Cli(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """--version, as click's version_option prints it, reading the version only when asked (the
+    package metadata costs every other command a tenth of a second to import)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from .._version import __version__
+
+    click.echo(f"bbrlab, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="bbrlab")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """bbrlab: a congestion-control laboratory (BBR, CUBIC, Reno, ...) in a packet-level simulator."""
 

@@ -10,14 +10,15 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
-from .._version import __version__
 from ..errors import ScenarioWarning, UserError
 from ..units import UnitError, parse_time
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_USAGE = 2
 
@@ -43,6 +44,8 @@ def _report_bug(e: BaseException) -> None:
     """An internal error: one line, and the traceback in a file to attach to a bug report."""
     import tempfile
     import traceback
+
+    from .._version import __version__
 
     fd, path = tempfile.mkstemp(prefix="bbrlab-crash-", suffix=".txt")
     with os.fdopen(fd, "w") as f:
@@ -89,12 +92,16 @@ def _seconds(option: str, text: str) -> float:
 
 
 def _stderr_console(quiet: bool = False) -> Console:
+    from rich.console import Console  # here, not at the top: `bbrlab cc` and the like need no rich
+
     return Console(stderr=True, quiet=quiet)
 
 
 def _stdout_console() -> Console:
     """Tables on stdout: as wide as the terminal; piped or redirected, as wide as they need (rich
     would otherwise wrap them at a made-up 80 columns)."""
+    from rich.console import Console
+
     return Console() if sys.stdout.isatty() else Console(width=1000)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -164,7 +165,6 @@ def show(
 ) -> None:
     """Print the summary of RUN_DIR again, the flows' state with --ss, or an iperf3-style report with --intervals."""
     from ..results.display import print_summary
-    from ..results.results import Result
 
     if at is not None and not ss:
         raise UserError("--at: only meaningful with --ss")
@@ -176,7 +176,17 @@ def show(
     interval_s = _seconds("--intervals", interval) if interval is not None else None
     if interval_s is not None and interval_s <= 0:
         raise UserError(f'--intervals {interval}: must be > 0, e.g. "1s"')
-    result = Result.load(run_dir)
+    if not ss and interval_s is None:
+        summary = _summary_only(Path(run_dir))
+        if summary is not None:
+            if as_json:
+                click.echo(json.dumps({"run_dir": str(run_dir), **summary}, indent=2, allow_nan=False))
+            else:
+                print_summary(summary, _stdout_console())
+            return
+    from ..results.results import Result
+
+    result = Result.load(run_dir)  # for --ss / --intervals, or to say what is wrong with run_dir
     for name, why in result.damaged.items():
         click.echo(f"warning: {Path(run_dir) / name} is damaged ({why}); it is left out", err=True)
     if ss:
@@ -202,3 +212,40 @@ def show(
         click.echo(json.dumps({"run_dir": str(run_dir), **result.summary}, indent=2, allow_nan=False))
     else:
         print_summary(result.summary, _stdout_console())
+
+
+def _summary_only(path: Path) -> dict[str, Any] | None:
+    """A complete run's summary.json, which is all plain `show` prints, read without the tables
+    (pandas and pyarrow cost a second to import): tables whose bytes are plainly not Parquet
+    (no ``PAR1`` at both ends) are warned about, as `Result.load` would. None: not a complete run."""
+    from ..results.rundir import is_complete_run, read_summary
+
+    if not is_complete_run(path):
+        return None
+    summary = read_summary(path / "summary.json")
+    for f in sorted(path.glob("*.parquet")):
+        why = _not_parquet(f)
+        if why:
+            click.echo(f"warning: {f} is damaged ({why}); it is left out", err=True)
+    return summary
+
+
+#: Parquet's magic number, at the start and at the end of every Parquet file.
+_PARQUET_MAGIC = b"PAR1"
+
+
+def _not_parquet(f: Path) -> str | None:
+    """Why ``f`` cannot be a Parquet file, read from its first and last four bytes; None if it may be."""
+    try:
+        with open(f, "rb") as fh:
+            head = fh.read(len(_PARQUET_MAGIC))
+            size = fh.seek(0, 2)
+            if size < 2 * len(_PARQUET_MAGIC):
+                return f"{size} bytes: too short for Parquet"
+            fh.seek(size - len(_PARQUET_MAGIC))
+            tail = fh.read(len(_PARQUET_MAGIC))
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    if head != _PARQUET_MAGIC or tail != _PARQUET_MAGIC:
+        return "not a Parquet file (no PAR1 at its start and end)"
+    return None

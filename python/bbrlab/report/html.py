@@ -37,7 +37,13 @@ __all__ = [
 ]
 
 #: A claim's verdicts (bbrlab.reproduce.claims.Verdict values) and their colour classes.
-VERDICTS = {"agrees": "agrees", "partly": "partly", "disagrees": "disagrees", "not tested": "untested"}
+VERDICTS = {
+    "agrees": "agrees",
+    "partly": "partly",
+    "disagrees": "disagrees",
+    "not tested": "untested",
+    "not checked at this size": "untested",
+}
 
 _IMAGE_TYPES = {
     ".png": "image/png",

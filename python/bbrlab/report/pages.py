@@ -82,6 +82,12 @@ _RUN_KEYS = (
 )
 
 
+#: summary.json ``run`` keys that the page's "How it ran" shows (so "Run facts" leaves them out).
+_PROVENANCE_KEYS = frozenset(
+    ("scenario_file", "overrides", "seed", "backend", "git_commit", "bbrlab_version", "core_version")
+)
+
+
 def _fact(key: str, value: Any) -> Any:
     if isinstance(value, list):
         return " ".join(str(v) for v in value) if value else "none"
@@ -98,6 +104,58 @@ def _fact(key: str, value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bps"):
         return fmt_bps(value)
     return "null" if value is None else value
+
+
+def _scenario_facts(d: dict[str, Any]) -> Markup:
+    """summary.json's ``scenario`` in words and units ("base RTT: 30 ms", "buffer: 100 packets"),
+    the buffer as the one limit that is set; a key this page does not know is listed as it is."""
+    from ..units import format_scaled
+
+    def seconds(x: Any) -> str:
+        return format_scaled(x, "s", digits=3) if isinstance(x, (int, float)) else str(x)
+
+    def ms(x: Any) -> str:
+        return f"{x:g} ms" if isinstance(x, (int, float)) else str(x)
+
+    def pct(x: Any) -> str:
+        return f"{100 * x:g} %" if isinstance(x, (int, float)) else str(x)
+
+    def yes_no(x: Any) -> str:
+        return "yes" if x is True else "no" if x is False else str(x)
+
+    labels: dict[str, tuple[str, Callable[[Any], Any]]] = {
+        "topology": ("topology", str),
+        "duration_s": ("duration", seconds),
+        "bottleneck_rate_bps": ("bottleneck rate", lambda v: fmt_bps(v, sig=3)),
+        "rtt_ms": ("base RTT", ms),
+        "bdp_bytes": ("bandwidth-delay product", fmt_bytes),
+        "loss": ("random loss", pct),
+        "flows": ("flows", str),
+        "apps": ("applications", str),
+        "workers": ("workers", str),
+        "lossless": ("lossless (PAUSE)", yes_no),
+        "forwarding": ("forwarding", str),
+    }
+    rows: list[tuple[str, Any]] = []
+    for key, value in d.items():
+        if key in ("buffer_bytes", "buffer_packets"):
+            if key == "buffer_bytes" or "buffer_bytes" not in d:
+                rows.append(("buffer", _buffer_words(d)))
+        elif key in labels:
+            label, fmt = labels[key]
+            rows.append((label, "-" if value is None else fmt(value)))
+        else:
+            rows.append((key, _fact(key, value)))
+    return kv_table(rows)
+
+
+def _buffer_words(d: dict[str, Any]) -> str:
+    """The shared queue's limit: in bytes or in packets, whichever the scenario set."""
+    if d.get("buffer_bytes") is not None:
+        return fmt_bytes(d["buffer_bytes"])
+    if d.get("buffer_packets") is not None:
+        return f"{d['buffer_packets']} packets"
+    return "unlimited"
 
 
 def _facts(d: dict[str, Any], order: Sequence[str] = ()) -> Markup:
@@ -140,10 +198,12 @@ def run_page(run_dir: Path, out: Path) -> str:
     ]
     sections.append(Section("How it ran", kv_table(provenance), "provenance"))
     if s.get("scenario"):
-        sections.append(Section("Scenario facts", _facts(s["scenario"]), "scenario-facts"))
+        sections.append(Section("Scenario facts", _scenario_facts(s["scenario"]), "scenario-facts"))
     if scenario_toml:
         sections.append(Section("Resolved scenario (scenario.toml)", pre(scenario_toml), "scenario"))
-    sections.append(Section("Run facts (summary.json run)", _facts(run, _RUN_KEYS), "run"))
+    # The rest of summary.json's ``run``: what "How it ran" lists already is not repeated.
+    rest = {k: v for k, v in run.items() if k not in _PROVENANCE_KEYS}
+    sections.append(Section("Run facts (the rest of summary.json's run)", _facts(rest, _RUN_KEYS), "run"))
     subtitle = f"run {run_dir.name} · {run.get('backend', 'sim')}, seed {run.get('seed', '-')}"
     return page(f"bbrlab run: {s.get('name') or run_dir.name}", sections, subtitle=subtitle)
 

@@ -11,7 +11,8 @@ around the tables is built from the same numbers by `sentences`.
 - ``claim``: what the source claims (and where we test it);
 - ``paper_value``, ``bbrlab_value``: the source's and our numbers, machine-readable (below);
 - ``rule``: the test applied to our numbers, in words;
-- ``verdict``: agrees / partly / disagrees / not tested (`Verdict`).
+- ``verdict``: agrees / partly / disagrees / not tested (`Verdict`); at size tiny every claim
+  reads "not checked at this size" (`verdicts_unchecked`).
 
 A value cell is either a phrase (the source's own words where it gives no number: "yes",
 "drastic increase"; empty when the claim was not tested) or items separated by ``"; "``, each
@@ -28,7 +29,9 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -52,6 +55,8 @@ __all__ = [
     "untested",
     "verdict",
     "verdict_of_all",
+    "verdicts_unchecked",
+    "shown_verdict",
     "within",
     "write_claims_csv",
 ]
@@ -64,6 +69,29 @@ class Verdict(Enum):
     PARTLY = "partly"
     DISAGREES = "disagrees"
     UNTESTED = "not tested"  # the numbers the rule needs are missing (e.g. not in this size's grid)
+    # The study ran at a size whose numbers say nothing about the algorithms (tiny: a few seconds
+    # to exercise every step): the rule ran, but its outcome is not a finding either way.
+    NOT_CHECKED = "not checked at this size"
+
+
+#: Whether the study being written ran at a size whose verdicts mean nothing (`verdicts_unchecked`).
+_UNCHECKED: ContextVar[bool] = ContextVar("bbrlab_verdicts_unchecked", default=False)
+
+
+@contextmanager
+def verdicts_unchecked(unchecked: bool = True) -> Iterator[None]:
+    """While inside, every claim is shown (REPORT.md's tables, claims.csv) as
+    `Verdict.NOT_CHECKED` whatever its rule gave: `run_studies` at size tiny."""
+    token = _UNCHECKED.set(unchecked)
+    try:
+        yield
+    finally:
+        _UNCHECKED.reset(token)
+
+
+def shown_verdict(v: Verdict) -> Verdict:
+    """The verdict a report shows for a rule's ``v``: NOT_CHECKED inside `verdicts_unchecked`."""
+    return Verdict.NOT_CHECKED if _UNCHECKED.get() else v
 
 
 @dataclass(frozen=True)
@@ -82,7 +110,7 @@ class Claim:
             "paper_value": self.paper_value,
             "bbrlab_value": self.bbrlab_value,
             "rule": self.rule,
-            "verdict": self.verdict.value,
+            "verdict": shown_verdict(self.verdict).value,
         }
 
 
@@ -230,5 +258,5 @@ def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
     return md_table(
         ["claim", source_header, ours_header, "rule", "verdict"],
-        [[c.claim, c.source, c.ours, c.rule, c.verdict.value] for c in claims],
+        [[c.claim, c.source, c.ours, c.rule, shown_verdict(c.verdict).value] for c in claims],
     )

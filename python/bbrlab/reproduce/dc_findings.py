@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import dc_common as dc
-from .claims import read_claims_csv
+from .claims import Verdict, read_claims_csv
 from .context import Size
 from .report import md_table
 
@@ -71,7 +71,10 @@ NOT_RUN = "not run"
 
 
 def _verdict(verdicts: list[str]) -> str:
-    """yes (every claim agrees), no (one disagrees or is missing), partly (otherwise)."""
+    """yes (every claim agrees), no (one disagrees or is missing), partly (otherwise); not checked
+    when the claims were not (a study at size tiny)."""
+    if verdicts and all(v == Verdict.NOT_CHECKED.value for v in verdicts):
+        return Verdict.NOT_CHECKED.value
     if not verdicts or any(v == "disagrees" for v in verdicts):
         return "no"
     return "yes" if all(v == "agrees" for v in verdicts) else "partly"

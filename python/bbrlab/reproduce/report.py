@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..results.results import ETHERNET_OVERHEAD_BYTES, TCP_IP_HEADER_BYTES
 from .sources import Source
 
 #: The default MSS and what one full segment costs on the wire (payload + 52 B of TCP/IPv4 with
 #: timestamps + 38 B of Ethernet framing), as the simulator charges it: a link's goodput ceiling
-#: is its rate × MSS / WIRE.
-MSS, WIRE = 1448, 1538
+#: is its rate × MSS / WIRE (`bbrlab.results.results.payload_fraction`).
+MSS = 1448
+WIRE = MSS + TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES
 
 #: The note under the title of a report that is not the full study, by size.
 SIZE_NOTE = {

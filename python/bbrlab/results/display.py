@@ -7,7 +7,6 @@ Numbers are rounded by the one formatter, :func:`bbrlab.units.format_scaled`.
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
@@ -116,6 +115,12 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
         ("RTT mean", "", True),
         ("RTT p95", "", True),
     ]
+    sized = any(f.get("bulk") is False or _finite(f.get("fct_s")) for f in flows)
+    if sized:  # flow completion times of the sized transfers ("-": a bulk flow has none)
+        columns.append(("FCT", "", True))
+    ecn = any(f.get("ecn") for f in flows) or any((f.get("ce_packets") or 0) > 0 for f in flows)
+    if ecn:  # CE-marked segments each flow's receiver got
+        columns.append(("CE", str(sum(int(f.get("ce_packets") or 0) for f in flows)), True))
     rows = []
     for f in flows:
         row = [str(f.get("flow", "")), str(f.get("cc", ""))]
@@ -129,6 +134,10 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
             fmt_ms(f.get("rtt_mean_ms")),
             fmt_ms(f.get("rtt_p95_ms")),
         ]
+        if sized:
+            row.append(fmt_seconds(f.get("fct_s")))
+        if ecn:
+            row.append(str(f.get("ce_packets", "-")))
         rows.append(row)
     notes = []
     if partial and len(flows) > 1:
@@ -148,6 +157,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 def summary_html(summary: dict[str, Any]) -> str:
     """The summary table and facts as an HTML fragment (every text escaped)."""
+    import html  # here: `bbrlab show` prints no HTML, and html.entities is a large table
+
     title, columns, rows, notes = _summary_rows(summary)
     e = html.escape
 
@@ -176,9 +187,10 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
     run = summary.get("run", {})
     parts = []
     jain = agg.get("jain")
-    parts.append(f"Jain's index {jain:.3f}" if _finite(jain) else "Jain's index -")
-    if _finite(agg.get("link_share")):
-        parts.append(f"goodput {fmt_pct(agg['link_share'])} of the bottleneck")
+    n_bulk = agg.get("jain_flows")
+    jain_label = "Jain's index" if n_bulk is None else f"Jain's index over the {n_bulk} bulk flow{'s' * (n_bulk != 1)}"
+    parts.append(f"{jain_label} {jain:.3f}" if _finite(jain) else f"{jain_label} -")
+    parts += _goodput_facts(agg, summary.get("scenario") or {})
     if _finite(agg.get("queue_mean_bytes")):
         parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}")
     if _finite(agg.get("query_mean_s")):
@@ -194,6 +206,22 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
             f"packets delivered in {run['wall_s']:.2f} s wall ({fmt_count(run.get('packets_per_wall_s'))} packets/s)"
         )
     return lines
+
+
+def _goodput_facts(agg: dict[str, Any], scenario: dict[str, Any]) -> list[str]:
+    """All flows' goodput as a share of the bottleneck's rate and of the payload it can carry
+    (headers and framing take the rest: with a 1448-byte MSS, 94.1 % of the rate is the ceiling)."""
+    share = agg.get("link_share")
+    if not _finite(share):
+        return []
+    rate = scenario.get("bottleneck_rate_bps")
+    text = f"goodput {fmt_pct(share)} of the bottleneck" + (f"'s {fmt_bps(rate, sig=3)}" if _finite(rate) else "")
+    if _finite(agg.get("payload_share")) and _finite(agg.get("payload_capacity_bps")):
+        text += (
+            f", {fmt_pct(agg['payload_share'])} of its {fmt_bps(agg['payload_capacity_bps'], sig=3)} "
+            "payload capacity (headers and framing take the rest)"
+        )
+    return [text]
 
 
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:

@@ -94,6 +94,34 @@ def jain_index(values: Any) -> float:
     return float(np.sum(x)) ** 2 / denom
 
 
+#: What a full segment carries besides its MSS of payload, as the simulator charges it
+#: (crates/transport/src/lib.rs): 52 B of TCP/IPv4 headers with timestamps, then 38 B of Ethernet
+#: framing (preamble, header, FCS, inter-frame gap).
+TCP_IP_HEADER_BYTES = 52
+ETHERNET_OVERHEAD_BYTES = 38
+
+
+def payload_fraction(mss_bytes: int) -> float:
+    """The share of a link's rate that full segments of ``mss_bytes`` carry as payload: the
+    ceiling of goodput (1448 -> 1448 / 1538 = 94.1 %)."""
+    return mss_bytes / (mss_bytes + TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES)
+
+
+def _flow_specs(scenario: Scenario | None) -> list[dict[str, Any]]:
+    """Per ``[[flows]]`` entry: whether its flows are bulk (no ``bytes``, no ``rpc``), use ECN,
+    and their MSS; empty without a scenario."""
+    if scenario is None:
+        return []
+    return [
+        {
+            "bulk": f.get("bytes") is None and f.get("rpc") is None,
+            "ecn": bool(f.get("ecn")),
+            "mss_bytes": int(f["mss_bytes"]),
+        }
+        for f in scenario.resolve().get("flows", [])
+    ]
+
+
 def decode_table(name: str, columns: dict[str, Any], labels: dict[str, list[str]]) -> pd.DataFrame:
     """Wrap the core's ``{column: (dtype, bytes)}`` as a DataFrame; ``*_code`` become categoricals."""
     return Table.from_core(name, columns, labels).to_pandas()
@@ -142,17 +170,23 @@ def summarize(
         return int(flows[col].sum()) if col in flows else 0
 
     delivered, sent, retrans = total("delivered_bytes"), total("data_packets_sent"), total("retransmits")
-    if "goodput_bps" in flows:
-        # Fairness among the configured flows (application transfers are short and sequential).
-        configured = flows["goodput_bps"][flows["app"] < 0] if "app" in flows else flows["goodput_bps"]
-        jain = jain_index(configured)
-    else:
-        jain = math.nan
+    specs = _flow_specs(scenario)
+    for entry in per_flow:
+        spec = specs[entry["spec"]] if 0 <= entry.get("spec", -1) < len(specs) else None
+        if spec is not None:
+            entry["bulk"] = spec["bulk"]
+            entry["ecn"] = spec["ecn"]
+    # Fairness among the bulk flows: a sized transfer, an RPC stream or an application transfer
+    # (short and sequential) is not after an equal share of the link, and counting it would say
+    # "unfair" of flows that were never competing for the same thing.
+    bulk = [e["goodput_bps"] for e in per_flow if e.get("bulk", e.get("spec", 0) >= 0) and "goodput_bps" in e]
+    jain = jain_index(bulk) if bulk else math.nan
     aggregate: dict[str, Any] = {
         # All flows' bytes over the whole run: the useful throughput of the bottleneck.
         "goodput_bps": delivered * 8 / duration_s if duration_s > 0 else math.nan,
         "delivered_bytes": delivered,
         "jain": jain,
+        "jain_flows": len(bulk),
         "retransmits": retrans,
         "retrans_rate": retrans / sent if sent else 0.0,
         "flows": len(flows),
@@ -160,6 +194,10 @@ def summarize(
     derived = scenario.derived() if scenario is not None else None
     if derived is not None and duration_s > 0:
         aggregate["link_share"] = aggregate["goodput_bps"] / derived["bottleneck_rate_bps"]
+        mss = {spec["mss_bytes"] for spec in specs}
+        if len(mss) == 1:  # one MSS: the link's payload capacity is one number
+            aggregate["payload_capacity_bps"] = derived["bottleneck_rate_bps"] * payload_fraction(mss.pop())
+            aggregate["payload_share"] = aggregate["goodput_bps"] / aggregate["payload_capacity_bps"]
     if len(queue) and "queue" in queue:
         bq = queue.rows(queue["queue"] == (derived["main_queue"] if derived else "bottleneck"))
         if len(bq):
