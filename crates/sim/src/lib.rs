@@ -112,10 +112,12 @@ enum EvKind {
     AppQuery = 10,
     /// A host's interrupt or NAPI re-poll on one core (`host.rs`).
     HostPoll = 11,
+    /// A link's discipline held packets back (fq's pacing): its transmitter tries again.
+    QdiscWake = 12,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 12;
+const EV_KINDS: usize = 13;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
@@ -132,6 +134,7 @@ impl EvKind {
         "pfc_refresh",
         "app_query",
         "host_poll",
+        "qdisc_wake",
     ];
 
     /// Every kind in discriminant order.
@@ -148,6 +151,7 @@ impl EvKind {
         EvKind::PfcRefresh,
         EvKind::AppQuery,
         EvKind::HostPoll,
+        EvKind::QdiscWake,
     ];
 }
 
@@ -315,6 +319,8 @@ impl Simulation {
             let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
             let mut flow = Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut());
             flow.spec = spec as i32;
+            // Its NIC's fq paces it (Linux: fq sets the socket's SK_PACING_FQ).
+            flow.sender.cfg.paced_by_qdisc = links[dp.first() as usize].aqm.is_some();
             flows.push(flow);
         }
         let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));

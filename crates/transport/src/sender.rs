@@ -68,6 +68,11 @@ pub struct SenderConfig {
     /// The application writes the stream piece by piece with [`Sender::write`] (nothing is
     /// written at the start, and the connection never completes); false: `total_bytes` or bulk.
     pub app_writes: bool,
+    /// The qdisc below paces (Linux `fq`): the sender stamps each burst with its earliest
+    /// departure time (`Packet::ts_ns`, EDT) from the pacing rate, whatever the algorithm
+    /// asks, and hands it down at once (Linux: `sk_pacing_status` is `SK_PACING_FQ`, so
+    /// `tcp_needs_internal_pacing()` is false). False: it paces itself if it paces.
+    pub paced_by_qdisc: bool,
 }
 
 impl Default for SenderConfig {
@@ -86,6 +91,7 @@ impl Default for SenderConfig {
             tso_minrtt_autosize: true,
             fast_path: true,
             app_writes: false,
+            paced_by_qdisc: false,
         }
     }
 }
@@ -291,7 +297,9 @@ impl Sender {
             self.cwnd_validate(true);
         }
         // The packet is built last, where it is returned (not built, then copied: 88 bytes).
-        Some(self.make_data(seq, now, retrans))
+        // Paced by the qdisc, it carries its burst's departure time (EDT) for the qdisc.
+        let stamp = if self.cfg.paced_by_qdisc { self.pacer.burst_edt_ns } else { now };
+        Some(self.make_data(seq, stamp, retrans))
     }
 
     /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
@@ -422,6 +430,7 @@ impl Sender {
     /// paused NIC) must not spin on this; it polls again when that reason clears.
     pub fn next_send_time(&self) -> Option<Nanos> {
         if self.paced()
+            && !self.cfg.paced_by_qdisc
             && self.pacer.burst_left_segs == 0
             && self.has_data_to_send()
             && self.cwnd_allows()

@@ -299,25 +299,26 @@ pub enum QdiscSpec {
         flow_refill_delay_ns: u64,
         /// Every flow's rate cap (bit/s; Linux `maxrate`). Unset (the default): none.
         #[serde(default)]
-        #[schemars(range(min = 1))]
+        #[schemars(range(min = 1, max = 10_000_000_000_000u64))]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
         maxrate_bps: Option<u64>,
         /// CE-mark an ECN-capable packet that leaves later than it was due by more than this
         /// (ns; Linux `ce_threshold`). Unset (the default): off.
         #[serde(default)]
+        #[schemars(range(max = 10_000_000_000u64))]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
         ce_threshold_ns: Option<u64>,
         /// Packets one flow may hold (Linux `flow_limit`, 100). The simulator enqueues
         /// segments where Linux enqueues TSO skbs of up to 64 KB: raise it where TSQ lets a
         /// flow hold more than 100 segments (1 ms of pacing rate above ~1.2 Gbit/s).
         #[serde(default = "fq::default_flow_limit_packets")]
-        #[schemars(range(min = 1))]
+        #[schemars(range(min = 1, max = 1_000_000))]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
         flow_limit_packets: u32,
         /// A packet stamped to leave more than this far ahead (ns) is dropped (Linux
         /// `horizon`, 10 s, with `horizon_drop`).
         #[serde(default = "fq::default_horizon_ns")]
-        #[schemars(range(min = 1))]
+        #[schemars(range(min = 1, max = 3_600_000_000_000u64))]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
         horizon_ns: u64,
     },
