@@ -254,10 +254,13 @@ impl Sender {
             self.cwnd_validate(false);
             return None;
         }
+        // Paced by the qdisc, the segment's send time is its burst's departure time (EDT), as
+        // Linux's `skb_mstamp_ns`: its RTT and delivery-rate samples start when it leaves.
+        let sent_ns = if self.cfg.paced_by_qdisc { self.pacer.burst_edt_ns } else { now };
         // Retransmissions first (Linux tcp_xmit_retransmit_queue runs before new data).
         let (seq, retrans) = match self.sb.next_lost() {
             Some(s) => {
-                self.transmit_retrans(now, s);
+                self.transmit_retrans(sent_ns, s);
                 self.count_undo_retrans();
                 (s, true)
             }
@@ -289,7 +292,7 @@ impl Sender {
                     self.cwnd_validate(cwnd_limited);
                     return None;
                 }
-                (self.transmit_new(now), false)
+                (self.transmit_new(sent_ns), false)
             }
         };
         self.on_paced_send(now, self.seg_payload(seq));
@@ -297,9 +300,8 @@ impl Sender {
             self.cwnd_validate(true);
         }
         // The packet is built last, where it is returned (not built, then copied: 88 bytes).
-        // Paced by the qdisc, it carries its burst's departure time (EDT) for the qdisc.
-        let stamp = if self.cfg.paced_by_qdisc { self.pacer.burst_edt_ns } else { now };
-        Some(self.make_data(seq, stamp, retrans))
+        // Paced by the qdisc, it carries its departure time (EDT) for the qdisc.
+        Some(self.make_data(seq, sent_ns, retrans))
     }
 
     /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
