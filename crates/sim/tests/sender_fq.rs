@@ -87,3 +87,20 @@ fn a_bad_sender_qdisc_is_one_line() {
         assert!(e.to_string().contains(says) && !e.to_string().contains('\n'), "{q}: {e}");
     }
 }
+
+/// Losses (retransmissions, loss probes stamped behind the flow's queue), two flows sharing
+/// one sender host's fq, and the host model's per-skb TSQ accounting: every packet is accounted
+/// for (`run` checks conservation) and both flows move data.
+#[test]
+fn fq_conserves_packets_with_losses_a_shared_host_and_the_host_model() {
+    let mut v = scenario(&["bbr1", "cubic"], Some(json!({"kind": "fq"})), 3);
+    v["topology"]["bottleneck"]["loss"] = json!(0.01);
+    v["flows"][0]["sender"] = json!(0);
+    v["flows"][1]["sender"] = json!(0);
+    v["hosts"] = json!({});
+    let r = run(cfg(v));
+    let g = col_f64(&r.flows, "goodput_bps");
+    eprintln!("goodputs with 1 % loss through one host's fq: {g:?}");
+    assert!(g.iter().all(|&x| x > 1e6), "{g:?}");
+    assert!(col_i64(&r.flows, "retransmits").iter().all(|&n| n > 0));
+}

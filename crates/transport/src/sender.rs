@@ -389,6 +389,9 @@ impl Sender {
 
     /// Send a pending probe: bypasses cwnd and pacing, as Linux tcp_send_loss_probe does.
     fn transmit_probe(&mut self, now: Nanos, probe: Probe) -> Option<Packet> {
+        // Paced by the qdisc, a probe is stamped as Linux stamps every skb, at the later of now
+        // and the next departure time (`tcp_wstamp_ns`): it queues behind the flow's segments.
+        let now = if self.cfg.paced_by_qdisc { now.max(self.pacer.next_send_ns) } else { now };
         match probe {
             Probe::NewData if self.has_unsent() => {
                 let seq = self.transmit_new(now);
