@@ -41,6 +41,16 @@ pub trait PathPacket {
     /// The packet's flow, as a hash of its 5-tuple would identify it (per-flow queueing: FQ-CoDel's
     /// and fq's flow tables). Packets of one connection in one direction share it.
     fn flow_key(&self) -> u64;
+    /// The earliest departure time its sender stamped (Linux `skb->tstamp`, set by TCP's EDT
+    /// pacing since 4.20), if any: fq holds the packet until then.
+    fn time_to_send_ns(&self) -> Option<Nanos> {
+        None
+    }
+    /// Its socket's pacing rate in bytes/s (Linux `sk->sk_pacing_rate`), if it has one: fq
+    /// paces a packet without an EDT stamp at this rate.
+    fn pacing_rate_bytes_per_s(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The caller's seeded random stream (the simulator's per-link xoshiro256**, the emulator's

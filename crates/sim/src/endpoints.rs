@@ -34,6 +34,8 @@ impl Simulation {
             tso_minrtt_autosize: f.tso_minrtt_autosize,
             fast_path: f.fast_path,
             app_writes: f.rpc.is_some(),
+            // Set by the simulation when the senders' egress is fq (`Simulation::new`).
+            paced_by_qdisc: false,
         };
         let mut sender = Sender::new(scfg, algo);
         sender.flow_id = i as u32;

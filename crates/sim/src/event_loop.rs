@@ -139,6 +139,7 @@ impl Simulation {
                 EvKind::AppQuery => self.on_app_query(ev.id as usize),
                 EvKind::HostPoll => self.on_host_poll(ev.id, ev.t),
                 EvKind::PathWake => self.on_path_wake(ev.id),
+                EvKind::QdiscWake => self.on_qdisc_wake(ev.id),
                 EvKind::Sample => {
                     self.take_sample();
                     self.next_sample_ns += self.cfg.sample_interval_ns;

@@ -114,10 +114,12 @@ enum EvKind {
     HostPoll = 11,
     /// A path link's schedule change or timing-stage release is due (`link/path.rs`).
     PathWake = 12,
+    /// A link's discipline held packets back (fq's pacing): its transmitter tries again.
+    QdiscWake = 13,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 13;
+const EV_KINDS: usize = 14;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
@@ -135,6 +137,7 @@ impl EvKind {
         "app_query",
         "host_poll",
         "path_wake",
+        "qdisc_wake",
     ];
 
     /// Every kind in discriminant order.
@@ -152,6 +155,7 @@ impl EvKind {
         EvKind::AppQuery,
         EvKind::HostPoll,
         EvKind::PathWake,
+        EvKind::QdiscWake,
     ];
 }
 
@@ -319,6 +323,8 @@ impl Simulation {
             let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
             let mut flow = Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut());
             flow.spec = spec as i32;
+            // Its NIC's fq paces it (Linux: fq sets the socket's SK_PACING_FQ).
+            flow.sender.cfg.paced_by_qdisc = links[dp.first() as usize].aqm.is_some();
             flows.push(flow);
         }
         let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));

@@ -232,6 +232,12 @@ impl pathmodel::PathPacket for Packet {
     fn flow_key(&self) -> u64 {
         ((self.flow as u64) << 1) | self.is_data as u64
     }
+    /// A data segment's TSval is its earliest departure time (a sender paced by its qdisc
+    /// stamps it so: `SenderConfig::paced_by_qdisc`; otherwise it is the time it was sent).
+    #[inline(always)]
+    fn time_to_send_ns(&self) -> Option<pathmodel::Nanos> {
+        self.is_data.then_some(self.ts_ns)
+    }
 }
 
 #[cfg(test)]

@@ -38,6 +38,8 @@ pub(crate) struct Pacer {
     pub(crate) next_send_ns: Nanos,
     /// Segments left in the current paced burst.
     pub(crate) burst_left_segs: u32,
+    /// Paced by the qdisc: the current burst's departure time, stamped on its segments.
+    pub(crate) burst_edt_ns: Nanos,
     /// Segments left in the current offload chunk, and when it started (stats only).
     chunk_left_segs: u32,
     chunk_start_ns: Nanos,
@@ -171,6 +173,15 @@ impl Sender {
     /// departure time has not come. Starts a new burst when it has.
     #[inline]
     pub(crate) fn pacer_allows(&mut self, now: Nanos) -> bool {
+        if self.cfg.paced_by_qdisc {
+            // Nothing waits here: the burst is stamped with the time it may leave (Linux's
+            // `tcp_wstamp_ns` on `skb->tstamp`), and the qdisc holds it until then.
+            if self.pacer.burst_left_segs == 0 {
+                self.pacer.burst_edt_ns = now.max(self.pacer.next_send_ns);
+                self.pacer.burst_left_segs = self.tso_segs();
+            }
+            return true;
+        }
         if self.paced() && self.pacer.burst_left_segs == 0 {
             if now < self.pacer.next_send_ns {
                 return false;
@@ -192,7 +203,7 @@ impl Sender {
         }
         self.pacer.chunk_left_segs -= 1;
         self.stats.tso_burst_segs += 1;
-        if self.paced() {
+        if self.paced() || self.cfg.paced_by_qdisc {
             // u32 bytes × 10⁹ fits in 64 bits: no 128-bit division per packet.
             let len_ns = payload_bytes as u64 * NSEC_PER_SEC / self.pacing_rate_bytes_per_s();
             self.pacer.next_send_ns =

@@ -68,6 +68,11 @@ pub struct SenderConfig {
     /// The application writes the stream piece by piece with [`Sender::write`] (nothing is
     /// written at the start, and the connection never completes); false: `total_bytes` or bulk.
     pub app_writes: bool,
+    /// The qdisc below paces (Linux `fq`): the sender stamps each burst with its earliest
+    /// departure time (`Packet::ts_ns`, EDT) from the pacing rate, whatever the algorithm
+    /// asks, and hands it down at once (Linux: `sk_pacing_status` is `SK_PACING_FQ`, so
+    /// `tcp_needs_internal_pacing()` is false). False: it paces itself if it paces.
+    pub paced_by_qdisc: bool,
 }
 
 impl Default for SenderConfig {
@@ -86,6 +91,7 @@ impl Default for SenderConfig {
             tso_minrtt_autosize: true,
             fast_path: true,
             app_writes: false,
+            paced_by_qdisc: false,
         }
     }
 }
@@ -248,10 +254,13 @@ impl Sender {
             self.cwnd_validate(false);
             return None;
         }
+        // Paced by the qdisc, the segment's send time is its burst's departure time (EDT), as
+        // Linux's `skb_mstamp_ns`: its RTT and delivery-rate samples start when it leaves.
+        let sent_ns = if self.cfg.paced_by_qdisc { self.pacer.burst_edt_ns } else { now };
         // Retransmissions first (Linux tcp_xmit_retransmit_queue runs before new data).
         let (seq, retrans) = match self.sb.next_lost() {
             Some(s) => {
-                self.transmit_retrans(now, s);
+                self.transmit_retrans(sent_ns, s);
                 self.count_undo_retrans();
                 (s, true)
             }
@@ -283,7 +292,7 @@ impl Sender {
                     self.cwnd_validate(cwnd_limited);
                     return None;
                 }
-                (self.transmit_new(now), false)
+                (self.transmit_new(sent_ns), false)
             }
         };
         self.on_paced_send(now, self.seg_payload(seq));
@@ -291,7 +300,8 @@ impl Sender {
             self.cwnd_validate(true);
         }
         // The packet is built last, where it is returned (not built, then copied: 88 bytes).
-        Some(self.make_data(seq, now, retrans))
+        // Paced by the qdisc, it carries its departure time (EDT) for the qdisc.
+        Some(self.make_data(seq, sent_ns, retrans))
     }
 
     /// Linux tcp_cwnd_validate: `is_cwnd_limited` latches for a round (until snd_una passes
@@ -379,6 +389,9 @@ impl Sender {
 
     /// Send a pending probe: bypasses cwnd and pacing, as Linux tcp_send_loss_probe does.
     fn transmit_probe(&mut self, now: Nanos, probe: Probe) -> Option<Packet> {
+        // Paced by the qdisc, a probe is stamped as Linux stamps every skb, at the later of now
+        // and the next departure time (`tcp_wstamp_ns`): it queues behind the flow's segments.
+        let now = if self.cfg.paced_by_qdisc { now.max(self.pacer.next_send_ns) } else { now };
         match probe {
             Probe::NewData if self.has_unsent() => {
                 let seq = self.transmit_new(now);
@@ -422,6 +435,7 @@ impl Sender {
     /// paused NIC) must not spin on this; it polls again when that reason clears.
     pub fn next_send_time(&self) -> Option<Nanos> {
         if self.paced()
+            && !self.cfg.paced_by_qdisc
             && self.pacer.burst_left_segs == 0
             && self.has_data_to_send()
             && self.cwnd_allows()

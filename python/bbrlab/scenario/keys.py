@@ -53,6 +53,19 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'c_protection_percent': ('c_protection_percent', None),
         'drop_overload': ('drop_overload', None),
     },
+    'PfifoFast': {
+        'kind': ('kind', None),
+    },
+    'Fq': {
+        'kind': ('kind', None),
+        'quantum': ('quantum_bytes', None),
+        'initial_quantum': ('initial_quantum_bytes', None),
+        'flow_refill_delay': ('flow_refill_delay_ns', None),
+        'maxrate': ('maxrate_bps', None),
+        'ce_threshold': ('ce_threshold_ns', None),
+        'flow_limit_packets': ('flow_limit_packets', None),
+        'horizon': ('horizon_ns', None),
+    },
     'ScheduleEntrySpec': {
         'at': ('at_ns', None),
         'rate': ('rate_bps', None),
@@ -112,6 +125,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'kind': ('kind', None),
         'bottleneck': ('bottleneck', 'Bottleneck'),
         'access_rate': ('access_rate_bps', None),
+        'sender_qdisc': ('sender_qdisc', 'QdiscSpec'),
     },
     'Pfc': {
         'xoff': ('xoff_bytes', None),
@@ -220,7 +234,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
 
 #: Tagged unions: kind -> model name.
 VARIANTS: dict[str, dict[str, str]] = {
-    'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2'},
+    'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2', 'pfifo_fast': 'PfifoFast', 'fq': 'Fq'},
     'LossModelSpec': {'gilbert_elliott': 'GilbertElliott'},
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
     'App': {'query': 'QueryApp'},

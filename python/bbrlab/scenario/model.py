@@ -81,7 +81,26 @@ class DualPI2(Strict):
     drop_overload: bool = Field(default=True, description="When k\u00b7p' exceeds 1 (overload), drop L4S packets with p'\u00b2 instead of only marking them, and drop classic ECN packets rather than mark them (Linux `drop_overload`, on).")
 
 
-QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Tag('codel')] | Annotated[FqCodel, Tag('fq_codel')] | Annotated[Pie, Tag('pie')] | Annotated[DualPI2, Tag('dualpi2')], Discriminator(kind_of(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2'))), BeforeValidator(check_kind(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2')))]
+class PfifoFast(Strict):
+    """Linux's default host qdisc, `pfifo_fast`, as every packet of one priority band sees it: a FIFO that drops at the link's buffer."""
+
+    kind: Literal["pfifo_fast"] = "pfifo_fast"
+
+
+class Fq(Strict):
+    """Linux `fq` (`sch_fq`), the host qdisc BBR is deployed with: a queue per flow, each paced — at the earliest departure times its sender stamped (TCP since Linux 4.20), else at its socket's pacing rate — and capped at `maxrate_bps`; deficit round robin among the flows whose packets are due. Drops at the link's buffer (10000 packets if none)."""
+
+    kind: Literal["fq"] = "fq"
+    quantum: Annotated[SizeBytes, Bounds("size", 256, 1048576)] = Field(default=3028, description="Bytes a flow may send per round of the round robin (Linux `quantum`, 2 \u00d7 1514).")
+    initial_quantum: Annotated[SizeBytes, Bounds("size", 0, 1073741824)] = Field(default=15140, description="Credit of a flow seen for the first time: its first burst (Linux `initial_quantum`, 10 \u00d7 1514).")
+    flow_refill_delay: Annotated[TimeNs, Bounds("time", 0, 10000000000)] = Field(default=40000000, description="A flow idle longer than this (ns) gets at least a quantum of credit back when it sends again (Linux `flow_refill_delay`, 40 ms).")
+    maxrate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Every flow's rate cap (bit/s; Linux `maxrate`). Unset (the default): none.")
+    ce_threshold: Annotated[TimeNs, Bounds("time", 0, 10000000000)] | None = Field(default=None, description="CE-mark an ECN-capable packet that leaves later than it was due by more than this (ns; Linux `ce_threshold`). Unset (the default): off.")
+    flow_limit_packets: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=100, description="Packets one flow may hold (Linux `flow_limit`, 100). The simulator enqueues segments where Linux enqueues TSO skbs of up to 64 KB: raise it where TSQ lets a flow hold more than 100 segments (1 ms of pacing rate above ~1.2 Gbit/s).")
+    horizon: Annotated[TimeNs, Bounds("time", 1, 3600000000000)] = Field(default=10000000000, description="A packet stamped to leave more than this far ahead (ns) is dropped (Linux `horizon`, 10 s, with `horizon_drop`).")
+
+
+QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Tag('codel')] | Annotated[FqCodel, Tag('fq_codel')] | Annotated[Pie, Tag('pie')] | Annotated[DualPI2, Tag('dualpi2')] | Annotated[PfifoFast, Tag('pfifo_fast')] | Annotated[Fq, Tag('fq')], Discriminator(kind_of(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq'))), BeforeValidator(check_kind(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq')))]
 
 
 class ScheduleEntrySpec(Strict):
@@ -172,6 +191,7 @@ class Dumbbell(Strict):
     kind: Literal["dumbbell"] = "dumbbell"
     bottleneck: Bottleneck = Field(description="The link every flow crosses.")
     access_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Every host's NIC / access link (default: 10 \u00d7 the bottleneck rate).")
+    sender_qdisc: QdiscSpec | None = Field(default=None, description="Every sender host's egress qdisc: `kind = \"pfifo_fast\"` (the default: a FIFO; TCP paces itself where its algorithm asks, Linux's internal pacing) or `\"fq\"` (Linux `sch_fq`: every flow is paced by fq at the departure times TCP stamps from its pacing rate, as BBR is deployed; `maxrate` caps each flow).")
 
 
 class Pfc(Strict):

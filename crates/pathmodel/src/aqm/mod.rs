@@ -8,6 +8,7 @@
 //! | `fq_codel.rs` | FQ-CoDel: DRR over per-flow CoDel queues, new/old lists | RFC 8290; Linux `sch_fq_codel.c` |
 //! | `pie.rs` | PIE: a PI controller of the queueing delay, drop/mark at enqueue | RFC 8033; Linux `sch_pie.c` |
 //! | `dualpi2.rs` | DualPI2: L4S queue (ECT(1)/CE) with a step threshold, coupled classic PI² | RFC 9332; Linux `sch_dualpi2.c` |
+//! | `fq.rs` | fq: per-flow queues, each paced (its sender's EDT stamps, its pacing rate, `maxrate`), DRR among the flows due | Linux `sch_fq.c` |
 //!
 //! A link calls [`Aqm::enqueue`] for every packet that reaches its queue (after random loss and
 //! any policer), and [`Aqm::dequeue`] whenever its transmitter is free. A discipline keeps the
@@ -22,6 +23,7 @@ mod backlog;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
+pub mod fq;
 pub mod fq_codel;
 pub mod pie;
 mod stats;
@@ -96,7 +98,18 @@ pub trait Aqm<P: PathPacket> {
     /// rate-based delay estimate, RFC 8033 §5.2, is not modelled: it uses timestamps as Linux
     /// does by default).
     fn set_rate(&mut self, _rate_bps: u64) {}
+    /// When `dequeue` returned None although packets wait (all of them paced to leave later,
+    /// fq's throttled flows): the earliest time one may leave, to try again then. None: no
+    /// packet waits, or one is ready now.
+    fn next_ready_ns(&self) -> Option<Nanos> {
+        None
+    }
 }
+
+/// Why the emulator refuses fq's parameters: it would need the kernel's own fq on the senders'
+/// egress, and this kernel has none.
+const FQ_EMU: &str = "--backend emu would need the kernel's fq qdisc on the senders' egress \
+     and this kernel has none; use --backend sim";
 
 /// A queue discipline as a scenario names it: `qdisc = { kind = "…", … }`, times in ns.
 /// Each variant's parameters default to the Linux qdisc's defaults.
@@ -257,6 +270,58 @@ pub enum QdiscSpec {
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
         drop_overload: bool,
     },
+    /// Linux's default host qdisc, `pfifo_fast`, as every packet of one priority band sees it:
+    /// a FIFO that drops at the link's buffer.
+    #[schemars(title = "PfifoFast")]
+    PfifoFast {},
+    /// Linux `fq` (`sch_fq`), the host qdisc BBR is deployed with: a queue per flow, each
+    /// paced — at the earliest departure times its sender stamped (TCP since Linux 4.20), else
+    /// at its socket's pacing rate — and capped at `maxrate_bps`; deficit round robin among
+    /// the flows whose packets are due. Drops at the link's buffer (10000 packets if none).
+    #[schemars(title = "Fq")]
+    Fq {
+        /// Bytes a flow may send per round of the round robin (Linux `quantum`, 2 × 1514).
+        #[serde(default = "fq::default_quantum_bytes")]
+        #[schemars(range(min = 256, max = 1048576))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        quantum_bytes: u32,
+        /// Credit of a flow seen for the first time: its first burst (Linux `initial_quantum`,
+        /// 10 × 1514).
+        #[serde(default = "fq::default_initial_quantum_bytes")]
+        #[schemars(range(max = 1073741824))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        initial_quantum_bytes: u32,
+        /// A flow idle longer than this (ns) gets at least a quantum of credit back when it
+        /// sends again (Linux `flow_refill_delay`, 40 ms).
+        #[serde(default = "fq::default_flow_refill_delay_ns")]
+        #[schemars(range(max = 10_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        flow_refill_delay_ns: u64,
+        /// Every flow's rate cap (bit/s; Linux `maxrate`). Unset (the default): none.
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 10_000_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        maxrate_bps: Option<u64>,
+        /// CE-mark an ECN-capable packet that leaves later than it was due by more than this
+        /// (ns; Linux `ce_threshold`). Unset (the default): off.
+        #[serde(default)]
+        #[schemars(range(max = 10_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        ce_threshold_ns: Option<u64>,
+        /// Packets one flow may hold (Linux `flow_limit`, 100). The simulator enqueues
+        /// segments where Linux enqueues TSO skbs of up to 64 KB: raise it where TSQ lets a
+        /// flow hold more than 100 segments (1 ms of pacing rate above ~1.2 Gbit/s).
+        #[serde(default = "fq::default_flow_limit_packets")]
+        #[schemars(range(min = 1, max = 1_000_000))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        flow_limit_packets: u32,
+        /// A packet stamped to leave more than this far ahead (ns) is dropped (Linux
+        /// `horizon`, 10 s, with `horizon_drop`).
+        #[serde(default = "fq::default_horizon_ns")]
+        #[schemars(range(min = 1, max = 3_600_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
+        horizon_ns: u64,
+    },
 }
 
 impl Default for QdiscSpec {
@@ -319,6 +384,10 @@ macro_rules! registry {
             fn set_rate(&mut self, rate_bps: u64) {
                 match self { $(AnyAqm::$variant(q) => q.set_rate(rate_bps),)* }
             }
+            #[inline]
+            fn next_ready_ns(&self) -> Option<Nanos> {
+                match self { $(AnyAqm::$variant(q) => q.next_ready_ns(),)* }
+            }
         }
     };
 }
@@ -329,6 +398,8 @@ registry! {
     FqCodel => fq_codel::FqCodel,
     Pie => pie::Pie,
     DualPi2 => dualpi2::DualPi2,
+    PfifoFast => fifo::Fifo,
+    Fq => fq::Fq,
 }
 
 #[cfg(test)]
@@ -341,7 +412,7 @@ mod tests {
     fn every_field_says_which_backends_honour_it() {
         let schema = serde_json::to_value(schemars::schema_for!(QdiscSpec)).unwrap();
         let variants = schema["oneOf"].as_array().expect("a tagged union");
-        assert_eq!(variants.len(), 5, "droptail, codel, fq_codel, pie, dualpi2");
+        assert_eq!(variants.len(), 7, "droptail, codel, fq_codel, pie, dualpi2, pfifo_fast, fq");
         for v in variants {
             let props = v["properties"].as_object().unwrap();
             let kind = v["properties"]["kind"].to_string();
@@ -351,14 +422,17 @@ mod tests {
                     continue;
                 }
                 let marks = &f["x-backends"];
-                assert_eq!(
-                    (&marks["sim"], &marks["emu"]),
-                    (&"honoured".into(), &"honoured".into()),
-                    "{kind}.{name}"
-                );
+                assert_eq!(marks["sim"], "honoured", "{kind}.{name}");
+                // fq is a sender's qdisc, which the emulator would need the kernel's fq for.
+                if kind.contains("\"fq\"") {
+                    assert!(marks["emu"]["refused"].is_string(), "{kind}.{name}");
+                } else {
+                    assert_eq!(marks["emu"], "honoured", "{kind}.{name}");
+                }
                 fields += 1;
             }
-            assert!(fields > 0 || kind.contains("droptail"), "{kind} has no parameters");
+            let bare = kind.contains("droptail") || kind.contains("pfifo_fast");
+            assert!(fields > 0 || bare, "{kind} has no parameters");
         }
     }
 }

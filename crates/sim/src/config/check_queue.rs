@@ -32,6 +32,24 @@ pub(super) fn check_ecn(p: &str, f: &Flow) -> Check {
     )
 }
 
+/// The senders' egress qdisc is a host's: pfifo_fast or fq.
+pub(super) fn check_sender_qdisc(q: Option<&QdiscSpec>) -> Check {
+    match q {
+        None | Some(QdiscSpec::PfifoFast {} | QdiscSpec::Fq { .. }) => Ok(()),
+        Some(q) => {
+            let kind = serde_json::to_value(q).ok();
+            let kind = kind.as_ref().and_then(|v| v["kind"].as_str()).unwrap_or("?").to_owned();
+            err(
+                "topology.sender_qdisc.kind",
+                format!(
+                    "\"{kind}\" is not a sender's qdisc: use \"pfifo_fast\" (the default) or \
+                     \"fq\" (a bottleneck's disciplines go in topology.bottleneck.qdisc)"
+                ),
+            )
+        }
+    }
+}
+
 /// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it.
 pub(super) fn check_qdisc(b: &Bottleneck) -> Check {
     let Some(q) = b.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) else {

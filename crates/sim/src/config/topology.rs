@@ -43,6 +43,21 @@ pub struct Dumbbell {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu has no access links (the \
          senders' veth and TUN devices are not rate-limited), so it has no effect there")))]
     pub access_rate_bps: Option<u64>,
+    /// Every sender host's egress qdisc: `kind = "pfifo_fast"` (the default: a FIFO; TCP
+    /// paces itself where its algorithm asks, Linux's internal pacing) or `"fq"` (Linux
+    /// `sch_fq`: every flow is paced by fq at the departure times TCP stamps from its pacing
+    /// rate, as BBR is deployed; `maxrate` caps each flow).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("--backend emu would need the kernel's fq \
+         qdisc on the senders' egress and this kernel has none; use --backend sim")))]
+    pub sender_qdisc: Option<QdiscSpec>,
+}
+
+impl Dumbbell {
+    /// The senders' egress is Linux fq: the NIC paces, TCP stamps departure times.
+    pub fn sender_fq(&self) -> Option<&QdiscSpec> {
+        self.sender_qdisc.as_ref().filter(|q| matches!(q, QdiscSpec::Fq { .. }))
+    }
 }
 
 /// The dumbbell's shared link.

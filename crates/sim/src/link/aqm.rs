@@ -54,6 +54,8 @@ pub(crate) struct LinkAqm {
     /// Data packets of each flow inside the discipline (by flow index; grown on demand), for
     /// the conservation check: the discipline does not list what it holds.
     data_inside: Vec<u32>,
+    /// When the pending `QdiscWake` of a discipline that holds packets back will come.
+    pub(crate) wake_at_ns: Option<cc::Nanos>,
 }
 
 impl LinkAqm {
@@ -63,6 +65,7 @@ impl LinkAqm {
             dropped: Vec::new(),
             marks_counted: 0,
             data_inside: Vec::new(),
+            wake_at_ns: None,
         }
     }
 

@@ -11,7 +11,7 @@
 use super::count_drop;
 use crate::link::aqm::LinkRandom;
 use crate::link::LinkId;
-use crate::Simulation;
+use crate::{EvKind, Simulation};
 use pathmodel::aqm::{Aqm, DropCause};
 use transport::Packet;
 
@@ -66,10 +66,40 @@ impl Simulation {
         }
         link.stats.ce_marks += a.take_new_marks();
         link.q_bytes = a.q.bytes();
+        let wake = a.q.next_ready_ns();
         self.aqm_drop_all(lid, &mut dropped);
         match next {
             Some(p) => self.start_tx(lid, p),
-            None => self.links[lid as usize].idle_since_ns = now,
+            None => {
+                self.links[lid as usize].idle_since_ns = now;
+                if let Some(t) = wake {
+                    self.aqm_wake_at(lid, t);
+                }
+            }
+        }
+    }
+
+    /// Link `lid`'s discipline holds its packets until `t` (fq's pacing): try again then, one
+    /// wake pending at a time (an earlier one replaces a later in effect: the later finds the
+    /// transmitter busy or the packets gone, or schedules again).
+    fn aqm_wake_at(&mut self, lid: LinkId, t: cc::Nanos) {
+        let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
+        if a.wake_at_ns.is_some_and(|w| w <= t && w > self.now) {
+            return;
+        }
+        a.wake_at_ns = Some(t);
+        self.push(t, EvKind::QdiscWake, lid);
+    }
+
+    /// A wake-up of link `lid`'s discipline: start its next packet if the transmitter is free.
+    pub(crate) fn on_qdisc_wake(&mut self, lid: u32) {
+        let link = &mut self.links[lid as usize];
+        let a = link.aqm.as_deref_mut().expect("a discipline");
+        if a.wake_at_ns == Some(self.now) {
+            a.wake_at_ns = None;
+        }
+        if link.in_tx.is_none() && link.paused_until <= self.now {
+            self.aqm_next_tx(lid);
         }
     }
 

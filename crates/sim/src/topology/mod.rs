@@ -29,6 +29,7 @@ use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
 use crate::link::{aqm, Link, LinkId, NodeKind};
 use crate::rng::Rng;
 use cc::Nanos;
+use pathmodel::aqm::LinkContext;
 
 mod star;
 use star::build_star;
@@ -67,6 +68,8 @@ pub(crate) struct DumbbellFabric {
     rtt_ns: Nanos,
     /// Sender hosts: (sender index, NIC, downlink).
     hosts: Vec<(Option<u32>, LinkId, LinkId)>,
+    /// The senders' egress qdisc when it is fq (`[topology.sender_qdisc]`), else None.
+    sender_fq: Option<config::QdiscSpec>,
 }
 
 pub(crate) struct StarFabric {
@@ -184,6 +187,7 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
             access_rate,
             rtt_ns: b.rtt_ns,
             hosts: Vec::new(),
+            sender_fq: d.sender_fq().cloned(),
         }),
         monitored: vec![(bottleneck, "bottleneck"), (bottleneck_rev, "bottleneck_rev")],
         receiver_rate_bps: access_rate,
@@ -217,6 +221,11 @@ impl Fabric {
                             Rng::new(seed, 100 + 2 * i as u64),
                         );
                         nic.is_sender_nic = true;
+                        if let Some(spec) = &d.sender_fq {
+                            // The host's fq: the NIC is event-driven and paces (`link/aqm.rs`).
+                            let ctx = LinkContext { rate_bps: d.access_rate, ..Default::default() };
+                            nic.aqm = Some(Box::new(aqm::LinkAqm::new(spec, &ctx)));
+                        }
                         let nic = add(links, nic);
                         let down = add(
                             links,
