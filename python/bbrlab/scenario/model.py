@@ -35,9 +35,9 @@ class Codel(Strict):
     """CoDel (RFC 8289, Linux `sch_codel`): drops, or CE-marks with `ecn`, at dequeue once the time packets wait has stayed above `target_ns` for `interval_ns`, then ever faster (interval/sqrt(drops)) until it falls below. Tail-drops at the link's `buffer` (Linux's 1000 packets if the link sets none)."""
 
     kind: Literal["codel"] = "codel"
-    target: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=5000000, description="Acceptable standing queueing delay (ns): a packet that waited less is never dropped. Linux's default, 5 ms.")
-    interval: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=100000000, description="How long the delay must stay above target before the first drop, and the spacing of the first drops (ns): about the largest RTT of the flows. Linux's default, 100 ms.")
-    ce_threshold: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] | None = Field(default=None, description="CE-mark every ECN-capable packet that waited longer than this (ns), whatever the control law says (DCTCP-style shallow marking). Unset (the default): off.")
+    target: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=5000000, description="Acceptable standing queueing delay (ns): a packet that waited less is never dropped. Linux's default, 5 ms.")
+    interval: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=100000000, description="How long the delay must stay above target before the first drop, and the spacing of the first drops (ns): about the largest RTT of the flows. Linux's default, 100 ms.")
+    ce_threshold: Annotated[TimeNs, Bounds("time", 0, 60000000000)] | None = Field(default=None, description="CE-mark every ECN-capable packet that waited longer than this (ns), whatever the control law says (DCTCP-style shallow marking). Unset (the default): off.")
     ecn: bool = Field(default=False, description="CE-mark ECN-capable packets instead of dropping them. Off by default, as in Linux's `codel` (its `fq_codel` defaults to on).")
 
 
@@ -45,24 +45,24 @@ class FqCodel(Strict):
     """FQ-CoDel (RFC 8290, Linux `sch_fq_codel`): packets hashed by flow into `flows` queues, each under its own CoDel, served by deficit round robin `quantum_bytes` at a time, with flows that just became active served first. Over the link's `buffer` (Linux's 10240 packets if the link sets none) it drops from the head of the queue holding most bytes."""
 
     kind: Literal["fq_codel"] = "fq_codel"
-    target: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=5000000, description="Acceptable standing queueing delay per flow (ns). Linux's default, 5 ms.")
-    interval: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=100000000, description="How long a flow's delay must stay above target before its first drop, and the spacing of the first drops (ns). Linux's default, 100 ms.")
-    ce_threshold: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] | None = Field(default=None, description="CE-mark every ECN-capable packet that waited longer than this (ns), whatever the control law says. Unset (the default): off.")
+    target: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=5000000, description="Acceptable standing queueing delay per flow (ns). Linux's default, 5 ms.")
+    interval: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=100000000, description="How long a flow's delay must stay above target before its first drop, and the spacing of the first drops (ns). Linux's default, 100 ms.")
+    ce_threshold: Annotated[TimeNs, Bounds("time", 0, 60000000000)] | None = Field(default=None, description="CE-mark every ECN-capable packet that waited longer than this (ns), whatever the control law says. Unset (the default): off.")
     ecn: bool = Field(default=True, description="CE-mark ECN-capable packets instead of dropping them. On by default, as in Linux.")
     quantum: Annotated[SizeBytes, Bounds("size", 256, 1048576)] = Field(default=1514, description="Bytes a flow may send per round of the round robin (at least 256). Linux's default: the device MTU with its Ethernet header, 1514.")
     flows: Annotated[Count, Bounds("count", 1, 65536)] = Field(default=1024, description="Number of flow queues that packets are hashed into (1 to 65536; flows that hash alike share a queue). Linux's default, 1024.")
-    drop_batch_packets: Annotated[Count, Bounds("count", 1, 4294967295)] = Field(default=64, description="Most packets dropped at once from the fullest queue when the buffer overflows (up to half of that queue's bytes; at least 1). Linux's default, 64.")
+    drop_batch_packets: Annotated[Count, Bounds("count", 1, 65536)] = Field(default=64, description="Most packets dropped at once from the fullest queue when the buffer overflows (up to half of that queue's bytes; at least 1). Linux's default, 64.")
 
 
 class Pie(Strict):
     """PIE (RFC 8033, Linux `sch_pie`): drops arrivals at random with a probability that a PI controller of the queueing delay updates every `tupdate_ns`; a queue that was quiet lets a burst of up to `max_burst_ns` through. Drops at the link's buffer (1000 packets if the link has none)."""
 
     kind: Literal["pie"] = "pie"
-    target: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=15000000, description="Queueing delay the controller holds (ns; Linux `target`, 15 ms).")
-    tupdate: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=15000000, description="Interval between probability updates (ns; Linux `tupdate`, 15 ms).")
+    target: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=15000000, description="Queueing delay the controller holds (ns; Linux `target`, 15 ms).")
+    tupdate: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=15000000, description="Interval between probability updates (ns; Linux `tupdate`, 15 ms).")
     alpha: Fraction = Field(default=0.125, description="Integral gain, per second of delay above target (Hz; Linux `alpha` 2 = 0.125 Hz), scaled down while the probability is small (RFC 8033 \u00a74.2).")
     beta: Fraction = Field(default=1.25, description="Proportional gain, per second of delay change (Hz; Linux `beta` 20 = 1.25 Hz).")
-    max_burst: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=150000000, description="Burst allowance: no early drop for this long after the queue was quiet (ns; 150 ms).")
+    max_burst: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=150000000, description="Burst allowance: no early drop for this long after the queue was quiet (ns; 150 ms).")
     ecn: bool = Field(default=False, description="CE-mark ECN-capable packets instead of dropping them while the probability is at or below `mark_ecn_threshold` (Linux `ecn`, off).")
     mark_ecn_threshold: Fraction = Field(default=0.1, description="Probability (0..1) above which ECN-capable packets are dropped too (Linux: 0.1).")
 
@@ -71,11 +71,11 @@ class DualPI2(Strict):
     """DualPI2 (RFC 9332, Linux `sch_dualpi2`): ECT(1) and CE packets wait in a low-latency queue marked at a step threshold and with k·p', the others in a classic queue dropped or marked with p'², p' from a PI controller of the queueing delay; a weighted round robin gives the L queue priority. Both share the link's buffer (10000 packets if none)."""
 
     kind: Literal["dualpi2"] = "dualpi2"
-    target: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=15000000, description="Classic queueing delay the PI controller holds (ns; Linux `target`, 15 ms).")
-    tupdate: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=16000000, description="Interval between updates of the base probability p' (ns; Linux `tupdate`, 16 ms).")
+    target: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=15000000, description="Classic queueing delay the PI controller holds (ns; Linux `target`, 15 ms).")
+    tupdate: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=16000000, description="Interval between updates of the base probability p' (ns; Linux `tupdate`, 16 ms).")
     alpha: Fraction = Field(default=0.16, description="Integral gain, p' per second of delay above target per update (Hz; 0.16).")
     beta: Fraction = Field(default=3.2, description="Proportional gain, p' per second of delay change per update (Hz; 3.2).")
-    step_threshold: Annotated[TimeNs, Bounds("time", 0, 18446744073709551615)] = Field(default=1000000, description="L-queue sojourn above which an L4S packet is CE-marked (ns; Linux `step_thresh`, 1 ms).")
+    step_threshold: Annotated[TimeNs, Bounds("time", 0, 60000000000)] = Field(default=1000000, description="L-queue sojourn above which an L4S packet is CE-marked (ns; Linux `step_thresh`, 1 ms).")
     coupling_factor: Fraction = Field(default=2.0, description="Coupling factor k: the L queue's coupled marking probability is k\u00b7p' (Linux 2).")
     c_protection_percent: Annotated[Count, Bounds("count", 0, 255)] = Field(default=10, description="Classic queue's share of the round robin while both queues wait, in percent (Linux `c_protection`, 10): the L queue gets the rest.")
     drop_overload: bool = Field(default=True, description="When k\u00b7p' exceeds 1 (overload), drop L4S packets with p'\u00b2 instead of only marking them, and drop classic ECN packets rather than mark them (Linux `drop_overload`, on).")

@@ -113,6 +113,8 @@ const FQ_EMU: &str = "--backend emu would need the kernel's fq qdisc on the send
 
 /// A queue discipline as a scenario names it: `qdisc = { kind = "…", … }`, times in ns.
 /// Each variant's parameters default to the Linux qdisc's defaults.
+/// Bounds: a time at most a minute (far beyond any queue's control timescale), a count at
+/// most 10⁹, so a typo is refused in one line rather than run.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscSpec {
@@ -130,16 +132,19 @@ pub enum QdiscSpec {
         /// Linux's default, 5 ms.
         #[serde(default = "codel::default_target_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         target_ns: u64,
         /// How long the delay must stay above target before the first drop, and the spacing
         /// of the first drops (ns): about the largest RTT of the flows. Linux's default, 100 ms.
         #[serde(default = "codel::default_interval_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         interval_ns: u64,
         /// CE-mark every ECN-capable packet that waited longer than this (ns), whatever the
         /// control law says (DCTCP-style shallow marking). Unset (the default): off.
         #[serde(default)]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         ce_threshold_ns: Option<u64>,
         /// CE-mark ECN-capable packets instead of dropping them. Off by default, as in Linux's
         /// `codel` (its `fq_codel` defaults to on).
@@ -156,16 +161,19 @@ pub enum QdiscSpec {
         /// Acceptable standing queueing delay per flow (ns). Linux's default, 5 ms.
         #[serde(default = "codel::default_target_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         target_ns: u64,
         /// How long a flow's delay must stay above target before its first drop, and the
         /// spacing of the first drops (ns). Linux's default, 100 ms.
         #[serde(default = "codel::default_interval_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         interval_ns: u64,
         /// CE-mark every ECN-capable packet that waited longer than this (ns), whatever the
         /// control law says. Unset (the default): off.
         #[serde(default)]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         ce_threshold_ns: Option<u64>,
         /// CE-mark ECN-capable packets instead of dropping them. On by default, as in Linux.
         #[serde(default = "fq_codel::default_ecn")]
@@ -186,7 +194,7 @@ pub enum QdiscSpec {
         /// Most packets dropped at once from the fullest queue when the buffer overflows
         /// (up to half of that queue's bytes; at least 1). Linux's default, 64.
         #[serde(default = "fq_codel::default_drop_batch_packets")]
-        #[schemars(range(min = 1))]
+        #[schemars(range(min = 1, max = 65_536))]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
         drop_batch_packets: u32,
     },
@@ -200,10 +208,12 @@ pub enum QdiscSpec {
         /// Queueing delay the controller holds (ns; Linux `target`, 15 ms).
         #[serde(default = "pie::default_target_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         target_ns: u64,
         /// Interval between probability updates (ns; Linux `tupdate`, 15 ms).
         #[serde(default = "pie::default_tupdate_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         tupdate_ns: u64,
         /// Integral gain, per second of delay above target (Hz; Linux `alpha` 2 = 0.125 Hz),
         /// scaled down while the probability is small (RFC 8033 §4.2).
@@ -217,6 +227,7 @@ pub enum QdiscSpec {
         /// Burst allowance: no early drop for this long after the queue was quiet (ns; 150 ms).
         #[serde(default = "pie::default_max_burst_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         max_burst_ns: u64,
         /// CE-mark ECN-capable packets instead of dropping them while the probability is at or
         /// below `mark_ecn_threshold` (Linux `ecn`, off).
@@ -238,10 +249,12 @@ pub enum QdiscSpec {
         /// Classic queueing delay the PI controller holds (ns; Linux `target`, 15 ms).
         #[serde(default = "dualpi2::default_target_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         target_ns: u64,
         /// Interval between updates of the base probability p' (ns; Linux `tupdate`, 16 ms).
         #[serde(default = "dualpi2::default_tupdate_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         tupdate_ns: u64,
         /// Integral gain, p' per second of delay above target per update (Hz; 0.16).
         #[serde(default = "dualpi2::default_alpha")]
@@ -254,6 +267,7 @@ pub enum QdiscSpec {
         /// L-queue sojourn above which an L4S packet is CE-marked (ns; Linux `step_thresh`, 1 ms).
         #[serde(default = "dualpi2::default_step_threshold_ns")]
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+        #[schemars(range(max = 60_000_000_000u64))]
         step_threshold_ns: u64,
         /// Coupling factor k: the L queue's coupled marking probability is k·p' (Linux 2).
         #[serde(default = "dualpi2::default_coupling_factor")]
