@@ -15,6 +15,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,9 +54,11 @@ def _scenario(tmp_path: Path, text: str, name: str = "emu-test"):
 
 def _linkemu_pids(owner: int | None = None) -> list[int]:
     """Emulator processes (they call themselves bbrlab-linkemu) of the runs of process ``owner``
-    (default: this one), told apart by the TUN names on their command line. Other runs on the
-    machine (another checkout's tests) have their own: they are neither counted nor killed here."""
-    mark = f'"{netns.tun_prefix(os.getpid() if owner is None else owner)}'.encode()
+    (default: this one), told apart by their config file on their command line, in the owner's
+    scratch directory. Other runs on the machine (another checkout's tests) have their own: they
+    are neither counted nor killed here."""
+    pid = os.getpid() if owner is None else owner
+    mark = f"@{tempfile.gettempdir()}/{netns.scratch_prefix(pid)}".encode()
     pids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():

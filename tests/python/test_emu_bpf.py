@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -319,7 +320,8 @@ def _guardians(owner: int) -> list[int]:
 
 
 def _linkemu(owner: int) -> list[int]:
-    return _procs_with(f'"{netns.tun_prefix(owner)}'.encode())
+    # The emulator's command line names its config file, in the owner's scratch directory.
+    return _procs_with(f"@{tempfile.gettempdir()}/{netns.scratch_prefix(owner)}".encode())
 
 
 @needs_bpf

@@ -238,3 +238,12 @@ def test_dir_lists_the_public_api_without_importing_it() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_compare_axes_are_the_alias_tables_paths():
+    """compare keeps its own copy of the four path axes (an import of sweep/aliases.py would
+    close a cycle): it must name the same paths as the one alias table."""
+    from bbrlab.emu.compare import AXES
+    from bbrlab.sweep.aliases import ALIASES
+
+    assert all(ALIASES[k] == v for k, v in AXES.items())

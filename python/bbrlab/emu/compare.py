@@ -36,12 +36,17 @@ import pandas as pd
 from ..errors import UserError
 from ..plots.figures import subplots
 from ..scenario import load_scenario
-from ..sweep.aliases import ALIASES
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
-#: The grid axes compare's fidelity points use: the one alias table's path names (sweep/aliases.py).
-AXES = {name: ALIASES[name] for name in ("rate", "rtt", "loss", "buffer")}
+#: The grid axes compare's fidelity points use (the same paths as sweep/aliases.py's short names;
+#: importing that table here would close an import cycle emu -> sweep -> engine -> emu).
+AXES = {
+    "rate": "topology.bottleneck.rate",
+    "rtt": "topology.bottleneck.rtt",
+    "loss": "topology.bottleneck.loss",
+    "buffer": "topology.bottleneck.buffer",
+}
 
 # 8 points spanning rates 50-500 Mbit/s, RTT 10-100 ms, loss 0-2 %, buffer 0.5-2 BDP.
 FIDELITY_GRID: list[dict[str, str]] = [

@@ -90,7 +90,11 @@ def verdicts_unchecked(unchecked: bool = True) -> Iterator[None]:
 
 
 def shown_verdict(v: Verdict) -> Verdict:
-    """The verdict a report shows for a rule's ``v``: NOT_CHECKED inside `verdicts_unchecked`."""
+    """The verdict a report shows for a rule's ``v``: NOT_CHECKED inside `verdicts_unchecked`,
+    except for a claim the run did not test at all (it stays "not tested": there is nothing of
+    ours to show, at any size)."""
+    if v == Verdict.UNTESTED:
+        return v
     return Verdict.NOT_CHECKED if _UNCHECKED.get() else v
 
 

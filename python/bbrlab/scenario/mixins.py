@@ -165,11 +165,15 @@ class ScenarioBase(Strict):
     def human(self) -> dict[str, Any]:
         """The scenario as TOML-ready tables in human units, defaults filled, None omitted, and a
         star's ``pfc`` table only when ``lossless`` is on (otherwise nothing reads it, and written
-        out it would suggest PAUSE; see ``overrides.ignored_settings``)."""
+        out it would suggest PAUSE; see ``overrides.ignored_settings``), no empty schedule."""
         out = self.model_dump(mode="json", by_alias=True, exclude_none=True)
         topology = out.get("topology", {})
         if topology.get("kind") == "star" and not topology.get("lossless"):
             topology.pop("pfc", None)
+        # An empty schedule is no schedule: `schedule = []` would only be noise in the file.
+        bottleneck = topology.get("bottleneck")
+        if isinstance(bottleneck, dict) and bottleneck.get("schedule") == []:
+            bottleneck.pop("schedule")
         return out
 
     def to_toml(self, *, header: str | None = None) -> str:
