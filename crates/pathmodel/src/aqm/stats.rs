@@ -82,18 +82,6 @@ impl SojournHist {
         }
         self.max_ns as f64
     }
-    /// The sojourns recorded since `earlier` (a copy of this histogram taken then): the
-    /// counts of an interval. Its `max_ns` is the whole history's (an upper bound for the
-    /// interval's), which only caps a quantile that falls in the top bin.
-    pub fn since(&self, earlier: &SojournHist) -> SojournHist {
-        SojournHist {
-            bins: self.bins.iter().zip(&earlier.bins).map(|(a, b)| a - b).collect(),
-            count: self.count - earlier.count,
-            sum_ns: self.sum_ns - earlier.sum_ns,
-            max_ns: self.max_ns,
-        }
-    }
-
     /// Add another histogram's counts (a class's into a queue's total).
     pub fn merge(&mut self, o: &SojournHist) {
         for (a, b) in self.bins.iter_mut().zip(&o.bins) {
@@ -162,22 +150,5 @@ mod tests {
         assert!((h.mean_ns() - 5_005_000.0).abs() < 1.0);
         assert_eq!(h.count(), 1000);
         assert!(SojournHist::default().quantile_ns(0.5).is_nan());
-    }
-
-    #[test]
-    fn an_interval_is_what_was_recorded_since_its_start() {
-        let mut h = SojournHist::default();
-        for _ in 0..100 {
-            h.record(50_000_000); // 50 ms: a first interval of long waits
-        }
-        let start = h.clone();
-        for _ in 0..100 {
-            h.record(1_000_000); // then 1 ms
-        }
-        let i = h.since(&start);
-        assert_eq!(i.count(), 100);
-        assert!((i.mean_ns() - 1e6).abs() < 1.0);
-        assert!((i.quantile_ns(0.99) / 1e6 - 1.0).abs() < 0.05, "{}", i.quantile_ns(0.99));
-        assert!(h.quantile_ns(0.75) > 40e6); // the whole history's still has them
     }
 }
