@@ -384,16 +384,22 @@ def test_bulk_goodput_matches_rate(tmp_path):
         'duration = "6s"\n[topology]\nbottleneck = { rate = "100Mbps", rtt = "20ms", buffer = "1bdp" }\n[[flows]]\ncc = "cubic"\n',
     )
     ts = res.timeseries
-    steady = ts[ts["t_s"] > 2.0]["goodput_bps"].mean()
+    # The median interval, not the mean: the link's rate is what is checked, and one loss episode of
+    # the kernel's TCP (an RTO on a busy CI machine cost a mean 11 % once, every interval but a few
+    # at the full rate) is TCP's, not the emulator's. A wrong rate moves every interval.
+    after = ts[ts["t_s"] > 2.0]["goodput_bps"]
+    steady = after.median()
     # The emulator charges IP length + 38 B framing per packet (as the simulator); with 1448 B of
     # payload per 1500 B IP packet the payload share of the link rate is 1448/1538.
     expected = 100e6 * 1448 / 1538
     print(
-        f"goodput {steady / 1e6:.2f} Mbit/s vs payload rate {expected / 1e6:.2f} Mbit/s ({steady / expected - 1:+.2%})"
+        f"goodput median {steady / 1e6:.2f} Mbit/s (mean {after.mean() / 1e6:.2f}) vs payload rate "
+        f"{expected / 1e6:.2f} Mbit/s ({steady / expected - 1:+.2%}); per interval: "
+        + " ".join(f"{x / 1e6:.1f}" for x in after)
     )
     assert abs(steady / expected - 1) <= 0.03
     q = res.queue[res.queue["queue"] == "bottleneck"]
-    assert q["utilization"].iloc[25:].mean() > 0.97
+    assert q["utilization"].iloc[25:].median() > 0.97
     assert res.summary["run"]["backend"] == "emu"
     assert res.summary["run"]["emu"]["sysctls"]["tcp_wmem"]
     _assert_clean()
