@@ -7,10 +7,12 @@
 # libns3-dev) installs. libns3-core.so already depends on the runtime libgsl, so those two
 # arguments are dropped here rather than asking for libgsl-dev as well.
 #
-# Usage: sh bench/ns3/build.sh [OUTPUT]   (default OUTPUT: bench/ns3/dumbbell, git-ignored)
+# Usage: sh bench/ns3/build.sh [OUTPUT [SOURCE]]   (default: bench/ns3/dumbbell from dumbbell.cc;
+#        sh bench/ns3/build.sh bench/ns3/dctcp_fig17 bench/ns3/dctcp_fig17.cc for the Fig. 17 run)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/dumbbell}
+src=${2:-$here/dumbbell.cc}
 modules="ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control"
 if ! pkg-config --exists $modules 2>/dev/null; then
     echo "build.sh: ns-3 development files not found (pkg-config $modules); install them with:" >&2
@@ -33,4 +35,4 @@ for arg in $(pkg-config --libs $modules); do
 done
 # -O2 as Debian builds libns3 itself; only this file is compiled here.
 set -x
-g++ -O2 -std=c++17 $cflags -o "$out" "$here/dumbbell.cc" $libs
+g++ -O2 -std=c++17 $cflags -o "$out" "$src" $libs
