@@ -51,8 +51,8 @@
 //! discipline [`Codel`] here is Linux `sch_codel`: one such queue, tail drop at the limit
 //! (`codel_qdisc_enqueue()`), 1000 packets by default.
 
-use super::backlog::Backlog;
-use super::{Aqm, AqmStats, ClassStats, DropCause, Limit, LinkContext, QdiscSpec};
+use super::backlog::{Backlog, Occupancy};
+use super::{Aqm, ClassStats, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// RFC 8289 §4 (TARGET) and Linux `codel_params_init()`: 5 ms, 5–10 % of the interval.
@@ -244,21 +244,25 @@ impl CodelParams {
 /// Linux `sch_codel`: one FIFO under CoDel, tail drop at the limit.
 pub struct Codel<P> {
     q: Backlog<P>,
-    limit: Limit,
+    held: Held,
     params: CodelParams,
     vars: CodelVars,
-    stats: AqmStats,
 }
 
 /// [`CodelSource`] over a whole FIFO.
-impl<P: PathPacket> CodelSource<P> for Backlog<P> {
+struct FifoSource<'a, P> {
+    q: &'a mut Backlog<P>,
+    held: &'a mut Occupancy,
+}
+
+impl<P: PathPacket> CodelSource<P> for FifoSource<'_, P> {
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, P)> {
-        Backlog::pop(self)
+        self.q.pop(self.held)
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        self.bytes()
+        self.held.bytes
     }
 }
 
@@ -269,7 +273,7 @@ impl<P: PathPacket> Codel<P> {
         };
         Codel {
             q: Backlog::new(),
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
             params: CodelParams {
                 target_ns,
                 interval_ns,
@@ -278,7 +282,6 @@ impl<P: PathPacket> Codel<P> {
                 max_packet_bytes: 0,
             },
             vars: CodelVars::default(),
-            stats: AqmStats::new(1),
         }
     }
 }
@@ -291,9 +294,8 @@ impl<P: PathPacket> Aqm<P> for Codel<P> {
         _rng: &mut dyn Random,
         _dropped: &mut Vec<(P, DropCause)>,
     ) -> Result<(), (P, DropCause)> {
-        let c = &mut self.stats.classes[0];
-        let p = Backlog::tail_drop(&self.limit, self.q.bytes(), self.q.packets(), p, c)?;
-        self.q.push(now, p, c);
+        let p = self.held.tail_drop(0, p)?;
+        self.q.push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[0]);
         Ok(())
     }
 
@@ -303,22 +305,12 @@ impl<P: PathPacket> Aqm<P> for Codel<P> {
         _rng: &mut dyn Random,
         dropped: &mut Vec<(P, DropCause)>,
     ) -> Option<P> {
-        let c = &mut self.stats.classes[0];
-        self.params.dequeue(&mut self.vars, now, &mut self.q, c, dropped)
+        let c = &mut self.held.stats.classes[0];
+        let mut src = FifoSource { q: &mut self.q, held: &mut self.held.occupancy };
+        self.params.dequeue(&mut self.vars, now, &mut src, c, dropped)
     }
 
-    fn bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.q.packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -326,6 +318,7 @@ mod tests {
     use super::*;
     use crate::aqm::testbed::{cbr, merge, Service, Testbed};
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket};
 
     /// Every test packet is 1000 bytes and takes 1 ms to send.

@@ -42,7 +42,7 @@
 
 use super::backlog::Backlog;
 use super::pie::MTU_BYTES;
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
+use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// Linux `dualpi2_reset_default`: limit 10000 packets ("max 125 ms at 1 Gbps").
@@ -91,7 +91,7 @@ enum Verdict {
 pub struct DualPi2<P> {
     /// The classic and the L queue, indexed by `C` and `L`: (enqueue time, packet).
     queues: [Backlog<P>; 2],
-    limit: Limit,
+    held: Held,
     // Parameters.
     target_ns: Nanos,
     tupdate_ns: Nanos,
@@ -110,7 +110,6 @@ pub struct DualPi2<P> {
     /// WRR credit in weighted bytes: the L queue is served while it is ≤ 0.
     credit: i64,
     credit_init: i64,
-    stats: AqmStats,
 }
 
 impl<P: PathPacket> DualPi2<P> {
@@ -134,7 +133,7 @@ impl<P: PathPacket> DualPi2<P> {
         let credit_init = MTU_BYTES as i64 * (weight_c - weight_l);
         DualPi2 {
             queues: [Backlog::new(), Backlog::new()],
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 2),
             target_ns,
             tupdate_ns: tupdate_ns.max(1),
             alpha_hz: alpha,
@@ -149,7 +148,6 @@ impl<P: PathPacket> DualPi2<P> {
             next_update: tupdate_ns.max(1),
             credit: credit_init,
             credit_init,
-            stats: AqmStats::new(2),
         }
     }
 
@@ -165,7 +163,7 @@ impl<P: PathPacket> DualPi2<P> {
 
     #[cfg(test)]
     pub(crate) fn limit_packets(&self) -> Option<u64> {
-        self.limit.packets
+        self.held.limit().packets
     }
 
     #[cfg(test)]
@@ -240,10 +238,8 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
     ) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
         let i = if p.ecn().is_l4s() { L } else { C };
-        let (bytes, packets) = (self.bytes(), self.packets());
-        let c = &mut self.stats.classes[i];
-        let p = Backlog::tail_drop(&self.limit, bytes, packets, p, c)?;
-        self.queues[i].push(now, p, c);
+        let p = self.held.tail_drop(i, p)?;
+        self.queues[i].push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[i]);
         Ok(())
     }
 
@@ -265,12 +261,13 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
                 self.credit = self.credit_init;
                 return None;
             };
-            let (t, mut p) = self.queues[i].pop().expect("queue checked non-empty");
+            let popped = self.queues[i].pop(&mut self.held.occupancy);
+            let (t, mut p) = popped.expect("queue checked non-empty");
             let wire = p.wire_bytes();
             let ect = p.ecn().is_ect();
             let mut mark = match self.coupled_aqm(i, ect, rng) {
                 Verdict::Drop => {
-                    self.stats.classes[i].drops_aqm += 1;
+                    self.held.stats.classes[i].drops_aqm += 1;
                     dropped.push((p, DropCause::Aqm));
                     continue;
                 }
@@ -280,7 +277,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
             let sojourn = now - t;
             // The L queue's own step AQM; the classifier admits only ECN-capable packets there.
             mark |= i == L && sojourn > self.step_threshold_ns;
-            let c = &mut self.stats.classes[i];
+            let c = &mut self.held.stats.classes[i];
             if mark && ect {
                 p.set_ce();
                 c.ce_marks += 1;
@@ -291,18 +288,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.queues[C].bytes() + self.queues[L].bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.queues[C].packets() + self.queues[L].packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]

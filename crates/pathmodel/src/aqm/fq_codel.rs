@@ -43,8 +43,9 @@
 //! every flow), no map lookup (the multiply-shift hash), and a scan of the per-flow byte
 //! counts only on overflow, amortized by the batch drop as in Linux.
 
+use super::backlog::Occupancy;
 use super::codel::{CodelParams, CodelSource, CodelVars};
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
+use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random};
 use std::collections::VecDeque;
 
@@ -101,34 +102,28 @@ pub struct FqCodel<P> {
     old_flows: VecDeque<u32>,
     quantum_bytes: i64,
     drop_batch_packets: u32,
-    bytes: u64,
-    packets: u64,
-    limit: Limit,
+    held: Held,
     params: CodelParams,
-    stats: AqmStats,
 }
 
 /// [`CodelSource`] over one flow's queue, keeping the discipline's counts.
 struct FlowSource<'a, P> {
     q: &'a mut VecDeque<(Nanos, P)>,
     backlog: &'a mut u64,
-    bytes: &'a mut u64,
-    packets: &'a mut u64,
+    held: &'a mut Occupancy,
 }
 
 impl<P: PathPacket> CodelSource<P> for FlowSource<'_, P> {
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, P)> {
         let (t, p) = self.q.pop_front()?;
-        let len = p.wire_bytes() as u64;
-        *self.backlog -= len;
-        *self.bytes -= len;
-        *self.packets -= 1;
+        *self.backlog -= p.wire_bytes() as u64;
+        self.held.remove(p.wire_bytes());
         Some((t, p))
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        *self.bytes
+        self.held.bytes
     }
 }
 
@@ -167,9 +162,7 @@ impl<P: PathPacket> FqCodel<P> {
             old_flows,
             quantum_bytes: quantum_bytes.clamp(MIN_QUANTUM_BYTES, MAX_QUANTUM_BYTES) as i64,
             drop_batch_packets: drop_batch_packets.max(1),
-            bytes: 0,
-            packets: 0,
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
             params: CodelParams {
                 target_ns,
                 interval_ns,
@@ -177,7 +170,6 @@ impl<P: PathPacket> FqCodel<P> {
                 ecn,
                 max_packet_bytes: 0,
             },
-            stats: AqmStats::new(1),
         }
     }
 
@@ -186,12 +178,6 @@ impl<P: PathPacket> FqCodel<P> {
     fn bucket(&self, flow_key: u64) -> usize {
         let hash32 = flow_key.wrapping_mul(FIB_HASH_MUL) >> 32;
         ((hash32 * self.flows.len() as u64) >> 32) as usize
-    }
-
-    #[inline]
-    fn over_limit(&self) -> bool {
-        self.limit.bytes.is_some_and(|l| self.bytes > l)
-            || self.limit.packets.is_some_and(|l| self.packets > l)
     }
 
     /// Linux `fq_codel_drop()`: drop from the head of the queue with the most bytes, up to a
@@ -230,9 +216,9 @@ impl<P: PathPacket> FqCodel<P> {
         }
         f.vars.count = f.vars.count.wrapping_add(n);
         self.backlogs[idx] -= len;
-        self.bytes -= len;
-        self.packets -= n as u64;
-        self.stats.classes[0].drops_overflow += n as u64;
+        self.held.occupancy.bytes -= len;
+        self.held.occupancy.packets -= n as u64;
+        self.held.stats.classes[0].drops_overflow += n as u64;
         own
     }
 }
@@ -255,16 +241,15 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
             self.new_flows.push_back(idx as u32);
         }
         self.backlogs[idx] += len;
-        self.bytes += len;
-        self.packets += 1;
+        self.held.occupancy.add(len as u32);
         let mut own = None;
-        while self.over_limit() {
+        while self.held.over_limit() {
             own = own.or(self.drop_from_fattest(idx, dropped));
         }
         match own {
             Some(p) => Err((p, DropCause::Overflow)),
             None => {
-                self.stats.classes[0].enqueued += 1;
+                self.held.stats.classes[0].enqueued += 1;
                 Ok(())
             }
         }
@@ -293,10 +278,9 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
             let mut src = FlowSource {
                 q: &mut f.q,
                 backlog: &mut self.backlogs[idx],
-                bytes: &mut self.bytes,
-                packets: &mut self.packets,
+                held: &mut self.held.occupancy,
             };
-            let c = &mut self.stats.classes[0];
+            let c = &mut self.held.stats.classes[0];
             if let Some(p) = self.params.dequeue(&mut f.vars, now, &mut src, c, dropped) {
                 f.deficit -= p.wire_bytes() as i64;
                 return Some(p);
@@ -310,18 +294,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn packets(&self) -> u64 {
-        self.packets
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -330,6 +303,7 @@ mod tests {
     use crate::aqm::codel::{DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
     use crate::aqm::testbed::{cbr, merge, Service, Testbed};
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket, TestRng, MS};
 
     /// FQ-CoDel with Linux's defaults but for the given fields.
@@ -583,6 +557,6 @@ mod tests {
         assert!(matches!(q, AnyAqm::FqCodel(_)));
         // No link buffer: Linux's default limit.
         let q = FqCodel::<TestPacket>::new(&fq, &LinkContext::default());
-        assert_eq!(q.limit.packets, Some(DEFAULT_LIMIT_PACKETS));
+        assert_eq!(q.held.limit().packets, Some(DEFAULT_LIMIT_PACKETS));
     }
 }

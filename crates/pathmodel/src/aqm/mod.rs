@@ -12,12 +12,25 @@
 //!
 //! A link calls [`Aqm::enqueue`] for every packet that reaches its queue (after random loss and
 //! any policer), and [`Aqm::dequeue`] whenever its transmitter is free. A discipline keeps the
-//! time each packet entered (its sojourn is measured at dequeue), its buffer limit
-//! ([`Limit`]: every discipline tail-drops beyond it), and its counters ([`AqmStats`]).
+//! time each packet entered (its sojourn is measured at dequeue), and in a [`Held`] what it
+//! holds, its buffer limit ([`Limit`]: every discipline tail-drops beyond it) and its counters
+//! ([`AqmStats`]).
 //!
 //! Adding a discipline: one file here with a type that implements [`Aqm`] and is built from its
 //! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
 //! variant, static dispatch by a match).
+
+/// The [`Aqm`] accessors of a discipline that keeps its [`Held`] in its field `held`.
+macro_rules! held_in_field {
+    () => {
+        fn held(&self) -> &Held {
+            &self.held
+        }
+        fn held_mut(&mut self) -> &mut Held {
+            &mut self.held
+        }
+    };
+}
 
 mod backlog;
 pub mod codel;
@@ -32,6 +45,7 @@ mod testbed;
 #[cfg(test)]
 mod testbed_pie;
 
+pub use backlog::Held;
 pub use stats::{AqmStats, ClassStats, SojournHist};
 
 use crate::{Nanos, PathPacket, Random};
@@ -86,14 +100,28 @@ pub trait Aqm<P: PathPacket> {
         dropped: &mut Vec<(P, DropCause)>,
     ) -> Option<P>;
 
+    /// What the discipline holds, its limit and its counters.
+    fn held(&self) -> &Held;
+    fn held_mut(&mut self) -> &mut Held;
+
     /// Bytes waiting.
-    fn bytes(&self) -> u64;
+    #[inline]
+    fn bytes(&self) -> u64 {
+        self.held().bytes()
+    }
     /// Packets waiting.
-    fn packets(&self) -> u64;
+    #[inline]
+    fn packets(&self) -> u64 {
+        self.held().packets()
+    }
     /// Counters since the start (drops and marks by cause, sojourn times).
-    fn stats(&self) -> &AqmStats;
+    fn stats(&self) -> &AqmStats {
+        self.held().stats()
+    }
     /// Change the buffer limit (a schedule's `buffer`); packets already queued stay.
-    fn set_limit(&mut self, limit: Limit);
+    fn set_limit(&mut self, limit: Limit) {
+        self.held_mut().set_limit(limit)
+    }
     /// The link's rate changed (a schedule's `rate`); no discipline here reads it yet (PIE's
     /// rate-based delay estimate, RFC 8033 §5.2, is not modelled: it uses timestamps as Linux
     /// does by default).
@@ -383,17 +411,12 @@ macro_rules! registry {
                        dropped: &mut Vec<(P, DropCause)>) -> Option<P> {
                 match self { $(AnyAqm::$variant(q) => q.dequeue(now, rng, dropped),)* }
             }
-            fn bytes(&self) -> u64 {
-                match self { $(AnyAqm::$variant(q) => q.bytes(),)* }
+            #[inline]
+            fn held(&self) -> &Held {
+                match self { $(AnyAqm::$variant(q) => q.held(),)* }
             }
-            fn packets(&self) -> u64 {
-                match self { $(AnyAqm::$variant(q) => q.packets(),)* }
-            }
-            fn stats(&self) -> &AqmStats {
-                match self { $(AnyAqm::$variant(q) => q.stats(),)* }
-            }
-            fn set_limit(&mut self, limit: Limit) {
-                match self { $(AnyAqm::$variant(q) => q.set_limit(limit),)* }
+            fn held_mut(&mut self) -> &mut Held {
+                match self { $(AnyAqm::$variant(q) => q.held_mut(),)* }
             }
             fn set_rate(&mut self, rate_bps: u64) {
                 match self { $(AnyAqm::$variant(q) => q.set_rate(rate_bps),)* }
