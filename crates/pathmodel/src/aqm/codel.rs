@@ -52,8 +52,8 @@
 //! (`codel_qdisc_enqueue()`), 1000 packets by default.
 
 use super::backlog::{Backlog, Occupancy};
-use super::{Aqm, ClassStats, DropCause, Held, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random, MS};
+use super::{Aqm, AqmIo, ClassStats, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket, MS};
 
 /// RFC 8289 §4 (TARGET) and Linux `codel_params_init()`: 5 ms, 5–10 % of the interval.
 pub const DEFAULT_TARGET_NS: Nanos = 5 * MS;
@@ -287,27 +287,16 @@ impl<P: PathPacket> Codel<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Codel<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         let p = self.held.tail_drop(0, p)?;
         self.q.push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[0]);
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
         let c = &mut self.held.stats.classes[0];
         let mut src = FifoSource { q: &mut self.q, held: &mut self.held.occupancy };
-        self.params.dequeue(&mut self.vars, now, &mut src, c, dropped)
+        self.params.dequeue(&mut self.vars, now, &mut src, c, io.dropped)
     }
 
     held_in_field!();
@@ -516,13 +505,15 @@ mod tests {
             ..Default::default()
         };
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&spec, &ctx);
-        let r: Vec<bool> =
-            (0..4).map(|s| q.enqueue(0, pkt(s), &mut rng, &mut dropped).is_ok()).collect();
+        let r: Vec<bool> = (0..4)
+            .map(|s| q.enqueue(0, pkt(s), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok())
+            .collect();
         assert_eq!(r, [true, true, true, false]);
         assert_eq!(q.stats().classes[0].drops_overflow, 1);
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&spec, &LinkContext::default());
-        let ok =
-            (0..1001).filter(|&s| q.enqueue(0, pkt(s), &mut rng, &mut dropped).is_ok()).count();
+        let ok = (0..1001)
+            .filter(|&s| q.enqueue(0, pkt(s), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok())
+            .count();
         assert_eq!(ok as u64, DEFAULT_LIMIT_PACKETS);
     }
 }

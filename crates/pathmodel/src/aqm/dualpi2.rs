@@ -42,7 +42,7 @@
 
 use super::backlog::Backlog;
 use super::pie::MTU_BYTES;
-use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// Linux `dualpi2_reset_default`: limit 10000 packets ("max 125 ms at 1 Gbps").
@@ -229,13 +229,7 @@ impl<P: PathPacket> DualPi2<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for DualPi2<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
         let i = if p.ecn().is_l4s() { L } else { C };
         let p = self.held.tail_drop(i, p)?;
@@ -243,12 +237,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
         self.catch_up(now);
         loop {
             // Linux `dequeue_packet`: L while the credit allows or C is empty.
@@ -265,10 +254,10 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
             let (t, mut p) = popped.expect("queue checked non-empty");
             let wire = p.wire_bytes();
             let ect = p.ecn().is_ect();
-            let mut mark = match self.coupled_aqm(i, ect, rng) {
+            let mut mark = match self.coupled_aqm(i, ect, io.rng) {
                 Verdict::Drop => {
                     self.held.stats.classes[i].drops_aqm += 1;
-                    dropped.push((p, DropCause::Aqm));
+                    io.dropped.push((p, DropCause::Aqm));
                     continue;
                 }
                 Verdict::Mark => true,
@@ -314,12 +303,14 @@ mod tests {
         let mut q = dualpi2(r#"{"kind": "dualpi2"}"#);
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for (seq, ecn) in [(1, Ecn::Ect1), (2, Ecn::Ce), (3, Ecn::Ect0), (4, Ecn::Ect1)] {
-            assert!(q.enqueue(0, pkt(seq, ecn), &mut rng, &mut dropped).is_ok());
+            assert!(q.enqueue(0, pkt(seq, ecn), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok());
         }
         assert_eq!((q.queue_packets(C), q.queue_packets(L)), (1, 3));
         // 0.5 ms: below the 1 ms step; 1.5 ms: above it (p' is 0: no coupled marks).
-        let mut out = vec![q.dequeue(MS / 2, &mut rng, &mut dropped).unwrap()];
-        out.extend(std::iter::from_fn(|| q.dequeue(3 * MS / 2, &mut rng, &mut dropped)));
+        let mut out = vec![q.dequeue(MS / 2, &mut AqmIo::new(&mut rng, &mut dropped)).unwrap()];
+        out.extend(std::iter::from_fn(|| {
+            q.dequeue(3 * MS / 2, &mut AqmIo::new(&mut rng, &mut dropped))
+        }));
         let got: Vec<_> = out.iter().map(|p| (p.seq, p.ecn)).collect();
         assert_eq!(got, [(1, Ecn::Ect1), (2, Ecn::Ce), (4, Ecn::Ce), (3, Ecn::Ect0)]);
         let s = q.stats();
@@ -340,9 +331,11 @@ mod tests {
         for _ in 0..40_000 {
             while q.packets() < 20 {
                 seq += 1;
-                assert!(q.enqueue(0, pkt(seq, ecn), &mut rng, &mut dropped).is_ok());
+                assert!(q
+                    .enqueue(0, pkt(seq, ecn), &mut AqmIo::new(&mut rng, &mut dropped))
+                    .is_ok());
             }
-            q.dequeue(0, &mut rng, &mut dropped);
+            q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped));
         }
         let s = q.stats().total();
         let decided = (s.dequeued + s.drops_aqm) as f64;

@@ -3,8 +3,8 @@
 //! other one is measured against.
 
 use super::backlog::Backlog;
-use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 
 pub struct Fifo<P> {
     q: Backlog<P>,
@@ -25,13 +25,7 @@ impl<P: PathPacket> Fifo<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Fifo<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         let (bytes, packets) = (self.held.bytes(), self.held.packets());
         let mut p = self.held.tail_drop(0, p)?;
         let c = &mut self.held.stats.classes[0];
@@ -45,12 +39,7 @@ impl<P: PathPacket> Aqm<P> for Fifo<P> {
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
         let held = &mut self.held;
         self.q.dequeue(now, &mut held.occupancy, &mut held.stats.classes[0])
     }
@@ -80,10 +69,12 @@ mod tests {
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&QdiscSpec::Droptail {}, &ctx);
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for s in 0..4 {
-            let r = q.enqueue(s * 10, pkt(s, Ecn::Ect0), &mut rng, &mut dropped);
+            let r = q.enqueue(s * 10, pkt(s, Ecn::Ect0), &mut AqmIo::new(&mut rng, &mut dropped));
             assert_eq!(r.is_err(), s == 3, "seq {s}");
         }
-        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(100, &mut rng, &mut dropped)).collect();
+        let out: Vec<_> =
+            std::iter::from_fn(|| q.dequeue(100, &mut AqmIo::new(&mut rng, &mut dropped)))
+                .collect();
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1, 2]);
         // Only the third found more than 1500 bytes waiting.
         assert_eq!(out.iter().map(|p| p.ecn).collect::<Vec<_>>(), [Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);

@@ -40,8 +40,8 @@
 //! - Flows live as long as the discipline (no garbage collection of detached flows), and
 //!   `skb->priority` bands, `orphan_mask` and the low-rate threshold's setting are not modelled.
 
-use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
@@ -209,13 +209,7 @@ impl<P: PathPacket> Fq<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Fq<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         let p = self.held.tail_drop(0, p)?;
         let time_to_send = match p.time_to_send_ns() {
             Some(t) if t > now + self.horizon_ns => {
@@ -251,12 +245,7 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
         self.check_throttled(now);
         loop {
             let from_new = !self.new_flows.is_empty();

@@ -45,8 +45,8 @@
 
 use super::backlog::Occupancy;
 use super::codel::{CodelParams, CodelSource, CodelVars};
-use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 use std::collections::VecDeque;
 
 /// Linux `fq_codel_init()`: `sch->limit = 10*1024` packets, used when the link sets no buffer.
@@ -224,13 +224,7 @@ impl<P: PathPacket> FqCodel<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for FqCodel<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         let idx = self.bucket(p.flow_key());
         let len = p.wire_bytes() as u64;
         let f = &mut self.flows[idx];
@@ -244,7 +238,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
         self.held.occupancy.add(len as u32);
         let mut own = None;
         while self.held.over_limit() {
-            own = own.or(self.drop_from_fattest(idx, dropped));
+            own = own.or(self.drop_from_fattest(idx, io.dropped));
         }
         match own {
             Some(p) => Err((p, DropCause::Overflow)),
@@ -255,12 +249,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
         }
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
         loop {
             let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i as usize),
@@ -281,7 +270,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
                 held: &mut self.held.occupancy,
             };
             let c = &mut self.held.stats.classes[0];
-            if let Some(p) = self.params.dequeue(&mut f.vars, now, &mut src, c, dropped) {
+            if let Some(p) = self.params.dequeue(&mut f.vars, now, &mut src, c, io.dropped) {
                 f.deficit -= p.wire_bytes() as i64;
                 return Some(p);
             }
@@ -380,14 +369,14 @@ mod tests {
         let mut q = Fq { target_ns: 10_000 * MS, quantum_bytes, ..Fq::default() }.build();
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for s in 0..(300_000 / a as u64) {
-            q.enqueue(0, pkt(1, a, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(1, a, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
         for s in 0..(300_000 / b as u64) {
-            q.enqueue(0, pkt(2, b, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(2, b, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
         let mut sent = [0i64; 2];
         let bound = 2 * quantum_bytes as i64 + a.max(b) as i64;
-        while let Some(p) = q.dequeue(0, &mut rng, &mut dropped) {
+        while let Some(p) = q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped)) {
             sent[p.flow as usize - 1] += p.bytes as i64;
             if sent[0] < 280_000 && sent[1] < 280_000 {
                 assert!((sent[0] - sent[1]).abs() <= bound, "{sent:?} (quantum {quantum_bytes})");
@@ -411,10 +400,10 @@ mod tests {
         for (batch, want) in [(DEFAULT_DROP_BATCH_PACKETS, vec![0, 1, 2, 3]), (1, vec![0])] {
             let mut q = Fq { drop_batch_packets: batch, limit, ..Fq::default() }.build();
             for s in 0..8 {
-                q.enqueue(0, pkt(1, 1000, s), &mut rng, &mut dropped).unwrap();
+                q.enqueue(0, pkt(1, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
             }
             for s in 100..103 {
-                q.enqueue(0, pkt(2, 1000, s), &mut rng, &mut dropped).unwrap();
+                q.enqueue(0, pkt(2, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
             }
             // The 11th packet (flow 2's) overflows; flow 1 holds the most bytes.
             let got: Vec<u64> = dropped
@@ -438,8 +427,8 @@ mod tests {
     fn overflow_hands_back_the_arrival_when_its_queue_is_the_fattest() {
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         let mut q = Fq { limit: Limit { bytes: None, packets: Some(1) }, ..Fq::default() }.build();
-        q.enqueue(0, pkt(1, 100, 0), &mut rng, &mut dropped).unwrap();
-        let r = q.enqueue(0, pkt(2, 1500, 1), &mut rng, &mut dropped);
+        q.enqueue(0, pkt(1, 100, 0), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
+        let r = q.enqueue(0, pkt(2, 1500, 1), &mut AqmIo::new(&mut rng, &mut dropped));
         assert_eq!(r.map_err(|(p, c)| (p.seq, c)), Err((1, DropCause::Overflow)));
         assert!(dropped.is_empty());
         assert_eq!((q.packets(), q.bytes()), (1, 100));
@@ -447,14 +436,16 @@ mod tests {
         let limit = Limit { bytes: Some(5000), packets: None };
         let mut q = Fq { drop_batch_packets: 1, limit, ..Fq::default() }.build();
         for s in 0..5 {
-            q.enqueue(0, pkt(1, 1000, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(1, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
-        q.enqueue(0, pkt(2, 2500, 9), &mut rng, &mut dropped).unwrap();
+        q.enqueue(0, pkt(2, 2500, 9), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         let seqs: Vec<u64> = dropped.iter().map(|(p, _)| p.seq).collect();
         assert_eq!((seqs, q.bytes()), (vec![0, 1, 2], 4500));
         // A flow emptied by overflow drops still leaves the lists cleanly.
         let out: Vec<u64> =
-            std::iter::from_fn(|| q.dequeue(0, &mut rng, &mut dropped)).map(|p| p.seq).collect();
+            std::iter::from_fn(|| q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped)))
+                .map(|p| p.seq)
+                .collect();
         // Flow 1 is still new with 514 bytes of its quantum left after packet 3: it sends 4.
         assert_eq!(out, [3, 4, 9]);
         assert_eq!((q.packets(), q.bytes()), (0, 0));

@@ -77,28 +77,30 @@ impl Limit {
     }
 }
 
+/// What a discipline may use besides its own state while it enqueues or dequeues: the link's
+/// random numbers, and where it puts the packets it drops other than the one offered.
+pub struct AqmIo<'a, P> {
+    pub rng: &'a mut dyn Random,
+    pub dropped: &'a mut Vec<(P, DropCause)>,
+}
+
+impl<'a, P> AqmIo<'a, P> {
+    pub fn new(rng: &'a mut dyn Random, dropped: &'a mut Vec<(P, DropCause)>) -> AqmIo<'a, P> {
+        AqmIo { rng, dropped }
+    }
+}
+
 /// A queue discipline that holds its packets.
 pub trait Aqm<P: PathPacket> {
     /// Offer packet `p` arriving at `now`. `Ok(())`: it waits (perhaps CE-marked); `Err`: it is
     /// dropped, handed back with the cause (the caller counts it and frees it). A discipline
     /// that drops at enqueue a packet other than `p` (FQ-CoDel's overflow drop from the longest
-    /// queue) pushes that one to `dropped` and keeps `p`.
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)>;
+    /// queue) pushes that one to `io.dropped` and keeps `p`.
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)>;
 
     /// The next packet to transmit at `now`, or None if the queue is empty. Packets the
-    /// discipline drops on the way (CoDel's dequeue drops) are pushed to `dropped`.
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P>;
+    /// discipline drops on the way (CoDel's dequeue drops) are pushed to `io.dropped`.
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P>;
 
     /// What the discipline holds, its limit and its counters.
     fn held(&self) -> &Held;
@@ -402,14 +404,13 @@ macro_rules! registry {
 
         impl<P: PathPacket> Aqm<P> for AnyAqm<P> {
             #[inline]
-            fn enqueue(&mut self, now: Nanos, p: P, rng: &mut dyn Random,
-                       dropped: &mut Vec<(P, DropCause)>) -> Result<(), (P, DropCause)> {
-                match self { $(AnyAqm::$variant(q) => q.enqueue(now, p, rng, dropped),)* }
+            fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>)
+                -> Result<(), (P, DropCause)> {
+                match self { $(AnyAqm::$variant(q) => q.enqueue(now, p, io),)* }
             }
             #[inline]
-            fn dequeue(&mut self, now: Nanos, rng: &mut dyn Random,
-                       dropped: &mut Vec<(P, DropCause)>) -> Option<P> {
-                match self { $(AnyAqm::$variant(q) => q.dequeue(now, rng, dropped),)* }
+            fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
+                match self { $(AnyAqm::$variant(q) => q.dequeue(now, io),)* }
             }
             #[inline]
             fn held(&self) -> &Held {

@@ -40,7 +40,7 @@
 //! (smaller packets dropped less) is not modelled.
 
 use super::backlog::Backlog;
-use super::{Aqm, DropCause, Held, LinkContext, QdiscSpec};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// The MTU on the wire that Linux's `psched_mtu()` gives for an Ethernet-sized device: PIE's
@@ -244,17 +244,11 @@ impl<P: PathPacket> Pie<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Pie<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
         let tail = self.held.tail_drop(0, p);
         let mut p = tail.inspect_err(|_| self.accu_prob = 0.0)?;
-        if self.drop_early(rng) {
+        if self.drop_early(io.rng) {
             if self.ecn && self.prob <= self.mark_ecn_threshold && p.ecn().is_ect() {
                 p.set_ce();
                 self.held.stats.classes[0].ce_marks += 1;
@@ -267,12 +261,7 @@ impl<P: PathPacket> Aqm<P> for Pie<P> {
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
         self.catch_up(now);
         let held = &mut self.held;
         let entered = self.q.head_time()?;
@@ -349,9 +338,9 @@ mod tests {
         for k in from_ms..to_ms {
             let now = k * MS;
             let p = TestPacket { bytes: 100, ecn: Ecn::NotEct, flow: 0, seq: k };
-            assert!(q.enqueue(now, p, &mut rng, &mut dropped).is_ok());
+            assert!(q.enqueue(now, p, &mut AqmIo::new(&mut rng, &mut dropped)).is_ok());
             while q.q.head_time().is_some_and(|t| now - t >= lag_ms * MS) {
-                q.dequeue(now, &mut rng, &mut dropped);
+                q.dequeue(now, &mut AqmIo::new(&mut rng, &mut dropped));
             }
             if k % 15 == 0 {
                 ps.push(q.prob());
