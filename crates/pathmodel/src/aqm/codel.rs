@@ -118,6 +118,16 @@ struct Head<P> {
 }
 
 impl CodelParams {
+    /// The settings a spec gives, no packet seen yet.
+    pub(crate) fn new(
+        target_ns: Nanos,
+        interval_ns: Nanos,
+        ce_threshold_ns: Option<Nanos>,
+        ecn: bool,
+    ) -> CodelParams {
+        CodelParams { target_ns, interval_ns, ce_threshold_ns, ecn, max_packet_bytes: 0 }
+    }
+
     /// The control law (RFC 8289 `control_law()`): the next drop `interval/sqrt(count)` after `t`.
     #[inline]
     fn control_law(&self, t: Nanos, count: u32) -> Nanos {
@@ -274,13 +284,7 @@ impl<P: PathPacket> Codel<P> {
         Codel {
             q: Backlog::new(),
             held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
-            params: CodelParams {
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                ecn,
-                max_packet_bytes: 0,
-            },
+            params: CodelParams::new(target_ns, interval_ns, ce_threshold_ns, ecn),
             vars: CodelVars::default(),
         }
     }

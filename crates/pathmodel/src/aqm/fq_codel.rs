@@ -163,13 +163,7 @@ impl<P: PathPacket> FqCodel<P> {
             quantum_bytes: quantum_bytes.clamp(MIN_QUANTUM_BYTES, MAX_QUANTUM_BYTES) as i64,
             drop_batch_packets: drop_batch_packets.max(1),
             held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
-            params: CodelParams {
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                ecn,
-                max_packet_bytes: 0,
-            },
+            params: CodelParams::new(target_ns, interval_ns, ce_threshold_ns, ecn),
         }
     }
 
