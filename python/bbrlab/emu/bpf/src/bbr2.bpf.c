@@ -194,6 +194,7 @@ char _license[] SEC("license") = "GPL";
  * 60.2 with 16 at 8 (the simulator: 76.7), the per-sample loss rate being less overcounted. */
 #define TX_RING 64
 #define TX_RING_PER_WINDOW 32
+#include "bbrlab_tx_ring.h"
 
 /* The phase codes of the registry's bbr2 table (mode and ProbeBW cycle phase in one). */
 enum bbr2_state {
@@ -212,13 +213,6 @@ enum bbr2_ack_phase {
 	ACK_PHASE_PROBE_STARTING,
 	ACK_PHASE_PROBE_FEEDBACK,
 	ACK_PHASE_PROBE_STOPPING,
-};
-
-struct tx_snap {
-	u32 delivered;
-	u32 lost;
-	u32 in_flight;
-	u32 valid;
 };
 
 struct bbr2 {
@@ -337,21 +331,6 @@ struct ack_info {
 };
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
-
-static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
-static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
-static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
-static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
-
-static __always_inline bool seq_after_eq(u32 a, u32 b)
-{
-	return (s32)(a - b) >= 0;
-}
-
-static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
-}
 
 static __always_inline u32 ca_state_of(struct sock *sk)
 {
@@ -1048,51 +1027,6 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const stru
 	tp->snd_cwnd = min32(cwnd, cap);
 }
 
-/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
-
-static __always_inline void estimate_send_snapshot(const struct bbr2 *b, const struct tcp_sock *tp,
-						   struct ack_info *a)
-{
-	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
-	bool found = false;
-
-	for (int i = 0; i < TX_RING; i++) {
-		const struct tx_snap *s = &b->tx_ring[i];
-
-		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
-			continue;
-		if (!found || seq_after_eq(s->delivered, best_delivered)) {
-			found = true;
-			best_delivered = s->delivered;
-			best_lost = s->lost;
-			best_in_flight = s->in_flight;
-		}
-	}
-	if (found) {
-		a->tx_in_flight = best_in_flight;
-		a->lost = tp->lost - best_lost;
-	} else {
-		a->tx_in_flight = a->prior_in_flight;
-		a->lost = a->new_lost;
-	}
-}
-
-static __always_inline void record_send_snapshot(struct bbr2 *b, const struct tcp_sock *tp, u32 prior_in_flight)
-{
-	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
-	u32 idx;
-
-	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
-		return;
-	idx = b->tx_ring_head & (TX_RING - 1);
-	b->tx_ring[idx].delivered = tp->delivered;
-	b->tx_ring[idx].lost = tp->lost;
-	b->tx_ring[idx].in_flight = prior_in_flight;
-	b->tx_ring[idx].valid = 1;
-	b->tx_ring_head = idx + 1;
-	b->tx_ring_last_delivered = tp->delivered;
-}
-
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
 
 static __always_inline struct bbr2 *state_of(struct sock *sk)
@@ -1171,7 +1105,8 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->last_delivered_ce = tp->delivered_ce;
 	a.new_lost = tp->lost - b->last_lost;
 	b->last_lost = tp->lost;
-	estimate_send_snapshot(b, tp, &a);
+	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
+			 &a.lost);
 
 	if (a.new_lost)
 		note_loss(sk, b); /* header, item 3 */
@@ -1228,7 +1163,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->loss_in_cycle = 1;
 	if (a.delivered_ce)
 		b->ecn_in_cycle = 1;
-	record_send_snapshot(b, tp, a.prior_in_flight);
+	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
 	bbr2_last_ack.state = b->state;

@@ -233,6 +233,7 @@ char _license[] SEC("license") = "GPL";
 /* Snapshots kept: 16 at about 8 per window cover two rounds. */
 #define TX_RING 16
 #define TX_RING_PER_WINDOW 8
+#include "bbrlab_tx_ring.h"
 
 /* Loop bound of ilog2 over a u64. */
 #define ILOG2_BITS 64
@@ -255,13 +256,6 @@ enum bbr3_ack_phase {
 	ACK_PHASE_PROBE_STARTING,
 	ACK_PHASE_PROBE_FEEDBACK,
 	ACK_PHASE_PROBE_STOPPING,
-};
-
-struct tx_snap {
-	u32 delivered;
-	u32 lost;
-	u32 in_flight;
-	u32 valid;
 };
 
 struct bbr3 {
@@ -409,22 +403,6 @@ struct ack_info {
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
-static __always_inline struct tcp_sock *tcp_sk_of(struct sock *sk)
-{
-	return (struct tcp_sock *)sk;
-}
-
-static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
-static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
-static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
-static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
-
-/* a is at or after b in u32 sequence space (Linux !before(a, b)). */
-static __always_inline bool seq_after_eq(u32 a, u32 b)
-{
-	return (s32)(a - b) >= 0;
-}
-
 static __always_inline u32 ilog2_u64(u64 v)
 {
 	u32 n = 0;
@@ -436,12 +414,6 @@ static __always_inline u32 ilog2_u64(u64 v)
 		n++;
 	}
 	return n;
-}
-
-/* tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out. */
-static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
 /* tp->is_cwnd_limited as Google's v3 and the simulator read it: the flag tcp_cwnd_validate
@@ -494,7 +466,7 @@ static __always_inline u32 bdp_multiple(const struct bbr3 *b, u64 bw, u32 gain)
 /* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
 static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 bytes = (u64)sk->sk_pacing_rate >> PACING_SHIFT;
 	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
 
@@ -527,7 +499,7 @@ static __always_inline u32 inflight_of(struct sock *sk, const struct bbr3 *b, u6
 /* TargetInflight = min(BDP, cwnd). */
 static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b)
 {
-	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk_of(sk)->snd_cwnd);
+	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
 /* inflight_hi - max(1, 15 %), floor 4. */
@@ -544,7 +516,7 @@ static __always_inline u32 inflight_with_headroom(const struct bbr3 *b)
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
 static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 now_ns = tp->tcp_clock_cache;
 	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
 	u64 interval_delivered = bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC) >> BW_SCALE;
@@ -558,7 +530,7 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 /* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
 static __always_inline void save_cwnd(struct sock *sk, struct bbr3 *b)
 {
-	u32 cwnd = tcp_sk_of(sk)->snd_cwnd;
+	u32 cwnd = tcp_sk(sk)->snd_cwnd;
 
 	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B3_PROBE_RTT)
 		b->prior_cwnd = cwnd;
@@ -571,7 +543,7 @@ static __always_inline void save_cwnd(struct sock *sk, struct bbr3 *b)
 /* gain * bw * mss * 0.99 in bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
 static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
 {
-	u64 rate = bw * tcp_sk_of(sk)->mss_cache;
+	u64 rate = bw * tcp_sk(sk)->mss_cache;
 
 	rate = (rate * gain) >> BBR_SCALE;
 	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
@@ -582,7 +554,7 @@ static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
 /* bbr_init_pacing_rate_from_rtt: startup gain * cwnd / (srtt, or 1 ms before any sample). */
 static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr3 *b)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 rtt_us, bw;
 
 	if (tp->srtt_us) {
@@ -600,7 +572,7 @@ static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32
 {
 	u64 rate = bw_to_pacing_rate(sk, bw_of(b), gain);
 
-	if (!b->has_seen_rtt && tcp_sk_of(sk)->srtt_us)
+	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
 		init_pacing_rate_from_rtt(sk, b);
 	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
 		sk->sk_pacing_rate = rate;
@@ -643,7 +615,7 @@ static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct a
 
 static __always_inline void start_round(struct sock *sk, struct bbr3 *b)
 {
-	b->next_round_delivered = tcp_sk_of(sk)->delivered;
+	b->next_round_delivered = tcp_sk(sk)->delivered;
 }
 
 static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
@@ -672,7 +644,7 @@ static __always_inline void reset_congestion_signals(struct bbr3 *b)
 static __always_inline void note_loss(struct sock *sk, struct bbr3 *b)
 {
 	if (!b->loss_in_round)
-		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
+		b->loss_round_delivered = tcp_sk(sk)->delivered;
 	b->loss_in_round = 1;
 	b->loss_in_cycle = 1;
 }
@@ -685,7 +657,7 @@ static __always_inline void update_latest_delivery_signals(struct sock *sk, stru
 	b->bw_latest = max64(b->bw_latest, a->sample_bw);
 	b->inflight_latest = max32(b->inflight_latest, a->delivered);
 	if (seq_after_eq(a->prior_delivered, b->loss_round_delivered)) {
-		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
+		b->loss_round_delivered = tcp_sk(sk)->delivered;
 		b->loss_round_start = 1;
 	}
 }
@@ -791,7 +763,7 @@ static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr3
 	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
 
 	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->probe_up_acked_per_inc = max32(tcp_sk_of(sk)->snd_cwnd / growth, 1);
+	b->probe_up_acked_per_inc = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
 }
 
 static __always_inline void pick_probe_wait(struct bbr3 *b)
@@ -869,7 +841,7 @@ static __always_inline void on_new_losses(struct sock *sk, struct bbr3 *b, const
 /* ProbeInflightLongtermUpward: grow inflight_hi while UP is using all of it. */
 static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (!is_cwnd_limited(tp) || tp->snd_cwnd < b->inflight_hi)
 		return;
@@ -950,7 +922,7 @@ static __always_inline bool is_time_to_cruise(struct sock *sk, const struct bbr3
 /* IsTimeToGoDown. */
 static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, u32 inflight, u64 sample_bw)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
 		b->prev_probe_precautionary = 1;
@@ -1020,7 +992,7 @@ static __always_inline void handle_queue_too_high_in_startup(struct sock *sk, st
 
 static __always_inline void check_startup_done(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 
 	/* Loss exit: at the end of a loss round in recovery, >= 6 loss events and loss > 2 %. */
 	if (!b->full_bw_reached) {
@@ -1049,7 +1021,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 
 	if (b->state != B3_DRAIN)
 		return;
-	inflight = packets_in_net_at_edt(sk, b, packets_in_flight(tcp_sk_of(sk)));
+	inflight = packets_in_net_at_edt(sk, b, packets_in_flight(tcp_sk(sk)));
 	if (inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT) ||
 	    b->round_count > b->drain_start_round + DRAIN_MAX_ROUNDS) {
 		b->cwnd_gain = DEFAULT_CWND_GAIN;
@@ -1060,7 +1032,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 /* bbr_update_ecn_alpha (+ Startup's ECN exit), once per round. */
 static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 delivered, delivered_ce, ratio, alpha;
 
 	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
@@ -1092,7 +1064,7 @@ static __always_inline u32 probe_rtt_cwnd(const struct bbr3 *b)
 
 static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 
 	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
 		return false;
@@ -1111,7 +1083,7 @@ static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b
 static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
 							 long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -1184,7 +1156,7 @@ static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr3 
 		expected = 0;
 	}
 	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
-	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk_of(sk)->snd_cwnd);
+	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk(sk)->snd_cwnd);
 	idx = b->extra_acked_win_idx & 1;
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
 }
@@ -1201,7 +1173,7 @@ static __always_inline u32 extra_acked_cwnd(const struct bbr3 *b)
 
 static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u32 cwnd = tp->snd_cwnd, cap;
 
 	if (b->prev_ca_state >= TCP_CA_Recovery && a->ca_state < TCP_CA_Recovery)
@@ -1233,53 +1205,6 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const stru
 	b->cur_cwnd = cwnd;
 }
 
-/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
-
-/* Estimate the sampled packet's tx_in_flight and the losses since its send. */
-static __always_inline void estimate_send_snapshot(const struct bbr3 *b, const struct tcp_sock *tp,
-						   struct ack_info *a)
-{
-	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
-	bool found = false;
-
-	for (int i = 0; i < TX_RING; i++) {
-		const struct tx_snap *s = &b->tx_ring[i];
-
-		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
-			continue;
-		if (!found || seq_after_eq(s->delivered, best_delivered)) {
-			found = true;
-			best_delivered = s->delivered;
-			best_lost = s->lost;
-			best_in_flight = s->in_flight;
-		}
-	}
-	if (found) {
-		a->tx_in_flight = best_in_flight;
-		a->lost = tp->lost - best_lost;
-	} else {
-		a->tx_in_flight = a->prior_in_flight;
-		a->lost = a->new_lost;
-	}
-}
-
-/* About TX_RING_PER_WINDOW times per window, remember {delivered, lost, in flight}. */
-static __always_inline void record_send_snapshot(struct bbr3 *b, const struct tcp_sock *tp, u32 prior_in_flight)
-{
-	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
-	u32 idx;
-
-	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
-		return;
-	idx = b->tx_ring_head & (TX_RING - 1);
-	b->tx_ring[idx].delivered = tp->delivered;
-	b->tx_ring[idx].lost = tp->lost;
-	b->tx_ring[idx].in_flight = prior_in_flight;
-	b->tx_ring[idx].valid = 1;
-	b->tx_ring_head = idx + 1;
-	b->tx_ring_last_delivered = tp->delivered;
-}
-
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
 
 static __always_inline struct bbr3 *state_of(struct sock *sk)
@@ -1290,7 +1215,7 @@ static __always_inline struct bbr3 *state_of(struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_init, struct sock *sk)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = bpf_sk_storage_get(&bbr3_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	u64 now = tp->tcp_mstamp;
 	u32 min_rtt = tp->rtt_min.s[0].v;
@@ -1330,7 +1255,7 @@ void BPF_PROG(bbr3_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 	struct ack_info a = {};
 	u32 gain_p, gain_c;
@@ -1361,7 +1286,8 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->last_delivered_ce = tp->delivered_ce;
 	a.new_lost = tp->lost - b->last_lost;
 	b->last_lost = tp->lost;
-	estimate_send_snapshot(b, tp, &a);
+	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
+			 &a.lost);
 
 	/* Mainline stand-in for .skb_marked_lost (header, item 3). */
 	if (a.new_lost)
@@ -1421,7 +1347,7 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->loss_in_cycle = 1;
 	if (a.delivered_ce)
 		b->ecn_in_cycle = 1;
-	record_send_snapshot(b, tp, a.prior_in_flight);
+	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr3_last_ack.bw = bw_of(b);
 	bbr3_last_ack.stamp_us = a.now_us;
@@ -1446,7 +1372,7 @@ u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
 		b->undo_inflight_lo = b->inflight_lo;
 		b->undo_inflight_hi = b->inflight_hi;
 	}
-	return tcp_sk_of(sk)->snd_ssthresh;
+	return tcp_sk(sk)->snd_ssthresh;
 }
 
 /* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed
@@ -1454,7 +1380,7 @@ u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_set_state, struct sock *sk, u8 new_state)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 	u32 loss_cwnd;
 
@@ -1473,7 +1399,7 @@ void BPF_PROG(bbr3_set_state, struct sock *sk, u8 new_state)
 SEC("struct_ops")
 u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 
 	if (!b)
@@ -1499,7 +1425,7 @@ u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 
 	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)
