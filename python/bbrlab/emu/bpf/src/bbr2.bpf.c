@@ -337,39 +337,10 @@ static __always_inline u32 ca_state_of(struct sock *sk)
 	return inet_csk(sk)->icsk_ca_state;
 }
 
-static __always_inline bool is_in_probe_bw(const struct bbr2 *b)
-{
-	return b->state >= B2_PROBE_BW_DOWN && b->state <= B2_PROBE_BW_UP;
-}
-
-/* bbr2_is_probing_bandwidth: Startup, REFILL, UP. */
-static __always_inline bool is_probing_bw(const struct bbr2 *b)
-{
-	return b->state == B2_STARTUP || b->state == B2_PROBE_BW_REFILL || b->state == B2_PROBE_BW_UP;
-}
-
-static __always_inline u64 max_bw_of(const struct bbr2 *b)
-{
-	return max64(b->max_bw[0], b->max_bw[1]);
-}
-
-/* bbr_bw = min(max_bw, bw_lo). */
-static __always_inline u64 bw_of(const struct bbr2 *b)
-{
-	return min64(max_bw_of(b), b->bw_lo);
-}
-
-/* bbr_bdp: ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
-static __always_inline u32 bdp_multiple(const struct bbr2 *b, u64 bw, u32 gain)
-{
-	u64 w, pkts;
-
-	if (b->min_rtt_us == INF_PKTS)
-		return b->init_cwnd;
-	w = bw * b->min_rtt_us;
-	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
-	return (u32)min64(pkts, INF_PKTS - 1);
-}
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr2
+#define BBR_PHASE(name) B2_##name
+#include "bbrlab_bbr_model.h"
 
 /* bbr_tso_segs_generic: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), <= 64 KB, >= min_tso. */
 static __always_inline u32 tso_segs_goal(struct sock *sk, const struct bbr2 *b)
@@ -411,17 +382,6 @@ static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b
 	return min32(inflight_of(sk, b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
-/* bbr2_inflight_with_headroom: inflight_hi - max(1, 15 %), floor 4. */
-static __always_inline u32 inflight_with_headroom(const struct bbr2 *b)
-{
-	u32 headroom;
-
-	if (b->inflight_hi == INF_PKTS)
-		return INF_PKTS;
-	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
-	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
-}
-
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (EDT interval in us). */
 static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr2 *b, u32 inflight_now)
 {
@@ -436,29 +396,7 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
 }
 
-/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
-static __always_inline void save_cwnd(struct sock *sk, struct bbr2 *b)
-{
-	u32 cwnd = tcp_sk(sk)->snd_cwnd;
-
-	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B2_PROBE_RTT)
-		b->prior_cwnd = cwnd;
-	else
-		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
-}
-
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_bw_to_pacing_rate: gain * bw * mss * 0.99 bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
-static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
-{
-	u64 rate = bw * tcp_sk(sk)->mss_cache;
-
-	rate = (rate * gain) >> BBR_SCALE;
-	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
-	rate = max64(rate, 1);
-	return min64(rate, (u64)sk->sk_max_pacing_rate);
-}
 
 /* bbr_init_pacing_rate_from_rtt: high gain * cwnd / (srtt, or 1 ms before any sample). */
 static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr2 *b)
@@ -489,11 +427,6 @@ static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64
 
 /* ---- Rounds, congestion signals ---------------------------------------------------------- */
 
-static __always_inline void start_round(struct sock *sk, struct bbr2 *b)
-{
-	b->next_round_delivered = tcp_sk(sk)->delivered;
-}
-
 /* bbr_update_round_start: samples with a positive interval. */
 static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
 {
@@ -502,32 +435,6 @@ static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const 
 		start_round(sk, b);
 		b->round_start = 1;
 	}
-}
-
-/* bbr2_reset_congestion_signals. */
-static __always_inline void reset_congestion_signals(struct bbr2 *b)
-{
-	b->loss_in_round = 0;
-	b->ecn_in_round = 0;
-	b->loss_in_cycle = 0;
-	b->ecn_in_cycle = 0;
-	b->bw_latest = 0;
-	b->inflight_latest = 0;
-}
-
-/* The loss-round bookkeeping of bbr2_skb_marked_lost (header, item 3). */
-static __always_inline void note_loss(struct sock *sk, struct bbr2 *b)
-{
-	if (!b->loss_in_round)
-		b->loss_round_delivered = tcp_sk(sk)->delivered;
-	b->loss_in_round = 1;
-	b->loss_in_cycle = 1;
-}
-
-static __always_inline void reset_short_term_model(struct bbr2 *b)
-{
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
 }
 
 /* bbr2_adapt_lower_bounds: once per loss round, not when probing. */
@@ -891,11 +798,6 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline u32 probe_rtt_cwnd(const struct bbr2 *b)
-{
-	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
-}
-
 /* bbr_check_probe_rtt_done + bbr2_exit_probe_rtt. */
 static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b, u64 now_us)
 {
@@ -986,14 +888,6 @@ static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr2 
 	extra = (u32)min64(b->ack_epoch_acked - expected, tp->snd_cwnd);
 	idx = b->extra_acked_win_idx & 1;
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
-}
-
-/* bbr_ack_aggregation_cwnd: extra_acked (gain 1.0), at most 100 ms of bw. */
-static __always_inline u32 extra_acked_cwnd(const struct bbr2 *b)
-{
-	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
-
-	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
 }
 
 /* ---- cwnd -------------------------------------------------------------------------------- */

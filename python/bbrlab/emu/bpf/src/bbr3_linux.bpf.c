@@ -429,39 +429,10 @@ static __always_inline u32 ca_state_of(struct sock *sk)
 	return ((struct inet_connection_sock *)sk)->icsk_ca_state;
 }
 
-static __always_inline bool is_in_probe_bw(const struct bbr3 *b)
-{
-	return b->state >= B3_PROBE_BW_DOWN && b->state <= B3_PROBE_BW_UP;
-}
-
-/* IsProbingBW: Startup, REFILL, UP. */
-static __always_inline bool is_probing_bw(const struct bbr3 *b)
-{
-	return b->state == B3_STARTUP || b->state == B3_PROBE_BW_REFILL || b->state == B3_PROBE_BW_UP;
-}
-
-static __always_inline u64 max_bw_of(const struct bbr3 *b)
-{
-	return max64(b->max_bw[0], b->max_bw[1]);
-}
-
-/* bw = min(max_bw, bw_lo). */
-static __always_inline u64 bw_of(const struct bbr3 *b)
-{
-	return min64(max_bw_of(b), b->bw_lo);
-}
-
-/* BDP(gain) = ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
-static __always_inline u32 bdp_multiple(const struct bbr3 *b, u64 bw, u32 gain)
-{
-	u64 w, pkts;
-
-	if (b->min_rtt_us == INF_PKTS)
-		return b->init_cwnd;
-	w = bw * b->min_rtt_us;
-	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
-	return (u32)min64(pkts, INF_PKTS - 1);
-}
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr3
+#define BBR_PHASE(name) B3_##name
+#include "bbrlab_bbr_model.h"
 
 /* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
 static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
@@ -502,17 +473,6 @@ static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b
 	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
-/* inflight_hi - max(1, 15 %), floor 4. */
-static __always_inline u32 inflight_with_headroom(const struct bbr3 *b)
-{
-	u32 headroom;
-
-	if (b->inflight_hi == INF_PKTS)
-		return INF_PKTS;
-	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
-	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
-}
-
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
 static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
 {
@@ -527,29 +487,7 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
 }
 
-/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
-static __always_inline void save_cwnd(struct sock *sk, struct bbr3 *b)
-{
-	u32 cwnd = tcp_sk(sk)->snd_cwnd;
-
-	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B3_PROBE_RTT)
-		b->prior_cwnd = cwnd;
-	else
-		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
-}
-
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* gain * bw * mss * 0.99 in bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
-static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
-{
-	u64 rate = bw * tcp_sk(sk)->mss_cache;
-
-	rate = (rate * gain) >> BBR_SCALE;
-	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
-	rate = max64(rate, 1);
-	return min64(rate, (u64)sk->sk_max_pacing_rate);
-}
 
 /* bbr_init_pacing_rate_from_rtt: startup gain * cwnd / (srtt, or 1 ms before any sample). */
 static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr3 *b)
@@ -613,11 +551,6 @@ static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct a
 
 /* ---- Rounds, congestion signals, the short-term model ------------------------------------ */
 
-static __always_inline void start_round(struct sock *sk, struct bbr3 *b)
-{
-	b->next_round_delivered = tcp_sk(sk)->delivered;
-}
-
 static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	b->round_start = 0;
@@ -627,26 +560,6 @@ static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const 
 		b->rounds_since_probe_up++;
 		b->round_start = 1;
 	}
-}
-
-static __always_inline void reset_congestion_signals(struct bbr3 *b)
-{
-	b->loss_in_round = 0;
-	b->ecn_in_round = 0;
-	b->loss_in_cycle = 0;
-	b->ecn_in_cycle = 0;
-	b->bw_latest = 0;
-	b->inflight_latest = 0;
-}
-
-/* NoteLoss: the first loss of a round starts a loss round ending when today's delivered is
- * acked. */
-static __always_inline void note_loss(struct sock *sk, struct bbr3 *b)
-{
-	if (!b->loss_in_round)
-		b->loss_round_delivered = tcp_sk(sk)->delivered;
-	b->loss_in_round = 1;
-	b->loss_in_cycle = 1;
 }
 
 static __always_inline void update_latest_delivery_signals(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
@@ -668,12 +581,6 @@ static __always_inline void advance_latest_delivery_signals(struct bbr3 *b, cons
 		b->bw_latest = a->sample_bw;
 		b->inflight_latest = a->delivered;
 	}
-}
-
-static __always_inline void reset_short_term_model(struct bbr3 *b)
-{
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
 }
 
 /* InitLowerBounds: the first congestion of the cycle starts from max_bw / cwnd. */
@@ -1057,11 +964,6 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline u32 probe_rtt_cwnd(const struct bbr3 *b)
-{
-	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
-}
-
 static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -1159,14 +1061,6 @@ static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr3 
 	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk(sk)->snd_cwnd);
 	idx = b->extra_acked_win_idx & 1;
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
-}
-
-/* extra_acked (gain 1.0), at most 100 ms of bw. */
-static __always_inline u32 extra_acked_cwnd(const struct bbr3 *b)
-{
-	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
-
-	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
 }
 
 /* ---- cwnd -------------------------------------------------------------------------------- */
