@@ -19,11 +19,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
 from bbrlab.emu.traffic import _INFO_LEN, tcp_info
+
+if TYPE_CHECKING:
+    from bbrlab.emu.runner import Network
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,6 +81,15 @@ def _assert_clean(owner: int | None = None) -> None:
     assert left == {"netns": [], "tun": [], "scratch": []}, f"left behind: {left}"
     stray = _linkemu_pids(owner)
     assert not stray, f"emulator processes left: {stray}"
+
+
+def _stop_emulator(net: Network) -> list[str]:
+    """Stop the link emulator of ``net`` (an ``open_network`` result) and return the lines of
+    its statistics file (one JSON object each, the last one the final counters)."""
+    net.emu.stdin.write(b"stop\n")
+    net.emu.stdin.flush()
+    net.emu.wait(timeout=5)
+    return net.stats_path.read_text().splitlines()
 
 
 # ------------------------------------------------------------------ no privileges needed
@@ -282,10 +295,7 @@ def test_loss_within_binomial_bounds(tmp_path):
         time.sleep(0.3)
         after = _udp_counters(net.rns, "Ip:")
         rs.close()
-        net.emu.stdin.write(b"stop\n")
-        net.emu.stdin.flush()
-        net.emu.wait(timeout=5)
-        final = [json.loads(line) for line in net.stats_path.read_text().splitlines() if '"final"' in line][0]
+        final = [json.loads(line) for line in _stop_emulator(net) if '"final"' in line][0]
     finally:
         tb.close()
     # Arrivals counted by the receiving host's IP layer (the never-read UDP socket overflows on
@@ -350,10 +360,7 @@ def test_ect1_rewrite_ce_marks_and_queue_sojourn_reach_the_wire(tmp_path):
             seen.setdefault(src, []).append(tos[0] & 3)
         rs.close()
         time.sleep(0.25)
-        net.emu.stdin.write(b"stop\n")
-        net.emu.stdin.flush()
-        net.emu.wait(timeout=5)
-        rows = [json.loads(line) for line in net.stats_path.read_text().splitlines()]
+        rows = [json.loads(line) for line in _stop_emulator(net)]
     finally:
         tb.close()
     s0, s1 = net.sender_ip(0), net.sender_ip(1)

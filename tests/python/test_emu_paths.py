@@ -17,7 +17,7 @@ import time
 
 from bbrlab.emu import netns
 from bbrlab.emu.traffic import tcp_info
-from test_emu import _assert_clean, _scenario, needs_emu
+from test_emu import _assert_clean, _scenario, _stop_emulator, needs_emu
 
 # The step: 40 -> 4 Mbit/s at 3 s; goodput judged from 2 s after the change to the end, over
 # 6 s: goodput is in-order bytes (tcpi_bytes_received), and a loss recovery still under way at
@@ -85,10 +85,7 @@ def _bulk_through(tmp_path, toml: str, edit, run_s: float) -> tuple[list[tuple[f
         st.start()
         st.join(run_s + 10)
         rt.join(10)
-        net.emu.stdin.write(b"stop\n")
-        net.emu.stdin.flush()
-        net.emu.wait(timeout=5)
-        rows = [json.loads(line) for line in net.stats_path.read_text().splitlines()]
+        rows = [json.loads(line) for line in _stop_emulator(net)]
     finally:
         tb.close()
     return marks, rows

@@ -25,7 +25,7 @@
 
 use std::collections::VecDeque;
 
-use pathmodel::aqm::{AnyAqm, Aqm, DropCause, Limit, LinkContext, SojournHist};
+use pathmodel::aqm::{AnyAqm, Aqm, AqmIo, DropCause, Limit, LinkContext, SojournHist};
 use pathmodel::{Ecn, PathPacket};
 
 use crate::path::{Path, Refusal, Sent};
@@ -327,7 +327,7 @@ impl<T: 'static> Link<T> {
     /// The transmitter is free at `t`: take the next packet from the discipline.
     fn start_next(&mut self, t: u64) {
         let marks = self.aqm_marks();
-        let next = self.aqm.dequeue(t, &mut self.rng, &mut self.aqm_dropped);
+        let next = self.aqm.dequeue(t, &mut AqmIo::new(&mut self.rng, &mut self.aqm_dropped));
         self.collect_dropped();
         self.in_service = next.map(|e| {
             let sojourn = t - e.enqueued_ns;
@@ -442,7 +442,7 @@ impl<T: 'static> Link<T> {
         };
         self.account_occ(now);
         let marks = self.aqm_marks();
-        let r = self.aqm.enqueue(now, e, &mut self.rng, &mut self.aqm_dropped);
+        let r = self.aqm.enqueue(now, e, &mut AqmIo::new(&mut self.rng, &mut self.aqm_dropped));
         self.collect_dropped();
         if let Err((e, cause)) = r {
             self.count_drop(e.origin, cause);

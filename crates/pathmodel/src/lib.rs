@@ -63,6 +63,20 @@ pub trait Random {
     }
 }
 
+/// SplitMix64 (Steele, Lea, Flood 2014): a small, fully specified stream, so that a seed names
+/// one sequence of draws (the trace generator's seeds, the tests' streams).
+pub struct SplitMix64(pub u64);
+
+impl Random for SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
 /// A packet for tests: size, codepoint, flow.
 #[cfg(test)]
 #[derive(Clone, Debug, PartialEq)]
@@ -92,15 +106,4 @@ impl PathPacket for TestPacket {
 
 /// SplitMix64 for tests (a `Random` with a fixed seed).
 #[cfg(test)]
-pub(crate) struct TestRng(pub u64);
-
-#[cfg(test)]
-impl Random for TestRng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+pub(crate) use SplitMix64 as TestRng;

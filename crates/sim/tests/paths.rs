@@ -24,6 +24,12 @@ fn path_run(
 ) -> Results {
     let d = Dumbbell::new(rate_bps, rtt_ms * MS, Buffer::Default);
     let mut v = dumbbell_json(Run::new(1, dur_ns, sample_ms * MS), &d, &[FlowSpec::new(cc)]);
+    merge_into_bottleneck(&mut v, &extra);
+    run(config(v))
+}
+
+/// Set each key of `extra` on the scenario's bottleneck (a null value removes the key).
+fn merge_into_bottleneck(v: &mut Value, extra: &Value) {
     let b = v["topology"]["bottleneck"].as_object_mut().unwrap();
     for (k, x) in extra.as_object().unwrap() {
         if x.is_null() {
@@ -32,7 +38,6 @@ fn path_run(
             b.insert(k.clone(), x.clone());
         }
     }
-    run(config(v))
 }
 
 /// (time s, cumulative delivered bytes) of flow 0 at each sample.
@@ -238,23 +243,12 @@ fn gilbert_elliott_loss_matches_its_formula() {
     assert!((got - want).abs() <= 4.0 * sigma, "{got} vs {want} (sigma {sigma})");
 }
 
-/// SplitMix64: the trace generator's stream in these tests.
-struct SplitMix(u64);
-
-impl pathmodel::Random for SplitMix {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// A 60 s LTE-like Mahimahi trace (`CellularTraceParams::lte_example`, seed `seed`).
 fn lte_trace(seed: u64) -> (String, f64) {
     use pathmodel::impair::{generate_mahimahi, CellularTraceParams, Trace};
-    let text = generate_mahimahi(&CellularTraceParams::lte_example(), &mut SplitMix(seed)).unwrap();
+    let text =
+        generate_mahimahi(&CellularTraceParams::lte_example(), &mut pathmodel::SplitMix64(seed))
+            .unwrap();
     let mean = Trace::parse("t.mahimahi", &text).unwrap().mean_rate_bps();
     (text, mean)
 }
@@ -328,14 +322,7 @@ fn bad_path_input_is_refused_with_one_line() {
     ];
     for (extra, want) in cases {
         let mut v = base.clone();
-        let b = v["topology"]["bottleneck"].as_object_mut().unwrap();
-        for (k, x) in extra.as_object().unwrap() {
-            if x.is_null() {
-                b.remove(k);
-            } else {
-                b.insert(k.clone(), x.clone());
-            }
-        }
+        merge_into_bottleneck(&mut v, &extra);
         let e = sim::config::Config::from_value(v).expect_err(want).to_string();
         println!("{e}");
         assert!(e.contains(want) && !e.contains('\n'), "{e:?} should name {want}");

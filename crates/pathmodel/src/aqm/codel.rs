@@ -51,9 +51,9 @@
 //! discipline [`Codel`] here is Linux `sch_codel`: one such queue, tail drop at the limit
 //! (`codel_qdisc_enqueue()`), 1000 packets by default.
 
-use super::backlog::Backlog;
-use super::{Aqm, AqmStats, ClassStats, DropCause, Limit, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random, MS};
+use super::backlog::{Backlog, Occupancy};
+use super::{Aqm, AqmIo, ClassStats, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket, MS};
 
 /// RFC 8289 §4 (TARGET) and Linux `codel_params_init()`: 5 ms, 5–10 % of the interval.
 pub const DEFAULT_TARGET_NS: Nanos = 5 * MS;
@@ -118,6 +118,16 @@ struct Head<P> {
 }
 
 impl CodelParams {
+    /// The settings a spec gives, no packet seen yet.
+    pub(crate) fn new(
+        target_ns: Nanos,
+        interval_ns: Nanos,
+        ce_threshold_ns: Option<Nanos>,
+        ecn: bool,
+    ) -> CodelParams {
+        CodelParams { target_ns, interval_ns, ce_threshold_ns, ecn, max_packet_bytes: 0 }
+    }
+
     /// The control law (RFC 8289 `control_law()`): the next drop `interval/sqrt(count)` after `t`.
     #[inline]
     fn control_law(&self, t: Nanos, count: u32) -> Nanos {
@@ -244,21 +254,25 @@ impl CodelParams {
 /// Linux `sch_codel`: one FIFO under CoDel, tail drop at the limit.
 pub struct Codel<P> {
     q: Backlog<P>,
-    limit: Limit,
+    held: Held,
     params: CodelParams,
     vars: CodelVars,
-    stats: AqmStats,
 }
 
 /// [`CodelSource`] over a whole FIFO.
-impl<P: PathPacket> CodelSource<P> for Backlog<P> {
+struct FifoSource<'a, P> {
+    q: &'a mut Backlog<P>,
+    held: &'a mut Occupancy,
+}
+
+impl<P: PathPacket> CodelSource<P> for FifoSource<'_, P> {
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, P)> {
-        Backlog::pop(self)
+        self.q.pop(self.held)
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        self.bytes()
+        self.held.bytes
     }
 }
 
@@ -269,56 +283,27 @@ impl<P: PathPacket> Codel<P> {
         };
         Codel {
             q: Backlog::new(),
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
-            params: CodelParams {
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                ecn,
-                max_packet_bytes: 0,
-            },
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
+            params: CodelParams::new(target_ns, interval_ns, ce_threshold_ns, ecn),
             vars: CodelVars::default(),
-            stats: AqmStats::new(1),
         }
     }
 }
 
 impl<P: PathPacket> Aqm<P> for Codel<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
-        let c = &mut self.stats.classes[0];
-        let p = Backlog::tail_drop(&self.limit, self.q.bytes(), self.q.packets(), p, c)?;
-        self.q.push(now, p, c);
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
+        let p = self.held.tail_drop(0, p)?;
+        self.q.push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[0]);
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
-        let c = &mut self.stats.classes[0];
-        self.params.dequeue(&mut self.vars, now, &mut self.q, c, dropped)
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
+        let c = &mut self.held.stats.classes[0];
+        let mut src = FifoSource { q: &mut self.q, held: &mut self.held.occupancy };
+        self.params.dequeue(&mut self.vars, now, &mut src, c, io.dropped)
     }
 
-    fn bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.q.packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -326,6 +311,7 @@ mod tests {
     use super::*;
     use crate::aqm::testbed::{cbr, merge, Service, Testbed};
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket};
 
     /// Every test packet is 1000 bytes and takes 1 ms to send.
@@ -523,13 +509,15 @@ mod tests {
             ..Default::default()
         };
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&spec, &ctx);
-        let r: Vec<bool> =
-            (0..4).map(|s| q.enqueue(0, pkt(s), &mut rng, &mut dropped).is_ok()).collect();
+        let r: Vec<bool> = (0..4)
+            .map(|s| q.enqueue(0, pkt(s), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok())
+            .collect();
         assert_eq!(r, [true, true, true, false]);
         assert_eq!(q.stats().classes[0].drops_overflow, 1);
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&spec, &LinkContext::default());
-        let ok =
-            (0..1001).filter(|&s| q.enqueue(0, pkt(s), &mut rng, &mut dropped).is_ok()).count();
+        let ok = (0..1001)
+            .filter(|&s| q.enqueue(0, pkt(s), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok())
+            .count();
         assert_eq!(ok as u64, DEFAULT_LIMIT_PACKETS);
     }
 }

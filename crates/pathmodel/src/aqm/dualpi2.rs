@@ -42,7 +42,7 @@
 
 use super::backlog::Backlog;
 use super::pie::MTU_BYTES;
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// Linux `dualpi2_reset_default`: limit 10000 packets ("max 125 ms at 1 Gbps").
@@ -91,7 +91,7 @@ enum Verdict {
 pub struct DualPi2<P> {
     /// The classic and the L queue, indexed by `C` and `L`: (enqueue time, packet).
     queues: [Backlog<P>; 2],
-    limit: Limit,
+    held: Held,
     // Parameters.
     target_ns: Nanos,
     tupdate_ns: Nanos,
@@ -110,7 +110,6 @@ pub struct DualPi2<P> {
     /// WRR credit in weighted bytes: the L queue is served while it is ≤ 0.
     credit: i64,
     credit_init: i64,
-    stats: AqmStats,
 }
 
 impl<P: PathPacket> DualPi2<P> {
@@ -134,7 +133,7 @@ impl<P: PathPacket> DualPi2<P> {
         let credit_init = MTU_BYTES as i64 * (weight_c - weight_l);
         DualPi2 {
             queues: [Backlog::new(), Backlog::new()],
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 2),
             target_ns,
             tupdate_ns: tupdate_ns.max(1),
             alpha_hz: alpha,
@@ -149,7 +148,6 @@ impl<P: PathPacket> DualPi2<P> {
             next_update: tupdate_ns.max(1),
             credit: credit_init,
             credit_init,
-            stats: AqmStats::new(2),
         }
     }
 
@@ -165,7 +163,7 @@ impl<P: PathPacket> DualPi2<P> {
 
     #[cfg(test)]
     pub(crate) fn limit_packets(&self) -> Option<u64> {
-        self.limit.packets
+        self.held.limit().packets
     }
 
     #[cfg(test)]
@@ -231,28 +229,15 @@ impl<P: PathPacket> DualPi2<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for DualPi2<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
         let i = if p.ecn().is_l4s() { L } else { C };
-        let (bytes, packets) = (self.bytes(), self.packets());
-        let c = &mut self.stats.classes[i];
-        let p = Backlog::tail_drop(&self.limit, bytes, packets, p, c)?;
-        self.queues[i].push(now, p, c);
+        let p = self.held.tail_drop(i, p)?;
+        self.queues[i].push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[i]);
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
         self.catch_up(now);
         loop {
             // Linux `dequeue_packet`: L while the credit allows or C is empty.
@@ -265,13 +250,14 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
                 self.credit = self.credit_init;
                 return None;
             };
-            let (t, mut p) = self.queues[i].pop().expect("queue checked non-empty");
+            let popped = self.queues[i].pop(&mut self.held.occupancy);
+            let (t, mut p) = popped.expect("queue checked non-empty");
             let wire = p.wire_bytes();
             let ect = p.ecn().is_ect();
-            let mut mark = match self.coupled_aqm(i, ect, rng) {
+            let mut mark = match self.coupled_aqm(i, ect, io.rng) {
                 Verdict::Drop => {
-                    self.stats.classes[i].drops_aqm += 1;
-                    dropped.push((p, DropCause::Aqm));
+                    self.held.stats.classes[i].drops_aqm += 1;
+                    io.dropped.push((p, DropCause::Aqm));
                     continue;
                 }
                 Verdict::Mark => true,
@@ -280,7 +266,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
             let sojourn = now - t;
             // The L queue's own step AQM; the classifier admits only ECN-capable packets there.
             mark |= i == L && sojourn > self.step_threshold_ns;
-            let c = &mut self.stats.classes[i];
+            let c = &mut self.held.stats.classes[i];
             if mark && ect {
                 p.set_ce();
                 c.ce_marks += 1;
@@ -291,18 +277,7 @@ impl<P: PathPacket> Aqm<P> for DualPi2<P> {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.queues[C].bytes() + self.queues[L].bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.queues[C].packets() + self.queues[L].packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -328,12 +303,14 @@ mod tests {
         let mut q = dualpi2(r#"{"kind": "dualpi2"}"#);
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for (seq, ecn) in [(1, Ecn::Ect1), (2, Ecn::Ce), (3, Ecn::Ect0), (4, Ecn::Ect1)] {
-            assert!(q.enqueue(0, pkt(seq, ecn), &mut rng, &mut dropped).is_ok());
+            assert!(q.enqueue(0, pkt(seq, ecn), &mut AqmIo::new(&mut rng, &mut dropped)).is_ok());
         }
         assert_eq!((q.queue_packets(C), q.queue_packets(L)), (1, 3));
         // 0.5 ms: below the 1 ms step; 1.5 ms: above it (p' is 0: no coupled marks).
-        let mut out = vec![q.dequeue(MS / 2, &mut rng, &mut dropped).unwrap()];
-        out.extend(std::iter::from_fn(|| q.dequeue(3 * MS / 2, &mut rng, &mut dropped)));
+        let mut out = vec![q.dequeue(MS / 2, &mut AqmIo::new(&mut rng, &mut dropped)).unwrap()];
+        out.extend(std::iter::from_fn(|| {
+            q.dequeue(3 * MS / 2, &mut AqmIo::new(&mut rng, &mut dropped))
+        }));
         let got: Vec<_> = out.iter().map(|p| (p.seq, p.ecn)).collect();
         assert_eq!(got, [(1, Ecn::Ect1), (2, Ecn::Ce), (4, Ecn::Ce), (3, Ecn::Ect0)]);
         let s = q.stats();
@@ -354,9 +331,11 @@ mod tests {
         for _ in 0..40_000 {
             while q.packets() < 20 {
                 seq += 1;
-                assert!(q.enqueue(0, pkt(seq, ecn), &mut rng, &mut dropped).is_ok());
+                assert!(q
+                    .enqueue(0, pkt(seq, ecn), &mut AqmIo::new(&mut rng, &mut dropped))
+                    .is_ok());
             }
-            q.dequeue(0, &mut rng, &mut dropped);
+            q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped));
         }
         let s = q.stats().total();
         let decided = (s.dequeued + s.drops_aqm) as f64;

@@ -3,79 +3,55 @@
 //! other one is measured against.
 
 use super::backlog::Backlog;
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 
 pub struct Fifo<P> {
     q: Backlog<P>,
-    limit: Limit,
+    held: Held,
     mark_bytes: Option<u64>,
     mark_packets: Option<u64>,
-    stats: AqmStats,
 }
 
 impl<P: PathPacket> Fifo<P> {
     pub fn new(_spec: &QdiscSpec, ctx: &LinkContext) -> Fifo<P> {
         Fifo {
             q: Backlog::new(),
-            limit: ctx.limit,
+            held: Held::new(ctx.limit, None, 1),
             mark_bytes: ctx.ecn_threshold_bytes,
             mark_packets: ctx.ecn_threshold_packets,
-            stats: AqmStats::new(1),
         }
     }
 }
 
 impl<P: PathPacket> Aqm<P> for Fifo<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
-        let c = &mut self.stats.classes[0];
-        let (bytes, packets) = (self.q.bytes(), self.q.packets());
-        let mut p = Backlog::tail_drop(&self.limit, bytes, packets, p, c)?;
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
+        let (bytes, packets) = (self.held.bytes(), self.held.packets());
+        let mut p = self.held.tail_drop(0, p)?;
+        let c = &mut self.held.stats.classes[0];
         let over = self.mark_bytes.is_some_and(|k| bytes > k)
             || self.mark_packets.is_some_and(|k| packets > k);
         if over && p.ecn().is_ect() {
             p.set_ce();
             c.ce_marks += 1;
         }
-        self.q.push(now, p, c);
+        self.q.push(now, p, &mut self.held.occupancy, c);
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
-        let (t, p) = self.q.pop()?;
-        self.stats.classes[0].count_dequeue(now - t);
-        Some(p)
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
+        let held = &mut self.held;
+        self.q.dequeue(now, &mut held.occupancy, &mut held.stats.classes[0])
     }
 
-    fn bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.q.packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket, TestRng};
 
     fn pkt(seq: u64, ecn: Ecn) -> TestPacket {
@@ -93,10 +69,12 @@ mod tests {
         let mut q: AnyAqm<TestPacket> = AnyAqm::build(&QdiscSpec::Droptail {}, &ctx);
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for s in 0..4 {
-            let r = q.enqueue(s * 10, pkt(s, Ecn::Ect0), &mut rng, &mut dropped);
+            let r = q.enqueue(s * 10, pkt(s, Ecn::Ect0), &mut AqmIo::new(&mut rng, &mut dropped));
             assert_eq!(r.is_err(), s == 3, "seq {s}");
         }
-        let out: Vec<_> = std::iter::from_fn(|| q.dequeue(100, &mut rng, &mut dropped)).collect();
+        let out: Vec<_> =
+            std::iter::from_fn(|| q.dequeue(100, &mut AqmIo::new(&mut rng, &mut dropped)))
+                .collect();
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1, 2]);
         // Only the third found more than 1500 bytes waiting.
         assert_eq!(out.iter().map(|p| p.ecn).collect::<Vec<_>>(), [Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);

@@ -40,9 +40,8 @@
 //! - Flows live as long as the discipline (no garbage collection of detached flows), and
 //!   `skb->priority` bands, `orphan_mask` and the low-rate threshold's setting are not modelled.
 
-use super::backlog::Backlog;
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
@@ -116,10 +115,7 @@ pub struct Fq<P> {
     ce_threshold_ns: Option<Nanos>,
     flow_limit: u32,
     horizon_ns: Nanos,
-    limit: Limit,
-    bytes: u64,
-    packets: u64,
-    stats: AqmStats,
+    held: Held,
 }
 
 impl<P: PathPacket> Fq<P> {
@@ -149,10 +145,8 @@ impl<P: PathPacket> Fq<P> {
             ce_threshold_ns,
             flow_limit: flow_limit_packets.max(1),
             horizon_ns,
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
-            bytes: 0,
-            packets: 0,
-            stats: AqmStats::new(1),
+            // A schedule's `buffer` replaces the limit as it stands (no default then).
+            held: Held::new(ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS), None, 1),
         }
     }
 
@@ -215,18 +209,11 @@ impl<P: PathPacket> Fq<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Fq<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
-        let c = &mut self.stats.classes[0];
-        let p = Backlog::tail_drop(&self.limit, self.bytes, self.packets, p, c)?;
+    fn enqueue(&mut self, now: Nanos, p: P, _io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
+        let p = self.held.tail_drop(0, p)?;
         let time_to_send = match p.time_to_send_ns() {
             Some(t) if t > now + self.horizon_ns => {
-                c.drops_aqm += 1;
+                self.held.stats.classes[0].drops_aqm += 1;
                 return Err((p, DropCause::Aqm));
             }
             Some(t) => t.max(now),
@@ -236,8 +223,7 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
         let (quantum, refill) = (self.quantum, self.flow_refill_delay_ns);
         let fl = &mut self.flows[i as usize];
         if fl.q.len() >= self.flow_limit as usize {
-            let c = &mut self.stats.classes[0];
-            c.drops_overflow += 1;
+            self.held.stats.classes[0].drops_overflow += 1;
             return Err((p, DropCause::Overflow));
         }
         if fl.on == On::Detached {
@@ -253,19 +239,13 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
         } else {
             fl.q.partition_point(|e| e.0 <= time_to_send)
         };
-        self.bytes += p.wire_bytes() as u64;
-        self.packets += 1;
-        self.stats.classes[0].enqueued += 1;
+        self.held.occupancy.add(p.wire_bytes());
+        self.held.stats.classes[0].enqueued += 1;
         fl.q.insert(at, (time_to_send, now, p));
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
         self.check_throttled(now);
         loop {
             let from_new = !self.new_flows.is_empty();
@@ -301,9 +281,8 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
             let (_, entered, mut p) = fl.q.pop_front().expect("a head packet");
             let plen = p.wire_bytes();
             fl.credit -= plen as i64;
-            self.bytes -= plen as u64;
-            self.packets -= 1;
-            let c = &mut self.stats.classes[0];
+            self.held.occupancy.remove(plen);
+            let c = &mut self.held.stats.classes[0];
             if self.ce_threshold_ns.is_some_and(|k| now - due > k) && p.ecn().is_ect() {
                 p.set_ce();
                 c.ce_marks += 1;
@@ -323,18 +302,7 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn packets(&self) -> u64 {
-        self.packets
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
+    held_in_field!();
 }
 
 impl<P> Fq<P> {

@@ -43,9 +43,10 @@
 //! every flow), no map lookup (the multiply-shift hash), and a scan of the per-flow byte
 //! counts only on overflow, amortized by the batch drop as in Linux.
 
+use super::backlog::Occupancy;
 use super::codel::{CodelParams, CodelSource, CodelVars};
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
-use crate::{Nanos, PathPacket, Random};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
+use crate::{Nanos, PathPacket};
 use std::collections::VecDeque;
 
 /// Linux `fq_codel_init()`: `sch->limit = 10*1024` packets, used when the link sets no buffer.
@@ -101,34 +102,28 @@ pub struct FqCodel<P> {
     old_flows: VecDeque<u32>,
     quantum_bytes: i64,
     drop_batch_packets: u32,
-    bytes: u64,
-    packets: u64,
-    limit: Limit,
+    held: Held,
     params: CodelParams,
-    stats: AqmStats,
 }
 
 /// [`CodelSource`] over one flow's queue, keeping the discipline's counts.
 struct FlowSource<'a, P> {
     q: &'a mut VecDeque<(Nanos, P)>,
     backlog: &'a mut u64,
-    bytes: &'a mut u64,
-    packets: &'a mut u64,
+    held: &'a mut Occupancy,
 }
 
 impl<P: PathPacket> CodelSource<P> for FlowSource<'_, P> {
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, P)> {
         let (t, p) = self.q.pop_front()?;
-        let len = p.wire_bytes() as u64;
-        *self.backlog -= len;
-        *self.bytes -= len;
-        *self.packets -= 1;
+        *self.backlog -= p.wire_bytes() as u64;
+        self.held.remove(p.wire_bytes());
         Some((t, p))
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        *self.bytes
+        self.held.bytes
     }
 }
 
@@ -167,17 +162,8 @@ impl<P: PathPacket> FqCodel<P> {
             old_flows,
             quantum_bytes: quantum_bytes.clamp(MIN_QUANTUM_BYTES, MAX_QUANTUM_BYTES) as i64,
             drop_batch_packets: drop_batch_packets.max(1),
-            bytes: 0,
-            packets: 0,
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
-            params: CodelParams {
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                ecn,
-                max_packet_bytes: 0,
-            },
-            stats: AqmStats::new(1),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
+            params: CodelParams::new(target_ns, interval_ns, ce_threshold_ns, ecn),
         }
     }
 
@@ -186,12 +172,6 @@ impl<P: PathPacket> FqCodel<P> {
     fn bucket(&self, flow_key: u64) -> usize {
         let hash32 = flow_key.wrapping_mul(FIB_HASH_MUL) >> 32;
         ((hash32 * self.flows.len() as u64) >> 32) as usize
-    }
-
-    #[inline]
-    fn over_limit(&self) -> bool {
-        self.limit.bytes.is_some_and(|l| self.bytes > l)
-            || self.limit.packets.is_some_and(|l| self.packets > l)
     }
 
     /// Linux `fq_codel_drop()`: drop from the head of the queue with the most bytes, up to a
@@ -230,21 +210,15 @@ impl<P: PathPacket> FqCodel<P> {
         }
         f.vars.count = f.vars.count.wrapping_add(n);
         self.backlogs[idx] -= len;
-        self.bytes -= len;
-        self.packets -= n as u64;
-        self.stats.classes[0].drops_overflow += n as u64;
+        self.held.occupancy.bytes -= len;
+        self.held.occupancy.packets -= n as u64;
+        self.held.stats.classes[0].drops_overflow += n as u64;
         own
     }
 }
 
 impl<P: PathPacket> Aqm<P> for FqCodel<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         let idx = self.bucket(p.flow_key());
         let len = p.wire_bytes() as u64;
         let f = &mut self.flows[idx];
@@ -255,27 +229,21 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
             self.new_flows.push_back(idx as u32);
         }
         self.backlogs[idx] += len;
-        self.bytes += len;
-        self.packets += 1;
+        self.held.occupancy.add(len as u32);
         let mut own = None;
-        while self.over_limit() {
-            own = own.or(self.drop_from_fattest(idx, dropped));
+        while self.held.over_limit() {
+            own = own.or(self.drop_from_fattest(idx, io.dropped));
         }
         match own {
             Some(p) => Err((p, DropCause::Overflow)),
             None => {
-                self.stats.classes[0].enqueued += 1;
+                self.held.stats.classes[0].enqueued += 1;
                 Ok(())
             }
         }
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
         loop {
             let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i as usize),
@@ -293,11 +261,10 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
             let mut src = FlowSource {
                 q: &mut f.q,
                 backlog: &mut self.backlogs[idx],
-                bytes: &mut self.bytes,
-                packets: &mut self.packets,
+                held: &mut self.held.occupancy,
             };
-            let c = &mut self.stats.classes[0];
-            if let Some(p) = self.params.dequeue(&mut f.vars, now, &mut src, c, dropped) {
+            let c = &mut self.held.stats.classes[0];
+            if let Some(p) = self.params.dequeue(&mut f.vars, now, &mut src, c, io.dropped) {
                 f.deficit -= p.wire_bytes() as i64;
                 return Some(p);
             }
@@ -310,18 +277,7 @@ impl<P: PathPacket> Aqm<P> for FqCodel<P> {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn packets(&self) -> u64 {
-        self.packets
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -330,6 +286,7 @@ mod tests {
     use crate::aqm::codel::{DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
     use crate::aqm::testbed::{cbr, merge, Service, Testbed};
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket, TestRng, MS};
 
     /// FQ-CoDel with Linux's defaults but for the given fields.
@@ -406,14 +363,14 @@ mod tests {
         let mut q = Fq { target_ns: 10_000 * MS, quantum_bytes, ..Fq::default() }.build();
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         for s in 0..(300_000 / a as u64) {
-            q.enqueue(0, pkt(1, a, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(1, a, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
         for s in 0..(300_000 / b as u64) {
-            q.enqueue(0, pkt(2, b, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(2, b, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
         let mut sent = [0i64; 2];
         let bound = 2 * quantum_bytes as i64 + a.max(b) as i64;
-        while let Some(p) = q.dequeue(0, &mut rng, &mut dropped) {
+        while let Some(p) = q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped)) {
             sent[p.flow as usize - 1] += p.bytes as i64;
             if sent[0] < 280_000 && sent[1] < 280_000 {
                 assert!((sent[0] - sent[1]).abs() <= bound, "{sent:?} (quantum {quantum_bytes})");
@@ -437,10 +394,10 @@ mod tests {
         for (batch, want) in [(DEFAULT_DROP_BATCH_PACKETS, vec![0, 1, 2, 3]), (1, vec![0])] {
             let mut q = Fq { drop_batch_packets: batch, limit, ..Fq::default() }.build();
             for s in 0..8 {
-                q.enqueue(0, pkt(1, 1000, s), &mut rng, &mut dropped).unwrap();
+                q.enqueue(0, pkt(1, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
             }
             for s in 100..103 {
-                q.enqueue(0, pkt(2, 1000, s), &mut rng, &mut dropped).unwrap();
+                q.enqueue(0, pkt(2, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
             }
             // The 11th packet (flow 2's) overflows; flow 1 holds the most bytes.
             let got: Vec<u64> = dropped
@@ -464,8 +421,8 @@ mod tests {
     fn overflow_hands_back_the_arrival_when_its_queue_is_the_fattest() {
         let (mut rng, mut dropped) = (TestRng(1), Vec::new());
         let mut q = Fq { limit: Limit { bytes: None, packets: Some(1) }, ..Fq::default() }.build();
-        q.enqueue(0, pkt(1, 100, 0), &mut rng, &mut dropped).unwrap();
-        let r = q.enqueue(0, pkt(2, 1500, 1), &mut rng, &mut dropped);
+        q.enqueue(0, pkt(1, 100, 0), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
+        let r = q.enqueue(0, pkt(2, 1500, 1), &mut AqmIo::new(&mut rng, &mut dropped));
         assert_eq!(r.map_err(|(p, c)| (p.seq, c)), Err((1, DropCause::Overflow)));
         assert!(dropped.is_empty());
         assert_eq!((q.packets(), q.bytes()), (1, 100));
@@ -473,14 +430,16 @@ mod tests {
         let limit = Limit { bytes: Some(5000), packets: None };
         let mut q = Fq { drop_batch_packets: 1, limit, ..Fq::default() }.build();
         for s in 0..5 {
-            q.enqueue(0, pkt(1, 1000, s), &mut rng, &mut dropped).unwrap();
+            q.enqueue(0, pkt(1, 1000, s), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         }
-        q.enqueue(0, pkt(2, 2500, 9), &mut rng, &mut dropped).unwrap();
+        q.enqueue(0, pkt(2, 2500, 9), &mut AqmIo::new(&mut rng, &mut dropped)).unwrap();
         let seqs: Vec<u64> = dropped.iter().map(|(p, _)| p.seq).collect();
         assert_eq!((seqs, q.bytes()), (vec![0, 1, 2], 4500));
         // A flow emptied by overflow drops still leaves the lists cleanly.
         let out: Vec<u64> =
-            std::iter::from_fn(|| q.dequeue(0, &mut rng, &mut dropped)).map(|p| p.seq).collect();
+            std::iter::from_fn(|| q.dequeue(0, &mut AqmIo::new(&mut rng, &mut dropped)))
+                .map(|p| p.seq)
+                .collect();
         // Flow 1 is still new with 514 bytes of its quantum left after packet 3: it sends 4.
         assert_eq!(out, [3, 4, 9]);
         assert_eq!((q.packets(), q.bytes()), (0, 0));
@@ -583,6 +542,6 @@ mod tests {
         assert!(matches!(q, AnyAqm::FqCodel(_)));
         // No link buffer: Linux's default limit.
         let q = FqCodel::<TestPacket>::new(&fq, &LinkContext::default());
-        assert_eq!(q.limit.packets, Some(DEFAULT_LIMIT_PACKETS));
+        assert_eq!(q.held.limit().packets, Some(DEFAULT_LIMIT_PACKETS));
     }
 }

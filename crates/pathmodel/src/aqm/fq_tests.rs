@@ -54,7 +54,7 @@ fn drain(q: &mut AnyAqm<Pkt>, mut now: Nanos) -> Vec<(Nanos, u64, u64)> {
     let (mut rng, mut dropped) = (TestRng(1), Vec::new());
     let mut out = Vec::new();
     loop {
-        match q.dequeue(now, &mut rng, &mut dropped) {
+        match q.dequeue(now, &mut AqmIo::new(&mut rng, &mut dropped)) {
             Some(p) => out.push((now, p.flow, p.seq)),
             None => match q.next_ready_ns() {
                 Some(t) => {
@@ -71,7 +71,7 @@ fn drain(q: &mut AnyAqm<Pkt>, mut now: Nanos) -> Vec<(Nanos, u64, u64)> {
 
 fn push(q: &mut AnyAqm<Pkt>, now: Nanos, p: Pkt) {
     let (mut rng, mut dropped) = (TestRng(1), Vec::new());
-    assert!(q.enqueue(now, p, &mut rng, &mut dropped).is_ok());
+    assert!(q.enqueue(now, p, &mut AqmIo::new(&mut rng, &mut dropped)).is_ok());
 }
 
 #[test]

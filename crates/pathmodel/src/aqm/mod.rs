@@ -12,12 +12,25 @@
 //!
 //! A link calls [`Aqm::enqueue`] for every packet that reaches its queue (after random loss and
 //! any policer), and [`Aqm::dequeue`] whenever its transmitter is free. A discipline keeps the
-//! time each packet entered (its sojourn is measured at dequeue), its buffer limit
-//! ([`Limit`]: every discipline tail-drops beyond it), and its counters ([`AqmStats`]).
+//! time each packet entered (its sojourn is measured at dequeue), and in a [`Held`] what it
+//! holds, its buffer limit ([`Limit`]: every discipline tail-drops beyond it) and its counters
+//! ([`AqmStats`]).
 //!
 //! Adding a discipline: one file here with a type that implements [`Aqm`] and is built from its
 //! parameters, and one line in the `registry!` below (its `QdiscSpec` variant, the `AnyAqm`
 //! variant, static dispatch by a match).
+
+/// The [`Aqm`] accessors of a discipline that keeps its [`Held`] in its field `held`.
+macro_rules! held_in_field {
+    () => {
+        fn held(&self) -> &Held {
+            &self.held
+        }
+        fn held_mut(&mut self) -> &mut Held {
+            &mut self.held
+        }
+    };
+}
 
 mod backlog;
 pub mod codel;
@@ -32,6 +45,7 @@ mod testbed;
 #[cfg(test)]
 mod testbed_pie;
 
+pub use backlog::Held;
 pub use stats::{AqmStats, ClassStats, SojournHist};
 
 use crate::{Nanos, PathPacket, Random};
@@ -63,37 +77,53 @@ impl Limit {
     }
 }
 
+/// What a discipline may use besides its own state while it enqueues or dequeues: the link's
+/// random numbers, and where it puts the packets it drops other than the one offered.
+pub struct AqmIo<'a, P> {
+    pub rng: &'a mut dyn Random,
+    pub dropped: &'a mut Vec<(P, DropCause)>,
+}
+
+impl<'a, P> AqmIo<'a, P> {
+    pub fn new(rng: &'a mut dyn Random, dropped: &'a mut Vec<(P, DropCause)>) -> AqmIo<'a, P> {
+        AqmIo { rng, dropped }
+    }
+}
+
 /// A queue discipline that holds its packets.
 pub trait Aqm<P: PathPacket> {
     /// Offer packet `p` arriving at `now`. `Ok(())`: it waits (perhaps CE-marked); `Err`: it is
     /// dropped, handed back with the cause (the caller counts it and frees it). A discipline
     /// that drops at enqueue a packet other than `p` (FQ-CoDel's overflow drop from the longest
-    /// queue) pushes that one to `dropped` and keeps `p`.
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)>;
+    /// queue) pushes that one to `io.dropped` and keeps `p`.
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)>;
 
     /// The next packet to transmit at `now`, or None if the queue is empty. Packets the
-    /// discipline drops on the way (CoDel's dequeue drops) are pushed to `dropped`.
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        rng: &mut dyn Random,
-        dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P>;
+    /// discipline drops on the way (CoDel's dequeue drops) are pushed to `io.dropped`.
+    fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P>;
+
+    /// What the discipline holds, its limit and its counters.
+    fn held(&self) -> &Held;
+    fn held_mut(&mut self) -> &mut Held;
 
     /// Bytes waiting.
-    fn bytes(&self) -> u64;
+    #[inline]
+    fn bytes(&self) -> u64 {
+        self.held().bytes()
+    }
     /// Packets waiting.
-    fn packets(&self) -> u64;
+    #[inline]
+    fn packets(&self) -> u64 {
+        self.held().packets()
+    }
     /// Counters since the start (drops and marks by cause, sojourn times).
-    fn stats(&self) -> &AqmStats;
+    fn stats(&self) -> &AqmStats {
+        self.held().stats()
+    }
     /// Change the buffer limit (a schedule's `buffer`); packets already queued stay.
-    fn set_limit(&mut self, limit: Limit);
+    fn set_limit(&mut self, limit: Limit) {
+        self.held_mut().set_limit(limit)
+    }
     /// The link's rate changed (a schedule's `rate`); no discipline here reads it yet (PIE's
     /// rate-based delay estimate, RFC 8033 §5.2, is not modelled: it uses timestamps as Linux
     /// does by default).
@@ -374,26 +404,20 @@ macro_rules! registry {
 
         impl<P: PathPacket> Aqm<P> for AnyAqm<P> {
             #[inline]
-            fn enqueue(&mut self, now: Nanos, p: P, rng: &mut dyn Random,
-                       dropped: &mut Vec<(P, DropCause)>) -> Result<(), (P, DropCause)> {
-                match self { $(AnyAqm::$variant(q) => q.enqueue(now, p, rng, dropped),)* }
+            fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>)
+                -> Result<(), (P, DropCause)> {
+                match self { $(AnyAqm::$variant(q) => q.enqueue(now, p, io),)* }
             }
             #[inline]
-            fn dequeue(&mut self, now: Nanos, rng: &mut dyn Random,
-                       dropped: &mut Vec<(P, DropCause)>) -> Option<P> {
-                match self { $(AnyAqm::$variant(q) => q.dequeue(now, rng, dropped),)* }
+            fn dequeue(&mut self, now: Nanos, io: &mut AqmIo<'_, P>) -> Option<P> {
+                match self { $(AnyAqm::$variant(q) => q.dequeue(now, io),)* }
             }
-            fn bytes(&self) -> u64 {
-                match self { $(AnyAqm::$variant(q) => q.bytes(),)* }
+            #[inline]
+            fn held(&self) -> &Held {
+                match self { $(AnyAqm::$variant(q) => q.held(),)* }
             }
-            fn packets(&self) -> u64 {
-                match self { $(AnyAqm::$variant(q) => q.packets(),)* }
-            }
-            fn stats(&self) -> &AqmStats {
-                match self { $(AnyAqm::$variant(q) => q.stats(),)* }
-            }
-            fn set_limit(&mut self, limit: Limit) {
-                match self { $(AnyAqm::$variant(q) => q.set_limit(limit),)* }
+            fn held_mut(&mut self) -> &mut Held {
+                match self { $(AnyAqm::$variant(q) => q.held_mut(),)* }
             }
             fn set_rate(&mut self, rate_bps: u64) {
                 match self { $(AnyAqm::$variant(q) => q.set_rate(rate_bps),)* }

@@ -40,7 +40,7 @@
 //! (smaller packets dropped less) is not modelled.
 
 use super::backlog::Backlog;
-use super::{Aqm, AqmStats, DropCause, Limit, LinkContext, QdiscSpec};
+use super::{Aqm, AqmIo, DropCause, Held, LinkContext, QdiscSpec};
 use crate::{Nanos, PathPacket, Random, MS};
 
 /// The MTU on the wire that Linux's `psched_mtu()` gives for an Ethernet-sized device: PIE's
@@ -85,7 +85,7 @@ pub(crate) fn default_mark_ecn_threshold() -> f64 {
 
 pub struct Pie<P> {
     q: Backlog<P>,
-    limit: Limit,
+    held: Held,
     // Parameters.
     target_ns: Nanos,
     tupdate_ns: Nanos,
@@ -102,7 +102,6 @@ pub struct Pie<P> {
     burst_left_ns: Nanos,
     last_dequeue: Option<Nanos>,
     next_update: Nanos,
-    stats: AqmStats,
 }
 
 impl<P: PathPacket> Pie<P> {
@@ -121,7 +120,7 @@ impl<P: PathPacket> Pie<P> {
         };
         Pie {
             q: Backlog::new(),
-            limit: ctx.limit.or_packets(DEFAULT_LIMIT_PACKETS),
+            held: Held::new(ctx.limit, Some(DEFAULT_LIMIT_PACKETS), 1),
             target_ns,
             tupdate_ns: tupdate_ns.max(1),
             alpha_hz: alpha,
@@ -136,7 +135,6 @@ impl<P: PathPacket> Pie<P> {
             burst_left_ns: max_burst_ns,
             last_dequeue: None,
             next_update: tupdate_ns.max(1),
-            stats: AqmStats::new(1),
         }
     }
 
@@ -179,7 +177,7 @@ impl<P: PathPacket> Pie<P> {
     /// One controller step (RFC 8033 §4.2; Linux `pie_calculate_probability`, timestamp mode).
     fn update_prob(&mut self) {
         let (qdelay, qdelay_old) = (self.qdelay_ns, self.qdelay_old_ns);
-        let mut update_prob = !(qdelay == 0 && self.q.bytes() != 0);
+        let mut update_prob = !(qdelay == 0 && self.held.bytes() != 0);
         // Auto-tuning: smaller steps while p is small (RFC 8033 §4.2's table).
         let (mut alpha, mut beta) = (self.alpha_hz, self.beta_hz);
         if self.prob < 0.1 {
@@ -226,7 +224,7 @@ impl<P: PathPacket> Pie<P> {
         if self.qdelay_ns < self.target_ns / 2 && self.prob < NO_DROP_BELOW_PROB {
             return false;
         }
-        if self.q.bytes() < 2 * MTU_BYTES {
+        if self.held.bytes() < 2 * MTU_BYTES {
             return false;
         }
         if self.prob == 0.0 {
@@ -246,60 +244,38 @@ impl<P: PathPacket> Pie<P> {
 }
 
 impl<P: PathPacket> Aqm<P> for Pie<P> {
-    fn enqueue(
-        &mut self,
-        now: Nanos,
-        p: P,
-        rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Result<(), (P, DropCause)> {
+    fn enqueue(&mut self, now: Nanos, p: P, io: &mut AqmIo<'_, P>) -> Result<(), (P, DropCause)> {
         self.catch_up(now);
-        let c = &mut self.stats.classes[0];
-        let tail = Backlog::tail_drop(&self.limit, self.q.bytes(), self.q.packets(), p, c);
+        let tail = self.held.tail_drop(0, p);
         let mut p = tail.inspect_err(|_| self.accu_prob = 0.0)?;
-        if self.drop_early(rng) {
+        if self.drop_early(io.rng) {
             if self.ecn && self.prob <= self.mark_ecn_threshold && p.ecn().is_ect() {
                 p.set_ce();
-                self.stats.classes[0].ce_marks += 1;
+                self.held.stats.classes[0].ce_marks += 1;
             } else {
-                self.stats.classes[0].drops_aqm += 1;
+                self.held.stats.classes[0].drops_aqm += 1;
                 return Err((p, DropCause::Aqm));
             }
         }
-        self.q.push(now, p, &mut self.stats.classes[0]);
+        self.q.push(now, p, &mut self.held.occupancy, &mut self.held.stats.classes[0]);
         Ok(())
     }
 
-    fn dequeue(
-        &mut self,
-        now: Nanos,
-        _rng: &mut dyn Random,
-        _dropped: &mut Vec<(P, DropCause)>,
-    ) -> Option<P> {
+    fn dequeue(&mut self, now: Nanos, _io: &mut AqmIo<'_, P>) -> Option<P> {
         self.catch_up(now);
-        let (t, p) = self.q.pop()?;
-        let sojourn = now - t;
-        self.stats.classes[0].count_dequeue(sojourn);
+        let held = &mut self.held;
+        let entered = self.q.head_time()?;
+        let p = self.q.dequeue(now, &mut held.occupancy, &mut held.stats.classes[0])?;
+        let sojourn = now - entered;
         // Linux `pie_process_dequeue`, timestamp mode.
-        self.qdelay_ns = if self.q.bytes() == 0 { 0 } else { sojourn };
+        self.qdelay_ns = if held.bytes() == 0 { 0 } else { sojourn };
         let dtime = self.last_dequeue.map_or(0, |t| now - t);
         self.last_dequeue = Some(now);
         self.burst_left_ns = self.burst_left_ns.saturating_sub(dtime);
         Some(p)
     }
 
-    fn bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn packets(&self) -> u64 {
-        self.q.packets()
-    }
-    fn stats(&self) -> &AqmStats {
-        &self.stats
-    }
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit.or_packets(DEFAULT_LIMIT_PACKETS);
-    }
+    held_in_field!();
 }
 
 #[cfg(test)]
@@ -308,6 +284,7 @@ mod tests {
     use crate::aqm::testbed_pie::{lazy_vs_ticked, tx_ns, window_mean_ns};
     use crate::aqm::testbed_pie::{Aimd, Bench, ConstRate, PKT_BYTES};
     use crate::aqm::AnyAqm;
+    use crate::aqm::Limit;
     use crate::{Ecn, TestPacket, TestRng};
 
     /// 100 Mb/s: 120 µs per 1500-byte packet.
@@ -348,7 +325,7 @@ mod tests {
         assert_eq!(dual, want);
         assert!(matches!(AnyAqm::<TestPacket>::build(&dual, &ctx), AnyAqm::DualPi2(_)));
         // Without a buffer on the link, Linux's limits: 1000 and 10000 packets.
-        assert_eq!(Pie::<TestPacket>::new(&pie, &ctx).limit.packets, Some(1000));
+        assert_eq!(Pie::<TestPacket>::new(&pie, &ctx).held.limit().packets, Some(1000));
         let q = super::super::dualpi2::DualPi2::<TestPacket>::new(&dual, &ctx);
         assert_eq!(q.limit_packets(), Some(10_000));
     }
@@ -361,9 +338,9 @@ mod tests {
         for k in from_ms..to_ms {
             let now = k * MS;
             let p = TestPacket { bytes: 100, ecn: Ecn::NotEct, flow: 0, seq: k };
-            assert!(q.enqueue(now, p, &mut rng, &mut dropped).is_ok());
+            assert!(q.enqueue(now, p, &mut AqmIo::new(&mut rng, &mut dropped)).is_ok());
             while q.q.head_time().is_some_and(|t| now - t >= lag_ms * MS) {
-                q.dequeue(now, &mut rng, &mut dropped);
+                q.dequeue(now, &mut AqmIo::new(&mut rng, &mut dropped));
             }
             if k % 15 == 0 {
                 ps.push(q.prob());

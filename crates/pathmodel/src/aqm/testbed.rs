@@ -7,7 +7,7 @@
 //! service takes `bytes * 8 / rate` (or a fixed time per packet). Ties: a dequeue due at the
 //! same time as an arrival happens first.
 
-use super::{Aqm, DropCause};
+use super::{Aqm, AqmIo, DropCause};
 use crate::{Nanos, TestPacket, TestRng};
 
 /// How long the transmitter takes per packet.
@@ -76,7 +76,7 @@ impl<Q: Aqm<TestPacket>> Testbed<Q> {
     /// Transmit everything due up to and including `t`.
     pub(crate) fn run_until(&mut self, t: Nanos) {
         while let Some(at) = self.free_at.filter(|&at| at <= t) {
-            let p = self.q.dequeue(at, &mut self.rng, &mut self.scratch);
+            let p = self.q.dequeue(at, &mut AqmIo::new(&mut self.rng, &mut self.scratch));
             self.take_drops(at);
             match p {
                 Some(pkt) => {
@@ -91,7 +91,9 @@ impl<Q: Aqm<TestPacket>> Testbed<Q> {
     /// A packet arrives at `t` (not before the previous arrival).
     pub(crate) fn arrive(&mut self, t: Nanos, pkt: TestPacket) {
         self.run_until(t);
-        if let Err((pkt, cause)) = self.q.enqueue(t, pkt, &mut self.rng, &mut self.scratch) {
+        if let Err((pkt, cause)) =
+            self.q.enqueue(t, pkt, &mut AqmIo::new(&mut self.rng, &mut self.scratch))
+        {
             self.dropped.push(Dropped { at_ns: t, cause, pkt });
         }
         self.take_drops(t);

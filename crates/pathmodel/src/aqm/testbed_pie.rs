@@ -5,7 +5,7 @@
 //! dropped or delivered the packet. One event loop in time order: feedback, then the
 //! transmitter, then arrivals. Test code only (allocations are fine here).
 
-use super::{Aqm, DropCause};
+use super::{Aqm, AqmIo, DropCause};
 use crate::{Ecn, Nanos, TestPacket, TestRng};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -165,7 +165,7 @@ impl Bench {
                 let Reverse((_, i, fate)) = self.pending.pop().unwrap();
                 sources[i].feedback(t, fate);
             } else if t_tx == Some(t) {
-                let p = q.dequeue(t, &mut self.rng, &mut self.dropped);
+                let p = q.dequeue(t, &mut AqmIo::new(&mut self.rng, &mut self.dropped));
                 for (d, _) in std::mem::take(&mut self.dropped) {
                     self.notify(sources, d.flow as usize, t, Fate::Dropped);
                 }
@@ -177,7 +177,9 @@ impl Bench {
             } else {
                 let i = arrival.unwrap().1;
                 let p = sources[i].send(t);
-                if let Err((d, _)) = q.enqueue(t, p, &mut self.rng, &mut self.dropped) {
+                if let Err((d, _)) =
+                    q.enqueue(t, p, &mut AqmIo::new(&mut self.rng, &mut self.dropped))
+                {
                     self.notify(sources, d.flow as usize, t, Fate::Dropped);
                 }
                 for (d, _) in std::mem::take(&mut self.dropped) {
@@ -218,7 +220,7 @@ pub(crate) fn lazy_vs_ticked<Q: Aqm<TestPacket>>(
         if ticked {
             let (mut rng, mut dropped) = (TestRng(1), Vec::new());
             for t in 2000..21_000 {
-                assert!(q.dequeue(t * ms, &mut rng, &mut dropped).is_none());
+                assert!(q.dequeue(t * ms, &mut AqmIo::new(&mut rng, &mut dropped)).is_none());
             }
         }
         let mut b = ConstRate::new(0, Ecn::NotEct, 1.2, rate_bps, 21_000 * ms, 22_000 * ms);

@@ -11,8 +11,9 @@
 //!
 //! Stage API as in `jitter.rs`: `push` in arrival order, `next_due`, `pop_due`.
 
-use super::ParamError;
-use crate::{Nanos, PathPacket};
+use super::stage::pop_released;
+use super::{ParamError, Stage};
+use crate::{Nanos, PathPacket, Random};
 use std::collections::VecDeque;
 
 pub struct Aggregator<P> {
@@ -60,7 +61,8 @@ impl<P: PathPacket> Aggregator<P> {
         }
     }
 
-    /// A packet arriving at `now` (nondecreasing across calls).
+    /// A packet arriving at `now` (nondecreasing across calls); the stage's `push`, which
+    /// draws nothing.
     pub fn push(&mut self, now: Nanos, p: P) {
         self.expire(now);
         if self.held.is_empty() {
@@ -73,8 +75,18 @@ impl<P: PathPacket> Aggregator<P> {
         }
     }
 
-    /// When the next packet is released (None: the stage is empty).
-    pub fn next_due(&self) -> Option<Nanos> {
+    /// Batches released so far.
+    pub fn batches(&self) -> u64 {
+        self.batches
+    }
+}
+
+impl<P: PathPacket> Stage<P> for Aggregator<P> {
+    fn push(&mut self, now: Nanos, p: P, _rng: &mut dyn Random) {
+        Aggregator::push(self, now, p);
+    }
+
+    fn next_due(&self) -> Option<Nanos> {
         match self.ready.front() {
             Some(r) => Some(r.0),
             None if self.held.is_empty() => None,
@@ -82,28 +94,13 @@ impl<P: PathPacket> Aggregator<P> {
         }
     }
 
-    /// The next packet released by `now`, with its release time.
-    pub fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
+    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
         self.expire(now);
-        if self.ready.front()?.0 <= now {
-            self.ready.pop_front()
-        } else {
-            None
-        }
+        pop_released(&mut self.ready, now)
     }
 
-    /// Batches released so far.
-    pub fn batches(&self) -> u64 {
-        self.batches
-    }
-
-    /// Packets in the stage.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.held.len() + self.ready.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

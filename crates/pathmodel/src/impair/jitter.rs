@@ -17,6 +17,7 @@
 //! `aggregation.rs`: `push` packets in their order of arrival, `next_due` is when the caller
 //! must come back, `pop_due` hands out the released ones in release order (ties: arrival order).
 
+use super::Stage;
 use crate::{Nanos, Random};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -66,9 +67,10 @@ impl<P> Jitter<P> {
             pushed: 0,
         }
     }
+}
 
-    /// A packet arriving at `now` (nondecreasing across calls); returns its release time.
-    pub fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) -> Nanos {
+impl<P> Stage<P> for Jitter<P> {
+    fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) {
         let jitter_ns = if self.max_ns == 0 { 0 } else { rng.next_u64() % (self.max_ns + 1) };
         let mut release_ns = now + jitter_ns;
         if self.reorder {
@@ -79,11 +81,9 @@ impl<P> Jitter<P> {
             self.fifo.push_back((release_ns, p));
         }
         self.pushed += 1;
-        release_ns
     }
 
-    /// When the next packet is released (None: the stage is empty).
-    pub fn next_due(&self) -> Option<Nanos> {
+    fn next_due(&self) -> Option<Nanos> {
         if self.reorder {
             self.heap.peek().map(|e| e.0.release_ns)
         } else {
@@ -91,8 +91,7 @@ impl<P> Jitter<P> {
         }
     }
 
-    /// The next packet released by `now`, with its release time.
-    pub fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
+    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
         if self.next_due()? > now {
             return None;
         }
@@ -103,13 +102,8 @@ impl<P> Jitter<P> {
         }
     }
 
-    /// Packets held.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.fifo.len() + self.heap.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

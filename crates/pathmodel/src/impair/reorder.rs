@@ -21,7 +21,8 @@
 //!
 //! Stage API as in `jitter.rs`: `push` in arrival order, `next_due`, `pop_due`.
 
-use super::{check_probability, ParamError};
+use super::stage::pop_released;
+use super::{check_probability, ParamError, Stage};
 use crate::{Nanos, Random, MS};
 use std::collections::VecDeque;
 
@@ -76,8 +77,14 @@ impl<P> Reorderer<P> {
         }
     }
 
-    /// A packet arriving at `now` (nondecreasing across calls).
-    pub fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) {
+    /// Packets held back so far.
+    pub fn held_total(&self) -> u64 {
+        self.held_total
+    }
+}
+
+impl<P> Stage<P> for Reorderer<P> {
+    fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) {
         self.expire(now);
         let n = self.arrivals;
         self.arrivals += 1;
@@ -99,33 +106,17 @@ impl<P> Reorderer<P> {
         }
     }
 
-    /// When the next packet is released (None: the stage is empty).
-    pub fn next_due(&self) -> Option<Nanos> {
+    fn next_due(&self) -> Option<Nanos> {
         self.ready.front().map(|r| r.0).or_else(|| self.held.front().map(|h| h.1))
     }
 
-    /// The next packet released by `now`, with its release time.
-    pub fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
+    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
         self.expire(now);
-        if self.ready.front()?.0 <= now {
-            self.ready.pop_front()
-        } else {
-            None
-        }
+        pop_released(&mut self.ready, now)
     }
 
-    /// Packets held back so far.
-    pub fn held_total(&self) -> u64 {
-        self.held_total
-    }
-
-    /// Packets in the stage.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.held.len() + self.ready.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

@@ -5,8 +5,8 @@
 //! `pop_due` hands out the released packets in order, each with its release time, which is
 //! the arrival time at the next stage (or at the propagation pipe).
 
-use super::{Aggregator, Jitter, Reorderer};
-use crate::{Nanos, PathPacket, Random};
+use crate::{Nanos, Random};
+use std::collections::VecDeque;
 
 pub trait Stage<P> {
     /// A packet arriving at `now` (nondecreasing across calls).
@@ -15,47 +15,28 @@ pub trait Stage<P> {
     fn next_due(&self) -> Option<Nanos>;
     /// The next packet released by `now`, with its release time (≤ now).
     fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)>;
-}
-
-impl<P> Stage<P> for Jitter<P> {
-    fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) {
-        Jitter::push(self, now, p, rng);
-    }
-    fn next_due(&self) -> Option<Nanos> {
-        Jitter::next_due(self)
-    }
-    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
-        Jitter::pop_due(self, now)
+    /// Packets in the stage.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
-impl<P> Stage<P> for Reorderer<P> {
-    fn push(&mut self, now: Nanos, p: P, rng: &mut dyn Random) {
-        Reorderer::push(self, now, p, rng);
-    }
-    fn next_due(&self) -> Option<Nanos> {
-        Reorderer::next_due(self)
-    }
-    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
-        Reorderer::pop_due(self, now)
-    }
-}
-
-impl<P: PathPacket> Stage<P> for Aggregator<P> {
-    fn push(&mut self, now: Nanos, p: P, _rng: &mut dyn Random) {
-        Aggregator::push(self, now, p);
-    }
-    fn next_due(&self) -> Option<Nanos> {
-        Aggregator::next_due(self)
-    }
-    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
-        Aggregator::pop_due(self, now)
+/// The next of `ready` (release times nondecreasing) released by `now`, with its release time:
+/// the `pop_due` of the stages that keep a queue of released packets.
+#[inline]
+pub(crate) fn pop_released<P>(ready: &mut VecDeque<(Nanos, P)>, now: Nanos) -> Option<(Nanos, P)> {
+    if ready.front()?.0 <= now {
+        ready.pop_front()
+    } else {
+        None
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impair::{Aggregator, Jitter, Reorderer};
     use crate::{Ecn, TestPacket, TestRng, MS};
 
     /// Drive a chain as an event loop would: wake at the earliest `next_due` of any stage and

@@ -13,21 +13,7 @@
 //! third of the rates (0.33–10 Mbit/s from 3.3, ±1 Mbit/s per step), an LTE uplink's share.
 
 use pathmodel::impair::{generate_mahimahi, CellularTraceParams};
-use pathmodel::Random;
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a small, fully specified stream, so that a seed
-/// names one trace.
-struct SplitMix64(u64);
-
-impl Random for SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+use pathmodel::SplitMix64;
 
 /// An uplink's rates are this fraction of the downlink's.
 const UPLINK_SHARE_DIVISOR: u64 = 3;

@@ -12,7 +12,7 @@ use super::count_drop;
 use crate::link::aqm::LinkRandom;
 use crate::link::LinkId;
 use crate::{EvKind, Simulation};
-use pathmodel::aqm::{Aqm, DropCause};
+use pathmodel::aqm::{Aqm, AqmIo, DropCause};
 use transport::Packet;
 
 #[cfg(test)]
@@ -27,7 +27,8 @@ impl Simulation {
         link.note_occupancy(now);
         let a = link.aqm.as_deref_mut().expect("a link with a discipline");
         let mut pushed_out = std::mem::take(&mut a.dropped);
-        let refused = match a.q.enqueue(now, p, &mut LinkRandom(&mut link.rng), &mut pushed_out) {
+        let io = &mut AqmIo { rng: &mut LinkRandom(&mut link.rng), dropped: &mut pushed_out };
+        let refused = match a.q.enqueue(now, p, io) {
             Ok(()) => {
                 a.track(&p, true);
                 None
@@ -60,7 +61,7 @@ impl Simulation {
         link.note_occupancy(now);
         let a = link.aqm.as_deref_mut().expect("a link with a discipline");
         let mut dropped = std::mem::take(&mut a.dropped);
-        let next = a.q.dequeue(now, &mut LinkRandom(&mut link.rng), &mut dropped);
+        let next = a.q.dequeue(now, &mut AqmIo::new(&mut LinkRandom(&mut link.rng), &mut dropped));
         if let Some(p) = &next {
             a.track(p, false);
         }

@@ -194,6 +194,7 @@ char _license[] SEC("license") = "GPL";
  * 60.2 with 16 at 8 (the simulator: 76.7), the per-sample loss rate being less overcounted. */
 #define TX_RING 64
 #define TX_RING_PER_WINDOW 32
+#include "bbrlab_tx_ring.h"
 
 /* The phase codes of the registry's bbr2 table (mode and ProbeBW cycle phase in one). */
 enum bbr2_state {
@@ -212,13 +213,6 @@ enum bbr2_ack_phase {
 	ACK_PHASE_PROBE_STARTING,
 	ACK_PHASE_PROBE_FEEDBACK,
 	ACK_PHASE_PROBE_STOPPING,
-};
-
-struct tx_snap {
-	u32 delivered;
-	u32 lost;
-	u32 in_flight;
-	u32 valid;
 };
 
 struct bbr2 {
@@ -338,59 +332,15 @@ struct ack_info {
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
-static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
-static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
-static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
-static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
-
-static __always_inline bool seq_after_eq(u32 a, u32 b)
-{
-	return (s32)(a - b) >= 0;
-}
-
-static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
-}
-
 static __always_inline u32 ca_state_of(struct sock *sk)
 {
 	return inet_csk(sk)->icsk_ca_state;
 }
 
-static __always_inline bool is_in_probe_bw(const struct bbr2 *b)
-{
-	return b->state >= B2_PROBE_BW_DOWN && b->state <= B2_PROBE_BW_UP;
-}
-
-/* bbr2_is_probing_bandwidth: Startup, REFILL, UP. */
-static __always_inline bool is_probing_bw(const struct bbr2 *b)
-{
-	return b->state == B2_STARTUP || b->state == B2_PROBE_BW_REFILL || b->state == B2_PROBE_BW_UP;
-}
-
-static __always_inline u64 max_bw_of(const struct bbr2 *b)
-{
-	return max64(b->max_bw[0], b->max_bw[1]);
-}
-
-/* bbr_bw = min(max_bw, bw_lo). */
-static __always_inline u64 bw_of(const struct bbr2 *b)
-{
-	return min64(max_bw_of(b), b->bw_lo);
-}
-
-/* bbr_bdp: ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
-static __always_inline u32 bdp_multiple(const struct bbr2 *b, u64 bw, u32 gain)
-{
-	u64 w, pkts;
-
-	if (b->min_rtt_us == INF_PKTS)
-		return b->init_cwnd;
-	w = bw * b->min_rtt_us;
-	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
-	return (u32)min64(pkts, INF_PKTS - 1);
-}
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr2
+#define BBR_PHASE(name) B2_##name
+#include "bbrlab_bbr_model.h"
 
 /* bbr_tso_segs_generic: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), <= 64 KB, >= min_tso. */
 static __always_inline u32 tso_segs_goal(struct sock *sk, const struct bbr2 *b)
@@ -432,17 +382,6 @@ static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b
 	return min32(inflight_of(sk, b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
-/* bbr2_inflight_with_headroom: inflight_hi - max(1, 15 %), floor 4. */
-static __always_inline u32 inflight_with_headroom(const struct bbr2 *b)
-{
-	u32 headroom;
-
-	if (b->inflight_hi == INF_PKTS)
-		return INF_PKTS;
-	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
-	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
-}
-
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (EDT interval in us). */
 static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr2 *b, u32 inflight_now)
 {
@@ -457,29 +396,7 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
 }
 
-/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
-static __always_inline void save_cwnd(struct sock *sk, struct bbr2 *b)
-{
-	u32 cwnd = tcp_sk(sk)->snd_cwnd;
-
-	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B2_PROBE_RTT)
-		b->prior_cwnd = cwnd;
-	else
-		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
-}
-
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_bw_to_pacing_rate: gain * bw * mss * 0.99 bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
-static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
-{
-	u64 rate = bw * tcp_sk(sk)->mss_cache;
-
-	rate = (rate * gain) >> BBR_SCALE;
-	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
-	rate = max64(rate, 1);
-	return min64(rate, (u64)sk->sk_max_pacing_rate);
-}
 
 /* bbr_init_pacing_rate_from_rtt: high gain * cwnd / (srtt, or 1 ms before any sample). */
 static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr2 *b)
@@ -510,11 +427,6 @@ static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64
 
 /* ---- Rounds, congestion signals ---------------------------------------------------------- */
 
-static __always_inline void start_round(struct sock *sk, struct bbr2 *b)
-{
-	b->next_round_delivered = tcp_sk(sk)->delivered;
-}
-
 /* bbr_update_round_start: samples with a positive interval. */
 static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
 {
@@ -523,32 +435,6 @@ static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const 
 		start_round(sk, b);
 		b->round_start = 1;
 	}
-}
-
-/* bbr2_reset_congestion_signals. */
-static __always_inline void reset_congestion_signals(struct bbr2 *b)
-{
-	b->loss_in_round = 0;
-	b->ecn_in_round = 0;
-	b->loss_in_cycle = 0;
-	b->ecn_in_cycle = 0;
-	b->bw_latest = 0;
-	b->inflight_latest = 0;
-}
-
-/* The loss-round bookkeeping of bbr2_skb_marked_lost (header, item 3). */
-static __always_inline void note_loss(struct sock *sk, struct bbr2 *b)
-{
-	if (!b->loss_in_round)
-		b->loss_round_delivered = tcp_sk(sk)->delivered;
-	b->loss_in_round = 1;
-	b->loss_in_cycle = 1;
-}
-
-static __always_inline void reset_short_term_model(struct bbr2 *b)
-{
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
 }
 
 /* bbr2_adapt_lower_bounds: once per loss round, not when probing. */
@@ -912,11 +798,6 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline u32 probe_rtt_cwnd(const struct bbr2 *b)
-{
-	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
-}
-
 /* bbr_check_probe_rtt_done + bbr2_exit_probe_rtt. */
 static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b, u64 now_us)
 {
@@ -1009,14 +890,6 @@ static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr2 
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
 }
 
-/* bbr_ack_aggregation_cwnd: extra_acked (gain 1.0), at most 100 ms of bw. */
-static __always_inline u32 extra_acked_cwnd(const struct bbr2 *b)
-{
-	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
-
-	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
-}
-
 /* ---- cwnd -------------------------------------------------------------------------------- */
 
 /* bbr_set_cwnd (v2alpha: no packet conservation) + bbr2_bound_cwnd_for_inflight_model. */
@@ -1046,51 +919,6 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const stru
 		cap = INF_PKTS;
 	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
 	tp->snd_cwnd = min32(cwnd, cap);
-}
-
-/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
-
-static __always_inline void estimate_send_snapshot(const struct bbr2 *b, const struct tcp_sock *tp,
-						   struct ack_info *a)
-{
-	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
-	bool found = false;
-
-	for (int i = 0; i < TX_RING; i++) {
-		const struct tx_snap *s = &b->tx_ring[i];
-
-		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
-			continue;
-		if (!found || seq_after_eq(s->delivered, best_delivered)) {
-			found = true;
-			best_delivered = s->delivered;
-			best_lost = s->lost;
-			best_in_flight = s->in_flight;
-		}
-	}
-	if (found) {
-		a->tx_in_flight = best_in_flight;
-		a->lost = tp->lost - best_lost;
-	} else {
-		a->tx_in_flight = a->prior_in_flight;
-		a->lost = a->new_lost;
-	}
-}
-
-static __always_inline void record_send_snapshot(struct bbr2 *b, const struct tcp_sock *tp, u32 prior_in_flight)
-{
-	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
-	u32 idx;
-
-	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
-		return;
-	idx = b->tx_ring_head & (TX_RING - 1);
-	b->tx_ring[idx].delivered = tp->delivered;
-	b->tx_ring[idx].lost = tp->lost;
-	b->tx_ring[idx].in_flight = prior_in_flight;
-	b->tx_ring[idx].valid = 1;
-	b->tx_ring_head = idx + 1;
-	b->tx_ring_last_delivered = tp->delivered;
 }
 
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
@@ -1171,7 +999,8 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->last_delivered_ce = tp->delivered_ce;
 	a.new_lost = tp->lost - b->last_lost;
 	b->last_lost = tp->lost;
-	estimate_send_snapshot(b, tp, &a);
+	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
+			 &a.lost);
 
 	if (a.new_lost)
 		note_loss(sk, b); /* header, item 3 */
@@ -1228,7 +1057,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->loss_in_cycle = 1;
 	if (a.delivered_ce)
 		b->ecn_in_cycle = 1;
-	record_send_snapshot(b, tp, a.prior_in_flight);
+	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
 	bbr2_last_ack.state = b->state;

@@ -233,6 +233,7 @@ char _license[] SEC("license") = "GPL";
 /* Snapshots kept: 16 at about 8 per window cover two rounds. */
 #define TX_RING 16
 #define TX_RING_PER_WINDOW 8
+#include "bbrlab_tx_ring.h"
 
 /* Loop bound of ilog2 over a u64. */
 #define ILOG2_BITS 64
@@ -255,13 +256,6 @@ enum bbr3_ack_phase {
 	ACK_PHASE_PROBE_STARTING,
 	ACK_PHASE_PROBE_FEEDBACK,
 	ACK_PHASE_PROBE_STOPPING,
-};
-
-struct tx_snap {
-	u32 delivered;
-	u32 lost;
-	u32 in_flight;
-	u32 valid;
 };
 
 struct bbr3 {
@@ -409,22 +403,6 @@ struct ack_info {
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
-static __always_inline struct tcp_sock *tcp_sk_of(struct sock *sk)
-{
-	return (struct tcp_sock *)sk;
-}
-
-static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
-static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
-static __always_inline u32 min32(u32 a, u32 b) { return a < b ? a : b; }
-static __always_inline u32 max32(u32 a, u32 b) { return a > b ? a : b; }
-
-/* a is at or after b in u32 sequence space (Linux !before(a, b)). */
-static __always_inline bool seq_after_eq(u32 a, u32 b)
-{
-	return (s32)(a - b) >= 0;
-}
-
 static __always_inline u32 ilog2_u64(u64 v)
 {
 	u32 n = 0;
@@ -436,12 +414,6 @@ static __always_inline u32 ilog2_u64(u64 v)
 		n++;
 	}
 	return n;
-}
-
-/* tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out. */
-static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
 /* tp->is_cwnd_limited as Google's v3 and the simulator read it: the flag tcp_cwnd_validate
@@ -457,44 +429,15 @@ static __always_inline u32 ca_state_of(struct sock *sk)
 	return ((struct inet_connection_sock *)sk)->icsk_ca_state;
 }
 
-static __always_inline bool is_in_probe_bw(const struct bbr3 *b)
-{
-	return b->state >= B3_PROBE_BW_DOWN && b->state <= B3_PROBE_BW_UP;
-}
-
-/* IsProbingBW: Startup, REFILL, UP. */
-static __always_inline bool is_probing_bw(const struct bbr3 *b)
-{
-	return b->state == B3_STARTUP || b->state == B3_PROBE_BW_REFILL || b->state == B3_PROBE_BW_UP;
-}
-
-static __always_inline u64 max_bw_of(const struct bbr3 *b)
-{
-	return max64(b->max_bw[0], b->max_bw[1]);
-}
-
-/* bw = min(max_bw, bw_lo). */
-static __always_inline u64 bw_of(const struct bbr3 *b)
-{
-	return min64(max_bw_of(b), b->bw_lo);
-}
-
-/* BDP(gain) = ceil(gain * bw * min_rtt) packets; init_cwnd before any RTT sample. */
-static __always_inline u32 bdp_multiple(const struct bbr3 *b, u64 bw, u32 gain)
-{
-	u64 w, pkts;
-
-	if (b->min_rtt_us == INF_PKTS)
-		return b->init_cwnd;
-	w = bw * b->min_rtt_us;
-	pkts = (((w * gain) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
-	return (u32)min64(pkts, INF_PKTS - 1);
-}
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr3
+#define BBR_PHASE(name) B3_##name
+#include "bbrlab_bbr_model.h"
 
 /* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
 static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 bytes = (u64)sk->sk_pacing_rate >> PACING_SHIFT;
 	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
 
@@ -527,24 +470,13 @@ static __always_inline u32 inflight_of(struct sock *sk, const struct bbr3 *b, u6
 /* TargetInflight = min(BDP, cwnd). */
 static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b)
 {
-	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk_of(sk)->snd_cwnd);
-}
-
-/* inflight_hi - max(1, 15 %), floor 4. */
-static __always_inline u32 inflight_with_headroom(const struct bbr3 *b)
-{
-	u32 headroom;
-
-	if (b->inflight_hi == INF_PKTS)
-		return INF_PKTS;
-	headroom = max32((u32)(((u64)b->inflight_hi * HEADROOM) >> BBR_SCALE), 1);
-	return max32(b->inflight_hi > headroom ? b->inflight_hi - headroom : 0, CWND_MIN_TARGET);
+	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
 static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 now_ns = tp->tcp_clock_cache;
 	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
 	u64 interval_delivered = bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC) >> BW_SCALE;
@@ -555,34 +487,12 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
 }
 
-/* bbr_save_cwnd: a nested episode must not save the already-reduced cwnd. */
-static __always_inline void save_cwnd(struct sock *sk, struct bbr3 *b)
-{
-	u32 cwnd = tcp_sk_of(sk)->snd_cwnd;
-
-	if (b->prev_ca_state < TCP_CA_Recovery && b->state != B3_PROBE_RTT)
-		b->prior_cwnd = cwnd;
-	else
-		b->prior_cwnd = max32(b->prior_cwnd, cwnd);
-}
-
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* gain * bw * mss * 0.99 in bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
-static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
-{
-	u64 rate = bw * tcp_sk_of(sk)->mss_cache;
-
-	rate = (rate * gain) >> BBR_SCALE;
-	rate = (rate * (USEC_PER_SEC / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
-	rate = max64(rate, 1);
-	return min64(rate, (u64)sk->sk_max_pacing_rate);
-}
 
 /* bbr_init_pacing_rate_from_rtt: startup gain * cwnd / (srtt, or 1 ms before any sample). */
 static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr3 *b)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 rtt_us, bw;
 
 	if (tp->srtt_us) {
@@ -600,7 +510,7 @@ static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32
 {
 	u64 rate = bw_to_pacing_rate(sk, bw_of(b), gain);
 
-	if (!b->has_seen_rtt && tcp_sk_of(sk)->srtt_us)
+	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
 		init_pacing_rate_from_rtt(sk, b);
 	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
 		sk->sk_pacing_rate = rate;
@@ -641,11 +551,6 @@ static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct a
 
 /* ---- Rounds, congestion signals, the short-term model ------------------------------------ */
 
-static __always_inline void start_round(struct sock *sk, struct bbr3 *b)
-{
-	b->next_round_delivered = tcp_sk_of(sk)->delivered;
-}
-
 static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	b->round_start = 0;
@@ -657,26 +562,6 @@ static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const 
 	}
 }
 
-static __always_inline void reset_congestion_signals(struct bbr3 *b)
-{
-	b->loss_in_round = 0;
-	b->ecn_in_round = 0;
-	b->loss_in_cycle = 0;
-	b->ecn_in_cycle = 0;
-	b->bw_latest = 0;
-	b->inflight_latest = 0;
-}
-
-/* NoteLoss: the first loss of a round starts a loss round ending when today's delivered is
- * acked. */
-static __always_inline void note_loss(struct sock *sk, struct bbr3 *b)
-{
-	if (!b->loss_in_round)
-		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
-	b->loss_in_round = 1;
-	b->loss_in_cycle = 1;
-}
-
 static __always_inline void update_latest_delivery_signals(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	b->loss_round_start = 0;
@@ -685,7 +570,7 @@ static __always_inline void update_latest_delivery_signals(struct sock *sk, stru
 	b->bw_latest = max64(b->bw_latest, a->sample_bw);
 	b->inflight_latest = max32(b->inflight_latest, a->delivered);
 	if (seq_after_eq(a->prior_delivered, b->loss_round_delivered)) {
-		b->loss_round_delivered = tcp_sk_of(sk)->delivered;
+		b->loss_round_delivered = tcp_sk(sk)->delivered;
 		b->loss_round_start = 1;
 	}
 }
@@ -696,12 +581,6 @@ static __always_inline void advance_latest_delivery_signals(struct bbr3 *b, cons
 		b->bw_latest = a->sample_bw;
 		b->inflight_latest = a->delivered;
 	}
-}
-
-static __always_inline void reset_short_term_model(struct bbr3 *b)
-{
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
 }
 
 /* InitLowerBounds: the first congestion of the cycle starts from max_bw / cwnd. */
@@ -791,7 +670,7 @@ static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr3
 	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
 
 	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->probe_up_acked_per_inc = max32(tcp_sk_of(sk)->snd_cwnd / growth, 1);
+	b->probe_up_acked_per_inc = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
 }
 
 static __always_inline void pick_probe_wait(struct bbr3 *b)
@@ -869,7 +748,7 @@ static __always_inline void on_new_losses(struct sock *sk, struct bbr3 *b, const
 /* ProbeInflightLongtermUpward: grow inflight_hi while UP is using all of it. */
 static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (!is_cwnd_limited(tp) || tp->snd_cwnd < b->inflight_hi)
 		return;
@@ -950,7 +829,7 @@ static __always_inline bool is_time_to_cruise(struct sock *sk, const struct bbr3
 /* IsTimeToGoDown. */
 static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, u32 inflight, u64 sample_bw)
 {
-	const struct tcp_sock *tp = tcp_sk_of(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
 		b->prev_probe_precautionary = 1;
@@ -1020,7 +899,7 @@ static __always_inline void handle_queue_too_high_in_startup(struct sock *sk, st
 
 static __always_inline void check_startup_done(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 
 	/* Loss exit: at the end of a loss round in recovery, >= 6 loss events and loss > 2 %. */
 	if (!b->full_bw_reached) {
@@ -1049,7 +928,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 
 	if (b->state != B3_DRAIN)
 		return;
-	inflight = packets_in_net_at_edt(sk, b, packets_in_flight(tcp_sk_of(sk)));
+	inflight = packets_in_net_at_edt(sk, b, packets_in_flight(tcp_sk(sk)));
 	if (inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT) ||
 	    b->round_count > b->drain_start_round + DRAIN_MAX_ROUNDS) {
 		b->cwnd_gain = DEFAULT_CWND_GAIN;
@@ -1060,7 +939,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 /* bbr_update_ecn_alpha (+ Startup's ECN exit), once per round. */
 static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 delivered, delivered_ce, ratio, alpha;
 
 	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
@@ -1085,14 +964,9 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline u32 probe_rtt_cwnd(const struct bbr3 *b)
-{
-	return max32(bdp_multiple(b, bw_of(b), PROBE_RTT_CWND_GAIN), CWND_MIN_TARGET);
-}
-
 static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 
 	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
 		return false;
@@ -1111,7 +985,7 @@ static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b
 static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
 							 long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -1184,24 +1058,16 @@ static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr3 
 		expected = 0;
 	}
 	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
-	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk_of(sk)->snd_cwnd);
+	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk(sk)->snd_cwnd);
 	idx = b->extra_acked_win_idx & 1;
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
-}
-
-/* extra_acked (gain 1.0), at most 100 ms of bw. */
-static __always_inline u32 extra_acked_cwnd(const struct bbr3 *b)
-{
-	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
-
-	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
 }
 
 /* ---- cwnd -------------------------------------------------------------------------------- */
 
 static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	u32 cwnd = tp->snd_cwnd, cap;
 
 	if (b->prev_ca_state >= TCP_CA_Recovery && a->ca_state < TCP_CA_Recovery)
@@ -1233,53 +1099,6 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const stru
 	b->cur_cwnd = cwnd;
 }
 
-/* ---- The tx_in_flight / lost ring (header, items 1-2) ------------------------------------ */
-
-/* Estimate the sampled packet's tx_in_flight and the losses since its send. */
-static __always_inline void estimate_send_snapshot(const struct bbr3 *b, const struct tcp_sock *tp,
-						   struct ack_info *a)
-{
-	u32 best_delivered = 0, best_lost = 0, best_in_flight = 0;
-	bool found = false;
-
-	for (int i = 0; i < TX_RING; i++) {
-		const struct tx_snap *s = &b->tx_ring[i];
-
-		if (!s->valid || !seq_after_eq(a->prior_delivered, s->delivered))
-			continue;
-		if (!found || seq_after_eq(s->delivered, best_delivered)) {
-			found = true;
-			best_delivered = s->delivered;
-			best_lost = s->lost;
-			best_in_flight = s->in_flight;
-		}
-	}
-	if (found) {
-		a->tx_in_flight = best_in_flight;
-		a->lost = tp->lost - best_lost;
-	} else {
-		a->tx_in_flight = a->prior_in_flight;
-		a->lost = a->new_lost;
-	}
-}
-
-/* About TX_RING_PER_WINDOW times per window, remember {delivered, lost, in flight}. */
-static __always_inline void record_send_snapshot(struct bbr3 *b, const struct tcp_sock *tp, u32 prior_in_flight)
-{
-	u32 step = max32(tp->snd_cwnd / TX_RING_PER_WINDOW, 1);
-	u32 idx;
-
-	if (tp->delivered - b->tx_ring_last_delivered < step && b->tx_ring[0].valid)
-		return;
-	idx = b->tx_ring_head & (TX_RING - 1);
-	b->tx_ring[idx].delivered = tp->delivered;
-	b->tx_ring[idx].lost = tp->lost;
-	b->tx_ring[idx].in_flight = prior_in_flight;
-	b->tx_ring[idx].valid = 1;
-	b->tx_ring_head = idx + 1;
-	b->tx_ring_last_delivered = tp->delivered;
-}
-
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
 
 static __always_inline struct bbr3 *state_of(struct sock *sk)
@@ -1290,7 +1109,7 @@ static __always_inline struct bbr3 *state_of(struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_init, struct sock *sk)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = bpf_sk_storage_get(&bbr3_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	u64 now = tp->tcp_mstamp;
 	u32 min_rtt = tp->rtt_min.s[0].v;
@@ -1330,7 +1149,7 @@ void BPF_PROG(bbr3_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 	struct ack_info a = {};
 	u32 gain_p, gain_c;
@@ -1361,7 +1180,8 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->last_delivered_ce = tp->delivered_ce;
 	a.new_lost = tp->lost - b->last_lost;
 	b->last_lost = tp->lost;
-	estimate_send_snapshot(b, tp, &a);
+	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
+			 &a.lost);
 
 	/* Mainline stand-in for .skb_marked_lost (header, item 3). */
 	if (a.new_lost)
@@ -1421,7 +1241,7 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->loss_in_cycle = 1;
 	if (a.delivered_ce)
 		b->ecn_in_cycle = 1;
-	record_send_snapshot(b, tp, a.prior_in_flight);
+	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr3_last_ack.bw = bw_of(b);
 	bbr3_last_ack.stamp_us = a.now_us;
@@ -1446,7 +1266,7 @@ u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
 		b->undo_inflight_lo = b->inflight_lo;
 		b->undo_inflight_hi = b->inflight_hi;
 	}
-	return tcp_sk_of(sk)->snd_ssthresh;
+	return tcp_sk(sk)->snd_ssthresh;
 }
 
 /* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed
@@ -1454,7 +1274,7 @@ u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_set_state, struct sock *sk, u8 new_state)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 	u32 loss_cwnd;
 
@@ -1473,7 +1293,7 @@ void BPF_PROG(bbr3_set_state, struct sock *sk, u8 new_state)
 SEC("struct_ops")
 u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 
 	if (!b)
@@ -1499,7 +1319,7 @@ u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	struct tcp_sock *tp = tcp_sk_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 
 	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)

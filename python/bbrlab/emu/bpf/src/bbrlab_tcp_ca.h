@@ -3,7 +3,8 @@
  * What every bbrlab BPF congestion control shares: the kernel types (vmlinux.h, generated from
  * the running kernel's BTF by bbrlab.emu.bpf.build), the libbpf macros, the few kernel
  * constants that are #defines (and so absent from BTF), the accessors the kernel writes as
- * inline functions, and the placeholder the loader replaces with the per-run name.
+ * inline functions, small arithmetic helpers, and the placeholder the loader replaces with the
+ * per-run name.
  */
 #ifndef BBRLAB_TCP_CA_H
 #define BBRLAB_TCP_CA_H
@@ -53,6 +54,23 @@ static __always_inline void *inet_csk_ca(const struct sock *sk)
 static __always_inline bool before(__u32 seq1, __u32 seq2)
 {
 	return (__s32)(seq1 - seq2) < 0;
+}
+
+static __always_inline __u64 min64(__u64 a, __u64 b) { return a < b ? a : b; }
+static __always_inline __u64 max64(__u64 a, __u64 b) { return a > b ? a : b; }
+static __always_inline __u32 min32(__u32 a, __u32 b) { return a < b ? a : b; }
+static __always_inline __u32 max32(__u32 a, __u32 b) { return a > b ? a : b; }
+
+/* a is at or after b in u32 sequence space (Linux !before(a, b)). */
+static __always_inline bool seq_after_eq(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) >= 0;
+}
+
+/* tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out. */
+static __always_inline __u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
 /* Kernel functions exported to BPF congestion controls (kfuncs, net/ipv4/bpf_tcp_ca.c). */

@@ -212,8 +212,6 @@ struct ack_info {
 
 /* ---- Helpers ------------------------------------------------------------------------------ */
 
-static __always_inline u64 min64(u64 a, u64 b) { return a < b ? a : b; }
-static __always_inline u64 max64(u64 a, u64 b) { return a > b ? a : b; }
 static __always_inline s64 smin(s64 a, s64 b) { return a < b ? a : b; }
 static __always_inline s64 smax(s64 a, s64 b) { return a > b ? a : b; }
 static __always_inline s64 sabs(s64 a) { return a < 0 ? -a : a; }
@@ -222,11 +220,6 @@ static __always_inline s64 sabs(s64 a) { return a < 0 ? -a : a; }
 static __always_inline s64 sdiv(s64 a, u64 b)
 {
 	return a < 0 ? -(s64)((u64)(-a) / b) : (s64)((u64)a / b);
-}
-
-static __always_inline bool seq_after_eq(u32 a, u32 b)
-{
-	return (s32)(a - b) >= 0;
 }
 
 static __always_inline u64 srtt_ns_of(const struct tcp_sock *tp)
