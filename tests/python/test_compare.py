@@ -239,9 +239,20 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
         assert r["sim_retransmits"] == pytest.approx(
             sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2
         )
-    assert sum("share sim" in line for line in lines) == len(flows)
+        # by cause, each the mean of the runs' counts, together the retransmissions
+        for c in ("retrans_fast", "retrans_rto", "retrans_tlp"):
+            assert r[f"sim_{c}"] == pytest.approx(sum(float(p.loc[p["flow"] == fi, c].iloc[0]) for p in per_run) / 2)
+        assert r["sim_retrans_fast"] + r["sim_retrans_rto"] + r["sim_retrans_tlp"] == pytest.approx(
+            r["sim_retransmits"]
+        )
+    assert sum("share sim" in line and "fast/rto/tlp sim" in line for line in lines) == len(flows)
     md = (out / "compare.md").read_text()
     assert "| point | flow | cc |" in md and "share sim" in md
+    # the causes close the per-flow table: as many cells in its rule and rows as in its header
+    table_lines = md[md.index("| point | flow") :].splitlines()
+    assert table_lines[0].endswith("| fast/rto/tlp sim | fast/rto/tlp emu |")
+    assert {line.count("|") for line in table_lines} == {table_lines[0].count("|")}
+    assert len(table_lines) == 2 + len(flows)
 
 
 def test_single_flow_point_has_no_per_flow_rows(tmp_path: Path) -> None:

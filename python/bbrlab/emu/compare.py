@@ -112,7 +112,7 @@ def _metrics(result: Any) -> dict[str, float]:
 
 
 METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate", "retransmits", *RETRANS_CAUSES)
-FLOW_METRICS = ("goodput_mbps", "share", "retransmits", "retrans_rate")
+FLOW_METRICS = ("goodput_mbps", "share", "retransmits", "retrans_rate", *RETRANS_CAUSES)
 
 
 def _flow_metrics(result: Any) -> list[dict[str, Any]]:
@@ -126,6 +126,8 @@ def _flow_metrics(result: Any) -> list[dict[str, Any]]:
             "share": r["goodput_bps"] / total if total > 0 else math.nan,
             "retransmits": float(r["retransmits"]),
             "retrans_rate": float(r["retrans_rate"]),
+            # −1: the kernel's counters were not read; absent: a run from before the columns.
+            **{c: float(r[c]) if r.get(c, -1) >= 0 else math.nan for c in RETRANS_CAUSES},
         }
         for r in fl.sort_values("flow").to_dict("records")
     ]
@@ -143,7 +145,9 @@ def _flow_line(r: dict[str, Any], sides: tuple[str, ...]) -> str:
     return (
         f"    flow {r['flow']:<3} {r['cc']:<10} goodput {both('goodput_mbps', '8.2f')} Mbit/s  "
         f"share {both('share', '5.1f', 100)} %  retx {both('retransmits', '.0f')} "
-        f"({both('retrans_rate', '.2f', 100)} %)"
+        f"({both('retrans_rate', '.2f', 100)} %; fast/rto/tlp "
+        + " ".join(f"{side} {_causes(r, side)}" for side in sides)
+        + ")"
     )
 
 
@@ -348,8 +352,9 @@ def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
             ("retrans_rate", "retx rate"),
         )
     ]
-    head = "| point | flow | cc | " + " | ".join(f"{title} {side}" for _, title in cols for side in sides) + " |\n"
-    head += "|---|---|---|" + "---:|" * (len(cols) * len(sides)) + "\n"
+    titles = [f"{title} {side}" for _, title in cols for side in sides] + [f"fast/rto/tlp {side}" for side in sides]
+    head = "| point | flow | cc | " + " | ".join(titles) + " |\n"
+    head += "|---|---|---|" + "---:|" * len(titles) + "\n"
     fmt = {
         "goodput_mbps": ("{:.2f}", 1.0, ""),
         "share": ("{:.1f}", 100.0, " %"),
@@ -359,10 +364,12 @@ def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
     lines = []
     for r in t.to_dict("records"):
         cells = [fmt[k][0].format(fmt[k][1] * r[f"{side}_{k}"]) + fmt[k][2] for k, _ in cols for side in sides]
+        cells += [_causes(r, side) for side in sides]
         lines.append(f"| {r['label']} | {r['flow']} | {r['cc']} | " + " | ".join(cells) + " |")
     intro = (
         "Per flow: goodput in Mbit/s, share of the flows' total goodput, retransmitted segments (count and "
-        "rate); each side the mean over its runs.\n\n"
+        "rate, then the count by cause: fast (RACK) / after an RTO / loss probe); each side the mean over "
+        "its runs.\n\n"
     )
     return intro + head + "\n".join(lines) + "\n"
 
