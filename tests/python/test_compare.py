@@ -74,6 +74,20 @@ def test_compare_runs_several_seeds_and_reports_mean_and_range(tmp_path: Path) -
         (row["sim_goodput_mbps"] - row["emu_goodput_mbps"]) / row["emu_goodput_mbps"]
     )
 
+    # retransmitted segments: the mean of the runs' totals, split by cause without remainder
+    retx = [json.loads((out / "runs" / f"p0-cubic-sim-s{s}" / "summary.json").read_text()) for s in (1, 2, 3)]
+    totals = [r["aggregate"]["retransmits"] for r in retx]
+    assert min(totals) > 0, "1.5 % loss must retransmit"
+    assert row["sim_retransmits"] == pytest.approx(sum(totals) / 3)
+    by_cause = [sum(f[c] for f in r["flows"]) for r in retx for c in ("retrans_fast", "retrans_rto", "retrans_tlp")]
+    assert sum(by_cause) == sum(totals)
+    assert row["sim_retrans_fast"] + row["sim_retrans_rto"] + row["sim_retrans_tlp"] == pytest.approx(
+        row["sim_retransmits"]
+    )
+    assert row["err_retransmits"] == pytest.approx(
+        (row["sim_retransmits"] - row["emu_retransmits"]) / row["emu_retransmits"]
+    )
+
     csv = pd.read_csv(out / "compare.csv")
     assert {"sim_goodput_mbps_min", "sim_goodput_mbps_max", "sim_runs", "emu_runs"} <= set(csv.columns)
     md = (out / "compare.md").read_text()
@@ -93,17 +107,23 @@ def test_markdown_single_run_has_no_range() -> None:
                 **{
                     f"{side}_{k}{suf}": 2.0
                     for side in ("sim", "emu")
-                    for k in ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
+                    for k in ("goodput_mbps", "rtt_mean_ms", "retrans_rate", "retransmits")
                     for suf in ("", "_min", "_max")
                 },
+                **{f"{side}_{c}": 1.0 for side in ("sim", "emu") for c in ("retrans_fast", "retrans_rto")},
+                "sim_retrans_tlp": 0.0,
+                "emu_retrans_tlp": float("nan"),
                 "err_goodput_mbps": 0.0,
                 "err_rtt_mean_ms": 0.0,
+                "err_retransmits": -0.25,
             }
         ]
     )
     md = markdown_table(t)
     assert "1 seed," in md and "1 kernel run;" in md
     assert "| 2.00 | 2.00 |" in md and "(" not in md.split("\n")[-2]
+    # the segment counts, their error, and the causes (one the kernel did not count: "–")
+    assert "| 2 | 2 | -25.0 % | 1/1/0 | 1/1/– |" in md
 
 
 def test_cli_compare_has_seed_options() -> None:
@@ -219,9 +239,20 @@ def test_multi_flow_point_has_per_flow_rows(tmp_path: Path) -> None:
         assert r["sim_retransmits"] == pytest.approx(
             sum(float(p.loc[p["flow"] == fi, "retransmits"].iloc[0]) for p in per_run) / 2
         )
-    assert sum("share sim" in line for line in lines) == len(flows)
+        # by cause, each the mean of the runs' counts, together the retransmissions
+        for c in ("retrans_fast", "retrans_rto", "retrans_tlp"):
+            assert r[f"sim_{c}"] == pytest.approx(sum(float(p.loc[p["flow"] == fi, c].iloc[0]) for p in per_run) / 2)
+        assert r["sim_retrans_fast"] + r["sim_retrans_rto"] + r["sim_retrans_tlp"] == pytest.approx(
+            r["sim_retransmits"]
+        )
+    assert sum("share sim" in line and "fast/rto/tlp sim" in line for line in lines) == len(flows)
     md = (out / "compare.md").read_text()
     assert "| point | flow | cc |" in md and "share sim" in md
+    # the causes close the per-flow table: as many cells in its rule and rows as in its header
+    table_lines = md[md.index("| point | flow") :].splitlines()
+    assert table_lines[0].endswith("| fast/rto/tlp sim | fast/rto/tlp emu |")
+    assert {line.count("|") for line in table_lines} == {table_lines[0].count("|")}
+    assert len(table_lines) == 2 + len(flows)
 
 
 def test_single_flow_point_has_no_per_flow_rows(tmp_path: Path) -> None:

@@ -427,6 +427,16 @@ def test_blog_effect_cubic_collapses_bbr_holds_at_1_5_percent_loss(tmp_path, cc,
     g = float(res.flows["goodput_bps"].iloc[0])
     print(f"{cc}: {g / 1e6:.2f} Mbit/s at 1.5 % loss")
     assert check(g), f"{cc} got {g / 1e6:.2f} Mbit/s"
+    # Retransmissions by cause from the sender namespace's MIB (bbrlab.emu.mib): random loss is
+    # repaired by fast retransmits in recovery episodes, and the causes account for the socket's
+    # total_retrans (TCPFastRetrans counts a split skb's segments a little differently).
+    f = res.flows.iloc[0]
+    causes = {c: int(f[c]) for c in ("retrans_fast", "retrans_rto", "retrans_tlp", "tlp_probes", "recoveries")}
+    print(f"{cc}: retransmits {int(f['retransmits'])} by cause {causes}, lost_retrans {int(f['lost_retrans'])}")
+    assert causes["retrans_fast"] > 0 and causes["recoveries"] > 0
+    assert min(int(f[c]) for c in ("lost_retrans", "undos", "spurious_rtos", "dsack_dups")) >= 0
+    by_cause = causes["retrans_fast"] + causes["retrans_rto"] + causes["retrans_tlp"]
+    assert abs(by_cause - int(f["retransmits"])) <= 0.01 * int(f["retransmits"]) + 3
     _assert_clean()
 
 

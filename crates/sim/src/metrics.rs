@@ -223,6 +223,15 @@ table!(FLOWS, FlowSummaryRow, FlowSummaryCols, "flows", "One row per flow: the c
     rtt_p95_ms: f64, "ms", "95th percentile RTT sample";
     rtt_p99_ms: f64, "ms", "99th percentile RTT sample";
     rto_count: i64, "", "retransmission timeouts";
+    retrans_fast: i64, "", "retransmissions outside the Loss state of segments marked lost (RACK; Linux TCPFastRetrans)";
+    retrans_rto: i64, "", "retransmissions in the Loss state, after an RTO (Linux TCPSlowStartRetrans + TCPTimeouts)";
+    retrans_tlp: i64, "", "tail loss probes that resent a segment (retrans_fast + retrans_rto + retrans_tlp = retransmits)";
+    tlp_probes: i64, "", "tail loss probes sent, new data or a retransmission (Linux TCPLossProbes)";
+    lost_retrans: i64, "", "retransmissions marked lost again (Linux TCPLostRetransmit)";
+    recoveries: i64, "", "fast-recovery episodes entered (Linux TCPSackRecovery)";
+    undos: i64, "", "congestion reductions undone as spurious, by timestamps or D-SACKs (Linux TCPFullUndo + TCPPartialUndo + TCPDSACKUndo + TCPLossUndo)";
+    spurious_rtos: i64, "", "RTOs undone as spurious (Linux TCPSpuriousRTOs)";
+    dsack_dups: i64, "", "segments the receiver reported received twice by D-SACK (Linux tcpi_dsack_dups)";
     ce_packets: i64, "", "CE-marked data segments received";
     tso_bursts: i64, "", "offload chunks sent: segments handed to the NIC back to back at one instant (loss probes not counted)";
     tso_burst_mean_segs: f64, "segments", "segments per chunk actually sent";

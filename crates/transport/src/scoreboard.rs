@@ -189,6 +189,9 @@ pub(crate) struct Scoreboard {
     /// One past the highest segment ever SACKed (Linux `tcp_highest_sack_seq` while anything
     /// is SACKed; see `Sender::fack`).
     pub(crate) highest_sacked_end: u64,
+    /// Retransmissions marked lost again (Linux TCPLostRetransmit): a counter for results,
+    /// kept here because `mark_lost` is where a lost retransmission is seen.
+    pub(crate) lost_retrans: u64,
 }
 
 impl Scoreboard {
@@ -203,6 +206,7 @@ impl Scoreboard {
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
             n_sack_cache: 0,
             highest_sacked_end: 0,
+            lost_retrans: 0,
         }
     }
 
@@ -399,6 +403,7 @@ impl Scoreboard {
         if f & F_RETRANS != 0 {
             // A retransmission was lost too: it goes back to the retransmit queue.
             tp.retrans_out -= 1;
+            self.lost_retrans += 1;
         }
         // Tags first, then unlink: `ts_unlink` clears F_LINKED in the tags it finds, so writing
         // tags computed before the unlink would set F_LINKED again on an unlinked segment.

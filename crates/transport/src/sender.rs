@@ -262,6 +262,13 @@ impl Sender {
             Some(s) => {
                 self.transmit_retrans(sent_ns, s);
                 self.count_undo_retrans();
+                // Linux tcp_xmit_retransmit_queue: TCPSlowStartRetrans in Loss, else
+                // TCPFastRetrans.
+                if self.tp.ca_state == CaState::Loss {
+                    self.stats.retrans_rto += 1;
+                } else {
+                    self.stats.retrans_fast += 1;
+                }
                 (s, true)
             }
             None => {
@@ -403,6 +410,7 @@ impl Sender {
                     && self.sb.flags(seq) & (F_SACKED | F_RETRANS) == 0 =>
             {
                 self.transmit_retrans(now, seq);
+                self.stats.retrans_tlp += 1;
                 Some(self.make_data(seq, now, true))
             }
             _ => None,
@@ -509,6 +517,11 @@ impl Sender {
             self.rec.pending_probe,
             self.rwnd_end
         )
+    }
+
+    /// Retransmissions marked lost again (Linux TCPLostRetransmit), by RACK or by an RTO.
+    pub fn lost_retransmits(&self) -> u64 {
+        self.sb.lost_retrans
     }
 
     /// Check scoreboard invariants (tests and debug builds).

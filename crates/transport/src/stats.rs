@@ -9,6 +9,16 @@
 pub struct SenderStats {
     pub data_packets_sent: u64,
     pub retransmits: u64,
+    /// ... by cause: sent outside the Loss state from the retransmit queue (segments RACK marked
+    /// lost; Linux TCPFastRetrans), ...
+    pub retrans_fast: u64,
+    /// ... sent in the Loss state, after an RTO (Linux TCPSlowStartRetrans plus the head
+    /// segment `tcp_retransmit_timer` resends itself), ...
+    pub retrans_rto: u64,
+    /// ... and loss probes that resent the last segment (RFC 8985 §7.3; Linux counts these in
+    /// `total_retrans` only). `retrans_fast + retrans_rto + retrans_tlp == retransmits`.
+    pub retrans_tlp: u64,
+    /// Loss probes sent, new data or a retransmission (Linux TCPLossProbes).
     pub tlp_probes: u64,
     pub rto_count: u64,
     /// Reductions undone, all kinds (Linux TCPFullUndo + TCPPartialUndo + TCPLossUndo +

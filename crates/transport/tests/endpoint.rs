@@ -15,6 +15,15 @@ fn wire(cc: &str, total_bytes: Option<u64>, one_way_ms: u64, rate_pps: u64) -> W
     Wire::new(s, ReceiverConfig::default(), one_way_ms * MS, 1_000_000_000 / rate_pps)
 }
 
+/// The retransmissions by cause (fast, after an RTO, loss probe) and the lost retransmissions,
+/// checked to add up to the total the wire saw.
+fn causes(w: &Wire) -> (u64, u64, u64, u64) {
+    let st = &w.sender.stats;
+    assert_eq!(st.retransmits, w.retransmissions().len() as u64);
+    assert_eq!(st.retrans_fast + st.retrans_rto + st.retrans_tlp, st.retransmits, "{st:?}");
+    (st.retrans_fast, st.retrans_rto, st.retrans_tlp, w.sender.lost_retransmits())
+}
+
 #[test]
 fn clean_path_has_no_retransmissions_and_delivers_everything() {
     let mut w = wire("cubic", Some(2_000_000), 10, 10_000);
@@ -34,6 +43,7 @@ fn single_loss_is_repaired_by_one_fast_retransmit_not_an_rto() {
     assert_eq!(w.retransmissions(), vec![100], "exactly the lost segment, once");
     assert_eq!(w.sender.stats.rto_count, 0);
     assert_eq!(w.sender.stats.recoveries, 1);
+    assert_eq!(causes(&w), (1, 0, 0, 0), "one fast retransmission");
     // Reno halves its window once for this loss: ssthresh = cwnd/2 at the time of the loss.
     assert!(w.sender.tp.snd_ssthresh < 1000);
 }
@@ -53,6 +63,7 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
     assert_eq!(w.receiver.delivered_bytes, 1_500_000);
     assert_eq!(w.retransmissions(), vec![200, 200], "RACK re-detects the lost retransmission");
     assert_eq!(w.sender.stats.rto_count, 0, "no RTO needed (RFC 8985 §6)");
+    assert_eq!(causes(&w), (2, 0, 0, 1), "two fast retransmissions, the first lost");
 }
 
 #[test]
@@ -73,6 +84,12 @@ fn a_retransmission_lost_after_an_rto_is_detected_by_rack_not_a_second_rto() {
     assert!(w.sender.is_done());
     assert_eq!(w.receiver.delivered_bytes, 300 * MSS);
     assert_eq!(w.sender.stats.rto_count, 1, "the lost retransmission must not need another RTO");
+    // Every retransmission went out in the Loss state (the probe sent new data); the one lost
+    // again counts as a lost retransmission.
+    let (fast, rto, tlp, lost_retrans) = causes(&w);
+    assert_eq!((fast, tlp), (0, 0));
+    assert_eq!(rto, w.retransmissions().len() as u64);
+    assert!(lost_retrans >= 1, "{lost_retrans}");
     let lost_again = w.data_sent[(first_rtx + 3) as usize].1;
     assert_eq!(
         w.retransmissions().iter().filter(|&&s| s == lost_again).count(),
@@ -90,6 +107,7 @@ fn tail_loss_is_repaired_by_the_loss_probe() {
     assert!(w.sender.is_done());
     assert_eq!(w.sender.stats.tlp_probes, 1);
     assert_eq!(w.sender.stats.rto_count, 0);
+    assert_eq!(causes(&w), (0, 0, 1, 0), "the probe resent the last segment");
     // RFC 8985 §7.2: PTO = 2·SRTT, plus the worst-case delayed-ACK time (200 ms) when a single
     // segment is outstanding, but never later than the RTO would fire (srtt + 200 ms after the
     // last ACK) — the probe replaces the RTO and spares the window collapse.

@@ -32,6 +32,15 @@ FLOW_SUMMARY_COLUMNS = (
     "rtt_p95_ms",
     "rtt_p99_ms",
     "rto_count",
+    "retrans_fast",
+    "retrans_rto",
+    "retrans_tlp",
+    "tlp_probes",
+    "lost_retrans",
+    "recoveries",
+    "undos",
+    "spurious_rtos",
+    "dsack_dups",
     "ce_packets",
 )
 

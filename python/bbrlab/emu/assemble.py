@@ -1,9 +1,9 @@
 """The results of an emu run, assembled into the raw layout of the core's
 ``Simulation.results()`` (docs/core-api.md) so that results.py and the plots work unchanged: the
-flows table (times, goodput, the final TCP_INFO's counters, RTT statistics over the sampled
-``tcpi_rtt``, the emulator's per-sender drops and CE marks), the timeseries with its phases coded,
-and the queue table from the emulator's statistics file; what the kernel does not report is
-NaN, 0 or −1."""
+flows table (times, goodput, the final TCP_INFO's counters, retransmissions by cause from the
+sender namespace's TCP MIB counters (mib.py), RTT statistics over the sampled ``tcpi_rtt``, the
+emulator's per-sender drops and CE marks), the timeseries with its phases coded, and the queue
+table from the emulator's statistics file; what the kernel does not report is NaN, 0 or −1."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core import tables
+from .mib import retrans_columns
 from .traffic import FlowState
 
 
@@ -79,6 +80,8 @@ def _flows_table(
             fl[k].append(float(np.percentile(r, q)) if r.size else math.nan)
         fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
         fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
+        for k, v in retrans_columns(s.final_mib, info).items():
+            fl[k].append(v)
     # What the kernel does not report (offload chunks, RPCs, applications) is NaN / 0 / −1.
     # ACK and fast-path counts are the simulator's; the kernel's sockets do not report them (−1).
     flows = tables.encode("flows", fl, len(states), fill={"app": -1, "query": -1, "acks_sent": -1, "cc_fast_acks": -1})

@@ -4,7 +4,10 @@ For every grid point and algorithm it runs ``--backend sim`` with ``seeds`` seed
 cheap, and one 20 s run of a loss-limited flow can be 30 % off its own multi-seed mean) and
 ``--backend emu`` ``emu_runs`` times (seeds ``seed``, ``seed+1``, ...: the emulator's loss pattern
 is seeded too), and tabulates goodput, mean RTT and retransmission rate of both sides as mean and
-min-max range, with the simulator's relative error ``(sim mean - emu mean) / emu mean``. Outputs in
+min-max range, with the simulator's relative error ``(sim mean - emu mean) / emu mean``; beside them
+the retransmitted segments (all flows' sum per run) and, in the table, their split by cause: fast
+(RACK, outside the Loss state), after an RTO, loss probe (the flows table's ``retrans_fast``,
+``retrans_rto``, ``retrans_tlp``; on the kernel from its MIB counters, docs/fidelity.md). Outputs in
 the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, ranges as
 ``..._min``/``..._max``, run counts ``sim_runs``/``emu_runs``), ``compare.md`` (the table),
 ``compare.png`` (errors per point, with the sim range as error bars) and every run directory under
@@ -84,6 +87,18 @@ def _label(point: dict[str, str]) -> str:
     return " ".join(f"{point[k]}" for k in AXES if k in point) or "scenario"
 
 
+#: Retransmissions by cause, the flows table's columns (their sum is ``retransmits``).
+RETRANS_CAUSES = ("retrans_fast", "retrans_rto", "retrans_tlp")
+
+
+def _cause_total(fl: Any, col: str) -> float:
+    """All flows' ``col``; NaN where a flow could not count it (−1: the kernel's counters were not
+    read) or the results have no such column (an older run)."""
+    if col not in fl or not len(fl) or (fl[col] < 0).any():
+        return math.nan
+    return float(fl[col].sum())
+
+
 def _metrics(result: Any) -> dict[str, float]:
     agg = result.summary["aggregate"]
     fl = result.flows
@@ -91,11 +106,13 @@ def _metrics(result: Any) -> dict[str, float]:
         "goodput_mbps": agg["goodput_bps"] / 1e6 if agg.get("goodput_bps") is not None else math.nan,
         "rtt_mean_ms": float(fl["rtt_mean_ms"].mean()) if len(fl) else math.nan,
         "retrans_rate": float(agg.get("retrans_rate") or 0.0),
+        "retransmits": float(agg.get("retransmits") or 0),
+        **{c: _cause_total(fl, c) for c in RETRANS_CAUSES},
     }
 
 
-METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate")
-FLOW_METRICS = ("goodput_mbps", "share", "retransmits", "retrans_rate")
+METRICS = ("goodput_mbps", "rtt_mean_ms", "retrans_rate", "retransmits", *RETRANS_CAUSES)
+FLOW_METRICS = ("goodput_mbps", "share", "retransmits", "retrans_rate", *RETRANS_CAUSES)
 
 
 def _flow_metrics(result: Any) -> list[dict[str, Any]]:
@@ -109,6 +126,8 @@ def _flow_metrics(result: Any) -> list[dict[str, Any]]:
             "share": r["goodput_bps"] / total if total > 0 else math.nan,
             "retransmits": float(r["retransmits"]),
             "retrans_rate": float(r["retrans_rate"]),
+            # −1: the kernel's counters were not read; absent: a run from before the columns.
+            **{c: float(r[c]) if r.get(c, -1) >= 0 else math.nan for c in RETRANS_CAUSES},
         }
         for r in fl.sort_values("flow").to_dict("records")
     ]
@@ -126,7 +145,9 @@ def _flow_line(r: dict[str, Any], sides: tuple[str, ...]) -> str:
     return (
         f"    flow {r['flow']:<3} {r['cc']:<10} goodput {both('goodput_mbps', '8.2f')} Mbit/s  "
         f"share {both('share', '5.1f', 100)} %  retx {both('retransmits', '.0f')} "
-        f"({both('retrans_rate', '.2f', 100)} %)"
+        f"({both('retrans_rate', '.2f', 100)} %; fast/rto/tlp "
+        + " ".join(f"{side} {_causes(r, side)}" for side in sides)
+        + ")"
     )
 
 
@@ -253,14 +274,27 @@ def _point_line(row: dict[str, Any], algs: str, seeds: int, sim_only: bool) -> s
     if sim_only:
         return (
             f"{row['label']:<32} {algs:<6} {sim_part} Mbit/s  "
-            f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} %"
+            f"rtt {row['sim_rtt_mean_ms']:7.2f} ms  retx {100 * row['sim_retrans_rate']:.2f} % "
+            f"{row['sim_retransmits']:.0f} ({_causes(row, 'sim')})"
         )
     return (
         f"{row['label']:<32} {algs:<6} {sim_part} "
         f"emu {row['emu_goodput_mbps']:8.2f} Mbit/s ({100 * row['err_goodput_mbps']:+6.1f} %)  "
         f"rtt sim {row['sim_rtt_mean_ms']:7.2f} emu {row['emu_rtt_mean_ms']:7.2f} ms  "
-        f"retx sim {100 * row['sim_retrans_rate']:.2f} emu {100 * row['emu_retrans_rate']:.2f} %"
+        f"retx sim {row['sim_retransmits']:.0f} ({_causes(row, 'sim')}) "
+        f"emu {row['emu_retransmits']:.0f} ({_causes(row, 'emu')}) ({_pct(row.get('err_retransmits'))})"
     )
+
+
+def _pct(err: Any) -> str:
+    """A relative error as ``+1.2 %``; ``–`` where there is none (nothing to compare against)."""
+    return f"{100 * err:+.1f} %" if isinstance(err, float) and math.isfinite(err) else "–"
+
+
+def _causes(r: dict[str, Any], side: str) -> str:
+    """One side's mean retransmissions by cause, ``fast/rto/tlp`` (``–`` for one not counted)."""
+    vals = [r.get(f"{side}_{c}", math.nan) for c in RETRANS_CAUSES]
+    return "/".join(f"{v:.0f}" if isinstance(v, float) and math.isfinite(v) else "–" for v in vals)
 
 
 def _cell(r: dict[str, Any], side: str, k: str, fmt: str, scale: float = 1.0) -> str:
@@ -283,8 +317,9 @@ def markdown_table(t: pd.DataFrame) -> str:
     if "emu_runs" not in t:
         return _markdown_sim(t)
     head = (
-        "| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| point | cc | goodput sim | goodput emu | error | RTT sim | RTT emu | error | retx sim | retx emu "
+        "| retx segs sim | retx segs emu | error | fast/rto/tlp sim | fast/rto/tlp emu |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     lines = []
     for r in t.to_dict("records"):
@@ -292,13 +327,16 @@ def markdown_table(t: pd.DataFrame) -> str:
             f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'emu', 'goodput_mbps', '.2f')} | "
             f"{100 * r['err_goodput_mbps']:+.1f} % | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | {_cell(r, 'emu', 'rtt_mean_ms', '.1f')} | "
             f"{100 * r['err_rtt_mean_ms']:+.1f} % | {_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % | "
-            f"{_cell(r, 'emu', 'retrans_rate', '.2f', 100)} % |"
+            f"{_cell(r, 'emu', 'retrans_rate', '.2f', 100)} % | {_cell(r, 'sim', 'retransmits', '.0f')} | "
+            f"{_cell(r, 'emu', 'retransmits', '.0f')} | {_pct(r.get('err_retransmits'))} | "
+            f"{_causes(r, 'sim')} | {_causes(r, 'emu')} |"
         )
     intro = (
-        f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in %. sim = mean of "
-        f"{_runs_phrase(t, 'sim', 'seed')}, emu = mean of {_runs_phrase(t, 'emu', 'kernel run')}; "
-        "with more than one run the min–max range follows in brackets. "
-        "error = (sim mean - emu mean) / emu mean.\n\n"
+        f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in % of the data segments sent and as "
+        f"segments (all flows), then the segments' means by cause: fast (RACK) / after an RTO / loss "
+        f"probe. sim = mean of {_runs_phrase(t, 'sim', 'seed')}, emu = mean of "
+        f"{_runs_phrase(t, 'emu', 'kernel run')}; with more than one run the min–max range follows in "
+        "brackets. error = (sim mean - emu mean) / emu mean.\n\n"
     )
     return intro + head + "\n".join(lines) + "\n"
 
@@ -314,8 +352,9 @@ def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
             ("retrans_rate", "retx rate"),
         )
     ]
-    head = "| point | flow | cc | " + " | ".join(f"{title} {side}" for _, title in cols for side in sides) + " |\n"
-    head += "|---|---|---|" + "---:|" * (len(cols) * len(sides)) + "\n"
+    titles = [f"{title} {side}" for _, title in cols for side in sides] + [f"fast/rto/tlp {side}" for side in sides]
+    head = "| point | flow | cc | " + " | ".join(titles) + " |\n"
+    head += "|---|---|---|" + "---:|" * len(titles) + "\n"
     fmt = {
         "goodput_mbps": ("{:.2f}", 1.0, ""),
         "share": ("{:.1f}", 100.0, " %"),
@@ -325,23 +364,29 @@ def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:
     lines = []
     for r in t.to_dict("records"):
         cells = [fmt[k][0].format(fmt[k][1] * r[f"{side}_{k}"]) + fmt[k][2] for k, _ in cols for side in sides]
+        cells += [_causes(r, side) for side in sides]
         lines.append(f"| {r['label']} | {r['flow']} | {r['cc']} | " + " | ".join(cells) + " |")
     intro = (
         "Per flow: goodput in Mbit/s, share of the flows' total goodput, retransmitted segments (count and "
-        "rate); each side the mean over its runs.\n\n"
+        "rate, then the count by cause: fast (RACK) / after an RTO / loss probe); each side the mean over "
+        "its runs.\n\n"
     )
     return intro + head + "\n".join(lines) + "\n"
 
 
 def _markdown_sim(t: pd.DataFrame) -> str:
-    head = "| point | cc | goodput | RTT mean | retransmissions |\n|---|---|---:|---:|---:|\n"
+    head = (
+        "| point | cc | goodput | RTT mean | retransmissions | retx segs | fast/rto/tlp |\n"
+        "|---|---|---:|---:|---:|---:|---:|\n"
+    )
     lines = [
         f"| {r['label']} | {r['cc']} | {_cell(r, 'sim', 'goodput_mbps', '.2f')} | {_cell(r, 'sim', 'rtt_mean_ms', '.1f')} | "
-        f"{_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % |"
+        f"{_cell(r, 'sim', 'retrans_rate', '.2f', 100)} % | {_cell(r, 'sim', 'retransmits', '.0f')} | {_causes(r, 'sim')} |"
         for r in t.to_dict("records")
     ]
     intro = (
-        f"Simulator only. Goodput in Mbit/s, RTT in ms (mean), retransmissions in %; each the mean of "
+        f"Simulator only. Goodput in Mbit/s, RTT in ms (mean), retransmissions in % and as segments "
+        f"(with their means by cause: fast / after an RTO / loss probe); each the mean of "
         f"{_runs_phrase(t, 'sim', 'seed')}, with the min–max range in brackets when more than one.\n\n"
     )
     return intro + head + "\n".join(lines) + "\n"

@@ -35,6 +35,7 @@ from ..scenario.fields import kernel_module
 from . import bpf
 from .assemble import _assemble, _read_stats
 from .launch import Launch, emulator_launch
+from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import _sample_loop
 from .support import check_supported
@@ -370,6 +371,9 @@ def run_emu(
             ts, rtt_samples = _sample_loop(
                 traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
             )
+            # The namespaces' MIB counters beside the final TCP_INFO, before the sockets close.
+            for s, ns in zip(states, sender_ns):
+                s.final_mib = read_mib(ns)
         finally:
             traffic.close()
         final_info = []

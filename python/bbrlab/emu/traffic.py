@@ -161,6 +161,8 @@ class FlowState:
     rcv_sock: socket.socket | None = None
     final_info: dict[str, int] | None = None  # TCP_INFO at the end of the run (sender; receiver)
     final_rcv_info: dict[str, int] | None = None
+    # The sender namespace's TCP MIB counters at the end of the run (mib.py; None: unread).
+    final_mib: dict[str, int] | None = None
 
 
 class Traffic:
