@@ -228,6 +228,8 @@ struct Flow {
     ictcp: Option<usize>,
     /// Inter-departure gaps at the sender NIC (`gap_histogram`; None = off, no per-packet cost).
     gaps: Option<Box<gaps::GapHist>>,
+    /// Record a `state` row after every ACK (`trace`).
+    trace: bool,
     /// Base RTT of the flow's path (ICTCP's RTT before the first sample).
     base_rtt_ns: Nanos,
     /// (app, query) when the flow is an application transfer (`apps.rs`).

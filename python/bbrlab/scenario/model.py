@@ -264,6 +264,7 @@ class Flow(Strict):
     fast_path: bool = Field(default=True, description="BBRv2/v3 fast path (Google's BBRv2 slides): app-limited ACKs below max_bw in a round without loss or CE skip the model and control update; false = the whole algorithm on every ACK. Its saving shows in the host CPU (`hosts`).")
     receiver_window: Literal["static", "ictcp"] = Field(default='static', description="`ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).")
     gap_histogram: bool = Field(default=False, description="Histogram of inter-departure gaps at the sender's NIC (`gaps` table).")
+    trace: bool = Field(default=False, description="Record the algorithm's state after every ACK (`state` table: phase, round, max_bw, bounds, min_rtt, gains, cwnd, pacing rate, extra_acked, full-bw flags, loss/ECN counts); for checks of an algorithm's rules (`bbrlab conform`). Costs a row per ACK.")
     faster_acks: bool = Field(default=True, description="Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2 slides' fix); false = the old Linux rule.")
     app_read_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The receiving application reads this long after data arrives (none: at once).")
     rpc: Rpc | None = Field(default=None, description="Request/response workload; per-message latency in the `rpc_*` flow columns.")

@@ -187,6 +187,13 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu records no departure gaps (no \
          `gaps` table)")))]
     pub gap_histogram: bool,
+    /// Record the algorithm's state after every ACK (`state` table: phase, round, max_bw,
+    /// bounds, min_rtt, gains, cwnd, pacing rate, extra_acked, full-bw flags, loss/ECN counts);
+    /// for checks of an algorithm's rules (`bbrlab conform`). Costs a row per ACK.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_ignores("--backend emu records no per-ACK state (no \
+         `state` table)")))]
+    pub trace: bool,
     /// Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2
     /// slides' fix); false = the old Linux rule.
     #[serde(default = "default_true")]
