@@ -80,9 +80,10 @@ def test_each_check_catches_its_mutated_rule(
 
 
 def test_cases_without_their_mechanism_say_what_is_missing(core: ModuleType) -> None:
-    rows = conform(["bbr1"], select_cases(["A.2", "A.8"]))
-    assert [r.verdict for r in rows] == ["not applicable", "not applicable"]
-    assert "drop list" in rows[0].criterion and "no PROBE_DOWN" in rows[1].criterion
+    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8"]))
+    assert [r.verdict for r in rows] == ["not applicable"] * 3
+    assert "only on a bandwidth plateau" in rows[0].criterion
+    assert "sender's state" in rows[1].criterion and "no PROBE_DOWN" in rows[2].criterion
 
 
 def test_case_selection_accepts_both_spellings_and_refuses_unknown_ids() -> None:
@@ -113,3 +114,17 @@ def test_cli_writes_the_table_and_conform_csv(core: ModuleType, tmp_path: Path) 
     assert j.exit_code == 0, j.output
     (row,) = json.loads(j.output)
     assert row["case"] == "A.3" and row["algorithm"] == "bbr2" and row["verdict"] in ("pass", "fail")
+
+
+def test_a2_exits_startup_on_six_discontiguous_losses_not_on_one_contiguous_range(
+    core: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbrlab.conform import scenarios
+
+    monkeypatch.delenv(MUTATION_ENV, raising=False)
+    assert _one("A.2").verdict == "pass"
+    # The same six losses in one range are fewer loss events: STARTUP goes on.
+    first = scenarios.A2_DROPPED_SEGMENTS[0]
+    monkeypatch.setattr(scenarios, "A2_DROPPED_SEGMENTS", tuple(range(first, first + 6)))
+    row = _one("A.2")
+    assert row.verdict == "fail" and "end of run" in row.observed, row

@@ -91,6 +91,11 @@ impl Simulation {
             ictcp: ictcp_id,
             gaps: f.gap_histogram.then(Box::default),
             trace: f.trace,
+            drop_segments: f.drop_segments.as_ref().map(|d| {
+                let mut d = d.clone();
+                d.sort_unstable();
+                d.into_boxed_slice()
+            }),
             base_rtt_ns,
             app: None,
             sampled: true,
@@ -245,8 +250,14 @@ impl Simulation {
             match flow.sender.poll_transmit(now) {
                 Some(p) => {
                     debug_assert!(p.flow == fi as u32 && p.hop == 0);
-                    flow.nic_bytes += p.wire_bytes as u64;
                     flow.data_tx += 1;
+                    if let Some(d) = flow.drop_segments.as_deref() {
+                        if !p.is_retrans && d.binary_search(&p.seq).is_ok() {
+                            flow.data_dropped += 1; // placed loss, before the NIC
+                            continue;
+                        }
+                    }
+                    flow.nic_bytes += p.wire_bytes as u64;
                     let nic = flow.data_path.first();
                     if HOSTS {
                         let new_chunk = flow.sender.stats.tso_bursts != chunks_before;

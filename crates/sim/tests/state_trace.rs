@@ -95,3 +95,17 @@ fn a_traced_loss_based_flow_leaves_the_bbr_columns_unset() {
     assert!(col_i64(&r.state, "round_count").iter().all(|&x| x == -1));
     assert!(col_i64(&r.state, "cwnd_pkts").iter().any(|&c| c > 10), "slow start grew cwnd");
 }
+
+#[test]
+fn placed_drops_lose_exactly_the_listed_first_transmissions() {
+    let dropped = [20u64, 22, 24, 26, 28, 30];
+    let flows = json!([{"cc": "bbr3", "trace": true, "drop_segments": dropped}]);
+    let r = run(scenario(flows, 2000));
+    // A 4-BDP buffer never overflows in STARTUP: the listed segments are the only losses.
+    assert_eq!(col_i64(&r.flows, "lost_packets")[0], dropped.len() as i64);
+    assert!(col_i64(&r.flows, "retransmits")[0] >= dropped.len() as i64);
+    let lost = col_i64(&r.state, "lost_pkts");
+    assert_eq!(*lost.last().unwrap(), dropped.len() as i64, "the sender marked each lost");
+    let none = run(scenario(json!([{"cc": "bbr3"}]), 2000));
+    assert_eq!(col_i64(&none.flows, "lost_packets")[0], 0);
+}

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from .cases import CASE_IDS, CASES, FAIL, NA, PASS, Case, outcome
+from .cases import CASE_IDS, CASES, Case, outcome
 from .rules import ALGORITHMS, RULES
 from .scenarios import build
 from .trace import Run, run_config
@@ -88,6 +88,3 @@ def write_csv(rows: Sequence[Row], path: Path) -> Path:
         for r in rows:
             w.writerow(asdict(r))
     return path
-
-
-VERDICTS = (PASS, FAIL, NA)

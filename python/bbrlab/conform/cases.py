@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .rules import RULES, Rules
-from .scenarios import AGGREGATION_NS, POLICER_RATE_BPS, STEP_AT_NS
+from .scenarios import A2_DROPPED_SEGMENTS, AGGREGATION_NS, POLICER_RATE_BPS, STEP_AT_NS
 from .trace import MSS_BYTES, Run, payload_bps
 
 __all__ = ["CASES", "Case", "Outcome", "PASS", "FAIL", "NA"]
@@ -74,11 +74,6 @@ def _verdict(ok: bool) -> str:
 
 def _mbps(bps: float) -> str:
     return f"{bps / 1e6:.2f} Mbit/s"
-
-
-def _first(run: Run, phase: str) -> int | None:
-    eps = run.episodes_of(phase)
-    return eps[0].start if eps else None
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -151,6 +146,42 @@ def _exit_measure(r: Rules) -> str:
     where = "in the network at the next departure" if r.exit_inflight_at_edt else "inflight"
     budget = "BDP + 3 bursts" if r.offload_budget_adds else "max(BDP, 3 bursts)"
     return f"{where} ≤ {budget}"
+
+
+def check_a2(run: Run, r: Rules) -> Outcome:
+    """A.2: an app-limited STARTUP that loses 6 discontiguous segments of one round (> 2 %)
+    leaves for DRAIN on the loss, with full_bw_reached, though its bandwidth never plateaued."""
+    if r.startup_full_loss_cnt is None:
+        return na(f"{r.source} leaves STARTUP only on a bandwidth plateau (no loss exit)")
+    if r.startup_full_loss_cnt != len(A2_DROPPED_SEGMENTS):
+        return na(
+            f"{r.source} needs {r.startup_full_loss_cnt} loss events in the round; the case places "
+            f"the draft's {len(A2_DROPPED_SEGMENTS)}"
+        )
+    crit = (
+        "STARTUP → drain (or through it on the same ACK) within 3 rounds of the first marked loss; "
+        "full_bw_reached; max_bw below capacity (not a plateau)"
+    )
+    t, rounds, lost = run.col("t_s"), run.col("round_count"), run.col("lost_pkts")
+    hit = np.flatnonzero(lost > 0)
+    if not len(hit):
+        return Outcome(FAIL, "the placed losses were never marked", crit)
+    first_loss = int(hit[0])
+    eps = run.episodes()
+    if not eps or eps[0].phase != "startup" or eps[0].next not in ("drain", *r.probe_bw_phases):
+        nxt = eps[0].next if eps else ""
+        return Outcome(FAIL, f"STARTUP → {nxt or 'end of run'}", crit)
+    exit_row = eps[0].end
+    n = int(rounds[exit_row] - rounds[first_loss])
+    reached = bool(run.col("full_bw_reached")[exit_row])
+    share = float(run.col("max_bw_bps")[exit_row]) / run.payload_bps
+    ok = exit_row >= first_loss and 0 <= n <= 3 and reached and share < 1 - FULL_BW_TOL
+    return Outcome(
+        _verdict(ok),
+        f"→ {eps[0].next} {n} rounds after the first loss was marked ({t[exit_row]:.2f} s); full_bw_reached "
+        f"{int(reached)}; max_bw {share:.0%} of capacity; {int(lost[exit_row])} lost by then",
+        crit,
+    )
 
 
 def check_a3(run: Run, r: Rules) -> Outcome:
@@ -444,16 +475,20 @@ def check_a19(run: Run, r: Rules) -> Outcome:
     )
 
 
-APP_LIMITED_LOSS = "an app-limited sender that also loses packets on purpose (a drop list)"
+APP_LIMITED_UP = (
+    "an app-limited sender in PROBE_UP: the drop list can place the losses, but a flow that is "
+    "app-limited from the start never leaves STARTUP (A.7); it needs an application that slows "
+    "down after STARTUP (the application models)"
+)
 STATE_TRIGGERED = "a link change triggered by the sender's state (the rate cut on entering the phase)"
 
 CASES: tuple[Case, ...] = (
     Case("A.1", "Exit STARTUP on a bandwidth plateau", "bulk", check_a1),
-    Case("A.2", "Exit STARTUP on loss while app-limited", None, missing=APP_LIMITED_LOSS),
+    Case("A.2", "Exit STARTUP on loss while app-limited", "app_limited_loss", check_a2),
     Case("A.3", "Exit DRAIN on inflight", "bulk", check_a3),
     Case("A.4", "Exit DRAIN on time (3 rounds)", None, missing=STATE_TRIGGERED),
     Case("A.5", "Exit PROBE_UP on a plateau", "bulk", check_a5),
-    Case("A.6", "Exit PROBE_UP on loss while app-limited", None, missing=APP_LIMITED_LOSS),
+    Case("A.6", "Exit PROBE_UP on loss while app-limited", None, missing=APP_LIMITED_UP),
     Case("A.7", "Stay in STARTUP while app-limited and lossless", "app_limited", check_a7),
     Case("A.8", "Exit PROBE_DOWN on inflight", "bulk", check_a8),
     Case("A.9", "Exit PROBE_DOWN on its maximum time", None, missing=STATE_TRIGGERED),
@@ -473,7 +508,13 @@ CASES: tuple[Case, ...] = (
         "recovery in a known phase",
     ),
     Case("A.19", "PROBE_RTT during STARTUP", "slow_startup", check_a19),
-    Case("A.20", "Loss in PROBE_UP with inflight_longterm set", None, missing=STATE_TRIGGERED + " and a drop list"),
+    Case(
+        "A.20",
+        "Loss in PROBE_UP with inflight_longterm set",
+        None,
+        missing="losses placed by the sender's state (in PROBE_UP before the plateau): the drop list "
+        "names segments, not phases",
+    ),
     Case(
         "A.21",
         "App-limited in PROBE_REFILL",

@@ -36,6 +36,11 @@ POLICER_BURST_BYTES = 16_000
 #: (about 4.5 Mbit/s at 40 ms: app-limited at 10 Mbit/s).
 APP_MESSAGE_BYTES = 30_000
 APP_GAP_NS = 10 * MS
+#: A.2: 60 KB writes (42 segments; app-limited like A.7's, which stays in STARTUP without loss),
+#: and every sixth segment of the 11th write dropped: six discontiguous losses, 14 % of that
+#: round's data, in STARTUP, far enough apart to be marked by six ACKs (six loss events).
+A2_MESSAGE_BYTES = 60_000
+A2_DROPPED_SEGMENTS = tuple(420 + 3 + 6 * i for i in range(6))
 #: A.19: at the draft's lowest rate each round is seconds long, so STARTUP is still running when
 #: ProbeRTTInterval expires.
 SLOW_RATE_BPS = 64_000
@@ -89,6 +94,17 @@ SCENARIOS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
     "slow_startup": (
         "bulk, 64 kbit/s (the draft's lowest rate), 40 ms, 200 packets, 16 s: STARTUP outlasts 5 s",
         lambda cc: _config(cc, 16 * S, rate_bps=SLOW_RATE_BPS, buffer={"packets": 200}),
+    ),
+    "app_limited_loss": (
+        "60 KB writes 10 ms apart, 6 of the 42 segments of the 11th dropped (discontiguous), 4 s",
+        lambda cc: _config(
+            cc,
+            4 * S,
+            flow={
+                "rpc": {"size_bytes": A2_MESSAGE_BYTES, "gap_ns": APP_GAP_NS},
+                "drop_segments": list(A2_DROPPED_SEGMENTS),
+            },
+        ),
     ),
     "idle": (
         "100 KB writes 6 s apart, 10 Mbit/s, 40 ms, 20 s",

@@ -265,6 +265,7 @@ class Flow(Strict):
     receiver_window: Literal["static", "ictcp"] = Field(default='static', description="`ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).")
     gap_histogram: bool = Field(default=False, description="Histogram of inter-departure gaps at the sender's NIC (`gaps` table).")
     trace: bool = Field(default=False, description="Record the algorithm's state after every ACK (`state` table: phase, round, max_bw, bounds, min_rtt, gains, cwnd, pacing rate, extra_acked, full-bw flags, loss/ECN counts); for checks of an algorithm's rules (`bbrlab conform`). Costs a row per ACK.")
+    drop_segments: list[Annotated[Count, Bounds("count", 0, 1000000000000000)]] | None = Field(default=None, description="Drop the first transmission of these data segments (numbered from 0 in sequence order) as they leave the sender, before its first link: losses placed exactly, e.g. the BBR draft's A.2 (six discontiguous ranges lost in one round). Retransmissions pass.")
     faster_acks: bool = Field(default=True, description="Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2 slides' fix); false = the old Linux rule.")
     app_read_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The receiving application reads this long after data arrives (none: at once).")
     rpc: Rpc | None = Field(default=None, description="Request/response workload; per-message latency in the `rpc_*` flow columns.")
