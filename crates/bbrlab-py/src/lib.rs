@@ -135,6 +135,7 @@ impl Simulation {
         out.set_item("gaps", table_to_dict(py, &r.gaps)?)?;
         out.set_item("events", table_to_dict(py, &r.app_events)?)?;
         out.set_item("hosts", table_to_dict(py, &r.hosts)?)?;
+        out.set_item("state", table_to_dict(py, &r.state)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;

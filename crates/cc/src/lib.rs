@@ -464,6 +464,26 @@ impl Cc {
     pub fn sample(&self, tp: &TcpCc) -> CcStateSample {
         dispatch!(self, a => a.sample(tp))
     }
+
+    /// Run with one rule changed, for a conformance test (BBRv3's [`bbr::v3::Params::mutate`]);
+    /// Ok(false): the algorithm has no such rules and runs unchanged.
+    pub fn mutate_for_test(&mut self, spec: &str) -> Result<bool, String> {
+        match self {
+            Cc::Bbr3(a) => a.mutate_for_test(spec).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// A BBR version's model and controls (the per-ACK state trace reads it); None for the
+    /// algorithms outside the BBR family.
+    pub fn model_view(&self, tp: &TcpCc) -> Option<bbr::ModelView> {
+        match self {
+            Cc::Bbr1(a) => Some(a.model_view()),
+            Cc::Bbr2(a) => Some(a.model_view(tp)),
+            Cc::Bbr3(a) => Some(a.model_view()),
+            _ => None,
+        }
+    }
 }
 
 /// The hooks every algorithm implements; [`Cc`] dispatches to them statically.

@@ -19,7 +19,13 @@ impl Simulation {
         ictcp_ctl: Option<&mut ictcp::Ictcp>,
     ) -> Flow {
         let alg = registry::lookup(&f.cc).expect("validated");
-        let algo = (alg.new)(seed ^ (0x5EED_0000 + i as u64));
+        let mut algo = (alg.new)(seed ^ (0x5EED_0000 + i as u64));
+        if let Ok(spec) = std::env::var(cc::bbr::v3::TEST_MUTATION_ENV) {
+            // A conformance test's mutated BBRv3 (never set by a user: `Params::mutate`).
+            if let Err(e) = algo.mutate_for_test(&spec) {
+                panic!("{}={spec}: {e}", cc::bbr::v3::TEST_MUTATION_ENV);
+            }
+        }
         let scfg = transport::SenderConfig {
             mss: f.mss_bytes,
             initial_cwnd: f.initial_cwnd_segs,
@@ -84,6 +90,12 @@ impl Simulation {
             last_delivery_ns: None,
             ictcp: ictcp_id,
             gaps: f.gap_histogram.then(Box::default),
+            trace: f.trace,
+            drop_segments: f.drop_segments.as_ref().map(|d| {
+                let mut d = d.clone();
+                d.sort_unstable();
+                d.into_boxed_slice()
+            }),
             base_rtt_ns,
             app: None,
             sampled: true,
@@ -180,6 +192,12 @@ impl Simulation {
         if let Some(app) = flow.rpc.as_mut() {
             app.on_ack(now, &mut flow.sender);
         }
+        if flow.trace {
+            let s = &flow.sender;
+            let rate_bps = s.stats.last_delivery_rate_bytes_per_s as f64 * 8.0;
+            let (sample, view) = (s.cc.sample(&s.tp), s.cc.model_view(&s.tp));
+            self.metrics.state_row(now, fi as i32, &s.tp, &sample, view.as_ref(), rate_bps);
+        }
         #[cfg(debug_assertions)]
         if let Err(e) = self.flows[fi].sender.check_invariants() {
             panic!("flow {fi} scoreboard invariant broken at {now} ns: {e}");
@@ -232,8 +250,14 @@ impl Simulation {
             match flow.sender.poll_transmit(now) {
                 Some(p) => {
                     debug_assert!(p.flow == fi as u32 && p.hop == 0);
-                    flow.nic_bytes += p.wire_bytes as u64;
                     flow.data_tx += 1;
+                    if let Some(d) = flow.drop_segments.as_deref() {
+                        if !p.is_retrans && d.binary_search(&p.seq).is_ok() {
+                            flow.data_dropped += 1; // placed loss, before the NIC
+                            continue;
+                        }
+                    }
+                    flow.nic_bytes += p.wire_bytes as u64;
                     let nic = flow.data_path.first();
                     if HOSTS {
                         let new_chunk = flow.sender.stats.tso_bursts != chunks_before;

@@ -228,6 +228,11 @@ struct Flow {
     ictcp: Option<usize>,
     /// Inter-departure gaps at the sender NIC (`gap_histogram`; None = off, no per-packet cost).
     gaps: Option<Box<gaps::GapHist>>,
+    /// Record a `state` row after every ACK (`trace`).
+    trace: bool,
+    /// Segments whose first transmission is dropped leaving the sender (`drop_segments`,
+    /// sorted; None = none, no per-packet cost beyond one branch).
+    drop_segments: Option<Box<[u64]>>,
     /// Base RTT of the flow's path (ICTCP's RTT before the first sample).
     base_rtt_ns: Nanos,
     /// (app, query) when the flow is an application transfer (`apps.rs`).

@@ -8,7 +8,8 @@
 //!
 //! Buffers are filled on the sampling timer or at the end of the run, never per packet.
 
-use cc::{CcStateSample, Nanos};
+use cc::bbr::ModelView;
+use cc::{CcStateSample, Nanos, TcpCc};
 
 /// A column's element type (numpy dtype on the Python side).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,8 +338,43 @@ table!(HOSTS, HostRow, HostCols, "hosts", "One row per end host when the scenari
     payload_bytes: i64, "B", "payload sent (sender: new data) or delivered in order (receiver)";
 });
 
+table!(STATE, StateRow, StateCols, "state", "The per-ACK state trace of flows with `trace = true`: one row per ACK the sender processed, after the algorithm ran (BBR's model and controls; other algorithms fill the transport's columns and leave BBR's NaN/0)." {
+    t_s: f64, "s", "time of the ACK";
+    flow: i32, "", "flow id";
+    phase_code: u8, "", "algorithm phase → labels.phase (BBRv2/v3: PROBE_BW's sub-phase)";
+    cycle_idx: u8, "", "BBRv1's PROBE_BW gain-cycle index (0 for other versions)";
+    round_count: i64, "", "BBR.round_count: packet-timed rounds since the start";
+    round_start: u8, "", "this ACK started a round (0/1)";
+    max_bw_bps: f64, "bit/s", "BBR.max_bw (payload rate)";
+    bw_bps: f64, "bit/s", "BBR.bw, the estimate pacing and the BDP use";
+    bw_lo_bps: f64, "bit/s", "BBR.bw_shortterm (Linux bw_lo); NaN = unset or not kept";
+    bw_hi_bps: f64, "bit/s", "bbr2_new's bw_hi; NaN = unset or not kept";
+    lt_bw_bps: f64, "bit/s", "BBRv1's long-term (policer) bandwidth while in use, else 0";
+    inflight_hi_pkts: f64, "segments", "BBR.inflight_longterm (Linux inflight_hi); NaN = unset";
+    inflight_lo_pkts: f64, "segments", "BBR.inflight_shortterm (Linux inflight_lo); NaN = unset";
+    min_rtt_ms: f64, "ms", "BBR.min_rtt (NaN before the first sample)";
+    pacing_gain: f64, "", "pacing gain";
+    cwnd_gain: f64, "", "cwnd gain";
+    extra_acked_pkts: i64, "segments", "BBR.extra_acked as the cwnd uses it";
+    full_bw_reached: u8, "", "BBR.full_bw_reached (0/1)";
+    full_bw_count: i32, "", "rounds without 25 % growth (full_bw_now once it reaches 3)";
+    full_bw_bps: f64, "bit/s", "the plateau detector's baseline bandwidth";
+    idle_restart: u8, "", "BBR.idle_restart (0/1)";
+    cwnd_pkts: i64, "segments", "congestion window after the ACK";
+    inflight_pkts: i64, "segments", "packets in flight after the ACK";
+    next_departure_ms: f64, "ms", "time until the pacer's next departure (Linux tcp_wstamp_ns − now; 0 if due): Linux BBR counts inflight at that time";
+    pacing_rate_bps: f64, "bit/s", "pacing rate (payload bytes · 8)";
+    delivery_rate_bps: f64, "bit/s", "latest valid delivery-rate sample";
+    delivered_pkts: i64, "", "segments delivered, cumulative (C.delivered)";
+    lost_pkts: i64, "", "segments marked lost, cumulative";
+    delivered_ce_pkts: i64, "", "delivered segments that were CE-marked, cumulative";
+    ecn_alpha: f64, "", "ECN alpha in [0, 1] (0 where the version keeps none)";
+    ca_state: u8, "", "Linux ca_state: 0 open, 1 disorder, 2 cwr, 3 recovery, 4 loss";
+    app_limited: u8, "", "the connection is app-limited (tp->app_limited ≠ 0)";
+});
+
 /// Every table the core returns, in the order `results()` lists them.
-pub static TABLES: [&TableSpec; 6] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS];
+pub static TABLES: [&TableSpec; 7] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &STATE];
 
 /// A category label's code in `labels`, added on first use.
 fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {
@@ -383,6 +419,8 @@ pub struct QueueSample {
 /// The sampled tables of a run.
 pub struct Recorder {
     ts: TimeseriesCols,
+    /// The per-ACK state trace of flows with `trace` (`state_row`).
+    state: StateCols,
     q: QueueCols,
     phase_labels: Vec<&'static str>,
     queue_labels: Vec<&'static str>,
@@ -395,7 +433,14 @@ impl Recorder {
         ts.reserve(n_flows.saturating_mul(n_samples).min(1 << 20));
         let mut q = QueueCols::default();
         q.reserve(n_queues.saturating_mul(n_samples).min(1 << 20));
-        Recorder { ts, q, phase_labels: Vec::new(), queue_labels: Vec::new(), last_sample_ns: 0 }
+        Recorder {
+            ts,
+            state: StateCols::default(),
+            q,
+            phase_labels: Vec::new(),
+            queue_labels: Vec::new(),
+            last_sample_ns: 0,
+        }
     }
 
     pub fn flow_row(&mut self, r: FlowSample<'_>) {
@@ -442,6 +487,66 @@ impl Recorder {
         // Star fabrics have up to MAX_WORKERS + 2 queues: u16 codes never wrap.
         row.queue_code = u16::try_from(s.index).expect("fewer than 65536 queues");
         self.q.push(row);
+    }
+
+    /// One row of the state trace: flow `flow`'s algorithm state after an ACK at `t_ns`
+    /// (`sample`: what every algorithm exports; `view`: a BBR's model, None for the others).
+    pub fn state_row(
+        &mut self,
+        t_ns: Nanos,
+        flow: i32,
+        tp: &TcpCc,
+        sample: &CcStateSample,
+        view: Option<&ModelView>,
+        delivery_rate_bps: f64,
+    ) {
+        let phase = if sample.phase.is_empty() { "-" } else { sample.phase };
+        let phase_code = code_of(&mut self.phase_labels, phase);
+        let bps = |bw: u64| ModelView::bw_bps(bw, tp.mss);
+        let pkts = |v: u32| if v == u32::MAX { f64::NAN } else { f64::from(v) };
+        let nan = f64::NAN;
+        self.state.push(StateRow {
+            t_s: t_ns as f64 / 1e9,
+            flow,
+            phase_code: u8::try_from(phase_code).expect("fewer than 256 phase names"),
+            cycle_idx: view.map_or(0, |v| v.cycle_idx),
+            round_count: view.map_or(-1, |v| v.round_count as i64),
+            round_start: view.is_some_and(|v| v.round_start) as u8,
+            max_bw_bps: view.map_or(nan, |v| bps(v.max_bw)),
+            bw_bps: view.map_or(sample.bw_bps, |v| bps(v.bw)),
+            bw_lo_bps: view.map_or(nan, |v| bps(v.bw_shortterm)),
+            bw_hi_bps: view.map_or(nan, |v| bps(v.bw_hi)),
+            lt_bw_bps: view.map_or(0.0, |v| bps(v.lt_bw)),
+            inflight_hi_pkts: view.map_or(nan, |v| pkts(v.inflight_longterm)),
+            inflight_lo_pkts: view.map_or(nan, |v| pkts(v.inflight_shortterm)),
+            min_rtt_ms: match view.map_or(sample.min_rtt_ns, |v| v.min_rtt_ns) {
+                0 | u64::MAX => nan,
+                ns => ns as f64 / 1e6,
+            },
+            pacing_gain: sample.pacing_gain,
+            cwnd_gain: sample.cwnd_gain,
+            extra_acked_pkts: view.map_or(0, |v| i64::from(v.extra_acked)),
+            full_bw_reached: view.is_some_and(|v| v.full_bw_reached) as u8,
+            full_bw_count: view.map_or(0, |v| v.full_bw_count as i32),
+            full_bw_bps: view.map_or(nan, |v| bps(v.full_bw)),
+            idle_restart: view.is_some_and(|v| v.idle_restart) as u8,
+            cwnd_pkts: i64::from(tp.snd_cwnd),
+            inflight_pkts: i64::from(tp.packets_in_flight()),
+            next_departure_ms: tp.wstamp_ns.saturating_sub(t_ns) as f64 / 1e6,
+            pacing_rate_bps: tp.pacing_rate_bytes_per_s.min(tp.max_pacing_rate_bytes_per_s) as f64
+                * 8.0,
+            delivery_rate_bps,
+            delivered_pkts: tp.delivered as i64,
+            lost_pkts: tp.lost as i64,
+            delivered_ce_pkts: tp.delivered_ce as i64,
+            ecn_alpha: sample.ecn_alpha,
+            ca_state: tp.ca_state as u8,
+            app_limited: (tp.app_limited != 0) as u8,
+        });
+    }
+
+    pub fn state_table(&self) -> Table {
+        self.state.table()
     }
 
     pub fn timeseries_table(&self) -> (Table, Vec<String>) {

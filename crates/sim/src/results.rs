@@ -165,6 +165,7 @@ impl Simulation {
             queue,
             gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
             app_events: self.app_events.table(),
+            state: self.metrics.state_table(),
             hosts: self.hosts.as_ref().map_or_else(
                 || metrics::HostCols::default().table(),
                 |hm| {
@@ -200,6 +201,8 @@ pub struct Results {
     pub app_events: Table,
     /// One row per end host (`host.rs`; empty without the host model).
     pub hosts: Table,
+    /// The per-ACK state trace of flows with `trace` (`metrics::STATE`).
+    pub state: Table,
     pub host_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).
     pub pause_frames: u64,

@@ -238,7 +238,7 @@ fn every_table_of_a_run_is_exactly_its_spec() {
     let dumbbell = json!({
         "duration_ns": 300_000_000u64, "sample_interval_ns": 50_000_000u64,
         "topology": {"kind": "dumbbell", "bottleneck": {"rate_bps": 50_000_000u64, "rtt_ns": 10_000_000u64}},
-        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}}]
+        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}, "trace": true}]
     });
     let star = json!({
         "duration_ns": 300_000_000u64, "sample_interval_ns": 50_000_000u64,
@@ -250,7 +250,9 @@ fn every_table_of_a_run_is_exactly_its_spec() {
         let mut sim = Simulation::from_json(&cfg.to_string()).unwrap();
         sim.run_until(u64::MAX);
         let r = sim.results();
-        let tables = [&r.flows, &r.timeseries, &r.queue, &r.gaps, &r.app_events];
+        let tables =
+            [&r.flows, &r.timeseries, &r.queue, &r.gaps, &r.app_events, &r.hosts, &r.state];
+        assert_eq!(tables.len(), TABLES.len());
         for (spec, table) in TABLES.iter().zip(tables) {
             let got: Vec<(&str, Dtype)> =
                 table.columns.iter().map(|(n, c)| (*n, dtype_of(c))).collect();

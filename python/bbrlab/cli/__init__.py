@@ -5,8 +5,9 @@ traceback; 1 the simulator failed or is missing; 130 interrupted (Ctrl-C).
 """
 
 # The commands live in modules by group — run_show (run, validate, cc, show), sweep_compare (sweep,
-# compare), studies (reproduce, plot, report), ls — on the helpers of common; this module keeps the
-# click group, whose one-line errors and exit codes every command shares, and the entry point.
+# compare), studies (reproduce, plot, report), ls, conform — on the helpers of common; this module
+# keeps the click group, whose one-line errors and exit codes every command shares, and the entry
+# point.
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from .common import (
     _show_warning,
     _Terminated,
 )
+from .conform import conform_command
 from .ls import ls_command
 from .run_show import cc_command, run, show, validate
 from .studies import plot_command, report_command, reproduce
@@ -104,7 +106,19 @@ def cli() -> None:
     """bbrlab: a congestion-control laboratory (BBR, CUBIC, Reno, ...) in a packet-level simulator."""
 
 
-for _command in (run, validate, cc_command, show, ls_command, sweep, compare, reproduce, plot_command, report_command):
+for _command in (
+    run,
+    validate,
+    cc_command,
+    show,
+    ls_command,
+    sweep,
+    compare,
+    reproduce,
+    plot_command,
+    report_command,
+    conform_command,
+):
     cli.add_command(_command)
 
 

@@ -195,6 +195,7 @@ def _assemble(
         "gaps": tables.encode("gaps", {}, 0),
         "events": tables.encode("events", {}, 0),
         "hosts": tables.encode("hosts", {}, 0),
+        "state": tables.encode("state", {}, 0),
         "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": []},
         "run": {
             "events": int(final.get("reads", 0)),

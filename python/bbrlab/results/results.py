@@ -295,7 +295,7 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 
 
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events", "hosts")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state")
 
 
 def _table_property(name: str, doc: str) -> property:
@@ -316,7 +316,8 @@ class Result:
 
     The tables (``flows``, ``timeseries``, ``queue``; ``gaps``: NIC inter-departure gap histograms
     of flows with gap_histogram; ``events``: one row per completed query; ``hosts``: one row per
-    end host when the scenario models hosts) are pandas DataFrames,
+    end host when the scenario models hosts; ``state``: the per-ACK state trace of flows with
+    ``trace = true``) are pandas DataFrames,
     built on first use from the numpy columns a run produced (:meth:`table` gives those without
     pandas). Assigning a DataFrame replaces a table (what :meth:`save` then writes)."""
 
@@ -333,6 +334,7 @@ class Result:
         events: pd.DataFrame | Table | None = None,
         damaged: dict[str, str] | None = None,
         hosts: pd.DataFrame | Table | None = None,
+        state: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -343,7 +345,7 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events, hosts), strict=True):
+        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events, hosts, state), strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
             elif value is not None:
@@ -380,6 +382,12 @@ class Result:
         "One row per end host (CPU, interrupts, ACKs, chunk and GRO sizes) when the scenario "
         "has [hosts]; empty otherwise.",
     )
+    state = _table_property(
+        "state",
+        "The per-ACK state trace of flows with trace = true (phase, round_count, max_bw_bps, bounds, "
+        "min_rtt_ms, gains, cwnd_pkts, pacing_rate_bps, extra_acked_pkts, full-bw flags, loss/ECN "
+        "counts); empty otherwise.",
+    )
 
     def __repr__(self) -> str:
         rows = ", ".join(
@@ -413,6 +421,9 @@ class Result:
         gaps = Table.from_core("gaps", raw["gaps"], labels) if "gaps" in raw else Table()
         app_events = Table.from_core("events", raw["events"], labels) if "events" in raw else Table()
         hosts = Table.from_core("hosts", raw["hosts"], labels) if "hosts" in raw else Table()
+        state = Table.from_core("state", raw["state"], labels) if "state" in raw else Table()
+        if "ca_state" in state:
+            state.set("ca_state", _ca_state_codes(state["ca_state"]), categories=CA_STATES)
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -471,6 +482,7 @@ class Result:
             gaps=gaps,
             events=app_events,
             hosts=hosts,
+            state=state,
         )
 
     @classmethod
@@ -531,6 +543,7 @@ class Result:
             events=tables["events"],
             gaps=tables["gaps"],
             hosts=tables["hosts"],
+            state=tables["state"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],

@@ -183,6 +183,8 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'fast_path': ('fast_path', None),
         'receiver_window': ('receiver_window', None),
         'gap_histogram': ('gap_histogram', None),
+        'trace': ('trace', None),
+        'drop_segments': ('drop_segments', None),
         'faster_acks': ('faster_acks', None),
         'app_read_delay': ('app_read_delay_ns', None),
         'rpc': ('rpc', 'Rpc'),

@@ -125,6 +125,10 @@ pub struct ModelView {
     pub cycle_idx: u8,
     /// The latest ACK started a round.
     pub round_start: bool,
+    /// BBR.round_count: packet-timed rounds since the flow started.
+    pub round_count: u64,
+    /// BBR.idle_restart: transmission restarted after idle and no data has been delivered since.
+    pub idle_restart: bool,
     /// BBR.max_bw.
     pub max_bw: u64,
     /// BBR.bw, the estimate pacing and the BDP use.
@@ -154,6 +158,15 @@ pub struct ModelView {
 }
 
 impl ModelView {
+    /// A bandwidth of the family's fixed point (packets/µs << 24) in bit/s of payload for
+    /// segments of `mss` bytes; `u64::MAX` (unset) reads as NaN.
+    pub fn bw_bps(bw: u64, mss: u32) -> f64 {
+        if bw == u64::MAX {
+            return f64::NAN;
+        }
+        units::bw_bytes_per_sec(bw, mss) as f64 * 8.0
+    }
+
     /// A view with what the family's shared parts hold (the round counter, min_rtt, the
     /// full-pipe detector) filled in, every bound unset and every other field 0; a version's
     /// `model_view` sets its state, bandwidths, gains and what else it keeps on top of it.
@@ -166,6 +179,8 @@ impl ModelView {
             state_code: 0,
             cycle_idx: 0,
             round_start: round.round_start,
+            round_count: round.round_count,
+            idle_restart: false,
             max_bw: 0,
             bw: 0,
             min_rtt_ns: min_rtt.rtt_ns,

@@ -84,18 +84,19 @@ impl MinRtt {
         expired
     }
 
-    /// v2/v3 (§UpdateMinRTT): take the sample into the 5 s `probe_rtt_min` sub-window
-    /// (`self`), then let the 10 s `min_rtt` follow it; returns whether the sub-window expired
-    /// (time for PROBE_RTT).
+    /// v2/v3 (§UpdateMinRTT): take the sample into the `win_ns` (ProbeRTTInterval,
+    /// [`PROBE_RTT_WIN_NS`]) `probe_rtt_min` sub-window (`self`), then let the 10 s `min_rtt`
+    /// follow it; returns whether the sub-window expired (time for PROBE_RTT).
     #[inline]
     pub fn update_sub_window(
         &mut self,
         min_rtt: &mut MinRtt,
         now: Nanos,
         rs: &RateSample,
+        win_ns: Nanos,
         refresh_on_equal: bool,
     ) -> bool {
-        let expired = self.update(now, rs, PROBE_RTT_WIN_NS, refresh_on_equal);
+        let expired = self.update(now, rs, win_ns, refresh_on_equal);
         min_rtt.follow(self, now);
         expired
     }

@@ -187,6 +187,21 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu records no departure gaps (no \
          `gaps` table)")))]
     pub gap_histogram: bool,
+    /// Record the algorithm's state after every ACK (`state` table: phase, round, max_bw,
+    /// bounds, min_rtt, gains, cwnd, pacing rate, extra_acked, full-bw flags, loss/ECN counts);
+    /// for checks of an algorithm's rules (`bbrlab conform`). Costs a row per ACK.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_ignores("--backend emu records no per-ACK state (no \
+         `state` table)")))]
+    pub trace: bool,
+    /// Drop the first transmission of these data segments (numbered from 0 in sequence order)
+    /// as they leave the sender, before its first link: losses placed exactly, e.g. the BBR
+    /// draft's A.2 (six discontiguous ranges lost in one round). Retransmissions pass.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_DROP_SEGMENTS), inner(range(max = MAX_TRANSFER_BYTES)))]
+    #[schemars(extend("x-backends" = emu_refuses("the emulator cannot pick a TCP flow's \
+         segments to drop; use --backend sim")))]
+    pub drop_segments: Option<Vec<u64>>,
     /// Receiver ACKs every 2nd segment even when its offered window shrank (Google's BBRv2
     /// slides' fix); false = the old Linux rule.
     #[serde(default = "default_true")]
@@ -238,6 +253,9 @@ fn ecn_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EcnMode, D::Error>
     }
     d.deserialize_any(V)
 }
+
+/// Longest `drop_segments` list (a test's placed losses, not a loss model).
+const MAX_DROP_SEGMENTS: u32 = 100_000;
 
 fn default_count() -> u32 {
     1

@@ -188,6 +188,7 @@ impl Bbr1 {
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
+            idle_restart: self.idle_restart,
             ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }

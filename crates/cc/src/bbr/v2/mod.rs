@@ -350,6 +350,7 @@ impl Bbr2 {
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
             ecn_alpha: self.ecn.alpha,
+            idle_restart: self.idle_restart,
             ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }

@@ -6,7 +6,9 @@
 use super::{Bbr2, State};
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
-use crate::bbr::probe_rtt::{probe_rtt_bookkeeping, ProbeRttModel, PROBE_RTT_CWND_GAIN};
+use crate::bbr::probe_rtt::{
+    probe_rtt_bookkeeping, ProbeRttModel, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_NS,
+};
 use crate::{RateSample, TcpCc};
 
 impl ProbeRttModel for Bbr2 {
@@ -14,7 +16,8 @@ impl ProbeRttModel for Bbr2 {
     /// min_rtt).
     #[inline]
     fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, true)
+        let win = PROBE_RTT_WIN_NS;
+        self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, win, true)
     }
 
     /// Dip, drain the queue; the probe cycle stops and a round starts now.

@@ -113,7 +113,7 @@ mod startup;
 #[cfg(test)]
 mod tests;
 
-pub use params::{EcnResponse, Params, SendQuantumBase, Variant};
+pub use params::{EcnResponse, Params, SendQuantumBase, Variant, TEST_MUTATION_ENV};
 
 use super::aggregation::AckAggregation;
 use super::ecn::EcnState;
@@ -234,11 +234,11 @@ pub struct Bbr3 {
 
 impl Bbr3 {
     pub fn new(seed: u64, variant: Variant) -> Self {
-        Self::with_rng(SplitMix64::new(seed), variant)
+        Self::with_params(SplitMix64::new(seed), variant, Params::of(variant))
     }
 
-    fn with_rng(rng: SplitMix64, variant: Variant) -> Self {
-        let p = Params::of(variant);
+    /// A fresh flow with the variant's constants `p` (`Params::of`, or a test's mutation of it).
+    fn with_params(rng: SplitMix64, variant: Variant, p: Params) -> Self {
         Bbr3 {
             variant,
             p,
@@ -293,6 +293,11 @@ impl Bbr3 {
         self.state
     }
 
+    /// Run with one rule changed, for a conformance test ([`Params::mutate`]).
+    pub fn mutate_for_test(&mut self, spec: &str) -> Result<(), String> {
+        self.p.mutate(spec)
+    }
+
     /// The model and controls, read-only (tests, tracing).
     pub fn model_view(&self) -> super::ModelView {
         super::ModelView {
@@ -307,6 +312,7 @@ impl Bbr3 {
             cwnd_gain: self.cwnd_gain,
             prior_cwnd: self.prior_cwnd,
             ecn_alpha: if self.p.ecn == EcnResponse::Dctcp { self.ecn.alpha } else { 0 },
+            idle_restart: self.idle_restart,
             ..super::ModelView::from_shared_parts(&self.round, &self.min_rtt, &self.full_bw)
         }
     }
@@ -419,7 +425,7 @@ impl CongestionOps for Bbr3 {
 
     /// §Initialization OnInit.
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Bbr3::with_rng(self.rng, self.variant);
+        *self = Bbr3::with_params(self.rng, self.variant, self.p);
         self.init_cwnd = tp.snd_cwnd.clamp(1, INIT_CWND_MAX);
         self.prior_cwnd = tp.prior_cwnd;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;

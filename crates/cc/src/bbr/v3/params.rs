@@ -2,8 +2,11 @@
 //! once per flow.
 
 use crate::bbr::aggregation::ExtraAckedMax;
+use crate::bbr::inflight::CWND_MIN_TARGET;
+use crate::bbr::probe_rtt::PROBE_RTT_WIN_NS;
 use crate::bbr::startup::DRAIN_GAIN;
 use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_UNIT};
+use crate::{Nanos, NSEC_PER_SEC};
 
 /// Which constants (and ECN response) to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +65,12 @@ pub struct Params {
     /// RTO (`set_state(Loss)`) also resets the full-bw detector and seeds inflight_lo from cwnd
     /// when not probing (Linux `bbr_set_state`).
     pub rto_resets_model: bool,
+    /// §ProbeRTTInterval: no lower RTT sample for this long starts ProbeRTT (5 s in both;
+    /// `PROBE_RTT_WIN_NS`). A field so that a conformance test can mutate it.
+    pub probe_rtt_interval_ns: Nanos,
+    /// ProbeRTT's cwnd floor, MinPipeCwnd (`CWND_MIN_TARGET`, 4 in both). A field so that a
+    /// conformance test can mutate it.
+    pub probe_rtt_cwnd_floor: u32,
 }
 
 impl Params {
@@ -87,6 +96,8 @@ impl Params {
                 send_quantum_base: SendQuantumBase::Millisecond,
                 ecn: EcnResponse::AsCongestion,
                 rto_resets_model: false,
+                probe_rtt_interval_ns: PROBE_RTT_WIN_NS,
+                probe_rtt_cwnd_floor: CWND_MIN_TARGET,
             },
             // tcp_bbr.c v3, same 2^8 ratios.
             Variant::Linux => Params {
@@ -105,7 +116,65 @@ impl Params {
                 send_quantum_base: SendQuantumBase::PacingShift,
                 ecn: EcnResponse::Dctcp,
                 rto_resets_model: true,
+                probe_rtt_interval_ns: PROBE_RTT_WIN_NS,
+                probe_rtt_cwnd_floor: CWND_MIN_TARGET,
             },
+        }
+    }
+}
+
+/// The environment variable a conformance test sets to run BBRv3 with one rule changed (the
+/// simulator reads it when it builds a flow; `Params::mutate`). Not a user setting: it exists so
+/// that a test can show a conformance check catches the change.
+pub const TEST_MUTATION_ENV: &str = "BBRLAB_TEST_MUTATION";
+
+impl Params {
+    /// Change one rule for a conformance test: `drain_gain=G`, `down_gain=G`,
+    /// `probe_rtt_interval_s=S` or `probe_rtt_cwnd_floor=N` (G a gain such as 0.75).
+    pub fn mutate(&mut self, spec: &str) -> Result<(), String> {
+        let (key, value) =
+            spec.split_once('=').ok_or_else(|| format!("{spec:?}: not KEY=VALUE"))?;
+        let num: f64 = value.trim().parse().map_err(|_| format!("{spec:?}: not a number"))?;
+        if !(num.is_finite() && num >= 0.0) {
+            return Err(format!("{spec:?}: not a non-negative number"));
+        }
+        let gain = (num * GAIN_UNIT as f64).round() as u64;
+        match key.trim() {
+            "drain_gain" => self.drain_pacing_gain = gain,
+            "down_gain" => self.down_pacing_gain = gain,
+            "probe_rtt_interval_s" => {
+                self.probe_rtt_interval_ns = (num * NSEC_PER_SEC as f64).round() as Nanos
+            }
+            "probe_rtt_cwnd_floor" => self.probe_rtt_cwnd_floor = num as u32,
+            k => {
+                return Err(format!(
+                    "{k:?}: no such mutation (drain_gain, down_gain, \
+                 probe_rtt_interval_s, probe_rtt_cwnd_floor)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutation_changes_the_one_rule_it_names_and_bad_ones_are_refused() {
+        let base = Params::of(Variant::Draft);
+        let mut p = base;
+        p.mutate("drain_gain=0.75").unwrap();
+        assert_eq!(p.drain_pacing_gain, GAIN_UNIT * 3 / 4);
+        assert_eq!(p.down_pacing_gain, base.down_pacing_gain);
+        p.mutate("probe_rtt_interval_s=10").unwrap();
+        assert_eq!(p.probe_rtt_interval_ns, 10 * NSEC_PER_SEC);
+        p.mutate("probe_rtt_cwnd_floor=2").unwrap();
+        assert_eq!(p.probe_rtt_cwnd_floor, 2);
+        assert_eq!(base.probe_rtt_interval_ns, PROBE_RTT_WIN_NS);
+        for bad in ["drain_gain", "drain_gain=x", "drain_gain=-1", "cwnd=3"] {
+            assert!(p.mutate(bad).is_err(), "{bad}");
         }
     }
 }

@@ -4,7 +4,6 @@
 //! 200 ms and a round, then the flow goes to CRUISE (via DOWN) or back to Startup.
 
 use super::{Bbr3, State};
-use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_bw::AckPhase;
 use crate::bbr::probe_rtt::{probe_rtt_bookkeeping, ProbeRttModel, PROBE_RTT_CWND_GAIN};
 use crate::bbr::units::GAIN_UNIT;
@@ -14,7 +13,8 @@ impl ProbeRttModel for Bbr3 {
     /// §UpdateMinRTT (draft-06 / Linux 5 s sub-window feeding the 10 s min_rtt).
     #[inline]
     fn update_min_rtt_filters(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, false)
+        let win = self.p.probe_rtt_interval_ns;
+        self.probe_rtt_min.update_sub_window(&mut self.min_rtt, tp.now_ns, rs, win, false)
     }
 
     /// §EnterProbeRTT (a probe cut short in UP still advances the max_bw filter).
@@ -45,7 +45,7 @@ impl ProbeRttModel for Bbr3 {
     /// ProbeRTT cwnd = max(ProbeRTTCwndGain · BDP, MinPipeCwnd) (§Modulating cwnd in ProbeRTT).
     #[inline]
     fn probe_rtt_cwnd(&self) -> u32 {
-        self.bdp_multiple(self.bw(), PROBE_RTT_CWND_GAIN).max(CWND_MIN_TARGET)
+        self.bdp_multiple(self.bw(), PROBE_RTT_CWND_GAIN).max(self.p.probe_rtt_cwnd_floor)
     }
 
     probe_rtt_bookkeeping!(window: probe_rtt_min, state: state == State::ProbeRtt);

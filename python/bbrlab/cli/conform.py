@@ -1,0 +1,82 @@
+"""`bbrlab conform`: the BBR draft's example test cases (Appendix A) on the simulator, as a table
+of verdicts per case and algorithm, and conform.csv."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from .common import _stderr_console, _stdout_console
+
+#: How each verdict shows in the terminal table.
+_CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable": "[dim]n/a[/]"}
+
+
+@click.command("conform")
+@click.argument("algorithms", nargs=-1, metavar="[ALG]...")
+@click.option(
+    "--cases",
+    metavar="A.1,A.10,...",
+    default=None,
+    help="Only these cases (comma-separated; 'A.10' or '10'). Default: all of A.1–A.21.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    metavar="DIR",
+    default=".",
+    show_default=True,
+    help="Directory for conform.csv (created if missing).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON instead of the table.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
+def conform_command(algorithms: tuple[str, ...], cases: str | None, out_dir: str, as_json: bool, quiet: bool) -> None:
+    """Check BBR implementations against the draft's example test cases (draft-ietf-ccwg-bbr,
+    Appendix A) on the simulator: each case runs a scenario with the per-ACK state trace on and
+    checks the criterion on it. ALG: bbr3, bbr3_linux, bbr2, bbr1 (default: all four).
+
+    Verdicts: pass; fail (the observed value against the criterion); not applicable (why: a rule
+    the algorithm does not have, or a mechanism the simulator lacks). Each algorithm is held to
+    its own source's rules where they differ from the draft (docs/conformance.md). Writes
+    DIR/conform.csv with columns case, algorithm, backend, verdict, observed, criterion."""
+    from ..conform import ALGORITHMS, conform, select_cases, write_csv
+
+    chosen = select_cases(cases.split(",") if cases is not None else None)
+    algs = algorithms or ALGORITHMS
+    err = _stderr_console(quiet=quiet or as_json)
+    started = time.perf_counter()
+    rows = conform(algs, chosen, progress=lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]"))
+    wall_s = time.perf_counter() - started
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = write_csv(rows, out / "conform.csv")
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=1, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"BBR draft Appendix A on the simulator ({wall_s:.1f} s)")
+    table.add_column("case")
+    table.add_column("name")
+    for a in algs:
+        table.add_column(a)
+    names = {c.id: c.name for c in chosen}
+    by_case: dict[str, dict[str, str]] = {}
+    for r in rows:
+        by_case.setdefault(r.case, {})[r.algorithm] = _CELL.get(r.verdict, r.verdict)
+    for case_id, cells in by_case.items():
+        table.add_row(case_id, names[case_id], *(cells[a] for a in algs))
+    console = _stdout_console()
+    console.print(table)
+    fails = [r for r in rows if r.verdict == "fail"]
+    for r in fails:
+        console.print(f"[bold red]FAIL[/] {r.case} {r.algorithm}: {r.observed}  [dim](criterion: {r.criterion})[/]")
+    counts = {v: sum(r.verdict == v for r in rows) for v in ("pass", "fail", "not applicable")}
+    console.print(
+        f"{counts['pass']} pass, {counts['fail']} fail, {counts['not applicable']} not applicable; "
+        f"reasons and observed values in {csv_path}"
+    )

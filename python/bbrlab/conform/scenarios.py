@@ -1,0 +1,153 @@
+"""The paths and senders the conformance cases run on, as core configs (integer SI units).
+
+Each case names one of these; cases that need the same run share it (the bulk run serves A.1,
+A.3, A.5, A.8 and A.10). The default point is the draft's older build's: 10 Mbit/s, 40 ms, a
+buffer deep enough that STARTUP's queue never overflows (4 BDP: STARTUP's cwnd gain of 2 queues
+at most one BDP, plus offload bursts). Durations cover what each case waits for: four 5-s
+PROBE_RTT intervals, a rate step after STARTUP has settled, 5 s of idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["SCENARIOS", "build"]
+
+MS = 1_000_000
+S = 1_000_000_000
+#: The draft's default point.
+RATE_BPS = 10_000_000
+RTT_NS = 40 * MS
+#: Buffer of the default point, in BDPs: deep enough that STARTUP never overflows it.
+DEEP_BUFFER_BDP = 4.0
+#: ACK aggregation of A.12/A.13: the ACK direction releases what it holds every 10 ms (a
+#: cellular uplink grant's period), i.e. 12.5 KB of ACKed data at 10 Mbit/s per burst.
+AGGREGATION_NS = 10 * MS
+#: A.14: 1 Mbit/s × 1 ms = 125 B, a tenth of a segment.
+SUB_PACKET_RATE_BPS = 1_000_000
+SUB_PACKET_RTT_NS = 1 * MS
+#: A.15/A.16: the 10× steps, at 10 s (after STARTUP and a few PROBE_BW cycles).
+STEP_AT_NS = 10 * S
+#: A.17: a token bucket at half the link rate with a 16 KB burst (about 11 segments).
+POLICER_RATE_BPS = 5_000_000
+POLICER_BURST_BYTES = 16_000
+#: A.7/A.19: an application that writes 30 KB, waits for it to be acknowledged, pauses 10 ms
+#: (about 4.5 Mbit/s at 40 ms: app-limited at 10 Mbit/s).
+APP_MESSAGE_BYTES = 30_000
+APP_GAP_NS = 10 * MS
+#: A.2: 60 KB writes (42 segments; app-limited like A.7's, which stays in STARTUP without loss),
+#: and every sixth segment of the 11th write dropped: six discontiguous losses, 14 % of that
+#: round's data, in STARTUP, far enough apart to be marked by six ACKs (six loss events).
+A2_MESSAGE_BYTES = 60_000
+A2_DROPPED_SEGMENTS = tuple(420 + 3 + 6 * i for i in range(6))
+#: A.19: at the draft's lowest rate each round is seconds long, so STARTUP is still running when
+#: ProbeRTTInterval expires.
+SLOW_RATE_BPS = 64_000
+#: A.11: 100 KB messages 6 s apart: every restart follows more than ProbeRTTInterval (5 s) of
+#: idle, and BBRv1's 10-s window expires every other one.
+IDLE_MESSAGE_BYTES = 100_000
+IDLE_GAP_NS = 6 * S
+
+
+def _config(
+    cc: str,
+    duration_ns: int,
+    *,
+    rate_bps: int = RATE_BPS,
+    rtt_ns: int = RTT_NS,
+    buffer: dict[str, Any] | None = None,
+    flow: dict[str, Any] | None = None,
+    **bottleneck: Any,
+) -> dict[str, Any]:
+    return {
+        "name": "conform",
+        "seed": 1,
+        "duration_ns": duration_ns,
+        "sample_interval_ns": 100 * MS,
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate_bps": rate_bps,
+                "rtt_ns": rtt_ns,
+                "buffer": buffer if buffer is not None else {"bdp": DEEP_BUFFER_BDP},
+                **bottleneck,
+            },
+        },
+        "flows": [{"cc": cc, "trace": True, **(flow or {})}],
+    }
+
+
+def _bdp_bytes(rate_bps: int, rtt_ns: int) -> int:
+    return rate_bps * rtt_ns // 8 // S
+
+
+SCENARIOS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
+    "bulk": (
+        "bulk, 10 Mbit/s, 40 ms, 4 BDP, 22 s",
+        lambda cc: _config(cc, 22 * S),
+    ),
+    "app_limited": (
+        "30 KB writes 10 ms apart (≈4.5 Mbit/s), 10 Mbit/s, 40 ms, 12 s",
+        lambda cc: _config(cc, 12 * S, flow={"rpc": {"size_bytes": APP_MESSAGE_BYTES, "gap_ns": APP_GAP_NS}}),
+    ),
+    "slow_startup": (
+        "bulk, 64 kbit/s (the draft's lowest rate), 40 ms, 200 packets, 16 s: STARTUP outlasts 5 s",
+        lambda cc: _config(cc, 16 * S, rate_bps=SLOW_RATE_BPS, buffer={"packets": 200}),
+    ),
+    "app_limited_loss": (
+        "60 KB writes 10 ms apart, 6 of the 42 segments of the 11th dropped (discontiguous), 4 s",
+        lambda cc: _config(
+            cc,
+            4 * S,
+            flow={
+                "rpc": {"size_bytes": A2_MESSAGE_BYTES, "gap_ns": APP_GAP_NS},
+                "drop_segments": list(A2_DROPPED_SEGMENTS),
+            },
+        ),
+    ),
+    "idle": (
+        "100 KB writes 6 s apart, 10 Mbit/s, 40 ms, 20 s",
+        lambda cc: _config(cc, 20 * S, flow={"rpc": {"size_bytes": IDLE_MESSAGE_BYTES, "gap_ns": IDLE_GAP_NS}}),
+    ),
+    "aggregation": (
+        "bulk, ACKs released every 10 ms, 10 Mbit/s, 40 ms, 15 s",
+        lambda cc: _config(
+            cc,
+            15 * S,
+            aggregation={"direction": "ack", "timeout_ns": AGGREGATION_NS},
+        ),
+    ),
+    "sub_packet": (
+        "bulk, 1 Mbit/s, 1 ms (BDP 0.09 segment), delayed ACKs, 10 s",
+        lambda cc: _config(cc, 10 * S, rate_bps=SUB_PACKET_RATE_BPS, rtt_ns=SUB_PACKET_RTT_NS, buffer={"packets": 100}),
+    ),
+    "step_up": (
+        "bulk, 10 → 100 Mbit/s at 10 s, 40 ms, 2 BDP of 100 Mbit/s, 20 s",
+        lambda cc: _config(
+            cc,
+            20 * S,
+            buffer={"bytes": 2 * _bdp_bytes(100_000_000, RTT_NS)},
+            schedule=[{"at_ns": STEP_AT_NS, "rate_bps": 100_000_000}],
+        ),
+    ),
+    "step_down": (
+        "bulk, 100 → 10 Mbit/s at 10 s, 40 ms, 1 BDP of 100 Mbit/s, 20 s",
+        lambda cc: _config(
+            cc,
+            20 * S,
+            rate_bps=100_000_000,
+            buffer={"bytes": _bdp_bytes(100_000_000, RTT_NS)},
+            schedule=[{"at_ns": STEP_AT_NS, "rate_bps": RATE_BPS}],
+        ),
+    ),
+    "policer": (
+        "bulk, 10 Mbit/s link, 5 Mbit/s token bucket (16 KB burst), 40 ms, 20 s",
+        lambda cc: _config(cc, 20 * S, policer={"rate_bps": POLICER_RATE_BPS, "burst_bytes": POLICER_BURST_BYTES}),
+    ),
+}
+
+
+def build(scenario: str, cc: str) -> dict[str, Any]:
+    """The core config of ``scenario`` for algorithm ``cc``."""
+    return SCENARIOS[scenario][1](cc)

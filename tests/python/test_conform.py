@@ -1,0 +1,130 @@
+"""`bbrlab conform` (the BBR draft's Appendix A cases) and the per-ACK state trace behind it.
+
+Each check can fail: a BBRv3 with one rule changed (BBRLAB_TEST_MUTATION, read by the simulator
+when it builds a flow) must fail the case that holds that rule, and the unmutated one pass it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from bbrlab.cli import cli
+from bbrlab.conform import CASE_IDS, CSV_COLUMNS, conform, select_cases
+from bbrlab.errors import UserError
+from click.testing import CliRunner
+
+MUTATION_ENV = "BBRLAB_TEST_MUTATION"
+
+
+def _one(case: str, alg: str = "bbr3"):
+    (row,) = conform([alg], select_cases([case]))
+    return row
+
+
+def test_the_state_table_reaches_python_results(core: ModuleType, tmp_path: Path) -> None:
+    from bbrlab import run
+    from bbrlab.scenario import load_scenario
+
+    path = tmp_path / "trace.toml"
+    path.write_text(
+        """
+name = "trace"
+duration = "2s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+rtt = "40ms"
+[[flows]]
+cc = "bbr3"
+trace = true
+[[flows]]
+cc = "cubic"
+""",
+        encoding="utf-8",
+    )
+    r = run(load_scenario(path))
+    st = r.state
+    assert len(st) > 100 and set(st["flow"]) == {0}
+    assert list(st["phase"][:1]) == ["startup"] and "drain" in set(st["phase"])
+    assert (np.diff(st["round_count"]) >= 0).all()
+    # Saved and loaded back with the run.
+    back = type(r).load(r.save(tmp_path / "run", plots=False))
+    assert len(back.state) == len(st) and list(back.state.columns) == list(st.columns)
+
+
+@pytest.mark.parametrize(
+    ("case", "mutation", "alg"),
+    [
+        ("A.3", "drain_gain=0.75", "bbr3"),
+        ("A.8", "down_gain=0.75", "bbr3_linux"),
+        ("A.10", "probe_rtt_interval_s=10", "bbr3"),
+        ("A.14", "probe_rtt_cwnd_floor=2", "bbr3"),
+    ],
+)
+def test_each_check_catches_its_mutated_rule(
+    core: ModuleType, monkeypatch: pytest.MonkeyPatch, case: str, mutation: str, alg: str
+) -> None:
+    monkeypatch.delenv(MUTATION_ENV, raising=False)
+    good = _one(case, alg)
+    assert good.verdict == "pass", good
+    monkeypatch.setenv(MUTATION_ENV, mutation)
+    bad = _one(case, alg)
+    assert bad.verdict == "fail", (mutation, bad)
+    assert bad.observed != good.observed
+
+
+def test_cases_without_their_mechanism_say_what_is_missing(core: ModuleType) -> None:
+    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8"]))
+    assert [r.verdict for r in rows] == ["not applicable"] * 3
+    assert "only on a bandwidth plateau" in rows[0].criterion
+    assert "sender's state" in rows[1].criterion and "no PROBE_DOWN" in rows[2].criterion
+
+
+def test_case_selection_accepts_both_spellings_and_refuses_unknown_ids() -> None:
+    assert [c.id for c in select_cases(["a.10", "1"])] == ["A.1", "A.10"]
+    assert [c.id for c in select_cases(None)] == list(CASE_IDS)
+    with pytest.raises(UserError, match="no case 'A.99'"):
+        select_cases(["A.99"])
+    with pytest.raises(UserError, match="not a BBR"):
+        conform(["cubic"], select_cases(["A.1"]))
+
+
+def test_cli_writes_the_table_and_conform_csv(core: ModuleType, tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["conform", "bbr3", "bbr1", "--cases", "A.1,A.5", "--out", str(tmp_path), "-q"])
+    assert r.exit_code == 0, r.output
+    assert "A.1" in r.output and "pass" in r.output and "n/a" in r.output
+    with open(tmp_path / "conform.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    got = {(x["case"], x["algorithm"]): x["verdict"] for x in rows}
+    assert got == {
+        ("A.1", "bbr3"): "pass",
+        ("A.1", "bbr1"): "pass",
+        ("A.5", "bbr3"): "pass",
+        ("A.5", "bbr1"): "not applicable",
+    }
+    assert all(x["backend"] == "sim" and x["criterion"] for x in rows)
+    j = CliRunner().invoke(cli, ["conform", "bbr2", "--cases", "A.3", "--json", "--out", str(tmp_path)])
+    assert j.exit_code == 0, j.output
+    (row,) = json.loads(j.output)
+    assert row["case"] == "A.3" and row["algorithm"] == "bbr2" and row["verdict"] in ("pass", "fail")
+
+
+def test_a2_exits_startup_on_six_discontiguous_losses_not_on_one_contiguous_range(
+    core: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbrlab.conform import scenarios
+
+    monkeypatch.delenv(MUTATION_ENV, raising=False)
+    assert _one("A.2").verdict == "pass"
+    # The same six losses in one range are fewer loss events: STARTUP goes on.
+    first = scenarios.A2_DROPPED_SEGMENTS[0]
+    monkeypatch.setattr(scenarios, "A2_DROPPED_SEGMENTS", tuple(range(first, first + 6)))
+    row = _one("A.2")
+    assert row.verdict == "fail" and "end of run" in row.observed, row
