@@ -14,11 +14,16 @@ use transport::{Ecn, Packet};
 impl Simulation {
     /// Hand a packet to a link's egress: random loss, its queue discipline's stages
     /// (`link/queue/`), the shared buffer, PFC's ingress accounting, then queue or send.
-    pub(crate) fn enqueue(&mut self, lid: LinkId, mut p: Packet) {
+    ///
+    /// The hot path tests one flag per kind of link: a passive link (nothing to decide), a
+    /// timestamped one (the native chain on a plain link: no path parts, path-model discipline,
+    /// PFC, shared buffer; `Link::can_be_timestamped`), then every other link, out of line.
+    #[inline]
+    pub(crate) fn enqueue(&mut self, lid: LinkId, p: Packet) {
         let now = self.now;
-        if self.links[lid as usize].fast.passive {
+        let link = &mut self.links[lid as usize];
+        if link.fast.passive {
             // Nothing to decide or record: the packet's times follow from the serializer's.
-            let link = &mut self.links[lid as usize];
             let dt = link.tx_time_ns(p.wire_bytes);
             let arrive = link.ser.pass(now, dt) + link.delay_ns;
             if link.fast.fold {
@@ -26,8 +31,92 @@ impl Simulation {
             } else {
                 self.enter_pipe(lid, arrive, p, p.hop + 1);
             }
+        } else if link.fast.timestamped {
+            self.enqueue_timestamped(lid, p);
+        } else {
+            self.enqueue_event_driven(lid, p);
+        }
+    }
+
+    /// `enqueue` on a timestamped link that is not passive: what the general path does, less
+    /// the parts such a link never has (path stages, path-model discipline, ingress accounting,
+    /// PFC, shared buffer: `Link::can_be_timestamped`); a packet that is not dropped is
+    /// accepted by the serializer at once (`start_timestamped_tx`).
+    fn enqueue_timestamped(&mut self, lid: LinkId, mut p: Packet) {
+        let now = self.now;
+        let last_sample_ns = self.metrics.last_sample_ns;
+        let link = &mut self.links[lid as usize];
+        debug_assert!(link.can_be_timestamped());
+        // The queue as it is now: starts and departures since the last packet.
+        link.replay(now, last_sample_ns);
+        if link.loss > 0.0 && link.rng.next_f64() < link.loss {
+            link.stats.random_losses += 1;
+            if p.is_data {
+                self.flows[p.flow as usize].data_dropped += 1;
+            }
             return;
         }
+        let idle = link.ser.is_idle(now);
+        if link.qdisc.has_arrival_stage() {
+            // The arrival stage (RED) sees every arrival, also those that find the link idle.
+            let idle_ns = if idle { now.saturating_sub(link.idle_since_ns).max(1) } else { 0 };
+            let q = link.timestamped_occupancy();
+            match link.qdisc.on_arrival(q, idle_ns, &p, &mut link.rng) {
+                Verdict::Accept => {}
+                Verdict::Mark => {
+                    p.ecn = Ecn::Ce;
+                    link.stats.ce_marks += 1;
+                }
+                Verdict::Drop => {
+                    link.stats.drops_aqm += 1;
+                    count_drop(link, &mut self.flows, &p);
+                    return;
+                }
+            }
+        }
+        if !(idle && link.paused_until <= now) {
+            // The packet waits: the admission stage (drop-tail), then the enqueue stage.
+            if link.qdisc.has_admission_stage()
+                && !link.qdisc.admits(link.timestamped_occupancy(), p.wire_bytes)
+            {
+                count_drop(link, &mut self.flows, &p);
+                return;
+            }
+            if link.qdisc.has_enqueue_stage()
+                && link.qdisc.on_enqueue(link.timestamped_occupancy(), &p) == Verdict::Mark
+            {
+                p.ecn = Ecn::Ce;
+                link.stats.ce_marks += 1;
+            }
+            link.note_occupancy(now);
+            link.count_queued(p.wire_bytes);
+        } else {
+            // Idle link: start serializing at once; nothing waits.
+            link.note_occupancy(now);
+        }
+        // Its start and departure times are fixed now.
+        let dt = link.tx_time_ns(p.wire_bytes);
+        self.start_timestamped_tx(lid, dt, p);
+    }
+
+    /// A timestamped link's serializer accepts `p`, `dt` ns long: straight into the pipe at its
+    /// arrival time (or folded into the next link); no `TxDone` (`serializer.rs`).
+    #[inline(always)]
+    fn start_timestamped_tx(&mut self, lid: LinkId, dt: Nanos, p: Packet) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        let arrive = link.ser.accept(now, dt, p.wire_bytes).done_ns + link.delay_ns;
+        if link.fast.fold {
+            self.fold_into_next(arrive, p);
+        } else {
+            self.enter_pipe(lid, arrive, p, p.hop + 1);
+        }
+    }
+
+    /// `enqueue` on an event-driven link, with every part a link may have.
+    #[inline(never)]
+    fn enqueue_event_driven(&mut self, lid: LinkId, mut p: Packet) {
+        let now = self.now;
         if self.links[lid as usize].path.is_some() && !self.path_admit(lid, &p) {
             return; // policed or lost before the queue (`link/path.rs`)
         }
@@ -35,10 +124,7 @@ impl Simulation {
         let ingress_from =
             if self.links[lid as usize].ingress_acct() { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
-        if link.fast.timestamped {
-            // The queue as it is now: starts and departures since the last packet.
-            link.replay(now, self.metrics.last_sample_ns);
-        }
+        debug_assert!(!link.fast.timestamped);
         if link.loss > 0.0 && link.rng.next_f64() < link.loss {
             link.stats.random_losses += 1;
             if p.is_data {
@@ -102,10 +188,6 @@ impl Simulation {
         if link.in_pool {
             self.pool.bytes += p.wire_bytes as u64;
         }
-        if link.fast.timestamped {
-            self.start_tx(lid, p); // its start and departure times are fixed now
-            return;
-        }
         link.queue.push_back(p);
         if link.pfc.as_deref().is_some_and(|p| p.port.is_some()) {
             self.pfc_after_enqueue(lid);
@@ -136,13 +218,7 @@ impl Simulation {
             link.tx_time_ns(p.wire_bytes)
         };
         if link.fast.timestamped {
-            // Straight into the pipe at its arrival time; no TxDone (`serializer.rs`).
-            let arrive = link.ser.accept(now, dt, p.wire_bytes).done_ns + link.delay_ns;
-            if link.fast.fold {
-                self.fold_into_next(arrive, p);
-            } else {
-                self.enter_pipe(lid, arrive, p, p.hop + 1);
-            }
+            self.start_timestamped_tx(lid, dt, p);
             return;
         }
         link.in_tx = Some(p);

@@ -279,21 +279,9 @@ impl Sender {
     /// Linux tcp_fastretrans_alert with RACK (no dupack counting); `prior_snd_una` is snd_una
     /// before this ACK.
     pub(crate) fn update_state(&mut self, ack: &Packet, acked_new: bool, prior_snd_una: u64) {
-        // Spurious retransmission (Eifel, RFC 3522; Linux tcp_packet_delayed): the ACK echoes a
-        // timestamp older than our first retransmission, so the original transmission arrived;
-        // or nothing was retransmitted (the original arrived before its retransmission left,
-        // e.g. held by pacing). Linux clears retrans_stamp only with no retransmission out;
-        // this model also clears it when a new episode follows one at once, with the previous
-        // one's retransmissions still out, so "nothing" also asks `undo_retrans` (-1: none
-        // out when the episode began, none sent since).
-        let nothing_retransmitted = self.rec.retrans_stamp_ns == 0 && self.rec.undo_retrans < 0;
-        let delayed = self.rec.undo_marker
-            && (nothing_retransmitted || ack.ts_ns < self.rec.retrans_stamp_ns);
-        // Every retransmission of the episode was D-SACKed (RFC 3708; Linux tcp_may_undo).
-        let dsacked = self.rec.undo_marker && self.rec.undo_retrans == 0;
-        let kind = if dsacked { UndoKind::Dsack } else { UndoKind::Eifel };
         match self.tp.ca_state {
             CaState::Loss => {
+                let (delayed, dsacked, kind) = self.undo_evidence(ack);
                 if acked_new && (delayed || dsacked) {
                     self.undo(true, kind);
                     return;
@@ -303,6 +291,7 @@ impl Sender {
                 }
             }
             CaState::Recovery if self.sb.snd_una >= self.rec.high_seq => {
+                let (delayed, dsacked, kind) = self.undo_evidence(ack);
                 if delayed || dsacked {
                     self.undo(false, kind);
                 } else {
@@ -310,6 +299,7 @@ impl Sender {
                 }
             }
             CaState::Recovery => {
+                let (delayed, dsacked, _) = self.undo_evidence(ack);
                 if acked_new && delayed {
                     // Linux tcp_try_undo_partial: the hole was filled by the original, which
                     // was reordered, not lost. Undo only once no retransmission is in flight.
@@ -351,6 +341,27 @@ impl Sender {
                 self.set_ca_state(s);
             }
         }
+    }
+
+    /// What `ack` shows of the episode's retransmissions (Loss and Recovery only: the other
+    /// states need none of it, and most ACKs come in Open): whether the originals arrived
+    /// (`delayed`), whether every retransmission was D-SACKed, and so which undo that is.
+    #[inline(always)]
+    fn undo_evidence(&self, ack: &Packet) -> (bool, bool, UndoKind) {
+        // Spurious retransmission (Eifel, RFC 3522; Linux tcp_packet_delayed): the ACK echoes a
+        // timestamp older than our first retransmission, so the original transmission arrived;
+        // or nothing was retransmitted (the original arrived before its retransmission left,
+        // e.g. held by pacing). Linux clears retrans_stamp only with no retransmission out;
+        // this model also clears it when a new episode follows one at once, with the previous
+        // one's retransmissions still out, so "nothing" also asks `undo_retrans` (-1: none
+        // out when the episode began, none sent since).
+        let nothing_retransmitted = self.rec.retrans_stamp_ns == 0 && self.rec.undo_retrans < 0;
+        let delayed = self.rec.undo_marker
+            && (nothing_retransmitted || ack.ts_ns < self.rec.retrans_stamp_ns);
+        // Every retransmission of the episode was D-SACKed (RFC 3708; Linux tcp_may_undo).
+        let dsacked = self.rec.undo_marker && self.rec.undo_retrans == 0;
+        let kind = if dsacked { UndoKind::Dsack } else { UndoKind::Eifel };
+        (delayed, dsacked, kind)
     }
 
     /// Classic ECN reaction (RFC 3168 §6.1.2; Linux tcp_enter_cwr), at most once per window.

@@ -246,6 +246,13 @@ impl Link {
         queue::Occupancy { bytes: self.q_bytes, packets: self.waiting_pkts() as u64 }
     }
 
+    /// `occupancy` of a timestamped link (replayed to now), without asking which kind it is.
+    #[inline(always)]
+    pub(crate) fn timestamped_occupancy(&self) -> queue::Occupancy {
+        debug_assert!(self.fast.timestamped);
+        queue::Occupancy { bytes: self.q_bytes, packets: self.ser.waiting_pkts() as u64 }
+    }
+
     /// Nothing serializing (a timestamped link: nor waiting) at `now`.
     pub(crate) fn is_idle(&self, now: Nanos) -> bool {
         if self.fast.timestamped {

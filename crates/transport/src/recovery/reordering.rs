@@ -211,10 +211,14 @@ impl Sender {
     /// `prior_delivered` is the rate sample's (0: the ACK delivered nothing).
     #[inline]
     pub(crate) fn rack_update_reo_wnd(&mut self, prior_delivered: u64) {
-        if prior_delivered == 0 {
+        let r = &mut self.reo;
+        // Nothing to do (most ACKs): no D-SACK to act on, and the window is at one step or
+        // still persists.
+        if prior_delivered == 0
+            || (!r.dsack_seen && (r.reo_wnd_persist != 0 || r.reo_wnd_steps == 1))
+        {
             return;
         }
-        let r = &mut self.reo;
         // Disregard a D-SACK if a round trip has not passed since reo_wnd was widened.
         if prior_delivered < r.last_delivered {
             r.dsack_seen = false;
