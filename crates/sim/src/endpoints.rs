@@ -2,7 +2,7 @@
 //! them, letting a sender put packets on its NIC (TSQ) and the senders' and receivers' timers.
 
 use crate::topology::Path;
-use crate::{config, ictcp, rpc, workload, Flow, Simulation};
+use crate::{config, ictcp, rpc, workload, writer, Flow, Simulation};
 use cc::{registry, Nanos};
 use std::collections::VecDeque;
 use transport::{Packet, Receiver, Sender};
@@ -33,7 +33,7 @@ impl Simulation {
             ecn: f.ecn,
             tso_minrtt_autosize: f.tso_minrtt_autosize,
             fast_path: f.fast_path,
-            app_writes: f.rpc.is_some(),
+            app_writes: f.rpc.is_some() || f.app.is_some(),
             // Set by the simulation when the senders' egress is fq (`Simulation::new`).
             paced_by_qdisc: false,
         };
@@ -89,9 +89,11 @@ impl Simulation {
             sampled: true,
             rx_done_ns: None,
             rpc: f.rpc.as_ref().map(|r| rpc::RpcApp::new(r.size_bytes, r.gap_ns)),
+            writer: f.app.clone().map(|a| Box::new(writer::Writer::new(a, f.mss_bytes))),
             tx_core: u32::MAX,
             rx_core: u32::MAX,
             tx_skbs: VecDeque::new(),
+            traffic: crate::traffic::NOT_TRAFFIC,
         }
     }
 
@@ -115,6 +117,10 @@ impl Simulation {
     /// A data segment reaches its receiver (alone: no receive offload).
     #[inline]
     pub(crate) fn deliver_data(&mut self, p: Packet) {
+        let si = self.flows[p.flow as usize].traffic;
+        if si != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_rx(si as usize, p); // a datagram or an echo request
+        }
         self.deliver_data_in_skb(p, true)
     }
 
@@ -176,6 +182,10 @@ impl Simulation {
         let fi = p.flow as usize;
         let now = self.now;
         let flow = &mut self.flows[fi];
+        let si = flow.traffic;
+        if si != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_echo(si as usize, p); // a ping's echo
+        }
         flow.sender.on_ack(now, &p);
         if let Some(app) = flow.rpc.as_mut() {
             app.on_ack(now, &mut flow.sender);
@@ -278,6 +288,9 @@ impl Simulation {
         if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {
             want = Some(want.map_or(t, |w| w.min(t)));
         }
+        if let Some(t) = self.flows[fi].writer.as_ref().and_then(|a| a.next_deadline()) {
+            want = Some(want.map_or(t, |w| w.min(t)));
+        }
         if !tsq_blocked {
             let send_at = match (s.next_send_time(), cpu_free_at) {
                 (Some(t), c) => Some(c.map_or(t, |c| t.max(c))),
@@ -317,10 +330,16 @@ impl Simulation {
             return; // superseded by an earlier entry that already fired
         }
         self.flows[fi].sender_timer_at = None;
+        if self.flows[fi].traffic != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_timer(self.flows[fi].traffic as usize);
+        }
         let now = self.now;
         let flow = &mut self.flows[fi];
         if let Some(app) = flow.rpc.as_mut() {
             app.on_timer(now, &mut flow.sender);
+        }
+        if let Some(w) = flow.writer.as_mut() {
+            w.on_timer(now, &mut flow.sender);
         }
         // A pacing or recovery timer (not a wake-up for a core that was busy) costs CPU.
         let mut real_timer = flow.sender.next_send_time() == Some(now);

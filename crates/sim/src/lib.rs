@@ -57,7 +57,7 @@
 //! | `host/` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
-//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
+//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `traffic.rs`, `apps.rs`, `rpc.rs`, `writer.rs`, `gaps.rs` | the fabric and its mechanisms |
 //! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
 
 pub mod apps;
@@ -69,7 +69,9 @@ pub mod pfc;
 pub mod rng;
 mod rpc;
 pub mod topology;
+pub mod traffic;
 pub mod workload;
+mod writer;
 
 mod endpoints;
 mod event_heap;
@@ -238,6 +240,8 @@ struct Flow {
     rx_done_ns: Option<Nanos>,
     /// The flow's RPC application (`rpc.rs`), which writes its data.
     rpc: Option<rpc::RpcApp>,
+    /// The flow's rate-limited or on/off writer (`writer.rs`), which writes its data.
+    writer: Option<Box<writer::Writer>>,
     /// With the host model (`host.rs`): the core the flow runs on at its sender and at its
     /// receiver (u32::MAX without).
     tx_core: u32,
@@ -246,6 +250,8 @@ struct Flow {
     /// sent, bytes). TSQ budget comes back when an skb's last segment leaves (TX completion
     /// frees the whole skb), not per segment.
     tx_skbs: VecDeque<(u32, u64)>,
+    /// The non-TCP source this flow entry carries (`traffic.rs`), or `traffic::NOT_TRAFFIC`.
+    traffic: u32,
 }
 
 /// The simulation of one scenario.
@@ -293,6 +299,10 @@ pub struct Simulation {
     app_events: apps::AppEvents,
     /// The end hosts' CPUs and receive queues (`host.rs`), when the scenario models them.
     hosts: Option<Box<host::Hosts>>,
+    /// Non-TCP sources (`traffic.rs`), each carried by a flow entry after the configured flows.
+    traffic: Vec<traffic::Source>,
+    /// Ping echoes back (the `pings` table).
+    pings: metrics::PingCols,
 }
 
 impl Simulation {
@@ -326,6 +336,29 @@ impl Simulation {
             // Its NIC's fq paces it (Linux: fq sets the socket's SK_PACING_FQ).
             flow.sender.cfg.paced_by_qdisc = links[dp.first() as usize].aqm.is_some();
             flows.push(flow);
+        }
+        // Non-TCP sources ride on flow entries of their own after the configured flows, so the
+        // flows keep their ids; a source takes a flow's route (reversed with `reverse`).
+        let mut sources = Vec::with_capacity(cfg.traffic.len());
+        for (si, t) in cfg.traffic.iter().enumerate() {
+            let r = t.route();
+            let mut f: config::Flow =
+                serde_json::from_str(r#"{"cc":"reno"}"#).expect("a minimal flow");
+            f.sender = match &cfg.topology {
+                // A star's flows are its workers' (flow i: worker i): a source is worker 0's.
+                config::Topology::Star(_) => Some(r.sender.unwrap_or(0)),
+                _ => r.sender,
+            };
+            f.start_ns = r.start_ns;
+            f.stop_ns = r.stop_ns;
+            let i = flows.len();
+            let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, &f, i, seed);
+            let (dp, ap) = if r.reverse { (ap, dp) } else { (dp, ap) };
+            let mut flow = Self::new_flow(seed, &f, i, dp, ap, base_rtt_ns, None);
+            flow.sampled = false;
+            flow.traffic = si as u32;
+            flows.push(flow);
+            sources.push(traffic::Source::new(t.clone(), i as u32, seed, si));
         }
         let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));
         if let Some(hm) = hosts.as_mut() {
@@ -395,6 +428,8 @@ impl Simulation {
             apps,
             app_events: apps::AppEvents::default(),
             hosts,
+            traffic: sources,
+            pings: metrics::PingCols::default(),
             cfg,
         };
         for l in &mut sim.links {

@@ -114,7 +114,7 @@ def _flow_specs(scenario: Scenario | None) -> list[dict[str, Any]]:
         return []
     return [
         {
-            "bulk": f.get("bytes") is None and f.get("rpc") is None,
+            "bulk": f.get("bytes") is None and f.get("rpc") is None and f.get("app") is None,
             "ecn": bool(f.get("ecn")),
             "mss_bytes": int(f["mss_bytes"]),
         }
@@ -152,6 +152,7 @@ def summarize(
     duration_s: float,
     app_events: Table | None = None,
     hosts: Table | None = None,
+    traffic: Table | None = None,
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
@@ -257,7 +258,14 @@ def summarize(
     summary["aggregate"] = aggregate
     if host_rows:
         summary["hosts"] = host_rows
+    if traffic is not None and len(traffic):
+        summary["traffic"] = _rows(traffic)
     return _json_clean(summary)
+
+
+def _rows(t: Table) -> list[dict[str, Any]]:
+    """A small table as one dict per row (summary.json's ``traffic``)."""
+    return [{c: (str(t[c][i]) if t[c].dtype == object else t[c][i].item()) for c in t} for i in range(len(t))]
 
 
 def _host_summaries(hosts: Table) -> list[dict[str, Any]]:
@@ -295,7 +303,7 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 
 
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events", "hosts")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "traffic", "pings")
 
 
 def _table_property(name: str, doc: str) -> property:
@@ -333,6 +341,8 @@ class Result:
         events: pd.DataFrame | Table | None = None,
         damaged: dict[str, str] | None = None,
         hosts: pd.DataFrame | Table | None = None,
+        traffic: pd.DataFrame | Table | None = None,
+        pings: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -343,7 +353,8 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events, hosts), strict=True):
+        values = (flows, timeseries, queue, gaps, events, hosts, traffic, pings)
+        for name, value in zip(ALL_TABLES, values, strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
             elif value is not None:
@@ -381,6 +392,15 @@ class Result:
         "has [hosts]; empty otherwise.",
     )
 
+    traffic = _table_property(
+        "traffic",
+        "One row per non-TCP source ([[traffic]]: udp_cbr, udp_onoff, ping): packets and payload bytes "
+        "sent, received and lost, rates, and a ping's RTT percentiles; empty without sources.",
+    )
+    pings = _table_property(
+        "pings", "source, seq, t_s, rtt_ms: one row per ping echo that came back (each probe's RTT series)."
+    )
+
     def __repr__(self) -> str:
         rows = ", ".join(
             f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows" for t in TABLES
@@ -413,6 +433,8 @@ class Result:
         gaps = Table.from_core("gaps", raw["gaps"], labels) if "gaps" in raw else Table()
         app_events = Table.from_core("events", raw["events"], labels) if "events" in raw else Table()
         hosts = Table.from_core("hosts", raw["hosts"], labels) if "hosts" in raw else Table()
+        traffic = Table.from_core("traffic", raw["traffic"], labels) if "traffic" in raw else Table()
+        pings = Table.from_core("pings", raw["pings"], labels) if "pings" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -460,7 +482,14 @@ class Result:
         if run_extra:
             run.update(run_extra)
         summary = summarize(
-            scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events, hosts=hosts
+            scenario,
+            flows,
+            queue,
+            run,
+            duration_s=scenario.duration / 1e9,
+            app_events=app_events,
+            hosts=hosts,
+            traffic=traffic,
         )
         return cls(
             flows=flows,
@@ -471,6 +500,8 @@ class Result:
             gaps=gaps,
             events=app_events,
             hosts=hosts,
+            traffic=traffic,
+            pings=pings,
         )
 
     @classmethod
@@ -531,6 +562,8 @@ class Result:
             events=tables["events"],
             gaps=tables["gaps"],
             hosts=tables["hosts"],
+            traffic=tables["traffic"],
+            pings=tables["pings"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],

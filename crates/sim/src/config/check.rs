@@ -271,7 +271,7 @@ impl Config {
                 ),
             );
         }
-        if self.flows.is_empty() && self.apps.is_empty() {
+        if self.flows.is_empty() && self.apps.is_empty() && self.traffic.is_empty() {
             return err(
                 "flows",
                 "there are no flows; add at least one [[flows]] table with cc = \"cubic\"",
@@ -289,6 +289,7 @@ impl Config {
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(&format!("flows.{i}"), f)?;
         }
+        self.validate_traffic()?;
         let rows = self.derived().sample_rows;
         if rows > MAX_SAMPLE_ROWS {
             return err(
@@ -349,6 +350,12 @@ impl Config {
             }
         }
         check_ecn(p, f)?;
+        if f.app.is_some() && (f.rpc.is_some() || f.bytes.is_some()) {
+            return err(
+                format!("{p}.app"),
+                "cannot be combined with rpc or bytes (the application writes the flow's data)",
+            );
+        }
         if f.rpc.is_some() && f.bytes.is_some() {
             return err(
                 format!("{p}.rpc"),
@@ -459,6 +466,7 @@ impl Config {
                 ("bytes", f.bytes.is_some()),
                 ("sender", f.sender.is_some()),
                 ("rpc", f.rpc.is_some()),
+                ("app", f.app.is_some()),
             ];
             if let Some((key, _)) = set_by_app.iter().find(|(_, set)| *set) {
                 return err(format!("{p}.flow.{key}"), "is set by the query app; leave it out");
