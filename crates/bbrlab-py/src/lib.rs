@@ -137,6 +137,7 @@ impl Simulation {
         out.set_item("hosts", table_to_dict(py, &r.hosts)?)?;
         out.set_item("traffic", table_to_dict(py, &r.traffic)?)?;
         out.set_item("pings", table_to_dict(py, &r.pings)?)?;
+        out.set_item("fct", table_to_dict(py, &r.fct)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;

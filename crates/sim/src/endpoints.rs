@@ -1,6 +1,7 @@
 //! Flows at their hosts: building a flow's sender and receiver, delivering data and ACKs to
 //! them, letting a sender put packets on its NIC (TSQ) and the senders' and receivers' timers.
 
+use crate::arrivals::NOT_WORKLOAD;
 use crate::topology::Path;
 use crate::{config, ictcp, rpc, workload, writer, Flow, Simulation};
 use cc::{registry, Nanos};
@@ -94,6 +95,7 @@ impl Simulation {
             rx_core: u32::MAX,
             tx_skbs: VecDeque::new(),
             traffic: crate::traffic::NOT_TRAFFIC,
+            workload: crate::arrivals::NOT_WORKLOAD,
         }
     }
 
@@ -157,7 +159,7 @@ impl Simulation {
                 && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b)
             {
                 flow.rx_done_ns = Some(now);
-                transfer_done = flow.app.is_some();
+                transfer_done = flow.app.is_some() || flow.workload != NOT_WORKLOAD;
             }
         }
         // DCTCP's delayed ACK of the previous CE state goes out first.
@@ -196,7 +198,7 @@ impl Simulation {
         }
         self.pump(fi);
         let f = &mut self.flows[fi];
-        if f.app.is_some() && f.sender.completed_ns.is_some() {
+        if (f.app.is_some() || f.workload != NOT_WORKLOAD) && f.sender.completed_ns.is_some() {
             // A finished short connection keeps its statistics, not its scoreboard memory.
             f.sender.release_buffers();
         }

@@ -143,6 +143,7 @@ impl Simulation {
                 EvKind::Resume => self.on_resume(ev.id),
                 EvKind::PfcRefresh => self.on_pfc_refresh(ev.id),
                 EvKind::AppQuery => self.on_app_query(ev.id as usize),
+                EvKind::WorkloadArrival => self.on_workload_arrival(ev.id as usize),
                 EvKind::HostPoll => self.on_host_poll(ev.id, ev.t),
                 EvKind::PathWake => self.on_path_wake(ev.id),
                 EvKind::QdiscWake => self.on_qdisc_wake(ev.id),

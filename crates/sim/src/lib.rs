@@ -61,6 +61,8 @@
 //! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
 
 pub mod apps;
+mod arrivals;
+pub mod cdf;
 pub mod config;
 pub mod gaps;
 pub mod ictcp;
@@ -118,10 +120,12 @@ enum EvKind {
     PathWake = 12,
     /// A link's discipline held packets back (fq's pacing): its transmitter tries again.
     QdiscWake = 13,
+    /// A workload's next flow arrives (`arrivals.rs`).
+    WorkloadArrival = 14,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 14;
+const EV_KINDS: usize = 15;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
@@ -140,6 +144,7 @@ impl EvKind {
         "host_poll",
         "path_wake",
         "qdisc_wake",
+        "workload_arrival",
     ];
 
     /// Every kind in discriminant order.
@@ -158,6 +163,7 @@ impl EvKind {
         EvKind::HostPoll,
         EvKind::PathWake,
         EvKind::QdiscWake,
+        EvKind::WorkloadArrival,
     ];
 }
 
@@ -252,6 +258,8 @@ struct Flow {
     tx_skbs: VecDeque<(u32, u64)>,
     /// The non-TCP source this flow entry carries (`traffic.rs`), or `traffic::NOT_TRAFFIC`.
     traffic: u32,
+    /// The workload app this flow is a transfer of (`arrivals.rs`), or `NOT_WORKLOAD`.
+    workload: u32,
 }
 
 /// The simulation of one scenario.
@@ -303,6 +311,9 @@ pub struct Simulation {
     traffic: Vec<traffic::Source>,
     /// Ping echoes back (the `pings` table).
     pings: metrics::PingCols,
+    /// Flow-size workloads (`arrivals.rs`) and their completed flows (the `fct` table).
+    workloads: Vec<arrivals::Workload>,
+    fct: metrics::FctCols,
 }
 
 impl Simulation {
@@ -386,12 +397,28 @@ impl Simulation {
                 }
             }
         }
-        let apps = cfg
-            .apps
-            .iter()
-            .enumerate()
-            .map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i))
-            .collect();
+        let mut apps = Vec::new();
+        let mut workloads = Vec::new();
+        for (i, a) in cfg.apps.iter().enumerate() {
+            match a {
+                config::App::Query(q) => apps.push(apps::QueryApp::new(q.clone(), seed, i)),
+                config::App::Workload(w) => {
+                    // The sender hosts, built with the network (their paths fixed now).
+                    let hosts = (0..w.hosts)
+                        .map(|h| {
+                            let f = arrivals::Workload::flow_template(&w.cc, Some((i, h)));
+                            let id = flows.len() + i * 1_000 + h as usize;
+                            fabric.flow_paths(&mut links, &f, id, seed)
+                        })
+                        .collect();
+                    let rate = match &cfg.topology {
+                        config::Topology::Dumbbell(d) => d.bottleneck.rate_bps(),
+                        _ => unreachable!("validated: workloads run on a dumbbell"),
+                    };
+                    workloads.push(arrivals::Workload::new(w.clone(), rate, hosts, seed, i));
+                }
+            }
+        }
         let end_ns = cfg.duration_ns;
         let metrics = metrics::Recorder::new(
             flows.len(),
@@ -430,6 +457,8 @@ impl Simulation {
             hosts,
             traffic: sources,
             pings: metrics::PingCols::default(),
+            workloads,
+            fct: metrics::FctCols::default(),
             cfg,
         };
         for l in &mut sim.links {
@@ -445,6 +474,9 @@ impl Simulation {
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);
+        }
+        for w in 0..sim.workloads.len() {
+            sim.workload_start(w);
         }
         for i in 0..sim.flows.len() {
             let t = sim.flows[i].start_ns;

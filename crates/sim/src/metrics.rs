@@ -354,9 +354,19 @@ table!(PINGS, PingRow, PingCols, "pings", "One row per ping echo that came back,
     rtt_ms: f64, "ms", "request sent to echo back";
 });
 
+table!(FCT, FctRow, FctCols, "fct", "One row per completed flow of a workload app (`[[apps]] kind = \"workload\"`), in completion order: its flow completion time and slowdown (handshake excluded from both)." {
+    app: i32, "", "workload app index";
+    flow: i32, "", "flow id (a row of the flows table)";
+    size_bytes: i64, "B", "flow size drawn from the CDF";
+    start_s: f64, "s", "arrival (the flow starts sending)";
+    fct_s: f64, "s", "arrival to the receiver holding the last byte";
+    ideal_fct_s: f64, "s", "the same on an empty network: propagation, the first segment's serialization before the slowest hop, every byte at it, the last segment after it";
+    slowdown: f64, "", "fct_s / ideal_fct_s";
+});
+
 /// Every table the core returns, in the order `results()` lists them.
-pub static TABLES: [&TableSpec; 8] =
-    [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &TRAFFIC, &PINGS];
+pub static TABLES: [&TableSpec; 9] =
+    [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &TRAFFIC, &PINGS, &FCT];
 
 /// A category label's code in `labels`, added on first use.
 fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {

@@ -173,6 +173,7 @@ impl Simulation {
             app_events: self.app_events.table(),
             traffic: self.traffic_table(&self.packets_in_network_per_flow()),
             pings: self.pings.table(),
+            fct: self.fct.table(),
             kind_labels: crate::traffic::KIND_LABELS.iter().map(|s| s.to_string()).collect(),
             hosts: self.hosts.as_ref().map_or_else(
                 || metrics::HostCols::default().table(),
@@ -213,6 +214,8 @@ pub struct Results {
     /// One row per non-TCP source (`traffic.rs`), and one per ping echo.
     pub traffic: Table,
     pub pings: Table,
+    /// One row per completed workload flow (`arrivals.rs`).
+    pub fct: Table,
     /// The traffic table's `kind_code` labels.
     pub kind_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).

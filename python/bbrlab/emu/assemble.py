@@ -194,6 +194,7 @@ def _assemble(
         "hosts": tables.encode("hosts", {}, 0),
         "traffic": tables.encode("traffic", {}, 0),
         "pings": tables.encode("pings", {}, 0),
+        "fct": tables.encode("fct", {}, 0),
         "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": []},
         "run": {
             "events": int(final.get("reads", 0)),

@@ -153,6 +153,7 @@ def summarize(
     app_events: Table | None = None,
     hosts: Table | None = None,
     traffic: Table | None = None,
+    fct: Table | None = None,
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
@@ -260,7 +261,38 @@ def summarize(
         summary["hosts"] = host_rows
     if traffic is not None and len(traffic):
         summary["traffic"] = _rows(traffic)
+    if fct is not None and len(fct):
+        summary["fct"] = fct_buckets(fct)
     return _json_clean(summary)
+
+
+#: Flow-size buckets of the FCT summary (upper edges, bytes): the data-center papers' short
+#: (< 100 KB), medium and long (> 10 MB) flows, with the short ones split at 10 KB.
+FCT_BUCKET_EDGES = (10_000, 100_000, 1_000_000, 10_000_000)
+
+
+def fct_buckets(fct: Table) -> list[dict[str, Any]]:
+    """Slowdown and FCT by flow-size bucket (p50, p99, count): summary.json's ``fct``."""
+    size = np.asarray(fct["size_bytes"], dtype=np.int64)
+    slow = np.asarray(fct["slowdown"], dtype=float)
+    t = np.asarray(fct["fct_s"], dtype=float)
+    edges = (0, *FCT_BUCKET_EDGES, None)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        sel = (size > lo) & (size <= hi) if hi is not None else size > lo
+        if not sel.any():
+            continue
+        out.append(
+            {
+                "bucket": f"({lo}, {hi}] B" if hi is not None else f"> {lo} B",
+                "flows": int(sel.sum()),
+                "slowdown_p50": float(np.percentile(slow[sel], 50)),
+                "slowdown_p99": float(np.percentile(slow[sel], 99)),
+                "fct_p50_s": float(np.percentile(t[sel], 50)),
+                "fct_p99_s": float(np.percentile(t[sel], 99)),
+            }
+        )
+    return out
 
 
 def _rows(t: Table) -> list[dict[str, Any]]:
@@ -303,7 +335,7 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 
 
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "traffic", "pings")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "traffic", "pings", "fct")
 
 
 def _table_property(name: str, doc: str) -> property:
@@ -343,6 +375,7 @@ class Result:
         hosts: pd.DataFrame | Table | None = None,
         traffic: pd.DataFrame | Table | None = None,
         pings: pd.DataFrame | Table | None = None,
+        fct: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -353,7 +386,7 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        values = (flows, timeseries, queue, gaps, events, hosts, traffic, pings)
+        values = (flows, timeseries, queue, gaps, events, hosts, traffic, pings, fct)
         for name, value in zip(ALL_TABLES, values, strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
@@ -401,6 +434,12 @@ class Result:
         "pings", "source, seq, t_s, rtt_ms: one row per ping echo that came back (each probe's RTT series)."
     )
 
+    fct = _table_property(
+        "fct",
+        "app, flow, size_bytes, start_s, fct_s, ideal_fct_s, slowdown: one row per completed flow of a "
+        'workload app ([[apps]] kind = "workload").',
+    )
+
     def __repr__(self) -> str:
         rows = ", ".join(
             f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows" for t in TABLES
@@ -435,6 +474,7 @@ class Result:
         hosts = Table.from_core("hosts", raw["hosts"], labels) if "hosts" in raw else Table()
         traffic = Table.from_core("traffic", raw["traffic"], labels) if "traffic" in raw else Table()
         pings = Table.from_core("pings", raw["pings"], labels) if "pings" in raw else Table()
+        fct = Table.from_core("fct", raw["fct"], labels) if "fct" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -490,6 +530,7 @@ class Result:
             app_events=app_events,
             hosts=hosts,
             traffic=traffic,
+            fct=fct,
         )
         return cls(
             flows=flows,
@@ -502,6 +543,7 @@ class Result:
             hosts=hosts,
             traffic=traffic,
             pings=pings,
+            fct=fct,
         )
 
     @classmethod
@@ -564,6 +606,7 @@ class Result:
             hosts=tables["hosts"],
             traffic=tables["traffic"],
             pings=tables["pings"],
+            fct=tables["fct"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],

@@ -245,6 +245,20 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'handshake': ('handshake', None),
         'flow': ('flow', 'Flow'),
     },
+    'CdfFile': {
+        'file': ('file', None),
+        'text': ('text', None),
+    },
+    'WorkloadApp': {
+        'kind': ('kind', None),
+        'cdf': ('cdf', 'CdfFile'),
+        'load': ('load', None),
+        'link': ('link', None),
+        'cc': ('cc', None),
+        'hosts': ('hosts', None),
+        'start': ('start_ns', None),
+        'stop': ('stop_ns', None),
+    },
     'Hosts': {
         'cores': ('cores', None),
         'irq_delay': ('irq_delay_ns', None),
@@ -286,5 +300,5 @@ VARIANTS: dict[str, dict[str, str]] = {
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star'},
     'FlowApp': {'rate': 'RateApp', 'onoff': 'OnoffApp'},
     'Traffic': {'udp_cbr': 'UdpCbr', 'udp_onoff': 'UdpOnoff', 'ping': 'Ping'},
-    'App': {'query': 'QueryApp'},
+    'App': {'query': 'QueryApp', 'workload': 'WorkloadApp'},
 }

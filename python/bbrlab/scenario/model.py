@@ -351,7 +351,27 @@ class QueryApp(Strict):
     flow: Flow = Field(description="Transport settings of every response (cc, min_rto, \u2026); start, stop, bytes, count and sender are set by the app.")
 
 
-App = Annotated[Annotated[QueryApp, Tag('query')], Discriminator(kind_of(('query',))), BeforeValidator(check_kind(('query',)))]
+class CdfFile(Strict):
+    """A CDF file as the front hands it over: its name and contents (so the contents enter the run's cache id, as a trace's do)."""
+
+    file: str = Field(description="The file's path as the scenario gives it (or the shipped distribution's name).")
+    text: str = Field(description="The file's contents.")
+
+
+class WorkloadApp(Strict):
+    """Flows arriving as a Poisson process at `load` of a link's rate, sizes from a CDF file; FCT and slowdown per flow in the `fct` table."""
+
+    kind: Literal["workload"] = "workload"
+    cdf: CdfFile = Field(description="The flow-size distribution: `\"websearch\"` (the DCTCP paper's), `\"datamining\"` (VL2's) or a file of `size_bytes cumulative_probability` lines; the front reads it.")
+    load: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Offered load: arrival rate \u00d7 mean size over the link's rate (0 < load < 1).")
+    link: str | None = Field(default=None, description="The link whose rate the load refers to (a dumbbell: `\"bottleneck\"`, the default).")
+    cc: Annotated[str, algorithm_validator(ALGORITHMS)] = Field(description="Algorithm of every flow.")
+    hosts: Annotated[Count, Bounds("count", 1, 1000)] = Field(default=16, description="Sender hosts the flows leave from, in turn (their NICs are shared as a host's is).")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When arrivals begin.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When arrivals end (none: at the end of the run); flows under way go on.")
+
+
+App = Annotated[Annotated[QueryApp, Tag('query')] | Annotated[WorkloadApp, Tag('workload')], Discriminator(kind_of(('query', 'workload'))), BeforeValidator(check_kind(('query', 'workload')))]
 
 
 class Hosts(Strict):

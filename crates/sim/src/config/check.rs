@@ -366,7 +366,8 @@ impl Config {
     }
 
     fn validate_dumbbell(&self, d: &Dumbbell) -> Check {
-        if !self.apps.is_empty() {
+        self.validate_workloads()?;
+        if self.apps.iter().any(|a| matches!(a, App::Query(_))) {
             return err("apps", "query apps need a star topology (topology.kind = \"star\")");
         }
         let b = &d.bottleneck;
@@ -402,6 +403,7 @@ impl Config {
     }
 
     fn validate_star(&self, st: &Star) -> Check {
+        self.validate_workloads()?;
         self.check_star_flows(st)?;
         check_star_racks(st)?;
         check_star_buffers(st)?;
@@ -439,7 +441,8 @@ impl Config {
     /// The query apps: their workers exist, their sizes and start fit the run, and their flow
     /// template leaves to the app what the app sets.
     fn check_query_apps(&self, st: &Star) -> Check {
-        for (i, App::Query(a)) in self.apps.iter().enumerate() {
+        for (i, a) in self.apps.iter().enumerate() {
+            let App::Query(a) = a else { continue };
             let p = format!("apps.{i}");
             if a.workers > st.workers {
                 return err(

@@ -18,6 +18,10 @@ pub enum App {
     /// table).
     #[schemars(title = "QueryApp")]
     Query(QueryApp),
+    /// Flows arriving as a Poisson process at `load` of a link's rate, sizes from a CDF file;
+    /// FCT and slowdown per flow in the `fct` table.
+    #[schemars(title = "WorkloadApp")]
+    Workload(WorkloadApp),
 }
 
 /// Partition/aggregate (the Waterloo study's §4.1): the aggregator asks workers 0..n−1 for

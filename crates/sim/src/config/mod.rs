@@ -36,6 +36,7 @@ pub mod human;
 mod resolve;
 mod topology;
 mod traffic;
+mod workload_app;
 
 pub use check::ConfigError;
 pub use flows::*;
@@ -43,6 +44,7 @@ pub use hosts::*;
 pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived};
 pub use topology::*;
 pub use traffic::*;
+pub use workload_app::*;
 
 /// 10 Tbit/s: well above any link the studies model (100G and 400G paths); keeps rate × time
 /// products in u128 and serialization times ≥ 1 ps per byte.

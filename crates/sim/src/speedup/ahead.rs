@@ -85,6 +85,7 @@ impl Simulation {
             || self.ictcp.is_some()
             || !self.apps.is_empty()
             || !self.traffic.is_empty()
+            || !self.workloads.is_empty()
             || self.flows.iter().any(|f| f.rpc.is_some() || f.app.is_some())
         {
             return;
