@@ -119,6 +119,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
         "app_read_delay_ns",
         "rpc",
         "sender",
+        "app",
     }
     assert f0["pacing"] == "auto" and f1["pacing"] == "on"
     assert f1["start_ns"] == 2 * 10**9 and f1["bytes"] == 10_000_000

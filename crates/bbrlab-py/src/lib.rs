@@ -136,11 +136,15 @@ impl Simulation {
         out.set_item("events", table_to_dict(py, &r.app_events)?)?;
         out.set_item("hosts", table_to_dict(py, &r.hosts)?)?;
         out.set_item("state", table_to_dict(py, &r.state)?)?;
+        out.set_item("traffic", table_to_dict(py, &r.traffic)?)?;
+        out.set_item("pings", table_to_dict(py, &r.pings)?)?;
+        out.set_item("fct", table_to_dict(py, &r.fct)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;
         labels.set_item("queue", PyList::new(py, &r.queue_labels)?)?;
         labels.set_item("host", PyList::new(py, &r.host_labels)?)?;
+        labels.set_item("kind", PyList::new(py, &r.kind_labels)?)?;
         out.set_item("labels", labels)?;
         let run = PyDict::new(py);
         run.set_item("events", r.events)?;

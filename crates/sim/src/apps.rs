@@ -102,6 +102,9 @@ impl Simulation {
 
     /// Flow `fi` (an app transfer) has delivered its last byte to the aggregator.
     pub(crate) fn on_transfer_done(&mut self, fi: usize) {
+        if self.flows[fi].workload != crate::arrivals::NOT_WORKLOAD {
+            return self.workload_flow_done(fi);
+        }
         let now = self.now;
         let Some((ai, q)) = self.flows[fi].app else { return };
         let app = &mut self.apps[ai as usize];

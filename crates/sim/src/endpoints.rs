@@ -1,8 +1,9 @@
 //! Flows at their hosts: building a flow's sender and receiver, delivering data and ACKs to
 //! them, letting a sender put packets on its NIC (TSQ) and the senders' and receivers' timers.
 
+use crate::arrivals::NOT_WORKLOAD;
 use crate::topology::Path;
-use crate::{config, ictcp, rpc, workload, Flow, Simulation};
+use crate::{config, ictcp, rpc, workload, writer, Flow, Simulation};
 use cc::{registry, Nanos};
 use std::collections::VecDeque;
 use transport::{Packet, Receiver, Sender};
@@ -39,7 +40,7 @@ impl Simulation {
             ecn: f.ecn,
             tso_minrtt_autosize: f.tso_minrtt_autosize,
             fast_path: f.fast_path,
-            app_writes: f.rpc.is_some(),
+            app_writes: f.rpc.is_some() || f.app.is_some(),
             // Set by the simulation when the senders' egress is fq (`Simulation::new`).
             paced_by_qdisc: false,
         };
@@ -101,9 +102,12 @@ impl Simulation {
             sampled: true,
             rx_done_ns: None,
             rpc: f.rpc.as_ref().map(|r| rpc::RpcApp::new(r.size_bytes, r.gap_ns)),
+            writer: f.app.clone().map(|a| Box::new(writer::Writer::new(a, f.mss_bytes))),
             tx_core: u32::MAX,
             rx_core: u32::MAX,
             tx_skbs: VecDeque::new(),
+            traffic: crate::traffic::NOT_TRAFFIC,
+            workload: crate::arrivals::NOT_WORKLOAD,
         }
     }
 
@@ -127,6 +131,10 @@ impl Simulation {
     /// A data segment reaches its receiver (alone: no receive offload).
     #[inline]
     pub(crate) fn deliver_data(&mut self, p: Packet) {
+        let si = self.flows[p.flow as usize].traffic;
+        if si != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_rx(si as usize, p); // a datagram or an echo request
+        }
         self.deliver_data_in_skb(p, true)
     }
 
@@ -163,7 +171,7 @@ impl Simulation {
                 && flow.sender.cfg.total_bytes.is_some_and(|b| flow.receiver.delivered_bytes >= b)
             {
                 flow.rx_done_ns = Some(now);
-                transfer_done = flow.app.is_some();
+                transfer_done = flow.app.is_some() || flow.workload != NOT_WORKLOAD;
             }
         }
         // DCTCP's delayed ACK of the previous CE state goes out first.
@@ -188,6 +196,10 @@ impl Simulation {
         let fi = p.flow as usize;
         let now = self.now;
         let flow = &mut self.flows[fi];
+        let si = flow.traffic;
+        if si != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_echo(si as usize, p); // a ping's echo
+        }
         flow.sender.on_ack(now, &p);
         if let Some(app) = flow.rpc.as_mut() {
             app.on_ack(now, &mut flow.sender);
@@ -204,7 +216,7 @@ impl Simulation {
         }
         self.pump(fi);
         let f = &mut self.flows[fi];
-        if f.app.is_some() && f.sender.completed_ns.is_some() {
+        if (f.app.is_some() || f.workload != NOT_WORKLOAD) && f.sender.completed_ns.is_some() {
             // A finished short connection keeps its statistics, not its scoreboard memory.
             f.sender.release_buffers();
         }
@@ -302,6 +314,9 @@ impl Simulation {
         if let Some(t) = self.flows[fi].rpc.as_ref().and_then(|a| a.next_deadline()) {
             want = Some(want.map_or(t, |w| w.min(t)));
         }
+        if let Some(t) = self.flows[fi].writer.as_ref().and_then(|a| a.next_deadline()) {
+            want = Some(want.map_or(t, |w| w.min(t)));
+        }
         if !tsq_blocked {
             let send_at = match (s.next_send_time(), cpu_free_at) {
                 (Some(t), c) => Some(c.map_or(t, |c| t.max(c))),
@@ -341,10 +356,16 @@ impl Simulation {
             return; // superseded by an earlier entry that already fired
         }
         self.flows[fi].sender_timer_at = None;
+        if self.flows[fi].traffic != crate::traffic::NOT_TRAFFIC {
+            return self.traffic_timer(self.flows[fi].traffic as usize);
+        }
         let now = self.now;
         let flow = &mut self.flows[fi];
         if let Some(app) = flow.rpc.as_mut() {
             app.on_timer(now, &mut flow.sender);
+        }
+        if let Some(w) = flow.writer.as_mut() {
+            w.on_timer(now, &mut flow.sender);
         }
         // A pacing or recovery timer (not a wake-up for a core that was busy) costs CPU.
         let mut real_timer = flow.sender.next_send_time() == Some(now);

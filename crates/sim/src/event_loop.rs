@@ -1,7 +1,7 @@
 //! The event loop: the heap of (time, kind, id) events and `advance`, which runs them with
 //! an event and wall-clock budget (so a caller can be interrupted) and a livelock guard.
 
-use crate::{EvKind, Event, EventKey, Simulation};
+use crate::{traffic, EvKind, Event, EventKey, Simulation};
 use cc::Nanos;
 
 /// More events than this at one instant means the model is stuck (a timer re-arming itself at
@@ -113,6 +113,9 @@ impl Simulation {
                 EvKind::Arrive => self.on_arrive(ev.id),
                 EvKind::SenderTimer => self.on_sender_timer(ev.id as usize, ev.t),
                 EvKind::ReceiverTimer => self.on_receiver_timer(ev.id as usize, ev.t),
+                EvKind::FlowStart if self.flows[ev.id as usize].traffic != traffic::NOT_TRAFFIC => {
+                    self.traffic_start(self.flows[ev.id as usize].traffic as usize)
+                }
                 EvKind::FlowStart => {
                     let f = ev.id as usize;
                     if let (Some(ic), Some(id)) = (&self.ictcp, self.flows[f].ictcp) {
@@ -130,6 +133,9 @@ impl Simulation {
                     if let Some(app) = flow.rpc.as_mut() {
                         app.start(self.now, &mut flow.sender);
                     }
+                    if let Some(w) = flow.writer.as_mut() {
+                        w.start(self.now, &mut flow.sender);
+                    }
                     self.pump(f);
                 }
                 EvKind::PauseOn => self.on_pause(ev.id, true),
@@ -137,6 +143,7 @@ impl Simulation {
                 EvKind::Resume => self.on_resume(ev.id),
                 EvKind::PfcRefresh => self.on_pfc_refresh(ev.id),
                 EvKind::AppQuery => self.on_app_query(ev.id as usize),
+                EvKind::WorkloadArrival => self.on_workload_arrival(ev.id as usize),
                 EvKind::HostPoll => self.on_host_poll(ev.id, ev.t),
                 EvKind::PathWake => self.on_path_wake(ev.id),
                 EvKind::QdiscWake => self.on_qdisc_wake(ev.id),

@@ -57,10 +57,12 @@
 //! | `host/` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
-//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `apps.rs`, `rpc.rs`, `gaps.rs` | the fabric and its mechanisms |
+//! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `traffic.rs`, `apps.rs`, `rpc.rs`, `writer.rs`, `gaps.rs` | the fabric and its mechanisms |
 //! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
 
 pub mod apps;
+mod arrivals;
+pub mod cdf;
 pub mod config;
 pub mod gaps;
 pub mod ictcp;
@@ -69,7 +71,9 @@ pub mod pfc;
 pub mod rng;
 mod rpc;
 pub mod topology;
+pub mod traffic;
 pub mod workload;
+mod writer;
 
 mod endpoints;
 mod event_heap;
@@ -116,10 +120,12 @@ enum EvKind {
     PathWake = 12,
     /// A link's discipline held packets back (fq's pacing): its transmitter tries again.
     QdiscWake = 13,
+    /// A workload's next flow arrives (`arrivals.rs`).
+    WorkloadArrival = 14,
 }
 
 /// Number of event kinds (the per-kind counters' length).
-const EV_KINDS: usize = 14;
+const EV_KINDS: usize = 15;
 
 impl EvKind {
     /// Names of the kinds in discriminant order (the benchmark's per-kind breakdown).
@@ -138,6 +144,7 @@ impl EvKind {
         "host_poll",
         "path_wake",
         "qdisc_wake",
+        "workload_arrival",
     ];
 
     /// Every kind in discriminant order.
@@ -156,6 +163,7 @@ impl EvKind {
         EvKind::HostPoll,
         EvKind::PathWake,
         EvKind::QdiscWake,
+        EvKind::WorkloadArrival,
     ];
 }
 
@@ -243,6 +251,8 @@ struct Flow {
     rx_done_ns: Option<Nanos>,
     /// The flow's RPC application (`rpc.rs`), which writes its data.
     rpc: Option<rpc::RpcApp>,
+    /// The flow's rate-limited or on/off writer (`writer.rs`), which writes its data.
+    writer: Option<Box<writer::Writer>>,
     /// With the host model (`host.rs`): the core the flow runs on at its sender and at its
     /// receiver (u32::MAX without).
     tx_core: u32,
@@ -251,6 +261,10 @@ struct Flow {
     /// sent, bytes). TSQ budget comes back when an skb's last segment leaves (TX completion
     /// frees the whole skb), not per segment.
     tx_skbs: VecDeque<(u32, u64)>,
+    /// The non-TCP source this flow entry carries (`traffic.rs`), or `traffic::NOT_TRAFFIC`.
+    traffic: u32,
+    /// The workload app this flow is a transfer of (`arrivals.rs`), or `NOT_WORKLOAD`.
+    workload: u32,
 }
 
 /// The simulation of one scenario.
@@ -298,6 +312,13 @@ pub struct Simulation {
     app_events: apps::AppEvents,
     /// The end hosts' CPUs and receive queues (`host.rs`), when the scenario models them.
     hosts: Option<Box<host::Hosts>>,
+    /// Non-TCP sources (`traffic.rs`), each carried by a flow entry after the configured flows.
+    traffic: Vec<traffic::Source>,
+    /// Ping echoes back (the `pings` table).
+    pings: metrics::PingCols,
+    /// Flow-size workloads (`arrivals.rs`) and their completed flows (the `fct` table).
+    workloads: Vec<arrivals::Workload>,
+    fct: metrics::FctCols,
 }
 
 impl Simulation {
@@ -332,6 +353,29 @@ impl Simulation {
             flow.sender.cfg.paced_by_qdisc = links[dp.first() as usize].aqm.is_some();
             flows.push(flow);
         }
+        // Non-TCP sources ride on flow entries of their own after the configured flows, so the
+        // flows keep their ids; a source takes a flow's route (reversed with `reverse`).
+        let mut sources = Vec::with_capacity(cfg.traffic.len());
+        for (si, t) in cfg.traffic.iter().enumerate() {
+            let r = t.route();
+            let mut f: config::Flow =
+                serde_json::from_str(r#"{"cc":"reno"}"#).expect("a minimal flow");
+            f.sender = match &cfg.topology {
+                // A star's flows are its workers' (flow i: worker i): a source is worker 0's.
+                config::Topology::Star(_) => Some(r.sender.unwrap_or(0)),
+                _ => r.sender,
+            };
+            f.start_ns = r.start_ns;
+            f.stop_ns = r.stop_ns;
+            let i = flows.len();
+            let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, &f, i, seed);
+            let (dp, ap) = if r.reverse { (ap, dp) } else { (dp, ap) };
+            let mut flow = Self::new_flow(seed, &f, i, dp, ap, base_rtt_ns, None);
+            flow.sampled = false;
+            flow.traffic = si as u32;
+            flows.push(flow);
+            sources.push(traffic::Source::new(t.clone(), i as u32, seed, si));
+        }
         let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));
         if let Some(hm) = hosts.as_mut() {
             for (i, f) in flows.iter_mut().enumerate() {
@@ -358,12 +402,28 @@ impl Simulation {
                 }
             }
         }
-        let apps = cfg
-            .apps
-            .iter()
-            .enumerate()
-            .map(|(i, config::App::Query(a))| apps::QueryApp::new(a.clone(), seed, i))
-            .collect();
+        let mut apps = Vec::new();
+        let mut workloads = Vec::new();
+        for (i, a) in cfg.apps.iter().enumerate() {
+            match a {
+                config::App::Query(q) => apps.push(apps::QueryApp::new(q.clone(), seed, i)),
+                config::App::Workload(w) => {
+                    // The sender hosts, built with the network (their paths fixed now).
+                    let hosts = (0..w.hosts)
+                        .map(|h| {
+                            let f = arrivals::Workload::flow_template(&w.cc, Some((i, h)));
+                            let id = flows.len() + i * 1_000 + h as usize;
+                            fabric.flow_paths(&mut links, &f, id, seed)
+                        })
+                        .collect();
+                    let rate = match &cfg.topology {
+                        config::Topology::Dumbbell(d) => d.bottleneck.rate_bps(),
+                        _ => unreachable!("validated: workloads run on a dumbbell"),
+                    };
+                    workloads.push(arrivals::Workload::new(w.clone(), rate, hosts, seed, i));
+                }
+            }
+        }
         let end_ns = cfg.duration_ns;
         let metrics = metrics::Recorder::new(
             flows.len(),
@@ -400,6 +460,10 @@ impl Simulation {
             apps,
             app_events: apps::AppEvents::default(),
             hosts,
+            traffic: sources,
+            pings: metrics::PingCols::default(),
+            workloads,
+            fct: metrics::FctCols::default(),
             cfg,
         };
         for l in &mut sim.links {
@@ -415,6 +479,9 @@ impl Simulation {
         for a in 0..sim.apps.len() {
             let t = sim.apps[a].cfg.start_ns;
             sim.push(t, EvKind::AppQuery, a as u32);
+        }
+        for w in 0..sim.workloads.len() {
+            sim.workload_start(w);
         }
         for i in 0..sim.flows.len() {
             let t = sim.flows[i].start_ns;

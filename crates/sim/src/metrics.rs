@@ -275,6 +275,7 @@ table!(TIMESERIES, TimeseriesRow, TimeseriesCols, "timeseries", "One row per con
     ca_state: u8, "", "Linux ca_state: 0 open, 1 disorder, 2 cwr, 3 recovery, 4 loss";
     rwnd_limited: u8, "", "the receive window limited sending in the interval (0/1)";
     sndbuf_limited: u8, "", "the send buffer limited sending in the interval (0/1)";
+    app_limited: f64, "", "fraction of the interval's delivery-rate samples marked app-limited (the writer had nothing to send; NaN if no sample)";
 });
 
 table!(QUEUE, QueueRow, QueueCols, "queue", "One row per monitored queue per sample interval (dumbbell: bottleneck, bottleneck_rev; star: tor_to_agg, agg_nic, nic_<w>)." {
@@ -373,8 +374,45 @@ table!(STATE, StateRow, StateCols, "state", "The per-ACK state trace of flows wi
     app_limited: u8, "", "the connection is app-limited (tp->app_limited ≠ 0)";
 });
 
+
+table!(TRAFFIC, TrafficRow, TrafficCols, "traffic", "One row per non-TCP source (`[[traffic]]`: UDP CBR, UDP on/off, ping), in scenario order. Bytes are payload (IP packet − 28 B of headers)." {
+    source: i32, "", "source index (its `[[traffic]]` entry)";
+    kind_code: u8, "", "kind → labels.kind (udp_cbr, udp_onoff, ping)";
+    reverse: u8, "", "1: sent from the receiver side to the sender side";
+    flow: i32, "", "the route's internal flow id (not a row of the flows table)";
+    sent_packets: i64, "", "packets sent (ping: echo requests)";
+    sent_bytes: i64, "B", "payload sent";
+    received_packets: i64, "", "packets received (ping: echoes back at the sender)";
+    received_bytes: i64, "B", "payload received";
+    lost_packets: i64, "", "sent − received − still in the network at the end (ping: request or echo lost)";
+    lost_bytes: i64, "B", "payload lost";
+    send_rate_bps: f64, "bit/s", "sent_bytes · 8 / active time (start to stop or the end)";
+    recv_rate_bps: f64, "bit/s", "received_bytes · 8 / the same time (NaN for ping)";
+    rtt_mean_ms: f64, "ms", "ping: mean RTT of the echoes (NaN for UDP)";
+    rtt_p50_ms: f64, "ms", "ping: median RTT";
+    rtt_p99_ms: f64, "ms", "ping: 99th percentile RTT";
+});
+
+table!(PINGS, PingRow, PingCols, "pings", "One row per ping echo that came back, in arrival order: the RTT series of every probe." {
+    source: i32, "", "source index (its `[[traffic]]` entry)";
+    seq: i64, "", "echo request number (0, 1, …; a missing number was lost)";
+    t_s: f64, "s", "when the request left";
+    rtt_ms: f64, "ms", "request sent to echo back";
+});
+
+table!(FCT, FctRow, FctCols, "fct", "One row per completed flow of a workload app (`[[apps]] kind = \"workload\"`), in completion order: its flow completion time and slowdown (handshake excluded from both)." {
+    app: i32, "", "workload app index";
+    flow: i32, "", "flow id (a row of the flows table)";
+    size_bytes: i64, "B", "flow size drawn from the CDF";
+    start_s: f64, "s", "arrival (the flow starts sending)";
+    fct_s: f64, "s", "arrival to the receiver holding the last byte";
+    ideal_fct_s: f64, "s", "the same on an empty network: propagation, the first segment's serialization before the slowest hop, every byte at it, the last segment after it";
+    slowdown: f64, "", "fct_s / ideal_fct_s";
+});
+
 /// Every table the core returns, in the order `results()` lists them.
-pub static TABLES: [&TableSpec; 7] = [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &STATE];
+pub static TABLES: [&TableSpec; 10] =
+    [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &STATE, &TRAFFIC, &PINGS, &FCT];
 
 /// A category label's code in `labels`, added on first use.
 fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {
@@ -407,6 +445,7 @@ pub struct FlowSample<'a> {
     pub ca_state: u8,
     pub rwnd_limited: u8,
     pub sndbuf_limited: u8,
+    pub app_limited: f64,
 }
 
 /// A monitored queue's sample: its position in the run's list of monitored queues, and name.
@@ -472,6 +511,7 @@ impl Recorder {
             ca_state: r.ca_state,
             rwnd_limited: r.rwnd_limited,
             sndbuf_limited: r.sndbuf_limited,
+            app_limited: r.app_limited,
         });
     }
 

@@ -18,9 +18,19 @@ impl Simulation {
     /// over the links (a check of all flows stays linear in flows + packets, also with 100 000
     /// flows).
     fn data_packets_in_network_per_flow(&self) -> Vec<u64> {
+        self.in_network_per_flow(false)
+    }
+
+    /// Packets of every flow inside the network, data and ACKs (echoes) alike. (A discipline
+    /// or a path link's timing stage reports the data it holds only.)
+    fn packets_in_network_per_flow(&self) -> Vec<u64> {
+        self.in_network_per_flow(true)
+    }
+
+    fn in_network_per_flow(&self, acks_too: bool) -> Vec<u64> {
         let mut n = vec![0u64; self.flows.len()];
         let mut count = |p: &Packet| {
-            if p.is_data {
+            if p.is_data || acks_too {
                 n[p.flow as usize] += 1;
             }
         };
@@ -55,7 +65,9 @@ impl Simulation {
                     f.data_tx, f.data_rx, f.data_dropped, inside
                 ));
             }
-            if f.sender.stats.data_packets_sent != f.data_tx {
+            if f.traffic == crate::traffic::NOT_TRAFFIC
+                && f.sender.stats.data_packets_sent != f.data_tx
+            {
                 return Err(format!(
                     "flow {fi}: transport sent {} but NIC saw {}",
                     f.sender.stats.data_packets_sent, f.data_tx
@@ -147,6 +159,9 @@ impl Simulation {
         let mut flows = metrics::FlowSummaryCols::default();
         let mut cc_labels: Vec<String> = Vec::new();
         for i in 0..self.flows.len() {
+            if self.flows[i].traffic != crate::traffic::NOT_TRAFFIC {
+                continue; // a UDP or ping source's route: its row is in the traffic table
+            }
             let name = self.flows[i].cc_name;
             let code = cc_labels.iter().position(|c| c == name).unwrap_or_else(|| {
                 cc_labels.push(name.to_string());
@@ -166,6 +181,10 @@ impl Simulation {
             gaps: gaps::table(self.flows.iter().enumerate().map(|(i, f)| (i, f.gaps.as_deref()))),
             app_events: self.app_events.table(),
             state: self.metrics.state_table(),
+            traffic: self.traffic_table(&self.packets_in_network_per_flow()),
+            pings: self.pings.table(),
+            fct: self.fct.table(),
+            kind_labels: crate::traffic::KIND_LABELS.iter().map(|s| s.to_string()).collect(),
             hosts: self.hosts.as_ref().map_or_else(
                 || metrics::HostCols::default().table(),
                 |hm| {
@@ -204,6 +223,13 @@ pub struct Results {
     /// The per-ACK state trace of flows with `trace` (`metrics::STATE`).
     pub state: Table,
     pub host_labels: Vec<String>,
+    /// One row per non-TCP source (`traffic.rs`), and one per ping echo.
+    pub traffic: Table,
+    pub pings: Table,
+    /// One row per completed workload flow (`arrivals.rs`).
+    pub fct: Table,
+    /// The traffic table's `kind_code` labels.
+    pub kind_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).
     pub pause_frames: u64,
     /// Packets dropped for lack of buffer (and RED early drops) on all links.

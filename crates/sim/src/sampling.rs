@@ -20,6 +20,13 @@ impl Simulation {
             };
             s.stats.interval_rtt_sum_ns = 0;
             s.stats.interval_rtt_count = 0;
+            let app_limited = if s.stats.interval_rate_samples > 0 {
+                s.stats.interval_app_limited_samples as f64 / s.stats.interval_rate_samples as f64
+            } else {
+                f64::NAN
+            };
+            s.stats.interval_rate_samples = 0;
+            s.stats.interval_app_limited_samples = 0;
             self.metrics.flow_row(metrics::FlowSample {
                 t_ns: now,
                 flow: fi as i32,
@@ -49,6 +56,7 @@ impl Simulation {
                 ca_state: s.tp.ca_state as u8,
                 rwnd_limited: s.stats.rwnd_limited as u8,
                 sndbuf_limited: s.stats.sndbuf_limited as u8,
+                app_limited,
             });
             f.last_delivered_bytes = delivered;
         }

@@ -93,6 +93,8 @@ impl Sender {
         rate::generate(&mut self.tp, now, delivered, newly_lost, rs);
         if let Some(r) = rs.delivery_rate_bytes_per_s(self.tp.mss) {
             self.stats.last_delivery_rate_bytes_per_s = r;
+            self.stats.interval_rate_samples += 1;
+            self.stats.interval_app_limited_samples += rs.is_app_limited as u64;
         }
 
         // 5. Congestion control (Linux tcp_cong_control).

@@ -53,6 +53,10 @@ pub struct SenderStats {
     /// Sum and count of RTT samples since the metrics collector last read them.
     pub interval_rtt_sum_ns: u128,
     pub interval_rtt_count: u64,
+    /// Delivery-rate samples since the metrics collector last read them, and how many of them
+    /// were app-limited (the mark BBR's model sees).
+    pub interval_rate_samples: u64,
+    pub interval_app_limited_samples: u64,
     /// Why sending stopped the last time `poll_transmit` returned None with data waiting.
     pub rwnd_limited: bool,
     pub sndbuf_limited: bool,

@@ -196,7 +196,10 @@ def _assemble(
         "events": tables.encode("events", {}, 0),
         "hosts": tables.encode("hosts", {}, 0),
         "state": tables.encode("state", {}, 0),
-        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": []},
+        "traffic": tables.encode("traffic", {}, 0),
+        "pings": tables.encode("pings", {}, 0),
+        "fct": tables.encode("fct", {}, 0),
+        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": []},
         "run": {
             "events": int(final.get("reads", 0)),
             "data_packets_delivered": delivered_pkts,

@@ -114,7 +114,7 @@ def _flow_specs(scenario: Scenario | None) -> list[dict[str, Any]]:
         return []
     return [
         {
-            "bulk": f.get("bytes") is None and f.get("rpc") is None,
+            "bulk": f.get("bytes") is None and f.get("rpc") is None and f.get("app") is None,
             "ecn": bool(f.get("ecn")),
             "mss_bytes": int(f["mss_bytes"]),
         }
@@ -152,6 +152,8 @@ def summarize(
     duration_s: float,
     app_events: Table | None = None,
     hosts: Table | None = None,
+    traffic: Table | None = None,
+    fct: Table | None = None,
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
@@ -257,7 +259,45 @@ def summarize(
     summary["aggregate"] = aggregate
     if host_rows:
         summary["hosts"] = host_rows
+    if traffic is not None and len(traffic):
+        summary["traffic"] = _rows(traffic)
+    if fct is not None and len(fct):
+        summary["fct"] = fct_buckets(fct)
     return _json_clean(summary)
+
+
+#: Flow-size buckets of the FCT summary (upper edges, bytes): the data-center papers' short
+#: (< 100 KB), medium and long (> 10 MB) flows, with the short ones split at 10 KB.
+FCT_BUCKET_EDGES = (10_000, 100_000, 1_000_000, 10_000_000)
+
+
+def fct_buckets(fct: Table) -> list[dict[str, Any]]:
+    """Slowdown and FCT by flow-size bucket (p50, p99, count): summary.json's ``fct``."""
+    size = np.asarray(fct["size_bytes"], dtype=np.int64)
+    slow = np.asarray(fct["slowdown"], dtype=float)
+    t = np.asarray(fct["fct_s"], dtype=float)
+    edges = (0, *FCT_BUCKET_EDGES, None)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        sel = (size > lo) & (size <= hi) if hi is not None else size > lo
+        if not sel.any():
+            continue
+        out.append(
+            {
+                "bucket": f"({lo}, {hi}] B" if hi is not None else f"> {lo} B",
+                "flows": int(sel.sum()),
+                "slowdown_p50": float(np.percentile(slow[sel], 50)),
+                "slowdown_p99": float(np.percentile(slow[sel], 99)),
+                "fct_p50_s": float(np.percentile(t[sel], 50)),
+                "fct_p99_s": float(np.percentile(t[sel], 99)),
+            }
+        )
+    return out
+
+
+def _rows(t: Table) -> list[dict[str, Any]]:
+    """A small table as one dict per row (summary.json's ``traffic``)."""
+    return [{c: (str(t[c][i]) if t[c].dtype == object else t[c][i].item()) for c in t} for i in range(len(t))]
 
 
 def _host_summaries(hosts: Table) -> list[dict[str, Any]]:
@@ -295,7 +335,7 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
 
 
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state", "traffic", "pings", "fct")
 
 
 def _table_property(name: str, doc: str) -> property:
@@ -335,6 +375,9 @@ class Result:
         damaged: dict[str, str] | None = None,
         hosts: pd.DataFrame | Table | None = None,
         state: pd.DataFrame | Table | None = None,
+        traffic: pd.DataFrame | Table | None = None,
+        pings: pd.DataFrame | Table | None = None,
+        fct: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -345,7 +388,8 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, value in zip(ALL_TABLES, (flows, timeseries, queue, gaps, events, hosts, state), strict=True):
+        values = (flows, timeseries, queue, gaps, events, hosts, state, traffic, pings, fct)
+        for name, value in zip(ALL_TABLES, values, strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
             elif value is not None:
@@ -389,6 +433,21 @@ class Result:
         "counts); empty otherwise.",
     )
 
+    traffic = _table_property(
+        "traffic",
+        "One row per non-TCP source ([[traffic]]: udp_cbr, udp_onoff, ping): packets and payload bytes "
+        "sent, received and lost, rates, and a ping's RTT percentiles; empty without sources.",
+    )
+    pings = _table_property(
+        "pings", "source, seq, t_s, rtt_ms: one row per ping echo that came back (each probe's RTT series)."
+    )
+
+    fct = _table_property(
+        "fct",
+        "app, flow, size_bytes, start_s, fct_s, ideal_fct_s, slowdown: one row per completed flow of a "
+        'workload app ([[apps]] kind = "workload").',
+    )
+
     def __repr__(self) -> str:
         rows = ", ".join(
             f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows" for t in TABLES
@@ -424,6 +483,9 @@ class Result:
         state = Table.from_core("state", raw["state"], labels) if "state" in raw else Table()
         if "ca_state" in state:
             state.set("ca_state", _ca_state_codes(state["ca_state"]), categories=CA_STATES)
+        traffic = Table.from_core("traffic", raw["traffic"], labels) if "traffic" in raw else Table()
+        pings = Table.from_core("pings", raw["pings"], labels) if "pings" in raw else Table()
+        fct = Table.from_core("fct", raw["fct"], labels) if "fct" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -471,7 +533,15 @@ class Result:
         if run_extra:
             run.update(run_extra)
         summary = summarize(
-            scenario, flows, queue, run, duration_s=scenario.duration / 1e9, app_events=app_events, hosts=hosts
+            scenario,
+            flows,
+            queue,
+            run,
+            duration_s=scenario.duration / 1e9,
+            app_events=app_events,
+            hosts=hosts,
+            traffic=traffic,
+            fct=fct,
         )
         return cls(
             flows=flows,
@@ -483,6 +553,9 @@ class Result:
             events=app_events,
             hosts=hosts,
             state=state,
+            traffic=traffic,
+            pings=pings,
+            fct=fct,
         )
 
     @classmethod
@@ -544,6 +617,9 @@ class Result:
             gaps=tables["gaps"],
             hosts=tables["hosts"],
             state=tables["state"],
+            traffic=tables["traffic"],
+            pings=tables["pings"],
+            fct=tables["fct"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],

@@ -40,7 +40,7 @@ def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseMod
         if isinstance(part, int):
             out.append(part)
             continue
-        if annotation is not None and part in _KINDS:
+        if annotation is not None and part in _KINDS and _is_variant(annotation, str(part)):
             m = item_model(annotation, str(part))  # the union variant pydantic tagged
             annotation = None
             continue
@@ -49,6 +49,15 @@ def _walk(loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], type[BaseMod
         annotation = field.annotation if field is not None else None
         m = item_model(annotation) if annotation is not None else None
     return tuple(out), m
+
+
+def _is_variant(annotation: Any, kind: str) -> bool:
+    """Whether ``kind`` names a variant of the union ``annotation`` holds (a tag in an error's
+    location), not a field that happens to share a kind's name (a bottleneck's ``rate`` and the
+    flow application ``kind = "rate"``)."""
+    m = item_model(annotation, kind)
+    f = m.model_fields.get("kind") if m is not None else None
+    return f is not None and f.default == kind
 
 
 def _path(loc: Sequence[int | str]) -> str:

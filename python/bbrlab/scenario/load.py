@@ -17,7 +17,7 @@ from .core import load_core
 from .errors import from_validation_error, with_set_source
 from .model import Scenario
 from .overrides import apply_overrides, ignored_settings
-from .traces import read_traces
+from .traces import read_cdfs, read_traces
 
 __all__ = [
     "load_scenario",
@@ -57,7 +57,7 @@ def parse_scenario(
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
     try:
-        raw = read_traces(raw, base_dir)
+        raw = read_cdfs(read_traces(raw, base_dir), base_dir)
     except ScenarioError as e:
         raise with_set_source(e, overrides) from None
     try:

@@ -240,6 +240,24 @@ class Rpc(Strict):
     gap: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="Pause after a message is fully acknowledged.")
 
 
+class RateApp(Strict):
+    """Writes at `rate` (payload), in whole segments as they fall due."""
+
+    kind: Literal["rate"] = "rate"
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Payload rate the application writes at.")
+
+
+class OnoffApp(Strict):
+    """Writes `bytes` at once every `period` (bursts), whether or not the last one has gone."""
+
+    kind: Literal["onoff"] = "onoff"
+    bytes_: Annotated[SizeBytes, Bounds("size", 1, 1000000000000000)] = Field(description="Bytes per burst (whole segments: rounded up to the MSS).", alias='bytes')
+    period: Annotated[TimeNs, Bounds("time", 1000, 1000000000000000)] = Field(description="Time from one burst's write to the next.")
+
+
+FlowApp = Annotated[Annotated[RateApp, Tag('rate')] | Annotated[OnoffApp, Tag('onoff')], Discriminator(kind_of(('rate', 'onoff'))), BeforeValidator(check_kind(('rate', 'onoff')))]
+
+
 class Flow(Strict):
     """A transfer (bulk unless `bytes` or `rpc` is set) and its TCP settings."""
 
@@ -270,6 +288,55 @@ class Flow(Strict):
     app_read_delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The receiving application reads this long after data arrives (none: at once).")
     rpc: Rpc | None = Field(default=None, description="Request/response workload; per-message latency in the `rpc_*` flow columns.")
     sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="Flows with the same index share one sender host and its NIC (none: own host; on a star, the worker with the flow's number).")
+    app: FlowApp | None = Field(default=None, description="The application writing the flow's data: `{ kind = \"rate\", rate = \"20Mbps\" }` or `{ kind = \"onoff\", bytes = \"1MB\", period = \"100ms\" }` (none: bulk, or `bytes`); its app-limited time shows in the timeseries' `app_limited` column.")
+
+
+class UdpCbr(Strict):
+    """UDP at a constant rate: one packet every `packet_size · 8 / rate`."""
+
+    kind: Literal["udp_cbr"] = "udp_cbr"
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Sending rate on the wire (Ethernet framing included, as a link's rate is).")
+    packet_size: Annotated[SizeBytes, Bounds("size", 29, 65000)] = Field(default=1500, description="IP packet size (UDP payload + 28 B of IP and UDP headers).")
+    src: str | None = Field(default=None, description="The sending host by name; only on topologies that name hosts (a dumbbell or star does not: leave it out, and set `reverse` for the receiver-to-sender direction).")
+    dst: str | None = Field(default=None, description="The receiving host by name (as `src`).")
+    reverse: bool = Field(default=False, description="Send from the receiver side to the sender side (a dumbbell's reverse bottleneck, a star's aggregator to the worker), against the TCP data.")
+    sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="As a flow's `sender`: sources and flows with the same index share one sender host and its NIC (none: a host of its own; on a star, worker 0).")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the first packet leaves.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When the source stops sending (none: at the end of the run).")
+
+
+class UdpOnoff(Strict):
+    """UDP at `rate` during on periods, silent during off periods."""
+
+    kind: Literal["udp_onoff"] = "udp_onoff"
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Sending rate on the wire while on (as `udp_cbr`'s).")
+    packet_size: Annotated[SizeBytes, Bounds("size", 29, 65000)] = Field(default=1500, description="IP packet size (UDP payload + 28 B of IP and UDP headers).")
+    on: Annotated[TimeNs, Bounds("time", 1, 1000000000000000)] = Field(description="Length of an on period (the mean, with `durations = \"exponential\"`).")
+    off: Annotated[TimeNs, Bounds("time", 1, 1000000000000000)] = Field(description="Length of an off period (the mean, with `durations = \"exponential\"`).")
+    durations: Literal["fixed", "exponential"] = Field(default='fixed', description="`fixed` or `exponential` periods.")
+    src: str | None = Field(default=None, description="The sending host by name; only on topologies that name hosts (a dumbbell or star does not: leave it out, and set `reverse` for the receiver-to-sender direction).")
+    dst: str | None = Field(default=None, description="The receiving host by name (as `src`).")
+    reverse: bool = Field(default=False, description="Send from the receiver side to the sender side (a dumbbell's reverse bottleneck, a star's aggregator to the worker), against the TCP data.")
+    sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="As a flow's `sender`: sources and flows with the same index share one sender host and its NIC (none: a host of its own; on a star, worker 0).")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the first packet leaves.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When the source stops sending (none: at the end of the run).")
+
+
+class Ping(Strict):
+    """An echo request every `interval`; the far host answers at once; one RTT per echo in the `pings` table."""
+
+    kind: Literal["ping"] = "ping"
+    interval: Annotated[TimeNs, Bounds("time", 1000, 1000000000000000)] = Field(default=10000000, description="Time between echo requests.")
+    packet_size: Annotated[SizeBytes, Bounds("size", 28, 65000)] = Field(default=84, description="IP packet size of a request and of its echo (`ping -s 56`: 84 B).")
+    src: str | None = Field(default=None, description="The sending host by name; only on topologies that name hosts (a dumbbell or star does not: leave it out, and set `reverse` for the receiver-to-sender direction).")
+    dst: str | None = Field(default=None, description="The receiving host by name (as `src`).")
+    reverse: bool = Field(default=False, description="Send from the receiver side to the sender side (a dumbbell's reverse bottleneck, a star's aggregator to the worker), against the TCP data.")
+    sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="As a flow's `sender`: sources and flows with the same index share one sender host and its NIC (none: a host of its own; on a star, worker 0).")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When the first packet leaves.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When the source stops sending (none: at the end of the run).")
+
+
+Traffic = Annotated[Annotated[UdpCbr, Tag('udp_cbr')] | Annotated[UdpOnoff, Tag('udp_onoff')] | Annotated[Ping, Tag('ping')], Discriminator(kind_of(('udp_cbr', 'udp_onoff', 'ping'))), BeforeValidator(check_kind(('udp_cbr', 'udp_onoff', 'ping')))]
 
 
 class QueryApp(Strict):
@@ -286,7 +353,27 @@ class QueryApp(Strict):
     flow: Flow = Field(description="Transport settings of every response (cc, min_rto, \u2026); start, stop, bytes, count and sender are set by the app.")
 
 
-App = Annotated[Annotated[QueryApp, Tag('query')], Discriminator(kind_of(('query',))), BeforeValidator(check_kind(('query',)))]
+class CdfFile(Strict):
+    """A CDF file as the front hands it over: its name and contents (so the contents enter the run's cache id, as a trace's do)."""
+
+    file: str = Field(description="The file's path as the scenario gives it (or the shipped distribution's name).")
+    text: str = Field(description="The file's contents.")
+
+
+class WorkloadApp(Strict):
+    """Flows arriving as a Poisson process at `load` of a link's rate, sizes from a CDF file; FCT and slowdown per flow in the `fct` table."""
+
+    kind: Literal["workload"] = "workload"
+    cdf: CdfFile = Field(description="The flow-size distribution: `\"websearch\"` (the DCTCP paper's), `\"datamining\"` (VL2's) or a file of `size_bytes cumulative_probability` lines; the front reads it.")
+    load: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Offered load: arrival rate \u00d7 mean size over the link's rate (0 < load < 1).")
+    link: str | None = Field(default=None, description="The link whose rate the load refers to (a dumbbell: `\"bottleneck\"`, the default).")
+    cc: Annotated[str, algorithm_validator(ALGORITHMS)] = Field(description="Algorithm of every flow.")
+    hosts: Annotated[Count, Bounds("count", 1, 1000)] = Field(default=16, description="Sender hosts the flows leave from, in turn (their NICs are shared as a host's is).")
+    start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When arrivals begin.")
+    stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When arrivals end (none: at the end of the run); flows under way go on.")
+
+
+App = Annotated[Annotated[QueryApp, Tag('query')] | Annotated[WorkloadApp, Tag('workload')], Discriminator(kind_of(('query', 'workload'))), BeforeValidator(check_kind(('query', 'workload')))]
 
 
 class Hosts(Strict):
@@ -321,5 +408,6 @@ class Scenario(ScenarioBase):
     sample_interval: Annotated[TimeNs, Bounds("time", 1000, 1000000000000000)] = Field(default=100000000, description="Sampling period of the time series.")
     topology: Topology = Field(description="The network: `kind = \"dumbbell\"` or `\"star\"`.")
     flows: list[Flow] = Field(default_factory=list, description="Bulk or sized transfers, each `count` times.")
+    traffic: list[Traffic] = Field(default_factory=list, description="Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes.")
     apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")
     hosts: Hosts | None = Field(default=None, description="End hosts' CPUs, NIC receive queues and receive offload (`host.rs`; the `hosts` table); none: hosts cost nothing and every packet reaches TCP the moment it arrives.")

@@ -49,3 +49,40 @@ def read_traces(raw: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
             raise ScenarioError(where, f"{name}: not a trace (not UTF-8 text)") from None
         b[key] = {"file": name, "text": text}
     return {**raw, "topology": {**topo, "bottleneck": b}}
+
+
+#: Flow-size distributions shipped with bbrlab (``[[apps]] kind = "workload"``'s ``cdf``).
+SHIPPED_CDFS = ("websearch", "datamining")
+
+
+def read_cdfs(raw: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
+    """``raw`` with each workload app's ``cdf`` (a shipped name or a path relative to the
+    scenario's folder) replaced by ``{file, text}``, as traces are, so a CDF's contents enter the
+    core config and the run's cache key. The core checks the contents (monotone, reaching 1)."""
+    apps = raw.get("apps")
+    if not isinstance(apps, list) or not any(isinstance(a, dict) and isinstance(a.get("cdf"), str) for a in apps):
+        return raw
+    out = []
+    for i, a in enumerate(apps):
+        name = a.get("cdf") if isinstance(a, dict) else None
+        if not isinstance(name, str):
+            out.append(a)
+            continue
+        if name in SHIPPED_CDFS:
+            p = Path(__file__).with_name("cdf") / f"{name}.txt"
+        else:
+            p = Path(name) if base_dir is None or Path(name).is_absolute() else base_dir / name
+        where = f"apps.{i}.cdf"
+        try:
+            text = p.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            shipped = ", ".join(f'"{s}"' for s in SHIPPED_CDFS)
+            raise ScenarioError(
+                where, f"{name}: no such CDF file (paths are relative to the scenario file; shipped: {shipped})"
+            ) from None
+        except OSError as e:
+            raise ScenarioError(where, f"{name}: cannot read: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(where, f"{name}: not a CDF file (not UTF-8 text)") from None
+        out.append({**a, "cdf": {"file": name, "text": text}})
+    return {**raw, "apps": out}

@@ -271,7 +271,7 @@ impl Config {
                 ),
             );
         }
-        if self.flows.is_empty() && self.apps.is_empty() {
+        if self.flows.is_empty() && self.apps.is_empty() && self.traffic.is_empty() {
             return err(
                 "flows",
                 "there are no flows; add at least one [[flows]] table with cc = \"cubic\"",
@@ -289,6 +289,7 @@ impl Config {
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(&format!("flows.{i}"), f)?;
         }
+        self.validate_traffic()?;
         let rows = self.derived().sample_rows;
         if rows > MAX_SAMPLE_ROWS {
             return err(
@@ -349,6 +350,12 @@ impl Config {
             }
         }
         check_ecn(p, f)?;
+        if f.app.is_some() && (f.rpc.is_some() || f.bytes.is_some()) {
+            return err(
+                format!("{p}.app"),
+                "cannot be combined with rpc or bytes (the application writes the flow's data)",
+            );
+        }
         if f.rpc.is_some() && f.bytes.is_some() {
             return err(
                 format!("{p}.rpc"),
@@ -359,7 +366,8 @@ impl Config {
     }
 
     fn validate_dumbbell(&self, d: &Dumbbell) -> Check {
-        if !self.apps.is_empty() {
+        self.validate_workloads()?;
+        if self.apps.iter().any(|a| matches!(a, App::Query(_))) {
             return err("apps", "query apps need a star topology (topology.kind = \"star\")");
         }
         let b = &d.bottleneck;
@@ -395,6 +403,7 @@ impl Config {
     }
 
     fn validate_star(&self, st: &Star) -> Check {
+        self.validate_workloads()?;
         self.check_star_flows(st)?;
         check_star_racks(st)?;
         check_star_buffers(st)?;
@@ -432,7 +441,8 @@ impl Config {
     /// The query apps: their workers exist, their sizes and start fit the run, and their flow
     /// template leaves to the app what the app sets.
     fn check_query_apps(&self, st: &Star) -> Check {
-        for (i, App::Query(a)) in self.apps.iter().enumerate() {
+        for (i, a) in self.apps.iter().enumerate() {
+            let App::Query(a) = a else { continue };
             let p = format!("apps.{i}");
             if a.workers > st.workers {
                 return err(
@@ -459,6 +469,7 @@ impl Config {
                 ("bytes", f.bytes.is_some()),
                 ("sender", f.sender.is_some()),
                 ("rpc", f.rpc.is_some()),
+                ("app", f.app.is_some()),
             ];
             if let Some((key, _)) = set_by_app.iter().find(|(_, set)| *set) {
                 return err(format!("{p}.flow.{key}"), "is set by the query app; leave it out");

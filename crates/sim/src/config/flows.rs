@@ -18,6 +18,10 @@ pub enum App {
     /// table).
     #[schemars(title = "QueryApp")]
     Query(QueryApp),
+    /// Flows arriving as a Poisson process at `load` of a link's rate, sizes from a CDF file;
+    /// FCT and slowdown per flow in the `fct` table.
+    #[schemars(title = "WorkloadApp")]
+    Workload(WorkloadApp),
 }
 
 /// Partition/aggregate (the Waterloo study's §4.1): the aggregator asks workers 0..n−1 for
@@ -225,6 +229,49 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu gives every flow its own \
          namespace and NIC; shared sender hosts are the simulator's")))]
     pub sender: Option<u32>,
+    /// The application writing the flow's data: `{ kind = "rate", rate = "20Mbps" }` or
+    /// `{ kind = "onoff", bytes = "1MB", period = "100ms" }` (none: bulk, or `bytes`); its
+    /// app-limited time shows in the timeseries' `app_limited` column.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("this backend's senders are bulk writers; use \
+         --backend sim")))]
+    pub app: Option<FlowApp>,
+}
+
+/// A flow's writing application (`writer.rs`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FlowApp {
+    /// Writes at `rate` (payload), in whole segments as they fall due.
+    #[schemars(title = "RateApp")]
+    Rate(RateApp),
+    /// Writes `bytes` at once every `period` (bursts), whether or not the last one has gone.
+    #[schemars(title = "OnoffApp")]
+    Onoff(OnoffApp),
+}
+
+/// Writes at `rate` (payload), in whole segments as they fall due.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateApp {
+    /// Payload rate the application writes at.
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub rate_bps: u64,
+}
+
+/// Writes `bytes` at once every `period`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OnoffApp {
+    /// Bytes per burst (whole segments: rounded up to the MSS).
+    #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub bytes: u64,
+    /// Time from one burst's write to the next.
+    #[schemars(range(min = 1_000, max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub period_ns: u64,
 }
 
 /// A flow's `ecn` as a scenario writes it: a mode, or a bool (`true` = "ect0", `false` = "off").

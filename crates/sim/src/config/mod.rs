@@ -35,12 +35,16 @@ mod hosts;
 pub mod human;
 mod resolve;
 mod topology;
+mod traffic;
+mod workload_app;
 
 pub use check::ConfigError;
 pub use flows::*;
 pub use hosts::*;
 pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived};
 pub use topology::*;
+pub use traffic::*;
+pub use workload_app::*;
 
 /// 10 Tbit/s: well above any link the studies model (100G and 400G paths); keeps rate × time
 /// products in u128 and serialization times ≥ 1 ps per byte.
@@ -98,6 +102,11 @@ pub struct Config {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub flows: Vec<Flow>,
+    /// Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("UDP and ping sources are the simulator's so \
+         far; use --backend sim")))]
+    pub traffic: Vec<Traffic>,
     /// Applications the core expands into transfers (partition/aggregate queries on a star).
     #[serde(default)]
     #[schemars(extend("x-backends" = emu_refuses("query apps run on a star, which --backend emu \

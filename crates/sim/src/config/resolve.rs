@@ -54,7 +54,16 @@ impl Config {
             }
         };
         c.flows.iter_mut().for_each(canonical);
-        c.apps.iter_mut().for_each(|App::Query(q)| canonical(&mut q.flow));
+        for a in &mut c.apps {
+            match a {
+                App::Query(q) => canonical(&mut q.flow),
+                App::Workload(w) => {
+                    if let Some(alg) = cc::registry::lookup(&w.cc) {
+                        w.cc = alg.name.to_string();
+                    }
+                }
+            }
+        }
         match &mut c.topology {
             Topology::Dumbbell(d) => {
                 let rate = d.bottleneck.rate_bps();
@@ -124,7 +133,10 @@ pub fn max_frame_bytes(cfg: &Config) -> u32 {
         .flows
         .iter()
         .map(|f| f.mss_bytes)
-        .chain(cfg.apps.iter().map(|App::Query(q)| q.flow.mss_bytes))
+        .chain(cfg.apps.iter().filter_map(|a| match a {
+            App::Query(q) => Some(q.flow.mss_bytes),
+            App::Workload(_) => None,
+        }))
         .max();
     mss.unwrap_or(transport::DEFAULT_MSS_BYTES)
         + transport::TCP_IP_HEADER_BYTES

@@ -38,8 +38,9 @@
 //! `Arrive` key is the one the head would have had: the same order).
 //!
 //! Where it applies (`set_ahead`): no host model (receive rings and CPUs order a host's work),
-//! no ICTCP (one controller sees every arrival), no applications or RPC workloads (their
-//! transfers start and answer as data arrives). A receiver host's link carries only data, is
+//! no ICTCP (one controller sees every arrival), no applications, RPC workloads or non-TCP
+//! sources (their transfers start and answer as data arrives; a ping's echo leaves by the
+//! receiver's NIC). A receiver host's link carries only data, is
 //! passive and is the last link of the flows that use it; the NIC their ACKs leave by is
 //! passive, carries only those flows' ACKs and is the first link of their ACK paths. A router
 //! link is passive, not a sender's NIC, and feeds one timestamped link that no other feeds.
@@ -83,6 +84,8 @@ impl Simulation {
         if self.hosts.is_some()
             || self.ictcp.is_some()
             || !self.apps.is_empty()
+            || !self.traffic.is_empty()
+            || !self.workloads.is_empty()
             || self.flows.iter().any(|f| f.rpc.is_some() || f.app.is_some())
         {
             return;

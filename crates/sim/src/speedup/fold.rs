@@ -49,7 +49,7 @@ impl Simulation {
         for (l, &m) in self.links.iter_mut().zip(&monitored) {
             l.fast.passive = l.is_passive(m);
         }
-        if !self.apps.is_empty() {
+        if !self.apps.is_empty() || !self.workloads.is_empty() {
             return;
         }
         let LinkNeighbours { feeder, next } = self.link_neighbours();
