@@ -210,6 +210,14 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu gives every flow its own \
          namespace and NIC; shared sender hosts are the simulator's")))]
     pub sender: Option<u32>,
+    /// The host the flow starts at (a graph's node; required there, refused elsewhere).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    pub src: Option<String>,
+    /// The host the flow ends at (a graph's node; required there, refused elsewhere).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    pub dst: Option<String>,
 }
 
 /// A flow's `ecn` as a scenario writes it: a mode, or a bool (`true` = "ect0", `false` = "off").

@@ -28,18 +28,23 @@ use serde::{Deserialize, Serialize};
 
 pub mod backends;
 pub mod check;
+mod check_graph;
 mod check_path;
 mod check_queue;
 mod flows;
+mod graph;
 mod hosts;
 pub mod human;
+mod presets;
 mod resolve;
 mod topology;
 
 pub use check::ConfigError;
 pub use flows::*;
+pub use graph::*;
 pub use hosts::*;
-pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived};
+pub use presets::*;
+pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived, RouteInfo};
 pub use topology::*;
 
 /// 10 Tbit/s: well above any link the studies model (100G and 400G paths); keeps rate × time
@@ -91,7 +96,8 @@ pub struct Config {
     #[schemars(range(min = MIN_SAMPLE_INTERVAL_NS, max = MAX_DURATION_NS))]
     #[schemars(extend("x-backends" = BOTH))]
     pub sample_interval_ns: u64,
-    /// The network: `kind = "dumbbell"` or `"star"`.
+    /// The network: `kind = "dumbbell"`, `"star"`, `"graph"` or a preset that expands into a
+    /// graph (`"parking_lot"`, `"leaf_spine"`, `"fat_tree"`).
     #[schemars(extend("x-backends" = BOTH))]
     pub topology: Topology,
     /// Bulk or sized transfers, each `count` times.
