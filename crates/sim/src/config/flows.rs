@@ -211,12 +211,12 @@ pub struct Flow {
          namespace and NIC; shared sender hosts are the simulator's")))]
     pub sender: Option<u32>,
     /// The host the flow starts at (a graph's node; required there, refused elsewhere).
-    #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
     pub src: Option<String>,
     /// The host the flow ends at (a graph's node; required there, refused elsewhere).
-    #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
     pub dst: Option<String>,
 }
 

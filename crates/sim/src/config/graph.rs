@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Why the emu backend refuses every graph (and every preset that expands into one).
-pub(crate) const EMU_NO_GRAPH: &str = "--backend emu cannot run graph scenarios yet (it emulates \
+pub(crate) const EMU_NO_GRAPH: &str = "graph scenarios cannot run there yet (the emulator carries \
      one bottleneck link); use --backend sim";
 
 /// A graph link's buffer when none is given: Linux's default `txqueuelen`, 1000 packets (a

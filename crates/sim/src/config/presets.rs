@@ -18,17 +18,17 @@ pub const MAX_FAT_TREE_K: u32 = 16;
 #[serde(deny_unknown_fields)]
 pub struct PresetPorts {
     /// Drop-tail limit of every link's queue (default 1000 packets, as a graph link's).
-    #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
     pub buffer: Option<Buffer>,
     /// CE-mark ECN-capable packets arriving when more than this many bytes wait (every link).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
     pub ecn_threshold_bytes: Option<u64>,
     /// Every link's queue discipline (as a graph link's `qdisc`).
-    #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
     pub qdisc: Option<QdiscSpec>,
 }
 
