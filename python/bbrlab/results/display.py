@@ -108,6 +108,9 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
     columns: list[tuple[str, str, bool]] = [("flow", "all", True), ("cc", "", False)]
     if partial:
         columns.append(("active", f"{_seconds(0)}–{_seconds(span or 0)} s", True))
+    graph = any("path" in f for f in flows)
+    if graph:  # a graph's flows: their hosts (the path is in the flows table)
+        columns.append(("src → dst", "", False))
     columns += [
         ("goodput", fmt_bps(agg.get("goodput_bps")), True),
         ("retrans", str(agg.get("retransmits", "-")), True),
@@ -115,6 +118,8 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
         ("RTT mean", "", True),
         ("RTT p95", "", True),
     ]
+    if graph:  # what max-min fairness over the links' capacities gives each flow
+        columns.insert(columns.index(("retrans", str(agg.get("retransmits", "-")), True)), ("max-min", "", True))
     sized = any(f.get("bulk") is False or _finite(f.get("fct_s")) for f in flows)
     if sized:  # flow completion times of the sized transfers ("-": a bulk flow has none)
         columns.append(("FCT", "", True))
@@ -127,8 +132,12 @@ def _summary_rows(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str, bo
         if partial:
             ok = _finite(f.get("start_s")) and _finite(f.get("end_s"))
             row.append(f"{_seconds(f['start_s'])}–{_seconds(f['end_s'])} s" if ok else "-")
+        if graph:
+            row.append(f"{f.get('src', '-')} → {f.get('dst', '-')}")
+        row.append(fmt_bps(f.get("goodput_bps")))
+        if graph:
+            row.append(fmt_bps(f.get("maxmin_goodput_bps")))
         row += [
-            fmt_bps(f.get("goodput_bps")),
             str(f.get("retransmits", "-")),
             fmt_pct(f.get("retrans_rate")),
             fmt_ms(f.get("rtt_mean_ms")),
@@ -192,7 +201,8 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
     parts.append(f"{jain_label} {jain:.3f}" if _finite(jain) else f"{jain_label} -")
     parts += _goodput_facts(agg, summary.get("scenario") or {})
     if _finite(agg.get("queue_mean_bytes")):
-        parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}")
+        at = (summary.get("scenario") or {}).get("bottleneck")
+        parts.append(f"mean queue {fmt_bytes(agg['queue_mean_bytes'])}" + (f" at {at}" if at else ""))
     if _finite(agg.get("query_mean_s")):
         parts.append(
             f"{agg.get('queries', 0)} queries: mean {agg['query_mean_s'] * 1e3:.2f} ms, p95 {agg['query_p95_s'] * 1e3:.2f} ms"

@@ -122,6 +122,25 @@ def _flow_specs(scenario: Scenario | None) -> list[dict[str, Any]]:
     ]
 
 
+#: What a graph adds to the flows table (from the core's routes, `topology/routing.rs`): the
+#: hosts, the data path (link names joined by ">") and the max-min fair share as goodput.
+GRAPH_FLOW_COLUMNS = ("src", "dst", "path", "maxmin_goodput_bps")
+
+
+def add_graph_columns(flows: Table, scenario: Scenario) -> None:
+    """On a graph: each flow's ``src``, ``dst``, ``path`` (categoricals) and
+    ``maxmin_goodput_bps``, beside the measured ``goodput_bps``."""
+    routes = scenario.derived().get("routes") if scenario.is_graph else None
+    if not routes or len(routes) != len(flows):
+        return
+    for col in ("src", "dst", "path"):
+        labels = sorted({r[col] for r in routes})
+        codes = np.array([labels.index(r[col]) for r in routes], dtype=np.int64)
+        flows.set(col, codes, categories=labels, after="cc" if "cc" in flows else None)
+    share = np.array([r["maxmin_goodput_bps"] for r in routes], dtype=float)
+    flows.set("maxmin_goodput_bps", share, after="goodput_bps" if "goodput_bps" in flows else None)
+
+
 def decode_table(name: str, columns: dict[str, Any], labels: dict[str, list[str]]) -> pd.DataFrame:
     """Wrap the core's ``{column: (dtype, bytes)}`` as a DataFrame; ``*_code`` become categoricals."""
     return Table.from_core(name, columns, labels).to_pandas()
@@ -166,6 +185,10 @@ def summarize(
             entry["spec"] = int(flows["spec"][i])
         for col in summary_columns:
             entry[col] = flows[col][i].item()
+        for col in GRAPH_FLOW_COLUMNS:
+            if col in flows:
+                value = flows[col][i]
+                entry[col] = value.item() if hasattr(value, "item") else str(value)
         per_flow.append(entry)
 
     def total(col: str) -> int:
@@ -194,7 +217,9 @@ def summarize(
         "flows": len(flows),
     }
     derived = scenario.derived() if scenario is not None else None
-    if derived is not None and duration_s > 0:
+    # A graph's flows share no one link: their goodput is not a share of one (the flows table
+    # has each flow's max-min share instead).
+    if derived is not None and duration_s > 0 and scenario is not None and not scenario.is_graph:
         aggregate["link_share"] = aggregate["goodput_bps"] / derived["bottleneck_rate_bps"]
         mss = {spec["mss_bytes"] for spec in specs}
         if len(mss) == 1:  # one MSS: the link's payload capacity is one number
@@ -241,6 +266,21 @@ def summarize(
             "forwarding": t.forwarding,
             "flows": scenario.flow_count,
             "apps": len(scenario.apps),
+        }
+    elif scenario is not None and derived is not None and scenario.is_graph:
+        summary["scenario"] = {
+            "duration_s": scenario.duration / 1e9,
+            "topology": "graph",
+            # The link max-min fairness fills first (the tightest share per flow).
+            "bottleneck": derived["main_queue"],
+            "bottleneck_rate_bps": derived["bottleneck_rate_bps"],
+            "rtt_ms": derived["base_rtt_ns"] / 1e6,
+            "bdp_bytes": derived["bdp_bytes"],
+            "buffer_bytes": derived["buffer_bytes"],
+            "buffer_packets": derived["buffer_packets"],
+            "nodes": len(scenario.topology.nodes),
+            "links": len(scenario.topology.links),
+            "flows": scenario.flow_count,
         }
     elif scenario is not None and derived is not None:
         b = scenario.topology.bottleneck
@@ -498,6 +538,7 @@ class Result:
                     [rt.get((int(a), int(q)), math.nan) for a, q in zip(flows["app"], flows["query"])], dtype=float
                 ),
             )
+        add_graph_columns(flows, scenario)
         if "flow" in ts and "cc" in flows and len(flows):
             # Timeseries rows carry the flow's algorithm too, so groupby("cc") needs no join.
             ids, at = np.unique(ts["flow"], return_inverse=True)

@@ -130,6 +130,11 @@ class ScenarioBase(Strict):
         return self.topology.kind == "star"
 
     @property
+    def is_graph(self) -> bool:
+        """A graph (the presets are resolved into one: the checked scenario's topology is it)."""
+        return self.topology.kind in ("graph", "parking_lot", "leaf_spine", "fat_tree")
+
+    @property
     def bottleneck_rate(self) -> int:
         """Rate of the link every flow shares: the dumbbell's bottleneck, the star's aggregator port."""
         return int(self.derived()["bottleneck_rate_bps"])

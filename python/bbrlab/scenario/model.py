@@ -230,7 +230,83 @@ class Star(Strict):
     host_jitter: Annotated[TimeNs, Bounds("time", 0, 1000000000)] = Field(default=1000, description="Host transmit timing jitter (NIC DMA, PCIe): each packet reaches the switch up to this late (uniform, order kept).")
 
 
-Topology = Annotated[Annotated[Dumbbell, Tag('dumbbell')] | Annotated[Star, Tag('star')], Discriminator(kind_of(('dumbbell', 'star'))), BeforeValidator(check_kind(('dumbbell', 'star')))]
+class GraphNode(Strict):
+    """A node of the graph."""
+
+    name: str = Field(description="Its name (links and flows refer to it).")
+    kind: Literal["host", "switch"] = Field(description="`host` (flows start and end here; never forwards) or `switch` (forwards).")
+
+
+class GraphLink(Strict):
+    """One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless `duplex = false` (`reverse_rate` gives the way back its own rate)."""
+
+    from_: str = Field(description="The node the link leaves.", alias='from')
+    to: str = Field(description="The node it reaches.")
+    name: str | None = Field(default=None, description="Its name in the queue table and in a flow's path (default `\"from-to\"`; the way back is `\"to-from\"`, or `\"<name>-rev\"` for a named link).")
+    duplex: bool = Field(default=True, description="Both directions (false: `from` \u2192 `to` only).")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Link rate.")
+    reverse_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The way back's rate (default: `rate`).")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="One-way propagation delay.")
+    buffer: BufferSpec = Field(default_factory=lambda: buffer_from_core({'packets': 1000}), description="Drop-tail limit of each direction's queue: a size or packets (default 1000 packets, Linux's `txqueuelen`; a BDP multiple needs an RTT, which a link alone does not have).")
+    loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] = Field(default=0.0, description="Bernoulli loss of every packet offered, each direction.")
+    ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).")
+    ecn_threshold_packets: Annotated[Count, Bounds("count", 1, 1000000000)] | None = Field(default=None, description="The same threshold in packets (a packet is marked if either threshold is exceeded).")
+    red: Red | None = Field(default=None, description="RED (as a bottleneck's `red`): marks ECN-capable packets, drops others; `weight = 1` acts on the instantaneous queue.")
+    qdisc: QdiscSpec | None = Field(default=None, description="The queue discipline of each direction (as a bottleneck's `qdisc`), with `buffer` as its limit; a discipline other than drop-tail takes neither `red` nor the ECN thresholds.")
+
+
+class Graph(Strict):
+    """Any topology: named hosts and switches, named links, shortest-path routes with ECMP (`graph.rs`); flows name their `src` and `dst` hosts."""
+
+    kind: Literal["graph"] = "graph"
+    nodes: list[GraphNode] = Field(description="The nodes: `{ name = \"s1\", kind = \"host\" }` or `kind = \"switch\"`. Only switches forward; a host is where flows start and end.")
+    links: list[GraphLink] = Field(description="The links (`[[topology.links]]`), each both directions unless `duplex = false`.")
+    routing: Literal["hops", "delay"] = Field(default='hops', description="Shortest paths by `\"hops\"` (the default) or by `\"delay\"` (the sum of the links' delays, hops breaking ties). Equal-cost paths are spread over the flows by a per-flow hash at each switch (ECMP).")
+
+
+class PresetPorts(Strict):
+    """What every link of a preset shares besides its rate and delay."""
+
+    buffer: BufferSpec | None = Field(default=None, description="Drop-tail limit of every link's queue (default 1000 packets, as a graph link's).")
+    ecn_threshold: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="CE-mark ECN-capable packets arriving when more than this many bytes wait (every link).")
+    qdisc: QdiscSpec | None = Field(default=None, description="Every link's queue discipline (as a graph link's `qdisc`).")
+
+
+class ParkingLot(Strict):
+    """N bottlenecks in a row, a long flow group's hosts across all, a cross group's per hop (expands into a graph; `presets.rs`)."""
+
+    kind: Literal["parking_lot"] = "parking_lot"
+    bottlenecks: Annotated[Count, Bounds("count", 1, 6)] = Field(description="Bottleneck links in a row.")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Rate of every bottleneck link.")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(description="One-way delay of every bottleneck link (host links have none).")
+    access_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Every host's link (default: 10 \u00d7 `rate`, so the bottlenecks are the bottlenecks).")
+    ports: PresetPorts = Field(default_factory=PresetPorts, description="Queues of every link.")
+
+
+class LeafSpine(Strict):
+    """Leaves and spines, every leaf linked to every spine (expands into a graph)."""
+
+    kind: Literal["leaf_spine"] = "leaf_spine"
+    spines: Annotated[Count, Bounds("count", 1, 1000)] = Field(description="Spine switches.")
+    leaves: Annotated[Count, Bounds("count", 1, 1000)] = Field(description="Leaf (top-of-rack) switches.")
+    hosts_per_leaf: Annotated[Count, Bounds("count", 1, 1000)] = Field(description="Hosts per leaf.")
+    host_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Rate of every host link.")
+    fabric_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Rate of every leaf\u2013spine link (default: host rate \u00d7 hosts per leaf / spines, a non-blocking fabric; lower it for oversubscription).")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=10000, description="One-way delay of every link.")
+    ports: PresetPorts = Field(default_factory=PresetPorts, description="Queues of every link.")
+
+
+class FatTree(Strict):
+    """The k-ary fat-tree (expands into a graph)."""
+
+    kind: Literal["fat_tree"] = "fat_tree"
+    k: Annotated[Count, Bounds("count", 2, 16)] = Field(description="Ports per switch (even).")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Rate of every link.")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=10000, description="One-way delay of every link.")
+    ports: PresetPorts = Field(default_factory=PresetPorts, description="Queues of every link.")
+
+
+Topology = Annotated[Annotated[Dumbbell, Tag('dumbbell')] | Annotated[Star, Tag('star')] | Annotated[Graph, Tag('graph')] | Annotated[ParkingLot, Tag('parking_lot')] | Annotated[LeafSpine, Tag('leaf_spine')] | Annotated[FatTree, Tag('fat_tree')], Discriminator(kind_of(('dumbbell', 'star', 'graph', 'parking_lot', 'leaf_spine', 'fat_tree'))), BeforeValidator(check_kind(('dumbbell', 'star', 'graph', 'parking_lot', 'leaf_spine', 'fat_tree')))]
 
 
 class Rpc(Strict):
@@ -289,6 +365,8 @@ class Flow(Strict):
     rpc: Rpc | None = Field(default=None, description="Request/response workload; per-message latency in the `rpc_*` flow columns.")
     sender: Annotated[Count, Bounds("count", 0, 100000)] | None = Field(default=None, description="Flows with the same index share one sender host and its NIC (none: own host; on a star, the worker with the flow's number).")
     app: FlowApp | None = Field(default=None, description="The application writing the flow's data: `{ kind = \"rate\", rate = \"20Mbps\" }` or `{ kind = \"onoff\", bytes = \"1MB\", period = \"100ms\" }` (none: bulk, or `bytes`); its app-limited time shows in the timeseries' `app_limited` column.")
+    src: str | None = Field(default=None, description="The host the flow starts at (a graph's node; required there, refused elsewhere).")
+    dst: str | None = Field(default=None, description="The host the flow ends at (a graph's node; required there, refused elsewhere).")
 
 
 class UdpCbr(Strict):
@@ -406,7 +484,7 @@ class Scenario(ScenarioBase):
     seed: Annotated[Count, Bounds("count", 0, 9223372036854775807)] = Field(default=1, description="Seed of every random stream (loss, BBR's phase choice); the same seed gives bit-identical results.")
     duration: Annotated[TimeNs, Bounds("time", 1, 1000000000000000)] = Field(description="Simulated time.")
     sample_interval: Annotated[TimeNs, Bounds("time", 1000, 1000000000000000)] = Field(default=100000000, description="Sampling period of the time series.")
-    topology: Topology = Field(description="The network: `kind = \"dumbbell\"` or `\"star\"`.")
+    topology: Topology = Field(description="The network: `kind = \"dumbbell\"`, `\"star\"`, `\"graph\"` or a preset that expands into a graph (`\"parking_lot\"`, `\"leaf_spine\"`, `\"fat_tree\"`).")
     flows: list[Flow] = Field(default_factory=list, description="Bulk or sized transfers, each `count` times.")
     traffic: list[Traffic] = Field(default_factory=list, description="Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes.")
     apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")

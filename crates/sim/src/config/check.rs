@@ -302,8 +302,9 @@ impl Config {
             );
         }
         match &self.topology {
-            Topology::Dumbbell(d) => self.validate_dumbbell(d),
-            Topology::Star(s) => self.validate_star(s),
+            Topology::Dumbbell(d) => self.check_no_hosts_named().and(self.validate_dumbbell(d)),
+            Topology::Star(s) => self.check_no_hosts_named().and(self.validate_star(s)),
+            _ => self.validate_graph(),
         }
     }
 

@@ -236,6 +236,14 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_refuses("this backend's senders are bulk writers; use \
          --backend sim")))]
     pub app: Option<FlowApp>,
+    /// The host the flow starts at (a graph's node; required there, refused elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
+    pub src: Option<String>,
+    /// The host the flow ends at (a graph's node; required there, refused elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
+    pub dst: Option<String>,
 }
 
 /// A flow's writing application (`writer.rs`).

@@ -28,11 +28,14 @@ use serde::{Deserialize, Serialize};
 
 pub mod backends;
 pub mod check;
+mod check_graph;
 mod check_path;
 mod check_queue;
 mod flows;
+mod graph;
 mod hosts;
 pub mod human;
+mod presets;
 mod resolve;
 mod topology;
 mod traffic;
@@ -40,8 +43,10 @@ mod workload_app;
 
 pub use check::ConfigError;
 pub use flows::*;
+pub use graph::*;
 pub use hosts::*;
-pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived};
+pub use presets::*;
+pub use resolve::{max_frame_bytes, pfc_headroom_bytes, Derived, RouteInfo};
 pub use topology::*;
 pub use traffic::*;
 pub use workload_app::*;
@@ -95,7 +100,8 @@ pub struct Config {
     #[schemars(range(min = MIN_SAMPLE_INTERVAL_NS, max = MAX_DURATION_NS))]
     #[schemars(extend("x-backends" = BOTH))]
     pub sample_interval_ns: u64,
-    /// The network: `kind = "dumbbell"` or `"star"`.
+    /// The network: `kind = "dumbbell"`, `"star"`, `"graph"` or a preset that expands into a
+    /// graph (`"parking_lot"`, `"leaf_spine"`, `"fat_tree"`).
     #[schemars(extend("x-backends" = BOTH))]
     pub topology: Topology,
     /// Bulk or sized transfers, each `count` times.

@@ -32,6 +32,86 @@ pub struct Derived {
     /// Rows the sampled tables will hold: timeseries (flows × samples) plus queue (monitored
     /// queues × samples).
     pub sample_rows: u64,
+    /// On a graph: every flow's hosts, path and max-min fair share (flow-id order; empty on
+    /// the other topologies). The front adds them to the flows table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteInfo>,
+}
+
+/// A flow's route on a graph, as the flows table shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteInfo {
+    pub src: String,
+    pub dst: String,
+    /// The data path's link names joined by ">".
+    pub path: String,
+    /// The flow's max-min fair share of the links' capacities, as goodput (payload bit/s;
+    /// `topology/routing.rs`).
+    pub maxmin_goodput_bps: f64,
+}
+
+/// What a graph's derived facts come from: the link that max-min fairness fills first (the
+/// tightest share), flow 0's propagation RTT, the routes.
+struct GraphFacts {
+    rate_bps: u64,
+    rtt_ns: u64,
+    buffer: (Option<u64>, Option<u64>),
+    main_queue: &'static str,
+    queues: u64,
+    routes: Vec<RouteInfo>,
+}
+
+fn graph_facts(cfg: &Config, g: &Graph) -> GraphFacts {
+    use crate::topology::routing::{max_min_goodput, routes, Net};
+    let Ok(net) = Net::of(g) else {
+        // Refused by the check, which calls this first for the table rows.
+        return GraphFacts {
+            rate_bps: 0,
+            rtt_ns: 0,
+            buffer: (None, None),
+            main_queue: "",
+            queues: 0,
+            routes: Vec::new(),
+        };
+    };
+    let queues = net.dir.len() as u64;
+    let rs = routes(cfg, &net).unwrap_or_default();
+    let mut users = vec![0u64; net.dir.len()];
+    for r in &rs {
+        for &d in &r.data {
+            users[d] += 1;
+        }
+    }
+    // The tightest link: least capacity per flow crossing it (the first one on a tie).
+    let tight = (0..net.dir.len())
+        .filter(|&d| users[d] > 0)
+        .min_by(|&a, &b| {
+            let share = |d: usize| net.dir[d].rate_bps as f64 / users[d] as f64;
+            share(a).total_cmp(&share(b))
+        })
+        .unwrap_or(0);
+    let goodput = max_min_goodput(cfg, &net, &rs);
+    let rtt_ns =
+        rs.first().map_or(0, |r| r.data.iter().chain(&r.ack).map(|&d| net.dir[d].delay_ns).sum());
+    let dl = &net.dir[tight];
+    let routes = rs
+        .iter()
+        .zip(goodput)
+        .map(|(r, g)| RouteInfo {
+            src: net.names[r.src].clone(),
+            dst: net.names[r.dst].clone(),
+            path: r.data.iter().map(|&d| net.dir[d].name.as_str()).collect::<Vec<_>>().join(">"),
+            maxmin_goodput_bps: g,
+        })
+        .collect();
+    GraphFacts {
+        rate_bps: dl.rate_bps,
+        rtt_ns,
+        buffer: g.links[dl.link].limits(),
+        main_queue: crate::topology::intern(dl.name.clone()),
+        queues,
+        routes,
+    }
 }
 
 /// The byte limit `buffer` sets on a path with this BDP (None for a packet limit).
@@ -72,6 +152,12 @@ impl Config {
                 // The discipline every backend reads: none named is the drop-tail FIFO.
                 d.bottleneck.qdisc.get_or_insert_with(QdiscSpec::default);
             }
+            Topology::ParkingLot(_) | Topology::LeafSpine(_) | Topology::FatTree(_) => {
+                // A preset is the graph it expands into.
+                let g = c.topology.graph().expect("a preset").into_owned();
+                c.topology = Topology::Graph(g);
+            }
+            Topology::Graph(_) => {}
             Topology::Star(s) => {
                 s.aggregator_rate_bps.get_or_insert(s.rate_bps);
                 if let (Some(h), None) = (s.hosts_per_rack, s.uplink_rate_bps) {
@@ -87,7 +173,15 @@ impl Config {
 
     /// BDP, the shared queue's limit and the like.
     pub fn derived(&self) -> Derived {
+        let graph = self.topology.graph().map(|g| graph_facts(self, &g));
         let (rate, rtt, buffer_bytes, buffer_packets, main_queue) = match &self.topology {
+            Topology::Graph(_)
+            | Topology::ParkingLot(_)
+            | Topology::LeafSpine(_)
+            | Topology::FatTree(_) => {
+                let g = graph.as_ref().expect("a graph");
+                (g.rate_bps, g.rtt_ns, g.buffer.0, g.buffer.1, g.main_queue)
+            }
             Topology::Dumbbell(d) => {
                 let b = &d.bottleneck;
                 // With a trace: the BDP at its mean rate (`Bottleneck::rate_bps`).
@@ -112,6 +206,7 @@ impl Config {
         let queues = match &self.topology {
             Topology::Dumbbell(_) => 2,
             Topology::Star(s) => s.workers as u64 + 2,
+            _ => graph.as_ref().map_or(0, |g| g.queues),
         };
         Derived {
             sample_rows: (self.flow_count() + queues).saturating_mul(samples),
@@ -122,6 +217,7 @@ impl Config {
             buffer_packets,
             main_queue,
             flow_count: self.flow_count(),
+            routes: graph.map_or_else(Vec::new, |g| g.routes),
         }
     }
 }

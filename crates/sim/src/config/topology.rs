@@ -28,6 +28,39 @@ pub enum Topology {
     #[schemars(title = "Star")]
     #[schemars(extend("x-backends" = emu_refuses("dumbbell only")))]
     Star(Star),
+    /// Any topology: named hosts and switches, named links, shortest-path routes with ECMP
+    /// (`graph.rs`); flows name their `src` and `dst` hosts.
+    #[schemars(title = "Graph")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    Graph(Graph),
+    /// N bottlenecks in a row, a long flow group's hosts across all, a cross group's per hop
+    /// (expands into a graph; `presets.rs`).
+    #[schemars(title = "ParkingLot")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    ParkingLot(ParkingLot),
+    /// Leaves and spines, every leaf linked to every spine (expands into a graph).
+    #[schemars(title = "LeafSpine")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    LeafSpine(LeafSpine),
+    /// The k-ary fat-tree (expands into a graph).
+    #[schemars(title = "FatTree")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    FatTree(FatTree),
+}
+
+impl Topology {
+    /// The graph this topology is or expands into (None: a dumbbell or a star, which keep their
+    /// own builders).
+    pub fn graph(&self) -> Option<std::borrow::Cow<'_, Graph>> {
+        use std::borrow::Cow;
+        match self {
+            Topology::Graph(g) => Some(Cow::Borrowed(g)),
+            Topology::ParkingLot(p) => Some(Cow::Owned(p.graph())),
+            Topology::LeafSpine(l) => Some(Cow::Owned(l.graph())),
+            Topology::FatTree(f) => Some(Cow::Owned(f.graph())),
+            Topology::Dumbbell(_) | Topology::Star(_) => None,
+        }
+    }
 }
 
 /// N sender hosts → router R1 → bottleneck → router R2 → one receiver host.

@@ -31,11 +31,16 @@ use crate::rng::Rng;
 use cc::Nanos;
 use pathmodel::aqm::LinkContext;
 
+mod graph;
+pub(crate) mod routing;
 mod star;
+use graph::{build_graph, GraphFabric};
 use star::build_star;
 
-/// Longest path a builder produces (dumbbell: 3 hops; star: 2).
-pub(crate) const MAX_HOPS: usize = 4;
+/// Longest path a builder produces (dumbbell: 3 hops; star: 4 with racks; graph: checked
+/// against this): a 3-bottleneck parking lot's long flows take 5, a fat-tree's inter-pod flows
+/// 6. Two paths per flow: raising it costs 4 bytes per hop per path and flow, nothing per packet.
+pub(crate) const MAX_HOPS: usize = 8;
 
 /// A flow's route: links in order, first hop first.
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +85,7 @@ pub(crate) struct StarFabric {
 pub(crate) enum Fabric {
     Dumbbell(DumbbellFabric),
     Star(StarFabric),
+    Graph(GraphFabric),
 }
 
 /// What a builder returns besides the links it pushed.
@@ -118,6 +124,8 @@ pub(crate) fn build(cfg: &Config, links: &mut Vec<Link>) -> Built {
     match &cfg.topology {
         config::Topology::Star(st) => build_star(cfg, st, links),
         config::Topology::Dumbbell(d) => build_dumbbell(cfg, d, links),
+        // A preset is resolved into its graph; `graph()` covers both.
+        t => build_graph(cfg, &t.graph().expect("a graph"), links),
     }
 }
 
@@ -250,6 +258,7 @@ impl Fabric {
                 let w = f.sender.unwrap_or(i as u32) as usize;
                 s.worker_paths(w)
             }
+            Fabric::Graph(g) => g.flow_paths(i),
         }
     }
 }

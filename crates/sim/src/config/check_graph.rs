@@ -1,0 +1,107 @@
+//! Checks of a graph (`graph.rs`) and of its flows: every error names one field in one line
+//! (an unknown node, a name used twice, a graph in pieces, a flow without a route).
+
+use super::check::{err, Check};
+use super::*;
+use crate::topology::routing::{routes, Net};
+
+impl Config {
+    /// A graph topology (or a preset, expanded), its links and its flows' routes.
+    pub(super) fn validate_graph(&self) -> Check {
+        if let Topology::FatTree(f) = &self.topology {
+            if f.k % 2 == 1 {
+                return err("topology.k", format!("{} is odd; a fat-tree's k is even", f.k));
+            }
+        }
+        let Some(g) = self.topology.graph() else {
+            return Ok(());
+        };
+        if !self.apps.is_empty() {
+            return err("apps", "query apps need a star topology (topology.kind = \"star\")");
+        }
+        let net = Net::of(&g)?;
+        let mss = self.flows.iter().map(|f| f.mss_bytes).max().unwrap_or(0) as u64;
+        for (i, l) in g.links.iter().enumerate() {
+            check_graph_link(&format!("topology.links.{i}"), l, mss)?;
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.sender.is_some() {
+                return err(
+                    format!("flows.{i}.sender"),
+                    "is not used on a graph: flows from one src host share its link",
+                );
+            }
+            if f.extra_rtt_ns > 0 {
+                return err(
+                    format!("flows.{i}.extra_rtt_ns"),
+                    "is not used on a graph: give the links delays",
+                );
+            }
+        }
+        routes(self, &net).map(|_| ())
+    }
+
+    /// Flows name hosts only on a graph.
+    pub(super) fn check_no_hosts_named(&self) -> Check {
+        for (i, f) in self.flows.iter().enumerate() {
+            for (key, v) in [("src", &f.src), ("dst", &f.dst)] {
+                if v.is_some() {
+                    return err(
+                        format!("flows.{i}.{key}"),
+                        "names a host, which only a graph has (topology.kind = \"graph\" or a \
+                         preset)",
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One link's queue: a buffer a link can size alone, a discipline without RED or step marking
+/// beside it, RED's thresholds in order.
+fn check_graph_link(p: &str, l: &GraphLink, mss: u64) -> Check {
+    match l.buffer {
+        Buffer::Bdp(_) => {
+            return err(
+                format!("{p}.buffer"),
+                "a BDP multiple needs an RTT, which a link alone does not have; give a size like \
+                 \"64KB\" or \"100pkts\"",
+            )
+        }
+        Buffer::Bytes(b) if b < mss => {
+            return err(
+                format!("{p}.buffer"),
+                format!(
+                    "{} is smaller than one packet ({mss} B); every packet would be dropped",
+                    human::size(b)
+                ),
+            )
+        }
+        _ => {}
+    }
+    if let Some(q) = l.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) {
+        let set = [
+            ("red", l.red.is_some()),
+            ("ecn_threshold_bytes", l.ecn_threshold_bytes.is_some()),
+            ("ecn_threshold_packets", l.ecn_threshold_packets.is_some()),
+        ];
+        if let Some((field, _)) = set.iter().find(|(_, on)| *on) {
+            let kind = serde_json::to_value(q).ok();
+            let kind = kind.as_ref().and_then(|v| v["kind"].as_str()).unwrap_or("?").to_owned();
+            return err(
+                format!("{p}.{field}"),
+                format!(
+                    "conflicts with qdisc \"{kind}\": the discipline is the link's whole queue \
+                     model; remove {field} or the qdisc"
+                ),
+            );
+        }
+    }
+    if let Some(r) = &l.red {
+        if r.max_th_bytes <= r.min_th_bytes {
+            return err(format!("{p}.red.max_th_bytes"), "must be larger than min_th");
+        }
+    }
+    Ok(())
+}

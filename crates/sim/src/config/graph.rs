@@ -1,0 +1,197 @@
+//! A network graph (`topology.kind = "graph"`): named hosts and switches joined by named links,
+//! each link a wire in both directions (unless `duplex = false`) with its own rate, delay,
+//! buffer, queue discipline and loss — the keys a dumbbell's bottleneck has. Flows name their
+//! source and destination hosts; routes are shortest paths computed once, before the run
+//! (`topology/routing.rs`). The presets (`presets.rs`) expand into one.
+
+use super::backends::*;
+use super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why the emu backend refuses every graph (and every preset that expands into one).
+pub(crate) const EMU_NO_GRAPH: &str = "graph scenarios cannot run there yet (the emulator carries \
+     one bottleneck link); use --backend sim";
+
+/// A graph link's buffer when none is given: Linux's default `txqueuelen`, 1000 packets (a
+/// graph link has no RTT of its own to size a BDP from).
+pub const GRAPH_DEFAULT_BUFFER_PACKETS: u64 = 1000;
+
+/// Any topology: hosts and switches joined by links; flows name `src` and `dst` hosts.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// The nodes: `{ name = "s1", kind = "host" }` or `kind = "switch"`. Only switches forward;
+    /// a host is where flows start and end.
+    #[schemars(length(min = 2, max = MAX_GRAPH_NODES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub nodes: Vec<GraphNode>,
+    /// The links (`[[topology.links]]`), each both directions unless `duplex = false`.
+    #[schemars(length(min = 1, max = MAX_GRAPH_LINKS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub links: Vec<GraphLink>,
+    /// Shortest paths by `"hops"` (the default) or by `"delay"` (the sum of the links' delays,
+    /// hops breaking ties). Equal-cost paths are spread over the flows by a per-flow hash at
+    /// each switch (ECMP).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub routing: Routing,
+}
+
+/// Nodes of a graph: its tables are indexed densely.
+pub const MAX_GRAPH_NODES: u32 = 10_000;
+/// Links of a graph.
+pub const MAX_GRAPH_LINKS: u32 = 100_000;
+
+/// A node of the graph.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphNode {
+    /// Its name (links and flows refer to it).
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub name: String,
+    /// `host` (flows start and end here; never forwards) or `switch` (forwards).
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub kind: NodeRole,
+}
+
+/// What a node does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeRole {
+    /// An end host: its links out are NICs (TSQ), flows start and end here.
+    Host,
+    /// A switch: forwards along the routes; its links out are output ports.
+    Switch,
+}
+
+/// How routes are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// Fewest links.
+    #[default]
+    Hops,
+    /// Least propagation delay (fewest links among equal delays).
+    Delay,
+}
+
+/// One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless
+/// `duplex = false` (`reverse_rate` gives the way back its own rate).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    /// The node the link leaves.
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub from: String,
+    /// The node it reaches.
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub to: String,
+    /// Its name in the queue table and in a flow's path (default `"from-to"`; the way back is
+    /// `"to-from"`, or `"<name>-rev"` for a named link).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub name: Option<String>,
+    /// Both directions (false: `from` → `to` only).
+    #[serde(default = "default_true")]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub duplex: bool,
+    /// Link rate.
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub rate_bps: u64,
+    /// The way back's rate (default: `rate`).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub reverse_rate_bps: Option<u64>,
+    /// One-way propagation delay.
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub delay_ns: u64,
+    /// Drop-tail limit of each direction's queue: a size or packets (default 1000 packets,
+    /// Linux's `txqueuelen`; a BDP multiple needs an RTT, which a link alone does not have).
+    #[serde(default = "default_graph_buffer")]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub buffer: Buffer,
+    /// Bernoulli loss of every packet offered, each direction.
+    #[serde(default)]
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub loss: f64,
+    /// CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// The same threshold in packets (a packet is marked if either threshold is exceeded).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1_000_000_000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub ecn_threshold_packets: Option<u64>,
+    /// RED (as a bottleneck's `red`): marks ECN-capable packets, drops others; `weight = 1`
+    /// acts on the instantaneous queue.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub red: Option<Red>,
+    /// The queue discipline of each direction (as a bottleneck's `qdisc`), with `buffer` as its
+    /// limit; a discipline other than drop-tail takes neither `red` nor the ECN thresholds.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub qdisc: Option<QdiscSpec>,
+}
+
+fn default_graph_buffer() -> Buffer {
+    Buffer::Packets(GRAPH_DEFAULT_BUFFER_PACKETS)
+}
+
+impl GraphLink {
+    /// A link with the given ends, rate and delay and every other parameter at its default.
+    pub fn new(from: &str, to: &str, rate_bps: u64, delay_ns: u64) -> GraphLink {
+        GraphLink {
+            from: from.to_string(),
+            to: to.to_string(),
+            name: None,
+            duplex: true,
+            rate_bps,
+            reverse_rate_bps: None,
+            delay_ns,
+            buffer: default_graph_buffer(),
+            loss: 0.0,
+            ecn_threshold_bytes: None,
+            ecn_threshold_packets: None,
+            red: None,
+            qdisc: None,
+        }
+    }
+
+    /// Name of the `from` → `to` direction.
+    pub fn forward_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| format!("{}-{}", self.from, self.to))
+    }
+
+    /// Name of the `to` → `from` direction.
+    pub fn reverse_name(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{n}-rev"),
+            None => format!("{}-{}", self.to, self.from),
+        }
+    }
+
+    /// The byte and packet limits of each direction's queue.
+    pub fn limits(&self) -> (Option<u64>, Option<u64>) {
+        match self.buffer {
+            Buffer::Bytes(b) => (Some(b), None),
+            Buffer::Packets(p) => (None, Some(p)),
+            Buffer::Bdp(_) => (None, None), // refused by the check
+        }
+    }
+}
+
+impl Graph {
+    /// The node named `name`, if any.
+    pub fn node(&self, name: &str) -> Option<&GraphNode> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}

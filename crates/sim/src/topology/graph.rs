@@ -1,0 +1,100 @@
+//! The graph's builder (`topology.kind = "graph"` and the presets): one simulator link per
+//! direction of every configured link, in the order `routing.rs` numbers them, each with the
+//! queue a dumbbell's bottleneck would have with the same keys; every flow's paths from its
+//! route. Links out of a host are its NIC (TSQ); links into a host deliver to it.
+
+use super::routing::{routes, DirLink, Net};
+use super::{add, intern, Built, Fabric, Path};
+use crate::config::{self, Config, GraphLink, NodeRole, QdiscSpec};
+use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
+use crate::link::{aqm, Link, LinkId, NodeKind};
+use crate::rng::Rng;
+use cc::Nanos;
+use pathmodel::aqm::{Limit, LinkContext};
+
+/// First random stream of the graph's links (one per directed link, after every stream the
+/// flows and the other builders use).
+const GRAPH_LINK_STREAM: u64 = 1 << 40;
+
+/// Per flow: data path, ACK path, base RTT (propagation).
+pub(crate) struct GraphFabric {
+    paths: Vec<(Path, Path, Nanos)>,
+}
+
+impl GraphFabric {
+    pub(crate) fn flow_paths(&self, i: usize) -> (Path, Path, Nanos) {
+        self.paths[i]
+    }
+}
+
+pub(super) fn build_graph(cfg: &Config, g: &config::Graph, links: &mut Vec<Link>) -> Built {
+    let net = Net::of(g).expect("checked");
+    let base = links.len() as LinkId;
+    let mut monitored = Vec::with_capacity(net.dir.len());
+    for (i, d) in net.dir.iter().enumerate() {
+        let l = port(&g.links[d.link], d, &net, Rng::new(cfg.seed, GRAPH_LINK_STREAM + i as u64));
+        let id = add(links, l);
+        monitored.push((id, intern(d.name.clone())));
+    }
+    let routes = routes(cfg, &net).expect("checked");
+    let ids = |r: &[usize]| r.iter().map(|&d| base + d as LinkId).collect::<Vec<_>>();
+    let paths: Vec<(Path, Path, Nanos)> = routes
+        .iter()
+        .map(|r| {
+            let rtt: Nanos = r.data.iter().chain(&r.ack).map(|&d| net.dir[d].delay_ns).sum();
+            (Path::new(&ids(&r.data)), Path::new(&ids(&r.ack)), rtt)
+        })
+        .collect();
+    // ICTCP's reference: the link into the first flow's receiver.
+    let receiver_rate_bps =
+        routes.first().and_then(|r| r.data.last()).map_or(0, |&d| net.dir[d].rate_bps);
+    Built {
+        fabric: Fabric::Graph(GraphFabric { paths }),
+        monitored,
+        receiver_rate_bps,
+        pool_limit: u64::MAX,
+        pool_alpha: None,
+    }
+}
+
+/// One direction of link `l`: its rate, delay and loss, and its queue as a bottleneck's (a
+/// discipline of the path model, else RED at arrival, the buffer, step marking at enqueue).
+fn port(l: &GraphLink, d: &DirLink, net: &Net, rng: Rng) -> Link {
+    let to = match net.roles[d.to] {
+        NodeRole::Host => NodeKind::Host,
+        NodeRole::Switch => NodeKind::Router,
+    };
+    let mut link = Link::new(d.rate_bps, d.delay_ns, to, rng);
+    link.is_sender_nic = net.roles[d.from] == NodeRole::Host;
+    link.loss = l.loss;
+    let (bytes, packets) = l.limits();
+    match l.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) {
+        Some(spec) => {
+            let ctx = LinkContext {
+                rate_bps: d.rate_bps,
+                limit: Limit { bytes, packets },
+                ecn_threshold_bytes: l.ecn_threshold_bytes,
+                ecn_threshold_packets: l.ecn_threshold_packets,
+            };
+            link.aqm = Some(Box::new(aqm::LinkAqm::new(spec, &ctx)));
+        }
+        None => {
+            if let Some(r) = &l.red {
+                link.qdisc.push(Red::new(
+                    r.min_th_bytes,
+                    r.max_th_bytes,
+                    r.max_p,
+                    r.weight,
+                    d.rate_bps,
+                ));
+            }
+            if let Some(q) = DropTail::new(bytes, packets) {
+                link.qdisc.push(q);
+            }
+            if let Some(m) = StepEcn::new(l.ecn_threshold_bytes, l.ecn_threshold_packets) {
+                link.qdisc.push(m);
+            }
+        }
+    }
+    link
+}
