@@ -374,7 +374,6 @@ table!(STATE, StateRow, StateCols, "state", "The per-ACK state trace of flows wi
     app_limited: u8, "", "the connection is app-limited (tp->app_limited ≠ 0)";
 });
 
-
 table!(TRAFFIC, TrafficRow, TrafficCols, "traffic", "One row per non-TCP source (`[[traffic]]`: UDP CBR, UDP on/off, ping), in scenario order. Bytes are payload (IP packet − 28 B of headers)." {
     source: i32, "", "source index (its `[[traffic]]` entry)";
     kind_code: u8, "", "kind → labels.kind (udp_cbr, udp_onoff, ping)";
