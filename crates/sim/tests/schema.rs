@@ -238,7 +238,8 @@ fn every_table_of_a_run_is_exactly_its_spec() {
     let dumbbell = json!({
         "duration_ns": 300_000_000u64, "sample_interval_ns": 50_000_000u64,
         "topology": {"kind": "dumbbell", "bottleneck": {"rate_bps": 50_000_000u64, "rtt_ns": 10_000_000u64}},
-        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}, "trace": true}]
+        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}, "trace": true}],
+        "traffic": [{"kind": "ping", "interval_ns": 10_000_000u64}, {"kind": "udp_cbr", "rate_bps": 1_000_000u64}]
     });
     let star = json!({
         "duration_ns": 300_000_000u64, "sample_interval_ns": 50_000_000u64,
@@ -250,8 +251,18 @@ fn every_table_of_a_run_is_exactly_its_spec() {
         let mut sim = Simulation::from_json(&cfg.to_string()).unwrap();
         sim.run_until(u64::MAX);
         let r = sim.results();
-        let tables =
-            [&r.flows, &r.timeseries, &r.queue, &r.gaps, &r.app_events, &r.hosts, &r.state];
+        let tables = [
+            &r.flows,
+            &r.timeseries,
+            &r.queue,
+            &r.gaps,
+            &r.app_events,
+            &r.hosts,
+            &r.state,
+            &r.traffic,
+            &r.pings,
+            &r.fct,
+        ];
         assert_eq!(tables.len(), TABLES.len());
         for (spec, table) in TABLES.iter().zip(tables) {
             let got: Vec<(&str, Dtype)> =
