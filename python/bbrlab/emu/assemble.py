@@ -97,6 +97,10 @@ def _timeseries_table(ts: dict[str, list[Any]]) -> tuple[dict[str, tuple[str, by
             phases.append(p)
         codes.append(phases.index(p))
     ts_cols = {("phase_code" if k == "phase" else k): (codes if k == "phase" else v) for k, v in ts.items()}
+    # The share of app-limited rate samples is the simulator's model state; the kernel's sampler
+    # does not report it per interval here: NaN, "no sample".
+    if not ts_cols.get("app_limited"):
+        ts_cols["app_limited"] = [math.nan] * len(codes)
     timeseries = tables.encode("timeseries", ts_cols, len(codes))
     return timeseries, phases
 
