@@ -132,8 +132,10 @@ fn time_to_reach(
 ///
 /// BBR: A.15 of the draft's tests has the UP phase's inflight_longterm increment double each
 /// round, so inflight grows from the old BDP (33 packets) to 90 % of the new one (297) in
-/// log2(297 − 33) ≈ 8 rounds of UP; PROBE_UP's pacing gain of 1.25 caps the delivery rate's
-/// growth at 1.25× per round, ln 10 / ln 1.25 ≈ 10 rounds, and the wait for the next probe
+/// log2(297 − 33) ≈ 8 rounds of UP; PROBE_UP's pacing gain of 1.25 makes the delivery rate
+/// grow 1.16× per round (its samples lag one to two round trips behind the pacing rate:
+/// tests/python/test_step_up_growth.py), ln 9 / ln 1.16 ≈ 15 rounds, and the wait for the
+/// next probe
 /// (BBRv3: 2–3 s at most; BBRv1: the 8-phase cycle, and a PROBE_RTT that may fall there)
 /// comes before. Bound: 40 rounds (1.6 s).
 ///
