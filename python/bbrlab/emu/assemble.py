@@ -12,10 +12,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..core import tables
 from .mib import retrans_columns
+from .rtt import RttReads, rtt_stats
 from .traffic import FlowState
 
 
@@ -38,7 +37,7 @@ def _read_stats(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None
 def _flows_table(
     cfg: dict[str, Any],
     states: list[FlowState],
-    rtt_samples: list[list[float]],
+    rtt_reads: list[RttReads],
     final: dict[str, Any],
     t0: int,
     cc_labels: list[str],
@@ -60,7 +59,6 @@ def _flows_table(
         info = getattr(s, "final_info", None) or {}
         sent = int(info.get("data_segs_out", 0))
         retr = int(info.get("total_retrans", 0))
-        r = np.asarray(rtt_samples[i], dtype=float)
         pc = fwd[i] if i < len(fwd) else {}
         fl["flow"].append(i)
         fl["spec"].append(f["spec"])
@@ -75,9 +73,8 @@ def _flows_table(
         fl["retransmits"].append(retr)
         fl["retrans_rate"].append(retr / sent if sent else 0.0)
         fl["lost_packets"].append(int(pc.get("drops", 0)) + int(pc.get("random_losses", 0)))
-        fl["rtt_mean_ms"].append(float(r.mean()) if r.size else math.nan)
-        for q, k in ((50, "rtt_p50_ms"), (95, "rtt_p95_ms"), (99, "rtt_p99_ms")):
-            fl[k].append(float(np.percentile(r, q)) if r.size else math.nan)
+        for k, v in rtt_stats(rtt_reads[i]).items():
+            fl[k].append(v)
         fl["rto_count"].append(int(info.get("total_rto", 0)) if info.get("_len", 0) >= 242 else 0)
         fl["ce_packets"].append(int(pc.get("ce_marks", 0)))
         for k, v in retrans_columns(s.final_mib, info).items():
@@ -178,7 +175,7 @@ def _assemble(
     cfg: dict[str, Any],
     states: list[FlowState],
     ts: dict[str, list[Any]],
-    rtt_samples: list[list[float]],
+    rtt_reads: list[RttReads],
     queue_rows: list[dict[str, Any]],
     final: dict[str, Any],
     t0: int,
@@ -188,7 +185,7 @@ def _assemble(
     for s in states:
         if s.cc not in cc_labels:
             cc_labels.append(s.cc)
-    flows = _flows_table(cfg, states, rtt_samples, final, t0, cc_labels)
+    flows = _flows_table(cfg, states, rtt_reads, final, t0, cc_labels)
     timeseries, phases = _timeseries_table(ts)
     queue, qlabels = _queue_table(cfg, queue_rows)
     delivered_pkts = int(final.get("forward_tx_pkts", 0))

@@ -368,7 +368,7 @@ def run_emu(
         emu.stdin.flush()
         try:
             traffic.start()
-            ts, rtt_samples = _sample_loop(
+            ts, rtt_reads = _sample_loop(
                 traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
             )
             # The namespaces' MIB counters beside the final TCP_INFO, before the sockets close.
@@ -392,7 +392,7 @@ def run_emu(
             raise emu_error("the link emulator exited without its final statistics")
         final_info.append(final)
         wall_s = time.perf_counter() - wall0
-        raw = _assemble(cfg, states, ts, rtt_samples, queue_rows, final, t0)
+        raw = _assemble(cfg, states, ts, rtt_reads, queue_rows, final, t0)
     facts = {
         "linkemu": launch.description,
         "linkemu_version": ready.get("version", ""),

@@ -15,6 +15,7 @@ from typing import Any
 from ..core import tables
 from ..errors import SimulationError
 from .phase import kernel_phase
+from .rtt import RttReads
 from .traffic import FlowState, Traffic, bbr_info, tcp_info
 
 #: The kernel's TCP_INFO is read at least this often (ns): the RTT statistics are over these reads.
@@ -28,14 +29,23 @@ FlowInfo = tuple[dict[str, int], dict[str, float] | None, int | None]
 @dataclass
 class _Sampler:
     """What the sampling loop carries from one tick to the next, per flow: the timeseries columns
-    built so far, every RTT read (for the flows table) and those of the current interval, and the
-    counters whose change an interval reports (bytes delivered, rwnd- and sndbuf-limited time)."""
+    built so far, every RTT read (for the flows table) with the bytes acknowledged since the read
+    before it, and those of the current interval, and the counters whose change an interval
+    reports (bytes delivered, rwnd- and sndbuf-limited time).
+
+    The simulator's flow RTT statistics are over every per-ACK sample; reads of ``tcpi_rtt`` at a
+    fixed tick weigh each stretch of time alike instead, so a run whose rate changes (a 10x step
+    down) would weigh its slow, queue-filled stretch ten times more than the simulator does.
+    Weighting each read by the bytes acknowledged since the last one estimates the per-ACK
+    statistics (see ``rtt_stats``)."""
 
     states: list[FlowState]
     interval_ns: int
     phase_ports: dict[str, Any]
     cols: dict[str, list[Any]] = field(init=False)
     rtt_samples: list[list[float]] = field(init=False)
+    rtt_weights: list[list[float]] = field(init=False)
+    last_acked: list[int] = field(init=False)
     interval_rtts: list[list[float]] = field(init=False)
     last_delivered: list[int] = field(init=False)
     last_rwnd: list[int] = field(init=False)
@@ -46,6 +56,8 @@ class _Sampler:
         # The timeseries columns, with the phase as its name (coded in _assemble).
         self.cols = {("phase" if c.name == "phase_code" else c.name): [] for c in tables.schema()["timeseries"].columns}
         self.rtt_samples = [[] for _ in range(n)]
+        self.rtt_weights = [[] for _ in range(n)]
+        self.last_acked = [0] * n
         self.interval_rtts = [[] for _ in range(n)]
         self.last_delivered = [0] * n
         self.last_rwnd = [0] * n
@@ -64,6 +76,8 @@ class _Sampler:
                     info = (ti, bi, port.phase_code(s.sock.fileno()) if port is not None else None)
                     if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
                         self.rtt_samples[i].append(ti["rtt"] / 1000.0)
+                        self.rtt_weights[i].append(float(max(0, ti["bytes_acked"] - self.last_acked[i])))
+                        self.last_acked[i] = ti["bytes_acked"]
                         self.interval_rtts[i].append(ti["rtt"] / 1000.0)
                 except OSError:
                     info = None
@@ -172,7 +186,7 @@ def _sample_loop(
     progress: Callable[[int, int], None] | None,
     emu_error: Callable[[str], SimulationError],
     phase_ports: dict[str, Any],
-) -> tuple[dict[str, list[Any]], list[list[float]]]:
+) -> tuple[dict[str, list[Any]], list[RttReads]]:
     sampler = _Sampler(states, interval_ns, phase_ports)
     tick = min(RTT_TICK_NS, interval_ns)
     next_tick = t0
@@ -196,4 +210,4 @@ def _sample_loop(
         if next_tick < time.monotonic_ns() - tick:  # fell behind (CPU contention): do not burst
             next_tick = time.monotonic_ns()
     _read_final_infos(states)
-    return sampler.cols, sampler.rtt_samples
+    return sampler.cols, [RttReads(r, w) for r, w in zip(sampler.rtt_samples, sampler.rtt_weights)]
