@@ -225,6 +225,36 @@ mod tests {
         assert_eq!(d.alpha(), 0.0);
     }
 
+    /// Linux's fixed point below F = 1/4: `alpha -= min_not_zero(alpha, alpha >> 4)` takes all
+    /// of an alpha under 16/1024 (its 1/16 rounds to 0), and one window adds only
+    /// floor(64·F) / 1024, under 16/1024 while F < 1/4. So an alpha that once fell below
+    /// 16/1024 (a stretch without marks) never climbs past one window's increment: at F = 5 %
+    /// in windows of 120 segments it sits at 3/1024 ≈ 0.003 (F/16), where the real-valued EWMA
+    /// of RFC 8257 gives F — and where alpha coming down from above stays (63/1024: its 1/16,
+    /// 3, balances the increment). Under DualPI2's coupled marking this is why Linux DCTCP cuts
+    /// by ~0.15 % per marked window (docs/queues.md).
+    #[test]
+    fn below_a_quarter_marked_alpha_is_trapped_once_it_fell_below_sixteen() {
+        let five_percent = |i: u32| i % 20 == 0; // 6 of 120 marked
+        let increment = (6u32 << 6) / 120; // Linux: (delivered_ce << (10 - g)) / delivered
+        assert_eq!(increment, 3);
+        // From alpha = 1 (init) down to the marks' level: it stops where alpha >> 4 = 3.
+        let (mut d, mut tp) = fresh(120);
+        for _ in 0..200 {
+            window(&mut d, &mut tp, 120, five_percent);
+        }
+        assert_eq!(d.alpha(), 63.0 / 1024.0);
+        // After unmarked windows took alpha to 0, the same marks hold it at one increment.
+        for _ in 0..200 {
+            window(&mut d, &mut tp, 120, |_| false);
+        }
+        assert_eq!(d.alpha(), 0.0);
+        for _ in 0..200 {
+            window(&mut d, &mut tp, 120, five_percent);
+        }
+        assert_eq!(d.alpha(), increment as f64 / 1024.0);
+    }
+
     #[test]
     fn one_alpha_step_per_window_with_g_one_sixteenth() {
         // The first ACK closes the empty window open at init (alpha 1 → 15/16) and opens a
