@@ -10,3 +10,10 @@ def write_scenario(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def bottleneck_scenario(name: str, *ccs: str) -> str:
+    """A one-second scenario ``name`` on a 20 Mbit/s, 20 ms bottleneck with one flow of each
+    algorithm of ``ccs``, in that order (its TOML text)."""
+    flows = "".join(f'\n[[flows]]\ncc = "{cc}"\n' for cc in ccs)
+    return f'name = "{name}"\nduration = "1s"\n\n[topology]\nbottleneck = {{ rate = "20Mbps", rtt = "20ms" }}\n{flows}'

@@ -22,25 +22,14 @@ from bbrlab.errors import SimulationError, UserError
 from bbrlab.sweep import plan_sweep, run_sweep
 from bbrlab.sweep.table import WALL_CLOCK
 from click.testing import CliRunner
-from scenario_files import write_scenario
+from scenario_files import bottleneck_scenario, write_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "examples" / "quick.toml"
 # Where this bbrlab lives, for child processes (a source tree or an installed package alike).
 PKG_PARENT = str(Path(bbrlab.__file__).resolve().parents[1])
 
-TWO_FLOWS = """name = "pair"
-duration = "1s"
-
-[topology]
-bottleneck = { rate = "20Mbps", rtt = "20ms" }
-
-[[flows]]
-cc = "cubic"
-
-[[flows]]
-cc = "bbr1"
-"""
+TWO_FLOWS = bottleneck_scenario("pair", "cubic", "bbr1")
 
 
 # The test's Ray cluster takes only its own token (Ray's token authentication, set explicitly so

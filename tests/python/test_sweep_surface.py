@@ -19,21 +19,12 @@ from bbrlab.sweep import plan_sweep
 from bbrlab.sweep.aliases import ALIASES, resolve_axis
 from bbrlab.sweep.summary import key_metrics, point_stats, table_rows
 from click.testing import CliRunner
-from scenario_files import write_scenario
+from scenario_files import bottleneck_scenario, write_scenario
 
 BUFFER = "topology.bottleneck.buffer"
 
-ONE_FLOW = """name = "one"
-duration = "1s"
-
-[topology]
-bottleneck = { rate = "20Mbps", rtt = "20ms" }
-
-[[flows]]
-cc = "cubic"
-"""
-
-TWO_FLOWS = ONE_FLOW.replace('name = "one"', 'name = "two"') + '\n[[flows]]\ncc = "bbr1"\n'
+ONE_FLOW = bottleneck_scenario("one", "cubic")
+TWO_FLOWS = bottleneck_scenario("two", "cubic", "bbr1")
 
 
 def _points() -> pd.DataFrame:

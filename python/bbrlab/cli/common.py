@@ -152,6 +152,12 @@ _ADD_FLOW_HELP = (
 )
 
 
+def out_option(help: str, *, metavar: str = "DIR", default: str | None = None, dest: str = "out") -> Any:
+    """The --out option of a command that writes files: where to (``metavar`` DIR or FILE) into
+    the parameter ``dest``; a ``default`` is shown in the help, else ``help`` says what is chosen."""
+    return click.option("--out", dest, metavar=metavar, default=default, show_default=default is not None, help=help)
+
+
 def add_flow_option(command: Any) -> Any:
     """The --add-flow option (``add_flows``) of the commands that take --set."""
     return click.option("--add-flow", "add_flows", metavar="KEY=VALUE,...", multiple=True, help=_ADD_FLOW_HELP)(command)

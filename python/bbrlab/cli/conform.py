@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .common import _stderr_console, _stdout_console
+from .common import _stderr_console, _stdout_console, out_option
 
 #: How each verdict shows in the terminal table.
 _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable": "[dim]n/a[/]"}
@@ -24,14 +24,7 @@ _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable"
     default=None,
     help="Only these cases (comma-separated; 'A.10' or '10'). Default: all of A.1–A.21.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    metavar="DIR",
-    default=".",
-    show_default=True,
-    help="Directory for conform.csv (created if missing).",
-)
+@out_option("Directory for conform.csv (created if missing).", default=".", dest="out_dir")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON instead of the table.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def conform_command(algorithms: tuple[str, ...], cases: str | None, out_dir: str, as_json: bool, quiet: bool) -> None:

@@ -21,17 +21,14 @@ from .common import (
     _stderr_console,
     _stdout_console,
     add_flow_option,
+    out_option,
 )
 
 
 @click.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option(
-    "--out",
-    "out",
-    metavar="DIR",
-    default=None,
-    help="Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-flows.0.cc=cubic,loss=1%-20261123-101500).",
+@out_option(
+    "Run directory (default runs/<name>-<overrides>-<timestamp>, e.g. runs/quick-flows.0.cc=cubic,loss=1%-20261123-101500)."
 )
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @add_flow_option

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UserError
-from .common import _count_bar, _stderr_console, _step_progress, _warn
+from .common import _count_bar, _stderr_console, _step_progress, _warn, out_option
 
 
 @click.command()
@@ -23,7 +23,7 @@ from .common import _count_bar, _stderr_console, _step_progress, _warn
     "full (default): the study.",
 )
 @click.option("--quick", is_flag=True, help="The same as --size quick.")
-@click.option("--out", "out", metavar="DIR", default="reproduce", show_default=True, help="Output directory.")
+@out_option("Output directory.", default="reproduce")
 @click.option(
     "--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count)."
 )
@@ -67,13 +67,7 @@ def reproduce(
 
 @click.command("plot")
 @click.argument("paths", metavar="RUN_OR_SWEEP...", nargs=-1, required=True)
-@click.option(
-    "--out",
-    "out",
-    metavar="DIR",
-    default=None,
-    help="Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).",
-)
+@out_option("Directory for the PNGs (default: SWEEP/plots for one sweep, else runs/plots-<timestamp>).")
 @click.option(
     "--label",
     "labels",
@@ -142,13 +136,7 @@ def plot_command(
 
 @click.command("report")
 @click.argument("path", metavar="RUN|SWEEP|STUDY_DIR")
-@click.option(
-    "--out",
-    "out",
-    metavar="FILE",
-    default=None,
-    help="HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).",
-)
+@out_option("HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).", metavar="FILE")
 def report_command(path: str, out: str | None) -> None:
     """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
     from ..report import write_report

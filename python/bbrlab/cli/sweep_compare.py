@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,7 +20,24 @@ from .common import (
     _step_progress,
     _Terminated,
     add_flow_option,
+    out_option,
 )
+
+#: The most seeds per point that --seeds accepts.
+MAX_SEEDS = 1000
+
+
+def seeds_option(help: str, *, default: int | None = None) -> Any:
+    """The --seeds option of sweep and compare: runs per point, seeds seed..seed+N-1; a
+    ``default`` is shown in the help, else ``help`` says what is chosen."""
+    return click.option(
+        "--seeds",
+        "seeds",
+        type=click.IntRange(1, MAX_SEEDS),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
 
 
 @click.command()
@@ -35,12 +53,7 @@ from .common import (
 )
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @add_flow_option
-@click.option(
-    "--seeds",
-    type=click.IntRange(1, 1000),
-    default=None,
-    help="Seeds per point: seed..seed+N-1 (default: the [sweep] table's seeds, else 1).",
-)
+@seeds_option("Seeds per point: seed..seed+N-1 (default: the [sweep] table's seeds, else 1).")
 @click.option(
     "--jobs",
     "-j",
@@ -48,13 +61,7 @@ from .common import (
     default=None,
     help="Parallel runs (local default: CPU count; ray default: as many as the cluster takes).",
 )
-@click.option(
-    "--out",
-    "out",
-    metavar="DIR",
-    default=None,
-    help="Sweep directory (default sweeps/<name>-<timestamp>, or the newest one of the same sweep: it resumes).",
-)
+@out_option("Sweep directory (default sweeps/<name>-<timestamp>, or the newest one of the same sweep: it resumes).")
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -126,9 +133,7 @@ def _stdin_is_terminal() -> bool:
 
 @click.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option(
-    "--out", "out", metavar="DIR", default=None, help="Output directory (default runs/compare-<name>-<timestamp>)."
-)
+@out_option("Output directory (default runs/compare-<name>-<timestamp>).")
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @click.option(
     "--grid",
@@ -157,14 +162,7 @@ def _stdin_is_terminal() -> bool:
 @click.option(
     "--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".'
 )
-@click.option(
-    "--seeds",
-    "seeds",
-    type=click.IntRange(1, 1000),
-    default=3,
-    show_default=True,
-    help="Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.",
-)
+@seeds_option("Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.", default=3)
 @click.option(
     "--emu-runs",
     "emu_runs",

@@ -3,7 +3,10 @@
 flows table (times, goodput, the final TCP_INFO's counters, retransmissions by cause from the
 sender namespace's TCP MIB counters (mib.py), RTT statistics over the sampled ``tcpi_rtt``, the
 emulator's per-sender drops and CE marks), the timeseries with its phases coded, and the queue
-table from the emulator's statistics file; what the kernel does not report is NaN, 0 or −1."""
+table from the emulator's statistics file. The rest follows from the core's table specs
+(:func:`bbrlab.core.tables.schema`), so that a column or table the core adds needs nothing here: a
+column the kernel does not report is NaN (0 for integers; −1 for the flows table's ACK counts and
+application indices, as their specs define), and a table the emulator cannot fill (:data:`EMU_TABLES` names those it can) is empty."""
 
 from __future__ import annotations
 
@@ -89,15 +92,11 @@ def _timeseries_table(ts: dict[str, list[Any]]) -> tuple[dict[str, tuple[str, by
     """The timeseries table, its phase names coded in order of appearance; returns it and the names."""
     phases: list[str] = []
     codes = []
-    for p in ts["phase"]:
+    for p in ts.get("phase", []):
         if p not in phases:
             phases.append(p)
         codes.append(phases.index(p))
     ts_cols = {("phase_code" if k == "phase" else k): (codes if k == "phase" else v) for k, v in ts.items()}
-    # The share of app-limited rate samples is the simulator's model state; the kernel's sampler
-    # does not report it per interval here: NaN, "no sample".
-    if not ts_cols.get("app_limited"):
-        ts_cols["app_limited"] = [math.nan] * len(codes)
     timeseries = tables.encode("timeseries", ts_cols, len(codes))
     return timeseries, phases
 
@@ -171,6 +170,11 @@ def _queue_table(
     return queue, list(QUEUE_LABELS)
 
 
+#: The tables the emulator fills; every other table of the core's schema (per-hop gaps, events,
+#: the host model, algorithm state, UDP traffic, pings, workload FCTs) is empty on this backend.
+EMU_TABLES = ("flows", "timeseries", "queue")
+
+
 def _assemble(
     cfg: dict[str, Any],
     states: list[FlowState],
@@ -189,17 +193,9 @@ def _assemble(
     timeseries, phases = _timeseries_table(ts)
     queue, qlabels = _queue_table(cfg, queue_rows)
     delivered_pkts = int(final.get("forward_tx_pkts", 0))
+    filled = dict(zip(EMU_TABLES, (flows, timeseries, queue)))
     return {
-        "flows": flows,
-        "timeseries": timeseries,
-        "queue": queue,
-        "gaps": tables.encode("gaps", {}, 0),
-        "events": tables.encode("events", {}, 0),
-        "hosts": tables.encode("hosts", {}, 0),
-        "state": tables.encode("state", {}, 0),
-        "traffic": tables.encode("traffic", {}, 0),
-        "pings": tables.encode("pings", {}, 0),
-        "fct": tables.encode("fct", {}, 0),
+        **{name: filled[name] if name in filled else tables.encode(name, {}, 0) for name in tables.schema()},
         "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": []},
         "run": {
             "events": int(final.get("reads", 0)),

@@ -1,18 +1,18 @@
 """The sampling loop of an emu run: every 10 ms (or the sample interval if shorter) it reads each
 connected flow's TCP_INFO (and BBR info, and the phase of a BPF algorithm), and at each sample
-interval appends one timeseries row per flow — the same columns as the simulator's timeseries,
-those the kernel does not report NaN; it stops the run when the emulator exits or a flow fails,
+interval appends one timeseries row per flow — the simulator's timeseries columns that the kernel
+reports (the others are filled from the table's spec when the results are assembled); it stops the run when the emulator exits or a flow fails,
 and at the end reads each flow's final TCP_INFO (sender and receiver) for the flows table."""
 
 from __future__ import annotations
 
 import math
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import tables
 from ..errors import SimulationError
 from .phase import kernel_phase
 from .rtt import RttReads
@@ -53,8 +53,9 @@ class _Sampler:
 
     def __post_init__(self) -> None:
         n = len(self.states)
-        # The timeseries columns, with the phase as its name (coded in _assemble).
-        self.cols = {("phase" if c.name == "phase_code" else c.name): [] for c in tables.schema()["timeseries"].columns}
+        # The timeseries columns the kernel reports, with the phase as its name (coded in
+        # _assemble); a column written here that the table's spec lacks fails there.
+        self.cols = defaultdict(list)
         self.rtt_samples = [[] for _ in range(n)]
         self.rtt_weights = [[] for _ in range(n)]
         self.last_acked = [0] * n
@@ -102,8 +103,6 @@ class _Sampler:
                 self._append_unknown()
             else:
                 self._append_info(i, s, info)
-            for k in ("w_max_pkts", "inflight_hi_pkts", "inflight_lo_pkts", "ecn_alpha"):
-                cols[k].append(math.nan)
 
     def _append_unknown(self) -> None:
         """The row of a flow with no TCP_INFO (not connected yet, or the read failed)."""

@@ -19,26 +19,17 @@ when model.py is stale; a test runs it).
 from __future__ import annotations
 
 import json
-import keyword
 import sys
 from pathlib import Path
 from typing import Any
 
 from .fields import SUGAR
+from .names import UNIT_SUFFIXES, field_name, human_key
 
 OUT = Path(__file__).with_name("model.py")
 KEYS_OUT = Path(__file__).with_name("keys.py")
-UNIT_SUFFIXES = {"_bps": "rate", "_ns": "time", "_bytes": "size", "_segs": "count"}
 FIELD_TYPE = {"rate": "RateBps", "time": "TimeNs", "size": "SizeBytes", "count": "Count", "fraction": "Fraction"}
 U32_MAX, U64_MAX = 2**32 - 1, 2**64 - 1
-
-
-def human_key(core_key: str) -> str:
-    """A config field's scenario name: the name without its unit suffix."""
-    for suffix in UNIT_SUFFIXES:
-        if core_key.endswith(suffix):
-            return core_key[: -len(suffix)]
-    return core_key
 
 
 def unit_of(core_key: str, prop: dict[str, Any]) -> str:
@@ -187,8 +178,7 @@ class _Gen:
                 mapping["kind"] = ("kind", None)
                 continue
             ann, target = self.type_of(key, prop)
-            hk = human_key(key)
-            field = hk + "_" if keyword.iskeyword(hk) or hk in ("bytes",) else hk
+            hk, field = human_key(key), field_name(key)
             sugar = f", SUGAR[{hk!r}]" if hk in SUGAR else ""
             if sugar:
                 ann = f"Annotated[{ann}{sugar}]"
@@ -224,15 +214,32 @@ class _Gen:
                 )
             else:
                 parts.append(self.classes[item])
+        models = [i for i in self.order if not i.startswith("union:")]
         core = [
+            "#: Per model: its fields' config keys, in the config's order (each field's attribute follows",
+            "#: from its key: :func:`bbrlab.scenario.names.field_name`).",
+            "CONFIG_KEYS: dict[str, tuple[str, ...]] = {",
+            *(f"    {cls!r}: {tuple(k for k, _ in self.core_map[cls].values())!r}," for cls in models),
+            "}",
+            "",
+            "#: Per model: its fields that hold another model (alone, in a list or as a tagged union).",
+            "NESTED: dict[str, dict[str, str]] = {",
+            *(
+                f"    {cls!r}: {nested!r},"
+                for cls in models
+                if (nested := {f: t for f, (_, t) in self.core_map[cls].items() if t is not None})
+            ),
+            "}",
+            "",
             "#: Per model: field -> (config key, nested model name or None), for the core's config.",
             "CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {",
+            "    model: {(f := field_name(k)): (k, NESTED.get(model, {}).get(f)) for k in keys}",
+            "    for model, keys in CONFIG_KEYS.items()",
+            "}",
         ]
-        for cls in [i for i in self.order if not i.startswith("union:")]:
-            core.append(f"    {cls!r}: {{")
-            core += [f"        {f!r}: {v!r}," for f, v in self.core_map[cls].items()]
-            core.append("    },")
-        core.append("}")
+        assert all(  # the attributes the models were written with are those keys.py derives
+            f == field_name(k) for m in self.core_map.values() for f, (k, _) in m.items()
+        )
         unions = (
             "#: Tagged unions: kind -> model name.\nVARIANTS: dict[str, dict[str, str]] = {\n"
             + "".join(f"    {n!r}: {dict(v)!r},\n" for n, v in self.unions.items())
@@ -246,7 +253,9 @@ KEYS_HEADER = '''"""Each scenario model's fields and their names in the core's c
 ``python -m bbrlab.scenario.codegen``: do not edit.
 """
 
-from __future__ import annotations'''
+from __future__ import annotations
+
+from .names import field_name'''
 
 #: Models with hand-written behaviour (derived values, checks): ``mixins.<Name>Base``.
 MIXINS = ("Scenario",)

@@ -123,7 +123,7 @@ def human_path(core_path: str, scenario: BaseModel) -> str:
     """A config path (``flows.1.mss_bytes``) as the scenario's path (``flows.1.mss``)."""
     from pydantic import BaseModel
 
-    from .codegen import human_key
+    from .names import human_key
 
     out: list[str] = []
     obj: Any = scenario

@@ -17,21 +17,19 @@ from ..context import StudyContext
 from ..scenarios import Dumbbell, Flow, StudyRun, study_run
 from .figures import _gap_figure
 from .metrics import _per_run, _stats
-from .plan import CCS, CONFIGS, LOSS_4X10G, LOSS_100G, RCVBUF_4X10G_BYTES, Plan, _buffer, _rate_bps
+from .plan import CCS, CONFIGS, PATH_4X10G, PATH_100G, RCVBUF_4X10G_BYTES, EsnetPath, Plan, _buffer, _rate_bps
 
 
 def _scenario(
     *,
     name: str,
     p: Plan,
-    rate_gbps: float,
-    access_gbps: float,
-    rtt_ms: float,
+    path: EsnetPath,
     buffer_ms: float,
-    loss: float,
+    loss: float | None = None,
     cc: str,
     streams: int,
-    cap_gbps: float,
+    cap_gbps: float | None,
     seed: int,
     dur_s: float,
     rcvbuf_bytes: int | None = None,
@@ -39,6 +37,11 @@ def _scenario(
     tags: dict[str, Any],
     hosts: dict[str, Any] | None = None,
 ) -> StudyRun:
+    """One run on ``path``: its fitted loss unless ``loss`` is given, its pacing cap per stream
+    where ``cap_gbps`` is None (0: unpaced)."""
+    rate_gbps = path.rate_gbps(streams)
+    loss = path.loss if loss is None else loss
+    cap_gbps = path.cap_gbps if cap_gbps is None else cap_gbps
     rnd = random.Random(seed * 1_000_003 + streams)
     # Streams start 0-10 ms apart, to the 0.1 µs.
     flows = [
@@ -59,10 +62,10 @@ def _scenario(
         sample_interval_s=0.1,
         topology=Dumbbell(
             rate_bps=_rate_bps(rate_gbps, p),
-            rtt_s=rtt_ms / 1e3,
+            rtt_s=path.rtt_ms / 1e3,
             buffer=_buffer(rate_gbps, buffer_ms, p),
             loss=loss,
-            access_rate_bps=_rate_bps(access_gbps, p),
+            access_rate_bps=_rate_bps(path.access_gbps, p),
         ),
         flows=flows,
         tags=dict(tags, cc_name=cc, streams=streams, cap_gbps=cap_gbps, seed=seed, link_gbps=rate_gbps * p.rate_scale),
@@ -77,17 +80,14 @@ def run_path_100g(ctx: StudyContext, p: Plan, seeds: list[int]) -> tuple[pd.Data
         _scenario(
             name="esnet-100g",
             p=p,
-            rate_gbps=100,
-            access_gbps=400,
-            rtt_ms=150,
+            path=PATH_100G,
             buffer_ms=buf,
-            loss=LOSS_100G,
             cc=cc,
             streams=streams,
-            cap_gbps=12.0 if cap is None else cap,
+            cap_gbps=cap,
             seed=sd,
             dur_s=p.dur_s,
-            tags={"path": "100G", "buffer_ms": buf},
+            tags={"path": PATH_100G.tag, "buffer_ms": buf},
         )
         for buf in p.buffers_ms
         for streams, cap in CONFIGS
@@ -108,18 +108,15 @@ def run_lag(ctx: StudyContext, p: Plan, seeds: list[int]) -> tuple[pd.DataFrame,
         _scenario(
             name="esnet-4x10g",
             p=p,
-            rate_gbps=10 if streams == 1 else 40,
-            access_gbps=100,
-            rtt_ms=147,
+            path=PATH_4X10G,
             buffer_ms=5.0,
-            loss=LOSS_4X10G,
             cc=cc,
             streams=streams,
-            cap_gbps=11.0 if cap is None else cap,
+            cap_gbps=cap,
             seed=sd,
             dur_s=p.lag_dur_s,
             rcvbuf_bytes=RCVBUF_4X10G_BYTES,
-            tags={"path": "4x10G"},
+            tags={"path": PATH_4X10G.tag},
         )
         for streams, cap in CONFIGS
         for cc in CCS
@@ -138,11 +135,8 @@ def run_gaps(p: Plan, out: Path) -> list[tuple[dict[str, Any], pd.DataFrame]]:
         _scenario(
             name="esnet-gaps",
             p=p,
-            rate_gbps=10,
-            access_gbps=100,
-            rtt_ms=147,
+            path=PATH_4X10G,
             buffer_ms=5.0,
-            loss=LOSS_4X10G,
             cc=cc,
             streams=1,
             cap_gbps=cap,
@@ -176,22 +170,20 @@ def run_hosts(ctx: StudyContext, p: Plan, hm: dict[str, Any]) -> tuple[pd.DataFr
     per-configuration stats."""
     d_sc = [
         _scenario(
-            name=f"esnet-hosts-{path}",
+            name=f"esnet-hosts-{path.tag}",
             p=p,
-            rate_gbps=(100 if path == "100G" else 10 if streams == 1 else 40),
-            access_gbps=400 if path == "100G" else 100,
-            rtt_ms=150 if path == "100G" else 147,
+            path=path,
             buffer_ms=5.0,
             loss=0.0,
             cc=cc,
             streams=streams,
-            cap_gbps=(12.0 if path == "100G" else 11.0) if cap is None else cap,
+            cap_gbps=cap,
             seed=1,
-            dur_s=p.dur_s if path == "100G" else p.lag_dur_s,
-            tags={"path": path},
+            dur_s=p.dur_s if path is PATH_100G else p.lag_dur_s,
+            tags={"path": path.tag},
             hosts=hm,
         )
-        for path in ("100G", "4x10G")
+        for path in (PATH_100G, PATH_4X10G)
         for streams, cap in CONFIGS
         for cc in CCS
     ]

@@ -54,6 +54,32 @@ RCVBUF_4X10G_BYTES = 103_000_000
 
 
 @dataclass(frozen=True)
+class EsnetPath:
+    """One of the slides' two paths as the study simulates it: a bottleneck of ``members`` links
+    of ``member_gbps`` (one stream rides one member of a LAG, several streams all of them) behind
+    the streams' shared first hop of ``access_gbps``, the base RTT, the fitted random loss, and
+    the slides' pacing cap per stream ("paced")."""
+
+    tag: str
+    member_gbps: float
+    members: int
+    access_gbps: float
+    rtt_ms: float
+    loss: float
+    cap_gbps: float
+
+    def rate_gbps(self, streams: int) -> float:
+        """The bottleneck rate that ``streams`` streams share."""
+        return self.member_gbps if streams == 1 else self.member_gbps * self.members
+
+
+#: lbl-dev-dtn1 → cern773: 100G, 150 ms, behind ESnet's 400G backbone rate (the module's docstring).
+PATH_100G = EsnetPath("100G", member_gbps=100, members=1, access_gbps=400, rtt_ms=150, loss=LOSS_100G, cap_gbps=12.0)
+#: lbl-dev-dtn1 → pygrid-sonar2.lancs.ac.uk: the 4×10G LAG, 147 ms, behind the DTN's 100G NIC.
+PATH_4X10G = EsnetPath("4x10G", member_gbps=10, members=4, access_gbps=100, rtt_ms=147, loss=LOSS_4X10G, cap_gbps=11.0)
+
+
+@dataclass(frozen=True)
 class Plan:
     """Repetitions, run lengths and rate scale of the study."""
 
