@@ -60,7 +60,7 @@ def _raw() -> dict[str, Any]:
     sampler.sample(0.2, [(TCP_INFO, None, None)])
     cfg = {"duration_ns": DURATION_NS, "flows": [{"start_ns": 0, "stop_ns": None, "spec": 0}]}
     queue_rows = [_queue_row(t, q) for t in (INTERVAL_NS, 2 * INTERVAL_NS) for q in ("bottleneck", "bottleneck_rev")]
-    return _assemble(cfg, [state], sampler.cols, sampler.rtt_samples, queue_rows, {}, 0)
+    return _assemble(cfg, [state], sampler.cols, sampler.rtt_reads(), queue_rows, {}, 0)
 
 
 def _column(raw: dict[str, Any], table: str, name: str) -> np.ndarray:

@@ -64,6 +64,10 @@ class _Sampler:
         self.last_rwnd = [0] * n
         self.last_sndbuf = [0] * n
 
+    def rtt_reads(self) -> list[RttReads]:
+        """Every flow's RTT reads with their weights, for the flows table."""
+        return [RttReads(r, w) for r, w in zip(self.rtt_samples, self.rtt_weights)]
+
     def read_infos(self) -> list[FlowInfo | None]:
         """Every connected flow's TCP_INFO now; its RTT joins the flow's samples."""
         infos: list[FlowInfo | None] = []
@@ -209,4 +213,4 @@ def _sample_loop(
         if next_tick < time.monotonic_ns() - tick:  # fell behind (CPU contention): do not burst
             next_tick = time.monotonic_ns()
     _read_final_infos(states)
-    return sampler.cols, [RttReads(r, w) for r, w in zip(sampler.rtt_samples, sampler.rtt_weights)]
+    return sampler.cols, sampler.rtt_reads()
