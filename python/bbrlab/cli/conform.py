@@ -32,9 +32,19 @@ _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable"
     show_default=True,
     help="Directory for conform.csv (created if missing).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="sim: the simulator (all cases). emu: the kernel through the link emulator (root; bbr3_linux's "
+    "BPF port and kernel bbr as bbr1; the cases its sampled phases, gains and cwnd show).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON instead of the table.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
-def conform_command(algorithms: tuple[str, ...], cases: str | None, out_dir: str, as_json: bool, quiet: bool) -> None:
+def conform_command(
+    algorithms: tuple[str, ...], cases: str | None, out_dir: str, backend: str, as_json: bool, quiet: bool
+) -> None:
     """Check BBR implementations against the draft's example test cases (draft-ietf-ccwg-bbr,
     Appendix A) on the simulator: each case runs a scenario with the per-ACK state trace on and
     checks the criterion on it. ALG: bbr3, bbr3_linux, bbr2, bbr1 (default: all four).
@@ -42,14 +52,20 @@ def conform_command(algorithms: tuple[str, ...], cases: str | None, out_dir: str
     Verdicts: pass; fail (the observed value against the criterion); not applicable (why: a rule
     the algorithm does not have, or a mechanism the simulator lacks). Each algorithm is held to
     its own source's rules where they differ from the draft (docs/conformance.md). Writes
-    DIR/conform.csv with columns case, algorithm, backend, verdict, observed, criterion."""
-    from ..conform import ALGORITHMS, conform, select_cases, write_csv
+    DIR/conform.csv with columns case, algorithm, backend, verdict, observed, criterion.
+
+    --backend emu runs on the kernel (root): bbr3_linux (BPF port) and bbr1 (kernel bbr) by
+    default, on the cases its 10-ms samples of phase, gains and cwnd show (A.1, A.3, A.10, A.14);
+    each kernel run is real time, so choose cases with --cases."""
+    from ..conform import ALGORITHMS, KERNEL_DEFAULT, conform, select_cases, write_csv
 
     chosen = select_cases(cases.split(",") if cases is not None else None)
-    algs = algorithms or ALGORITHMS
+    algs = algorithms or (KERNEL_DEFAULT if backend == "emu" else ALGORITHMS)
     err = _stderr_console(quiet=quiet or as_json)
     started = time.perf_counter()
-    rows = conform(algs, chosen, progress=lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]"))
+    rows = conform(
+        algs, chosen, progress=lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]"), backend=backend
+    )
     wall_s = time.perf_counter() - started
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -59,7 +75,8 @@ def conform_command(algorithms: tuple[str, ...], cases: str | None, out_dir: str
         return
     from rich.table import Table
 
-    table = Table(title=f"BBR draft Appendix A on the simulator ({wall_s:.1f} s)")
+    where = "the kernel (emu)" if backend == "emu" else "the simulator"
+    table = Table(title=f"BBR draft Appendix A on {where} ({wall_s:.1f} s)")
     table.add_column("case")
     table.add_column("name")
     for a in algs:

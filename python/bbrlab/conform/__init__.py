@@ -20,10 +20,14 @@ from pathlib import Path
 from ..errors import UserError
 from .cases import CASE_IDS, CASES, Case, outcome
 from .rules import ALGORITHMS, RULES
-from .scenarios import build
+from .scenarios import TRIGGERED, build
 from .trace import Run, run_config
+from .triggers import replay
 
-__all__ = ["ALGORITHMS", "CASE_IDS", "Row", "conform", "select_cases", "write_csv", "CSV_COLUMNS"]
+__all__ = ["ALGORITHMS", "CASE_IDS", "KERNEL_DEFAULT", "Row", "conform", "select_cases", "write_csv", "CSV_COLUMNS"]
+
+#: The algorithms `--backend emu` checks by default: the kernel BBRs whose phase is readable.
+KERNEL_DEFAULT = ("bbr3_linux", "bbr1")
 
 CSV_COLUMNS = ("case", "algorithm", "backend", "verdict", "observed", "criterion")
 
@@ -59,19 +63,38 @@ def conform(
     cases: Sequence[Case] | None = None,
     *,
     progress: Callable[[str, str], None] | None = None,
+    backend: str = "sim",
 ) -> list[Row]:
     """Run ``cases`` (all by default) for each algorithm; one row per case and algorithm, in
-    case order then algorithm order. ``progress(scenario, algorithm)`` is called before each run."""
+    case order then algorithm order. ``progress(scenario, algorithm)`` is called before each run.
+    ``backend`` "emu": the kernel (``kernel.py``), for ``bbr3_linux`` and ``bbr1`` only."""
+    if backend == "emu":
+        return _conform_kernel(algorithms, list(CASES) if cases is None else list(cases), progress)
+    if backend != "sim":
+        raise UserError(f"conform: --backend {backend!r}; use sim or emu")
     for a in algorithms:
         if a not in RULES:
             raise UserError(f"conform: {a!r} is not a BBR this suite checks; use {', '.join(RULES)}")
     chosen = list(CASES) if cases is None else list(cases)
     runs: dict[tuple[str, str], Run] = {}
+
+    def run_of(scn: str, alg: str) -> Run:
+        if (scn, alg) not in runs:
+            if scn in TRIGGERED:
+                trigger = TRIGGERED[scn][1]
+                base = run_of(trigger.base, alg)
+                if progress is not None:
+                    progress(scn, alg)
+                runs[(scn, alg)] = replay(build(trigger.base, alg), base, trigger, alg)
+            else:
+                if progress is not None:
+                    progress(scn, alg)
+                runs[(scn, alg)] = run_config(build(scn, alg))
+        return runs[(scn, alg)]
+
     for alg in algorithms:
         for scn in dict.fromkeys(c.scenario for c in chosen if c.scenario is not None):
-            if progress is not None:
-                progress(scn, alg)
-            runs[(scn, alg)] = run_config(build(scn, alg))
+            run_of(scn, alg)
     rows = []
     for case in chosen:
         for alg in algorithms:
@@ -88,3 +111,30 @@ def write_csv(rows: Sequence[Row], path: Path) -> Path:
         for r in rows:
             w.writerow(asdict(r))
     return path
+
+
+def _conform_kernel(
+    algorithms: Sequence[str], chosen: Sequence[Case], progress: Callable[[str, str], None] | None
+) -> list[Row]:
+    from .kernel import KERNEL_ALGORITHMS, KERNEL_CASES, kernel_outcome, run_kernel
+
+    for a in algorithms:
+        if a not in KERNEL_ALGORITHMS:
+            raise UserError(
+                f"conform --backend emu: {a!r} has no kernel phase export; use {', '.join(KERNEL_ALGORITHMS)}"
+            )
+    runs: dict[tuple[str, str], object] = {}
+    for alg in algorithms:
+        for scn in dict.fromkeys(KERNEL_CASES[c.id][0] for c in chosen if c.id in KERNEL_CASES):
+            if progress is not None:
+                progress(scn, alg)
+            try:
+                runs[(scn, alg)] = run_kernel(scn, alg)
+            except Exception as e:  # a kernel run that fails is that row's verdict, not the suite's
+                runs[(scn, alg)] = e
+    rows = []
+    for case in chosen:
+        for alg in algorithms:
+            o = kernel_outcome(case.id, alg, runs)
+            rows.append(Row(case.id, alg, "emu", o.verdict, o.observed, o.criterion))
+    return rows

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SCENARIOS", "build"]
+from .rules import RULES
+from .triggers import Moment, Trigger
+
+__all__ = ["SCENARIOS", "TRIGGERED", "build"]
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -148,6 +151,70 @@ SCENARIOS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
 }
 
 
+#: A.4: the rate on DRAIN's entry is cut to this share. The draft's example cuts 10 %; that
+#: cut leaves the link faster than DRAIN's pacing (0.5 or 0.35 × max_bw), which empties the
+#: queue and ends DRAIN on inflight within its 3 rounds, so the timeout is never exercised. A cut
+#: below the DRAIN gain (0.3) makes the queue grow while DRAIN lasts: only the timeout ends it.
+A4_RATE_SHARE = 0.3
+#: A.9: the first PROBE_DOWN at or after this time triggers the cut: after the first PROBE_RTT
+#: (at ~5.2 s), so that the next one (5 s later) does not interrupt the up to 3 s DOWN can last.
+A9_AFTER_S = 5.5
+#: A.9: the rate drops to this share of DOWN's pacing gain (draft: 0.9 × 0.97 ≈ −13 %, the
+#: draft's −10 % less 3 %). At exactly DOWN's gain the link would match DOWN's pacing and the
+#: probe's queue would stay as it is, or drain a little at the pacer's 1 % margin (Linux), and
+#: the inflight exit could still fire; a link slightly slower than DOWN's pacing makes the queue
+#: grow, so only the time limit can end DOWN.
+A9_GAIN_SHARE = 0.97
+#: A.20: PROBE_UP entries at or after this time (after the first PROBE_RTT) trigger the drops:
+#: segments 2, 4, …, 8 after the next one to be sent on UP's entry, four discontiguous losses
+#: (> 2 % of UP's inflight) before UP can reach its 3-round plateau.
+A20_AFTER_S = 3.0
+A20_DROP_OFFSETS = (2, 4, 6, 8)
+
+
+def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment, str], dict[str, Any]]:
+    """A change that sets the bottleneck rate to ``share(cc)`` of the scenario's at the moment."""
+
+    def change(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+        b = config["topology"]["bottleneck"]
+        b["schedule"] = [*b.get("schedule", []), {"at_ns": m.t_ns, "rate_bps": int(b["rate_bps"] * share(cc))}]
+        return config
+
+    return change
+
+
+def _drop_after(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    config["flows"][0]["drop_segments"] = [m.next_segment + k for k in A20_DROP_OFFSETS]
+    return config
+
+
+#: Scenarios whose change is triggered by the sender's state (``triggers.py``): each is its base
+#: scenario replayed with the change at the ACK that entered the phase.
+TRIGGERED: dict[str, tuple[str, Trigger]] = {
+    "drain_cut": (
+        f"bulk; on DRAIN's entry the rate drops to {A4_RATE_SHARE:.0%}",
+        Trigger("bulk", "drain", 0.0, _cut_rate(lambda cc: A4_RATE_SHARE)),
+    ),
+    "down_cut": (
+        f"bulk; on the first PROBE_DOWN after {A9_AFTER_S:g} s the rate drops to {A9_GAIN_SHARE:.0%} of "
+        "the DOWN gain's share (draft: 0.873), so DOWN's pacing no longer drains the queue",
+        Trigger(
+            "bulk",
+            "probe_down",
+            A9_AFTER_S,
+            _cut_rate(lambda cc: (RULES[cc].down_gain or 1.0) * A9_GAIN_SHARE),
+        ),
+    ),
+    "up_loss": (
+        f"bulk; on the first PROBE_UP after {A20_AFTER_S:g} s segments +{A20_DROP_OFFSETS} of the next "
+        "to be sent are dropped",
+        Trigger("bulk", "probe_up", A20_AFTER_S, _drop_after),
+    ),
+}
+
+
 def build(scenario: str, cc: str) -> dict[str, Any]:
-    """The core config of ``scenario`` for algorithm ``cc``."""
+    """The core config of ``scenario`` for algorithm ``cc`` (a triggered scenario's: its base's)."""
+    if scenario in TRIGGERED:
+        scenario = TRIGGERED[scenario][1].base
     return SCENARIOS[scenario][1](cc)
