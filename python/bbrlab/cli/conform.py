@@ -40,10 +40,22 @@ _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable"
     help="sim: the simulator (all cases). emu: the kernel through the link emulator (root; bbr3_linux's "
     "BPF port and kernel bbr as bbr1; the cases its sampled phases, gains and cwnd show).",
 )
+@click.option(
+    "--sweep",
+    is_flag=True,
+    help="Simulator: run the cases whose scenario scales (bulk, idle, aggregation and the triggered ones) at "
+    "1, 10, 100 Mbit/s × 10, 40, 200 ms; a cell counts its verdicts over the 9 points.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON instead of the table.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def conform_command(
-    algorithms: tuple[str, ...], cases: str | None, out_dir: str, backend: str, as_json: bool, quiet: bool
+    algorithms: tuple[str, ...],
+    cases: str | None,
+    out_dir: str,
+    backend: str,
+    sweep: bool,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Check BBR implementations against the draft's example test cases (draft-ietf-ccwg-bbr,
     Appendix A) on the simulator: each case runs a scenario with the per-ACK state trace on and
@@ -58,14 +70,20 @@ def conform_command(
     default, on the cases its 10-ms samples of phase, gains and cwnd show (A.1, A.3, A.10, A.14);
     each kernel run is real time, so choose cases with --cases."""
     from ..conform import ALGORITHMS, KERNEL_DEFAULT, conform, select_cases, write_csv
+    from ..conform import sweep as run_sweep
+    from ..errors import UserError
 
     chosen = select_cases(cases.split(",") if cases is not None else None)
     algs = algorithms or (KERNEL_DEFAULT if backend == "emu" else ALGORITHMS)
     err = _stderr_console(quiet=quiet or as_json)
     started = time.perf_counter()
-    rows = conform(
-        algs, chosen, progress=lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]"), backend=backend
-    )
+    progress = lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]")  # noqa: E731
+    if sweep and backend != "sim":
+        raise UserError("--sweep runs on the simulator only")
+    if sweep:
+        rows = run_sweep(algs, chosen, progress=progress)
+    else:
+        rows = conform(algs, chosen, progress=progress, backend=backend)
     wall_s = time.perf_counter() - started
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,6 +103,11 @@ def conform_command(
     by_case: dict[str, dict[str, str]] = {}
     for r in rows:
         by_case.setdefault(r.case, {})[r.algorithm] = _CELL.get(r.verdict, r.verdict)
+    if sweep:  # a cell counts the verdicts over the grid's points
+        for case_id, cells in by_case.items():
+            for a in cells:
+                got = [r.verdict for r in rows if r.case == case_id and r.algorithm == a]
+                cells[a] = ", ".join(f"{got.count(v)} {_CELL[v]}" for v in _CELL if got.count(v))
     for case_id, cells in by_case.items():
         table.add_row(case_id, names[case_id], *(cells[a] for a in algs))
     console = _stdout_console()

@@ -96,14 +96,26 @@ def check_a1(run: Run, r: Rules) -> Outcome:
         return Outcome(FAIL, f"STARTUP → {nxt or 'end of run'}", crit)
     exit_row = eps[0].end
     max_bw, starts = run.col("max_bw_bps"), run.col("round_start")
-    # The plateau, recomputed from max_bw at each round start in STARTUP (the draft's rule:
-    # BBRCheckFullBWReached on the round-start sample), not read from the algorithm's counter.
+    # The plateau, recomputed from the trace, not read from the algorithm's counter: from max_bw
+    # at each round start in STARTUP (the draft's rule: BBRCheckFullBWReached on the round-start
+    # sample), or (Linux v3) from every ACK's non-app-limited sample, flat rounds counted at
+    # round starts whose sample did not grow.
     baseline, flat = 0.0, 0
-    for i in np.flatnonzero(starts[: exit_row + 1]):
-        if max_bw[i] >= baseline * PLATEAU_GROWTH:
-            baseline, flat = float(max_bw[i]), 0
-        else:
-            flat += 1
+    if r.full_bw_every_ack:
+        rate, limited = run.col("delivery_rate_bps"), run.col("app_limited")
+        for i in range(exit_row + 1):
+            if limited[i]:
+                continue
+            if rate[i] >= baseline * PLATEAU_GROWTH:
+                baseline, flat = float(rate[i]), 0
+            elif starts[i]:
+                flat += 1
+    else:
+        for j in np.flatnonzero(starts[: exit_row + 1]):
+            if max_bw[j] >= baseline * PLATEAU_GROWTH:
+                baseline, flat = float(max_bw[j]), 0
+            else:
+                flat += 1
     ratio = float(max_bw[exit_row]) / run.payload_bps
     reached = bool(run.col("full_bw_reached")[exit_row])
     ok = flat == PLATEAU_ROUNDS and abs(ratio - 1) <= FULL_BW_TOL and reached
@@ -276,13 +288,20 @@ def check_a8(run: Run, r: Rules) -> Outcome:
         return Outcome(FAIL, "no completed PROBE_DOWN", crit)
     gains = np.concatenate([run.col("pacing_gain")[e.start : e.end] for e in downs])
     gain_ok = bool(np.all(np.abs(gains - r.down_gain) <= GAIN_TOL))
-    ends = [exit_inflight(run, r, e.end) for e in downs]
-    bad = [e for e, (now, lim, _) in zip(downs, ends) if e.next != "probe_cruise" or now > lim + 1]
+    # A DOWN may also end on time (→ REFILL, A.9's exit) or be pre-empted by PROBE_RTT; only the
+    # DOWNs that went to CRUISE are judged on the bound, and at least one must have.
+    cruised = [e for e in downs if e.next == "probe_cruise"]
+    other = sorted({e.next for e in downs if e.next not in ("probe_cruise", "probe_refill", "probe_rtt")})
+    if not cruised:
+        return Outcome(FAIL, f"no PROBE_DOWN → probe_cruise ({len(downs)} DOWNs)", crit)
+    ends = [exit_inflight(run, r, e.end) for e in cruised]
+    bad = [e for e, (now, lim, _) in zip(cruised, ends) if now > lim + 1]
     now, lim, name = ends[0]
     return Outcome(
-        _verdict(gain_ok and not bad),
-        f"gain {np.min(gains):.3f}–{np.max(gains):.3f}; {len(downs) - len(bad)}/{len(downs)} DOWNs → "
-        f"probe_cruise within the bound (first: {name} {now:.1f} vs {lim:.1f})",
+        _verdict(gain_ok and not bad and not other),
+        f"gain {np.min(gains):.3f}–{np.max(gains):.3f}; {len(cruised) - len(bad)}/{len(cruised)} DOWNs → "
+        f"probe_cruise within the bound (first: {name} {now:.1f} vs {lim:.1f}); {len(downs) - len(cruised)} "
+        f"→ refill or PROBE_RTT{'; → ' + ', '.join(other) if other else ''}",
         crit,
     )
 
@@ -498,10 +517,13 @@ def check_a4(run: Run, r: Rules) -> Outcome:
     d = next((e for e in run.episodes_of("drain") if e.start == row), None)
     if d is None:
         return Outcome(FAIL, "no DRAIN episode at the trigger", crit)
-    if d.next not in r.probe_bw_phases:
-        return Outcome(FAIL, f"DRAIN → {d.next or 'end of run'}", crit)
     rounds = run.col("round_count")
-    n = int(rounds[d.end] - rounds[d.start])
+    n = int(rounds[d.end] - rounds[d.start]) if d.next else int(rounds[-1] - rounds[d.start])
+    if d.next == "probe_rtt" and n <= n_max:
+        # PROBE_RTT, due at its own interval, pre-empted DRAIN before the limit could end it.
+        return na(f"PROBE_RTT came {n} rounds into DRAIN, before its limit of {n_max} (slow rounds)")
+    if d.next not in r.probe_bw_phases:
+        return Outcome(FAIL, f"DRAIN → {d.next or 'end of run'} after {n} rounds", crit)
     now, lim, name = exit_inflight(run, r, d.end)
     ok = n == n_max + 1 and now > lim
     return Outcome(
@@ -533,6 +555,8 @@ def check_a9(run: Run, r: Rules) -> Outcome:
     n = int(rounds[d.end - 1] - rounds[d.start])
     # The setup's premise, reported, not judged: the exit measure stayed above DOWN's bound (the
     # trace's measure is an estimate of the one the algorithm uses, ±1 packet).
+    if d.next == "probe_rtt" and span <= 3.0:
+        return na(f"PROBE_RTT, due at its own interval, ended DOWN after {span:.2f} s, before its 3-s limit")
     below = sum(1 for i in range(d.start, d.end) if exit_inflight(run, r, i)[0] <= exit_inflight(run, r, i)[1])
     ok = d.next == "probe_refill" and span <= 3.0 + 2 * run.rtt_s
     return Outcome(

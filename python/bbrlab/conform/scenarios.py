@@ -9,13 +9,14 @@ PROBE_RTT intervals, a rate step after STARTUP has settled, 5 s of idle.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from .rules import RULES
 from .triggers import Moment, Trigger
 
-__all__ = ["SCENARIOS", "TRIGGERED", "build"]
+__all__ = ["SCENARIOS", "SWEEPABLE", "SWEEP_RATES_BPS", "SWEEP_RTTS_NS", "TRIGGERED", "build"]
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -166,10 +167,12 @@ A9_AFTER_S = 5.5
 #: grow, so only the time limit can end DOWN.
 A9_GAIN_SHARE = 0.97
 #: A.20: PROBE_UP entries at or after this time (after the first PROBE_RTT) trigger the drops:
-#: segments 2, 4, …, 8 after the next one to be sent on UP's entry, four discontiguous losses
-#: (> 2 % of UP's inflight) before UP can reach its 3-round plateau.
+#: every second segment from the second after the next one to be sent on UP's entry, discontiguous
+#: losses numbering A20_LOSS_SHARE of the inflight then (at least A20_MIN_DROPS): well above
+#: LossThresh (2 %) of UP's tx_in_flight at any rate and RTT, before UP can reach its plateau.
 A20_AFTER_S = 3.0
-A20_DROP_OFFSETS = (2, 4, 6, 8)
+A20_LOSS_SHARE = 0.05
+A20_MIN_DROPS = 4
 
 
 def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment, str], dict[str, Any]]:
@@ -184,7 +187,8 @@ def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment
 
 
 def _drop_after(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
-    config["flows"][0]["drop_segments"] = [m.next_segment + k for k in A20_DROP_OFFSETS]
+    n = max(A20_MIN_DROPS, math.ceil(A20_LOSS_SHARE * m.inflight))
+    config["flows"][0]["drop_segments"] = [m.next_segment + 2 * (k + 1) for k in range(n)]
     return config
 
 
@@ -206,15 +210,33 @@ TRIGGERED: dict[str, tuple[str, Trigger]] = {
         ),
     ),
     "up_loss": (
-        f"bulk; on the first PROBE_UP after {A20_AFTER_S:g} s segments +{A20_DROP_OFFSETS} of the next "
-        "to be sent are dropped",
+        f"bulk; on the first PROBE_UP after {A20_AFTER_S:g} s every second segment from the next one sent is "
+        f"dropped, {A20_LOSS_SHARE:.0%} of the inflight (at least {A20_MIN_DROPS})",
         Trigger("bulk", "probe_up", A20_AFTER_S, _drop_after),
     ),
 }
 
 
-def build(scenario: str, cc: str) -> dict[str, Any]:
-    """The core config of ``scenario`` for algorithm ``cc`` (a triggered scenario's: its base's)."""
+#: Scenarios that `--sweep` runs at other rates and RTTs (their buffer is in BDPs and nothing in
+#: them is tuned to the default point). The others set their own rate (sub_packet, slow_startup,
+#: step_up, step_down, policer) or place their losses and app-limitation for the default point
+#: (app_limited_loss, app_limited: 30 KB writes are not app-limited at 1 Mbit/s).
+SWEEPABLE = frozenset({"bulk", "idle", "aggregation", *TRIGGERED})
+#: The sweep's grid, within the draft's ranges (64 kbit/s–10 Gbit/s, < 1 ms–1 s): three rates
+#: a decade apart around the default, three RTTs from a metro to a satellite-like path.
+SWEEP_RATES_BPS = (1_000_000, 10_000_000, 100_000_000)
+SWEEP_RTTS_NS = (10 * MS, 40 * MS, 200 * MS)
+
+
+def build(scenario: str, cc: str, point: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The core config of ``scenario`` for algorithm ``cc`` (a triggered scenario's: its base's),
+    at the default point or at ``point`` = (rate_bps, rtt_ns) for a :data:`SWEEPABLE` one."""
+    if point is not None and scenario not in SWEEPABLE:
+        raise ValueError(f"scenario {scenario!r} is not swept")
     if scenario in TRIGGERED:
         scenario = TRIGGERED[scenario][1].base
-    return SCENARIOS[scenario][1](cc)
+    config = SCENARIOS[scenario][1](cc)
+    if point is not None:
+        b = config["topology"]["bottleneck"]
+        b["rate_bps"], b["rtt_ns"] = point
+    return config

@@ -29,12 +29,14 @@ __all__ = ["Moment", "Trigger", "find_moment", "replay"]
 @dataclass(frozen=True)
 class Moment:
     """Where the trigger fired in the base run: the row (ACK) that entered the phase, its time,
-    and the next segment to be sent then (delivered + in flight: the base runs lose nothing
-    before it)."""
+    the next segment to be sent then (delivered + in flight: the base runs lose nothing before
+    it) and the packets in flight."""
 
     row: int
     t_ns: int
     next_segment: int
+    #: Packets in flight on that ACK.
+    inflight: int
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,9 @@ def find_moment(run: Run, phase: str, after_s: float) -> Moment | None:
     for e in run.episodes_of(phase):
         if e.start > 0 and t[e.start] >= after_s:
             i = e.start
-            nxt = int(run.col("delivered_pkts")[i] + run.col("inflight_pkts")[i])
-            return Moment(i, int(round(float(t[i]) * 1e9)), nxt)
+            inflight = int(run.col("inflight_pkts")[i])
+            nxt = int(run.col("delivered_pkts")[i]) + inflight
+            return Moment(i, int(round(float(t[i]) * 1e9)), nxt, inflight)
     return None
 
 
