@@ -114,6 +114,18 @@ def test_a_triggered_run_replays_its_base_up_to_the_trigger_and_changes_after(co
     assert none.trigger_row is None and "never entered probe_down" in none.trigger_note
 
 
+def test_sweep_runs_the_scalable_cases_at_each_point(core: ModuleType) -> None:
+    from bbrlab.conform import sweep
+    from bbrlab.conform.scenarios import SWEEP_RATES_BPS, SWEEP_RTTS_NS
+
+    rows = sweep(["bbr3"], select_cases(["A.1", "A.14"]))
+    # A.14's scenario sets its own rate: not swept.
+    assert [r.case for r in rows] == ["A.1"] * (len(SWEEP_RATES_BPS) * len(SWEEP_RTTS_NS))
+    assert rows[0].observed.startswith("[1 Mbit/s, 10 ms]") and rows[-1].observed.startswith("[100 Mbit/s, 200 ms]")
+    # The default point is in the grid and gives the default verdict.
+    assert any(r.observed.startswith("[10 Mbit/s, 40 ms]") and r.verdict == "pass" for r in rows)
+
+
 def test_case_selection_accepts_both_spellings_and_refuses_unknown_ids() -> None:
     assert [c.id for c in select_cases(["a.10", "1"])] == ["A.1", "A.10"]
     assert [c.id for c in select_cases(None)] == list(CASE_IDS)
@@ -138,6 +150,9 @@ def test_cli_writes_the_table_and_conform_csv(core: ModuleType, tmp_path: Path) 
         ("A.5", "bbr1"): "not applicable",
     }
     assert all(x["backend"] == "sim" and x["criterion"] for x in rows)
+    # The timeline page: a plot for each applicable row (3 here), with the phases as bands.
+    page = (tmp_path / "conform.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 3 and "<title>drain" in page and "A.5 · bbr1" in page
     j = CliRunner().invoke(cli, ["conform", "bbr2", "--cases", "A.3", "--json", "--out", str(tmp_path)])
     assert j.exit_code == 0, j.output
     (row,) = json.loads(j.output)

@@ -30,7 +30,8 @@ _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable"
     metavar="DIR",
     default=".",
     show_default=True,
-    help="Directory for conform.csv (created if missing).",
+    help="Directory for conform.csv and, on the simulator, conform.html (the state timeline of each case; "
+    "created if missing).",
 )
 @click.option(
     "--backend",
@@ -80,14 +81,19 @@ def conform_command(
     progress = lambda scn, alg: err.print(f"[dim]running {scn} with {alg}[/]")  # noqa: E731
     if sweep and backend != "sim":
         raise UserError("--sweep runs on the simulator only")
+    runs: dict = {}
     if sweep:
         rows = run_sweep(algs, chosen, progress=progress)
     else:
-        rows = conform(algs, chosen, progress=progress, backend=backend)
+        rows = conform(algs, chosen, progress=progress, backend=backend, keep_runs=runs)
     wall_s = time.perf_counter() - started
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = write_csv(rows, out / "conform.csv")
+    if runs:  # the simulator at the default point: the state timeline behind each verdict
+        from ..conform.html import write_html
+
+        write_html(rows, runs, out / "conform.html")
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=1, ensure_ascii=False))
         return

@@ -75,12 +75,14 @@ def conform(
     progress: Callable[[str, str], None] | None = None,
     backend: str = "sim",
     point: tuple[int, int] | None = None,
+    keep_runs: dict[tuple[str, str], Run] | None = None,
 ) -> list[Row]:
     """Run ``cases`` (all by default) for each algorithm; one row per case and algorithm, in
     case order then algorithm order. ``progress(scenario, algorithm)`` is called before each run.
     ``backend`` "emu": the kernel (``kernel.py``), for ``bbr3_linux`` and ``bbr1`` only.
     ``point``: (rate_bps, rtt_ns) instead of the default point; only the cases whose scenario is
-    swept (``scenarios.SWEEPABLE``) are run, and each row's observed value names the point."""
+    swept (``scenarios.SWEEPABLE``) are run, and each row's observed value names the point.
+    ``keep_runs``: filled with the simulator runs, by (scenario, algorithm), for the timeline page."""
     if backend == "emu":
         return _conform_kernel(algorithms, list(CASES) if cases is None else list(cases), progress)
     if backend != "sim":
@@ -110,6 +112,8 @@ def conform(
     for alg in algorithms:
         for scn in dict.fromkeys(c.scenario for c in chosen if c.scenario is not None):
             run_of(scn, alg)
+    if keep_runs is not None:
+        keep_runs.update(runs)
     rows = []
     for case in chosen:
         for alg in algorithms:
