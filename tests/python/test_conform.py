@@ -65,6 +65,11 @@ cc = "cubic"
         ("A.8", "down_gain=0.75", "bbr3_linux"),
         ("A.10", "probe_rtt_interval_s=10", "bbr3"),
         ("A.14", "probe_rtt_cwnd_floor=2", "bbr3"),
+        ("A.1", "full_bw_cnt=1", "bbr3"),
+        ("A.5", "full_bw_cnt=1", "bbr3_linux"),
+        ("A.4", "drain_max_rounds=1000", "bbr3"),
+        ("A.9", "down_gain=0.75", "bbr3"),
+        ("A.20", "loss_thresh=0.5", "bbr3"),
     ],
 )
 def test_each_check_catches_its_mutated_rule(
@@ -80,10 +85,45 @@ def test_each_check_catches_its_mutated_rule(
 
 
 def test_cases_without_their_mechanism_say_what_is_missing(core: ModuleType) -> None:
-    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8"]))
-    assert [r.verdict for r in rows] == ["not applicable"] * 3
+    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8", "A.21"]))
+    assert [r.verdict for r in rows] == ["not applicable"] * 4
     assert "only on a bandwidth plateau" in rows[0].criterion
-    assert "sender's state" in rows[1].criterion and "no PROBE_DOWN" in rows[2].criterion
+    assert "only on inflight" in rows[1].criterion and "no PROBE_DOWN" in rows[2].criterion
+    assert "sender's state" in rows[3].criterion
+
+
+def test_a_triggered_run_replays_its_base_up_to_the_trigger_and_changes_after(core: ModuleType) -> None:
+    from bbrlab.conform.scenarios import TRIGGERED, build
+    from bbrlab.conform.trace import run_config
+    from bbrlab.conform.triggers import find_moment, replay
+
+    trigger = TRIGGERED["drain_cut"][1]
+    base = run_config(build("bulk", "bbr3"))
+    moment = find_moment(base, "drain", 0.0)
+    assert moment is not None and base.phases[moment.row] == "drain" and base.phases[moment.row - 1] == "startup"
+    cut = replay(build("bulk", "bbr3"), base, trigger, "bbr3")
+    assert cut.trigger_row == moment.row, cut.trigger_note
+    n = moment.row + 1
+    assert np.array_equal(cut.col("t_s")[:n], base.col("t_s")[:n])
+    # After the trigger the link is slower: the same ACKs come later.
+    m = min(len(cut.phases), len(base.phases))
+    assert not np.array_equal(cut.col("t_s")[n:m], base.col("t_s")[n:m])
+    # A phase the flow never enters is reported, not replayed.
+    bbr1 = run_config(build("bulk", "bbr1"))
+    none = replay(build("bulk", "bbr1"), bbr1, TRIGGERED["down_cut"][1], "bbr1")
+    assert none.trigger_row is None and "never entered probe_down" in none.trigger_note
+
+
+def test_sweep_runs_the_scalable_cases_at_each_point(core: ModuleType) -> None:
+    from bbrlab.conform import sweep
+    from bbrlab.conform.scenarios import SWEEP_RATES_BPS, SWEEP_RTTS_NS
+
+    rows = sweep(["bbr3"], select_cases(["A.1", "A.14"]))
+    # A.14's scenario sets its own rate: not swept.
+    assert [r.case for r in rows] == ["A.1"] * (len(SWEEP_RATES_BPS) * len(SWEEP_RTTS_NS))
+    assert rows[0].observed.startswith("[1 Mbit/s, 10 ms]") and rows[-1].observed.startswith("[100 Mbit/s, 200 ms]")
+    # The default point is in the grid and gives the default verdict.
+    assert any(r.observed.startswith("[10 Mbit/s, 40 ms]") and r.verdict == "pass" for r in rows)
 
 
 def test_case_selection_accepts_both_spellings_and_refuses_unknown_ids() -> None:
@@ -110,6 +150,9 @@ def test_cli_writes_the_table_and_conform_csv(core: ModuleType, tmp_path: Path) 
         ("A.5", "bbr1"): "not applicable",
     }
     assert all(x["backend"] == "sim" and x["criterion"] for x in rows)
+    # The timeline page: a plot for each applicable row (3 here), with the phases as bands.
+    page = (tmp_path / "conform.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 3 and "<title>drain" in page and "A.5 · bbr1" in page
     j = CliRunner().invoke(cli, ["conform", "bbr2", "--cases", "A.3", "--json", "--out", str(tmp_path)])
     assert j.exit_code == 0, j.output
     (row,) = json.loads(j.output)

@@ -20,10 +20,24 @@ from pathlib import Path
 from ..errors import UserError
 from .cases import CASE_IDS, CASES, Case, outcome
 from .rules import ALGORITHMS, RULES
-from .scenarios import build
+from .scenarios import SWEEP_RATES_BPS, SWEEP_RTTS_NS, SWEEPABLE, TRIGGERED, build
 from .trace import Run, run_config
+from .triggers import replay
 
-__all__ = ["ALGORITHMS", "CASE_IDS", "Row", "conform", "select_cases", "write_csv", "CSV_COLUMNS"]
+__all__ = [
+    "ALGORITHMS",
+    "CASE_IDS",
+    "KERNEL_DEFAULT",
+    "Row",
+    "conform",
+    "sweep",
+    "select_cases",
+    "write_csv",
+    "CSV_COLUMNS",
+]
+
+#: The algorithms `--backend emu` checks by default: the kernel BBRs whose phase is readable.
+KERNEL_DEFAULT = ("bbr3_linux", "bbr1")
 
 CSV_COLUMNS = ("case", "algorithm", "backend", "verdict", "observed", "criterion")
 
@@ -59,25 +73,54 @@ def conform(
     cases: Sequence[Case] | None = None,
     *,
     progress: Callable[[str, str], None] | None = None,
+    backend: str = "sim",
+    point: tuple[int, int] | None = None,
+    keep_runs: dict[tuple[str, str], Run] | None = None,
 ) -> list[Row]:
     """Run ``cases`` (all by default) for each algorithm; one row per case and algorithm, in
-    case order then algorithm order. ``progress(scenario, algorithm)`` is called before each run."""
+    case order then algorithm order. ``progress(scenario, algorithm)`` is called before each run.
+    ``backend`` "emu": the kernel (``kernel.py``), for ``bbr3_linux`` and ``bbr1`` only.
+    ``point``: (rate_bps, rtt_ns) instead of the default point; only the cases whose scenario is
+    swept (``scenarios.SWEEPABLE``) are run, and each row's observed value names the point.
+    ``keep_runs``: filled with the simulator runs, by (scenario, algorithm), for the timeline page."""
+    if backend == "emu":
+        return _conform_kernel(algorithms, list(CASES) if cases is None else list(cases), progress)
+    if backend != "sim":
+        raise UserError(f"conform: --backend {backend!r}; use sim or emu")
     for a in algorithms:
         if a not in RULES:
             raise UserError(f"conform: {a!r} is not a BBR this suite checks; use {', '.join(RULES)}")
     chosen = list(CASES) if cases is None else list(cases)
+    if point is not None:
+        chosen = [c for c in chosen if c.scenario in SWEEPABLE]
     runs: dict[tuple[str, str], Run] = {}
+
+    def run_of(scn: str, alg: str) -> Run:
+        if (scn, alg) not in runs:
+            if scn in TRIGGERED:
+                trigger = TRIGGERED[scn][1]
+                base = run_of(trigger.base, alg)
+                if progress is not None:
+                    progress(scn, alg)
+                runs[(scn, alg)] = replay(build(trigger.base, alg, point), base, trigger, alg)
+            else:
+                if progress is not None:
+                    progress(scn, alg)
+                runs[(scn, alg)] = run_config(build(scn, alg, point))
+        return runs[(scn, alg)]
+
     for alg in algorithms:
         for scn in dict.fromkeys(c.scenario for c in chosen if c.scenario is not None):
-            if progress is not None:
-                progress(scn, alg)
-            runs[(scn, alg)] = run_config(build(scn, alg))
+            run_of(scn, alg)
+    if keep_runs is not None:
+        keep_runs.update(runs)
     rows = []
     for case in chosen:
         for alg in algorithms:
             run = runs.get((case.scenario, alg)) if case.scenario is not None else None
             o = outcome(case, alg, run)
-            rows.append(Row(case.id, alg, "sim", o.verdict, o.observed, o.criterion))
+            where = "" if point is None else f"[{point[0] / 1e6:g} Mbit/s, {point[1] / 1e6:g} ms] "
+            rows.append(Row(case.id, alg, "sim", o.verdict, where + o.observed, o.criterion))
     return rows
 
 
@@ -88,3 +131,45 @@ def write_csv(rows: Sequence[Row], path: Path) -> Path:
         for r in rows:
             w.writerow(asdict(r))
     return path
+
+
+def _conform_kernel(
+    algorithms: Sequence[str], chosen: Sequence[Case], progress: Callable[[str, str], None] | None
+) -> list[Row]:
+    from .kernel import KERNEL_ALGORITHMS, KERNEL_CASES, kernel_outcome, run_kernel
+
+    for a in algorithms:
+        if a not in KERNEL_ALGORITHMS:
+            raise UserError(
+                f"conform --backend emu: {a!r} has no kernel phase export; use {', '.join(KERNEL_ALGORITHMS)}"
+            )
+    runs: dict[tuple[str, str], object] = {}
+    for alg in algorithms:
+        for scn in dict.fromkeys(KERNEL_CASES[c.id][0] for c in chosen if c.id in KERNEL_CASES):
+            if progress is not None:
+                progress(scn, alg)
+            try:
+                runs[(scn, alg)] = run_kernel(scn, alg)
+            except Exception as e:  # a kernel run that fails is that row's verdict, not the suite's
+                runs[(scn, alg)] = e
+    rows = []
+    for case in chosen:
+        for alg in algorithms:
+            o = kernel_outcome(case.id, alg, runs)
+            rows.append(Row(case.id, alg, "emu", o.verdict, o.observed, o.criterion))
+    return rows
+
+
+def sweep(
+    algorithms: Sequence[str] = ALGORITHMS,
+    cases: Sequence[Case] | None = None,
+    *,
+    progress: Callable[[str, str], None] | None = None,
+) -> list[Row]:
+    """The swept cases at every point of the grid (``SWEEP_RATES_BPS`` × ``SWEEP_RTTS_NS``), the
+    default point included: one row per case, algorithm and point."""
+    rows: list[Row] = []
+    for rate in SWEEP_RATES_BPS:
+        for rtt in SWEEP_RTTS_NS:
+            rows += conform(algorithms, cases, progress=progress, point=(rate, rtt))
+    return rows

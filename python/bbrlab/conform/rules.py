@@ -49,6 +49,14 @@ class Rules:
     #: STARTUP also ends on loss (> 2 % in a round in recovery) after this many loss events
     #: (StartupFullLossCnt: 6; v2alpha's bbr_full_loss_cnt: 8); None: no loss exit (v1).
     startup_full_loss_cnt: int | None = 6
+    #: DRAIN also ends this many rounds after it began (the draft's 3); None: only on inflight
+    #: (Linux v1 and v2alpha). bbrlab's `bbr3_linux` keeps the draft's timeout, which Google's
+    #: Linux v3 does not have (docs/conformance.md).
+    drain_max_rounds: int | None = 3
+    #: The plateau's baseline may be raised by any ACK's non-app-limited bandwidth sample (Linux
+    #: v3's bbr_check_full_bw_reached on every ACK); False: by max_bw at round starts (draft, v1,
+    #: v2alpha).
+    full_bw_every_ack: bool = False
 
 
 _V23_PROBE_BW = ("probe_down", "probe_cruise", "probe_refill", "probe_up")
@@ -56,10 +64,22 @@ _V23_PROBE_BW = ("probe_down", "probe_cruise", "probe_refill", "probe_up")
 RULES: dict[str, Rules] = {
     "bbr3": Rules("draft", 0.5, 0.90, 5.0, 0.5, _V23_PROBE_BW, True, False, False, True),
     # Linux v3: DRAIN 1/2.885, DOWN 232/256 ("0.91").
-    "bbr3_linux": Rules("Linux v3", LINUX_DRAIN_GAIN, 232 / 256, 5.0, 0.5, _V23_PROBE_BW, True, True, False, True),
+    "bbr3_linux": Rules(
+        "Linux v3",
+        LINUX_DRAIN_GAIN,
+        232 / 256,
+        5.0,
+        0.5,
+        _V23_PROBE_BW,
+        True,
+        True,
+        False,
+        True,
+        full_bw_every_ack=True,
+    ),
     # v2alpha: DOWN 3/4 (bbr_pacing_gain[BBR_BW_PROBE_DOWN] = BBR_UNIT · 3 / 4).
-    "bbr2": Rules("v2alpha", LINUX_DRAIN_GAIN, 0.75, 5.0, 0.5, _V23_PROBE_BW, False, True, False, True, 8),
+    "bbr2": Rules("v2alpha", LINUX_DRAIN_GAIN, 0.75, 5.0, 0.5, _V23_PROBE_BW, False, True, False, True, 8, None),
     # Linux v1: min_rtt window 10 s, PROBE_RTT at bbr_cwnd_min_target = 4, extra_acked only
     # once full_bw_reached (bbr_ack_aggregation_cwnd).
-    "bbr1": Rules("Linux v1", LINUX_DRAIN_GAIN, None, 10.0, None, ("probe_bw",), False, True, True, False, None),
+    "bbr1": Rules("Linux v1", LINUX_DRAIN_GAIN, None, 10.0, None, ("probe_bw",), False, True, True, False, None, None),
 }

@@ -9,10 +9,14 @@ PROBE_RTT intervals, a rate step after STARTUP has settled, 5 s of idle.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SCENARIOS", "build"]
+from .rules import RULES
+from .triggers import Moment, Trigger
+
+__all__ = ["SCENARIOS", "SWEEPABLE", "SWEEP_RATES_BPS", "SWEEP_RTTS_NS", "TRIGGERED", "build"]
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -148,6 +152,91 @@ SCENARIOS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
 }
 
 
-def build(scenario: str, cc: str) -> dict[str, Any]:
-    """The core config of ``scenario`` for algorithm ``cc``."""
-    return SCENARIOS[scenario][1](cc)
+#: A.4: the rate on DRAIN's entry is cut to this share. The draft's example cuts 10 %; that
+#: cut leaves the link faster than DRAIN's pacing (0.5 or 0.35 × max_bw), which empties the
+#: queue and ends DRAIN on inflight within its 3 rounds, so the timeout is never exercised. A cut
+#: below the DRAIN gain (0.3) makes the queue grow while DRAIN lasts: only the timeout ends it.
+A4_RATE_SHARE = 0.3
+#: A.9: the first PROBE_DOWN at or after this time triggers the cut: after the first PROBE_RTT
+#: (at ~5.2 s), so that the next one (5 s later) does not interrupt the up to 3 s DOWN can last.
+A9_AFTER_S = 5.5
+#: A.9: the rate drops to this share of DOWN's pacing gain (draft: 0.9 × 0.97 ≈ −13 %, the
+#: draft's −10 % less 3 %). At exactly DOWN's gain the link would match DOWN's pacing and the
+#: probe's queue would stay as it is, or drain a little at the pacer's 1 % margin (Linux), and
+#: the inflight exit could still fire; a link slightly slower than DOWN's pacing makes the queue
+#: grow, so only the time limit can end DOWN.
+A9_GAIN_SHARE = 0.97
+#: A.20: PROBE_UP entries at or after this time (after the first PROBE_RTT) trigger the drops:
+#: every second segment from the second after the next one to be sent on UP's entry, discontiguous
+#: losses numbering A20_LOSS_SHARE of the inflight then (at least A20_MIN_DROPS): well above
+#: LossThresh (2 %) of UP's tx_in_flight at any rate and RTT, before UP can reach its plateau.
+A20_AFTER_S = 3.0
+A20_LOSS_SHARE = 0.05
+A20_MIN_DROPS = 4
+
+
+def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment, str], dict[str, Any]]:
+    """A change that sets the bottleneck rate to ``share(cc)`` of the scenario's at the moment."""
+
+    def change(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+        b = config["topology"]["bottleneck"]
+        b["schedule"] = [*b.get("schedule", []), {"at_ns": m.t_ns, "rate_bps": int(b["rate_bps"] * share(cc))}]
+        return config
+
+    return change
+
+
+def _drop_after(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    n = max(A20_MIN_DROPS, math.ceil(A20_LOSS_SHARE * m.inflight))
+    config["flows"][0]["drop_segments"] = [m.next_segment + 2 * (k + 1) for k in range(n)]
+    return config
+
+
+#: Scenarios whose change is triggered by the sender's state (``triggers.py``): each is its base
+#: scenario replayed with the change at the ACK that entered the phase.
+TRIGGERED: dict[str, tuple[str, Trigger]] = {
+    "drain_cut": (
+        f"bulk; on DRAIN's entry the rate drops to {A4_RATE_SHARE:.0%}",
+        Trigger("bulk", "drain", 0.0, _cut_rate(lambda cc: A4_RATE_SHARE)),
+    ),
+    "down_cut": (
+        f"bulk; on the first PROBE_DOWN after {A9_AFTER_S:g} s the rate drops to {A9_GAIN_SHARE:.0%} of "
+        "the DOWN gain's share (draft: 0.873), so DOWN's pacing no longer drains the queue",
+        Trigger(
+            "bulk",
+            "probe_down",
+            A9_AFTER_S,
+            _cut_rate(lambda cc: (RULES[cc].down_gain or 1.0) * A9_GAIN_SHARE),
+        ),
+    ),
+    "up_loss": (
+        f"bulk; on the first PROBE_UP after {A20_AFTER_S:g} s every second segment from the next one sent is "
+        f"dropped, {A20_LOSS_SHARE:.0%} of the inflight (at least {A20_MIN_DROPS})",
+        Trigger("bulk", "probe_up", A20_AFTER_S, _drop_after),
+    ),
+}
+
+
+#: Scenarios that `--sweep` runs at other rates and RTTs (their buffer is in BDPs and nothing in
+#: them is tuned to the default point). The others set their own rate (sub_packet, slow_startup,
+#: step_up, step_down, policer) or place their losses and app-limitation for the default point
+#: (app_limited_loss, app_limited: 30 KB writes are not app-limited at 1 Mbit/s).
+SWEEPABLE = frozenset({"bulk", "idle", "aggregation", *TRIGGERED})
+#: The sweep's grid, within the draft's ranges (64 kbit/s–10 Gbit/s, < 1 ms–1 s): three rates
+#: a decade apart around the default, three RTTs from a metro to a satellite-like path.
+SWEEP_RATES_BPS = (1_000_000, 10_000_000, 100_000_000)
+SWEEP_RTTS_NS = (10 * MS, 40 * MS, 200 * MS)
+
+
+def build(scenario: str, cc: str, point: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The core config of ``scenario`` for algorithm ``cc`` (a triggered scenario's: its base's),
+    at the default point or at ``point`` = (rate_bps, rtt_ns) for a :data:`SWEEPABLE` one."""
+    if point is not None and scenario not in SWEEPABLE:
+        raise ValueError(f"scenario {scenario!r} is not swept")
+    if scenario in TRIGGERED:
+        scenario = TRIGGERED[scenario][1].base
+    config = SCENARIOS[scenario][1](cc)
+    if point is not None:
+        b = config["topology"]["bottleneck"]
+        b["rate_bps"], b["rtt_ns"] = point
+    return config

@@ -50,6 +50,10 @@ class Run:
     queue: Table
     wire_bps: float
     rtt_s: float
+    #: A state-triggered run (``triggers.py``): the row on which the trigger fired, or why
+    #: there is none.
+    trigger_row: int | None = None
+    trigger_note: str = ""
     _episodes: list[Episode] | None = field(default=None, repr=False)
 
     @property

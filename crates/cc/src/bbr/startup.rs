@@ -74,7 +74,8 @@ impl FullBw {
     /// BBRv3 §CheckFullBWReached with a bandwidth *sample*. `every_ack` (Linux v3): every
     /// non-app-limited sample may raise the baseline, rounds without growth are counted at round
     /// starts; otherwise (the draft) only the round-start sample counts and a zero sample never
-    /// raises the baseline.
+    /// raises the baseline. `rounds_needed`: the plateau's length ([`FULL_BW_CNT`]; another
+    /// value only in a conformance test's mutation).
     #[inline]
     pub fn check_sample(
         &mut self,
@@ -82,6 +83,7 @@ impl FullBw {
         is_app_limited: bool,
         sample_bw: u64,
         every_ack: bool,
+        rounds_needed: u32,
     ) {
         if self.now || is_app_limited {
             return;
@@ -97,7 +99,7 @@ impl FullBw {
             return;
         }
         self.cnt += 1;
-        self.now = self.cnt >= FULL_BW_CNT;
+        self.now = self.cnt >= rounds_needed;
         if self.now {
             self.reached = true;
         }

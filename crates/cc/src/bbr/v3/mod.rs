@@ -389,6 +389,7 @@ impl FastPathModel for Bbr3 {
             rs.is_app_limited,
             ack.sample_bw,
             self.p.full_bw_every_ack,
+            self.p.full_bw_cnt,
         );
         self.check_startup_done(tp, rs, ack.lost);
         self.update_model_fast(tp, rs, ack);

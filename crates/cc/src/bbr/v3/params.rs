@@ -1,10 +1,11 @@
 //! draft-06 vs Linux v3: the constants and switches that differ (the header's table), chosen
 //! once per flow.
 
+use super::startup::DRAIN_MAX_ROUNDS;
 use crate::bbr::aggregation::ExtraAckedMax;
 use crate::bbr::inflight::CWND_MIN_TARGET;
 use crate::bbr::probe_rtt::PROBE_RTT_WIN_NS;
-use crate::bbr::startup::DRAIN_GAIN;
+use crate::bbr::startup::{DRAIN_GAIN, FULL_BW_CNT};
 use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_UNIT};
 use crate::{Nanos, NSEC_PER_SEC};
 
@@ -71,6 +72,12 @@ pub struct Params {
     /// ProbeRTT's cwnd floor, MinPipeCwnd (`CWND_MIN_TARGET`, 4 in both). A field so that a
     /// conformance test can mutate it.
     pub probe_rtt_cwnd_floor: u32,
+    /// DRAIN's time limit in rounds after its start (§CheckDrainDone: 3, `DRAIN_MAX_ROUNDS`). A
+    /// field so that a conformance test can mutate it.
+    pub drain_max_rounds: u64,
+    /// Rounds of < 25 % growth that make a plateau (§CheckFullBWReached: 3, `FULL_BW_CNT`). A
+    /// field so that a conformance test can mutate it.
+    pub full_bw_cnt: u32,
 }
 
 impl Params {
@@ -98,6 +105,8 @@ impl Params {
                 rto_resets_model: false,
                 probe_rtt_interval_ns: PROBE_RTT_WIN_NS,
                 probe_rtt_cwnd_floor: CWND_MIN_TARGET,
+                drain_max_rounds: DRAIN_MAX_ROUNDS,
+                full_bw_cnt: FULL_BW_CNT,
             },
             // tcp_bbr.c v3, same 2^8 ratios.
             Variant::Linux => Params {
@@ -118,6 +127,8 @@ impl Params {
                 rto_resets_model: true,
                 probe_rtt_interval_ns: PROBE_RTT_WIN_NS,
                 probe_rtt_cwnd_floor: CWND_MIN_TARGET,
+                drain_max_rounds: DRAIN_MAX_ROUNDS,
+                full_bw_cnt: FULL_BW_CNT,
             },
         }
     }
@@ -130,7 +141,8 @@ pub const TEST_MUTATION_ENV: &str = "BBRLAB_TEST_MUTATION";
 
 impl Params {
     /// Change one rule for a conformance test: `drain_gain=G`, `down_gain=G`,
-    /// `probe_rtt_interval_s=S` or `probe_rtt_cwnd_floor=N` (G a gain such as 0.75).
+    /// `probe_rtt_interval_s=S`, `probe_rtt_cwnd_floor=N`, `drain_max_rounds=N`, `full_bw_cnt=N`
+    /// or `loss_thresh=F` (G a gain such as 0.75; F a fraction such as 0.5).
     pub fn mutate(&mut self, spec: &str) -> Result<(), String> {
         let (key, value) =
             spec.split_once('=').ok_or_else(|| format!("{spec:?}: not KEY=VALUE"))?;
@@ -146,10 +158,13 @@ impl Params {
                 self.probe_rtt_interval_ns = (num * NSEC_PER_SEC as f64).round() as Nanos
             }
             "probe_rtt_cwnd_floor" => self.probe_rtt_cwnd_floor = num as u32,
+            "drain_max_rounds" => self.drain_max_rounds = num as u64,
+            "full_bw_cnt" => self.full_bw_cnt = (num as u32).max(1),
+            "loss_thresh" => self.loss_thresh = ((num * 10_000.0).round() as u64, 10_000),
             k => {
                 return Err(format!(
-                    "{k:?}: no such mutation (drain_gain, down_gain, \
-                 probe_rtt_interval_s, probe_rtt_cwnd_floor)"
+                    "{k:?}: no such mutation (drain_gain, down_gain, probe_rtt_interval_s, \
+                 probe_rtt_cwnd_floor, drain_max_rounds, full_bw_cnt, loss_thresh)"
                 ))
             }
         }
@@ -172,6 +187,12 @@ mod tests {
         assert_eq!(p.probe_rtt_interval_ns, 10 * NSEC_PER_SEC);
         p.mutate("probe_rtt_cwnd_floor=2").unwrap();
         assert_eq!(p.probe_rtt_cwnd_floor, 2);
+        p.mutate("drain_max_rounds=1000").unwrap();
+        assert_eq!(p.drain_max_rounds, 1000);
+        p.mutate("full_bw_cnt=1").unwrap();
+        assert_eq!((p.full_bw_cnt, base.full_bw_cnt), (1, 3));
+        p.mutate("loss_thresh=0.5").unwrap();
+        assert_eq!(p.loss_thresh, (5_000, 10_000));
         assert_eq!(base.probe_rtt_interval_ns, PROBE_RTT_WIN_NS);
         for bad in ["drain_gain", "drain_gain=x", "drain_gain=-1", "cwnd=3"] {
             assert!(p.mutate(bad).is_err(), "{bad}");

@@ -10,7 +10,7 @@ use crate::{RateSample, TcpCc};
 /// recovery round (Linux `bbr_full_loss_cnt` = 6 loss-marking events).
 const STARTUP_FULL_LOSS_CNT: u32 = 6;
 /// §Drain: leave Drain after 3 rounds even if inflight is still above the BDP (bw over-estimated).
-const DRAIN_MAX_ROUNDS: u64 = 3;
+pub(super) const DRAIN_MAX_ROUNDS: u64 = 3;
 
 impl Bbr3 {
     /// §EnterStartup.
@@ -66,7 +66,7 @@ impl Bbr3 {
         }
         let inflight = self.inflight_for_checks(tp, tp.packets_in_flight());
         if inflight <= self.inflight(tp, self.max_bw(), GAIN_UNIT)
-            || self.round.round_count > self.drain_start_round + DRAIN_MAX_ROUNDS
+            || self.round.round_count > self.drain_start_round + self.p.drain_max_rounds
         {
             self.enter_probe_bw(tp);
         }
