@@ -12,7 +12,7 @@ from ..errors import UserError
 from ..report import write_index
 from .claims import verdicts_unchecked
 from .context import Size, StudyContext
-from .sources import ANHALT_BQL, ESNET_BBR3, GOOGLE_BBR2, TOONK_BLOG, WATERLOO_DC, Source
+from .sources import ANHALT_BQL, ESNET_BBR3, GOOGLE_BBR2, NSPERF, TOONK_BLOG, WATERLOO_DC, Source
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,13 @@ STUDIES: dict[str, Study] = {
             WATERLOO_DC,
             "§4.3, Figs 9-11, and its open question",
             "dc_convergence",
+        ),
+        Study(
+            "nsperf",
+            "Google's nsperf scenarios (coexist, random_loss, shallow, bufferbloat, ecn_bulk), every BBR version and CUBIC",
+            NSPERF,
+            "run_tests.sh's five scenarios, graph_tests.sh's figures",
+            "nsperf",
         ),
     ]
 }
