@@ -69,3 +69,12 @@ def test_tiny_study_draws_every_figure(tiny_study) -> None:
     rate = {s.name: s.rate_bps for s in tiny.scenarios()}
     assert (points["throughput_bps"] <= points["scenario"].map(rate)).all()
     assert (points["p50_srtt_ms"] > 0).all()
+
+
+def test_only_a_study_with_a_kernel_plan_runs_on_the_kernel(tmp_path) -> None:
+    from bbrlab.errors import UserError
+    from bbrlab.reproduce import run_studies
+
+    with pytest.raises(UserError, match="wan-loss has no kernel plan"):
+        run_studies(["nsperf", "wan-loss"], tmp_path, size=Size.TINY, backend="emu")
+    assert not any(tmp_path.iterdir())  # refused before anything ran

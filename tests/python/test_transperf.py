@@ -5,10 +5,12 @@ out of the core's config."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
 import bbrlab
+import numpy as np
 import pytest
 from bbrlab.cli import cli
 from bbrlab.errors import ScenarioError
@@ -156,3 +158,24 @@ def test_run_refuses_a_bad_check_in_one_line(in_tmp: Path) -> None:
     lines = [x for x in r.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: checks.rtt_med:") and '"OP NUMBER"' in lines[0]
     assert not (in_tmp / "r").exists()
+
+
+def test_lock_on_is_the_estimate_at_startup_exit_zero_if_never_unknown_if_unreported() -> None:
+    from bbrlab.results.columns import Table
+    from bbrlab.results.transperf import _lock_on_bps
+
+    phases = ("startup", "drain", "probe_bw")
+
+    def ts(codes: list[int], bw: list[float]) -> Table:
+        t = Table()
+        t.set("t_s", np.arange(1, len(codes) + 1) * 0.1)
+        t.set("flow", np.zeros(len(codes), dtype=np.int32))
+        t.set("phase", np.asarray(codes), categories=phases)
+        t.set("bw_bps", np.asarray(bw, dtype=float))
+        return t
+
+    assert _lock_on_bps(0, None, ts([0, 0, 1, 2], [1e6, 5e6, 9e6, 8e6])) == 9e6  # first non-STARTUP row
+    assert _lock_on_bps(0, None, ts([0, 0, 0], [1e6, 5e6, 9e6])) == 0.0  # never left STARTUP
+    assert math.isnan(_lock_on_bps(0, None, ts([0, 2], [math.nan, math.nan])))  # not reported
+    # A state trace (per ACK) is preferred to the time series when it has the flow.
+    assert _lock_on_bps(0, ts([0, 1], [1e6, 7e6]), ts([0, 2], [1e6, 9e6])) == 7e6

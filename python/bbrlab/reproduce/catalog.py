@@ -117,16 +117,25 @@ def run_studies(
     size: Size,
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    backend: str = "sim",
 ) -> list[tuple[Study, Path, float]]:
     """Run the named studies (or all); returns (study, report path, wall seconds) for each. Ends by
     writing OUT/index.html: every study in OUT with its claims, linking to its report.html."""
     names = list(names)
     studies = list_studies() if not names or names == ["all"] else [get_study(n) for n in names]
+    if backend != "sim":
+        no_plan = [
+            st.name
+            for st in studies
+            if not hasattr(importlib.import_module(f".{st.module}", __package__), "KERNEL_PLAN")
+        ]
+        if no_plan:
+            raise UserError(f"--backend {backend}: {', '.join(no_plan)} has no kernel plan; run it on the simulator")
     done = []
     for st in studies:
         d = out_dir / st.name
         d.mkdir(parents=True, exist_ok=True)
-        ctx = StudyContext(out_dir=d, size=size, jobs=jobs or os.cpu_count() or 1, progress=progress)
+        ctx = StudyContext(out_dir=d, size=size, jobs=jobs or os.cpu_count() or 1, progress=progress, backend=backend)
         # A tiny study's numbers say nothing about the algorithms: its claims are not verdicts.
         with verdicts_unchecked(size is Size.TINY):
             report = st.run(ctx)

@@ -17,7 +17,8 @@ transperf's HTB rate is; goodput is payload, so a full link scores about 94.
   flows). transperf reads the bw of the kernel debug log's first record in PROBE_BW mode, which
   its README calls the STARTUP exit; here the first state-trace row (``trace = true``) or else
   time-series sample whose phase is not STARTUP. A flow that never leaves STARTUP scores 0, as
-  in transperf.
+  in transperf; one whose backend exports no estimate there (the kernel backend's BPF ports
+  report their phase but not BBR.bw) has none.
 - **loss_avoid**, per flow: 100 * (1 - retransmitted / sent segments), transperf's ``retx``.
 - **fairness**: Jain's index * 100 over all configured flows (n counts them all, as transperf's
   ``nconns``) in each 1 s bucket that ends at or after the warm-up, averaged. None for one flow.
@@ -171,7 +172,8 @@ def _jain_pct(per_flow: np.ndarray, n: int) -> np.ndarray:
 
 
 def _lock_on_bps(fid: int, state: Table | None, ts: Table) -> float:
-    """The flow's bandwidth estimate at its first record outside STARTUP; 0 if none."""
+    """The flow's bandwidth estimate at its first record outside STARTUP; 0 if it has none (it
+    never left STARTUP), NaN if that record has no estimate."""
     for table in (state, ts):
         if table is None or not len(table) or "phase" not in table or "bw_bps" not in table:
             continue
@@ -185,7 +187,8 @@ def _lock_on_bps(fid: int, state: Table | None, ts: Table) -> float:
         out = np.flatnonzero((phase[order] != "startup") & (phase[order] != ""))
         if len(out):
             value = bw[order][out[0]]
-            return float(value) if math.isfinite(value) else 0.0
+            # NaN: the backend exports no estimate (the kernel backend's BPF ports): unknown, not 0.
+            return float(value) if math.isfinite(value) else math.nan
         return 0.0
     return 0.0
 
@@ -307,7 +310,11 @@ def transperf_metrics(
     )
     out["lock_on_bw"] = _worst([f["lock_on_bw"] for f in per_flow if f["bbr"]])
     if out["lock_on_bw"] is None:
-        notes["lock_on_bw"] = "no flow with a STARTUP"
+        notes["lock_on_bw"] = (
+            "the backend reports no bandwidth estimate for these flows"
+            if any(f["bbr"] for f in per_flow)
+            else "no flow with a STARTUP"
+        )
     out["loss_avoid"] = _worst([f["loss_avoid"] for f in judged_flows])
     out["per_flow"] = per_flow
     out["per_second"] = {"tput": tput_buckets.tolist(), "fairness": jain.tolist()}

@@ -29,6 +29,7 @@ plan below is the comparison with real Linux.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -50,13 +51,32 @@ def _fmt(v: float, col: str) -> str:
     return f"{v:.2f}"
 
 
-def _table(points: pd.DataFrame, sc: Scenario, col: str) -> str:
-    d = points[points["scenario"] == sc.name]
+def _table(points: pd.DataFrame, sc: Scenario, col: str, kernel: pd.DataFrame | None = None) -> str:
     rows = []
     for cc in sc.ccs:
-        c = d[d["cc"] == cc].set_index("x")[col]
-        rows.append([cc] + [_fmt(float(c.get(float(x), math.nan)), col) for x in sc.sweep])
+        for backend, frame in (("sim", points), ("kernel", kernel)):
+            if frame is None:
+                continue
+            d = frame[(frame["scenario"] == sc.name) & (frame["cc"] == cc)].set_index("x")[col]
+            label = cc if kernel is None else f"{cc} ({backend})"
+            rows.append([label] + [_fmt(float(d.get(float(x), math.nan)), col) for x in sc.sweep])
     return md_table(["algorithm", *[f"{x:g}" for x in sc.sweep]], rows)
+
+
+def _backend_gap(points: pd.DataFrame, kernel: pd.DataFrame, sc: Scenario, col: str) -> str:
+    """The point where simulator and kernel differ most, in words."""
+    keys = ["scenario", "cc", "x"]
+    both = points[points["scenario"] == sc.name].merge(kernel, on=keys, suffixes=("_sim", "_kernel"))
+    both = both.dropna(subset=[f"{col}_sim", f"{col}_kernel"])
+    if both.empty:
+        return ""
+    gap = (both[f"{col}_sim"] - both[f"{col}_kernel"]).abs()
+    r = both.loc[gap.idxmax()]
+    scale, unit = (1e-6, " Mbit/s") if col == "throughput_bps" else (1.0, " %" if col == "retrans_pct" else " ms")
+    return (
+        f"Largest difference between the backends: {r['cc']} at {r['x']:g}, simulator "
+        f"{r[f'{col}_sim'] * scale:.3g}{unit} against kernel {r[f'{col}_kernel'] * scale:.3g}{unit}."
+    )
 
 
 def _plan_text(cfg: Config) -> str:
@@ -91,6 +111,8 @@ def _largest(points: pd.DataFrame, sc: Scenario, col: str) -> str:
 
 
 def run(ctx: StudyContext) -> Path:
+    if ctx.backend != "sim":
+        return _run_kernel(ctx)
     cfg = PLANS[ctx.size]
     out = ctx.out_dir
     runs, points = run_all(ctx, cfg)
@@ -111,11 +133,11 @@ def run(ctx: StudyContext) -> Path:
     sections.append(
         (
             "The kernel plan (`--backend emu`)",
-            "A reduced plan for real Linux through bbrlab's link emulator, sized to about 30 minutes on a "
-            "2-core machine: " + KERNEL_PLAN.reduced + ".\n\n" + _plan_text(KERNEL_PLAN) + "\n\n"
-            "`bbrlab reproduce` does not run it yet (studies run on the simulator); "
-            "`bbrlab.reproduce.nsperf.experiments.runs_of(scenario)` builds its scenarios, which "
-            "`bbrlab run --backend emu` runs one by one.",
+            "`bbrlab reproduce nsperf --backend emu` runs a reduced plan on real Linux through bbrlab's link "
+            "emulator and the simulator on the same points, sized to about 30 minutes on a 2-core machine: "
+            + KERNEL_PLAN.reduced
+            + ".\n\n"
+            + _plan_text(KERNEL_PLAN),
         )
     )
     sections.append(("Every point", "All three metrics of every point: `points.csv`; every run: `runs.csv`."))
@@ -124,5 +146,44 @@ def run(ctx: StudyContext) -> Path:
         sections,
         source=SOURCE,
         packets=int(runs["packets"].sum()),
+        claims=[],
+    )
+
+
+def _run_kernel(ctx: StudyContext) -> Path:
+    """The kernel plan on the kernel (ctx's backend) and on the simulator, on one page."""
+    cfg = KERNEL_PLAN
+    out = ctx.out_dir
+    kernel_runs, kernel = run_all(ctx, cfg)
+    sim_runs, points = run_all(replace(ctx, backend="sim"), cfg)
+    for frame, fname in ((sim_runs, "runs.csv"), (points, "points.csv")):
+        frame.to_csv(out / fname, index=False)
+    kernel_runs.to_csv(out / "runs_kernel.csv", index=False)
+    kernel.to_csv(out / "points_kernel.csv", index=False)
+    figs = draw(points, cfg, out, kernel=kernel)
+    by_name = {sc.name: sc for sc in cfg.scenarios()}
+    sections = [
+        ("Source and setup", (__doc__ or "").split("\n", 2)[2]),
+        (
+            "This run's plan: the kernel plan, on both backends",
+            _plan_text(cfg) + f"\n\nThis plan differs from nsperf's: {cfg.reduced}. The kernel runs are real "
+            "Linux TCP through bbrlab's link emulator (docs/emu.md), one at a time in real time; the simulator "
+            "runs the same scenarios.",
+        ),
+    ]
+    for (name, col, ylabel, _, _, xlabel, _), fname in zip(FIGURES, figs, strict=True):
+        sc = by_name[name]
+        body = f"{ylabel} against {xlabel} (columns); solid: simulator, dashed: kernel.\n\n"
+        body += _table(points, sc, col, kernel) + "\n\n" + _backend_gap(points, kernel, sc, col)
+        body += f"\n\n![{name}]({fname})"
+        sections.append((f"{name}: {ylabel}", body))
+    sections.append(
+        ("Every point", "Simulator: `points.csv`, `runs.csv`; kernel: `points_kernel.csv`, `runs_kernel.csv`.")
+    )
+    return ctx.write_report(
+        "nsperf: Google's BBR test scenarios, simulator and kernel",
+        sections,
+        source=SOURCE,
+        packets=int(sim_runs["packets"].sum() + kernel_runs["packets"].sum()),
         claims=[],
     )

@@ -21,16 +21,21 @@ FIGURES = (
 )
 
 
-def draw(points: pd.DataFrame, cfg: Config, out: Path) -> list[str]:
+def draw(points: pd.DataFrame, cfg: Config, out: Path, kernel: pd.DataFrame | None = None) -> list[str]:
+    """One PNG per figure; with ``kernel`` (the same points on real Linux), each algorithm's
+    kernel line dashed beside its simulator line."""
     files = []
     by_name = {sc.name: sc for sc in cfg.scenarios()}
     for name, col, ylabel, scale, logx, xlabel, fname in FIGURES:
         sc = by_name[name]
-        d = points[points["scenario"] == name]
         fig, ax = subplots(figsize=(6, 3.8))
-        for cc in sc.ccs:
-            c = d[d["cc"] == cc].sort_values("x")
-            ax.plot(c["x"], c[col] * scale, marker="o", label=cc)
+        for i, cc in enumerate(sc.ccs):
+            for backend, frame, style in (("sim", points, "-"), ("kernel", kernel, "--")):
+                if frame is None:
+                    continue
+                d = frame[(frame["scenario"] == name) & (frame["cc"] == cc)].sort_values("x")
+                label = cc if kernel is None else f"{cc} ({backend})"
+                ax.plot(d["x"], d[col] * scale, style, marker="o", color=f"C{i}", label=label)
         if col == "throughput_bps":
             ax.set_ylim(0, sc.rate_bps * scale * 1.05)
         else:
