@@ -34,13 +34,22 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..claims import claims_table
 from ..context import StudyContext
 from ..report import md_table
 from .experiments import run_all
 from .figures import FIGURES, draw
 from .plan import KERNEL_PLAN, PLANS, SOURCE, Config, Scenario
+from .verdicts import claims as statement_claims
 
 __all__ = ["PLANS", "KERNEL_PLAN", "SOURCE", "run"]
+
+
+_STATEMENTS = (
+    "nsperf publishes no numbers; run_tests.sh states above each scenario what it is meant to show for "
+    "BBRv2 (the v3 copy runs the same for v3). Each statement is checked with a rule fixed in advance "
+    "(`nsperf/verdicts.py`) for `bbr2` and `bbr3_linux`, where the plan runs them.\n\n"
+)
 
 
 def _fmt(v: float, col: str) -> str:
@@ -125,6 +134,8 @@ def run(ctx: StudyContext) -> Path:
     if cfg.reduced:
         plan += f"\n\nThis plan differs from nsperf's: {cfg.reduced}."
     sections.append(("This run's plan", plan))
+    found = statement_claims(points, cfg)
+    sections.append(("nsperf's statements beside ours", _STATEMENTS + claims_table(found, source_header="nsperf")))
     for (name, col, ylabel, _, _, xlabel, _), fname in zip(FIGURES, figs, strict=True):
         sc = by_name[name]
         body = f"{ylabel} against {xlabel} (columns), median over {sc.reps} repetition(s).\n\n"
@@ -146,7 +157,7 @@ def run(ctx: StudyContext) -> Path:
         sections,
         source=SOURCE,
         packets=int(runs["packets"].sum()),
-        claims=[],
+        claims=found,
     )
 
 
@@ -171,6 +182,9 @@ def _run_kernel(ctx: StudyContext) -> Path:
             "runs the same scenarios.",
         ),
     ]
+    found = [replace(c, claim=f"{c.claim} (simulator)") for c in statement_claims(points, cfg)]
+    found += [replace(c, claim=f"{c.claim} (kernel)") for c in statement_claims(kernel, cfg)]
+    sections.append(("nsperf's statements beside ours", _STATEMENTS + claims_table(found, source_header="nsperf")))
     for (name, col, ylabel, _, _, xlabel, _), fname in zip(FIGURES, figs, strict=True):
         sc = by_name[name]
         body = f"{ylabel} against {xlabel} (columns); solid: simulator, dashed: kernel.\n\n"
@@ -185,5 +199,5 @@ def _run_kernel(ctx: StudyContext) -> Path:
         sections,
         source=SOURCE,
         packets=int(sim_runs["packets"].sum() + kernel_runs["packets"].sum()),
-        claims=[],
+        claims=found,
     )
