@@ -141,7 +141,18 @@ def _is_bbr(cc: str) -> bool:
     return name.startswith("bbr")
 
 
-def _bucket_bytes(ts: Table, flow_ids: list[int], duration_s: float) -> np.ndarray:
+def _flow_rows(table: Table | None) -> dict[int, np.ndarray]:
+    """Each flow's row indices in ``table``, in time order (one sort: a run may have 10^3 flows
+    and 10^6 rows, so nothing here scans the table once per flow)."""
+    if table is None or not len(table) or "flow" not in table or "t_s" not in table:
+        return {}
+    flows = np.asarray(table["flow"])
+    order = np.lexsort((np.asarray(table["t_s"], dtype=float), flows))
+    ids, starts = np.unique(flows[order], return_index=True)
+    return {int(f): rows for f, rows in zip(ids, np.split(order, starts[1:]), strict=True)}
+
+
+def _bucket_bytes(ts: Table, rows: dict[int, np.ndarray], flow_ids: list[int], duration_s: float) -> np.ndarray:
     """Bytes each flow delivered in each 1 s bucket ending in (0, duration]: shape (flows,
     buckets). A bucket's bytes are the cumulative count at the last sample at or before its end
     minus the same at its start (transperf's ss log deltas)."""
@@ -149,16 +160,13 @@ def _bucket_bytes(ts: Table, flow_ids: list[int], duration_s: float) -> np.ndarr
     out = np.zeros((len(flow_ids), len(ends)))
     if not len(ends) or not len(ts):
         return out
-    flows = np.asarray(ts["flow"])
     t = np.asarray(ts["t_s"], dtype=float)
     cum = np.asarray(ts["delivered_bytes"], dtype=float)
     for row, fid in enumerate(flow_ids):
-        sel = flows == fid
-        ft, fc = t[sel], cum[sel]
-        order = np.argsort(ft, kind="stable")
-        ft, fc = ft[order], fc[order]
+        r = rows.get(fid, np.zeros(0, dtype=np.int64))
+        ft, fc = t[r], cum[r]
         at = np.searchsorted(ft, ends + _EPS, side="right") - 1
-        level = np.where(at >= 0, fc[np.maximum(at, 0)], 0.0)
+        level = np.where(at >= 0, fc[np.maximum(at, 0)], 0.0) if len(ft) else np.zeros(len(ends))
         out[row] = np.diff(np.concatenate(([0.0], level)))
     return out
 
@@ -171,24 +179,32 @@ def _jain_pct(per_flow: np.ndarray, n: int) -> np.ndarray:
         return np.where(s2 > 0, 100.0 * s * s / (n * s2), 0.0)
 
 
-def _lock_on_bps(fid: int, state: Table | None, ts: Table) -> float:
-    """The flow's bandwidth estimate at its first record outside STARTUP; 0 if it has none (it
-    never left STARTUP), NaN if that record has no estimate."""
-    for table in (state, ts):
-        if table is None or not len(table) or "phase" not in table or "bw_bps" not in table:
+def _lock_on_bps(
+    fid: int,
+    state: Table | None,
+    ts: Table,
+    rows: tuple[dict[int, np.ndarray], dict[int, np.ndarray]] | None = None,
+) -> float:
+    """The flow's bandwidth estimate at its first record outside STARTUP (the state trace's, else
+    the time series'); 0 if it has none (it never left STARTUP), NaN if that record has no
+    estimate. ``rows``: :func:`_flow_rows` of (state, ts), when the caller has them."""
+    state_rows, ts_rows = rows if rows is not None else (_flow_rows(state), _flow_rows(ts))
+    for table, by_flow in ((state, state_rows), (ts, ts_rows)):
+        if table is None or fid not in by_flow or "phase" not in table or "bw_bps" not in table:
             continue
-        sel = np.asarray(table["flow"]) == fid
-        if not sel.any():
-            continue
-        phase = table["phase"][sel]
-        t = np.asarray(table["t_s"], dtype=float)[sel]
-        bw = np.asarray(table["bw_bps"], dtype=float)[sel]
-        order = np.argsort(t, kind="stable")
-        out = np.flatnonzero((phase[order] != "startup") & (phase[order] != ""))
+        r = by_flow[fid]
+        if "phase" in table.categories:  # codes: no label array of the whole table
+            labels = table.categories["phase"]
+            codes = np.asarray(table.codes("phase"))[r]
+            left = (codes >= 0) & (codes != (labels.index("startup") if "startup" in labels else -2))
+        else:
+            names = np.asarray(table["phase"], dtype=object)[r]
+            left = (names != "startup") & (names != "") & (names != None)  # noqa: E711  # elementwise
+        out = np.flatnonzero(left)
         if len(out):
-            value = bw[order][out[0]]
+            value = float(np.asarray(table["bw_bps"], dtype=float)[r[out[0]]])
             # NaN: the backend exports no estimate (the kernel backend's BPF ports): unknown, not 0.
-            return float(value) if math.isfinite(value) else math.nan
+            return value if math.isfinite(value) else math.nan
         return 0.0
     return 0.0
 
@@ -229,7 +245,8 @@ def transperf_metrics(
         "convergence_targets": {"tput": targets.tput, "convergence_fairness": targets.convergence_fairness},
     }
 
-    per_bucket = _bucket_bytes(ts, flow_ids, duration_s) * 8 / BUCKET_S  # bit/s
+    ts_rows, state_rows = _flow_rows(ts), _flow_rows(state)
+    per_bucket = _bucket_bytes(ts, ts_rows, flow_ids, duration_s) * 8 / BUCKET_S  # bit/s
     tput_buckets = 100.0 * per_bucket.sum(axis=0) / bw if per_bucket.size else np.zeros(0)
     out["tput"] = float(tput_buckets.mean()) if tput_buckets.size else None
     out["flows_without_goodput"] = int(sum(1 for i in configured if int(flows["delivered_bytes"][i]) == 0))
@@ -272,8 +289,8 @@ def transperf_metrics(
         packet = mss.get(spec, 1448) + header_bytes
         s_ms = SERIAL_PACKETS * packet * 8 / bw * 1e3
         serial_ms[fid] = s_ms
-        sel = np.asarray(ts["flow"]) == fid if len(ts) else np.zeros(0, dtype=bool)
-        mins = np.asarray(ts["min_rtt_ms"], dtype=float)[sel] if len(ts) and "min_rtt_ms" in ts else np.zeros(0)
+        r = ts_rows.get(fid, np.zeros(0, dtype=np.int64))
+        mins = np.asarray(ts["min_rtt_ms"], dtype=float)[r] if "min_rtt_ms" in ts else np.zeros(0)
         mins = mins[np.isfinite(mins) & (mins > 0)]
         min_rtt = float(mins.min()) if mins.size else math.nan
         med_rtt = float(flows["rtt_p50_ms"][i]) if "rtt_p50_ms" in flows else math.nan
@@ -284,7 +301,7 @@ def transperf_metrics(
         sent = int(flows["data_packets_sent"][i])
         retx = int(flows["retransmits"][i])
         bbr = _is_bbr(cc)
-        lock_bps = _lock_on_bps(fid, state, ts) if bbr else math.nan
+        lock_bps = _lock_on_bps(fid, state, ts, (state_rows, ts_rows)) if bbr else math.nan
         per_flow.append(
             {
                 "flow": fid,
