@@ -154,7 +154,7 @@ def test_cli_size_and_quick(monkeypatch, tmp_path):
     import bbrlab.reproduce as rp
 
     seen = []
-    monkeypatch.setattr(rp, "run_studies", lambda names, out, *, size, jobs, progress: seen.append(size) or [])
+    monkeypatch.setattr(rp, "run_studies", lambda names, out, *, size, jobs, progress, backend: seen.append(size) or [])
     for args, size in (
         (["--quick"], Size.QUICK),
         (["--size", "tiny"], Size.TINY),

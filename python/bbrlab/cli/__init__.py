@@ -1,7 +1,8 @@
 """The `bbrlab` command: a thin layer over the Python API.
 
 Exit codes: 0 success; 2 bad input (scenario, --set, paths), printed as one line `error: …` without a
-traceback; 1 the simulator failed or is missing; 130 interrupted (Ctrl-C).
+traceback; 1 the simulator failed or is missing, or a run's [checks] failed (`bbrlab run`, after
+writing the run directory); 130 interrupted (Ctrl-C).
 """
 
 # The commands live in modules by group — run_show (run, validate, cc, show), sweep_compare (sweep,

@@ -96,6 +96,12 @@ def run(
         click.echo(str(path) if quiet else f"wrote {path}")
     if backend == "sim":
         common.nothing_left_at_exit = True
+    failed = [c for c in result.summary.get("checks", []) if not c.get("passed")]
+    if failed:  # the scenario's [checks]: a table of what failed, exit 1 (usable in CI)
+        from ..results.display import failed_checks_table
+
+        _stderr_console().print(failed_checks_table(failed, len(result.summary["checks"])))
+        click.get_current_context().exit(1)
 
 
 @click.command()

@@ -27,8 +27,15 @@ from .common import _count_bar, _stderr_console, _step_progress, _warn, out_opti
 @click.option(
     "--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count)."
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "emu"]),
+    default="sim",
+    show_default=True,
+    help="emu: a study's kernel plan on real Linux (root), beside the simulator on the same points (nsperf).",
+)
 def reproduce(
-    studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None
+    studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None, backend: str
 ) -> None:
     """Reproduce the studies of the source documents: run their scenarios, redraw their figures,
     write REPORT.md.
@@ -58,8 +65,12 @@ def reproduce(
             bars[label] = progress.add_task(label, total=total)
         progress.update(bars[label], completed=done, total=total)
 
+    if backend == "emu":
+        from ..emu.netns import check_environment
+
+        check_environment()  # no root / no namespaces: one line, exit 2, before anything runs
     with progress:
-        done = run_studies(names, Path(out), size=chosen, jobs=jobs, progress=on_progress)
+        done = run_studies(names, Path(out), size=chosen, jobs=jobs, progress=on_progress, backend=backend)
     for st, report, wall in done:
         click.echo(f"{st.name}: {report} ({wall:.0f} s)")
     click.echo(f"index: {Path(out) / 'index.html'}")

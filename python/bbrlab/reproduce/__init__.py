@@ -6,7 +6,8 @@ them (`bbrlab.plots.figures`), states its comparisons with the source as data (`
 commentary from the numbers (`sentences`) and writes ``REPORT.md`` (`report`) and ``claims.csv``
 (one row per claim: ``claim, paper_value, bbrlab_value, rule, verdict``; format in `claims`). It
 says what each `Size` means in one table, ``PLANS``: ``tiny`` for tests, ``quick`` for CI
-(``--quick``), ``full`` for the study a user runs. The sources are named
+(``--quick``), ``full`` for the study a user runs; a study may also have a ``KERNEL_PLAN``, which
+``--backend emu`` runs on real Linux (`context.StudyContext.backend`). The sources are named
 as in `sources` (full citations: docs/sources.md).
 """
 

@@ -12,7 +12,7 @@ from ..errors import UserError
 from ..report import write_index
 from .claims import verdicts_unchecked
 from .context import Size, StudyContext
-from .sources import ANHALT_BQL, ESNET_BBR3, GOOGLE_BBR2, TOONK_BLOG, WATERLOO_DC, Source
+from .sources import ANHALT_BQL, ESNET_BBR3, GOOGLE_BBR2, NSPERF, TOONK_BLOG, WATERLOO_DC, Source
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,13 @@ STUDIES: dict[str, Study] = {
             "§4.3, Figs 9-11, and its open question",
             "dc_convergence",
         ),
+        Study(
+            "nsperf",
+            "Google's nsperf scenarios (coexist, random_loss, shallow, bufferbloat, ecn_bulk), every BBR version and CUBIC",
+            NSPERF,
+            "run_tests.sh's five scenarios, graph_tests.sh's figures",
+            "nsperf",
+        ),
     ]
 }
 
@@ -110,16 +117,25 @@ def run_studies(
     size: Size,
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    backend: str = "sim",
 ) -> list[tuple[Study, Path, float]]:
     """Run the named studies (or all); returns (study, report path, wall seconds) for each. Ends by
     writing OUT/index.html: every study in OUT with its claims, linking to its report.html."""
     names = list(names)
     studies = list_studies() if not names or names == ["all"] else [get_study(n) for n in names]
+    if backend != "sim":
+        no_plan = [
+            st.name
+            for st in studies
+            if not hasattr(importlib.import_module(f".{st.module}", __package__), "KERNEL_PLAN")
+        ]
+        if no_plan:
+            raise UserError(f"--backend {backend}: {', '.join(no_plan)} has no kernel plan; run it on the simulator")
     done = []
     for st in studies:
         d = out_dir / st.name
         d.mkdir(parents=True, exist_ok=True)
-        ctx = StudyContext(out_dir=d, size=size, jobs=jobs or os.cpu_count() or 1, progress=progress)
+        ctx = StudyContext(out_dir=d, size=size, jobs=jobs or os.cpu_count() or 1, progress=progress, backend=backend)
         # A tiny study's numbers say nothing about the algorithms: its claims are not verdicts.
         with verdicts_unchecked(size is Size.TINY):
             report = st.run(ctx)

@@ -35,6 +35,9 @@ class StudyContext:
     size: Size = Size.FULL
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     progress: Callable[[str, int, int], None] | None = None
+    #: "sim", or "emu": real Linux through bbrlab's link emulator, one run at a time (a study that
+    #: has a kernel plan: `catalog.run_studies` refuses the others).
+    backend: str = "sim"
     started: float = field(default_factory=time.perf_counter)
     #: per `run_many` label with ``keep_timeseries``: [(tags, timeseries, queue)] in run order
     series: dict[str, list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]]] = field(default_factory=dict)
@@ -47,7 +50,13 @@ class StudyContext:
         """
         progress = self.progress
         report = (lambda done, total: progress(label, done, total)) if progress else None
-        rows, series = pool.run_scenarios(runs, jobs=self.jobs, keep_timeseries=keep_timeseries, progress=report)
+        rows, series = pool.run_scenarios(
+            runs,
+            jobs=self.jobs if self.backend == "sim" else 1,  # emu: real time, one run at a time
+            keep_timeseries=keep_timeseries,
+            progress=report,
+            backend=self.backend,
+        )
         if keep_timeseries:
             self.series[label] = series
         return rows

@@ -15,9 +15,9 @@ from .scenarios import StudyRun
 
 
 def _run_one(
-    item: StudyRun, keep_timeseries: bool
+    item: StudyRun, keep_timeseries: bool, backend: str = "sim"
 ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None, dict[str, Any]]:
-    res = run(item.scenario)
+    res = run(item.scenario, backend=backend)
     ts = res.timeseries if keep_timeseries else None
     q = res.queue if keep_timeseries else None
     return item.tags, res.flows, ts, q, res.summary
@@ -54,6 +54,7 @@ def run_scenarios(
     jobs: int,
     keep_timeseries: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    backend: str = "sim",
 ) -> tuple[pd.DataFrame, list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]]]:
     """Returns (per-flow rows with tags and run-level columns, [(tags, timeseries, queue)])."""
     n = len(scenarios)
@@ -62,7 +63,9 @@ def run_scenarios(
         progress(0, n)
     done = 0
     # closing(): an error below stops the pool's other runs at once, not when the generator is collected.
-    with closing(imap_unordered(partial(_run_one, keep_timeseries=keep_timeseries), scenarios, jobs=jobs)) as runs:
+    with closing(
+        imap_unordered(partial(_run_one, keep_timeseries=keep_timeseries, backend=backend), scenarios, jobs=jobs)
+    ) as runs:
         for i, value in runs:
             if isinstance(value, BaseException):
                 raise value  # a study needs every run

@@ -130,6 +130,8 @@ class Dumbbell:
     loss: float = 0.0  # random loss probability on the bottleneck
     ecn_threshold_bytes: int | None = None
     access_rate_bps: int | None = None
+    #: The bottleneck's queue discipline as the scenario's `qdisc` table (scenario units).
+    qdisc: Mapping[str, Any] | None = None
 
     def raw(self) -> dict[str, Any]:
         bn: dict[str, Any] = {
@@ -140,6 +142,8 @@ class Dumbbell:
         }
         if self.ecn_threshold_bytes is not None:
             bn["ecn_threshold"] = _bytes(self.ecn_threshold_bytes)
+        if self.qdisc is not None:
+            bn["qdisc"] = dict(self.qdisc)
         out: dict[str, Any] = {"kind": "dumbbell", "bottleneck": bn}
         if self.access_rate_bps is not None:
             out["access_rate"] = _bps(self.access_rate_bps)

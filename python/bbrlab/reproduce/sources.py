@@ -67,3 +67,12 @@ ANHALT_BQL = Source(
 )
 
 SOURCES = (WATERLOO_DC, GOOGLE_BBR2, TOONK_BLOG, ESNET_BBR3, ANHALT_BQL)
+
+#: Not one of the five source documents: a test harness, whose scenarios the `nsperf` study runs.
+NSPERF = Source(
+    "google-nsperf",
+    "Google nsperf",
+    "Cardwell et al.",
+    "Google's BBR test scripts, google/bbr, gtests/net/tcp/bbr/nsperf (run_tests.sh, nsperf.py, graph_tests.sh; "
+    "the v3 copy at e7db8639): scenarios and plots, no published numbers",
+)

@@ -7,4 +7,5 @@
 - ``provenance.py``: where a run came from (bbrlab's git commit) and run-directory names.
 - ``display.py``: the summary as a terminal table or HTML, and the one set of number formatters.
 - ``sstable.py``, ``intervals.py``: `bbrlab show --ss` and `--intervals`.
+- ``transperf.py``: transperf's seven pass/fail metrics (summary.json's ``transperf``).
 """

@@ -210,12 +210,47 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
     if run.get("pause_frames"):
         parts.append(f"{fmt_count(run['pause_frames'])} PAUSE frames")
     lines = [" · ".join(parts)]
+    transperf = transperf_line(summary.get("transperf") or {})
+    if transperf:
+        lines.append(transperf)
+    checks = summary.get("checks") or []
+    if checks:
+        failed = [str(c.get("metric")) for c in checks if not c.get("passed")]
+        lines.append(
+            f"checks: {len(checks) - len(failed)} of {len(checks)} passed"
+            + (f"; failed: {', '.join(failed)}" if failed else "")
+        )
     if _finite(run.get("wall_s")):
         lines.append(
             f"{run.get('backend', 'sim')}, seed {run.get('seed', '-')}: {fmt_count(run.get('data_packets_delivered'))} "
             f"packets delivered in {run['wall_s']:.2f} s wall ({fmt_count(run.get('packets_per_wall_s'))} packets/s)"
         )
     return lines
+
+
+def transperf_line(block: dict[str, Any]) -> str | None:
+    """transperf's seven metrics (results/transperf.py) on one line; None without them."""
+    from ..scenario.checks import METRICS  # their names, in transperf's order
+
+    if not isinstance(block, dict) or "tput" not in block:
+        return None
+    parts = []
+    for key in METRICS:
+        v = block.get(key)
+        unit = " s" if key == "convergence_sec" else ""
+        parts.append(f"{key} {v:.1f}{unit}" if _finite(v) else f"{key} -")
+    return "transperf: " + " · ".join(parts)
+
+
+def failed_checks_table(failed: list[dict[str, Any]], total: int) -> Table:
+    """The [checks] a run failed (summary.json's ``checks`` entries), as `bbrlab run` prints them."""
+    table = Table(title=f"{len(failed)} of {total} checks failed", title_justify="left")
+    for name, right in (("metric", False), ("check", False), ("measured", True), ("note", False)):
+        table.add_column(name, justify="right" if right else "left")
+    for c in failed:
+        m = c.get("measured")
+        table.add_row(str(c.get("metric")), str(c.get("check")), f"{m:.2f}" if _finite(m) else "-", c.get("note", ""))
+    return table
 
 
 def _goodput_facts(agg: dict[str, Any], scenario: dict[str, Any]) -> list[str]:

@@ -584,6 +584,10 @@ class Result:
             traffic=traffic,
             fct=fct,
         )
+        from .transperf import transperf_summary
+
+        # transperf's metrics and the scenario's [checks] on them (results/transperf.py).
+        summary.update(_json_clean(transperf_summary(scenario, flows, ts, state, header_bytes=TCP_IP_HEADER_BYTES)))
         return cls(
             flows=flows,
             timeseries=ts,

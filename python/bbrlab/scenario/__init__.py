@@ -7,6 +7,7 @@
 - ``mixins.py``: the core's check as a model validator; derived values; TOML output.
 - ``core.py``: model ↔ core config, and the core's check.
 - ``errors.py``, ``overrides.py``, ``load.py``: error translation, ``--set``, reading files.
+- ``checks.py``: the ``[checks]`` table (bounds on transperf's metrics), the front end's only.
 
 Names are imported on first use, so ``python -m bbrlab.scenario.codegen`` works while model.py is
 being regenerated.

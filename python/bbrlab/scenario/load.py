@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from .. import units
 from ..errors import ScenarioError, ScenarioWarning
 from ._toml import tomllib
+from .checks import split_checks
 from .core import load_core
 from .errors import from_validation_error, with_set_source
 from .model import Scenario
@@ -54,6 +55,7 @@ def parse_scenario(
     left out: it describes a sweep over the scenario, not the scenario). Trace files are read
     relative to ``base_dir`` (the scenario file's folder; None: the working folder)."""
     raw, _ = split_sweep(raw)
+    raw, checks = split_checks(raw)  # [checks]: the front end's, like [sweep] (scenario/checks.py)
     raw = apply_overrides(raw, overrides)
     raw.setdefault("name", default_name)
     try:
@@ -73,6 +75,7 @@ def parse_scenario(
     except ScenarioError as e:  # the core's check of the whole scenario
         raise with_set_source(e, overrides) from None
     scenario._overrides = tuple(overrides)
+    scenario._checks = checks
     return scenario
 
 

@@ -61,6 +61,8 @@ class ScenarioBase(Strict):
     _source_file: str | None = PrivateAttr(default=None)
     _overrides: tuple[str, ...] = PrivateAttr(default=())
     _has_sweep_table: bool = PrivateAttr(default=False)
+    # Its [checks] table (scenario/checks.py): the front end's, never sent to the core.
+    _checks: tuple[Any, ...] = PrivateAttr(default=())
     # The core's verdict on this scenario (core.Verdict), once asked for.
     _verdict: Any = PrivateAttr(default=None)
 
@@ -73,6 +75,11 @@ class ScenarioBase(Strict):
     def has_sweep_table(self) -> bool:
         """Whether its file has a [sweep] table (left out of the scenario; `bbrlab sweep` runs it)."""
         return self._has_sweep_table
+
+    @property
+    def checks(self) -> tuple[Any, ...]:
+        """Its ``[checks]`` bounds on the run's transperf metrics (:class:`checks.Check`)."""
+        return self._checks
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -179,6 +186,10 @@ class ScenarioBase(Strict):
         bottleneck = topology.get("bottleneck")
         if isinstance(bottleneck, dict) and bottleneck.get("schedule") == []:
             bottleneck.pop("schedule")
+        if self._checks:  # written back, so a run directory's scenario.toml keeps its bounds
+            from .checks import CHECKS_TABLE, checks_to_toml
+
+            out[CHECKS_TABLE] = checks_to_toml(self._checks)
         return out
 
     def to_toml(self, *, header: str | None = None) -> str:
