@@ -203,6 +203,7 @@ def _assemble(
         "traffic": tables.encode("traffic", {}, 0),
         "pings": tables.encode("pings", {}, 0),
         "fct": tables.encode("fct", {}, 0),
+        "packets": tables.encode("packets", {}, 0),
         "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": []},
         "run": {
             "events": int(final.get("reads", 0)),

@@ -248,6 +248,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
         'receiver_window': ('receiver_window', None),
         'gap_histogram': ('gap_histogram', None),
         'trace': ('trace', None),
+        'pcap': ('pcap', None),
         'drop_segments': ('drop_segments', None),
         'faster_acks': ('faster_acks', None),
         'app_read_delay': ('app_read_delay_ns', None),
