@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -170,6 +171,32 @@ def _ordered_pngs(d: Path) -> list[Path]:
     return sorted(pngs, key=lambda p: (PLOTS.index(p.name) if p.name in PLOTS else len(PLOTS), p.name))
 
 
+def _run_summary(s: dict[str, Any]) -> Markup:
+    return _rich_table(summary_table(s)) + paragraphs(*facts_lines(s))
+
+
+def _embedded_runs(sweep_dir: Path, run_dirs: Sequence[str]) -> Markup:
+    """Each run of a sweep as a folded part of its page (``report --self-contained``): the run
+    page's summary and figures under an anchor the points table links to."""
+    parts = []
+    for v in dict.fromkeys(run_dirs):
+        d = sweep_dir / v
+        if not is_complete_run(d):
+            continue
+        s = _read_summary(d / "summary.json")
+        overrides = " ".join((s.get("run") or {}).get("overrides") or []) or "no overrides"
+        parts.append(
+            Markup('<details id="{}"><summary><code>{}</code> · {}</summary>{}{}</details>').format(
+                _run_anchor(v), v, overrides, _run_summary(s), _figures(_ordered_pngs(d))
+            )
+        )
+    return Markup("").join(parts)
+
+
+def _run_anchor(run_dir: str) -> str:
+    return "run-" + re.sub(r"[^A-Za-z0-9_-]", "-", run_dir)
+
+
 def run_page(run_dir: Path, out: Path) -> str:
     # The page needs summary.json, scenario.toml and the PNGs, not the tables (which can be GBs).
     if not is_complete_run(run_dir):
@@ -181,7 +208,7 @@ def run_page(run_dir: Path, out: Path) -> str:
     except (OSError, UnicodeDecodeError):
         scenario_toml = None
     sections = []
-    sections.append(Section("Summary", _rich_table(summary_table(s)) + paragraphs(*facts_lines(s)), "summary"))
+    sections.append(Section("Summary", _run_summary(s), "summary"))
     pngs = _ordered_pngs(run_dir)
     if pngs:
         sections.append(Section("Figures", _figures(pngs), "figures"))
@@ -261,8 +288,14 @@ def _sweep_answer(sweep_dir: Path, points: Any) -> Markup | None:
 
 
 def sweep_page(
-    sweep_dir: Path, out: Path, progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
+    sweep_dir: Path,
+    out: Path,
+    progress: ProgressFn | None = None,
+    warn: Callable[[str], None] | None = None,
+    self_contained: bool = False,
 ) -> str:
+    """The sweep's page; ``self_contained``: its runs' summaries and figures embedded, the points
+    table linking to them, so the file stands alone (else it links to the run directories)."""
     from ..runs.multiplot import plot_runs
     from ..runs.runset import read_points
 
@@ -303,7 +336,9 @@ def sweep_page(
             row = []
             for c in cols:
                 v = rec[c]
-                if c == "run_dir" and isinstance(v, str):
+                if c == "run_dir" and isinstance(v, str) and v and self_contained:
+                    row.append(Markup('<a href="#{}">{}</a>').format(_run_anchor(v), v))
+                elif c == "run_dir" and isinstance(v, str):
                     row.append(Markup('<a href="{}">{}</a>').format(_rel(sweep_dir / v, out.parent), v))
                 else:
                     row.append(_points_cell(c, v))
@@ -326,6 +361,11 @@ def sweep_page(
                 data[0], [[_point_cell(c, _num(v)) for c, v in zip(data[0], r)] for r in data[1:]], sortable=True
             )
         sections.append(Section("Figures across the sweep's runs", body, "figures"))
+    if self_contained and points is not None and "run_dir" in points:
+        runs = [v for v in points["run_dir"].tolist() if isinstance(v, str) and v]
+        sections.append(
+            Section(f"The runs ({len(set(runs))}; click one to open)", _embedded_runs(sweep_dir, runs), "runs")
+        )
     return page(f"bbrlab sweep: {sweep_dir.name}", sections, subtitle=str(sweep_dir))
 
 
