@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from . import sweep  # the package, callable: bbrlab.sweep.api.sweep
     from ._version import __version__
     from .engine.runner import run
-    from .notebook import plot_sweep
+    from .notebook import compare, plot_sweep
     from .results.results import Result
     from .scenario import Scenario, load_scenario, parse_scenario
 
@@ -36,6 +36,7 @@ __all__ = [
     "Result",
     "sweep",
     "plot_sweep",
+    "compare",
 ]
 
 
@@ -51,6 +52,7 @@ _LAZY = {
     "Result": ".results.results",
     "sweep": ".sweep",  # the subpackage itself: calling it runs a sweep (its _CallableModule)
     "plot_sweep": ".notebook",
+    "compare": ".notebook",
 }
 
 

@@ -10,12 +10,14 @@ cached run directories, the same figure (``runs.sweepplot.metric_figure``)::
     points = bbrlab.sweep("examples/bbr-vs-cubic.toml", grid=["buffer=0.5bdp,2bdp,8bdp"], seeds=3)
     points.groupby("topology.bottleneck.buffer")["cubic.share"].mean()
     bbrlab.plot_sweep(points, x="buffer", y="cubic.share")
+    bbrlab.compare("examples/quick.toml", cc=["bbr3", "cubic"], head_to_head=True, sim_only=True)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .sweep.api import AXES_ATTR, sweep
 
@@ -23,7 +25,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["sweep", "plot_sweep"]
+__all__ = ["sweep", "plot_sweep", "compare"]
+
+#: ``DataFrame.attrs`` key of a comparison's table: its output directory.
+OUT_ATTR = "out"
 
 
 def plot_sweep(
@@ -63,3 +68,58 @@ def plot_sweep(
     return metric_figure(
         frame, axes, x_path, panels, hue=_check_axis("hue", hue, axes), col=_check_axis("col", col, axes)
     )
+
+
+def compare(
+    scenario: str | Path,
+    *,
+    cc: Sequence[str] = (),
+    grid: Sequence[str] = (),
+    sets: Sequence[str] = (),
+    head_to_head: bool = False,
+    duration: str | None = None,
+    seeds: int = 3,
+    emu_runs: int = 1,
+    sim_only: bool = False,
+    out: str | Path | None = None,
+    echo: Callable[[str], Any] | None = print,
+) -> pd.DataFrame:
+    """`bbrlab compare` from Python: ``scenario`` on the simulator (``seeds`` runs) and the kernel
+    (``emu_runs``; root, network namespaces; none with ``sim_only``) per point of ``grid``
+    (``rate``, ``rtt``, ``buffer``, ``loss`` or their full paths) and algorithm of ``cc`` (each
+    alone, or all in one run with ``head_to_head``); returns the table compare.csv holds (one
+    row per point and algorithm: the backends' goodput, RTT, retransmissions and the error), with
+    ``attrs["out"]`` its directory. Kernel runs start without a question. ``echo``: where the
+    per-point lines go (None: nowhere)."""
+    from .emu.compare import run_compare
+    from .engine.runner import run as run_scenario
+    from .errors import UserError
+    from .sweep.compare_args import compare_grid
+    from .sweep.compare_args import head_to_head as head_to_head_overrides
+
+    grid_list, grid_ccs = compare_grid(grid)
+    if grid_ccs and cc:
+        raise UserError("compare: give the algorithms as cc or as a cc= grid axis, not both")
+    ccs = tuple(cc) or tuple(grid_ccs)
+    overrides = tuple(sets)
+    if head_to_head:
+        overrides, ccs = (*overrides, *head_to_head_overrides(str(scenario), overrides, ccs)), ()
+    if not sim_only:
+        from .emu.netns import check_environment
+
+        check_environment()
+    table, path = run_compare(
+        str(scenario),
+        sets=list(overrides),
+        grid=grid_list,
+        ccs=list(ccs),
+        duration=duration,
+        out=Path(out) if out is not None else None,
+        run_fn=run_scenario,
+        echo=echo or (lambda _line: None),
+        seeds=seeds,
+        emu_runs=emu_runs,
+        sim_only=sim_only,
+    )
+    table.attrs[OUT_ATTR] = str(path)
+    return table

@@ -6,6 +6,7 @@
 - ``table.py``: the points table (points.parquet, points.csv).
 - ``run.py``: the whole: plan → cached runs skipped → engine → table.
 - ``api.py``: ``bbrlab.sweep(...)`` (this package, called): the whole, returning the points table.
+- ``compare_args.py``: `bbrlab compare`'s grid in the same language, and its head-to-head overrides.
 
 From Python::
 
