@@ -77,6 +77,30 @@ def test_value_cells_round_trip():
         cell("yes", num(1))
 
 
+def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path):
+    """Issue 36: the reproduction pages printed raw floats (`Jain per level: 0.999997`,
+    `-166.709 Mbit/s`, `7.24441 ×`); a rule compares at ±5 % or coarser, so a page shows three
+    significant digits, and claims.csv (for machines) every digit."""
+    from bbrlab.reproduce.claims import Claim, Verdict, claims_table, shown_cell, write_claims_csv
+
+    assert shown_cell("Jain per level: 0.999997") == "Jain per level: 1.00"
+    assert shown_cell("BQL − BBR goodput: -166.709 Mbit/s") == "BQL − BBR goodput: −167 Mbit/s"
+    assert shown_cell("7.24441 ×; nan ms; 12345.6 KB") == "7.24 ×; —; 12346 KB"
+    assert shown_cell("a: 941.25 → 932.5 Mbit/s") == "a: 941 → 932 Mbit/s"
+    assert shown_cell("drastic increase") == "drastic increase" and shown_cell("") == ""
+    raw = "Jain per level: 0.999997; 7.24441 ×"
+    claim = Claim("Jain stays near 1", "1", raw, "≥ 0.9", Verdict.AGREES, paper_value="1", bbrlab_value=raw)
+    md = claims_table([claim])
+    assert "Jain per level: 1.00; 7.24 ×" in md and "0.999997" not in md
+    write_claims_csv(tmp_path / "claims.csv", [claim])
+    rows = read_claims_csv(tmp_path / "claims.csv")
+    assert rows[0]["bbrlab_value"] == "Jain per level: 0.999997; 7.24441 ×"
+    from bbrlab.report.pages import claims_table as html_claims_table
+
+    page = str(html_claims_table(rows))  # one item a line on the page
+    assert "Jain per level: 1.00<br>7.24 ×" in page and "0.999997" not in page
+
+
 def test_claims_csv_round_trips(tmp_path):
     cl = [
         Claim(

@@ -396,11 +396,16 @@ def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
 
 
 def claims_table(rows: list[dict[str, str]]) -> Markup:
+    from ..reproduce.claims import shown_items
+
+    def value(text: str) -> Markup:  # one item a line, not a long semicolon-joined run
+        return Markup("<br>").join(shown_items(text))
+
     body = [
         [
             r["claim"],
-            r["paper_value"],
-            r["bbrlab_value"],
+            value(r["paper_value"]),
+            value(r["bbrlab_value"]),
             r["rule"],
             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip()),
         ]
