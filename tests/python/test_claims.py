@@ -80,7 +80,7 @@ def test_value_cells_round_trip():
 def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path):
     """Issue 36: the reproduction pages printed raw floats (`Jain per level: 0.999997`,
     `-166.709 Mbit/s`, `7.24441 ×`); a rule compares at ±5 % or coarser, so a page shows three
-    significant digits, and claims.csv (for machines) every digit."""
+    significant digits (1 % at worst), and claims.csv (for machines) every digit."""
     from bbrlab.reproduce.claims import Claim, Verdict, claims_table, shown_cell, write_claims_csv
 
     assert shown_cell("Jain per level: 0.999997") == "Jain per level: 1.00"

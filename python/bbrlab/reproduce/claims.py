@@ -261,8 +261,8 @@ def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
     return Verdict.DISAGREES if not any(decided) else Verdict.PARTLY
 
 
-#: Significant digits a claims table shows: a rule compares at ±5 % or coarser, and three digits
-#: resolve 0.5 % (claims.csv keeps every digit, for machines).
+#: Significant digits a claims table shows: the rules compare at ±5 % or coarser, and three digits
+#: resolve 1 % at worst (100 vs 101; claims.csv keeps every digit, for machines).
 SHOWN_DIGITS = 3
 
 
