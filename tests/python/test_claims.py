@@ -101,6 +101,35 @@ def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path)
     assert "Jain per level: 1.00<br>7.24 ×" in page and "0.999997" not in page
 
 
+def test_claims_in_several_settings_are_one_row_with_a_column_per_setting():
+    """Issue 36: dc-incast's page had a row per claim × fabric (24 rows); a claim checked on each
+    fabric is one row, the fabrics columns, each with our value and its verdict."""
+    from bbrlab.report.pages import claims_table as html_claims_table
+
+    def row(claim: str, ours: str, verdict: str) -> dict[str, str]:
+        return dict(
+            claim=claim, paper_value="falls", bbrlab_value=ours, rule="mean at n = 20 below n = 1", verdict=verdict
+        )
+
+    rows = [
+        row("throughput falls — lossy", "cubic: 941.25 → 512.5 Mbit/s", "agrees"),
+        row("BBR ahead — lossy", "n = 10: 12.345 Mbit/s", "partly"),
+        row("throughput falls — lossless (PFC)", "cubic: 940 → 939.9 Mbit/s", "disagrees"),
+        row("BBR ahead — lossless (PFC)", "n = 10: -3.21 Mbit/s", "agrees"),
+    ]
+    page = str(html_claims_table(rows))
+    body = re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)
+    assert len(body) == 1 + 2  # the header and one row per claim
+    header = re.findall(r"<th[^>]*>(.*?)</th>", body[0])
+    assert header == ["claim", "source", "bbrlab: lossy", "bbrlab: lossless (PFC)", "rule"]
+    first = re.findall(r"<td[^>]*>(.*?)</td>", body[1], flags=re.S)
+    assert first[0] == "throughput falls" and "941 → 512 Mbit/s<br><b>agrees</b>" in first[2]
+    assert "940 → 940 Mbit/s<br><b>disagrees</b>" in first[3]
+    # Settings that do not line up (a source value that differs) keep a row per claim and setting.
+    rows[2]["paper_value"] = "stays"
+    assert len(re.findall(r"<tr>", str(html_claims_table(rows)))) == 1 + 4
+
+
 def test_claims_csv_round_trips(tmp_path):
     cl = [
         Claim(

@@ -395,17 +395,59 @@ def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
     return rows
 
 
-def claims_table(rows: list[dict[str, str]]) -> Markup:
+#: A claim checked in several settings (a fabric, a variant) ends " — <setting>" (the studies'
+#: convention): such a table becomes one row per claim with a column per setting.
+SETTING_SEP = " — "
+
+
+def _claim_value(text: str) -> Markup:
+    """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
     from ..reproduce.claims import shown_items
 
-    def value(text: str) -> Markup:  # one item a line, not a long semicolon-joined run
-        return Markup("<br>").join(shown_items(text))
+    return Markup("<br>").join(shown_items(text))
 
+
+def _by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
+    """The settings and each claim's rows, when every claim reads "<claim> — <setting>", there are
+    two settings or more, and a claim's source value and rule are the same in each; else None."""
+    settings: dict[str, None] = {}
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        claim, sep, setting = r["claim"].rpartition(SETTING_SEP)
+        if not sep or not claim:
+            return None
+        settings.setdefault(setting)
+        groups.setdefault(claim, []).append({**r, "setting": setting})
+    same = all(
+        len({(g["paper_value"], g["rule"]) for g in group}) == 1 and len({g["setting"] for g in group}) == len(group)
+        for group in groups.values()
+    )
+    return (list(settings), groups) if len(settings) > 1 and same else None
+
+
+def claims_table(rows: list[dict[str, str]]) -> Markup:
+    pivot = _by_setting(rows)
+    if pivot is not None:
+        settings, groups = pivot
+        body = []
+        for claim, group in groups.items():
+            by = {g["setting"]: g for g in group}
+            cells: list[Any] = [claim, _claim_value(group[0]["paper_value"])]
+            for s in settings:
+                g = by.get(s)
+                if g is None:
+                    cells.append("")
+                    continue
+                text = _claim_value(g["bbrlab_value"]) + Markup("<br><b>{}</b>").format(g["verdict"])
+                cells.append(Cell(text, verdict_class(g["verdict"])))
+            cells.append(group[0]["rule"])
+            body.append(cells)
+        return table(["claim", "source", *(f"bbrlab: {s}" for s in settings), "rule"], body)
     body = [
         [
             r["claim"],
-            value(r["paper_value"]),
-            value(r["bbrlab_value"]),
+            _claim_value(r["paper_value"]),
+            _claim_value(r["bbrlab_value"]),
             r["rule"],
             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip()),
         ]
