@@ -432,7 +432,9 @@ def claims_table(rows: list[dict[str, str]]) -> Markup:
         body = []
         for claim, group in groups.items():
             by = {g["setting"]: g for g in group}
-            cells: list[Any] = [claim, _claim_value(group[0]["paper_value"])]
+            # The rule under the claim: a column of its own would squeeze the settings' columns.
+            rule = Markup('{}<div class="rule">rule: {}</div>').format(claim, group[0]["rule"])
+            cells: list[Any] = [rule, _claim_value(group[0]["paper_value"])]
             for s in settings:
                 g = by.get(s)
                 if g is None:
@@ -440,9 +442,9 @@ def claims_table(rows: list[dict[str, str]]) -> Markup:
                     continue
                 text = _claim_value(g["bbrlab_value"]) + Markup("<br><b>{}</b>").format(g["verdict"])
                 cells.append(Cell(text, verdict_class(g["verdict"])))
-            cells.append(group[0]["rule"])
             body.append(cells)
-        return table(["claim", "source", *(f"bbrlab: {s}" for s in settings), "rule"], body)
+        wrap = [Markup('<span class="wrap">bbrlab: {}</span>').format(s) for s in settings]
+        return table(["claim", "source", *wrap], body)
     body = [
         [
             r["claim"],
