@@ -93,3 +93,47 @@ pub(crate) fn ack_row(now: Nanos, p: &Packet, map: ByteMap) -> PacketRow {
         ce_count: p.ce_count as i64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    #[test]
+    fn segment_numbers_become_stream_offsets_clamped_to_a_sized_transfer() {
+        // 10 000 bytes: six full segments and a short seventh (1 312 bytes).
+        let map = ByteMap { mss_bytes: MSS, total_bytes: Some(10_000) };
+        let mut p = Packet::empty(3);
+        p.is_data = true;
+        p.seq = 6;
+        p.payload_bytes = 10_000 - 6 * MSS;
+        p.ts_ns = 123;
+        let d = data_row(7, &p, map);
+        assert_eq!((d.flow, d.is_data, d.seq_bytes, d.payload_bytes), (3, 1, 6 * 1448, 1312));
+        assert_eq!(d.ts_ns, 123);
+        // The ACK of the whole transfer is its size, not 7 · mss.
+        let mut a = Packet::empty(3);
+        a.ack = 7;
+        a.rwnd_end = u64::MAX;
+        let r = ack_row(9, &a, map);
+        assert_eq!((r.is_data, r.ack_bytes, r.rwnd_bytes, r.n_sack), (0, 10_000, -1, 0));
+    }
+
+    #[test]
+    fn sack_blocks_and_the_window_in_bytes() {
+        let map = ByteMap { mss_bytes: MSS, total_bytes: None };
+        let mut a = Packet::empty(0);
+        a.ack = 10;
+        a.rwnd_end = 40;
+        a.ce_count = 5;
+        a.push_sack_block((4, 5)); // below the ACK: a D-SACK block (first), kept as it is
+        a.push_sack_block((12, 15));
+        let r = ack_row(1, &a, map);
+        assert_eq!(r.ack_bytes, 10 * 1448);
+        assert_eq!(r.rwnd_bytes, 30 * 1448);
+        assert_eq!((r.n_sack, r.sack1_start, r.sack1_end), (2, 4 * 1448, 5 * 1448));
+        assert_eq!((r.sack2_start, r.sack2_end, r.sack3_start), (12 * 1448, 15 * 1448, 0));
+        assert_eq!(r.ce_count, 5);
+    }
+}
