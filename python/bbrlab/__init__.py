@@ -4,6 +4,10 @@
 >>> scenario = bbrlab.load_scenario("examples/quick.toml", overrides=["flows.0.cc=bbr"])
 >>> result = bbrlab.run(scenario)
 >>> result.timeseries.groupby("flow").goodput_bps.mean()
+>>> points = bbrlab.sweep("examples/quick.toml", grid=["flows.0.cc=bbr1,cubic"], seeds=2)
+>>> bbrlab.plot_sweep(points, x="cc", y="goodput_bps")
+
+(docs/notebook.md walks through it.)
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from typing import TYPE_CHECKING
 from .errors import ScenarioError, SimulationError, UserError
 
 if TYPE_CHECKING:
+    from . import sweep  # the package, callable: bbrlab.sweep.api.sweep
     from ._version import __version__
     from .engine.runner import run
+    from .notebook import compare, plot_sweep
     from .results.results import Result
     from .scenario import Scenario, load_scenario, parse_scenario
 
@@ -28,6 +34,9 @@ __all__ = [
     "parse_scenario",
     "run",
     "Result",
+    "sweep",
+    "plot_sweep",
+    "compare",
 ]
 
 
@@ -41,6 +50,9 @@ _LAZY = {
     "parse_scenario": ".scenario",
     "run": ".engine.runner",
     "Result": ".results.results",
+    "sweep": ".sweep",  # the subpackage itself: calling it runs a sweep (its _CallableModule)
+    "plot_sweep": ".notebook",
+    "compare": ".notebook",
 }
 
 
@@ -48,7 +60,8 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        module = importlib.import_module(_LAZY[name], __name__)
+        value = module if _LAZY[name] == f".{name}" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'bbrlab' has no attribute {name!r}")

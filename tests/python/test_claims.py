@@ -77,6 +77,60 @@ def test_value_cells_round_trip():
         cell("yes", num(1))
 
 
+def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path):
+    """Issue 36: the reproduction pages printed raw floats (`Jain per level: 0.999997`,
+    `-166.709 Mbit/s`, `7.24441 ×`); a rule compares at ±5 % or coarser, so a page shows three
+    significant digits (1 % at worst), and claims.csv (for machines) every digit."""
+    from bbrlab.reproduce.claims import Claim, Verdict, claims_table, shown_cell, write_claims_csv
+
+    assert shown_cell("Jain per level: 0.999997") == "Jain per level: 1.00"
+    assert shown_cell("BQL − BBR goodput: -166.709 Mbit/s") == "BQL − BBR goodput: −167 Mbit/s"
+    assert shown_cell("7.24441 ×; nan ms; 12345.6 KB") == "7.24 ×; —; 12346 KB"
+    assert shown_cell("a: 941.25 → 932.5 Mbit/s") == "a: 941 → 932 Mbit/s"
+    assert shown_cell("drastic increase") == "drastic increase" and shown_cell("") == ""
+    raw = "Jain per level: 0.999997; 7.24441 ×"
+    claim = Claim("Jain stays near 1", "1", raw, "≥ 0.9", Verdict.AGREES, paper_value="1", bbrlab_value=raw)
+    md = claims_table([claim])
+    assert "Jain per level: 1.00; 7.24 ×" in md and "0.999997" not in md
+    write_claims_csv(tmp_path / "claims.csv", [claim])
+    rows = read_claims_csv(tmp_path / "claims.csv")
+    assert rows[0]["bbrlab_value"] == "Jain per level: 0.999997; 7.24441 ×"
+    from bbrlab.report.pages import claims_table as html_claims_table
+
+    page = str(html_claims_table(rows))  # one item a line on the page
+    assert "Jain per level: 1.00<br>7.24 ×" in page and "0.999997" not in page
+
+
+def test_claims_in_several_settings_are_one_row_with_a_column_per_setting():
+    """Issue 36: dc-incast's page had a row per claim × fabric (24 rows); a claim checked on each
+    fabric is one row, the fabrics columns, each with our value and its verdict."""
+    from bbrlab.report.pages import claims_table as html_claims_table
+
+    def row(claim: str, ours: str, verdict: str) -> dict[str, str]:
+        return dict(
+            claim=claim, paper_value="falls", bbrlab_value=ours, rule="mean at n = 20 below n = 1", verdict=verdict
+        )
+
+    rows = [
+        row("throughput falls — lossy", "cubic: 941.25 → 512.5 Mbit/s", "agrees"),
+        row("BBR ahead — lossy", "n = 10: 12.345 Mbit/s", "partly"),
+        row("throughput falls — lossless (PFC)", "cubic: 940 → 939.9 Mbit/s", "disagrees"),
+        row("BBR ahead — lossless (PFC)", "n = 10: -3.21 Mbit/s", "agrees"),
+    ]
+    page = str(html_claims_table(rows))
+    body = re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)
+    assert len(body) == 1 + 2  # the header and one row per claim
+    header = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", body[0])]
+    assert header == ["claim", "source", "bbrlab: lossy", "bbrlab: lossless (PFC)"]
+    first = re.findall(r"<td[^>]*>(.*?)</td>", body[1], flags=re.S)
+    assert first[0].startswith("throughput falls<div") and "rule: mean at n = 20 below n = 1" in first[0]
+    assert "941 → 512 Mbit/s<br><b>agrees</b>" in first[2]
+    assert "940 → 940 Mbit/s<br><b>disagrees</b>" in first[3]
+    # Settings that do not line up (a source value that differs) keep a row per claim and setting.
+    rows[2]["paper_value"] = "stays"
+    assert len(re.findall(r"<tr>", str(html_claims_table(rows)))) == 1 + 4
+
+
 def test_claims_csv_round_trips(tmp_path):
     cl = [
         Claim(

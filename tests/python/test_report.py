@@ -209,6 +209,33 @@ def test_sweep_report_lists_points_and_draws_across_runs(sweep_dir):
     assert page.count("data:image/png;base64,") >= 6  # goodput, cwnd, RTT, queue, Jain, scatter, CDF
 
 
+def test_self_contained_sweep_report_embeds_its_runs(sweep_dir, tmp_path):
+    """`report --self-contained`: the points table links into the page, where each run's summary
+    and figures are, so the file works sent on its own (nothing links to runs/ beside it)."""
+    out = tmp_path / "alone" / "sweep.html"
+    out.parent.mkdir()
+    r = CliRunner().invoke(cli, ["report", str(sweep_dir), "--out", str(out), "--self-contained"])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    _assert_self_contained(page)
+    links = re.findall(r'<a href="([^"]+)">(runs/[^<]+)</a>', page)
+    assert len(links) == 4 and all(h.startswith("#run-") for h, _ in links)
+    for h, run in links:
+        ids = re.findall(rf'<details id="{re.escape(h[1:])}">(.*?)</details>', page, flags=re.S)
+        assert len(ids) == 1 and "goodput" in ids[0] and f"<code>{run}</code>" in ids[0]
+        # the run's own figures, embedded (as many as it drew)
+        assert ids[0].count("data:image/png;base64,") == len(list((sweep_dir / run).glob("*.png")))
+    # the plain page still links to the run directories; a study has no self-contained form
+    assert all(
+        not h.startswith("#") for h in re.findall(r'<a href="([^"]+)">runs/', write_report(sweep_dir).read_text())
+    )
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "REPORT.md").write_text("# a study\n")
+    r = CliRunner().invoke(cli, ["report", str(study), "--self-contained"])
+    assert r.exit_code == 2 and "--self-contained: for a run or a sweep" in r.output
+
+
 def test_sweep_report_leads_with_the_points_mean_and_sd_and_metric_figures(sweep_dir):
     page = write_report(sweep_dir).read_text()
     found, points = page.index("What the sweep found"), page.index("Points (")
@@ -256,7 +283,10 @@ def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_pa
         "synthetic": study_out / "synthetic" / "report.html",
         "index": study_out / "index.html",
         "sweep": write_report(sweep_dir),
+        "sweep-self-contained": write_report(sweep_dir, tmp_path / "alone.html", self_contained=True),
     }
+    # BBRLAB_SCREENSHOTS=DIR keeps the screenshots (the report pages as a reader sees them).
+    keep = Path(os.environ["BBRLAB_SCREENSHOTS"]) if os.environ.get("BBRLAB_SCREENSHOTS") else None
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bbrlab-chromium-") as profile, sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
@@ -278,6 +308,9 @@ def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_pa
                 widths = tab.evaluate("Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)")
                 shot = tab.screenshot(full_page=True)
                 (tmp_path / f"{name}.png").write_bytes(shot)
+                if keep is not None:
+                    keep.mkdir(parents=True, exist_ok=True)
+                    (keep / f"report-{name}.png").write_bytes(shot)
                 assert not errors, (name, errors)
                 assert all(w > 0 for w in widths), (name, widths)
                 assert name == "index" or widths, name
@@ -294,4 +327,4 @@ def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_pa
                 tab.close()
         finally:
             ctx.close()
-    print(f"5 pages rendered and checked in {time.monotonic() - started:.1f} s")
+    print(f"{len(pages)} pages rendered and checked in {time.monotonic() - started:.1f} s")

@@ -186,7 +186,8 @@ def test_short_names_are_aliases_in_grid_and_sweep_table(tmp_path: Path) -> None
 
 
 def test_compare_grid_takes_full_paths_and_cc_and_head_to_head_shares_one_run(tmp_path: Path) -> None:
-    from bbrlab.cli.sweep_compare import _compare_grid, _head_to_head
+    from bbrlab.sweep.compare_args import compare_grid as _compare_grid
+    from bbrlab.sweep.compare_args import head_to_head as _head_to_head
 
     assert _compare_grid((f"{BUFFER}=1bdp,2bdp", "rtt=10ms", "cc=bbr3,cubic")) == (
         ["buffer=1bdp,2bdp", "rtt=10ms"],

@@ -139,6 +139,7 @@ impl Simulation {
         out.set_item("traffic", table_to_dict(py, &r.traffic)?)?;
         out.set_item("pings", table_to_dict(py, &r.pings)?)?;
         out.set_item("fct", table_to_dict(py, &r.fct)?)?;
+        out.set_item("packets", table_to_dict(py, &r.packets)?)?;
         let labels = PyDict::new(py);
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;

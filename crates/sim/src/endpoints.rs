@@ -92,6 +92,10 @@ impl Simulation {
             ictcp: ictcp_id,
             gaps: f.gap_histogram.then(Box::default),
             trace: f.trace,
+            capture: f.pcap.then_some(crate::capture::ByteMap {
+                mss_bytes: f.mss_bytes,
+                total_bytes: f.bytes,
+            }),
             drop_segments: f.drop_segments.as_ref().map(|d| {
                 let mut d = d.clone();
                 d.sort_unstable();
@@ -200,6 +204,9 @@ impl Simulation {
         if si != crate::traffic::NOT_TRAFFIC {
             return self.traffic_echo(si as usize, p); // a ping's echo
         }
+        if let Some(map) = flow.capture {
+            self.packets.push(crate::capture::ack_row(now, &p, map));
+        }
         flow.sender.on_ack(now, &p);
         if let Some(app) = flow.rpc.as_mut() {
             app.on_ack(now, &mut flow.sender);
@@ -268,6 +275,9 @@ impl Simulation {
                             flow.data_dropped += 1; // placed loss, before the NIC
                             continue;
                         }
+                    }
+                    if let Some(map) = flow.capture {
+                        self.packets.push(crate::capture::data_row(now, &p, map));
                     }
                     flow.nic_bytes += p.wire_bytes as u64;
                     let nic = flow.data_path.first();

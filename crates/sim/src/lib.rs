@@ -62,6 +62,7 @@
 
 pub mod apps;
 mod arrivals;
+mod capture;
 pub mod cdf;
 pub mod config;
 pub mod gaps;
@@ -238,6 +239,9 @@ struct Flow {
     gaps: Option<Box<gaps::GapHist>>,
     /// Record a `state` row after every ACK (`trace`).
     trace: bool,
+    /// Record a `packets` row per data segment sent and per ACK received (`pcap`,
+    /// `capture.rs`), with the flow's segment numbers in bytes; None = off.
+    capture: Option<capture::ByteMap>,
     /// Segments whose first transmission is dropped leaving the sender (`drop_segments`,
     /// sorted; None = none, no per-packet cost beyond one branch).
     drop_segments: Option<Box<[u64]>>,
@@ -316,6 +320,8 @@ pub struct Simulation {
     traffic: Vec<traffic::Source>,
     /// Ping echoes back (the `pings` table).
     pings: metrics::PingCols,
+    /// The `packets` table: segments of flows with `pcap` (`capture.rs`).
+    packets: metrics::PacketCols,
     /// Flow-size workloads (`arrivals.rs`) and their completed flows (the `fct` table).
     workloads: Vec<arrivals::Workload>,
     fct: metrics::FctCols,
@@ -462,6 +468,7 @@ impl Simulation {
             hosts,
             traffic: sources,
             pings: metrics::PingCols::default(),
+            packets: metrics::PacketCols::default(),
             workloads,
             fct: metrics::FctCols::default(),
             cfg,

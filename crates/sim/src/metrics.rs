@@ -409,9 +409,30 @@ table!(FCT, FctRow, FctCols, "fct", "One row per completed flow of a workload ap
     slowdown: f64, "", "fct_s / ideal_fct_s";
 });
 
+table!(PACKETS, PacketRow, PacketCols, "packets", "The headers of every TCP segment of flows with `pcap = true`, as a capture at the sender host sees them (`capture.rs`): data as it leaves for the NIC, ACKs as they arrive; in capture order. Sequence numbers are byte offsets in the flow's stream; `bbrlab run` renders the table as packets.pcap." {
+    t_ns: i64, "ns", "capture time";
+    flow: i32, "", "flow id";
+    is_data: u8, "", "1: a data segment (sender to receiver); 0: an ACK (receiver to sender)";
+    seq_bytes: i64, "B", "data: the stream offset of its first payload byte (0 for ACKs)";
+    payload_bytes: i32, "B", "data: payload bytes (0 for ACKs)";
+    retrans: u8, "", "data: a retransmission (0/1)";
+    ecn: u8, "", "the IP header's ECN field: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE (ACKs: 0)";
+    ts_ns: i64, "ns", "data: TSval (when it was sent); ACK: TSecr (the TSval it echoes)";
+    ack_bytes: i64, "B", "ACK: the cumulative ACK as a stream offset (bytes the receiver holds in order); data: 0";
+    rwnd_bytes: i64, "B", "ACK: the advertised window above ack_bytes (−1: no receive-window limit)";
+    n_sack: u8, "", "ACK: SACK blocks (0–3, the most recent first; a first block below ack_bytes is a D-SACK)";
+    sack1_start: i64, "B", "first SACK block's start offset (0 when absent)";
+    sack1_end: i64, "B", "first SACK block's end offset, exclusive";
+    sack2_start: i64, "B", "second SACK block's start offset";
+    sack2_end: i64, "B", "second SACK block's end offset, exclusive";
+    sack3_start: i64, "B", "third SACK block's start offset";
+    sack3_end: i64, "B", "third SACK block's end offset, exclusive";
+    ce_count: i64, "", "ACK: CE-marked data segments the receiver has seen, cumulative";
+});
+
 /// Every table the core returns, in the order `results()` lists them.
-pub static TABLES: [&TableSpec; 10] =
-    [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &STATE, &TRAFFIC, &PINGS, &FCT];
+pub static TABLES: [&TableSpec; 11] =
+    [&FLOWS, &TIMESERIES, &QUEUE, &GAPS, &EVENTS, &HOSTS, &STATE, &TRAFFIC, &PINGS, &FCT, &PACKETS];
 
 /// A category label's code in `labels`, added on first use.
 fn code_of(labels: &mut Vec<&'static str>, s: &'static str) -> usize {

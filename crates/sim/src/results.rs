@@ -184,6 +184,7 @@ impl Simulation {
             traffic: self.traffic_table(&self.packets_in_network_per_flow()),
             pings: self.pings.table(),
             fct: self.fct.table(),
+            packets: self.packets.table(),
             kind_labels: crate::traffic::KIND_LABELS.iter().map(|s| s.to_string()).collect(),
             hosts: self.hosts.as_ref().map_or_else(
                 || metrics::HostCols::default().table(),
@@ -228,6 +229,8 @@ pub struct Results {
     pub pings: Table,
     /// One row per completed workload flow (`arrivals.rs`).
     pub fct: Table,
+    /// The headers of flows with `pcap`, captured at their senders (`capture.rs`).
+    pub packets: Table,
     /// The traffic table's `kind_code` labels.
     pub kind_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).

@@ -238,7 +238,7 @@ fn every_table_of_a_run_is_exactly_its_spec() {
     let dumbbell = json!({
         "duration_ns": 300_000_000u64, "sample_interval_ns": 50_000_000u64,
         "topology": {"kind": "dumbbell", "bottleneck": {"rate_bps": 50_000_000u64, "rtt_ns": 10_000_000u64}},
-        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}, "trace": true}],
+        "flows": [{"cc": "cubic", "gap_histogram": true}, {"cc": "bbr1", "rpc": {"size_bytes": 10_000u64}, "trace": true, "pcap": true}],
         "traffic": [{"kind": "ping", "interval_ns": 10_000_000u64}, {"kind": "udp_cbr", "rate_bps": 1_000_000u64}]
     });
     let star = json!({
@@ -262,6 +262,7 @@ fn every_table_of_a_run_is_exactly_its_spec() {
             &r.traffic,
             &r.pings,
             &r.fct,
+            &r.packets,
         ];
         assert_eq!(tables.len(), TABLES.len());
         for (spec, table) in TABLES.iter().zip(tables) {

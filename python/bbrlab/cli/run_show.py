@@ -47,6 +47,12 @@ from .common import (
     show_default=True,
     help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
 )
+@click.option(
+    "--pcap",
+    is_flag=True,
+    help="Capture every [[flows]] flow's TCP headers at its sender (pcap = true on each) and write them "
+    "to RUN_DIR/packets.pcap, which tcpdump -r, tshark and Wireshark read.",
+)
 def run(
     scenario: str,
     out: str | None,
@@ -56,6 +62,7 @@ def run(
     quiet: bool,
     as_json: bool,
     backend: str,
+    pcap: bool,
 ) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from ..engine.runner import run as run_scenario
@@ -71,10 +78,15 @@ def run(
         check_environment()  # no root / no namespaces: one line, exit 2, before anything else
     overrides = _overrides(sets, add_flows) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
+    default_dir = default_run_dir(scn.name, overrides)  # named by the experiment, not the capture
+    if pcap:
+        if backend != "sim":
+            raise UserError("--pcap: only the sim backend captures packets; on emu, run tcpdump in its namespaces")
+        scn = load_scenario(scenario, overrides=overrides + [f"flows.{i}.pcap=true" for i in range(len(scn.flows))])
     _note_sweep_table(scenario, scn)
     # Before simulating: a run that cannot be written must not cost the simulation first.
     out_dir = check_out_dir(
-        out if out is not None else default_run_dir(scn.name, overrides),
+        out if out is not None else default_dir,
         expected_bytes(scn.derived()["sample_rows"], 0),
     )
     progress = _Progress(_stderr_console(), scn.name, enabled=not quiet)

@@ -148,11 +148,18 @@ def plot_command(
 @click.command("report")
 @click.argument("path", metavar="RUN|SWEEP|STUDY_DIR")
 @out_option("HTML file (default DIR/report.html; a reproduce output directory gets DIR/index.html).", metavar="FILE")
-def report_command(path: str, out: str | None) -> None:
+@click.option(
+    "--self-contained",
+    "self_contained",
+    is_flag=True,
+    help="A sweep's page embeds its runs' summaries and figures (links to them stay inside the file), "
+    "so the one file can be sent on its own.",
+)
+def report_command(path: str, out: str | None, self_contained: bool) -> None:
     """Write one self-contained HTML page (figures embedded) for a run, a sweep or a study."""
     from ..report import write_report
 
     bar, progress = _count_bar("report")
     with bar:
-        written = write_report(path, out, progress=progress, warn=_warn)
+        written = write_report(path, out, progress=progress, warn=_warn, self_contained=self_contained)
     click.echo(f"wrote {written}")

@@ -196,14 +196,16 @@ def compare(
     """
     from ..emu.compare import run_compare
     from ..engine.runner import run as run_scenario
+    from ..sweep.compare_args import compare_grid
+    from ..sweep.compare_args import head_to_head as head_to_head_overrides
 
-    grid_list, grid_ccs = _compare_grid(grid)
+    grid_list, grid_ccs = compare_grid(grid)
     if grid_ccs and ccs:
         raise UserError("--grid cc=…: the same as --cc; give the algorithms one way")
     ccs = ccs or tuple(grid_ccs)
     sets = tuple(_overrides(sets, add_flows))
     if head_to_head:
-        sets, ccs = (*sets, *_head_to_head(scenario, sets, ccs)), ()
+        sets, ccs = (*sets, *head_to_head_overrides(scenario, sets, ccs)), ()
     if sim_only and emu_runs is not None:
         raise UserError("--emu-runs: there are no kernel runs with --sim-only; drop one of them")
     if not sim_only:
@@ -230,40 +232,3 @@ def compare(
         confirm=None if yes else (lambda q: click.confirm(q, default=False, err=True)),
     )
     click.echo(f"wrote {path}")
-
-
-def _compare_grid(grid: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """``--grid`` options in the one grid language (sweep.aliases: short names or full paths) as
-    the short axes run_compare takes, and the algorithms of a ``cc=A,B`` axis."""
-    from ..emu.compare import AXES
-    from ..sweep.aliases import ALIASES, resolve_axis, short_name
-
-    if list(grid) == ["fidelity"]:
-        return ["fidelity"], []
-    out, ccs = [], []
-    for g in grid:
-        name, sep, values = g.partition("=")
-        path = resolve_axis(name)
-        if sep and path == ALIASES["cc"]:
-            ccs += [v.strip() for v in values.split(",") if v.strip()]
-            continue
-        short = short_name(path)
-        if sep and short not in AXES:
-            known = ", ".join(f"{a} ({ALIASES[a]})" for a in AXES)
-            raise UserError(f"--grid {name.strip()}: compare's axes are {known} and cc; `bbrlab sweep` takes any field")
-        out.append(f"{short}={values}" if sep else g)
-    return out, ccs
-
-
-def _head_to_head(scenario: str, sets: tuple[str, ...], ccs: tuple[str, ...]) -> list[str]:
-    """The overrides that put ``ccs`` in one run: flow i gets ccs[i % len(ccs)]; flows are added
-    (the algorithm set, every other field at its default) while there are fewer flows than algorithms."""
-    from ..scenario import load_scenario
-    from ..scenario.overrides import add_flow_override
-
-    if len(ccs) < 2:
-        raise UserError("--head-to-head: give at least two algorithms, e.g. --cc bbr3 --cc cubic")
-    flows = len(load_scenario(scenario, overrides=list(sets)).flows)
-    out = [f"flows.{i}.cc={ccs[i % len(ccs)]}" for i in range(flows)]
-    out += [add_flow_override(f"cc={cc}") for cc in ccs[flows:]]
-    return out

@@ -65,11 +65,16 @@ def write_report(
     *,
     progress: Callable[[int, int], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    self_contained: bool = False,
 ) -> Path:
     """Write the report page of ``path`` (see the module docstring) to ``out`` (default
-    ``path/report.html``; ``path/index.html`` for a reproduce output directory); returns it."""
+    ``path/report.html``; ``path/index.html`` for a reproduce output directory); returns it.
+    ``self_contained``: a sweep's page embeds its runs' summaries and figures and links to them
+    instead of to the run directories (a run's page stands alone already)."""
     p = Path(path)
     kind = report_kind(p)
+    if self_contained and kind not in ("run", "sweep"):
+        raise UserError(f"--self-contained: for a run or a sweep; {p} is a {kind} (its pages link to its files)")
     if kind == "studies":
         if out is not None:
             raise UserError(
@@ -83,7 +88,7 @@ def write_report(
     if kind == "run":
         html = run_page(p, target)
     elif kind == "sweep":
-        html = sweep_page(p, target, progress=progress, warn=warn)
+        html = sweep_page(p, target, progress=progress, warn=warn, self_contained=self_contained)
     else:
         html = study_page(p, target)
     return write_page(target, html)

@@ -70,6 +70,8 @@ table { border-collapse: collapse; margin: 10px 0 14px; font-size: 13.5px; }
 th, td { border: 1px solid var(--line); padding: 4px 9px; vertical-align: top; }
 th { background: var(--head); text-align: left; }
 thead th { white-space: nowrap; }
+thead th .wrap { white-space: normal; }
+.rule { color: var(--muted); font-size: 12px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tfoot td { font-weight: 600; background: #fafbfd; }
 table.kv th { width: 14em; }

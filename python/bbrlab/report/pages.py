@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -170,6 +171,32 @@ def _ordered_pngs(d: Path) -> list[Path]:
     return sorted(pngs, key=lambda p: (PLOTS.index(p.name) if p.name in PLOTS else len(PLOTS), p.name))
 
 
+def _run_summary(s: dict[str, Any]) -> Markup:
+    return _rich_table(summary_table(s)) + paragraphs(*facts_lines(s))
+
+
+def _embedded_runs(sweep_dir: Path, run_dirs: Sequence[str]) -> Markup:
+    """Each run of a sweep as a folded part of its page (``report --self-contained``): the run
+    page's summary and figures under an anchor the points table links to."""
+    parts = []
+    for v in dict.fromkeys(run_dirs):
+        d = sweep_dir / v
+        if not is_complete_run(d):
+            continue
+        s = _read_summary(d / "summary.json")
+        overrides = " ".join((s.get("run") or {}).get("overrides") or []) or "no overrides"
+        parts.append(
+            Markup('<details id="{}"><summary><code>{}</code> · {}</summary>{}{}</details>').format(
+                _run_anchor(v), v, overrides, _run_summary(s), _figures(_ordered_pngs(d))
+            )
+        )
+    return Markup("").join(parts)
+
+
+def _run_anchor(run_dir: str) -> str:
+    return "run-" + re.sub(r"[^A-Za-z0-9_-]", "-", run_dir)
+
+
 def run_page(run_dir: Path, out: Path) -> str:
     # The page needs summary.json, scenario.toml and the PNGs, not the tables (which can be GBs).
     if not is_complete_run(run_dir):
@@ -181,7 +208,7 @@ def run_page(run_dir: Path, out: Path) -> str:
     except (OSError, UnicodeDecodeError):
         scenario_toml = None
     sections = []
-    sections.append(Section("Summary", _rich_table(summary_table(s)) + paragraphs(*facts_lines(s)), "summary"))
+    sections.append(Section("Summary", _run_summary(s), "summary"))
     pngs = _ordered_pngs(run_dir)
     if pngs:
         sections.append(Section("Figures", _figures(pngs), "figures"))
@@ -261,8 +288,14 @@ def _sweep_answer(sweep_dir: Path, points: Any) -> Markup | None:
 
 
 def sweep_page(
-    sweep_dir: Path, out: Path, progress: ProgressFn | None = None, warn: Callable[[str], None] | None = None
+    sweep_dir: Path,
+    out: Path,
+    progress: ProgressFn | None = None,
+    warn: Callable[[str], None] | None = None,
+    self_contained: bool = False,
 ) -> str:
+    """The sweep's page; ``self_contained``: its runs' summaries and figures embedded, the points
+    table linking to them, so the file stands alone (else it links to the run directories)."""
     from ..runs.multiplot import plot_runs
     from ..runs.runset import read_points
 
@@ -303,7 +336,9 @@ def sweep_page(
             row = []
             for c in cols:
                 v = rec[c]
-                if c == "run_dir" and isinstance(v, str):
+                if c == "run_dir" and isinstance(v, str) and v and self_contained:
+                    row.append(Markup('<a href="#{}">{}</a>').format(_run_anchor(v), v))
+                elif c == "run_dir" and isinstance(v, str):
                     row.append(Markup('<a href="{}">{}</a>').format(_rel(sweep_dir / v, out.parent), v))
                 else:
                     row.append(_points_cell(c, v))
@@ -326,6 +361,11 @@ def sweep_page(
                 data[0], [[_point_cell(c, _num(v)) for c, v in zip(data[0], r)] for r in data[1:]], sortable=True
             )
         sections.append(Section("Figures across the sweep's runs", body, "figures"))
+    if self_contained and points is not None and "run_dir" in points:
+        runs = [v for v in points["run_dir"].tolist() if isinstance(v, str) and v]
+        sections.append(
+            Section(f"The runs ({len(set(runs))}; click one to open)", _embedded_runs(sweep_dir, runs), "runs")
+        )
     return page(f"bbrlab sweep: {sweep_dir.name}", sections, subtitle=str(sweep_dir))
 
 
@@ -355,12 +395,61 @@ def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
     return rows
 
 
+#: A claim checked in several settings (a fabric, a variant) ends " — <setting>" (the studies'
+#: convention): such a table becomes one row per claim with a column per setting.
+SETTING_SEP = " — "
+
+
+def _claim_value(text: str) -> Markup:
+    """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
+    from ..reproduce.claims import shown_items
+
+    return Markup("<br>").join(shown_items(text))
+
+
+def _by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
+    """The settings and each claim's rows, when every claim reads "<claim> — <setting>", there are
+    two settings or more, and a claim's source value and rule are the same in each; else None."""
+    settings: dict[str, None] = {}
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        claim, sep, setting = r["claim"].rpartition(SETTING_SEP)
+        if not sep or not claim:
+            return None
+        settings.setdefault(setting)
+        groups.setdefault(claim, []).append({**r, "setting": setting})
+    same = all(
+        len({(g["paper_value"], g["rule"]) for g in group}) == 1 and len({g["setting"] for g in group}) == len(group)
+        for group in groups.values()
+    )
+    return (list(settings), groups) if len(settings) > 1 and same else None
+
+
 def claims_table(rows: list[dict[str, str]]) -> Markup:
+    pivot = _by_setting(rows)
+    if pivot is not None:
+        settings, groups = pivot
+        body = []
+        for claim, group in groups.items():
+            by = {g["setting"]: g for g in group}
+            # The rule under the claim: a column of its own would squeeze the settings' columns.
+            rule = Markup('{}<div class="rule">rule: {}</div>').format(claim, group[0]["rule"])
+            cells: list[Any] = [rule, _claim_value(group[0]["paper_value"])]
+            for s in settings:
+                g = by.get(s)
+                if g is None:
+                    cells.append("")
+                    continue
+                text = _claim_value(g["bbrlab_value"]) + Markup("<br><b>{}</b>").format(g["verdict"])
+                cells.append(Cell(text, verdict_class(g["verdict"])))
+            body.append(cells)
+        wrap = [Markup('<span class="wrap">bbrlab: {}</span>').format(s) for s in settings]
+        return table(["claim", "source", *wrap], body)
     body = [
         [
             r["claim"],
-            r["paper_value"],
-            r["bbrlab_value"],
+            _claim_value(r["paper_value"]),
+            _claim_value(r["bbrlab_value"]),
             r["rule"],
             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip()),
         ]

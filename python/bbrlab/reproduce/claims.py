@@ -57,6 +57,8 @@ __all__ = [
     "verdict_of_all",
     "verdicts_unchecked",
     "shown_verdict",
+    "shown_cell",
+    "shown_items",
     "within",
     "write_claims_csv",
 ]
@@ -259,8 +261,47 @@ def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
     return Verdict.DISAGREES if not any(decided) else Verdict.PARTLY
 
 
+#: Significant digits a claims table shows: the rules compare at ±5 % or coarser, and three digits
+#: resolve 1 % at worst (100 vs 101; claims.csv keeps every digit, for machines).
+SHOWN_DIGITS = 3
+
+
+def _shown_number(x: float) -> str:
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return ("−" if x < 0 else "") + "∞"
+    text = f"{x:#.{SHOWN_DIGITS}g}" if abs(x) < 10**SHOWN_DIGITS else f"{x:.0f}"
+    if "e" not in text:
+        text = text.rstrip(".")
+    return text.replace("-", "−")
+
+
+def shown_cell(text: str) -> str:
+    """A value cell as a reader sees it: each number to ``SHOWN_DIGITS`` significant digits
+    (0.999997 → 1.00, −166.709 → −167), a missing one as "—"; a phrase as it is."""
+    return "; ".join(shown_items(text))
+
+
+def shown_items(text: str) -> list[str]:
+    """`shown_cell`'s items, one string each (a page may put them on lines of their own)."""
+    items = parse_cell(text)
+    if items is None:
+        return [text]
+    parts = []
+    for n in items:
+        s = (f"{n.label}: " if n.label else "") + _shown_number(n.value)
+        if n.to is not None:
+            s += f" → {_shown_number(n.to)}"
+        if n.ci is not None:
+            s += f" ± {_shown_number(n.ci)}"
+        missing = math.isnan(n.value) and n.to is None
+        parts.append(s + (f" {n.unit}" if n.unit and not missing else ""))
+    return parts
+
+
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
     return md_table(
         ["claim", source_header, ours_header, "rule", "verdict"],
-        [[c.claim, c.source, c.ours, c.rule, shown_verdict(c.verdict).value] for c in claims],
+        [[c.claim, shown_cell(c.source), shown_cell(c.ours), c.rule, shown_verdict(c.verdict).value] for c in claims],
     )

@@ -108,8 +108,11 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
         return None
 
 
+#: The capture of flows with ``pcap = true`` in a run directory (from the ``packets`` table).
+PCAP_FILE = "packets.pcap"
+
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
-ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state", "traffic", "pings", "fct")
+ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state", "traffic", "pings", "fct", "packets")
 
 
 def _table_property(name: str, doc: str) -> property:
@@ -152,6 +155,7 @@ class Result:
         traffic: pd.DataFrame | Table | None = None,
         pings: pd.DataFrame | Table | None = None,
         fct: pd.DataFrame | Table | None = None,
+        packets: pd.DataFrame | Table | None = None,
     ) -> None:
         self.summary: dict[str, Any] = summary if summary is not None else {}
         self.scenario = scenario
@@ -162,7 +166,7 @@ class Result:
         # Each table as numpy columns, or as the DataFrame it was given as / built into.
         self._tables: dict[str, Table] = {}
         self._frames: dict[str, pd.DataFrame] = {}
-        values = (flows, timeseries, queue, gaps, events, hosts, state, traffic, pings, fct)
+        values = (flows, timeseries, queue, gaps, events, hosts, state, traffic, pings, fct, packets)
         for name, value in zip(ALL_TABLES, values, strict=True):
             if isinstance(value, Table):
                 self._tables[name] = value
@@ -222,6 +226,13 @@ class Result:
         'workload app ([[apps]] kind = "workload").',
     )
 
+    packets = _table_property(
+        "packets",
+        "The headers of every TCP segment of flows with pcap = true, captured at the sender (data as "
+        "it leaves, ACKs as they arrive; byte offsets, SACK blocks, TSval/TSecr, ECN); empty otherwise. "
+        "The run directory has them as packets.pcap too.",
+    )
+
     def __repr__(self) -> str:
         rows = ", ".join(
             f"{t}: {len(self.table(t)) if t not in self._frames else len(self._frames[t])} rows" for t in TABLES
@@ -260,6 +271,7 @@ class Result:
         traffic = Table.from_core("traffic", raw["traffic"], labels) if "traffic" in raw else Table()
         pings = Table.from_core("pings", raw["pings"], labels) if "pings" in raw else Table()
         fct = Table.from_core("fct", raw["fct"], labels) if "fct" in raw else Table()
+        packets = Table.from_core("packets", raw["packets"], labels) if "packets" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {
@@ -335,6 +347,7 @@ class Result:
             traffic=traffic,
             pings=pings,
             fct=fct,
+            packets=packets,
         )
 
     @classmethod
@@ -399,6 +412,7 @@ class Result:
             traffic=tables["traffic"],
             pings=tables["pings"],
             fct=tables["fct"],
+            packets=tables["packets"],
             flows=tables["flows"],
             timeseries=tables["timeseries"],
             queue=tables["queue"],
@@ -447,6 +461,10 @@ class Result:
                     self._frames[t].to_parquet(d / f"{t}.parquet", engine="pyarrow", index=False)
             elif t in TABLES or len(self._tables[t]):
                 self._tables[t].write_parquet(d / f"{t}.parquet")
+        if len(self.table("packets")):
+            from .pcap import write_pcap
+
+            write_pcap(self.table("packets"), d / PCAP_FILE)
         if finish_plots is not None:
             finish_plots()
         # summary.json last: its presence is what "complete" means to readers that skip the marker.

@@ -5,6 +5,8 @@
 - ``engines.py``: where runs execute — ``local`` (bbrlab.engine.parallel's process pool) or ``ray``.
 - ``table.py``: the points table (points.parquet, points.csv).
 - ``run.py``: the whole: plan → cached runs skipped → engine → table.
+- ``api.py``: ``bbrlab.sweep(...)`` (this package, called): the whole, returning the points table.
+- ``compare_args.py``: `bbrlab compare`'s grid in the same language, and its head-to-head overrides.
 
 From Python::
 
@@ -16,7 +18,25 @@ From Python::
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from .grid import SweepPlan, plan_sweep
 from .run import SweepOutcome, run_sweep
 
 __all__ = ["SweepPlan", "SweepOutcome", "plan_sweep", "run_sweep"]
+
+
+class _CallableModule(types.ModuleType):
+    """``bbrlab.sweep`` names this package and, in a notebook, the verb: ``bbrlab.sweep(...)`` is
+    :func:`bbrlab.sweep.api.sweep` (an attribute of that name would be replaced by the package the
+    first time anything imports it)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

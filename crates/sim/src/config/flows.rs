@@ -201,6 +201,13 @@ pub struct Flow {
     #[schemars(extend("x-backends" = emu_ignores("--backend emu records no per-ACK state (no \
          `state` table)")))]
     pub trace: bool,
+    /// Capture the headers of the flow's TCP segments at its sender (`packets` table; `bbrlab
+    /// run` writes them as packets.pcap): data as it leaves for the NIC, ACKs as they arrive.
+    /// Costs a row per segment.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_ignores("--backend emu captures no packets (no \
+         `packets` table); run tcpdump in its namespaces")))]
+    pub pcap: bool,
     /// Drop the first transmission of these data segments (numbered from 0 in sequence order)
     /// as they leave the sender, before its first link: losses placed exactly, e.g. the BBR
     /// draft's A.2 (six discontiguous ranges lost in one round). Retransmissions pass.

@@ -1,0 +1,139 @@
+//! A packet capture at the sender host, for flows with `pcap = true`: the headers `tcpdump` on
+//! the sender would record of the flow's TCP segments — each data segment as the sender hands
+//! it to its NIC, each ACK as it reaches the sender — as rows of the `packets` table
+//! (`metrics::PACKETS`), which `bbrlab run` renders as a pcap file.
+//!
+//! The simulator numbers data in segments; a capture numbers it in bytes. Every segment but the
+//! last of a sized transfer carries `mss` bytes (`transport::stream`), so segment `s` starts at
+//! byte `s · mss`, and an offset at or past the end of a sized transfer is its size (the last
+//! segment is short). The receive window, kept as a right edge in segments, becomes bytes above
+//! the cumulative ACK the same way.
+//!
+//! Off (the default) a flow costs one branch on a flag per data segment sent and per ACK; nothing
+//! else in the run depends on it, so a capture never changes a result.
+
+use crate::metrics::PacketRow;
+use cc::Nanos;
+use transport::Packet;
+
+/// What a flow's segment numbers mean in bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ByteMap {
+    pub mss_bytes: u32,
+    /// The size of a sized transfer (None: bulk, or written by an application).
+    pub total_bytes: Option<u64>,
+}
+
+impl ByteMap {
+    /// The stream offset of segment `seg`'s first byte (or of the end, for the edge past it).
+    fn offset(self, seg: u64) -> i64 {
+        let b = seg.saturating_mul(u64::from(self.mss_bytes));
+        let b = self.total_bytes.map_or(b, |t| b.min(t));
+        i64::try_from(b).unwrap_or(i64::MAX)
+    }
+}
+
+/// A data segment leaving the sender at `now`.
+pub(crate) fn data_row(now: Nanos, p: &Packet, map: ByteMap) -> PacketRow {
+    PacketRow {
+        t_ns: now as i64,
+        flow: p.flow as i32,
+        is_data: 1,
+        seq_bytes: map.offset(p.seq),
+        payload_bytes: p.payload_bytes as i32,
+        retrans: p.is_retrans as u8,
+        ecn: p.ecn as u8,
+        ts_ns: p.ts_ns as i64,
+        ack_bytes: 0,
+        rwnd_bytes: 0,
+        n_sack: 0,
+        sack1_start: 0,
+        sack1_end: 0,
+        sack2_start: 0,
+        sack2_end: 0,
+        sack3_start: 0,
+        sack3_end: 0,
+        ce_count: 0,
+    }
+}
+
+/// An ACK reaching the sender at `now`.
+pub(crate) fn ack_row(now: Nanos, p: &Packet, map: ByteMap) -> PacketRow {
+    let mut sack = [(0i64, 0i64); transport::MAX_SACK_BLOCKS];
+    for (i, b) in sack.iter_mut().enumerate().take(p.n_sack as usize) {
+        let (s, e) = p.sack_block(i);
+        *b = (map.offset(s), map.offset(e));
+    }
+    let ack_bytes = map.offset(p.ack);
+    let rwnd_bytes = if p.rwnd_end == u64::MAX {
+        -1
+    } else {
+        let edge = p.rwnd_end.saturating_mul(u64::from(map.mss_bytes));
+        let edge = i64::try_from(edge).unwrap_or(i64::MAX);
+        edge.saturating_sub(p.ack as i64 * i64::from(map.mss_bytes)).max(0)
+    };
+    PacketRow {
+        t_ns: now as i64,
+        flow: p.flow as i32,
+        is_data: 0,
+        seq_bytes: 0,
+        payload_bytes: 0,
+        retrans: 0,
+        ecn: 0,
+        ts_ns: p.ts_ns as i64,
+        ack_bytes,
+        rwnd_bytes,
+        n_sack: p.n_sack,
+        sack1_start: sack[0].0,
+        sack1_end: sack[0].1,
+        sack2_start: sack[1].0,
+        sack2_end: sack[1].1,
+        sack3_start: sack[2].0,
+        sack3_end: sack[2].1,
+        ce_count: p.ce_count as i64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    #[test]
+    fn segment_numbers_become_stream_offsets_clamped_to_a_sized_transfer() {
+        // 10 000 bytes: six full segments and a short seventh (1 312 bytes).
+        let map = ByteMap { mss_bytes: MSS, total_bytes: Some(10_000) };
+        let mut p = Packet::empty(3);
+        p.is_data = true;
+        p.seq = 6;
+        p.payload_bytes = 10_000 - 6 * MSS;
+        p.ts_ns = 123;
+        let d = data_row(7, &p, map);
+        assert_eq!((d.flow, d.is_data, d.seq_bytes, d.payload_bytes), (3, 1, 6 * 1448, 1312));
+        assert_eq!(d.ts_ns, 123);
+        // The ACK of the whole transfer is its size, not 7 · mss.
+        let mut a = Packet::empty(3);
+        a.ack = 7;
+        a.rwnd_end = u64::MAX;
+        let r = ack_row(9, &a, map);
+        assert_eq!((r.is_data, r.ack_bytes, r.rwnd_bytes, r.n_sack), (0, 10_000, -1, 0));
+    }
+
+    #[test]
+    fn sack_blocks_and_the_window_in_bytes() {
+        let map = ByteMap { mss_bytes: MSS, total_bytes: None };
+        let mut a = Packet::empty(0);
+        a.ack = 10;
+        a.rwnd_end = 40;
+        a.ce_count = 5;
+        a.push_sack_block((4, 5)); // below the ACK: a D-SACK block (first), kept as it is
+        a.push_sack_block((12, 15));
+        let r = ack_row(1, &a, map);
+        assert_eq!(r.ack_bytes, 10 * 1448);
+        assert_eq!(r.rwnd_bytes, 30 * 1448);
+        assert_eq!((r.n_sack, r.sack1_start, r.sack1_end), (2, 4 * 1448, 5 * 1448));
+        assert_eq!((r.sack2_start, r.sack2_end, r.sack3_start), (12 * 1448, 15 * 1448, 0));
+        assert_eq!(r.ce_count, 5);
+    }
+}
