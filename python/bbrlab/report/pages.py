@@ -402,7 +402,7 @@ SETTING_SEP = " — "
 
 def _claim_value(text: str) -> Markup:
     """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
-    from ..reproduce.claims import shown_items
+    from .cells import shown_items
 
     return Markup("<br>").join(shown_items(text))
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,6 +35,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from ..report.cells import (  # noqa: F401  # the studies build their cells from here
+    SHOWN_DIGITS,
+    Num,
+    cell,
+    num,
+    parse_cell,
+    shown_cell,
+    shown_items,
+)
 from .report import md_table
 
 __all__ = [
@@ -129,76 +137,6 @@ def untested(claim: str, source: str, rule: str, why: str, *, paper_value: str) 
 # ------------------------------------------------------------------ machine-readable values
 
 
-@dataclass(frozen=True)
-class Num:
-    """One item of a value cell: ``[label: ]value[ → to][ ± ci][ unit]``."""
-
-    value: float
-    unit: str = ""
-    label: str = ""
-    to: float | None = None  # a change from value to `to`
-    ci: float | None = None  # 95 % confidence half-width
-
-    def __str__(self) -> str:
-        if any(c in self.label for c in ":;") or " " in self.unit:
-            raise ValueError(f"label {self.label!r} / unit {self.unit!r} would not parse back")
-        s = (f"{self.label}: " if self.label else "") + _number(self.value)
-        if self.to is not None:
-            s += f" → {_number(self.to)}"
-        if self.ci is not None:
-            s += f" ± {_number(self.ci)}"
-        return s + (f" {self.unit}" if self.unit else "")
-
-
-def _number(x: float) -> str:
-    x = float(x)
-    return "nan" if math.isnan(x) else f"{x:.6g}"
-
-
-def num(value: float, unit: str = "", *, label: str = "", to: float | None = None, ci: float | None = None) -> Num:
-    return Num(float(value), unit, label, None if to is None else float(to), None if ci is None else float(ci))
-
-
-def cell(*items: Num | str | Iterable[Num]) -> str:
-    """A value cell from items (`num`), iterables of them, or one phrase."""
-    flat: list[Num | str] = []
-    for it in items:
-        flat.extend(it if not isinstance(it, (Num, str)) else [it])
-    if len(flat) == 1 and isinstance(flat[0], str):
-        return flat[0]
-    if any(isinstance(it, str) for it in flat):
-        raise TypeError("a value cell is one phrase or numbers, not both")
-    return "; ".join(str(it) for it in flat)
-
-
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|[-+]?inf"
-_ITEM = re.compile(
-    rf"^(?:(?P<label>[^:;]+): )?(?P<value>{_NUM})(?: → (?P<to>{_NUM}))?(?: ± (?P<ci>{_NUM}))?"
-    rf"(?: (?P<unit>\S+))?$"
-)
-
-
-def parse_cell(text: str) -> list[Num] | None:
-    """The items of a value cell, or None when it is a phrase (or empty)."""
-    if not text:
-        return None
-    out = []
-    for part in text.split("; "):
-        m = _ITEM.match(part)
-        if not m:
-            return None
-        out.append(
-            num(
-                float(m["value"]),
-                m["unit"] or "",
-                label=m["label"] or "",
-                to=None if m["to"] is None else float(m["to"]),
-                ci=None if m["ci"] is None else float(m["ci"]),
-            )
-        )
-    return out
-
-
 def write_claims_csv(path: Path, claims: Sequence[Claim]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
@@ -259,45 +197,6 @@ def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
     if all(decided):
         return Verdict.AGREES
     return Verdict.DISAGREES if not any(decided) else Verdict.PARTLY
-
-
-#: Significant digits a claims table shows: the rules compare at ±5 % or coarser, and three digits
-#: resolve 1 % at worst (100 vs 101; claims.csv keeps every digit, for machines).
-SHOWN_DIGITS = 3
-
-
-def _shown_number(x: float) -> str:
-    if math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return ("−" if x < 0 else "") + "∞"
-    text = f"{x:#.{SHOWN_DIGITS}g}" if abs(x) < 10**SHOWN_DIGITS else f"{x:.0f}"
-    if "e" not in text:
-        text = text.rstrip(".")
-    return text.replace("-", "−")
-
-
-def shown_cell(text: str) -> str:
-    """A value cell as a reader sees it: each number to ``SHOWN_DIGITS`` significant digits
-    (0.999997 → 1.00, −166.709 → −167), a missing one as "—"; a phrase as it is."""
-    return "; ".join(shown_items(text))
-
-
-def shown_items(text: str) -> list[str]:
-    """`shown_cell`'s items, one string each (a page may put them on lines of their own)."""
-    items = parse_cell(text)
-    if items is None:
-        return [text]
-    parts = []
-    for n in items:
-        s = (f"{n.label}: " if n.label else "") + _shown_number(n.value)
-        if n.to is not None:
-            s += f" → {_shown_number(n.to)}"
-        if n.ci is not None:
-            s += f" ± {_shown_number(n.ci)}"
-        missing = math.isnan(n.value) and n.to is None
-        parts.append(s + (f" {n.unit}" if n.unit and not missing else ""))
-    return parts
 
 
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
