@@ -80,6 +80,7 @@ impl Simulation {
             stop_ns: f.stop_ns,
             nic_bytes: 0,
             nic_departures: VecDeque::new(),
+            lazy_nic: false,
             tsq_throttled: false,
             sender_timer_at: None,
             receiver_timer_at: None,
@@ -234,14 +235,28 @@ impl Simulation {
     #[inline]
     pub(crate) fn pump(&mut self, fi: usize) {
         // Two compiled loops: the hot path without hosts carries none of their checks.
-        if self.hosts.is_some() {
-            self.pump_loop::<true>(fi)
+        if self.pump_general {
+            self.pump_general(fi)
         } else {
-            self.pump_loop::<false>(fi)
+            self.pump_loop::<false, false>(fi)
         }
     }
 
-    fn pump_loop<const HOSTS: bool>(&mut self, fi: usize) {
+    /// `pump` in a run with the host model or lazily counted NICs (`speedup/nic.rs`): one
+    /// test on the hot path for both.
+    #[inline(never)]
+    fn pump_general(&mut self, fi: usize) {
+        if self.hosts.is_some() {
+            self.pump_loop::<true, false>(fi)
+        } else if self.flows[fi].lazy_nic {
+            self.pump_loop::<false, true>(fi)
+        } else {
+            self.pump_loop::<false, false>(fi)
+        }
+    }
+
+    /// (`LAZY`: the flow's NIC is lazily counted; `speedup/nic.rs`.)
+    fn pump_loop<const HOSTS: bool, const LAZY: bool>(&mut self, fi: usize) {
         let now = self.now;
         let mut tsq_blocked = false;
         let core = self.flows[fi].tx_core;
@@ -295,7 +310,13 @@ impl Simulation {
                             _ => flow.tx_skbs.push_back((1, p.wire_bytes as u64)),
                         }
                     }
-                    self.enqueue(nic, p);
+                    if LAZY {
+                        let (dropped, bytes) = (flow.data_dropped, p.wire_bytes as u64);
+                        self.enqueue(nic, p);
+                        self.note_lazy_departure(fi, nic, dropped, bytes);
+                    } else {
+                        self.enqueue(nic, p);
+                    }
                 }
                 None => break,
             }
@@ -303,7 +324,7 @@ impl Simulation {
         self.flows[fi].tsq_throttled = tsq_blocked;
         if tsq_blocked {
             let nic = self.flows[fi].data_path.first();
-            if self.links[nic as usize].fast.ahead == crate::speedup::ahead::Ahead::Nic {
+            if LAZY || self.links[nic as usize].fast.ahead == crate::speedup::ahead::Ahead::Nic {
                 self.arm_nic(nic);
             }
         }

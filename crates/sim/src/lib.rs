@@ -216,9 +216,12 @@ struct Flow {
     stop_ns: Option<Nanos>,
     /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
     nic_bytes: u64,
-    /// Departures from an `Ahead::Nic` NIC served ahead and not yet taken off `nic_bytes`:
-    /// (time, bytes), in order (`Simulation::count_nic_departures`).
+    /// Departures from an `Ahead::Nic` NIC served ahead, or from a lazily counted NIC, not
+    /// yet taken off `nic_bytes`: (time, bytes), in order (`Simulation::count_nic_departures`).
     nic_departures: VecDeque<(Nanos, u64)>,
+    /// The flow's NIC is lazily counted (`speedup/nic.rs`): `pump` notes each packet's
+    /// departure as the NIC accepts it.
+    lazy_nic: bool,
     /// TSQ held the sender back at its last pump (Linux's TSQF_THROTTLED): only then does a
     /// departure from the NIC run the sender again (`tcp_wfree` schedules `tcp_write_xmit` for a
     /// throttled socket only; otherwise ACKs and the pacing timer drive it).
@@ -312,6 +315,9 @@ pub struct Simulation {
     /// The switch's shared buffer (`link/pool.rs`).
     pool: link::pool::SharedPool,
     pause_frames_total: u64,
+    /// `pump` takes its general path: the host model, or lazily counted NICs
+    /// (`speedup/nic.rs`).
+    pump_general: bool,
     apps: Vec<apps::QueryApp>,
     app_events: apps::AppEvents,
     /// The end hosts' CPUs and receive queues (`host.rs`), when the scenario models them.
@@ -463,6 +469,7 @@ impl Simulation {
             fabric,
             pool: link::pool::SharedPool::new(built.pool_limit, built.pool_alpha),
             pause_frames_total: 0,
+            pump_general: false,
             apps,
             app_events: apps::AppEvents::default(),
             hosts,
@@ -473,9 +480,11 @@ impl Simulation {
             fct: metrics::FctCols::default(),
             cfg,
         };
+        sim.mark_data_nics();
         for l in &mut sim.links {
             l.fast.timestamped = l.can_be_timestamped();
         }
+        sim.set_lazy_nics();
         sim.set_folds();
         sim.set_ahead();
         for lid in 0..sim.links.len() as LinkId {

@@ -7,6 +7,7 @@ mod aqm;
 use crate::link::queue::Verdict;
 use crate::link::{Link, LinkId, NodeKind};
 use crate::speedup::ahead::Ahead;
+use crate::speedup::NO_FLOW;
 use crate::{EvKind, Flow, Simulation};
 use cc::Nanos;
 use transport::{Ecn, Packet};
@@ -304,7 +305,9 @@ impl Simulation {
     }
 
     pub(crate) fn on_tx_done(&mut self, lid: LinkId) {
-        if self.links[lid as usize].fast.ahead == Ahead::Nic {
+        if self.links[lid as usize].fast.nic_flow != NO_FLOW {
+            // `Ahead::Nic`, or a lazily counted NIC's throttled flow's wake-up at its next
+            // departure (`speedup/nic.rs`).
             self.on_nic_ahead_departure(lid, self.now);
             return;
         }
@@ -436,7 +439,7 @@ pub(crate) fn count_drop(link: &mut Link, flows: &mut [Flow], p: &Packet) {
     if p.is_data {
         let flow = &mut flows[p.flow as usize];
         flow.data_dropped += 1;
-        if link.is_sender_nic {
+        if link.is_sender_nic || link.fast.lazy_tsq {
             flow.nic_bytes -= p.wire_bytes as u64;
             // (Host model) the segment just queued is the newest skb's last: it will not leave.
             if let Some(b) = flow.tx_skbs.back_mut() {

@@ -60,7 +60,8 @@ pub(crate) struct Link {
     pub(crate) rate_bps: u64,
     pub(crate) delay_ns: Nanos,
     pub(crate) to: NodeKind,
-    /// The link is a host NIC: its departures release TSQ budget of the sending flow.
+    /// The link is a host NIC: its departures release TSQ budget of the sending flow, as
+    /// events (a lazily counted NIC's are counted when TSQ looks: `FastPath::lazy_tsq`).
     pub(crate) is_sender_nic: bool,
     /// Bernoulli loss of every packet offered, before the queue discipline sees it.
     pub(crate) loss: f64,
@@ -193,8 +194,14 @@ impl Link {
     /// (`TxDone`, in the departures' place in an instant's order; `on_nic_departure`). With a
     /// delay the departure and the arrival are two moments, and the NIC stays event-driven.
     pub(crate) fn can_be_timestamped(&self) -> bool {
-        (!self.is_sender_nic || self.delay_ns == 0)
-            && self.pfc.as_deref().is_none_or(LinkPfc::lets_link_be_timestamped)
+        (!self.is_sender_nic || self.delay_ns == 0) && self.can_be_timestamped_nic()
+    }
+
+    /// `can_be_timestamped` but for a sender NIC's delay: nothing stops the serializer or
+    /// watches its departures but TSQ, which a lazily counted NIC serves without departure
+    /// events (`speedup/nic.rs`).
+    pub(crate) fn can_be_timestamped_nic(&self) -> bool {
+        self.pfc.as_deref().is_none_or(LinkPfc::lets_link_be_timestamped)
             && !self.in_pool
             && self.cut_through_bytes == 0
             && self.jitter_ns == 0
@@ -304,7 +311,8 @@ impl Link {
 
     /// The event a packet at the head of this link's pipe has: its arrival at the far end, or,
     /// for a timestamped sender NIC (no propagation delay), its departure — which TSQ must see,
-    /// and which takes the departures' place in an instant's order.
+    /// and which takes the departures' place in an instant's order. (A lazily counted NIC is
+    /// no `is_sender_nic`: its pipe holds arrivals; `speedup/nic.rs`.)
     #[inline]
     pub(crate) fn pipe_event(&self) -> EvKind {
         if self.is_sender_nic && self.fast.timestamped {

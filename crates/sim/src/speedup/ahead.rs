@@ -41,9 +41,18 @@
 //! no ICTCP (one controller sees every arrival), no applications, RPC workloads or non-TCP
 //! sources (their transfers start and answer as data arrives; a ping's echo leaves by the
 //! receiver's NIC). A receiver host's link carries only data, is
-//! passive and is the last link of the flows that use it; the NIC their ACKs leave by is
-//! passive, carries only those flows' ACKs and is the first link of their ACK paths. A router
-//! link is passive, not a sender's NIC, and feeds one timestamped link that no other feeds.
+//! timestamped and is the last link of the flows that use it; the NIC their ACKs leave by is
+//! timestamped, carries only those flows' ACKs and is the first link of their ACK paths. A
+//! router link is passive, not a sender's NIC, and feeds one timestamped link that no other
+//! feeds.
+//!
+//! The receiver's links need not be passive (a graph's links decide and are reported): the
+//! link into the host decided on the packet when it accepted it, before it is served ahead,
+//! and its queue's statistics come from its serializer, not its pipe; the ACK NIC that an
+//! ACK served ahead enters at `t` is replayed to `t` (`Link::replay`), and nothing else
+//! enters it or reads it before `t` (its one receiver host's timers are the horizon, the
+//! samples too), so its drops, marks, random draws and statistics are those of the ACK's
+//! own time.
 //! `serving_ahead_changes_nothing` checks the result tables against event-driven arrivals,
 //! with samples, delayed-ACK timers, losses on both bottlenecks and ECN.
 
@@ -63,7 +72,7 @@ const RX_AHEAD_MAX_FLOWS: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ahead {
     No,
-    /// A passive link into a receiver host: the receiver takes the data packet.
+    /// A timestamped link into a receiver host: the receiver takes the data packet.
     Receiver,
     /// A passive link into a router, onto a watched link only it feeds: that link takes it.
     Router,
@@ -104,8 +113,8 @@ impl Simulation {
         self.set_nic_links_ahead(&neighbours);
     }
 
-    /// Per link, whether it is a passive link into a receiver host whose arrivals may be served
-    /// ahead; None when some flow has no path (then nothing is served ahead).
+    /// Per link, whether it is a timestamped link into a receiver host whose arrivals may be
+    /// served ahead; None when some flow has no path (then nothing is served ahead).
     fn receiver_links(&self) -> Option<Vec<bool>> {
         let n = self.links.len();
         // Per link: it ends some data path; it is anywhere else in any path; the link into the
@@ -141,18 +150,18 @@ impl Simulation {
             ok[l] = self.flows.len() <= RX_AHEAD_MAX_FLOWS
                 && ends_data[l]
                 && !elsewhere[l]
-                && link.fast.passive
+                && link.fast.timestamped
                 && link.to == NodeKind::Host;
         }
         // Every flow into such a link must leave by an ACK NIC that serves only that link's
-        // host, is passive and nothing else uses.
+        // host, is timestamped and nothing else uses.
         for f in &self.flows {
             let rx_link = f.data_path.links[f.data_path.len as usize - 1] as usize;
             let nic = f.ack_path.links[0] as usize;
             if ack_nic_of[nic] != rx_link as u32
                 || elsewhere[nic]
                 || ends_data[nic]
-                || !self.links[nic].fast.passive
+                || !self.links[nic].fast.timestamped
             {
                 ok[rx_link] = false;
             }
@@ -173,6 +182,7 @@ impl Simulation {
             if la.fast.passive
                 && !la.fast.fold
                 && !la.is_sender_nic
+                && !la.fast.lazy_tsq
                 && la.to == NodeKind::Router
                 && lb.fast.timestamped
                 && !lb.fast.passive
@@ -333,7 +343,12 @@ impl Simulation {
     pub(crate) fn arm_nic(&mut self, lid: LinkId) {
         let link = &self.links[lid as usize];
         let flow = &self.flows[link.fast.nic_flow as usize];
-        let mut next = link.pipe.front().map_or(Nanos::MAX, |&(t, _)| t);
+        // (A lazily counted NIC's pipe holds arrivals, which have their own events.)
+        let mut next = if link.fast.lazy_tsq {
+            Nanos::MAX
+        } else {
+            link.pipe.front().map_or(Nanos::MAX, |&(t, _)| t)
+        };
         if flow.tsq_throttled {
             if let Some(&(d, _)) = flow.nic_departures.front() {
                 next = next.min(d);
@@ -347,7 +362,8 @@ impl Simulation {
 
     /// The `TxDone` event at `t` of an `Ahead::Nic` link: what departs at `t` — a packet held
     /// in the pipe (handed on, TSQ as in `on_nic_departure`), or one served ahead (TSQ runs a
-    /// throttled flow, as its departure event did) — then the next event.
+    /// throttled flow, as its departure event did) — then the next event. A lazily counted
+    /// NIC's (`speedup/nic.rs`) is the second kind only.
     pub(crate) fn on_nic_ahead_departure(&mut self, lid: LinkId, t: Nanos) {
         if self.links[lid as usize].fast.nic_armed_at != t {
             return; // made needless by an earlier event
@@ -356,7 +372,7 @@ impl Simulation {
         let fi = self.links[lid as usize].fast.nic_flow as usize;
         let counted = self.count_nic_departures(fi, t);
         let link = &mut self.links[lid as usize];
-        if link.pipe.front().is_some_and(|&(h, _)| h == t) {
+        if link.pipe.front().is_some_and(|&(h, _)| h == t) && !link.fast.lazy_tsq {
             let (_, p) = link.pipe.pop_front().expect("a pipe head");
             // Handed on before TSQ runs the flow (`on_nic_departure` does it the other way
             // round; the two are independent): what the flow sends now may be served ahead,
@@ -412,7 +428,12 @@ mod tests {
         );
         if !early {
             sim.rx_ahead_on = false;
-            sim.links.iter_mut().for_each(|l| l.fast.ahead = Ahead::No);
+            sim.links.iter_mut().for_each(|l| {
+                if l.fast.ahead == Ahead::Nic {
+                    l.fast.nic_flow = crate::speedup::NO_FLOW;
+                }
+                l.fast.ahead = Ahead::No;
+            });
         }
         let mut t: Nanos = 0;
         while !sim.run_until(t) {

@@ -60,6 +60,7 @@ impl Simulation {
                 next[a] != NONE
                     && l.fast.timestamped
                     && !l.is_sender_nic
+                    && !l.fast.lazy_tsq
                     && l.to == NodeKind::Router
             })
             .collect();

@@ -9,18 +9,25 @@
 //!   hands the packet on when it accepts it);
 //! - `ahead.rs`: an arrival into a receiver host, or onto a watched link only one link feeds,
 //!   served before its time where nothing can tell;
+//! - `nic.rs`: host NICs with a propagation delay, timestamped: a receiver's (it carries no
+//!   data), and a sender's whose departures TSQ counts when it next looks;
 //! - `tests.rs`: each against the event-driven model, over whole runs.
 //!
 //! Each link's part in this is its `FastPath`, decided once the topology and the flows are
-//! built (`Simulation::new`: timestamped, then `set_folds`, then `set_ahead`).
+//! built (`Simulation::new`: `mark_data_nics`, timestamped, `set_lazy_nics`, then
+//! `set_folds`, then `set_ahead`).
 
 pub(crate) mod ahead;
 pub(crate) mod fold;
+pub(crate) mod nic;
 #[cfg(test)]
 mod tests;
 
 use ahead::Ahead;
 use cc::Nanos;
+
+/// `FastPath::nic_flow` of a link whose departures TSQ sees as events.
+pub(crate) const NO_FLOW: u32 = u32::MAX;
 
 /// A link's speed-up state (see the module header).
 #[derive(Clone, Debug)]
@@ -39,8 +46,13 @@ pub(crate) struct FastPath {
     pub fold: bool,
     /// Whether arrivals may be served ahead of the event loop (`ahead.rs`).
     pub ahead: Ahead,
-    /// (`Ahead::Nic`) The flow that uses the NIC, and the time of its earliest pending `TxDone`
-    /// event (Nanos::MAX: none; `Simulation::arm_nic`).
+    /// A timestamped sender NIC with a propagation delay whose departures TSQ counts when it
+    /// next looks, with events only while its flow is throttled (`nic.rs`).
+    pub lazy_tsq: bool,
+    /// (`Ahead::Nic`, `lazy_tsq`) The flow that uses the NIC, whose TSQ counts its departures
+    /// when it looks (`NO_FLOW`: none; its `TxDone` events are `on_nic_ahead_departure`'s),
+    /// and the time of its earliest pending `TxDone` event (Nanos::MAX: none;
+    /// `Simulation::arm_nic`).
     pub nic_flow: u32,
     pub nic_armed_at: Nanos,
     /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
@@ -56,7 +68,8 @@ impl Default for FastPath {
             passive: false,
             fold: false,
             ahead: Ahead::No,
-            nic_flow: u32::MAX,
+            lazy_tsq: false,
+            nic_flow: NO_FLOW,
             nic_armed_at: Nanos::MAX,
             pipe_armed: false,
         }

@@ -104,8 +104,10 @@ fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64,
     );
     if !timestamped {
         // (Nothing is served ahead either: that needs passive, timestamped links.)
+        without_lazy_nics(&mut sim);
         sim.links.iter_mut().for_each(|l| {
-            (l.fast.timestamped, l.fast.passive, l.fast.ahead) = (false, false, Ahead::No)
+            (l.fast.timestamped, l.fast.passive, l.fast.ahead) = (false, false, Ahead::No);
+            l.fast.nic_flow = crate::speedup::NO_FLOW;
         });
         sim.rx_ahead_on = false;
     }
@@ -207,6 +209,7 @@ fn timestamped_sender_nics_change_no_result() {
                     let link = &mut sim.links[l];
                     (link.fast.timestamped, link.fast.passive, link.fast.ahead) =
                         (false, false, Ahead::No);
+                    link.fast.nic_flow = crate::speedup::NO_FLOW;
                 });
             }
             sim.run_until(u64::MAX);
@@ -288,4 +291,126 @@ fn timestamped_links_change_no_result_ecn_and_red() {
         BYTES_100K,
         r#","red":{"min_th_bytes":20000,"max_th_bytes":60000,"max_p":0.1,"weight":0.002}"#,
     );
+}
+
+/// Make `sim`'s lazily counted NICs (`nic.rs`) event-driven sender NICs again.
+fn without_lazy_nics(sim: &mut Simulation) {
+    for l in &mut sim.links {
+        if l.fast.lazy_tsq {
+            (l.fast.timestamped, l.fast.lazy_tsq) = (false, false);
+            (l.is_sender_nic, l.fast.nic_flow) = (true, crate::speedup::NO_FLOW);
+        }
+    }
+    sim.flows.iter_mut().for_each(|f| f.lazy_nic = false);
+}
+
+/// A graph in the DCTCP paper's Fig. 17 shape, scaled down: `s1_*` and `s3` send to `r1`
+/// behind `t2`, `s2_*` to their own `r2_*` over the `t1`–`t2` trunk; every link has RED at
+/// `red` (or none), the host links `host_loss` and `host_delay_ns`; every flow runs `cc`.
+fn fig17_like(cc: &str, red: bool, host_loss: f64, host_delay_ns: u64) -> String {
+    let hosts = ["s1_0", "s1_1", "s2_0", "s2_1", "s3", "r1", "r2_0", "r2_1"];
+    let red = if red {
+        r#","red":{"min_th_bytes":30760,"max_th_bytes":92280,"max_p":0.02,"weight":1.0}"#
+    } else {
+        ""
+    };
+    let link = |from: &str, to: &str, rate: u64, delay: u64, loss: f64| {
+        format!(
+            r#"{{"from":"{from}","to":"{to}","rate_bps":{rate},"delay_ns":{delay},
+                "buffer":{{"packets":200}},"loss":{loss}{red}}}"#
+        )
+    };
+    let mut links = vec![link("t1", "t2", 10_000_000_000, 10_000, 0.0)];
+    for h in hosts {
+        let sw = if h.starts_with("s1") || h.starts_with("s2") { "t1" } else { "t2" };
+        links.push(link(h, sw, 1_000_000_000, host_delay_ns, host_loss));
+    }
+    let nodes: Vec<String> = ["t1", "t2"]
+        .iter()
+        .map(|n| format!(r#"{{"name":"{n}","kind":"switch"}}"#))
+        .chain(hosts.iter().map(|n| format!(r#"{{"name":"{n}","kind":"host"}}"#)))
+        .collect();
+    let ecn = if cc == "dctcp" { r#","ecn":"ect0""# } else { "" };
+    let pairs = [("s1_0", "r1"), ("s1_1", "r1"), ("s3", "r1"), ("s2_0", "r2_0"), ("s2_1", "r2_1")];
+    let flows: Vec<String> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (s, d))| {
+            format!(r#"{{"cc":"{cc}"{ecn},"src":"{s}","dst":"{d}","start_ns":{}}}"#, i * 10_000_000)
+        })
+        .collect();
+    format!(
+        r#"{{"seed":11,"duration_ns":300000000,"sample_interval_ns":10000000,
+            "topology":{{"kind":"graph","nodes":[{}],"links":[{}]}},"flows":[{}]}}"#,
+        nodes.join(","),
+        links.join(","),
+        flows.join(",")
+    )
+}
+
+/// Host NICs with a propagation delay without departure events (`nic.rs`): receivers' NICs
+/// (ACKs only) timestamped, senders' NICs counted lazily by TSQ, and receivers served ahead
+/// over links that decide and are reported (`ahead.rs`), against all three event-driven as
+/// before — the same result tables, the same TSQ wake-ups, fewer events. DCTCP with RED on
+/// every link, CUBIC and paced BBR with random loss at the NICs (drops give TSQ's budget
+/// back), zero-delay host links (where the NICs were timestamped already), and CUBIC flows
+/// that TSQ throttles.
+#[test]
+fn lazy_nics_change_no_result() {
+    let scenarios = [
+        (fig17_like("dctcp", true, 0.0, 10_000), true),
+        (fig17_like("cubic", false, 0.001, 10_000), true),
+        (fig17_like("bbr1", true, 0.002, 20_000), true),
+        (fig17_like("cubic", true, 0.0, 0), false),
+        // 1 ms host links: CUBIC's window outgrows TSQ's budget and the NIC-bound flows
+        // (s2_*: 1 Gbit/s all the way) are throttled, woken by their departures.
+        (fig17_like("cubic", false, 0.0, 1_000_000), true),
+    ];
+    let mut wakeups = 0;
+    for (json, lazy) in scenarios {
+        let run = |sped_up: bool| {
+            let mut sim = Simulation::from_json(&json).unwrap();
+            let lazy_nics = sim.links.iter().filter(|l| l.fast.lazy_tsq).count();
+            assert_eq!(lazy_nics, if lazy { 5 } else { 0 }, "one per sender: {json}");
+            // Every receiver's NIC (the first link of an ACK path) carries no data.
+            let ack_nics: Vec<usize> =
+                sim.flows.iter().map(|f| f.ack_path.first() as usize).collect();
+            assert!(ack_nics.iter().all(|&l| !sim.links[l].is_sender_nic));
+            assert!(ack_nics.iter().all(|&l| sim.links[l].fast.timestamped));
+            if lazy {
+                // Every receiver is served ahead (`ahead.rs`): its links are timestamped.
+                let rx = sim.links.iter().filter(|l| l.fast.ahead == Ahead::Receiver).count();
+                assert_eq!(rx, 3, "r1, r2_0, r2_1: {json}");
+            }
+            if !sped_up {
+                sim.rx_ahead_on = false;
+                without_lazy_nics(&mut sim);
+                sim.links.iter_mut().for_each(|l| l.fast.ahead = Ahead::No);
+                for &l in &ack_nics {
+                    let link = &mut sim.links[l];
+                    link.is_sender_nic = true;
+                    link.fast.timestamped = link.can_be_timestamped();
+                }
+            }
+            sim.run_until(u64::MAX);
+            run_outcome(&mut sim)
+        };
+        let (fast, slow) = (run(true), run(false));
+        assert!(fast.2 > 20_000, "the scenario moves data: {}", fast.2);
+        assert!(fast.0 == slow.0, "result tables differ: {json}");
+        assert_eq!((fast.2, fast.3), (slow.2, slow.3), "packets, TSQ wake-ups: {json}");
+        wakeups += fast.3;
+        if lazy {
+            // A data packet's NIC departure and (mostly) its arrival at the receiver go, and
+            // half an ACK's departure (one per two segments): up to 2.5 events per packet.
+            assert!(
+                fast.1 + fast.2 * 3 / 2 < slow.1,
+                "fewer events: {} vs {} for {} packets",
+                fast.1,
+                slow.1,
+                fast.2
+            );
+        }
+    }
+    assert!(wakeups > 1_000, "TSQ throttles some flows, their departures wake them: {wakeups}");
 }
