@@ -887,21 +887,14 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u64 delivered, delivered_ce, ratio, alpha;
+	u64 ratio;
 
 	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
 		b->ecn_eligible = 1;
 	if (!b->ecn_eligible)
 		return;
-	delivered = tp->delivered - b->alpha_last_delivered;
-	delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
-	if (!delivered)
+	if (!update_ecn_ewma(tp, b, &ratio))
 		return;
-	ratio = (delivered_ce << BBR_SCALE) / delivered;
-	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ratio) >> BBR_SCALE);
-	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
 	if (!b->full_bw_reached) {
 		b->ecn_startup_rounds = ratio >= ECN_THRESH ? b->ecn_startup_rounds + 1 : 0;
 		if (b->ecn_startup_rounds >= FULL_ECN_CNT)

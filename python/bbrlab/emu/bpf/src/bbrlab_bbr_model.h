@@ -3,8 +3,8 @@
  * The parts of the BBR model that bbr2.bpf.c and bbr3_linux.bpf.c compute the same way: the
  * bandwidth and BDP estimates, inflight_hi's headroom, the pacing-rate conversion and the
  * initial pacing rate, round and loss-round bookkeeping, the short-term model's reset, what a
- * loss episode saves and a spurious one restores, the restart from idle, ProbeRTT's cwnd, and
- * the ACK-aggregation estimate and its allowance. Where they differ
+ * loss episode saves and a spurious one restores, the restart from idle, the ECN estimate,
+ * ProbeRTT's cwnd, and the ACK-aggregation estimate and its allowance. Where they differ
  * (quantization, the round's own update, the probe cycle) each port keeps its own.
  *
  * The including port defines first: BBR_STATE (its per-socket struct, whose fields these
@@ -12,8 +12,8 @@
  * same names), BBR_PHASE(name) (its state codes: B2_##name, B3_##name), and the constants these
  * functions read besides the fixed point (bbrlab_bbr_fixed_point.h), the kernel's
  * (bbrlab_tcp_ca.h) and the ACK aggregation's (below): HEADROOM, CWND_MIN_TARGET,
- * PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN, STARTUP_PACING_GAIN, each valued and justified in
- * the port.
+ * PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued
+ * and justified in the port.
  */
 #ifndef BBRLAB_BBR_MODEL_H
 #define BBRLAB_BBR_MODEL_H
@@ -178,6 +178,26 @@ static __always_inline void reset_short_term_model(BBR_STATE *b)
 {
 	b->bw_lo = INF_BW;
 	b->inflight_lo = INF_PKTS;
+}
+
+/* The DCTCP-style ECN estimate of bbr2_update_ecn_alpha: the CE-marked fraction of what was
+ * delivered since the last update into *ratio (2^8), and its EWMA (gain ECN_ALPHA_GAIN) into
+ * ecn_alpha; false, and nothing updated, when nothing was delivered since. */
+static __always_inline bool update_ecn_ewma(const struct tcp_sock *tp, BBR_STATE *b, u64 *ratio)
+{
+	u64 delivered = tp->delivered - b->alpha_last_delivered;
+	u64 delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
+	u64 alpha;
+
+	if (!delivered)
+		return false;
+	*ratio = (delivered_ce << BBR_SCALE) / delivered;
+	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) +
+		((ECN_ALPHA_GAIN * *ratio) >> BBR_SCALE);
+	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	return true;
 }
 
 /* bbr_probe_rtt_cwnd: max(PROBE_RTT_CWND_GAIN * BDP, CWND_MIN_TARGET). */
