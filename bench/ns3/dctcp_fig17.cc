@@ -30,6 +30,8 @@
 // Build: sh bench/ns3/build.sh OUT bench/ns3/dctcp_fig17.cc (Debian 12's libns3-dev, ns-3.37).
 // Run:   ./dctcp_fig17 [--duration=5] [--run=1]
 
+#include "common.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -53,6 +55,12 @@ namespace
 constexpr uint32_t kMss = 1448;
 // IP packet of a full segment: MSS + IPv4 (20) + TCP (20) + timestamps (12).
 constexpr uint32_t kPacketBytes = kMss + 52;
+// Linux's TCP defaults: initial window 10, an ACK every 2nd segment, minimum RTO 200 ms.
+constexpr uint32_t kInitialCwndSegs = 10;
+constexpr uint32_t kDelAckSegs = 2;
+constexpr double kMinRtoMs = 200;
+// 4 MiB socket buffers: far above a flow's BDP here (about 10 kB at 1 Gbit/s and ~80 us).
+constexpr uint64_t kSockBufBytes = 4 << 20;
 constexpr double kHostRateBps = 1e9;
 constexpr double kFabricRateBps = 10e9;
 constexpr int64_t kLinkDelayUs = 10;
@@ -141,14 +149,7 @@ main(int argc, char* argv[])
     RngSeedManager::SetRun(run);
 
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kMss));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    bbrlab_ns3::SetLinuxTcpDefaults(kMss, kInitialCwndSegs, kDelAckSegs, kSockBufBytes, kMinRtoMs);
     Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(true));
     Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(false));
     Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(1.0)); // the instantaneous queue
@@ -265,12 +266,10 @@ main(int argc, char* argv[])
                     (groups[g].sinks[i]->GetTotalRx() - groups[g].rxAtStart[i]) * 8.0 / window / 1e6);
     });
     Simulator::Stop(Seconds(durationS));
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::clock_t cpu0 = std::clock();
-    Simulator::Run();
-    const double cpuS = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-    const double wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const uint64_t events = Simulator::GetEventCount();
+    const bbrlab_ns3::RunCost cost = bbrlab_ns3::RunTimed();
+    const double wallS = cost.wallS;
+    const double cpuS = cost.cpuS;
+    const uint64_t events = cost.events;
 
     uint64_t rxBytes = 0;
     for (size_t g = 0; g < groups.size(); g++)

@@ -25,6 +25,8 @@
 //
 // Build: bench/ns3/build.sh (Debian 12's libns3-dev, ns-3.37).
 
+#include "common.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -169,14 +171,7 @@ SetTcpDefaults(const Options& o, uint64_t sockBufBytes)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName(type)));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TypeId::LookupByName("ns3::TcpPrrRecovery")));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(o.mss));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(o.initialCwnd));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delAck));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockBufBytes));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockBufBytes));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(o.minRtoMs)));
+    bbrlab_ns3::SetLinuxTcpDefaults(o.mss, o.initialCwnd, o.delAck, sockBufBytes, o.minRtoMs);
 }
 
 } // namespace
@@ -319,13 +314,10 @@ main(int argc, char* argv[])
     std::fflush(stdout);
 
     Simulator::Stop(Seconds(o.durationS));
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::clock_t cpu0 = std::clock();
-    Simulator::Run();
-    // CPU time too: on a shared machine it is what the simulation itself cost.
-    const double cpuS = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-    const double wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const uint64_t events = Simulator::GetEventCount();
+    const bbrlab_ns3::RunCost cost = bbrlab_ns3::RunTimed();
+    const double wallS = cost.wallS;
+    const double cpuS = cost.cpuS;
+    const uint64_t events = cost.events;
 
     uint64_t rxBytes = 0;
     uint64_t segs = 0;

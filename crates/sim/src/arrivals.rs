@@ -167,8 +167,7 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests {
-    use crate::metrics::Column;
-    use crate::Simulation;
+    use crate::test_support::{f64s, run_to_end};
 
     fn run(cdf: &str, load: f64, secs: u64) -> crate::Results {
         let cfg = serde_json::json!({
@@ -178,14 +177,7 @@ mod tests {
             "apps": [{"kind": "workload", "cdf": {"file": "test", "text": cdf}, "load": load,
                       "cc": "cubic"}],
         });
-        let mut sim = Simulation::from_json(&cfg.to_string()).unwrap();
-        sim.run_until(u64::MAX);
-        sim.check_conservation().unwrap();
-        sim.results()
-    }
-
-    fn f64s(t: &crate::metrics::Table, c: &str) -> Vec<f64> {
-        t.get(c).and_then(Column::as_f64).unwrap().to_vec()
+        run_to_end(&cfg.to_string())
     }
 
     /// Flows within the initial window (≤ 10 segments) leave at once: on a nearly idle link

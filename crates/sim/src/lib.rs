@@ -86,6 +86,8 @@ mod results;
 mod sampling;
 mod serializer;
 mod speedup;
+#[cfg(test)]
+mod test_support;
 mod timer_queue;
 
 pub use results::Results;

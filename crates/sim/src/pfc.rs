@@ -333,6 +333,7 @@ impl Simulation {
 mod tests {
     use super::*;
     use crate::link::Link;
+    use crate::test_support::incast_flows;
 
     const XOFF: u64 = 64_000;
     const XON: u64 = 32_000;
@@ -416,10 +417,7 @@ mod tests {
     #[test]
     fn a_headroom_shorter_than_the_round_trip_drops() {
         // One frame of headroom cannot hold what is on the wire when the PAUSE lands.
-        let flows = (0..8)
-            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
-            .collect::<Vec<_>>()
-            .join(",");
+        let flows = incast_flows(8);
         let mut sim = star(8, r#","headroom_bytes":1538"#, &flows);
         run_checking_the_books(&mut sim);
         let dropped: u64 = ports(&sim).map(|(_, p)| p.drops_headroom).sum();
@@ -459,10 +457,7 @@ mod tests {
 
     #[test]
     fn a_nic_that_ignores_pause_overruns_the_headroom() {
-        let flows = (0..8)
-            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
-            .collect::<Vec<_>>()
-            .join(",");
+        let flows = incast_flows(8);
         let mut honours = star(8, "", &flows);
         run_checking_the_books(&mut honours);
         let mut ignores = star(8, r#","nic_honours_pause":false"#, &flows);
@@ -474,10 +469,7 @@ mod tests {
     #[test]
     fn a_shared_pool_exhausted_below_xoff_drops() {
         // 8 ports × 64 KB of XOFF cannot all fit in a 100 KB pool: drops come from the pool.
-        let flows = (0..8)
-            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
-            .collect::<Vec<_>>()
-            .join(",");
+        let flows = incast_flows(8);
         let mut sim = Simulation::from_json(&format!(
             r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"star","workers":8,"rate_bps":1000000000,"delay_ns":10000,"clock_ppm":0,
@@ -494,24 +486,17 @@ mod tests {
 
 #[cfg(test)]
 mod dynamic_threshold_tests {
-    use super::*;
+    use crate::test_support::{incast_flows, run_to_end};
 
     /// Max bytes the aggregator's port held in a lossy incast through a shared pool with `alpha`.
     fn max_queue(alpha: f64, pool: u64) -> u64 {
-        let flows = (0..10)
-            .map(|i| format!(r#"{{"cc":"cubic","start_ns":{}}}"#, i * 1000))
-            .collect::<Vec<_>>()
-            .join(",");
-        let mut sim = Simulation::from_json(&format!(
+        let flows = incast_flows(10);
+        let r = run_to_end(&format!(
             r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
                 "topology":{{"kind":"star","workers":10,"rate_bps":1000000000,"delay_ns":10000,
                   "buffer_bytes":10000000,"shared_buffer_bytes":{pool},"shared_buffer_alpha":{alpha}}},
                 "flows":[{flows}]}}"#
-        ))
-        .unwrap();
-        sim.run_until(u64::MAX);
-        sim.check_conservation().unwrap();
-        let r = sim.results();
+        ));
         assert!(r.drops > 0, "the threshold must bind");
         let code = r.queue_labels.iter().position(|l| l == "tor_to_agg").unwrap();
         let codes = r.queue.get("queue_code").unwrap().as_codes().unwrap();

@@ -283,7 +283,7 @@ pub const KIND_LABELS: [&str; 3] = ["udp_cbr", "udp_onoff", "ping"];
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Column;
+    use crate::test_support::{f64s, i64s};
 
     /// A dumbbell at `rate` bit/s, 20 ms, access links at 100× (their queues stay empty: a
     /// 1538 B packet takes 2.46 µs there, less than any gap the bottleneck leaves), with `flows`
@@ -298,13 +298,6 @@ mod tests {
             rate * 100
         ))
         .unwrap()
-    }
-
-    fn col_f64(t: &metrics::Table, c: &str) -> Vec<f64> {
-        t.get(c).and_then(Column::as_f64).unwrap().to_vec()
-    }
-    fn col_i64(t: &metrics::Table, c: &str) -> Vec<i64> {
-        t.get(c).and_then(Column::as_i64).unwrap().to_vec()
     }
 
     /// UDP CBR at 30 Mbit/s beside one CUBIC flow on 50 Mbit/s: UDP ignores its losses, so
@@ -325,16 +318,16 @@ mod tests {
         let r = sim.results();
         let t = &r.traffic;
         let (sent, recv, lost) = (
-            col_i64(t, "sent_packets")[0],
-            col_i64(t, "received_packets")[0],
-            col_i64(t, "lost_packets")[0],
+            i64s(t, "sent_packets")[0],
+            i64s(t, "received_packets")[0],
+            i64s(t, "lost_packets")[0],
         );
         // 30 Mbit/s of 1538 B frames for 20 s.
         assert_eq!(sent, (30_000_000u64 * 20 / (1538 * 8)) as i64 + 1);
         assert!(lost > 0 && recv + lost <= sent, "sent {sent} received {recv} lost {lost}");
         // Measured after CUBIC's start-up (2 s) from the cumulative delivered bytes.
         let ts = &r.timeseries;
-        let (tt, del) = (col_f64(ts, "t_s"), col_i64(ts, "delivered_bytes"));
+        let (tt, del) = (f64s(ts, "t_s"), i64s(ts, "delivered_bytes"));
         let at = |s: f64| del[tt.iter().position(|&x| (x - s).abs() < 1e-9).unwrap()] as f64;
         let cubic_bps = (at(20.0) - at(2.0)) * 8.0 / 18.0;
         let udp_wire_bps = recv as f64 * 1538.0 * 8.0 / 20.0;
@@ -349,7 +342,7 @@ mod tests {
             err * 100.0
         );
         assert!(err.abs() < 0.05, "CUBIC {cubic_bps} vs the rest {rest}");
-        let recv_rate = col_f64(t, "recv_rate_bps")[0];
+        let recv_rate = f64s(t, "recv_rate_bps")[0];
         assert!((recv_rate - recv as f64 * 1472.0 * 8.0 / 20.0).abs() < 1.0);
     }
 
@@ -404,7 +397,7 @@ mod tests {
         }
         sim.run_until(u64::MAX);
         let r = sim.results();
-        let (seq, rtt) = (col_i64(&r.pings, "seq"), col_f64(&r.pings, "rtt_ms"));
+        let (seq, rtt) = (i64s(&r.pings, "seq"), f64s(&r.pings, "rtt_ms"));
         let (mut checked, mut same_ns, mut max_fwd, mut rev_waits) = (0, 0, 0, 0);
         for (&s, &rtt_ms) in seq.iter().zip(&rtt) {
             let Some(&want) = expected.get(s as usize) else { continue };
@@ -449,7 +442,7 @@ mod tests {
             sim.run_until(u64::MAX);
             sim.check_conservation().unwrap();
             let r = sim.results();
-            let sent = col_f64(&r.traffic, "send_rate_bps")[0];
+            let sent = f64s(&r.traffic, "send_rate_bps")[0];
             let want = 5_000_000.0 * 1472.0 / 1538.0;
             println!("{durations}: {:.3} Mbit/s of {:.3}", sent / 1e6, want / 1e6);
             // Fixed: 82 packets fit in each 50 ms on period (one per 615 µs), 0.9 % above a
@@ -458,17 +451,17 @@ mod tests {
             assert!((sent / want - 1.0).abs() < tol, "{durations}: {sent}");
             if reverse {
                 // Alone with the ACKs in the reverse queue: nothing lost.
-                assert_eq!(col_i64(&r.traffic, "lost_packets")[0], 0);
+                assert_eq!(i64s(&r.traffic, "lost_packets")[0], 0);
             }
             // The reverse bottleneck carried it (its bytes) or the forward one did.
             let q = &r.queue;
             let codes = q.get("queue_code").unwrap().as_codes().unwrap();
-            let tx = col_i64(q, "tx_bytes");
+            let tx = i64s(q, "tx_bytes");
             let last = |name: &str| {
                 let code = r.queue_labels.iter().position(|l| l == name).unwrap();
                 tx[codes.iter().rposition(|&c| c == code).unwrap()]
             };
-            let udp_bytes = col_i64(&r.traffic, "sent_packets")[0] * 1538;
+            let udp_bytes = i64s(&r.traffic, "sent_packets")[0] * 1538;
             if reverse {
                 assert!(last("bottleneck_rev") > udp_bytes, "{}", last("bottleneck_rev"));
             } else {

@@ -82,24 +82,15 @@ impl Writer {
 
 #[cfg(test)]
 mod tests {
-    use crate::metrics::Column;
-    use crate::Simulation;
+    use crate::test_support::{f64s, run_to_end};
 
     /// A 50 Mbit/s, 20 ms dumbbell (1 BDP) for 10 s with `flows`.
     fn run(flows: &str) -> crate::Results {
-        let mut sim = Simulation::from_json(&format!(
+        run_to_end(&format!(
             r#"{{"seed":3,"duration_ns":10000000000,"sample_interval_ns":100000000,
                 "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":50000000,"rtt_ns":20000000}}}},
                 "flows":[{flows}]}}"#
         ))
-        .unwrap();
-        sim.run_until(u64::MAX);
-        sim.check_conservation().unwrap();
-        sim.results()
-    }
-
-    fn f64s(t: &crate::metrics::Table, c: &str) -> Vec<f64> {
-        t.get(c).and_then(Column::as_f64).unwrap().to_vec()
     }
 
     /// BBR behind a 20 Mbit/s writer on a 50 Mbit/s link delivers the writer's rate (the link

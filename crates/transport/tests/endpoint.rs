@@ -15,6 +15,23 @@ fn wire(cc: &str, total_bytes: Option<u64>, one_way_ms: u64, rate_pps: u64) -> W
     Wire::new(s, ReceiverConfig::default(), one_way_ms * MS, 1_000_000_000 / rate_pps)
 }
 
+/// Full-sized data segment number `seq` of flow 0, as the receiver sees it arrive.
+fn data_segment(seq: u64) -> Packet {
+    let mut p = Packet::empty(0);
+    p.is_data = true;
+    p.seq = seq;
+    p.payload_bytes = MSS as u32;
+    p
+}
+
+/// A bulk Reno wire (as [`wire`]) whose receiver offers a window of `rcvbuf_segs` segments.
+fn reno_behind_a_receive_window(one_way_ms: u64, rate_pps: u64, rcvbuf_segs: u64) -> Wire {
+    let mut w = wire("reno", None, one_way_ms, rate_pps);
+    let rcvbuf_bytes = Some(rcvbuf_segs * MSS);
+    w.receiver = Receiver::new(ReceiverConfig { rcvbuf_bytes, ..Default::default() });
+    w
+}
+
 /// The retransmissions by cause (fast, after an RTO, loss probe) and the lost retransmissions,
 /// checked to add up to the total the wire saw.
 fn causes(w: &Wire) -> (u64, u64, u64, u64) {
@@ -147,10 +164,8 @@ fn rto_fires_after_rto_min_and_backs_off_exponentially() {
 
 #[test]
 fn spurious_rto_from_a_delay_spike_is_undone_by_timestamps() {
-    let mut w = wire("reno", None, 5, 10_000);
     // A receive window below the BDP keeps the wire's queue empty, so SRTT ≈ 10 ms.
-    w.receiver =
-        Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(40 * MSS), ..Default::default() });
+    let mut w = reno_behind_a_receive_window(5, 10_000, 40);
     w.run(300 * MS);
     let before = w.sender.tp.snd_cwnd;
     assert!(before > 20 && w.sender.tp.srtt_ns < 15 * MS);
@@ -170,36 +185,29 @@ fn spurious_rto_from_a_delay_spike_is_undone_by_timestamps() {
 #[test]
 fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
     let mut r = Receiver::new(ReceiverConfig::default());
-    let seg = |seq: u64| {
-        let mut p = Packet::empty(0);
-        p.is_data = true;
-        p.seq = seq;
-        p.payload_bytes = MSS as u32;
-        p
-    };
     // Quick-ACK for the first 16 segments.
     for s in 0..16 {
-        assert!(r.on_data(s * MS, &seg(s)).is_some(), "quick ack {s}");
+        assert!(r.on_data(s * MS, &data_segment(s)).is_some(), "quick ack {s}");
     }
     // Then every second segment, with the 40 ms timer for an odd one.
-    assert!(r.on_data(20 * MS, &seg(16)).is_none());
-    assert!(r.on_data(21 * MS, &seg(17)).is_some());
-    assert!(r.on_data(22 * MS, &seg(18)).is_none());
+    assert!(r.on_data(20 * MS, &data_segment(16)).is_none());
+    assert!(r.on_data(21 * MS, &data_segment(17)).is_some());
+    assert!(r.on_data(22 * MS, &data_segment(18)).is_none());
     assert_eq!(r.next_timeout(), Some(62 * MS));
     let a = r.on_timeout(62 * MS).expect("delayed ack");
     assert!(a.delayed);
     assert_eq!(a.ack, 19);
     // A hole at 19: segments 20, 21 are acked at once with SACK blocks; most recent block first.
-    let a = r.on_data(70 * MS, &seg(20)).unwrap();
+    let a = r.on_data(70 * MS, &data_segment(20)).unwrap();
     assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (19, 1, (20, 21)));
-    let a = r.on_data(71 * MS, &seg(21)).unwrap();
+    let a = r.on_data(71 * MS, &data_segment(21)).unwrap();
     assert_eq!(a.sack_block(0), (20, 22));
-    let a = r.on_data(72 * MS, &seg(25)).unwrap();
+    let a = r.on_data(72 * MS, &data_segment(25)).unwrap();
     assert_eq!(a.n_sack, 2);
     assert_eq!(a.sack_block(0), (25, 26));
     assert_eq!(a.sack_block(1), (20, 22));
     // Filling the hole acks everything contiguous at once.
-    let a = r.on_data(73 * MS, &seg(19)).unwrap();
+    let a = r.on_data(73 * MS, &data_segment(19)).unwrap();
     assert_eq!(a.ack, 22);
     assert_eq!(a.sack_block(0), (25, 26));
     assert_eq!(r.delivered_bytes, 22 * MSS);
@@ -207,9 +215,7 @@ fn receiver_acks_every_second_segment_and_sacks_out_of_order_data() {
 
 #[test]
 fn receive_window_limits_the_sender() {
-    let mut w = wire("reno", None, 50, 100_000);
-    w.receiver =
-        Receiver::new(ReceiverConfig { rcvbuf_bytes: Some(64 * MSS), ..Default::default() });
+    let mut w = reno_behind_a_receive_window(50, 100_000, 64);
     w.run(3_000 * MS);
     // 64 segments per 100 ms RTT whatever cwnd says.
     let rate = w.receiver.delivered_bytes as f64 / 3.0;
@@ -241,33 +247,26 @@ fn pacing_spaces_packets_at_the_pacing_rate() {
 #[test]
 fn receiver_reports_duplicates_in_a_dsack_block_first_and_once() {
     let mut r = Receiver::new(ReceiverConfig::default());
-    let seg = |seq: u64| {
-        let mut p = Packet::empty(0);
-        p.is_data = true;
-        p.seq = seq;
-        p.payload_bytes = MSS as u32;
-        p
-    };
     for s in 0..10 {
-        r.on_data(s * MS, &seg(s));
+        r.on_data(s * MS, &data_segment(s));
     }
     // A duplicate below rcv_nxt (RFC 2883 §4.1.1): the D-SACK block lies below the ACK.
-    let a = r.on_data(20 * MS, &seg(4)).expect("a duplicate is acknowledged at once");
+    let a = r.on_data(20 * MS, &data_segment(4)).expect("a duplicate is acknowledged at once");
     assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (10, 1, (4, 5)));
     // Reported once: the next ACK carries no D-SACK.
-    let a = r.on_data(21 * MS, &seg(12)).unwrap();
+    let a = r.on_data(21 * MS, &data_segment(12)).unwrap();
     assert_eq!((a.ack, a.n_sack, a.sack_block(0)), (10, 1, (12, 13)));
-    let a = r.on_data(22 * MS, &seg(13)).unwrap();
+    let a = r.on_data(22 * MS, &data_segment(13)).unwrap();
     assert_eq!((a.n_sack, a.sack_block(0)), (1, (12, 14)));
     // A duplicate of out-of-order data (RFC 2883 §4.1.2): the D-SACK block comes first and
     // lies inside the second, the block holding it.
-    let a = r.on_data(23 * MS, &seg(12)).unwrap();
+    let a = r.on_data(23 * MS, &data_segment(12)).unwrap();
     assert_eq!((a.ack, a.n_sack), (10, 2));
     assert_eq!((a.sack_block(0), a.sack_block(1)), ((12, 13), (12, 14)));
     // With three out-of-order blocks, the D-SACK leaves room for the two most recent.
-    r.on_data(24 * MS, &seg(16));
-    r.on_data(25 * MS, &seg(18));
-    let a = r.on_data(26 * MS, &seg(3)).unwrap();
+    r.on_data(24 * MS, &data_segment(16));
+    r.on_data(25 * MS, &data_segment(18));
+    let a = r.on_data(26 * MS, &data_segment(3)).unwrap();
     assert_eq!(a.n_sack, 3);
     assert_eq!((a.sack_block(0), a.sack_block(1), a.sack_block(2)), ((3, 4), (18, 19), (16, 17)));
     assert_eq!((r.dsacks_sent, r.dup_segs), (3, 3));

@@ -308,6 +308,32 @@ impl Config {
         }
     }
 
+    /// When a flow or a traffic source at `p` sends: it starts before the end of the run and,
+    /// if it stops, stops after it starts.
+    pub(super) fn check_active_time(&self, p: &str, start_ns: u64, stop_ns: Option<u64>) -> Check {
+        if start_ns >= self.duration_ns {
+            return err(
+                format!("{p}.start_ns"),
+                format!(
+                    "{} is not before the end of the run ({}); it must be < duration",
+                    human::time(start_ns),
+                    human::time(self.duration_ns)
+                ),
+            );
+        }
+        if let Some(stop) = stop_ns.filter(|&s| s <= start_ns) {
+            return err(
+                format!("{p}.stop_ns"),
+                format!(
+                    "{} is not after start ({}); it must be > start",
+                    human::time(stop),
+                    human::time(start_ns)
+                ),
+            );
+        }
+        Ok(())
+    }
+
     fn validate_flow(&self, p: &str, f: &Flow) -> Check {
         if cc::registry::lookup(&f.cc).is_none() {
             let names = cc::registry::valid_names().join(", ");
@@ -316,28 +342,7 @@ impl Config {
                 format!("unknown algorithm {:?}; valid names: {names}", f.cc),
             );
         }
-        if f.start_ns >= self.duration_ns {
-            return err(
-                format!("{p}.start_ns"),
-                format!(
-                    "{} is not before the end of the run ({}); it must be < duration",
-                    human::time(f.start_ns),
-                    human::time(self.duration_ns)
-                ),
-            );
-        }
-        if let Some(stop) = f.stop_ns {
-            if stop <= f.start_ns {
-                return err(
-                    format!("{p}.stop_ns"),
-                    format!(
-                        "{} is not after start ({}); it must be > start",
-                        human::time(stop),
-                        human::time(f.start_ns)
-                    ),
-                );
-            }
-        }
+        self.check_active_time(p, f.start_ns, f.stop_ns)?;
         for (key, buf) in [("sndbuf_bytes", f.sndbuf_bytes), ("rcvbuf_bytes", f.rcvbuf_bytes)] {
             if let Some(b) = buf.filter(|&b| b < f.mss_bytes as u64) {
                 return err(
@@ -565,27 +570,23 @@ fn check_star_buffers(st: &Star) -> Check {
             "needs topology.shared_buffer (the pool the dynamic threshold divides)",
         );
     }
-    if let (true, PfcAccounting::Ingress, Some(pool)) =
-        (st.lossless, st.pfc.accounting, st.shared_buffer_bytes)
-    {
-        if pool < st.pfc.xoff_bytes {
-            return err(
-                "topology.shared_buffer_bytes",
-                format!(
-                    "{} is below pfc.xoff ({}); no ingress port could reach XOFF",
-                    human::size(pool),
-                    human::size(st.pfc.xoff_bytes)
-                ),
-            );
-        }
+    if !st.lossless {
+        return Ok(());
     }
-    if let (true, Some(buf)) = (st.lossless, st.buffer_bytes) {
-        if buf < st.pfc.xoff_bytes {
+    // The sizes a lossless star needs at least XOFF of: the shared pool (with ingress
+    // accounting) and each port's buffer.
+    let ingress_pool =
+        st.shared_buffer_bytes.filter(|_| st.pfc.accounting == PfcAccounting::Ingress);
+    for (key, size, why) in [
+        ("topology.shared_buffer_bytes", ingress_pool, "no ingress port could reach XOFF"),
+        ("topology.buffer_bytes", st.buffer_bytes, "a lossless port needs room above XOFF"),
+    ] {
+        if let Some(bytes) = size.filter(|&b| b < st.pfc.xoff_bytes) {
             return err(
-                "topology.buffer_bytes",
+                key,
                 format!(
-                    "{} is below pfc.xoff ({}); a lossless port needs room above XOFF",
-                    human::size(buf),
+                    "{} is below pfc.xoff ({}); {why}",
+                    human::size(bytes),
                     human::size(st.pfc.xoff_bytes)
                 ),
             );

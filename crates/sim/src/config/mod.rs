@@ -26,6 +26,22 @@ use backends::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// Declares a config struct (the derives and `deny_unknown_fields` every one has): its own keys,
+/// then `shared`, keys that several structs have, written once by the macro that shares them
+/// (`source!`, `dc_preset!`): serde's `flatten` would share a struct of them, but it does not
+/// work with `deny_unknown_fields`.
+macro_rules! keys_then_shared {
+    ($(#[$m:meta])* $name:ident { $($own:tt)* } shared { $($shared:tt)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($own)*
+            $($shared)*
+        }
+    };
+}
+
 pub mod backends;
 pub mod check;
 mod check_graph;

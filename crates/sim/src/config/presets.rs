@@ -108,42 +108,55 @@ impl ParkingLot {
     }
 }
 
-/// A two-tier Clos fabric: every leaf switch `leaf{l}` is linked to every spine `spine{s}`;
-/// hosts `h{l}_{i}` hang off leaf l. Paths between leaves tie over the spines (ECMP).
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LeafSpine {
-    /// Spine switches.
-    #[schemars(range(min = 1, max = 1000))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub spines: u32,
-    /// Leaf (top-of-rack) switches.
-    #[schemars(range(min = 1, max = 1000))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub leaves: u32,
-    /// Hosts per leaf.
-    #[schemars(range(min = 1, max = 1000))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub hosts_per_leaf: u32,
-    /// Rate of every host link.
-    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub host_rate_bps: u64,
-    /// Rate of every leaf–spine link (default: host rate × hosts per leaf / spines, a
-    /// non-blocking fabric; lower it for oversubscription).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub fabric_rate_bps: Option<u64>,
-    /// One-way delay of every link.
-    #[serde(default = "default_dc_delay")]
-    #[schemars(range(max = MAX_DELAY_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub delay_ns: u64,
-    /// Queues of every link.
-    #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub ports: PresetPorts,
+/// Declares a data-centre fabric preset's struct: its own keys, then the two every such
+/// fabric shares (one delay for every link, a data centre's by default, and every link's
+/// queues). One list, so the presets cannot drift apart.
+macro_rules! dc_preset {
+    ($(#[$m:meta])* $name:ident { $($body:tt)* }) => {
+        keys_then_shared! {
+            $(#[$m])* $name { $($body)* }
+            shared {
+                /// One-way delay of every link.
+                #[serde(default = "default_dc_delay")]
+                #[schemars(range(max = MAX_DELAY_NS))]
+                #[schemars(extend("x-backends" = EMU_WITHIN))]
+                pub delay_ns: u64,
+                /// Queues of every link.
+                #[serde(default)]
+                #[schemars(extend("x-backends" = EMU_WITHIN))]
+                pub ports: PresetPorts,
+            }
+        }
+    };
+}
+
+dc_preset! {
+    /// A two-tier Clos fabric: every leaf switch `leaf{l}` is linked to every spine `spine{s}`;
+    /// hosts `h{l}_{i}` hang off leaf l. Paths between leaves tie over the spines (ECMP).
+    LeafSpine {
+        /// Spine switches.
+        #[schemars(range(min = 1, max = 1000))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub spines: u32,
+        /// Leaf (top-of-rack) switches.
+        #[schemars(range(min = 1, max = 1000))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub leaves: u32,
+        /// Hosts per leaf.
+        #[schemars(range(min = 1, max = 1000))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub hosts_per_leaf: u32,
+        /// Rate of every host link.
+        #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub host_rate_bps: u64,
+        /// Rate of every leaf–spine link (default: host rate × hosts per leaf / spines, a
+        /// non-blocking fabric; lower it for oversubscription).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub fabric_rate_bps: Option<u64>,
+    }
 }
 
 fn default_dc_delay() -> u64 {
@@ -177,30 +190,21 @@ impl LeafSpine {
     }
 }
 
-/// The k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge switches
-/// `e{p}_{j}` and k/2 aggregation switches `a{p}_{j}`, (k/2)² core switches `c{i}`, k/2 hosts
-/// `h{p}_{j}_{h}` per edge switch; every link at `rate`. Hosts in different pods have (k/2)²
-/// equal paths (ECMP).
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FatTree {
-    /// Ports per switch (even).
-    #[schemars(range(min = 2, max = MAX_FAT_TREE_K))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub k: u32,
-    /// Rate of every link.
-    #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub rate_bps: u64,
-    /// One-way delay of every link.
-    #[serde(default = "default_dc_delay")]
-    #[schemars(range(max = MAX_DELAY_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub delay_ns: u64,
-    /// Queues of every link.
-    #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub ports: PresetPorts,
+dc_preset! {
+    /// The k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge switches
+    /// `e{p}_{j}` and k/2 aggregation switches `a{p}_{j}`, (k/2)² core switches `c{i}`, k/2 hosts
+    /// `h{p}_{j}_{h}` per edge switch; every link at `rate`. Hosts in different pods have (k/2)²
+    /// equal paths (ECMP).
+    FatTree {
+        /// Ports per switch (even).
+        #[schemars(range(min = 2, max = MAX_FAT_TREE_K))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub k: u32,
+        /// Rate of every link.
+        #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        pub rate_bps: u64,
+    }
 }
 
 impl FatTree {

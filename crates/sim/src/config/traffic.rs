@@ -27,42 +27,41 @@ pub enum Traffic {
 /// from and to, and when). One list, so the kinds cannot drift apart.
 macro_rules! source {
     ($(#[$m:meta])* $name:ident { $($body:tt)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name {
-            $($body)*
-            /// The sending host by name; only on topologies that name hosts (a dumbbell or
-            /// star does not: leave it out, and set `reverse` for the receiver-to-sender
-            /// direction).
-            #[serde(default)]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub src: Option<String>,
-            /// The receiving host by name (as `src`).
-            #[serde(default)]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub dst: Option<String>,
-            /// Send from the receiver side to the sender side (a dumbbell's reverse bottleneck,
-            /// a star's aggregator to the worker), against the TCP data.
-            #[serde(default)]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub reverse: bool,
-            /// As a flow's `sender`: sources and flows with the same index share one sender
-            /// host and its NIC (none: a host of its own; on a star, worker 0).
-            #[serde(default)]
-            #[schemars(range(max = MAX_FLOWS))]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub sender: Option<u32>,
-            /// When the first packet leaves.
-            #[serde(default)]
-            #[schemars(range(max = MAX_DURATION_NS))]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub start_ns: u64,
-            /// When the source stops sending (none: at the end of the run).
-            #[serde(default)]
-            #[schemars(range(max = MAX_DURATION_NS))]
-            #[schemars(extend("x-backends" = BOTH))]
-            pub stop_ns: Option<u64>,
+        keys_then_shared! {
+            $(#[$m])* $name { $($body)* }
+            shared {
+                /// The sending host by name; only on topologies that name hosts (a dumbbell or
+                /// star does not: leave it out, and set `reverse` for the receiver-to-sender
+                /// direction).
+                #[serde(default)]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub src: Option<String>,
+                /// The receiving host by name (as `src`).
+                #[serde(default)]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub dst: Option<String>,
+                /// Send from the receiver side to the sender side (a dumbbell's reverse bottleneck,
+                /// a star's aggregator to the worker), against the TCP data.
+                #[serde(default)]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub reverse: bool,
+                /// As a flow's `sender`: sources and flows with the same index share one sender
+                /// host and its NIC (none: a host of its own; on a star, worker 0).
+                #[serde(default)]
+                #[schemars(range(max = MAX_FLOWS))]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub sender: Option<u32>,
+                /// When the first packet leaves.
+                #[serde(default)]
+                #[schemars(range(max = MAX_DURATION_NS))]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub start_ns: u64,
+                /// When the source stops sending (none: at the end of the run).
+                #[serde(default)]
+                #[schemars(range(max = MAX_DURATION_NS))]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub stop_ns: Option<u64>,
+            }
         }
     };
 }
@@ -78,19 +77,32 @@ pub struct TrafficRoute<'a> {
     pub stop_ns: Option<u64>,
 }
 
-source! {
+/// Declares a UDP source's struct (through [`source!`]): its rate (`rate_doc` says when it
+/// sends at it) and packet size first, then its own fields.
+macro_rules! udp_source {
+    ($(#[$m:meta])* $name:ident, rate_doc: $rate_doc:literal { $($body:tt)* }) => {
+        source! {
+            $(#[$m])*
+            $name {
+                #[doc = $rate_doc]
+                #[schemars(range(min = 1, max = MAX_RATE_BPS))]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub rate_bps: u64,
+                /// IP packet size (UDP payload + 28 B of IP and UDP headers).
+                #[serde(default = "default_udp_packet")]
+                #[schemars(range(min = 29, max = 65_000))]
+                #[schemars(extend("x-backends" = BOTH))]
+                pub packet_size_bytes: u32,
+                $($body)*
+            }
+        }
+    };
+}
+
+udp_source! {
     /// UDP at a constant rate.
-    UdpCbr {
-        /// Sending rate on the wire (Ethernet framing included, as a link's rate is).
-        #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-        #[schemars(extend("x-backends" = BOTH))]
-        pub rate_bps: u64,
-        /// IP packet size (UDP payload + 28 B of IP and UDP headers).
-        #[serde(default = "default_udp_packet")]
-        #[schemars(range(min = 29, max = 65_000))]
-        #[schemars(extend("x-backends" = BOTH))]
-        pub packet_size_bytes: u32,
-    }
+    UdpCbr,
+    rate_doc: " Sending rate on the wire (Ethernet framing included, as a link's rate is)." {}
 }
 
 /// How on and off periods are drawn.
@@ -104,18 +116,10 @@ pub enum Durations {
     Exponential,
 }
 
-source! {
+udp_source! {
     /// UDP at `rate` while on.
-    UdpOnoff {
-        /// Sending rate on the wire while on (as `udp_cbr`'s).
-        #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-        #[schemars(extend("x-backends" = BOTH))]
-        pub rate_bps: u64,
-        /// IP packet size (UDP payload + 28 B of IP and UDP headers).
-        #[serde(default = "default_udp_packet")]
-        #[schemars(range(min = 29, max = 65_000))]
-        #[schemars(extend("x-backends" = BOTH))]
-        pub packet_size_bytes: u32,
+    UdpOnoff,
+    rate_doc: " Sending rate on the wire while on (as `udp_cbr`'s)." {
         /// Length of an on period (the mean, with `durations = "exponential"`).
         #[schemars(range(min = 1, max = MAX_DURATION_NS))]
         #[schemars(extend("x-backends" = BOTH))]
@@ -223,26 +227,7 @@ impl Config {
                     );
                 }
             }
-            if r.start_ns >= self.duration_ns {
-                return err(
-                    format!("{p}.start_ns"),
-                    format!(
-                        "{} is not before the end of the run ({}); it must be < duration",
-                        human::time(r.start_ns),
-                        human::time(self.duration_ns)
-                    ),
-                );
-            }
-            if let Some(stop) = r.stop_ns.filter(|&s| s <= r.start_ns) {
-                return err(
-                    format!("{p}.stop_ns"),
-                    format!(
-                        "{} is not after start ({}); it must be > start",
-                        human::time(stop),
-                        human::time(r.start_ns)
-                    ),
-                );
-            }
+            self.check_active_time(&p, r.start_ns, r.stop_ns)?;
             if let Topology::Star(st) = &self.topology {
                 let w = r.sender.unwrap_or(0);
                 if w >= st.workers {

@@ -97,28 +97,15 @@ char _license[] SEC("license") = "GPL";
 #define BBRLAB_CA_NAME "bbr2"
 #endif
 
-/* ---- Fixed point (Linux tcp_bbr2.c) ------------------------------------------------------ */
-
-/* Bandwidth: packets per us << 24. */
-#define BW_SCALE 24
-#define BW_UNIT (1ULL << BW_SCALE)
-/* Gains and fractions: 2^8, 1.0 = 256. */
-#define BBR_SCALE 8
-#define BBR_UNIT (1U << BBR_SCALE)
-/* "Unset" bounds (Linux ~0U). */
-#define INF_PKTS 0xFFFFFFFFU
-#define INF_BW 0xFFFFFFFFFFFFFFFFULL
-#define TCP_INFINITE_SSTHRESH 0x7fffffff
-
-#define USEC_PER_MSEC 1000ULL
-#define USEC_PER_SEC 1000000ULL
-#define NSEC_PER_USEC 1000ULL
+/* Linux tcp_bbr2.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
+#include "bbrlab_bbr_fixed_point.h"
 
 /* ---- Gains (v2alpha, in 2^8) ------------------------------------------------------------- */
 
 /* bbr_high_gain 2/ln 2 (+1 to round up): Startup's pacing and cwnd gain (v2alpha keeps the
  * cwnd gain at 2.885; v3 lowered it to 2), and Drain's cwnd gain. */
 #define HIGH_GAIN (BBR_UNIT * 2885 / 1000 + 1)
+#define STARTUP_PACING_GAIN HIGH_GAIN
 /* bbr_drain_gain 1/2.885: drains in about a round the queue Startup built. */
 #define DRAIN_GAIN (BBR_UNIT * 1000 / 2885)
 /* ProbeBW_DOWN 3/4: drains what UP queued. */
@@ -157,14 +144,6 @@ char _license[] SEC("license") = "GPL";
 #define GSO_LEGACY_MAX_SIZE 65536ULL
 #define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320) /* 64 KB - 1 - MAX_TCP_HEADER (x86-64) */
 #define TSO_RTT_SHIFT 9         /* the min_rtt burst allowance halves per 512 us of min_rtt */
-
-/* ---- ACK aggregation -------------------------------------------------------------------- */
-
-#define EXTRA_ACKED_WIN_RTTS 5       /* 2 slots of 5 rounds (1 round in Startup) */
-#define EXTRA_ACKED_WIN_RTTS_MAX 0x1F
-#define EXTRA_ACKED_MAX_US 100000ULL /* allowance <= 100 ms of bw: longer was idleness */
-#define ACK_EPOCH_ACKED_RESET_THRESH (1U << 20)
-#define ACK_EPOCH_ACKED_MAX 0xFFFFFU
 
 /* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
 
@@ -283,12 +262,7 @@ struct bbr2 {
 	struct tx_snap tx_ring[TX_RING];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct bbr2);
-} bbr2_sk_state SEC(".maps"); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
+BBRLAB_SK_STATE(struct bbr2, bbr2_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
 /* Diagnostics: the model of the flow that got the latest ACK and, over all flows, how each
  * bandwidth probe ended (a global, so `bpftool map dump` of the object's .bss shows it; mainline
@@ -331,11 +305,6 @@ struct ack_info {
 };
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
-
-static __always_inline u32 ca_state_of(struct sock *sk)
-{
-	return inet_csk(sk)->icsk_ca_state;
-}
 
 /* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
 #define BBR_STATE struct bbr2
@@ -397,22 +366,6 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 }
 
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_init_pacing_rate_from_rtt: high gain * cwnd / (srtt, or 1 ms before any sample). */
-static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr2 *b)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	u64 rtt_us, bw;
-
-	if (tp->srtt_us) {
-		rtt_us = max64(tp->srtt_us >> 3, 1);
-		b->has_seen_rtt = 1;
-	} else {
-		rtt_us = USEC_PER_MSEC;
-	}
-	bw = (u64)tp->snd_cwnd * BW_UNIT / rtt_us;
-	sk->sk_pacing_rate = bw_to_pacing_rate(sk, bw, HIGH_GAIN);
-}
 
 /* bbr_set_pacing_rate: never lower the rate before the pipe is full. */
 static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64 bw, u32 gain)
@@ -774,17 +727,10 @@ static __always_inline void check_drain(struct sock *sk, struct bbr2 *b, u64 now
 static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u64 delivered = tp->delivered - b->alpha_last_delivered;
-	u64 delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
-	u64 ratio, alpha;
+	u64 ratio;
 
-	if (!delivered)
+	if (!update_ecn_ewma(tp, b, &ratio))
 		return;
-	ratio = (delivered_ce << BBR_SCALE) / delivered;
-	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ratio) >> BBR_SCALE);
-	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
 	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK) && b->min_rtt_us <= ECN_MAX_RTT_US)
 		b->ecn_eligible = 1;
 	if (!b->full_bw_reached && b->ecn_eligible) {
@@ -858,38 +804,6 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 		b->idle_restart = 0;
 }
 
-/* ---- ACK aggregation (extra_acked) ------------------------------------------------------- */
-
-static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 win = b->full_bw_reached ? EXTRA_ACKED_WIN_RTTS : 1;
-	u64 expected, epoch_us, stamp_us = tp->delivered_mstamp;
-	u32 extra, idx;
-
-	if (!a->acked_sacked || !a->valid)
-		return;
-	if (b->round_start) {
-		b->extra_acked_win_rtts = min32(b->extra_acked_win_rtts + 1, EXTRA_ACKED_WIN_RTTS_MAX);
-		if (b->extra_acked_win_rtts >= win) {
-			b->extra_acked_win_rtts = 0;
-			b->extra_acked_win_idx ^= 1;
-			b->extra_acked[b->extra_acked_win_idx & 1] = 0;
-		}
-	}
-	epoch_us = stamp_us > b->ack_epoch_start_us ? stamp_us - b->ack_epoch_start_us : 0;
-	expected = (bw_of(b) * epoch_us) >> BW_SCALE;
-	if (b->ack_epoch_acked <= expected || b->ack_epoch_acked + a->acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH) {
-		b->ack_epoch_start_us = stamp_us;
-		b->ack_epoch_acked = 0;
-		expected = 0;
-	}
-	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
-	extra = (u32)min64(b->ack_epoch_acked - expected, tp->snd_cwnd);
-	idx = b->extra_acked_win_idx & 1;
-	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
-}
-
 /* ---- cwnd -------------------------------------------------------------------------------- */
 
 /* bbr_set_cwnd (v2alpha: no packet conservation) + bbr2_bound_cwnd_for_inflight_model. */
@@ -923,17 +837,12 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const stru
 
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
 
-static __always_inline struct bbr2 *state_of(struct sock *sk)
-{
-	return bpf_sk_storage_get(&bbr2_sk_state, sk, 0, 0);
-}
-
 /* bbr_init + bbr2_init. */
 SEC("struct_ops")
 void BPF_PROG(bbr2_init, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr2 *b = bpf_sk_storage_get(&bbr2_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	struct bbr2 *b = new_state_of(sk);
 	u64 now = tp->tcp_mstamp;
 	u32 min_rtt = tp->rtt_min.s[0].v;
 
@@ -1014,7 +923,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 
 	/* bbr2_update_model. */
 	update_congestion_signals(sk, b, &a);
-	update_ack_aggregation(sk, b, &a);
+	update_ack_aggregation(sk, b, &a, tp->delivered_mstamp);
 	check_loss_too_high_in_startup(sk, b, &a);
 	check_full_bw_reached(b, &a);
 	check_drain(sk, b, a.now_us);
@@ -1076,10 +985,7 @@ u32 BPF_PROG(bbr2_ssthresh, struct sock *sk)
 	struct bbr2 *b = state_of(sk);
 
 	if (b) {
-		save_cwnd(sk, b);
-		b->undo_bw_lo = b->bw_lo;
-		b->undo_inflight_lo = b->inflight_lo;
-		b->undo_inflight_hi = b->inflight_hi;
+		save_state_upon_loss(sk, b);
 	}
 	return tcp_sk(sk)->snd_ssthresh;
 }
@@ -1120,9 +1026,7 @@ u32 BPF_PROG(bbr2_undo_cwnd, struct sock *sk)
 	b->full_bw = 0;
 	b->full_bw_cnt = 0;
 	b->loss_in_round = 0;
-	b->bw_lo = max64(b->bw_lo, b->undo_bw_lo);
-	b->inflight_lo = max32(b->inflight_lo, b->undo_inflight_lo);
-	b->inflight_hi = max32(b->inflight_hi, b->undo_inflight_hi);
+	restore_state_upon_undo(b);
 	return b->prior_cwnd;
 }
 
@@ -1133,11 +1037,8 @@ void BPF_PROG(bbr2_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr2 *b = state_of(sk);
 
-	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)
+	if (!b || !restart_from_idle(tp, b, event))
 		return;
-	b->idle_restart = 1;
-	b->ack_epoch_start_us = tp->tcp_mstamp;
-	b->ack_epoch_acked = 0;
 	if (is_in_probe_bw(b))
 		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
 	else if (b->state == B2_PROBE_RTT)

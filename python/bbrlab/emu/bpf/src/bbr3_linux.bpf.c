@@ -112,24 +112,8 @@ char _license[] SEC("license") = "GPL";
 #define BBRLAB_CA_NAME "bbr3_linux"
 #endif
 
-/* ---- Fixed point (Linux tcp_bbr.c) ------------------------------------------------------- */
-
-/* Bandwidth: packets per us << 24, ~715 bit/s resolution at 1500-byte packets. */
-#define BW_SCALE 24
-#define BW_UNIT (1ULL << BW_SCALE)
-/* Gains and fractions: 2^8, 1.0 = 256. */
-#define BBR_SCALE 8
-#define BBR_UNIT (1U << BBR_SCALE)
-/* "Unset" bounds (Linux ~0U). */
-#define INF_PKTS 0xFFFFFFFFU
-#define INF_BW 0xFFFFFFFFFFFFFFFFULL
-
-/* tcp.h TCP_INFINITE_SSTHRESH: BBR does not use ssthresh (kept infinite outside Drain). */
-#define TCP_INFINITE_SSTHRESH 0x7fffffff
-
-#define USEC_PER_MSEC 1000ULL
-#define USEC_PER_SEC 1000000ULL
-#define NSEC_PER_USEC 1000ULL
+/* Linux tcp_bbr.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
+#include "bbrlab_bbr_fixed_point.h"
 
 /* ---- Gains (Linux v3 values in 2^8; the simulator's Params::of(Variant::Linux)) ---------- */
 
@@ -190,17 +174,6 @@ char _license[] SEC("license") = "GPL";
 #define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
 /* The min_rtt burst allowance halves per 2^9 us of min_rtt (tcp_tso_rtt_log). */
 #define TSO_RTT_SHIFT 9
-
-/* ---- ACK aggregation -------------------------------------------------------------------- */
-
-/* extra_acked max kept in 2 slots of 5 rounds (1 round in Startup). */
-#define EXTRA_ACKED_WIN_RTTS 5
-#define EXTRA_ACKED_WIN_RTTS_MAX 0x1F
-/* Allowance capped at 100 ms of bw: a longer stall was idleness, not aggregation. */
-#define EXTRA_ACKED_MAX_US 100000ULL
-/* Restart the epoch after 2^20 packets; Linux keeps epoch_acked in 20 bits. */
-#define ACK_EPOCH_ACKED_RESET_THRESH (1U << 20)
-#define ACK_EPOCH_ACKED_MAX 0xFFFFFU
 
 /* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
 
@@ -334,12 +307,7 @@ struct bbr3 {
 	struct tx_snap tx_ring[TX_RING];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct bbr3);
-} bbr3_sk_state SEC(".maps"); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
+BBRLAB_SK_STATE(struct bbr3, bbr3_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
 /* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
  * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does
@@ -424,11 +392,6 @@ static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
 	return tp->is_cwnd_limited;
 }
 
-static __always_inline u32 ca_state_of(struct sock *sk)
-{
-	return ((struct inet_connection_sock *)sk)->icsk_ca_state;
-}
-
 /* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
 #define BBR_STATE struct bbr3
 #define BBR_PHASE(name) B3_##name
@@ -488,22 +451,6 @@ static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct b
 }
 
 /* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_init_pacing_rate_from_rtt: startup gain * cwnd / (srtt, or 1 ms before any sample). */
-static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, struct bbr3 *b)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	u64 rtt_us, bw;
-
-	if (tp->srtt_us) {
-		rtt_us = max64(tp->srtt_us >> 3, 1);
-		b->has_seen_rtt = 1;
-	} else {
-		rtt_us = USEC_PER_MSEC;
-	}
-	bw = (u64)tp->snd_cwnd * BW_UNIT / rtt_us;
-	sk->sk_pacing_rate = bw_to_pacing_rate(sk, bw, STARTUP_PACING_GAIN);
-}
 
 /* Pace at gain * bw; never lower the rate before the pipe is full. */
 static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32 gain)
@@ -940,21 +887,14 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u64 delivered, delivered_ce, ratio, alpha;
+	u64 ratio;
 
 	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
 		b->ecn_eligible = 1;
 	if (!b->ecn_eligible)
 		return;
-	delivered = tp->delivered - b->alpha_last_delivered;
-	delivered_ce = tp->delivered_ce - b->alpha_last_delivered_ce;
-	if (!delivered)
+	if (!update_ecn_ewma(tp, b, &ratio))
 		return;
-	ratio = (delivered_ce << BBR_SCALE) / delivered;
-	alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * (u64)b->ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ratio) >> BBR_SCALE);
-	b->ecn_alpha = (u32)min64(alpha, BBR_UNIT);
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
 	if (!b->full_bw_reached) {
 		b->ecn_startup_rounds = ratio >= ECN_THRESH ? b->ecn_startup_rounds + 1 : 0;
 		if (b->ecn_startup_rounds >= FULL_ECN_CNT)
@@ -1031,38 +971,6 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 		b->idle_restart = 0;
 }
 
-/* ---- ACK aggregation (extra_acked) ------------------------------------------------------- */
-
-static __always_inline void update_ack_aggregation(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
-{
-	u32 win = b->full_bw_reached ? EXTRA_ACKED_WIN_RTTS : 1;
-	u64 expected, epoch_us;
-	u32 extra, idx;
-
-	if (!a->acked_sacked || !a->valid)
-		return;
-	if (b->round_start) {
-		b->extra_acked_win_rtts = min32(b->extra_acked_win_rtts + 1, EXTRA_ACKED_WIN_RTTS_MAX);
-		if (b->extra_acked_win_rtts >= win) {
-			b->extra_acked_win_rtts = 0;
-			b->extra_acked_win_idx ^= 1;
-			b->extra_acked[b->extra_acked_win_idx & 1] = 0;
-		}
-	}
-	epoch_us = a->now_us > b->ack_epoch_start_us ? a->now_us - b->ack_epoch_start_us : 0;
-	expected = (bw_of(b) * epoch_us) >> BW_SCALE;
-	/* A new epoch if ACKs arrive no faster than bw predicts, or after very many packets. */
-	if (b->ack_epoch_acked <= expected || b->ack_epoch_acked + a->acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH) {
-		b->ack_epoch_start_us = a->now_us;
-		b->ack_epoch_acked = 0;
-		expected = 0;
-	}
-	b->ack_epoch_acked = min32(b->ack_epoch_acked + a->acked_sacked, ACK_EPOCH_ACKED_MAX);
-	extra = (u32)min64(b->ack_epoch_acked - expected, tcp_sk(sk)->snd_cwnd);
-	idx = b->extra_acked_win_idx & 1;
-	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
-}
-
 /* ---- cwnd -------------------------------------------------------------------------------- */
 
 static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
@@ -1101,16 +1009,11 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const stru
 
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
 
-static __always_inline struct bbr3 *state_of(struct sock *sk)
-{
-	return bpf_sk_storage_get(&bbr3_sk_state, sk, 0, 0);
-}
-
 SEC("struct_ops")
 void BPF_PROG(bbr3_init, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr3 *b = bpf_sk_storage_get(&bbr3_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	struct bbr3 *b = new_state_of(sk);
 	u64 now = tp->tcp_mstamp;
 	u32 min_rtt = tp->rtt_min.s[0].v;
 
@@ -1194,7 +1097,7 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->ecn_in_round = 1;
 	update_latest_delivery_signals(sk, b, &a);
 	update_congestion_signals(b, &a);
-	update_ack_aggregation(sk, b, &a);
+	update_ack_aggregation(sk, b, &a, a.now_us);
 	check_full_bw_reached(b, &a);
 	check_startup_done(sk, b, &a);
 	check_drain_done(sk, b, a.now_us);
@@ -1261,10 +1164,7 @@ u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
 	struct bbr3 *b = state_of(sk);
 
 	if (b) {
-		save_cwnd(sk, b);
-		b->undo_bw_lo = b->bw_lo;
-		b->undo_inflight_lo = b->inflight_lo;
-		b->undo_inflight_hi = b->inflight_hi;
+		save_state_upon_loss(sk, b);
 	}
 	return tcp_sk(sk)->snd_ssthresh;
 }
@@ -1300,9 +1200,7 @@ u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 		return tp->snd_cwnd;
 	b->loss_in_round = 0;
 	full_bw_reset(b);
-	b->bw_lo = max64(b->bw_lo, b->undo_bw_lo);
-	b->inflight_lo = max32(b->inflight_lo, b->undo_inflight_lo);
-	b->inflight_hi = max32(b->inflight_hi, b->undo_inflight_hi);
+	restore_state_upon_undo(b);
 	if (b->undo_state == B3_STARTUP && b->state != B3_STARTUP) {
 		b->full_bw_reached = 0;
 		if (b->state != B3_PROBE_RTT)
@@ -1322,11 +1220,8 @@ void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3 *b = state_of(sk);
 
-	if (!b || event != CA_EVENT_TX_START || !tp->app_limited)
+	if (!b || !restart_from_idle(tp, b, event))
 		return;
-	b->idle_restart = 1;
-	b->ack_epoch_start_us = tp->tcp_mstamp;
-	b->ack_epoch_acked = 0;
 	if (is_in_probe_bw(b))
 		set_pacing_rate(sk, b, BBR_UNIT);
 	else if (b->state == B3_PROBE_RTT)

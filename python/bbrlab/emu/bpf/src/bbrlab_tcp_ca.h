@@ -26,6 +26,24 @@
  * looks the value up with the socket's descriptor as the key (bbrlab.emu.bpf.loader). A port
  * without such a map is reported from TCP_INFO, as the loss-based algorithms are. */
 
+/* A port's per-socket state ("Phases" above): the sk-storage map `map` of `value_type` values,
+ * state_of(sk) (NULL until init made it) and new_state_of(sk) (made now if missing; init's). */
+#define BBRLAB_SK_STATE(value_type, map)                                                          \
+	struct {                                                                                  \
+		__uint(type, BPF_MAP_TYPE_SK_STORAGE);                                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                             \
+		__type(key, int);                                                                 \
+		__type(value, value_type);                                                        \
+	} map SEC(".maps");                                                                       \
+	static __always_inline value_type *state_of(struct sock *sk)                              \
+	{                                                                                         \
+		return bpf_sk_storage_get(&map, sk, 0, 0);                                        \
+	}                                                                                         \
+	static __always_inline value_type *new_state_of(struct sock *sk)                          \
+	{                                                                                         \
+		return bpf_sk_storage_get(&map, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);              \
+	}
+
 /* include/net/tcp.h and include/uapi/linux/tcp.h: #defines, not in BTF. */
 #define TCP_ECN_OK 1
 #define TCP_ECN_QUEUE_CWR 2
@@ -33,6 +51,15 @@
 #define TCP_CONG_NEEDS_ECN 0x2
 #define SOL_TCP 6
 #define TCP_CONGESTION 13
+/* include/net/tcp.h: the ssthresh of a connection that has not left slow start. */
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
+
+/* include/vdso/time64.h (unsigned long long here: the ports multiply u64 times by them). */
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC 1000000000ULL
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -48,6 +75,12 @@ static __always_inline struct inet_connection_sock *inet_csk(const struct sock *
 static __always_inline void *inet_csk_ca(const struct sock *sk)
 {
 	return (void *)inet_csk(sk)->icsk_ca_priv;
+}
+
+/* The connection's TCP_CA_* state (Open, Disorder, CWR, Recovery, Loss). */
+static __always_inline __u32 ca_state_of(const struct sock *sk)
+{
+	return inet_csk(sk)->icsk_ca_state;
 }
 
 /* include/net/tcp.h: is seq1 before seq2 (modulo 2^32)? */

@@ -69,11 +69,7 @@ char _license[] SEC("license") = "GPL";
 #define BBRLAB_CA_NAME "bql"
 #endif
 
-#define NSEC_PER_USEC 1000ULL
-#define NSEC_PER_MSEC 1000000ULL
-#define NSEC_PER_SEC 1000000000ULL
 #define NO_RTT 0xFFFFFFFFFFFFFFFFULL /* "no sample" (the simulator's u64::MAX) */
-#define TCP_INFINITE_SSTHRESH 0x7fffffff
 
 /* Queue quantities are bytes << Q_SHIFT; NSEC_PER_SEC >> Q_SHIFT converts ns x bytes/s to them. */
 #define Q_SHIFT 8
@@ -189,12 +185,7 @@ struct bql {
 	struct send_snap ring[SEND_RING];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct bql);
-} bql_sk_state SEC(".maps"); /* "Phases" (bbrlab_tcp_ca.h): phase at offset 0 */
+BBRLAB_SK_STATE(struct bql, bql_sk_state); /* "Phases" (bbrlab_tcp_ca.h): phase at offset 0 */
 
 /* What the simulator's RateSample gives, from mainline's rate_sample (header, items 4-6). */
 struct ack_info {
@@ -686,16 +677,11 @@ static __always_inline void record_send_snapshot(struct bql *q, const struct tcp
 
 /* ---- struct_ops hooks --------------------------------------------------------------------- */
 
-static __always_inline struct bql *state_of(struct sock *sk)
-{
-	return bpf_sk_storage_get(&bql_sk_state, sk, 0, 0);
-}
-
 SEC("struct_ops")
 void BPF_PROG(bql_init, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct bql *q = bpf_sk_storage_get(&bql_sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	struct bql *q = new_state_of(sk);
 	u32 min_rtt_us = tp->rtt_min.s[0].v;
 
 	if (!q)
