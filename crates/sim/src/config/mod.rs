@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 pub mod backends;
 pub mod check;
 mod check_graph;
+mod check_graph_ends;
 mod check_path;
 mod check_queue;
 mod flows;
