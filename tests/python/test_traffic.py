@@ -73,3 +73,44 @@ def test_a_cdf_file_enters_the_core_config(tmp_path: Path) -> None:
     (tmp_path / "sizes.txt").write_text("100 0\n400 1\n")
     b = json.dumps(bbrlab.load_scenario(tmp_path / "s.toml").resolve(), sort_keys=True)
     assert a != b and "400 1" in b
+
+
+GRAPH = (
+    'duration = "20ms"\nsample_interval = "10ms"\n[topology]\nkind = "leaf_spine"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n'
+    'host_rate = "1Gbps"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expect"),
+    [
+        ('[[traffic]]\nkind = "ping"\nsrc = "h0_0"\ndst = "h7_7"\n', 'traffic.0.dst: unknown host "h7_7"'),
+        ('[[traffic]]\nkind = "udp_cbr"\nrate = "1Mbps"\ndst = "h1_0"\n', "traffic.0.src"),
+        (
+            '[[apps]]\nkind = "workload"\ncdf = "websearch"\nload = 0.3\ncc = "cubic"\nsrc = ["h0_0", "nope"]\n',
+            'apps.0.src.1: unknown host "nope"',
+        ),
+    ],
+)
+def test_graph_sources_to_unknown_hosts_are_one_line_naming_the_field(tmp_path: Path, extra: str, expect: str) -> None:
+    (tmp_path / "s.toml").write_text(GRAPH + extra)
+    res = CliRunner().invoke(cli, ["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and expect in lines[0], lines
+
+
+def test_a_workload_and_a_ping_run_on_a_graph(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(
+        GRAPH.replace("20ms", "200ms")
+        + '[[apps]]\nkind = "workload"\ncdf = "websearch"\nload = 0.3\ncc = "cubic"\n'
+        + '[[traffic]]\nkind = "ping"\nsrc = "h0_0"\ndst = "h1_1"\ninterval = "1ms"\n'
+    )
+    r = bbrlab.run(bbrlab.load_scenario(tmp_path / "s.toml"))
+    # 4 hosts x 1 Gbit/s x 0.3 of ~1.6 MB flows: ~ 19 arrivals in 200 ms.
+    assert len(r.fct) > 8 and (r.fct["slowdown"] > 0.999).all()
+    assert len(r.pings) > 150
+    from bbrlab.plots.fct import plot_fct_slowdown
+
+    plot_fct_slowdown({"cubic": r.summary["fct"]}, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000

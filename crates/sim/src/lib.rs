@@ -382,7 +382,14 @@ impl Simulation {
             f.start_ns = r.start_ns;
             f.stop_ns = r.stop_ns;
             let i = flows.len();
-            let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, &f, i, seed);
+            let (dp, ap, base_rtt_ns) = match (&mut fabric, r.src, r.dst) {
+                // On a graph a source names its hosts and is routed as a flow of its id.
+                (Fabric::Graph(g), Some(src), Some(dst)) => {
+                    let (src, dst) = (g.host(src), g.host(dst));
+                    g.pair_paths(src, dst, topology::routing::flow_key(seed, i as u64))
+                }
+                _ => fabric.flow_paths(&mut links, &f, i, seed),
+            };
             let (dp, ap) = if r.reverse { (ap, dp) } else { (dp, ap) };
             let mut flow = Self::new_flow(seed, &f, i, dp, ap, base_rtt_ns, None);
             flow.sampled = false;
@@ -422,19 +429,22 @@ impl Simulation {
             match a {
                 config::App::Query(q) => apps.push(apps::QueryApp::new(q.clone(), seed, i)),
                 config::App::Workload(w) => {
-                    // The sender hosts, built with the network (their paths fixed now).
-                    let hosts = (0..w.hosts)
-                        .map(|h| {
-                            let f = arrivals::Workload::flow_template(&w.cc, Some((i, h)));
-                            let id = flows.len() + i * 1_000 + h as usize;
-                            fabric.flow_paths(&mut links, &f, id, seed)
-                        })
-                        .collect();
-                    let rate = match &cfg.topology {
-                        config::Topology::Dumbbell(d) => d.bottleneck.rate_bps(),
-                        _ => unreachable!("validated: workloads run on a dumbbell"),
+                    let (ends, rate) = match (&mut fabric, &cfg.topology) {
+                        (Fabric::Graph(g), _) => arrivals::graph_ends(g, w),
+                        (_, config::Topology::Dumbbell(d)) => {
+                            // The sender hosts, built with the network (their paths fixed now).
+                            let hosts = (0..w.hosts)
+                                .map(|h| {
+                                    let f = arrivals::Workload::flow_template(&w.cc, Some((i, h)));
+                                    let id = flows.len() + i * 1_000 + h as usize;
+                                    fabric.flow_paths(&mut links, &f, id, seed)
+                                })
+                                .collect();
+                            (arrivals::Ends::Hosts(hosts), d.bottleneck.rate_bps())
+                        }
+                        _ => unreachable!("validated: workloads run on a dumbbell or a graph"),
                     };
-                    workloads.push(arrivals::Workload::new(w.clone(), rate, hosts, seed, i));
+                    workloads.push(arrivals::Workload::new(w.clone(), rate, ends, seed, i));
                 }
             }
         }

@@ -405,7 +405,7 @@ table!(FCT, FctRow, FctCols, "fct", "One row per completed flow of a workload ap
     size_bytes: i64, "B", "flow size drawn from the CDF";
     start_s: f64, "s", "arrival (the flow starts sending)";
     fct_s: f64, "s", "arrival to the receiver holding the last byte";
-    ideal_fct_s: f64, "s", "the same on an empty network: propagation, the first segment's serialization before the slowest hop, every byte at it, the last segment after it";
+    ideal_fct_s: f64, "s", "the same on an empty network: every segment store-and-forward through the data path's FIFOs, all at the sender from the arrival";
     slowdown: f64, "", "fct_s / ideal_fct_s";
 });
 

@@ -445,9 +445,12 @@ class WorkloadApp(Strict):
     kind: Literal["workload"] = "workload"
     cdf: CdfFile = Field(description="The flow-size distribution: `\"websearch\"` (the DCTCP paper's), `\"datamining\"` (VL2's) or a file of `size_bytes cumulative_probability` lines; the front reads it.")
     load: Annotated[Fraction, Bounds("fraction", 0.0, 1.0)] = Field(description="Offered load: arrival rate \u00d7 mean size over the link's rate (0 < load < 1).")
-    link: str | None = Field(default=None, description="The link whose rate the load refers to (a dumbbell: `\"bottleneck\"`, the default).")
+    link: str | None = Field(default=None, description="The link whose rate the load refers to (a dumbbell: `\"bottleneck\"`, the default; a graph: a directed link's name, or none for the sender hosts' links: each carries `load` of its rate on average, as the data-center papers define an all-to-all load).")
     cc: Annotated[str, algorithm_validator(ALGORITHMS)] = Field(description="Algorithm of every flow.")
-    hosts: Annotated[Count, Bounds("count", 1, 1000)] = Field(default=16, description="Sender hosts the flows leave from, in turn (their NICs are shared as a host's is).")
+    ecn: bool | Literal["off", "ect0", "ect1"] = Field(default='off', description="ECN of every flow, as a flow's `ecn` (DCTCP needs \"ect0\" and queues that mark).")
+    src: list[str] | None = Field(default=None, description="On a graph: the hosts flows leave from, each flow's drawn uniformly (none: every host).")
+    dst: list[str] | None = Field(default=None, description="On a graph: the hosts flows go to, each flow's drawn uniformly among them other than its source (none: every host) \u2014 all-to-all random pairs by default.")
+    hosts: Annotated[Count, Bounds("count", 1, 1000)] = Field(default=16, description="On a dumbbell: sender hosts the flows leave from, in turn (their NICs are shared as a host's is).")
     start: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(default=0, description="When arrivals begin.")
     stop: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="When arrivals end (none: at the end of the run); flows under way go on.")
 

@@ -16,8 +16,11 @@ impl Config {
         let Some(g) = self.topology.graph() else {
             return Ok(());
         };
-        if !self.apps.is_empty() {
-            return err("apps", "query apps need a star topology (topology.kind = \"star\")");
+        if let Some(i) = self.apps.iter().position(|a| matches!(a, App::Query(_))) {
+            return err(
+                format!("apps.{i}"),
+                "query apps need a star topology (topology.kind = \"star\")",
+            );
         }
         let net = Net::of(&g)?;
         let mss = self.flows.iter().map(|f| f.mss_bytes).max().unwrap_or(0) as u64;
@@ -38,7 +41,8 @@ impl Config {
                 );
             }
         }
-        routes(self, &net).map(|_| ())
+        routes(self, &net)?;
+        self.validate_workloads()
     }
 
     /// Flows name hosts only on a graph.

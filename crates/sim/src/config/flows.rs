@@ -296,13 +296,13 @@ pub struct OnoffApp {
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)] // a schema only
-enum EcnField {
+pub(super) enum EcnField {
     Bool(bool),
     Mode(EcnMode),
 }
 
 /// Read a flow's `ecn`: `true` → ECT(0), `false` → off, or a mode's name.
-fn ecn_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EcnMode, D::Error> {
+pub(super) fn ecn_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EcnMode, D::Error> {
     struct V;
     impl serde::de::Visitor<'_> for V {
         type Value = EcnMode;

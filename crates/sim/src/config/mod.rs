@@ -45,6 +45,7 @@ macro_rules! keys_then_shared {
 pub mod backends;
 pub mod check;
 mod check_graph;
+mod check_graph_ends;
 mod check_path;
 mod check_queue;
 mod flows;

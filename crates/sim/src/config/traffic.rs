@@ -212,9 +212,13 @@ impl Config {
         for (i, t) in self.traffic.iter().enumerate() {
             let p = format!("traffic.{i}");
             let r = t.route();
+            if self.topology.graph().is_some() {
+                self.validate_graph_traffic(&p, r)?;
+            }
             // A dumbbell or star names no hosts: a source runs the flows' way or, with
             // `reverse`, the other way.
-            for (key, name) in [("src", r.src), ("dst", r.dst)] {
+            let named = self.topology.graph().is_none();
+            for (key, name) in [("src", r.src), ("dst", r.dst)].into_iter().filter(|_| named) {
                 if let Some(name) = name {
                     return err(
                         format!("{p}.{key}"),

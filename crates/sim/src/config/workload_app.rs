@@ -20,7 +20,9 @@ pub struct WorkloadApp {
     #[schemars(range(min = 0.0, max = 1.0))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub load: f64,
-    /// The link whose rate the load refers to (a dumbbell: `"bottleneck"`, the default).
+    /// The link whose rate the load refers to (a dumbbell: `"bottleneck"`, the default; a
+    /// graph: a directed link's name, or none for the sender hosts' links: each carries `load`
+    /// of its rate on average, as the data-center papers define an all-to-all load).
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub link: Option<String>,
@@ -28,7 +30,24 @@ pub struct WorkloadApp {
     #[schemars(extend("enum" = cc::registry::valid_names()))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub cc: String,
-    /// Sender hosts the flows leave from, in turn (their NICs are shared as a host's is).
+    /// ECN of every flow, as a flow's `ecn` (DCTCP needs "ect0" and queues that mark).
+    #[serde(default, deserialize_with = "super::flows::ecn_mode")]
+    #[schemars(with = "super::flows::EcnField")]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub ecn: EcnMode,
+    /// On a graph: the hosts flows leave from, each flow's drawn uniformly (none: every host).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub src: Option<Vec<String>>,
+    /// On a graph: the hosts flows go to, each flow's drawn uniformly among them other than its
+    /// source (none: every host) — all-to-all random pairs by default.
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub dst: Option<Vec<String>>,
+    /// On a dumbbell: sender hosts the flows leave from, in turn (their NICs are shared as a
+    /// host's is).
     #[serde(default = "default_workload_hosts")]
     #[schemars(range(min = 1, max = 1_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
@@ -98,8 +117,20 @@ impl Config {
                         );
                     }
                 }
-                _ => {
-                    return err(p, "workload apps run on a dumbbell so far");
+                Topology::Star(_) => {
+                    return err(p, "workload apps run on a dumbbell or a graph (or a preset)");
+                }
+                _ => self.validate_graph_workload(&p, w)?,
+            }
+            if matches!(self.topology, Topology::Dumbbell(_)) {
+                for (key, set) in [("src", &w.src), ("dst", &w.dst)] {
+                    if set.is_some() {
+                        return err(
+                            format!("{p}.{key}"),
+                            "names hosts, which only a graph has (topology.kind = \"graph\" or a \
+                             preset); a dumbbell's workload sends from its own hosts",
+                        );
+                    }
                 }
             }
             if w.start_ns >= self.duration_ns {

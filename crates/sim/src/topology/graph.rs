@@ -3,7 +3,7 @@
 //! queue a dumbbell's bottleneck would have with the same keys; every flow's paths from its
 //! route. Links out of a host are its NIC (TSQ); links into a host deliver to it.
 
-use super::routing::{routes, DirLink, Net};
+use super::routing::{routes, DirLink, Net, Router};
 use super::{add, intern, Built, Fabric, Path};
 use crate::config::{self, Config, GraphLink, NodeRole, QdiscSpec};
 use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
@@ -16,15 +16,53 @@ use pathmodel::aqm::{Limit, LinkContext};
 /// flows and the other builders use).
 const GRAPH_LINK_STREAM: u64 = 1 << 40;
 
-/// Per flow: data path, ACK path, base RTT (propagation).
+/// Per flow: data path, ACK path, base RTT (propagation); and the routes between any two
+/// hosts, for the traffic sources and a workload's flows.
 pub(crate) struct GraphFabric {
     paths: Vec<(Path, Path, Nanos)>,
+    router: Router,
+    /// The simulator id of directed link 0.
+    base: LinkId,
 }
 
 impl GraphFabric {
     pub(crate) fn flow_paths(&self, i: usize) -> (Path, Path, Nanos) {
         self.paths[i]
     }
+
+    /// The node index of host `name` (checked to exist).
+    pub(crate) fn host(&self, name: &str) -> usize {
+        self.router.net.node(name).expect("checked")
+    }
+
+    /// Data path, ACK path and base RTT of the flow of ECMP key `key` from host `src` to host
+    /// `dst` (node indices; a route checked to exist).
+    pub(crate) fn pair_paths(&mut self, src: usize, dst: usize, key: u64) -> (Path, Path, Nanos) {
+        let Ok(r) = self.router.pair(src, dst, key) else { panic!("checked: a route") };
+        paths_of(&self.router.net, self.base, &r.data, &r.ack)
+    }
+
+    /// Every host (node indices, in node order).
+    pub(crate) fn hosts(&self) -> Vec<usize> {
+        self.router.net.hosts()
+    }
+
+    /// The rate of the directed link named `name` (checked to exist).
+    pub(crate) fn link_rate_bps(&self, name: &str) -> u64 {
+        self.router.net.dir.iter().find(|d| d.name == name).expect("checked").rate_bps
+    }
+
+    /// The rate of host `h`'s links out, summed (its NICs).
+    pub(crate) fn host_out_rate_bps(&self, h: usize) -> u64 {
+        self.router.net.dir.iter().filter(|d| d.from == h).map(|d| d.rate_bps).sum()
+    }
+}
+
+/// Simulator paths and base RTT (propagation both ways) of a route's directed links.
+fn paths_of(net: &Net, base: LinkId, data: &[usize], ack: &[usize]) -> (Path, Path, Nanos) {
+    let ids = |r: &[usize]| r.iter().map(|&d| base + d as LinkId).collect::<Vec<_>>();
+    let rtt: Nanos = data.iter().chain(ack).map(|&d| net.dir[d].delay_ns).sum();
+    (Path::new(&ids(data)), Path::new(&ids(ack)), rtt)
 }
 
 pub(super) fn build_graph(cfg: &Config, g: &config::Graph, links: &mut Vec<Link>) -> Built {
@@ -37,19 +75,13 @@ pub(super) fn build_graph(cfg: &Config, g: &config::Graph, links: &mut Vec<Link>
         monitored.push((id, intern(d.name.clone())));
     }
     let routes = routes(cfg, &net).expect("checked");
-    let ids = |r: &[usize]| r.iter().map(|&d| base + d as LinkId).collect::<Vec<_>>();
-    let paths: Vec<(Path, Path, Nanos)> = routes
-        .iter()
-        .map(|r| {
-            let rtt: Nanos = r.data.iter().chain(&r.ack).map(|&d| net.dir[d].delay_ns).sum();
-            (Path::new(&ids(&r.data)), Path::new(&ids(&r.ack)), rtt)
-        })
-        .collect();
+    let paths: Vec<(Path, Path, Nanos)> =
+        routes.iter().map(|r| paths_of(&net, base, &r.data, &r.ack)).collect();
     // ICTCP's reference: the link into the first flow's receiver.
     let receiver_rate_bps =
         routes.first().and_then(|r| r.data.last()).map_or(0, |&d| net.dir[d].rate_bps);
     Built {
-        fabric: Fabric::Graph(GraphFabric { paths }),
+        fabric: Fabric::Graph(GraphFabric { paths, router: Router::new(net), base }),
         monitored,
         receiver_rate_bps,
         pool_limit: u64::MAX,

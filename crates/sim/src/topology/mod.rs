@@ -31,7 +31,7 @@ use crate::rng::Rng;
 use cc::Nanos;
 use pathmodel::aqm::LinkContext;
 
-mod graph;
+pub(crate) mod graph;
 pub(crate) mod routing;
 mod star;
 use graph::{build_graph, GraphFabric};

@@ -37,6 +37,7 @@ pub(crate) struct DirLink {
 }
 
 /// A graph's nodes and directed links, indexed.
+#[derive(Clone)]
 pub(crate) struct Net {
     pub names: Vec<String>,
     pub roles: Vec<NodeRole>,
@@ -166,6 +167,11 @@ impl Net {
         seen.iter().position(|s| !s)
     }
 
+    /// Every host (node indices, in node order).
+    pub fn hosts(&self) -> Vec<usize> {
+        (0..self.names.len()).filter(|&n| self.roles[n] == NodeRole::Host).collect()
+    }
+
     pub fn node(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
     }
@@ -251,10 +257,96 @@ pub(crate) struct FlowRoute {
     pub ack: Vec<usize>,
 }
 
+/// The ECMP key of the flow with simulator id `flow_id`: a switch's 5-tuple hash input.
+pub(crate) fn flow_key(seed: u64, flow_id: u64) -> u64 {
+    seed ^ flow_id.wrapping_mul(0xD6E8_FEB8_6659_FD93)
+}
+
+/// Routes between any two hosts, each destination's costs computed once, when first asked for
+/// (a workload's flows and the traffic sources are routed as the configured flows are).
+pub(crate) struct Router {
+    pub net: Net,
+    by_dst: HashMap<usize, Vec<(u64, u64)>>,
+}
+
+/// Why a pair of hosts has no usable route.
+pub(crate) enum NoRoute {
+    /// No path at all: (from, to).
+    Unreachable(usize, usize),
+    /// A shortest path longer than a path holds: (from, to, links).
+    TooLong(usize, usize, usize),
+}
+
+impl NoRoute {
+    /// The error, in words, for the field `p`.
+    pub fn error(&self, net: &Net, p: String) -> ConfigError {
+        match *self {
+            NoRoute::Unreachable(from, to) => ConfigError::new(
+                p,
+                format!(
+                    "no route from {:?} to {:?} (only switches forward; check the links' \
+                     directions)",
+                    net.names[from], net.names[to]
+                ),
+            ),
+            NoRoute::TooLong(from, to, n) => ConfigError::new(
+                p,
+                format!(
+                    "the route from {:?} to {:?} has {n} links; a path holds at most {}",
+                    net.names[from],
+                    net.names[to],
+                    super::MAX_HOPS
+                ),
+            ),
+        }
+    }
+}
+
+impl Router {
+    pub fn new(net: Net) -> Router {
+        Router { net, by_dst: HashMap::new() }
+    }
+
+    /// One way from `from` to `to` for the flow of ECMP key `key`.
+    fn one_way(&mut self, from: usize, to: usize, key: u64) -> Result<Vec<usize>, NoRoute> {
+        let net = &self.net;
+        let cost = self.by_dst.entry(to).or_insert_with(|| net.costs_to(to));
+        let path = net.walk(cost, from, to, key).ok_or(NoRoute::Unreachable(from, to))?;
+        if path.len() > super::MAX_HOPS {
+            return Err(NoRoute::TooLong(from, to, path.len()));
+        }
+        Ok(path)
+    }
+
+    /// The data and ACK (or echo) routes between hosts `src` and `dst` of the flow of ECMP key
+    /// `key`: the ACKs take the data path's links backwards when every one has a way back,
+    /// else their own shortest path.
+    pub fn pair(&mut self, src: usize, dst: usize, key: u64) -> Result<FlowRoute, NoRoute> {
+        let data = self.one_way(src, dst, key)?;
+        let back = data.iter().rev().map(|&d| self.net.back[d]).collect::<Option<Vec<usize>>>();
+        let ack = match back {
+            Some(ack) => ack,
+            None => self.one_way(dst, src, key)?,
+        };
+        Ok(FlowRoute { src, dst, data, ack })
+    }
+}
+
+/// The host named `name` for the field `p`: it exists and is a host.
+pub(crate) fn host_named(net: &Net, p: String, name: &str) -> Result<usize, ConfigError> {
+    match net.node(name) {
+        None => err(p, format!("unknown host {name:?}")),
+        Some(n) if net.roles[n] != NodeRole::Host => {
+            err(p, format!("{name:?} is a switch; traffic starts and ends at hosts"))
+        }
+        Some(n) => Ok(n),
+    }
+}
+
 /// Every simulated flow's route on `cfg`'s graph `g` (flows in flow-id order); the error names
 /// the flow's field.
 pub(crate) fn routes(cfg: &config::Config, net: &Net) -> Result<Vec<FlowRoute>, ConfigError> {
-    let mut by_dst: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
+    let mut router = Router { net: net.clone(), by_dst: HashMap::new() };
     let mut out = Vec::with_capacity(cfg.flow_count() as usize);
     for (id, (i, f)) in cfg.expanded_flows().enumerate() {
         let host = |key: &str, name: &Option<String>| -> Result<usize, ConfigError> {
@@ -277,39 +369,9 @@ pub(crate) fn routes(cfg: &config::Config, net: &Net) -> Result<Vec<FlowRoute>, 
                 format!("is the flow's src ({:?})", net.names[src]),
             );
         }
-        let key = cfg.seed ^ (id as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        let mut route = |from: usize, to: usize| -> Result<Vec<usize>, ConfigError> {
-            let cost = by_dst.entry(to).or_insert_with(|| net.costs_to(to));
-            let path = net.walk(cost, from, to, key).ok_or_else(|| {
-                ConfigError::new(
-                    format!("flows.{i}.dst"),
-                    format!(
-                        "no route from {:?} to {:?} (only switches forward; check the links' \
-                         directions)",
-                        net.names[from], net.names[to]
-                    ),
-                )
-            })?;
-            if path.len() > super::MAX_HOPS {
-                return err(
-                    format!("flows.{i}.dst"),
-                    format!(
-                        "the route from {:?} to {:?} has {} links; a path holds at most {}",
-                        net.names[from],
-                        net.names[to],
-                        path.len(),
-                        super::MAX_HOPS
-                    ),
-                );
-            }
-            Ok(path)
-        };
-        let data = route(src, dst)?;
-        let ack = match data.iter().rev().map(|&d| net.back[d]).collect::<Option<Vec<usize>>>() {
-            Some(ack) => ack,
-            None => route(dst, src)?,
-        };
-        out.push(FlowRoute { src, dst, data, ack });
+        let key = flow_key(cfg.seed, id as u64);
+        let r = router.pair(src, dst, key).map_err(|e| e.error(net, format!("flows.{i}.dst")))?;
+        out.push(r);
     }
     Ok(out)
 }
