@@ -235,7 +235,7 @@ mod tests {
     /// by ~0.15 % per marked window (docs/queues.md).
     #[test]
     fn below_a_quarter_marked_alpha_is_trapped_once_it_fell_below_sixteen() {
-        let five_percent = |i: u32| i % 20 == 0; // 6 of 120 marked
+        let five_percent = |i: u32| i.is_multiple_of(20); // 6 of 120 marked
         let increment = (6u32 << 6) / 120; // Linux: (delivered_ce << (10 - g)) / delivered
         assert_eq!(increment, 3);
         // From alpha = 1 (init) down to the marks' level: it stops where alpha >> 4 = 3.

@@ -222,6 +222,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use crate::test_support::{f64s, run_to_end};
+    use crate::Simulation;
 
     fn run(cdf: &str, load: f64, secs: u64) -> crate::Results {
         let cfg = serde_json::json!({
