@@ -48,6 +48,7 @@ mod check_graph;
 mod check_graph_ends;
 mod check_path;
 mod check_queue;
+mod check_star;
 mod flows;
 mod graph;
 mod hosts;
