@@ -113,6 +113,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
         "fast_path",
         "receiver_window",
         "gap_histogram",
+        "pcap",
         "trace",
         "drop_segments",
         "faster_acks",

@@ -13,10 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from .figures import save, subplots
 
 
 def load_buckets(run_dir: Path) -> list[dict[str, Any]]:
@@ -29,7 +26,7 @@ def load_buckets(run_dir: Path) -> list[dict[str, Any]]:
 def plot_fct_slowdown(runs: dict[str, list[dict[str, Any]]], out: Path, title: str = "") -> None:
     """Two panels (median, p99) of grouped bars: one group per size bucket, one bar per run."""
     labels = [b["bucket"] for b in max(runs.values(), key=len)]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True)
+    fig, axes = subplots(1, 2, figsize=(11, 4), sharex=True)
     width = 0.8 / max(len(runs), 1)
     for ax, key, name in zip(axes, ("slowdown_p50", "slowdown_p99"), ("median", "99th percentile"), strict=True):
         for k, (run, buckets) in enumerate(runs.items()):
@@ -47,9 +44,7 @@ def plot_fct_slowdown(runs: dict[str, list[dict[str, Any]]], out: Path, title: s
     axes[0].legend()
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    save(fig, out, dpi=120)
 
 
 def main(argv: list[str]) -> None:
