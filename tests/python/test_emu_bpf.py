@@ -412,7 +412,10 @@ def test_new_port_goodput_matches_the_simulator(tmp_path, cc, phases):
 
     path = _scenario_file(
         tmp_path,
-        f'duration = "15s"\n[topology]\nbottleneck = {{ rate = "100Mbps", rtt = "40ms", buffer = "1bdp" }}\n'
+        # 10 ms samples: bbr2's PROBE_UP lasts about one 40 ms round every 2-3 s, and the default
+        # 100 ms samples missed all five in one CI run.
+        f'duration = "15s"\nsample_interval = "10ms"\n[topology]\n'
+        f'bottleneck = {{ rate = "100Mbps", rtt = "40ms", buffer = "1bdp" }}\n'
         f'[[flows]]\ncc = "{cc}"\n',
     )
     before = _available()
