@@ -25,7 +25,7 @@ from .scenarios import (
     POLICER_RATE_BPS,
     STEP_AT_NS,
 )
-from .trace import MSS_BYTES, Run, payload_bps
+from .trace import MSS_BYTES, Episode, Run, payload_bps
 
 __all__ = ["CASES", "Case", "Outcome", "PASS", "FAIL", "NA"]
 
@@ -489,15 +489,19 @@ def check_a17(run: Run, r: Rules) -> Outcome:
     )
 
 
-def _triggered(run: Run) -> int | Outcome:
-    """The row a state-triggered run's trigger fired on, or the outcome when it did not fire: not
-    applicable when the replay diverged (the simulator's fault, not the algorithm's), fail when
-    the algorithm never entered the phase."""
-    if run.trigger_row is not None:
-        return run.trigger_row
-    if "diverged" in run.trigger_note:
-        return na(run.trigger_note)
-    return Outcome(FAIL, run.trigger_note, "the trigger phase is entered")
+def _triggered(run: Run, phase: str, crit: str) -> Episode | Outcome:
+    """The ``phase`` episode a state-triggered run's trigger fired on, or the outcome when there is
+    none: not applicable when the replay diverged (the simulator's fault, not the algorithm's),
+    fail when the algorithm never entered the phase or the trigger's row starts no such episode."""
+    row = run.trigger_row
+    if row is None:
+        if "diverged" in run.trigger_note:
+            return na(run.trigger_note)
+        return Outcome(FAIL, run.trigger_note, "the trigger phase is entered")
+    e = next((e for e in run.episodes_of(phase) if e.start == row), None)
+    if e is None:
+        return Outcome(FAIL, f"no {phase.upper()} episode at the trigger", crit)
+    return e
 
 
 def check_a4(run: Run, r: Rules) -> Outcome:
@@ -511,12 +515,9 @@ def check_a4(run: Run, r: Rules) -> Outcome:
         f"rate cut to {A4_RATE_SHARE:.0%} on DRAIN entry: DRAIN → PROBE_BW on the ACK that makes "
         f"round_count = drain_start_round + {n_max + 1}, with inflight still above BBRInflight(1.0)"
     )
-    row = _triggered(run)
-    if isinstance(row, Outcome):
-        return row
-    d = next((e for e in run.episodes_of("drain") if e.start == row), None)
-    if d is None:
-        return Outcome(FAIL, "no DRAIN episode at the trigger", crit)
+    d = _triggered(run, "drain", crit)
+    if isinstance(d, Outcome):
+        return d
     rounds = run.col("round_count")
     n = int(rounds[d.end] - rounds[d.start]) if d.next else int(rounds[-1] - rounds[d.start])
     if d.next == "probe_rtt" and n <= n_max:
@@ -544,12 +545,9 @@ def check_a9(run: Run, r: Rules) -> Outcome:
         f"rate cut to {r.down_gain * A9_GAIN_SHARE:.3f} × on PROBE_DOWN entry: DOWN → probe_refill (not CRUISE) within "
         "3 s (bw_probe_wait; the Reno-coexistence bound may come sooner)"
     )
-    row = _triggered(run)
-    if isinstance(row, Outcome):
-        return row
-    d = next((e for e in run.episodes_of("probe_down") if e.start == row), None)
-    if d is None:
-        return Outcome(FAIL, "no PROBE_DOWN episode at the trigger", crit)
+    d = _triggered(run, "probe_down", crit)
+    if isinstance(d, Outcome):
+        return d
     t, rounds = run.col("t_s"), run.col("round_count")
     span = float(t[d.end - 1] - t[d.start]) if d.end > d.start else 0.0
     n = int(rounds[d.end - 1] - rounds[d.start])
@@ -557,7 +555,8 @@ def check_a9(run: Run, r: Rules) -> Outcome:
     # trace's measure is an estimate of the one the algorithm uses, ±1 packet).
     if d.next == "probe_rtt" and span <= 3.0:
         return na(f"PROBE_RTT, due at its own interval, ended DOWN after {span:.2f} s, before its 3-s limit")
-    below = sum(1 for i in range(d.start, d.end) if exit_inflight(run, r, i)[0] <= exit_inflight(run, r, i)[1])
+    measures = (exit_inflight(run, r, i) for i in range(d.start, d.end))
+    below = sum(1 for now, bound, _ in measures if now <= bound)
     ok = d.next == "probe_refill" and span <= 3.0 + 2 * run.rtt_s
     return Outcome(
         _verdict(ok),
@@ -586,12 +585,9 @@ def check_a20(run: Run, r: Rules) -> Outcome:
         f"UP → probe_down within {A20_EXIT_ROUNDS} round of the first placed loss being marked; "
         "inflight_longterm then set, ≥ 0.7 × BDP"
     )
-    row = _triggered(run)
-    if isinstance(row, Outcome):
-        return row
-    u = next((e for e in run.episodes_of("probe_up") if e.start == row), None)
-    if u is None:
-        return Outcome(FAIL, "no PROBE_UP episode at the trigger", crit)
+    u = _triggered(run, "probe_up", crit)
+    if isinstance(u, Outcome):
+        return u
     lost, rounds = run.col("lost_pkts"), run.col("round_count")
     marked = np.flatnonzero(lost[u.start :] > lost[u.start])
     if not len(marked):
