@@ -76,6 +76,7 @@ pub mod traffic;
 pub mod workload;
 mod writer;
 
+mod build;
 mod endpoints;
 mod event_heap;
 mod event_loop;
@@ -94,7 +95,7 @@ pub use results::Results;
 
 use cc::Nanos;
 use config::{Config, ConfigError};
-use link::{Link, LinkId, NodeKind};
+use link::{Link, LinkId};
 use std::collections::VecDeque;
 use topology::{Fabric, Path};
 use transport::{Receiver, Sender};
@@ -347,11 +348,9 @@ impl Simulation {
     /// Build from a config that passed every check (it is not checked again).
     pub fn from_checked(cfg: config::Checked) -> Result<Simulation, ConfigError> {
         let cfg = cfg.resolved();
-        let seed = cfg.seed;
         let mut links: Vec<Link> = Vec::new();
         let built = topology::build(&cfg, &mut links);
         let mut fabric = built.fabric;
-        let mut flows = Vec::with_capacity(cfg.flow_count() as usize);
         // ICTCP runs on the receiver host and knows the capacity of its link.
         let mut ictcp_ctl =
             if cfg.flows.iter().any(|f| f.receiver_window == config::ReceiverWindow::Ictcp) {
@@ -359,95 +358,10 @@ impl Simulation {
             } else {
                 None
             };
-        for (i, (spec, f)) in cfg.expanded_flows().enumerate() {
-            let (dp, ap, base_rtt_ns) = fabric.flow_paths(&mut links, f, i, seed);
-            let mut flow = Self::new_flow(seed, f, i, dp, ap, base_rtt_ns, ictcp_ctl.as_mut());
-            flow.spec = spec as i32;
-            // Its NIC's fq paces it (Linux: fq sets the socket's SK_PACING_FQ).
-            flow.sender.cfg.paced_by_qdisc = links[dp.first() as usize].aqm.is_some();
-            flows.push(flow);
-        }
-        // Non-TCP sources ride on flow entries of their own after the configured flows, so the
-        // flows keep their ids; a source takes a flow's route (reversed with `reverse`).
-        let mut sources = Vec::with_capacity(cfg.traffic.len());
-        for (si, t) in cfg.traffic.iter().enumerate() {
-            let r = t.route();
-            let mut f: config::Flow =
-                serde_json::from_str(r#"{"cc":"reno"}"#).expect("a minimal flow");
-            f.sender = match &cfg.topology {
-                // A star's flows are its workers' (flow i: worker i): a source is worker 0's.
-                config::Topology::Star(_) => Some(r.sender.unwrap_or(0)),
-                _ => r.sender,
-            };
-            f.start_ns = r.start_ns;
-            f.stop_ns = r.stop_ns;
-            let i = flows.len();
-            let (dp, ap, base_rtt_ns) = match (&mut fabric, r.src, r.dst) {
-                // On a graph a source names its hosts and is routed as a flow of its id.
-                (Fabric::Graph(g), Some(src), Some(dst)) => {
-                    let (src, dst) = (g.host(src), g.host(dst));
-                    g.pair_paths(src, dst, topology::routing::flow_key(seed, i as u64))
-                }
-                _ => fabric.flow_paths(&mut links, &f, i, seed),
-            };
-            let (dp, ap) = if r.reverse { (ap, dp) } else { (dp, ap) };
-            let mut flow = Self::new_flow(seed, &f, i, dp, ap, base_rtt_ns, None);
-            flow.sampled = false;
-            flow.traffic = si as u32;
-            flows.push(flow);
-            sources.push(traffic::Source::new(t.clone(), i as u32, seed, si));
-        }
-        let mut hosts = cfg.hosts.clone().map(|h| Box::new(host::Hosts::new(h)));
-        if let Some(hm) = hosts.as_mut() {
-            for (i, f) in flows.iter_mut().enumerate() {
-                f.tx_core = hm.core_for(f.data_path.first(), true, i);
-                f.rx_core = hm.core_for(f.ack_path.first(), false, i);
-            }
-            if hm.cfg.flow_control {
-                // The links into hosts can be paused; a port without a limit of its own (a
-                // dumbbell's access ports) gets the bottleneck's buffer, as a switch port has one.
-                let (lim_bytes, lim_pkts) = match &cfg.topology {
-                    config::Topology::Dumbbell(_) => {
-                        let d = cfg.derived();
-                        (d.buffer_bytes, d.buffer_packets)
-                    }
-                    _ => (None, None),
-                };
-                for link in links.iter_mut().filter(|l| l.to == NodeKind::Host) {
-                    link.host_paused = true;
-                    if !link.qdisc.bounds_queue() {
-                        if let Some(d) = link::queue::droptail::DropTail::new(lim_bytes, lim_pkts) {
-                            link.qdisc.push(d);
-                        }
-                    }
-                }
-            }
-        }
-        let mut apps = Vec::new();
-        let mut workloads = Vec::new();
-        for (i, a) in cfg.apps.iter().enumerate() {
-            match a {
-                config::App::Query(q) => apps.push(apps::QueryApp::new(q.clone(), seed, i)),
-                config::App::Workload(w) => {
-                    let (ends, rate) = match (&mut fabric, &cfg.topology) {
-                        (Fabric::Graph(g), _) => arrivals::graph_ends(g, w),
-                        (_, config::Topology::Dumbbell(d)) => {
-                            // The sender hosts, built with the network (their paths fixed now).
-                            let hosts = (0..w.hosts)
-                                .map(|h| {
-                                    let f = arrivals::Workload::flow_template(&w.cc, Some((i, h)));
-                                    let id = flows.len() + i * 1_000 + h as usize;
-                                    fabric.flow_paths(&mut links, &f, id, seed)
-                                })
-                                .collect();
-                            (arrivals::Ends::Hosts(hosts), d.bottleneck.rate_bps())
-                        }
-                        _ => unreachable!("validated: workloads run on a dumbbell or a graph"),
-                    };
-                    workloads.push(arrivals::Workload::new(w.clone(), rate, ends, seed, i));
-                }
-            }
-        }
+        let mut flows = build::tcp_flows(&cfg, &mut fabric, &mut links, ictcp_ctl.as_mut());
+        let sources = build::traffic_sources(&cfg, &mut fabric, &mut links, &mut flows);
+        let hosts = build::hosts(&cfg, &mut links, &mut flows);
+        let (apps, workloads) = build::apps(&cfg, &mut fabric, &mut links, flows.len());
         let end_ns = cfg.duration_ns;
         let metrics = metrics::Recorder::new(
             flows.len(),

@@ -127,20 +127,7 @@ def summarize(
 ) -> dict[str, Any]:
     """Per-flow and aggregate figures (what `bbrlab run` prints and summary.json holds); with the
     host model, one entry per host (``hosts``: its row of the hosts table)."""
-    per_flow = []
-    cc = flows["cc"] if "cc" in flows else None  # noqa: SIM401  # a Table, not a dict: no .get()
-    summary_columns = [c for c in FLOW_SUMMARY_COLUMNS if c in flows]
-    for i in range(len(flows)):
-        entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
-        if "spec" in flows:
-            entry["spec"] = int(flows["spec"][i])
-        for col in summary_columns:
-            entry[col] = flows[col][i].item()
-        for col in GRAPH_FLOW_COLUMNS:
-            if col in flows:
-                value = flows[col][i]
-                entry[col] = value.item() if hasattr(value, "item") else str(value)
-        per_flow.append(entry)
+    per_flow = _flow_entries(flows)
 
     def total(col: str) -> int:
         return int(flows[col].sum()) if col in flows else 0
@@ -179,22 +166,7 @@ def summarize(
     if len(queue) and "queue" in queue:
         bq = queue.rows(queue["queue"] == (derived["main_queue"] if derived else "bottleneck"))
         if len(bq):
-            if "utilization" in bq:
-                aggregate["bottleneck_utilization"] = float(bq["utilization"].mean())
-            if "mean_occupancy_bytes" in bq:
-                aggregate["queue_mean_bytes"] = float(bq["mean_occupancy_bytes"].mean())
-            if "max_occupancy_bytes" in bq:
-                aggregate["queue_max_bytes"] = int(bq["max_occupancy_bytes"].max())
-            if "drops" in bq:
-                aggregate["queue_drops"] = int(bq["drops"][-1])
-            if "ce_marks" in bq:
-                aggregate["queue_ce_marks"] = int(bq["ce_marks"][-1])
-            if "drops_aqm" in bq:
-                aggregate["queue_drops_aqm"] = int(bq["drops_aqm"][-1])
-            # Measured by a queue discipline only (qdisc); NaN on the native drop-tail: left out.
-            for col in ("sojourn_mean_ms", "sojourn_p50_ms", "sojourn_p99_ms", "l4s_sojourn_p99_ms"):
-                if col in bq and math.isfinite(float(bq[col][-1])):
-                    aggregate[f"queue_{col}"] = float(bq[col][-1])
+            aggregate.update(_queue_aggregate(bq))
     if app_events is not None and len(app_events) and "response_time_s" in app_events:
         rt = np.asarray(app_events["response_time_s"], dtype=float)
         aggregate["queries"] = int(rt.size)
@@ -203,9 +175,66 @@ def summarize(
         aggregate["query_max_s"] = float(rt.max())
     summary: dict[str, Any] = {"name": scenario.name if scenario is not None else run.get("name", "")}
     host_rows = _host_summaries(hosts) if hosts is not None else []
-    if scenario is not None and derived is not None and scenario.is_star:
+    if scenario is not None and derived is not None:
+        summary["scenario"] = _scenario_entry(scenario, derived)
+    summary["run"] = run
+    summary["flows"] = per_flow
+    summary["aggregate"] = aggregate
+    if host_rows:
+        summary["hosts"] = host_rows
+    if traffic is not None and len(traffic):
+        summary["traffic"] = _rows(traffic)
+    if fct is not None and len(fct):
+        summary["fct"] = fct_buckets(fct)
+    return _json_clean(summary)
+
+
+def _flow_entries(flows: Table) -> list[dict[str, Any]]:
+    """One entry per row of the flows table: its id, algorithm and summary columns."""
+    per_flow = []
+    cc = flows["cc"] if "cc" in flows else None  # noqa: SIM401  # a Table, not a dict: no .get()
+    summary_columns = [c for c in FLOW_SUMMARY_COLUMNS if c in flows]
+    for i in range(len(flows)):
+        entry: dict[str, Any] = {"flow": int(flows["flow"][i]), "cc": str(cc[i]) if cc is not None else ""}
+        if "spec" in flows:
+            entry["spec"] = int(flows["spec"][i])
+        for col in summary_columns:
+            entry[col] = flows[col][i].item()
+        for col in GRAPH_FLOW_COLUMNS:
+            if col in flows:
+                value = flows[col][i]
+                entry[col] = value.item() if hasattr(value, "item") else str(value)
+        per_flow.append(entry)
+    return per_flow
+
+
+def _queue_aggregate(bq: Table) -> dict[str, Any]:
+    """The main queue's figures over the run, from its rows of the queue table."""
+    out: dict[str, Any] = {}
+    if "utilization" in bq:
+        out["bottleneck_utilization"] = float(bq["utilization"].mean())
+    if "mean_occupancy_bytes" in bq:
+        out["queue_mean_bytes"] = float(bq["mean_occupancy_bytes"].mean())
+    if "max_occupancy_bytes" in bq:
+        out["queue_max_bytes"] = int(bq["max_occupancy_bytes"].max())
+    if "drops" in bq:
+        out["queue_drops"] = int(bq["drops"][-1])
+    if "ce_marks" in bq:
+        out["queue_ce_marks"] = int(bq["ce_marks"][-1])
+    if "drops_aqm" in bq:
+        out["queue_drops_aqm"] = int(bq["drops_aqm"][-1])
+    # Measured by a queue discipline only (qdisc); NaN on the native drop-tail: left out.
+    for col in ("sojourn_mean_ms", "sojourn_p50_ms", "sojourn_p99_ms", "l4s_sojourn_p99_ms"):
+        if col in bq and math.isfinite(float(bq[col][-1])):
+            out[f"queue_{col}"] = float(bq[col][-1])
+    return out
+
+
+def _scenario_entry(scenario: Scenario, derived: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's shape in summary.json: its topology's main figures."""
+    if scenario.is_star:
         t = scenario.topology
-        summary["scenario"] = {
+        return {
             "duration_s": scenario.duration / 1e9,
             "topology": "star",
             "bottleneck_rate_bps": derived["bottleneck_rate_bps"],
@@ -218,8 +247,8 @@ def summarize(
             "flows": scenario.flow_count,
             "apps": len(scenario.apps),
         }
-    elif scenario is not None and derived is not None and scenario.is_graph:
-        summary["scenario"] = {
+    if scenario.is_graph:
+        return {
             "duration_s": scenario.duration / 1e9,
             "topology": "graph",
             # The link max-min fairness fills first (the tightest share per flow).
@@ -233,28 +262,17 @@ def summarize(
             "links": len(scenario.topology.links),
             "flows": scenario.flow_count,
         }
-    elif scenario is not None and derived is not None:
-        b = scenario.topology.bottleneck
-        summary["scenario"] = {
-            "duration_s": scenario.duration / 1e9,
-            "bottleneck_rate_bps": b.rate,
-            "rtt_ms": b.rtt / 1e6,
-            "bdp_bytes": derived["bdp_bytes"],
-            "buffer_bytes": derived["buffer_bytes"],
-            "buffer_packets": derived["buffer_packets"],
-            "loss": b.loss,
-            "flows": scenario.flow_count,
-        }
-    summary["run"] = run
-    summary["flows"] = per_flow
-    summary["aggregate"] = aggregate
-    if host_rows:
-        summary["hosts"] = host_rows
-    if traffic is not None and len(traffic):
-        summary["traffic"] = _rows(traffic)
-    if fct is not None and len(fct):
-        summary["fct"] = fct_buckets(fct)
-    return _json_clean(summary)
+    b = scenario.topology.bottleneck
+    return {
+        "duration_s": scenario.duration / 1e9,
+        "bottleneck_rate_bps": b.rate,
+        "rtt_ms": b.rtt / 1e6,
+        "bdp_bytes": derived["bdp_bytes"],
+        "buffer_bytes": derived["buffer_bytes"],
+        "buffer_packets": derived["buffer_packets"],
+        "loss": b.loss,
+        "flows": scenario.flow_count,
+    }
 
 
 #: Flow-size buckets of the FCT summary (upper edges, bytes): the data-center papers' short

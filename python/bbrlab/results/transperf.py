@@ -214,6 +214,49 @@ def _worst(values: list[float]) -> float | None:
     return min(finite) if finite else None
 
 
+def _fairness_and_convergence(
+    out: dict[str, Any],
+    notes: dict[str, str],
+    per_bucket: np.ndarray,
+    tput_buckets: np.ndarray,
+    targets: Targets,
+    duration_s: float,
+) -> np.ndarray:
+    """fairness, convergence_fairness and convergence_sec into ``out`` (why one is missing into
+    ``notes``); returns the per-second Jain index (%) of the configured flows."""
+    n = int(out["flows"])
+    ends = (np.arange(tput_buckets.size) + 1) * BUCKET_S
+    jain = _jain_pct(per_bucket, n) if n > 1 else np.zeros(0)
+    judged = ends >= targets.warmup_s - _EPS
+    if n <= 1:
+        out["fairness"] = out["convergence_fairness"] = None
+        notes["fairness"] = notes["convergence_fairness"] = "one flow: no fairness to judge"
+    elif not judged.any():
+        out["fairness"] = out["convergence_fairness"] = None
+        notes["fairness"] = notes["convergence_fairness"] = "no whole second after the warm-up"
+    else:
+        out["fairness"] = float(jain[judged].mean())
+        if duration_s <= CONVERGENCE_MIN_DURATION_S:
+            out["convergence_fairness"] = None
+            notes["convergence_fairness"] = "a run of 2 s or less: not judged"
+        else:
+            out["convergence_fairness"] = float(jain[judged].min())
+
+    # Convergence: every bucket from some point on meets the targets, tput as a percentage
+    # (transperf compares raw bit/s here: the fixed defect).
+    ok = tput_buckets >= targets.tput
+    if n > 1:
+        ok &= jain >= targets.convergence_fairness
+    if not ok.size or not ok[-1]:
+        out["convergence_sec"] = None
+        notes["convergence_sec"] = "the last second misses the convergence targets"
+    else:
+        failing = np.flatnonzero(~ok)
+        first_good = int(failing[-1]) + 1 if len(failing) else 0
+        out["convergence_sec"] = float(ends[first_good])
+    return jain
+
+
 def transperf_metrics(
     scenario: Scenario,
     flows: Table,
@@ -251,35 +294,7 @@ def transperf_metrics(
     out["tput"] = float(tput_buckets.mean()) if tput_buckets.size else None
     out["flows_without_goodput"] = int(sum(1 for i in configured if int(flows["delivered_bytes"][i]) == 0))
 
-    ends = (np.arange(tput_buckets.size) + 1) * BUCKET_S
-    jain = _jain_pct(per_bucket, n) if n > 1 else np.zeros(0)
-    judged = ends >= targets.warmup_s - _EPS
-    if n <= 1:
-        out["fairness"] = out["convergence_fairness"] = None
-        notes["fairness"] = notes["convergence_fairness"] = "one flow: no fairness to judge"
-    elif not judged.any():
-        out["fairness"] = out["convergence_fairness"] = None
-        notes["fairness"] = notes["convergence_fairness"] = "no whole second after the warm-up"
-    else:
-        out["fairness"] = float(jain[judged].mean())
-        if duration_s <= CONVERGENCE_MIN_DURATION_S:
-            out["convergence_fairness"] = None
-            notes["convergence_fairness"] = "a run of 2 s or less: not judged"
-        else:
-            out["convergence_fairness"] = float(jain[judged].min())
-
-    # Convergence: every bucket from some point on meets the targets, tput as a percentage
-    # (transperf compares raw bit/s here: the fixed defect).
-    ok = tput_buckets >= targets.tput
-    if n > 1:
-        ok &= jain >= targets.convergence_fairness
-    if not ok.size or not ok[-1]:
-        out["convergence_sec"] = None
-        notes["convergence_sec"] = "the last second misses the convergence targets"
-    else:
-        failing = np.flatnonzero(~ok)
-        first_good = int(failing[-1]) + 1 if len(failing) else 0
-        out["convergence_sec"] = float(ends[first_good])
+    jain = _fairness_and_convergence(out, notes, per_bucket, tput_buckets, targets, duration_s)
 
     per_flow: list[dict[str, Any]] = []
     serial_ms: dict[int, float] = {}
