@@ -503,6 +503,38 @@ def test_many_flows_tso_and_ack_claims_flip():
     assert many_flows_ecn.ack_claims(acks(1.0), cfg)[0].verdict is Verdict.DISAGREES
 
 
+def test_many_flows_host_claims_flip():
+    """Each optimization compared off → on with the other one on: only the both-on rows differ, so
+    reading any other pair of rows finds no saving."""
+
+    def hosts(cpu_on: float, rpc_ms_on: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                dict(
+                    setup=setup,
+                    algo=cc,
+                    autosize=auto,
+                    fast_path=fast,
+                    num_flows=1000,
+                    sender_cpu_ns_per_mb=cpu_on if auto and fast else 10e3,
+                    rpc_mean_ms=rpc_ms_on if auto and fast else 1.0,
+                )
+                for setup in ("host-bottleneck", "rpc")
+                for cc in ("bbr2", "bbr2_new")
+                for auto, fast in ((True, True), (False, True), (True, False))
+            ]
+        )
+
+    def verdicts(h: pd.DataFrame) -> list[Verdict]:
+        return [c.verdict for c in many_flows_ecn.host_claims(h)]
+
+    assert verdicts(hosts(8e3, 1.0)) == [Verdict.AGREES, Verdict.AGREES]
+    assert verdicts(hosts(12e3, 1.2)) == [Verdict.DISAGREES, Verdict.DISAGREES]
+    # cheaper but slower RPCs, or dearer at the same latency: the fast path's claim holds in part
+    assert verdicts(hosts(8e3, 1.2))[1] is Verdict.PARTLY
+    assert verdicts(hosts(12e3, 1.0))[1] is Verdict.PARTLY
+
+
 # ------------------------------------------------------------------ esnet-100g, bql-vs-bbr
 
 

@@ -136,33 +136,18 @@ def throughput_delay_points(runs: Sequence[RunRef]) -> pd.DataFrame:
                     "flows": len(flows),
                 }
             )
-    cols = [
-        "label",
-        "cc",
-        "seeds",
-        "flows",
-        "throughput_bps",
-        "throughput_min_bps",
-        "throughput_max_bps",
-        "rtt_p95_ms",
-        "rtt_p95_min_ms",
-        "rtt_p95_max_ms",
-    ]
+    # Each measure over the seeds: its mean under its own name, its min and max (the error bars)
+    # as {stem}_min_{unit} and {stem}_max_{unit}.
+    over_seeds = {
+        f"{stem}{stat}_{unit}": (f"{stem}_{unit}", how)
+        for stem, unit in (("throughput", "bps"), ("rtt_p95", "ms"))
+        for stat, how in (("", "mean"), ("_min", "min"), ("_max", "max"))
+    }
+    cols = ["label", "cc", "seeds", "flows", *over_seeds]
     if not rows:
         return pd.DataFrame(columns=cols)
-    df = pd.DataFrame(rows)
-    g = df.groupby(["group", "cc"], sort=False)
-    out = g.agg(
-        label=("label", "first"),
-        seeds=("seed", "size"),
-        flows=("flows", "first"),
-        throughput_bps=("throughput_bps", "mean"),
-        throughput_min_bps=("throughput_bps", "min"),
-        throughput_max_bps=("throughput_bps", "max"),
-        rtt_p95_ms=("rtt_p95_ms", "mean"),
-        rtt_p95_min_ms=("rtt_p95_ms", "min"),
-        rtt_p95_max_ms=("rtt_p95_ms", "max"),
-    )
+    g = pd.DataFrame(rows).groupby(["group", "cc"], sort=False)
+    out = g.agg(label=("label", "first"), seeds=("seed", "size"), flows=("flows", "first"), **over_seeds)
     return out.reset_index()[cols]
 
 

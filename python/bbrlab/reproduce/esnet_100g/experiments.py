@@ -7,6 +7,7 @@ Each part writes its CSVs to the study's directory and returns what the report n
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,26 +74,32 @@ def _scenario(
     )
 
 
+def _every_config(p: Plan, seeds: Sequence[int], **part: Any) -> list[StudyRun]:
+    """A part's runs: each configuration of streams and pacing cap (`CONFIGS`), each algorithm,
+    each seed, in that order; ``part``: the rest of `_scenario`'s arguments (path, buffer, ...)."""
+    return [
+        _scenario(p=p, cc=cc, streams=streams, cap_gbps=cap, seed=sd, **part)
+        for streams, cap in CONFIGS
+        for cc in CCS
+        for sd in seeds
+    ]
+
+
 def run_path_100g(ctx: StudyContext, p: Plan, seeds: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Part A: the 100G path, per buffer. Returns its per-flow rows and its per-configuration stats."""
     out = ctx.out_dir
     a_sc = [
-        _scenario(
+        run
+        for buf in p.buffers_ms
+        for run in _every_config(
+            p,
+            seeds,
             name="esnet-100g",
-            p=p,
             path=PATH_100G,
             buffer_ms=buf,
-            cc=cc,
-            streams=streams,
-            cap_gbps=cap,
-            seed=sd,
             dur_s=p.dur_s,
             tags={"path": PATH_100G.tag, "buffer_ms": buf},
         )
-        for buf in p.buffers_ms
-        for streams, cap in CONFIGS
-        for cc in CCS
-        for sd in seeds
     ]
     a_rows = ctx.run_many("100g", a_sc)
     a_rows.to_csv(out / "path-100g-flows.csv", index=False)
@@ -104,24 +111,16 @@ def run_path_100g(ctx: StudyContext, p: Plan, seeds: list[int]) -> tuple[pd.Data
 def run_lag(ctx: StudyContext, p: Plan, seeds: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Part B: the 4×10G LAG path (1 stream: one 10G member; 8 streams: the 40G aggregate).
     Returns its per-flow rows and its per-configuration stats."""
-    b_sc = [
-        _scenario(
-            name="esnet-4x10g",
-            p=p,
-            path=PATH_4X10G,
-            buffer_ms=5.0,
-            cc=cc,
-            streams=streams,
-            cap_gbps=cap,
-            seed=sd,
-            dur_s=p.lag_dur_s,
-            rcvbuf_bytes=RCVBUF_4X10G_BYTES,
-            tags={"path": PATH_4X10G.tag},
-        )
-        for streams, cap in CONFIGS
-        for cc in CCS
-        for sd in seeds
-    ]
+    b_sc = _every_config(
+        p,
+        seeds,
+        name="esnet-4x10g",
+        path=PATH_4X10G,
+        buffer_ms=5.0,
+        dur_s=p.lag_dur_s,
+        rcvbuf_bytes=RCVBUF_4X10G_BYTES,
+        tags={"path": PATH_4X10G.tag},
+    )
     b_rows = ctx.run_many("4x10g", b_sc)
     b_rows.to_csv(ctx.out_dir / "path-4x10g-flows.csv", index=False)
     return b_rows, _stats(_per_run(b_rows))
@@ -169,23 +168,19 @@ def run_hosts(ctx: StudyContext, p: Plan, hm: dict[str, Any]) -> tuple[pd.DataFr
     BBR's phase and the start offsets differ between seeds). Returns the per-flow rows and the
     per-configuration stats."""
     d_sc = [
-        _scenario(
+        run
+        for path in (PATH_100G, PATH_4X10G)
+        for run in _every_config(
+            p,
+            [1],
             name=f"esnet-hosts-{path.tag}",
-            p=p,
             path=path,
             buffer_ms=5.0,
             loss=0.0,
-            cc=cc,
-            streams=streams,
-            cap_gbps=cap,
-            seed=1,
             dur_s=p.dur_s if path is PATH_100G else p.lag_dur_s,
             tags={"path": path.tag},
             hosts=hm,
         )
-        for path in (PATH_100G, PATH_4X10G)
-        for streams, cap in CONFIGS
-        for cc in CCS
     ]
     d_rows = ctx.run_many("hosts", d_sc)
     d_rows.to_csv(ctx.out_dir / "hosts-flows.csv", index=False)

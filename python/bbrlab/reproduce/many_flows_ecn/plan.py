@@ -13,6 +13,9 @@ from ..sources import GOOGLE_BBR2
 SOURCE = GOOGLE_BBR2
 CCS = ["dctcp", "bbr2", "bbr2_new"]
 LABEL = {"dctcp": "DCTCP", "bbr2": "bbr2 (bbr2_old)", "bbr2_new": "bbr2_new"}
+#: The two BBRv2 versions whose optimizations (TSO autosizing's min_rtt term, the fast path) the
+#: slides' claims are about; DCTCP runs beside them only for reference.
+BBR2S = ("bbr2", "bbr2_new")
 #: The bottleneck of the host-bottleneck TSO setup: faster than the sender's NIC, so only the NIC queues.
 HOST_BOTTLENECK_RATE_BPS = 100_000_000_000
 

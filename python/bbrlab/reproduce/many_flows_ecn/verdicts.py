@@ -15,7 +15,7 @@ from ..analysis import value
 from ..claims import Claim, above, at_least, below, cell, num, untested, verdict, verdict_of_all, within
 from ..report import MSS, WIRE
 from .metrics import _fmt, _ns_text, _val
-from .plan import LABEL, Config
+from .plan import BBR2S, LABEL, Config
 
 #: A CPU difference smaller than this share is not a saving: any change of the sending path moves
 #: a deterministic run's CPU by a few tenths of a percent (the slides' regressions were 2–5 %).
@@ -32,17 +32,17 @@ def host_claims(h: pd.DataFrame) -> list[Claim]:
     d = h[(h["setup"] == "host-bottleneck") & h["fast_path"]]
     n = int(d["num_flows"].max())
 
-    def v(setup: str, cc: str, auto: bool, fp: bool, col: str) -> float:
-        return value(h, col, setup=setup, algo=cc, autosize=auto, fast_path=fp)
+    def off_on(setup: str, cc: str, optimization: str, col: str) -> tuple[float, float]:
+        """``col`` with ``optimization`` (autosize: the min_rtt term, or fast_path) off, then on;
+        the other optimization on in both."""
+        on = {"autosize": True, "fast_path": True}
+        return (
+            value(h, col, setup=setup, algo=cc, **{**on, optimization: False}),
+            value(h, col, setup=setup, algo=cc, **on),
+        )
 
     claim = "TSO autosizing with the min_rtt term lowers BBRv2's sender CPU when many flows share a NIC"
-    cpu = {
-        cc: (
-            v("host-bottleneck", cc, False, True, "sender_cpu_ns_per_mb"),
-            v("host-bottleneck", cc, True, True, "sender_cpu_ns_per_mb"),
-        )
-        for cc in ("bbr2", "bbr2_new")
-    }
+    cpu = {cc: off_on("host-bottleneck", cc, "autosize", "sender_cpu_ns_per_mb") for cc in BBR2S}
     out.append(
         Claim(
             claim,
@@ -57,13 +57,8 @@ def host_claims(h: pd.DataFrame) -> list[Claim]:
     )
     claim = "The fast path lowers BBRv2's CPU on app-limited traffic without costing latency"
     fp = {
-        cc: (
-            v("rpc", cc, True, False, "sender_cpu_ns_per_mb"),
-            v("rpc", cc, True, True, "sender_cpu_ns_per_mb"),
-            v("rpc", cc, True, False, "rpc_mean_ms"),
-            v("rpc", cc, True, True, "rpc_mean_ms"),
-        )
-        for cc in ("bbr2", "bbr2_new")
+        cc: off_on("rpc", cc, "fast_path", "sender_cpu_ns_per_mb") + off_on("rpc", cc, "fast_path", "rpc_mean_ms")
+        for cc in BBR2S
     }
     out.append(
         Claim(
@@ -218,10 +213,10 @@ def tso_claims(tso: pd.DataFrame) -> list[Claim]:
     n = int(d["num_flows"].max())
     goal = {
         (cc, auto): value(d, "tso_goal_segs", num_flows=n, algo=cc, autosize=auto)
-        for cc in ("bbr2", "bbr2_new")
+        for cc in BBR2S
         for auto in (False, True)
     }
-    gain = {cc: goal[(cc, True)] / goal[(cc, False)] for cc in ("bbr2", "bbr2_new")}
+    gain = {cc: goal[(cc, True)] / goal[(cc, False)] for cc in BBR2S}
     return [
         Claim(
             claim,
