@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..results.columns import Table
-from .cases import FAIL, FULL_BW_TOL, GAIN_TOL, NA, PASS, PROBE_RTT_DURATION_S, Outcome
+from .outcome import FAIL, FULL_BW_TOL, GAIN_TOL, NA, PASS, PROBE_RTT_DURATION_S, Outcome
 from .rules import RULES, Rules
 from .scenarios import build
 from .trace import payload_bps
