@@ -18,6 +18,7 @@ from bbrlab.reproduce.claims import Claim, Verdict, claims_table, verdicts_unche
 from bbrlab.results.display import facts_lines, summary_table
 from bbrlab.results.results import jain_index, payload_fraction
 from click.testing import CliRunner
+from scenario_files import write_scenario
 
 MIXED = """
 name = "mixed"
@@ -49,10 +50,8 @@ start = "0.5s"
 def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two bulk DCTCP flows with ECN and one sized CUBIC transfer."""
     d = tmp_path_factory.mktemp("honest")
-    toml = d / "mixed.toml"
-    toml.write_text(MIXED)
     out = d / "run"
-    bbrlab.run(bbrlab.load_scenario(toml)).save(out)
+    bbrlab.run(bbrlab.load_scenario(write_scenario(d, MIXED, "mixed.toml"))).save(out)
     return out
 
 

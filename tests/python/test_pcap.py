@@ -17,6 +17,7 @@ import pytest
 from bbrlab.cli import cli
 from bbrlab.results.pcap import RECEIVER_PORT, sender_port
 from click.testing import CliRunner
+from scenario_files import write_scenario
 
 # A 10-s BBR run that loses packets (SACKs, retransmissions), and a sized DCTCP transfer with ECN
 # beside it (a short last segment; CE marks). Both finish inside the run, so the sender has seen the
@@ -100,8 +101,7 @@ def _read_pcap(path: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def pcap_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("pcap")
-    toml = d / "pcap.toml"
-    toml.write_text(SCENARIO)
+    toml = write_scenario(d, SCENARIO, "pcap.toml")
     out = d / "run"
     r = CliRunner().invoke(cli, ["run", str(toml), "--pcap", "--quiet", "--out", str(out)])
     assert r.exit_code == 0, r.output

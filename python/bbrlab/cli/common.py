@@ -158,6 +158,25 @@ def out_option(help: str, *, metavar: str = "DIR", default: str | None = None, d
     return click.option("--out", dest, metavar=metavar, default=default, show_default=default is not None, help=help)
 
 
+def choice_option(name: str, choices: Sequence[str], help: str) -> Any:
+    """An option that picks one of ``choices`` by name; the first is the default, shown in the help."""
+    return click.option(name, type=click.Choice(list(choices)), default=choices[0], show_default=True, help=help)
+
+
+def backend_option(help: str) -> Any:
+    """The --backend option of the commands that run on either backend: sim (the simulator, the
+    default) or emu (real Linux TCP through the link emulator); ``help`` says what each does there."""
+    return choice_option("--backend", ("sim", "emu"), help)
+
+
+def count_option(*decls: str, most: int, help: str, default: int | None = None) -> Any:
+    """An option that counts (runs, seeds, parallel workers): an integer from 1 to ``most``; a
+    ``default`` is shown in the help, else ``help`` says what is chosen."""
+    return click.option(
+        *decls, type=click.IntRange(1, most), default=default, show_default=default is not None, help=help
+    )
+
+
 def add_flow_option(command: Any) -> Any:
     """The --add-flow option (``add_flows``) of the commands that take --set."""
     return click.option("--add-flow", "add_flows", metavar="KEY=VALUE,...", multiple=True, help=_ADD_FLOW_HELP)(command)

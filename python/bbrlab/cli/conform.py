@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .common import _stderr_console, _stdout_console, out_option
+from .common import _stderr_console, _stdout_console, backend_option, out_option
 
 #: How each verdict shows in the terminal table.
 _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable": "[dim]n/a[/]"}
@@ -30,13 +30,9 @@ _CELL = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not applicable"
     default=".",
     dest="out_dir",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["sim", "emu"]),
-    default="sim",
-    show_default=True,
-    help="sim: the simulator (all cases). emu: the kernel through the link emulator (root; bbr3_linux's "
-    "BPF port and kernel bbr as bbr1; the cases its sampled phases, gains and cwnd show).",
+@backend_option(
+    "sim: the simulator (all cases). emu: the kernel through the link emulator (root; bbr3_linux's "
+    "BPF port and kernel bbr as bbr1; the cases its sampled phases, gains and cwnd show)."
 )
 @click.option(
     "--sweep",

@@ -21,6 +21,7 @@ from .common import (
     _stderr_console,
     _stdout_console,
     add_flow_option,
+    backend_option,
     out_option,
 )
 
@@ -40,12 +41,8 @@ from .common import (
     is_flag=True,
     help="Print the summary (summary.json with run_dir added) as JSON on stdout, and nothing else there.",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["sim", "emu"]),
-    default="sim",
-    show_default=True,
-    help="sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root).",
+@backend_option(
+    "sim: the embedded simulator. emu: real Linux TCP in network namespaces through bbrlab's link emulator (root)."
 )
 @click.option(
     "--pcap",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UserError
-from .common import _count_bar, _stderr_console, _step_progress, _warn, out_option
+from .common import _count_bar, _stderr_console, _step_progress, _warn, backend_option, count_option, out_option
 
 
 @click.command()
@@ -24,16 +24,8 @@ from .common import _count_bar, _stderr_console, _step_progress, _warn, out_opti
 )
 @click.option("--quick", is_flag=True, help="The same as --size quick.")
 @out_option("Output directory.", default="reproduce")
-@click.option(
-    "--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Parallel simulations (default: CPU count)."
-)
-@click.option(
-    "--backend",
-    type=click.Choice(["sim", "emu"]),
-    default="sim",
-    show_default=True,
-    help="emu: a study's kernel plan on real Linux (root), beside the simulator on the same points (nsperf).",
-)
+@count_option("--jobs", "-j", most=256, help="Parallel simulations (default: CPU count).")
+@backend_option("emu: a study's kernel plan on real Linux (root), beside the simulator on the same points (nsperf).")
 def reproduce(
     studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None, backend: str
 ) -> None:

@@ -20,6 +20,8 @@ from .common import (
     _step_progress,
     _Terminated,
     add_flow_option,
+    choice_option,
+    count_option,
     out_option,
 )
 
@@ -30,14 +32,7 @@ MAX_SEEDS = 1000
 def seeds_option(help: str, *, default: int | None = None) -> Any:
     """The --seeds option of sweep and compare: runs per point, seeds seed..seed+N-1; a
     ``default`` is shown in the help, else ``help`` says what is chosen."""
-    return click.option(
-        "--seeds",
-        "seeds",
-        type=click.IntRange(1, MAX_SEEDS),
-        default=default,
-        show_default=default is not None,
-        help=help,
-    )
+    return count_option("--seeds", "seeds", most=MAX_SEEDS, help=help, default=default)
 
 
 @click.command()
@@ -54,20 +49,15 @@ def seeds_option(help: str, *, default: int | None = None) -> Any:
 @click.option("--set", "sets", metavar="PATH=VALUE", multiple=True, help=_SET_HELP)
 @add_flow_option
 @seeds_option("Seeds per point: seed..seed+N-1 (default: the [sweep] table's seeds, else 1).")
-@click.option(
+@count_option(
     "--jobs",
     "-j",
-    type=click.IntRange(1, 4096),
-    default=None,
+    most=4096,
     help="Parallel runs (local default: CPU count; ray default: as many as the cluster takes).",
 )
 @out_option("Sweep directory (default sweeps/<name>-<timestamp>, or the newest one of the same sweep: it resumes).")
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="local: a process pool on this machine. ray: Ray tasks (pip install 'bbrlab[ray]').",
+@choice_option(
+    "--engine", ("local", "ray"), "local: a process pool on this machine. ray: Ray tasks (pip install 'bbrlab[ray]')."
 )
 @click.option(
     "--address",
@@ -163,11 +153,10 @@ def _stdin_is_terminal() -> bool:
     "--duration", "duration", metavar="TIME", default=None, help='Override duration for every point, e.g. "20s".'
 )
 @seeds_option("Simulator runs per point (seeds seed..seed+N-1); the table shows their mean and min-max.", default=3)
-@click.option(
+@count_option(
     "--emu-runs",
     "emu_runs",
-    type=click.IntRange(1, 100),
-    default=None,
+    most=100,
     help="Kernel (emu) runs per point, seeded like --seeds; the table shows their mean and min-max.  [default: 1]",
 )
 @click.option(

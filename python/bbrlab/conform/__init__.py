@@ -4,7 +4,9 @@ checks of bbrlab's BBR implementations on the simulator.
 - ``scenarios.py``: the runs the cases need, as core configs (one flow with ``trace = true``);
 - ``trace.py``: a run's tables and the phase episodes of its per-ACK state trace;
 - ``rules.py``: which rules each algorithm is held to (draft, Linux v3, v2alpha, Linux v1);
-- ``cases.py``: A.1–A.21, each a scenario and a check returning pass / fail / not applicable.
+- ``cases.py``: A.1–A.21, each a scenario and a check returning pass / fail / not applicable
+  (``outcome.py``); the checks by group: ``startup_drain.py``, ``probe_bw.py``, ``probe_rtt.py``,
+  ``path_changes.py``, with what several of them measure in ``measures.py``.
 
 :func:`conform` runs each needed scenario once per algorithm (cases share runs) and returns one
 :class:`Row` per case and algorithm. docs/conformance.md describes the cases and criteria.

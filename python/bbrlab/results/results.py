@@ -262,16 +262,13 @@ class Result:
         flows, ts, queue = tables["flows"], tables["timeseries"], tables["queue"]
         if "ca_state" in ts:
             ts.set("ca_state", _ca_state_codes(ts["ca_state"]), categories=CA_STATES)
-        gaps = Table.from_core("gaps", raw["gaps"], labels) if "gaps" in raw else Table()
-        app_events = Table.from_core("events", raw["events"], labels) if "events" in raw else Table()
-        hosts = Table.from_core("hosts", raw["hosts"], labels) if "hosts" in raw else Table()
-        state = Table.from_core("state", raw["state"], labels) if "state" in raw else Table()
+        # The tables the core writes only when the scenario asks for them: empty otherwise.
+        gaps, app_events, hosts, state, traffic, pings, fct, packets = (
+            Table.from_core(t, raw[t], labels) if t in raw else Table()
+            for t in ("gaps", "events", "hosts", "state", "traffic", "pings", "fct", "packets")
+        )
         if "ca_state" in state:
             state.set("ca_state", _ca_state_codes(state["ca_state"]), categories=CA_STATES)
-        traffic = Table.from_core("traffic", raw["traffic"], labels) if "traffic" in raw else Table()
-        pings = Table.from_core("pings", raw["pings"], labels) if "pings" in raw else Table()
-        fct = Table.from_core("fct", raw["fct"], labels) if "fct" in raw else Table()
-        packets = Table.from_core("packets", raw["packets"], labels) if "packets" in raw else Table()
         if len(app_events) and "query" in flows and "app" in flows:
             # Each application transfer carries its query's response time.
             rt = {

@@ -1,0 +1,150 @@
+"""The PROBE_BW cases: A.5 (exit PROBE_UP on a plateau), A.8 (exit PROBE_DOWN on inflight), A.9 (exit
+PROBE_DOWN on its maximum time), A.20 (loss in PROBE_UP sets inflight_longterm).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .measures import exit_inflight, exit_measure, triggered
+from .outcome import FAIL, GAIN_TOL, PLATEAU_ROUNDS, Outcome, na, verdict
+from .rules import Rules
+from .scenarios import A9_GAIN_SHARE
+from .trace import Run
+
+
+def check_a5(run: Run, r: Rules) -> Outcome:
+    """A.5: PROBE_UP, without loss and with inflight_longterm unset, ends on a 3-round plateau
+    (full_bw_now) → PROBE_DOWN."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_UP phase (its 1.25 gain lasts one min_rtt of an 8-phase cycle)")
+    ups = [e for e in run.episodes_of("probe_up") if e.next]
+    rounds = run.col("round_count")
+    if not r.up_exits_on_plateau:
+        # v2alpha: UP ends once it has lasted a min_rtt and inflight reached 1.25 × BDP.
+        crit = f"every PROBE_UP → probe_down after ≥ 1 min_rtt ({r.source}'s rule, not the plateau)"
+        if not ups:
+            return Outcome(FAIL, "no completed PROBE_UP", crit)
+        t, min_rtt_s = run.col("t_s"), run.col("min_rtt_ms") / 1e3
+        spans = [float(t[e.end] - t[e.start]) / float(min_rtt_s[e.start]) for e in ups]
+        nexts = sorted({e.next for e in ups})
+        return Outcome(
+            verdict(nexts == ["probe_down"] and min(spans) >= 1.0),
+            f"{len(ups)} PROBE_UPs of {min(spans):.2f}–{max(spans):.2f} min_rtt → {', '.join(nexts)}",
+            crit,
+        )
+    crit = f"every PROBE_UP → probe_down after ≥ {PLATEAU_ROUNDS} rounds of < 25 % max_bw growth"
+    if not ups:
+        return Outcome(FAIL, "no completed PROBE_UP", crit)
+    lengths = [int(rounds[e.end] - rounds[e.start]) for e in ups]
+    nexts = sorted({e.next for e in ups})
+    ok = nexts == ["probe_down"] and min(lengths) >= PLATEAU_ROUNDS
+    return Outcome(
+        verdict(ok),
+        f"{len(ups)} PROBE_UPs of {min(lengths)}–{max(lengths)} rounds → {', '.join(nexts)}",
+        crit,
+    )
+
+
+def check_a8(run: Run, r: Rules) -> Outcome:
+    """A.8: PROBE_DOWN paces at the DOWN gain and ends → CRUISE once inflight ≤ the BDP and ≤
+    inflight_longterm's headroom."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_DOWN phase (its 0.75 gain lasts one min_rtt of an 8-phase cycle)")
+    measure = exit_measure(r)
+    crit = f"gain {r.down_gain:.3f} ({r.source}); → probe_cruise with {measure} (±1)"
+    downs = [e for e in run.episodes_of("probe_down") if e.next]
+    if not downs:
+        return Outcome(FAIL, "no completed PROBE_DOWN", crit)
+    gains = np.concatenate([run.col("pacing_gain")[e.start : e.end] for e in downs])
+    gain_ok = bool(np.all(np.abs(gains - r.down_gain) <= GAIN_TOL))
+    # A DOWN may also end on time (→ REFILL, A.9's exit) or be pre-empted by PROBE_RTT; only the
+    # DOWNs that went to CRUISE are judged on the bound, and at least one must have.
+    cruised = [e for e in downs if e.next == "probe_cruise"]
+    other = sorted({e.next for e in downs if e.next not in ("probe_cruise", "probe_refill", "probe_rtt")})
+    if not cruised:
+        return Outcome(FAIL, f"no PROBE_DOWN → probe_cruise ({len(downs)} DOWNs)", crit)
+    ends = [exit_inflight(run, r, e.end) for e in cruised]
+    bad = [e for e, (now, lim, _) in zip(cruised, ends) if now > lim + 1]
+    now, lim, name = ends[0]
+    return Outcome(
+        verdict(gain_ok and not bad and not other),
+        f"gain {np.min(gains):.3f}–{np.max(gains):.3f}; {len(cruised) - len(bad)}/{len(cruised)} DOWNs → "
+        f"probe_cruise within the bound (first: {name} {now:.1f} vs {lim:.1f}); {len(downs) - len(cruised)} "
+        f"→ refill or PROBE_RTT{'; → ' + ', '.join(other) if other else ''}",
+        crit,
+    )
+
+
+def check_a9(run: Run, r: Rules) -> Outcome:
+    """A.9: with the link cut to DOWN's pacing rate on DOWN's entry, the probe's queue does not
+    drain, so DOWN ends only when it is time to probe again (bw_probe_wait, 2–3 s, or the
+    Reno-coexistence round bound) → straight to PROBE_REFILL, skipping CRUISE."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_DOWN phase (its 0.75 gain lasts one min_rtt of an 8-phase cycle)")
+    crit = (
+        f"rate cut to {r.down_gain * A9_GAIN_SHARE:.3f} × on PROBE_DOWN entry: DOWN → probe_refill (not CRUISE) within "
+        "3 s (bw_probe_wait; the Reno-coexistence bound may come sooner)"
+    )
+    d = triggered(run, "probe_down", crit)
+    if isinstance(d, Outcome):
+        return d
+    t, rounds = run.col("t_s"), run.col("round_count")
+    span = float(t[d.end - 1] - t[d.start]) if d.end > d.start else 0.0
+    n = int(rounds[d.end - 1] - rounds[d.start])
+    # The setup's premise, reported, not judged: the exit measure stayed above DOWN's bound (the
+    # trace's measure is an estimate of the one the algorithm uses, ±1 packet).
+    if d.next == "probe_rtt" and span <= 3.0:
+        return na(f"PROBE_RTT, due at its own interval, ended DOWN after {span:.2f} s, before its 3-s limit")
+    measures = (exit_inflight(run, r, i) for i in range(d.start, d.end))
+    below = sum(1 for now, bound, _ in measures if now <= bound)
+    ok = d.next == "probe_refill" and span <= 3.0 + 2 * run.rtt_s
+    return Outcome(
+        verdict(ok),
+        f"DOWN lasted {span:.2f} s, {n} rounds → {d.next or 'end of run'}; exit measure at or below the bound "
+        f"on {below} of its {d.end - d.start} ACKs",
+        crit,
+    )
+
+
+#: A.20: PROBE_UP must leave on the placed losses within this many rounds of the first one being
+#: marked (the losses are detected within a round; the plateau needs 3).
+A20_EXIT_ROUNDS = 1
+
+
+def check_a20(run: Run, r: Rules) -> Outcome:
+    """A.20: losses in PROBE_UP (> LossThresh of inflight) end UP at once → PROBE_DOWN, before its
+    plateau, and set inflight_longterm to max(tx_in_flight, Beta × target inflight)."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_UP phase and no inflight_longterm")
+    if not r.up_exits_on_plateau:
+        return na(
+            f"{r.source}'s PROBE_UP ends after one min_rtt at 1.25 × BDP, before losses of the segments "
+            "it sent can be marked: no UP waits for a plateau that a loss could pre-empt"
+        )
+    crit = (
+        f"UP → probe_down within {A20_EXIT_ROUNDS} round of the first placed loss being marked; "
+        "inflight_longterm then set, ≥ 0.7 × BDP"
+    )
+    u = triggered(run, "probe_up", crit)
+    if isinstance(u, Outcome):
+        return u
+    lost, rounds = run.col("lost_pkts"), run.col("round_count")
+    marked = np.flatnonzero(lost[u.start :] > lost[u.start])
+    if not len(marked):
+        return Outcome(FAIL, "the placed losses were never marked", crit)
+    first = u.start + int(marked[0])
+    if first > u.end:
+        return Outcome(FAIL, f"UP → {u.next} before the first loss was marked", crit)
+    n = int(rounds[u.end] - rounds[first])
+    hi = float(run.col("inflight_hi_pkts")[u.end])
+    bdp = run.bdp_at(u.end)
+    ok = u.next == "probe_down" and n <= A20_EXIT_ROUNDS and math.isfinite(hi) and hi >= 0.7 * bdp
+    return Outcome(
+        verdict(ok),
+        f"→ {u.next or 'end of run'} {n} rounds after the first loss was marked "
+        f"({int(rounds[u.end] - rounds[u.start])} rounds of UP); inflight_longterm {hi:.0f} (BDP {bdp:.1f})",
+        crit,
+    )
