@@ -137,13 +137,8 @@ char _license[] SEC("license") = "GPL";
 #define PACING_MARGIN_PERCENT 1 /* pace 1 % below bw so the queue does not grow on average */
 #define CWND_MIN_TARGET 4       /* an ACK-every-other-packet receiver stays pipelined */
 #define INIT_CWND_MAX 0x7F      /* Linux keeps init_cwnd in 7 bits */
-#define QUANTA_IN_FLIGHT 3      /* room for 3 offload bursts in flight ... */
-#define PROBE_UP_EXTRA_CWND 2   /* ... +2 packets in UP so gain cycling works at small BDPs */
-#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8) /* 1-segment bursts below 1.2 Mbit/s */
-#define PACING_SHIFT 10         /* sk_pacing_shift default: a burst is ~1 ms of pacing rate */
-#define GSO_LEGACY_MAX_SIZE 65536ULL
-#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320) /* 64 KB - 1 - MAX_TCP_HEADER (x86-64) */
-#define TSO_RTT_SHIFT 9         /* the min_rtt burst allowance halves per 512 us of min_rtt */
+/* v2alpha's send quantum is at least bbr_min_tso_segs (1 segment below 1.2 Mbit/s, else 2). */
+#define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) min_tso_segs(pacing_rate_bytes_per_s)
 
 /* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
 
@@ -286,24 +281,6 @@ struct bbr2_diag {
 };
 struct bbr2_diag bbr2_last_ack = {};
 
-/* What one ACK tells: the sample's rate and the mainline estimates of v2alpha's rs fields. */
-struct ack_info {
-	u64 now_us;
-	u64 sample_bw;
-	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
-	u32 lost;         /* estimate of rs->lost (item 2) */
-	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
-	u32 delivered;
-	u32 delivered_ce;
-	u32 acked_sacked;
-	u32 prior_in_flight;
-	u32 prior_delivered;
-	u8 valid;         /* interval_us > 0 and delivered >= 0 */
-	u8 app_limited;
-	u8 ce_now;
-	u8 ca_state;
-};
-
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
 /* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
@@ -311,71 +288,20 @@ struct ack_info {
 #define BBR_PHASE(name) B2_##name
 #include "bbrlab_bbr_model.h"
 
-/* bbr_tso_segs_generic: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), <= 64 KB, >= min_tso. */
-static __always_inline u32 tso_segs_goal(struct sock *sk, const struct bbr2 *b)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 rate = sk->sk_pacing_rate;
-	u64 bytes = rate >> PACING_SHIFT;
-	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-
-	if (b->min_rtt_us != INF_PKTS) {
-		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
-
-		if (r < 64)
-			bytes += GSO_LEGACY_MAX_SIZE >> r;
-	}
-	bytes = min64(bytes, GSO_MAX_BYTES);
-	return max32((u32)(bytes / mss), rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2);
-}
-
 /* bbr_quantization_budget with bbr_cwnd_tso_budget = 1: >= 3 bursts and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr2 *b, u32 cwnd)
 {
-	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * tso_segs_goal(sk, b));
+	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * send_quantum_segs(sk, b));
 	cwnd = max32(cwnd, CWND_MIN_TARGET);
 	if (b->state == B2_PROBE_BW_UP)
 		cwnd = (u32)min64((u64)cwnd + PROBE_UP_EXTRA_CWND, INF_PKTS);
 	return cwnd;
 }
 
-/* bbr_inflight. */
-static __always_inline u32 inflight_of(struct sock *sk, const struct bbr2 *b, u64 bw, u32 gain)
-{
-	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
-}
-
 /* bbr2_target_inflight: BDP, unless congestion cut cwnd. */
 static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b)
 {
 	return min32(inflight_of(sk, b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
-}
-
-/* bbr_packets_in_net_at_edt: in flight when the next packet departs (EDT interval in us). */
-static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr2 *b, u32 inflight_now)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 now_ns = tp->tcp_clock_cache;
-	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
-	u64 interval_delivered = (bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC)) >> BW_SCALE;
-	u64 at_edt = inflight_now;
-
-	if (b->pacing_gain > BBR_UNIT)
-		at_edt += tso_segs_goal(sk, b); /* the burst about to leave */
-	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
-}
-
-/* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_set_pacing_rate: never lower the rate before the pipe is full. */
-static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64 bw, u32 gain)
-{
-	u64 rate = bw_to_pacing_rate(sk, bw, gain);
-
-	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
-		init_pacing_rate_from_rtt(sk, b);
-	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
-		sk->sk_pacing_rate = rate;
 }
 
 /* ---- Rounds, congestion signals ---------------------------------------------------------- */
@@ -892,22 +818,10 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 
 	if (!b)
 		return;
-	a.now_us = tp->tcp_mstamp;
-	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
-	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
-	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
-	a.acked_sacked = rs->acked_sacked;
-	a.prior_in_flight = rs->prior_in_flight;
-	a.prior_delivered = rs->prior_delivered;
-	a.app_limited = rs->is_app_limited;
-	a.ca_state = ca_state_of(sk);
-	/* bbr_calculate_bw_sample: rounded up, so a low rate can still grow. */
+	read_rate_sample(sk, rs, &a);
 	if (a.valid)
-		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
-	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	a.new_lost = tp->lost - b->last_lost;
-	b->last_lost = tp->lost;
+		a.sample_bw = sample_bw_of(&a, rs);
+	read_stand_ins(tp, b, &a);
 	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
 			 &a.lost);
 
@@ -961,11 +875,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	set_pacing_rate(sk, b, bw, b->pacing_gain);
 	set_cwnd(sk, b, &a, bw);
 
-	b->prev_ca_state = a.ca_state;
-	if (a.lost)
-		b->loss_in_cycle = 1;
-	if (a.delivered_ce)
-		b->ecn_in_cycle = 1;
+	finish_ack(b, &a);
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
@@ -1049,7 +959,7 @@ void BPF_PROG(bbr2_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 SEC("struct_ops")
 u32 BPF_PROG(bbr2_min_tso_segs, struct sock *sk)
 {
-	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
+	return min_tso_segs(sk->sk_pacing_rate);
 }
 
 /* Legacy section name on purpose (libbpf 1.1); the loader registers it through a link. */

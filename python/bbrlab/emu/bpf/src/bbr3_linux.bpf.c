@@ -160,20 +160,8 @@ char _license[] SEC("license") = "GPL";
 /* Linux TCP_INIT_CWND; init_cwnd is kept in 7 bits by Linux. */
 #define TCP_INIT_CWND 10
 #define INIT_CWND_MAX 0x7F
-/* Offload: room for 3 bursts in flight, +2 packets in UP so gain cycling works at small BDPs. */
-#define QUANTA_IN_FLIGHT 3
-#define PROBE_UP_EXTRA_CWND 2
-/* Send quantum at least 2 segments (the simulator's SEND_QUANTUM_MIN_SEGS). */
-#define SEND_QUANTUM_MIN_SEGS 2
-/* Bursts of 1 segment below 1.2 Mbit/s (bbr_min_tso_rate), in bytes/s. */
-#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8)
-/* sk_pacing_shift default 10: a burst is about 1 ms (2^-10 s) of the pacing rate. */
-#define PACING_SHIFT 10
-/* GSO_LEGACY_MAX_SIZE 64 KB, and the burst cap 64 KB - 1 - MAX_TCP_HEADER (320 B on x86-64). */
-#define GSO_LEGACY_MAX_SIZE 65536ULL
-#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
-/* The min_rtt burst allowance halves per 2^9 us of min_rtt (tcp_tso_rtt_log). */
-#define TSO_RTT_SHIFT 9
+/* Send quantum at least 2 segments at any rate (the simulator's SEND_QUANTUM_MIN_SEGS). */
+#define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) 2
 
 /* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
 
@@ -351,24 +339,6 @@ struct bbr3_rate_diag bbr3_rate_retrans = {}; /* sampled skb retransmitted */
 			__sync_fetch_and_add(&(d).raises, 1);		\
 	} while (0)
 
-/* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields. */
-struct ack_info {
-	u64 now_us;
-	u64 sample_bw;
-	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
-	u32 lost;         /* estimate of rs->lost + rs->losses (item 2) */
-	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
-	u32 delivered;    /* rs->delivered, >= 0 */
-	u32 delivered_ce; /* rs->delivered_ce, >= 0 */
-	u32 acked_sacked;
-	u32 prior_in_flight;
-	u32 prior_delivered;
-	u8 valid;         /* interval_us > 0 */
-	u8 app_limited;
-	u8 ce_now;
-	u8 ca_state;
-};
-
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
 static __always_inline u32 ilog2_u64(u64 v)
@@ -397,23 +367,6 @@ static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
 #define BBR_PHASE(name) B3_##name
 #include "bbrlab_bbr_model.h"
 
-/* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
-static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 bytes = (u64)sk->sk_pacing_rate >> PACING_SHIFT;
-	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-
-	if (b->min_rtt_us != INF_PKTS) {
-		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
-
-		if (r < 64)
-			bytes += GSO_LEGACY_MAX_SIZE >> r;
-	}
-	bytes = min64(bytes, GSO_MAX_BYTES);
-	return max32((u32)(bytes / mss), SEND_QUANTUM_MIN_SEGS);
-}
-
 /* QuantizationBudget: at least 3 send quanta and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr3 *b, u32 cwnd)
 {
@@ -424,43 +377,10 @@ static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr
 	return cwnd;
 }
 
-/* Inflight(bw, gain) = QuantizationBudget(BDP(bw, gain)). */
-static __always_inline u32 inflight_of(struct sock *sk, const struct bbr3 *b, u64 bw, u32 gain)
-{
-	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
-}
-
 /* TargetInflight = min(BDP, cwnd). */
 static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b)
 {
 	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
-}
-
-/* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
-static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 now_ns = tp->tcp_clock_cache;
-	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
-	u64 interval_delivered = bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC) >> BW_SCALE;
-	u64 at_edt = inflight_now;
-
-	if (b->pacing_gain > BBR_UNIT)
-		at_edt += send_quantum_segs(sk, b); /* the burst about to leave */
-	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
-}
-
-/* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* Pace at gain * bw; never lower the rate before the pipe is full. */
-static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32 gain)
-{
-	u64 rate = bw_to_pacing_rate(sk, bw_of(b), gain);
-
-	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
-		init_pacing_rate_from_rtt(sk, b);
-	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
-		sk->sk_pacing_rate = rate;
 }
 
 /* ---- Full-pipe detector ------------------------------------------------------------------ */
@@ -1060,29 +980,17 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	if (!b)
 		return;
 	b->cur_cwnd = tp->snd_cwnd;
-	a.now_us = tp->tcp_mstamp;
-	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
-	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
-	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
-	a.acked_sacked = rs->acked_sacked;
-	a.prior_in_flight = rs->prior_in_flight;
-	a.prior_delivered = rs->prior_delivered;
-	a.app_limited = rs->is_app_limited;
-	a.ca_state = ca_state_of(sk);
-	/* Sample bw rounded up (DIV_ROUND_UP) so a low rate can still grow. */
+	read_rate_sample(sk, rs, &a);
 	if (a.valid) {
 		u64 prior_max = max_bw_of(b);
 
-		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+		a.sample_bw = sample_bw_of(&a, rs);
 		if (rs->is_retrans)
 			NOTE_RATE_SAMPLE(bbr3_rate_retrans, a.sample_bw, prior_max, a.app_limited);
 		else
 			NOTE_RATE_SAMPLE(bbr3_rate_clean, a.sample_bw, prior_max, a.app_limited);
 	}
-	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	a.new_lost = tp->lost - b->last_lost;
-	b->last_lost = tp->lost;
+	read_stand_ins(tp, b, &a);
 	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
 			 &a.lost);
 
@@ -1135,26 +1043,16 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->pacing_gain = gain_p;
 	b->cwnd_gain = gain_c;
 
-	set_pacing_rate(sk, b, b->pacing_gain);
+	set_pacing_rate(sk, b, bw_of(b), b->pacing_gain);
 	set_cwnd(sk, b, &a);
 	if (b->prev_ca_state >= TCP_CA_Recovery && a.ca_state < TCP_CA_Recovery)
 		b->undo_state = B3_UNDO_NONE; /* the loss episode is over */
-	b->prev_ca_state = a.ca_state;
-	if (a.lost)
-		b->loss_in_cycle = 1;
-	if (a.delivered_ce)
-		b->ecn_in_cycle = 1;
+	finish_ack(b, &a);
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr3_last_ack.bw = bw_of(b);
 	bbr3_last_ack.stamp_us = a.now_us;
-	bbr3_last_ack.state = b->state;
-	bbr3_last_ack.min_rtt_us = b->min_rtt_us;
-	bbr3_last_ack.inflight_hi = b->inflight_hi;
-	bbr3_last_ack.inflight_lo = b->inflight_lo;
-	bbr3_last_ack.tx_in_flight = a.tx_in_flight;
-	bbr3_last_ack.lost = a.lost;
-	bbr3_last_ack.cwnd = tp->snd_cwnd;
+	NOTE_LAST_ACK(bbr3_last_ack, b, &a, tp);
 }
 
 /* Entering recovery or RTO: save cwnd and the short/long-term model for undo. */
@@ -1223,7 +1121,7 @@ void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 	if (!b || !restart_from_idle(tp, b, event))
 		return;
 	if (is_in_probe_bw(b))
-		set_pacing_rate(sk, b, BBR_UNIT);
+		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
 	else if (b->state == B3_PROBE_RTT)
 		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
 }
@@ -1232,7 +1130,7 @@ void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 SEC("struct_ops")
 u32 BPF_PROG(bbr3_min_tso_segs, struct sock *sk)
 {
-	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
+	return min_tso_segs(sk->sk_pacing_rate);
 }
 
 /* Legacy section name on purpose: libbpf 1.1 (Debian 12) skips ".struct_ops.link"; the

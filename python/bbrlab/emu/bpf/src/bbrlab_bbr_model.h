@@ -1,25 +1,31 @@
 /* SPDX-License-Identifier: (MIT OR Apache-2.0) */
 /*
- * The parts of the BBR model that bbr2.bpf.c and bbr3_linux.bpf.c compute the same way: the
- * bandwidth and BDP estimates, inflight_hi's headroom, the pacing-rate conversion and the
- * initial pacing rate, round and loss-round bookkeeping, the short-term model's reset, what a
- * loss episode saves and a spurious one restores, the restart from idle, the ECN estimate,
- * ProbeRTT's cwnd, and the ACK-aggregation estimate and its allowance. Where they differ
- * (quantization, the round's own update, the probe cycle) each port keeps its own.
+ * The parts of the BBR model that bbr2.bpf.c and bbr3_linux.bpf.c compute the same way: what one
+ * ACK tells (struct ack_info, read from the rate sample and the mainline stand-ins), the bandwidth
+ * and BDP estimates, inflight_hi's headroom and the cap the model puts on cwnd, the send quantum
+ * and the in-flight estimate at the next departure, the pacing rate and the initial pacing rate,
+ * round and loss-round bookkeeping, the short-term model's reset, what a loss episode saves and a
+ * spurious one restores, the restart from idle, the ECN estimate, ProbeRTT's cwnd and hold, the
+ * ACK-aggregation estimate and its allowance, and the hooks whose rules do not differ (ssthresh,
+ * cwnd_event, min_tso_segs: BBR_STRUCT_OPS). Where they differ (quantization, the round's own
+ * update, the probe cycle, the min_rtt filter, the loss and undo hooks) each port keeps its own.
  *
  * The including port defines first: BBR_STATE (its per-socket struct, whose fields these
- * functions read by the names both ports use), struct ack_info (what one ACK tells, read by the
- * same names), BBR_PHASE(name) (its state codes: B2_##name, B3_##name), and the constants these
- * functions read besides the fixed point (bbrlab_bbr_fixed_point.h), the kernel's
- * (bbrlab_tcp_ca.h) and the ACK aggregation's (below): HEADROOM, CWND_MIN_TARGET,
- * PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued
- * and justified in the port.
+ * functions read by the names both ports use), BBR_PHASE(name) (its state codes: B2_##name,
+ * B3_##name), SEND_QUANTUM_MIN_SEGS(pacing_rate) (the send quantum's floor in segments), TX_RING
+ * (with bbrlab_tx_ring.h included), and the constants these functions read besides the fixed
+ * point (bbrlab_bbr_fixed_point.h), the kernel's (bbrlab_tcp_ca.h), the offload's and the ACK
+ * aggregation's (below): HEADROOM, CWND_MIN_TARGET, PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN,
+ * PROBE_RTT_MODE_US, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued and justified in the port.
+ * It defines after: quantization_budget(sk, b, cwnd) (declared here) and the ProbeRTT exit
+ * check_probe_rtt_done(sk, b, now_us) (declared here).
  */
 #ifndef BBRLAB_BBR_MODEL_H
 #define BBRLAB_BBR_MODEL_H
 
 #include "bbrlab_tcp_ca.h"
 #include "bbrlab_bbr_fixed_point.h"
+#include "bbrlab_tx_ring.h"
 
 /* ACK aggregation: the extra_acked maximum is kept in 2 slots of 5 rounds (1 round in Startup);
  * the allowance is capped at 100 ms of bw (a longer stall was idleness, not aggregation); an
@@ -29,6 +35,38 @@
 #define EXTRA_ACKED_MAX_US 100000ULL
 #define ACK_EPOCH_ACKED_RESET_THRESH (1U << 20)
 #define ACK_EPOCH_ACKED_MAX 0xFFFFFU
+
+/* Offload (Linux tcp_tso_autosize and bbr_quantization_budget, which v2alpha and v3 share): cwnd
+ * leaves room for 3 bursts in flight, +2 packets in UP so gain cycling works at small BDPs; a
+ * burst is about 1 ms (2^-10 s, the default sk_pacing_shift) of the pacing rate plus 64 KB >>
+ * (min_rtt_us >> 9) (tcp_tso_rtt_log = 9), at most 64 KB - 1 - MAX_TCP_HEADER (320 B on
+ * x86-64), and 1 segment below 1.2 Mbit/s (bbr_min_tso_rate, in bytes/s). */
+#define QUANTA_IN_FLIGHT 3
+#define PROBE_UP_EXTRA_CWND 2
+#define PACING_SHIFT 10
+#define GSO_LEGACY_MAX_SIZE 65536ULL
+#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
+#define TSO_RTT_SHIFT 9
+#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8)
+
+/* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields (the
+ * ports' headers, items 1-3). */
+struct ack_info {
+	u64 now_us;
+	u64 sample_bw;
+	u32 tx_in_flight; /* estimate of rs->tx_in_flight (item 1) */
+	u32 lost;         /* estimate of rs->lost (+ rs->losses) (item 2) */
+	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
+	u32 delivered;    /* rs->delivered, >= 0 */
+	u32 delivered_ce; /* rs->delivered_ce, >= 0 */
+	u32 acked_sacked;
+	u32 prior_in_flight;
+	u32 prior_delivered;
+	u8 valid;         /* interval_us > 0 and delivered >= 0 */
+	u8 app_limited;
+	u8 ce_now;
+	u8 ca_state;
+};
 
 static __always_inline bool is_in_probe_bw(const BBR_STATE *b)
 {
@@ -106,6 +144,56 @@ static __always_inline void restore_state_upon_undo(BBR_STATE *b)
 	b->inflight_hi = max32(b->inflight_hi, b->undo_inflight_hi);
 }
 
+/* bbr_min_tso_segs: 1 segment per burst below 1.2 Mbit/s, else 2. */
+static __always_inline u32 min_tso_segs(u64 pacing_rate_bytes_per_s)
+{
+	return pacing_rate_bytes_per_s < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
+}
+
+/* The send quantum (v2alpha bbr_tso_segs_generic, v3 the stack's tcp_tso_autosize):
+ * pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most GSO_MAX_BYTES, in segments, at least
+ * SEND_QUANTUM_MIN_SEGS(pacing_rate). */
+static __always_inline u32 send_quantum_segs(struct sock *sk, const BBR_STATE *b)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 rate = sk->sk_pacing_rate;
+	u64 bytes = rate >> PACING_SHIFT;
+	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+
+	if (b->min_rtt_us != INF_PKTS) {
+		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
+
+		if (r < 64)
+			bytes += GSO_LEGACY_MAX_SIZE >> r;
+	}
+	bytes = min64(bytes, GSO_MAX_BYTES);
+	return max32((u32)(bytes / mss), SEND_QUANTUM_MIN_SEGS(rate));
+}
+
+/* bbr_quantization_budget, the port's: cwnd with room for the offload bursts. */
+static __always_inline u32 quantization_budget(struct sock *sk, const BBR_STATE *b, u32 cwnd);
+
+/* bbr_inflight (draft Inflight(bw, gain)) = QuantizationBudget(BDP(bw, gain)). */
+static __always_inline u32 inflight_of(struct sock *sk, const BBR_STATE *b, u64 bw, u32 gain)
+{
+	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
+}
+
+/* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns, the EDT;
+ * the interval in us). */
+static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const BBR_STATE *b, u32 inflight_now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 now_ns = tp->tcp_clock_cache;
+	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
+	u64 interval_delivered = (bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC)) >> BW_SCALE;
+	u64 at_edt = inflight_now;
+
+	if (b->pacing_gain > BBR_UNIT)
+		at_edt += send_quantum_segs(sk, b); /* the burst about to leave */
+	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
+}
+
 /* bbr_bw_to_pacing_rate: gain * bw * mss * (1 - margin) bytes/s, >= 1 B/s, <= sk_max_pacing_rate. */
 static __always_inline u64 bw_to_pacing_rate(struct sock *sk, u64 bw, u32 gain)
 {
@@ -132,6 +220,17 @@ static __always_inline void init_pacing_rate_from_rtt(struct sock *sk, BBR_STATE
 	}
 	bw = (u64)tp->snd_cwnd * BW_UNIT / rtt_us;
 	sk->sk_pacing_rate = bw_to_pacing_rate(sk, bw, STARTUP_PACING_GAIN);
+}
+
+/* bbr_set_pacing_rate: pace at gain * bw; never lower the rate before the pipe is full. */
+static __always_inline void set_pacing_rate(struct sock *sk, BBR_STATE *b, u64 bw, u32 gain)
+{
+	u64 rate = bw_to_pacing_rate(sk, bw, gain);
+
+	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
+		init_pacing_rate_from_rtt(sk, b);
+	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
+		sk->sk_pacing_rate = rate;
 }
 
 /* bbr_cwnd_event's restart from idle: sending starts again while app-limited, so a new
@@ -248,5 +347,60 @@ static __always_inline void update_ack_aggregation(struct sock *sk, BBR_STATE *b
 	idx = b->extra_acked_win_idx & 1;
 	b->extra_acked[idx] = max32(b->extra_acked[idx], extra);
 }
+
+/* The start of cong_control (bbr2_main, bbr_main): what the rate sample tells into *a. */
+static __always_inline void read_rate_sample(struct sock *sk, const struct rate_sample *rs, struct ack_info *a)
+{
+	a->now_us = tcp_sk(sk)->tcp_mstamp;
+	a->valid = rs->interval_us > 0 && rs->delivered >= 0;
+	a->delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
+	a->delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
+	a->acked_sacked = rs->acked_sacked;
+	a->prior_in_flight = rs->prior_in_flight;
+	a->prior_delivered = rs->prior_delivered;
+	a->app_limited = rs->is_app_limited;
+	a->ca_state = ca_state_of(sk);
+}
+
+/* bbr_calculate_bw_sample: packets/us << 24, rounded up so that a low rate can still grow. */
+static __always_inline u64 sample_bw_of(const struct ack_info *a, const struct rate_sample *rs)
+{
+	return ((u64)a->delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+}
+
+/* The mainline stand-ins for what v2alpha's and v3's rs carries (the ports' headers, items 1-4):
+ * CE and losses since the previous ACK, and the ring's tx_in_flight and lost of the sampled
+ * packet. */
+static __always_inline void read_stand_ins(const struct tcp_sock *tp, BBR_STATE *b, struct ack_info *a)
+{
+	a->ce_now = tp->delivered_ce != b->last_delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	a->new_lost = tp->lost - b->last_lost;
+	b->last_lost = tp->lost;
+}
+
+/* The end of cong_control: remember the ACK's ca_state and whether this cycle saw loss or CE
+ * (the port then records the ring's snapshot: tx_ring_record). */
+static __always_inline void finish_ack(BBR_STATE *b, const struct ack_info *a)
+{
+	b->prev_ca_state = a->ca_state;
+	if (a->lost)
+		b->loss_in_cycle = 1;
+	if (a->delivered_ce)
+		b->ecn_in_cycle = 1;
+}
+
+/* Diagnostics: the model after the ACK `a` of flow `b` into the port's .bss global `diag` (a
+ * macro: the verifier wants each global addressed directly). */
+#define NOTE_LAST_ACK(diag, b, a, tp)                                                             \
+	do {                                                                                      \
+		(diag).state = (b)->state;                                                        \
+		(diag).min_rtt_us = (b)->min_rtt_us;                                              \
+		(diag).inflight_hi = (b)->inflight_hi;                                            \
+		(diag).inflight_lo = (b)->inflight_lo;                                            \
+		(diag).tx_in_flight = (a)->tx_in_flight;                                          \
+		(diag).lost = (a)->lost;                                                          \
+		(diag).cwnd = (tp)->snd_cwnd;                                                     \
+	} while (0)
 
 #endif
