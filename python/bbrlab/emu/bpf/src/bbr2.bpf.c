@@ -78,7 +78,7 @@
  * Diagnostics: the global `bbr2_last_ack` (the .bss map: `bpftool map dump`) holds the model of
  * the flow that got the latest ACK and counts how Startup and each bandwidth probe ended.
  *
- * What the loader gets: one struct_ops map `bbr2` (SEC(".struct_ops")), one sk-storage map
+ * What the loader gets: one struct_ops map `bbr2` (bbrlab_bbr_ops.h), one sk-storage map
  * `bbr2_sk_state` whose value starts with the flow's phase code (the registry's bbr2 table:
  * 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill, 5 probe_up, 6 probe_rtt;
  * "Phases" in bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME.
@@ -879,25 +879,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
-	bbr2_last_ack.state = b->state;
-	bbr2_last_ack.min_rtt_us = b->min_rtt_us;
-	bbr2_last_ack.inflight_hi = b->inflight_hi;
-	bbr2_last_ack.inflight_lo = b->inflight_lo;
-	bbr2_last_ack.tx_in_flight = a.tx_in_flight;
-	bbr2_last_ack.lost = a.lost;
-	bbr2_last_ack.cwnd = tp->snd_cwnd;
-}
-
-/* bbr2_ssthresh: save cwnd and the loss-adapted bounds for undo; keep ssthresh. */
-SEC("struct_ops")
-u32 BPF_PROG(bbr2_ssthresh, struct sock *sk)
-{
-	struct bbr2 *b = state_of(sk);
-
-	if (b) {
-		save_state_upon_loss(sk, b);
-	}
-	return tcp_sk(sk)->snd_ssthresh;
+	NOTE_LAST_ACK(bbr2_last_ack, b, &a, tp);
 }
 
 /* bbr2_set_state: on RTO forget the full-bw baseline and seed inflight_lo from the pre-RTO
@@ -940,37 +922,7 @@ u32 BPF_PROG(bbr2_undo_cwnd, struct sock *sk)
 	return b->prior_cwnd;
 }
 
-/* bbr_cwnd_event: restart from idle while app-limited. */
-SEC("struct_ops")
-void BPF_PROG(bbr2_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr2 *b = state_of(sk);
-
-	if (!b || !restart_from_idle(tp, b, event))
-		return;
-	if (is_in_probe_bw(b))
-		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
-	else if (b->state == B2_PROBE_RTT)
-		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
-}
-
-/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
-SEC("struct_ops")
-u32 BPF_PROG(bbr2_min_tso_segs, struct sock *sk)
-{
-	return min_tso_segs(sk->sk_pacing_rate);
-}
-
-/* Legacy section name on purpose (libbpf 1.1); the loader registers it through a link. */
-SEC(".struct_ops")
-struct tcp_congestion_ops bbr2 = {
-	.init = (void *)bbr2_init,
-	.cong_control = (void *)bbr2_cong_control,
-	.ssthresh = (void *)bbr2_ssthresh,
-	.set_state = (void *)bbr2_set_state,
-	.undo_cwnd = (void *)bbr2_undo_cwnd,
-	.cwnd_event = (void *)bbr2_cwnd_event,
-	.min_tso_segs = (void *)bbr2_min_tso_segs,
-	.name = BBRLAB_CA_NAME,
-};
+/* The struct_ops, with the hooks both ports share (ssthresh, cwnd_event, min_tso_segs). */
+#define BBR_PORT bbr2
+#define BBR_OPS bbr2
+#include "bbrlab_bbr_ops.h"

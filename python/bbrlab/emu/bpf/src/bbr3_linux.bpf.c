@@ -90,9 +90,9 @@
  * run the same algorithm): the draft's 3-round Drain timeout and its undo to REFILL/Startup,
  * and the max_bw clock advanced exactly once per bandwidth probe (see the simulator's header).
  *
- * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), see there), one
- * sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads each flow's phase from it,
- * see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (from
+ * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), defined in
+ * bbrlab_bbr_ops.h), one sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads
+ * each flow's phase from it, see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (from
  * bbrlab_tcp_ca.h when built in the package; else "bbr3_linux", or -DBBRLAB_CA_NAME='"x"').
  */
 #if __has_include("bbrlab_tcp_ca.h")
@@ -824,12 +824,12 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
+static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
-		return false;
+		return;
 	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd); /* RestoreCwnd */
 	b->probe_rtt_min_stamp_us = now_us;
 	reset_short_term_model(b);
@@ -839,7 +839,6 @@ static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b
 	} else {
 		enter_startup(b);
 	}
-	return true;
 }
 
 static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
@@ -1055,18 +1054,6 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	NOTE_LAST_ACK(bbr3_last_ack, b, &a, tp);
 }
 
-/* Entering recovery or RTO: save cwnd and the short/long-term model for undo. */
-SEC("struct_ops")
-u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
-{
-	struct bbr3 *b = state_of(sk);
-
-	if (b) {
-		save_state_upon_loss(sk, b);
-	}
-	return tcp_sk(sk)->snd_ssthresh;
-}
-
 /* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed
  * inflight_lo from the pre-RTO cwnd when not probing (Linux bbr_set_state). */
 SEC("struct_ops")
@@ -1111,40 +1098,7 @@ u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 	return max32(tp->snd_cwnd, b->prior_cwnd);
 }
 
-/* Restart from idle while app-limited: new aggregation epoch; pace at exactly bw in ProbeBW. */
-SEC("struct_ops")
-void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr3 *b = state_of(sk);
-
-	if (!b || !restart_from_idle(tp, b, event))
-		return;
-	if (is_in_probe_bw(b))
-		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
-	else if (b->state == B3_PROBE_RTT)
-		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
-}
-
-/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
-SEC("struct_ops")
-u32 BPF_PROG(bbr3_min_tso_segs, struct sock *sk)
-{
-	return min_tso_segs(sk->sk_pacing_rate);
-}
-
-/* Legacy section name on purpose: libbpf 1.1 (Debian 12) skips ".struct_ops.link"; the
- * package's loader sets BPF_F_LINK on this map and registers it through a link it holds, so the
- * kernel unregisters it when the runner ends. (`bpftool struct_ops register` of this object
- * registers it without a link: remove it with `bpftool struct_ops unregister name bbr3_linux`.) */
-SEC(".struct_ops")
-struct tcp_congestion_ops bbr3_linux = {
-	.init = (void *)bbr3_init,
-	.cong_control = (void *)bbr3_cong_control,
-	.ssthresh = (void *)bbr3_ssthresh,
-	.set_state = (void *)bbr3_set_state,
-	.undo_cwnd = (void *)bbr3_undo_cwnd,
-	.cwnd_event = (void *)bbr3_cwnd_event,
-	.min_tso_segs = (void *)bbr3_min_tso_segs,
-	.name = BBRLAB_CA_NAME,
-};
+/* The struct_ops, with the hooks both ports share (ssthresh, cwnd_event, min_tso_segs). */
+#define BBR_PORT bbr3
+#define BBR_OPS bbr3_linux
+#include "bbrlab_bbr_ops.h"
