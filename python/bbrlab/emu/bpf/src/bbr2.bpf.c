@@ -181,14 +181,6 @@ enum bbr2_state {
 	B2_PROBE_RTT = 6,
 };
 
-enum bbr2_ack_phase {
-	ACK_PHASE_INIT,
-	ACK_PHASE_REFILLING,
-	ACK_PHASE_PROBE_STARTING,
-	ACK_PHASE_PROBE_FEEDBACK,
-	ACK_PHASE_PROBE_STOPPING,
-};
-
 struct bbr2 {
 	/* enum bbr2_state first (offset 0): the phase code the emu runner reads. */
 	u32 state;
@@ -527,14 +519,6 @@ static __always_inline bool check_time_to_probe_bw(struct sock *sk, struct bbr2 
 	return false;
 }
 
-/* bbr2_check_time_to_cruise (bbr_drain_to_target). */
-static __always_inline bool check_time_to_cruise(struct sock *sk, const struct bbr2 *b, u32 inflight, u64 bw)
-{
-	if (inflight > inflight_with_headroom(b))
-		return false;
-	return inflight <= inflight_of(sk, b, bw, BBR_UNIT);
-}
-
 /* bbr2_update_cycle_phase. */
 static __always_inline void update_cycle_phase(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
 {
@@ -580,7 +564,7 @@ static __always_inline void update_cycle_phase(struct sock *sk, struct bbr2 *b, 
 	case B2_PROBE_BW_DOWN:
 		if (check_time_to_probe_bw(sk, b, a->now_us))
 			return;
-		if (check_time_to_cruise(sk, b, inflight, bw))
+		if (is_time_to_cruise(sk, b, inflight, bw))
 			start_probe_bw_cruise(b);
 		break;
 	default:
@@ -692,7 +676,6 @@ static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b
 static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, const struct ack_info *a,
 					   long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -700,10 +683,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
 		b->probe_rtt_min_stamp_us = now;
 	}
-	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
-		b->min_rtt_us = b->probe_rtt_min_us;
-		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
-	}
+	update_min_rtt_from_probe_rtt_min(b, now);
 	if (expired && !b->idle_restart && b->state != B2_PROBE_RTT) {
 		b->state = B2_PROBE_RTT;
 		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
@@ -711,21 +691,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 		save_cwnd(sk, b);
 		b->probe_rtt_done_us = 0;
 	}
-	if (b->state == B2_PROBE_RTT) {
-		u32 v = tp->delivered + packets_in_flight(tp);
-
-		tp->app_limited = v ? v : 1; /* ignore the low-rate samples ProbeRTT causes */
-		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
-			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
-			b->probe_rtt_round_done = 0;
-			start_round(sk, b);
-		} else if (b->probe_rtt_done_us) {
-			if (b->round_start)
-				b->probe_rtt_round_done = 1;
-			if (b->probe_rtt_round_done)
-				check_probe_rtt_done(sk, b, now);
-		}
-	}
+	handle_probe_rtt(sk, b, now);
 	if (a->delivered > 0)
 		b->idle_restart = 0;
 }
@@ -736,7 +702,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const struct ack_info *a, u64 bw)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd = tp->snd_cwnd, cap;
+	u32 cwnd = tp->snd_cwnd;
 
 	if (a->acked_sacked) {
 		u64 target = (u64)bdp_multiple(b, bw, b->cwnd_gain) + extra_acked_cwnd(b);
@@ -748,17 +714,7 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const stru
 			cwnd = (u32)min64((u64)cwnd + a->acked_sacked, INF_PKTS);
 		cwnd = max32(cwnd, CWND_MIN_TARGET);
 	}
-	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
-	if (b->state == B2_PROBE_RTT)
-		cwnd = min32(cwnd, probe_rtt_cwnd(b));
-	if (b->state == B2_PROBE_BW_CRUISE || b->state == B2_PROBE_RTT)
-		cap = inflight_with_headroom(b);
-	else if (is_in_probe_bw(b))
-		cap = b->inflight_hi;
-	else
-		cap = INF_PKTS;
-	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
-	tp->snd_cwnd = min32(cwnd, cap);
+	tp->snd_cwnd = bound_cwnd(tp, b, cwnd);
 }
 
 /* ---- struct_ops hooks -------------------------------------------------------------------- */

@@ -211,14 +211,6 @@ enum bbr3_state {
 /* undo_state: no saved state. */
 #define B3_UNDO_NONE 0xFF
 
-enum bbr3_ack_phase {
-	ACK_PHASE_INIT,
-	ACK_PHASE_REFILLING,
-	ACK_PHASE_PROBE_STARTING,
-	ACK_PHASE_PROBE_FEEDBACK,
-	ACK_PHASE_PROBE_STOPPING,
-};
-
 struct bbr3 {
 	/* enum bbr3_state, first so that its offset is 0: the value is the flow's phase code, an
 	 * index into the registry's phase table of bbr3_linux (crates/cc/src/phases.rs BBR2_3), and
@@ -685,14 +677,6 @@ static __always_inline bool is_time_to_probe_bw(struct sock *sk, struct bbr3 *b,
 	return false;
 }
 
-/* IsTimeToCruise. */
-static __always_inline bool is_time_to_cruise(struct sock *sk, const struct bbr3 *b, u32 inflight)
-{
-	if (inflight > inflight_with_headroom(b))
-		return false;
-	return inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
-}
-
 /* IsTimeToGoDown. */
 static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, u32 inflight, u64 sample_bw)
 {
@@ -724,7 +708,7 @@ static __always_inline void update_probe_bw_cycle_phase(struct sock *sk, struct 
 	case B3_PROBE_BW_DOWN:
 		if (is_time_to_probe_bw(sk, b, a))
 			return;
-		if (is_time_to_cruise(sk, b, inflight))
+		if (is_time_to_cruise(sk, b, inflight, max_bw_of(b)))
 			b->state = B3_PROBE_BW_CRUISE;
 		break;
 	case B3_PROBE_BW_CRUISE:
@@ -844,7 +828,6 @@ static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr3 *b
 static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
 							 long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -853,11 +836,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
 		b->probe_rtt_min_stamp_us = now;
 	}
-	/* The 10 s min_rtt follows it. */
-	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
-		b->min_rtt_us = b->probe_rtt_min_us;
-		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
-	}
+	update_min_rtt_from_probe_rtt_min(b, now);
 	if (expired && !b->idle_restart && b->state != B3_PROBE_RTT) {
 		if (b->state == B3_PROBE_BW_UP)
 			b->max_bw_advance_pending = 1;
@@ -869,23 +848,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
 		start_round(sk, b);
 	}
-	if (b->state == B3_PROBE_RTT) {
-		u32 v;
-
-		/* MarkConnectionAppLimited: ignore the low-rate samples ProbeRTT causes. */
-		v = tp->delivered + packets_in_flight(tp);
-		tp->app_limited = v ? v : 1;
-		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
-			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
-			b->probe_rtt_round_done = 0;
-			start_round(sk, b);
-		} else if (b->probe_rtt_done_us) {
-			if (b->round_start)
-				b->probe_rtt_round_done = 1;
-			if (b->probe_rtt_round_done)
-				check_probe_rtt_done(sk, b, now);
-		}
-	}
+	handle_probe_rtt(sk, b, now);
 	if (a->delivered > 0)
 		b->idle_restart = 0;
 }
@@ -895,7 +858,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd = tp->snd_cwnd, cap;
+	u32 cwnd = tp->snd_cwnd;
 
 	if (b->prev_ca_state >= TCP_CA_Recovery && a->ca_state < TCP_CA_Recovery)
 		cwnd = max32(cwnd, b->prior_cwnd); /* RestoreCwnd on leaving recovery */
@@ -909,19 +872,7 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const stru
 			cwnd = cwnd + a->acked_sacked;
 		cwnd = max32(cwnd, CWND_MIN_TARGET);
 	}
-	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
-	if (b->state == B3_PROBE_RTT)
-		cwnd = min32(cwnd, probe_rtt_cwnd(b));
-	b->cur_cwnd = cwnd;
-	/* BoundCwndForModel: inflight_hi in DOWN/REFILL/UP, with headroom in CRUISE/ProbeRTT. */
-	if (b->state == B3_PROBE_BW_CRUISE || b->state == B3_PROBE_RTT)
-		cap = inflight_with_headroom(b);
-	else if (is_in_probe_bw(b))
-		cap = b->inflight_hi;
-	else
-		cap = INF_PKTS;
-	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
-	cwnd = min32(cwnd, cap);
+	cwnd = bound_cwnd(tp, b, cwnd);
 	tp->snd_cwnd = cwnd;
 	b->cur_cwnd = cwnd;
 }

@@ -16,7 +16,8 @@
  * (with bbrlab_tx_ring.h included), and the constants these functions read besides the fixed
  * point (bbrlab_bbr_fixed_point.h), the kernel's (bbrlab_tcp_ca.h), the offload's and the ACK
  * aggregation's (below): HEADROOM, CWND_MIN_TARGET, PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN,
- * PROBE_RTT_MODE_US, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued and justified in the port.
+ * PROBE_RTT_MODE_US, MIN_RTT_WIN_US, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued and
+ * justified in the port.
  * It defines after: quantization_budget(sk, b, cwnd) (declared here) and the ProbeRTT exit
  * check_probe_rtt_done(sk, b, now_us) (declared here).
  */
@@ -48,6 +49,16 @@
 #define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
 #define TSO_RTT_SHIFT 9
 #define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8)
+
+/* bbr_ack_phase (v2alpha's, which v3 keeps): where the probe's feedback stands, so that the
+ * model reacts only to samples of the probe it started. */
+enum bbr_ack_phase {
+	ACK_PHASE_INIT,
+	ACK_PHASE_REFILLING,
+	ACK_PHASE_PROBE_STARTING,
+	ACK_PHASE_PROBE_FEEDBACK,
+	ACK_PHASE_PROBE_STOPPING,
+};
 
 /* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields (the
  * ports' headers, items 1-3). */
@@ -311,6 +322,72 @@ static __always_inline u32 extra_acked_cwnd(const BBR_STATE *b)
 	u64 max_aggr = (bw_of(b) * EXTRA_ACKED_MAX_US) >> BW_SCALE;
 
 	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
+}
+
+/* The port's ProbeRTT exit once the hold is over (bbr_check_probe_rtt_done). */
+static __always_inline void check_probe_rtt_done(struct sock *sk, BBR_STATE *b, u64 now_us);
+
+/* The 10 s min_rtt follows the 5 s probe_rtt_min sub-window (bbr_update_min_rtt, draft
+ * UpdateMinRTT): when the sub-window's minimum is as low, or the 10 s have passed. */
+static __always_inline void update_min_rtt_from_probe_rtt_min(BBR_STATE *b, u64 now_us)
+{
+	if (b->probe_rtt_min_us <= b->min_rtt_us || now_us > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
+		b->min_rtt_us = b->probe_rtt_min_us;
+		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
+	}
+}
+
+/* In ProbeRTT (bbr_update_min_rtt's tail, draft HandleProbeRTT): hold cwnd at probe_rtt_cwnd for
+ * PROBE_RTT_MODE_US and a round from when inflight got down to it, then the port's exit; the
+ * low-rate samples ProbeRTT causes are marked app-limited (MarkConnectionAppLimited). */
+static __always_inline void handle_probe_rtt(struct sock *sk, BBR_STATE *b, u64 now_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (b->state == BBR_PHASE(PROBE_RTT)) {
+		u32 v = tp->delivered + packets_in_flight(tp);
+
+		tp->app_limited = v ? v : 1;
+		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
+			b->probe_rtt_done_us = now_us + PROBE_RTT_MODE_US;
+			b->probe_rtt_round_done = 0;
+			start_round(sk, b);
+		} else if (b->probe_rtt_done_us) {
+			if (b->round_start)
+				b->probe_rtt_round_done = 1;
+			if (b->probe_rtt_round_done)
+				check_probe_rtt_done(sk, b, now_us);
+		}
+	}
+}
+
+/* cwnd's bounds (bbr_set_cwnd's tail, bbr2_bound_cwnd_for_inflight_model; draft
+ * BoundCwndForProbeRTT, BoundCwndForModel): the socket's clamp, ProbeRTT's cwnd, inflight_hi in
+ * ProbeBW (with headroom in CRUISE and ProbeRTT) and inflight_lo, never below CWND_MIN_TARGET. */
+static __always_inline u32 bound_cwnd(const struct tcp_sock *tp, const BBR_STATE *b, u32 cwnd)
+{
+	u32 cap;
+
+	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
+	if (b->state == BBR_PHASE(PROBE_RTT))
+		cwnd = min32(cwnd, probe_rtt_cwnd(b));
+	if (b->state == BBR_PHASE(PROBE_BW_CRUISE) || b->state == BBR_PHASE(PROBE_RTT))
+		cap = inflight_with_headroom(b);
+	else if (is_in_probe_bw(b))
+		cap = b->inflight_hi;
+	else
+		cap = INF_PKTS;
+	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
+	return min32(cwnd, cap);
+}
+
+/* bbr2_check_time_to_cruise, draft IsTimeToCruise: inflight is down to the headroom below
+ * inflight_hi and to the BDP of bw. */
+static __always_inline bool is_time_to_cruise(struct sock *sk, const BBR_STATE *b, u32 inflight, u64 bw)
+{
+	if (inflight > inflight_with_headroom(b))
+		return false;
+	return inflight <= inflight_of(sk, b, bw, BBR_UNIT);
 }
 
 /* bbr_update_ack_aggregation (draft UpdateACKAggregation): the data ACKed beyond what bw
