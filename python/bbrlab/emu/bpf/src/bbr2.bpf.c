@@ -734,27 +734,8 @@ void BPF_PROG(bbr2_init, struct sock *sk)
 	__builtin_memset(b, 0, __builtin_offsetof(struct bbr2, tx_ring));
 	for (int i = 0; i < TX_RING; i++)
 		b->tx_ring[i].valid = 0;
-	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
-	b->prior_cwnd = tp->prior_cwnd;
-	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	b->next_round_delivered = tp->delivered;
-	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
-	b->min_rtt_us = min_rtt;
-	b->min_rtt_stamp_us = now;
-	b->probe_rtt_min_us = min_rtt;
-	b->probe_rtt_min_stamp_us = now;
-	b->ack_epoch_start_us = now;
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
-	b->inflight_hi = INF_PKTS;
+	init_model(sk, b, now, min_rtt);
 	b->bw_probe_up_cnt = INF_PKTS;
-	b->ack_phase = ACK_PHASE_INIT;
-	b->prev_ca_state = TCP_CA_Open;
-	b->ecn_alpha = ECN_ALPHA_INIT;
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	b->last_lost = tp->lost;
 	b->state = B2_STARTUP;
 	b->pacing_gain = HIGH_GAIN;
 	b->cwnd_gain = HIGH_GAIN;

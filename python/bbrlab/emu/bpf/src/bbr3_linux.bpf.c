@@ -890,29 +890,10 @@ void BPF_PROG(bbr3_init, struct sock *sk)
 	if (!b)
 		return;
 	__builtin_memset(b, 0, sizeof(*b));
-	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
-	b->prior_cwnd = tp->prior_cwnd;
+	init_model(sk, b, now, min_rtt);
 	b->cur_cwnd = tp->snd_cwnd;
-	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	b->next_round_delivered = tp->delivered;
-	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
-	b->min_rtt_us = min_rtt;
-	b->min_rtt_stamp_us = now;
-	b->probe_rtt_min_us = min_rtt;
-	b->probe_rtt_min_stamp_us = now;
-	b->ack_epoch_start_us = now;
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
-	b->inflight_hi = INF_PKTS;
 	b->probe_up_acked_per_inc = INF_PKTS;
 	b->undo_state = B3_UNDO_NONE;
-	b->ack_phase = ACK_PHASE_INIT;
-	b->prev_ca_state = TCP_CA_Open;
-	b->ecn_alpha = ECN_ALPHA_INIT;
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	b->last_lost = tp->lost;
 	init_pacing_rate_from_rtt(sk, b);
 	enter_startup(b);
 	/* Let the kernel's internal pacing enforce sk_pacing_rate (no fq qdisc needed). */

@@ -16,8 +16,8 @@
  * (with bbrlab_tx_ring.h included), and the constants these functions read besides the fixed
  * point (bbrlab_bbr_fixed_point.h), the kernel's (bbrlab_tcp_ca.h), the offload's and the ACK
  * aggregation's (below): HEADROOM, CWND_MIN_TARGET, PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN,
- * PROBE_RTT_MODE_US, MIN_RTT_WIN_US, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN, each valued and
- * justified in the port.
+ * PROBE_RTT_MODE_US, MIN_RTT_WIN_US, INIT_CWND_MAX, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN,
+ * ECN_ALPHA_INIT, each valued and justified in the port.
  * It defines after: quantization_budget(sk, b, cwnd) (declared here) and the ProbeRTT exit
  * check_probe_rtt_done(sk, b, now_us) (declared here).
  */
@@ -242,6 +242,37 @@ static __always_inline void set_pacing_rate(struct sock *sk, BBR_STATE *b, u64 b
 		init_pacing_rate_from_rtt(sk, b);
 	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
 		sk->sk_pacing_rate = rate;
+}
+
+/* bbr_init (v2alpha's bbr2_init, v3's bbr_init) on zeroed state: the initial cwnd and the cwnd
+ * to restore, an infinite ssthresh, the first round and loss round (loss rounds are sampled
+ * after the first flight), min_rtt and the ProbeRTT sub-window from the kernel's min RTT now
+ * (~0 before any sample), the aggregation epoch, no short- or long-term bound, and the
+ * baselines of the ack phase, ca_state, the ECN estimate, CE and losses. */
+static __always_inline void init_model(struct sock *sk, BBR_STATE *b, u64 now_us, u32 min_rtt_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
+	b->prior_cwnd = tp->prior_cwnd;
+	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	b->next_round_delivered = tp->delivered;
+	b->loss_round_delivered = tp->delivered + 1;
+	b->min_rtt_us = min_rtt_us;
+	b->min_rtt_stamp_us = now_us;
+	b->probe_rtt_min_us = min_rtt_us;
+	b->probe_rtt_min_stamp_us = now_us;
+	b->ack_epoch_start_us = now_us;
+	b->bw_lo = INF_BW;
+	b->inflight_lo = INF_PKTS;
+	b->inflight_hi = INF_PKTS;
+	b->ack_phase = ACK_PHASE_INIT;
+	b->prev_ca_state = TCP_CA_Open;
+	b->ecn_alpha = ECN_ALPHA_INIT;
+	b->alpha_last_delivered = tp->delivered;
+	b->alpha_last_delivered_ce = tp->delivered_ce;
+	b->last_delivered_ce = tp->delivered_ce;
+	b->last_lost = tp->lost;
 }
 
 /* bbr_cwnd_event's restart from idle: sending starts again while app-limited, so a new
