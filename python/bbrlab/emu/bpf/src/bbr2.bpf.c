@@ -251,18 +251,17 @@ struct bbr2 {
 
 BBRLAB_SK_STATE(struct bbr2, bbr2_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr2
+#define BBR_PHASE(name) B2_##name
+#include "bbrlab_bbr_model.h"
+
 /* Diagnostics: the model of the flow that got the latest ACK and, over all flows, how each
  * bandwidth probe ended (a global, so `bpftool map dump` of the object's .bss shows it; mainline
  * does not let a BPF controller fill TCP_CC_INFO). */
 struct bbr2_diag {
 	u64 bw;           /* packets/us << 24 */
-	u32 state;
-	u32 min_rtt_us;
-	u32 inflight_hi;
-	u32 inflight_lo;
-	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
-	u32 lost;         /* this ACK's estimate (item 2) */
-	u32 cwnd;
+	struct bbr_ack_diag model;
 	u32 up_too_high;  /* UP ended by a sample with too much loss/CE */
 	u32 up_risky;     /* UP ended at the previous too-high inflight_hi */
 	u32 up_queuing;   /* UP ended with inflight >= 1.25 BDP */
@@ -274,11 +273,6 @@ struct bbr2_diag {
 struct bbr2_diag bbr2_last_ack = {};
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
-
-/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
-#define BBR_STATE struct bbr2
-#define BBR_PHASE(name) B2_##name
-#include "bbrlab_bbr_model.h"
 
 /* bbr_quantization_budget with bbr_cwnd_tso_budget = 1: >= 3 bursts and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr2 *b, u32 cwnd)
@@ -495,12 +489,7 @@ static __always_inline bool adapt_upper_bounds(struct sock *sk, struct bbr2 *b, 
 			handle_inflight_too_high(sk, b, a);
 		return false;
 	}
-	if (b->inflight_hi == INF_PKTS)
-		return false; /* no excess-queue signals yet */
-	if (a->tx_in_flight > b->inflight_hi)
-		b->inflight_hi = a->tx_in_flight;
-	if (b->state == B2_PROBE_BW_UP)
-		probe_inflight_hi_upward(sk, b, a);
+	raise_inflight_hi(sk, b, a);
 	return false;
 }
 
@@ -654,16 +643,9 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-/* bbr_check_probe_rtt_done + bbr2_exit_probe_rtt. */
-static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b, u64 now_us)
+/* bbr2_exit_probe_rtt (after bbr_check_probe_rtt_done, bbrlab_bbr_model.h). */
+static __always_inline void exit_probe_rtt(struct sock *sk, struct bbr2 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
-		return;
-	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd);
-	b->probe_rtt_min_stamp_us = now_us;
-	reset_short_term_model(b);
 	if (b->full_bw_reached) {
 		start_probe_bw_down(sk, b, now_us);
 		start_probe_bw_cruise(b);
@@ -816,7 +798,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
-	NOTE_LAST_ACK(bbr2_last_ack, b, &a, tp);
+	note_ack_diag(&bbr2_last_ack.model, b, &a, tp);
 }
 
 /* bbr2_set_state: on RTO forget the full-bw baseline and seed inflight_lo from the pre-RTO

@@ -289,19 +289,18 @@ struct bbr3 {
 
 BBRLAB_SK_STATE(struct bbr3, bbr3_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr3
+#define BBR_PHASE(name) B3_##name
+#include "bbrlab_bbr_model.h"
+
 /* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
  * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does
  * not let a BPF controller fill TCP_INFO's BBR fields (.get_info is not supported for BPF). */
 struct bbr3_diag {
 	u64 bw;          /* packets/us << 24 */
 	u64 stamp_us;
-	u32 state;
-	u32 min_rtt_us;
-	u32 inflight_hi;
-	u32 inflight_lo;
-	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
-	u32 lost;         /* this ACK's estimate (item 2) */
-	u32 cwnd;
+	struct bbr_ack_diag model;
 	u32 too_high_events; /* probes ended by loss/ECN (HandleInflightTooHigh), all flows */
 };
 struct bbr3_diag bbr3_last_ack = {};
@@ -353,11 +352,6 @@ static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
 {
 	return tp->is_cwnd_limited;
 }
-
-/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
-#define BBR_STATE struct bbr3
-#define BBR_PHASE(name) B3_##name
-#include "bbrlab_bbr_model.h"
 
 /* QuantizationBudget: at least 3 send quanta and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr3 *b, u32 cwnd)
@@ -646,12 +640,7 @@ static __always_inline bool adapt_long_term_model(struct sock *sk, struct bbr3 *
 			handle_inflight_too_high(sk, b, a->app_limited, a->tx_in_flight, a->now_us);
 		return false;
 	}
-	if (b->inflight_hi == INF_PKTS)
-		return false;
-	if (a->tx_in_flight > b->inflight_hi)
-		b->inflight_hi = a->tx_in_flight;
-	if (b->state == B3_PROBE_BW_UP)
-		probe_inflight_hi_upward(sk, b, a);
+	raise_inflight_hi(sk, b, a);
 	return false;
 }
 
@@ -808,15 +797,9 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
+/* ExitProbeRTT (after CheckProbeRTTDone, bbrlab_bbr_model.h). */
+static __always_inline void exit_probe_rtt(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
-		return;
-	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd); /* RestoreCwnd */
-	b->probe_rtt_min_stamp_us = now_us;
-	reset_short_term_model(b);
 	if (b->full_bw_reached) {
 		start_probe_bw_down(sk, b, now_us);
 		b->state = B3_PROBE_BW_CRUISE;
@@ -983,7 +966,7 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 
 	bbr3_last_ack.bw = bw_of(b);
 	bbr3_last_ack.stamp_us = a.now_us;
-	NOTE_LAST_ACK(bbr3_last_ack, b, &a, tp);
+	note_ack_diag(&bbr3_last_ack.model, b, &a, tp);
 }
 
 /* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed

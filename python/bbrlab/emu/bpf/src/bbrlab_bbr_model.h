@@ -18,8 +18,8 @@
  * aggregation's (below): HEADROOM, CWND_MIN_TARGET, PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN,
  * PROBE_RTT_MODE_US, MIN_RTT_WIN_US, INIT_CWND_MAX, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN,
  * ECN_ALPHA_INIT, each valued and justified in the port.
- * It defines after: quantization_budget(sk, b, cwnd) (declared here) and the ProbeRTT exit
- * check_probe_rtt_done(sk, b, now_us) (declared here).
+ * It defines after: quantization_budget(sk, b, cwnd), exit_probe_rtt(sk, b, now_us) and
+ * probe_inflight_hi_upward(sk, b, a) (declared here).
  */
 #ifndef BBRLAB_BBR_MODEL_H
 #define BBRLAB_BBR_MODEL_H
@@ -355,8 +355,22 @@ static __always_inline u32 extra_acked_cwnd(const BBR_STATE *b)
 	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
 }
 
-/* The port's ProbeRTT exit once the hold is over (bbr_check_probe_rtt_done). */
-static __always_inline void check_probe_rtt_done(struct sock *sk, BBR_STATE *b, u64 now_us);
+/* The port's exit from ProbeRTT (bbr2_exit_probe_rtt, bbr_exit_probe_rtt): to ProbeBW or Startup. */
+static __always_inline void exit_probe_rtt(struct sock *sk, BBR_STATE *b, u64 now_us);
+
+/* bbr_check_probe_rtt_done: once the hold is over, restore cwnd, restart the ProbeRTT
+ * sub-window, forget the short-term model, and leave ProbeRTT. */
+static __always_inline void check_probe_rtt_done(struct sock *sk, BBR_STATE *b, u64 now_us)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
+		return;
+	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd); /* RestoreCwnd */
+	b->probe_rtt_min_stamp_us = now_us;
+	reset_short_term_model(b);
+	exit_probe_rtt(sk, b, now_us);
+}
 
 /* The 10 s min_rtt follows the 5 s probe_rtt_min sub-window (bbr_update_min_rtt, draft
  * UpdateMinRTT): when the sub-window's minimum is as low, or the 10 s have passed. */
@@ -419,6 +433,22 @@ static __always_inline bool is_time_to_cruise(struct sock *sk, const BBR_STATE *
 	if (inflight > inflight_with_headroom(b))
 		return false;
 	return inflight <= inflight_of(sk, b, bw, BBR_UNIT);
+}
+
+/* The port's growth of inflight_hi in UP (bbr2_probe_inflight_hi_upward,
+ * ProbeInflightLongtermUpward). */
+static __always_inline void probe_inflight_hi_upward(struct sock *sk, BBR_STATE *b, const struct ack_info *a);
+
+/* The tail of bbr2_adapt_upper_bounds and of AdaptLongTermModel, for a sample that was not too
+ * high: once loss or ECN has set inflight_hi, it follows tx_in_flight up, and grows in UP. */
+static __always_inline void raise_inflight_hi(struct sock *sk, BBR_STATE *b, const struct ack_info *a)
+{
+	if (b->inflight_hi == INF_PKTS)
+		return; /* no excess-queue signals yet */
+	if (a->tx_in_flight > b->inflight_hi)
+		b->inflight_hi = a->tx_in_flight;
+	if (b->state == BBR_PHASE(PROBE_BW_UP))
+		probe_inflight_hi_upward(sk, b, a);
 }
 
 /* bbr_update_ack_aggregation (draft UpdateACKAggregation): the data ACKed beyond what bw
@@ -498,17 +528,29 @@ static __always_inline void finish_ack(BBR_STATE *b, const struct ack_info *a)
 		b->ecn_in_cycle = 1;
 }
 
-/* Diagnostics: the model after the ACK `a` of flow `b` into the port's .bss global `diag` (a
- * macro: the verifier wants each global addressed directly). */
-#define NOTE_LAST_ACK(diag, b, a, tp)                                                             \
-	do {                                                                                      \
-		(diag).state = (b)->state;                                                        \
-		(diag).min_rtt_us = (b)->min_rtt_us;                                              \
-		(diag).inflight_hi = (b)->inflight_hi;                                            \
-		(diag).inflight_lo = (b)->inflight_lo;                                            \
-		(diag).tx_in_flight = (a)->tx_in_flight;                                          \
-		(diag).lost = (a)->lost;                                                          \
-		(diag).cwnd = (tp)->snd_cwnd;                                                     \
-	} while (0)
+/* Diagnostics: the model after the latest ACK (of whichever flow ACKed last), as both ports'
+ * .bss globals carry it (`bpftool map dump` of the object's .bss shows it; mainline does not let
+ * a BPF controller fill TCP_CC_INFO). */
+struct bbr_ack_diag {
+	u32 state;
+	u32 min_rtt_us;
+	u32 inflight_hi;
+	u32 inflight_lo;
+	u32 tx_in_flight; /* this ACK's estimate (the ports' headers, item 1) */
+	u32 lost;         /* this ACK's estimate (item 2) */
+	u32 cwnd;
+};
+
+static __always_inline void note_ack_diag(struct bbr_ack_diag *d, const BBR_STATE *b,
+					  const struct ack_info *a, const struct tcp_sock *tp)
+{
+	d->state = b->state;
+	d->min_rtt_us = b->min_rtt_us;
+	d->inflight_hi = b->inflight_hi;
+	d->inflight_lo = b->inflight_lo;
+	d->tx_in_flight = a->tx_in_flight;
+	d->lost = a->lost;
+	d->cwnd = tp->snd_cwnd;
+}
 
 #endif
