@@ -83,83 +83,37 @@
  * 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill, 5 probe_up, 6 probe_rtt;
  * "Phases" in bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME.
  */
-#if __has_include("bbrlab_tcp_ca.h")
 #include "bbrlab_tcp_ca.h"
-#else
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#endif
 
 char _license[] SEC("license") = "GPL";
-
-#ifndef BBRLAB_CA_NAME
-#define BBRLAB_CA_NAME "bbr2"
-#endif
 
 /* Linux tcp_bbr2.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
 #include "bbrlab_bbr_fixed_point.h"
 
-/* ---- Gains (v2alpha, in 2^8) ------------------------------------------------------------- */
+/* ---- Gains and thresholds (v2alpha, in 2^8; those v3 shares in bbrlab_bbr_model.h) ------- */
 
 /* bbr_high_gain 2/ln 2 (+1 to round up): Startup's pacing and cwnd gain (v2alpha keeps the
  * cwnd gain at 2.885; v3 lowered it to 2), and Drain's cwnd gain. */
 #define HIGH_GAIN (BBR_UNIT * 2885 / 1000 + 1)
 #define STARTUP_PACING_GAIN HIGH_GAIN
-/* bbr_drain_gain 1/2.885: drains in about a round the queue Startup built. */
-#define DRAIN_GAIN (BBR_UNIT * 1000 / 2885)
 /* ProbeBW_DOWN 3/4: drains what UP queued. */
 #define DOWN_PACING_GAIN (BBR_UNIT * 3 / 4)
-/* ProbeBW_UP 5/4: probe 25 % above the estimate; UP also ends once inflight reaches 1.25 BDP
- * (bbr_bw_probe_pif_gain). */
-#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
+/* UP also ends once inflight reaches 1.25 BDP (bbr_bw_probe_pif_gain). */
 #define BW_PROBE_PIF_GAIN (BBR_UNIT * 5 / 4)
 /* ProbeBW cwnd gain 2: room for delayed/stretched ACKs while pacing at bw. */
 #define CWND_GAIN (BBR_UNIT * 2)
-/* ProbeRTT cwnd = max(0.5 BDP, 4). */
-#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
-/* Loss threshold 2 % (5/256): a sample losing more than (tx_in_flight * 5) >> 8 was too high. */
-#define LOSS_THRESH (BBR_UNIT * 2 / 100)
 /* bbr_beta 0.3: short-term bounds keep 1 - 0.3 (180/256) per lossy round, like CUBIC's 0.7. */
 #define BETA (BBR_UNIT * 30 / 100)
-/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
-#define HEADROOM (BBR_UNIT * 15 / 100)
-/* Full pipe: max_bw grew less than 25 % for 3 non-app-limited rounds. */
-#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
-#define FULL_BW_CNT 3
 /* Startup's loss exit: 8 loss events in a Recovery round (v2alpha bbr_full_loss_cnt). */
 #define FULL_LOSS_CNT 8
 /* Reno-coexistence probe interval: 1.0 x target inflight rounds, at most 63. */
 #define BW_PROBE_RENO_GAIN BBR_UNIT
 
-/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
-
-#define PACING_MARGIN_PERCENT 1 /* pace 1 % below bw so the queue does not grow on average */
-#define CWND_MIN_TARGET 4       /* an ACK-every-other-packet receiver stays pipelined */
-#define INIT_CWND_MAX 0x7F      /* Linux keeps init_cwnd in 7 bits */
 /* v2alpha's send quantum is at least bbr_min_tso_segs (1 segment below 1.2 Mbit/s, else 2). */
 #define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) min_tso_segs(pacing_rate_bytes_per_s)
 
-/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
-
-#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
-#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
-#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
-#define BW_PROBE_BASE_US (2 * USEC_PER_SEC) /* probe every 2 s + U[0, 1 s) ... */
-#define BW_PROBE_RAND_US USEC_PER_SEC
-#define BW_PROBE_MAX_ROUNDS 63              /* ... or after min(target_inflight, 63) rounds */
-#define BW_PROBE_RAND_ROUNDS 2              /* from a head start of U{0, 1} rounds */
-#define BW_PROBE_UP_ROUNDS_MAX 30
-#define ROUNDS_SINCE_PROBE_MAX 0xFF         /* Linux keeps rounds_since_probe in 8 bits */
-
-/* ---- ECN (only when negotiated and min_rtt <= 5 ms) -------------------------------------- */
-
-#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
-#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0 */
-#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
-#define ECN_THRESH (BBR_UNIT / 2)      /* a sample is too high at >= 50 % CE */
-#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
-#define ECN_MAX_RTT_US 5000
+/* Linux keeps rounds_since_probe in 8 bits. */
+#define ROUNDS_SINCE_PROBE_MAX 0xFF
 
 /* ---- Mainline stand-in for rs->tx_in_flight / rs->lost (header, items 1-2) ---------------- */
 
@@ -770,7 +724,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->cwnd_gain = HIGH_GAIN;
 		break;
 	case B2_DRAIN:
-		b->pacing_gain = DRAIN_GAIN;
+		b->pacing_gain = DRAIN_PACING_GAIN;
 		b->cwnd_gain = HIGH_GAIN; /* slow pacing, keep cwnd */
 		break;
 	case B2_PROBE_BW_UP:

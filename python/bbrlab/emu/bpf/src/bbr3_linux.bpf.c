@@ -92,102 +92,45 @@
  *
  * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), defined in
  * bbrlab_bbr_ops.h), one sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads
- * each flow's phase from it, see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (from
- * bbrlab_tcp_ca.h when built in the package; else "bbr3_linux", or -DBBRLAB_CA_NAME='"x"').
+ * each flow's phase from it, see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (the
+ * placeholder bbrlab_tcp_ca.h defines and the loader replaces with the run's unique name).
  */
-#if __has_include("bbrlab_tcp_ca.h")
 /* The package's shared header: vmlinux.h, libbpf macros, BBRLAB_CA_NAME (the placeholder the
  * loader replaces with the run's unique name). */
 #include "bbrlab_tcp_ca.h"
-#else
-/* Stand-alone build (clang -I<dir of vmlinux.h>), e.g. for `bpftool struct_ops register`. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#endif
 
 char _license[] SEC("license") = "GPL";
-
-#ifndef BBRLAB_CA_NAME
-#define BBRLAB_CA_NAME "bbr3_linux"
-#endif
 
 /* Linux tcp_bbr.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
 #include "bbrlab_bbr_fixed_point.h"
 
 /* ---- Gains (Linux v3 values in 2^8; the simulator's Params::of(Variant::Linux)) ---------- */
+/* (Those v2alpha shares: bbrlab_bbr_model.h.) */
 
 /* Startup pacing 2.77 = 4 ln 2 rounded up (710/256): the smallest gain that doubles the
  * delivery rate per round like slow start. */
 #define STARTUP_PACING_GAIN (BBR_UNIT * 277 / 100 + 1)
 /* Startup cwnd gain 2.0: the smallest cwnd that lets the rate double per round. */
 #define STARTUP_CWND_GAIN (BBR_UNIT * 2)
-/* Drain 1/2.885 (88/256): drains in about a round the queue Startup built. */
-#define DRAIN_PACING_GAIN (BBR_UNIT * 1000 / 2885)
 /* ProbeBW_DOWN 0.91 (232/256): drains UP's queue and converges flows' shares. */
 #define DOWN_PACING_GAIN (BBR_UNIT * 91 / 100)
-/* ProbeBW_UP pacing 1.25: probe 25 % above the estimate. */
-#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
 /* Default cwnd gain 2.0 (tolerates delayed/stretched ACKs); UP adds 1/4 so the 1.25 probe is
  * not cwnd-limited. */
 #define DEFAULT_CWND_GAIN (BBR_UNIT * 2)
 #define UP_CWND_GAIN (BBR_UNIT * 9 / 4)
-/* ProbeRTT cwnd = max(0.5 BDP, 4): halves the rate for 200 ms every 5 s, ~2 % cost. */
-#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
-/* Loss threshold 2 % (5/256 = 1.95 %): a round losing more than this went above the path's
- * capacity + buffer (compared exactly, as Linux's (tx * 5) >> 8). */
-#define LOSS_THRESH (BBR_UNIT * 2 / 100)
 /* Beta 0.7 (180/256): multiplicative cut of the short-term model per lossy round, like CUBIC's,
  * so BBR coexists with loss-based flows. */
 #define BETA (BBR_UNIT - BBR_UNIT * 30 / 100)
-/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
-#define HEADROOM (BBR_UNIT * 15 / 100)
-/* Full-pipe detector: bw grew less than 25 % ... */
-#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
-/* ... for 3 non-app-limited rounds. */
-#define FULL_BW_CNT 3
 /* Startup's loss exit: 6 loss events in a recovery round (Linux bbr_full_loss_cnt). */
 #define STARTUP_FULL_LOSS_CNT 6
 /* Drain gives up after 3 rounds (bw over-estimated); the draft's rule, kept by the simulator. */
 #define DRAIN_MAX_ROUNDS 3
 
-/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
-
-/* Pace 1 % below the estimate so the bottleneck queue does not grow on average. */
-#define PACING_MARGIN_PERCENT 1
-/* Minimum cwnd 4: an ACK-every-other-packet receiver stays pipelined. */
-#define CWND_MIN_TARGET 4
-/* Linux TCP_INIT_CWND; init_cwnd is kept in 7 bits by Linux. */
-#define TCP_INIT_CWND 10
-#define INIT_CWND_MAX 0x7F
 /* Send quantum at least 2 segments at any rate (the simulator's SEND_QUANTUM_MIN_SEGS). */
 #define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) 2
 
-/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
-
-/* min_rtt window 10 s; ProbeRTT scheduled by a 5 s sub-window; held 200 ms (+1 round). */
-#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
-#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
-#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
-/* Probe every 2 s + U[0, 1 s) ("BBR-native"), or after min(BDP, 63) rounds (Reno
- * coexistence: fair to a 25 Mbit/s 30 ms Reno flow), from a head start of U{0, 1} rounds. */
-#define BW_PROBE_BASE_US (2 * USEC_PER_SEC)
-#define BW_PROBE_RAND_US USEC_PER_SEC
-#define BW_PROBE_MAX_ROUNDS 63
-#define BW_PROBE_RAND_ROUNDS 2
-/* inflight_hi grows 1, 2, 4 ... packets per round in UP, up to 2^30. */
-#define BW_PROBE_UP_ROUNDS_MAX 30
-
-/* ---- ECN (DCTCP-style, only when ECN is negotiated and min_rtt <= 5 ms) ------------------ */
-
-#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
-#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0: react at once into a marked queue */
-#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
-#define ECN_THRESH (BBR_UNIT / 2)      /* a probe is too high at > 50 % CE */
-#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
-#define ECN_MAX_RTT_US 5000            /* shallow-threshold marking is a datacenter signal */
-#define ECN_REPROBE_GAIN (BBR_UNIT / 2)/* after an ECN-only cycle, re-probe at inflight_hi/2 */
-#define TCP_ECN_OK_FLAG 1              /* tp->ecn_flags: ECN negotiated */
+/* After an ECN-only cycle (CE but no loss), re-probe from inflight_hi / 2. */
+#define ECN_REPROBE_GAIN (BBR_UNIT / 2)
 
 /* ---- Mainline substitute for rs->tx_in_flight / rs->lost (header, items 1-2) -------------- */
 
@@ -782,7 +725,7 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u64 ratio;
 
-	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
+	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK) && b->min_rtt_us <= ECN_MAX_RTT_US)
 		b->ecn_eligible = 1;
 	if (!b->ecn_eligible)
 		return;

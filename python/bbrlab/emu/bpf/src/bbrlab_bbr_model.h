@@ -10,14 +10,11 @@
  * cwnd_event, min_tso_segs: BBR_STRUCT_OPS). Where they differ (quantization, the round's own
  * update, the probe cycle, the min_rtt filter, the loss and undo hooks) each port keeps its own.
  *
- * The including port defines first: BBR_STATE (its per-socket struct, whose fields these
- * functions read by the names both ports use), BBR_PHASE(name) (its state codes: B2_##name,
- * B3_##name), SEND_QUANTUM_MIN_SEGS(pacing_rate) (the send quantum's floor in segments), TX_RING
- * (with bbrlab_tx_ring.h included), and the constants these functions read besides the fixed
- * point (bbrlab_bbr_fixed_point.h), the kernel's (bbrlab_tcp_ca.h), the offload's and the ACK
- * aggregation's (below): HEADROOM, CWND_MIN_TARGET, PACING_MARGIN_PERCENT, PROBE_RTT_CWND_GAIN,
- * PROBE_RTT_MODE_US, MIN_RTT_WIN_US, INIT_CWND_MAX, STARTUP_PACING_GAIN, ECN_ALPHA_GAIN,
- * ECN_ALPHA_INIT, each valued and justified in the port.
+ * The constants v2alpha and v3 share are defined here (below); each port defines those in
+ * which they differ. The including port defines first: BBR_STATE (its per-socket struct, whose
+ * fields these functions read by the names both ports use), BBR_PHASE(name) (its state codes:
+ * B2_##name, B3_##name), SEND_QUANTUM_MIN_SEGS(pacing_rate) (the send quantum's floor in
+ * segments), TX_RING (with bbrlab_tx_ring.h included) and STARTUP_PACING_GAIN.
  * It defines after: quantization_budget(sk, b, cwnd), exit_probe_rtt(sk, b, now_us) and
  * probe_inflight_hi_upward(sk, b, a) (declared here).
  */
@@ -27,6 +24,51 @@
 #include "bbrlab_tcp_ca.h"
 #include "bbrlab_bbr_fixed_point.h"
 #include "bbrlab_tx_ring.h"
+
+/* ---- The constants v2alpha and v3 share (Linux tcp_bbr2.c and v3's tcp_bbr.c, in 2^8) ----- */
+
+/* Drain 1/2.885 (88/256): drains in about a round the queue Startup built. */
+#define DRAIN_PACING_GAIN (BBR_UNIT * 1000 / 2885)
+/* ProbeBW_UP pacing 1.25: probe 25 % above the estimate. */
+#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
+/* ProbeRTT cwnd = max(0.5 BDP, 4): halves the rate for 200 ms every 5 s, ~2 % cost. */
+#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
+/* Loss threshold 2 % (5/256 = 1.95 %): a sample losing more than this went above the path's
+ * capacity + buffer. */
+#define LOSS_THRESH (BBR_UNIT * 2 / 100)
+/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
+#define HEADROOM (BBR_UNIT * 15 / 100)
+/* Full pipe: bw grew less than 25 % for 3 non-app-limited rounds. */
+#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
+#define FULL_BW_CNT 3
+
+/* Pace 1 % below the estimate so the bottleneck queue does not grow on average. */
+#define PACING_MARGIN_PERCENT 1
+/* Minimum cwnd 4: an ACK-every-other-packet receiver stays pipelined. */
+#define CWND_MIN_TARGET 4
+/* Linux keeps init_cwnd in 7 bits. */
+#define INIT_CWND_MAX 0x7F
+
+/* min_rtt window 10 s; ProbeRTT scheduled by a 5 s sub-window; held 200 ms (+1 round). */
+#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
+#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
+#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
+/* Probe every 2 s + U[0, 1 s) ("BBR-native"), or after at most 63 rounds (Reno coexistence:
+ * fair to a 25 Mbit/s 30 ms Reno flow), from a head start of U{0, 1} rounds. */
+#define BW_PROBE_BASE_US (2 * USEC_PER_SEC)
+#define BW_PROBE_RAND_US USEC_PER_SEC
+#define BW_PROBE_MAX_ROUNDS 63
+#define BW_PROBE_RAND_ROUNDS 2
+/* inflight_hi grows 1, 2, 4 ... packets per round in UP, up to 2^30. */
+#define BW_PROBE_UP_ROUNDS_MAX 30
+
+/* ECN (DCTCP-style, only when ECN is negotiated and min_rtt <= 5 ms). */
+#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
+#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0: react at once into a marked queue */
+#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
+#define ECN_THRESH (BBR_UNIT / 2)      /* a sample is too high at 50 % CE (v2alpha >=, v3 >) */
+#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
+#define ECN_MAX_RTT_US 5000            /* shallow-threshold marking is a datacenter signal */
 
 /* ACK aggregation: the extra_acked maximum is kept in 2 slots of 5 rounds (1 round in Startup);
  * the allowance is capped at 100 ms of bw (a longer stall was idleness, not aggregation); an
