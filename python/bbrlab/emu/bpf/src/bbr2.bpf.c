@@ -327,50 +327,11 @@ static __always_inline bool rs_too_high(const struct bbr2 *b, const struct ack_i
 	return is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce);
 }
 
-/* bbr2_raise_inflight_hi_slope: 1, 2, 4 ... packets of growth per round. */
-static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr2 *b)
-{
-	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
-
-	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->bw_probe_up_cnt = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
-}
-
-/* bbr2_pick_probe_wait: random round offset 0-1 and wall clock 2-3 s. */
-static __always_inline void pick_probe_wait(struct bbr2 *b)
-{
-	b->rounds_since_probe = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
-	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
-}
-
-static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr2 *b, u64 now_us)
-{
-	reset_congestion_signals(b);
-	b->bw_probe_up_cnt = INF_PKTS;
-	pick_probe_wait(b);
-	b->cycle_stamp_us = now_us;
-	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
-	start_round(sk, b);
-	b->state = B2_PROBE_BW_DOWN;
-}
-
 static __always_inline void start_probe_bw_cruise(struct bbr2 *b)
 {
 	if (b->inflight_lo != INF_PKTS)
 		b->inflight_lo = min32(b->inflight_lo, b->inflight_hi);
 	b->state = B2_PROBE_BW_CRUISE;
-}
-
-/* bbr2_start_bw_probe_refill (bbr_refill_add_inc is 0 in v2alpha). */
-static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr2 *b, u32 probe_up_rounds)
-{
-	reset_short_term_model(b);
-	b->bw_probe_up_rounds = probe_up_rounds;
-	b->bw_probe_up_acks = 0;
-	b->stopped_risky_probe = 0;
-	b->ack_phase = ACK_PHASE_REFILLING;
-	start_round(sk, b);
-	b->state = B2_PROBE_BW_REFILL;
 }
 
 static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr2 *b, u64 now_us)

@@ -183,7 +183,7 @@ struct bbr3 {
 	u32 round_count;
 	u32 next_round_delivered;
 	u32 drain_start_round;
-	u32 rounds_since_probe_up;
+	u32 rounds_since_probe;
 	u32 inflight_lo;
 	u32 inflight_hi;
 	u32 inflight_latest;
@@ -192,8 +192,8 @@ struct bbr3 {
 	u32 full_bw_cnt;
 	u32 ack_phase;
 	u32 bw_probe_up_rounds;
-	u32 bw_probe_up_acked;
-	u32 probe_up_acked_per_inc;
+	u32 bw_probe_up_acks;
+	u32 bw_probe_up_cnt;
 	u32 undo_state;
 	u32 undo_inflight_lo;
 	u32 undo_inflight_hi;
@@ -221,9 +221,9 @@ struct bbr3 {
 	u8 ecn_in_cycle;
 	u8 full_bw_reached;
 	u8 full_bw_now;
-	u8 is_bw_probe_sample;
+	u8 bw_probe_samples;
 	u8 prev_probe_too_high;
-	u8 prev_probe_precautionary;
+	u8 stopped_risky_probe;
 	u8 probe_rtt_round_done;
 	u8 has_seen_rtt;
 	u8 ecn_eligible;
@@ -353,7 +353,7 @@ static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const 
 	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
 		start_round(sk, b);
 		b->round_count++;
-		b->rounds_since_probe_up++;
+		b->rounds_since_probe++;
 		b->round_start = 1;
 	}
 }
@@ -460,43 +460,13 @@ static __always_inline u32 inflight_at_loss(u32 tx_in_flight, u32 lost, u32 segs
 	return (u32)min64(inflight_prev + prefix, INF_PKTS - 1);
 }
 
-/* RaiseInflightLongtermSlope: 1, 2, 4 ... packets of growth per round. */
-static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr3 *b)
-{
-	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
-
-	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->probe_up_acked_per_inc = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
-}
-
-static __always_inline void pick_probe_wait(struct bbr3 *b)
-{
-	b->rounds_since_probe_up = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
-	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
-}
-
-static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr3 *b, u64 now_us)
+/* StartProbeBW_DOWN (bbrlab_bbr_model.h's start_probe_bw_down); from UP it also schedules the
+ * max_bw clock's advance, one round later (the simulator's rule, see the header). */
+static __always_inline void go_probe_bw_down(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
 	if (b->state == B3_PROBE_BW_UP)
-		b->max_bw_advance_pending = 1; /* advance the max_bw clock one round after UP */
-	reset_congestion_signals(b);
-	b->probe_up_acked_per_inc = INF_PKTS;
-	pick_probe_wait(b);
-	b->cycle_stamp_us = now_us;
-	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
-	start_round(sk, b);
-	b->state = B3_PROBE_BW_DOWN;
-}
-
-static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr3 *b, u32 probe_up_rounds)
-{
-	reset_short_term_model(b);
-	b->bw_probe_up_rounds = probe_up_rounds;
-	b->bw_probe_up_acked = 0;
-	b->prev_probe_precautionary = 0;
-	b->ack_phase = ACK_PHASE_REFILLING;
-	start_round(sk, b);
-	b->state = B3_PROBE_BW_REFILL;
+		b->max_bw_advance_pending = 1;
+	start_probe_bw_down(sk, b, now_us);
 }
 
 static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
@@ -514,7 +484,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 						     u32 tx_in_flight, u64 now_us)
 {
 	b->prev_probe_too_high = 1;
-	b->is_bw_probe_sample = 0; /* react once per probe */
+	b->bw_probe_samples = 0; /* react once per probe */
 	__sync_fetch_and_add(&bbr3_last_ack.too_high_events, 1);
 	if (!app_limited) {
 		u32 beta_target = (u32)(((u64)target_inflight(sk, b) * BETA) >> BBR_SCALE);
@@ -523,7 +493,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 	}
 	if (b->state == B3_PROBE_BW_UP) {
 		b->undo_state = B3_PROBE_BW_UP;
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 	}
 }
 
@@ -532,7 +502,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 static __always_inline void on_new_losses(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	note_loss(sk, b);
-	if (!b->is_bw_probe_sample)
+	if (!b->bw_probe_samples)
 		return; /* not sent while probing for bandwidth */
 	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, 0, 0)) {
 		u32 at_loss = inflight_at_loss(a->tx_in_flight, a->lost, min32(a->new_lost, a->lost));
@@ -548,11 +518,11 @@ static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr
 
 	if (!is_cwnd_limited(tp) || tp->snd_cwnd < b->inflight_hi)
 		return;
-	b->bw_probe_up_acked += a->acked_sacked;
-	if (b->bw_probe_up_acked >= b->probe_up_acked_per_inc && b->probe_up_acked_per_inc) {
-		u32 delta = b->bw_probe_up_acked / b->probe_up_acked_per_inc;
+	b->bw_probe_up_acks += a->acked_sacked;
+	if (b->bw_probe_up_acks >= b->bw_probe_up_cnt && b->bw_probe_up_cnt) {
+		u32 delta = b->bw_probe_up_acks / b->bw_probe_up_cnt;
 
-		b->bw_probe_up_acked -= delta * b->probe_up_acked_per_inc;
+		b->bw_probe_up_acks -= delta * b->bw_probe_up_cnt;
 		b->inflight_hi = (u32)min64((u64)b->inflight_hi + delta, INF_PKTS - 1);
 	}
 	if (b->round_start)
@@ -570,16 +540,16 @@ static __always_inline bool adapt_long_term_model(struct sock *sk, struct bbr3 *
 		advance_max_bw_filter(b);
 	}
 	if (b->ack_phase == ACK_PHASE_PROBE_STOPPING && b->round_start) {
-		b->is_bw_probe_sample = 0;
+		b->bw_probe_samples = 0;
 		b->ack_phase = ACK_PHASE_INIT;
 		/* Precautionary probing: re-probe at once after a probe that stopped early. */
-		if (is_in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
+		if (is_in_probe_bw(b) && b->stopped_risky_probe && !b->prev_probe_too_high) {
 			start_probe_bw_refill(sk, b, 0);
 			return true;
 		}
 	}
 	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce)) {
-		if (b->is_bw_probe_sample)
+		if (b->bw_probe_samples)
 			handle_inflight_too_high(sk, b, a->app_limited, a->tx_in_flight, a->now_us);
 		return false;
 	}
@@ -602,7 +572,7 @@ static __always_inline bool is_time_to_probe_bw(struct sock *sk, struct bbr3 *b,
 		return true;
 	}
 	reno_rounds = min32(target_inflight(sk, b), BW_PROBE_MAX_ROUNDS);
-	if (a->now_us > b->cycle_stamp_us + b->bw_probe_wait_us || b->rounds_since_probe_up >= reno_rounds) {
+	if (a->now_us > b->cycle_stamp_us + b->bw_probe_wait_us || b->rounds_since_probe >= reno_rounds) {
 		start_probe_bw_refill(sk, b, 0);
 		return true;
 	}
@@ -615,7 +585,7 @@ static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, 
 	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
-		b->prev_probe_precautionary = 1;
+		b->stopped_risky_probe = 1;
 		return true;
 	}
 	if (is_cwnd_limited(tp) && tp->snd_cwnd >= b->inflight_hi)
@@ -648,14 +618,14 @@ static __always_inline void update_probe_bw_cycle_phase(struct sock *sk, struct 
 		break;
 	case B3_PROBE_BW_REFILL:
 		if (b->round_start) { /* one round of REFILL, then UP */
-			b->is_bw_probe_sample = 1;
+			b->bw_probe_samples = 1;
 			start_probe_bw_up(sk, b, a);
 		}
 		break;
 	case B3_PROBE_BW_UP:
 		if (is_time_to_go_down(sk, b, inflight, a->sample_bw)) {
 			b->prev_probe_too_high = 0;
-			start_probe_bw_down(sk, b, a->now_us);
+			go_probe_bw_down(sk, b, a->now_us);
 		}
 		break;
 	default:
@@ -715,7 +685,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 	if (inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT) ||
 	    b->round_count > b->drain_start_round + DRAIN_MAX_ROUNDS) {
 		b->cwnd_gain = DEFAULT_CWND_GAIN;
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 	}
 }
 
@@ -744,7 +714,7 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 static __always_inline void exit_probe_rtt(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
 	if (b->full_bw_reached) {
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 		b->state = B3_PROBE_BW_CRUISE;
 	} else {
 		enter_startup(b);
@@ -818,7 +788,7 @@ void BPF_PROG(bbr3_init, struct sock *sk)
 	__builtin_memset(b, 0, sizeof(*b));
 	init_model(sk, b, now, min_rtt);
 	b->cur_cwnd = tp->snd_cwnd;
-	b->probe_up_acked_per_inc = INF_PKTS;
+	b->bw_probe_up_cnt = INF_PKTS;
 	b->undo_state = B3_UNDO_NONE;
 	init_pacing_rate_from_rtt(sk, b);
 	enter_startup(b);

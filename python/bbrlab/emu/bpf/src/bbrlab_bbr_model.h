@@ -397,6 +397,49 @@ static __always_inline u32 extra_acked_cwnd(const BBR_STATE *b)
 	return (u32)min64(max32(b->extra_acked[0], b->extra_acked[1]), max_aggr);
 }
 
+/* bbr_raise_inflight_hi_slope (draft RaiseInflightLongtermSlope): in UP, inflight_hi grows by
+ * 1, 2, 4 ... packets per round: one packet per bw_probe_up_cnt packets acked. */
+static __always_inline void raise_inflight_hi_slope(struct sock *sk, BBR_STATE *b)
+{
+	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
+
+	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
+	b->bw_probe_up_cnt = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
+}
+
+/* bbr_pick_probe_wait: the next probe after a random head start of 0-1 rounds, or 2-3 s. */
+static __always_inline void pick_probe_wait(BBR_STATE *b)
+{
+	b->rounds_since_probe = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
+	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
+}
+
+/* bbr_start_bw_probe_down: a new cycle; its congestion signals start afresh, and the next probe
+ * is drawn. (v3 also schedules the max_bw clock's advance when leaving UP, at its call sites.) */
+static __always_inline void start_probe_bw_down(struct sock *sk, BBR_STATE *b, u64 now_us)
+{
+	reset_congestion_signals(b);
+	b->bw_probe_up_cnt = INF_PKTS;
+	pick_probe_wait(b);
+	b->cycle_stamp_us = now_us;
+	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
+	start_round(sk, b);
+	b->state = BBR_PHASE(PROBE_BW_DOWN);
+}
+
+/* bbr_start_bw_probe_refill (bbr_refill_add_inc is 0 in v2alpha and v3): a round with the
+ * short-term bounds lifted, so that UP's samples are not limited by them. */
+static __always_inline void start_probe_bw_refill(struct sock *sk, BBR_STATE *b, u32 probe_up_rounds)
+{
+	reset_short_term_model(b);
+	b->bw_probe_up_rounds = probe_up_rounds;
+	b->bw_probe_up_acks = 0;
+	b->stopped_risky_probe = 0;
+	b->ack_phase = ACK_PHASE_REFILLING;
+	start_round(sk, b);
+	b->state = BBR_PHASE(PROBE_BW_REFILL);
+}
+
 /* The port's exit from ProbeRTT (bbr2_exit_probe_rtt, bbr_exit_probe_rtt): to ProbeBW or Startup. */
 static __always_inline void exit_probe_rtt(struct sock *sk, BBR_STATE *b, u64 now_us);
 
