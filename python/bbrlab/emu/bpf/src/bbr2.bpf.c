@@ -246,16 +246,6 @@ static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b
 
 /* ---- Rounds, congestion signals ---------------------------------------------------------- */
 
-/* bbr_update_round_start: samples with a positive interval. */
-static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
-{
-	b->round_start = 0;
-	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
-		start_round(sk, b);
-		b->round_start = 1;
-	}
-}
-
 /* bbr2_adapt_lower_bounds: once per loss round, not when probing. */
 static __always_inline void adapt_lower_bounds(struct sock *sk, struct bbr2 *b)
 {

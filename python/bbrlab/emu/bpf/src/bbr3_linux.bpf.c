@@ -347,17 +347,6 @@ static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct a
 
 /* ---- Rounds, congestion signals, the short-term model ------------------------------------ */
 
-static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
-{
-	b->round_start = 0;
-	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
-		start_round(sk, b);
-		b->round_count++;
-		b->rounds_since_probe++;
-		b->round_start = 1;
-	}
-}
-
 static __always_inline void update_latest_delivery_signals(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	b->loss_round_start = 0;
@@ -826,8 +815,11 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		on_new_losses(sk, b, &a);
 
 	update_round(sk, b, &a);
-	if (b->round_start)
+	if (b->round_start) {
+		b->round_count++;
+		b->rounds_since_probe++;
 		update_ecn_alpha(sk, b);
+	}
 	if (b->ecn_eligible && a.ce_now)
 		b->ecn_in_round = 1;
 	update_latest_delivery_signals(sk, b, &a);

@@ -336,6 +336,17 @@ static __always_inline void start_round(struct sock *sk, BBR_STATE *b)
 	b->next_round_delivered = tcp_sk(sk)->delivered;
 }
 
+/* bbr_update_round_start (draft UpdateRound): a round starts at the ACK of a sample (with a
+ * positive interval) sent after the previous round began. */
+static __always_inline void update_round(struct sock *sk, BBR_STATE *b, const struct ack_info *a)
+{
+	b->round_start = 0;
+	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
+		start_round(sk, b);
+		b->round_start = 1;
+	}
+}
+
 /* bbr2_reset_congestion_signals. */
 static __always_inline void reset_congestion_signals(BBR_STATE *b)
 {
