@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: (MIT OR Apache-2.0) */
 /*
- * The parts of the BBR model that bbr2.bpf.c and bbr3_linux.bpf.c compute the same way: what one
- * ACK tells (struct ack_info, read from the rate sample and the mainline stand-ins), the bandwidth
- * and BDP estimates, inflight_hi's headroom and the cap the model puts on cwnd, the send quantum
- * and the in-flight estimate at the next departure, the pacing rate and the initial pacing rate,
- * round and loss-round bookkeeping, the short-term model's reset, what a loss episode saves and a
- * spurious one restores, the restart from idle, the ECN estimate, ProbeRTT's cwnd and hold, the
- * ACK-aggregation estimate and its allowance, and the hooks whose rules do not differ (ssthresh,
- * cwnd_event, min_tso_segs: BBR_STRUCT_OPS). Where they differ (quantization, the round's own
- * update, the probe cycle, the min_rtt filter, the loss and undo hooks) each port keeps its own.
+ * The parts of the BBR model that bbr2.bpf.c and bbr3_linux.bpf.c compute the same way: the
+ * constants v2alpha and v3 share, what one ACK tells (struct ack_info, read from the rate sample
+ * and the mainline stand-ins), the initial model, the bandwidth and BDP estimates, inflight_hi's
+ * headroom and the bounds the model puts on cwnd, the send quantum and the in-flight estimate at
+ * the next departure, the pacing rate and the initial pacing rate, round and loss-round
+ * bookkeeping, the short-term model's reset, what a loss episode saves and a spurious one
+ * restores, the restart from idle, the ECN estimate, the ProbeBW cycle's common steps (start of
+ * DOWN and REFILL, probe wait, inflight_hi's growth), ProbeRTT's cwnd, hold and exit check, the
+ * ACK-aggregation estimate and its allowance, and the latest-ACK diagnostic. Where v2alpha and
+ * v3 differ (gains, quantization, the probe cycle's transitions, the min_rtt sub-window's
+ * refresh, Startup's and Drain's exits, the loss and undo hooks) each port keeps its own; the
+ * hooks whose rules do not differ are in bbrlab_bbr_ops.h.
  *
  * The constants v2alpha and v3 share are defined here (below); each port defines those in
  * which they differ. The including port defines first: BBR_STATE (its per-socket struct, whose
@@ -234,7 +237,8 @@ static __always_inline u32 inflight_of(struct sock *sk, const BBR_STATE *b, u64 
 
 /* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns, the EDT;
  * the interval in us). */
-static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const BBR_STATE *b, u32 inflight_now)
+static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const BBR_STATE *b,
+						 u32 inflight_now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 now_ns = tp->tcp_clock_cache;
@@ -440,7 +444,8 @@ static __always_inline void start_probe_bw_down(struct sock *sk, BBR_STATE *b, u
 
 /* bbr_start_bw_probe_refill (bbr_refill_add_inc is 0 in v2alpha and v3): a round with the
  * short-term bounds lifted, so that UP's samples are not limited by them. */
-static __always_inline void start_probe_bw_refill(struct sock *sk, BBR_STATE *b, u32 probe_up_rounds)
+static __always_inline void start_probe_bw_refill(struct sock *sk, BBR_STATE *b,
+						  u32 probe_up_rounds)
 {
 	reset_short_term_model(b);
 	b->bw_probe_up_rounds = probe_up_rounds;
@@ -451,7 +456,8 @@ static __always_inline void start_probe_bw_refill(struct sock *sk, BBR_STATE *b,
 	b->state = BBR_PHASE(PROBE_BW_REFILL);
 }
 
-/* The port's exit from ProbeRTT (bbr2_exit_probe_rtt, bbr_exit_probe_rtt): to ProbeBW or Startup. */
+/* The port's exit from ProbeRTT (bbr2_exit_probe_rtt, bbr_exit_probe_rtt): to ProbeBW or
+ * Startup. */
 static __always_inline void exit_probe_rtt(struct sock *sk, BBR_STATE *b, u64 now_us);
 
 /* bbr_check_probe_rtt_done: once the hold is over, restore cwnd, restart the ProbeRTT
@@ -524,7 +530,8 @@ static __always_inline u32 bound_cwnd(const struct tcp_sock *tp, const BBR_STATE
 
 /* bbr2_check_time_to_cruise, draft IsTimeToCruise: inflight is down to the headroom below
  * inflight_hi and to the BDP of bw. */
-static __always_inline bool is_time_to_cruise(struct sock *sk, const BBR_STATE *b, u32 inflight, u64 bw)
+static __always_inline bool is_time_to_cruise(struct sock *sk, const BBR_STATE *b, u32 inflight,
+					      u64 bw)
 {
 	if (inflight > inflight_with_headroom(b))
 		return false;
@@ -533,11 +540,13 @@ static __always_inline bool is_time_to_cruise(struct sock *sk, const BBR_STATE *
 
 /* The port's growth of inflight_hi in UP (bbr2_probe_inflight_hi_upward,
  * ProbeInflightLongtermUpward). */
-static __always_inline void probe_inflight_hi_upward(struct sock *sk, BBR_STATE *b, const struct ack_info *a);
+static __always_inline void probe_inflight_hi_upward(struct sock *sk, BBR_STATE *b,
+						     const struct ack_info *a);
 
 /* The tail of bbr2_adapt_upper_bounds and of AdaptLongTermModel, for a sample that was not too
  * high: once loss or ECN has set inflight_hi, it follows tx_in_flight up, and grows in UP. */
-static __always_inline void raise_inflight_hi(struct sock *sk, BBR_STATE *b, const struct ack_info *a)
+static __always_inline void raise_inflight_hi(struct sock *sk, BBR_STATE *b,
+					      const struct ack_info *a)
 {
 	if (b->inflight_hi == INF_PKTS)
 		return; /* no excess-queue signals yet */
@@ -583,7 +592,8 @@ static __always_inline void update_ack_aggregation(struct sock *sk, BBR_STATE *b
 }
 
 /* The start of cong_control (bbr2_main, bbr_main): what the rate sample tells into *a. */
-static __always_inline void read_rate_sample(struct sock *sk, const struct rate_sample *rs, struct ack_info *a)
+static __always_inline void read_rate_sample(struct sock *sk, const struct rate_sample *rs,
+					     struct ack_info *a)
 {
 	a->now_us = tcp_sk(sk)->tcp_mstamp;
 	a->valid = rs->interval_us > 0 && rs->delivered >= 0;
@@ -605,7 +615,8 @@ static __always_inline u64 sample_bw_of(const struct ack_info *a, const struct r
 /* The mainline stand-ins for what v2alpha's and v3's rs carries (the ports' headers, items 1-4):
  * CE and losses since the previous ACK, and the ring's tx_in_flight and lost of the sampled
  * packet. */
-static __always_inline void read_stand_ins(const struct tcp_sock *tp, BBR_STATE *b, struct ack_info *a)
+static __always_inline void read_stand_ins(const struct tcp_sock *tp, BBR_STATE *b,
+					   struct ack_info *a)
 {
 	a->ce_now = tp->delivered_ce != b->last_delivered_ce;
 	b->last_delivered_ce = tp->delivered_ce;
