@@ -78,93 +78,42 @@
  * Diagnostics: the global `bbr2_last_ack` (the .bss map: `bpftool map dump`) holds the model of
  * the flow that got the latest ACK and counts how Startup and each bandwidth probe ended.
  *
- * What the loader gets: one struct_ops map `bbr2` (SEC(".struct_ops")), one sk-storage map
+ * What the loader gets: one struct_ops map `bbr2` (bbrlab_bbr_ops.h), one sk-storage map
  * `bbr2_sk_state` whose value starts with the flow's phase code (the registry's bbr2 table:
  * 0 startup, 1 drain, 2 probe_down, 3 probe_cruise, 4 probe_refill, 5 probe_up, 6 probe_rtt;
  * "Phases" in bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME.
  */
-#if __has_include("bbrlab_tcp_ca.h")
 #include "bbrlab_tcp_ca.h"
-#else
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#endif
 
 char _license[] SEC("license") = "GPL";
-
-#ifndef BBRLAB_CA_NAME
-#define BBRLAB_CA_NAME "bbr2"
-#endif
 
 /* Linux tcp_bbr2.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
 #include "bbrlab_bbr_fixed_point.h"
 
-/* ---- Gains (v2alpha, in 2^8) ------------------------------------------------------------- */
+/* ---- Gains and thresholds (v2alpha, in 2^8; those v3 shares in bbrlab_bbr_model.h) ------- */
 
 /* bbr_high_gain 2/ln 2 (+1 to round up): Startup's pacing and cwnd gain (v2alpha keeps the
  * cwnd gain at 2.885; v3 lowered it to 2), and Drain's cwnd gain. */
 #define HIGH_GAIN (BBR_UNIT * 2885 / 1000 + 1)
 #define STARTUP_PACING_GAIN HIGH_GAIN
-/* bbr_drain_gain 1/2.885: drains in about a round the queue Startup built. */
-#define DRAIN_GAIN (BBR_UNIT * 1000 / 2885)
 /* ProbeBW_DOWN 3/4: drains what UP queued. */
 #define DOWN_PACING_GAIN (BBR_UNIT * 3 / 4)
-/* ProbeBW_UP 5/4: probe 25 % above the estimate; UP also ends once inflight reaches 1.25 BDP
- * (bbr_bw_probe_pif_gain). */
-#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
+/* UP also ends once inflight reaches 1.25 BDP (bbr_bw_probe_pif_gain). */
 #define BW_PROBE_PIF_GAIN (BBR_UNIT * 5 / 4)
 /* ProbeBW cwnd gain 2: room for delayed/stretched ACKs while pacing at bw. */
 #define CWND_GAIN (BBR_UNIT * 2)
-/* ProbeRTT cwnd = max(0.5 BDP, 4). */
-#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
-/* Loss threshold 2 % (5/256): a sample losing more than (tx_in_flight * 5) >> 8 was too high. */
-#define LOSS_THRESH (BBR_UNIT * 2 / 100)
 /* bbr_beta 0.3: short-term bounds keep 1 - 0.3 (180/256) per lossy round, like CUBIC's 0.7. */
 #define BETA (BBR_UNIT * 30 / 100)
-/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
-#define HEADROOM (BBR_UNIT * 15 / 100)
-/* Full pipe: max_bw grew less than 25 % for 3 non-app-limited rounds. */
-#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
-#define FULL_BW_CNT 3
 /* Startup's loss exit: 8 loss events in a Recovery round (v2alpha bbr_full_loss_cnt). */
 #define FULL_LOSS_CNT 8
 /* Reno-coexistence probe interval: 1.0 x target inflight rounds, at most 63. */
 #define BW_PROBE_RENO_GAIN BBR_UNIT
 
-/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
+/* v2alpha's send quantum is at least bbr_min_tso_segs (1 segment below 1.2 Mbit/s, else 2). */
+#define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) min_tso_segs(pacing_rate_bytes_per_s)
 
-#define PACING_MARGIN_PERCENT 1 /* pace 1 % below bw so the queue does not grow on average */
-#define CWND_MIN_TARGET 4       /* an ACK-every-other-packet receiver stays pipelined */
-#define INIT_CWND_MAX 0x7F      /* Linux keeps init_cwnd in 7 bits */
-#define QUANTA_IN_FLIGHT 3      /* room for 3 offload bursts in flight ... */
-#define PROBE_UP_EXTRA_CWND 2   /* ... +2 packets in UP so gain cycling works at small BDPs */
-#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8) /* 1-segment bursts below 1.2 Mbit/s */
-#define PACING_SHIFT 10         /* sk_pacing_shift default: a burst is ~1 ms of pacing rate */
-#define GSO_LEGACY_MAX_SIZE 65536ULL
-#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320) /* 64 KB - 1 - MAX_TCP_HEADER (x86-64) */
-#define TSO_RTT_SHIFT 9         /* the min_rtt burst allowance halves per 512 us of min_rtt */
-
-/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
-
-#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
-#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
-#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
-#define BW_PROBE_BASE_US (2 * USEC_PER_SEC) /* probe every 2 s + U[0, 1 s) ... */
-#define BW_PROBE_RAND_US USEC_PER_SEC
-#define BW_PROBE_MAX_ROUNDS 63              /* ... or after min(target_inflight, 63) rounds */
-#define BW_PROBE_RAND_ROUNDS 2              /* from a head start of U{0, 1} rounds */
-#define BW_PROBE_UP_ROUNDS_MAX 30
-#define ROUNDS_SINCE_PROBE_MAX 0xFF         /* Linux keeps rounds_since_probe in 8 bits */
-
-/* ---- ECN (only when negotiated and min_rtt <= 5 ms) -------------------------------------- */
-
-#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
-#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0 */
-#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
-#define ECN_THRESH (BBR_UNIT / 2)      /* a sample is too high at >= 50 % CE */
-#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
-#define ECN_MAX_RTT_US 5000
+/* Linux keeps rounds_since_probe in 8 bits. */
+#define ROUNDS_SINCE_PROBE_MAX 0xFF
 
 /* ---- Mainline stand-in for rs->tx_in_flight / rs->lost (header, items 1-2) ---------------- */
 
@@ -184,14 +133,6 @@ enum bbr2_state {
 	B2_PROBE_BW_REFILL = 4,
 	B2_PROBE_BW_UP = 5,
 	B2_PROBE_RTT = 6,
-};
-
-enum bbr2_ack_phase {
-	ACK_PHASE_INIT,
-	ACK_PHASE_REFILLING,
-	ACK_PHASE_PROBE_STARTING,
-	ACK_PHASE_PROBE_FEEDBACK,
-	ACK_PHASE_PROBE_STOPPING,
 };
 
 struct bbr2 {
@@ -264,18 +205,17 @@ struct bbr2 {
 
 BBRLAB_SK_STATE(struct bbr2, bbr2_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr2
+#define BBR_PHASE(name) B2_##name
+#include "bbrlab_bbr_model.h"
+
 /* Diagnostics: the model of the flow that got the latest ACK and, over all flows, how each
  * bandwidth probe ended (a global, so `bpftool map dump` of the object's .bss shows it; mainline
  * does not let a BPF controller fill TCP_CC_INFO). */
 struct bbr2_diag {
 	u64 bw;           /* packets/us << 24 */
-	u32 state;
-	u32 min_rtt_us;
-	u32 inflight_hi;
-	u32 inflight_lo;
-	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
-	u32 lost;         /* this ACK's estimate (item 2) */
-	u32 cwnd;
+	struct bbr_ack_diag model;
 	u32 up_too_high;  /* UP ended by a sample with too much loss/CE */
 	u32 up_risky;     /* UP ended at the previous too-high inflight_hi */
 	u32 up_queuing;   /* UP ended with inflight >= 1.25 BDP */
@@ -286,63 +226,16 @@ struct bbr2_diag {
 };
 struct bbr2_diag bbr2_last_ack = {};
 
-/* What one ACK tells: the sample's rate and the mainline estimates of v2alpha's rs fields. */
-struct ack_info {
-	u64 now_us;
-	u64 sample_bw;
-	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
-	u32 lost;         /* estimate of rs->lost (item 2) */
-	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
-	u32 delivered;
-	u32 delivered_ce;
-	u32 acked_sacked;
-	u32 prior_in_flight;
-	u32 prior_delivered;
-	u8 valid;         /* interval_us > 0 and delivered >= 0 */
-	u8 app_limited;
-	u8 ce_now;
-	u8 ca_state;
-};
-
 /* ---- Small helpers ---------------------------------------------------------------------- */
-
-/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
-#define BBR_STATE struct bbr2
-#define BBR_PHASE(name) B2_##name
-#include "bbrlab_bbr_model.h"
-
-/* bbr_tso_segs_generic: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), <= 64 KB, >= min_tso. */
-static __always_inline u32 tso_segs_goal(struct sock *sk, const struct bbr2 *b)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 rate = sk->sk_pacing_rate;
-	u64 bytes = rate >> PACING_SHIFT;
-	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-
-	if (b->min_rtt_us != INF_PKTS) {
-		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
-
-		if (r < 64)
-			bytes += GSO_LEGACY_MAX_SIZE >> r;
-	}
-	bytes = min64(bytes, GSO_MAX_BYTES);
-	return max32((u32)(bytes / mss), rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2);
-}
 
 /* bbr_quantization_budget with bbr_cwnd_tso_budget = 1: >= 3 bursts and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr2 *b, u32 cwnd)
 {
-	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * tso_segs_goal(sk, b));
+	cwnd = max32(cwnd, QUANTA_IN_FLIGHT * send_quantum_segs(sk, b));
 	cwnd = max32(cwnd, CWND_MIN_TARGET);
 	if (b->state == B2_PROBE_BW_UP)
 		cwnd = (u32)min64((u64)cwnd + PROBE_UP_EXTRA_CWND, INF_PKTS);
 	return cwnd;
-}
-
-/* bbr_inflight. */
-static __always_inline u32 inflight_of(struct sock *sk, const struct bbr2 *b, u64 bw, u32 gain)
-{
-	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
 }
 
 /* bbr2_target_inflight: BDP, unless congestion cut cwnd. */
@@ -351,44 +244,7 @@ static __always_inline u32 target_inflight(struct sock *sk, const struct bbr2 *b
 	return min32(inflight_of(sk, b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
 }
 
-/* bbr_packets_in_net_at_edt: in flight when the next packet departs (EDT interval in us). */
-static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr2 *b, u32 inflight_now)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 now_ns = tp->tcp_clock_cache;
-	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
-	u64 interval_delivered = (bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC)) >> BW_SCALE;
-	u64 at_edt = inflight_now;
-
-	if (b->pacing_gain > BBR_UNIT)
-		at_edt += tso_segs_goal(sk, b); /* the burst about to leave */
-	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
-}
-
-/* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* bbr_set_pacing_rate: never lower the rate before the pipe is full. */
-static __always_inline void set_pacing_rate(struct sock *sk, struct bbr2 *b, u64 bw, u32 gain)
-{
-	u64 rate = bw_to_pacing_rate(sk, bw, gain);
-
-	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
-		init_pacing_rate_from_rtt(sk, b);
-	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
-		sk->sk_pacing_rate = rate;
-}
-
 /* ---- Rounds, congestion signals ---------------------------------------------------------- */
-
-/* bbr_update_round_start: samples with a positive interval. */
-static __always_inline void update_round(struct sock *sk, struct bbr2 *b, const struct ack_info *a)
-{
-	b->round_start = 0;
-	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
-		start_round(sk, b);
-		b->round_start = 1;
-	}
-}
 
 /* bbr2_adapt_lower_bounds: once per loss round, not when probing. */
 static __always_inline void adapt_lower_bounds(struct sock *sk, struct bbr2 *b)
@@ -461,50 +317,11 @@ static __always_inline bool rs_too_high(const struct bbr2 *b, const struct ack_i
 	return is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce);
 }
 
-/* bbr2_raise_inflight_hi_slope: 1, 2, 4 ... packets of growth per round. */
-static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr2 *b)
-{
-	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
-
-	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->bw_probe_up_cnt = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
-}
-
-/* bbr2_pick_probe_wait: random round offset 0-1 and wall clock 2-3 s. */
-static __always_inline void pick_probe_wait(struct bbr2 *b)
-{
-	b->rounds_since_probe = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
-	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
-}
-
-static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr2 *b, u64 now_us)
-{
-	reset_congestion_signals(b);
-	b->bw_probe_up_cnt = INF_PKTS;
-	pick_probe_wait(b);
-	b->cycle_stamp_us = now_us;
-	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
-	start_round(sk, b);
-	b->state = B2_PROBE_BW_DOWN;
-}
-
 static __always_inline void start_probe_bw_cruise(struct bbr2 *b)
 {
 	if (b->inflight_lo != INF_PKTS)
 		b->inflight_lo = min32(b->inflight_lo, b->inflight_hi);
 	b->state = B2_PROBE_BW_CRUISE;
-}
-
-/* bbr2_start_bw_probe_refill (bbr_refill_add_inc is 0 in v2alpha). */
-static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr2 *b, u32 probe_up_rounds)
-{
-	reset_short_term_model(b);
-	b->bw_probe_up_rounds = probe_up_rounds;
-	b->bw_probe_up_acks = 0;
-	b->stopped_risky_probe = 0;
-	b->ack_phase = ACK_PHASE_REFILLING;
-	start_round(sk, b);
-	b->state = B2_PROBE_BW_REFILL;
 }
 
 static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr2 *b, u64 now_us)
@@ -577,12 +394,7 @@ static __always_inline bool adapt_upper_bounds(struct sock *sk, struct bbr2 *b, 
 			handle_inflight_too_high(sk, b, a);
 		return false;
 	}
-	if (b->inflight_hi == INF_PKTS)
-		return false; /* no excess-queue signals yet */
-	if (a->tx_in_flight > b->inflight_hi)
-		b->inflight_hi = a->tx_in_flight;
-	if (b->state == B2_PROBE_BW_UP)
-		probe_inflight_hi_upward(sk, b, a);
+	raise_inflight_hi(sk, b, a);
 	return false;
 }
 
@@ -599,14 +411,6 @@ static __always_inline bool check_time_to_probe_bw(struct sock *sk, struct bbr2 
 		return true;
 	}
 	return false;
-}
-
-/* bbr2_check_time_to_cruise (bbr_drain_to_target). */
-static __always_inline bool check_time_to_cruise(struct sock *sk, const struct bbr2 *b, u32 inflight, u64 bw)
-{
-	if (inflight > inflight_with_headroom(b))
-		return false;
-	return inflight <= inflight_of(sk, b, bw, BBR_UNIT);
 }
 
 /* bbr2_update_cycle_phase. */
@@ -654,7 +458,7 @@ static __always_inline void update_cycle_phase(struct sock *sk, struct bbr2 *b, 
 	case B2_PROBE_BW_DOWN:
 		if (check_time_to_probe_bw(sk, b, a->now_us))
 			return;
-		if (check_time_to_cruise(sk, b, inflight, bw))
+		if (is_time_to_cruise(sk, b, inflight, bw))
 			start_probe_bw_cruise(b);
 		break;
 	default:
@@ -744,16 +548,9 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr2 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-/* bbr_check_probe_rtt_done + bbr2_exit_probe_rtt. */
-static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b, u64 now_us)
+/* bbr2_exit_probe_rtt (after bbr_check_probe_rtt_done, bbrlab_bbr_model.h). */
+static __always_inline void exit_probe_rtt(struct sock *sk, struct bbr2 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
-		return;
-	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd);
-	b->probe_rtt_min_stamp_us = now_us;
-	reset_short_term_model(b);
 	if (b->full_bw_reached) {
 		start_probe_bw_down(sk, b, now_us);
 		start_probe_bw_cruise(b);
@@ -766,7 +563,6 @@ static __always_inline void check_probe_rtt_done(struct sock *sk, struct bbr2 *b
 static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, const struct ack_info *a,
 					   long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -774,10 +570,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
 		b->probe_rtt_min_stamp_us = now;
 	}
-	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
-		b->min_rtt_us = b->probe_rtt_min_us;
-		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
-	}
+	update_min_rtt_from_probe_rtt_min(b, now);
 	if (expired && !b->idle_restart && b->state != B2_PROBE_RTT) {
 		b->state = B2_PROBE_RTT;
 		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
@@ -785,21 +578,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 		save_cwnd(sk, b);
 		b->probe_rtt_done_us = 0;
 	}
-	if (b->state == B2_PROBE_RTT) {
-		u32 v = tp->delivered + packets_in_flight(tp);
-
-		tp->app_limited = v ? v : 1; /* ignore the low-rate samples ProbeRTT causes */
-		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
-			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
-			b->probe_rtt_round_done = 0;
-			start_round(sk, b);
-		} else if (b->probe_rtt_done_us) {
-			if (b->round_start)
-				b->probe_rtt_round_done = 1;
-			if (b->probe_rtt_round_done)
-				check_probe_rtt_done(sk, b, now);
-		}
-	}
+	handle_probe_rtt(sk, b, now);
 	if (a->delivered > 0)
 		b->idle_restart = 0;
 }
@@ -810,7 +589,7 @@ static __always_inline void update_min_rtt(struct sock *sk, struct bbr2 *b, cons
 static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const struct ack_info *a, u64 bw)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd = tp->snd_cwnd, cap;
+	u32 cwnd = tp->snd_cwnd;
 
 	if (a->acked_sacked) {
 		u64 target = (u64)bdp_multiple(b, bw, b->cwnd_gain) + extra_acked_cwnd(b);
@@ -822,17 +601,7 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr2 *b, const stru
 			cwnd = (u32)min64((u64)cwnd + a->acked_sacked, INF_PKTS);
 		cwnd = max32(cwnd, CWND_MIN_TARGET);
 	}
-	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
-	if (b->state == B2_PROBE_RTT)
-		cwnd = min32(cwnd, probe_rtt_cwnd(b));
-	if (b->state == B2_PROBE_BW_CRUISE || b->state == B2_PROBE_RTT)
-		cap = inflight_with_headroom(b);
-	else if (is_in_probe_bw(b))
-		cap = b->inflight_hi;
-	else
-		cap = INF_PKTS;
-	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
-	tp->snd_cwnd = min32(cwnd, cap);
+	tp->snd_cwnd = bound_cwnd(tp, b, cwnd);
 }
 
 /* ---- struct_ops hooks -------------------------------------------------------------------- */
@@ -852,27 +621,8 @@ void BPF_PROG(bbr2_init, struct sock *sk)
 	__builtin_memset(b, 0, __builtin_offsetof(struct bbr2, tx_ring));
 	for (int i = 0; i < TX_RING; i++)
 		b->tx_ring[i].valid = 0;
-	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
-	b->prior_cwnd = tp->prior_cwnd;
-	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	b->next_round_delivered = tp->delivered;
-	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
-	b->min_rtt_us = min_rtt;
-	b->min_rtt_stamp_us = now;
-	b->probe_rtt_min_us = min_rtt;
-	b->probe_rtt_min_stamp_us = now;
-	b->ack_epoch_start_us = now;
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
-	b->inflight_hi = INF_PKTS;
+	init_model(sk, b, now, min_rtt);
 	b->bw_probe_up_cnt = INF_PKTS;
-	b->ack_phase = ACK_PHASE_INIT;
-	b->prev_ca_state = TCP_CA_Open;
-	b->ecn_alpha = ECN_ALPHA_INIT;
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	b->last_lost = tp->lost;
 	b->state = B2_STARTUP;
 	b->pacing_gain = HIGH_GAIN;
 	b->cwnd_gain = HIGH_GAIN;
@@ -892,22 +642,10 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 
 	if (!b)
 		return;
-	a.now_us = tp->tcp_mstamp;
-	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
-	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
-	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
-	a.acked_sacked = rs->acked_sacked;
-	a.prior_in_flight = rs->prior_in_flight;
-	a.prior_delivered = rs->prior_delivered;
-	a.app_limited = rs->is_app_limited;
-	a.ca_state = ca_state_of(sk);
-	/* bbr_calculate_bw_sample: rounded up, so a low rate can still grow. */
+	read_rate_sample(sk, rs, &a);
 	if (a.valid)
-		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
-	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	a.new_lost = tp->lost - b->last_lost;
-	b->last_lost = tp->lost;
+		a.sample_bw = sample_bw_of(&a, rs);
+	read_stand_ins(tp, b, &a);
 	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
 			 &a.lost);
 
@@ -937,7 +675,7 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		b->cwnd_gain = HIGH_GAIN;
 		break;
 	case B2_DRAIN:
-		b->pacing_gain = DRAIN_GAIN;
+		b->pacing_gain = DRAIN_PACING_GAIN;
 		b->cwnd_gain = HIGH_GAIN; /* slow pacing, keep cwnd */
 		break;
 	case B2_PROBE_BW_UP:
@@ -961,33 +699,11 @@ void BPF_PROG(bbr2_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	set_pacing_rate(sk, b, bw, b->pacing_gain);
 	set_cwnd(sk, b, &a, bw);
 
-	b->prev_ca_state = a.ca_state;
-	if (a.lost)
-		b->loss_in_cycle = 1;
-	if (a.delivered_ce)
-		b->ecn_in_cycle = 1;
+	finish_ack(b, &a);
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr2_last_ack.bw = bw;
-	bbr2_last_ack.state = b->state;
-	bbr2_last_ack.min_rtt_us = b->min_rtt_us;
-	bbr2_last_ack.inflight_hi = b->inflight_hi;
-	bbr2_last_ack.inflight_lo = b->inflight_lo;
-	bbr2_last_ack.tx_in_flight = a.tx_in_flight;
-	bbr2_last_ack.lost = a.lost;
-	bbr2_last_ack.cwnd = tp->snd_cwnd;
-}
-
-/* bbr2_ssthresh: save cwnd and the loss-adapted bounds for undo; keep ssthresh. */
-SEC("struct_ops")
-u32 BPF_PROG(bbr2_ssthresh, struct sock *sk)
-{
-	struct bbr2 *b = state_of(sk);
-
-	if (b) {
-		save_state_upon_loss(sk, b);
-	}
-	return tcp_sk(sk)->snd_ssthresh;
+	note_ack_diag(&bbr2_last_ack.model, b, &a, tp);
 }
 
 /* bbr2_set_state: on RTO forget the full-bw baseline and seed inflight_lo from the pre-RTO
@@ -1030,37 +746,7 @@ u32 BPF_PROG(bbr2_undo_cwnd, struct sock *sk)
 	return b->prior_cwnd;
 }
 
-/* bbr_cwnd_event: restart from idle while app-limited. */
-SEC("struct_ops")
-void BPF_PROG(bbr2_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr2 *b = state_of(sk);
-
-	if (!b || !restart_from_idle(tp, b, event))
-		return;
-	if (is_in_probe_bw(b))
-		set_pacing_rate(sk, b, bw_of(b), BBR_UNIT);
-	else if (b->state == B2_PROBE_RTT)
-		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
-}
-
-/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
-SEC("struct_ops")
-u32 BPF_PROG(bbr2_min_tso_segs, struct sock *sk)
-{
-	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
-}
-
-/* Legacy section name on purpose (libbpf 1.1); the loader registers it through a link. */
-SEC(".struct_ops")
-struct tcp_congestion_ops bbr2 = {
-	.init = (void *)bbr2_init,
-	.cong_control = (void *)bbr2_cong_control,
-	.ssthresh = (void *)bbr2_ssthresh,
-	.set_state = (void *)bbr2_set_state,
-	.undo_cwnd = (void *)bbr2_undo_cwnd,
-	.cwnd_event = (void *)bbr2_cwnd_event,
-	.min_tso_segs = (void *)bbr2_min_tso_segs,
-	.name = BBRLAB_CA_NAME,
-};
+/* The struct_ops, with the hooks both ports share (ssthresh, cwnd_event, min_tso_segs). */
+#define BBR_PORT bbr2
+#define BBR_OPS bbr2
+#include "bbrlab_bbr_ops.h"

@@ -90,116 +90,47 @@
  * run the same algorithm): the draft's 3-round Drain timeout and its undo to REFILL/Startup,
  * and the max_bw clock advanced exactly once per bandwidth probe (see the simulator's header).
  *
- * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), see there), one
- * sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads each flow's phase from it,
- * see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (from
- * bbrlab_tcp_ca.h when built in the package; else "bbr3_linux", or -DBBRLAB_CA_NAME='"x"').
+ * What the loader gets: one struct_ops map `bbr3_linux` (SEC(".struct_ops"), defined in
+ * bbrlab_bbr_ops.h), one sk-storage map `bbr3_sk_state` (libbpf creates it; the runner reads
+ * each flow's phase from it, see bbrlab_tcp_ca.h), and the TCP name BBRLAB_CA_NAME (the
+ * placeholder bbrlab_tcp_ca.h defines and the loader replaces with the run's unique name).
  */
-#if __has_include("bbrlab_tcp_ca.h")
 /* The package's shared header: vmlinux.h, libbpf macros, BBRLAB_CA_NAME (the placeholder the
  * loader replaces with the run's unique name). */
 #include "bbrlab_tcp_ca.h"
-#else
-/* Stand-alone build (clang -I<dir of vmlinux.h>), e.g. for `bpftool struct_ops register`. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#endif
 
 char _license[] SEC("license") = "GPL";
-
-#ifndef BBRLAB_CA_NAME
-#define BBRLAB_CA_NAME "bbr3_linux"
-#endif
 
 /* Linux tcp_bbr.c's fixed point: BW_SCALE/BW_UNIT, BBR_SCALE/BBR_UNIT, INF_PKTS/INF_BW. */
 #include "bbrlab_bbr_fixed_point.h"
 
 /* ---- Gains (Linux v3 values in 2^8; the simulator's Params::of(Variant::Linux)) ---------- */
+/* (Those v2alpha shares: bbrlab_bbr_model.h.) */
 
 /* Startup pacing 2.77 = 4 ln 2 rounded up (710/256): the smallest gain that doubles the
  * delivery rate per round like slow start. */
 #define STARTUP_PACING_GAIN (BBR_UNIT * 277 / 100 + 1)
 /* Startup cwnd gain 2.0: the smallest cwnd that lets the rate double per round. */
 #define STARTUP_CWND_GAIN (BBR_UNIT * 2)
-/* Drain 1/2.885 (88/256): drains in about a round the queue Startup built. */
-#define DRAIN_PACING_GAIN (BBR_UNIT * 1000 / 2885)
 /* ProbeBW_DOWN 0.91 (232/256): drains UP's queue and converges flows' shares. */
 #define DOWN_PACING_GAIN (BBR_UNIT * 91 / 100)
-/* ProbeBW_UP pacing 1.25: probe 25 % above the estimate. */
-#define UP_PACING_GAIN (BBR_UNIT * 5 / 4)
 /* Default cwnd gain 2.0 (tolerates delayed/stretched ACKs); UP adds 1/4 so the 1.25 probe is
  * not cwnd-limited. */
 #define DEFAULT_CWND_GAIN (BBR_UNIT * 2)
 #define UP_CWND_GAIN (BBR_UNIT * 9 / 4)
-/* ProbeRTT cwnd = max(0.5 BDP, 4): halves the rate for 200 ms every 5 s, ~2 % cost. */
-#define PROBE_RTT_CWND_GAIN (BBR_UNIT / 2)
-/* Loss threshold 2 % (5/256 = 1.95 %): a round losing more than this went above the path's
- * capacity + buffer (compared exactly, as Linux's (tx * 5) >> 8). */
-#define LOSS_THRESH (BBR_UNIT * 2 / 100)
 /* Beta 0.7 (180/256): multiplicative cut of the short-term model per lossy round, like CUBIC's,
  * so BBR coexists with loss-based flows. */
 #define BETA (BBR_UNIT - BBR_UNIT * 30 / 100)
-/* Headroom 15 % (38/256): CRUISE leaves this much of inflight_hi free for other flows. */
-#define HEADROOM (BBR_UNIT * 15 / 100)
-/* Full-pipe detector: bw grew less than 25 % ... */
-#define FULL_BW_THRESH (BBR_UNIT * 5 / 4)
-/* ... for 3 non-app-limited rounds. */
-#define FULL_BW_CNT 3
 /* Startup's loss exit: 6 loss events in a recovery round (Linux bbr_full_loss_cnt). */
 #define STARTUP_FULL_LOSS_CNT 6
 /* Drain gives up after 3 rounds (bw over-estimated); the draft's rule, kept by the simulator. */
 #define DRAIN_MAX_ROUNDS 3
 
-/* ---- Pacing, cwnd, offload -------------------------------------------------------------- */
+/* Send quantum at least 2 segments at any rate (the simulator's SEND_QUANTUM_MIN_SEGS). */
+#define SEND_QUANTUM_MIN_SEGS(pacing_rate_bytes_per_s) 2
 
-/* Pace 1 % below the estimate so the bottleneck queue does not grow on average. */
-#define PACING_MARGIN_PERCENT 1
-/* Minimum cwnd 4: an ACK-every-other-packet receiver stays pipelined. */
-#define CWND_MIN_TARGET 4
-/* Linux TCP_INIT_CWND; init_cwnd is kept in 7 bits by Linux. */
-#define TCP_INIT_CWND 10
-#define INIT_CWND_MAX 0x7F
-/* Offload: room for 3 bursts in flight, +2 packets in UP so gain cycling works at small BDPs. */
-#define QUANTA_IN_FLIGHT 3
-#define PROBE_UP_EXTRA_CWND 2
-/* Send quantum at least 2 segments (the simulator's SEND_QUANTUM_MIN_SEGS). */
-#define SEND_QUANTUM_MIN_SEGS 2
-/* Bursts of 1 segment below 1.2 Mbit/s (bbr_min_tso_rate), in bytes/s. */
-#define MIN_TSO_RATE_BYTES_PER_S (1200000ULL / 8)
-/* sk_pacing_shift default 10: a burst is about 1 ms (2^-10 s) of the pacing rate. */
-#define PACING_SHIFT 10
-/* GSO_LEGACY_MAX_SIZE 64 KB, and the burst cap 64 KB - 1 - MAX_TCP_HEADER (320 B on x86-64). */
-#define GSO_LEGACY_MAX_SIZE 65536ULL
-#define GSO_MAX_BYTES (GSO_LEGACY_MAX_SIZE - 1 - 320)
-/* The min_rtt burst allowance halves per 2^9 us of min_rtt (tcp_tso_rtt_log). */
-#define TSO_RTT_SHIFT 9
-
-/* ---- min_rtt, ProbeRTT, ProbeBW timing --------------------------------------------------- */
-
-/* min_rtt window 10 s; ProbeRTT scheduled by a 5 s sub-window; held 200 ms (+1 round). */
-#define MIN_RTT_WIN_US (10 * USEC_PER_SEC)
-#define PROBE_RTT_WIN_US (5 * USEC_PER_SEC)
-#define PROBE_RTT_MODE_US (200 * USEC_PER_MSEC)
-/* Probe every 2 s + U[0, 1 s) ("BBR-native"), or after min(BDP, 63) rounds (Reno
- * coexistence: fair to a 25 Mbit/s 30 ms Reno flow), from a head start of U{0, 1} rounds. */
-#define BW_PROBE_BASE_US (2 * USEC_PER_SEC)
-#define BW_PROBE_RAND_US USEC_PER_SEC
-#define BW_PROBE_MAX_ROUNDS 63
-#define BW_PROBE_RAND_ROUNDS 2
-/* inflight_hi grows 1, 2, 4 ... packets per round in UP, up to 2^30. */
-#define BW_PROBE_UP_ROUNDS_MAX 30
-
-/* ---- ECN (DCTCP-style, only when ECN is negotiated and min_rtt <= 5 ms) ------------------ */
-
-#define ECN_ALPHA_GAIN (BBR_UNIT / 16) /* EWMA gain 1/16, as DCTCP's g */
-#define ECN_ALPHA_INIT BBR_UNIT        /* start at 1.0: react at once into a marked queue */
-#define ECN_FACTOR (BBR_UNIT / 3)      /* inflight_lo *= 1 - alpha/3 per round with CE */
-#define ECN_THRESH (BBR_UNIT / 2)      /* a probe is too high at > 50 % CE */
-#define FULL_ECN_CNT 2                 /* Startup ends after 2 rounds with CE >= 50 % */
-#define ECN_MAX_RTT_US 5000            /* shallow-threshold marking is a datacenter signal */
-#define ECN_REPROBE_GAIN (BBR_UNIT / 2)/* after an ECN-only cycle, re-probe at inflight_hi/2 */
-#define TCP_ECN_OK_FLAG 1              /* tp->ecn_flags: ECN negotiated */
+/* After an ECN-only cycle (CE but no loss), re-probe from inflight_hi / 2. */
+#define ECN_REPROBE_GAIN (BBR_UNIT / 2)
 
 /* ---- Mainline substitute for rs->tx_in_flight / rs->lost (header, items 1-2) -------------- */
 
@@ -222,14 +153,6 @@ enum bbr3_state {
 };
 /* undo_state: no saved state. */
 #define B3_UNDO_NONE 0xFF
-
-enum bbr3_ack_phase {
-	ACK_PHASE_INIT,
-	ACK_PHASE_REFILLING,
-	ACK_PHASE_PROBE_STARTING,
-	ACK_PHASE_PROBE_FEEDBACK,
-	ACK_PHASE_PROBE_STOPPING,
-};
 
 struct bbr3 {
 	/* enum bbr3_state, first so that its offset is 0: the value is the flow's phase code, an
@@ -260,7 +183,7 @@ struct bbr3 {
 	u32 round_count;
 	u32 next_round_delivered;
 	u32 drain_start_round;
-	u32 rounds_since_probe_up;
+	u32 rounds_since_probe;
 	u32 inflight_lo;
 	u32 inflight_hi;
 	u32 inflight_latest;
@@ -269,8 +192,8 @@ struct bbr3 {
 	u32 full_bw_cnt;
 	u32 ack_phase;
 	u32 bw_probe_up_rounds;
-	u32 bw_probe_up_acked;
-	u32 probe_up_acked_per_inc;
+	u32 bw_probe_up_acks;
+	u32 bw_probe_up_cnt;
 	u32 undo_state;
 	u32 undo_inflight_lo;
 	u32 undo_inflight_hi;
@@ -298,9 +221,9 @@ struct bbr3 {
 	u8 ecn_in_cycle;
 	u8 full_bw_reached;
 	u8 full_bw_now;
-	u8 is_bw_probe_sample;
+	u8 bw_probe_samples;
 	u8 prev_probe_too_high;
-	u8 prev_probe_precautionary;
+	u8 stopped_risky_probe;
 	u8 probe_rtt_round_done;
 	u8 has_seen_rtt;
 	u8 ecn_eligible;
@@ -309,19 +232,18 @@ struct bbr3 {
 
 BBRLAB_SK_STATE(struct bbr3, bbr3_sk_state); /* "Phases" (bbrlab_tcp_ca.h): state at offset 0 */
 
+/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
+#define BBR_STATE struct bbr3
+#define BBR_PHASE(name) B3_##name
+#include "bbrlab_bbr_model.h"
+
 /* Diagnostics: the model of the flow that got the latest ACK (a global, so `bpftool map dump`
  * of the object's .bss shows it; with several flows it is whichever ACKed last). Mainline does
  * not let a BPF controller fill TCP_INFO's BBR fields (.get_info is not supported for BPF). */
 struct bbr3_diag {
 	u64 bw;          /* packets/us << 24 */
 	u64 stamp_us;
-	u32 state;
-	u32 min_rtt_us;
-	u32 inflight_hi;
-	u32 inflight_lo;
-	u32 tx_in_flight; /* this ACK's estimate (header, item 1) */
-	u32 lost;         /* this ACK's estimate (item 2) */
-	u32 cwnd;
+	struct bbr_ack_diag model;
 	u32 too_high_events; /* probes ended by loss/ECN (HandleInflightTooHigh), all flows */
 };
 struct bbr3_diag bbr3_last_ack = {};
@@ -351,24 +273,6 @@ struct bbr3_rate_diag bbr3_rate_retrans = {}; /* sampled skb retransmitted */
 			__sync_fetch_and_add(&(d).raises, 1);		\
 	} while (0)
 
-/* What one ACK tells: the sample's rate and the mainline estimates of Google's rs fields. */
-struct ack_info {
-	u64 now_us;
-	u64 sample_bw;
-	u32 tx_in_flight; /* estimate of rs->tx_in_flight (header, item 1) */
-	u32 lost;         /* estimate of rs->lost + rs->losses (item 2) */
-	u32 new_lost;     /* packets marked lost since the previous ACK (item 3) */
-	u32 delivered;    /* rs->delivered, >= 0 */
-	u32 delivered_ce; /* rs->delivered_ce, >= 0 */
-	u32 acked_sacked;
-	u32 prior_in_flight;
-	u32 prior_delivered;
-	u8 valid;         /* interval_us > 0 */
-	u8 app_limited;
-	u8 ce_now;
-	u8 ca_state;
-};
-
 /* ---- Small helpers ---------------------------------------------------------------------- */
 
 static __always_inline u32 ilog2_u64(u64 v)
@@ -392,28 +296,6 @@ static __always_inline bool is_cwnd_limited(const struct tcp_sock *tp)
 	return tp->is_cwnd_limited;
 }
 
-/* The model parts both BBR ports compute alike (bbrlab_bbr_model.h), on this port's state. */
-#define BBR_STATE struct bbr3
-#define BBR_PHASE(name) B3_##name
-#include "bbrlab_bbr_model.h"
-
-/* Send quantum: pacing_rate >> 10 + 64 KB >> (min_rtt_us >> 9), at most 64 KB, >= 2 segments. */
-static __always_inline u32 send_quantum_segs(struct sock *sk, const struct bbr3 *b)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 bytes = (u64)sk->sk_pacing_rate >> PACING_SHIFT;
-	u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-
-	if (b->min_rtt_us != INF_PKTS) {
-		u32 r = b->min_rtt_us >> TSO_RTT_SHIFT;
-
-		if (r < 64)
-			bytes += GSO_LEGACY_MAX_SIZE >> r;
-	}
-	bytes = min64(bytes, GSO_MAX_BYTES);
-	return max32((u32)(bytes / mss), SEND_QUANTUM_MIN_SEGS);
-}
-
 /* QuantizationBudget: at least 3 send quanta and 4 packets, +2 in UP. */
 static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr3 *b, u32 cwnd)
 {
@@ -424,43 +306,10 @@ static __always_inline u32 quantization_budget(struct sock *sk, const struct bbr
 	return cwnd;
 }
 
-/* Inflight(bw, gain) = QuantizationBudget(BDP(bw, gain)). */
-static __always_inline u32 inflight_of(struct sock *sk, const struct bbr3 *b, u64 bw, u32 gain)
-{
-	return quantization_budget(sk, b, bdp_multiple(b, bw, gain));
-}
-
 /* TargetInflight = min(BDP, cwnd). */
 static __always_inline u32 target_inflight(struct sock *sk, const struct bbr3 *b)
 {
 	return min32(bdp_multiple(b, bw_of(b), BBR_UNIT), tcp_sk(sk)->snd_cwnd);
-}
-
-/* bbr_packets_in_net_at_edt: in flight when the next packet departs (tp->tcp_wstamp_ns). */
-static __always_inline u32 packets_in_net_at_edt(struct sock *sk, const struct bbr3 *b, u32 inflight_now)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 now_ns = tp->tcp_clock_cache;
-	u64 edt_ns = max64(tp->tcp_wstamp_ns, now_ns);
-	u64 interval_delivered = bw_of(b) * ((edt_ns - now_ns) / NSEC_PER_USEC) >> BW_SCALE;
-	u64 at_edt = inflight_now;
-
-	if (b->pacing_gain > BBR_UNIT)
-		at_edt += send_quantum_segs(sk, b); /* the burst about to leave */
-	return interval_delivered >= at_edt ? 0 : (u32)(at_edt - interval_delivered);
-}
-
-/* ---- Pacing ----------------------------------------------------------------------------- */
-
-/* Pace at gain * bw; never lower the rate before the pipe is full. */
-static __always_inline void set_pacing_rate(struct sock *sk, struct bbr3 *b, u32 gain)
-{
-	u64 rate = bw_to_pacing_rate(sk, bw_of(b), gain);
-
-	if (!b->has_seen_rtt && tcp_sk(sk)->srtt_us)
-		init_pacing_rate_from_rtt(sk, b);
-	if (b->full_bw_reached || rate > (u64)sk->sk_pacing_rate)
-		sk->sk_pacing_rate = rate;
 }
 
 /* ---- Full-pipe detector ------------------------------------------------------------------ */
@@ -497,17 +346,6 @@ static __always_inline void check_full_bw_reached(struct bbr3 *b, const struct a
 }
 
 /* ---- Rounds, congestion signals, the short-term model ------------------------------------ */
-
-static __always_inline void update_round(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
-{
-	b->round_start = 0;
-	if (a->valid && seq_after_eq(a->prior_delivered, b->next_round_delivered)) {
-		start_round(sk, b);
-		b->round_count++;
-		b->rounds_since_probe_up++;
-		b->round_start = 1;
-	}
-}
 
 static __always_inline void update_latest_delivery_signals(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
@@ -611,43 +449,13 @@ static __always_inline u32 inflight_at_loss(u32 tx_in_flight, u32 lost, u32 segs
 	return (u32)min64(inflight_prev + prefix, INF_PKTS - 1);
 }
 
-/* RaiseInflightLongtermSlope: 1, 2, 4 ... packets of growth per round. */
-static __always_inline void raise_inflight_hi_slope(struct sock *sk, struct bbr3 *b)
-{
-	u32 growth = 1U << (b->bw_probe_up_rounds & 31);
-
-	b->bw_probe_up_rounds = min32(b->bw_probe_up_rounds + 1, BW_PROBE_UP_ROUNDS_MAX);
-	b->probe_up_acked_per_inc = max32(tcp_sk(sk)->snd_cwnd / growth, 1);
-}
-
-static __always_inline void pick_probe_wait(struct bbr3 *b)
-{
-	b->rounds_since_probe_up = bpf_get_prandom_u32() % BW_PROBE_RAND_ROUNDS;
-	b->bw_probe_wait_us = BW_PROBE_BASE_US + bpf_get_prandom_u32() % (u32)BW_PROBE_RAND_US;
-}
-
-static __always_inline void start_probe_bw_down(struct sock *sk, struct bbr3 *b, u64 now_us)
+/* StartProbeBW_DOWN (bbrlab_bbr_model.h's start_probe_bw_down); from UP it also schedules the
+ * max_bw clock's advance, one round later (the simulator's rule, see the header). */
+static __always_inline void go_probe_bw_down(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
 	if (b->state == B3_PROBE_BW_UP)
-		b->max_bw_advance_pending = 1; /* advance the max_bw clock one round after UP */
-	reset_congestion_signals(b);
-	b->probe_up_acked_per_inc = INF_PKTS;
-	pick_probe_wait(b);
-	b->cycle_stamp_us = now_us;
-	b->ack_phase = ACK_PHASE_PROBE_STOPPING;
-	start_round(sk, b);
-	b->state = B3_PROBE_BW_DOWN;
-}
-
-static __always_inline void start_probe_bw_refill(struct sock *sk, struct bbr3 *b, u32 probe_up_rounds)
-{
-	reset_short_term_model(b);
-	b->bw_probe_up_rounds = probe_up_rounds;
-	b->bw_probe_up_acked = 0;
-	b->prev_probe_precautionary = 0;
-	b->ack_phase = ACK_PHASE_REFILLING;
-	start_round(sk, b);
-	b->state = B3_PROBE_BW_REFILL;
+		b->max_bw_advance_pending = 1;
+	start_probe_bw_down(sk, b, now_us);
 }
 
 static __always_inline void start_probe_bw_up(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
@@ -665,7 +473,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 						     u32 tx_in_flight, u64 now_us)
 {
 	b->prev_probe_too_high = 1;
-	b->is_bw_probe_sample = 0; /* react once per probe */
+	b->bw_probe_samples = 0; /* react once per probe */
 	__sync_fetch_and_add(&bbr3_last_ack.too_high_events, 1);
 	if (!app_limited) {
 		u32 beta_target = (u32)(((u64)target_inflight(sk, b) * BETA) >> BBR_SCALE);
@@ -674,7 +482,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 	}
 	if (b->state == B3_PROBE_BW_UP) {
 		b->undo_state = B3_PROBE_BW_UP;
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 	}
 }
 
@@ -683,7 +491,7 @@ static __always_inline void handle_inflight_too_high(struct sock *sk, struct bbr
 static __always_inline void on_new_losses(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	note_loss(sk, b);
-	if (!b->is_bw_probe_sample)
+	if (!b->bw_probe_samples)
 		return; /* not sent while probing for bandwidth */
 	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, 0, 0)) {
 		u32 at_loss = inflight_at_loss(a->tx_in_flight, a->lost, min32(a->new_lost, a->lost));
@@ -699,11 +507,11 @@ static __always_inline void probe_inflight_hi_upward(struct sock *sk, struct bbr
 
 	if (!is_cwnd_limited(tp) || tp->snd_cwnd < b->inflight_hi)
 		return;
-	b->bw_probe_up_acked += a->acked_sacked;
-	if (b->bw_probe_up_acked >= b->probe_up_acked_per_inc && b->probe_up_acked_per_inc) {
-		u32 delta = b->bw_probe_up_acked / b->probe_up_acked_per_inc;
+	b->bw_probe_up_acks += a->acked_sacked;
+	if (b->bw_probe_up_acks >= b->bw_probe_up_cnt && b->bw_probe_up_cnt) {
+		u32 delta = b->bw_probe_up_acks / b->bw_probe_up_cnt;
 
-		b->bw_probe_up_acked -= delta * b->probe_up_acked_per_inc;
+		b->bw_probe_up_acks -= delta * b->bw_probe_up_cnt;
 		b->inflight_hi = (u32)min64((u64)b->inflight_hi + delta, INF_PKTS - 1);
 	}
 	if (b->round_start)
@@ -721,25 +529,20 @@ static __always_inline bool adapt_long_term_model(struct sock *sk, struct bbr3 *
 		advance_max_bw_filter(b);
 	}
 	if (b->ack_phase == ACK_PHASE_PROBE_STOPPING && b->round_start) {
-		b->is_bw_probe_sample = 0;
+		b->bw_probe_samples = 0;
 		b->ack_phase = ACK_PHASE_INIT;
 		/* Precautionary probing: re-probe at once after a probe that stopped early. */
-		if (is_in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
+		if (is_in_probe_bw(b) && b->stopped_risky_probe && !b->prev_probe_too_high) {
 			start_probe_bw_refill(sk, b, 0);
 			return true;
 		}
 	}
 	if (is_inflight_too_high(b, a->tx_in_flight, a->lost, a->delivered, a->delivered_ce)) {
-		if (b->is_bw_probe_sample)
+		if (b->bw_probe_samples)
 			handle_inflight_too_high(sk, b, a->app_limited, a->tx_in_flight, a->now_us);
 		return false;
 	}
-	if (b->inflight_hi == INF_PKTS)
-		return false;
-	if (a->tx_in_flight > b->inflight_hi)
-		b->inflight_hi = a->tx_in_flight;
-	if (b->state == B3_PROBE_BW_UP)
-		probe_inflight_hi_upward(sk, b, a);
+	raise_inflight_hi(sk, b, a);
 	return false;
 }
 
@@ -758,19 +561,11 @@ static __always_inline bool is_time_to_probe_bw(struct sock *sk, struct bbr3 *b,
 		return true;
 	}
 	reno_rounds = min32(target_inflight(sk, b), BW_PROBE_MAX_ROUNDS);
-	if (a->now_us > b->cycle_stamp_us + b->bw_probe_wait_us || b->rounds_since_probe_up >= reno_rounds) {
+	if (a->now_us > b->cycle_stamp_us + b->bw_probe_wait_us || b->rounds_since_probe >= reno_rounds) {
 		start_probe_bw_refill(sk, b, 0);
 		return true;
 	}
 	return false;
-}
-
-/* IsTimeToCruise. */
-static __always_inline bool is_time_to_cruise(struct sock *sk, const struct bbr3 *b, u32 inflight)
-{
-	if (inflight > inflight_with_headroom(b))
-		return false;
-	return inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT);
 }
 
 /* IsTimeToGoDown. */
@@ -779,7 +574,7 @@ static __always_inline bool is_time_to_go_down(struct sock *sk, struct bbr3 *b, 
 	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (b->prev_probe_too_high && inflight >= b->inflight_hi) {
-		b->prev_probe_precautionary = 1;
+		b->stopped_risky_probe = 1;
 		return true;
 	}
 	if (is_cwnd_limited(tp) && tp->snd_cwnd >= b->inflight_hi)
@@ -804,7 +599,7 @@ static __always_inline void update_probe_bw_cycle_phase(struct sock *sk, struct 
 	case B3_PROBE_BW_DOWN:
 		if (is_time_to_probe_bw(sk, b, a))
 			return;
-		if (is_time_to_cruise(sk, b, inflight))
+		if (is_time_to_cruise(sk, b, inflight, max_bw_of(b)))
 			b->state = B3_PROBE_BW_CRUISE;
 		break;
 	case B3_PROBE_BW_CRUISE:
@@ -812,14 +607,14 @@ static __always_inline void update_probe_bw_cycle_phase(struct sock *sk, struct 
 		break;
 	case B3_PROBE_BW_REFILL:
 		if (b->round_start) { /* one round of REFILL, then UP */
-			b->is_bw_probe_sample = 1;
+			b->bw_probe_samples = 1;
 			start_probe_bw_up(sk, b, a);
 		}
 		break;
 	case B3_PROBE_BW_UP:
 		if (is_time_to_go_down(sk, b, inflight, a->sample_bw)) {
 			b->prev_probe_too_high = 0;
-			start_probe_bw_down(sk, b, a->now_us);
+			go_probe_bw_down(sk, b, a->now_us);
 		}
 		break;
 	default:
@@ -879,7 +674,7 @@ static __always_inline void check_drain_done(struct sock *sk, struct bbr3 *b, u6
 	if (inflight <= inflight_of(sk, b, max_bw_of(b), BBR_UNIT) ||
 	    b->round_count > b->drain_start_round + DRAIN_MAX_ROUNDS) {
 		b->cwnd_gain = DEFAULT_CWND_GAIN;
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 	}
 }
 
@@ -889,7 +684,7 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u64 ratio;
 
-	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK_FLAG) && b->min_rtt_us <= ECN_MAX_RTT_US)
+	if (!b->ecn_eligible && (tp->ecn_flags & TCP_ECN_OK) && b->min_rtt_us <= ECN_MAX_RTT_US)
 		b->ecn_eligible = 1;
 	if (!b->ecn_eligible)
 		return;
@@ -904,28 +699,20 @@ static __always_inline void update_ecn_alpha(struct sock *sk, struct bbr3 *b)
 
 /* ---- min_rtt and ProbeRTT ---------------------------------------------------------------- */
 
-static __always_inline bool check_probe_rtt_done(struct sock *sk, struct bbr3 *b, u64 now_us)
+/* ExitProbeRTT (after CheckProbeRTTDone, bbrlab_bbr_model.h). */
+static __always_inline void exit_probe_rtt(struct sock *sk, struct bbr3 *b, u64 now_us)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!b->probe_rtt_done_us || now_us <= b->probe_rtt_done_us)
-		return false;
-	tp->snd_cwnd = max32(tp->snd_cwnd, b->prior_cwnd); /* RestoreCwnd */
-	b->probe_rtt_min_stamp_us = now_us;
-	reset_short_term_model(b);
 	if (b->full_bw_reached) {
-		start_probe_bw_down(sk, b, now_us);
+		go_probe_bw_down(sk, b, now_us);
 		b->state = B3_PROBE_BW_CRUISE;
 	} else {
 		enter_startup(b);
 	}
-	return true;
 }
 
 static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct bbr3 *b, const struct ack_info *a,
 							 long rtt_us, bool is_ack_delayed)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	u64 now = a->now_us;
 	bool expired = now > b->probe_rtt_min_stamp_us + PROBE_RTT_WIN_US;
 
@@ -934,11 +721,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 		b->probe_rtt_min_us = (u32)min64((u64)rtt_us, INF_PKTS - 1);
 		b->probe_rtt_min_stamp_us = now;
 	}
-	/* The 10 s min_rtt follows it. */
-	if (b->probe_rtt_min_us <= b->min_rtt_us || now > b->min_rtt_stamp_us + MIN_RTT_WIN_US) {
-		b->min_rtt_us = b->probe_rtt_min_us;
-		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
-	}
+	update_min_rtt_from_probe_rtt_min(b, now);
 	if (expired && !b->idle_restart && b->state != B3_PROBE_RTT) {
 		if (b->state == B3_PROBE_BW_UP)
 			b->max_bw_advance_pending = 1;
@@ -950,23 +733,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 		b->ack_phase = ACK_PHASE_PROBE_STOPPING;
 		start_round(sk, b);
 	}
-	if (b->state == B3_PROBE_RTT) {
-		u32 v;
-
-		/* MarkConnectionAppLimited: ignore the low-rate samples ProbeRTT causes. */
-		v = tp->delivered + packets_in_flight(tp);
-		tp->app_limited = v ? v : 1;
-		if (!b->probe_rtt_done_us && packets_in_flight(tp) <= probe_rtt_cwnd(b)) {
-			b->probe_rtt_done_us = now + PROBE_RTT_MODE_US;
-			b->probe_rtt_round_done = 0;
-			start_round(sk, b);
-		} else if (b->probe_rtt_done_us) {
-			if (b->round_start)
-				b->probe_rtt_round_done = 1;
-			if (b->probe_rtt_round_done)
-				check_probe_rtt_done(sk, b, now);
-		}
-	}
+	handle_probe_rtt(sk, b, now);
 	if (a->delivered > 0)
 		b->idle_restart = 0;
 }
@@ -976,7 +743,7 @@ static __always_inline void update_min_rtt_and_probe_rtt(struct sock *sk, struct
 static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const struct ack_info *a)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd = tp->snd_cwnd, cap;
+	u32 cwnd = tp->snd_cwnd;
 
 	if (b->prev_ca_state >= TCP_CA_Recovery && a->ca_state < TCP_CA_Recovery)
 		cwnd = max32(cwnd, b->prior_cwnd); /* RestoreCwnd on leaving recovery */
@@ -990,19 +757,7 @@ static __always_inline void set_cwnd(struct sock *sk, struct bbr3 *b, const stru
 			cwnd = cwnd + a->acked_sacked;
 		cwnd = max32(cwnd, CWND_MIN_TARGET);
 	}
-	cwnd = min32(cwnd, tp->snd_cwnd_clamp);
-	if (b->state == B3_PROBE_RTT)
-		cwnd = min32(cwnd, probe_rtt_cwnd(b));
-	b->cur_cwnd = cwnd;
-	/* BoundCwndForModel: inflight_hi in DOWN/REFILL/UP, with headroom in CRUISE/ProbeRTT. */
-	if (b->state == B3_PROBE_BW_CRUISE || b->state == B3_PROBE_RTT)
-		cap = inflight_with_headroom(b);
-	else if (is_in_probe_bw(b))
-		cap = b->inflight_hi;
-	else
-		cap = INF_PKTS;
-	cap = max32(min32(cap, b->inflight_lo), CWND_MIN_TARGET);
-	cwnd = min32(cwnd, cap);
+	cwnd = bound_cwnd(tp, b, cwnd);
 	tp->snd_cwnd = cwnd;
 	b->cur_cwnd = cwnd;
 }
@@ -1020,29 +775,10 @@ void BPF_PROG(bbr3_init, struct sock *sk)
 	if (!b)
 		return;
 	__builtin_memset(b, 0, sizeof(*b));
-	b->init_cwnd = min32(max32(tp->snd_cwnd, 1), INIT_CWND_MAX);
-	b->prior_cwnd = tp->prior_cwnd;
+	init_model(sk, b, now, min_rtt);
 	b->cur_cwnd = tp->snd_cwnd;
-	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	b->next_round_delivered = tp->delivered;
-	b->loss_round_delivered = tp->delivered + 1; /* sample loss rounds after the first flight */
-	b->min_rtt_us = min_rtt;
-	b->min_rtt_stamp_us = now;
-	b->probe_rtt_min_us = min_rtt;
-	b->probe_rtt_min_stamp_us = now;
-	b->ack_epoch_start_us = now;
-	b->bw_lo = INF_BW;
-	b->inflight_lo = INF_PKTS;
-	b->inflight_hi = INF_PKTS;
-	b->probe_up_acked_per_inc = INF_PKTS;
+	b->bw_probe_up_cnt = INF_PKTS;
 	b->undo_state = B3_UNDO_NONE;
-	b->ack_phase = ACK_PHASE_INIT;
-	b->prev_ca_state = TCP_CA_Open;
-	b->ecn_alpha = ECN_ALPHA_INIT;
-	b->alpha_last_delivered = tp->delivered;
-	b->alpha_last_delivered_ce = tp->delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	b->last_lost = tp->lost;
 	init_pacing_rate_from_rtt(sk, b);
 	enter_startup(b);
 	/* Let the kernel's internal pacing enforce sk_pacing_rate (no fq qdisc needed). */
@@ -1060,29 +796,17 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	if (!b)
 		return;
 	b->cur_cwnd = tp->snd_cwnd;
-	a.now_us = tp->tcp_mstamp;
-	a.valid = rs->interval_us > 0 && rs->delivered >= 0;
-	a.delivered = rs->delivered > 0 ? (u32)rs->delivered : 0;
-	a.delivered_ce = rs->delivered_ce > 0 ? (u32)rs->delivered_ce : 0;
-	a.acked_sacked = rs->acked_sacked;
-	a.prior_in_flight = rs->prior_in_flight;
-	a.prior_delivered = rs->prior_delivered;
-	a.app_limited = rs->is_app_limited;
-	a.ca_state = ca_state_of(sk);
-	/* Sample bw rounded up (DIV_ROUND_UP) so a low rate can still grow. */
+	read_rate_sample(sk, rs, &a);
 	if (a.valid) {
 		u64 prior_max = max_bw_of(b);
 
-		a.sample_bw = ((u64)a.delivered * BW_UNIT + (u64)rs->interval_us - 1) / (u64)rs->interval_us;
+		a.sample_bw = sample_bw_of(&a, rs);
 		if (rs->is_retrans)
 			NOTE_RATE_SAMPLE(bbr3_rate_retrans, a.sample_bw, prior_max, a.app_limited);
 		else
 			NOTE_RATE_SAMPLE(bbr3_rate_clean, a.sample_bw, prior_max, a.app_limited);
 	}
-	a.ce_now = tp->delivered_ce != b->last_delivered_ce;
-	b->last_delivered_ce = tp->delivered_ce;
-	a.new_lost = tp->lost - b->last_lost;
-	b->last_lost = tp->lost;
+	read_stand_ins(tp, b, &a);
 	tx_ring_estimate(b->tx_ring, tp, a.prior_delivered, a.prior_in_flight, a.new_lost, &a.tx_in_flight,
 			 &a.lost);
 
@@ -1091,8 +815,11 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 		on_new_losses(sk, b, &a);
 
 	update_round(sk, b, &a);
-	if (b->round_start)
+	if (b->round_start) {
+		b->round_count++;
+		b->rounds_since_probe++;
 		update_ecn_alpha(sk, b);
+	}
 	if (b->ecn_eligible && a.ce_now)
 		b->ecn_in_round = 1;
 	update_latest_delivery_signals(sk, b, &a);
@@ -1135,38 +862,16 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 	b->pacing_gain = gain_p;
 	b->cwnd_gain = gain_c;
 
-	set_pacing_rate(sk, b, b->pacing_gain);
+	set_pacing_rate(sk, b, bw_of(b), b->pacing_gain);
 	set_cwnd(sk, b, &a);
 	if (b->prev_ca_state >= TCP_CA_Recovery && a.ca_state < TCP_CA_Recovery)
 		b->undo_state = B3_UNDO_NONE; /* the loss episode is over */
-	b->prev_ca_state = a.ca_state;
-	if (a.lost)
-		b->loss_in_cycle = 1;
-	if (a.delivered_ce)
-		b->ecn_in_cycle = 1;
+	finish_ack(b, &a);
 	tx_ring_record(b->tx_ring, &b->tx_ring_head, &b->tx_ring_last_delivered, tp, a.prior_in_flight);
 
 	bbr3_last_ack.bw = bw_of(b);
 	bbr3_last_ack.stamp_us = a.now_us;
-	bbr3_last_ack.state = b->state;
-	bbr3_last_ack.min_rtt_us = b->min_rtt_us;
-	bbr3_last_ack.inflight_hi = b->inflight_hi;
-	bbr3_last_ack.inflight_lo = b->inflight_lo;
-	bbr3_last_ack.tx_in_flight = a.tx_in_flight;
-	bbr3_last_ack.lost = a.lost;
-	bbr3_last_ack.cwnd = tp->snd_cwnd;
-}
-
-/* Entering recovery or RTO: save cwnd and the short/long-term model for undo. */
-SEC("struct_ops")
-u32 BPF_PROG(bbr3_ssthresh, struct sock *sk)
-{
-	struct bbr3 *b = state_of(sk);
-
-	if (b) {
-		save_state_upon_loss(sk, b);
-	}
-	return tcp_sk(sk)->snd_ssthresh;
+	note_ack_diag(&bbr3_last_ack.model, b, &a, tp);
 }
 
 /* RTO: cwnd = inflight + 1 (the kernel has already cut), reset the full-bw detector and seed
@@ -1213,40 +918,7 @@ u32 BPF_PROG(bbr3_undo_cwnd, struct sock *sk)
 	return max32(tp->snd_cwnd, b->prior_cwnd);
 }
 
-/* Restart from idle while app-limited: new aggregation epoch; pace at exactly bw in ProbeBW. */
-SEC("struct_ops")
-void BPF_PROG(bbr3_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr3 *b = state_of(sk);
-
-	if (!b || !restart_from_idle(tp, b, event))
-		return;
-	if (is_in_probe_bw(b))
-		set_pacing_rate(sk, b, BBR_UNIT);
-	else if (b->state == B3_PROBE_RTT)
-		check_probe_rtt_done(sk, b, tp->tcp_mstamp);
-}
-
-/* bbr_min_tso_segs: the stack sizes bursts (header, item 6). */
-SEC("struct_ops")
-u32 BPF_PROG(bbr3_min_tso_segs, struct sock *sk)
-{
-	return (u64)sk->sk_pacing_rate < MIN_TSO_RATE_BYTES_PER_S ? 1 : 2;
-}
-
-/* Legacy section name on purpose: libbpf 1.1 (Debian 12) skips ".struct_ops.link"; the
- * package's loader sets BPF_F_LINK on this map and registers it through a link it holds, so the
- * kernel unregisters it when the runner ends. (`bpftool struct_ops register` of this object
- * registers it without a link: remove it with `bpftool struct_ops unregister name bbr3_linux`.) */
-SEC(".struct_ops")
-struct tcp_congestion_ops bbr3_linux = {
-	.init = (void *)bbr3_init,
-	.cong_control = (void *)bbr3_cong_control,
-	.ssthresh = (void *)bbr3_ssthresh,
-	.set_state = (void *)bbr3_set_state,
-	.undo_cwnd = (void *)bbr3_undo_cwnd,
-	.cwnd_event = (void *)bbr3_cwnd_event,
-	.min_tso_segs = (void *)bbr3_min_tso_segs,
-	.name = BBRLAB_CA_NAME,
-};
+/* The struct_ops, with the hooks both ports share (ssthresh, cwnd_event, min_tso_segs). */
+#define BBR_PORT bbr3
+#define BBR_OPS bbr3_linux
+#include "bbrlab_bbr_ops.h"
