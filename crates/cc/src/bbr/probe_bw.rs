@@ -51,8 +51,9 @@ pub struct ProbeBwClock {
     /// BBR.bw_probe_wait (`probe_wait_us`): wall-clock time from DOWN to the next probe.
     pub bw_probe_wait_ns: Nanos,
     /// BBR.rounds_since_bw_probe (`rounds_since_probe`); each version counts it at its round
-    /// start (v2alpha saturates it at 255, v3 does not).
-    pub rounds_since_bw_probe: u64,
+    /// start (v2alpha saturates it at 255, v3 at u32::MAX: either is only compared with at most
+    /// `BW_PROBE_MAX_ROUNDS`).
+    pub rounds_since_bw_probe: u32,
 }
 
 impl ProbeBwClock {
@@ -104,7 +105,7 @@ impl ProbeBwClock {
     /// Linux does, v3 ns as the draft).
     #[inline]
     fn pick_probe_wait(&mut self, rng: &mut SplitMix64, wait_clock: Clock) {
-        self.rounds_since_bw_probe = rng.below(BW_PROBE_RAND_ROUNDS) as u64;
+        self.rounds_since_bw_probe = rng.below(BW_PROBE_RAND_ROUNDS);
         let rand_ns = match wait_clock {
             Clock::Ns => rng.below(BW_PROBE_RAND_NS as u32) as u64,
             Clock::Us => {

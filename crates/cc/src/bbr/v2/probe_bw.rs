@@ -17,7 +17,7 @@ impl Bbr2 {
         let inflight = self.target_inflight(tp);
         let reno_rounds = ((inflight as u64 * BW_PROBE_RENO_GAIN) >> GAIN_SHIFT) as u32;
         let rounds = BW_PROBE_MAX_ROUNDS.min(reno_rounds);
-        self.probe_bw.rounds_since_bw_probe >= rounds as u64
+        self.probe_bw.rounds_since_bw_probe >= rounds
     }
 
     /// `bbr2_start_bw_probe_refill`: reset the short-term bounds and refill the pipe for a round.

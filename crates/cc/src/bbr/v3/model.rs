@@ -13,7 +13,8 @@ impl Bbr3 {
     /// §UpdateRound (Linux `bbr_update_round_start`: valid samples only).
     pub(super) fn update_round(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.round.update(rs.interval_ns > 0 && rs.has_prior, rs, tp.delivered) {
-            self.probe_bw.rounds_since_bw_probe += 1;
+            let rounds = self.probe_bw.rounds_since_bw_probe;
+            self.probe_bw.rounds_since_bw_probe = rounds.saturating_add(1); // compared with ≤ 63
         }
     }
 

@@ -67,7 +67,7 @@ impl Bbr3 {
             return true;
         }
         let elapsed = self.probe_bw.probe_wait_elapsed(tp.now_ns);
-        let reno_rounds = (self.target_inflight(tp) as u64).min(BW_PROBE_MAX_ROUNDS as u64);
+        let reno_rounds = self.target_inflight(tp).min(BW_PROBE_MAX_ROUNDS);
         if elapsed || self.probe_bw.rounds_since_bw_probe >= reno_rounds {
             self.start_probe_bw_refill(tp, 0);
             return true;
