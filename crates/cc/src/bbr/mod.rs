@@ -41,6 +41,7 @@
 //! | `signals`         | v2/v3: per-round congestion signals (loss rounds, latest rate/volume)|
 //! | `probe_bw`        | v2/v3: four-phase cycle timing, ACK phase, longterm growth slope     |
 //! | `ecn`             | v2/v3: DCTCP-style ECN alpha, eligibility, STARTUP exit              |
+//! | `undo`            | v2/v3: the loss-adapted bounds saved for a spurious loss's undo      |
 //!
 //! and the versions beside them (`v1`, `v2`, `v3`), each a directory: its parameter table
 //! (`params.rs`: the variants — v1 mainline / Linux 4.13, v2 bbr2 / bbr2_new, v3 draft / Linux —
@@ -75,6 +76,7 @@ mod round;
 mod signals;
 mod startup;
 mod tso;
+mod undo;
 mod units;
 mod windowed_filter;
 

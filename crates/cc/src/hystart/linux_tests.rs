@@ -137,40 +137,45 @@ fn spaced(n: usize, rtt: u64) -> Vec<(u64, u64)> {
     train(n, 50 * MS, 5 * MS, rtt)
 }
 
+/// The delay exit: after a baseline round at `delay_min`, rounds of ACKs 5 ms apart (no ACK
+/// train); the exit comes when the round's minimum RTT exceeds delay_min by more than
+/// clamp(delay_min / 8, 4 ms, 16 ms).
 #[test]
-fn delay_exit_on_the_sample_after_the_eighth_when_rise_exceeds_threshold() {
-    // delay_min 100 ms: threshold clamp(12.5 ms, 4, 16) = 12.5 ms.
-    let mut f = flow(20);
-    round(&mut f, &spaced(20, 100 * MS));
-    // Rise of 12 ms: never.
-    assert_eq!(round(&mut f, &spaced(30, 112 * MS)), None);
-    // Rise of 13 ms: the round's first 8 samples only fill curr_rtt; the check runs from the
-    // 9th sample on (index 8).
-    assert_eq!(round(&mut f, &spaced(30, 113 * MS)), Some(8));
-    assert_eq!(f.cc.linux_hystart().found(), Some(LinuxHyStartExit::Delay));
-}
-
-#[test]
-fn delay_rise_is_measured_from_the_connection_min_rtt_not_the_last_round() {
-    // Linux compares with delay_min: 100 → 108 → 114 ms rounds exit on the third (14 ms above
-    // the minimum), although no round rose by more than 8 ms over the previous one.
-    let mut f = flow(20);
-    round(&mut f, &spaced(20, 100 * MS));
-    assert_eq!(round(&mut f, &spaced(20, 108 * MS)), None);
-    assert_eq!(round(&mut f, &spaced(20, 114 * MS)), Some(8));
-}
-
-#[test]
-fn delay_threshold_is_clamped_to_4_and_16_ms() {
-    // delay_min 20 ms: 20/8 = 2.5 ms → 4 ms; delay_min 200 ms: 25 ms → 16 ms. A rise 0.1 ms
-    // below the clamped threshold: no exit; 0.1 ms above it: exit.
-    for (delay_min, threshold) in [(20 * MS, 4 * MS), (200 * MS, 16 * MS)] {
+fn delay_exit_when_the_rise_over_delay_min_exceeds_the_clamped_threshold() {
+    /// (what, delay_min, then per round: ACKs, their RTT, the ACK the flow left slow start on).
+    type Case = (&'static str, u64, [(usize, u64, Option<usize>); 2]);
+    let cases: [Case; 4] = [
+        (
+            // Threshold 12.5 ms. At 13 ms the round's first 8 samples only fill curr_rtt; the
+            // check runs from the 9th sample on (index 8).
+            "a 12 ms rise never exits, a 13 ms rise on the 9th sample",
+            100 * MS,
+            [(30, 112 * MS, None), (30, 113 * MS, Some(8))],
+        ),
+        (
+            // Linux compares with delay_min: no round rose by more than 8 ms over the previous.
+            "the rise is measured from delay_min, not the last round: 100 → 108 → 114 ms exits",
+            100 * MS,
+            [(20, 108 * MS, None), (20, 114 * MS, Some(8))],
+        ),
+        (
+            "delay_min 20 ms: 2.5 ms is clamped to 4 ms (0.1 ms below: no exit, above: exit)",
+            20 * MS,
+            [(20, 24 * MS - 100 * US, None), (20, 24 * MS + 100 * US, Some(8))],
+        ),
+        (
+            "delay_min 200 ms: 25 ms is clamped to 16 ms (0.1 ms below: no exit, above: exit)",
+            200 * MS,
+            [(20, 216 * MS - 100 * US, None), (20, 216 * MS + 100 * US, Some(8))],
+        ),
+    ];
+    for (what, delay_min, rounds) in cases {
         let mut f = flow(20);
         round(&mut f, &spaced(20, delay_min));
-        let below = delay_min + threshold - 100 * US;
-        assert_eq!(round(&mut f, &spaced(20, below)), None, "delay_min {delay_min} ns");
-        let above = delay_min + threshold + 100 * US;
-        assert_eq!(round(&mut f, &spaced(20, above)), Some(8), "delay_min {delay_min} ns");
+        for (acks, rtt, exit) in rounds {
+            assert_eq!(round(&mut f, &spaced(acks, rtt)), exit, "{what}: round at {rtt} ns");
+        }
+        assert_eq!(f.cc.linux_hystart().found(), Some(LinuxHyStartExit::Delay), "{what}");
     }
 }
 

@@ -29,6 +29,16 @@ fn run_rounds(cc: &mut Cubic, tp: &mut TcpCc, rounds: usize, rtt: u64) {
     }
 }
 
+/// One [`run_round`] per RTT in `rtts`; the HyStart++ phase after each round.
+fn phases_over(cc: &mut Cubic, tp: &mut TcpCc, rtts: &[u64]) -> Vec<HyStartPhase> {
+    rtts.iter()
+        .map(|&rtt| {
+            run_round(cc, tp, rtt);
+            cc.hystart_phase()
+        })
+        .collect()
+}
+
 fn start() -> (Cubic, TcpCc) {
     let mut tp = TcpCc::new(1448, 10);
     let mut cc = Cubic::new(HyStartMode::PlusPlus);
@@ -101,12 +111,11 @@ fn rtt_rise_enters_css_after_eight_samples_then_ca_after_five_rounds() {
 #[test]
 fn rtt_falling_below_baseline_returns_to_slow_start() {
     let (mut cc, mut tp) = start();
-    run_rounds(&mut cc, &mut tp, 3, 50 * MS);
-    run_round(&mut cc, &mut tp, 60 * MS);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
-    // A round whose minimum RTT is back at 50 ms (< baseline 60 ms): spurious exit.
-    run_round(&mut cc, &mut tp, 50 * MS);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::SlowStart);
+    // Three rounds at 50 ms, one at 60 ms enters CSS (baseline 60 ms); a round whose minimum
+    // RTT is back at 50 ms (< baseline): spurious exit, back to slow start.
+    let rtts = [50 * MS, 50 * MS, 50 * MS, 60 * MS, 50 * MS];
+    let phases = phases_over(&mut cc, &mut tp, &rtts);
+    assert_eq!(phases[3..], [HyStartPhase::Css, HyStartPhase::SlowStart]);
     assert_eq!(tp.snd_ssthresh, TCP_INFINITE_SSTHRESH);
     // And slow start grows at the full rate again.
     let before = tp.snd_cwnd;
@@ -114,33 +123,37 @@ fn rtt_falling_below_baseline_returns_to_slow_start() {
     assert_eq!(tp.snd_cwnd, 2 * before);
 }
 
+/// CSS starts when a round's minimum RTT exceeds the last round's by RttThresh =
+/// clamp(last / 8, 4 ms, 16 ms) (RFC 9406 §4.2).
 #[test]
-fn small_rtt_rise_below_threshold_does_not_trigger() {
-    let (mut cc, mut tp) = start();
-    run_rounds(&mut cc, &mut tp, 2, 100 * MS);
-    // RttThresh at 100 ms is 12.5 ms; a 12 ms rise is below it.
-    run_round(&mut cc, &mut tp, 112 * MS);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::SlowStart);
-    // Against the new baseline of 112 ms, a 15 ms rise is above its 14 ms threshold.
-    run_round(&mut cc, &mut tp, 127 * MS); // threshold now 112/8 = 14 ms
-    assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
-}
-
-#[test]
-fn rtt_threshold_is_clamped_to_4_and_16_ms() {
-    // Base 20 ms: 20/8 = 2.5 ms, clamped up to 4 ms. A 3.5 ms rise must not trigger …
-    let (mut cc, mut tp) = start();
-    run_round(&mut cc, &mut tp, 20 * MS);
-    run_round(&mut cc, &mut tp, 23 * MS + 500_000);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::SlowStart);
-    // … but 4.5 ms above the new baseline of 23.5 ms (threshold still 4 ms) must.
-    run_round(&mut cc, &mut tp, 28 * MS);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
-    // Base 200 ms: 200/8 = 25 ms, clamped down to 16 ms. A 17 ms rise must trigger.
-    let (mut cc, mut tp) = start();
-    run_round(&mut cc, &mut tp, 200 * MS);
-    run_round(&mut cc, &mut tp, 217 * MS);
-    assert_eq!(cc.hystart_phase(), HyStartPhase::Css);
+fn css_entry_needs_a_rise_above_rtt_thresh_clamped_to_4_and_16_ms() {
+    use HyStartPhase::{Css, SlowStart as Ss};
+    /// (what, RTT of each round in µs, the phase expected after it).
+    type Case = (&'static str, &'static [u64], &'static [HyStartPhase]);
+    let cases: [Case; 3] = [
+        (
+            // Then against the new baseline of 112 ms, a 15 ms rise is above its 14 ms.
+            "at 100 ms RttThresh is 12.5 ms: a 12 ms rise is below it",
+            &[100_000, 100_000, 112_000, 127_000],
+            &[Ss, Ss, Ss, Css],
+        ),
+        (
+            // Then 4.5 ms above the new baseline of 23.5 ms (threshold still 4 ms) is above.
+            "base 20 ms: 2.5 ms is clamped up to 4 ms, so a 3.5 ms rise is below it",
+            &[20_000, 23_500, 28_000],
+            &[Ss, Ss, Css],
+        ),
+        (
+            "base 200 ms: 25 ms is clamped down to 16 ms; a 17 ms rise is above it",
+            &[200_000, 217_000],
+            &[Ss, Css],
+        ),
+    ];
+    for (what, rtts_us, want) in cases {
+        let (mut cc, mut tp) = start();
+        let rtts: Vec<u64> = rtts_us.iter().map(|us| us * 1_000).collect();
+        assert_eq!(phases_over(&mut cc, &mut tp, &rtts), want, "{what}");
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use super::{Bbr2, Phase, State};
 use crate::bbr::ecn::{self, ECN_THRESH};
 use crate::bbr::fast_path::{fast_path_accessors, FastPathModel};
-use crate::bbr::probe_bw::{inflight_hi_slope, AckPhase};
+use crate::bbr::probe_bw::inflight_hi_slope;
 use crate::bbr::units::{bw_floor, BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS};
 use crate::{RateSample, TcpCc};
 
@@ -211,13 +211,9 @@ impl Bbr2 {
 
     /// `bbr2_adapt_upper_bounds`. Returns true if it decided a state transition.
     pub(super) fn adapt_upper_bounds(&mut self, tp: &TcpCc, rs: &RateSample) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round.round_start {
-            self.ack_phase = AckPhase::ProbeFeedback;
-        }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
+        if self.probe_bw.advance_ack_phase(self.round.round_start) {
             // End of samples from the bw probing phase.
             self.bw_probe_samples = false;
-            self.ack_phase = AckPhase::Init;
             // Best time to forget the previous cycle's samples.
             if self.state == State::ProbeBw && !rs.is_app_limited {
                 self.max_bw_filter.advance_if_sampled(); // `bbr2_advance_max_bw_filter`

@@ -162,20 +162,20 @@ use super::ecn::EcnState;
 use super::fast_path;
 use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
-use super::probe_bw::{AckPhase, PACING_GAIN_UP};
+use super::probe_bw::{ProbeBwClock, PACING_GAIN_UP};
 use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
 use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::{FullBw, DRAIN_GAIN, HIGH_GAIN};
 use super::tso;
+use super::undo::{save_state_upon_loss, UndoBounds};
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, linux_gain, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
 use super::windowed_filter::TwoSlotMax;
 use crate::rng::SplitMix64;
 use crate::{
-    CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
-    TCP_INFINITE_SSTHRESH,
+    CaState, CcStateSample, CongestionOps, CwndEvent, RateSample, TcpCc, TCP_INFINITE_SSTHRESH,
 };
 
 /// STARTUP cwnd gain: v2alpha keeps 2.885 (`bbr_startup_cwnd_gain`; v3 lowered it to 2).
@@ -221,14 +221,14 @@ pub struct Bbr2 {
 
     state: State,
     cycle: Phase,
-    ack_phase: AckPhase,
+    /// When the phase began, when to probe next, the ACK phase.
+    probe_bw: ProbeBwClock,
     /// 10 s min_rtt, fed by the 5 s `probe_rtt_min` sub-window that schedules PROBE_RTT.
     min_rtt: MinRtt,
     probe_rtt_min: MinRtt,
     probe_rtt: ProbeRttHold,
     /// Packet-timed rounds (BBR.round_count, BBR.next_round_delivered, BBR.round_start).
     round: RoundCounter,
-    cycle_stamp_ns: Nanos,
     prev_ca_state: CaState,
     idle_restart: bool,
     /// Gains, 2^16.
@@ -249,14 +249,11 @@ pub struct Bbr2 {
     inflight_longterm: u32,
     /// BBR.inflight_shortterm (v2alpha `inflight_lo`).
     inflight_shortterm: u32,
-    undo_bw_shortterm: u64,
-    undo_inflight_shortterm: u32,
-    undo_inflight_longterm: u32,
+    /// The bounds saved on entering Recovery/Loss, for undo.
+    undo_bounds: UndoBounds,
     bw_probe_up_cnt: u32,
     bw_probe_up_acks: u32,
     bw_probe_up_rounds: u32,
-    bw_probe_wait_ns: Nanos,
-    rounds_since_bw_probe: u32,
     bw_probe_samples: bool,
     prev_probe_too_high: bool,
     stopped_risky_probe: bool,
@@ -283,12 +280,11 @@ impl Bbr2 {
             rng,
             state: State::Startup,
             cycle: Phase::Up,
-            ack_phase: AckPhase::Init,
+            probe_bw: ProbeBwClock::default(),
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
             round: RoundCounter::default(),
-            cycle_stamp_ns: 0,
             prev_ca_state: CaState::Open,
             idle_restart: false,
             pacing_gain: HIGH_GAIN,
@@ -303,14 +299,10 @@ impl Bbr2 {
             bw_shortterm: INF_BW,
             inflight_longterm: INF_PKTS,
             inflight_shortterm: INF_PKTS,
-            undo_bw_shortterm: 0,
-            undo_inflight_shortterm: 0,
-            undo_inflight_longterm: 0,
+            undo_bounds: UndoBounds::default(),
             bw_probe_up_cnt: INF_PKTS,
             bw_probe_up_acks: 0,
             bw_probe_up_rounds: 0,
-            bw_probe_wait_ns: 0,
-            rounds_since_bw_probe: 0,
             bw_probe_samples: false,
             prev_probe_too_high: false,
             stopped_risky_probe: false,
@@ -465,14 +457,8 @@ impl CongestionOps for Bbr2 {
         tp.pacing_enabled = true; // SK_PACING_NEEDED
     }
 
-    /// `bbr2_ssthresh`: save cwnd and the loss-adapted bounds for undo; keep ssthresh.
-    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        self.save_cwnd(tp);
-        self.undo_bw_shortterm = self.bw_shortterm;
-        self.undo_inflight_shortterm = self.inflight_shortterm;
-        self.undo_inflight_longterm = self.inflight_longterm;
-        tp.snd_ssthresh
-    }
+    // `bbr2_ssthresh`: save cwnd and the loss-adapted bounds for undo; keep ssthresh.
+    save_state_upon_loss!();
 
     /// `bbr2_main`.
     fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) {
@@ -486,7 +472,8 @@ impl CongestionOps for Bbr2 {
         // §UpdateRound (`bbr_update_round_start`: samples with a positive interval).
         self.round.update(rs.interval_ns > 0, rs, tp.delivered);
         if self.round.round_start {
-            self.rounds_since_bw_probe = (self.rounds_since_bw_probe + 1).min(0xFF);
+            self.probe_bw.rounds_since_bw_probe =
+                (self.probe_bw.rounds_since_bw_probe + 1).min(0xFF);
             self.update_ecn_alpha(tp);
         }
         self.signals.ecn_in_round |= is_ece;
@@ -524,9 +511,11 @@ impl CongestionOps for Bbr2 {
         self.try_fast_path = false; // take the slow path to set cwnd and pacing again
         self.full_bw.reset(); // `now` is v3's: always false here
         self.signals.loss_in_round = false;
-        self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
-        self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
-        self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
+        self.undo_bounds.restore(
+            &mut self.bw_shortterm,
+            &mut self.inflight_shortterm,
+            &mut self.inflight_longterm,
+        );
         self.prior_cwnd
     }
 

@@ -2,11 +2,9 @@
 //! exit from PROBE_RTT into it.
 
 use super::{Bbr2, Phase, State};
-use crate::bbr::probe_bw::{
-    AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS,
-};
-use crate::bbr::units::{linux_gain, BBR_UNIT, GAIN_SHIFT, GAIN_UNIT, INF_BW, INF_PKTS};
-use crate::{Nanos, RateSample, TcpCc, NSEC_PER_USEC};
+use crate::bbr::probe_bw::{AckPhase, BW_PROBE_MAX_ROUNDS};
+use crate::bbr::units::{linux_gain, Clock, BBR_UNIT, GAIN_SHIFT, GAIN_UNIT, INF_BW, INF_PKTS};
+use crate::{RateSample, TcpCc};
 
 /// PROBE_UP pushes inflight to 1.25·BDP (`bbr_bw_probe_pif_gain`).
 pub(super) const BW_PROBE_PIF_GAIN: u64 = linux_gain(BBR_UNIT * 5 / 4);
@@ -14,25 +12,12 @@ pub(super) const BW_PROBE_PIF_GAIN: u64 = linux_gain(BBR_UNIT * 5 / 4);
 const BW_PROBE_RENO_GAIN: u64 = GAIN_UNIT;
 
 impl Bbr2 {
-    /// `bbr2_has_elapsed_in_phase`.
-    fn has_elapsed_in_phase(&self, tp: &TcpCc, interval_ns: Nanos) -> bool {
-        tp.now_ns > self.cycle_stamp_ns.saturating_add(interval_ns)
-    }
-
     /// `bbr2_is_reno_coexistence_probe_time`: probe after min(63, target_inflight) rounds.
     fn is_reno_coexistence_probe_time(&self, tp: &TcpCc) -> bool {
         let inflight = self.target_inflight(tp);
         let reno_rounds = ((inflight as u64 * BW_PROBE_RENO_GAIN) >> GAIN_SHIFT) as u32;
         let rounds = BW_PROBE_MAX_ROUNDS.min(reno_rounds);
-        self.rounds_since_bw_probe >= rounds
-    }
-
-    /// `bbr2_pick_probe_wait`: random round offset 0–1 and wall clock 2–3 s.
-    fn pick_probe_wait(&mut self) {
-        self.rounds_since_bw_probe = self.rng.below(BW_PROBE_RAND_ROUNDS);
-        // Linux draws µs; so do we, for the same granularity.
-        let rand_us = self.rng.below((BW_PROBE_RAND_NS / NSEC_PER_USEC) as u32) as u64;
-        self.bw_probe_wait_ns = BW_PROBE_BASE_NS + rand_us * NSEC_PER_USEC;
+        self.probe_bw.rounds_since_bw_probe >= rounds
     }
 
     /// `bbr2_start_bw_probe_refill`: reset the short-term bounds and refill the pipe for a round.
@@ -52,16 +37,13 @@ impl Bbr2 {
         self.bw_probe_up_acks = 0;
         self.stopped_risky_probe = false;
         self.got_ok_bw_probe_sample = false;
-        self.ack_phase = AckPhase::Refilling;
-        self.round.start_round(tp.delivered);
+        self.probe_bw.start_ack_phase(AckPhase::Refilling, &mut self.round, tp.delivered);
         self.cycle = Phase::Refill;
     }
 
     /// `bbr2_start_bw_probe_up`.
     pub(super) fn start_probe_bw_up(&mut self, tp: &TcpCc) {
-        self.ack_phase = AckPhase::ProbeStarting;
-        self.round.start_round(tp.delivered);
-        self.cycle_stamp_ns = tp.now_ns;
+        self.probe_bw.start_up(tp, &mut self.round);
         self.cycle = Phase::Up;
         self.raise_inflight_hi_slope(tp);
     }
@@ -70,10 +52,8 @@ impl Bbr2 {
     pub(super) fn start_probe_bw_down(&mut self, tp: &TcpCc) {
         self.signals.reset();
         self.bw_probe_up_cnt = INF_PKTS;
-        self.pick_probe_wait();
-        self.cycle_stamp_ns = tp.now_ns;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.round.start_round(tp.delivered);
+        // v2alpha draws the probe wait in µs.
+        self.probe_bw.start_down(tp, &mut self.round, &mut self.rng, Clock::Us);
         self.cycle = Phase::Down;
     }
 
@@ -87,9 +67,7 @@ impl Bbr2 {
 
     /// `bbr2_check_time_to_probe_bw` (ecn_reprobe_gain is 0 in v2alpha: no ECN re-probe).
     fn check_time_to_probe_bw(&mut self, tp: &TcpCc) -> bool {
-        if self.has_elapsed_in_phase(tp, self.bw_probe_wait_ns)
-            || self.is_reno_coexistence_probe_time(tp)
-        {
+        if self.probe_bw.probe_wait_elapsed(tp.now_ns) || self.is_reno_coexistence_probe_time(tp) {
             self.start_probe_bw_refill(tp, 0);
             return true;
         }
@@ -134,7 +112,7 @@ impl Bbr2 {
                 if self.prev_probe_too_high && inflight >= self.inflight_longterm {
                     self.stopped_risky_probe = true;
                     is_risky = true;
-                } else if self.has_elapsed_in_phase(tp, self.min_rtt.rtt_ns)
+                } else if self.probe_bw.has_elapsed_in_phase(tp.now_ns, self.min_rtt.rtt_ns)
                     && inflight >= self.inflight(tp, bw, BW_PROBE_PIF_GAIN)
                 {
                     is_queuing = true;

@@ -24,8 +24,7 @@ impl ProbeRttModel for Bbr2 {
     #[inline]
     fn enter_probe_rtt(&mut self, tp: &mut TcpCc) {
         self.state = State::ProbeRtt;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.round.start_round(tp.delivered);
+        self.probe_bw.start_ack_phase(AckPhase::ProbeStopping, &mut self.round, tp.delivered);
     }
 
     /// `bbr2_exit_probe_rtt`.

@@ -6,7 +6,7 @@ use super::probe_bw::BW_PROBE_PIF_GAIN;
 use super::*;
 use crate::bbr::ecn::FULL_ECN_CNT;
 use crate::bbr::pacing::{bw_to_pacing_rate, PACING_MARGIN_PERCENT};
-use crate::bbr::probe_bw::BW_PROBE_MAX_ROUNDS;
+use crate::bbr::probe_bw::{AckPhase, BW_PROBE_MAX_ROUNDS};
 use crate::bbr::startup::FULL_BW_CNT;
 use crate::bbr::units::BW_UNIT;
 use crate::rng::Lcg64;
@@ -199,7 +199,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
         let mut trace: Vec<(u64, Phase)> = vec![(sim.now, sim.cc.cycle)];
         let mut rounds_in_cycle = 0u32;
         let mut rounds_at: Vec<u32> = vec![0];
-        let mut waits: Vec<u64> = vec![sim.cc.bw_probe_wait_ns];
+        let mut waits: Vec<u64> = vec![sim.cc.probe_bw.bw_probe_wait_ns];
         let end = sim.now + 12 * NSEC_PER_SEC;
         let mut gains_seen = [0u32; 4];
         sim.run_until(
@@ -231,7 +231,7 @@ fn probe_bw_cycles_down_cruise_refill_up_with_v2_gains_and_timing() {
                     }
                     trace.push((s.now, s.cc.cycle));
                     rounds_at.push(rounds_in_cycle);
-                    waits.push(s.cc.bw_probe_wait_ns);
+                    waits.push(s.cc.probe_bw.bw_probe_wait_ns);
                 }
                 s.now >= end
             },
@@ -416,15 +416,15 @@ fn probe_bw_flow(many_flows: bool, phase: Phase) -> (TcpCc, Bbr2) {
     b.max_bw_filter.update(bw_of_pps(10_000.0));
     b.max_bw_filter.advance(); // [previous = 10k pkt/s, current = 0]
     b.cycle = phase;
-    b.cycle_stamp_ns = tp.now_ns;
-    b.bw_probe_wait_ns = 100 * NSEC_PER_SEC;
+    b.probe_bw.cycle_stamp_ns = tp.now_ns;
+    b.probe_bw.bw_probe_wait_ns = 100 * NSEC_PER_SEC;
     b.round.next_round_delivered = u64::MAX; // no packet-timed round ends unless a test says so
     b.signals.loss_round_delivered = u64::MAX;
     b.ecn.alpha_last_delivered = tp.delivered;
     b.ecn.last_delivered_ce = tp.delivered_ce;
     if phase == Phase::Up {
         b.bw_probe_samples = true;
-        b.ack_phase = AckPhase::ProbeFeedback;
+        b.probe_bw.ack_phase = AckPhase::ProbeFeedback;
     }
     (tp, b)
 }
@@ -838,7 +838,7 @@ fn bbr2_new_adds_one_packet_and_one_packet_per_min_rtt_when_a_probe_starts() {
         b.inflight_longterm = 100;
         let bw_hi = bw_of_pps(9_000.0);
         b.bw_hi = bw_hi;
-        b.bw_probe_wait_ns = 0; // time to probe
+        b.probe_bw.bw_probe_wait_ns = 0; // time to probe
         hand_ack(&mut tp, &mut b, 1, |_| {});
         assert_eq!(b.cycle, Phase::Refill);
         if many_flows {

@@ -120,12 +120,13 @@ use super::ecn::EcnState;
 use super::fast_path::{self, fast_path_accessors, FastPathModel};
 use super::inflight::{self, InflightCap};
 use super::pacing::Pacer;
-use super::probe_bw::AckPhase;
+use super::probe_bw::ProbeBwClock;
 use super::probe_rtt::{self as shared_probe_rtt, MinRtt, ProbeRttHold, ProbeRttModel};
 use super::round::RoundCounter;
 use super::signals::CongestionSignals;
 use super::startup::FullBw;
 use super::tso;
+use super::undo::{save_state_upon_loss, UndoBounds};
 use super::units::{
     bw_bytes_per_sec, bw_ceil, gain_f64, Clock, BBR_UNIT, GAIN_UNIT, INF_BW, INF_PKTS,
 };
@@ -133,8 +134,7 @@ use super::windowed_filter::TwoSlotMax;
 use crate::rate::PacketRateState;
 use crate::rng::SplitMix64;
 use crate::{
-    CaState, CcStateSample, CongestionOps, CwndEvent, Nanos, RateSample, TcpCc,
-    TCP_INFINITE_SSTHRESH,
+    CaState, CcStateSample, CongestionOps, CwndEvent, RateSample, TcpCc, TCP_INFINITE_SSTHRESH,
 };
 
 /// §Terminology: DefaultCwndGain = 2, the smallest cwnd gain that lets the rate double per round
@@ -201,21 +201,18 @@ pub struct Bbr3 {
     full_bw: FullBw,
     drain_start_round: u64,
     // §ProbeBW State.
-    ack_phase: AckPhase,
+    /// When the phase began, when to probe next, the ACK phase.
+    probe_bw: ProbeBwClock,
     is_bw_probe_sample: bool,
     prev_probe_too_high: bool,
     prev_probe_precautionary: bool,
     bw_probe_up_rounds: u32,
     bw_probe_up_acked: u32,
     probe_up_acked_per_inc: u32,
-    rounds_since_bw_probe: u64,
-    bw_probe_wait_ns: Nanos,
-    cycle_stamp_ns: Nanos,
     // §Undo State.
     undo_state: Option<State>,
-    undo_bw_shortterm: u64,
-    undo_inflight_shortterm: u32,
-    undo_inflight_longterm: u32,
+    /// The bounds saved on entering Recovery/Loss, for undo.
+    undo_bounds: UndoBounds,
     // §ProbeRTT and min_rtt: the 10 s min_rtt fed by the 5 s probe_rtt_min sub-window.
     min_rtt: MinRtt,
     probe_rtt_min: MinRtt,
@@ -260,20 +257,15 @@ impl Bbr3 {
             signals: CongestionSignals::default(),
             full_bw: FullBw::default(),
             drain_start_round: 0,
-            ack_phase: AckPhase::Init,
+            probe_bw: ProbeBwClock::default(),
             is_bw_probe_sample: false,
             prev_probe_too_high: false,
             prev_probe_precautionary: false,
             bw_probe_up_rounds: 0,
             bw_probe_up_acked: 0,
             probe_up_acked_per_inc: INF_PKTS,
-            rounds_since_bw_probe: 0,
-            bw_probe_wait_ns: 0,
-            cycle_stamp_ns: 0,
             undo_state: None,
-            undo_bw_shortterm: 0,
-            undo_inflight_shortterm: 0,
-            undo_inflight_longterm: 0,
+            undo_bounds: UndoBounds::default(),
             min_rtt: MinRtt::NONE,
             probe_rtt_min: MinRtt::NONE,
             probe_rtt: ProbeRttHold::default(),
@@ -446,14 +438,8 @@ impl CongestionOps for Bbr3 {
         tp.pacing_enabled = true;
     }
 
-    /// Entering Recovery/Loss (§OnEnterFastRecovery / OnEnterRTO): SaveCwnd + SaveStateUponLoss.
-    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        self.save_cwnd(tp);
-        self.undo_bw_shortterm = self.bw_shortterm;
-        self.undo_inflight_shortterm = self.inflight_shortterm;
-        self.undo_inflight_longterm = self.inflight_longterm;
-        tp.snd_ssthresh
-    }
+    // Entering Recovery/Loss (§OnEnterFastRecovery / OnEnterRTO): SaveCwnd + SaveStateUponLoss.
+    save_state_upon_loss!();
 
     /// §Per-ACK Steps UpdateOnACK.
     fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) {
@@ -506,9 +492,11 @@ impl CongestionOps for Bbr3 {
         self.try_fast_path = false; // Linux: take the slow path to set cwnd and pacing again
         self.signals.loss_in_round = false;
         self.full_bw.reset();
-        self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
-        self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
-        self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
+        self.undo_bounds.restore(
+            &mut self.bw_shortterm,
+            &mut self.inflight_shortterm,
+            &mut self.inflight_longterm,
+        );
         match self.undo_state {
             Some(State::Startup) if self.state != State::Startup => {
                 self.full_bw.reached = false;

@@ -4,7 +4,7 @@
 
 use super::{Bbr3, EcnResponse, State};
 use crate::bbr::ecn::{self, ECN_FACTOR, ECN_THRESH};
-use crate::bbr::probe_bw::{inflight_hi_slope, AckPhase};
+use crate::bbr::probe_bw::inflight_hi_slope;
 use crate::bbr::units::{BBR_SCALE, GAIN_SHIFT, INF_BW, INF_PKTS};
 use crate::rate::PacketRateState;
 use crate::{RateSample, TcpCc};
@@ -13,7 +13,8 @@ impl Bbr3 {
     /// §UpdateRound (Linux `bbr_update_round_start`: valid samples only).
     pub(super) fn update_round(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.round.update(rs.interval_ns > 0 && rs.has_prior, rs, tp.delivered) {
-            self.rounds_since_bw_probe += 1;
+            let rounds = self.probe_bw.rounds_since_bw_probe;
+            self.probe_bw.rounds_since_bw_probe = rounds.saturating_add(1); // compared with ≤ 63
         }
     }
 
@@ -203,9 +204,8 @@ impl Bbr3 {
     /// §AdaptLongTermModel (+ Linux `bbr_adapt_upper_bounds`' per-ACK too-high check). Returns
     /// true if it decided a state transition.
     pub(super) fn adapt_long_term_model(&mut self, tp: &TcpCc, rs: &RateSample, lost: u64) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round.round_start {
-            self.ack_phase = AckPhase::ProbeFeedback; // probe samples start arriving
-        }
+        // Probe samples start arriving, or the last ones of a stopped probe have arrived.
+        let probe_samples_ended = self.probe_bw.advance_ack_phase(self.round.round_start);
         // One round after leaving UP, once per probe (see header on the max_bw clock).
         if self.max_bw_advance_pending
             && self.round.round_start
@@ -215,10 +215,8 @@ impl Bbr3 {
             self.max_bw_advance_pending = false;
             self.max_bw_filter.advance_if_sampled(); // §AdvanceMaxBwFilter
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round.round_start {
-            // End of the samples from the bandwidth probe.
+        if probe_samples_ended {
             self.is_bw_probe_sample = false;
-            self.ack_phase = AckPhase::Init;
             // §Precautionary Bandwidth Probing: Acceleration.
             if self.is_in_probe_bw() && self.prev_probe_precautionary && !self.prev_probe_too_high {
                 self.start_probe_bw_refill(tp, 0);

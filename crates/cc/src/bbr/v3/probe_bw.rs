@@ -2,11 +2,8 @@
 //! the draft's exit conditions, precautionary probing, and Linux's ECN re-probe.
 
 use super::{Bbr3, EcnResponse, State, DEFAULT_CWND_GAIN};
-use crate::bbr::probe_bw::{
-    AckPhase, BW_PROBE_BASE_NS, BW_PROBE_MAX_ROUNDS, BW_PROBE_RAND_NS, BW_PROBE_RAND_ROUNDS,
-    BW_PROBE_UP_ROUNDS_MAX,
-};
-use crate::bbr::units::{BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_PKTS};
+use crate::bbr::probe_bw::{AckPhase, BW_PROBE_MAX_ROUNDS, BW_PROBE_UP_ROUNDS_MAX};
+use crate::bbr::units::{Clock, BBR_SCALE, BBR_UNIT, GAIN_UNIT, INF_PKTS};
 use crate::{CaState, RateSample, TcpCc};
 
 /// Linux v3 ECN re-probe: after a cycle with ECN but no loss, the first round of UP grows
@@ -14,12 +11,6 @@ use crate::{CaState, RateSample, TcpCc};
 const ECN_REPROBE_GAIN: u64 = BBR_UNIT as u64 / 2;
 
 impl Bbr3 {
-    /// §PickProbeWait: rounds_since_bw_probe = U{0,1}, wait = 2 s + U(0, 1 s).
-    fn pick_probe_wait(&mut self) {
-        self.rounds_since_bw_probe = self.rng.below(BW_PROBE_RAND_ROUNDS) as u64;
-        self.bw_probe_wait_ns = BW_PROBE_BASE_NS + self.rng.below(BW_PROBE_RAND_NS as u32) as u64;
-    }
-
     /// §StartProbeBW_DOWN. Leaving UP arms the max_bw clock advance (see header).
     pub(super) fn start_probe_bw_down(&mut self, tp: &TcpCc) {
         if self.state == State::ProbeBwUp {
@@ -27,10 +18,8 @@ impl Bbr3 {
         }
         self.signals.reset();
         self.probe_up_acked_per_inc = INF_PKTS;
-        self.pick_probe_wait();
-        self.cycle_stamp_ns = tp.now_ns;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.round.start_round(tp.delivered);
+        // §PickProbeWait draws the wait in ns.
+        self.probe_bw.start_down(tp, &mut self.round, &mut self.rng, Clock::Ns);
         self.state = State::ProbeBwDown;
     }
 
@@ -45,17 +34,14 @@ impl Bbr3 {
         self.bw_probe_up_rounds = probe_up_rounds;
         self.bw_probe_up_acked = 0;
         self.prev_probe_precautionary = false;
-        self.ack_phase = AckPhase::Refilling;
-        self.round.start_round(tp.delivered);
+        self.probe_bw.start_ack_phase(AckPhase::Refilling, &mut self.round, tp.delivered);
         self.state = State::ProbeBwRefill;
     }
 
     /// §StartProbeBW_UP.
     fn start_probe_bw_up(&mut self, tp: &TcpCc, sample_bw: u64) {
-        self.ack_phase = AckPhase::ProbeStarting;
-        self.round.start_round(tp.delivered);
+        self.probe_bw.start_up(tp, &mut self.round);
         self.full_bw.restart_from(sample_bw);
-        self.cycle_stamp_ns = tp.now_ns;
         self.state = State::ProbeBwUp;
         self.raise_inflight_longterm_slope(tp);
     }
@@ -80,9 +66,9 @@ impl Bbr3 {
             self.start_probe_bw_refill(tp, n.min(BW_PROBE_UP_ROUNDS_MAX));
             return true;
         }
-        let elapsed = tp.now_ns > self.cycle_stamp_ns + self.bw_probe_wait_ns;
-        let reno_rounds = (self.target_inflight(tp) as u64).min(BW_PROBE_MAX_ROUNDS as u64);
-        if elapsed || self.rounds_since_bw_probe >= reno_rounds {
+        let elapsed = self.probe_bw.probe_wait_elapsed(tp.now_ns);
+        let reno_rounds = self.target_inflight(tp).min(BW_PROBE_MAX_ROUNDS);
+        if elapsed || self.probe_bw.rounds_since_bw_probe >= reno_rounds {
             self.start_probe_bw_refill(tp, 0);
             return true;
         }

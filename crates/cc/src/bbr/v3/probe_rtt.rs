@@ -26,8 +26,7 @@ impl ProbeRttModel for Bbr3 {
         self.state = State::ProbeRtt;
         self.pacing_gain = GAIN_UNIT;
         self.cwnd_gain = PROBE_RTT_CWND_GAIN;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.round.start_round(tp.delivered);
+        self.probe_bw.start_ack_phase(AckPhase::ProbeStopping, &mut self.round, tp.delivered);
     }
 
     /// §ExitProbeRTT.

@@ -269,7 +269,7 @@ fn drain_exits_when_inflight_reaches_the_bdp() {
                     "{v:?}: Drain → {:?}",
                     s.cc.state
                 );
-                assert_eq!(s.cc.cycle_stamp_ns, s.now, "ProbeBW_DOWN started on this ACK");
+                assert_eq!(s.cc.probe_bw.cycle_stamp_ns, s.now, "ProbeBW_DOWN started on this ACK");
                 assert!(
                     inflight <= target + s.cc.send_quantum_segs(&s.tp) as f64,
                     "{v:?}: left Drain at inflight {inflight} > {target}"
@@ -499,7 +499,7 @@ fn loss_above_threshold_in_up_cuts_inflight_longterm_by_beta_and_goes_down() {
                 "{v:?}: {:?}",
                 b.state
             );
-            assert_eq!(b.cycle_stamp_ns, tp.now_ns);
+            assert_eq!(b.probe_bw.cycle_stamp_ns, tp.now_ns);
             let want = (tx as f64).max((target * beta).floor());
             assert!(
                 (b.inflight_longterm as f64 - want).abs() <= 1.0,
