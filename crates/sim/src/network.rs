@@ -325,6 +325,15 @@ impl Simulation {
         link.stats.tx_bytes += p.wire_bytes as u64;
         link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
         let arrive = if link.jitter_ns > 0 { link.arrival_time(now) } else { now + link.delay_ns };
+        if link.fast.fold {
+            // A discipline's link (event-driven, `link/aqm.rs`) folding its router hop: its
+            // departure, now, fixes when the packet reaches the router (`speedup/fold.rs`).
+            if link.paused_until <= now {
+                self.next_tx(lid);
+            }
+            self.fold_into_next(arrive, p);
+            return;
+        }
         // Cut-through links put the packet in the pipe when it started (`start_tx`).
         let store_fwd = link.cut_through_bytes == 0;
         // A zero-delay hop with nothing ahead in its pipe: the packet is at the far end the

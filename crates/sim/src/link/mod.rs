@@ -201,12 +201,20 @@ impl Link {
     /// watches its departures but TSQ, which a lazily counted NIC serves without departure
     /// events (`speedup/nic.rs`).
     pub(crate) fn can_be_timestamped_nic(&self) -> bool {
+        self.aqm.is_none() && self.timestamped_but_for_its_discipline()
+    }
+
+    /// `can_be_timestamped_nic` but for a discipline of the path model (`aqm.rs`), which keeps
+    /// the transmitter event-driven: otherwise its packets leave in the order it serves them
+    /// and reach the far end `delay_ns` after they leave, watched by nothing on the way (no
+    /// PFC, shared pool, cut-through, jitter, host pause or path stages), so such a link may
+    /// fold its router hop too (`speedup/fold.rs`).
+    pub(crate) fn timestamped_but_for_its_discipline(&self) -> bool {
         self.pfc.as_deref().is_none_or(LinkPfc::lets_link_be_timestamped)
             && !self.in_pool
             && self.cut_through_bytes == 0
             && self.jitter_ns == 0
             && !self.host_paused
-            && self.aqm.is_none()
             && self.path.is_none()
     }
 

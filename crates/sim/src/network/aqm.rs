@@ -106,14 +106,25 @@ impl Simulation {
 
     /// Packets the discipline of link `lid` dropped from among those it held: each leaves it
     /// and is counted; the emptied buffer goes back to the link for the next call.
+    #[inline]
     fn aqm_drop_all(&mut self, lid: LinkId, dropped: &mut Vec<(Packet, DropCause)>) {
+        if !dropped.is_empty() {
+            self.aqm_drop_each(lid, dropped);
+        }
+        let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
+        a.dropped = std::mem::take(dropped);
+    }
+
+    /// `aqm_drop_all`'s loop, apart: most calls drop nothing, and draining the empty buffer
+    /// twice per packet was 1.3 % of an FQ-CoDel run's instructions (1000 flows, 10 Gbit/s).
+    #[cold]
+    #[inline(never)]
+    fn aqm_drop_each(&mut self, lid: LinkId, dropped: &mut Vec<(Packet, DropCause)>) {
         for (d, cause) in dropped.drain(..) {
             let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
             a.track(&d, false);
             self.aqm_count_drop(lid, &d, cause);
         }
-        let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
-        a.dropped = std::mem::take(dropped);
     }
 
     /// One packet dropped by link `lid`'s discipline, for `cause`.

@@ -1,8 +1,10 @@
 //! Folded router hops: a packet that a timestamped link accepts into a router whose next link
 //! is passive (it decides and reports nothing) and fed by that link alone enters the next link
 //! at once, at the time it will reach the router, so the router hop costs no `Arrive` event.
-//! Exact, because the next link's arrivals are the feeding link's departures, a FIFO's, and
-//! nothing else reads its state in between (`FastPath::fold`).
+//! Exact, because the next link's arrivals are the feeding link's departures, in their order,
+//! and nothing else reads its state in between (`FastPath::fold`). A link that a discipline
+//! keeps event-driven (`link/aqm.rs`) folds the same way, at each departure (`on_tx_done`),
+//! when that is all that keeps it from being timestamped.
 
 use crate::link::NodeKind;
 use crate::Simulation;
@@ -58,7 +60,7 @@ impl Simulation {
             .map(|a| {
                 let l = &self.links[a];
                 next[a] != NONE
-                    && l.fast.timestamped
+                    && (l.fast.timestamped || l.timestamped_but_for_its_discipline())
                     && !l.is_sender_nic
                     && !l.fast.lazy_tsq
                     && l.to == NodeKind::Router

@@ -40,9 +40,10 @@ pub(crate) struct FastPath {
     /// its queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
     /// replayable schedule and statistics.
     pub passive: bool,
-    /// A timestamped link into a router whose every next link is passive and fed by this link
-    /// alone: a packet it accepts enters its next link at once, at the time it will reach the
-    /// router (`fold.rs`), and the router hop costs no `Arrive` event.
+    /// A timestamped link (or one only its discipline keeps event-driven) into a router whose
+    /// every next link is passive and fed by this link alone: a packet it accepts (that one:
+    /// sends) enters its next link at once, at the time it will reach the router (`fold.rs`),
+    /// and the router hop costs no `Arrive` event.
     pub fold: bool,
     /// Whether arrivals may be served ahead of the event loop (`ahead.rs`).
     pub ahead: Ahead,

@@ -139,3 +139,33 @@ fn packets_are_conserved_through_a_discipline() {
     let lost: i64 = column_i64(&r.flows, "lost_packets").iter().sum();
     assert_eq!(lost as u64, q.drops + q.random_losses, "every drop is a flow's loss");
 }
+
+/// A discipline's link folds its router hop (`speedup/fold.rs`): each packet enters the
+/// receiver's access link when it leaves the bottleneck, not on an `Arrive` at the router.
+/// The same tables as with the hop unfolded — FQ-CoDel's drops, marks and sojourns included
+/// — and one event fewer per data packet.
+#[test]
+fn a_link_with_a_discipline_folds_its_router_hop_exactly() {
+    let flows = r#"{"cc":"cubic","count":6},{"cc":"bbr1","ecn":true},{"cc":"dctcp","ecn":true}"#;
+    let bottleneck = r#""rtt_ns":10000000,"buffer":{"bytes":400000},"loss":0.0002,
+        "qdisc":{"kind":"fq_codel","target_ns":500000,"interval_ns":10000000}"#;
+    let run = |fold: bool| {
+        let mut sim = dumbbell(flows, bottleneck, false);
+        let bn = bottleneck_of(&sim);
+        assert!(sim.links[bn].aqm.is_some() && sim.links[bn].fast.fold);
+        sim.links[bn].fast.fold = fold;
+        let (tables, r) = finish(&mut sim);
+        let sojourn = format!("{:?}", r.queue.get("sojourn_p99_ms").unwrap());
+        (tables + &sojourn, r.events, r.data_packets_delivered, r.drops)
+    };
+    let (folded, unfolded) = (run(true), run(false));
+    assert!(folded.2 > 20_000 && folded.3 > 100, "packets {} drops {}", folded.2, folded.3);
+    assert!(folded.0 == unfolded.0, "result tables differ");
+    assert!(
+        folded.1 + folded.2 * 9 / 10 < unfolded.1,
+        "an event fewer per data packet: {} vs {} for {} packets",
+        folded.1,
+        unfolded.1,
+        folded.2
+    );
+}
