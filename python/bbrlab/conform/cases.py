@@ -1,15 +1,15 @@
 """The draft's example test cases (Appendix A, A.1–A.21), each a scenario and a check.
 
 A check reads the run's per-ACK state trace (:class:`~.trace.Run`) and returns an
-:class:`Outcome`: pass, fail (what was observed against the criterion) or not applicable (why). A
-case the simulator cannot set up yet (A.18: one spurious recovery, undone by a D-SACK, in a
-known phase) is not applicable for every algorithm, with the missing piece named.
-docs/conformance.md lists every case, its criterion and the rules each algorithm is held to
-(`rules.py`).
+:class:`Outcome`: pass, fail (what was observed against the criterion) or not applicable (why).
+A case the simulator could not set up would have no scenario and name the missing piece
+(``Case.missing``); none is left. docs/conformance.md lists every case, its criterion and the
+rules each algorithm is held to (`rules.py`).
 
 The checks, by group: ``startup_drain.py`` (A.1–A.4, A.7), ``probe_bw.py`` (A.5, A.6, A.8, A.9,
-A.20, A.21), ``probe_rtt.py`` (A.10, A.11, A.19), ``path_changes.py`` (A.12–A.17); what several
-groups measure is in ``measures.py``, the outcome and the shared tolerances in ``outcome.py``.
+A.20, A.21), ``probe_rtt.py`` (A.10, A.11, A.19), ``path_changes.py`` (A.12–A.17), ``undo.py``
+(A.18); what several groups measure is in ``measures.py``, the outcome and the shared
+tolerances in ``outcome.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .probe_rtt import check_a10, check_a11, check_a19
 from .rules import RULES, Rules
 from .startup_drain import check_a1, check_a2, check_a3, check_a4, check_a7
 from .trace import Run
+from .undo import check_a18
 
 __all__ = ["CASES", "CASE_IDS", "Case", "Outcome", "PASS", "FAIL", "NA", "outcome"]
 
@@ -62,14 +63,7 @@ CASES: tuple[Case, ...] = (
     Case("A.15", "10× bandwidth increase", "step_up", check_a15),
     Case("A.16", "10× bandwidth decrease", "step_down", check_a16),
     Case("A.17", "Token-bucket policer", "policer", check_a17),
-    Case(
-        "A.18",
-        "Spurious loss recovery (undo)",
-        None,
-        missing="a scenario that forces one spurious recovery (a reordered segment, undone by a D-SACK) in a "
-        "known phase: the path model's reordering is random and its delay changes keep the pipe FIFO, and no "
-        "flow key reorders chosen segments",
-    ),
+    Case("A.18", "Spurious loss recovery (undo)", "up_rtt_spike", check_a18),
     Case("A.19", "PROBE_RTT during STARTUP", "slow_startup", check_a19),
     Case("A.20", "Loss in PROBE_UP with inflight_longterm set", "up_loss", check_a20),
     Case("A.21", "App-limited in PROBE_REFILL", "refill_app_slow", check_a21),

@@ -232,6 +232,27 @@ def _slow_app_and_drop(config: dict[str, Any], m: Moment, cc: str) -> dict[str, 
     return config
 
 
+#: A.18: on the first PROBE_UP at or after this time the path's RTT jumps to A18_SPIKE_RTT_NS (or
+#: A18_SPIKE_RTTS times the path's, if longer) for A18_SPIKE_NS: the data and ACKs sent then take
+#: that long, no ACK comes for about half of it, longer than the RTO (200 ms + the RTT, and
+#: more: 12 RTTs), so the RTO fires and marks UP's inflight lost; the
+#: originals then arrive (the pipe stays FIFO, so before their retransmissions) and the ACKs show
+#: the RTO was spurious (timestamps, then D-SACKs).
+A18_AFTER_S = 3.0
+A18_SPIKE_RTT_NS = 1 * S
+A18_SPIKE_RTTS = 25
+A18_SPIKE_NS = 100 * MS
+
+
+def _rtt_spike(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    b = config["topology"]["bottleneck"]
+    at = m.t_ns + 1
+    spike_rtt_ns = max(A18_SPIKE_RTT_NS, A18_SPIKE_RTTS * b["rtt_ns"])
+    spike = [{"at_ns": at, "rtt_ns": spike_rtt_ns}, {"at_ns": at + A18_SPIKE_NS, "rtt_ns": b["rtt_ns"]}]
+    b["schedule"] = [*b.get("schedule", []), *spike]
+    return config
+
+
 #: Scenarios whose change is triggered by the sender's state (``triggers.py``): each is its base
 #: scenario replayed with the change at the ACK that entered the phase.
 TRIGGERED: dict[str, tuple[str, Trigger]] = {
@@ -259,6 +280,12 @@ TRIGGERED: dict[str, tuple[str, Trigger]] = {
         "link and every second segment it writes past two offload bursts is dropped, "
         f"{A20_LOSS_SHARE:.0%} of the inflight (at least {A20_MIN_DROPS})",
         Trigger("bulk", "probe_up", A6_AFTER_S, _slow_app_and_drop),
+    ),
+    "up_rtt_spike": (
+        f"bulk; on the first PROBE_UP after {A18_AFTER_S:g} s the RTT jumps to {A18_SPIKE_RTT_NS / S:g} s "
+        f"(or {A18_SPIKE_RTTS} × the path's) for "
+        f"{A18_SPIKE_NS / MS:g} ms: a spurious RTO, undone",
+        Trigger("bulk", "probe_up", A18_AFTER_S, _rtt_spike),
     ),
     "refill_app_slow": (
         f"bulk; on the first PROBE_REFILL after {A21_AFTER_S:g} s the application slows to "

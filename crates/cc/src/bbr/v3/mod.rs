@@ -509,7 +509,8 @@ impl CongestionOps for Bbr3 {
         self.bw_shortterm = self.bw_shortterm.max(self.undo_bw_shortterm);
         self.inflight_shortterm = self.inflight_shortterm.max(self.undo_inflight_shortterm);
         self.inflight_longterm = self.inflight_longterm.max(self.undo_inflight_longterm);
-        match self.undo_state {
+        let undo_state = if self.p.undo_keeps_phase { None } else { self.undo_state };
+        match undo_state {
             Some(State::Startup) if self.state != State::Startup => {
                 self.full_bw.reached = false;
                 if self.state != State::ProbeRtt {
