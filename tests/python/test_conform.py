@@ -70,6 +70,9 @@ cc = "cubic"
         ("A.4", "drain_max_rounds=1000", "bbr3"),
         ("A.9", "down_gain=0.75", "bbr3"),
         ("A.20", "loss_thresh=0.5", "bbr3"),
+        ("A.6", "longterm_from_app_limited=1", "bbr3"),
+        ("A.21", "refill_needs_unlimited_round=1", "bbr3_linux"),
+        ("A.18", "undo_keeps_phase=1", "bbr3"),
     ],
 )
 def test_each_check_catches_its_mutated_rule(
@@ -85,11 +88,11 @@ def test_each_check_catches_its_mutated_rule(
 
 
 def test_cases_without_their_mechanism_say_what_is_missing(core: ModuleType) -> None:
-    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8", "A.21"]))
-    assert [r.verdict for r in rows] == ["not applicable"] * 4
+    rows = conform(["bbr1"], select_cases(["A.2", "A.4", "A.8", "A.18", "A.21"]))
+    assert [r.verdict for r in rows] == ["not applicable"] * 5
     assert "only on a bandwidth plateau" in rows[0].criterion
     assert "only on inflight" in rows[1].criterion and "no PROBE_DOWN" in rows[2].criterion
-    assert "sender's state" in rows[3].criterion
+    assert "no bw/inflight bounds" in rows[3].criterion and "no PROBE_REFILL" in rows[4].criterion
 
 
 def test_a_triggered_run_replays_its_base_up_to_the_trigger_and_changes_after(core: ModuleType) -> None:
@@ -171,3 +174,27 @@ def test_a2_exits_startup_on_six_discontiguous_losses_not_on_one_contiguous_rang
     monkeypatch.setattr(scenarios, "A2_DROPPED_SEGMENTS", tuple(range(first, first + 6)))
     row = _one("A.2")
     assert row.verdict == "fail" and "end of run" in row.observed, row
+
+
+def test_a6_holds_an_app_limited_loss_apart_from_a_bulk_one(core: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A.6 and A.20 place losses in PROBE_UP; only A.6's sender is app-limited, so only A.20's
+    losses set inflight_longterm. Without the application's slow-down A.6's check fails on the
+    same algorithm (the losses then set inflight_longterm from a sample that is not app-limited)."""
+    from bbrlab.conform import scenarios
+
+    monkeypatch.delenv(MUTATION_ENV, raising=False)
+    good = _one("A.6")
+    assert good.verdict == "pass" and "unset on UP's entry, unset after" in good.observed, good
+    assert "inflight_longterm unset" not in _one("A.20").observed
+    monkeypatch.setattr(scenarios, "APP_SLOW_SHARE", 10.0)  # the app "slows" to 10× the link
+    bulk = _one("A.6")
+    assert bulk.verdict == "fail" and "not app-limited" in bulk.observed, bulk
+
+
+def test_a18_holds_v2alpha_to_the_draft_s_phase_restore(core: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """v2alpha's undo restores the bounds but not the phase: after the spurious recovery in UP it
+    is in CRUISE, a documented fail, while its bounds are restored."""
+    monkeypatch.delenv(MUTATION_ENV, raising=False)
+    row = _one("A.18", "bbr2")
+    assert row.verdict == "fail" and "documented difference" in row.observed, row
+    assert "probe_up → probe_cruise" in row.observed and "undos" in row.observed

@@ -8,7 +8,9 @@
 //!   exact time its last byte is due), so the sender never holds more than what the rate
 //!   allows. Below the path's capacity the sender runs dry between writes, and the transport
 //!   marks those periods app-limited (Linux `tcp_rate_check_app_limited`): BBR's delivery-rate
-//!   samples then carry the mark and do not lower its bandwidth estimate.
+//!   samples then carry the mark and do not lower its bandwidth estimate. With `bulk_until`
+//!   the writer is a bulk sender (an endless write) until that time; then what is written and
+//!   unsent is withdrawn (as at `stop`) and the rate's clock starts there.
 //! - `onoff`: `bytes` (rounded up to whole segments) written at once at the start and every
 //!   `period` after, whether or not the previous burst has gone (a writer on a clock, like a
 //!   video segment every period).
@@ -29,17 +31,36 @@ pub(crate) struct Writer {
     written_bytes: u64,
     /// When the next write is due.
     next_write_ns: Nanos,
+    /// A rate writer with `bulk_until` is still writing as a bulk sender.
+    bulk: bool,
 }
 
 impl Writer {
     pub(crate) fn new(app: FlowApp, mss: u32) -> Writer {
-        Writer { app, mss: mss as u64, start_ns: 0, written_bytes: 0, next_write_ns: 0 }
+        Writer {
+            app,
+            mss: mss as u64,
+            start_ns: 0,
+            written_bytes: 0,
+            next_write_ns: 0,
+            bulk: false,
+        }
     }
 
-    /// The flow has started: the first write.
+    /// The flow has started: the first write (a rate writer with `bulk_until` later than now:
+    /// an endless one, until then).
     pub(crate) fn start(&mut self, now: Nanos, sender: &mut Sender) {
         self.start_ns = now;
         self.next_write_ns = now;
+        if let FlowApp::Rate(r) = &self.app {
+            if let Some(until) = r.bulk_until_ns.filter(|&t| t > now) {
+                // ceil(u64::MAX / mss) segments: more than any run sends.
+                self.bulk = sender.write(now, u64::MAX);
+                self.start_ns = until;
+                self.next_write_ns = until;
+                return;
+            }
+        }
         self.on_timer(now, sender);
     }
 
@@ -56,6 +77,10 @@ impl Writer {
         }
         match &self.app {
             FlowApp::Rate(r) => {
+                if self.bulk {
+                    self.bulk = false;
+                    sender.stop_writing(); // the bulk writes end; the rate's clock starts
+                }
                 let rate = r.rate_bps as u128;
                 let due = (rate * (now - self.start_ns) as u128 / 8_000_000_000) as u64;
                 let segs = due.saturating_sub(self.written_bytes) / self.mss;
@@ -119,6 +144,31 @@ mod tests {
         let bulk_al = al[10..].iter().sum::<f64>() / (al.len() - 10) as f64;
         println!("bulk BBR: app-limited samples {bulk_al:.3}");
         assert!(bulk_al < 0.01, "bulk app-limited fraction {bulk_al}");
+    }
+
+    /// A rate writer with `bulk_until` 5 s is a bulk sender until then (the link's 50 Mbit/s,
+    /// samples not app-limited) and a 10 Mbit/s writer after it (app-limited samples).
+    #[test]
+    fn a_rate_writer_with_bulk_until_is_bulk_before_and_rate_limited_after() {
+        let r = run(
+            r#"{"cc":"bbr","app":{"kind":"rate","rate_bps":10000000,"bulk_until_ns":5000000000}}"#,
+        );
+        let ts = &r.timeseries;
+        let (t, del) = (f64s(ts, "t_s"), ts.get("delivered_bytes").unwrap().as_i64().unwrap());
+        let at = |s: f64| del[t.iter().position(|&x| (x - s).abs() < 1e-9).unwrap()] as f64;
+        let before = (at(5.0) - at(1.0)) * 8.0 / 4.0;
+        let after = (at(10.0) - at(6.0)) * 8.0 / 4.0;
+        let al = f64s(ts, "app_limited");
+        let al_mean = |a: usize, b: usize| al[a..b].iter().sum::<f64>() / (b - a) as f64;
+        let (al_before, al_after) = (al_mean(10, 50), al_mean(60, al.len()));
+        println!(
+            "bulk until 5 s: {:.2} then {:.2} Mbit/s; app-limited {al_before:.3} then {al_after:.3}",
+            before / 1e6,
+            after / 1e6
+        );
+        assert!(before > 40e6, "bulk part {before}");
+        assert!((after / 10e6 - 1.0).abs() < 0.02, "rate part {after}");
+        assert!(al_before < 0.01 && al_after > 0.5, "{al_before} {al_after}");
     }
 
     /// An on/off writer of 250 kB every 100 ms delivers 20 Mbit/s (2.5 MB/s) in bursts: the

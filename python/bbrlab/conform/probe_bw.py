@@ -1,5 +1,6 @@
-"""The PROBE_BW cases: A.5 (exit PROBE_UP on a plateau), A.8 (exit PROBE_DOWN on inflight), A.9 (exit
-PROBE_DOWN on its maximum time), A.20 (loss in PROBE_UP sets inflight_longterm).
+"""The PROBE_BW cases: A.5 (exit PROBE_UP on a plateau), A.6 (exit PROBE_UP on loss while
+app-limited), A.8 (exit PROBE_DOWN on inflight), A.9 (exit PROBE_DOWN on its maximum time), A.20
+(loss in PROBE_UP sets inflight_longterm), A.21 (app-limited in PROBE_REFILL).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import numpy as np
 from .measures import exit_inflight, exit_measure, triggered
 from .outcome import FAIL, GAIN_TOL, PLATEAU_ROUNDS, Outcome, na, verdict
 from .rules import Rules
-from .scenarios import A9_GAIN_SHARE
-from .trace import Run
+from .scenarios import A9_GAIN_SHARE, APP_SLOW_SHARE
+from .trace import Episode, Run
 
 
 def check_a5(run: Run, r: Rules) -> Outcome:
@@ -114,6 +115,24 @@ def check_a9(run: Run, r: Rules) -> Outcome:
 A20_EXIT_ROUNDS = 1
 
 
+def _up_and_first_loss(run: Run, crit: str) -> tuple[Episode, int, int] | Outcome:
+    """A.6's and A.20's triggered PROBE_UP, the row of the ACK that marked the first placed loss
+    in it and the rounds from that ACK to UP's exit; or the outcome when the losses were never
+    marked or UP ended before."""
+    u = triggered(run, "probe_up", crit)
+    if isinstance(u, Outcome):
+        return u
+    lost = run.col("lost_pkts")
+    marked = np.flatnonzero(lost[u.start :] > lost[u.start])
+    if not len(marked):
+        return Outcome(FAIL, "the placed losses were never marked", crit)
+    first = u.start + int(marked[0])
+    if first > u.end:
+        return Outcome(FAIL, f"UP → {u.next or 'end of run'} before the first loss was marked", crit)
+    rounds = run.col("round_count")
+    return u, first, int(rounds[u.end] - rounds[first])
+
+
 def check_a20(run: Run, r: Rules) -> Outcome:
     """A.20: losses in PROBE_UP (> LossThresh of inflight) end UP at once → PROBE_DOWN, before its
     plateau, and set inflight_longterm to max(tx_in_flight, Beta × target inflight)."""
@@ -128,17 +147,11 @@ def check_a20(run: Run, r: Rules) -> Outcome:
         f"UP → probe_down within {A20_EXIT_ROUNDS} round of the first placed loss being marked; "
         "inflight_longterm then set, ≥ 0.7 × BDP"
     )
-    u = triggered(run, "probe_up", crit)
-    if isinstance(u, Outcome):
-        return u
-    lost, rounds = run.col("lost_pkts"), run.col("round_count")
-    marked = np.flatnonzero(lost[u.start :] > lost[u.start])
-    if not len(marked):
-        return Outcome(FAIL, "the placed losses were never marked", crit)
-    first = u.start + int(marked[0])
-    if first > u.end:
-        return Outcome(FAIL, f"UP → {u.next} before the first loss was marked", crit)
-    n = int(rounds[u.end] - rounds[first])
+    found = _up_and_first_loss(run, crit)
+    if isinstance(found, Outcome):
+        return found
+    u, _, n = found
+    rounds = run.col("round_count")
     hi = float(run.col("inflight_hi_pkts")[u.end])
     bdp = run.bdp_at(u.end)
     ok = u.next == "probe_down" and n <= A20_EXIT_ROUNDS and math.isfinite(hi) and hi >= 0.7 * bdp
@@ -146,5 +159,75 @@ def check_a20(run: Run, r: Rules) -> Outcome:
         verdict(ok),
         f"→ {u.next or 'end of run'} {n} rounds after the first loss was marked "
         f"({int(rounds[u.end] - rounds[u.start])} rounds of UP); inflight_longterm {hi:.0f} (BDP {bdp:.1f})",
+        crit,
+    )
+
+
+def _longterm(x: float) -> str:
+    return f"{x:.0f}" if math.isfinite(x) else "unset"
+
+
+def check_a6(run: Run, r: Rules) -> Outcome:
+    """A.6: an app-limited PROBE_UP that loses > LossThresh leaves at once → PROBE_DOWN, and
+    the app-limited loss does not set inflight_longterm (HandleInflightTooHigh only sets it from
+    a sample that was not app-limited)."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_UP phase and no inflight_longterm")
+    crit = (
+        f"app slowed to {APP_SLOW_SHARE:.0%} of the link on UP's entry, > 2 % of its segments lost: "
+        f"UP → probe_down (or through it to CRUISE on the same ACK) within {A20_EXIT_ROUNDS} round of the first "
+        "loss being marked, the connection app-limited on that ACK; "
+        "inflight_longterm after it as on UP's entry (not set from an app-limited sample)"
+    )
+    found = _up_and_first_loss(run, crit)
+    if isinstance(found, Outcome):
+        return found
+    u, first, n = found
+    limited = bool(run.col("app_limited")[first])
+    hi = run.col("inflight_hi_pkts")
+    before, after = float(hi[u.start]), float(hi[u.end])
+    same = before == after or not (math.isfinite(before) or math.isfinite(after))
+    # UP's only exit is DOWN; the app-limited inflight is below DOWN's bound at once, so the same
+    # ACK may go on to CRUISE (the trace shows the state after the ACK). Read as "through DOWN"
+    # only when DOWN's exit measure holds on that ACK.
+    now, bound, measure = exit_inflight(run, r, u.end) if u.next else (0.0, 0.0, "")
+    through = u.next == "probe_cruise" and now <= bound + 1
+    ok = (u.next == "probe_down" or through) and n <= A20_EXIT_ROUNDS and limited and same
+    via = f" (through DOWN on that ACK: {measure} {now:.1f} ≤ {bound:.1f})" if through else ""
+    return Outcome(
+        verdict(ok),
+        f"→ {u.next or 'end of run'}{via} {n} round{'' if n == 1 else 's'} after the first loss was marked, on an ACK "
+        f"{'' if limited else 'not '}app-limited; inflight_longterm {_longterm(before)} on UP's entry, "
+        f"{_longterm(after)} after",
+        crit,
+    )
+
+
+def check_a21(run: Run, r: Rules) -> Outcome:
+    """A.21: with the application slowed on PROBE_REFILL's entry, REFILL's app-limited samples
+    below max_bw do not lower max_bw (nor bw), and REFILL still ends after one round → PROBE_UP."""
+    if r.down_gain is None:
+        return na("BBRv1 has no PROBE_REFILL phase (its 8-phase gain cycle has no refill round)")
+    crit = (
+        f"app slowed to {APP_SLOW_SHARE:.0%} of the link on REFILL's entry: REFILL → probe_up after 1 round; "
+        "max_bw and bw on every ACK of REFILL and on UP's entry ≥ their values on REFILL's entry; "
+        "≥ 1 app-limited sample below max_bw in REFILL"
+    )
+    e = triggered(run, "probe_refill", crit)
+    if isinstance(e, Outcome):
+        return e
+    stop = e.end + 1 if e.next else e.end
+    max_bw, bw = run.col("max_bw_bps")[e.start : stop], run.col("bw_bps")[e.start : stop]
+    limited = run.col("app_limited")[e.start : e.end].astype(bool)
+    low = int(np.sum(limited & (run.col("delivery_rate_bps")[e.start : e.end] < max_bw[: e.end - e.start])))
+    rounds = run.col("round_count")
+    n = int(rounds[stop - 1] - rounds[e.start])
+    kept = bool(np.all(max_bw >= max_bw[0]) and np.all(bw >= bw[0]))
+    ok = e.next == "probe_up" and n == 1 and kept and low > 0
+    return Outcome(
+        verdict(ok),
+        f"→ {e.next or 'end of run'} after {n} round{'' if n == 1 else 's'} ({e.end - e.start} ACKs, {low} of them app-limited "
+        f"below max_bw); max_bw {np.min(max_bw) / max_bw[0]:.1%} at least of its entry value, bw "
+        f"{np.min(bw) / bw[0]:.1%}",
         crit,
     )

@@ -57,6 +57,10 @@ class Rules:
     #: v3's bbr_check_full_bw_reached on every ACK); False: by max_bw at round starts (draft, v1,
     #: v2alpha).
     full_bw_every_ack: bool = False
+    #: A spurious-loss undo restores the phase as well as bw_shortterm, inflight_shortterm and
+    #: inflight_longterm (the draft's BBRHandleSpuriousLossDetection: a lost UP is re-entered);
+    #: False: the bounds only (v2alpha, Google's Linux v3); None: no bounds to restore (v1).
+    undo_restores_phase: bool | None = True
 
 
 _V23_PROBE_BW = ("probe_down", "probe_cruise", "probe_refill", "probe_up")
@@ -78,8 +82,36 @@ RULES: dict[str, Rules] = {
         full_bw_every_ack=True,
     ),
     # v2alpha: DOWN 3/4 (bbr_pacing_gain[BBR_BW_PROBE_DOWN] = BBR_UNIT · 3 / 4).
-    "bbr2": Rules("v2alpha", LINUX_DRAIN_GAIN, 0.75, 5.0, 0.5, _V23_PROBE_BW, False, True, False, True, 8, None),
+    "bbr2": Rules(
+        "v2alpha",
+        LINUX_DRAIN_GAIN,
+        0.75,
+        5.0,
+        0.5,
+        _V23_PROBE_BW,
+        False,
+        True,
+        False,
+        True,
+        8,
+        None,
+        undo_restores_phase=False,
+    ),
     # Linux v1: min_rtt window 10 s, PROBE_RTT at bbr_cwnd_min_target = 4, extra_acked only
     # once full_bw_reached (bbr_ack_aggregation_cwnd).
-    "bbr1": Rules("Linux v1", LINUX_DRAIN_GAIN, None, 10.0, None, ("probe_bw",), False, True, True, False, None, None),
+    "bbr1": Rules(
+        "Linux v1",
+        LINUX_DRAIN_GAIN,
+        None,
+        10.0,
+        None,
+        ("probe_bw",),
+        False,
+        True,
+        True,
+        False,
+        None,
+        None,
+        undo_restores_phase=None,
+    ),
 }

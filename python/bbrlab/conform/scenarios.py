@@ -173,6 +173,30 @@ A9_GAIN_SHARE = 0.97
 A20_AFTER_S = 3.0
 A20_LOSS_SHARE = 0.05
 A20_MIN_DROPS = 4
+#: A.6 and A.21: the application that slows down on the trigger: from the next nanosecond it
+#: writes at this share of the link rate (a rate writer with ``bulk_until``): far below max_bw,
+#: so that the sender runs dry and its samples are app-limited and below max_bw.
+APP_SLOW_SHARE = 0.25
+#: A.21: the first PROBE_REFILL at or after this time (after DRAIN and a few cycles) slows the
+#: application.
+A21_AFTER_S = 3.0
+#: A.6: the first PROBE_UP at or after this time slows the application and drops segments it
+#: writes from then on: every second one after the segments the entering ACK itself may still
+#: send in bulk (``_a6_skip``), as many as A.20 drops (A20_LOSS_SHARE of the inflight then, at
+#: least A20_MIN_DROPS): > LossThresh (2 %) of any inflight the slowed sender can have.
+A6_AFTER_S = 3.0
+#: UP's pacing gain, and the offload burst's bounds (the simulator's `tso`: about 1 ms of the
+#: pacing rate, 2 segments to 64 KB; Linux's min_rtt allowance is nil at RTTs ≥ 10 ms).
+UP_PACING_GAIN = 1.25
+BURST_MIN_SEGMENTS = 2
+BURST_MAX_SEGMENTS = 65_536 // 1448
+
+
+def _a6_skip(rate_bps: int) -> int:
+    """Two offload bursts at UP's pacing rate (of the wire rate: an upper bound) and one: what
+    the ACK that entered UP may still send in bulk, not app-limited, before the slow-down."""
+    burst = math.ceil(UP_PACING_GAIN * rate_bps / 8 / 1000 / 1448)
+    return 2 * min(max(burst, BURST_MIN_SEGMENTS), BURST_MAX_SEGMENTS) + 1
 
 
 def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment, str], dict[str, Any]]:
@@ -189,6 +213,43 @@ def _cut_rate(share: Callable[[str], float]) -> Callable[[dict[str, Any], Moment
 def _drop_after(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
     n = max(A20_MIN_DROPS, math.ceil(A20_LOSS_SHARE * m.inflight))
     config["flows"][0]["drop_segments"] = [m.next_segment + 2 * (k + 1) for k in range(n)]
+    return config
+
+
+def _slow_app(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    """The application writes as a bulk sender until just after the moment, then at
+    ``APP_SLOW_SHARE`` of the link rate."""
+    rate = int(config["topology"]["bottleneck"]["rate_bps"] * APP_SLOW_SHARE)
+    config["flows"][0]["app"] = {"kind": "rate", "rate_bps": rate, "bulk_until_ns": m.t_ns + 1}
+    return config
+
+
+def _slow_app_and_drop(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    config = _slow_app(config, m, cc)
+    first = m.next_segment + _a6_skip(config["topology"]["bottleneck"]["rate_bps"])
+    n = max(A20_MIN_DROPS, math.ceil(A20_LOSS_SHARE * m.inflight))
+    config["flows"][0]["drop_segments"] = [first + 2 * k for k in range(n)]
+    return config
+
+
+#: A.18: on the first PROBE_UP at or after this time the path's RTT jumps to A18_SPIKE_RTT_NS (or
+#: A18_SPIKE_RTTS times the path's, if longer) for A18_SPIKE_NS: the data and ACKs sent then take
+#: that long, no ACK comes for about half of it, longer than the RTO (200 ms + the RTT, and
+#: more: 12 RTTs), so the RTO fires and marks UP's inflight lost; the
+#: originals then arrive (the pipe stays FIFO, so before their retransmissions) and the ACKs show
+#: the RTO was spurious (timestamps, then D-SACKs).
+A18_AFTER_S = 3.0
+A18_SPIKE_RTT_NS = 1 * S
+A18_SPIKE_RTTS = 25
+A18_SPIKE_NS = 100 * MS
+
+
+def _rtt_spike(config: dict[str, Any], m: Moment, cc: str) -> dict[str, Any]:
+    b = config["topology"]["bottleneck"]
+    at = m.t_ns + 1
+    spike_rtt_ns = max(A18_SPIKE_RTT_NS, A18_SPIKE_RTTS * b["rtt_ns"])
+    spike = [{"at_ns": at, "rtt_ns": spike_rtt_ns}, {"at_ns": at + A18_SPIKE_NS, "rtt_ns": b["rtt_ns"]}]
+    b["schedule"] = [*b.get("schedule", []), *spike]
     return config
 
 
@@ -213,6 +274,23 @@ TRIGGERED: dict[str, tuple[str, Trigger]] = {
         f"bulk; on the first PROBE_UP after {A20_AFTER_S:g} s every second segment from the next one sent is "
         f"dropped, {A20_LOSS_SHARE:.0%} of the inflight (at least {A20_MIN_DROPS})",
         Trigger("bulk", "probe_up", A20_AFTER_S, _drop_after),
+    ),
+    "up_app_loss": (
+        f"bulk; on the first PROBE_UP after {A6_AFTER_S:g} s the application slows to {APP_SLOW_SHARE:.0%} of the "
+        "link and every second segment it writes past two offload bursts is dropped, "
+        f"{A20_LOSS_SHARE:.0%} of the inflight (at least {A20_MIN_DROPS})",
+        Trigger("bulk", "probe_up", A6_AFTER_S, _slow_app_and_drop),
+    ),
+    "up_rtt_spike": (
+        f"bulk; on the first PROBE_UP after {A18_AFTER_S:g} s the RTT jumps to {A18_SPIKE_RTT_NS / S:g} s "
+        f"(or {A18_SPIKE_RTTS} × the path's) for "
+        f"{A18_SPIKE_NS / MS:g} ms: a spurious RTO, undone",
+        Trigger("bulk", "probe_up", A18_AFTER_S, _rtt_spike),
+    ),
+    "refill_app_slow": (
+        f"bulk; on the first PROBE_REFILL after {A21_AFTER_S:g} s the application slows to "
+        f"{APP_SLOW_SHARE:.0%} of the link",
+        Trigger("bulk", "probe_refill", A21_AFTER_S, _slow_app),
     ),
 }
 

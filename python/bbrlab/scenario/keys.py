@@ -36,7 +36,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     'LeafSpine': ('kind', 'spines', 'leaves', 'hosts_per_leaf', 'host_rate_bps', 'fabric_rate_bps', 'delay_ns', 'ports'),
     'FatTree': ('kind', 'k', 'rate_bps', 'delay_ns', 'ports'),
     'Rpc': ('size_bytes', 'gap_ns'),
-    'RateApp': ('kind', 'rate_bps'),
+    'RateApp': ('kind', 'rate_bps', 'bulk_until_ns'),
     'OnoffApp': ('kind', 'bytes', 'period_ns'),
     'Flow': ('cc', 'count', 'start_ns', 'stop_ns', 'bytes', 'extra_rtt_ns', 'mss_bytes', 'initial_cwnd_segs', 'pacing', 'max_pacing_rate_bps', 'sndbuf_bytes', 'rcvbuf_bytes', 'ecn', 'tso', 'tso_defer', 'min_rto_ns', 'delayed_ack', 'tso_minrtt_autosize', 'fast_path', 'receiver_window', 'gap_histogram', 'trace', 'pcap', 'drop_segments', 'faster_acks', 'app_read_delay_ns', 'rpc', 'sender', 'app', 'src', 'dst'),
     'UdpCbr': ('kind', 'rate_bps', 'packet_size_bytes', 'src', 'dst', 'reverse', 'sender', 'start_ns', 'stop_ns'),

@@ -321,6 +321,7 @@ class RateApp(Strict):
 
     kind: Literal["rate"] = "rate"
     rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Payload rate the application writes at.")
+    bulk_until: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] | None = Field(default=None, description="Write as a bulk sender (unlimited) until this time, then at `rate` from it (none: at `rate` from the start): an application that slows down after its start, e.g. the BBR draft's A.6 and A.21 (app-limited once BBR is probing).")
 
 
 class OnoffApp(Strict):

@@ -276,6 +276,13 @@ pub struct RateApp {
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub rate_bps: u64,
+    /// Write as a bulk sender (unlimited) until this time, then at `rate` from it (none: at
+    /// `rate` from the start): an application that slows down after its start, e.g. the BBR
+    /// draft's A.6 and A.21 (app-limited once BBR is probing).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DURATION_NS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub bulk_until_ns: Option<u64>,
 }
 
 /// Writes `bytes` at once every `period`.

@@ -497,7 +497,8 @@ impl CongestionOps for Bbr3 {
             &mut self.inflight_shortterm,
             &mut self.inflight_longterm,
         );
-        match self.undo_state {
+        let undo_state = if self.p.undo_keeps_phase { None } else { self.undo_state };
+        match undo_state {
             Some(State::Startup) if self.state != State::Startup => {
                 self.full_bw.reached = false;
                 if self.state != State::ProbeRtt {

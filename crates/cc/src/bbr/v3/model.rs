@@ -143,7 +143,7 @@ impl Bbr3 {
     ) {
         self.prev_probe_too_high = true;
         self.is_bw_probe_sample = false; // react once per probe
-        if !is_app_limited {
+        if !is_app_limited || self.p.longterm_from_app_limited {
             let beta_target =
                 ((self.target_inflight(tp) as u64 * self.p.beta) >> GAIN_SHIFT) as u32;
             self.inflight_longterm = tx_in_flight.max(beta_target);

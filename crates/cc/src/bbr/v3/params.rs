@@ -78,6 +78,17 @@ pub struct Params {
     /// Rounds of < 25 % growth that make a plateau (§CheckFullBWReached: 3, `FULL_BW_CNT`). A
     /// field so that a conformance test can mutate it.
     pub full_bw_cnt: u32,
+    /// PROBE_REFILL ends only on a round start whose rate sample is not app-limited (false: on
+    /// any round start, §UpdateProbeBWCyclePhase). A wrong rule that a conformance test (A.21)
+    /// sets to show its check catches it.
+    pub refill_needs_unlimited_round: bool,
+    /// HandleInflightTooHigh also sets inflight_longterm from an app-limited sample (false: not,
+    /// §HandleInflightTooHigh). A wrong rule that a conformance test (A.6) sets.
+    pub longterm_from_app_limited: bool,
+    /// A spurious-loss undo restores the bounds but not the phase (Google's Linux v3; false: also
+    /// the phase, §HandleSpuriousLossDetection, which both variants here follow). A rule that a
+    /// conformance test (A.18) sets to show its check tells the two apart.
+    pub undo_keeps_phase: bool,
 }
 
 impl Params {
@@ -107,6 +118,9 @@ impl Params {
                 probe_rtt_cwnd_floor: CWND_MIN_TARGET,
                 drain_max_rounds: DRAIN_MAX_ROUNDS,
                 full_bw_cnt: FULL_BW_CNT,
+                refill_needs_unlimited_round: false,
+                longterm_from_app_limited: false,
+                undo_keeps_phase: false,
             },
             // tcp_bbr.c v3, same 2^8 ratios.
             Variant::Linux => Params {
@@ -129,6 +143,9 @@ impl Params {
                 probe_rtt_cwnd_floor: CWND_MIN_TARGET,
                 drain_max_rounds: DRAIN_MAX_ROUNDS,
                 full_bw_cnt: FULL_BW_CNT,
+                refill_needs_unlimited_round: false,
+                longterm_from_app_limited: false,
+                undo_keeps_phase: false,
             },
         }
     }
@@ -141,8 +158,10 @@ pub const TEST_MUTATION_ENV: &str = "BBRLAB_TEST_MUTATION";
 
 impl Params {
     /// Change one rule for a conformance test: `drain_gain=G`, `down_gain=G`,
-    /// `probe_rtt_interval_s=S`, `probe_rtt_cwnd_floor=N`, `drain_max_rounds=N`, `full_bw_cnt=N`
-    /// or `loss_thresh=F` (G a gain such as 0.75; F a fraction such as 0.5).
+    /// `probe_rtt_interval_s=S`, `probe_rtt_cwnd_floor=N`, `drain_max_rounds=N`, `full_bw_cnt=N`,
+    /// `loss_thresh=F`, `refill_needs_unlimited_round=1`, `longterm_from_app_limited=1` or
+    /// `undo_keeps_phase=1` (G a gain such as 0.75; F a fraction such as 0.5; 1 switches a wrong
+    /// or other rule on).
     pub fn mutate(&mut self, spec: &str) -> Result<(), String> {
         let (key, value) =
             spec.split_once('=').ok_or_else(|| format!("{spec:?}: not KEY=VALUE"))?;
@@ -161,10 +180,14 @@ impl Params {
             "drain_max_rounds" => self.drain_max_rounds = num as u64,
             "full_bw_cnt" => self.full_bw_cnt = (num as u32).max(1),
             "loss_thresh" => self.loss_thresh = ((num * 10_000.0).round() as u64, 10_000),
+            "refill_needs_unlimited_round" => self.refill_needs_unlimited_round = num != 0.0,
+            "longterm_from_app_limited" => self.longterm_from_app_limited = num != 0.0,
+            "undo_keeps_phase" => self.undo_keeps_phase = num != 0.0,
             k => {
                 return Err(format!(
                     "{k:?}: no such mutation (drain_gain, down_gain, probe_rtt_interval_s, \
-                 probe_rtt_cwnd_floor, drain_max_rounds, full_bw_cnt, loss_thresh)"
+                 probe_rtt_cwnd_floor, drain_max_rounds, full_bw_cnt, loss_thresh, \
+                 refill_needs_unlimited_round, longterm_from_app_limited, undo_keeps_phase)"
                 ))
             }
         }
@@ -193,6 +216,14 @@ mod tests {
         assert_eq!((p.full_bw_cnt, base.full_bw_cnt), (1, 3));
         p.mutate("loss_thresh=0.5").unwrap();
         assert_eq!(p.loss_thresh, (5_000, 10_000));
+        p.mutate("refill_needs_unlimited_round=1").unwrap();
+        p.mutate("longterm_from_app_limited=1").unwrap();
+        p.mutate("undo_keeps_phase=1").unwrap();
+        assert!(
+            p.refill_needs_unlimited_round && p.longterm_from_app_limited && p.undo_keeps_phase
+        );
+        assert!(!base.refill_needs_unlimited_round && !base.longterm_from_app_limited);
+        assert!(!base.undo_keeps_phase);
         assert_eq!(base.probe_rtt_interval_ns, PROBE_RTT_WIN_NS);
         for bad in ["drain_gain", "drain_gain=x", "drain_gain=-1", "cwnd=3"] {
             assert!(p.mutate(bad).is_err(), "{bad}");

@@ -132,8 +132,11 @@ impl Bbr3 {
             State::ProbeBwCruise => {
                 self.is_time_to_probe_bw(tp);
             }
-            // After one round of REFILL, start UP.
-            State::ProbeBwRefill if self.round.round_start => {
+            // After one round of REFILL, start UP (app-limited or not).
+            State::ProbeBwRefill
+                if self.round.round_start
+                    && !(self.p.refill_needs_unlimited_round && rs.is_app_limited) =>
+            {
                 self.is_bw_probe_sample = true;
                 self.start_probe_bw_up(tp, sample_bw);
             }
