@@ -317,6 +317,11 @@ pub struct Simulation {
     fabric: Fabric,
     /// The switch's shared buffer (`link/pool.rs`).
     pool: link::pool::SharedPool,
+    /// Per link: the instant its FIFO wait was last read for a handshake, and that wait. Flows
+    /// that start at one instant all shake hands before any of them sends (each one's data
+    /// follows its own SYN-ACK), so each link is read once per instant, before the first of
+    /// them fills it (`endpoints.rs`, `handshake_rtt_ns`).
+    syn_wait_at: Vec<(Nanos, Nanos)>,
     pause_frames_total: u64,
     /// `pump` takes its general path: the host model, or lazily counted NICs
     /// (`speedup/nic.rs`).
@@ -394,6 +399,7 @@ impl Simulation {
             ictcp: ictcp_ctl,
             fabric,
             pool: link::pool::SharedPool::new(built.pool_limit, built.pool_alpha),
+            syn_wait_at: Vec::new(),
             pause_frames_total: 0,
             pump_general: false,
             apps,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{col_f64, col_i32, col_i64, col_u8, run};
+use common::{col_f64, col_i32, col_i64, col_u8, queue_rows, run};
 use serde_json::{json, Value};
 use sim::config::Config;
 
@@ -108,4 +108,31 @@ fn placed_drops_lose_exactly_the_listed_first_transmissions() {
     assert_eq!(*lost.last().unwrap(), dropped.len() as i64, "the sender marked each lost");
     let none = run(scenario(json!([{"cc": "bbr3"}]), 2000));
     assert_eq!(col_i64(&none.flows, "lost_packets")[0], 0);
+}
+
+/// A flow's handshake crosses the queues present at its start (Linux seeds srtt and min_rtt
+/// from the SYN-ACK): a BBRv1 flow joining 3 s after a CUBIC flow that fills 8 BDP of buffer
+/// starts with min_rtt = base RTT + that queue's delay, and its first RTT samples agree with it
+/// (they wait in the same queue). Without the queue in the handshake, min_rtt starts at 40 ms.
+#[test]
+fn a_late_flow_starts_with_the_standing_queue_in_its_rtt() {
+    let v = json!({"seed": 1, "duration_ns": 3200 * MS, "sample_interval_ns": 100 * MS,
+        "topology": {"kind": "dumbbell", "bottleneck": {
+            "rate_bps": RATE_BPS, "rtt_ns": 40 * MS, "buffer": {"bdp": 8.0}}},
+        "flows": [{"cc": "cubic"}, {"cc": "bbr1", "trace": true, "start_ns": 3000 * MS}]});
+    let r = run(Config::from_value(v).unwrap());
+    // The queue's delay when the BBR flow starts: the bottleneck's occupancy in the sample
+    // interval before 3 s (CUBIC alone), at the link's rate.
+    let t = col_f64(&r.queue, "t_s");
+    let occ = col_f64(&r.queue, "mean_occupancy_bytes");
+    let rows = queue_rows(&r, "bottleneck");
+    let i = *rows.iter().find(|&&i| (t[i] - 3.0).abs() < 1e-9).expect("a sample at 3 s");
+    let queue_ms = occ[i] * 8.0 / RATE_BPS as f64 * 1e3;
+    assert!(queue_ms > 100.0, "CUBIC keeps a standing queue: {queue_ms:.1} ms");
+    let first_min_rtt = col_f64(&r.state, "min_rtt_ms")[0];
+    let expected = 40.0 + queue_ms;
+    assert!(
+        (first_min_rtt / expected - 1.0).abs() < 0.15,
+        "first min_rtt {first_min_rtt:.1} ms, base + queue {expected:.1} ms"
+    );
 }
