@@ -262,9 +262,12 @@ impl Config {
         if !valid_name(&self.name) {
             return err("name", format!("{:?} is not a usable name; use letters, digits, \".\", \"_\" or \"-\" (at most 100, e.g. \"bbr-vs-cubic\")", self.name));
         }
-        // The sampling period and the run's length, as the sampling errors say them.
-        let (every, run) = (human::time(self.sample_interval_ns), human::time(self.duration_ns));
+        // The sampling period and the run's length, as the sampling errors say them (formatted
+        // only for an error).
+        let every_and_run =
+            || (human::time(self.sample_interval_ns), human::time(self.duration_ns));
         if self.sample_interval_ns > self.duration_ns {
+            let (every, run) = every_and_run();
             return err(
                 "sample_interval_ns",
                 format!("{every} is longer than the run ({run}); it must be <= duration"),
@@ -291,6 +294,7 @@ impl Config {
         self.validate_traffic()?;
         let rows = self.derived().sample_rows;
         if rows > MAX_SAMPLE_ROWS {
+            let (every, run) = every_and_run();
             return err(
                 "sample_interval_ns",
                 format!("{every} over {run} gives {rows} table rows (flows and queues × samples), more than the {MAX_SAMPLE_ROWS} a run may hold; sample less often or run shorter"),
