@@ -25,7 +25,9 @@
 
 use std::collections::VecDeque;
 
-use pathmodel::impair::spec::ScheduleEntrySpec;
+use pathmodel::impair::spec::{
+    AggregationSpec, LossModelSpec, PolicerSpec, ReorderSpec, ScheduleEntrySpec,
+};
 use pathmodel::impair::{
     Change, GilbertElliott, Schedule, Stage, TokenBucket, Trace, TraceService,
 };
@@ -103,32 +105,34 @@ pub struct Path<T> {
     pub may_reorder: bool,
 }
 
+/// The mechanism an optional spec describes, if it is given; an error names the spec's key.
+fn build_optional<S, M, E: std::fmt::Display>(
+    key: &str,
+    spec: &Option<S>,
+    build: impl FnOnce(&S) -> Result<M, E>,
+) -> Result<Option<M>, String> {
+    spec.as_ref().map(build).transpose().map_err(|e| format!("{key}: {e}"))
+}
+
 impl<T: 'static> Path<T> {
     pub fn build(p: &LinkParams, seed: u64) -> Result<Path<T>, String> {
         let schedule =
             ScheduleEntrySpec::build(&p.schedule).map_err(|e| format!("schedule: {e}"))?;
         let trace = p.trace.as_ref().map(TraceSpec::parse).transpose()?.map(TraceService::new);
-        let policer = p
-            .policer
-            .as_ref()
-            .map(|s| s.build())
-            .transpose()
-            .map_err(|e| format!("policer: {e}"))?;
-        let loss_model = p
-            .loss_model
-            .as_ref()
-            .map(|s| s.build())
-            .transpose()
-            .map_err(|e| format!("loss_model: {e}"))?;
+        let policer = build_optional("policer", &p.policer, PolicerSpec::build)?;
+        let loss_model = build_optional("loss_model", &p.loss_model, LossModelSpec::build)?;
+        let reorder = build_optional("reorder", &p.reorder, ReorderSpec::build::<Sent<T>>)?;
+        let aggregation =
+            build_optional("aggregation", &p.aggregation, AggregationSpec::build::<Sent<T>>)?;
         let mut stages: Vec<Box<dyn Stage<Sent<T>>>> = Vec::new();
         if let Some(j) = &p.jitter {
             stages.push(Box::new(j.build::<Sent<T>>()));
         }
-        if let Some(r) = &p.reorder {
-            stages.push(Box::new(r.build::<Sent<T>>().map_err(|e| format!("reorder: {e}"))?));
+        if let Some(r) = reorder {
+            stages.push(Box::new(r));
         }
-        if let Some(a) = &p.aggregation {
-            stages.push(Box::new(a.build::<Sent<T>>().map_err(|e| format!("aggregation: {e}"))?));
+        if let Some(a) = aggregation {
+            stages.push(Box::new(a));
         }
         Ok(Path {
             origin_ns: None,

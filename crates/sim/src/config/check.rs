@@ -262,14 +262,15 @@ impl Config {
         if !valid_name(&self.name) {
             return err("name", format!("{:?} is not a usable name; use letters, digits, \".\", \"_\" or \"-\" (at most 100, e.g. \"bbr-vs-cubic\")", self.name));
         }
+        // The sampling period and the run's length, as the sampling errors say them (formatted
+        // only for an error).
+        let every_and_run =
+            || (human::time(self.sample_interval_ns), human::time(self.duration_ns));
         if self.sample_interval_ns > self.duration_ns {
+            let (every, run) = every_and_run();
             return err(
                 "sample_interval_ns",
-                format!(
-                    "{} is longer than the run ({}); it must be <= duration",
-                    human::time(self.sample_interval_ns),
-                    human::time(self.duration_ns)
-                ),
+                format!("{every} is longer than the run ({run}); it must be <= duration"),
             );
         }
         if self.flows.is_empty() && self.apps.is_empty() && self.traffic.is_empty() {
@@ -293,13 +294,10 @@ impl Config {
         self.validate_traffic()?;
         let rows = self.derived().sample_rows;
         if rows > MAX_SAMPLE_ROWS {
+            let (every, run) = every_and_run();
             return err(
                 "sample_interval_ns",
-                format!(
-                    "{} over {} gives {rows} table rows (flows and queues × samples), more than the {MAX_SAMPLE_ROWS} a run may hold; sample less often or run shorter",
-                    human::time(self.sample_interval_ns),
-                    human::time(self.duration_ns)
-                ),
+                format!("{every} over {run} gives {rows} table rows (flows and queues × samples), more than the {MAX_SAMPLE_ROWS} a run may hold; sample less often or run shorter"),
             );
         }
         match &self.topology {

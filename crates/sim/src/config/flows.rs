@@ -83,10 +83,9 @@ fn default_query_gap() -> u64 {
     50_000_000
 }
 
+active_time! {
 /// A transfer (bulk unless `bytes` or `rpc` is set) and its TCP settings.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Flow {
+Flow {
     /// Algorithm (`bbrlab cc` lists them).
     #[schemars(extend("enum" = cc::registry::valid_names()))]
     #[schemars(extend("x-backends" = BOTH))]
@@ -96,16 +95,10 @@ pub struct Flow {
     #[schemars(range(min = 1, max = MAX_FLOWS))]
     #[schemars(extend("x-backends" = BOTH))]
     pub count: u32,
-    /// When the application starts writing.
-    #[serde(default)]
-    #[schemars(range(max = MAX_DURATION_NS))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub start_ns: u64,
-    /// When the application stops writing (none: at the end of the run).
-    #[serde(default)]
-    #[schemars(range(max = MAX_DURATION_NS))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub stop_ns: Option<u64>,
+}
+start: " When the application starts writing.",
+stop: " When the application stops writing (none: at the end of the run).",
+then {
     /// Transfer size; the flow completion time is then reported (none: unlimited).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
@@ -254,6 +247,7 @@ pub struct Flow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
     pub dst: Option<String>,
+}
 }
 
 /// A flow's writing application (`writer.rs`).

@@ -76,11 +76,10 @@ pub enum Routing {
     Delay,
 }
 
+ecn_step_marking! {
 /// One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless
 /// `duplex = false` (`reverse_rate` gives the way back its own rate).
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GraphLink {
+GraphLink {
     /// The node the link leaves.
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub from: String,
@@ -120,16 +119,9 @@ pub struct GraphLink {
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub loss: f64,
-    /// CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub ecn_threshold_bytes: Option<u64>,
-    /// The same threshold in packets (a packet is marked if either threshold is exceeded).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000_000))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub ecn_threshold_packets: Option<u64>,
+}
+backends: EMU_WITHIN,
+then {
     /// RED (as a bottleneck's `red`): marks ECN-capable packets, drops others; `weight = 1`
     /// acts on the instantaneous queue.
     #[serde(default)]
@@ -140,6 +132,7 @@ pub struct GraphLink {
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub qdisc: Option<QdiscSpec>,
+}
 }
 
 fn default_graph_buffer() -> Buffer {

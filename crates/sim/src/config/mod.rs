@@ -17,7 +17,8 @@
 //!   beside every field as `x-backends` ([`backends`]); the emu backend acts on the marks.
 //!
 //! The types are split by the scenario's sections: [`Config`] and the limits here, the network
-//! in `topology.rs`, flows and applications in `flows.rs`, the end hosts in `hosts.rs`.
+//! in `topology.rs`, flows and applications in `flows.rs`, the end hosts in `hosts.rs`; key
+//! groups that several of them share are written once, in `keys.rs`.
 //!
 //! Bounds are physical limits, not taste: they keep every value in a range where the simulator's
 //! integer arithmetic is exact and its memory bounded (see the constants below).
@@ -26,21 +27,8 @@ use backends::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Declares a config struct (the derives and `deny_unknown_fields` every one has): its own keys,
-/// then `shared`, keys that several structs have, written once by the macro that shares them
-/// (`source!`, `dc_preset!`): serde's `flatten` would share a struct of them, but it does not
-/// work with `deny_unknown_fields`.
-macro_rules! keys_then_shared {
-    ($(#[$m:meta])* $name:ident { $($own:tt)* } shared { $($shared:tt)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name {
-            $($own)*
-            $($shared)*
-        }
-    };
-}
+#[macro_use]
+mod keys;
 
 pub mod backends;
 pub mod check;

@@ -93,10 +93,9 @@ impl Dumbbell {
     }
 }
 
+ecn_step_marking! {
 /// The dumbbell's shared link.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Bottleneck {
+Bottleneck {
     /// Link rate (exclusive with `trace`; one of the two is required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
@@ -121,16 +120,9 @@ pub struct Bottleneck {
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     #[schemars(extend("x-backends" = BOTH))]
     pub ack_loss: f64,
-    /// CE-mark ECN-capable packets arriving when more than this many bytes wait (DCTCP's K).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub ecn_threshold_bytes: Option<u64>,
-    /// The same threshold in packets (a packet is marked if either threshold is exceeded).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1_000_000_000))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub ecn_threshold_packets: Option<u64>,
+}
+backends: BOTH,
+then {
     /// RED on the averaged queue: marks ECN-capable packets, drops others (Linux sch_red with
     /// `ecn`).
     #[serde(default)]
@@ -183,6 +175,7 @@ pub struct Bottleneck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
     pub loss_model: Option<LossModelSpec>,
+}
 }
 
 /// The path model runs on both backends from the same code (`crates/pathmodel`: the

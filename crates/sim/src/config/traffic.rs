@@ -27,9 +27,9 @@ pub enum Traffic {
 /// from and to, and when). One list, so the kinds cannot drift apart.
 macro_rules! source {
     ($(#[$m:meta])* $name:ident { $($body:tt)* }) => {
-        keys_then_shared! {
-            $(#[$m])* $name { $($body)* }
-            shared {
+        active_time! {
+            $(#[$m])* $name {
+                $($body)*
                 /// The sending host by name; only on topologies that name hosts (a dumbbell or
                 /// star does not: leave it out, and set `reverse` for the receiver-to-sender
                 /// direction).
@@ -51,17 +51,9 @@ macro_rules! source {
                 #[schemars(range(max = MAX_FLOWS))]
                 #[schemars(extend("x-backends" = BOTH))]
                 pub sender: Option<u32>,
-                /// When the first packet leaves.
-                #[serde(default)]
-                #[schemars(range(max = MAX_DURATION_NS))]
-                #[schemars(extend("x-backends" = BOTH))]
-                pub start_ns: u64,
-                /// When the source stops sending (none: at the end of the run).
-                #[serde(default)]
-                #[schemars(range(max = MAX_DURATION_NS))]
-                #[schemars(extend("x-backends" = BOTH))]
-                pub stop_ns: Option<u64>,
             }
+            start: " When the first packet leaves.",
+            stop: " When the source stops sending (none: at the end of the run)."
         }
     };
 }

@@ -1,0 +1,67 @@
+//! Key groups that several config structs share, each written once: a struct is declared
+//! through the group's macro with its own keys before the group (and, where the schema has
+//! more of its own after it, `then { … }`), so the shared keys keep their place in the schema
+//! and in the resolved config's JSON. serde's `flatten` would share a struct of them instead,
+//! but it does not work with `deny_unknown_fields`.
+
+/// Declares a config struct (the derives and `deny_unknown_fields` every one has): its own keys,
+/// then `shared`, keys that several structs have, written once by the macro that shares them
+/// (`source!`, `dc_preset!`, `active_time!`, `ecn_step_marking!`), then, optionally, more of
+/// its own keys (`then`).
+macro_rules! keys_then_shared {
+    ($(#[$m:meta])* $name:ident { $($own:tt)* } shared { $($shared:tt)* }
+     $(then { $($after:tt)* })?) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($own)*
+            $($shared)*
+            $($($after)*)?
+        }
+    };
+}
+
+/// Declares a struct with `start_ns` and `stop_ns`, when something that sends (a flow, a
+/// non-TCP source) is active; `check_active_time` checks them alike. `start` and `stop` are
+/// their descriptions (what starts and stops).
+macro_rules! active_time {
+    ($(#[$m:meta])* $name:ident { $($own:tt)* } start: $start:literal, stop: $stop:literal
+     $(, then { $($after:tt)* })?) => {
+        keys_then_shared! { $(#[$m])* $name { $($own)* } shared {
+            #[doc = $start]
+            #[serde(default)]
+            #[schemars(range(max = MAX_DURATION_NS))]
+            #[schemars(extend("x-backends" = BOTH))]
+            pub start_ns: u64,
+            #[doc = $stop]
+            #[serde(default)]
+            #[schemars(range(max = MAX_DURATION_NS))]
+            #[schemars(extend("x-backends" = BOTH))]
+            pub stop_ns: Option<u64>,
+        } $(then { $($after)* })? }
+    };
+}
+
+/// Declares a link's struct with the drop-tail FIFO's step ECN marking thresholds (a
+/// dumbbell's bottleneck and a graph's links mark alike), marked for the backends as
+/// `backends` says.
+macro_rules! ecn_step_marking {
+    ($(#[$m:meta])* $name:ident { $($own:tt)* } backends: $backends:ident
+     $(, then { $($after:tt)* })?) => {
+        keys_then_shared! { $(#[$m])* $name { $($own)* } shared {
+            // The description is one line, as `///` would give it at a shallower indent.
+            #[doc = " CE-mark ECN-capable packets arriving when more than this many bytes wait \
+                     (DCTCP's K)."]
+            #[serde(default)]
+            #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+            #[schemars(extend("x-backends" = $backends))]
+            pub ecn_threshold_bytes: Option<u64>,
+            /// The same threshold in packets (a packet is marked if either threshold is exceeded).
+            #[serde(default)]
+            #[schemars(range(min = 1, max = 1_000_000_000))]
+            #[schemars(extend("x-backends" = $backends))]
+            pub ecn_threshold_packets: Option<u64>,
+        } $(then { $($after)* })? }
+    };
+}
