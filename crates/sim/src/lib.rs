@@ -58,7 +58,7 @@
 //! | `sampling.rs` | the per-interval samples of flows and queues |
 //! | `results.rs` | conservation checks, per-flow summaries, the result tables |
 //! | `topology.rs`, `pfc.rs`, `ictcp.rs`, `traffic.rs`, `apps.rs`, `rpc.rs`, `writer.rs`, `gaps.rs` | the fabric and its mechanisms |
-//! | `config/`, `metrics.rs` | the scenario schema and the result-table schema |
+//! | `config/`, `metrics/` | the scenario schema and the result-table schema |
 
 pub mod apps;
 mod arrivals;

@@ -43,10 +43,10 @@ impl Simulation {
             }
         }
         for a in self.links.iter().filter_map(|l| l.aqm.as_deref()) {
-            a.count_data_inside(&mut n); // held by a discipline (`link/aqm.rs`)
+            a.data_inside.add_to(&mut n); // held by a discipline (`link/aqm.rs`)
         }
         for pp in self.links.iter().filter_map(|l| l.path.as_deref()) {
-            pp.count_held(&mut n); // in a path link's timing stages (`link/path.rs`)
+            pp.held_data.add_to(&mut n); // in a path link's timing stages (`link/path.rs`)
         }
         if let Some(hm) = self.hosts.as_ref() {
             hm.count_waiting(&mut n); // in receive rings, not yet polled

@@ -1,7 +1,7 @@
 //! Per-flow transport options of the Google BBRv2 slides' many-flows study that go beyond a bulk
 //! flow: the RPC workload (`rpc`), the receiver application's read delay (`app_read_delay_ns`) and
 //! the faster-ACK rule (`faster_acks`); their result columns are in the `flows` table
-//! (`metrics.rs`). The RPC application itself is `rpc.rs`; the receiver's mechanisms live in
+//! (`metrics/tables/flows.toml`). The RPC application itself is `rpc.rs`; the receiver's mechanisms live in
 //! `transport::receiver`; this module maps config to them.
 
 use crate::config;

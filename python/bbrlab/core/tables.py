@@ -1,4 +1,4 @@
-"""The result tables as the core defines them (``crates/sim/src/metrics.rs``): every table's
+"""The result tables as the core defines them (``crates/sim/src/metrics/``): every table's
 columns with their dtype, unit and meaning, exported by the core. The real-Linux backend builds
 its tables with :func:`encode`, the docs and the test stub are generated from :func:`schema`, and
 :func:`check_raw` holds a backend's output to it.

@@ -11,7 +11,6 @@
 //!
 //! Stage API as in `jitter.rs`: `push` in arrival order, `next_due`, `pop_due`.
 
-use super::stage::pop_released;
 use super::{ParamError, Stage};
 use crate::{Nanos, PathPacket, Random};
 use std::collections::VecDeque;
@@ -94,14 +93,7 @@ impl<P: PathPacket> Stage<P> for Aggregator<P> {
         }
     }
 
-    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
-        self.expire(now);
-        pop_released(&mut self.ready, now)
-    }
-
-    fn len(&self) -> usize {
-        self.held.len() + self.ready.len()
-    }
+    released_via_ready!();
 }
 
 #[cfg(test)]

@@ -24,6 +24,22 @@
 //! times). A [`Schedule`] says when the link's own parameters change (`next_change_at`,
 //! `take_due`).
 
+/// The [`Stage`] methods `pop_due` and `len` of a stage that keeps the packets it holds in
+/// `held` and those it released in `ready` (release times nondecreasing), and moves them from
+/// one to the other in its `expire(now)`.
+macro_rules! released_via_ready {
+    () => {
+        fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
+            self.expire(now);
+            super::stage::pop_released(&mut self.ready, now)
+        }
+
+        fn len(&self) -> usize {
+            self.held.len() + self.ready.len()
+        }
+    };
+}
+
 pub mod aggregation;
 pub mod gilbert_elliott;
 pub mod jitter;

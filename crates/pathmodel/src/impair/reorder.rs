@@ -21,7 +21,6 @@
 //!
 //! Stage API as in `jitter.rs`: `push` in arrival order, `next_due`, `pop_due`.
 
-use super::stage::pop_released;
 use super::{check_probability, ParamError, Stage};
 use crate::{Nanos, Random, MS};
 use std::collections::VecDeque;
@@ -110,14 +109,7 @@ impl<P> Stage<P> for Reorderer<P> {
         self.ready.front().map(|r| r.0).or_else(|| self.held.front().map(|h| h.1))
     }
 
-    fn pop_due(&mut self, now: Nanos) -> Option<(Nanos, P)> {
-        self.expire(now);
-        pop_released(&mut self.ready, now)
-    }
-
-    fn len(&self) -> usize {
-        self.held.len() + self.ready.len()
-    }
+    released_via_ready!();
 }
 
 #[cfg(test)]

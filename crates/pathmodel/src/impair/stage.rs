@@ -23,7 +23,7 @@ pub trait Stage<P> {
 }
 
 /// The next of `ready` (release times nondecreasing) released by `now`, with its release time:
-/// the `pop_due` of the stages that keep a queue of released packets.
+/// the `pop_due` of the stages that keep a queue of released packets (`released_via_ready!`).
 #[inline]
 pub(crate) fn pop_released<P>(ready: &mut VecDeque<(Nanos, P)>, now: Nanos) -> Option<(Nanos, P)> {
     if ready.front()?.0 <= now {

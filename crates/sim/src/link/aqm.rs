@@ -11,6 +11,7 @@
 //! Tests route the native drop-tail through here too ([`FORCE_AQM`]) to check that both give
 //! the same runs.
 
+use super::DataHeld;
 use crate::config::{Bottleneck, Derived, QdiscSpec};
 use crate::rng::Rng;
 use pathmodel::aqm::{AnyAqm, Aqm, AqmStats, DropCause, Limit, LinkContext};
@@ -51,9 +52,8 @@ pub(crate) struct LinkAqm {
     pub(crate) dropped: Vec<(Packet, DropCause)>,
     /// The discipline's CE marks already added to the link's `QueueStats::ce_marks`.
     marks_counted: u64,
-    /// Data packets of each flow inside the discipline (by flow index; grown on demand), for
-    /// the conservation check: the discipline does not list what it holds.
-    data_inside: Vec<u32>,
+    /// Data packets of each flow inside the discipline.
+    pub(crate) data_inside: DataHeld,
     /// When the pending `QdiscWake` of a discipline that holds packets back will come.
     pub(crate) wake_at_ns: Option<cc::Nanos>,
 }
@@ -64,7 +64,7 @@ impl LinkAqm {
             q: AnyAqm::build(spec, ctx),
             dropped: Vec::new(),
             marks_counted: 0,
-            data_inside: Vec::new(),
+            data_inside: DataHeld::default(),
             wake_at_ns: None,
         }
     }
@@ -79,30 +79,6 @@ impl LinkAqm {
         let new = all - self.marks_counted;
         self.marks_counted = all;
         new
-    }
-
-    /// `p` entered (+1) or left (−1) the discipline.
-    #[inline]
-    pub(crate) fn track(&mut self, p: &Packet, entered: bool) {
-        if !p.is_data {
-            return;
-        }
-        let f = p.flow as usize;
-        if f >= self.data_inside.len() {
-            self.data_inside.resize(f + 1, 0);
-        }
-        if entered {
-            self.data_inside[f] += 1;
-        } else {
-            self.data_inside[f] -= 1;
-        }
-    }
-
-    /// Data packets of each flow inside, added to `n` (indexed by flow).
-    pub(crate) fn count_data_inside(&self, n: &mut [u64]) {
-        for (f, &k) in self.data_inside.iter().enumerate() {
-            n[f] += k as u64;
-        }
     }
 }
 

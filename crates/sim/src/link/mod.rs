@@ -157,6 +157,38 @@ impl TxClock {
     }
 }
 
+/// Data packets of each flow inside a part of a link that does not list what it holds (a
+/// path-model discipline, the path's timing stages), by flow index, grown on demand: the
+/// conservation check counts them as still in the network.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DataHeld(Vec<u64>);
+
+impl DataHeld {
+    /// `p` entered (true) or left (false) the part; ACKs are not counted.
+    #[inline]
+    pub(crate) fn track(&mut self, p: &Packet, entered: bool) {
+        if !p.is_data {
+            return;
+        }
+        let f = p.flow as usize;
+        if f >= self.0.len() {
+            self.0.resize(f + 1, 0);
+        }
+        if entered {
+            self.0[f] += 1;
+        } else {
+            self.0[f] -= 1;
+        }
+    }
+
+    /// Each flow's count added to `n` (indexed by flow).
+    pub(crate) fn add_to(&self, n: &mut [u64]) {
+        for (f, &k) in self.0.iter().enumerate() {
+            n[f] += k;
+        }
+    }
+}
+
 impl Link {
     pub(crate) fn new(rate_bps: u64, delay_ns: Nanos, to: NodeKind, rng: Rng) -> Link {
         Link {

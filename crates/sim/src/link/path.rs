@@ -20,7 +20,7 @@
 //! is the earliest one pending, so each instant is scheduled once. A wake-up that finds nothing
 //! due does nothing.
 
-use super::{Link, LinkId, TxClock};
+use super::{DataHeld, Link, LinkId, TxClock};
 use crate::config::Bottleneck;
 use crate::link::aqm::LinkRandom;
 use crate::{EvKind, Simulation};
@@ -49,8 +49,8 @@ pub(crate) struct PathParts {
     reverse: Option<LinkId>,
     /// The earliest `PathWake` event pending (Nanos::MAX: none).
     armed_ns: Nanos,
-    /// Data packets held in the stages, per flow (for the conservation check).
-    held_data: Vec<u64>,
+    /// Data packets of each flow held in the stages.
+    pub(crate) held_data: DataHeld,
 }
 
 impl PathParts {
@@ -77,7 +77,7 @@ impl PathParts {
             limit,
             reverse: Some(reverse),
             armed_ns: Nanos::MAX,
-            held_data: Vec::new(),
+            held_data: DataHeld::default(),
         }
     }
 
@@ -97,29 +97,7 @@ impl PathParts {
             limit: None,
             reverse: None,
             armed_ns: Nanos::MAX,
-            held_data: Vec::new(),
-        }
-    }
-
-    /// Add the data packets held in the stages to `n` (per flow).
-    pub(crate) fn count_held(&self, n: &mut [u64]) {
-        for (f, h) in self.held_data.iter().enumerate() {
-            n[f] += h;
-        }
-    }
-
-    /// Count a packet into (+1) or out of (−1) the stages.
-    fn note_held(&mut self, p: &Packet, into: bool) {
-        if p.is_data {
-            let f = p.flow as usize;
-            if f >= self.held_data.len() {
-                self.held_data.resize(f + 1, 0);
-            }
-            if into {
-                self.held_data[f] += 1;
-            } else {
-                self.held_data[f] -= 1;
-            }
+            held_data: DataHeld::default(),
         }
     }
 
@@ -202,7 +180,7 @@ impl Simulation {
             self.path_to_pipe(lid, now, p);
         } else {
             pp.pushed_ns[0] = now;
-            pp.note_held(&p, true);
+            pp.held_data.track(&p, true);
             pp.stages[0].push(now, p, &mut LinkRandom(&mut link.rng));
             self.path_run(lid);
         }
@@ -264,7 +242,7 @@ impl Simulation {
                     pp.pushed_ns[i + 1] = t;
                     pp.stages[i + 1].push(t, p, &mut LinkRandom(&mut link.rng));
                 } else {
-                    pp.note_held(&p, false);
+                    pp.held_data.track(&p, false);
                     self.path_to_pipe(lid, t, p);
                 }
             }

@@ -30,7 +30,7 @@ impl Simulation {
         let io = &mut AqmIo { rng: &mut LinkRandom(&mut link.rng), dropped: &mut pushed_out };
         let refused = match a.q.enqueue(now, p, io) {
             Ok(()) => {
-                a.track(&p, true);
+                a.data_inside.track(&p, true);
                 None
             }
             Err(d) => Some(d),
@@ -63,7 +63,7 @@ impl Simulation {
         let mut dropped = std::mem::take(&mut a.dropped);
         let next = a.q.dequeue(now, &mut AqmIo::new(&mut LinkRandom(&mut link.rng), &mut dropped));
         if let Some(p) = &next {
-            a.track(p, false);
+            a.data_inside.track(p, false);
         }
         link.stats.ce_marks += a.take_new_marks();
         link.q_bytes = a.q.bytes();
@@ -122,7 +122,7 @@ impl Simulation {
     fn aqm_drop_each(&mut self, lid: LinkId, dropped: &mut Vec<(Packet, DropCause)>) {
         for (d, cause) in dropped.drain(..) {
             let a = self.links[lid as usize].aqm.as_deref_mut().expect("a discipline");
-            a.track(&d, false);
+            a.data_inside.track(&d, false);
             self.aqm_count_drop(lid, &d, cause);
         }
     }

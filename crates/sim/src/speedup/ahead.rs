@@ -410,15 +410,17 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::speedup::tests::{
+        assert_saves_events, run_outcome, sped_up_changes_nothing, Outcome,
+    };
 
     fn kinds(sim: &Simulation, k: Ahead) -> usize {
         sim.links.iter().filter(|l| l.fast.ahead == k).count()
     }
 
     /// Run `json` to its end in steps of `step_ns` (u64::MAX: at once), serving arrivals ahead
-    /// or not; returns the result tables (as text), the events, the data packets delivered and
-    /// the TSQ wake-ups.
-    fn run(json: &str, early: bool, step_ns: Nanos) -> (String, u64, u64, u64) {
+    /// or not.
+    fn run(json: &str, early: bool, step_ns: Nanos) -> Outcome {
         let mut sim = Simulation::from_json(json).unwrap();
         assert!(
             sim.rx_ahead_on && kinds(&sim, Ahead::Receiver) == 1,
@@ -442,7 +444,7 @@ mod tests {
         while !sim.run_until(t) {
             t = t.saturating_add(step_ns);
         }
-        crate::speedup::tests::run_outcome(&mut sim)
+        run_outcome(&mut sim)
     }
 
     /// Serving arrivals ahead changes no result, and saves an event per data packet and one per
@@ -466,17 +468,10 @@ mod tests {
                 "flows":[{"cc":"dctcp","ecn":true},{"cc":"bbr2","ecn":true},{"cc":"dctcp","ecn":true,"bytes":70001,"start_ns":5000000,"count":3}]}"#,
         ];
         for json in scenarios {
-            let (ahead, event_driven) = (run(json, true, u64::MAX), run(json, false, u64::MAX));
-            assert!(ahead.2 > 10_000, "the scenario moves data: {}", ahead.2);
-            assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
-            assert_eq!(ahead.2, event_driven.2);
-            assert!(
-                ahead.1 + ahead.2 * 2 / 3 < event_driven.1,
-                "most arrivals served ahead: {} vs {} events, {} packets",
-                ahead.1,
-                event_driven.1,
-                ahead.2
-            );
+            let at_once = |early| run(json, early, u64::MAX);
+            let (ahead, event_driven) = sped_up_changes_nothing(at_once, 10_000, json);
+            // Most arrivals served ahead.
+            assert_saves_events(&ahead, &event_driven, (2, 3));
             let sliced = run(json, true, 7_000_000);
             assert!(sliced.0 == ahead.0, "result tables differ when run in slices: {json}");
         }
@@ -511,14 +506,9 @@ mod tests {
         for (json, throttled) in scenarios {
             let sim = Simulation::from_json(json).unwrap();
             assert_eq!(kinds(&sim, Ahead::Nic), 1, "the flow's NIC is served ahead");
-            let (ahead, event_driven) = (run(json, true, u64::MAX), run(json, false, u64::MAX));
-            assert!(ahead.2 > 10_000, "the scenario moves data: {}", ahead.2);
-            assert!(ahead.0 == event_driven.0, "result tables differ: {json}");
-            assert_eq!(
-                (ahead.2, ahead.3),
-                (event_driven.2, event_driven.3),
-                "packets, TSQ wake-ups"
-            );
+            let at_once = |early| run(json, early, u64::MAX);
+            let (ahead, event_driven) = sped_up_changes_nothing(at_once, 10_000, json);
+            assert_eq!(ahead.3, event_driven.3, "TSQ wake-ups");
             assert_eq!(ahead.3 > 1_000, throttled, "TSQ wake-ups: {}", ahead.3);
             assert!(
                 ahead.1 * 2 < event_driven.1,

@@ -8,7 +8,7 @@ use transport::Packet;
 
 /// What a finished run must reproduce whichever speed-ups it used: the result tables (as text),
 /// the events, the data packets delivered and the TSQ wake-ups (packets must be conserved).
-pub(super) fn run_outcome(sim: &mut Simulation) -> (String, u64, u64, u64) {
+pub(super) fn run_outcome(sim: &mut Simulation) -> Outcome {
     sim.check_conservation().unwrap();
     let r = sim.results();
     (
@@ -17,6 +17,35 @@ pub(super) fn run_outcome(sim: &mut Simulation) -> (String, u64, u64, u64) {
         r.data_packets_delivered,
         sim.tsq_wakeups,
     )
+}
+
+/// A run's result tables (as text), events, data packets delivered and TSQ wake-ups.
+pub(super) type Outcome = (String, u64, u64, u64);
+
+/// A scenario run sped up (`run(true)`) and event-driven (`run(false)`): the sped-up run
+/// changed nothing. It moves data (more than `min_packets` delivered), with the same result
+/// tables and packets delivered as the event-driven one. Returns both outcomes.
+pub(super) fn sped_up_changes_nothing(
+    run: impl Fn(bool) -> Outcome,
+    min_packets: u64,
+    what: &str,
+) -> (Outcome, Outcome) {
+    let (fast, slow) = (run(true), run(false));
+    assert!(fast.2 > min_packets, "the scenario moves data: {}", fast.2);
+    assert!(fast.0 == slow.0, "result tables differ: {what}");
+    assert_eq!(fast.2, slow.2, "packets delivered: {what}");
+    (fast, slow)
+}
+
+/// The sped-up run saved at least `num / den` events per data packet delivered.
+pub(super) fn assert_saves_events(fast: &Outcome, slow: &Outcome, (num, den): (u64, u64)) {
+    assert!(
+        fast.1 + fast.2 * num / den < slow.1,
+        "fewer events: {} vs {} for {} packets",
+        fast.1,
+        slow.1,
+        fast.2
+    );
 }
 
 /// A 1 Gbit/s, 10 ms dumbbell with a 100 kB buffer; `extra` is spliced into the bottleneck.
@@ -215,9 +244,7 @@ fn timestamped_sender_nics_change_no_result() {
             sim.run_until(u64::MAX);
             run_outcome(&mut sim)
         };
-        let (stamped, driven) = (run(true), run(false));
-        assert!(stamped.2 > 20_000, "the scenario moves data: {}", stamped.2);
-        assert!(stamped.0 == driven.0, "result tables differ: {json}");
+        let (stamped, driven) = sped_up_changes_nothing(run, 20_000, json);
         assert_eq!((stamped.1, stamped.3), (driven.1, driven.3), "events and TSQ wake-ups: {json}");
         if i == 0 {
             assert!(
@@ -395,21 +422,13 @@ fn lazy_nics_change_no_result() {
             sim.run_until(u64::MAX);
             run_outcome(&mut sim)
         };
-        let (fast, slow) = (run(true), run(false));
-        assert!(fast.2 > 20_000, "the scenario moves data: {}", fast.2);
-        assert!(fast.0 == slow.0, "result tables differ: {json}");
-        assert_eq!((fast.2, fast.3), (slow.2, slow.3), "packets, TSQ wake-ups: {json}");
+        let (fast, slow) = sped_up_changes_nothing(run, 20_000, &json);
+        assert_eq!(fast.3, slow.3, "TSQ wake-ups: {json}");
         wakeups += fast.3;
         if lazy {
             // A data packet's NIC departure and (mostly) its arrival at the receiver go, and
             // half an ACK's departure (one per two segments): up to 2.5 events per packet.
-            assert!(
-                fast.1 + fast.2 * 3 / 2 < slow.1,
-                "fewer events: {} vs {} for {} packets",
-                fast.1,
-                slow.1,
-                fast.2
-            );
+            assert_saves_events(&fast, &slow, (3, 2));
         }
     }
     assert!(wakeups > 1_000, "TSQ throttles some flows, their departures wake them: {wakeups}");

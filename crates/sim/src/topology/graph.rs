@@ -4,9 +4,9 @@
 //! route. Links out of a host are its NIC (TSQ); links into a host deliver to it.
 
 use super::routing::{routes, DirLink, Net, Router};
-use super::{add, intern, Built, Fabric, Path};
+use super::{add, intern, push_native_chain, Built, Fabric, Path};
 use crate::config::{self, Config, GraphLink, NodeRole, QdiscSpec};
-use crate::link::queue::{droptail::DropTail, red::Red, step_ecn::StepEcn};
+use crate::link::queue::{droptail::DropTail, step_ecn::StepEcn};
 use crate::link::{aqm, Link, LinkId, NodeKind};
 use crate::rng::Rng;
 use cc::Nanos;
@@ -111,21 +111,9 @@ fn port(l: &GraphLink, d: &DirLink, net: &Net, rng: Rng) -> Link {
             link.aqm = Some(Box::new(aqm::LinkAqm::new(spec, &ctx)));
         }
         None => {
-            if let Some(r) = &l.red {
-                link.qdisc.push(Red::new(
-                    r.min_th_bytes,
-                    r.max_th_bytes,
-                    r.max_p,
-                    r.weight,
-                    d.rate_bps,
-                ));
-            }
-            if let Some(q) = DropTail::new(bytes, packets) {
-                link.qdisc.push(q);
-            }
-            if let Some(m) = StepEcn::new(l.ecn_threshold_bytes, l.ecn_threshold_packets) {
-                link.qdisc.push(m);
-            }
+            let buffer = DropTail::new(bytes, packets);
+            let step_ecn = StepEcn::new(l.ecn_threshold_bytes, l.ecn_threshold_packets);
+            push_native_chain(&mut link, l.red.as_ref(), buffer, step_ecn);
         }
     }
     link

@@ -105,6 +105,26 @@ fn add(links: &mut Vec<Link>, l: Link) -> LinkId {
     (links.len() - 1) as LinkId
 }
 
+/// A link's native discipline chain (`link/queue/`) in the order its stages act: RED at
+/// arrival (at the link's rate), the buffer at admission, step marking at enqueue.
+fn push_native_chain(
+    link: &mut Link,
+    red: Option<&config::Red>,
+    buffer: Option<DropTail>,
+    step_ecn: Option<StepEcn>,
+) {
+    if let Some(r) = red {
+        let rate_bps = link.rate_bps;
+        link.qdisc.push(Red::new(r.min_th_bytes, r.max_th_bytes, r.max_p, r.weight, rate_bps));
+    }
+    if let Some(d) = buffer {
+        link.qdisc.push(d);
+    }
+    if let Some(m) = step_ecn {
+        link.qdisc.push(m);
+    }
+}
+
 /// A `&'static str` for a generated queue name, leaked once per distinct name per process.
 pub(crate) fn intern(name: String) -> &'static str {
     use std::collections::HashMap;
@@ -147,23 +167,9 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
         // A discipline of the path model is the whole queue (`link/aqm.rs`).
         bn.aqm = Some(Box::new(aqm::LinkAqm::new(&spec, &aqm::context(b, &derived))));
     } else {
-        // The chain's order is the order the disciplines act in (`link/queue/mod.rs`): RED at
-        // arrival, the buffer at admission, step marking at enqueue.
-        if let Some(r) = &b.red {
-            bn.qdisc.push(Red::new(
-                r.min_th_bytes,
-                r.max_th_bytes,
-                r.max_p,
-                r.weight,
-                b.rate_bps(),
-            ));
-        }
-        if let Some(d) = buffer.clone().filter(|_| !scheduled_buffer) {
-            bn.qdisc.push(d);
-        }
-        if let Some(m) = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets) {
-            bn.qdisc.push(m);
-        }
+        let own_buffer = buffer.clone().filter(|_| !scheduled_buffer);
+        let step_ecn = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets);
+        push_native_chain(&mut bn, b.red.as_ref(), own_buffer, step_ecn);
     }
     let mut bn_rev =
         Link::new(b.reverse_rate_bps(), b.rtt_ns - half_rtt, NodeKind::Router, Rng::new(seed, 2));
