@@ -184,6 +184,18 @@ def test_add_flow_appends_one_flow_per_use(tmp_path: Path) -> None:
             load_scenario(write_scenario(tmp_path, MINIMAL), [add_flow_override(bad)])
 
 
+def test_set_reaches_the_fields_of_a_tagged_entrys_own_kind() -> None:
+    # [[apps]] holds query apps and workloads: --set apps.N.KEY resolves KEY against entry N's
+    # kind (it used to take the first kind's fields and refuse a workload's `cc`).
+    raw = {"apps": [{"kind": "query", "workers": 2}, {"kind": "workload", "cdf": "websearch", "load": 0.3}]}
+    out = apply_overrides(raw, ["apps.1.cc=cubic", "apps.0.workers=3"])
+    assert out["apps"][1]["cc"] == "cubic" and out["apps"][0]["workers"] == 3
+    with pytest.raises(ScenarioError, match=r"unknown key 'workers' in \[apps.1\]"):
+        apply_overrides(raw, ["apps.1.workers=3"])
+    with pytest.raises(ScenarioError, match=r"unknown key 'cc' in \[apps.0\]"):
+        apply_overrides(raw, ["apps.0.cc=cubic"])
+
+
 def test_set_does_not_mutate_its_input() -> None:
     raw = tomllib.loads(MINIMAL)
     apply_overrides(raw, ["flows.0.cc=cubic"])

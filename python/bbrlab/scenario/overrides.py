@@ -101,6 +101,7 @@ def _set_one(raw: dict[str, Any], path: str, text: str) -> None:
         raise ScenarioError(f"--set {path}", "has no value; write path=value, e.g. --set duration=30s")
     node: Any = raw
     model: type[BaseModel] | None = model_cls.Scenario
+    annotation: Any = None  # the field a list came from: its items' model follows each item's kind
     done: list[str] = []
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
@@ -125,6 +126,9 @@ def _set_one(raw: dict[str, Any], path: str, text: str) -> None:
             if last:
                 raise ScenarioError(f"--set {path}", "cannot replace a whole flow; set its fields, e.g. flows.0.cc")
             node = node[idx]
+            kind = node.get("kind") if isinstance(node, dict) else None
+            if isinstance(kind, str):  # a tagged entry (apps, traffic): the model of its own kind
+                model = item_model(annotation, kind) or model
             done.append(part)
             continue
         if model is None or not isinstance(node, dict):
@@ -147,6 +151,7 @@ def _set_one(raw: dict[str, Any], path: str, text: str) -> None:
             node[part] = [] if is_list else {}
         node = node[part]
         model = child_model
+        annotation = fields[part].annotation
         done.append(part)
 
 
