@@ -122,7 +122,7 @@ impl Params {
                 longterm_from_app_limited: false,
                 undo_keeps_phase: false,
             },
-            // tcp_bbr.c v3, same 2^8 ratios.
+            // tcp_bbr.c v3: the draft's rules but these, its gains as the same 2^8 ratios.
             Variant::Linux => Params {
                 name: "bbr3_linux",
                 startup_pacing_gain: linux_gain(BBR_UNIT * 277 / 100 + 1),
@@ -139,13 +139,7 @@ impl Params {
                 send_quantum_base: SendQuantumBase::PacingShift,
                 ecn: EcnResponse::Dctcp,
                 rto_resets_model: true,
-                probe_rtt_interval_ns: PROBE_RTT_WIN_NS,
-                probe_rtt_cwnd_floor: CWND_MIN_TARGET,
-                drain_max_rounds: DRAIN_MAX_ROUNDS,
-                full_bw_cnt: FULL_BW_CNT,
-                refill_needs_unlimited_round: false,
-                longterm_from_app_limited: false,
-                undo_keeps_phase: false,
+                ..Params::of(Variant::Draft)
             },
         }
     }
