@@ -118,31 +118,29 @@ impl Simulation {
 
     /// What the flow's handshake measures at its start: propagation both ways, the
     /// serialization of a SYN-sized packet (78 bytes on the wire) at every hop, and the wait
-    /// behind each hop's FIFO backlog as it stands now (`Link::fifo_wait_ns`). Linux seeds
-    /// srtt, the RTO and min_rtt from the SYN-ACK (tcp_synack_rtt_meas), so a flow that joins
-    /// a standing queue starts with that queue in its RTT; BBR keeps it in min_rtt until a
-    /// lower sample comes (nsperf's coexist case: a BBR flow joining CUBIC's queue). The
-    /// queues are read at one instant, although the SYN reaches later hops a little later, and
-    /// as they stood before any flow starting at this instant sent (an incast's synchronized
-    /// flows do not see each other's first windows in their handshakes).
-    pub(crate) fn handshake_rtt_ns(&mut self, fi: usize) -> Nanos {
+    /// behind each reported queue's backlog at the last sample, at the link's rate. Linux seeds
+    /// srtt, the RTO and min_rtt from the SYN-ACK (tcp_synack_rtt_meas), so a flow that joins a
+    /// standing queue starts with that queue in its RTT; BBR keeps it in min_rtt until a lower
+    /// sample comes (nsperf's coexist case: a BBR flow joining CUBIC's queue). The sampled
+    /// backlog, not the queue at this instant: it is the same whichever speed-ups run (a folded
+    /// or served-ahead link holds packets early), at most one sample interval old, and it does
+    /// not include the first windows of flows starting at the same moment. Native FIFO
+    /// backlogs only: a path-model discipline holds its packets itself (an FQ scheduler serves
+    /// a new flow's SYN at once).
+    pub(crate) fn handshake_rtt_ns(&self, fi: usize) -> Nanos {
         const SYN_WIRE_BITS: u128 = 78 * 8;
-        if self.syn_wait_at.len() != self.links.len() {
-            self.syn_wait_at = vec![(Nanos::MAX, 0); self.links.len()];
-        }
-        let now = self.now;
         let f = &self.flows[fi];
-        let mut rtt_ns = 0;
-        for &l in f.data_path.hops().iter().chain(f.ack_path.hops().iter()) {
-            let link = &self.links[l as usize];
-            let seen = &mut self.syn_wait_at[l as usize];
-            if seen.0 != now {
-                *seen = (now, link.fifo_wait_ns(now));
-            }
-            let syn_tx_ns = (SYN_WIRE_BITS * 1_000_000_000 / link.rate_bps as u128) as Nanos;
-            rtt_ns += link.delay_ns + syn_tx_ns + seen.1;
-        }
-        rtt_ns
+        f.data_path
+            .hops()
+            .iter()
+            .chain(f.ack_path.hops().iter())
+            .map(|&l| {
+                let link = &self.links[l as usize];
+                let queued = self.sampled_queue_bytes.get(l as usize).copied().unwrap_or(0);
+                let bits = SYN_WIRE_BITS + queued as u128 * 8;
+                link.delay_ns + (bits * 1_000_000_000 / link.rate_bps as u128) as Nanos
+            })
+            .sum()
     }
 
     /// A data segment reaches its receiver (alone: no receive offload).

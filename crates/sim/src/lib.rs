@@ -317,11 +317,9 @@ pub struct Simulation {
     fabric: Fabric,
     /// The switch's shared buffer (`link/pool.rs`).
     pool: link::pool::SharedPool,
-    /// Per link: the instant its FIFO wait was last read for a handshake, and that wait. Flows
-    /// that start at one instant all shake hands before any of them sends (each one's data
-    /// follows its own SYN-ACK), so each link is read once per instant, before the first of
-    /// them fills it (`endpoints.rs`, `handshake_rtt_ns`).
-    syn_wait_at: Vec<(Nanos, Nanos)>,
+    /// Per link: the bytes waiting in its queue at the last sample (0 before the first and on
+    /// links not reported), what a starting flow's handshake waits behind (`endpoints.rs`).
+    sampled_queue_bytes: Vec<u64>,
     pause_frames_total: u64,
     /// `pump` takes its general path: the host model, or lazily counted NICs
     /// (`speedup/nic.rs`).
@@ -399,7 +397,7 @@ impl Simulation {
             ictcp: ictcp_ctl,
             fabric,
             pool: link::pool::SharedPool::new(built.pool_limit, built.pool_alpha),
-            syn_wait_at: Vec::new(),
+            sampled_queue_bytes: Vec::new(),
             pause_frames_total: 0,
             pump_general: false,
             apps,

@@ -60,12 +60,16 @@ impl Simulation {
             });
             f.last_delivered_bytes = delivered;
         }
+        if self.sampled_queue_bytes.len() != self.links.len() {
+            self.sampled_queue_bytes = vec![0; self.links.len()];
+        }
         for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
             if link.fast.timestamped {
                 link.replay(now, self.metrics.last_sample_ns);
             }
             link.note_occupancy(now);
+            self.sampled_queue_bytes[lid as usize] = link.q_bytes;
             let busy = link.stats.busy_ns_interval
                 + link.serving_since().map_or(0, |t| now - t.max(self.metrics.last_sample_ns));
             let sojourn = crate::link::aqm::SojournColumns::of(link.aqm.as_deref());

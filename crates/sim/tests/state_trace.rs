@@ -116,7 +116,7 @@ fn placed_drops_lose_exactly_the_listed_first_transmissions() {
 /// (they wait in the same queue). Without the queue in the handshake, min_rtt starts at 40 ms.
 #[test]
 fn a_late_flow_starts_with_the_standing_queue_in_its_rtt() {
-    let v = json!({"seed": 1, "duration_ns": 3200 * MS, "sample_interval_ns": 100 * MS,
+    let v = json!({"seed": 1, "duration_ns": 4000 * MS, "sample_interval_ns": 100 * MS,
         "topology": {"kind": "dumbbell", "bottleneck": {
             "rate_bps": RATE_BPS, "rtt_ns": 40 * MS, "buffer": {"bdp": 8.0}}},
         "flows": [{"cc": "cubic"}, {"cc": "bbr1", "trace": true, "start_ns": 3000 * MS}]});

@@ -300,26 +300,6 @@ impl Link {
         queue::Occupancy { bytes: self.q_bytes, packets: self.ser.waiting_pkts() as u64 }
     }
 
-    /// How long a packet arriving at `now` waits before it starts serializing, behind the
-    /// native FIFO's backlog: a timestamped link's schedule says it exactly; an event-driven
-    /// one's is the rest of the packet in service plus the queued bytes at the link's rate, no
-    /// earlier than a PAUSE lets it start. 0 under a path-model discipline (an FQ scheduler
-    /// serves a new flow's first packet at once; CoDel's and PIE's backlogs are not counted).
-    pub(crate) fn fifo_wait_ns(&self, now: Nanos) -> Nanos {
-        if self.aqm.is_some() {
-            return 0;
-        }
-        if self.fast.timestamped {
-            return self.ser.free_at_ns.saturating_sub(now);
-        }
-        let bits_ns = |bytes: u64| (bytes as u128 * 8_000_000_000 / self.rate_bps as u128) as Nanos;
-        let in_service_until = match self.in_tx {
-            Some(p) => self.tx_start_ns + bits_ns(p.wire_bytes as u64),
-            None => now,
-        };
-        in_service_until.max(self.paused_until).max(now) - now + bits_ns(self.q_bytes)
-    }
-
     /// Nothing serializing (a timestamped link: nor waiting) at `now`.
     pub(crate) fn is_idle(&self, now: Nanos) -> bool {
         if self.fast.timestamped {
