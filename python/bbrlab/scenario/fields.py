@@ -116,12 +116,16 @@ def _queue_size(value: object, info: ValidationInfo) -> units.Buffer:
     multiple (a graph link has no RTT to multiply)."""
     b = _buffer(value, info)
     if b.kind == "bdp":
-        raise PydanticCustomError("unit", f'"{units.format_buffer(b)}": a threshold is a size or packets, e.g. "30KB" or "20pkts"')
+        raise PydanticCustomError(
+            "unit", f'"{units.format_buffer(b)}": a threshold is a size or packets, e.g. "30KB" or "20pkts"'
+        )
     return b
 
 
 #: The core's ``QueueSize`` (``{"bytes": n}`` / ``{"packets": n}``), written "30KB" or "20pkts".
-QueueSizeSpec = Annotated[units.Buffer, BeforeValidator(_queue_size), PlainSerializer(units.format_buffer, when_used=_json)]
+QueueSizeSpec = Annotated[
+    units.Buffer, BeforeValidator(_queue_size), PlainSerializer(units.format_buffer, when_used=_json)
+]
 
 
 #: ``kernel:NAME`` names a congestion control of the running kernel by its own name (any entry
