@@ -76,3 +76,15 @@ def test_bad_red_qdiscs_are_refused_in_one_line(tmp_path: Path) -> None:
     ]:
         result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, q, flows))])
         assert_user_error(result, words)
+
+
+def test_emu_refuses_a_red_qdisc_as_it_refuses_the_red_table(tmp_path: Path) -> None:
+    """The emulator's link has no RED: either form is refused in one line, exit 2."""
+    flows = '[[flows]]\ncc = "cubic"\n'
+    for q in [
+        ', qdisc = { kind = "red", min_th = "20pkts", max_th = "60pkts" }',
+        ', red = { min_th = "30KB", max_th = "90KB" }',
+    ]:
+        f = write(tmp_path, q, flows)
+        result = CliRunner().invoke(cli, ["run", "--backend", "emu", str(f), "--out", str(tmp_path / "r")])
+        assert_user_error(result, ["topology.bottleneck.", "has no RED"])

@@ -151,9 +151,17 @@ const RED_EMU: &str = "the emu backend's link emulator has no RED (drop-tail and
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueSize {
     /// A size in bytes.
-    Bytes(#[schemars(range(min = 1, max = 1_000_000_000_000u64))] u64),
+    Bytes(
+        #[schemars(range(min = 1, max = 1_000_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        u64,
+    ),
     /// A number of packets.
-    Packets(#[schemars(range(min = 1, max = 1_000_000_000))] u64),
+    Packets(
+        #[schemars(range(min = 1, max = 1_000_000_000))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        u64,
+    ),
 }
 
 impl QueueSize {

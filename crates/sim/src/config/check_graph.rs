@@ -87,10 +87,12 @@ fn check_graph_link(p: &str, l: &GraphLink, mss: u64, frame_bytes: u32) -> Check
         _ => {}
     }
     if let Some(q) = l.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) {
+        // RED in the qdisc form is the native RED: step marking may stand beside it.
+        let red = q.is_red();
         let set = [
             ("red", l.red.is_some()),
-            ("ecn_threshold_bytes", l.ecn_threshold_bytes.is_some()),
-            ("ecn_threshold_packets", l.ecn_threshold_packets.is_some()),
+            ("ecn_threshold_bytes", l.ecn_threshold_bytes.is_some() && !red),
+            ("ecn_threshold_packets", l.ecn_threshold_packets.is_some() && !red),
         ];
         if let Some((field, _)) = set.iter().find(|(_, on)| *on) {
             let kind = serde_json::to_value(q).ok();

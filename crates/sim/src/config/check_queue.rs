@@ -50,15 +50,19 @@ pub(super) fn check_sender_qdisc(q: Option<&QdiscSpec>) -> Check {
     }
 }
 
-/// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it.
+/// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it
+/// (RED in the qdisc form takes step marking, as the `red` table does).
 pub(super) fn check_qdisc(b: &Bottleneck) -> Check {
     let Some(q) = b.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) else {
         return Ok(());
     };
+    // RED in the qdisc form is the native RED: step marking may stand beside it, as beside the
+    // `red` table; a second RED may not.
+    let red = q.is_red();
     let set = [
         ("red", b.red.is_some()),
-        ("ecn_threshold_bytes", b.ecn_threshold_bytes.is_some()),
-        ("ecn_threshold_packets", b.ecn_threshold_packets.is_some()),
+        ("ecn_threshold_bytes", b.ecn_threshold_bytes.is_some() && !red),
+        ("ecn_threshold_packets", b.ecn_threshold_packets.is_some() && !red),
     ];
     let Some((field, _)) = set.iter().find(|(_, on)| *on) else {
         return Ok(());
