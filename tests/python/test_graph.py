@@ -73,3 +73,57 @@ def test_emu_refuses_a_graph_in_one_line(tmp_path: Path) -> None:
     assert out.exit_code == 2, out.output
     lines = [line for line in out.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "graph scenarios cannot run there yet" in lines[0], out.output
+
+
+RED_GRAPH = """
+name = "red"
+duration = "500ms"
+[topology]
+kind = "graph"
+nodes = [
+    {{ name = "s1", kind = "host" }},
+    {{ name = "s2", kind = "host" }},
+    {{ name = "t1", kind = "switch" }},
+    {{ name = "r1", kind = "host" }},
+]
+[[topology.links]]
+from = "s1"
+to = "t1"
+rate = "1Gbps"
+delay = "10us"
+[[topology.links]]
+from = "s2"
+to = "t1"
+rate = "1Gbps"
+delay = "10us"
+[[topology.links]]
+from = "t1"
+to = "r1"
+rate = "1Gbps"
+delay = "10us"
+{red}
+[[flows]]
+cc = "dctcp"
+ecn = true
+src = "s1"
+dst = "r1"
+[[flows]]
+cc = "cubic"
+src = "s2"
+dst = "r1"
+"""
+
+
+def test_a_red_qdisc_in_packets_runs_as_the_red_table_in_bytes(tmp_path: Path) -> None:
+    """The issue's form, ``qdisc = { kind = "red", min_th = "20pkts", … }``, is the ``red`` table
+    at 1538 B a packet: the same flows and queue tables (and RED acts: without it they differ)."""
+
+    def tables(red: str) -> tuple[str, str]:
+        f = tmp_path / "g.toml"
+        f.write_text(RED_GRAPH.format(red=red))
+        r = run(load_scenario(f))
+        return r.flows.to_string(), r.queue.to_string()
+
+    qdisc = tables('qdisc = { kind = "red", min_th = "20pkts", max_th = "60pkts", weight = 1.0 }')
+    assert qdisc == tables('red = { min_th = "30760B", max_th = "92280B", weight = 1.0 }')
+    assert qdisc != tables("")

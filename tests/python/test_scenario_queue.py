@@ -49,6 +49,42 @@ def test_every_other_discipline_refuses_red_in_one_line(tmp_path: Path) -> None:
     kinds = [a["properties"]["kind"]["const"] for a in schema["$defs"]["QdiscSpec"]["oneOf"]]
     assert "droptail" in kinds
     for kind in (k for k in kinds if k != "droptail"):
-        red = f', qdisc = {{ kind = "{kind}" }}, red = {{ min_th = "30KB", max_th = "90KB" }}'
+        own = ', min_th = "20pkts", max_th = "60pkts"' if kind == "red" else ""
+        red = f', qdisc = {{ kind = "{kind}"{own} }}, red = {{ min_th = "30KB", max_th = "90KB" }}'
         result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, red, '[[flows]]\ncc = "cubic"\n'))])
         assert_user_error(result, ["topology.bottleneck.red", f'conflicts with qdisc "{kind}"'])
+
+
+def test_a_red_qdisc_in_packets_resolves_to_the_red_table_in_bytes(tmp_path: Path) -> None:
+    """``qdisc = { kind = "red" }`` is the ``red`` table the backends read: packets at 1538 B (a
+    1448-byte segment's frame), sizes as written, max_p and weight defaulting as the table's."""
+    q = ', qdisc = { kind = "red", min_th = "20pkts", max_th = "90KB" }'
+    c = load_scenario(write(tmp_path, q, '[[flows]]\ncc = "dctcp"\n')).resolve()
+    b = c["topology"]["bottleneck"]
+    assert b["qdisc"] == {"kind": "droptail"}
+    assert b["red"] == {"min_th_bytes": 20 * 1538, "max_th_bytes": 90_000, "max_p": 0.1, "weight": 0.002}
+
+
+def test_bad_red_qdiscs_are_refused_in_one_line(tmp_path: Path) -> None:
+    """Through ``bbrlab validate``, exit 2: thresholds in the wrong order (after the packets
+    conversion), a BDP threshold, a RED parameter under another discipline."""
+    flows = '[[flows]]\ncc = "cubic"\n'
+    for q, words in [
+        (', qdisc = { kind = "red", min_th = "60pkts", max_th = "90KB" }', ["qdisc.max_th", "larger than min_th"]),
+        (', qdisc = { kind = "red", min_th = "1bdp", max_th = "90KB" }', ["min_th", "a size or packets"]),
+        (', qdisc = { kind = "codel", min_th = "20pkts" }', ["min_th"]),
+    ]:
+        result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, q, flows))])
+        assert_user_error(result, words)
+
+
+def test_emu_refuses_a_red_qdisc_as_it_refuses_the_red_table(tmp_path: Path) -> None:
+    """The emulator's link has no RED: either form is refused in one line, exit 2."""
+    flows = '[[flows]]\ncc = "cubic"\n'
+    for q in [
+        ', qdisc = { kind = "red", min_th = "20pkts", max_th = "60pkts" }',
+        ', red = { min_th = "30KB", max_th = "90KB" }',
+    ]:
+        f = write(tmp_path, q, flows)
+        result = CliRunner().invoke(cli, ["run", "--backend", "emu", str(f), "--out", str(tmp_path / "r")])
+        assert_user_error(result, ["topology.bottleneck.", "has no RED"])

@@ -307,3 +307,89 @@ fn a_fat_tree_routes_between_pods_over_six_links() {
     assert!(col_i64(&r.flows, "delivered_bytes").iter().all(|&b| b > 0));
     drop(sim);
 }
+
+/// The dumbbell written as a graph with DCTCP (ECN-capable) and CUBIC (not) flows, and
+/// `queue` (RED in one of its forms) on the bottleneck link.
+fn red_graph(queue: Value) -> Value {
+    let mut v = dumbbell_as_graph();
+    v["flows"][0] = json!({"cc": "dctcp", "ecn": "ect0", "src": "s0", "dst": "rx"});
+    v["flows"][1]["cc"] = "dctcp".into();
+    v["flows"][1]["ecn"] = "ect0".into();
+    let bottleneck = &mut v["topology"]["links"][0];
+    for (k, x) in queue.as_object().unwrap() {
+        bottleneck[k] = x.clone();
+    }
+    v
+}
+
+/// The flows and queue tables of a run, to compare runs whole.
+fn tables_of(v: &Value) -> (String, String, u64) {
+    let (_, r) = run_json(v);
+    (format!("{:?}", r.flows), format!("{:?}", r.queue), r.drops)
+}
+
+/// `qdisc = { kind = "red", … }` is the `red` table: the same native RED, its packet thresholds
+/// at 1538 bytes each (a 1448-byte segment's frame), so the same flows and queue tables.
+#[test]
+fn a_red_qdisc_in_packets_runs_as_the_red_table_in_bytes() {
+    let table = red_graph(json!({"red":
+        {"min_th_bytes": 20 * 1538, "max_th_bytes": 60 * 1538, "max_p": 0.02, "weight": 1.0}}));
+    let qdisc = red_graph(json!({"qdisc": {"kind": "red", "min_th": {"packets": 20},
+        "max_th": {"packets": 60}, "max_p": 0.02, "weight": 1.0}}));
+    let by_table = tables_of(&table);
+    assert_eq!(by_table, tables_of(&qdisc));
+    // Bytes in the qdisc form, and defaults (max_p 0.1, weight 0.002) as the table's.
+    let table_defaults =
+        red_graph(json!({"red": {"min_th_bytes": 30_000, "max_th_bytes": 90_000}}));
+    let qdisc_defaults = red_graph(json!({"qdisc": {"kind": "red",
+        "min_th": {"bytes": 30_000}, "max_th": {"bytes": 90_000}}}));
+    assert_eq!(tables_of(&table_defaults), tables_of(&qdisc_defaults));
+    // RED acts here: without it (drop-tail only) or a packet more at min_th, the runs differ.
+    assert_ne!(by_table, tables_of(&red_graph(json!({}))));
+    let shifted = red_graph(json!({"qdisc": {"kind": "red", "min_th": {"packets": 21},
+        "max_th": {"packets": 60}, "max_p": 0.02, "weight": 1.0}}));
+    assert_ne!(by_table, tables_of(&shifted));
+}
+
+/// The dumbbell's bottleneck takes the same `qdisc` form.
+#[test]
+fn a_red_qdisc_on_the_dumbbell_runs_as_the_red_table() {
+    let with = |q: Value| {
+        let mut v = dumbbell();
+        v["flows"][0] = json!({"cc": "dctcp", "ecn": "ect0"});
+        for (k, x) in q.as_object().unwrap() {
+            v["topology"]["bottleneck"][k] = x.clone();
+        }
+        tables_of(&v)
+    };
+    let table = with(json!({"red": {"min_th_bytes": 20 * 1538, "max_th_bytes": 60 * 1538}}));
+    let qdisc = with(json!({"qdisc": {"kind": "red", "min_th": {"packets": 20},
+        "max_th": {"packets": 60}}}));
+    assert_eq!(table, qdisc);
+    assert_ne!(table, with(json!({})));
+}
+
+/// RED in both forms on one link, thresholds in the wrong order, a RED parameter under another
+/// discipline: one line naming the field.
+#[test]
+fn bad_red_qdiscs_are_refused_in_one_line() {
+    let red = json!({"min_th": {"packets": 20}, "max_th": {"packets": 60}});
+    let mut both = red.clone();
+    both["kind"] = "red".into();
+    let cases = [
+        (
+            json!({"qdisc": both, "red": {"min_th_bytes": 30_000, "max_th_bytes": 90_000}}),
+            "topology.links.0.red: conflicts with qdisc \"red\"",
+        ),
+        (
+            json!({"qdisc": {"kind": "red", "min_th": {"packets": 60}, "max_th": {"bytes": 92_280}}}),
+            "topology.links.0.qdisc.max_th: must be larger than min_th (92280 B <= 92280 B",
+        ),
+        (json!({"qdisc": {"kind": "codel", "min_th": {"packets": 20}}}), "min_th"),
+    ];
+    for (queue, want) in cases {
+        let e = error_of(&red_graph(queue));
+        assert!(e.contains(want), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

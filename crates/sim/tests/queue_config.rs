@@ -82,7 +82,17 @@ fn a_discipline_other_than_droptail_takes_no_red_nor_step_marking() {
             ("ecn_threshold_bytes", json!(30000)),
             ("ecn_threshold_packets", json!(20)),
         ] {
-            let b = json!({"qdisc": {"kind": kind}, field: value});
+            let mut q = json!({"kind": kind});
+            if kind == "red" {
+                q["min_th"] = json!({"packets": 20});
+                q["max_th"] = json!({"packets": 60});
+            }
+            let b = json!({"qdisc": q, field: value});
+            if kind == "red" && field != "red" {
+                // The native RED: step marking stands beside it, as beside the `red` table.
+                check(scenario(json!([{"cc": "cubic"}]), b)).unwrap();
+                continue;
+            }
             let e = check(scenario(json!([{"cc": "cubic"}]), b)).unwrap_err();
             assert_eq!(e.path, format!("topology.bottleneck.{field}"), "{kind}");
             assert!(e.message.contains(&format!("qdisc \"{kind}\"")), "{}", e.message);

@@ -95,6 +95,8 @@ class _Walk:
         s = self.resolve(s)
         alts = s.get("oneOf") or s.get("anyOf")
         if alts and isinstance(data, dict):
+            # An optional tagged union (``Option<QdiscSpec>``: anyOf [union, null]): its variants.
+            alts = [v for a in map(self.resolve, alts) for v in (a.get("oneOf") or [a])]
             for alt in map(self.resolve, alts):
                 kind = alt.get("properties", {}).get("kind", {}).get("const")
                 if kind is not None and kind == data.get("kind"):

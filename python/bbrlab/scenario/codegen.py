@@ -88,6 +88,8 @@ class _Gen:
         name, s = self.resolve(prop)
         if name == "Buffer":
             return "BufferSpec", None
+        if name == "QueueSize":
+            return "QueueSizeSpec", None
         if name is not None and "oneOf" in s and any("title" in a for a in s["oneOf"]):
             self.union(name, s)
             return name, name
@@ -267,6 +269,7 @@ FIELD_IMPORTS = (
     "Bounds",
     "BufferSpec",
     "Count",
+    "QueueSizeSpec",
     "Fraction",
     "RateBps",
     "SizeBytes",

@@ -29,6 +29,7 @@ __all__ = [
     "TimeNs",
     "SizeBytes",
     "BufferSpec",
+    "QueueSizeSpec",
     "Fraction",
     "Count",
     "algorithm_validator",
@@ -108,6 +109,23 @@ def _buffer(value: object, info: ValidationInfo) -> units.Buffer:
 
 
 BufferSpec = Annotated[units.Buffer, BeforeValidator(_buffer), PlainSerializer(units.format_buffer, when_used=_json)]
+
+
+def _queue_size(value: object, info: ValidationInfo) -> units.Buffer:
+    """A queue size (a RED threshold): a size or packets, as a buffer is written, but no BDP
+    multiple (a graph link has no RTT to multiply)."""
+    b = _buffer(value, info)
+    if b.kind == "bdp":
+        raise PydanticCustomError(
+            "unit", f'"{units.format_buffer(b)}": a threshold is a size or packets, e.g. "30KB" or "20pkts"'
+        )
+    return b
+
+
+#: The core's ``QueueSize`` (``{"bytes": n}`` / ``{"packets": n}``), written "30KB" or "20pkts".
+QueueSizeSpec = Annotated[
+    units.Buffer, BeforeValidator(_queue_size), PlainSerializer(units.format_buffer, when_used=_json)
+]
 
 
 #: ``kernel:NAME`` names a congestion control of the running kernel by its own name (any entry

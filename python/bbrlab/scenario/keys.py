@@ -17,6 +17,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     'DualPI2': ('kind', 'target_ns', 'tupdate_ns', 'alpha', 'beta', 'step_threshold_ns', 'coupling_factor', 'c_protection_percent', 'drop_overload'),
     'PfifoFast': ('kind',),
     'Fq': ('kind', 'quantum_bytes', 'initial_quantum_bytes', 'flow_refill_delay_ns', 'maxrate_bps', 'ce_threshold_ns', 'flow_limit_packets', 'horizon_ns'),
+    'RedQdisc': ('kind', 'min_th', 'max_th', 'max_p', 'weight'),
     'ScheduleEntrySpec': ('at_ns', 'rate_bps', 'rtt_ns', 'loss', 'buffer_bytes'),
     'TraceFile': ('file', 'text'),
     'PolicerSpec': ('rate_bps', 'burst_bytes'),
@@ -75,7 +76,7 @@ CORE_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {
 
 #: Tagged unions: kind -> model name.
 VARIANTS: dict[str, dict[str, str]] = {
-    'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2', 'pfifo_fast': 'PfifoFast', 'fq': 'Fq'},
+    'QdiscSpec': {'droptail': 'Droptail', 'codel': 'Codel', 'fq_codel': 'FqCodel', 'pie': 'Pie', 'dualpi2': 'DualPI2', 'pfifo_fast': 'PfifoFast', 'fq': 'Fq', 'red': 'RedQdisc'},
     'LossModelSpec': {'gilbert_elliott': 'GilbertElliott'},
     'Topology': {'dumbbell': 'Dumbbell', 'star': 'Star', 'graph': 'Graph', 'parking_lot': 'ParkingLot', 'leaf_spine': 'LeafSpine', 'fat_tree': 'FatTree'},
     'FlowApp': {'rate': 'RateApp', 'onoff': 'OnoffApp'},

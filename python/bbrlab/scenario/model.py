@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
-from .fields import SUGAR, algorithm_validator, Bounds, BufferSpec, Count, Fraction, RateBps, SizeBytes, Strict, TimeNs, buffer_from_core
+from .fields import SUGAR, algorithm_validator, Bounds, BufferSpec, Count, QueueSizeSpec, Fraction, RateBps, SizeBytes, Strict, TimeNs, buffer_from_core
 from .mixins import ScenarioBase, check_kind, kind_of
 
 #: The algorithm names a scenario may use (the core's registry, aliases included).
@@ -100,7 +100,17 @@ class Fq(Strict):
     horizon: Annotated[TimeNs, Bounds("time", 1, 3600000000000)] = Field(default=10000000000, description="A packet stamped to leave more than this far ahead (ns) is dropped (Linux `horizon`, 10 s, with `horizon_drop`).")
 
 
-QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Tag('codel')] | Annotated[FqCodel, Tag('fq_codel')] | Annotated[Pie, Tag('pie')] | Annotated[DualPI2, Tag('dualpi2')] | Annotated[PfifoFast, Tag('pfifo_fast')] | Annotated[Fq, Tag('fq')], Discriminator(kind_of(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq'))), BeforeValidator(check_kind(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq')))]
+class RedQdisc(Strict):
+    """RED (Floyd & Jacobson 1993) on the EWMA of the queue, as a link's `red` table: the simulator runs that same native RED (marks ECN-capable packets, drops others, as Linux `sch_red` with `ecn`; `weight = 1` acts on the instantaneous queue), with `buffer` as the limit. Thresholds in bytes or packets."""
+
+    kind: Literal["red"] = "red"
+    min_th: QueueSizeSpec = Field(description="Average queue where marking starts: a size (\"30KB\") or packets (\"20pkts\").")
+    max_th: QueueSizeSpec = Field(description="Average queue where the marking probability reaches `max_p`.")
+    max_p: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_min=True)] = Field(default=0.1, description="Marking probability at `max_th` (default 0.1).")
+    weight: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_min=True)] = Field(default=0.002, description="EWMA weight w_q (default 0.002).")
+
+
+QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Tag('codel')] | Annotated[FqCodel, Tag('fq_codel')] | Annotated[Pie, Tag('pie')] | Annotated[DualPI2, Tag('dualpi2')] | Annotated[PfifoFast, Tag('pfifo_fast')] | Annotated[Fq, Tag('fq')] | Annotated[RedQdisc, Tag('red')], Discriminator(kind_of(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq', 'red'))), BeforeValidator(check_kind(('droptail', 'codel', 'fq_codel', 'pie', 'dualpi2', 'pfifo_fast', 'fq', 'red')))]
 
 
 class ScheduleEntrySpec(Strict):

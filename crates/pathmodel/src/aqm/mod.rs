@@ -141,6 +141,51 @@ pub trait Aqm<P: PathPacket> {
 const FQ_EMU: &str = "--backend emu would need the kernel's fq qdisc on the senders' egress \
      and this kernel has none; use --backend sim";
 
+/// Why the emulator refuses RED: its link emulator has no RED (as for a link's `red` table).
+const RED_EMU: &str = "the emu backend's link emulator has no RED (drop-tail and ECN step \
+     marking only); use --backend sim";
+
+/// A RED threshold as written: bytes, or packets (the simulator converts packets to bytes at
+/// the largest data frame on the wire, 1538 B for a 1448-byte MSS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueSize {
+    /// A size in bytes.
+    Bytes(
+        #[schemars(range(min = 1, max = 1_000_000_000_000u64))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        u64,
+    ),
+    /// A number of packets.
+    Packets(
+        #[schemars(range(min = 1, max = 1_000_000_000))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        u64,
+    ),
+}
+
+impl QueueSize {
+    /// Bytes, with a packet counting `frame_bytes`.
+    pub fn bytes(self, frame_bytes: u32) -> u64 {
+        match self {
+            QueueSize::Bytes(b) => b,
+            QueueSize::Packets(p) => p.saturating_mul(frame_bytes as u64),
+        }
+    }
+}
+
+/// RED's defaults (Floyd & Jacobson 1993's suggestions, as the simulator's `red` table).
+pub mod red_defaults {
+    /// Marking probability at `max_th`.
+    pub fn max_p() -> f64 {
+        0.1
+    }
+    /// EWMA weight w_q.
+    pub fn weight() -> f64 {
+        0.002
+    }
+}
+
 /// A queue discipline as a scenario names it: `qdisc = { kind = "…", … }`, times in ns.
 /// Each variant's parameters default to the Linux qdisc's defaults.
 /// Bounds: a time at most a minute (far beyond any queue's control timescale), a count at
@@ -366,6 +411,37 @@ pub enum QdiscSpec {
         #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": FQ_EMU}}))]
         horizon_ns: u64,
     },
+    /// RED (Floyd & Jacobson 1993) on the EWMA of the queue, as a link's `red` table: the
+    /// simulator runs that same native RED (marks ECN-capable packets, drops others, as Linux
+    /// `sch_red` with `ecn`; `weight = 1` acts on the instantaneous queue), with `buffer` as the
+    /// limit. Thresholds in bytes or packets.
+    #[schemars(title = "RedQdisc")]
+    Red {
+        /// Average queue where marking starts: a size ("30KB") or packets ("20pkts").
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        min_th: QueueSize,
+        /// Average queue where the marking probability reaches `max_p`.
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        max_th: QueueSize,
+        /// Marking probability at `max_th` (default 0.1).
+        #[serde(default = "red_defaults::max_p")]
+        #[schemars(range(max = 1.0), extend("exclusiveMinimum" = 0.0))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        max_p: f64,
+        /// EWMA weight w_q (default 0.002).
+        #[serde(default = "red_defaults::weight")]
+        #[schemars(range(max = 1.0), extend("exclusiveMinimum" = 0.0))]
+        #[schemars(extend("x-backends" = {"sim": "honoured", "emu": {"refused": RED_EMU}}))]
+        weight: f64,
+    },
+}
+
+impl QdiscSpec {
+    /// Whether this is RED, which no discipline here implements: the simulator runs it as its
+    /// native RED (the same as a link's `red` table), the emulator refuses it.
+    pub fn is_red(&self) -> bool {
+        matches!(self, QdiscSpec::Red { .. })
+    }
 }
 
 impl Default for QdiscSpec {
@@ -398,6 +474,9 @@ macro_rules! registry {
             pub fn build(spec: &QdiscSpec, ctx: &LinkContext) -> AnyAqm<P> {
                 match spec {
                     $(QdiscSpec::$variant { .. } => AnyAqm::$variant($module::$ty::new(spec, ctx)),)*
+                    // The simulator maps RED to its native queue before building a discipline;
+                    // the emulator's backend checks refuse it.
+                    QdiscSpec::Red { .. } => panic!("RED is the simulator's native queue"),
                 }
             }
         }
@@ -450,7 +529,11 @@ mod tests {
     fn every_field_says_which_backends_honour_it() {
         let schema = serde_json::to_value(schemars::schema_for!(QdiscSpec)).unwrap();
         let variants = schema["oneOf"].as_array().expect("a tagged union");
-        assert_eq!(variants.len(), 7, "droptail, codel, fq_codel, pie, dualpi2, pfifo_fast, fq");
+        assert_eq!(
+            variants.len(),
+            8,
+            "droptail, codel, fq_codel, pie, dualpi2, pfifo_fast, fq, red"
+        );
         for v in variants {
             let props = v["properties"].as_object().unwrap();
             let kind = v["properties"]["kind"].to_string();
@@ -462,7 +545,7 @@ mod tests {
                 let marks = &f["x-backends"];
                 assert_eq!(marks["sim"], "honoured", "{kind}.{name}");
                 // fq is a sender's qdisc, which the emulator would need the kernel's fq for.
-                if kind.contains("\"fq\"") {
+                if kind.contains("\"fq\"") || kind.contains("\"red\"") {
                     assert!(marks["emu"]["refused"].is_string(), "{kind}.{name}");
                 } else {
                     assert_eq!(marks["emu"], "honoured", "{kind}.{name}");

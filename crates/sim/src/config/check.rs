@@ -11,7 +11,7 @@
 //! Every error carries the path of the field in this config (`flows.1.mss_bytes`); the front
 //! turns it into the scenario's path (`flows.1.mss`) by dropping the unit suffix.
 
-use super::check_queue::{check_ecn, check_qdisc, check_sender_qdisc};
+use super::check_queue::{check_ecn, check_qdisc, check_red, check_sender_qdisc};
 use super::check_star::{check_star_buffers, check_star_racks};
 use super::*;
 use serde_json::{Map, Value};
@@ -379,11 +379,8 @@ impl Config {
         check_qdisc(b)?;
         super::check_path::check_bottleneck_path(b, resolve::max_frame_bytes(self))?;
         check_sender_qdisc(d.sender_qdisc.as_ref())?;
-        if let Some(r) = &b.red {
-            if r.max_th_bytes <= r.min_th_bytes {
-                return err("topology.bottleneck.red.max_th_bytes", "must be larger than min_th");
-            }
-        }
+        let frame_bytes = resolve::max_frame_bytes(self);
+        check_red("topology.bottleneck", b.red.as_ref(), b.qdisc.as_ref(), frame_bytes)?;
         let bdp = self.derived().bdp_bytes;
         if let Buffer::Bdp(x) = b.buffer {
             let bytes = buffer_bytes_of_bdp(x, bdp);

@@ -2,6 +2,7 @@
 //! (an unknown node, a name used twice, a graph in pieces, a flow without a route).
 
 use super::check::{err, Check};
+use super::check_queue::check_red;
 use super::*;
 use crate::topology::routing::{routes, Net};
 
@@ -24,8 +25,9 @@ impl Config {
         }
         let net = Net::of(&g)?;
         let mss = self.flows.iter().map(|f| f.mss_bytes).max().unwrap_or(0) as u64;
+        let frame_bytes = resolve::max_frame_bytes(self);
         for (i, l) in g.links.iter().enumerate() {
-            check_graph_link(&format!("topology.links.{i}"), l, mss)?;
+            check_graph_link(&format!("topology.links.{i}"), l, mss, frame_bytes)?;
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.sender.is_some() {
@@ -64,7 +66,7 @@ impl Config {
 
 /// One link's queue: a buffer a link can size alone, a discipline without RED or step marking
 /// beside it, RED's thresholds in order.
-fn check_graph_link(p: &str, l: &GraphLink, mss: u64) -> Check {
+fn check_graph_link(p: &str, l: &GraphLink, mss: u64, frame_bytes: u32) -> Check {
     match l.buffer {
         Buffer::Bdp(_) => {
             return err(
@@ -85,10 +87,12 @@ fn check_graph_link(p: &str, l: &GraphLink, mss: u64) -> Check {
         _ => {}
     }
     if let Some(q) = l.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) {
+        // RED in the qdisc form is the native RED: step marking may stand beside it.
+        let red = q.is_red();
         let set = [
             ("red", l.red.is_some()),
-            ("ecn_threshold_bytes", l.ecn_threshold_bytes.is_some()),
-            ("ecn_threshold_packets", l.ecn_threshold_packets.is_some()),
+            ("ecn_threshold_bytes", l.ecn_threshold_bytes.is_some() && !red),
+            ("ecn_threshold_packets", l.ecn_threshold_packets.is_some() && !red),
         ];
         if let Some((field, _)) = set.iter().find(|(_, on)| *on) {
             let kind = serde_json::to_value(q).ok();
@@ -102,10 +106,5 @@ fn check_graph_link(p: &str, l: &GraphLink, mss: u64) -> Check {
             );
         }
     }
-    if let Some(r) = &l.red {
-        if r.max_th_bytes <= r.min_th_bytes {
-            return err(format!("{p}.red.max_th_bytes"), "must be larger than min_th");
-        }
-    }
-    Ok(())
+    check_red(p, l.red.as_ref(), l.qdisc.as_ref(), frame_bytes)
 }

@@ -2,7 +2,7 @@
 //! queue model of its link, and an L4S sender (ECT(1)) needs a scalable response to marks.
 
 use super::check::{err, Check};
-use super::{Bottleneck, EcnMode, Flow, QdiscSpec};
+use super::{Bottleneck, EcnMode, Flow, QdiscSpec, Red};
 
 /// The algorithm reduces in proportion to the CE marks it sees (DCTCP's rule, RFC 8257;
 /// BBRv2/v3's `ecn_alpha`), the response an L4S (ECT(1)) queue's shallow, frequent marking
@@ -50,15 +50,19 @@ pub(super) fn check_sender_qdisc(q: Option<&QdiscSpec>) -> Check {
     }
 }
 
-/// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it.
+/// A discipline other than the FIFO decides by its own rule: no RED, no step marking beside it
+/// (RED in the qdisc form takes step marking, as the `red` table does).
 pub(super) fn check_qdisc(b: &Bottleneck) -> Check {
     let Some(q) = b.qdisc.as_ref().filter(|q| !matches!(q, QdiscSpec::Droptail { .. })) else {
         return Ok(());
     };
+    // RED in the qdisc form is the native RED: step marking may stand beside it, as beside the
+    // `red` table; a second RED may not.
+    let red = q.is_red();
     let set = [
         ("red", b.red.is_some()),
-        ("ecn_threshold_bytes", b.ecn_threshold_bytes.is_some()),
-        ("ecn_threshold_packets", b.ecn_threshold_packets.is_some()),
+        ("ecn_threshold_bytes", b.ecn_threshold_bytes.is_some() && !red),
+        ("ecn_threshold_packets", b.ecn_threshold_packets.is_some() && !red),
     ];
     let Some((field, _)) = set.iter().find(|(_, on)| *on) else {
         return Ok(());
@@ -72,4 +76,27 @@ pub(super) fn check_qdisc(b: &Bottleneck) -> Check {
              marks and drops by its own rule); remove {field} or the qdisc"
         ),
     )
+}
+
+/// A link's RED, as a `red` table or as `qdisc = { kind = "red", … }` (thresholds in bytes at
+/// `frame_bytes` per packet): max_th above min_th. `p` is the link's path in the config.
+pub(super) fn check_red(
+    p: &str,
+    red: Option<&Red>,
+    qdisc: Option<&QdiscSpec>,
+    frame_bytes: u32,
+) -> Check {
+    let (field, r) = match (red, qdisc.and_then(|q| Red::of_qdisc(q, frame_bytes))) {
+        (Some(r), _) => ("red.max_th_bytes", r.clone()),
+        (None, Some(r)) => ("qdisc.max_th", r),
+        (None, None) => return Ok(()),
+    };
+    if r.max_th_bytes <= r.min_th_bytes {
+        let (min, max) = (r.min_th_bytes, r.max_th_bytes);
+        return err(
+            format!("{p}.{field}"),
+            format!("must be larger than min_th ({max} B <= {min} B at {frame_bytes} B a packet)"),
+        );
+    }
+    Ok(())
 }

@@ -168,7 +168,32 @@ impl Config {
                 }
             }
         }
+        c.red_qdisc_to_native();
         c
+    }
+
+    /// `qdisc = { kind = "red", … }` becomes the `red` table it means (thresholds in bytes at
+    /// the largest frame), so that one native RED serves both forms on every backend.
+    fn red_qdisc_to_native(&mut self) {
+        let frame_bytes = max_frame_bytes(self);
+        let native = |red: &mut Option<Red>, qdisc: &mut Option<QdiscSpec>, droptail| {
+            if let Some(r) = qdisc.as_ref().and_then(|q| Red::of_qdisc(q, frame_bytes)) {
+                *red = Some(r);
+                *qdisc = droptail;
+            }
+        };
+        match &mut self.topology {
+            Topology::Dumbbell(d) => {
+                let b = &mut d.bottleneck;
+                native(&mut b.red, &mut b.qdisc, Some(QdiscSpec::default()));
+            }
+            Topology::Graph(g) => {
+                for l in &mut g.links {
+                    native(&mut l.red, &mut l.qdisc, None);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// BDP, the shared queue's limit and the like.

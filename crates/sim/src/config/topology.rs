@@ -279,10 +279,26 @@ pub struct Red {
 }
 
 fn default_red_max_p() -> f64 {
-    0.1
+    pathmodel::aqm::red_defaults::max_p()
 }
 fn default_red_weight() -> f64 {
-    0.002
+    pathmodel::aqm::red_defaults::weight()
+}
+
+impl Red {
+    /// The native RED a `qdisc = { kind = "red", … }` names (None for another discipline), its
+    /// packet thresholds at `frame_bytes` each: the same queue as the `red` table.
+    pub fn of_qdisc(q: &QdiscSpec, frame_bytes: u32) -> Option<Red> {
+        match *q {
+            QdiscSpec::Red { min_th, max_th, max_p, weight } => Some(Red {
+                min_th_bytes: min_th.bytes(frame_bytes),
+                max_th_bytes: max_th.bytes(frame_bytes),
+                max_p,
+                weight,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// One top-of-rack switch: `workers` hosts each with its own link into the switch, and one
