@@ -136,7 +136,7 @@ impl Simulation {
             .chain(f.ack_path.hops().iter())
             .map(|&l| {
                 let link = &self.links[l as usize];
-                let queued = self.sampled_queue_bytes.get(l as usize).copied().unwrap_or(0);
+                let queued = self.sampled_queue_bytes[l as usize];
                 let bits = SYN_WIRE_BITS + queued as u128 * 8;
                 link.delay_ns + (bits * 1_000_000_000 / link.rate_bps as u128) as Nanos
             })

@@ -371,6 +371,7 @@ impl Simulation {
             built.monitored.len(),
             (end_ns / cfg.sample_interval_ns) as usize + 1,
         );
+        let n_links = links.len();
         let mut sim = Simulation {
             now: 0,
             end_ns,
@@ -397,7 +398,7 @@ impl Simulation {
             ictcp: ictcp_ctl,
             fabric,
             pool: link::pool::SharedPool::new(built.pool_limit, built.pool_alpha),
-            sampled_queue_bytes: Vec::new(),
+            sampled_queue_bytes: vec![0; n_links],
             pause_frames_total: 0,
             pump_general: false,
             apps,

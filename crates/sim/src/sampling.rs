@@ -60,9 +60,6 @@ impl Simulation {
             });
             f.last_delivered_bytes = delivered;
         }
-        if self.sampled_queue_bytes.len() != self.links.len() {
-            self.sampled_queue_bytes = vec![0; self.links.len()];
-        }
         for (index, &(lid, name)) in self.monitored.iter().enumerate() {
             let link = &mut self.links[lid as usize];
             if link.fast.timestamped {
