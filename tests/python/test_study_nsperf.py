@@ -78,3 +78,39 @@ def test_only_a_study_with_a_kernel_plan_runs_on_the_kernel(tmp_path) -> None:
     with pytest.raises(UserError, match="wan-loss has no kernel plan"):
         run_studies(["nsperf", "wan-loss"], tmp_path, size=Size.TINY, backend="emu")
     assert not any(tmp_path.iterdir())  # refused before anything ran
+
+
+def test_senders_sit_on_host_speed_links_as_nsperfs_veths() -> None:
+    """nsperf's senders are namespaces on unshaped veths: every run's access links are at host
+    speed, in the range where coexist no longer depends on them (>= 10 Gbit/s)."""
+    for sc in FULL.scenarios():
+        for run in runs_of(sc)[:1]:
+            assert run.scenario.topology.access_rate >= 10_000_000_000
+
+
+def test_unpaced_bursts_at_host_speed_lose_more_at_a_full_drop_tail_queue() -> None:
+    """Why the access rate matters in coexist: CUBIC (unpaced) sends its window in bursts; at 10x
+    the bottleneck rate a burst reaches a full drop-tail queue spread out enough for some of it to
+    be drained in between, at host speed it arrives at once and more of it is dropped. So CUBIC
+    loses more, backs off more, and the paced BBR flow beside it gets more of the link."""
+    from bbrlab import run
+    from bbrlab.scenario import parse_scenario
+
+    def coexist(access_rate: str) -> list[dict]:
+        scn = parse_scenario(
+            {
+                "name": "coexist-access",
+                "duration": "12s",
+                "topology": {
+                    "kind": "dumbbell",
+                    "access_rate": access_rate,
+                    "bottleneck": {"rate": "50Mbps", "rtt": "30ms", "buffer": "123pkts"},
+                },
+                "flows": [{"cc": "cubic"}, {"cc": "bbr3_linux", "start": "2s"}],
+            }
+        )
+        return run(scn).summary["flows"]
+
+    slow, fast = coexist("500Mbps"), coexist("17Gbps")
+    assert fast[0]["retransmits"] > 1.5 * slow[0]["retransmits"]
+    assert fast[1]["goodput_bps"] > slow[1]["goodput_bps"]

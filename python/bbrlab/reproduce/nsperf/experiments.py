@@ -27,6 +27,16 @@ SAMPLE_INTERVAL_S = 0.1
 ECN_BULK_LIMIT_PACKETS = 1000
 ECN_BULK_QDISC = {"kind": "codel", "target": "100ms", "ce_threshold": "242us", "ecn": True}
 
+#: The senders' links. nsperf's hosts are namespaces joined by veth pairs with no rate limit
+#: (only crt's netem or HTB shapes), so a sender's burst reaches the bottleneck as fast as the
+#: host copies packets, not at the dumbbell's default access rate (10x the bottleneck: 500
+#: Mbit/s at nsperf's 50 Mbit/s). Measured on the emu backend's TUN path, which is the same kind
+#: of path: a CUBIC flow's back-to-back packets leave the sender's namespace 0.72 us apart
+#: (median, tcpdump with nanosecond stamps; about 17 Gbit/s of 1538-byte frames). It matters where
+#: an unpaced flow shares the queue: in coexist at 1 BDP the BBR flow's share is flat from 10 to
+#: 1000 Gbit/s of access rate and a third lower at 500 Mbit/s (docs/reproduce.md).
+HOST_LINK_RATE_BPS = 17_000_000_000
+
 POINT = ["scenario", "cc", "x"]
 
 
@@ -43,11 +53,21 @@ def _flows(sc: Scenario, cc: str, x: float) -> list[Flow]:
 
 def _link(sc: Scenario, x: float) -> Dumbbell:
     if sc.name == "ecn_bulk":
-        return Dumbbell(sc.rate_bps, sc.rtt_s, QueueLimit.of_packets(ECN_BULK_LIMIT_PACKETS), qdisc=ECN_BULK_QDISC)
+        return Dumbbell(
+            sc.rate_bps,
+            sc.rtt_s,
+            QueueLimit.of_packets(ECN_BULK_LIMIT_PACKETS),
+            qdisc=ECN_BULK_QDISC,
+            access_rate_bps=HOST_LINK_RATE_BPS,
+        )
     bdp = x if sc.name in ("coexist", "bufferbloat") else sc.buffer_bdp
     loss = x / 100 if sc.name == "random_loss" else 0.0
     return Dumbbell(
-        sc.rate_bps, sc.rtt_s, QueueLimit.of_packets(max(1, buffer_packets(sc.rate_bps, sc.rtt_s, bdp))), loss
+        sc.rate_bps,
+        sc.rtt_s,
+        QueueLimit.of_packets(max(1, buffer_packets(sc.rate_bps, sc.rtt_s, bdp))),
+        loss,
+        access_rate_bps=HOST_LINK_RATE_BPS,
     )
 
 
