@@ -49,8 +49,8 @@ def path_100g_sections(a: pd.DataFrame, p: Plan) -> tuple[list[Section], list[Cl
                 + "\n\n"
                 + beside(
                     SOURCE_FIGURES["100G"],
-                    f"![Throughput ± stddev and retransmits per configuration on the 100G path (buffer {buf:g} ms): "
-                    f"the ESnet slides' table (grey) beside bbrlab (blue)](path-100g-buffer{buf:g}ms.png)",
+                    f"![bbrlab (blue) beside the ESnet slides' table (grey): throughput ± stddev and retransmits per "
+                    f"configuration on the 100G path, buffer {buf:g} ms](path-100g-buffer{buf:g}ms.png)",
                     "the slide's table re-run, bbrlab's bars beside the slides' on the same axes",
                 ),
             )
@@ -79,8 +79,8 @@ def lag_section(b: pd.DataFrame, p: Plan) -> tuple[Section, list[Claim]]:
         + "\n\n"
         + beside(
             SOURCE_FIGURES["4x10G"],
-            "![Throughput ± stddev and retransmits per configuration on the 4×10G LAG path: the ESnet slides' table "
-            "(grey) beside bbrlab (blue)](path-4x10g.png)",
+            "![bbrlab (blue) beside the ESnet slides' table (grey): throughput ± stddev and retransmits per "
+            "configuration on the 4×10G LAG path](path-4x10g.png)",
             "the slide's table re-run, bbrlab's bars beside the slides' on the same axes",
         ),
     ), cl
