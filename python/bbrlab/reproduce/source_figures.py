@@ -86,6 +86,8 @@ class SourceFigure:
     #: where bbrlab's own figure already draws the source's numbers on its axes: how ("grey bars
     #: labelled ESnet slides"); `draw` then draws nothing
     on_bbrlab_axes: str = ""
+    #: where ``panels``' numbers come from, for the re-plotted figure's title and alt text
+    numbers_from: str = "the numbers its text gives"
 
     @property
     def stem(self) -> str:
@@ -103,7 +105,7 @@ class SourceFigure:
         what = "; ".join(
             f"{p.y_label} of {', '.join(s.label for s in p.series)} at {', '.join(p.categories)}" for p in self.panels
         )
-        return f"{self.source.name}, {self.figure}, re-plotted from the numbers its text gives: {what}"
+        return f"{self.source.name}, {self.figure}, re-plotted from {self.numbers_from}: {what}"
 
 
 def source_plot(sf: SourceFigure) -> Figure:
@@ -139,7 +141,7 @@ def source_plot(sf: SourceFigure) -> Figure:
             ax.set_title(panel.title, fontsize=9)
         # Below the axes: a legend inside would hide the bars.
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(k, 3), frameon=False)
-    fig.suptitle(f"{sf.source.name}, {sf.figure}: the numbers its text gives, re-plotted", fontsize=10)
+    fig.suptitle(f"{sf.source.name}, {sf.figure}: {sf.numbers_from}, re-plotted", fontsize=10)
     return fig
 
 

@@ -55,6 +55,7 @@ SOURCE_FIGURES = {
         "reading (under half of Cubic's samples reach 75 % of the link); re-plotted here is that share per "
         "algorithm from the study's published data.",
         (_fig8_panel(),),
+        numbers_from="the study's published data",
     ),
 }
 
