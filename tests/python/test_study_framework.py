@@ -132,6 +132,29 @@ def test_replotted_source_numbers_are_the_studies_own_constants():
         [_bars(bql, "BBR (Anhalt BQL paper)")[1][1]],
     ]
 
+    # bbrlab's own Fig. 4 carries the paper's values on its bars, at the RTTs it ran (0 ms has none)
+    ours = pd.DataFrame(
+        [
+            dict(cc=cc, rtt_ms=r, goodput_bps=7e8, queue_mean_bytes=3e5)
+            for cc in bql_vs_bbr.CCS
+            for r in (0.15, 100, 1000)
+        ]
+    )
+    fig4 = bql_vs_bbr._vs_rtt_plot(ours, "t", True, 1e9, paper=True)
+    for ax, unit in zip(fig4.axes, ("rate", "queue")):
+        diamonds = [list(line.get_ydata()) for line in ax.lines if line.get_marker() == "D"]
+        assert diamonds == [
+            [
+                bql_vs_bbr.PAPER[(r, cc)].rate_bps / 1e6
+                if unit == "rate"
+                else bql_vs_bbr.PAPER[(r, cc)].queue_bytes / 1e3
+                for r in rtts
+            ]
+            for cc in bql_vs_bbr.CCS
+        ]
+    plain = bql_vs_bbr._vs_rtt_plot(ours, "t", True, 1e9)
+    assert not [line for ax in plain.axes for line in ax.lines if line.get_marker() == "D"]
+
     blog = source_plot(wan_loss.SOURCE_FIGURES["results table"])
     for cc, label in (("cubic", "CUBIC"), ("bbr1", "BBR")):
         rows = sorted((loss, bps) for _, c, loss, bps in wan_loss.BLOG_140MS if c == cc)

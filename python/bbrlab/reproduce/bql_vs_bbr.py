@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from ..plots.figures import save, subplots
 from ..results.display import fmt_bps, fmt_bytes
@@ -189,7 +190,9 @@ def _time_figure(
     save(fig, path)
 
 
-def _vs_rtt_figure(df: pd.DataFrame, path: Path, title: str, with_queue: bool, rate_bps: float) -> None:
+def _vs_rtt_plot(df: pd.DataFrame, title: str, with_queue: bool, rate_bps: float, paper: bool = False) -> Figure:
+    """Mean goodput (and mean buffer load) per RTT, a bar per algorithm. ``paper``: the paper's
+    values (PAPER) at the RTTs drawn here, as black-outlined diamonds on the same bars."""
     ncols = 2 if with_queue else 1
     fig, axes = subplots(1, ncols, figsize=(5.2 * ncols, 3.8), squeeze=False)
     rtts = sorted(df["rtt_ms"].unique())
@@ -201,17 +204,41 @@ def _vs_rtt_figure(df: pd.DataFrame, path: Path, title: str, with_queue: bool, r
         if with_queue:
             qv = [_get(df, cc, r, "queue_mean_bytes") / 1e3 for r in rtts]
             axes[0][1].bar(x + (k - 0.5) * width, qv, width, label=LABEL[cc])
+    if paper:
+        for k, cc in enumerate(CCS):
+            at = [(i, PAPER[(r, cc)]) for i, r in enumerate(rtts) if (r, cc) in PAPER]
+            xs = [x[i] + (k - 0.5) * width for i, _ in at]
+            style = dict(ls="none", marker="D", ms=6, mfc="white", mec="black", mew=1.2)
+            # One legend entry per panel, for the first algorithm's markers.
+            first = k == 0
+            axes[0][0].plot(
+                xs,
+                [case.rate_bps / 1e6 for _, case in at],
+                label=f"{SOURCE.name} (line level)" if first else "_",
+                **style,
+            )
+            if with_queue:
+                axes[0][1].plot(
+                    xs, [case.queue_bytes / 1e3 for _, case in at], label=SOURCE.name if first else "_", **style
+                )
     axes[0][0].axhline(rate_bps * MSS / WIRE / 1e6, color="k", ls="--", lw=0.8)
     axes[0][0].set_ylabel("mean goodput (Mbit/s)")
     for ax in axes[0]:
         ax.set_xticks(x, [_rtt_label(r) for r in rtts], fontsize=8)
         ax.set_xlabel("base RTT")
-        ax.legend(fontsize=7)
+        # Below the axes: inside, the legend would hide bars and the paper's markers.
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     if with_queue:
         axes[0][1].set_ylabel("mean buffer load (KB)")
         axes[0][1].set_yscale("log")
     fig.suptitle(title)
-    save(fig, path)
+    return fig
+
+
+def _vs_rtt_figure(
+    df: pd.DataFrame, path: Path, title: str, with_queue: bool, rate_bps: float, paper: bool = False
+) -> None:
+    save(_vs_rtt_plot(df, title, with_queue, rate_bps, paper), path)
 
 
 def run(ctx: StudyContext) -> Path:
@@ -229,7 +256,12 @@ def run(ctx: StudyContext) -> Path:
             _time_figure(ctx.series["rtt"], rtt, out / f"fig{no}-rtt{rtt}ms.png", no)
             figs.append((no, rtt))
     _vs_rtt_figure(
-        a, out / "fig4-summary.png", "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load", True, 1e9
+        a,
+        out / "fig4-summary.png",
+        "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load",
+        True,
+        1e9,
+        paper=True,
     )
 
     # Part 2 (Fig 5): 1 Gbit/s, 1 % random loss.
@@ -632,7 +664,10 @@ def report_sections(
             + beside(
                 SOURCE_FIGURES[4],
                 "![bbrlab's Fig. 4: mean goodput and mean buffer load of BQL and BBR against RTT, 1 Gbit/s, "
-                "80 MB drop-tail](fig4-summary.png)",
+                "80 MB drop-tail, with the paper's values as black-outlined diamonds](fig4-summary.png)",
+                "the same figure redrawn from this run, the paper's values at the RTTs run here drawn on its bars "
+                "as black-outlined diamonds (the paper's rates are at line level: a full link is 1000 Mbit/s for its "
+                "diamonds, the dashed goodput ceiling for bbrlab's bars)",
             ),
         ),
         (
