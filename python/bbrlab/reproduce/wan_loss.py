@@ -219,36 +219,6 @@ def _rate(bps: float) -> str:
     return fmt_bps(bps, sig=3)
 
 
-def _blog_panel() -> SourcePanel:
-    """The blog's 140 ms numbers (BLOG_140MS) as one panel: loss on x, CUBIC and BBR, Mbit/s."""
-    losses = sorted({loss for _, _, loss, _ in BLOG_140MS})
-    names = {"cubic": "CUBIC", "bbr1": "BBR"}
-    rate = {(cc, loss): bps for _, cc, loss, bps in BLOG_140MS}
-    return SourcePanel(
-        "throughput (Mbit/s, iperf3 30 s average)",
-        tuple("no loss" if loss == 0 else f"{loss:g} % loss" for loss in losses),
-        tuple(SourceSeries(name, tuple(rate[(cc, loss)] / 1e6 for loss in losses)) for cc, name in names.items()),
-        log_y=True,
-        title="140 ms RTT (netem 70 ms each way)",
-    )
-
-
-#: The blog's figure this study redraws: its results table, with the 140 ms numbers its text gives.
-_RESULTS_TABLE = SourceFigure(
-    SOURCE,
-    "results table",
-    "Throughput Test results with various congestion control algorithms",
-    "a table, published as an image (so not in the document's text), of iperf3 throughput per congestion "
-    "control algorithm, latency and packet loss. The text gives four results, all at 140 ms (re-plotted): "
-    "347 Mbit/s (CUBIC) and 340 Mbit/s (BBR) without loss, 1.23 Mbit/s (CUBIC) and 153 Mbit/s (BBR) with "
-    "1.5 % loss on the sender; its first test, before any latency was added, gave 2.35 Gbit/s. bbrlab's heatmaps redraw the "
-    "table as RTT × loss per algorithm.",
-    (_blog_panel(),),
-)
-#: The source's figures this study redraws (every study has this table: the report tests read it).
-SOURCE_FIGURES = {"results table": _RESULTS_TABLE}
-
-
 def _close(ours: float, theirs: float) -> tuple[str, bool | None]:
     """The blog's and the patch series' single runs against ours: a rule and its result. A rate
     of a few Mbit/s (CUBIC under loss) spreads widely between single runs: within a factor 2."""
@@ -521,6 +491,36 @@ def _run_sweep(ctx: StudyContext, p: Plan) -> pd.DataFrame:
     c.to_csv(ctx.out_dir / "loss-sweep.csv", index=False)
     _sweep_plot(c, sweep_ccs, ctx.out_dir / "loss-sweep.png", SWEEP_RATE_BPS, SWEEP_RTT_MS / 1e3)
     return c
+
+
+def _blog_panel() -> SourcePanel:
+    """The blog's 140 ms numbers (BLOG_140MS) as one panel: loss on x, CUBIC and BBR, Mbit/s."""
+    losses = sorted({loss for _, _, loss, _ in BLOG_140MS})
+    names = {"cubic": "CUBIC", "bbr1": "BBR"}
+    rate = {(cc, loss): bps for _, cc, loss, bps in BLOG_140MS}
+    return SourcePanel(
+        "throughput (Mbit/s, iperf3 30 s average)",
+        tuple("no loss" if loss == 0 else f"{loss:g} % loss" for loss in losses),
+        tuple(SourceSeries(name, tuple(rate[(cc, loss)] / 1e6 for loss in losses)) for cc, name in names.items()),
+        log_y=True,
+        title="140 ms RTT (netem 70 ms each way)",
+    )
+
+
+#: The blog's figure this study redraws: its results table, with the 140 ms numbers its text gives.
+_RESULTS_TABLE = SourceFigure(
+    SOURCE,
+    "results table",
+    "Throughput Test results with various congestion control algorithms",
+    "a table, published as an image (so not in the document's text), of iperf3 throughput per congestion "
+    "control algorithm, latency and packet loss. The text gives four results, all at 140 ms (re-plotted): "
+    "347 Mbit/s (CUBIC) and 340 Mbit/s (BBR) without loss, 1.23 Mbit/s (CUBIC) and 153 Mbit/s (BBR) with "
+    "1.5 % loss on the sender; its first test, before any latency was added, gave 2.35 Gbit/s. "
+    "bbrlab's heatmaps redraw the table as RTT × loss per algorithm.",
+    (_blog_panel(),),
+)
+#: The source's figures this study redraws (every study has this table: the report tests read it).
+SOURCE_FIGURES = {"results table": _RESULTS_TABLE}
 
 
 def _grid_section(a: pd.DataFrame, p: Plan, ccs: list[str]) -> tuple[str, str]:
