@@ -20,7 +20,7 @@ import pytest
 from bbrlab.cli import cli
 from bbrlab.report import write_index, write_report
 from bbrlab.report.html import is_index
-from bbrlab.report.markdown import to_html
+from bbrlab.report.markdown import BESIDE_BBRLAB, BESIDE_END, BESIDE_SOURCE, to_html
 from bbrlab.results.display import fmt_bps
 from click.testing import CliRunner
 
@@ -185,6 +185,37 @@ def test_markdown_rendering_escapes_and_keeps_the_structure(study_out):
     assert "javascript" not in to_html("[x](javascript:alert(1))")
 
 
+def test_side_by_side_blocks_become_two_columns(study_out):
+    """REPORT.md's marker comments (the source's figure, then bbrlab's) become one div.beside with
+    the two sides in it; the markers themselves never show, a stray one opens or closes nothing,
+    and a block left open is closed, so the page stays well formed."""
+    md = "\n\n".join(
+        [
+            BESIDE_SOURCE,
+            "**Source, Figure 1**: what it shows",
+            "- a list item",
+            BESIDE_BBRLAB,
+            "**bbrlab**: ours",
+            BESIDE_END,
+            "after the block",
+        ]
+    )
+    html = str(to_html(md))
+    assert html.count('<div class="beside">') == 1 and "<!--" not in html
+    source = html.index('<div class="beside-source">')
+    ours = html.index('<div class="beside-bbrlab">')
+    assert source < html.index("what it shows") < html.index("a list item") < ours < html.index("ours</p>")
+    assert html.index("</div></div>") < html.index("after the block")
+    assert html.count("<div") == html.count("</div>") == 3
+    stray = str(to_html(f"{BESIDE_END}\n\ntext\n\n{BESIDE_BBRLAB}\n\n{BESIDE_SOURCE}\n\nleft open"))
+    assert stray.count("<div") == stray.count("</div>") == 2 and stray.index("text") < stray.index("<div")
+    # A real study's page: the blog's table beside bbrlab's heatmaps, its numbers re-plotted.
+    page = (study_out / "wan-loss" / "report.html").read_text()
+    block = page[page.index('<div class="beside">') :]
+    block = block[: block.index('<div class="beside-bbrlab">')]
+    assert "Toonk BBR blog, results table" in block and 'alt="Toonk BBR blog, results table, re-plotted' in block
+
+
 def test_reproduce_writes_an_index_of_every_study(tiny_study, study_out):
     # The hook: run_studies (what `bbrlab reproduce` calls) left an index beside the study.
     assert is_index(tiny_study("wan-loss").parent / "index.html")
@@ -275,6 +306,17 @@ def _non_blank(png: bytes) -> bool:
     return len(colours) > 50 and top < 0.95 * img.width * img.height
 
 
+def _beside_layout(tab) -> str:
+    """Where the first side-by-side block's two sides are on the page: "side by side" (the same
+    top, the source's left of bbrlab's) or "stacked" (bbrlab's below the source's)."""
+    src, ours = (tab.locator(f".beside > .beside-{side}").first.bounding_box() for side in ("source", "bbrlab"))
+    if abs(src["y"] - ours["y"]) < 1 and src["x"] + src["width"] <= ours["x"]:
+        return "side by side"
+    if ours["y"] >= src["y"] + src["height"]:
+        return "stacked"
+    return f"neither: {src} {ours}"
+
+
 def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_path):
     sync_playwright = _browser()
     pages = {
@@ -317,6 +359,10 @@ def test_pages_render_in_headless_chromium(run_dir, sweep_dir, study_out, tmp_pa
                 assert [u for u in requests if not u.startswith(("data:", path.resolve().as_uri()))] == [], name
                 assert tab.title() != "pwned", name
                 assert _non_blank(shot), name
+                if name == "study":  # the source's figure and bbrlab's: side by side, stacked when narrow
+                    assert _beside_layout(tab) == "side by side", name
+                    tab.set_viewport_size({"width": 600, "height": 900})
+                    assert _beside_layout(tab) == "stacked", name
                 if name == "sweep":  # a click on a column header sorts the points table
                     column = tab.locator("table.sortable").first.locator("thead th", has_text="seed")
                     column.click()

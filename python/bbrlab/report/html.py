@@ -86,6 +86,11 @@ td.verdict { font-weight: 600; white-space: nowrap; }
 figure { margin: 14px 0 22px; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 13px; }
+.beside { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; margin: 14px 0 22px; }
+.beside > div { flex: 1 1 420px; min-width: 0; padding: 8px 12px; border: 1px solid var(--line); border-radius: 4px; }
+.beside > .beside-source { background: #fafafa; border-left: 4px solid var(--fg); }
+.beside > .beside-bbrlab { border-left: 4px solid var(--accent); }
+.beside figure { margin: 8px 0; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: 10px 12px; overflow-x: auto; font-size: 12.5px;
       line-height: 1.4; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }

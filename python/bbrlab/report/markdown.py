@@ -4,6 +4,12 @@ links, emphasis — what `reproduce.report` writes, not all of CommonMark.
 All text is escaped; only the tags made here are markup, so a report cannot inject HTML. Images
 are embedded as data URIs (a report page is one file) and relative links are rebased from the
 report's directory to the page's.
+
+One extension: a side-by-side block, the source's figure beside bbrlab's
+(`bbrlab.reproduce.source_figures`). Three marker lines, HTML comments that markdown viewers do
+not show, open the source's side (`BESIDE_SOURCE`), then bbrlab's (`BESIDE_BBRLAB`), and close
+the block (`BESIDE_END`); the page sets the two sides in two columns (``div.beside``) that wrap
+to one on a narrow screen.
 """
 
 from __future__ import annotations
@@ -17,7 +23,18 @@ from markupsafe import Markup, escape
 
 from .html import data_uri, verdict_class
 
-__all__ = ["to_html", "referenced_images"]
+__all__ = ["to_html", "referenced_images", "BESIDE_SOURCE", "BESIDE_BBRLAB", "BESIDE_END"]
+
+#: The marker lines of a side-by-side block, each on a line of its own.
+BESIDE_SOURCE = "<!-- beside: source -->"
+BESIDE_BBRLAB = "<!-- beside: bbrlab -->"
+BESIDE_END = "<!-- beside: end -->"
+#: What each marker opens or closes on the page (the only raw HTML a report's text produces).
+_BESIDE_HTML = {
+    BESIDE_SOURCE: '<div class="beside"><div class="beside-source">',
+    BESIDE_BBRLAB: '</div><div class="beside-bbrlab">',
+    BESIDE_END: "</div></div>",
+}
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _TABLE_SEP = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -141,10 +158,25 @@ def to_html(
             i += 1
         return got
 
+    side = ""  # the side of a side-by-side block that is open ("" outside one): closed at the end
     while i < len(lines):
         line = lines[i]
         if not line.strip():
             i += 1
+        elif line.strip() in _BESIDE_HTML:
+            i += 1
+            marker = line.strip()
+            if marker == BESIDE_SOURCE:
+                if side:  # a block not closed before the next one opens
+                    out.append(_BESIDE_HTML[BESIDE_END])
+                side = "source"
+            elif marker == BESIDE_BBRLAB and side == "source":
+                side = "bbrlab"
+            elif marker == BESIDE_END and side:
+                side = ""
+            else:
+                continue  # a marker out of order (outside a block, bbrlab's side twice): ignored
+            out.append(_BESIDE_HTML[marker])
         elif line.lstrip().startswith("```"):
             i += 1
             code = block(lambda s: not s.lstrip().startswith("```"))
@@ -163,7 +195,7 @@ def to_html(
             out.append(str(_table(block(lambda s: s.lstrip().startswith("|")), ctx)))
         elif _ITEM.match(line):
             items: list[str] = []
-            while i < len(lines) and lines[i].strip():
+            while i < len(lines) and lines[i].strip() and lines[i].strip() not in _BESIDE_HTML:
                 m = _ITEM.match(lines[i])
                 if m:
                     items.append(m.group(1))
@@ -180,6 +212,7 @@ def to_html(
             para = block(
                 lambda s: (
                     bool(s.strip())
+                    and s.strip() not in _BESIDE_HTML
                     and not _HEADING.match(s)
                     and not s.lstrip().startswith(("```", "|"))
                     and not _ITEM.match(s)
@@ -193,6 +226,8 @@ def to_html(
                 out.append(f"<figure>{_inline(joined, ctx)}</figure>")
             else:
                 out.append(f"<p>{_inline(joined, ctx)}</p>")
+    if side:
+        out.append(_BESIDE_HTML[BESIDE_END])
     return Markup("\n".join(out))
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from ..plots.figures import save, subplots
 from ..results.display import fmt_bps, fmt_bytes
@@ -45,6 +46,7 @@ from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
 from .sentences import join, reproduces
+from .source_figures import SourceFigure, SourcePanel, SourceSeries, beside, draw_all
 from .sources import ANHALT_BQL
 
 SOURCE = ANHALT_BQL
@@ -188,7 +190,9 @@ def _time_figure(
     save(fig, path)
 
 
-def _vs_rtt_figure(df: pd.DataFrame, path: Path, title: str, with_queue: bool, rate_bps: float) -> None:
+def _vs_rtt_plot(df: pd.DataFrame, title: str, with_queue: bool, rate_bps: float, paper: bool = False) -> Figure:
+    """Mean goodput (and mean buffer load) per RTT, a bar per algorithm. ``paper``: the paper's
+    values (PAPER) at the RTTs drawn here, as black-outlined diamonds on the same bars."""
     ncols = 2 if with_queue else 1
     fig, axes = subplots(1, ncols, figsize=(5.2 * ncols, 3.8), squeeze=False)
     rtts = sorted(df["rtt_ms"].unique())
@@ -200,17 +204,41 @@ def _vs_rtt_figure(df: pd.DataFrame, path: Path, title: str, with_queue: bool, r
         if with_queue:
             qv = [_get(df, cc, r, "queue_mean_bytes") / 1e3 for r in rtts]
             axes[0][1].bar(x + (k - 0.5) * width, qv, width, label=LABEL[cc])
+    if paper:
+        for k, cc in enumerate(CCS):
+            at = [(i, PAPER[(r, cc)]) for i, r in enumerate(rtts) if (r, cc) in PAPER]
+            xs = [x[i] + (k - 0.5) * width for i, _ in at]
+            style = dict(ls="none", marker="D", ms=6, mfc="white", mec="black", mew=1.2)
+            # One legend entry per panel, for the first algorithm's markers.
+            first = k == 0
+            axes[0][0].plot(
+                xs,
+                [case.rate_bps / 1e6 for _, case in at],
+                label=f"{SOURCE.name} (line level)" if first else "_",
+                **style,
+            )
+            if with_queue:
+                axes[0][1].plot(
+                    xs, [case.queue_bytes / 1e3 for _, case in at], label=SOURCE.name if first else "_", **style
+                )
     axes[0][0].axhline(rate_bps * MSS / WIRE / 1e6, color="k", ls="--", lw=0.8)
     axes[0][0].set_ylabel("mean goodput (Mbit/s)")
     for ax in axes[0]:
         ax.set_xticks(x, [_rtt_label(r) for r in rtts], fontsize=8)
         ax.set_xlabel("base RTT")
-        ax.legend(fontsize=7)
+        # Below the axes: inside, the legend would hide bars and the paper's markers.
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     if with_queue:
         axes[0][1].set_ylabel("mean buffer load (KB)")
         axes[0][1].set_yscale("log")
     fig.suptitle(title)
-    save(fig, path)
+    return fig
+
+
+def _vs_rtt_figure(
+    df: pd.DataFrame, path: Path, title: str, with_queue: bool, rate_bps: float, paper: bool = False
+) -> None:
+    save(_vs_rtt_plot(df, title, with_queue, rate_bps, paper), path)
 
 
 def run(ctx: StudyContext) -> Path:
@@ -228,7 +256,12 @@ def run(ctx: StudyContext) -> Path:
             _time_figure(ctx.series["rtt"], rtt, out / f"fig{no}-rtt{rtt}ms.png", no)
             figs.append((no, rtt))
     _vs_rtt_figure(
-        a, out / "fig4-summary.png", "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load", True, 1e9
+        a,
+        out / "fig4-summary.png",
+        "Fig. 4 redrawn: 1 Gbit/s, 80 MB drop-tail, mean rate and buffer load",
+        True,
+        1e9,
+        paper=True,
     )
 
     # Part 2 (Fig 5): 1 Gbit/s, 1 % random loss.
@@ -250,6 +283,7 @@ def run(ctx: StudyContext) -> Path:
     c = _summarize(c_rows, ctx.series["loss-10g"], 10e9, p.tengig_dur_s)
     c.to_csv(out / "loss-10g.csv", index=False)
     _vs_rtt_figure(c, out / "fig6-10g-loss07pct.png", "Fig. 6 redrawn: 10 Gbit/s, 0.7 % random loss", True, 10e9)
+    draw_all(SOURCE_FIGURES.values(), out)
     cl, tengig = claims(a, b), tengig_claims(c)
     return ctx.write_report(
         "bql-vs-bbr: BQL vs BBRv1 at high bandwidth-delay products (Anhalt BQL paper)",
@@ -266,27 +300,125 @@ def _util(df: pd.DataFrame, cc: str, rtt: float) -> str:
     return "-" if g != g else f"{fmt_bps(g, 1, unit='Mbit/s')} ({u * 100:.1f} %)"
 
 
-#: The paper's 1 Gbit/s numbers: (RTT ms, algorithm) -> (mean rate, mean buffer load, its swing).
+@dataclass(frozen=True)
+class PaperCase:
+    """One of the paper's 1 Gbit/s, loss-free runs as its text gives it (Figs. 2 and 3)."""
+
+    rate_bps: float  # mean datarate at the emulator's line level
+    queue_bytes: float  # mean bottleneck buffer load
+    swing: str  # the buffer's jitter, in the paper's words
+
+
+#: The paper's 1 Gbit/s numbers (the text of Figs. 2 and 3): (RTT ms, algorithm) -> its case.
 PAPER = {
-    (100, "bql"): ("994.6 Mbit/s (99.5 %)", "158 KB", "< 200 KB"),
-    (100, BBR): ("964.2 Mbit/s (96.4 %)", "705 KB", "up to 4 MB"),
-    (1000, "bql"): ("972.9 Mbit/s (97.3 %)", "0.387 MB", "–"),
-    (1000, BBR): ("821.6 Mbit/s (82.2 %)", "3.633 MB", "up to 30 MB"),
+    (100, "bql"): PaperCase(994.6e6, 158e3, "< 200 KB"),
+    (100, BBR): PaperCase(964.2e6, 705e3, "up to 4 MB"),
+    (1000, "bql"): PaperCase(972.9e6, 387e3, "–"),
+    (1000, BBR): PaperCase(821.6e6, 3633e3, "up to 30 MB"),
 }
 #: The paper's mean BQL buffer load over all 1 Gbit/s tests.
 PAPER_BQL_MEAN_BYTES = 250e3
 
 
-#: The paper's numbers as value cells (the same as PAPER, machine-readable).
+def _paper_share_pct(rtt_ms: int, cc: str) -> float:
+    """The paper's mean datarate at ``rtt_ms`` as a share of 1 Gbit/s, as it rounds it (%)."""
+    return round(PAPER[(rtt_ms, cc)].rate_bps / GIG * 100, 1)
+
+
+#: The paper's numbers as value cells (from PAPER, machine-readable).
 PAPER_VALUES = {
     "queue": cell(
-        num(158, "KB", label="100 ms bql"),
-        num(705, "KB", label="100 ms bbr1"),
-        num(387, "KB", label="1000 ms bql"),
-        num(3633, "KB", label="1000 ms bbr1"),
+        num(case.queue_bytes / 1e3, "KB", label=f"{rtt:g} ms {'bql' if cc == 'bql' else 'bbr1'}")
+        for (rtt, cc), case in PAPER.items()
     ),
-    "degrades": cell(num(96.4, "%", label="bbr1 100 ms → 1000 ms", to=82.2)),
+    "degrades": cell(
+        num(_paper_share_pct(100, BBR), "%", label="bbr1 100 ms → 1000 ms", to=_paper_share_pct(1000, BBR))
+    ),
 }
+
+
+def _paper_rate(case: PaperCase) -> str:
+    return f"{case.rate_bps / 1e6:.1f} Mbit/s ({round(case.rate_bps / GIG * 100, 1):.1f} %)"
+
+
+def _paper_queue(case: PaperCase) -> str:
+    return f"{case.queue_bytes / 1e3:g} KB" if case.queue_bytes < 1e6 else f"{case.queue_bytes / 1e6:g} MB"
+
+
+def _paper_panels(rtts_ms: tuple[int, ...]) -> tuple[SourcePanel, ...]:
+    """The paper's mean datarate and mean buffer load at ``rtts_ms`` (from PAPER), as panels."""
+    cats = tuple(_rtt_label(r) for r in rtts_ms)
+    names = {"bql": "BQL", BBR: "BBR"}
+    return (
+        SourcePanel(
+            "mean datarate (Mbit/s, line level)",
+            cats,
+            tuple(SourceSeries(names[cc], tuple(PAPER[(r, cc)].rate_bps / 1e6 for r in rtts_ms)) for cc in CCS),
+            title="mean datarate",
+        ),
+        SourcePanel(
+            "mean buffer load (KB)",
+            cats,
+            tuple(SourceSeries(names[cc], tuple(PAPER[(r, cc)].queue_bytes / 1e3 for r in rtts_ms)) for cc in CCS),
+            log_y=True,
+            title="mean bottleneck buffer load",
+        ),
+    )
+
+
+_LINE_LEVEL = (
+    "The paper's rates are at the emulator's line level (of 1 Gbit/s); bbrlab plots TCP goodput, whose "
+    f"ceiling at 1 Gbit/s is {GIG * MSS / WIRE / 1e6:.1f} Mbit/s."
+)
+
+#: The paper's figures this study redraws, with the numbers its text gives (from PAPER).
+SOURCE_FIGURES = {
+    2: SourceFigure(
+        SOURCE,
+        "Figure 2",
+        "BBW 1 Gbps, base RTT 100 ms.",
+        "datarate and bottleneck buffer load over time, BQL and BBR, 75 GB each in about 10 min. The text: "
+        "both reach the available bandwidth; mean buffer load 158 KB (BQL) and 705 KB (BBR); mean datarate "
+        "994.6 Mbps (BQL) and 964.2 Mbps (BBR); BBR's buffer jitter up to 4 MB, BQL's under 200 KB. " + _LINE_LEVEL,
+        _paper_panels((100,)),
+    ),
+    3: SourceFigure(
+        SOURCE,
+        "Figure 3",
+        "BBW 1 Gbps, base RTT 1000 ms.",
+        "the same at 1000 ms. The text: BBR's bandwidth probing leads to a significant rate decay and buffer "
+        "jitter up to 30 MB; mean buffer load 0.387 MB (BQL) and 3.633 MB (BBR); mean datarate 972.9 Mbps (BQL) "
+        "and 821.6 Mbps (BBR). " + _LINE_LEVEL,
+        _paper_panels((1000,)),
+    ),
+    4: SourceFigure(
+        SOURCE,
+        "Figure 4",
+        "BBW 1 Gbps, 75 GB, summary results.",
+        "mean datarate and mean buffer load of BQL and BBR against RTT (0, 100, 500, 1000 ms). The text gives "
+        "the values at 100 and 1000 ms only (those of Figs. 2 and 3), re-plotted here; 0 and 500 ms are read "
+        "from the image alone, which the document does not carry. " + _LINE_LEVEL,
+        _paper_panels((100, 1000)),
+    ),
+    5: SourceFigure(
+        SOURCE,
+        "Figure 5",
+        "BBW 1 Gbps, PLR 1 %, 60 GB.",
+        "mean datarate of BQL and BBR against RTT with 1 % random loss. The text gives no values: the "
+        "performance difference between BBR and BQL grows with RTT, and both keep high performance (neither "
+        "takes a loss as a congestion signal).",
+    ),
+    6: SourceFigure(
+        SOURCE,
+        "Figure 6",
+        "BBW 10 Gbps, PLR 0.7 %, 200 GB.",
+        "mean datarate of BQL and BBR against RTT at 10 Gbit/s with 0.7 % random loss. The text gives no values: "
+        "at 0 ms (≈ 150 µs) BBR's rate drops significantly while BQL keeps high performance; the TCP stacks "
+        "of both hosts, tuned to their maximum, were not enough.",
+    ),
+}
+
+
 #: "Keeps a high rate under loss": goodput with 1 % loss at least this share of the loss-free goodput.
 HIGH_UNDER_LOSS = 0.8
 
@@ -438,11 +570,22 @@ def _tengig_text(c: pd.DataFrame, cl: Claim) -> str:
     )
 
 
+def _time_pair(no: int, rtt_ms: int, drawn: dict[int, int]) -> str:
+    """Fig. 2 or 3 of the paper beside ours, or why ours is not drawn at this size."""
+    ours = (
+        f"![bbrlab's Fig. {no}: goodput and bottleneck buffer load over time of BQL and BBR, 1 Gbit/s, base RTT "
+        f"{_rtt_label(rtt_ms)}](fig{no}-rtt{rtt_ms}ms.png)"
+        if no in drawn
+        else f"*Not drawn at this size: its RTT ({_rtt_label(rtt_ms)}) is not in this size's grid.*"
+    )
+    return beside(SOURCE_FIGURES[no], ours)
+
+
 def report_sections(
     a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame, figs: list[tuple[int, int]], cl: list[Claim], tengig: list[Claim]
 ) -> list[tuple[str, str]]:
     rtts = set(a["rtt_ms"].unique())
-    beside = [
+    paper_rows = [
         [
             f"{rtt} ms, {cc}",
             prate,
@@ -453,8 +596,9 @@ def report_sections(
             _kb(_get(a, cc, rtt, "queue_jitter_bytes")),
             _kb(_get(a, cc, rtt, "queue_max_bytes")),
         ]
-        for (rtt, cc), (prate, pq, pj) in PAPER.items()
+        for (rtt, cc), case in PAPER.items()
         if rtt in rtts
+        for prate, pq, pj in [(_paper_rate(case), _paper_queue(case), case.swing)]
     ]
 
     def table(df: pd.DataFrame) -> str:
@@ -504,22 +648,39 @@ def report_sections(
                     "bbrlab queue jitter",
                     "bbrlab peak queue",
                 ],
-                beside,
+                paper_rows,
             )
             + f"\n\nThe paper's percentages are of 1 Gbit/s at line level, ours of the {fmt_bps(GIG * MSS / WIRE, 1, unit='Mbit/s')} "
             "TCP payload ceiling.",
         ),
         (
             "Figs. 2 and 3: rate and buffer load over time",
-            "\n\n".join(f"![Fig. {no}](fig{no}-rtt{rtt}ms.png)" for no, rtt in figs) or "(not in this configuration)",
+            "\n\n".join(_time_pair(no, rtt, dict(figs)) for no, rtt in ((2, 100), (3, 1000))),
         ),
-        ("Fig. 4: 1 Gbit/s RTT sweep", table(a) + "\n\n![Fig. 4](fig4-summary.png)"),
+        (
+            "Fig. 4: 1 Gbit/s RTT sweep",
+            table(a)
+            + "\n\n"
+            + beside(
+                SOURCE_FIGURES[4],
+                "![bbrlab's Fig. 4: mean goodput and mean buffer load of BQL and BBR against RTT, 1 Gbit/s, "
+                "80 MB drop-tail, with the paper's values as black-outlined diamonds](fig4-summary.png)",
+                "the same figure redrawn from this run, the paper's values at the RTTs run here drawn on its bars "
+                "as black-outlined diamonds (the paper's rates are at line level: a full link is 1000 Mbit/s for its "
+                "diamonds, the dashed goodput ceiling for bbrlab's bars)",
+            ),
+        ),
         (
             "Fig. 5: 1 Gbit/s, 1 % random loss",
             "The paper: both algorithms keep high rates under 1 % loss (neither uses loss as a congestion signal); "
             "the gap in BQL's favour grows with RTT (both checked in the claims table above).\n\n"
             + table(b)
-            + "\n\n![Fig. 5](fig5-1g-loss1pct.png)",
+            + "\n\n"
+            + beside(
+                SOURCE_FIGURES[5],
+                "![bbrlab's Fig. 5: mean goodput and buffer load of BQL and BBR against RTT, 1 Gbit/s, 1 % random "
+                "loss](fig5-1g-loss1pct.png)",
+            ),
         ),
         (
             "Fig. 6: 10 Gbit/s, 0.7 % random loss",
@@ -528,9 +689,14 @@ def report_sections(
             + _tengig_text(c, tengig[0])
             + "\n\n"
             + table(c)
-            + "\n\n![Fig. 6](fig6-10g-loss07pct.png)",
+            + "\n\n"
+            + beside(
+                SOURCE_FIGURES[6],
+                "![bbrlab's Fig. 6: mean goodput and buffer load of BQL and BBR against RTT, 10 Gbit/s, 0.7 % "
+                "random loss](fig6-10g-loss07pct.png)",
+            ),
         ),
     ]
 
 
-__all__ = ["PLANS", "Plan", "claims", "report_sections", "run", "tengig_claims"]
+__all__ = ["PAPER", "PLANS", "SOURCE_FIGURES", "Plan", "claims", "report_sections", "run", "tengig_claims"]

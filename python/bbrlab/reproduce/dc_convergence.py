@@ -36,9 +36,41 @@ from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, StudyRun, study_run
 from .sentences import join
+from .source_figures import SourceFigure, beside
 from .sources import WATERLOO_DC
 
 SOURCE = WATERLOO_DC
+
+_FAIRNESS = (
+    "Throughput into one receiver, sampled every second in one trial, of 5 flows from separate senders, each "
+    "150 s long, started and then stopped one every 30 s. The report gives no values (the figure's numbers are "
+    "not in its text)."
+)
+#: The Waterloo DC study's figures this study redraws, by number (each study has this table: the
+#: report tests read it). Captions quoted from the report.
+SOURCE_FIGURES = {
+    9: SourceFigure(
+        SOURCE,
+        "Figure 9",
+        "TCP Cubic convergence test - 30 second intervals. TCP Cubic converges well as 5 flows are added and removed.",
+        "each flow's throughput over time, TCP Cubic. " + _FAIRNESS,
+    ),
+    10: SourceFigure(
+        SOURCE,
+        "Figure 10",
+        "TCP BBR convergence test - 30 second intervals. TCP BBR converges poorly, and some flows starve when more "
+        "than 2 flows share the bottleneck.",
+        "the same with TCP BBR. " + _FAIRNESS,
+    ),
+    11: SourceFigure(
+        SOURCE,
+        "Figure 11",
+        "TCP BBR convergence test - 60 second intervals. TCP BBR converges poorly, and connections oscillate "
+        "between zero throughput and transmitting at full bottleneck speed when more than 2 flows share the link.",
+        "TCP BBR with 60 s between starts, to see whether BBR needs longer than 30 s to converge (the original "
+        "BBR paper's finding). " + _FAIRNESS.replace("one every 30 s", "one every 60 s"),
+    ),
+}
 N = 5
 SETTLE_S = 2.0
 FABRICS = dc.ALL_FABRICS
@@ -139,7 +171,7 @@ def run(ctx: StudyContext) -> Path:
     rows = ctx.run_many("convergence", scen, keep_timeseries=True)
     pause = dc.assert_lossless(rows, "dc-convergence")
     levels = []
-    figs = []
+    figs: list[OurFigure] = []
     # The study's figure numbers: Fig 9 CUBIC and Fig 10 BBR at the first T, Fig 11 BBR at the longer T.
     fig_no = {("cubic", Ts[0]): 9, (dc.BBR, Ts[0]): 10} | ({(dc.BBR, Ts[-1]): 11} if len(Ts) > 1 else {})
     for tags, ts, _q in ctx.series["convergence"]:
@@ -155,7 +187,10 @@ def run(ctx: StudyContext) -> Path:
         _series_plot(ts, title, ctx.out_dir / f"{stem}.png", T)
         long = "_long" if Ts[-1] == T and len(Ts) > 1 else ""
         _seed_csv(ts, T, ctx.out_dir / f"{dc.CSV_CC[cc]}_converge{long}_{fabric}.csv")
-        figs.append(stem)
+        alt = (
+            f"bbrlab: each flow's throughput over time, {dc.CC_LABEL[cc]}, {T:g} s intervals, {dc.FABRIC_LABEL[fabric]}"
+        )
+        figs.append(OurFigure(stem, no, alt))
     lv = pd.DataFrame(levels)
     lv.to_csv(ctx.out_dir / "levels.csv", index=False)
     cl = claims(lv)
@@ -450,8 +485,36 @@ trial, as in the Waterloo study; {trials}.
 {caveat}"""
 
 
+@dataclass(frozen=True)
+class OurFigure:
+    """One of our time-series figures: its file stem, the source's figure it redraws (None: not
+    one of the source's), and its alt text."""
+
+    stem: str
+    source_no: int | None
+    alt: str
+
+
+def _figure_pairs(figs: list[OurFigure]) -> str:
+    """Figs. 9-11 of the source, each beside ours (all fabrics), then our figures it has no twin for."""
+
+    def images(fs: list[OurFigure]) -> str:
+        return "\n\n".join(f"![{f.alt}]({f.stem}.png)" for f in fs)
+
+    pairs = []
+    for no, sf in SOURCE_FIGURES.items():
+        ours = [f for f in figs if f.source_no == no]
+        pairs.append(
+            beside(sf, images(ours) if ours else "*Not drawn at this size: it has no run with this interval.*")
+        )
+    rest = [f for f in figs if f.source_no is None]
+    if rest:
+        pairs.append("Runs the Waterloo DC study has no figure for:\n\n" + images(rest))
+    return "\n\n".join(pairs)
+
+
 def report_sections(
-    lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[str], cl: list[Claim]
+    lv: pd.DataFrame, Ts: tuple[float, ...], pause: int, figs: list[OurFigure], cl: list[Claim]
 ) -> list[tuple[str, str]]:
     # Jain per number of active flows (rising and falling levels averaged), per run.
     def jain_row(fabric: str, cc: str, T: float, col: str) -> list[str]:
@@ -488,12 +551,11 @@ def report_sections(
     sections.append(
         (
             "Figures",
-            "\n\n".join(f"![{stem}]({stem}.png)" for stem in figs)
-            + "\n\nPer level: `levels.csv`; the Waterloo study's CSV schema: "
+            _figure_pairs(figs) + "\n\nPer level: `levels.csv`; the Waterloo study's CSV schema: "
             "`{cubic,bbr}_converge[_long]_<fabric>.csv`.",
         )
     )
     return sections
 
 
-__all__ = ["PLANS", "Plan", "claims", "report_sections", "run"]
+__all__ = ["PLANS", "SOURCE_FIGURES", "OurFigure", "Plan", "claims", "report_sections", "run"]

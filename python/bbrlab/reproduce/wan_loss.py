@@ -43,6 +43,7 @@ from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
 from .sentences import reproduces
+from .source_figures import SourceFigure, SourcePanel, SourceSeries, beside, draw_all
 from .sources import TOONK_BLOG
 
 SOURCE = TOONK_BLOG
@@ -492,6 +493,36 @@ def _run_sweep(ctx: StudyContext, p: Plan) -> pd.DataFrame:
     return c
 
 
+def _blog_panel() -> SourcePanel:
+    """The blog's 140 ms numbers (BLOG_140MS) as one panel: loss on x, CUBIC and BBR, Mbit/s."""
+    losses = sorted({loss for _, _, loss, _ in BLOG_140MS})
+    names = {"cubic": "CUBIC", "bbr1": "BBR"}
+    rate = {(cc, loss): bps for _, cc, loss, bps in BLOG_140MS}
+    return SourcePanel(
+        "throughput (Mbit/s, iperf3 30 s average)",
+        tuple("no loss" if loss == 0 else f"{loss:g} % loss" for loss in losses),
+        tuple(SourceSeries(name, tuple(rate[(cc, loss)] / 1e6 for loss in losses)) for cc, name in names.items()),
+        log_y=True,
+        title="140 ms RTT (netem 70 ms each way)",
+    )
+
+
+#: The blog's figure this study redraws: its results table, with the 140 ms numbers its text gives.
+_RESULTS_TABLE = SourceFigure(
+    SOURCE,
+    "results table",
+    "Throughput Test results with various congestion control algorithms",
+    "a table, published as an image (so not in the document's text), of iperf3 throughput per congestion "
+    "control algorithm, latency and packet loss. The text gives four results, all at 140 ms (re-plotted): "
+    "347 Mbit/s (CUBIC) and 340 Mbit/s (BBR) without loss, 1.23 Mbit/s (CUBIC) and 153 Mbit/s (BBR) with "
+    "1.5 % loss on the sender; its first test, before any latency was added, gave 2.35 Gbit/s. "
+    "bbrlab's heatmaps redraw the table as RTT × loss per algorithm.",
+    (_blog_panel(),),
+)
+#: The source's figures this study redraws (every study has this table: the report tests read it).
+SOURCE_FIGURES = {"results table": _RESULTS_TABLE}
+
+
 def _grid_section(a: pd.DataFrame, p: Plan, ccs: list[str]) -> tuple[str, str]:
     """The blog's grid, one row per (host buffers, RTT, loss), with the heatmaps."""
     table_rows = [
@@ -504,7 +535,15 @@ def _grid_section(a: pd.DataFrame, p: Plan, ccs: list[str]) -> tuple[str, str]:
     return (
         "The grid",
         md_table(["host buffers", "RTT", "loss"] + ccs, table_rows)
-        + "\n\n![heatmap, blog buffers](heatmap-blog.png)\n\n![heatmap, unlimited buffers](heatmap-unlimited.png)",
+        + "\n\n"
+        + beside(
+            _RESULTS_TABLE,
+            "![bbrlab's goodput heatmap (Mbit/s) over RTT × random loss per algorithm, 2.5 Gbit/s path, the blog's "
+            "host buffers (rcvbuf 6 MiB)](heatmap-blog.png)\n\n"
+            "![bbrlab's goodput heatmap (Mbit/s) over RTT × random loss per algorithm, 2.5 Gbit/s path, unlimited "
+            "socket buffers](heatmap-unlimited.png)",
+            "the blog's grid run here, goodput per RTT × loss, with the blog's host buffers and with unlimited ones",
+        ),
     )
 
 
@@ -547,6 +586,7 @@ def run(ctx: StudyContext) -> Path:
     p = PLANS[ctx.size]
     ccs = list(p.ccs)
     a = _run_grid(ctx, p, ccs)
+    draw_all(SOURCE_FIGURES.values(), ctx.out_dir)
     b = _run_patch(ctx, p)
     c = _run_sweep(ctx, p)
 
@@ -573,4 +613,4 @@ def run(ctx: StudyContext) -> Path:
     )
 
 
-__all__ = ["PLANS", "Plan", "claims", "patch_claims", "run", "sweep_claims"]
+__all__ = ["BLOG_140MS", "PLANS", "SOURCE_FIGURES", "Plan", "claims", "patch_claims", "run", "sweep_claims"]

@@ -30,8 +30,9 @@ from ..analysis import value
 from ..claims import Claim, claims_table
 from ..context import StudyContext
 from ..report import md_table
+from ..source_figures import beside, draw_all
 from .experiments import _scenario, _seed_csvs, _slowest_quarter, stats
-from .figures import _figures
+from .figures import SOURCE_FIGURES, _figures
 from .plan import PLANS, SEED_READINGS, SOURCE, Plan, tool_reading_bps
 from .prose import _equal_shares_reading_bps, _explain, _measurement, _seed_table
 from .verdicts import claims
@@ -62,6 +63,7 @@ def run(ctx: StudyContext) -> Path:
     st.to_csv(ctx.out_dir / "stats.csv", index=False)
     _seed_csvs(rows, ctx.out_dir)
     _figures(st, runs, p, ctx.out_dir)
+    draw_all(SOURCE_FIGURES.values(), ctx.out_dir)
     cl = claims(st, list(p.ns))
     sections = report_sections(st, list(p.ns), pause, cl)
     report = ctx.write_report(
@@ -108,13 +110,27 @@ def report_sections(st: pd.DataFrame, ns: list[int], pause: int, cl: list[Claim]
             + "\n\nEvery sample: `samples.csv`; the Waterloo study's CSV schema (`num_flows,socket_fd,throughput,time`, "
             "total rows): `thru_{cubic,bbr}_<fabric>.csv`.",
         ),
-        ("Figures", "![fig7](fig7-throughput.png)\n\n![fig8](fig8-cdf.png)"),
+        (
+            "Figures",
+            beside(
+                SOURCE_FIGURES[7],
+                "![bbrlab's Fig. 7: aggregate throughput of n synchronized flows against n, mean ± 95 % CI, per "
+                "fabric, with the Waterloo DC study's means](fig7-throughput.png)",
+            )
+            + "\n\n"
+            + beside(
+                SOURCE_FIGURES[8],
+                "![bbrlab's Fig. 8: CDF of the aggregate throughput at the largest n, per fabric](fig8-cdf.png)",
+                "the same figure redrawn from this run, at this size's largest n",
+            ),
+        ),
     ]
 
 
 __all__ = [
     "PLANS",
     "SEED_READINGS",
+    "SOURCE_FIGURES",
     "Plan",
     "_equal_shares_reading_bps",
     "_explain",

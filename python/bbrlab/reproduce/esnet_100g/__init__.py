@@ -63,7 +63,7 @@ from pathlib import Path
 from ..analysis import packets_simulated
 from ..context import StudyContext
 from .experiments import run_gaps, run_hosts, run_lag, run_path_100g
-from .figures import _bar_figure
+from .figures import SOURCE_FIGURES, _bar_figure
 from .hosts import host_model
 from .metrics import gap_stats
 from .plan import BBR, PLANS, SEED_4X10G, SEED_100G, SOURCE, Plan
@@ -133,6 +133,7 @@ def run(ctx: StudyContext) -> Path:
 
 __all__ = [
     "PLANS",
+    "SOURCE_FIGURES",
     "Plan",
     "_window_text",
     "buffer_claims",

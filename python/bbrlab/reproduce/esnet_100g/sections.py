@@ -12,6 +12,8 @@ import pandas as pd
 
 from ..claims import Claim, claims_table
 from ..report import md_table
+from ..source_figures import beside
+from .figures import SOURCE_FIGURES
 from .plan import SEED_4X10G, SEED_100G, Plan
 from .tables import _gap_summary, _host_table, _seed_table, _window_text
 from .verdicts import buffer_claims, claims, gap_claims, host_claims
@@ -44,7 +46,13 @@ def path_100g_sections(a: pd.DataFrame, p: Plan) -> tuple[list[Section], list[Cl
                 _seed_table(a, SEED_100G, 12.0, **sel)
                 + "\n\nThe slides' notes, checked on our numbers:\n\n"
                 + claims_table(cl, source_header=SOURCE_HEADER)
-                + f"\n\n![100G](path-100g-buffer{buf:g}ms.png)",
+                + "\n\n"
+                + beside(
+                    SOURCE_FIGURES["100G"],
+                    f"![bbrlab (blue) beside the ESnet slides' table (grey): throughput ± stddev and retransmits per "
+                    f"configuration on the 100G path, buffer {buf:g} ms](path-100g-buffer{buf:g}ms.png)",
+                    "the slide's table re-run, bbrlab's bars beside the slides' on the same axes",
+                ),
             )
         )
     return sections, all_claims
@@ -68,7 +76,13 @@ def lag_section(b: pd.DataFrame, p: Plan) -> tuple[Section, list[Claim]]:
         + claims_table(cl, source_header=SOURCE_HEADER)
         + "\n\n"
         + _window_text(p)
-        + "\n\n![4x10G](path-4x10g.png)",
+        + "\n\n"
+        + beside(
+            SOURCE_FIGURES["4x10G"],
+            "![bbrlab (blue) beside the ESnet slides' table (grey): throughput ± stddev and retransmits per "
+            "configuration on the 4×10G LAG path](path-4x10g.png)",
+            "the slide's table re-run, bbrlab's bars beside the slides' on the same axes",
+        ),
     ), cl
 
 
@@ -108,7 +122,13 @@ def gaps_section(gs: pd.DataFrame, same_bbr: bool, p: Plan) -> tuple[Section, li
         )
         + "\n\nThe slides' notes, checked on our numbers:\n\n"
         + claims_table(gap_cl, source_header=SOURCE_HEADER)
-        + "\n\n![gaps](packet-gaps.png)",
+        + "\n\n"
+        + beside(
+            SOURCE_FIGURES["gaps"],
+            "![bbrlab's histograms of the gap between consecutive data packets leaving the sender NIC, BBRv3 and "
+            "CUBIC, unpaced and paced](packet-gaps.png)",
+            "the same histograms from the simulated NIC's transmit timestamps",
+        ),
     ), gap_cl
 
 

@@ -61,7 +61,7 @@ from pathlib import Path
 from ..claims import claims_table
 from ..context import StudyContext
 from .experiments import _faster_acks, _hosts, _sweep, _tso
-from .figures import _plots
+from .figures import SOURCE_FIGURES, _plots
 from .plan import PLANS, SOURCE, Config
 from .prose import _shallow_text, _why_rtt
 from .sections import (
@@ -119,4 +119,15 @@ def run(ctx: StudyContext) -> Path:
     )
 
 
-__all__ = ["PLANS", "Config", "_shallow_text", "_why_rtt", "ack_claims", "claims", "host_claims", "run", "tso_claims"]
+__all__ = [
+    "PLANS",
+    "SOURCE_FIGURES",
+    "Config",
+    "_shallow_text",
+    "_why_rtt",
+    "ack_claims",
+    "claims",
+    "host_claims",
+    "run",
+    "tso_claims",
+]

@@ -10,6 +10,7 @@ import pandas as pd
 from ...results.display import fmt_bps, fmt_bytes
 from ..claims import Claim, claims_table
 from ..report import MSS, WIRE, md_table
+from .figures import figure_pairs
 from .metrics import METRICS, _fmt, _us, _val
 from .plan import LABEL, Config
 from .prose import _host_text, _shallow_text
@@ -72,7 +73,7 @@ def per_n_section(df: pd.DataFrame, cfg: Config, figs: list[str]) -> Section:
         "every flow sampled every 100 ms (not per-ACK samples); Gbit/s = all flows' goodput (ceiling "
         f"{cfg.rate_bps * MSS / WIRE / 1e9:.2f}); CE rate = CE-marked / data packets at the bottleneck; "
         "drops = bottleneck drops in the window; chunk segs = mean offload chunk (segments per TSO burst).\n\n"
-        + "\n\n".join(f"![{f}]({f})" for f in figs),
+        + figure_pairs(figs),
     )
 
 

@@ -37,12 +37,13 @@ import pandas as pd
 from ..claims import claims_table
 from ..context import StudyContext
 from ..report import md_table
+from ..source_figures import beside
 from .experiments import run_all
-from .figures import FIGURES, draw
+from .figures import FIGURES, SOURCE_FIGURES, draw
 from .plan import KERNEL_PLAN, PLANS, SOURCE, Config, Scenario
 from .verdicts import claims as statement_claims
 
-__all__ = ["PLANS", "KERNEL_PLAN", "SOURCE", "run"]
+__all__ = ["PLANS", "KERNEL_PLAN", "SOURCE", "SOURCE_FIGURES", "run"]
 
 
 _STATEMENTS = (
@@ -139,7 +140,10 @@ def run(ctx: StudyContext) -> Path:
     for (name, col, ylabel, _, _, xlabel, _), fname in zip(FIGURES, figs, strict=True):
         sc = by_name[name]
         body = f"{ylabel} against {xlabel} (columns), median over {sc.reps} repetition(s).\n\n"
-        body += _table(points, sc, col) + "\n\n" + _largest(points, sc, col) + f"\n\n![{name}]({fname})"
+        body += _table(points, sc, col) + "\n\n" + _largest(points, sc, col) + "\n\n"
+        body += beside(
+            SOURCE_FIGURES[fname], f"![bbrlab's {name} figure: {ylabel} against {xlabel}, per algorithm]({fname})"
+        )
         sections.append((f"{name}: {ylabel}", body))
     sections.append(
         (
@@ -189,7 +193,12 @@ def _run_kernel(ctx: StudyContext) -> Path:
         sc = by_name[name]
         body = f"{ylabel} against {xlabel} (columns); solid: simulator, dashed: kernel.\n\n"
         body += _table(points, sc, col, kernel) + "\n\n" + _backend_gap(points, kernel, sc, col)
-        body += f"\n\n![{name}]({fname})"
+        body += "\n\n" + beside(
+            SOURCE_FIGURES[fname],
+            f"![bbrlab's {name} figure: {ylabel} against {xlabel}, per algorithm; solid simulator, dashed "
+            f"kernel]({fname})",
+            "the same plot from the simulator (solid) and the kernel through the link emulator (dashed)",
+        )
         sections.append((f"{name}: {ylabel}", body))
     sections.append(
         ("Every point", "Simulator: `points.csv`, `runs.csv`; kernel: `points_kernel.csv`, `runs_kernel.csv`.")
