@@ -50,9 +50,16 @@ dst = "x1_dst"
 
 
 def _long_share(flows) -> float:
-    """The long flow's goodput over the mean of the two links' sums."""
+    """The long flow's goodput over the sum at its first bottleneck (long + cross flow 0)."""
     g = np.asarray(flows["goodput_bps"], dtype=float)
-    return float(g[0] / ((g[0] + g[1] + g[2] + g[0]) / 2))
+    return float(g[0] / (g[0] + g[1]))
+
+
+#: How far the kernel's long-flow share may sit from the simulator's: measured (15 s, seeds
+#: 1–3, a 2-core machine at load 5–10) 0.260, 0.239, 0.249 on the kernel against the
+#: simulator's 0.236 (the same for every seed: nothing random in this scenario), so at most
+#: 0.024 apart; 0.06 leaves room for a busier machine.
+SHARE_TOLERANCE = 0.06
 
 
 @needs_emu
@@ -87,11 +94,11 @@ def test_parking_lot_on_the_kernel_respects_the_links_and_splits_as_the_simulato
         tx_bps = float(rows["tx_bytes"].iloc[-1]) * 8 / float(rows["t_s"].iloc[-1])
         assert 0.85 * RATE_BPS <= tx_bps <= RATE_BPS * 1.001, (name, tx_bps)
     assert float(q[q["queue"] == "r0-r1"]["t_s"].iloc[-1]) == pytest.approx(duration_s, abs=0.2)
-    # The long flow's share of a bottleneck: measured 0.30–0.37 on the kernel and 0.33 in the
-    # simulator over 15 s (docs/emu.md); CUBIC's RTT unfairness puts it well under the max-min
-    # half on both.
+    # The long flow's share of a bottleneck: twice the cross flows' RTT and two bottlenecks to
+    # lose packets at put CUBIC's long flow well under the max-min half, on both backends alike.
     s_emu, s_sim = _long_share(emu.flows), _long_share(sim.flows)
-    assert abs(s_emu - s_sim) <= 0.15, (s_emu, s_sim)
+    assert s_emu < 0.4 and s_sim < 0.4, (s_emu, s_sim)
+    assert abs(s_emu - s_sim) <= SHARE_TOLERANCE, (s_emu, s_sim)
 
 
 @needs_emu
