@@ -19,7 +19,9 @@
 //!
 //! Time order across links: [`GraphEmu::run_timers`] always serves the link whose deadline is
 //! earliest, so a packet leaving one link enters the next one at its delivery time, before that
-//! link has been moved past it.
+//! link has been moved past it. Each link's deadline is cached (refreshed when the link is
+//! touched), so finding the earliest is a scan of one integer per link direction rather than a
+//! query of every link's state at every hop.
 //!
 //! Per-flow counters: a flow's data packets count as origin `flow`, its ACKs as `flows + flow`,
 //! summed over every link they cross in the final line's `forward_per_sender` /
@@ -97,6 +99,11 @@ impl GraphSpec {
     }
 }
 
+/// A link's next deadline, u64::MAX for none.
+fn deadline_of(l: &Link<u32>) -> u64 {
+    l.next_deadline().unwrap_or(u64::MAX)
+}
+
 /// The TCP/UDP source and destination ports of an IPv4 packet (None for anything else).
 fn ipv4_ports(p: &[u8]) -> Option<(u16, u16)> {
     if p.len() < 20 || p[0] >> 4 != 4 || !matches!(p[9], 6 | 17) {
@@ -114,6 +121,8 @@ pub(crate) struct GraphEmu {
     addr_to_host: HashMap<u32, u16>,
     names: Vec<String>,
     links: Vec<Link<u32>>,
+    /// Each link's next deadline (u64::MAX: none), as of the last time it was touched.
+    deadline: Vec<u64>,
     routes: Vec<RouteSpec>,
     /// (src host, dst host, port) -> route.
     route_of: HashMap<(u16, u16, u16), u32>,
@@ -171,6 +180,7 @@ impl GraphEmu {
             host_fds,
             addr_to_host,
             names: g.links.into_iter().map(|l| l.name).collect(),
+            deadline: vec![u64::MAX; links.len()],
             links,
             routes: g.routes,
             route_of,
@@ -217,8 +227,17 @@ impl GraphEmu {
             let origin = route.origin;
             Arrival { ip_len: p.len() as u32, ecn: packet_ecn(p), flow_key: flow_key(p), origin }
         };
-        if let Err((_, i)) = link.enqueue(now, i, a) {
+        let refused = link.enqueue(now, i, a).err();
+        self.deadline[route.links[hop as usize] as usize] = deadline_of(link);
+        if let Some((_, i)) = refused {
             self.pool.put(i);
+        }
+    }
+
+    /// Every link's deadline again (after something touched them all: sampling, the start).
+    fn refresh_all(&mut self) {
+        for (d, l) in self.deadline.iter_mut().zip(&self.links) {
+            *d = deadline_of(l);
         }
     }
 
@@ -319,16 +338,17 @@ impl Forwarder for GraphEmu {
 
     /// Serve deadlines in time order across the links (module header) until none is due.
     fn run_timers(&mut self, now: u64) {
-        loop {
-            let next = (0..self.links.len())
-                .filter_map(|l| self.links[l].next_deadline().map(|d| (d, l)))
-                .min();
-            let Some((d, l)) = next.filter(|&(d, _)| d <= now) else { break };
-            match self.links[l].pop_ready(d) {
+        while let Some((l, &d)) = self.deadline.iter().enumerate().min_by_key(|&(_, d)| d) {
+            if d > now {
+                break;
+            }
+            let dep = self.links[l].pop_ready(d);
+            self.deadline[l] = deadline_of(&self.links[l]);
+            match dep {
                 Some(dep) => self.forward(now, dep),
                 // A serialization ended (the packet is now propagating): the link's deadline
                 // moved on. Guard against one that did not (it would spin).
-                None if self.links[l].next_deadline() == Some(d) => break,
+                None if self.deadline[l] == d => break,
                 None => {}
             }
         }
@@ -336,13 +356,14 @@ impl Forwarder for GraphEmu {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.links.iter().filter_map(|l| l.next_deadline()).min()
+        self.deadline.iter().copied().min().filter(|&d| d != u64::MAX)
     }
 
     fn sample(&mut self, t: u64, row: &mut dyn FnMut(&str, &QueueSample)) {
         for (l, name) in self.links.iter_mut().zip(&self.names) {
             row(name, &l.sample(t));
         }
+        self.refresh_all();
     }
 
     fn start_run(&mut self, t: u64) {
@@ -350,6 +371,7 @@ impl Forwarder for GraphEmu {
             l.reset_counters(t.min(now_ns()));
             l.start_run(t);
         }
+        self.refresh_all();
     }
 
     fn final_json(&self, exit_reason: &str) -> String {

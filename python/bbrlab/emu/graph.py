@@ -16,7 +16,9 @@ What a graph run cannot host is refused before anything starts, in one line nami
 ``red`` on a link (the schema's mark), more hosts with flows than :data:`MAX_GRAPH_HOSTS` or
 more link directions than :data:`MAX_GRAPH_LINK_DIRS` (measured on a 2-core machine,
 docs/emu.md), and two flows between one pair of hosts whose per-route settings (initial window,
-minimum RTO, delayed ACKs) disagree (Linux keeps them per route, not per socket).
+minimum RTO, delayed ACKs) disagree (Linux keeps them per route, not per socket). What a
+machine can carry is packet-hops per second rather than hosts: the runner warns after a graph
+run whose emulator fell behind (``runner.GRAPH_LATE_WARN_NS``).
 """
 
 from __future__ import annotations
@@ -78,12 +80,20 @@ def _hosts(cfg: dict[str, Any]) -> list[str]:
 
 
 def _direction_params(cfg: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
-    """The emulator's ``LinkParams`` of link direction ``d`` (a core ``links`` entry)."""
+    """The emulator's ``LinkParams`` of link direction ``d`` (a core ``links`` entry).
+
+    A direction out of a host (its NIC) has no buffer limit here: the simulator's host holds a
+    socket's packets back (TSQ) so that its NIC queue never overflows, while the kernel hands
+    its TUN whole bursts at memory speed (the TUN's packets are freed as the emulator reads
+    them, so the kernel's own TSQ never bites); a limit would drop what the simulator's host
+    only delays."""
     link = cfg["topology"]["links"][d["link"]]
     rate = link["rate_bps"]
     if d["reverse"] and link.get("reverse_rate_bps") is not None:
         rate = link["reverse_rate_bps"]
-    buf = link.get("buffer") or {}
+    hosts = {n["name"] for n in cfg["topology"]["nodes"] if n["kind"] == "host"}
+    nic = (link["to"] if d["reverse"] else link["from"]) in hosts
+    buf = {} if nic else (link.get("buffer") or {})
     p: dict[str, Any] = {
         "rate_bps": rate,
         "delay_ns": link["delay_ns"],

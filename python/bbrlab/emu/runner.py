@@ -22,13 +22,14 @@ import json
 import os
 import select
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.algorithms import lookup
-from ..errors import ScenarioError, SimulationError
+from ..errors import ScenarioError, ScenarioWarning, SimulationError
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from ..scenario.fields import kernel_module
@@ -61,6 +62,11 @@ EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
 # A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
 ECN_MODES = ("off", "ect0", "ect1")
+# A graph run warns when the emulator delivered packets later than this on average: every hop
+# of every packet is its work, and a machine short of CPU falls behind (a k = 4 fat-tree with
+# 5 x 200 Mbit/s flows on the 2-core machine: 0.86 ms; a 3-bottleneck 100 Mbit/s parking lot:
+# 27 us, docs/emu.md). 100 us is most of a 1500-byte packet's time at 100 Mbit/s.
+GRAPH_LATE_WARN_NS = 100_000
 # Names tried when registering a BPF congestion control before giving up (see registered_algorithms).
 REGISTER_ATTEMPTS = 5
 
@@ -419,6 +425,15 @@ def run_emu(
             raise emu_error("the link emulator exited without its final statistics")
         final_info.append(final)
         wall_s = time.perf_counter() - wall0
+        late_ns = float(final.get("late_mean_ns") or 0.0)
+        if graph and late_ns > GRAPH_LATE_WARN_NS:
+            warnings.warn(
+                f"the link emulator delivered packets {late_ns / 1e3:.0f} us late on average (more than "
+                f"{GRAPH_LATE_WARN_NS // 1000} us): this machine could not carry the graph's traffic "
+                "faithfully; lower the rates or the flows",
+                ScenarioWarning,
+                stacklevel=2,
+            )
         raw = _assemble(cfg, states, ts, rtt_reads, queue_rows, final, t0, queue_labels)
     facts = {
         "linkemu": launch.description,
