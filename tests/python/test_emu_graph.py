@@ -62,6 +62,55 @@ def _long_share(flows) -> float:
 SHARE_TOLERANCE = 0.06
 
 
+def test_the_emulator_plan_is_the_simulators_graph_and_routes(tmp_path):
+    """No root needed: the plan the emulator gets. Every link direction by the simulator's name
+    and in its order; per flow a data route and an ACK route by link index, keyed by the flow's
+    port; switch ports keep their buffer, a host's own link out has none (docs/emu.md)."""
+    from bbrlab.emu.graph import FIRST_PORT, graph_plan
+    from bbrlab.emu.runner import emu_config
+
+    scn, _ = _scenario(tmp_path, PARKING_LOT.format(duration="1s"), "pl")
+    cfg = emu_config(scn)
+    plan = graph_plan(cfg, ["off"] * 3)
+    names = [link["name"] for link in plan["links"]]
+    assert names[:4] == ["r0-r1", "r1-r0", "r1-r2", "r2-r1"]
+    assert set(names) == {f"{a}-{b}" for a, b in _link_pairs()}
+    by_name = {link["name"]: link["params"] for link in plan["links"]}
+    assert by_name["r0-r1"]["limit_bytes"] == 62500 and by_name["r0-r1"]["rate_bps"] == 50_000_000
+    assert by_name["r0-long_src"]["limit_bytes"] == 62500, "a switch's port to a host keeps it"
+    assert by_name["long_src-r0"].get("limit_bytes") is None, "a host's NIC has no limit"
+    assert by_name["long_src-r0"]["rate_bps"] == 500_000_000  # access: 10 x the bottleneck
+    hosts = [h["addr"] for h in plan["hosts"]]
+    assert len(hosts) == 6 == len(set(hosts))
+    data, ack = plan["routes"][0], plan["routes"][1]
+    assert [names[i] for i in data["links"]] == ["long_src-r0", "r0-r1", "r1-r2", "r2-long_dst"]
+    assert [names[i] for i in ack["links"]] == ["long_dst-r2", "r2-r1", "r1-r0", "r0-long_src"]
+    assert (data["src"], data["dst"]) == (ack["dst"], ack["src"])
+    assert data["port"] == ack["port"] == FIRST_PORT and (data["origin"], ack["origin"]) == (0, 3)
+
+
+def _link_pairs() -> list[tuple[str, str]]:
+    """Both directions of every link of the 2-bottleneck parking lot."""
+    one_way = [("r0", "r1"), ("r1", "r2"), ("long_src", "r0"), ("long_dst", "r2"), ("x0_src", "r0")]
+    one_way += [("x0_dst", "r1"), ("x1_src", "r1"), ("x1_dst", "r2")]
+    return one_way + [(b, a) for a, b in one_way]
+
+
+def test_flows_between_one_pair_of_hosts_must_agree_on_per_route_settings(tmp_path):
+    """Linux keeps the initial window per route: two flows between one pair that ask for
+    different ones are refused in one line naming the second flow's field."""
+    from bbrlab.emu.graph import check_graph
+    from bbrlab.emu.runner import emu_config
+    from bbrlab.errors import ScenarioError
+
+    text = PARKING_LOT.format(duration="1s") + '[[flows]]\ncc = "cubic"\nsrc = "x0_src"\n'
+    text += 'dst = "x0_dst"\ninitial_cwnd = 4\n'
+    scn, _ = _scenario(tmp_path, text, "pl")
+    with pytest.raises(ScenarioError, match="initial_cwnd") as e:
+        check_graph(emu_config(scn))
+    assert "flows.3.initial_cwnd" in str(e.value) and "per route" in str(e.value)
+
+
 @needs_emu
 def test_parking_lot_on_the_kernel_respects_the_links_and_splits_as_the_simulator(tmp_path):
     from bbrlab.engine.runner import run
