@@ -1,10 +1,12 @@
-"""A graph on the emu backend: a 2-bottleneck parking lot with CUBIC on real Linux TCP, each link
-carried by the emulator, checked against the links' capacities and the simulator's split; a
-fat-tree whose flows take the simulator's ECMP paths on the kernel too; and clean-up of every namespace, TUN and process a graph run creates, after an exception, the
-emulator's death and a SIGKILL of the runner. (The one-line refusals of what emu cannot host on a
-graph are in test_graph.py.)
+"""A graph on the emu backend: the plan the emulator gets (no root needed); a 2-bottleneck
+parking lot with CUBIC on real Linux TCP, each link carried by the emulator, checked against the
+links' capacities and the simulator's split; a fat-tree whose flows take the simulator's ECMP
+paths on the kernel too; and clean-up of every namespace, TUN and process a graph run creates,
+after an exception, the emulator's death, Ctrl-C and a SIGKILL of the runner. (The one-line
+refusals of what emu cannot host on a graph are in test_graph.py.)
 
-Needs root and network namespaces; skips with the reason where they are missing, as test_emu.py.
+The kernel tests need root and network namespaces; they skip with the reason where those are
+missing, as test_emu.py's do.
 """
 
 from __future__ import annotations
