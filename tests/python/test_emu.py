@@ -133,7 +133,8 @@ def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
     )
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        "bbrlab-linkemu: bad config: missing field `senders` at line 1 column 2"
+        # The dumbbell's lists (a graph run gives `graph` instead).
+        "bbrlab-linkemu: senders and sender_addrs must be non-empty lists of the same length"
     ], r.stderr
     monkeypatch.setenv("BBRLAB_LINKEMU", str(tmp_path / "nowhere"))
     with pytest.raises(SimulationError, match="BBRLAB_LINKEMU=.*not an executable file"):

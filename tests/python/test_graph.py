@@ -1,6 +1,6 @@
 """A network graph through the front: a parking lot runs in a second and its flows table carries
 each flow's hosts, path and max-min share; every link's queue is a row of the queue table by its
-name; the emu backend says in one line that it cannot run a graph. (The one-line errors of a bad
+name; the emu backend says in one line what of a graph it cannot host. (The one-line errors of a bad
 graph are files in bad_scenarios/, run by test_cli_errors.py.)"""
 
 from __future__ import annotations
@@ -66,13 +66,27 @@ def test_a_parking_lot_reports_paths_and_max_min_shares(tmp_path: Path) -> None:
     assert result.summary["scenario"]["bottleneck"] == "r0-r1"
 
 
-def test_emu_refuses_a_graph_in_one_line(tmp_path: Path) -> None:
-    f = tmp_path / "pl.toml"
-    f.write_text(PARKING_LOT)
+def _emu_error(tmp_path: Path, text: str) -> str:
+    """The one line ``bbrlab run --backend emu`` prints for a scenario it refuses (exit 2)."""
+    f = tmp_path / "g.toml"
+    f.write_text(text)
     out = CliRunner().invoke(cli, ["run", "--backend", "emu", str(f), "--out", str(tmp_path / "r")])
     assert out.exit_code == 2, out.output
     lines = [line for line in out.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "graph scenarios cannot run there yet" in lines[0], out.output
+    assert len(lines) == 1, out.output
+    return lines[0]
+
+
+def test_emu_refuses_what_it_cannot_host_on_a_graph_in_one_line(tmp_path: Path) -> None:
+    # RED on a link (the emulator has none), named by its field.
+    red = RED_GRAPH.format(red='red = { min_th = "30760B", max_th = "92280B", weight = 1.0 }')
+    line = _emu_error(tmp_path, red)
+    assert "topology.links.2.red" in line and "no RED" in line, line
+    # A graph whose link directions exceed what one emulator process serves (a k = 6 fat-tree).
+    big = 'name = "ft"\nduration = "1s"\n[topology]\nkind = "fat_tree"\nk = 6\nrate = "1Gbps"\n'
+    big += '[[flows]]\ncc = "cubic"\nsrc = "h0_0_0"\ndst = "h1_0_0"\n'
+    line = _emu_error(tmp_path, big)
+    assert line.startswith("error: topology:") and "324 link directions" in line, line
 
 
 RED_GRAPH = """

@@ -35,7 +35,7 @@ impl Pool {
     pub(crate) fn new(slot: usize) -> Self {
         Pool { slot, data: Vec::new(), len: Vec::new(), free: Vec::new() }
     }
-    fn get(&mut self) -> u32 {
+    pub(crate) fn get(&mut self) -> u32 {
         if let Some(i) = self.free.pop() {
             return i;
         }
@@ -44,14 +44,14 @@ impl Pool {
         self.len.push(0);
         i
     }
-    fn put(&mut self, i: u32) {
+    pub(crate) fn put(&mut self, i: u32) {
         self.free.push(i);
     }
-    fn buf(&mut self, i: u32) -> &mut [u8] {
+    pub(crate) fn buf(&mut self, i: u32) -> &mut [u8] {
         let s = i as usize * self.slot;
         &mut self.data[s..s + self.slot]
     }
-    fn pkt(&mut self, i: u32) -> &mut [u8] {
+    pub(crate) fn pkt(&mut self, i: u32) -> &mut [u8] {
         let s = i as usize * self.slot;
         let n = self.len[i as usize] as usize;
         &mut self.data[s..s + n]
@@ -98,6 +98,69 @@ pub(crate) fn sample_json(name: &str, t0: u64, s: &QueueSample) -> String {
         s.rate_bps,
         s.policer_drops,
     )
+}
+
+/// What the event loop (`run.rs`) drives: a set of TUN devices it watches (`inputs`, epoll tags
+/// 0..n) and links whose deadlines it sleeps until. Two implementations: the dumbbell ([`Emu`],
+/// below) and a graph (`graph.rs`).
+pub(crate) trait Forwarder {
+    /// The TUN descriptors to watch, in tag order.
+    fn inputs(&self) -> Vec<RawFd>;
+    /// Read what input `i` has (up to a batch).
+    fn drain_input(&mut self, i: usize);
+    /// Deliver everything due by `now`.
+    fn run_timers(&mut self, now: u64);
+    /// When something next happens on a link.
+    fn next_deadline(&self) -> Option<u64>;
+    /// Close every link's interval at `t` (a grid point), one row each, by the link's name.
+    fn sample(&mut self, t: u64, row: &mut dyn FnMut(&str, &QueueSample));
+    /// The run starts at `t0` (the runner's `start`): counters zeroed, schedules start.
+    fn start_run(&mut self, t0: u64);
+    /// The last line of a run.
+    fn final_json(&self, exit_reason: &str) -> String;
+}
+
+impl Forwarder for Emu {
+    /// The senders' TUNs, then the receiver's.
+    fn inputs(&self) -> Vec<RawFd> {
+        self.sender_fds.iter().copied().chain(std::iter::once(self.recv_fd)).collect()
+    }
+
+    fn drain_input(&mut self, i: usize) {
+        if i < self.sender_fds.len() {
+            let fd = self.sender_fds[i];
+            self.drain(fd, Some(i), 64);
+        } else {
+            self.drain(self.recv_fd, None, 64);
+        }
+    }
+
+    fn run_timers(&mut self, now: u64) {
+        Emu::run_timers(self, now)
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        Emu::next_deadline(self)
+    }
+
+    fn sample(&mut self, t: u64, row: &mut dyn FnMut(&str, &QueueSample)) {
+        let a = self.fwd.sample(t);
+        let b = self.rev.sample(t);
+        row("bottleneck", &a);
+        row("bottleneck_rev", &b);
+    }
+
+    fn start_run(&mut self, t: u64) {
+        self.fwd.reset_counters(t.min(now_ns()));
+        self.rev.reset_counters(t.min(now_ns()));
+        // The run's time 0: schedules and traces count from it.
+        self.fwd.start_run(t);
+        self.rev.start_run(t);
+    }
+
+    fn final_json(&self, exit_reason: &str) -> String {
+        Emu::final_json(self, exit_reason)
+    }
 }
 
 /// The dumbbell's links and TUN descriptors (borrowed: the event loop owns the devices).

@@ -13,6 +13,7 @@
 //! so the Python package carries the emulator compiled in, with no separate build.
 
 mod forward;
+mod graph;
 mod link;
 mod params;
 mod path;

@@ -27,7 +27,8 @@
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use crate::forward::{now_ns, sample_json, Emu, Pool};
+use crate::forward::{now_ns, sample_json, Emu, Forwarder, Pool};
+use crate::graph::{GraphEmu, GraphSpec};
 use crate::tun::open_tun;
 use crate::{Link, LinkParams};
 
@@ -37,13 +38,22 @@ pub const PROCESS_NAME: &str = "bbrlab-linkemu";
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
-    /// TUN names of the senders (one per sender host).
+    /// TUN names of the senders (one per sender host; a dumbbell).
+    #[serde(default)]
     senders: Vec<String>,
     /// IPv4 address of each sender (dotted), to route reverse-direction packets.
+    #[serde(default)]
     sender_addrs: Vec<String>,
+    #[serde(default)]
     receiver: String,
+    #[serde(default)]
     forward: LinkParams,
+    #[serde(default)]
     reverse: LinkParams,
+    /// A graph instead of the dumbbell (`graph.rs`): its hosts, links and routes. The dumbbell's
+    /// fields above are then left out.
+    #[serde(default)]
+    graph: Option<GraphSpec>,
     /// Senders (indices) whose flow is sent as L4S: their ECT(0) packets are rewritten to ECT(1)
     /// as the emulator reads them (Linux TCP sends ECT(0); docs/emu.md).
     #[serde(default)]
@@ -89,7 +99,7 @@ pub(crate) fn errno_str() -> String {
     std::io::Error::last_os_error().to_string()
 }
 
-fn parse_ipv4(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_ipv4(s: &str) -> Result<u32, String> {
     let v: Vec<u32> = s.split('.').filter_map(|x| x.parse().ok()).collect();
     if v.len() != 4 || v.iter().any(|&x| x > 255) {
         return Err(format!("bad IPv4 address {s:?}"));
@@ -137,8 +147,9 @@ fn fail(msg: String) -> i32 {
 
 /// Owned descriptors of one run; closing them (on any return) removes the TUN devices.
 struct Fds {
-    senders: Vec<OwnedFd>,
-    receiver: OwnedFd,
+    /// The TUN devices, in the forwarder's input order (dumbbell: the senders', then the
+    /// receiver's; graph: one per host).
+    tuns: Vec<OwnedFd>,
     _signal: OwnedFd,
     _timer: OwnedFd,
     _epoll: OwnedFd,
@@ -188,13 +199,15 @@ fn signal_fd() -> Result<OwnedFd, String> {
     owned(fd, "signalfd")
 }
 
-// epoll data tags: 0..n senders, then the receiver, stdin, the timer and the signals.
-const TAG_RECEIVER: usize = 0;
-const TAG_STDIN: usize = 1;
-const TAG_TIMER: usize = 2;
-const TAG_SIGNAL: usize = 3;
+// epoll data tags: 0..n the forwarder's inputs (TUNs), then stdin, the timer and the signals.
+const TAG_STDIN: usize = 0;
+const TAG_TIMER: usize = 1;
+const TAG_SIGNAL: usize = 2;
 
-fn run(cfg: Config) -> Result<i32, String> {
+fn run(mut cfg: Config) -> Result<i32, String> {
+    if let Some(g) = cfg.graph.take() {
+        return run_graph(cfg, g);
+    }
     if cfg.senders.len() != cfg.sender_addrs.len() || cfg.senders.is_empty() {
         return Err("senders and sender_addrs must be non-empty lists of the same length".into());
     }
@@ -210,10 +223,42 @@ fn run(cfg: Config) -> Result<i32, String> {
     let Some(rt_ok) = setup_process(cfg.realtime_priority) else {
         return Ok(1);
     };
-    let fds = Fds::open(&cfg)?;
-    let mut emu = new_emu(&cfg, &fds, fwd, rev)?;
-    fds.watch_all(&emu)?;
-    let mut stats = open_stats(&cfg)?;
+    let names: Vec<&String> = cfg.senders.iter().chain(std::iter::once(&cfg.receiver)).collect();
+    let fds = Fds::open(&names)?;
+    let emu = new_emu(&cfg, &fds, fwd, rev)?;
+    event_loop(&cfg, fds, emu, n, rt_ok)
+}
+
+/// A graph run: its links built first (a bad parameter is one line before any device exists),
+/// one TUN per host.
+fn run_graph(cfg: Config, g: GraphSpec) -> Result<i32, String> {
+    if !cfg.senders.is_empty() || !cfg.receiver.is_empty() {
+        return Err("graph: a graph run names its hosts, not senders and a receiver".into());
+    }
+    let links = g.build_links(cfg.seed)?;
+    let Some(rt_ok) = setup_process(cfg.realtime_priority) else {
+        return Ok(1);
+    };
+    let names: Vec<&String> = g.hosts.iter().map(|h| &h.tun).collect();
+    let fds = Fds::open(&names)?;
+    let fd_list: Vec<RawFd> = fds.tuns.iter().map(|f| f.as_raw_fd()).collect();
+    let n = g.hosts.len();
+    let emu = GraphEmu::new(g, links, fd_list, Pool::new((cfg.mtu + 64).max(2048)))?;
+    event_loop(&cfg, fds, emu, n, rt_ok)
+}
+
+/// The loop every run shares: wait, deliver what is due, read what arrived, sample, until told
+/// to stop; then the final line.
+fn event_loop<F: Forwarder>(
+    cfg: &Config,
+    fds: Fds,
+    mut emu: F,
+    n: usize,
+    rt_ok: bool,
+) -> Result<i32, String> {
+    let inputs = emu.inputs();
+    fds.watch_all(&inputs)?;
+    let mut stats = open_stats(cfg)?;
     announce_ready(n, rt_ok);
 
     let mut control = Control::default();
@@ -224,19 +269,16 @@ fn run(cfg: Config) -> Result<i32, String> {
         emu.run_timers(now);
         control.write_samples(&mut emu, stats.as_mut(), now, cfg.stats_interval_ns);
         let deadline = [emu.next_deadline(), control.next_sample()].into_iter().flatten().min();
-        let Some(nev) = waiter.wait(deadline, &cfg, &mut events)? else {
+        let Some(nev) = waiter.wait(deadline, cfg, &mut events)? else {
             continue;
         };
+        let m = inputs.len();
         for ev in &events[..nev] {
             let tag = ev.u64 as usize;
-            if tag < n {
-                let fd = emu.sender_fds[tag];
-                emu.drain(fd, Some(tag), 64);
+            if tag < m {
+                emu.drain_input(tag);
             } else {
-                match tag - n {
-                    TAG_RECEIVER => {
-                        emu.drain(emu.recv_fd, None, 64);
-                    }
+                match tag - m {
                     TAG_STDIN => control.read_stdin(&mut emu, cfg.stats_interval_ns),
                     TAG_TIMER => waiter.timer_fired(),
                     _ => {
@@ -262,23 +304,23 @@ fn run(cfg: Config) -> Result<i32, String> {
 }
 
 impl Fds {
-    fn open(cfg: &Config) -> Result<Fds, String> {
+    fn open(tuns: &[&String]) -> Result<Fds, String> {
         let signal = signal_fd()?;
         let timer = unsafe {
             libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
         };
         Ok(Fds {
-            senders: cfg.senders.iter().map(|s| open_tun(s)).collect::<Result<_, _>>()?,
-            receiver: open_tun(&cfg.receiver)?,
+            tuns: tuns.iter().map(|s| open_tun(s)).collect::<Result<_, _>>()?,
             _signal: signal,
             _timer: owned(timer, "timerfd")?,
             _epoll: owned(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll")?,
         })
     }
 
-    /// Register every descriptor with epoll, tagged as the TAG_* constants say (stdin only when
-    /// the process has one; it is made non-blocking).
-    fn watch_all(&self, emu: &Emu) -> Result<(), String> {
+    /// Register every descriptor with epoll: the forwarder's inputs by their index, the others
+    /// as the TAG_* constants say after them (stdin only when the process has one; it is made
+    /// non-blocking).
+    fn watch_all(&self, inputs: &[RawFd]) -> Result<(), String> {
         let ep = self._epoll.as_raw_fd();
         let add = |fd: RawFd, tag: usize| -> Result<(), String> {
             let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag as u64 };
@@ -287,11 +329,10 @@ impl Fds {
             }
             Ok(())
         };
-        let n = emu.sender_fds.len();
-        for (i, &fd) in emu.sender_fds.iter().enumerate() {
+        let n = inputs.len();
+        for (i, &fd) in inputs.iter().enumerate() {
             add(fd, i)?;
         }
-        add(self.receiver.as_raw_fd(), n + TAG_RECEIVER)?;
         if unsafe { libc::fcntl(0, libc::F_GETFD) } >= 0 {
             unsafe {
                 libc::fcntl(0, libc::F_SETFL, libc::fcntl(0, libc::F_GETFL) | libc::O_NONBLOCK)
@@ -315,8 +356,8 @@ fn new_emu(cfg: &Config, fds: &Fds, fwd: Link<u32>, rev: Link<u32>) -> Result<Em
     };
     Ok(Emu {
         pool: Pool::new((cfg.mtu + 64).max(2048)),
-        sender_fds: fds.senders.iter().map(|f| f.as_raw_fd()).collect(),
-        recv_fd: fds.receiver.as_raw_fd(),
+        sender_fds: fds.tuns[..n].iter().map(|f| f.as_raw_fd()).collect(),
+        recv_fd: fds.tuns[n].as_raw_fd(),
         addr_to_sender: cfg
             .sender_addrs
             .iter()
@@ -383,7 +424,7 @@ impl Control {
     /// to it; nothing later is seen).
     fn write_samples(
         &mut self,
-        emu: &mut Emu,
+        emu: &mut impl Forwarder,
         mut stats: Option<&mut BufWriter<std::fs::File>>,
         now: u64,
         interval_ns: u64,
@@ -393,12 +434,11 @@ impl Control {
             return;
         }
         while self.next_sample_ns <= now {
-            let a = emu.fwd.sample(self.next_sample_ns);
-            let b = emu.rev.sample(self.next_sample_ns);
-            if let Some(w) = stats.as_mut() {
-                let _ = writeln!(w, "{}", sample_json("bottleneck", t0, &a));
-                let _ = writeln!(w, "{}", sample_json("bottleneck_rev", t0, &b));
-            }
+            emu.sample(self.next_sample_ns, &mut |name, s| {
+                if let Some(w) = stats.as_mut() {
+                    let _ = writeln!(w, "{}", sample_json(name, t0, s));
+                }
+            });
             self.next_sample_ns += interval_ns;
         }
         if let Some(w) = stats {
@@ -407,7 +447,7 @@ impl Control {
     }
 
     /// Read what stdin has and act on each complete line (`start [t0_ns]`, `stop`).
-    fn read_stdin(&mut self, emu: &mut Emu, interval_ns: u64) {
+    fn read_stdin(&mut self, emu: &mut impl Forwarder, interval_ns: u64) {
         let mut b = [0u8; 4096];
         loop {
             let r = unsafe { libc::read(0, b.as_mut_ptr() as *mut _, b.len()) };
@@ -427,11 +467,7 @@ impl Control {
             match it.next() {
                 Some("start") => {
                     let t = it.next().and_then(|x| x.parse().ok()).unwrap_or_else(now_ns);
-                    emu.fwd.reset_counters(t.min(now_ns()));
-                    emu.rev.reset_counters(t.min(now_ns()));
-                    // The run's time 0: schedules and traces count from it.
-                    emu.fwd.start_run(t);
-                    emu.rev.start_run(t);
+                    emu.start_run(t);
                     self.t0 = Some(t);
                     self.next_sample_ns = t + interval_ns;
                 }

@@ -126,13 +126,15 @@ PATH_COLUMNS = ("rate_bps", "policer_drops")
 _COUNT_COLUMNS = ("drops_overflow", "drops_aqm", "policer_drops", "rate_bps")
 
 
-def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dict[str, list[Any]]:
+def _queue_columns(
+    qrows: list[dict[str, Any]], schema_columns: set[str], labels: list[str] | None = None
+) -> dict[str, list[Any]]:
     """The queue table's columns from the emulator's rows: those every row has, and those of
     :data:`AQM_COLUMNS` and :data:`PATH_COLUMNS` the schema has (absent in an older emulator's
     rows: 0 drops, rate 0; a null or absent sojourn: NaN)."""
     qcols: dict[str, list[Any]] = {
         "t_s": [r["t_ns"] / 1e9 for r in qrows],
-        "queue_code": [QUEUE_LABELS.index(r["queue"]) for r in qrows],
+        "queue_code": [(labels or QUEUE_LABELS).index(r["queue"]) for r in qrows],
         "utilization": [math.nan if r["utilization"] is None else r["utilization"] for r in qrows],
     }
     for k in (
@@ -157,17 +159,20 @@ def _queue_columns(qrows: list[dict[str, Any]], schema_columns: set[str]) -> dic
     return qcols
 
 
+#: The dumbbell's queues; a graph's are its link directions, named as the simulator names them.
 QUEUE_LABELS = ["bottleneck", "bottleneck_rev"]
 
 
 def _queue_table(
-    cfg: dict[str, Any], queue_rows: list[dict[str, Any]]
+    cfg: dict[str, Any], queue_rows: list[dict[str, Any]], labels: list[str] | None = None
 ) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
-    """The queue table from the emulator's statistics rows within the run; returns it and the queues' names."""
+    """The queue table from the emulator's statistics rows within the run; returns it and the
+    queues' names (``labels``, default :data:`QUEUE_LABELS`)."""
+    labels = list(labels or QUEUE_LABELS)
     qrows = [r for r in queue_rows if r["t_ns"] <= cfg["duration_ns"]]
     have = {c.name for c in tables.schema()["queue"].columns}
-    queue = tables.encode("queue", _queue_columns(qrows, have), len(qrows))
-    return queue, list(QUEUE_LABELS)
+    queue = tables.encode("queue", _queue_columns(qrows, have, labels), len(qrows))
+    return queue, labels
 
 
 #: The tables the emulator fills; every other table of the core's schema (per-hop gaps, events,
@@ -183,15 +188,17 @@ def _assemble(
     queue_rows: list[dict[str, Any]],
     final: dict[str, Any],
     t0: int,
+    queue_labels: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The raw results dict, laid out as the core's (docs/core-api.md), from what the run collected."""
+    """The raw results dict, laid out as the core's (docs/core-api.md), from what the run
+    collected; ``queue_labels``: the emulator's queue names (default: the dumbbell's)."""
     cc_labels: list[str] = []
     for s in states:
         if s.cc not in cc_labels:
             cc_labels.append(s.cc)
     flows = _flows_table(cfg, states, rtt_reads, final, t0, cc_labels)
     timeseries, phases = _timeseries_table(ts)
-    queue, qlabels = _queue_table(cfg, queue_rows)
+    queue, qlabels = _queue_table(cfg, queue_rows, queue_labels)
     delivered_pkts = int(final.get("forward_tx_pkts", 0))
     filled = dict(zip(EMU_TABLES, (flows, timeseries, queue)))
     return {

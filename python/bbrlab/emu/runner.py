@@ -22,18 +22,20 @@ import json
 import os
 import select
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.algorithms import lookup
-from ..errors import ScenarioError, SimulationError
+from ..errors import ScenarioError, ScenarioWarning, SimulationError
 from ..scenario import Scenario
 from ..scenario import core as scenario_core
 from ..scenario.fields import kernel_module
 from . import bpf
-from .assemble import _assemble, _read_stats
+from .assemble import QUEUE_LABELS, _assemble, _read_stats
+from .graph import check_graph, open_graph_network
 from .launch import Launch, emulator_launch
 from .mib import read_mib
 from .netns import Testbed, check_environment
@@ -60,6 +62,11 @@ EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
 # A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
 ECN_MODES = ("off", "ect0", "ect1")
+# A graph run warns when the emulator delivered packets later than this on average: every hop
+# of every packet is its work, and a machine short of CPU falls behind (a k = 4 fat-tree with
+# 5 x 200 Mbit/s flows on the 2-core machine: 0.86 ms; a 3-bottleneck 100 Mbit/s parking lot:
+# 27 us, docs/emu.md). 100 us is most of a 1500-byte packet's time at 100 Mbit/s.
+GRAPH_LATE_WARN_NS = 100_000
 # Names tried when registering a BPF congestion control before giving up (see registered_algorithms).
 REGISTER_ATTEMPTS = 5
 
@@ -80,9 +87,16 @@ def emu_config(scenario: Scenario) -> dict[str, Any]:
     order, each with its ``spec`` (index of its [[flows]] entry), the bottleneck's limit as
     ``buffer_bytes`` / ``buffer_packets`` (the core's own conversion of a BDP multiple), and, for
     a bottleneck that follows a trace instead of a rate, ``rate_bps`` = the trace's mean rate as
-    the core computes it (what the ACK direction runs at without a ``trace_reverse``)."""
+    the core computes it (what the ACK direction runs at without a ``trace_reverse``). On a graph
+    (presets expanded) it adds ``routes`` and ``graph_links``, the core's routes and link
+    directions, and ``path_buffer``, the limit (bytes, packets) of the link max-min fairness
+    fills first."""
     cfg, derived = scenario_core.check(scenario)
     cfg["flows"] = [dict(f, spec=i) for i, f in enumerate(cfg["flows"]) for _ in range(f["count"])]
+    if cfg["topology"]["kind"] == "graph":
+        # The core's routes (each flow's data and ACK path) and link directions (graph.py).
+        cfg["routes"], cfg["graph_links"] = derived.get("routes", []), derived.get("links", [])
+        cfg["path_buffer"] = derived["buffer_bytes"], derived["buffer_packets"]
     if cfg["topology"]["kind"] == "dumbbell":
         b = cfg["topology"]["bottleneck"]
         b["buffer_bytes"], b["buffer_packets"] = derived["buffer_bytes"], derived["buffer_packets"]
@@ -94,9 +108,13 @@ def emu_config(scenario: Scenario) -> dict[str, Any]:
 def emu_settings(scenario: Scenario) -> dict[str, Any]:
     """Socket-buffer sysctls and link parameters a run will use (also recorded in the summary)."""
     cfg = emu_config(scenario)
-    b = cfg["topology"]["bottleneck"]
+    if cfg["topology"]["kind"] == "graph":
+        buf_bytes, buf_packets = cfg["path_buffer"]
+    else:
+        b = cfg["topology"]["bottleneck"]
+        buf_bytes, buf_packets = b["buffer_bytes"], b["buffer_packets"]
     flows = cfg["flows"]
-    buf_bytes = b["buffer_bytes"] if b["buffer_bytes"] is not None else (b["buffer_packets"] or 0) * 1538
+    buf_bytes = buf_bytes if buf_bytes is not None else (buf_packets or 0) * 1538
     path_bytes = scenario.bdp_bytes + buf_bytes
     # Default maxima: 4x (BDP + buffer) so neither socket buffer limits a bulk flow even after
     # the kernel's skb truesize overhead (about 2x payload), with a floor at the stock values.
@@ -111,6 +129,8 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
     rcv = [f["rcvbuf_bytes"] for f in flows if f["rcvbuf_bytes"]]
     rmax = 2 * max(rcv) if rcv else def_r
     rmem = f"4096 {min(131072, rmax)} {rmax}"
+    if cfg["topology"]["kind"] == "graph":
+        return {"tcp_wmem": wmem, "tcp_rmem": rmem}  # the links: graph.py
     return {"tcp_wmem": wmem, "tcp_rmem": rmem, **link_plan(cfg)}
 
 
@@ -250,7 +270,7 @@ def plan_algorithms(cfg: dict[str, Any]) -> CcPlan:
 
 
 def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
-    if cfg["topology"]["kind"] != "dumbbell":
+    if cfg["topology"]["kind"] not in ("dumbbell", "graph"):
         raise ScenarioError(
             "topology.kind", f'"{cfg["topology"]["kind"]}" is not supported by --backend emu (dumbbell only)'
         )
@@ -328,8 +348,10 @@ def run_emu(
 ) -> tuple[dict[str, Any], float, dict[str, Any]]:
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     ignored = check_supported(scenario)
-    check_environment()
     cfg = emu_config(scenario)
+    if cfg["topology"]["kind"] == "graph":
+        check_graph(cfg)  # a graph too large for this backend is said before the machine is
+    check_environment()
     plan = _check_scenario(scenario, cfg)
     launch = emulator_launch()
     settings = emu_settings(scenario)
@@ -338,10 +360,20 @@ def run_emu(
     interval_ns = cfg["sample_interval_ns"]
     wall0 = time.perf_counter()
 
+    graph = cfg["topology"]["kind"] == "graph"
     with Testbed() as tb, registered_algorithms(plan) as (kernel_cc, bpf_facts, phase_ports):
-        net = open_network(tb, cfg, settings, tb.scratch_dir(), launch, ecn_algorithms=plan.ecn)
-        emu, ready, sender_ns, rns, emu_error = net.emu, net.ready, net.sender_ns, net.rns, net.error
-        stats_path = net.stats_path
+        if graph:
+            gnet = open_graph_network(
+                tb, cfg, settings, tb.scratch_dir(), launch, emu_process(cfg), ecn_algorithms=plan.ecn
+            )
+            emu, ready, sender_ns, emu_error = gnet.emu, gnet.ready, gnet.sender_ns, gnet.error
+            receivers, receiver_ips, stats_path = gnet.receiver_ns, gnet.receiver_ips, gnet.stats_path
+            queue_labels = gnet.queue_labels
+        else:
+            net = open_network(tb, cfg, settings, tb.scratch_dir(), launch, ecn_algorithms=plan.ecn)
+            emu, ready, sender_ns, emu_error = net.emu, net.ready, net.sender_ns, net.error
+            receivers, receiver_ips = [net.rns] * len(flows_cfg), [RECEIVER_IP] * len(flows_cfg)
+            stats_path, queue_labels = net.stats_path, list(QUEUE_LABELS)
         t0 = time.monotonic_ns() + 300_000_000
         states = [
             FlowState(
@@ -358,8 +390,8 @@ def run_emu(
         traffic = Traffic(
             states,
             sender_ns,
-            rns,
-            RECEIVER_IP,
+            receivers,
+            receiver_ips,
             [f["mss_bytes"] for f in flows_cfg],
             [f["max_pacing_rate_bps"] for f in flows_cfg],
         )
@@ -371,9 +403,10 @@ def run_emu(
             ts, rtt_reads = _sample_loop(
                 traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
             )
-            # The namespaces' MIB counters beside the final TCP_INFO, before the sockets close.
+            # The namespaces' MIB counters beside the final TCP_INFO, before the sockets close
+            # (not for a host that sends several flows: its counters are theirs together).
             for s, ns in zip(states, sender_ns):
-                s.final_mib = read_mib(ns)
+                s.final_mib = read_mib(ns) if sender_ns.count(ns) == 1 else None
         finally:
             traffic.close()
         final_info = []
@@ -392,14 +425,25 @@ def run_emu(
             raise emu_error("the link emulator exited without its final statistics")
         final_info.append(final)
         wall_s = time.perf_counter() - wall0
-        raw = _assemble(cfg, states, ts, rtt_reads, queue_rows, final, t0)
+        late_ns = float(final.get("late_mean_ns") or 0.0)
+        if graph and late_ns > GRAPH_LATE_WARN_NS:
+            warnings.warn(
+                f"the link emulator delivered packets {late_ns / 1e3:.0f} us late on average (more than "
+                f"{GRAPH_LATE_WARN_NS // 1000} us): this machine could not carry the graph's traffic "
+                "faithfully; lower the rates or the flows",
+                ScenarioWarning,
+                stacklevel=2,
+            )
+        raw = _assemble(cfg, states, ts, rtt_reads, queue_rows, final, t0, queue_labels)
     facts = {
         "linkemu": launch.description,
         "linkemu_version": ready.get("version", ""),
         "linkemu_realtime": bool(ready.get("realtime", False)),
         "kernel": os.uname().release,
         "sysctls": {"tcp_wmem": settings["tcp_wmem"], "tcp_rmem": settings["tcp_rmem"]},
-        "link": {
+        "link": {"graph_links": queue_labels}
+        if graph
+        else {
             "forward": _without_trace_text(settings["forward"]),
             "reverse": _without_trace_text(settings["reverse"]),
             "ect1_senders": settings["ect1_senders"],
@@ -444,6 +488,19 @@ class Network:
         return _sender_ip(i)
 
 
+def emu_process(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The emulator's settings every run shares (dumbbell or graph): seed, statistics grid, MTU,
+    priority and timing."""
+    return {
+        "seed": cfg["seed"],
+        "stats_interval_ns": cfg["sample_interval_ns"],
+        "mtu": 1500,
+        "realtime_priority": EMU_RT_PRIORITY,
+        "spin_ns": EMU_SPIN_NS,
+        "timer_quantum_ns": EMU_TIMER_NS,
+    }
+
+
 def open_network(
     tb: Testbed,
     cfg: dict[str, Any],
@@ -471,13 +528,8 @@ def open_network(
         "reverse": settings["reverse"],
         "sender_extra_delay_ns": settings["sender_extra_delay_ns"],
         "ect1_senders": settings.get("ect1_senders", []),
-        "seed": cfg["seed"],
-        "stats_interval_ns": cfg["sample_interval_ns"],
+        **emu_process(cfg),
         "stats_path": str(stats_path),
-        "mtu": 1500,
-        "realtime_priority": EMU_RT_PRIORITY,
-        "spin_ns": EMU_SPIN_NS,
-        "timer_quantum_ns": EMU_TIMER_NS,
     }
     stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # outlives this function: emu_error() reads it all run
     # Through a file: a trace's text can exceed the kernel's limit on one argument (128 KiB).

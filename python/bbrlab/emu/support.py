@@ -1,9 +1,10 @@
 """What --backend emu can run of a scenario: fields it cannot honour are an error when the kernel
 would run a different experiment, a warning when they only switch parts of the simulator's model.
 
-The emu backend runs real Linux TCP over bbrlab's link emulator: one bottleneck link each way
-(rate, delay, buffer limit, Bernoulli loss, the data direction's queue discipline, ECN marking)
-and one namespace per flow. It sets what the kernel exposes per flow (algorithm, start/stop,
+The emu backend runs real Linux TCP over bbrlab's link emulator: on a dumbbell one bottleneck
+link each way (rate, delay, buffer limit, Bernoulli loss, the data direction's queue discipline,
+ECN marking) and one namespace per flow; on a graph every link direction and one namespace per
+host (``graph.py``, which refuses what the marks cannot say: a graph too large to host). It sets what the kernel exposes per flow (algorithm, start/stop,
 size, MSS, initial window, minimum RTO, delayed ACKs, socket buffers, SO_MAX_PACING_RATE, extra
 RTT, ECN) and nothing else.
 

@@ -166,14 +166,15 @@ class FlowState:
 
 
 class Traffic:
-    """Bulk TCP flows from sender namespaces to one receiver namespace."""
+    """Bulk TCP flows, each from its sender namespace to its receiver namespace and address (a
+    dumbbell: every flow to the one receiver; a graph: between the flow's hosts)."""
 
     def __init__(
         self,
         flows: list[FlowState],
         sender_ns: list[str],
-        receiver_ns: str,
-        receiver_ip: str,
+        receiver_ns: list[str],
+        receiver_ip: list[str],
         mss: list[int],
         max_pacing: list[int | None],
     ) -> None:
@@ -186,29 +187,34 @@ class Traffic:
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
         self.listeners: list[socket.socket] = []
-        self._ready = threading.Event()
+        self._ready: list[threading.Event] = []
         self._listen_error: str | None = None
 
     # -------------------------------------------------------------- receiver
 
-    def _listen(self) -> None:
+    def _listen(self, ns: str, indices: list[int], ready: threading.Event) -> None:
+        """Listen for flows ``indices`` in namespace ``ns`` (this thread enters it), then read
+        each accepted connection in a thread of its own (which inherits the namespace)."""
+        mine: list[tuple[FlowState, socket.socket]] = []
         try:
-            enter_netns(self.receiver_ns)
-            for f in self.flows:
+            enter_netns(ns)
+            for i in indices:
+                f = self.flows[i]
                 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 # The receiver runs the flow's algorithm too (accepted sockets inherit it), as
                 # in a real deployment: DCTCP's receiver half (its CE-state ACKs) lives there.
                 ls.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.kernel_cc.encode())
-                ls.bind((self.receiver_ip, f.port))
+                self.listeners.append(ls)
+                ls.bind((self.receiver_ip[i], f.port))
                 ls.listen(4)
                 ls.settimeout(0.2)
-                self.listeners.append(ls)
+                mine.append((f, ls))
         except OSError as e:
             self._listen_error = str(e)
         finally:
-            self._ready.set()
-        for f, ls in zip(self.flows, self.listeners):
+            ready.set()
+        for f, ls in mine:
             t = threading.Thread(target=self._accept_and_read, args=(f, ls), daemon=True, name=f"rcv{f.index}")
             t.start()
             self.threads.append(t)
@@ -266,7 +272,7 @@ class Traffic:
                 s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, max(1, max_pacing // 8))
             f.sock = s
             s.settimeout(5.0)
-            s.connect((self.receiver_ip, f.port))
+            s.connect((self.receiver_ip[f.index], f.port))
             f.connected_ns = time.monotonic_ns()
             s.settimeout(0.1)
             chunk = memoryview(bytearray(1 << 20))
@@ -295,10 +301,17 @@ class Traffic:
     # -------------------------------------------------------------- control
 
     def start(self) -> None:
-        t = threading.Thread(target=self._listen, daemon=True, name="listen")
-        t.start()
-        self.threads.append(t)
-        self._ready.wait(10)
+        by_ns: dict[str, list[int]] = {}
+        for i, ns in enumerate(self.receiver_ns):
+            by_ns.setdefault(ns, []).append(i)
+        for k, (ns, indices) in enumerate(by_ns.items()):
+            ready = threading.Event()
+            self._ready.append(ready)
+            t = threading.Thread(target=self._listen, args=(ns, indices, ready), daemon=True, name=f"listen{k}")
+            t.start()
+            self.threads.append(t)
+        for ready in self._ready:
+            ready.wait(10)
         if self._listen_error:
             raise RuntimeError(f"receiver could not listen: {self._listen_error}")
         for f, ns, mss, mp in zip(self.flows, self.sender_ns, self.mss, self.max_pacing):

@@ -241,11 +241,11 @@ then {
     pub app: Option<FlowApp>,
     /// The host the flow starts at (a graph's node; required there, refused elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub src: Option<String>,
     /// The host the flow ends at (a graph's node; required there, refused elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH), "default" = null))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub dst: Option<String>,
 }
 }

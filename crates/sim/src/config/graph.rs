@@ -9,10 +9,6 @@ use super::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Why the emu backend refuses every graph (and every preset that expands into one).
-pub(crate) const EMU_NO_GRAPH: &str = "graph scenarios cannot run there yet (the emulator carries \
-     one bottleneck link); use --backend sim";
-
 /// A graph link's buffer when none is given: Linux's default `txqueuelen`, 1000 packets (a
 /// graph link has no RTT of its own to size a BDP from).
 pub const GRAPH_DEFAULT_BUFFER_PACKETS: u64 = 1000;
@@ -24,17 +20,17 @@ pub struct Graph {
     /// The nodes: `{ name = "s1", kind = "host" }` or `kind = "switch"`. Only switches forward;
     /// a host is where flows start and end.
     #[schemars(length(min = 2, max = MAX_GRAPH_NODES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub nodes: Vec<GraphNode>,
     /// The links (`[[topology.links]]`), each both directions unless `duplex = false`.
     #[schemars(length(min = 1, max = MAX_GRAPH_LINKS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub links: Vec<GraphLink>,
     /// Shortest paths by `"hops"` (the default) or by `"delay"` (the sum of the links' delays,
     /// hops breaking ties). Equal-cost paths are spread over the flows by a per-flow hash at
     /// each switch (ECMP).
     #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub routing: Routing,
 }
 
@@ -48,10 +44,10 @@ pub const MAX_GRAPH_LINKS: u32 = 100_000;
 #[serde(deny_unknown_fields)]
 pub struct GraphNode {
     /// Its name (links and flows refer to it).
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub name: String,
     /// `host` (flows start and end here; never forwards) or `switch` (forwards).
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub kind: NodeRole,
 }
 
@@ -81,56 +77,56 @@ ecn_step_marking! {
 /// `duplex = false` (`reverse_rate` gives the way back its own rate).
 GraphLink {
     /// The node the link leaves.
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub from: String,
     /// The node it reaches.
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub to: String,
     /// Its name in the queue table and in a flow's path (default `"from-to"`; the way back is
     /// `"to-from"`, or `"<name>-rev"` for a named link).
     #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub name: Option<String>,
     /// Both directions (false: `from` → `to` only).
     #[serde(default = "default_true")]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub duplex: bool,
     /// Link rate.
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub rate_bps: u64,
     /// The way back's rate (default: `rate`).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub reverse_rate_bps: Option<u64>,
     /// One-way propagation delay.
     #[serde(default)]
     #[schemars(range(max = MAX_DELAY_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub delay_ns: u64,
     /// Drop-tail limit of each direction's queue: a size or packets (default 1000 packets,
     /// Linux's `txqueuelen`; a BDP multiple needs an RTT, which a link alone does not have).
     #[serde(default = "default_graph_buffer")]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub buffer: Buffer,
     /// Bernoulli loss of every packet offered, each direction.
     #[serde(default)]
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub loss: f64,
 }
-backends: EMU_WITHIN,
+backends: BOTH,
 then {
     /// RED (as a bottleneck's `red`): marks ECN-capable packets, drops others; `weight = 1`
     /// acts on the instantaneous queue.
     #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_RED)))]
     pub red: Option<Red>,
     /// The queue discipline of each direction (as a bottleneck's `qdisc`), with `buffer` as its
     /// limit; a discipline other than drop-tail takes neither `red` nor the ECN thresholds.
     #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub qdisc: Option<QdiscSpec>,
 }
 }

@@ -19,16 +19,16 @@ pub const MAX_FAT_TREE_K: u32 = 16;
 pub struct PresetPorts {
     /// Drop-tail limit of every link's queue (default 1000 packets, as a graph link's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub buffer: Option<Buffer>,
     /// CE-mark ECN-capable packets arriving when more than this many bytes wait (every link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub ecn_threshold_bytes: Option<u64>,
     /// Every link's queue discipline (as a graph link's `qdisc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
     pub qdisc: Option<QdiscSpec>,
 }
 
@@ -56,24 +56,24 @@ fn node(name: String, kind: NodeRole) -> GraphNode {
 pub struct ParkingLot {
     /// Bottleneck links in a row.
     #[schemars(range(min = 1, max = MAX_PARKING_LOT_BOTTLENECKS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub bottlenecks: u32,
     /// Rate of every bottleneck link.
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub rate_bps: u64,
     /// One-way delay of every bottleneck link (host links have none).
     #[schemars(range(max = MAX_DELAY_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub delay_ns: u64,
     /// Every host's link (default: 10 × `rate`, so the bottlenecks are the bottlenecks).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub access_rate_bps: Option<u64>,
     /// Queues of every link.
     #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub ports: PresetPorts,
 }
 
@@ -119,11 +119,11 @@ macro_rules! dc_preset {
                 /// One-way delay of every link.
                 #[serde(default = "default_dc_delay")]
                 #[schemars(range(max = MAX_DELAY_NS))]
-                #[schemars(extend("x-backends" = EMU_WITHIN))]
+                #[schemars(extend("x-backends" = BOTH))]
                 pub delay_ns: u64,
                 /// Queues of every link.
                 #[serde(default)]
-                #[schemars(extend("x-backends" = EMU_WITHIN))]
+                #[schemars(extend("x-backends" = BOTH))]
                 pub ports: PresetPorts,
             }
         }
@@ -136,25 +136,25 @@ dc_preset! {
     LeafSpine {
         /// Spine switches.
         #[schemars(range(min = 1, max = 1000))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub spines: u32,
         /// Leaf (top-of-rack) switches.
         #[schemars(range(min = 1, max = 1000))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub leaves: u32,
         /// Hosts per leaf.
         #[schemars(range(min = 1, max = 1000))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub hosts_per_leaf: u32,
         /// Rate of every host link.
         #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub host_rate_bps: u64,
         /// Rate of every leaf–spine link (default: host rate × hosts per leaf / spines, a
         /// non-blocking fabric; lower it for oversubscription).
         #[serde(default)]
         #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub fabric_rate_bps: Option<u64>,
     }
 }
@@ -198,11 +198,11 @@ dc_preset! {
     FatTree {
         /// Ports per switch (even).
         #[schemars(range(min = 2, max = MAX_FAT_TREE_K))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub k: u32,
         /// Rate of every link.
         #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-        #[schemars(extend("x-backends" = EMU_WITHIN))]
+        #[schemars(extend("x-backends" = BOTH))]
         pub rate_bps: u64,
     }
 }

@@ -36,6 +36,21 @@ pub struct Derived {
     /// the other topologies). The front adds them to the flows table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteInfo>,
+    /// On a graph: every link direction, in the simulator's order (each configured link's
+    /// `from` → `to`, then its way back): the queue table's rows and the emu backend's links.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkDirInfo>,
+}
+
+/// One direction of a graph's link, as the emu backend builds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkDirInfo {
+    /// Its name (the queue table's, a path's).
+    pub name: String,
+    /// Index of the configured link (`topology.links`).
+    pub link: usize,
+    /// The configured link's way back (`to` → `from`).
+    pub reverse: bool,
 }
 
 /// A flow's route on a graph, as the flows table shows it.
@@ -45,6 +60,8 @@ pub struct RouteInfo {
     pub dst: String,
     /// The data path's link names joined by ">".
     pub path: String,
+    /// The ACK path's link names joined by ">" (the emu backend forwards ACKs along it).
+    pub ack_path: String,
     /// The flow's max-min fair share of the links' capacities, as goodput (payload bit/s;
     /// `topology/routing.rs`).
     pub maxmin_goodput_bps: f64,
@@ -59,6 +76,7 @@ struct GraphFacts {
     main_queue: &'static str,
     queues: u64,
     routes: Vec<RouteInfo>,
+    links: Vec<LinkDirInfo>,
 }
 
 fn graph_facts(cfg: &Config, g: &Graph) -> GraphFacts {
@@ -72,6 +90,7 @@ fn graph_facts(cfg: &Config, g: &Graph) -> GraphFacts {
             main_queue: "",
             queues: 0,
             routes: Vec::new(),
+            links: Vec::new(),
         };
     };
     let queues = net.dir.len() as u64;
@@ -94,14 +113,26 @@ fn graph_facts(cfg: &Config, g: &Graph) -> GraphFacts {
     let rtt_ns =
         rs.first().map_or(0, |r| r.data.iter().chain(&r.ack).map(|&d| net.dir[d].delay_ns).sum());
     let dl = &net.dir[tight];
+    let names = |p: &[usize]| p.iter().map(|&d| net.dir[d].name.as_str()).collect::<Vec<_>>();
     let routes = rs
         .iter()
         .zip(goodput)
         .map(|(r, g)| RouteInfo {
             src: net.names[r.src].clone(),
             dst: net.names[r.dst].clone(),
-            path: r.data.iter().map(|&d| net.dir[d].name.as_str()).collect::<Vec<_>>().join(">"),
+            path: names(&r.data).join(">"),
+            ack_path: names(&r.ack).join(">"),
             maxmin_goodput_bps: g,
+        })
+        .collect();
+    // A configured link's first direction is `from` → `to` (routing.rs builds them in order).
+    let links = net
+        .dir
+        .iter()
+        .map(|d| LinkDirInfo {
+            name: d.name.clone(),
+            link: d.link,
+            reverse: g.links[d.link].from != net.names[d.from],
         })
         .collect();
     GraphFacts {
@@ -111,6 +142,7 @@ fn graph_facts(cfg: &Config, g: &Graph) -> GraphFacts {
         main_queue: crate::topology::intern(dl.name.clone()),
         queues,
         routes,
+        links,
     }
 }
 
@@ -242,6 +274,7 @@ impl Config {
             buffer_packets,
             main_queue,
             flow_count: self.flow_count(),
+            links: graph.as_ref().map_or_else(Vec::new, |g| g.links.clone()),
             routes: graph.map_or_else(Vec::new, |g| g.routes),
         }
     }

@@ -31,20 +31,20 @@ pub enum Topology {
     /// Any topology: named hosts and switches, named links, shortest-path routes with ECMP
     /// (`graph.rs`); flows name their `src` and `dst` hosts.
     #[schemars(title = "Graph")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[schemars(extend("x-backends" = BOTH))]
     Graph(Graph),
     /// N bottlenecks in a row, a long flow group's hosts across all, a cross group's per hop
     /// (expands into a graph; `presets.rs`).
     #[schemars(title = "ParkingLot")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[schemars(extend("x-backends" = BOTH))]
     ParkingLot(ParkingLot),
     /// Leaves and spines, every leaf linked to every spine (expands into a graph).
     #[schemars(title = "LeafSpine")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[schemars(extend("x-backends" = BOTH))]
     LeafSpine(LeafSpine),
     /// The k-ary fat-tree (expands into a graph).
     #[schemars(title = "FatTree")]
-    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_GRAPH)))]
+    #[schemars(extend("x-backends" = BOTH))]
     FatTree(FatTree),
 }
 
@@ -62,6 +62,10 @@ impl Topology {
         }
     }
 }
+
+/// Why the emu backend refuses a `red` table (a dumbbell's bottleneck, a graph's link).
+pub(crate) const EMU_NO_RED: &str = "the emu backend's link emulator has no RED (drop-tail and \
+     ECN step marking only); use --backend sim";
 
 /// N sender hosts → router R1 → bottleneck → router R2 → one receiver host.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -126,8 +130,7 @@ then {
     /// RED on the averaged queue: marks ECN-capable packets, drops others (Linux sch_red with
     /// `ecn`).
     #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses("the emu backend's link emulator has no RED \
-         (drop-tail and ECN step marking only); use --backend sim")))]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_RED)))]
     pub red: Option<Red>,
     /// The data direction's queue discipline (`kind` = "droptail", …; pathmodel's registry),
     /// with `buffer` as its limit. None or "droptail": the FIFO with the step ECN marking
