@@ -129,6 +129,11 @@ pub struct Config {
     /// Receiver, for tests: discard every Nth data datagram received, as a lossy path would.
     #[serde(default)]
     pub drop_every: Option<u64>,
+    /// SCHED_FIFO priority for the process (0: normal scheduling). A normally scheduled half on
+    /// a loaded 2-core machine answered 1–2 ms late, an RTT excess a delay-based algorithm (BQL)
+    /// reads as its own queue (docs/emu.md); the emu backend runs it just below the emulator.
+    #[serde(default)]
+    pub realtime_priority: i32,
 }
 
 /// CLOCK_MONOTONIC, ns.
@@ -205,6 +210,15 @@ pub fn run_main(args: Vec<String>) -> i32 {
         }
         if libc::getppid() == 1 {
             return 1;
+        }
+        if cfg.realtime_priority > 0 {
+            let sp = libc::sched_param { sched_priority: cfg.realtime_priority };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &sp) != 0 {
+                eprintln!(
+                    "{PROCESS_NAME}: no real-time priority: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
         }
     }
     let stdout = std::io::stdout();

@@ -44,6 +44,10 @@ READY_TIMEOUT_S = 10.0
 RECEIVER_GRACE_NS = 5_000_000_000
 #: SIGTERM -> exit: the halves write their final line and exit at once.
 STOP_TIMEOUT_S = 5.0
+#: SCHED_FIFO priority of both halves, below the emulator's (runner.EMU_RT_PRIORITY, 10): a
+#: normally scheduled half on a loaded 2-core machine answered 1-2 ms late, an RTT excess BQL
+#: reads as queue (docs/emu.md). ``BBRLAB_UDP_RT_PRIORITY=0`` turns it off.
+UDP_RT_PRIORITY = int(os.environ.get("BBRLAB_UDP_RT_PRIORITY", "5"))
 
 
 def udpflow_launch() -> Launch:
@@ -183,6 +187,7 @@ class UdpFlows:
             ready.append(ev)
             cfg = {
                 "role": "recv",
+                "realtime_priority": UDP_RT_PRIORITY,
                 "local": f"{receiver_ip}:{UDP_PORT_BASE + s.index}",
                 "t0_ns": self.t0,
                 "end_ns": self.duration_ns + RECEIVER_GRACE_NS,
@@ -201,6 +206,7 @@ class UdpFlows:
             assert st is not None
             cfg = {
                 "role": "send",
+                "realtime_priority": UDP_RT_PRIORITY,
                 "local": f"{ip}:0",
                 "peer": f"{receiver_ip}:{UDP_PORT_BASE + s.index}",
                 "cc": f["cc"],
