@@ -6,7 +6,8 @@ Topology (one emulator process owns every TUN; the bottleneck queue is shared by
     ns bbrlab-<tag>-s1: tun bl<short>s1 10.77.0.3 ─┼─ bbrlab-linkemu (root ns) ─ tun bl<short>r 10.77.255.1 : ns bbrlab-<tag>-r
     ...                                            ┘   bottleneck / bottleneck_rev
 
-Each flow is one sender host (namespace). The raw results dict has exactly the layout of
+Each flow is one sender host (namespace). A flow with ``transport = "udp"`` runs on bbrlab's own
+transport over UDP instead of the kernel's TCP (udptraffic.py). The raw results dict has exactly the layout of
 ``_core.Simulation.results()`` (docs/core-api.md), so results.py and the plots work unchanged.
 
 What the kernel measures differently from the simulator (documented in the run summary too):
