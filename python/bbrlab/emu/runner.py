@@ -380,7 +380,8 @@ def run_emu(
             [flows_cfg[i]["mss_bytes"] for i in tcp],
             [flows_cfg[i]["max_pacing_rate_bps"] for i in tcp],
         )
-        udp = UdpFlows(tb.spawn, udp_launch, tb.scratch_dir(), t0, duration_ns, min(RTT_TICK_NS, interval_ns))
+        scratch = tb.scratch_dir() if udp_flows else None  # the transport's config files
+        udp = UdpFlows(tb.spawn, udp_launch, scratch, t0, duration_ns, min(RTT_TICK_NS, interval_ns))
         assert emu.stdin is not None
         emu.stdin.write(f"start {t0}\n".encode())
         emu.stdin.flush()
