@@ -100,6 +100,7 @@ def test_resolve_matches_the_core_contract(tmp_path: Path) -> None:
         "extra_rtt_ns",
         "mss_bytes",
         "initial_cwnd_segs",
+        "transport",
         "pacing",
         "max_pacing_rate_bps",
         "sndbuf_bytes",

@@ -6,7 +6,10 @@
 //! - reading scenario files fast (`parse_toml`, `toml_tables.rs`);
 //! - the link emulator of the emu backend (`crates/emu`): `linkemu_main(argv)`, so the wheel
 //!   carries it compiled in. It is the whole job of a child process
-//!   (`python -m bbrlab.emu.linkemu`), never called in the user's own process.
+//!   (`python -m bbrlab.emu.linkemu`), never called in the user's own process;
+//! - the UDP transport of the emu backend's `transport = "udp"` flows (`crates/udpflow`):
+//!   `udpflow_main(argv)`, likewise the whole job of a child process
+//!   (`python -m bbrlab.emu.udpflow`).
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -234,6 +237,15 @@ fn linkemu_main(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.allow_threads(move || linkemu::run_main(argv))
 }
 
+/// Run one half (sender or receiver) of bbrlab's UDP transport with command line `argv` in this
+/// process, with the GIL released, until it ends; returns its exit status. It takes over the
+/// process (name, signals, death with the parent: see crates/udpflow/src/lib.rs), so only
+/// `bbrlab.emu.udpflow`, the transport's own process, calls it.
+#[pyfunction]
+fn udpflow_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(move || udpflow::run_main(argv))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
@@ -245,6 +257,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(linkemu_main, m)?)?;
+    m.add_function(wrap_pyfunction!(udpflow_main, m)?)?;
     m.add_function(wrap_pyfunction!(toml_tables::parse_toml, m)?)?;
     Ok(())
 }

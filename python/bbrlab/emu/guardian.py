@@ -5,10 +5,11 @@ own session (terminal signals do not reach it), reads lines from the runner on s
 ``ns NAME`` for each namespace the runner created, ``dir PATH`` for each scratch directory,
 ``done`` once the runner has removed them itself. When stdin reaches end of file — the runner
 exited, however — without ``done``, the guardian does what ``Testbed.close`` would: kills every
-process still inside those namespaces, deletes them and the directories. Everything else dies
-with the runner by itself: the emulator through PR_SET_PDEATHSIG (its TUN devices with it), the
-traffic (threads of the runner), and a BPF congestion control (the kernel closes the runner's
-link descriptor and unregisters it).
+process still inside those namespaces (a ``transport = "udp"`` flow's two transport processes,
+which also die with the runner by PR_SET_PDEATHSIG), deletes them and the directories. Everything
+else dies with the runner by itself: the emulator through PR_SET_PDEATHSIG (its TUN devices with
+it), the kernel TCP traffic (threads of the runner), and a BPF congestion control (the kernel
+closes the runner's link descriptor and unregisters it).
 
 It imports nothing of bbrlab's but this module, so it is up in tens of milliseconds.
 """

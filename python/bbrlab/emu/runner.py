@@ -6,7 +6,8 @@ Topology (one emulator process owns every TUN; the bottleneck queue is shared by
     ns bbrlab-<tag>-s1: tun bl<short>s1 10.77.0.3 ─┼─ bbrlab-linkemu (root ns) ─ tun bl<short>r 10.77.255.1 : ns bbrlab-<tag>-r
     ...                                            ┘   bottleneck / bottleneck_rev
 
-Each flow is one sender host (namespace). The raw results dict has exactly the layout of
+Each flow is one sender host (namespace). A flow with ``transport = "udp"`` runs on bbrlab's own
+transport over UDP instead of the kernel's TCP (udptraffic.py). The raw results dict has exactly the layout of
 ``_core.Simulation.results()`` (docs/core-api.md), so results.py and the plots work unchanged.
 
 What the kernel measures differently from the simulator (documented in the run summary too):
@@ -39,9 +40,10 @@ from .graph import check_graph, open_graph_network
 from .launch import Launch, emulator_launch
 from .mib import read_mib
 from .netns import Testbed, check_environment
-from .sampling import _sample_loop
+from .sampling import RTT_TICK_NS, _sample_loop
 from .support import check_supported
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
+from .udptraffic import UdpFlows, UdpStatus, udpflow_launch
 
 __all__ = ["run_emu", "emu_settings", "link_plan", "ecn_mode", "MAX_FLOWS", "FRAME_OVERHEAD_BYTES"]
 
@@ -60,6 +62,9 @@ EMU_SPIN_NS = int(os.environ.get("BBRLAB_EMU_SPIN_NS", "0"))
 # at 1 Gbit/s, where RT throttling then stalled it for 50 ms every second (goodput -4.5 %).
 EMU_TIMER_NS = int(os.environ.get("BBRLAB_EMU_TIMER_NS", "20000"))
 _MB = 1 << 20
+# With transport = "udp" flows the run starts this long after the set-up (ns): each flow's two
+# transport processes (Python interpreter + _core, ~0.1 s each on a loaded machine) start first.
+UDP_START_LEAD_NS = 1_500_000_000
 # A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
 ECN_MODES = ("off", "ect0", "ect1")
 # A graph run warns when the emulator delivered packets later than this on average: every hop
@@ -250,6 +255,8 @@ def plan_algorithms(cfg: dict[str, Any]) -> CcPlan:
     plan = CcPlan()
     for f in cfg["flows"]:
         cc, where = f["cc"], f"flows.{f['spec']}.cc"
+        if is_udp(f):
+            continue  # bbrlab's own transport runs it (udptraffic.py); checked by check_udp_flows
         module = kernel_module(cc)
         alg = lookup(cc) if module is None else None
         if alg is not None and alg.needs_ecn:
@@ -267,6 +274,11 @@ def plan_algorithms(cfg: dict[str, Any]) -> CcPlan:
             )
         plan.stock[cc] = name
     return plan
+
+
+def is_udp(f: dict[str, Any]) -> bool:
+    """The flow asks for bbrlab's UDP transport (``transport = "udp"``) rather than kernel TCP."""
+    return f.get("transport", "tcp") == "udp"
 
 
 def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
@@ -349,11 +361,18 @@ def run_emu(
     """Run ``scenario`` on the kernel; returns (raw results as the core's, wall seconds, emu facts)."""
     ignored = check_supported(scenario)
     cfg = emu_config(scenario)
+    udp_on_graph = [i for i, f in enumerate(cfg["flows"]) if is_udp(f)] if cfg["topology"]["kind"] == "graph" else []
+    if udp_on_graph:
+        raise ScenarioError(
+            f"flows.{udp_on_graph[0]}.transport",
+            '"udp" runs on a dumbbell only on --backend emu (a graph\'s hosts carry kernel TCP); use --backend sim',
+        )
     if cfg["topology"]["kind"] == "graph":
         check_graph(cfg)  # a graph too large for this backend is said before the machine is
     check_environment()
     plan = _check_scenario(scenario, cfg)
     launch = emulator_launch()
+    udp_launch = udpflow_launch() if any(is_udp(f) for f in cfg["flows"]) else launch
     settings = emu_settings(scenario)
     flows_cfg = cfg["flows"]
     duration_ns = cfg["duration_ns"]
@@ -374,41 +393,60 @@ def run_emu(
             emu, ready, sender_ns, emu_error = net.emu, net.ready, net.sender_ns, net.error
             receivers, receiver_ips = [net.rns] * len(flows_cfg), [RECEIVER_IP] * len(flows_cfg)
             stats_path, queue_labels = net.stats_path, list(QUEUE_LABELS)
-        t0 = time.monotonic_ns() + 300_000_000
+        udp_flows = [i for i, f in enumerate(flows_cfg) if is_udp(f)]
+        # The run starts this long from now: the UDP transport's processes start before it.
+        t0 = time.monotonic_ns() + (UDP_START_LEAD_NS if udp_flows else 300_000_000)
         states = [
             FlowState(
                 index=i,
                 cc=f["cc"],
-                kernel_cc=kernel_cc[f["cc"]],
+                kernel_cc=kernel_cc.get(f["cc"], "") if not is_udp(f) else "",
                 port=5201 + i,
                 start_ns=t0 + f["start_ns"],
                 stop_ns=None if f["stop_ns"] is None else t0 + f["stop_ns"],
                 total_bytes=f["bytes"],
+                udp=UdpStatus() if is_udp(f) else None,
             )
             for i, f in enumerate(flows_cfg)
         ]
+        tcp = [i for i in range(len(flows_cfg)) if i not in udp_flows]
         traffic = Traffic(
-            states,
-            sender_ns,
-            receivers,
-            receiver_ips,
-            [f["mss_bytes"] for f in flows_cfg],
-            [f["max_pacing_rate_bps"] for f in flows_cfg],
+            [states[i] for i in tcp],
+            [sender_ns[i] for i in tcp],
+            [receivers[i] for i in tcp],
+            [receiver_ips[i] for i in tcp],
+            [flows_cfg[i]["mss_bytes"] for i in tcp],
+            [flows_cfg[i]["max_pacing_rate_bps"] for i in tcp],
         )
+        scratch = tb.scratch_dir() if udp_flows else None  # the transport's config files
+        udp = UdpFlows(tb.spawn, udp_launch, scratch, t0, duration_ns, min(RTT_TICK_NS, interval_ns))
         assert emu.stdin is not None
         emu.stdin.write(f"start {t0}\n".encode())
         emu.stdin.flush()
         try:
+            if udp_flows:
+                udp.start(
+                    [states[i] for i in udp_flows],
+                    [flows_cfg[i] for i in udp_flows],
+                    [sender_ns[i] for i in udp_flows],
+                    receivers[0],
+                    RECEIVER_IP,
+                    [_sender_ip(i) for i in udp_flows],
+                    cfg["seed"],
+                )
             traffic.start()
             ts, rtt_reads = _sample_loop(
                 traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
             )
             # The namespaces' MIB counters beside the final TCP_INFO, before the sockets close
-            # (not for a host that sends several flows: its counters are theirs together).
+            # (not for a host that sends several flows: its counters are theirs together; a UDP
+            # flow's come from its transport, below).
             for s, ns in zip(states, sender_ns):
-                s.final_mib = read_mib(ns) if sender_ns.count(ns) == 1 else None
+                if s.udp is None:
+                    s.final_mib = read_mib(ns) if sender_ns.count(ns) == 1 else None
         finally:
             traffic.close()
+            udp.close(states)
         final_info = []
         # Ask the emulator for its final counters, then let it exit (its TUNs go with it).
         import subprocess
@@ -451,7 +489,10 @@ def run_emu(
         "emulator": {
             k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
         },
-        "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms",
+        "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms"
+        + ("; transport = udp flows: every per-ACK RTT sample of the transport" if udp_flows else ""),
+        # transport = "udp" flows: the transport's processes and what they used (udptraffic.py).
+        "udp": {"launch": udp_launch.description, "flows": UdpFlows.facts(states)} if udp_flows else None,
         "flow_errors": [s.error for s in states if s.error],
         "ignored_fields": ignored,  # the simulator's model switches the kernel run could not honour
         "bpf": bpf_facts,

@@ -1,5 +1,6 @@
 """The sampling loop of an emu run: every 10 ms (or the sample interval if shorter) it reads each
-connected flow's TCP_INFO (and BBR info, and the phase of a BPF algorithm), and at each sample
+connected flow's TCP_INFO (and BBR info, and the phase of a BPF algorithm) — or, for a
+``transport = "udp"`` flow, the latest status its transport wrote itself (udptraffic.py) —, and at each sample
 interval appends one timeseries row per flow — the simulator's timeseries columns that the kernel
 reports (the others are filled from the table's spec when the results are assembled); it stops the run when the emulator exits or a flow fails,
 and at the end reads each flow's final TCP_INFO (sender and receiver) for the flows table."""
@@ -50,6 +51,10 @@ class _Sampler:
     last_delivered: list[int] = field(init=False)
     last_rwnd: list[int] = field(init=False)
     last_sndbuf: list[int] = field(init=False)
+    # transport = "udp" flows: the sender's latest status, and the sum and count of its per-ACK
+    # RTT samples in the current interval (the simulator's rtt_ms, exactly).
+    udp_latest: list[dict[str, Any] | None] = field(init=False)
+    udp_interval: list[list[int]] = field(init=False)
 
     def __post_init__(self) -> None:
         n = len(self.states)
@@ -63,6 +68,8 @@ class _Sampler:
         self.last_delivered = [0] * n
         self.last_rwnd = [0] * n
         self.last_sndbuf = [0] * n
+        self.udp_latest = [None] * n
+        self.udp_interval = [[0, 0] for _ in range(n)]
 
     def rtt_reads(self) -> list[RttReads]:
         """Every flow's RTT reads with their weights, for the flows table."""
@@ -73,7 +80,9 @@ class _Sampler:
         infos: list[FlowInfo | None] = []
         for i, s in enumerate(self.states):
             info = None
-            if s.sock is not None and s.connected_ns is not None:
+            if s.udp is not None:
+                self._read_udp(i, s)
+            elif s.sock is not None and s.connected_ns is not None:
                 try:
                     ti = tcp_info(s.sock)
                     bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
@@ -89,6 +98,17 @@ class _Sampler:
             infos.append(info)
         return infos
 
+    def _read_udp(self, i: int, s: FlowState) -> None:
+        """A UDP flow's latest status; its per-ACK RTT samples join the interval's and, as one
+        read weighted by their count, the flow's (the flows table's statistics)."""
+        latest, rtt_sum_ns, rtt_count = s.udp.take()
+        self.udp_latest[i] = latest
+        if rtt_count > 0:
+            self.udp_interval[i][0] += rtt_sum_ns
+            self.udp_interval[i][1] += rtt_count
+            self.rtt_samples[i].append(rtt_sum_ns / rtt_count / 1e6)
+            self.rtt_weights[i].append(float(rtt_count))
+
     def sample(self, t_s: float, infos: list[FlowInfo | None]) -> None:
         """One timeseries row per flow at `t_s`, from the latest reads."""
         cols = self.cols
@@ -99,6 +119,16 @@ class _Sampler:
             cols["delivered_bytes"].append(d)
             cols["goodput_bps"].append((d - self.last_delivered[i]) * 8 / (self.interval_ns / 1e9))
             self.last_delivered[i] = d
+            if s.udp is not None:
+                rsum, rcount = self.udp_interval[i]
+                cols["rtt_ms"].append(rsum / rcount / 1e6 if rcount else math.nan)
+                self.udp_interval[i] = [0, 0]
+                latest = self.udp_latest[i]
+                if latest is None:
+                    self._append_unknown()
+                else:
+                    self._append_udp(latest)
+                continue
             rt = self.interval_rtts[i]
             cols["rtt_ms"].append(sum(rt) / len(rt) if rt else math.nan)
             self.interval_rtts[i] = []
@@ -127,6 +157,27 @@ class _Sampler:
         cols["ca_state"].append(0)
         cols["rwnd_limited"].append(0)
         cols["sndbuf_limited"].append(0)
+
+    def _append_udp(self, st: dict[str, Any]) -> None:
+        """The row of a UDP flow from its transport's own status line (crates/udpflow: the same
+        quantities the simulator samples, named as its columns)."""
+        cols = self.cols
+        mss = int(st["mss"])
+        cols["cwnd_pkts"].append(int(st["cwnd_pkts"]))
+        cols["cwnd_bytes"].append(int(st["cwnd_pkts"]) * mss)
+        cols["inflight_bytes"].append(int(st["inflight_bytes"]))
+        cols["pacing_rate_bps"].append(float(st["pacing_rate_bps"]))
+        cols["delivery_rate_bps"].append(float(st["delivery_rate_bps"]))
+        cols["srtt_ms"].append(st["srtt_ns"] / 1e6)
+        cols["min_rtt_ms"].append(math.nan if st.get("min_rtt_ns") is None else st["min_rtt_ns"] / 1e6)
+        cols["retransmits"].append(int(st["retransmits"]))
+        cols["ssthresh_pkts"].append(-1 if st.get("ssthresh_pkts") is None else int(st["ssthresh_pkts"]))
+        cols["phase"].append(str(st["phase"]) or "-")
+        for k in ("bw_bps", "pacing_gain", "cwnd_gain"):
+            cols[k].append(float(st[k]))
+        cols["ca_state"].append(min(int(st["ca_state"]), 4))
+        cols["rwnd_limited"].append(int(bool(st["rwnd_limited"])))
+        cols["sndbuf_limited"].append(int(bool(st["sndbuf_limited"])))
 
     def _append_info(self, i: int, s: FlowState, info: FlowInfo) -> None:
         """The row of flow `i` from its TCP_INFO (and BBR info and phase code)."""

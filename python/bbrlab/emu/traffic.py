@@ -31,6 +31,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .netns import enter_netns
 
@@ -163,6 +164,8 @@ class FlowState:
     final_rcv_info: dict[str, int] | None = None
     # The sender namespace's TCP MIB counters at the end of the run (mib.py; None: unread).
     final_mib: dict[str, int] | None = None
+    # A transport = "udp" flow: its processes' shared status (udptraffic.UdpStatus); None: kernel TCP.
+    udp: Any = None
 
 
 class Traffic:

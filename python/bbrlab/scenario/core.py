@@ -200,6 +200,35 @@ def verdict(scenario: BaseModel) -> Verdict:
     return Verdict(checked, json.loads(checked.derived), sent, kernel)
 
 
+def udp_flow_problem(flows: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(config path, message) for the first ``transport = "udp"`` flow bbrlab's UDP transport
+    cannot run (crates/udpflow), on either backend: a kernel module (``kernel:NAME``: the
+    transport runs bbrlab's own algorithms), an algorithm that needs ECN, or ECN asked for (the
+    transport carries no ECN codepoint). None when every UDP flow can run."""
+    from ..core.algorithms import lookup
+    from .fields import KERNEL_PREFIX
+
+    for i, f in enumerate(flows):
+        if f.get("transport", "tcp") != "udp":
+            continue
+        cc = str(f.get("cc", ""))
+        if cc.startswith(KERNEL_PREFIX):
+            return (
+                f"flows.{i}.cc",
+                f'"{cc}" is a kernel module, which transport = "udp" cannot run (it runs bbrlab\'s own '
+                'algorithms: bbrlab cc lists them); use transport = "tcp" for a kernel module',
+            )
+        alg = lookup(cc)
+        if alg is not None and alg.needs_ecn:
+            return (
+                f"flows.{i}.cc",
+                f'"{cc}" needs ECN, which transport = "udp" does not carry; use transport = "tcp"',
+            )
+        if f.get("ecn") not in (None, False, "off"):
+            return (f"flows.{i}.ecn", 'transport = "udp" carries no ECN; leave ecn "off" or use transport = "tcp"')
+    return None
+
+
 def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict[int, str]]:
     """The core's checker on a config of ``scenario``: (the core's CheckedConfig, the
     ``kernel:NAME`` flows by index), or a ScenarioError naming the scenario's field. Flows named
@@ -210,6 +239,9 @@ def check_config(config: dict[str, Any], scenario: BaseModel) -> tuple[Any, dict
 
     core = load_core()
     config = dict(config)
+    problem = udp_flow_problem(config.get("flows", []))
+    if problem is not None:
+        raise ScenarioError(human_path(problem[0], scenario), problem[1])
     kernel = {
         i: f["cc"] for i, f in enumerate(config.get("flows", [])) if str(f.get("cc", "")).startswith(KERNEL_PREFIX)
     }

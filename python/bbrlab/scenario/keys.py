@@ -39,7 +39,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     'Rpc': ('size_bytes', 'gap_ns'),
     'RateApp': ('kind', 'rate_bps', 'bulk_until_ns'),
     'OnoffApp': ('kind', 'bytes', 'period_ns'),
-    'Flow': ('cc', 'count', 'start_ns', 'stop_ns', 'bytes', 'extra_rtt_ns', 'mss_bytes', 'initial_cwnd_segs', 'pacing', 'max_pacing_rate_bps', 'sndbuf_bytes', 'rcvbuf_bytes', 'ecn', 'tso', 'tso_defer', 'min_rto_ns', 'delayed_ack', 'tso_minrtt_autosize', 'fast_path', 'receiver_window', 'gap_histogram', 'trace', 'pcap', 'drop_segments', 'faster_acks', 'app_read_delay_ns', 'rpc', 'sender', 'app', 'src', 'dst'),
+    'Flow': ('cc', 'count', 'start_ns', 'stop_ns', 'bytes', 'extra_rtt_ns', 'mss_bytes', 'initial_cwnd_segs', 'transport', 'pacing', 'max_pacing_rate_bps', 'sndbuf_bytes', 'rcvbuf_bytes', 'ecn', 'tso', 'tso_defer', 'min_rto_ns', 'delayed_ack', 'tso_minrtt_autosize', 'fast_path', 'receiver_window', 'gap_histogram', 'trace', 'pcap', 'drop_segments', 'faster_acks', 'app_read_delay_ns', 'rpc', 'sender', 'app', 'src', 'dst'),
     'UdpCbr': ('kind', 'rate_bps', 'packet_size_bytes', 'src', 'dst', 'reverse', 'sender', 'start_ns', 'stop_ns'),
     'UdpOnoff': ('kind', 'rate_bps', 'packet_size_bytes', 'on_ns', 'off_ns', 'durations', 'src', 'dst', 'reverse', 'sender', 'start_ns', 'stop_ns'),
     'Ping': ('kind', 'interval_ns', 'packet_size_bytes', 'src', 'dst', 'reverse', 'sender', 'start_ns', 'stop_ns'),

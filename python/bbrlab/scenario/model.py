@@ -356,6 +356,7 @@ class Flow(Strict):
     extra_rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="Added to this flow's RTT (on its access link).")
     mss: Annotated[SizeBytes, Bounds("size", 64, 65000)] = Field(default=1448, description="Segment size.")
     initial_cwnd: Annotated[Count, Bounds("count", 1, 1000000)] = Field(default=10, description="Initial window.")
+    transport: Literal["tcp", "udp"] = Field(default='tcp', description="What carries the flow on the emu backend: \"tcp\", the kernel's TCP (the default), or \"udp\", bbrlab's own transport over UDP sockets (a user-space process per half running this simulator's sender and receiver with the flow's algorithm; docs/emu.md). The simulator always runs its own transport, the same sans-IO code, so both values run alike here and `compare` sets the two side by side.")
     pacing: Annotated[Literal["on", "off", "auto"], SUGAR['pacing']] = Field(default='auto', description="`auto` (BBR and BQL pace, others not), `on`, `off`.")
     max_pacing_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Pacing cap, as `SO_MAX_PACING_RATE` / fq `maxrate`.")
     sndbuf: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Send buffer: unacknowledged plus unsent data (none: unlimited).")

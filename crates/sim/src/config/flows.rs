@@ -119,6 +119,14 @@ then {
     #[schemars(range(min = 1, max = 1_000_000))]
     #[schemars(extend("x-backends" = BOTH))]
     pub initial_cwnd_segs: u32,
+    /// What carries the flow on the emu backend: "tcp", the kernel's TCP (the default), or
+    /// "udp", bbrlab's own transport over UDP sockets (a user-space process per half running
+    /// this simulator's sender and receiver with the flow's algorithm; docs/emu.md). The
+    /// simulator always runs its own transport, the same sans-IO code, so both values run alike
+    /// here and `compare` sets the two side by side.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = BOTH))]
+    pub transport: FlowTransport,
     /// `auto` (BBR and BQL pace, others not), `on`, `off`.
     #[serde(default)]
     #[schemars(extend("x-backends" = emu_refuses("the kernel paces what its algorithm asks to \
@@ -334,6 +342,17 @@ fn default_iw() -> u32 {
 }
 fn default_min_rto() -> u64 {
     200_000_000
+}
+
+/// What carries a flow on the emu backend (the simulator runs its own transport for both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowTransport {
+    /// The kernel's TCP, with the flow's algorithm as a stock module or bbrlab's BPF port.
+    #[default]
+    Tcp,
+    /// bbrlab's transport over UDP (`crates/udpflow`): the simulator's sender and receiver.
+    Udp,
 }
 
 /// Whether the flow paces.

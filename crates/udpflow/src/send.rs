@@ -1,0 +1,308 @@
+//! The sending half: a [`transport::Sender`] driven by the wall clock and a connected UDP
+//! socket (see the crate header for the loop).
+
+use crate::sock::{Sock, GSO_MAX_BYTES, GSO_MAX_SEGMENTS};
+use crate::wire::{self, Msg};
+use crate::{emit, mono_ns, sleep_until, thread_cpu_ns, Config};
+use cc::registry;
+use serde_json::json;
+use std::io::Write;
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
+use transport::{Sender, SenderConfig};
+
+/// The hello is repeated this often until answered (a receiver not yet up, a lost hello).
+const HELLO_RETRY_NS: u64 = 200_000_000;
+/// Fins sent when a sized transfer is acknowledged (the receiver also stops at `end_ns`).
+const FIN_COPIES: usize = 3;
+/// GSO messages gathered before a `sendmmsg` (16 × 64 KB: ~8 ms at 1 Gbit/s, more than a
+/// pacing burst).
+const MSGS_PER_SEND: usize = 16;
+/// Packets sent per loop turn at most, so ACKs are read between long bursts.
+const PACKETS_PER_TURN: usize = 512;
+/// Shortest sleep when a deadline is already due but nothing could be done (no spinning).
+const MIN_WAIT_NS: u64 = 20_000;
+
+/// What the sender reports at the end (also its final JSON line).
+#[derive(Clone, Debug, Default)]
+pub struct SenderReport {
+    pub acked_bytes: u64,
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub completed_ns: Option<u64>,
+    pub handshake_rtt_ns: Option<u64>,
+    pub gso: bool,
+    pub send_calls: u64,
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+}
+
+fn parse_addr(s: &str, what: &str) -> Result<SocketAddrV4, String> {
+    s.parse().map_err(|e| format!("{what} {s:?}: {e}"))
+}
+
+/// Send datagrams gathered into GSO messages (or one per message without GSO).
+struct Burst {
+    bufs: Vec<Vec<u8>>,
+    lens: Vec<usize>,
+    segs_in_last: usize,
+    seg_bytes: usize,
+    max_segs: usize,
+}
+
+impl Burst {
+    fn new(seg_bytes: usize, gso: bool) -> Burst {
+        let max_segs = if gso { GSO_MAX_SEGMENTS.min(GSO_MAX_BYTES / seg_bytes) } else { 1 };
+        let room = seg_bytes * max_segs;
+        Burst {
+            bufs: (0..MSGS_PER_SEND).map(|_| vec![0u8; room]).collect(),
+            lens: Vec::with_capacity(MSGS_PER_SEND),
+            segs_in_last: 0,
+            seg_bytes,
+            max_segs,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.lens.len() == MSGS_PER_SEND && self.segs_in_last == 0
+    }
+
+    /// Append a data packet; a message closes when full or after a short (last) segment,
+    /// which GSO allows only at a message's end.
+    fn push(&mut self, p: &transport::Packet) {
+        if self.segs_in_last == 0 {
+            self.lens.push(0);
+        }
+        let m = self.lens.len() - 1;
+        let at = self.lens[m];
+        let n = wire::encode_data(p, &mut self.bufs[m][at..]);
+        self.lens[m] += n;
+        self.segs_in_last += 1;
+        if self.segs_in_last == self.max_segs || n < self.seg_bytes {
+            self.segs_in_last = 0;
+        }
+    }
+
+    fn flush(&mut self, sock: &mut Sock) {
+        if self.lens.is_empty() {
+            return;
+        }
+        let msgs: Vec<&[u8]> = self.lens.iter().zip(&self.bufs).map(|(&l, b)| &b[..l]).collect();
+        sock.send_all(&msgs, None);
+        self.lens.clear();
+        self.segs_in_last = 0;
+    }
+}
+
+/// Run the sending half until the transfer is acknowledged, `end_ns`, or `stop`.
+pub fn run_sender(
+    cfg: &Config,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> Result<SenderReport, String> {
+    let alg = registry::lookup(&cfg.cc).ok_or_else(|| {
+        format!("unknown algorithm {:?} (valid: {})", cfg.cc, registry::valid_names().join(", "))
+    })?;
+    if alg.needs_ecn {
+        return Err(format!("{} needs ECN, which the UDP transport does not carry", alg.name));
+    }
+    let peer = parse_addr(cfg.peer.as_deref().ok_or("the sender needs a peer")?, "peer")?;
+    let mut sock = Sock::bind(parse_addr(&cfg.local, "local")?).map_err(|e| e.to_string())?;
+    sock.udp.connect(peer).map_err(|e| format!("connect {peer}: {e}"))?;
+    let seg_bytes = wire::DATA_HEADER_BYTES + cfg.mss_bytes as usize;
+    let gso = cfg.gso && sock.enable_gso(seg_bytes);
+    let t0 = if cfg.t0_ns == 0 { mono_ns() } else { cfg.t0_ns };
+    let now_ns = || mono_ns().saturating_sub(t0);
+    let end = cfg.end_ns;
+    let mut report = SenderReport { gso, ..Default::default() };
+    let mut rx = crate::sock::RecvBatch::default();
+    let mut ctl = [0u8; wire::MAX_CONTROL_BYTES];
+
+    sleep_until(t0 + cfg.start_ns, stop);
+    // The handshake: its RTT seeds the estimator, as the SYN-ACK's does in Linux.
+    let mut next_hello = 0;
+    let rtt = loop {
+        let now = now_ns();
+        if now >= end || stop.load(Ordering::Relaxed) {
+            break None;
+        }
+        if now >= next_hello {
+            let n = wire::encode_hello(false, now, &mut ctl);
+            sock.send_all(&[&ctl[..n]], None);
+            next_hello = now + HELLO_RETRY_NS;
+        }
+        sock.wait(libc::POLLIN, next_hello.min(end).saturating_sub(now));
+        let got = sock.recv_batch(&mut rx);
+        let echo = (0..got).find_map(|i| match wire::decode(rx.datagram(i)) {
+            Some(Msg::HelloAck(ts)) => Some(ts),
+            _ => None,
+        });
+        if let Some(ts) = echo {
+            break Some(now_ns().saturating_sub(ts).max(1));
+        }
+    };
+    report.handshake_rtt_ns = rtt;
+
+    let scfg = SenderConfig {
+        mss: cfg.mss_bytes,
+        initial_cwnd: cfg.initial_cwnd_segs,
+        total_bytes: cfg.bytes,
+        pacing: cfg.pacing,
+        max_pacing_rate_bytes_per_s: cfg.max_pacing_rate_bps.map(|r| r / 8),
+        sndbuf_bytes: cfg.sndbuf_bytes,
+        min_rto_ns: cfg.min_rto_ns,
+        ..SenderConfig::default()
+    };
+    let mut s = Sender::new(scfg, (alg.new)(cfg.seed));
+    s.stop_ns = cfg.stop_ns;
+    let mut burst = Burst::new(seg_bytes, gso);
+    let interval = cfg.status_interval_ns.max(1);
+    let mut next_status = (now_ns() / interval + 1) * interval;
+    if let Some(rtt) = rtt {
+        let now = now_ns();
+        s.set_handshake_rtt(now, rtt);
+        s.start(now);
+    }
+    while s.is_started() && !stop.load(Ordering::Relaxed) {
+        let mut now = now_ns();
+        if now >= end {
+            break;
+        }
+        let mut acted = false;
+        loop {
+            let got = sock.recv_batch(&mut rx);
+            for i in 0..got {
+                if let Some(Msg::Ack(a)) = wire::decode(rx.datagram(i)) {
+                    s.on_ack(now, &a);
+                    acted = true;
+                }
+            }
+            if got < crate::sock::RECV_BATCH {
+                break;
+            }
+            now = now_ns();
+        }
+        if s.next_timer_deadline().is_some_and(|d| d <= now) {
+            s.on_timeout(now);
+            acted = true;
+        }
+        let mut sent = 0;
+        while sent < PACKETS_PER_TURN {
+            let Some(p) = s.poll_transmit(now) else { break };
+            burst.push(&p);
+            sent += 1;
+            if burst.full() {
+                burst.flush(&mut sock);
+            }
+        }
+        burst.flush(&mut sock);
+        acted |= sent > 0;
+        if let (Some(_), Some(done)) = (cfg.bytes, s.completed_ns) {
+            report.completed_ns = Some(done);
+            let n = wire::encode_fin(&mut ctl);
+            for _ in 0..FIN_COPIES {
+                sock.send_all(&[&ctl[..n]], None);
+            }
+            break;
+        }
+        let now = now_ns();
+        if now >= next_status {
+            emit(out, &status(&mut s, now));
+            next_status = (now / interval + 1) * interval;
+        }
+        let wake = s.next_timeout().unwrap_or(u64::MAX).min(next_status).min(end);
+        if sent == PACKETS_PER_TURN {
+            continue;
+        }
+        let wait = if wake > now {
+            wake - now
+        } else if acted {
+            continue;
+        } else {
+            MIN_WAIT_NS
+        };
+        sock.wait(libc::POLLIN, wait);
+    }
+    let (user, sys) = thread_cpu_ns();
+    report.acked_bytes = acked_bytes(&s, cfg);
+    report.data_packets_sent = s.stats.data_packets_sent;
+    report.retransmits = s.stats.retransmits;
+    report.send_calls = sock.send_calls;
+    report.cpu_user_ns = user;
+    report.cpu_sys_ns = sys;
+    let n = s.stats.rtt_count.max(1) as u128;
+    emit(
+        out,
+        &json!({"final": {
+            "role": "send",
+            "cc": alg.name,
+            "acked_bytes": report.acked_bytes,
+            "data_packets_sent": report.data_packets_sent,
+            "retransmits": report.retransmits,
+            "retrans_fast": s.stats.retrans_fast,
+            "retrans_rto": s.stats.retrans_rto,
+            "retrans_tlp": s.stats.retrans_tlp,
+            "tlp_probes": s.stats.tlp_probes,
+            "lost_retrans": s.lost_retransmits(),
+            "dsack_recv_segs": s.stats.dsack_recv_segs,
+            "spurious_rtos": s.stats.spurious_rtos,
+            "rto_count": s.stats.rto_count,
+            "recoveries": s.stats.recoveries,
+            "spurious_undos": s.stats.spurious_undos,
+            "rtt_count": s.stats.rtt_count,
+            "rtt_mean_ns": (s.stats.rtt_sum_ns / n) as u64,
+            "rtt_p50_ns": s.rtt_hist.quantile_ns(0.5),
+            "rtt_p95_ns": s.rtt_hist.quantile_ns(0.95),
+            "rtt_p99_ns": s.rtt_hist.quantile_ns(0.99),
+            "min_rtt_ns": (s.tp.min_rtt_ns != u64::MAX).then_some(s.tp.min_rtt_ns),
+            "completed_ns": report.completed_ns,
+            "handshake_rtt_ns": report.handshake_rtt_ns,
+            "gso": gso,
+            "send_calls": sock.send_calls,
+            "send_errors": sock.send_errors,
+            "cpu_user_ns": user,
+            "cpu_sys_ns": sys,
+        }}),
+    );
+    Ok(report)
+}
+
+/// Payload bytes cumulatively acknowledged.
+fn acked_bytes(s: &Sender, cfg: &Config) -> u64 {
+    let b = s.snd_una() * cfg.mss_bytes as u64;
+    cfg.bytes.map_or(b, |t| b.min(t))
+}
+
+/// One status line: the simulator's timeseries quantities from the sender's own state
+/// (crates/sim/src/sampling.rs reads the same fields), and the per-ACK RTT samples since the
+/// last line, which it then resets as the simulator does at each sample.
+fn status(s: &mut Sender, now: u64) -> serde_json::Value {
+    let st = s.cc.sample(&s.tp);
+    let v = json!({
+        "t_ns": now,
+        "acked_bytes": s.snd_una() * s.tp.mss as u64,
+        "cwnd_pkts": s.tp.snd_cwnd,
+        "mss": s.tp.mss,
+        "inflight_bytes": s.inflight_bytes(),
+        "pacing_rate_bps":
+            s.tp.pacing_rate_bytes_per_s.min(s.tp.max_pacing_rate_bytes_per_s) as f64 * 8.0,
+        "delivery_rate_bps": s.stats.last_delivery_rate_bytes_per_s as f64 * 8.0,
+        "srtt_ns": s.tp.srtt_ns,
+        "min_rtt_ns": (s.tp.min_rtt_ns != u64::MAX).then_some(s.tp.min_rtt_ns),
+        "rtt_sum_ns": s.stats.interval_rtt_sum_ns as u64,
+        "rtt_count": s.stats.interval_rtt_count,
+        "retransmits": s.stats.retransmits,
+        "ssthresh_pkts": (s.tp.snd_ssthresh < cc::TCP_INFINITE_SSTHRESH)
+            .then_some(s.tp.snd_ssthresh),
+        "phase": st.phase,
+        "bw_bps": st.bw_bps,
+        "pacing_gain": st.pacing_gain,
+        "cwnd_gain": st.cwnd_gain,
+        "ca_state": s.tp.ca_state as u8,
+        "rwnd_limited": s.stats.rwnd_limited,
+        "sndbuf_limited": s.stats.sndbuf_limited,
+    });
+    s.stats.interval_rtt_sum_ns = 0;
+    s.stats.interval_rtt_count = 0;
+    v
+}
