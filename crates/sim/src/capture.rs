@@ -154,6 +154,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     const MSS: u32 = 1448;
 
@@ -192,5 +193,115 @@ mod tests {
         assert_eq!((r.n_sack, r.sack1_start, r.sack1_end), (2, 4 * 1448, 5 * 1448));
         assert_eq!((r.sack2_start, r.sack2_end, r.sack3_start), (12 * 1448, 15 * 1448, 0));
         assert_eq!(r.ce_count, 5);
+    }
+
+    /// A run of `cfg` with `capture.links = links`, to its end.
+    fn run(cfg: &Value, links: &[&str]) -> Simulation {
+        let mut cfg = cfg.clone();
+        cfg["capture"] = json!({ "links": links });
+        let mut sim = Simulation::from_json(&cfg.to_string()).expect("a valid scenario");
+        sim.run_until(u64::MAX);
+        sim.check_conservation().unwrap();
+        sim
+    }
+
+    /// The bytes a captured segment took on the wire, from its row alone: payload, TCP/IP headers
+    /// with timestamps, Ethernet framing, and an ACK's SACK option (2 + 8 per block, padded).
+    fn wire_bytes(c: &crate::metrics::PacketCols, i: usize) -> u64 {
+        let sack = match c.n_sack[i] {
+            0 => 0,
+            n => (2 + 8 * n as u64).div_ceil(4) * 4,
+        };
+        let headers = transport::TCP_IP_HEADER_BYTES + transport::ETHERNET_OVERHEAD_BYTES;
+        c.payload_bytes[i] as u64 + headers as u64 + sack
+    }
+
+    /// Capturing `links` changes no result table, and each link's capture holds its departures:
+    /// in time order, their wire bytes the link's own count of bytes sent.
+    fn captures_are_the_departures(cfg: Value, links: &[&str]) {
+        let plain = run(&cfg, &[]);
+        let tapped = run(&cfg, links);
+        let (a, b) = (plain.results(), tapped.results());
+        for (x, y) in [(&a.flows, &b.flows), (&a.timeseries, &b.timeseries), (&a.queue, &b.queue)] {
+            assert!(format!("{x:?}") == format!("{y:?}"), "a capture changed a result: {links:?}");
+        }
+        assert_eq!(b.tap_labels[1..], links.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+        let c = &tapped.packets;
+        for (i, name) in links.iter().enumerate() {
+            let tap = (i + 1) as u16;
+            let rows: Vec<usize> = (0..c.len()).filter(|&r| c.tap_code[r] == tap).collect();
+            assert!(rows.len() > 1_000, "{name}: {} rows", rows.len());
+            assert!(rows.windows(2).all(|w| c.t_ns[w[0]] <= c.t_ns[w[1]]), "{name}: time order");
+            let lid = tapped.monitored.iter().find(|m| m.1 == *name).unwrap().0;
+            let sent: u64 = rows.iter().map(|&r| wire_bytes(c, r)).sum();
+            assert_eq!(sent, tapped.links[lid as usize].stats.tx_bytes, "{name}");
+        }
+    }
+
+    fn dumbbell(bottleneck: Value) -> Value {
+        json!({"seed": 5, "duration_ns": 3_000_000_000u64,
+            "topology": {"kind": "dumbbell", "bottleneck": bottleneck},
+            "flows": [{"cc": "cubic"}, {"cc": "bbr1", "start_ns": 500_000_000}]})
+    }
+
+    #[test]
+    fn a_drop_tail_bottleneck_with_random_loss_both_ways() {
+        // Overflow drops and random losses: neither leaves the link.
+        let b = json!({"rate_bps": 50_000_000, "rtt_ns": 20_000_000,
+            "buffer": {"bytes": 60_000}, "loss": 0.002});
+        captures_are_the_departures(dumbbell(b), &["bottleneck", "bottleneck_rev"]);
+    }
+
+    #[test]
+    fn a_bottleneck_with_a_discipline_of_the_path_model() {
+        // fq_codel holds the packets itself (`link/aqm.rs`): an event-driven link already.
+        let b = json!({"rate_bps": 50_000_000, "rtt_ns": 20_000_000,
+            "buffer": {"bytes": 500_000}, "qdisc": {"kind": "fq_codel"}});
+        captures_are_the_departures(dumbbell(b), &["bottleneck"]);
+    }
+
+    #[test]
+    fn graph_links_and_a_sender_nic() {
+        // s0, s1 → r1 → r2 → rx: the bottleneck, its reverse and s0's NIC, whose departures
+        // TSQ counts (captured, its departures are events).
+        let mut nodes = vec![
+            json!({"name": "r1", "kind": "switch"}),
+            json!({"name": "r2", "kind": "switch"}),
+            json!({"name": "rx", "kind": "host"}),
+        ];
+        let mut links = vec![
+            json!({"from": "r1", "to": "r2", "rate_bps": 50_000_000u64, "delay_ns": 5_000_000,
+                "buffer": {"bytes": 80_000}}),
+            json!({"from": "r2", "to": "rx", "rate_bps": 1_000_000_000u64}),
+        ];
+        let mut flows = vec![json!({"cc": "cubic"}), json!({"cc": "bbr1"})];
+        for (i, f) in flows.iter_mut().enumerate() {
+            let h = format!("s{i}");
+            nodes.push(json!({"name": h, "kind": "host"}));
+            links.push(json!({"from": h, "to": "r1", "rate_bps": 1_000_000_000u64,
+                "delay_ns": 1_000}));
+            f["src"] = h.into();
+            f["dst"] = "rx".into();
+        }
+        let cfg = json!({"seed": 2, "duration_ns": 3_000_000_000u64,
+            "topology": {"kind": "graph", "nodes": nodes, "links": links}, "flows": flows});
+        captures_are_the_departures(cfg, &["r1-r2", "r2-r1", "s0-r1"]);
+    }
+
+    #[test]
+    fn an_unknown_or_repeated_link_is_named_with_the_links_there_are() {
+        let cfg = |links: Value| {
+            let mut c = dumbbell(json!({"rate_bps": 50_000_000, "rtt_ns": 20_000_000}));
+            c["capture"] = json!({ "links": links });
+            crate::config::Config::check_json(&c.to_string()).err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            cfg(json!(["bottleneck", "r1-r2"])).as_deref(),
+            Some(
+                "capture.links.1: unknown link \"r1-r2\"; the links are bottleneck, bottleneck_rev"
+            )
+        );
+        assert!(cfg(json!(["bottleneck", "bottleneck"])).unwrap().contains("named twice"));
+        assert_eq!(cfg(json!(["bottleneck_rev"])), None);
     }
 }
