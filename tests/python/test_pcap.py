@@ -19,11 +19,12 @@ from bbrlab.results.pcap import RECEIVER_PORT, sender_port
 from click.testing import CliRunner
 from scenario_files import write_scenario
 
-# A 10-s BBR run that loses packets (SACKs, retransmissions), and a sized DCTCP transfer with ECN
-# beside it (a short last segment; CE marks). Both finish inside the run, so the sender has seen the
-# ACK of every byte the receiver holds (a capture at the sender misses the ACKs still on their way).
-SCENARIO = """
-name = "pcap"
+
+def _scenario(name: str, buffer: str) -> str:
+    """The head of a 10-s scenario ``name`` on a 20 Mbit/s, 40 ms dumbbell with ``buffer``; the
+    bottleneck's table is the last one open."""
+    return f"""
+name = "{name}"
 duration = "10s"
 
 [topology]
@@ -32,8 +33,16 @@ kind = "dumbbell"
 [topology.bottleneck]
 rate = "20Mbps"
 rtt = "40ms"
-buffer = "0.5bdp"
-ecn_threshold = "20KB"
+buffer = "{buffer}"
+"""
+
+
+# A 10-s BBR run that loses packets (SACKs, retransmissions), and a sized DCTCP transfer with ECN
+# beside it (a short last segment; CE marks). Both finish inside the run, so the sender has seen the
+# ACK of every byte the receiver holds (a capture at the sender misses the ACKs still on their way).
+SCENARIO = (
+    _scenario("pcap", "0.5bdp")
+    + """ecn_threshold = "20KB"
 
 [[flows]]
 cc = "bbr1"
@@ -45,6 +54,7 @@ ecn = true
 bytes = "300KB"
 start = "2s"
 """
+)
 
 TCP_OPT_SACK = 5
 TCP_OPT_TIMESTAMP = 8
@@ -198,23 +208,15 @@ def test_tshark_reads_the_capture(pcap_run: Path) -> None:
 # done writing before the end, so every segment that left the bottleneck is delivered and every
 # hole repaired by 10 s. No random loss: what leaves the sender and not the bottleneck was dropped
 # by its queue.
-LINK_SCENARIO = """
-name = "pcap-link"
-duration = "10s"
-
-[topology]
-kind = "dumbbell"
-
-[topology.bottleneck]
-rate = "20Mbps"
-rtt = "40ms"
-buffer = "0.25bdp"
-
+LINK_SCENARIO = (
+    _scenario("pcap-link", "0.25bdp")
+    + """
 [[flows]]
 cc = "bbr1"
 count = 2
 stop = "9s"
 """
+)
 
 #: A frame's bytes on the wire beyond its IP packet: Ethernet header, FCS, preamble and gap
 #: (transport::ETHERNET_OVERHEAD_BYTES) — the queue table's tx_bytes counts them.
