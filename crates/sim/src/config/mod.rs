@@ -151,6 +151,7 @@ pub struct Capture {
     /// speed-ups (its departures become events; the results do not change).
     #[serde(default)]
     #[schemars(length(max = MAX_CAPTURED_LINKS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub links: Vec<String>,
 }
 
