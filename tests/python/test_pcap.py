@@ -9,7 +9,7 @@ import re
 import shutil
 import struct
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pandas as pd
@@ -19,11 +19,12 @@ from bbrlab.results.pcap import RECEIVER_PORT, sender_port
 from click.testing import CliRunner
 from scenario_files import write_scenario
 
-# A 10-s BBR run that loses packets (SACKs, retransmissions), and a sized DCTCP transfer with ECN
-# beside it (a short last segment; CE marks). Both finish inside the run, so the sender has seen the
-# ACK of every byte the receiver holds (a capture at the sender misses the ACKs still on their way).
-SCENARIO = """
-name = "pcap"
+
+def _scenario(name: str, buffer: str) -> str:
+    """The head of a 10-s scenario ``name`` on a 20 Mbit/s, 40 ms dumbbell with ``buffer``; the
+    bottleneck's table is the last one open."""
+    return f"""
+name = "{name}"
 duration = "10s"
 
 [topology]
@@ -32,8 +33,16 @@ kind = "dumbbell"
 [topology.bottleneck]
 rate = "20Mbps"
 rtt = "40ms"
-buffer = "0.5bdp"
-ecn_threshold = "20KB"
+buffer = "{buffer}"
+"""
+
+
+# A 10-s BBR run that loses packets (SACKs, retransmissions), and a sized DCTCP transfer with ECN
+# beside it (a short last segment; CE marks). Both finish inside the run, so the sender has seen the
+# ACK of every byte the receiver holds (a capture at the sender misses the ACKs still on their way).
+SCENARIO = (
+    _scenario("pcap", "0.5bdp")
+    + """ecn_threshold = "20KB"
 
 [[flows]]
 cc = "bbr1"
@@ -45,6 +54,7 @@ ecn = true
 bytes = "300KB"
 start = "2s"
 """
+)
 
 TCP_OPT_SACK = 5
 TCP_OPT_TIMESTAMP = 8
@@ -90,6 +100,7 @@ def _read_pcap(path: Path) -> list[dict]:
                 ack=ack,
                 flags=flags,
                 payload=ip_len - ihl - hl,
+                ip_len=ip_len,
                 sacks=sacks,
                 tsval=tsval,
                 ecn=ip[1] & 3,
@@ -189,3 +200,140 @@ def test_tshark_reads_the_capture(pcap_run: Path) -> None:
         [_tool("tshark"), "-r", str(pcap), "-Y", "tcp.options.sack_le"], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert sacked
+
+
+# --- Captures at links (`--pcap=LINK`, `[capture] links`) ------------------------------------------
+
+# Two BBR flows through a drop-tail buffer that overflows (BBRv1's startup fills 0.25 BDP), both
+# done writing before the end, so every segment that left the bottleneck is delivered and every
+# hole repaired by 10 s. No random loss: what leaves the sender and not the bottleneck was dropped
+# by its queue.
+LINK_SCENARIO = (
+    _scenario("pcap-link", "0.25bdp")
+    + """
+[[flows]]
+cc = "bbr1"
+count = 2
+stop = "9s"
+"""
+)
+
+#: A frame's bytes on the wire beyond its IP packet: Ethernet header, FCS, preamble and gap
+#: (transport::ETHERNET_OVERHEAD_BYTES) — the queue table's tx_bytes counts them.
+ETHERNET_OVERHEAD_BYTES = 38
+
+
+@pytest.fixture(scope="module")
+def link_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("pcap-link")
+    toml = write_scenario(d, LINK_SCENARIO, "link.toml")
+    out = d / "run"
+    args = ["run", str(toml), "--pcap=sender,bottleneck,bottleneck_rev", "--quiet", "--out", str(out)]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def _data(records: list[dict]) -> list[dict]:
+    return [p for p in records if p["dport"] == RECEIVER_PORT and p["payload"]]
+
+
+def test_each_capture_point_has_its_file(link_run: Path) -> None:
+    assert {p.name for p in link_run.glob("*.pcap")} == {"packets.pcap", "bottleneck.pcap", "bottleneck_rev.pcap"}
+    packets = pd.read_parquet(link_run / "packets.parquet")
+    assert set(packets.tap) == {"sender", "bottleneck", "bottleneck_rev"}
+    # One direction each: the bottleneck carries the data (and the SYN), its reverse the ACKs.
+    fwd = _read_pcap(link_run / "bottleneck.pcap")
+    rev = _read_pcap(link_run / "bottleneck_rev.pcap")
+    assert all(p["dport"] == RECEIVER_PORT for p in fwd) and all(p["sport"] == RECEIVER_PORT for p in rev)
+    assert [p["flags"] for p in fwd[:1]] == [0x02] and 0x12 in {p["flags"] for p in rev[:2]}
+    assert len(_data(fwd)) == int(((packets.tap == "bottleneck") & (packets.is_data == 1)).sum())
+
+
+def test_the_bottleneck_capture_accounts_for_the_delivered_bytes(link_run: Path) -> None:
+    flows = pd.read_parquet(link_run / "flows.parquet")
+    data = _data(_read_pcap(link_run / "bottleneck.pcap"))
+    for f in (0, 1):
+        mine = [p for p in data if p["sport"] == sender_port(f)]
+        delivered = int(flows.loc[flows.flow == f, "delivered_bytes"].iloc[0])
+        # Every byte that left the bottleneck reached the receiver (nothing is lost after it, and
+        # the flows stopped in time for the last ones to arrive), and the receiver holds all of
+        # them in order (every hole was repaired): the highest byte out is the bytes delivered.
+        assert max(p["seq"] + p["payload"] for p in mine) - 1 == delivered
+        assert delivered > 1_000_000
+
+
+def test_the_capture_conserves_the_links_departures(link_run: Path) -> None:
+    queue = pd.read_parquet(link_run / "queue.parquet")
+    for link in ("bottleneck", "bottleneck_rev"):
+        q = queue[queue.queue == link].sort_values("t_s").iloc[-1]
+        until_ns = round(float(q.t_s) * 1e9)
+        frames = [p for p in _read_pcap(link_run / f"{link}.pcap") if not p["flags"] & 0x02 and p["t_ns"] <= until_ns]
+        # Each frame is one departure: their wire bytes are the link's own count of bytes sent.
+        assert sum(p["ip_len"] + ETHERNET_OVERHEAD_BYTES for p in frames) == int(q.tx_bytes)
+        assert len(frames) > 1_000
+
+
+def test_segments_the_queue_drops_never_leave_the_link(link_run: Path) -> None:
+    sent = _data(_read_pcap(link_run / "packets.pcap"))
+    out = _data(_read_pcap(link_run / "bottleneck.pcap"))
+    queue = pd.read_parquet(link_run / "queue.parquet")
+    drops = int(queue[queue.queue == "bottleneck"].drops.max())
+    flows = pd.read_parquet(link_run / "flows.parquet")
+    assert drops > 0 and drops == int(flows.lost_packets.sum())
+    # What the senders sent and the bottleneck did not pass on is what its queue dropped.
+    assert len(sent) - len(out) == drops
+    # Segment by segment: every one that left the link left its sender, and as often or more.
+    left = Counter((p["sport"], p["seq"]) for p in out)
+    at_sender = Counter((p["sport"], p["seq"]) for p in sent)
+    assert not left - at_sender
+    assert sum((at_sender - left).values()) == drops
+
+
+def test_a_captured_link_changes_no_result(link_run: Path, tmp_path: Path) -> None:
+    toml = write_scenario(tmp_path, LINK_SCENARIO, "plain.toml")
+    r = CliRunner().invoke(cli, ["run", str(toml), "--quiet", "--out", str(tmp_path / "plain")])
+    assert r.exit_code == 0, r.output
+    for table in ("flows", "queue", "timeseries"):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(link_run / f"{table}.parquet"), pd.read_parquet(tmp_path / "plain" / f"{table}.parquet")
+        )
+
+
+def test_tcpdump_and_tshark_read_the_link_captures(link_run: Path) -> None:
+    for link in ("bottleneck", "bottleneck_rev"):
+        pcap = link_run / f"{link}.pcap"
+        lines = subprocess.run(
+            [_tool("tcpdump"), "-nn", "-r", str(pcap)], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        assert len(lines) == len(_read_pcap(pcap)) > 1_000
+        assert all("TS val" in line for line in lines)
+    sacked = subprocess.run(
+        [_tool("tshark"), "-r", str(link_run / "bottleneck_rev.pcap"), "-Y", "tcp.options.sack_le"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert sacked, "the ACKs of a run that drops carry SACK blocks"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pcap=nope"], '--pcap: unknown link "nope"; the links are bottleneck, bottleneck_rev'),
+        (["--set", 'capture.links=["bottleneck", "bottleneck"]'], '"bottleneck" is named twice'),
+    ],
+)
+def test_a_bad_link_is_one_line_naming_the_links(tmp_path: Path, args: list[str], message: str) -> None:
+    toml = write_scenario(tmp_path, LINK_SCENARIO, "bad.toml")
+    r = CliRunner().invoke(cli, ["run", str(toml), *args, "--quiet", "--out", str(tmp_path / "r")])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_pcap_before_the_scenario_says_how_to_write_it(tmp_path: Path) -> None:
+    toml = write_scenario(tmp_path, LINK_SCENARIO, "s.toml")
+    r = CliRunner().invoke(cli, ["run", "--pcap", str(toml), "--quiet"])
+    assert r.exit_code == 2
+    assert "is a file, not a link; write --pcap=LINK, or put --pcap after SCENARIO" in r.output

@@ -147,6 +147,7 @@ impl Simulation {
         labels.set_item("phase", PyList::new(py, &r.phase_labels)?)?;
         labels.set_item("cc", PyList::new(py, &r.cc_labels)?)?;
         labels.set_item("queue", PyList::new(py, &r.queue_labels)?)?;
+        labels.set_item("tap", PyList::new(py, &r.tap_labels)?)?;
         labels.set_item("host", PyList::new(py, &r.host_labels)?)?;
         labels.set_item("kind", PyList::new(py, &r.kind_labels)?)?;
         out.set_item("labels", labels)?;

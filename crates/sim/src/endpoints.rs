@@ -216,7 +216,7 @@ impl Simulation {
             return self.traffic_echo(si as usize, p); // a ping's echo
         }
         if let Some(map) = flow.capture {
-            self.packets.push(crate::capture::ack_row(now, &p, map));
+            self.packets.push(crate::capture::ack_row(now, crate::capture::TAP_SENDER, &p, map));
         }
         flow.sender.on_ack(now, &p);
         if let Some(app) = flow.rpc.as_mut() {
@@ -302,7 +302,12 @@ impl Simulation {
                         }
                     }
                     if let Some(map) = flow.capture {
-                        self.packets.push(crate::capture::data_row(now, &p, map));
+                        self.packets.push(crate::capture::data_row(
+                            now,
+                            crate::capture::TAP_SENDER,
+                            &p,
+                            map,
+                        ));
                     }
                     flow.nic_bytes += p.wire_bytes as u64;
                     let nic = flow.data_path.first();

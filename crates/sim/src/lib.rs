@@ -332,7 +332,8 @@ pub struct Simulation {
     traffic: Vec<traffic::Source>,
     /// Ping echoes back (the `pings` table).
     pings: metrics::PingCols,
-    /// The `packets` table: segments of flows with `pcap` (`capture.rs`).
+    /// The `packets` table: segments of flows with `pcap`, and of captured links
+    /// (`capture.rs`).
     packets: metrics::PacketCols,
     /// Flow-size workloads (`arrivals.rs`) and their completed flows (the `fct` table).
     workloads: Vec<arrivals::Workload>,
@@ -411,6 +412,12 @@ impl Simulation {
             fct: metrics::FctCols::default(),
             cfg,
         };
+        // Captured links (`capture.rs`): named in the queue table (`Config::validate_capture`).
+        for (i, name) in sim.cfg.capture.links.iter().enumerate() {
+            let &(lid, _) =
+                sim.monitored.iter().find(|m| m.1 == name).expect("a checked link name");
+            sim.links[lid as usize].tap = (i + 1) as u16;
+        }
         sim.mark_data_nics();
         for l in &mut sim.links {
             l.fast.timestamped = l.can_be_timestamped();

@@ -269,10 +269,8 @@ impl Simulation {
             return;
         }
         let now = self.now;
+        let p = self.depart(lid);
         let link = &mut self.links[lid as usize];
-        let p = link.in_tx.take().expect("tx in progress");
-        link.stats.tx_bytes += p.wire_bytes as u64;
-        link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
         let arrive = if link.jitter_ns > 0 { link.arrival_time(now) } else { now + link.delay_ns };
         if link.fast.fold {
             // A discipline's link (event-driven, `link/aqm.rs`) folding its router hop: its
@@ -308,6 +306,22 @@ impl Simulation {
             p.hop += 1; // (as `pipe_push` would have)
             self.hand_over(lid, p);
         }
+    }
+
+    /// The last bit of the packet serializing on event-driven link `lid` leaves now: the link
+    /// counts it, a capture of the link records it (`capture.rs`), and it is the caller's.
+    #[inline(always)]
+    pub(crate) fn depart(&mut self, lid: LinkId) -> Packet {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        let p = link.in_tx.take().expect("tx in progress");
+        link.stats.tx_bytes += p.wire_bytes as u64;
+        link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
+        let tap = link.tap;
+        if tap != crate::capture::TAP_SENDER {
+            self.capture_departure(tap, &p);
+        }
+        p
     }
 
     /// The head of a timestamped sender NIC's pipe leaves (it has no propagation delay, so it

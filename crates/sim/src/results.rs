@@ -185,6 +185,7 @@ impl Simulation {
             pings: self.pings.table(),
             fct: self.fct.table(),
             packets: self.packets.table(),
+            tap_labels: self.tap_labels(),
             kind_labels: crate::traffic::KIND_LABELS.iter().map(|s| s.to_string()).collect(),
             hosts: self.hosts.as_ref().map_or_else(
                 || metrics::HostCols::default().table(),
@@ -229,8 +230,11 @@ pub struct Results {
     pub pings: Table,
     /// One row per completed workload flow (`arrivals.rs`).
     pub fct: Table,
-    /// The headers of flows with `pcap`, captured at their senders (`capture.rs`).
+    /// The headers of flows with `pcap`, captured at their senders, and of every segment
+    /// leaving a captured link (`capture.rs`).
     pub packets: Table,
+    /// The packets table's `tap_code` labels: "sender", then the captured links.
+    pub tap_labels: Vec<String>,
     /// The traffic table's `kind_code` labels.
     pub kind_labels: Vec<String>,
     /// PAUSE/XON frames sent by all switch ports (lossless mode).

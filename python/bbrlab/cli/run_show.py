@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from ..errors import UserError
+from ..errors import ScenarioError, UserError
+from ..results.taps import TAP_SENDER
 from . import common
 from .common import (
     _SET_HELP,
@@ -24,6 +25,21 @@ from .common import (
     backend_option,
     out_option,
 )
+
+
+def _pcap_taps(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    """--pcap's capture points (``sender`` and link names), or None without --pcap. A value that
+    is a scenario file is --pcap without a value written before SCENARIO: say so."""
+    if value is None:
+        return None
+    if value.endswith(".toml") or Path(value).is_file():
+        raise click.BadParameter(
+            f"{value!r} is a file, not a link; write --pcap=LINK, or put --pcap after SCENARIO", ctx, param
+        )
+    taps = tuple(t.strip() for t in value.split(",") if t.strip())
+    if not taps:
+        raise click.BadParameter("names no link; write --pcap=bottleneck, or --pcap alone", ctx, param)
+    return taps
 
 
 @click.command()
@@ -46,9 +62,18 @@ from .common import (
 )
 @click.option(
     "--pcap",
-    is_flag=True,
-    help="Capture every [[flows]] flow's TCP headers at its sender (pcap = true on each) and write them "
-    "to RUN_DIR/packets.pcap, which tcpdump -r, tshark and Wireshark read.",
+    "pcap",
+    is_flag=False,
+    flag_value=TAP_SENDER,
+    default=None,
+    metavar="[=LINK,…]",
+    callback=_pcap_taps,
+    help="Capture TCP headers as pcap files that tcpdump -r, tshark and Wireshark read. --pcap alone: every "
+    "[[flows]] flow's at its sender (pcap = true on each), in RUN_DIR/packets.pcap. --pcap=LINK[,LINK…]: "
+    "every segment leaving each named link (its name in the queue table: bottleneck, bottleneck_rev, "
+    "a graph's a-b; added to [capture] links), in RUN_DIR/LINK.pcap; 'sender' in the list is the former. "
+    "Write the value with '=' (or put --pcap after SCENARIO when it has none): '--pcap FILE' would "
+    "take FILE as the link.",
 )
 def run(
     scenario: str,
@@ -59,7 +84,7 @@ def run(
     quiet: bool,
     as_json: bool,
     backend: str,
-    pcap: bool,
+    pcap: tuple[str, ...] | None,
 ) -> None:
     """Run SCENARIO (a TOML file) and write a run directory."""
     from ..engine.runner import run as run_scenario
@@ -76,10 +101,19 @@ def run(
     overrides = _overrides(sets, add_flows) + ([f"seed={seed}"] if seed is not None else [])
     scn = load_scenario(scenario, overrides=overrides)
     default_dir = default_run_dir(scn.name, overrides)  # named by the experiment, not the capture
-    if pcap:
+    if pcap is not None:
         if backend != "sim":
             raise UserError("--pcap: only the sim backend captures packets; on emu, run tcpdump in its namespaces")
-        scn = load_scenario(scenario, overrides=overrides + [f"flows.{i}.pcap=true" for i in range(len(scn.flows))])
+        capture = [f"flows.{i}.pcap=true" for i in range(len(scn.flows))] if TAP_SENDER in pcap else []
+        links = list(dict.fromkeys([*scn.capture.links, *(t for t in pcap if t != TAP_SENDER)]))
+        if links != list(scn.capture.links):
+            capture.append(f"capture.links={json.dumps(links)}")  # names: a JSON list is a TOML array
+        try:
+            scn = load_scenario(scenario, overrides=overrides + capture)
+        except ScenarioError as e:
+            if e.path.startswith("capture.links"):  # the scenario's own links passed: one of --pcap's
+                raise UserError(f"--pcap: {e.message}") from None
+            raise
     _note_sweep_table(scenario, scn)
     # Before simulating: a run that cannot be written must not cost the simulation first.
     out_dir = check_out_dir(

@@ -58,7 +58,7 @@ def _rows(cls: type[BaseModel], prefix: str, skip: tuple[str, ...] = ()) -> list
         if key in skip or key == "kind":
             continue
         nested = item_model(f.annotation)
-        if nested is not None and key in ("rpc", "red", "pfc", "hosts"):
+        if nested is not None and key in ("rpc", "red", "pfc", "hosts", "capture"):
             rows += _rows(nested, f"{prefix}{key}.")
             continue
         rows.append(f"| `{prefix}{key}` | {_default(f)} | {_cell(f.description or '')} |")

@@ -1,10 +1,20 @@
-"""A run's ``packets`` table as a pcap file that tcpdump, tshark/Wireshark and tcptrace read.
+"""A run's ``packets`` table as pcap files that tcpdump, tshark/Wireshark and tcptrace read.
 
-The core records, for flows with ``pcap = true``, what ``tcpdump`` on the sender host would see of
-the flow's TCP segments (``crates/sim/src/capture.rs``): each data segment as it is handed to the
-NIC, each ACK as it arrives, with sequence numbers as byte offsets. This module renders each row
-as the headers of a real frame — Ethernet II, IPv4, TCP with the options the simulator models —
-and nothing of the payload (snaplen: headers only; each record's original length is the frame's).
+The core records TCP segments at capture points (``crates/sim/src/capture.rs``; the ``tap``
+column), with sequence numbers as byte offsets:
+
+- ``sender``: for flows with ``pcap = true``, what ``tcpdump`` on the sender host would see of the
+  flow's segments — each data segment as it is handed to the NIC, each ACK as it arrives;
+- a link's name (``capture.links``): a tap on the wire just downstream of the link's queue —
+  every segment that leaves the link, when its last bit leaves: the data of every flow crossing
+  it and, on a link that carries ACKs, the ACKs. Segments the queue drops, and those the link's
+  random loss takes (it acts as a segment is offered to the link), never leave, so they are not
+  there; CE marks the queue set are.
+
+Each capture point is one file in the run directory (:func:`pcap_file_name`): ``packets.pcap`` for
+the senders' captures, ``<link>.pcap`` for a link's. This module renders each row as the headers
+of a real frame — Ethernet II, IPv4, TCP with the options the simulator models — and nothing of
+the payload (snaplen: headers only; each record's original length is the frame's).
 
 What the simulator's packet lacks, and the stand-in used (one per field, the same in every file):
 
@@ -13,12 +23,15 @@ What the simulator's packet lacks, and the stand-in used (one per field, the sam
 - Handshake: the simulator models the handshake as a delay only. A SYN and a SYN-ACK are written
   before a flow's first segment so that readers learn its options (MSS, SACK permitted,
   timestamps, window scale 7): the SYN one RTT earlier (the flow's first RTT sample: its first
-  ACK's arrival − the TSval it echoes; 1 ms without one), the SYN-ACK 1 µs before the first
+  ACK's capture − the TSval it echoes; 1 ms without one), the SYN-ACK 1 µs before the first
   segment. Both initial sequence numbers are 0, so byte offset ``k`` is sequence number ``k + 1``.
+  A link's capture has the SYN only if it has the flow's data (the SYN would have crossed the
+  link with it) and the SYN-ACK only if it has the flow's ACKs. The MSS option is the flow's
+  largest payload in any capture of the run (the default MSS, 1448, when none has its data).
 - Timestamps (RFC 7323) count milliseconds. A data segment's TSval is the time it was sent, an
-  ACK's TSecr the TSval it echoes (both from the simulator); an ACK's own TSval is its arrival
-  time at the sender (the receiver's clock is not modelled), and a data segment's TSecr the TSval
-  of the flow's latest ACK.
+  ACK's TSecr the TSval it echoes (both from the simulator); an ACK's own TSval is its capture
+  time (the receiver's clock is not modelled), and a data segment's TSecr the TSval of the
+  flow's latest ACK in the same capture.
 - Flags: ACK on every segment after the SYN; ECE on an ACK whose cumulative CE count grew (the
   simulator's receivers report CE counts, not RFC 3168's latched ECE); CWR is not modelled.
 - Windows: an ACK advertises its receive window (scaled by 2⁷, 65535 when the flow has no window
@@ -37,8 +50,18 @@ from typing import BinaryIO
 import numpy as np
 
 from .columns import Table
+from .taps import TAP_SENDER, pcap_file_name
 
-__all__ = ["write_pcap", "SENDER_IP", "RECEIVER_IP", "RECEIVER_PORT", "sender_port"]
+__all__ = [
+    "write_pcap",
+    "write_pcaps",
+    "pcap_file_name",
+    "TAP_SENDER",
+    "SENDER_IP",
+    "RECEIVER_IP",
+    "RECEIVER_PORT",
+    "sender_port",
+]
 
 #: pcap's magic for nanosecond timestamps (tcpdump ≥ 4.x and Wireshark read it).
 PCAP_MAGIC_NS = 0xA1B23C4D
@@ -63,6 +86,9 @@ TCP_HEADER_BYTES = 20
 FIN, SYN, ACK, ECE = 0x01, 0x02, 0x10, 0x40
 MAX_WINDOW = 0xFFFF
 SEQ_MOD = 1 << 32
+#: The MSS a SYN offers for a flow whose data no capture has (the simulator's default MSS,
+#: ``transport::DEFAULT_MSS_BYTES``).
+DEFAULT_MSS_BYTES = 1448
 #: The SYN's RTT when a flow has no ACK to measure one from.
 DEFAULT_HANDSHAKE_RTT_NS = 1_000_000
 
@@ -149,22 +175,54 @@ def _ms(t_ns: int) -> int:
     return t_ns // 1_000_000
 
 
-def write_pcap(packets: Table, path: str | Path) -> int:
-    """Write the ``packets`` table (:attr:`Result.packets`'s columns) to ``path`` as a pcap file;
-    returns the number of records (segments plus two synthesized handshake packets per flow)."""
+def write_pcaps(packets: Table, run_dir: str | Path) -> list[Path]:
+    """Write each capture point's rows of the ``packets`` table to its file in ``run_dir``
+    (:func:`pcap_file_name`); returns the files written. A table without a ``tap`` column (a run
+    saved before links were captured) is the senders' capture."""
+    taps = packets["tap"] if "tap" in packets else np.full(len(packets), TAP_SENDER, dtype=object)
+    mss = _mss_by_flow(packets)  # over every capture point: a link may carry a flow's ACKs only
+    written = []
+    for tap in dict.fromkeys(taps.tolist()):  # each capture point once, in order of appearance
+        path = Path(run_dir) / pcap_file_name(tap)
+        write_pcap(packets.rows(taps == tap), path, at_link=tap != TAP_SENDER, mss_bytes=mss)
+        written.append(path)
+    return written
+
+
+def _mss_by_flow(packets: Table) -> dict[int, int]:
+    """Each flow's largest payload in ``packets``, for the MSS its SYN offers."""
+    data = np.asarray(packets["is_data"]) != 0
+    flows, payload = np.asarray(packets["flow"])[data], np.asarray(packets["payload_bytes"])[data]
+    mss: dict[int, int] = {}
+    for f, b in zip(flows.tolist(), payload.tolist()):
+        mss[f] = max(mss.get(f, 0), b)
+    return mss
+
+
+def write_pcap(
+    packets: Table, path: str | Path, *, at_link: bool = False, mss_bytes: dict[int, int] | None = None
+) -> int:
+    """Write rows of the ``packets`` table (:attr:`Result.packets`'s columns) of one capture point
+    to ``path`` as a pcap file; returns the number of records (segments plus the synthesized
+    handshake packets: two per flow at a sender, those of the directions it has at a link).
+    ``mss_bytes``: each flow's MSS, when these rows may lack its data (default: from them)."""
     cols = {name: np.asarray(packets[name]).tolist() for name in packets}
     n = len(packets)
     flows = cols["flow"]
     first_row: dict[int, int] = {}
-    mss: dict[int, int] = {}
+    mss = _mss_by_flow(packets) if mss_bytes is None else mss_bytes
     first_rtt_ns: dict[int, int] = {}
+    has_data: set[int] = set()
+    has_acks: set[int] = set()
     for i in range(n):
         f = flows[i]
         first_row.setdefault(f, i)
         if cols["is_data"][i]:
-            mss[f] = max(mss.get(f, 0), cols["payload_bytes"][i])
-        elif f not in first_rtt_ns:
-            first_rtt_ns[f] = max(cols["t_ns"][i] - cols["ts_ns"][i], 1)
+            has_data.add(f)
+        else:
+            has_acks.add(f)
+            if f not in first_rtt_ns:
+                first_rtt_ns[f] = max(cols["t_ns"][i] - cols["ts_ns"][i], 1)
     w = _Frames()
     last_ack_tsval: dict[int, int] = {}
     last_ce: dict[int, int] = {}
@@ -176,20 +234,22 @@ def write_pcap(packets: Table, path: str | Path) -> int:
             # The handshake the simulator models as a delay, for the options it negotiates.
             syn_t = max(t - first_rtt_ns.get(f, DEFAULT_HANDSHAKE_RTT_NS), 0)
             synack_t = max(t - 1_000, syn_t)
-            opt_mss = mss.get(f, 0) + TS_OPTION_BYTES
-            w.frame(syn_t, True, sport, 0, 0, SYN, MAX_WINDOW, _syn_options(opt_mss, _ms(syn_t), 0), 0, 0)
-            w.frame(
-                synack_t,
-                False,
-                sport,
-                0,
-                1,
-                SYN | ACK,
-                MAX_WINDOW,
-                _syn_options(opt_mss, _ms(synack_t), _ms(syn_t)),
-                0,
-                0,
-            )
+            opt_mss = mss.get(f, DEFAULT_MSS_BYTES) + TS_OPTION_BYTES
+            if not at_link or f in has_data:
+                w.frame(syn_t, True, sport, 0, 0, SYN, MAX_WINDOW, _syn_options(opt_mss, _ms(syn_t), 0), 0, 0)
+            if not at_link or f in has_acks:
+                w.frame(
+                    synack_t,
+                    False,
+                    sport,
+                    0,
+                    1,
+                    SYN | ACK,
+                    MAX_WINDOW,
+                    _syn_options(opt_mss, _ms(synack_t), _ms(syn_t)),
+                    0,
+                    0,
+                )
             last_ack_tsval[f] = _ms(synack_t)
         if cols["is_data"][i]:
             options = _ts_option(_ms(cols["ts_ns"][i]), last_ack_tsval[f])

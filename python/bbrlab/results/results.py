@@ -108,9 +108,6 @@ def _load_run_scenario(toml_path: Path) -> Scenario | None:
         return None
 
 
-#: The capture of flows with ``pcap = true`` in a run directory (from the ``packets`` table).
-PCAP_FILE = "packets.pcap"
-
 #: The tables of a run: the three every run has, then the optional ones (written only when not empty).
 ALL_TABLES = (*TABLES, "gaps", "events", "hosts", "state", "traffic", "pings", "fct", "packets")
 
@@ -228,9 +225,10 @@ class Result:
 
     packets = _table_property(
         "packets",
-        "The headers of every TCP segment of flows with pcap = true, captured at the sender (data as "
-        "it leaves, ACKs as they arrive; byte offsets, SACK blocks, TSval/TSecr, ECN); empty otherwise. "
-        "The run directory has them as packets.pcap too.",
+        "Packet captures, one row per TCP segment per capture point (column tap): 'sender' for flows "
+        "with pcap = true (data as it leaves, ACKs as they arrive), a link's name for each link of "
+        "[capture] links (every segment leaving the link); byte offsets, SACK blocks, TSval/TSecr, ECN; "
+        "empty otherwise. The run directory has them as packets.pcap (sender) and <link>.pcap too.",
     )
 
     def __repr__(self) -> str:
@@ -459,9 +457,9 @@ class Result:
             elif t in TABLES or len(self._tables[t]):
                 self._tables[t].write_parquet(d / f"{t}.parquet")
         if len(self.table("packets")):
-            from .pcap import write_pcap
+            from .pcap import write_pcaps
 
-            write_pcap(self.table("packets"), d / PCAP_FILE)
+            write_pcaps(self.table("packets"), d)
         if finish_plots is not None:
             finish_plots()
         # summary.json last: its presence is what "complete" means to readers that skip the marker.

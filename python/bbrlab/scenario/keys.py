@@ -47,7 +47,8 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     'CdfFile': ('file', 'text'),
     'WorkloadApp': ('kind', 'cdf', 'load', 'link', 'cc', 'ecn', 'src', 'dst', 'hosts', 'start_ns', 'stop_ns'),
     'Hosts': ('cores', 'irq_delay_ns', 'irq_frames', 'napi_budget', 'gro', 'gro_max_bytes', 'rx_ring_pkts', 'flow_control', 'irq_cost_ns', 'rx_segment_cost_ns', 'rx_skb_cost_ns', 'rx_copy_rate_bps', 'tx_chunk_cost_ns', 'tx_segment_cost_ns', 'tx_copy_rate_bps', 'ack_cost_ns', 'cc_ack_cost_ns', 'timer_cost_ns'),
-    'Scenario': ('name', 'seed', 'duration_ns', 'sample_interval_ns', 'topology', 'flows', 'traffic', 'apps', 'hosts'),
+    'Capture': ('links',),
+    'Scenario': ('name', 'seed', 'duration_ns', 'sample_interval_ns', 'topology', 'flows', 'traffic', 'apps', 'hosts', 'capture'),
 }
 
 #: Per model: its fields that hold another model (alone, in a list or as a tagged union).
@@ -64,7 +65,7 @@ NESTED: dict[str, dict[str, str]] = {
     'Flow': {'rpc': 'Rpc', 'app': 'FlowApp'},
     'QueryApp': {'flow': 'Flow'},
     'WorkloadApp': {'cdf': 'CdfFile'},
-    'Scenario': {'topology': 'Topology', 'flows': 'Flow', 'traffic': 'Traffic', 'apps': 'App', 'hosts': 'Hosts'},
+    'Scenario': {'topology': 'Topology', 'flows': 'Flow', 'traffic': 'Traffic', 'apps': 'App', 'hosts': 'Hosts', 'capture': 'Capture'},
 }
 
 #: Per model: field -> (config key, nested model name or None), for the core's config.

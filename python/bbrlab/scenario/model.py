@@ -493,6 +493,12 @@ class Hosts(Strict):
     timer_cost: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=500, description="CPU per timer that fires (pacing, retransmission, delayed ACK).")
 
 
+class Capture(Strict):
+    """Captures at links: what a tap on the wire just downstream of a link's queue records."""
+
+    links: list[str] = Field(default_factory=list, description="Links to capture, by their names in the `queue` table (dumbbell: `bottleneck`, `bottleneck_rev`; star: `tor_to_agg`, `agg_nic`, `nic_<w>`, \u2026; graph: `a-b`): every TCP segment that leaves the link, when its last bit leaves \u2014 the data of every flow crossing it and, on a link that carries ACKs, the ACKs \u2014 as rows of the `packets` table (`tap` = the link's name); `bbrlab run` writes each as `<link>.pcap`. Packets the queue drops and packets the link's random loss takes (it acts as a packet is offered, before the queue) never leave, so they are not there. Costs a row per packet on each link, and the link's speed-ups (its departures become events; the results do not change).")
+
+
 class Scenario(ScenarioBase):
     """One scenario: the network, the flows and the applications on it."""
 
@@ -505,3 +511,4 @@ class Scenario(ScenarioBase):
     traffic: list[Traffic] = Field(default_factory=list, description="Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes.")
     apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")
     hosts: Hosts | None = Field(default=None, description="End hosts' CPUs, NIC receive queues and receive offload (`host.rs`; the `hosts` table); none: hosts cost nothing and every packet reaches TCP the moment it arrives.")
+    capture: Capture = Field(default_factory=Capture, description="Packet captures on links (`capture.rs`).")

@@ -304,7 +304,31 @@ impl Config {
             Topology::Dumbbell(d) => self.check_no_hosts_named().and(self.validate_dumbbell(d)),
             Topology::Star(s) => self.check_no_hosts_named().and(self.validate_star(s)),
             _ => self.validate_graph(),
+        }?;
+        self.validate_capture()
+    }
+
+    /// `capture.links`: each names a link of the `queue` table, once. The names are the
+    /// topology builder's (`Built::monitored`), so the network is built to read them — only
+    /// when a capture is asked for, once the rest of the config is known good.
+    fn validate_capture(&self) -> Check {
+        let wanted = &self.capture.links;
+        if wanted.is_empty() {
+            return Ok(());
         }
+        let names = crate::topology::queue_names(&self.resolved());
+        for (i, l) in wanted.iter().enumerate() {
+            if !names.contains(&l.as_str()) {
+                return err(
+                    format!("capture.links.{i}"),
+                    format!("unknown link {l:?}; the links are {}", name_list(&names)),
+                );
+            }
+            if wanted[..i].contains(l) {
+                return err(format!("capture.links.{i}"), format!("{l:?} is named twice"));
+            }
+        }
+        Ok(())
     }
 
     /// When a flow or a traffic source at `p` sends: it starts before the end of the run and,
@@ -493,4 +517,14 @@ impl Config {
 /// `x` BDPs in whole bytes, ties to even (as the front's decimal arithmetic rounds).
 pub(crate) fn buffer_bytes_of_bdp(x: f64, bdp_bytes: u64) -> u64 {
     (x * bdp_bytes as f64).round_ties_even() as u64
+}
+
+/// Names for an error message: all of them, or the first few and how many there are (a star
+/// of 10 000 workers has 10 002 queues).
+fn name_list(names: &[&str]) -> String {
+    const SHOWN: usize = 12;
+    if names.len() <= SHOWN {
+        return names.join(", ");
+    }
+    format!("{}, … ({} in all)", names[..SHOWN].join(", "), names.len())
 }

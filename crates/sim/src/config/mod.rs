@@ -130,7 +130,35 @@ pub struct Config {
     #[schemars(extend("x-backends" = emu_ignores("the simulator's model of the end hosts; \
          --backend emu runs real ones, so it is ignored")))]
     pub hosts: Option<Hosts>,
+    /// Packet captures on links (`capture.rs`).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = emu_refuses("the emulator captures no packets; run \
+         tcpdump in its namespaces")))]
+    pub capture: Capture,
 }
+
+/// Captures at links: what a tap on the wire just downstream of a link's queue records.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// Links to capture, by their names in the `queue` table (dumbbell: `bottleneck`,
+    /// `bottleneck_rev`; star: `tor_to_agg`, `agg_nic`, `nic_<w>`, …; graph: `a-b`): every TCP
+    /// segment that leaves the link, when its last bit leaves — the data of every flow crossing
+    /// it and, on a link that carries ACKs, the ACKs — as rows of the `packets` table (`tap` =
+    /// the link's name); `bbrlab run` writes each as `<link>.pcap`. Packets the queue drops and
+    /// packets the link's random loss takes (it acts as a packet is offered, before the queue)
+    /// never leave, so they are not there. Costs a row per packet on each link, and the link's
+    /// speed-ups (its departures become events; the results do not change).
+    #[serde(default)]
+    #[schemars(length(max = MAX_CAPTURED_LINKS))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub links: Vec<String>,
+}
+
+/// Links one run may capture: each costs a row per packet crossing it, and more than this is a
+/// capture no pcap reader opens whole; also keeps a capture point's code (`u16`) far from its
+/// limit.
+pub const MAX_CAPTURED_LINKS: u64 = 64;
 
 fn default_name() -> String {
     "scenario".to_string()

@@ -120,6 +120,10 @@ pub(crate) struct Link {
     /// Schedules, traces, policer, burst loss, jitter, reordering, aggregation (`path.rs`);
     /// none on most links.
     pub(crate) path: Option<Box<path::PathParts>>,
+    /// A capture of what leaves the link (`capture.links`): its capture point's code in the
+    /// `packets` table (`capture::TAP_SENDER`, 0, is no link: not captured). A captured link
+    /// is event-driven, so that each departure is a moment of the run (`on_tx_done`).
+    pub(crate) tap: u16,
 }
 
 /// Serialization times at a link's rate, carrying the sub-nanosecond remainder in picoseconds
@@ -217,6 +221,7 @@ impl Link {
             host_paused: false,
             fast: FastPath::default(),
             path: None,
+            tap: crate::capture::TAP_SENDER,
         }
     }
 
@@ -239,8 +244,8 @@ impl Link {
     /// `can_be_timestamped_nic` but for a discipline of the path model (`aqm.rs`), which keeps
     /// the transmitter event-driven: otherwise its packets leave in the order it serves them
     /// and reach the far end `delay_ns` after they leave, watched by nothing on the way (no
-    /// PFC, shared pool, cut-through, jitter, host pause or path stages), so such a link may
-    /// fold its router hop too (`speedup/fold.rs`).
+    /// PFC, shared pool, cut-through, jitter, host pause, path stages or capture), so such a
+    /// link may fold its router hop too (`speedup/fold.rs`).
     pub(crate) fn timestamped_but_for_its_discipline(&self) -> bool {
         self.pfc.as_deref().is_none_or(LinkPfc::lets_link_be_timestamped)
             && !self.in_pool
@@ -248,6 +253,7 @@ impl Link {
             && self.jitter_ns == 0
             && !self.host_paused
             && self.path.is_none()
+            && self.tap == crate::capture::TAP_SENDER
     }
 
     /// A timestamped link that decides nothing about the packets it carries — no loss, no

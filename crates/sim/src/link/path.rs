@@ -171,10 +171,8 @@ impl Simulation {
     /// stages (or the pipe), start the next one (`on_tx_done` for links without a path).
     pub(crate) fn path_tx_done(&mut self, lid: LinkId) {
         let now = self.now;
+        let p = self.depart(lid);
         let link = &mut self.links[lid as usize];
-        let p = link.in_tx.take().expect("tx in progress");
-        link.stats.tx_bytes += p.wire_bytes as u64;
-        link.stats.busy_ns_interval += now - link.tx_start_ns.max(self.metrics.last_sample_ns);
         let pp = link.path.as_deref_mut().expect("a path link");
         if pp.stages.is_empty() {
             self.path_to_pipe(lid, now, p);

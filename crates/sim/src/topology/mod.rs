@@ -149,6 +149,13 @@ pub(crate) fn build(cfg: &Config, links: &mut Vec<Link>) -> Built {
     }
 }
 
+/// The names of the links a config's network reports in the `queue` table (`Built::monitored`,
+/// in its order), which `capture.links` names; `cfg` is resolved.
+pub(crate) fn queue_names(cfg: &Config) -> Vec<&'static str> {
+    let mut links = Vec::new();
+    build(cfg, &mut links).monitored.into_iter().map(|(_, name)| name).collect()
+}
+
 /// Every sender host has its own access link (NIC) into router R1; R1 → R2 is the bottleneck;
 /// R2 → the receiver host. ACKs return over mirror links. Hosts are created per flow in
 /// `flow_paths` (flows with the same `sender` share one).
