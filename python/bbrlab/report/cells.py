@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Num", "num", "cell", "parse_cell", "SHOWN_DIGITS", "shown_cell", "shown_items"]
+__all__ = ["Num", "num", "cell", "parse_cell", "SHOWN_DIGITS", "shown_cell", "shown_items", "shown_number"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ def parse_cell(text: str) -> list[Num] | None:
 SHOWN_DIGITS = 3
 
 
-def _shown_number(x: float) -> str:
+def shown_number(x: float) -> str:
+    """A number as a reader sees it: ``SHOWN_DIGITS`` significant digits (whole above), "—"
+    when missing, a true minus sign."""
     if math.isnan(x):
         return "—"
     if math.isinf(x):
@@ -113,11 +115,11 @@ def shown_items(text: str) -> list[str]:
         return [text]
     parts = []
     for n in items:
-        s = (f"{n.label}: " if n.label else "") + _shown_number(n.value)
+        s = (f"{n.label}: " if n.label else "") + shown_number(n.value)
         if n.to is not None:
-            s += f" → {_shown_number(n.to)}"
+            s += f" → {shown_number(n.to)}"
         if n.ci is not None:
-            s += f" ± {_shown_number(n.ci)}"
+            s += f" ± {shown_number(n.ci)}"
         missing = math.isnan(n.value) and n.to is None
         parts.append(s + (f" {n.unit}" if n.unit and not missing else ""))
     return parts
