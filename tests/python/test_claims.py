@@ -114,6 +114,21 @@ def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path)
     assert "Jain per level: 1.00<br>7.24 ×" in page and "0.999997" not in page
 
 
+def test_a_unit_shared_by_every_item_is_written_once():
+    """Issue 36: "units once": a cell whose items share a unit writes it once (at the end in
+    REPORT.md, above the items on the page); items in different units keep their own."""
+    from bbrlab.report.pages import claims_table as html_claims_table
+    from bbrlab.reproduce.claims import shown_cell
+
+    same = cell(num(-195.3, "Mbit/s", label="0 ms"), num(11.74, "Mbit/s", label="100 ms"))
+    assert shown_cell(same) == "0 ms: −195; 100 ms: 11.7 Mbit/s"
+    assert shown_cell(cell(num(7.2, "×"), num(-169.6, "Mbit/s"))) == "7.20 ×; −170 Mbit/s"
+    assert shown_cell(cell(num(97.2, "%", label="a"), num(math.nan, "%", label="b"))) == "a: 97.2 %; b: —"
+    row = dict(claim="c", paper_value="yes", bbrlab_value=same, rule="r", verdict="agrees", reason="why")
+    page = str(html_claims_table([row]))
+    assert "in Mbit/s</span><br>0 ms: −195<br>100 ms: 11.7</td>" in page
+
+
 def test_claims_in_several_settings_are_one_row_with_a_column_per_setting():
     """Issue 36: dc-incast's page had a row per claim × fabric (24 rows); a claim checked on each
     fabric is one row, the fabrics columns, each with our value and its verdict."""

@@ -404,9 +404,11 @@ SETTING_SEP = " — "
 
 def _claim_value(text: str) -> Markup:
     """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
-    from .cells import shown_items
+    from .cells import shown_items, shown_unit
 
-    return Markup("<br>").join(shown_items(text))
+    unit = shown_unit(text)  # shared by every item: written once, above them
+    head = Markup('<span class="rule">in {}</span><br>').format(unit) if unit else Markup("")
+    return head + Markup("<br>").join(shown_items(text, unit=not unit))
 
 
 def _by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:

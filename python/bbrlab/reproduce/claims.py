@@ -298,8 +298,9 @@ def check(
     """``value op limit`` (op: "<", ">", "≥", "≤"), told by ``said``: a sentence with ``{}`` where
     the value goes ("BQL's goodput is {} of BBR's"), and ``{limit}`` where the limit goes when the
     limit is a number of ours too ("BBR's spread {} vs CUBIC's {limit}"); without ``{limit}`` the
-    rule's limit is added as "(rule: ≥ 98 %)" (``rule`` words it otherwise). ``fmt`` prints the numbers (`pct`, `times`, a
-    formatter, or a unit: "ms"); a missing number prints "—" and leaves the check undecided."""
+    rule's limit is added as "(rule: ≥ 98 %)" (``rule`` words it otherwise). ``fmt`` prints the
+    numbers (`pct`, `times`, a formatter, or a unit: "ms"); a missing number prints "—" and
+    leaves the check undecided."""
     show = _unit(fmt) if isinstance(fmt, str) else fmt
     holds = _OPS[op](value, limit)
     text = said.format(_shown(value, show), limit=_shown(limit, show))
@@ -379,10 +380,12 @@ REASON_POINTS = 3
 
 
 def reason(checks: Sequence[Check]) -> str:
-    """Why a rule's checks give their verdict: "holds for 100, 500 and 1000 ms (nearest the limit,
-    100 ms: …); fails for 0 ms (150 µs): BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)". Points
-    that hold are named, with the one nearest its limit told; points that fail are told (up to
-    `REASON_POINTS`, else named, with the worst told); undecided points say the number is missing."""
+    """Why a rule's checks give their verdict: "holds for 100, 500 and 1000 ms — nearest its limit,
+    100 ms: …; fails for 0 ms (150 µs): BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)". Points
+    that hold are named, with the one nearest its limit told (each told when there is no margin
+    to pick it by); points that fail are told (up to `REASON_POINTS`, else named, with the
+    furthest told); undecided points say their number is missing; conditions on one number with
+    graded limits are told once (`_graded`)."""
     from .sentences import join  # sentences imports this module
 
     if not checks:
