@@ -279,9 +279,10 @@ def test_a_rule_over_points_names_where_it_fails_and_by_how_much():
     assert many.reason.startswith("fails for n = 1, 2, 3, 4 and 5 — furthest, n = 1: BQL's goodput is 51.0 %")
     # Undecided points say their number is missing; none decided: not tested, and why.
     some = verdict_of_all([at("0 ms", math.nan), at("100 ms", 0.5)])
-    assert some.verdict is Verdict.DISAGREES and some.reason.endswith("; no number for 0 ms")
+    assert some.verdict is Verdict.DISAGREES
+    assert some.reason.endswith("; undecided for 0 ms: BQL's goodput is — of BBR's (rule: ≥ 98 %)")
     none = verdict_of_all([at("0 ms", math.nan), at("100 ms", math.nan)])
-    assert none.verdict is Verdict.UNTESTED and none.reason == "no number for 0 and 100 ms"
+    assert none.verdict is Verdict.UNTESTED and none.reason.startswith("undecided for 0 ms: BQL's goodput is —")
 
 
 def test_conditions_at_one_point_tell_the_one_that_fails():

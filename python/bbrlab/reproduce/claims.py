@@ -342,7 +342,7 @@ def all_of(*checks: Check, where: str = "") -> Check:
     holds = False if False in held else (None if None in held else True)
     told = [c for c in checks if c.holds is False] if holds is False else list(checks)
     margins = [c.margin for c in told if c.margin is not None]
-    return Check(holds, "; ".join(c.said for c in told), where, min(margins) if margins else None)
+    return Check(holds, " and ".join(c.said for c in told), where, min(margins) if margins else None)
 
 
 def _shown(x: float, show: Callable[[float], str]) -> str:
@@ -384,15 +384,14 @@ def reason(checks: Sequence[Check]) -> str:
     100 ms: …; fails for 0 ms (150 µs): BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)". Points
     that hold are named, with the one nearest its limit told (each told when there is no margin
     to pick it by); points that fail are told (up to `REASON_POINTS`, else named, with the
-    furthest told); undecided points say their number is missing; conditions on one number with
+    furthest told); undecided points are told the same way (their number shows as "—", or
+    their own words say why); conditions on one number with
     graded limits are told once (`_graded`)."""
-    from .sentences import join  # sentences imports this module
-
     if not checks:
         return "no test could be made"
     if len(checks) == 1 and not checks[0].where:
         c = checks[0]
-        return c.said + ("" if c.holds is not None else " — a number is missing")
+        return c.said + ("" if c.holds is not None else " (undecided)")
 
     def told(c: Check) -> str:
         return f"{c.where}: {c.said}" if c.where else c.said
@@ -422,11 +421,7 @@ def reason(checks: Sequence[Check]) -> str:
     if no:
         parts.append(group(no, "fails", "furthest"))
     if unknown:
-        where = [c.where for c in unknown if c.where]
-        what = join(c.said for c in unknown if not c.where)
-        parts.append(
-            "no number " + join(x for x in (f"for {_places(where)}" if where else "", f"({what})" if what else "") if x)
-        )
+        parts.append(group(unknown, "undecided", ""))
     return "; ".join(parts)
 
 

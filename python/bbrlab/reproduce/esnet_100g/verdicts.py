@@ -295,7 +295,7 @@ def gap_claims(gs: pd.DataFrame) -> list[Claim]:
                             -0.10,
                             0.10,
                             "back-to-back share differs by {}",
-                            lambda x: f"{100 * x:+.1f} points",
+                            lambda x: f"{100 * x:+.1f} points".replace("-", "−"),
                         ),
                         check_within(bu["median_ns"] / cp["median_ns"], 0.5, 2, "median gap ratio {}", times),
                     ]

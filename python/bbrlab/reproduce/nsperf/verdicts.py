@@ -36,8 +36,11 @@ def _every(cc: str, sc: Scenario, tests: dict[float, bool], worst: str, rule: st
     if not tests:
         return Check(None, "no points", cc)
     bad = [x for x, ok in tests.items() if not ok]
-    where = f"fails at {join(f'{x:g}' for x in bad)} {SWEPT[sc.name]}" if bad else "holds at every point"
-    return Check(not bad, f"{worst}; {where} (rule: {rule})", cc)
+    if not bad:
+        return Check(True, f"{worst} (rule: {rule} at every point)", cc)
+    return Check(
+        False, f"{worst}; outside the rule at {join(f'{x:g}' for x in bad)} {SWEPT[sc.name]} (rule: {rule})", cc
+    )
 
 
 #: The algorithms nsperf's statements are about.
