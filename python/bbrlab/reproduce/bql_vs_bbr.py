@@ -50,6 +50,7 @@ from .claims import (
     claims_table,
     num,
     pct,
+    shown_number,
     untested,
     verdict,
     verdict_of_all,
@@ -322,9 +323,8 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
         Claim(
             "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)",
             "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher",
-            "; ".join(
-                f"{_rtt_label(r)}: BBR/BQL mean queue {q:.1f}×, BQL − BBR {d:+.1f} Mbit/s" for r, q, d, _ in per_rtt
-            ),
+            "BBR/BQL mean queue (×), BQL − BBR goodput (Mbit/s): "
+            + "; ".join(f"{_rtt_label(r)}: {shown_number(q)}, {shown_number(d)}" for r, q, d, _ in per_rtt),
             "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT",
             verdict_of_all(ok for *_, ok in per_rtt),
             paper_value=PAPER_VALUES["queue"],
@@ -398,7 +398,7 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
             Claim(
                 claim,
                 "yes",
-                "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {g:+.1f} Mbit/s" for r, g in zip(lrtts, gap)),
+                "BQL − BBR (Mbit/s): " + "; ".join(f"{_rtt_label(r)}: {shown_number(g)}" for r, g in zip(lrtts, gap)),
                 rule,
                 verdict_of_all(
                     check(
@@ -424,8 +424,8 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
         Claim(
             "1 % loss: both keep high rates (neither takes loss as congestion)",
             "yes",
-            "goodput with 1 % loss / without: "
-            + ", ".join(f"{cc} {_rtt_label(r)}: {k:.0%}" for (cc, r), k in keep.items()),
+            "goodput with 1 % loss / without (%): "
+            + "; ".join(f"{cc} {_rtt_label(r)}: {shown_number(100 * k)}" for (cc, r), k in keep.items()),
             f"≥ {HIGH_UNDER_LOSS:.0%} of the loss-free goodput at each RTT, per algorithm",
             verdict_of_all(
                 check(k, "≥", HIGH_UNDER_LOSS, "{} of the loss-free goodput", pct, where=f"{cc} {_rtt_label(r)}")

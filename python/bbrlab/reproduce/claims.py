@@ -94,6 +94,7 @@ __all__ = [
     "shown_verdict",
     "shown_cell",
     "shown_items",
+    "shown_number",
     "within",
     "write_claims_csv",
 ]

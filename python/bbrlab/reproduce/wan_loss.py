@@ -47,6 +47,7 @@ from .claims import (
     claims_table,
     num,
     pct,
+    shown_number,
     times,
     untested,
     verdict,
@@ -319,7 +320,8 @@ def sweep_claims(c: pd.DataFrame, ccs: tuple[str, ...], losses: tuple[float, ...
         Claim(
             "below 15 % loss BBR fully uses the path, link · (1 − p)",
             "yes",
-            "BBRv1 / link·(1−p): " + ", ".join(f"{p:g} %: {v:.0%}" for p, v in share.items()),
+            "BBRv1 / link·(1−p) (%), per loss rate: "
+            + "; ".join(f"{p:g} %: {shown_number(100 * v)}" for p, v in share.items()),
             "≥ 90 % at every loss rate below 15 %",
             verdict_of_all(
                 check(v, "≥", 0.9, "BBR gets {} of link · (1 − p)", pct, where=f"{p:g} %") for p, v in share.items()
