@@ -3,6 +3,7 @@ sentence; claims.csv round-trips and matches the REPORT.md tables; the value cel
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from dataclasses import replace
@@ -24,12 +25,22 @@ from bbrlab.reproduce import (
 from bbrlab.reproduce.analysis import Estimate, mean_ci, sign_of_difference, t975
 from bbrlab.reproduce.claims import (
     CSV_COLUMNS,
+    TINY_REASON,
+    Check,
     Claim,
+    Outcome,
     Verdict,
+    all_of,
     cell,
+    check,
+    check_within,
     num,
     parse_cell,
+    pct,
     read_claims_csv,
+    verdict,
+    verdict_of_all,
+    verdicts_unchecked,
     write_claims_csv,
 )
 from bbrlab.reproduce.dc_common import BBR as DC_BBR
@@ -89,7 +100,9 @@ def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path)
     assert shown_cell("a: 941.25 → 932.5 Mbit/s") == "a: 941 → 932 Mbit/s"
     assert shown_cell("drastic increase") == "drastic increase" and shown_cell("") == ""
     raw = "Jain per level: 0.999997; 7.24441 ×"
-    claim = Claim("Jain stays near 1", "1", raw, "≥ 0.9", Verdict.AGREES, paper_value="1", bbrlab_value=raw)
+    claim = Claim(
+        "Jain stays near 1", "1", raw, "≥ 0.9", Outcome(Verdict.AGREES, "Jain 1.00"), paper_value="1", bbrlab_value=raw
+    )
     md = claims_table([claim])
     assert "Jain per level: 1.00; 7.24 ×" in md and "0.999997" not in md
     write_claims_csv(tmp_path / "claims.csv", [claim])
@@ -99,6 +112,21 @@ def test_claims_tables_show_three_significant_digits_and_csv_keeps_all(tmp_path)
 
     page = str(html_claims_table(rows))  # one item a line on the page
     assert "Jain per level: 1.00<br>7.24 ×" in page and "0.999997" not in page
+
+
+def test_a_unit_shared_by_every_item_is_written_once():
+    """Issue 36: "units once": a cell whose items share a unit writes it once (at the end in
+    REPORT.md, above the items on the page); items in different units keep their own."""
+    from bbrlab.report.pages import claims_table as html_claims_table
+    from bbrlab.reproduce.claims import shown_cell
+
+    same = cell(num(-195.3, "Mbit/s", label="0 ms"), num(11.74, "Mbit/s", label="100 ms"))
+    assert shown_cell(same) == "0 ms: −195; 100 ms: 11.7 Mbit/s"
+    assert shown_cell(cell(num(7.2, "×"), num(-169.6, "Mbit/s"))) == "7.20 ×; −170 Mbit/s"
+    assert shown_cell(cell(num(97.2, "%", label="a"), num(math.nan, "%", label="b"))) == "a: 97.2 %; b: —"
+    row = dict(claim="c", paper_value="yes", bbrlab_value=same, rule="r", verdict="agrees", reason="why")
+    page = str(html_claims_table([row]))
+    assert "in Mbit/s</span><br>0 ms: −195<br>100 ms: 11.7</td>" in page
 
 
 def test_claims_in_several_settings_are_one_row_with_a_column_per_setting():
@@ -138,11 +166,19 @@ def test_claims_csv_round_trips(tmp_path):
             "yes",
             "x",
             'rule; with "quotes"',
-            Verdict.PARTLY,
+            Outcome(Verdict.PARTLY, "holds for a; fails for b: 3, with a comma"),
             paper_value="yes",
             bbrlab_value=cell(num(1, "ms", label="n = 1")),
         ),
-        Claim("b", "1 Mbit/s", "-", "r", Verdict.UNTESTED, paper_value=cell(num(1, "Mbit/s")), bbrlab_value=""),
+        Claim(
+            "b",
+            "1 Mbit/s",
+            "-",
+            "r",
+            Outcome(Verdict.UNTESTED, "no n = 10 in this grid"),
+            paper_value=cell(num(1, "Mbit/s")),
+            bbrlab_value="",
+        ),
     ]
     rows = read_claims_csv(write_claims_csv(tmp_path / "claims.csv", cl))
     assert rows == [c.csv_row() for c in cl]
@@ -203,6 +239,136 @@ def test_one_formatter_per_quantity():
     assert fmt_seconds(0.00898) == "9.0 ms" and fmt_seconds(2.96) == "2.96 s"
     with pytest.raises(ValueError):
         fmt_bps(1e6, unit="Mbps")
+
+
+# ------------------------------------------------------------------ why: each verdict's reason, from its numbers
+
+
+def test_a_single_threshold_says_the_number_and_the_limit():
+    """Issue 36: a verdict said "disagrees" with no reason; the reason is computed from the same
+    number and limit, so other numbers give another reason."""
+    share = "BQL's goodput is {} of BBR's"
+    bad, good = verdict(check(0.8183, "≥", 0.98, share, pct)), verdict(check(0.991, "≥", 0.98, share, pct))
+    assert bad.verdict is Verdict.DISAGREES and bad.reason == "BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)"
+    assert good.verdict is Verdict.AGREES and good.reason == "BQL's goodput is 99.1 % of BBR's (rule: ≥ 98 %)"
+    kb = verdict(check_within(665e3, 125e3, 500e3, "mean queue {}", lambda b: fmt_bytes(b, sig=3)))
+    assert kb.verdict is Verdict.DISAGREES and kb.reason == "mean queue 665 KB (rule: 125 KB to 500 KB)"
+    # A limit that is a number of ours too is told in the sentence, not as a rule.
+    both = verdict(check(3.5, "<", 3.4, "BBR's stddev {} vs CUBIC's {limit}", "Gbit/s"))
+    assert both.reason == "BBR's stddev 3.50 Gbit/s vs CUBIC's 3.40 Gbit/s" and both.verdict is Verdict.DISAGREES
+
+
+def test_a_rule_over_points_names_where_it_fails_and_by_how_much():
+    def at(rtt: str, x: float) -> Check:
+        return check(x, "≥", 0.98, "BQL's goodput is {} of BBR's", pct, where=rtt)
+
+    partly = verdict_of_all([at("0 ms", 0.818), at("100 ms", 1.02), at("500 ms", 0.99), at("1000 ms", 1.1)])
+    assert partly.verdict is Verdict.PARTLY
+    assert partly.reason == (
+        "holds for 100, 500 and 1000 ms — nearest its limit, 500 ms: BQL's goodput is 99.0 % of BBR's "
+        "(rule: ≥ 98 %); fails for 0 ms: BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)"
+    )
+    agrees = verdict_of_all([at("0 ms", 0.985), at("100 ms", 1.02)])
+    assert (
+        agrees.verdict is Verdict.AGREES
+        and "fails" not in agrees.reason
+        and "0 ms: BQL's goodput is 98.5 %" in agrees.reason
+    )
+    many = verdict_of_all([at(f"n = {n}", 0.5 + n / 100) for n in (1, 2, 3, 4, 5)])
+    assert many.verdict is Verdict.DISAGREES
+    assert many.reason.startswith("fails for n = 1, 2, 3, 4 and 5 — furthest, n = 1: BQL's goodput is 51.0 %")
+    # Undecided points say their number is missing; none decided: not tested, and why.
+    some = verdict_of_all([at("0 ms", math.nan), at("100 ms", 0.5)])
+    assert some.verdict is Verdict.DISAGREES
+    assert some.reason.endswith("; undecided for 0 ms: BQL's goodput is — of BBR's (rule: ≥ 98 %)")
+    none = verdict_of_all([at("0 ms", math.nan), at("100 ms", math.nan)])
+    assert none.verdict is Verdict.UNTESTED and none.reason.startswith("undecided for 0 ms: BQL's goodput is —")
+
+
+def test_conditions_at_one_point_tell_the_one_that_fails():
+    queue_ok = check(179e3, "<", 1.16e6, "BQL's mean queue {} vs BBR's {limit}", lambda b: fmt_bytes(b, sig=3))
+    rate_bad = check(0.818, "≥", 0.98, "BQL's goodput is {} of BBR's", pct)
+    c = all_of(queue_ok, rate_bad, where="0 ms")
+    assert c.holds is False and c.said == "BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)"
+    assert all_of(queue_ok, check(1.02, "≥", 0.98, "{}", pct)).holds is True
+    assert all_of(queue_ok, check(math.nan, "≥", 0.98, "{}", pct)).holds is None
+
+
+def test_the_studies_reasons_follow_their_numbers():
+    """Contrary numbers: each study's reason names the failing point and its number."""
+    ns = [1, 10, 20]
+    behind = one(dc_incast.claims(_incast(False), ns), "BBR significantly ahead", "drop-tail")
+    assert behind.verdict is Verdict.DISAGREES
+    assert behind.reason.startswith("fails for n = 10: BBR − CUBIC -300 ± 6 Mbit/s, significantly behind; for n = 20")
+    ahead = one(dc_incast.claims(_incast(True), ns), "BBR significantly ahead", "drop-tail")
+    assert ahead.reason.startswith("holds for n = 10: BBR − CUBIC +300 ± 6 Mbit/s, a significant lead; for n = 20")
+    falls = one(dc_incast.claims(_incast(True), ns), "throughput falls", "drop-tail")
+    assert falls.verdict is Verdict.PARTLY and "fails for BBRv1: the mean stays within 1 % (940 Mbit/s" in falls.reason
+
+    slow = one(esnet_100g.claims(_esnet(20.0), 12.0, "100G", buffer_ms=5.0), "100G: throughput")
+    assert slow.reason.startswith("fails for 1 stream unpaced: BBR 20.0 Gbit/s vs CUBIC 30.0 Gbit/s; for 8 streams")
+    fast = one(esnet_100g.claims(_esnet(45.0), 12.0, "100G", buffer_ms=5.0), "100G: throughput")
+    assert fast.reason.startswith("holds for 1 stream unpaced, 8 streams unpaced and 8 streams paced at 12 Gbit/s")
+
+    def tengig(bql: float, bbr: float) -> Claim:
+        rows = [dict(cc="bql", rtt_ms=r, goodput_bps=bql) for r in (0.15, 100)]
+        rows += [
+            dict(cc=bql_vs_bbr.BBR, rtt_ms=0.15, goodput_bps=bbr),
+            dict(cc=bql_vs_bbr.BBR, rtt_ms=100, goodput_bps=1e9),
+        ]
+        [cl] = bql_vs_bbr.tengig_claims(pd.DataFrame(rows))
+        return cl
+
+    cl = tengig(8e9, 9.4e9)
+    assert cl.verdict is Verdict.PARTLY
+    assert cl.reason == (
+        "holds for 100 ms: BQL − BBR goodput 7.00 Gbit/s (rule: > 0); "
+        "fails for 0 ms (150 µs): BQL − BBR goodput -1.40 Gbit/s (rule: > 0)"
+    )
+    assert tengig(9.5e9, 9.4e9).verdict is Verdict.AGREES and "fails" not in tengig(9.5e9, 9.4e9).reason
+
+    lacking = esnet_100g.buffer_claims(_esnet(45.0), (5.0,))[0]
+    assert lacking.verdict is Verdict.UNTESTED and lacking.reason.startswith("one buffer (5 ms) in this configuration")
+
+
+def test_the_pages_show_each_verdicts_reason():
+    """REPORT.md and the HTML page show claims.csv's reason beside the verdict; a claims.csv written
+    before the column existed still reads."""
+    from bbrlab.report.pages import claims_table as html_claims_table
+    from bbrlab.reproduce.claims import claims_table
+
+    cl = Claim(
+        "BQL at BBR's rate",
+        "yes",
+        "x",
+        "≥ 98 %",
+        verdict_of_all(
+            check(x, "≥", 0.98, "BQL's goodput is {} of BBR's", pct, where=w)
+            for w, x in (("0 ms", 0.8), ("100 ms", 1.0))
+        ),
+        paper_value="yes",
+        bbrlab_value=cell(num(80, "%", label="0 ms"), num(100, "%", label="100 ms")),
+    )
+    why = "holds for 100 ms: BQL's goodput is 100 % of BBR's (rule: ≥ 98 %); fails for 0 ms: BQL's goodput is 80.0 %"
+    assert f"| partly | {why}" in claims_table([cl])
+    page = html.unescape(str(html_claims_table([cl.csv_row()])))
+    assert "<th>why</th>" in page and why in page
+    old = {k: v for k, v in cl.csv_row().items() if k != "reason"}
+    assert "partly" in str(html_claims_table([old]))
+    # A claim checked in several settings: the reason under each setting's verdict.
+    rows = [{**cl.csv_row(), "claim": f"BQL at BBR's rate — {f}"} for f in ("lossy", "lossless")]
+    rows[1]["reason"] = "holds for 0 and 100 ms"
+    pivot = html.unescape(str(html_claims_table(rows)))
+    assert why in pivot and "holds for 0 and 100 ms" in pivot
+
+
+def test_tiny_reasons_say_that_tiny_tests_nothing():
+    c = Claim("c", "1", "2", "r", verdict(check(2.0, "<", 1.0, "x {}")), paper_value="1", bbrlab_value="2")
+    u = Claim("u", "1", "—", "r", Outcome(Verdict.UNTESTED, "no n = 10 in this grid"), paper_value="1", bbrlab_value="")
+    with verdicts_unchecked():
+        assert c.csv_row()["reason"] == TINY_REASON + "x 2.00 (rule: < 1)"
+        assert u.csv_row()["reason"] == "no n = 10 in this grid"
+    assert c.csv_row()["reason"] == "x 2.00 (rule: < 1)"
 
 
 # ------------------------------------------------------------------ dc-incast
@@ -592,13 +758,13 @@ def test_bql_tengig_claim_and_sentence_flip():
 # ------------------------------------------------------------------ every study, tiny: claims.csv and REPORT.md agree
 
 
-def _report_claim_rows(text: str) -> list[tuple[str, str, str]]:
+def _report_claim_rows(text: str) -> list[tuple[str, str, str, str]]:
     rows = []
     for line in text.splitlines():
         if line.startswith("| ") and line.rstrip().endswith(" |"):
             cells = [c.replace("\\|", "|") for c in re.split(r" (?<!\\)\| ", line.strip()[2:-2])]
-            if len(cells) == 5 and cells[4] in VERDICTS:
-                rows.append((cells[0], cells[3], cells[4]))
+            if len(cells) == 6 and cells[4] in VERDICTS:
+                rows.append((cells[0], cells[3], cells[4], cells[5]))
     return rows
 
 
@@ -607,9 +773,15 @@ def test_claims_csv_matches_the_report(tiny_study, name):
     d = tiny_study(name)
     rows = read_claims_csv(d / "claims.csv")
     assert rows and list(rows[0]) == list(CSV_COLUMNS)
-    assert [(r["claim"], r["rule"], r["verdict"]) for r in rows] == _report_claim_rows((d / "REPORT.md").read_text())
+    assert [(r["claim"], r["rule"], r["verdict"], r["reason"]) for r in rows] == _report_claim_rows(
+        (d / "REPORT.md").read_text()
+    )
     for r in rows:
         assert r["verdict"] in VERDICTS and r["paper_value"], r
+        # Every claim says why: tested ones, that tiny tests nothing and what the numbers gave;
+        # untested ones, what is missing.
+        assert r["reason"], r
+        assert r["reason"].startswith(TINY_REASON) == (r["verdict"] != "not tested"), r
         # Our side is numbers wherever the claim was tested.
         assert (r["bbrlab_value"] == "") == (r["verdict"] == "not tested"), r
         if r["bbrlab_value"]:

@@ -14,7 +14,7 @@ import bbrlab
 import pytest
 from bbrlab.cli import cli
 from bbrlab.report.pages import run_page
-from bbrlab.reproduce.claims import Claim, Verdict, claims_table, verdicts_unchecked
+from bbrlab.reproduce.claims import Claim, Outcome, Verdict, claims_table, verdicts_unchecked
 from bbrlab.results.display import facts_lines, summary_table
 from bbrlab.results.results import jain_index, payload_fraction
 from click.testing import CliRunner
@@ -157,7 +157,7 @@ def test_the_run_page_says_the_scenario_in_words_once(mixed_run: Path, tmp_path:
 
 
 def _claim(v: Verdict) -> Claim:
-    return Claim("c", "3", "2", "c < 2", v, paper_value="3", bbrlab_value="2")
+    return Claim("c", "3", "2", "c < 2", Outcome(v, "c is 2 (rule: < 2)"), paper_value="3", bbrlab_value="2")
 
 
 def test_a_tiny_study_shows_its_claims_as_not_checked(tiny_study) -> None:

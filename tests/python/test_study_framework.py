@@ -18,7 +18,7 @@ from bbrlab import ScenarioError
 from bbrlab.cli import cli
 from bbrlab.report.markdown import BESIDE_BBRLAB, BESIDE_END, BESIDE_SOURCE
 from bbrlab.reproduce import STUDIES, Size
-from bbrlab.reproduce.claims import Verdict, below, verdict, verdict_of_all
+from bbrlab.reproduce.claims import Check, Verdict, below, verdict, verdict_of_all
 from bbrlab.reproduce.scenarios import Dumbbell, Flow, QueueLimit, Star, study_run
 from bbrlab.reproduce.sources import SOURCES
 from click.testing import CliRunner
@@ -44,10 +44,11 @@ def test_every_study_runs_at_size_tiny(tiny_study, name):
         assert (d / img).stat().st_size > 1000, img
     for csv in d.glob("*.csv"):
         assert csv.stat().st_size > 0, csv
-    # Every claims table ends in a verdict computed by its rule.
+    # Every claims table ends in a verdict computed by its rule, and why.
     rows = [line for line in text.splitlines() if line.startswith("| ") and line.rstrip().endswith(" |")]
-    verdict_rows = [r for r in rows if r.split("|")[-2].strip() in VERDICTS]
+    verdict_rows = [r for r in rows if r.split("|")[-3].strip() in VERDICTS]
     assert verdict_rows, "no claims table"
+    assert all(r.split("|")[-2].strip() for r in verdict_rows), "a claim without its reason"
 
 
 def _beside_blocks(text: str) -> list[tuple[str, str]]:
@@ -231,11 +232,15 @@ def test_builders_reject_what_a_scenario_rejects():
 
 
 def test_rules():
-    assert verdict(True) is Verdict.AGREES and verdict(False) is Verdict.DISAGREES and verdict(None) is Verdict.UNTESTED
-    assert verdict_of_all([True, True]) is Verdict.AGREES
-    assert verdict_of_all([True, False]) is Verdict.PARTLY
-    assert verdict_of_all([False, None]) is Verdict.DISAGREES
-    assert verdict_of_all([None]) is Verdict.UNTESTED
+    def c(holds: bool | None) -> Check:
+        return Check(holds, "x")
+
+    assert verdict(c(True)).verdict is Verdict.AGREES and verdict(c(False)).verdict is Verdict.DISAGREES
+    assert verdict(c(None)).verdict is Verdict.UNTESTED
+    assert verdict_of_all([c(True), c(True)]).verdict is Verdict.AGREES
+    assert verdict_of_all([c(True), c(False)]).verdict is Verdict.PARTLY
+    assert verdict_of_all([c(False), c(None)]).verdict is Verdict.DISAGREES
+    assert verdict_of_all([c(None)]).verdict is Verdict.UNTESTED
     assert below(1.0, 2.0) is True and below(2.0, 1.0) is False and below(float("nan"), 1.0) is None
 
 

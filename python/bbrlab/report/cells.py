@@ -11,7 +11,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Num", "num", "cell", "parse_cell", "SHOWN_DIGITS", "shown_cell", "shown_items"]
+__all__ = [
+    "Num",
+    "num",
+    "cell",
+    "parse_cell",
+    "SHOWN_DIGITS",
+    "shown_cell",
+    "shown_items",
+    "shown_number",
+    "shown_unit",
+]
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,9 @@ def parse_cell(text: str) -> list[Num] | None:
 SHOWN_DIGITS = 3
 
 
-def _shown_number(x: float) -> str:
+def shown_number(x: float) -> str:
+    """A number as a reader sees it: ``SHOWN_DIGITS`` significant digits (whole above), "—"
+    when missing, a true minus sign."""
     if math.isnan(x):
         return "—"
     if math.isinf(x):
@@ -102,22 +114,39 @@ def _shown_number(x: float) -> str:
 
 def shown_cell(text: str) -> str:
     """A value cell as a reader sees it: each number to ``SHOWN_DIGITS`` significant digits
-    (0.999997 → 1.00, −166.709 → −167), a missing one as "—"; a phrase as it is."""
-    return "; ".join(shown_items(text))
+    (0.999997 → 1.00, −166.709 → −167), a missing one as "—"; a phrase as it is. A unit that
+    every item shares is written once, at the end ("0 ms: −195; 100 ms: 11.7 Mbit/s")."""
+    unit = shown_unit(text)
+    return "; ".join(shown_items(text, unit=not unit)) + (f" {unit}" if unit else "")
 
 
-def shown_items(text: str) -> list[str]:
-    """`shown_cell`'s items, one string each (a page may put them on lines of their own)."""
+def shown_unit(text: str) -> str:
+    """The unit every item of a cell of several items shares, written once for them all (a
+    missing number, "—", has none); "" when they differ, when there is one item, or none, or
+    when the last item (after which `shown_cell` writes it) is missing."""
+    items = parse_cell(text)
+    if items is None or len(items) < 2 or _missing(items[-1]):  # "x: — %" would read as a value
+        return ""
+    units = {n.unit for n in items if not _missing(n)}
+    return units.pop() if len(units) == 1 else ""
+
+
+def _missing(n: Num) -> bool:
+    return math.isnan(n.value) and n.to is None
+
+
+def shown_items(text: str, *, unit: bool = True) -> list[str]:
+    """`shown_cell`'s items, one string each (a page may put them on lines of their own); without
+    their units when ``unit`` is False (the page writes `shown_unit` once)."""
     items = parse_cell(text)
     if items is None:
         return [text]
     parts = []
     for n in items:
-        s = (f"{n.label}: " if n.label else "") + _shown_number(n.value)
+        s = (f"{n.label}: " if n.label else "") + shown_number(n.value)
         if n.to is not None:
-            s += f" → {_shown_number(n.to)}"
+            s += f" → {shown_number(n.to)}"
         if n.ci is not None:
-            s += f" ± {_shown_number(n.ci)}"
-        missing = math.isnan(n.value) and n.to is None
-        parts.append(s + (f" {n.unit}" if n.unit and not missing else ""))
+            s += f" ± {shown_number(n.ci)}"
+        parts.append(s + (f" {n.unit}" if unit and n.unit and not _missing(n) else ""))
     return parts

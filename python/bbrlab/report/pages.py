@@ -27,7 +27,9 @@ from .markdown import referenced_images, to_html
 
 __all__ = ["run_page", "sweep_page", "study_page", "index_page", "study_title", "read_claims", "CLAIM_COLUMNS"]
 
-#: claims.csv as `bbrlab reproduce` writes it (one row per comparison with the source).
+#: claims.csv as `bbrlab reproduce` writes it (one row per comparison with the source); its
+#: ``reason`` column (why the verdict, from the same numbers) is shown when present: a claims.csv
+#: written before it had one still reads.
 CLAIM_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict")
 
 ProgressFn = Callable[[int, int], None]
@@ -402,9 +404,11 @@ SETTING_SEP = " — "
 
 def _claim_value(text: str) -> Markup:
     """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
-    from .cells import shown_items
+    from .cells import shown_items, shown_unit
 
-    return Markup("<br>").join(shown_items(text))
+    unit = shown_unit(text)  # shared by every item: written once, above them
+    head = Markup('<span class="rule">in {}</span><br>').format(unit) if unit else Markup("")
+    return head + Markup("<br>").join(shown_items(text, unit=not unit))
 
 
 def _by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
@@ -441,6 +445,7 @@ def claims_table(rows: list[dict[str, str]]) -> Markup:
                     cells.append("")
                     continue
                 text = _claim_value(g["bbrlab_value"]) + Markup("<br><b>{}</b>").format(g["verdict"])
+                text += _reason(g)
                 cells.append(Cell(text, verdict_class(g["verdict"])))
             body.append(cells)
         wrap = [Markup('<span class="wrap">bbrlab: {}</span>').format(s) for s in settings]
@@ -452,10 +457,17 @@ def claims_table(rows: list[dict[str, str]]) -> Markup:
             _claim_value(r["bbrlab_value"]),
             r["rule"],
             Cell(r["verdict"], f"verdict {verdict_class(r['verdict'])}".strip()),
+            r.get("reason", ""),
         ]
         for r in rows
     ]
-    return table(["claim", "source", "bbrlab", "rule", "verdict"], body)
+    return table(["claim", "source", "bbrlab", "rule", "verdict", "why"], body)
+
+
+def _reason(row: dict[str, str]) -> Markup:
+    """Why a setting's verdict, under it (the pivoted table has no column for it)."""
+    why = row.get("reason", "")
+    return Markup('<div class="rule">{}</div>').format(why) if why else Markup("")
 
 
 def verdict_counts(rows: list[dict[str, str]]) -> str:

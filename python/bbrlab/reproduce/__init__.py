@@ -4,8 +4,8 @@ A study module builds its scenarios in code (`scenarios`: typed, validated), run
 (`StudyContext.run_many`), reads the tables (`analysis`), draws the figures the way the source drew
 them (`bbrlab.plots.figures`), states its comparisons with the source as data (`claims`), words its
 commentary from the numbers (`sentences`) and writes ``REPORT.md`` (`report`) and ``claims.csv``
-(one row per claim: ``claim, paper_value, bbrlab_value, rule, verdict``; format in `claims`). It
-says what each `Size` means in one table, ``PLANS``: ``tiny`` for tests, ``quick`` for CI
+(one row per claim: ``claim, paper_value, bbrlab_value, rule, verdict, reason``; format in
+`claims`). It says what each `Size` means in one table, ``PLANS``: ``tiny`` for tests, ``quick`` for CI
 (``--quick``), ``full`` for the study a user runs; a study may also have a ``KERNEL_PLAN``, which
 ``--backend emu`` runs on real Linux (`context.StudyContext.backend`). The sources are named
 as in `sources` (full citations: docs/sources.md).

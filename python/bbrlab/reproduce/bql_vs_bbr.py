@@ -41,7 +41,21 @@ from matplotlib.figure import Figure
 from ..plots.figures import save, subplots
 from ..results.display import fmt_bps, fmt_bytes
 from .analysis import packets_simulated, value
-from .claims import Claim, Verdict, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all, within
+from .claims import (
+    Claim,
+    Verdict,
+    all_of,
+    cell,
+    check,
+    check_within,
+    claims_table,
+    num,
+    pct,
+    shown_number,
+    untested,
+    verdict,
+    verdict_of_all,
+)
 from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
@@ -431,21 +445,18 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     for rtt in rtts:
         qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, BBR, rtt, "queue_mean_bytes")
         gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, BBR, rtt, "goodput_bps")
-        per_rtt.append(
-            (
-                rtt,
-                qr / max(qb, 1),
-                (gb - gr) / 1e6,
-                None if not math.isfinite(qb + qr + gb + gr) else bool(qb < qr and gb >= 0.98 * gr),
-            )
+        ok = all_of(
+            check(qb, "<", qr, "BQL's mean queue {} vs BBR's {limit}", _kb),
+            check(gb / gr if gr else math.nan, "≥", 0.98, "BQL's goodput is {} of BBR's", pct),
+            where=_rtt_label(rtt),
         )
+        per_rtt.append((rtt, qr / max(qb, 1), (gb - gr) / 1e6, ok))
     out.append(
         Claim(
             "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)",
             "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher",
-            "; ".join(
-                f"{_rtt_label(r)}: BBR/BQL mean queue {q:.1f}×, BQL − BBR {d:+.1f} Mbit/s" for r, q, d, _ in per_rtt
-            ),
+            "BBR/BQL mean queue (×), BQL − BBR goodput (Mbit/s): "
+            + "; ".join(f"{_rtt_label(r)}: {shown_number(q)}, {shown_number(d)}" for r, q, d, _ in per_rtt),
             "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT",
             verdict_of_all(ok for *_, ok in per_rtt),
             paper_value=PAPER_VALUES["queue"],
@@ -462,7 +473,15 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
             "≈ 250 KB",
             _kb(bql_all),
             "within 2× of the paper's 250 KB",
-            verdict(within(bql_all, PAPER_BQL_MEAN_BYTES / 2, 2 * PAPER_BQL_MEAN_BYTES)),
+            verdict(
+                check_within(
+                    bql_all,
+                    PAPER_BQL_MEAN_BYTES / 2,
+                    2 * PAPER_BQL_MEAN_BYTES,
+                    "BQL's mean queue over all tests {}",
+                    _kb,
+                )
+            ),
             paper_value=cell(num(PAPER_BQL_MEAN_BYTES / 1e3, "KB")),
             bbrlab_value=cell(num(bql_all / 1e3, "KB")),
         )
@@ -477,7 +496,15 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
                 source,
                 f"BBR's goodput at 1000 ms is {u1000 * 100:.1f} % of the ceiling vs {u100 * 100:.1f} % at 100 ms",
                 rule,
-                verdict(at_least(u100 - 0.05, u1000)),
+                verdict(
+                    check(
+                        u100 - u1000,
+                        "≥",
+                        0.05,
+                        f"BBR's share of the ceiling falls {{}} from {u100:.1%} at 100 ms to {u1000:.1%} at 1000 ms",
+                        lambda x: f"{100 * x:.1f} points",
+                    )
+                ),
                 paper_value=PAPER_VALUES["degrades"],
                 bbrlab_value=cell(num(100 * u100, "%", label="bbr1 100 ms → 1000 ms", to=100 * u1000)),
             )
@@ -503,9 +530,19 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
             Claim(
                 claim,
                 "yes",
-                "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {g:+.1f} Mbit/s" for r, g in zip(lrtts, gap)),
+                "BQL − BBR (Mbit/s): " + "; ".join(f"{_rtt_label(r)}: {shown_number(g)}" for r, g in zip(lrtts, gap)),
                 rule,
-                verdict_of_all(above(later, earlier) for earlier, later in zip(gap, gap[1:])),
+                verdict_of_all(
+                    check(
+                        later,
+                        ">",
+                        earlier,
+                        "BQL − BBR {} vs {limit} at " + _rtt_label(r0),
+                        "Mbit/s",
+                        where=_rtt_label(r1),
+                    )
+                    for r0, r1, earlier, later in zip(lrtts, lrtts[1:], gap, gap[1:])
+                ),
                 paper_value="grows with RTT",
                 bbrlab_value=cell(num(g, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in zip(lrtts, gap)),
             )
@@ -519,10 +556,13 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
         Claim(
             "1 % loss: both keep high rates (neither takes loss as congestion)",
             "yes",
-            "goodput with 1 % loss / without: "
-            + ", ".join(f"{cc} {_rtt_label(r)}: {k:.0%}" for (cc, r), k in keep.items()),
+            "goodput with 1 % loss / without (%): "
+            + "; ".join(f"{cc} {_rtt_label(r)}: {shown_number(100 * k)}" for (cc, r), k in keep.items()),
             f"≥ {HIGH_UNDER_LOSS:.0%} of the loss-free goodput at each RTT, per algorithm",
-            verdict_of_all(at_least(k, HIGH_UNDER_LOSS) for k in keep.values()),
+            verdict_of_all(
+                check(k, "≥", HIGH_UNDER_LOSS, "{} of the loss-free goodput", pct, where=f"{cc} {_rtt_label(r)}")
+                for (cc, r), k in keep.items()
+            ),
             paper_value="high rates",
             bbrlab_value=cell(
                 num(100 * k, "%", label=f"{cc} {r:g} ms with/without loss") for (cc, r), k in keep.items()
@@ -542,7 +582,10 @@ def tengig_claims(c: pd.DataFrame) -> list[Claim]:
             "yes",
             "BQL − BBR: " + ", ".join(f"{_rtt_label(r)}: {fmt_bps(g, sig=3)}" for r, g in gap.items()),
             "BQL's goodput above BBR's at each RTT",
-            verdict_of_all(above(g, 0) for g in gap.values()),
+            verdict_of_all(
+                check(g, ">", 0, "BQL − BBR goodput {}", lambda x: fmt_bps(x, sig=3), where=_rtt_label(r), rule="> 0")
+                for r, g in gap.items()
+            ),
             paper_value="BQL above BBR",
             bbrlab_value=cell(num(g / 1e6, "Mbit/s", label=f"{r:g} ms BQL − BBR") for r, g in gap.items()),
         )

@@ -12,7 +12,21 @@ around the tables is built from the same numbers by `sentences`.
 - ``paper_value``, ``bbrlab_value``: the source's and our numbers, machine-readable (below);
 - ``rule``: the test applied to our numbers, in words;
 - ``verdict``: agrees / partly / disagrees / not tested (`Verdict`); at size tiny every claim
-  reads "not checked at this size" (`verdicts_unchecked`).
+  reads "not checked at this size" (`verdicts_unchecked`);
+- ``reason``: why, in words, from the same numbers and the same rule that gave the verdict: where
+  the rule holds and where it does not, with the deciding numbers ("holds for 100, 500 and
+  1000 ms; fails for 0 ms (150 µs): BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)"); for a
+  claim not tested, the numbers that are missing; at size tiny, the same sentence after a note
+  that tiny's runs test nothing.
+
+Why a verdict is what it is
+---------------------------
+A rule is a list of `Check`s, one per point it tests (an RTT, an n, a fabric) or per condition: a
+check holds or not (None: undecided, a number is missing) and says, in words, the number it
+tested against its limit (`check`, `check_within`, `check_sign`). `verdict` (one check) and
+`verdict_of_all` (several) turn the checks into an `Outcome`: the verdict and its reason, worded
+by `reason` from the checks alone, so no reason is written by hand and none can contradict the
+numbers.
 
 A value cell is either a phrase (the source's own words where it gives no number: "yes",
 "drastic increase"; empty when the claim was not tested) or items separated by ``"; "``, each
@@ -28,7 +42,8 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -43,18 +58,30 @@ from ..report.cells import (  # noqa: F401  # the studies build their cells from
     parse_cell,
     shown_cell,
     shown_items,
+    shown_number,
 )
 from .report import md_table
 
 __all__ = [
     "CSV_COLUMNS",
+    "Check",
+    "all_of",
     "Claim",
     "Num",
+    "Outcome",
+    "TINY_REASON",
     "Verdict",
     "above",
     "at_least",
     "below",
     "cell",
+    "check",
+    "check_sign",
+    "check_within",
+    "pct",
+    "reason",
+    "shown_reason",
+    "times",
     "claims_table",
     "is_sign",
     "num",
@@ -67,11 +94,12 @@ __all__ = [
     "shown_verdict",
     "shown_cell",
     "shown_items",
+    "shown_number",
     "within",
     "write_claims_csv",
 ]
 
-CSV_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict")
+CSV_COLUMNS = ("claim", "paper_value", "bbrlab_value", "rule", "verdict", "reason")
 
 
 class Verdict(Enum):
@@ -108,15 +136,36 @@ def shown_verdict(v: Verdict) -> Verdict:
     return Verdict.NOT_CHECKED if _UNCHECKED.get() else v
 
 
+#: What a reason says before the rule's own reason when the size's numbers are not a finding.
+TINY_REASON = "size tiny's runs (a few seconds) test nothing; its numbers: "
+
+
+def shown_reason(o: Outcome) -> str:
+    """The reason a report shows for ``o``: inside `verdicts_unchecked` (size tiny) the rule's
+    reason follows a note that these numbers test nothing (the verdict shows "not checked"); a
+    claim not tested says what is missing, at any size."""
+    if o.verdict == Verdict.UNTESTED or not _UNCHECKED.get():
+        return o.reason
+    return TINY_REASON + o.reason
+
+
 @dataclass(frozen=True)
 class Claim:
     claim: str  # what the source claims (and where we test it, when we test it in several settings)
     source: str  # the source's value or wording, as the report prints it
     ours: str  # our numbers, as the report prints them
     rule: str  # the test applied to our numbers, in words
-    verdict: Verdict
+    outcome: Outcome  # the rule's verdict and why (`verdict`, `verdict_of_all`)
     paper_value: str = field(kw_only=True)  # the source's value as a machine-readable cell (`cell`)
     bbrlab_value: str = field(kw_only=True)  # ours, the same way
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.outcome.verdict
+
+    @property
+    def reason(self) -> str:
+        return self.outcome.reason
 
     def csv_row(self) -> dict[str, str]:
         return {
@@ -125,13 +174,15 @@ class Claim:
             "bbrlab_value": self.bbrlab_value,
             "rule": self.rule,
             "verdict": shown_verdict(self.verdict).value,
+            "reason": shown_reason(self.outcome),
         }
 
 
 def untested(claim: str, source: str, rule: str, why: str, *, paper_value: str) -> Claim:
     """A claim this run cannot test (e.g. its N or RTT is not in this size's grid): listed all the
-    same, so every size reports the same claims."""
-    return Claim(claim, source, why, rule, Verdict.UNTESTED, paper_value=paper_value, bbrlab_value="")
+    same, so every size reports the same claims. ``why`` names what is missing and is the reason
+    (the study computes it from its grid: "no n ≥ 10 in this size's grid (1, 4)")."""
+    return Claim(claim, source, "—", rule, Outcome(Verdict.UNTESTED, why), paper_value=paper_value, bbrlab_value="")
 
 
 # ------------------------------------------------------------------ machine-readable values
@@ -177,30 +228,253 @@ def within(x: float, lo: float, hi: float) -> bool | None:
     return lo <= x <= hi if _known(x) else None
 
 
-def verdict(holds: bool | None) -> Verdict:
-    """One test: agrees when it holds, disagrees when not, untested when it could not be decided."""
-    return Verdict.UNTESTED if holds is None else (Verdict.AGREES if holds else Verdict.DISAGREES)
-
-
 def is_sign(sign: int | None, want: int) -> bool | None:
     """The outcome of a significance test (`analysis.sign_of_difference`: +1, 0, −1, None) as a
     rule's result: whether it is ``want``; None when it could not be decided."""
     return None if sign is None else sign == want
 
 
-def verdict_of_all(results: Iterable[bool | None]) -> Verdict:
+# ------------------------------------------------------------------ checks: a rule's tests, with their numbers
+
+
+def pct(x: float) -> str:
+    """A share as a reason prints it: 0.8183 → "81.8 %" (`SHOWN_DIGITS` significant digits)."""
+    return f"{shown_number(100 * x)} %"
+
+
+def times(x: float) -> str:
+    """A ratio as a reason prints it: 2.6612 → "2.66×"."""
+    return f"{shown_number(x)}×"
+
+
+def _unit(unit: str) -> Callable[[float], str]:
+    return lambda x: f"{shown_number(x)} {unit}".rstrip()
+
+
+@dataclass(frozen=True)
+class Check:
+    """One test a rule makes: whether it holds (None: undecided, a number is missing), the number
+    tested against its limit in words (``said``), and the point it is made at (``where``: "0 ms",
+    "n = 10", "lossy"; "" when it is a condition of its own, not one point of several). ``margin``:
+    how far inside its limit the number is, relative (negative: outside), so that a reason can
+    name the point nearest to failing; None when the test has no such measure (a sign)."""
+
+    holds: bool | None
+    said: str
+    where: str = ""
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        # A comparison of numpy numbers gives numpy's bool, which is neither True nor False by `is`.
+        if self.holds is not None:
+            object.__setattr__(self, "holds", bool(self.holds))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A claim's verdict and why, both from the same checks."""
+
+    verdict: Verdict
+    reason: str
+
+
+_OPS: dict[str, Callable[[float, float], bool | None]] = {
+    "<": below,
+    ">": above,
+    "≥": at_least,
+    "≤": lambda a, b: at_least(b, a),
+}
+
+
+def check(
+    value: float,
+    op: str,
+    limit: float,
+    said: str,
+    fmt: Callable[[float], str] | str = "",
+    *,
+    where: str = "",
+    rule: str | None = None,
+) -> Check:
+    """``value op limit`` (op: "<", ">", "≥", "≤"), told by ``said``: a sentence with ``{}`` where
+    the value goes ("BQL's goodput is {} of BBR's"), and ``{limit}`` where the limit goes when the
+    limit is a number of ours too ("BBR's spread {} vs CUBIC's {limit}"); without ``{limit}`` the
+    rule's limit is added as "(rule: ≥ 98 %)" (``rule`` words it otherwise). ``fmt`` prints the
+    numbers (`pct`, `times`, a formatter, or a unit: "ms"); a missing number prints "—" and
+    leaves the check undecided."""
+    show = _unit(fmt) if isinstance(fmt, str) else fmt
+    holds = _OPS[op](value, limit)
+    text = said.format(_shown(value, show), limit=_shown(limit, show))
+    if rule is not None:
+        text += f" (rule: {rule})"
+    elif "{limit}" not in said:
+        text += f" (rule: {op} {_rounded(_shown(limit, show))})"
+    margin = None
+    if holds is not None and _known(limit):
+        scale = abs(limit) or abs(value) or 1.0
+        margin = (value - limit) / scale * (1 if op in (">", "≥") else -1)
+    return Check(holds, text, where, margin)
+
+
+def check_within(
+    value: float, lo: float, hi: float, said: str, fmt: Callable[[float], str] | str = "", *, where: str = ""
+) -> Check:
+    """lo ≤ value ≤ hi, told as `check` tells it; the rule added as "(rule: lo to hi)"."""
+    show = _unit(fmt) if isinstance(fmt, str) else fmt
+    holds = within(value, lo, hi)
+    text = said.format(_shown(value, show)) + f" (rule: {_rounded(_shown(lo, show))} to {_rounded(_shown(hi, show))})"
+    margin = None
+    if holds is not None:
+        margin = min((value - lo) / (abs(lo) or 1.0), (hi - value) / (abs(hi) or 1.0))
+    return Check(holds, text, where, margin)
+
+
+def check_sign(sign: int | None, want: int, said: str, *, where: str = "") -> Check:
+    """A significance test's outcome (`is_sign`), told by ``said`` (the caller words the
+    difference and its interval, e.g. with `sentences.compare`)."""
+    return Check(is_sign(sign, want), said, where)
+
+
+def all_of(*checks: Check, where: str = "") -> Check:
+    """Several conditions that must all hold at one point (a smaller queue and no lower rate),
+    as one check: it holds when every one does, fails when one fails (and tells the ones that
+    fail), and is undecided otherwise."""
+    held = [c.holds for c in checks]
+    holds = False if False in held else (None if None in held else True)
+    told = [c for c in checks if c.holds is False] if holds is False else list(checks)
+    margins = [c.margin for c in told if c.margin is not None]
+    return Check(holds, " and ".join(c.said for c in told), where, min(margins) if margins else None)
+
+
+def _shown(x: float, show: Callable[[float], str]) -> str:
+    return show(x) if _known(x) and not (isinstance(x, float) and math.isinf(x)) else shown_number(float(x))
+
+
+def _rounded(text: str) -> str:
+    """A rule's limit without the trailing zeros a measured number keeps: "98.0 %" → "98 %"."""
+    text = re.sub(r"(\d)\.0+(?!\d)", r"\1", text)
+    return re.sub(r"(\.\d*?[1-9])0+(?!\d)", r"\1", text)
+
+
+def verdict(c: Check) -> Outcome:
+    """One test: agrees when it holds, disagrees when not, untested when it could not be decided."""
+    return verdict_of_all([c])
+
+
+def verdict_of_all(checks: Iterable[Check]) -> Outcome:
     """A test made at several points (every N, every fabric): agrees when it holds at every decided
-    point, disagrees at none, partly in between; untested when no point could be decided."""
-    decided = [r for r in results if r is not None]
+    point, disagrees at none, partly in between; untested when no point could be decided. The
+    reason (`reason`) says which points hold and which do not, with their numbers."""
+    cs = list(checks)
+    decided = [c.holds for c in cs if c.holds is not None]
     if not decided:
-        return Verdict.UNTESTED
-    if all(decided):
-        return Verdict.AGREES
-    return Verdict.DISAGREES if not any(decided) else Verdict.PARTLY
+        v = Verdict.UNTESTED
+    elif all(decided):
+        v = Verdict.AGREES
+    else:
+        v = Verdict.DISAGREES if not any(decided) else Verdict.PARTLY
+    return Outcome(v, reason(cs))
+
+
+#: Points a reason tells one by one; beyond it, it names them and tells the deciding one.
+REASON_POINTS = 3
+
+
+def reason(checks: Sequence[Check]) -> str:
+    """Why a rule's checks give their verdict: "holds for 100, 500 and 1000 ms — nearest its limit,
+    100 ms: …; fails for 0 ms (150 µs): BQL's goodput is 81.8 % of BBR's (rule: ≥ 98 %)". Points
+    that hold are named, with the one nearest its limit told (each told when there is no margin
+    to pick it by); points that fail are told (up to `REASON_POINTS`, else named, with the
+    furthest told); undecided points are told the same way (their number shows as "—", or
+    their own words say why); conditions on one number with
+    graded limits are told once (`_graded`)."""
+    if not checks:
+        return "no test could be made"
+    if len(checks) == 1 and not checks[0].where:
+        c = checks[0]
+        return c.said + ("" if c.holds is not None else " (undecided)")
+
+    def told(c: Check) -> str:
+        return f"{c.where}: {c.said}" if c.where else c.said
+
+    def group(cs: list[Check], verb: str, pick_name: str) -> str:
+        named = [c for c in cs if c.where]
+        text = [told(c) for c in cs if not c.where]
+        marked = [c for c in named if c.margin is not None]
+        # Points that hold are told one by one only when they have no margin to pick the deciding one.
+        if len(named) <= (1 if verb == "holds" and marked else REASON_POINTS):
+            points = "; for ".join(told(c) for c in named)
+            return "; ".join([f"{verb} for {points}", *text] if named else [f"{verb}: {text[0]}", *text[1:]])
+        head = f"{verb} for {_places([c.where for c in named])}"
+        if marked:
+            head += f" — {pick_name}, {told(min(marked, key=lambda c: c.margin or 0.0))}"
+        else:
+            head += f" — e.g. {told(named[0])}"
+        return "; ".join([head, *text])
+
+    checks, graded = _graded(checks)
+    ok = [c for c in checks if c.holds]
+    no = [c for c in checks if c.holds is False]
+    unknown = [c for c in checks if c.holds is None]
+    parts = graded
+    if ok:
+        parts.append(group(ok, "holds", "nearest its limit"))
+    if no:
+        parts.append(group(no, "fails", "furthest"))
+    if unknown:
+        parts.append(group(unknown, "undecided", ""))
+    return "; ".join(parts)
+
+
+def _graded(checks: Sequence[Check]) -> tuple[list[Check], list[str]]:
+    """A graded rule tests one number against several limits (Jain ≥ 0.7: partly, ≥ 0.9: agrees):
+    conditions (no ``where``) that say the same number are told once, each limit with its outcome
+    ("per-second Jain 0.85: ≥ 0.7 holds, ≥ 0.9 fails"). Returns the other checks and those texts."""
+    stems: dict[str, list[Check]] = {}
+    for c in checks:
+        stem, sep, _ = c.said.partition(" (rule: ")
+        if not c.where and sep and c.said.endswith(")"):
+            stems.setdefault(stem, []).append(c)
+    graded = {stem: cs for stem, cs in stems.items() if len(cs) > 1}
+    told = [
+        f"{stem}: " + ", ".join(f"{c.said[len(stem) + len(' (rule: ') : -1]} {_OUTCOME[c.holds]}" for c in cs)
+        for stem, cs in graded.items()
+    ]
+    rest = [c for c in checks if not any(c in cs for cs in graded.values())]
+    return rest, told
+
+
+_OUTCOME = {True: "holds", False: "fails", None: "undecided"}
+
+
+def _places(wheres: Sequence[str]) -> str:
+    """Points named once: "100, 500 and 1000 ms" for ["100 ms", "500 ms", "1000 ms"], "n = 10
+    and 20" for ["n = 10", "n = 20"], else joined as they are."""
+    from .sentences import join
+
+    ws = list(wheres)
+    if len(ws) > 1:
+        unit = ws[0].rsplit(" ", 1)[-1]
+        if " " in ws[0] and all(w.endswith(" " + unit) and " " not in w[: -len(unit) - 1] for w in ws):
+            return f"{join(w[: -len(unit) - 1] for w in ws)} {unit}"
+        var = ws[0].split(" = ", 1)[0] + " = "
+        if " = " in ws[0] and all(w.startswith(var) for w in ws):
+            return var + join(w[len(var) :] for w in ws)
+    return join(ws)
 
 
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
     return md_table(
-        ["claim", source_header, ours_header, "rule", "verdict"],
-        [[c.claim, shown_cell(c.source), shown_cell(c.ours), c.rule, shown_verdict(c.verdict).value] for c in claims],
+        ["claim", source_header, ours_header, "rule", "verdict", "why"],
+        [
+            [
+                c.claim,
+                shown_cell(c.source),
+                shown_cell(c.ours),
+                c.rule,
+                shown_verdict(c.verdict).value,
+                shown_reason(c.outcome),
+            ]
+            for c in claims
+        ],
     )

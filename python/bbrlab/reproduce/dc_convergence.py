@@ -31,7 +31,7 @@ from ..results.results import jain_index
 from . import dc_common as dc
 from . import dc_findings
 from .analysis import packets_simulated, select
-from .claims import Claim, at_least, below, cell, claims_table, num, verdict_of_all
+from .claims import Check, Claim, cell, check, claims_table, num, verdict_of_all
 from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, StudyRun, study_run
@@ -224,6 +224,11 @@ def _drop_effect(lv: pd.DataFrame) -> dict[str, float]:
     return {f: jain3(lv, f, dc.BBR) - jain3(lv, "lossless", dc.BBR) for f in dc.fabrics_in(lv) if not dc.is_lossless(f)}
 
 
+def _jain(j: float) -> str:
+    """Jain's index in a reason: two decimals, as the tables print it (the limits have one or two)."""
+    return f"{j:.2f}".replace("-", "−")
+
+
 #: A change of Jain's index smaller than this between fabrics is not a change (single trials).
 JAIN_STEP = 0.1
 
@@ -255,7 +260,7 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
                 "yes",
                 ours("cubic"),
                 f"per-second Jain (≥ 3 flows) ≥ {CONVERGED} (≥ {PARTLY}: partly)",
-                verdict_of_all([at_least(jc, PARTLY), at_least(jc, CONVERGED)]),
+                verdict_of_all(check(jc, "≥", lim, "per-second Jain {}", _jain) for lim in (PARTLY, CONVERGED)),
                 paper_value="converges well",
                 bbrlab_value=values("cubic"),
             )
@@ -268,9 +273,12 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
                 f"per-second Jain (≥ 3 flows) < {CONVERGED} and < {PARTLY}; a starved flow-level",
                 verdict_of_all(
                     [
-                        below(jb, CONVERGED),
-                        below(jb, PARTLY),
-                        None if not math.isfinite(jb) else _starved(lv, fabric, dc.BBR) > 0,
+                        check(jb, "<", CONVERGED, "per-second Jain {}", _jain),
+                        check(jb, "<", PARTLY, "per-second Jain {}", _jain),
+                        Check(
+                            None if not math.isfinite(jb) else _starved(lv, fabric, dc.BBR) > 0,
+                            f"{_starved(lv, fabric, dc.BBR)} starved flow-levels (rule: > 0)",
+                        ),
                     ]
                 ),
                 paper_value="converges poorly, some flows starve",
@@ -287,7 +295,10 @@ def claims(lv: pd.DataFrame) -> list[Claim]:
             + ", ".join(f"{dc.FABRIC_LABEL[f]} {d:+.2f}" for f, d in effect.items()),
             f"BBRv1's per-second Jain (≥ 3 flows) at least {JAIN_STEP} higher on each drop-tail fabric than on the "
             "lossless one",
-            verdict_of_all(at_least(d, JAIN_STEP) for d in effect.values()),
+            verdict_of_all(
+                check(d, "≥", JAIN_STEP, "Jain {} above the lossless fabric's", _jain, where=dc.FABRIC_SHORT[f])
+                for f, d in effect.items()
+            ),
             paper_value="suspected",
             bbrlab_value=cell(num(d, label=f"{f} − lossless") for f, d in effect.items()),
         )

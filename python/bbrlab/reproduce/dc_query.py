@@ -27,7 +27,7 @@ from ..results.display import fmt_seconds
 from . import dc_common as dc
 from . import dc_findings
 from .analysis import Estimate, mean_ci, p95, packets_simulated, sign_of_difference, value
-from .claims import Claim, above, at_least, below, cell, claims_table, is_sign, num, verdict_of_all, within
+from .claims import Claim, all_of, cell, check, check_sign, check_within, claims_table, num, times, verdict_of_all
 from .context import Size, StudyContext
 from .report import md_table
 from .scenarios import Flow, QueryApp, StudyRun, study_run
@@ -387,7 +387,15 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
                 f"n = {nmax}: CUBIC {fmt_seconds(mean(False, 'cubic', nmax))}, BBR {fmt_seconds(mean(False, dc.BBR, nmax))}: "
                 f"{grow['cubic']:.2f}× (CUBIC) and {grow[dc.BBR]:.2f}× (BBR) the n = 1 mean; BBR/CUBIC = {same:.2f}",
                 f"mean at n = {nmax} ≤ 1.5× the n = 1 mean, per algorithm; BBR/CUBIC there within 1.5× either way",
-                verdict_of_all([within(g, 0, 1.5) for g in grow.values()] + [within(same, 1 / 1.5, 1.5)]),
+                verdict_of_all(
+                    [
+                        check_within(
+                            g, 0, 1.5, f"mean at n = {nmax} is {{}} the n = 1 mean", times, where=dc.CC_NAME[cc]
+                        )
+                        for cc, g in grow.items()
+                    ]
+                    + [check_within(same, 1 / 1.5, 1.5, f"BBR/CUBIC at n = {nmax} is {{}}", times, where="BBR/CUBIC")]
+                ),
                 paper_value="same latency for n = 1..40, BBR ≈ CUBIC",
                 bbrlab_value=cell(
                     num(1e3 * mean(False, cc, 1), "ms", label=f"{cc} n = 1 → {nmax}", to=1e3 * mean(False, cc, nmax))
@@ -410,9 +418,39 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
                 "n = 1 mean with background ≥ 1.5× (raises) and ≥ 5× (drastically) the mean without, and a larger "
                 "standard deviation, per algorithm",
                 verdict_of_all(
-                    [at_least(x, 1.5) for x in slow.values()]
-                    + [at_least(x, 5) for x in slow.values()]
-                    + [above(sd[(cc, True)], sd[(cc, False)]) for cc in dc.CCS]
+                    [
+                        check(
+                            x,
+                            "≥",
+                            1.5,
+                            "mean with background {} the mean without",
+                            times,
+                            where=f"{dc.CC_NAME[cc]} raises",
+                        )
+                        for cc, x in slow.items()
+                    ]
+                    + [
+                        check(
+                            x,
+                            "≥",
+                            5,
+                            "mean with background {} the mean without",
+                            times,
+                            where=f"{dc.CC_NAME[cc]} drastically",
+                        )
+                        for cc, x in slow.items()
+                    ]
+                    + [
+                        check(
+                            sd[(cc, True)],
+                            ">",
+                            sd[(cc, False)],
+                            "standard deviation {} with background vs {limit} without",
+                            fmt_seconds,
+                            where=f"{dc.CC_NAME[cc]} variance",
+                        )
+                        for cc in dc.CCS
+                    ]
                 ),
                 paper_value="drastic increase",
                 bbrlab_value=cell(
@@ -448,9 +486,29 @@ def claims(st: pd.DataFrame, p: Plan) -> list[Claim]:
                 f"(mean ratio < 1) at n = 1 at least as large as at n = {bgmax}",
                 verdict_of_all(
                     [
-                        below(r1, 0.9) and is_sign(lower1, -1),
-                        below(r1p, 0.9),
-                        None if not math.isfinite(r1 + rmax) else bool(r1 < 1 and r1 <= rmax),
+                        all_of(
+                            check(r1, "<", 0.9, "BBR/CUBIC mean {}", _fmt_ratio),
+                            check_sign(
+                                lower1,
+                                -1,
+                                compare(
+                                    "BBR's mean",
+                                    "CUBIC's",
+                                    {1: lower1},
+                                    more="significantly above",
+                                    less="significantly below",
+                                ),
+                            ),
+                            where="n = 1 mean",
+                        ),
+                        check(r1p, "<", 0.9, "BBR/CUBIC p95 {}", _fmt_ratio, where="n = 1 p95"),
+                        all_of(
+                            check(r1, "<", 1, "BBR/CUBIC mean {} at n = 1", _fmt_ratio),
+                            check(
+                                r1, "≤", rmax, f"BBR/CUBIC mean {{}} at n = 1 vs {{limit}} at n = {bgmax}", _fmt_ratio
+                            ),
+                            where="lead most at small n",
+                        ),
                     ]
                 ),
                 paper_value="BBR significantly lower",

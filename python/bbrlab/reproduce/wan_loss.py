@@ -38,7 +38,21 @@ import pandas as pd
 from ..plots.figures import save, subplots
 from ..results.display import fmt_bps
 from .analysis import packets_simulated, value
-from .claims import Claim, above, at_least, cell, claims_table, num, untested, verdict, verdict_of_all
+from .claims import (
+    Check,
+    Claim,
+    cell,
+    check,
+    check_within,
+    claims_table,
+    num,
+    pct,
+    shown_number,
+    times,
+    untested,
+    verdict,
+    verdict_of_all,
+)
 from .context import Size, StudyContext
 from .report import MSS, WIRE, md_table
 from .scenarios import Dumbbell, Flow, QueueLimit, StudyRun, study_run
@@ -219,16 +233,20 @@ def _rate(bps: float) -> str:
     return fmt_bps(bps, sig=3)
 
 
-def _close(ours: float, theirs: float) -> tuple[str, bool | None]:
-    """The blog's and the patch series' single runs against ours: a rule and its result. A rate
-    of a few Mbit/s (CUBIC under loss) spreads widely between single runs: within a factor 2."""
-    known = math.isfinite(ours)
+def _close_rule(theirs: float) -> str:
+    """`_close`'s rule in words: "within ±25% of", "within 2× of"."""
+    return f"within {COLLAPSE_TOLERANCE:g}× of" if theirs < 10e6 else f"within ±{RATE_TOLERANCE:.0%} of"
+
+
+def _close(ours: float, theirs: float, whose: str, *, where: str = "") -> Check:
+    """The blog's and the patch series' single runs against ours (`_close_rule`). A rate of a few
+    Mbit/s (CUBIC under loss) spreads widely between single runs: within a factor 2."""
+    said = f"{_rate(ours)} is {{}} {whose} {_rate(theirs)}"
     if theirs < 10e6:
-        return (
-            f"within {COLLAPSE_TOLERANCE:g}× of",
-            1 / COLLAPSE_TOLERANCE <= ours / theirs <= COLLAPSE_TOLERANCE if known else None,
-        )
-    return f"within ±{RATE_TOLERANCE:.0%} of", abs(ours / theirs - 1) <= RATE_TOLERANCE if known else None
+        return check_within(ours / theirs, 1 / COLLAPSE_TOLERANCE, COLLAPSE_TOLERANCE, said, times, where=where)
+    return check_within(
+        ours / theirs - 1, -RATE_TOLERANCE, RATE_TOLERANCE, said.replace("{}", "{} off"), pct, where=where
+    )
 
 
 def claims(a: pd.DataFrame) -> list[Claim]:
@@ -237,13 +255,13 @@ def claims(a: pd.DataFrame) -> list[Claim]:
     for case, cc, loss, blog_bps in BLOG_140MS:
         ours = _goodput(a, cc=cc, loss_pct=loss, rtt_ms=140, buffers="blog")
         unl = _goodput(a, cc=cc, loss_pct=loss, rtt_ms=140, buffers="unlimited")
-        within, ok = _close(ours, blog_bps)
+        ok = _close(ours, blog_bps, "the blog's")
         out.append(
             Claim(
                 f"140 ms, {case}",
                 _rate(blog_bps),
                 f"{_rate(ours)} (unlimited buffers: {_rate(unl)})",
-                f"{within} the blog's (blog host buffers)",
+                f"{_close_rule(blog_bps)} the blog's (blog host buffers)",
                 verdict(ok),
                 paper_value=cell(num(blog_bps / 1e6, "Mbit/s")),
                 bbrlab_value=cell(
@@ -259,7 +277,7 @@ def claims(a: pd.DataFrame) -> list[Claim]:
             f"{blog_x:.0f}×",
             f"{b15 / c15:,.1f}× ({_rate(b15)} vs {_rate(c15)})",
             f"BBR ≥ {FAR_AHEAD:g}× CUBIC (blog host buffers)",
-            verdict(above(b15, FAR_AHEAD * c15)),
+            verdict(check(b15 / c15, ">", FAR_AHEAD, "BBR's goodput is {} CUBIC's", times)),
             paper_value=cell(num(blog_x, "×")),
             bbrlab_value=cell(num(b15 / c15, "×")),
         )
@@ -272,10 +290,7 @@ def patch_claims(b: pd.DataFrame | None) -> list[Claim]:
     claim = "10 Gbit/s, 100 ms, 1 % loss: BBR near the link rate, CUBIC a few Mbit/s"
     source = f"BBR {_rate(PATCH_BBR_BPS)}, CUBIC {_rate(PATCH_CUBIC_BPS)}"
     paper = cell(num(PATCH_BBR_BPS / 1e6, "Mbit/s", label="bbr1"), num(PATCH_CUBIC_BPS / 1e6, "Mbit/s", label="cubic"))
-    rule = (
-        f"BBR {_close(math.nan, PATCH_BBR_BPS)[0]} the patch series' rate and CUBIC "
-        f"{_close(math.nan, PATCH_CUBIC_BPS)[0]} its rate"
-    )
+    rule = f"BBR {_close_rule(PATCH_BBR_BPS)} the patch series' rate and CUBIC {_close_rule(PATCH_CUBIC_BPS)} its rate"
     if b is None:
         return [untested(claim, source, rule, "not run at this size (the full study runs it)", paper_value=paper)]
     bb, cb = _goodput(b, cc="bbr1"), _goodput(b, cc="cubic")
@@ -285,7 +300,12 @@ def patch_claims(b: pd.DataFrame | None) -> list[Claim]:
             source,
             f"BBR {_rate(bb)}, CUBIC {_rate(cb)}",
             rule,
-            verdict_of_all([_close(bb, PATCH_BBR_BPS)[1], _close(cb, PATCH_CUBIC_BPS)[1]]),
+            verdict_of_all(
+                [
+                    _close(bb, PATCH_BBR_BPS, "the series'", where="BBR"),
+                    _close(cb, PATCH_CUBIC_BPS, "the series'", where="CUBIC"),
+                ]
+            ),
             paper_value=paper,
             bbrlab_value=cell(num(bb / 1e6, "Mbit/s", label="bbr1"), num(cb / 1e6, "Mbit/s", label="cubic")),
         )
@@ -301,9 +321,12 @@ def sweep_claims(c: pd.DataFrame, ccs: tuple[str, ...], losses: tuple[float, ...
         Claim(
             "below 15 % loss BBR fully uses the path, link · (1 − p)",
             "yes",
-            "BBRv1 / link·(1−p): " + ", ".join(f"{p:g} %: {v:.0%}" for p, v in share.items()),
+            "BBRv1 / link·(1−p) (%), per loss rate: "
+            + "; ".join(f"{p:g} %: {shown_number(100 * v)}" for p, v in share.items()),
             "≥ 90 % at every loss rate below 15 %",
-            verdict_of_all(at_least(v, 0.9) for v in share.values()),
+            verdict_of_all(
+                check(v, "≥", 0.9, "BBR gets {} of link · (1 − p)", pct, where=f"{p:g} %") for p, v in share.items()
+            ),
             paper_value="fully uses the path",
             bbrlab_value=cell(num(100 * v, "%", label=f"{p:g} % loss") for p, v in share.items()),
         )
@@ -321,7 +344,10 @@ def sweep_claims(c: pd.DataFrame, ccs: tuple[str, ...], losses: tuple[float, ...
                 "yes",
                 f"CUBIC {_rate(c_lo)} at {lo:g} % → {_rate(c_hi)} at {hi:g} % ({c_lo / c_hi:,.0f}×)",
                 rule_of.format(lo=lo, hi=hi),
-                verdict_of_all([above(c_lo, 10 * c_hi), above(c_lo, 100 * c_hi)]),
+                verdict_of_all(
+                    check(c_lo / c_hi, ">", k, f"CUBIC's goodput at {lo:g} % is {{}} that at {hi:g} %", times)
+                    for k in (10, 100)
+                ),
                 paper_value="orders of magnitude",
                 bbrlab_value=cell(num(c_lo / 1e6, "Mbit/s", label=f"{lo:g} % → {hi:g} % loss", to=c_hi / 1e6)),
             )

@@ -10,8 +10,8 @@ import pandas as pd
 
 from .. import dc_common as dc
 from ..analysis import Estimate, difference, sign_of_difference, value
-from ..claims import Claim, above, below, cell, is_sign, num, untested, verdict_of_all
-from ..sentences import direction
+from ..claims import Claim, cell, check, check_sign, num, pct, untested, verdict_of_all
+from ..sentences import change, direction
 
 
 def _estimate(st: pd.DataFrame, fabric: str, cc: str, n: int) -> Estimate:
@@ -31,6 +31,14 @@ MATERIAL = 0.02
 
 
 SIGNIFICANT = f"significant (95 %, Welch's t) and ≥ {MATERIAL * 100:g} %"
+
+#: A lead's sign (`sign_of_difference`) in a reason's words.
+LEAD_WORDS = {
+    1: "a significant lead",
+    -1: "significantly behind",
+    0: f"not a lead ({SIGNIFICANT} needed)",
+    None: "cannot be compared",
+}
 
 
 def _trend(st: pd.DataFrame, fabric: str, cc: str, n_max: int) -> int | None:
@@ -70,7 +78,23 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
                 f"BBR {dc.fmt_mbps(g('mean_bps', dc.BBR, 1))} → {dc.fmt_mbps(g('mean_bps', dc.BBR, n_cdf))} (n = 1 → {n_cdf})",
                 f"the Waterloo DC study's reading: mean at n = {n_cdf} below n = 1, the drop {SIGNIFICANT} of the n = 1 mean, per "
                 "algorithm",
-                verdict_of_all(is_sign(_trend(st, fabric, cc, n_cdf), -1) for cc in dc.CCS),
+                verdict_of_all(
+                    check_sign(
+                        _trend(st, fabric, cc, n_cdf),
+                        -1,
+                        change(
+                            "the mean",
+                            g("mean_bps", cc, 1),
+                            g("mean_bps", cc, n_cdf),
+                            dc.fmt_mbps,
+                            sign=_trend(st, fabric, cc, n_cdf),
+                            where_a="at n = 1",
+                            where_b=f"at n = {n_cdf}",
+                        ),
+                        where=dc.CC_NAME[cc],
+                    )
+                    for cc in dc.CCS
+                ),
                 paper_value="falls",
                 bbrlab_value=cell(
                     num(
@@ -95,7 +119,15 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
                     + ", ".join(f"n = {n}: {d / 1e6:+.0f} ± {hw / 1e6:.0f}" for n, (d, hw, _) in leads.items())
                     + " Mbit/s",
                     rule,
-                    verdict_of_all(is_sign(sign, 1) for _, _, sign in leads.values()),
+                    verdict_of_all(
+                        check_sign(
+                            sign,
+                            1,
+                            f"BBR − CUBIC {d / 1e6:+.0f} ± {hw / 1e6:.0f} Mbit/s, {LEAD_WORDS[sign]}",
+                            where=f"n = {n}",
+                        )
+                        for n, (d, hw, sign) in leads.items()
+                    ),
                     paper_value="ahead",
                     bbrlab_value=cell(
                         num(d / 1e6, "Mbit/s", label=f"n = {n}", ci=hw / 1e6) for n, (d, hw, _) in leads.items()
@@ -111,7 +143,12 @@ def claims(st: pd.DataFrame, ns: list[int]) -> list[Claim]:
                 "CUBIC < 50 %, BBR larger",
                 f"CUBIC {f_cubic:.0%}, BBR {f_bbr:.0%}",
                 "the Waterloo DC study's reading ≥ 750 Mbit/s: CUBIC < 50 % of samples; BBR > CUBIC",
-                verdict_of_all([below(f_cubic, 0.5), above(f_bbr, f_cubic)]),
+                verdict_of_all(
+                    [
+                        check(f_cubic, "<", 0.5, "CUBIC {} of samples", pct),
+                        check(f_bbr, ">", f_cubic, "BBR {} vs CUBIC {limit}", pct),
+                    ]
+                ),
                 paper_value="CUBIC < 50 %, BBR larger",
                 bbrlab_value=cell(num(100 * f_cubic, "%", label="cubic"), num(100 * f_bbr, "%", label=dc.BBR)),
             )

@@ -10,12 +10,22 @@ from typing import Any
 
 import pandas as pd
 
+from ...results.display import fmt_bps
 from ..analysis import row
-from ..claims import Claim, Num, above, below, cell, num, untested, verdict, verdict_of_all, within
+from ..claims import Claim, Num, cell, check, check_within, num, pct, times, untested, verdict, verdict_of_all
 from .plan import BBR, CC_SEED, SEED_4X10G, SEED_100G, Plan
 
 #: A host-model cell agrees with the slides within this many of their standard deviations.
 HOST_SIGMAS = 2.0
+
+
+def _gbit(bps: float) -> str:
+    """A throughput in a reason: three significant digits, "45.0 Gbit/s"."""
+    return fmt_bps(bps, sig=3)
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:.3g} µs"
 
 
 #: "Barely changed": the slides' CUBIC pacing effect on the 4×10G path is +1.4 %.
@@ -51,6 +61,10 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
             for cc in (BBR, "cubic")
         )
 
+    def point(streams: int, c: float) -> str:
+        """A configuration where a reason names it (`config` is the value cells' label)."""
+        return f"{streams} stream{'s' if streams > 1 else ''} " + (f"paced at {c:g} Gbit/s" if c else "unpaced")
+
     factor = 1.0 if path == "100G" else 1.5
     out = [
         Claim(
@@ -61,7 +75,17 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
                 for st, c, b, cu in pairs
             ),
             "BBR above CUBIC in every configuration" if factor == 1 else "BBR ≥ 1.5× CUBIC in every configuration",
-            verdict_of_all(above(b["tput_mean"], factor * cu["tput_mean"]) for _, _, b, cu in pairs),
+            verdict_of_all(
+                check(
+                    b["tput_mean"],
+                    ">",
+                    factor * cu["tput_mean"],
+                    "BBR {} vs CUBIC {limit}" if factor == 1 else f"BBR {{}} vs {factor:g} × CUBIC's = {{limit}}",
+                    _gbit,
+                    where=point(st, c),
+                )
+                for st, c, b, cu in pairs
+            ),
             paper_value=slides(0, "Gbit/s"),
             bbrlab_value=cell(items("tput_mean", 1e-9, "Gbit/s")),
         )
@@ -76,7 +100,12 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
                 for st, c, b, cu in pairs
             ),
             "BBR's stddev below CUBIC's in both 8-stream configurations",
-            verdict_of_all(below(b["tput_std"], cu["tput_std"]) for st, _, b, cu in eight),
+            verdict_of_all(
+                check(
+                    b["tput_std"], "<", cu["tput_std"], "BBR's stddev {} vs CUBIC's {limit}", _gbit, where=point(st, c)
+                )
+                for st, c, b, cu in eight
+            ),
             paper_value=slides(1, "Gbit/s", eight),
             bbrlab_value=cell(items("tput_std", 1e-9, "Gbit/s", eight)),
         )
@@ -88,7 +117,9 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
             "about 10×",
             "; ".join(f"{config(st, c)}: {x:.1f}×" for st, c, x in ratios),
             "BBR / CUBIC retransmits between 3× and 30× in every configuration",
-            verdict_of_all(within(x, 3, 30) for _, _, x in ratios),
+            verdict_of_all(
+                check_within(x, 3, 30, "BBR/CUBIC retransmits {}", times, where=point(st, c)) for st, c, x in ratios
+            ),
             paper_value=cell(
                 num(seed[(st, BBR, c)][3] / seed[(st, "cubic", c)][3], "×", label=config(st, c)) for st, c, *_ in pairs
             ),
@@ -108,7 +139,7 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
                 f"8-stream CUBIC: {cu0['tput_mean'] / 1e9:.1f} Gbit/s unpaced → {cuc['tput_mean'] / 1e9:.1f} Gbit/s with "
                 f"the {cap:g} Gbit/s cap",
                 "capped above unpaced",
-                verdict(above(cuc["tput_mean"], cu0["tput_mean"])),
+                verdict(check(cuc["tput_mean"], ">", cu0["tput_mean"], "capped {} vs unpaced {limit}", _gbit)),
                 paper_value=paper_value,
                 bbrlab_value=cell(
                     num(
@@ -159,7 +190,12 @@ def buffer_claims(a: pd.DataFrame, buffers_ms: tuple[float, ...]) -> list[Claim]
             "minor improvements",
             f"BBR/CUBIC − 1: {gain[lo]:+.0%} ({lo:g} ms buffer), {gain[hi]:+.0%} ({hi:g} ms buffer)",
             rule,
-            verdict_of_all([below(gain[hi], MINOR_GAIN), below(gain[hi], gain[lo])]),
+            verdict_of_all(
+                [
+                    check(gain[hi], "<", MINOR_GAIN, f"gain {{}} with the {hi:g} ms buffer", pct),
+                    check(gain[hi], "<", gain[lo], f"gain {{}} with {hi:g} ms vs {{limit}} with {lo:g} ms", pct),
+                ]
+            ),
             paper_value="minor improvements",
             bbrlab_value=cell(num(100 * gain[buf], "%", label=f"gain {buf:g} ms buffer") for buf in (lo, hi)),
         )
@@ -179,7 +215,16 @@ def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
                 continue
             ours = r["tput_mean"] / 1e9 / scale  # back to the slides' scale
             parts.append(f"{streams}×{CC_SEED[cc]} pacing {pace:g}: {ours:.1f} vs {t:.1f}")
-            oks.append(within(ours, t - HOST_SIGMAS * sd, t + HOST_SIGMAS * sd))
+            oks.append(
+                check_within(
+                    ours,
+                    t - HOST_SIGMAS * sd,
+                    t + HOST_SIGMAS * sd,
+                    "{}",
+                    "Gbit/s",
+                    where=f"{streams}×{CC_SEED[cc]} pacing {pace:g}",
+                )
+            )
             items.append(num(ours, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
             paper.append(num(t, "Gbit/s", label=f"{streams} {CC_SEED[cc]} {pace:g}"))
         out.append(
@@ -208,7 +253,7 @@ def host_claims(h: pd.DataFrame, p: Plan) -> list[Claim]:
                 f"{t0} → {t1} Gbit/s ({(t1 / t0 - 1) * 100:+.1f} %)",
                 f"{a:.2f} → {b:.2f} Gbit/s ({(b / a - 1) * 100:+.1f} %)",
                 rule,
-                verdict(within(b / a - 1, -PACING_EFFECT_MAX, PACING_EFFECT_MAX)),
+                verdict(check_within(b / a - 1, -PACING_EFFECT_MAX, PACING_EFFECT_MAX, "paced − unpaced {}", pct)),
                 paper_value=cell(num(t0, "Gbit/s", to=t1)),
                 bbrlab_value=cell(num(a, "Gbit/s", to=b)),
             )
@@ -244,7 +289,16 @@ def gap_claims(gs: pd.DataFrame) -> list[Claim]:
                 f"≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cp['median_ns'] / 1e3:.3g} µs",
                 rule,
                 verdict_of_all(
-                    [within(bu["b2b"] - cp["b2b"], -0.10, 0.10), within(bu["median_ns"] / cp["median_ns"], 0.5, 2)]
+                    [
+                        check_within(
+                            bu["b2b"] - cp["b2b"],
+                            -0.10,
+                            0.10,
+                            "back-to-back share differs by {}",
+                            lambda x: f"{100 * x:+.1f} points".replace("-", "−"),
+                        ),
+                        check_within(bu["median_ns"] / cp["median_ns"], 0.5, 2, "median gap ratio {}", times),
+                    ]
                 ),
                 paper_value="similar",
                 bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic paced", cp)),
@@ -261,7 +315,9 @@ def gap_claims(gs: pd.DataFrame) -> list[Claim]:
                 f"unpaced: median gap ≤ {bu['median_ns'] / 1e3:.3g} vs ≤ {cu['median_ns'] / 1e3:.3g} µs, "
                 f"back-to-back {bu['b2b'] * 100:.1f} % vs {cu['b2b'] * 100:.1f} %",
                 rule,
-                verdict(above(bu["median_ns"], cu["median_ns"])),
+                verdict(
+                    check(bu["median_ns"], ">", cu["median_ns"], "BBR's median gap ≤ {} vs CUBIC's ≤ {limit}", _us)
+                ),
                 paper_value="larger",
                 bbrlab_value=cell(gaps("bbr unpaced", bu) + gaps("cubic unpaced", cu)),
             )

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...results.display import fmt_bytes
 from ..analysis import value
-from ..claims import Claim, above, at_least, below, cell, num, untested, verdict, verdict_of_all, within
+from ..claims import Check, Claim, cell, check, check_within, num, times, untested, verdict, verdict_of_all
 from ..report import MSS, WIRE
 from .metrics import _fmt, _ns_text, _val
 from .plan import BBR2S, LABEL, Config
@@ -22,8 +22,21 @@ from .plan import BBR2S, LABEL, Config
 CPU_SAVING_MIN = 0.01
 
 
-def _saves(before: float, after: float) -> bool | None:
-    return below(after, before * (1 - CPU_SAVING_MIN))
+def _saves(before: float, after: float, where: str) -> Check:
+    """CPU per MB at least `CPU_SAVING_MIN` lower after than before."""
+    return check(
+        after,
+        "<",
+        before * (1 - CPU_SAVING_MIN),
+        f"CPU per MB {_us_per_mb(before)} → {{}}",
+        _us_per_mb,
+        where=where,
+        rule=f"≥ {CPU_SAVING_MIN:.0%} lower",
+    )
+
+
+def _us_per_mb(ns: float) -> str:
+    return f"{ns / 1e3:.1f} µs/MB"
 
 
 def host_claims(h: pd.DataFrame) -> list[Claim]:
@@ -50,7 +63,7 @@ def host_claims(h: pd.DataFrame) -> list[Claim]:
             f"N = {n}, sender CPU per MB, min_rtt term off → on: "
             + ", ".join(f"{LABEL[cc]} {a / 1e3:.1f} → {b / 1e3:.1f} µs/MB" for cc, (a, b) in cpu.items()),
             f"sender CPU per MB ≥ {CPU_SAVING_MIN:.0%} lower with the term, for bbr2 and bbr2_new",
-            verdict_of_all(_saves(a, b) for a, b in cpu.values()),
+            verdict_of_all(_saves(a, b, LABEL[cc]) for cc, (a, b) in cpu.items()),
             paper_value="lower CPU",
             bbrlab_value=cell(num(a / 1e3, "µs/MB", label=f"{cc} off → on", to=b / 1e3) for cc, (a, b) in cpu.items()),
         )
@@ -73,8 +86,18 @@ def host_claims(h: pd.DataFrame) -> list[Claim]:
             "for bbr2 and bbr2_new",
             verdict_of_all(
                 r
-                for a, b, la, lb in fp.values()
-                for r in (_saves(a, b), within(lb / la, 0.95, 1.05) if la == la and la > 0 else None)
+                for cc, (a, b, la, lb) in fp.items()
+                for r in (
+                    _saves(a, b, f"{LABEL[cc]} CPU"),
+                    check_within(
+                        lb / la if la == la and la > 0 else math.nan,
+                        0.95,
+                        1.05,
+                        f"mean RPC latency {la:.3f} → {lb:.3f} ms, {{}} as long",
+                        times,
+                        where=f"{LABEL[cc]} latency",
+                    ),
+                )
             ),
             paper_value="lower CPU, same latency",
             bbrlab_value=cell(
@@ -83,6 +106,11 @@ def host_claims(h: pd.DataFrame) -> list[Claim]:
         )
     )
     return out
+
+
+def _ce(x: float) -> str:
+    """A CE rate or Jain index in a reason, as the tables print it."""
+    return f"{x:.3f}"
 
 
 #: How the claims' value cells write a metric: (scale, unit).
@@ -108,7 +136,11 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
             parts.append(f"N={n}: {_fmt(va, col)} vs {_fmt(vb, col)}")
             items += [num(scale * va, unit, label=f"{a} N = {n}"), num(scale * vb, unit, label=f"{b} N = {n}")]
             # Neither retransmitting (nothing dropped) cannot show which retransmits less.
-            oks.append(None if col == "retrans_rate" and va == vb == 0 else below(va, vb))
+            said = f"{LABEL[a]} {{}} vs {LABEL[b]} {{limit}}"
+            if col == "retrans_rate" and va == vb == 0:
+                oks.append(Check(None, "neither retransmits (cannot show which does less)", f"N = {n}"))
+            else:
+                oks.append(check(va, "<", vb, said, lambda v: _fmt(v, col), where=f"N = {n}"))
         return Claim(
             claim,
             source,
@@ -156,7 +188,15 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
             f"(min {df['throughput_bps'].min() / 1e9:.2f}, max {df['throughput_bps'].max() / 1e9:.2f} Gbit/s; "
             f"ceiling {cfg.rate_bps * MSS / WIRE / 1e9:.2f})",
             "spread below 5 % at every N",
-            verdict(below(spread, 0.05)),
+            verdict(
+                check(
+                    spread,
+                    "<",
+                    0.05,
+                    f"largest spread {{}} (N = {spread_at.idxmax()})" if len(spread_at) else "largest spread {}",
+                    lambda v: f"{100 * v:.1f} %",
+                )
+            ),
             paper_value="similar",
             bbrlab_value=cell(num(100 * v, "%", label=f"spread N = {n}") for n, v in spread_at.items()),
         )
@@ -176,9 +216,16 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
                 rule,
                 verdict_of_all(
                     [
-                        at_least(0.9, ce["dctcp"]),
-                        at_least(0.9, ce["bbr2_new"]),
-                        above(ce["bbr2"], max(ce["dctcp"], ce["bbr2_new"])),
+                        check(ce["dctcp"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["dctcp"]),
+                        check(ce["bbr2_new"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["bbr2_new"]),
+                        check(
+                            ce["bbr2"],
+                            ">",
+                            max(ce["dctcp"], ce["bbr2_new"]),
+                            "CE rate {} vs the others' highest {limit}",
+                            _ce,
+                            where=LABEL["bbr2"],
+                        ),
                     ]
                 ),
                 paper_value="yes",
@@ -194,7 +241,14 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
             "reasonable, not ideal",
             "lowest Jain over N: " + ", ".join(f"{LABEL[c]} {jmin[c]:.3f}" for c in cfg.ccs),
             "lowest Jain of each between 0.5 and 0.999",
-            verdict_of_all(None if not math.isfinite(v) else 0.5 < v < 0.999 for v in jmin.values()),
+            verdict_of_all(
+                Check(
+                    None if not math.isfinite(v) else 0.5 < v < 0.999,
+                    f"lowest Jain {_ce(v)} (rule: between 0.5 and 0.999)",
+                    LABEL[cc],
+                )
+                for cc, v in jmin.items()
+            ),
             paper_value="reasonable, not ideal",
             bbrlab_value=cell(num(jmin[c], label=f"lowest Jain {c}") for c in cfg.ccs),
         )
@@ -228,7 +282,10 @@ def tso_claims(tso: pd.DataFrame) -> list[Claim]:
             ),
             f"chunk with the min_rtt term ≥ {TSO_GAIN:g}× without, for bbr2 and bbr2_new (one sender host, its "
             "NIC the bottleneck)",
-            verdict_of_all(at_least(g, TSO_GAIN) for g in gain.values()),
+            verdict_of_all(
+                check(g, "≥", TSO_GAIN, "chunk {} as large with the term", times, where=LABEL[cc])
+                for cc, g in gain.items()
+            ),
             paper_value="larger chunks",
             bbrlab_value=cell(
                 num(goal[(cc, False)], "segments", label=f"{cc} N = {n} off → on", to=goal[(cc, True)]) for cc in gain
@@ -263,7 +320,9 @@ def ack_claims(acks: pd.DataFrame, cfg: Config) -> list[Claim]:
                 for cc, p99, mean in ratios
             ),
             f"p99 (median flow) old/fixed > {ACK_P99_RATIO} for each algorithm",
-            verdict_of_all(above(p99, ACK_P99_RATIO) for _, p99, _ in ratios),
+            verdict_of_all(
+                check(p99, ">", ACK_P99_RATIO, "p99 old/fixed {}", times, where=LABEL[cc]) for cc, p99, _ in ratios
+            ),
             paper_value=cell(num(2, "×", label="p99 old/fixed")),
             bbrlab_value=cell(
                 [num(p99, "×", label=f"{cc} p99 (median flow) old/fixed") for cc, p99, _ in ratios]

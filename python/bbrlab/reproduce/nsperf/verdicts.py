@@ -13,11 +13,35 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ..claims import Claim, Num, cell, num, untested, verdict_of_all
+from ..claims import Check, Claim, Num, cell, num, untested, verdict_of_all
+from ..sentences import join
 from .plan import Config, Scenario
 
-#: A statement's rule on one algorithm's points: (holds, or None when undecided; values shown).
-Test = Callable[[pd.DataFrame, Scenario, str], tuple[bool | None, list[Num]]]
+#: A statement's rule on one algorithm's points: its check (where: the algorithm) and the values shown.
+Test = Callable[[pd.DataFrame, Scenario, str], tuple[Check, list[Num]]]
+
+#: How each scenario's swept parameter reads in a reason.
+SWEPT = {
+    "coexist": "BDP buffer",
+    "bufferbloat": "BDP buffer",
+    "random_loss": "% loss",
+    "shallow": "flows",
+    "ecn_bulk": "flows",
+}
+
+
+def _every(cc: str, sc: Scenario, tests: dict[float, bool], worst: str, rule: str) -> Check:
+    """A rule that must hold at every point of a scenario's sweep, for ``cc``: it names the points
+    where it does not (``worst``: the deciding numbers in words, e.g. "lowest share 5 %")."""
+    if not tests:
+        return Check(None, "no points", cc)
+    bad = [x for x, ok in tests.items() if not ok]
+    if not bad:
+        return Check(True, f"{worst} (rule: {rule} at every point)", cc)
+    return Check(
+        False, f"{worst}; outside the rule at {join(f'{x:g}' for x in bad)} {SWEPT[sc.name]} (rule: {rule})", cc
+    )
+
 
 #: The algorithms nsperf's statements are about.
 JUDGED = ("bbr2", "bbr3_linux")
@@ -39,9 +63,9 @@ def _points(points: pd.DataFrame, scenario: str, cc: str) -> pd.DataFrame:
     return points[(points["scenario"] == scenario) & (points["cc"] == cc)].sort_values("x")
 
 
-def _judge(points: pd.DataFrame, cfg: Config, scenario: str, test: Test) -> tuple[list[bool | None], list[Num]]:
+def _judge(points: pd.DataFrame, cfg: Config, scenario: str, test: Test) -> tuple[list[Check], list[Num]]:
     sc = next(s for s in cfg.scenarios() if s.name == scenario)
-    results: list[bool | None] = []
+    results: list[Check] = []
     values: list[Num] = []
     for cc in (c for c in JUDGED if c in sc.ccs):
         ok, shown = test(_points(points, scenario, cc), sc, cc)
@@ -63,43 +87,54 @@ def claims(points: pd.DataFrame, cfg: Config) -> list[Claim]:
             Claim(claim, words, ours, rule, verdict_of_all(results), paper_value=words, bbrlab_value=cell(values))
         )
 
-    def coexist(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[bool | None, list[Num]]:
+    def coexist(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[Check, list[Num]]:
         share = d["throughput_bps"] / sc.rate_bps
         lo, hi = COEXIST_SHARE
-        ok = bool(((share >= lo) & (share <= hi)).all()) if len(d) else None
+        tests = {x: bool(lo <= v <= hi) for x, v in zip(d["x"], share)}
+        worst = f"share {100 * share.min():.0f} % to {100 * share.max():.0f} %" if len(d) else ""
+        ok = _every(cc, sc, tests, worst, f"{100 * lo:g} % to {100 * hi:g} %")
         return ok, [num(100 * share.min(), "%", label=f"{cc} min"), num(100 * share.max(), "%", label=f"{cc} max")]
 
-    def random_loss(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[bool | None, list[Num]]:
+    def random_loss(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[Check, list[Num]]:
         d = d[d["x"] < LOSS_THRESH_PCT]
         share = d["throughput_bps"] / sc.rate_bps
-        ok = bool((share >= HIGH_TPUT_SHARE).all()) if len(d) else None
+        tests = {x: bool(v >= HIGH_TPUT_SHARE) for x, v in zip(d["x"], share)}
+        worst = f"lowest share {100 * share.min():.0f} %" if len(d) else ""
+        ok = _every(cc, sc, tests, worst, f"≥ {100 * HIGH_TPUT_SHARE:g} %")
         return ok, [num(100 * share.min(), "%", label=f"{cc} min below {LOSS_THRESH_PCT:g} % loss")] if len(d) else []
 
-    def shallow(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[bool | None, list[Num]]:
+    def shallow(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[Check, list[Num]]:
         v1 = _points(points, "shallow", "bbr1").set_index("x")["retrans_pct"]
         mine = d.set_index("x")["retrans_pct"]
         common = [x for x in mine.index if x in v1.index]
-        ok = all(mine[x] < v1[x] for x in common) if common else None
+        tests = {x: bool(mine[x] < v1[x]) for x in common}
+        worst = f"retransmits up to {mine.max():.3g} % vs bbr1's up to {v1.max():.3g} %" if common else ""
+        ok = _every(cc, sc, tests, worst, "below bbr1's at each point")
         return ok, [num(mine.max(), "%", label=f"{cc} max")] + (
             [num(v1.max(), "%", label="bbr1 max")] if common else []
         )
 
-    def bufferbloat(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[bool | None, list[Num]]:
+    def bufferbloat(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[Check, list[Num]]:
         rtt_ms = sc.rtt_s * 1e3
-        ok = bool((d["p50_srtt_ms"] <= LOW_DELAY_RTTS * rtt_ms).all()) if len(d) else None
+        tests = {x: bool(v <= LOW_DELAY_RTTS * rtt_ms) for x, v in zip(d["x"], d["p50_srtt_ms"])}
+        worst = f"p50 srtt up to {d['p50_srtt_ms'].max():.3g} ms" if len(d) else ""
+        ok = _every(cc, sc, tests, worst, f"≤ {LOW_DELAY_RTTS:g} × {rtt_ms:g} ms")
         return ok, [num(d["p50_srtt_ms"].max(), "ms", label=f"{cc} max")]
 
-    def ecn_bulk(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[bool | None, list[Num]]:
+    def ecn_bulk(d: pd.DataFrame, sc: Scenario, cc: str) -> tuple[Check, list[Num]]:
         rtt_ms = sc.rtt_s * 1e3
         dctcp = _points(points, "ecn_bulk", "dctcp").set_index("x")["p50_srtt_ms"] - rtt_ms
         queue = d.set_index("x")["p50_srtt_ms"] - rtt_ms
-        tests = [
-            q <= max(CE_THRESHOLD_MS, ECN_QUEUE_VS_DCTCP * dctcp.get(x, math.nan))
-            if math.isfinite(dctcp.get(x, math.nan))
-            else q <= CE_THRESHOLD_MS
+        tests = {
+            x: bool(
+                q <= max(CE_THRESHOLD_MS, ECN_QUEUE_VS_DCTCP * dctcp.get(x, math.nan))
+                if math.isfinite(dctcp.get(x, math.nan))
+                else q <= CE_THRESHOLD_MS
+            )
             for x, q in queue.items()
-        ]
-        ok = all(tests) if tests else None
+        }
+        worst = f"queueing delay up to {queue.max():.3g} ms (DCTCP's up to {dctcp.max():.3g} ms)" if tests else ""
+        ok = _every(cc, sc, tests, worst, f"≤ {ECN_QUEUE_VS_DCTCP:g} × DCTCP's or ≤ {CE_THRESHOLD_MS:g} ms")
         return ok, [num(queue.max(), "ms", label=f"{cc} max queue")]
 
     add(
