@@ -129,6 +129,38 @@ def test_a_unit_shared_by_every_item_is_written_once():
     assert "in Mbit/s</span><br>0 ms: −195<br>100 ms: 11.7</td>" in page
 
 
+def test_report_md_pivots_claims_in_several_settings_as_the_page_does():
+    """Issue 36 ("fabrics/variants as columns of one row per claim rather than rows"): REPORT.md's
+    table too has one row per claim and a column per setting, each cell our value, its verdict
+    and the reason; a table without settings keeps its verdict and why columns."""
+    from bbrlab.reproduce.claims import Claim, Verdict, claims_table
+
+    def claim(text: str, ours: str, verdict: Verdict, why: str) -> Claim:
+        return Claim(
+            text,
+            "falls",
+            ours,
+            "mean at n = 20 below n = 1",
+            Outcome(verdict, why),
+            paper_value="falls",
+            bbrlab_value=ours,
+        )
+
+    md = claims_table(
+        [
+            claim("throughput falls — lossy", "941.25 → 512.5 Mbit/s", Verdict.AGREES, "falls by 46 %"),
+            claim("throughput falls — lossless (PFC)", "940 → 939.9 Mbit/s", Verdict.DISAGREES, "stays within 1 %"),
+        ]
+    )
+    lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(lines) == 3  # header, separator, one row for the claim
+    assert "bbrlab: lossy" in lines[0] and "bbrlab: lossless (PFC)" in lines[0]
+    assert "941 → 512 Mbit/s: **agrees** — falls by 46 %" in lines[2]
+    assert "**disagrees** — stays within 1 %" in lines[2]
+    single = claims_table([claim("throughput falls", "941.25 → 512.5 Mbit/s", Verdict.AGREES, "falls by 46 %")])
+    assert "| verdict | why |" in single and "| agrees | falls by 46 % |" in single
+
+
 def test_claims_in_several_settings_are_one_row_with_a_column_per_setting():
     """Issue 36: dc-incast's page had a row per claim × fabric (24 rows); a claim checked on each
     fabric is one row, the fabrics columns, each with our value and its verdict."""
@@ -759,12 +791,27 @@ def test_bql_tengig_claim_and_sentence_flip():
 
 
 def _report_claim_rows(text: str) -> list[tuple[str, str, str, str]]:
-    rows = []
+    """(claim, rule, verdict, reason) of every claims-table row of REPORT.md: a plain table's rows
+    (claim | source | bbrlab | rule | verdict | why), and a table pivoted by setting (claim (rule:
+    …) | source | bbrlab: S1 | …, each cell "value: **verdict** — reason") unfolded into one row
+    per claim and setting, "<claim> — <setting>" as in claims.csv."""
+    rows: list[tuple[str, str, str, str]] = []
+    settings: list[str] = []
     for line in text.splitlines():
-        if line.startswith("| ") and line.rstrip().endswith(" |"):
-            cells = [c.replace("\\|", "|") for c in re.split(r" (?<!\\)\| ", line.strip()[2:-2])]
-            if len(cells) == 6 and cells[4] in VERDICTS:
-                rows.append((cells[0], cells[3], cells[4], cells[5]))
+        if not (line.startswith("| ") and line.rstrip().endswith(" |")):
+            settings = [] if not line.startswith("|") else settings
+            continue
+        cells = [c.replace("\\|", "|") for c in re.split(r" (?<!\\)\| ", line.strip()[2:-2])]
+        if cells[0] == "claim":  # a header: a pivoted table's names "<ours>: <setting>" columns
+            settings = [] if cells[-1] == "why" else [c.split(": ", 1)[1] for c in cells[2:]]
+        elif settings and len(cells) == 2 + len(settings):
+            claim, _, rule = cells[0].partition(" (rule: ")
+            for setting, told in zip(settings, cells[2:]):
+                m = re.search(r"\*\*([^*]+)\*\*(?: — (.*))?$", told)
+                if m and m.group(1) in VERDICTS:
+                    rows.append((f"{claim} — {setting}", rule.removesuffix(")"), m.group(1), m.group(2) or ""))
+        elif len(cells) == 6 and cells[4] in VERDICTS:
+            rows.append((cells[0], cells[3], cells[4], cells[5]))
     return rows
 
 
@@ -773,8 +820,9 @@ def test_claims_csv_matches_the_report(tiny_study, name):
     d = tiny_study(name)
     rows = read_claims_csv(d / "claims.csv")
     assert rows and list(rows[0]) == list(CSV_COLUMNS)
-    assert [(r["claim"], r["rule"], r["verdict"], r["reason"]) for r in rows] == _report_claim_rows(
-        (d / "REPORT.md").read_text()
+    # (sorted: a table pivoted by setting lists a claim's settings together, claims.csv its rows)
+    assert sorted((r["claim"], r["rule"], r["verdict"], r["reason"]) for r in rows) == sorted(
+        _report_claim_rows((d / "REPORT.md").read_text())
     )
     for r in rows:
         assert r["verdict"] in VERDICTS and r["paper_value"], r

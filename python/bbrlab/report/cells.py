@@ -21,6 +21,8 @@ __all__ = [
     "shown_items",
     "shown_number",
     "shown_unit",
+    "SETTING_SEP",
+    "by_setting",
 ]
 
 
@@ -150,3 +152,28 @@ def shown_items(text: str, *, unit: bool = True) -> list[str]:
             s += f" ± {shown_number(n.ci)}"
         parts.append(s + (f" {n.unit}" if unit and n.unit and not _missing(n) else ""))
     return parts
+
+
+#: A claim checked in several settings (a fabric, a variant) ends " — <setting>" (the studies'
+#: convention): such a table becomes one row per claim with a column per setting.
+SETTING_SEP = " — "
+
+
+def by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
+    """The settings and each claim's rows, when every claim reads "<claim> — <setting>", there are
+    two settings or more, and a claim's source value and rule are the same in each; else None.
+    Rows are claims.csv's (``claim``, ``paper_value``, ``rule``, …); each row of a group gains
+    ``setting``. The HTML page and REPORT.md pivot the same way."""
+    settings: dict[str, None] = {}
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        claim, sep, setting = r["claim"].rpartition(SETTING_SEP)
+        if not sep or not claim:
+            return None
+        settings.setdefault(setting)
+        groups.setdefault(claim, []).append({**r, "setting": setting})
+    same = all(
+        len({(g["paper_value"], g["rule"]) for g in group}) == 1 and len({g["setting"] for g in group}) == len(group)
+        for group in groups.values()
+    )
+    return (list(settings), groups) if len(settings) > 1 and same else None

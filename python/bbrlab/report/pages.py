@@ -22,6 +22,7 @@ from ..results.display import facts_lines, fmt_bps, fmt_bytes, summary_table
 from ..results.results import Result
 from ..results.rundir import is_complete_run
 from ..results.rundir import read_summary as _read_summary
+from .cells import by_setting
 from .html import INDEX_GENERATOR, Cell, Section, image, kv_table, page, paragraphs, pre, table, verdict_class
 from .markdown import referenced_images, to_html
 
@@ -397,11 +398,6 @@ def read_claims(study_dir: Path) -> list[dict[str, str]] | None:
     return rows
 
 
-#: A claim checked in several settings (a fabric, a variant) ends " — <setting>" (the studies'
-#: convention): such a table becomes one row per claim with a column per setting.
-SETTING_SEP = " — "
-
-
 def _claim_value(text: str) -> Markup:
     """A value cell, one item a line (not a long semicolon-joined run), numbers as a reader reads them."""
     from .cells import shown_items, shown_unit
@@ -411,26 +407,8 @@ def _claim_value(text: str) -> Markup:
     return head + Markup("<br>").join(shown_items(text, unit=not unit))
 
 
-def _by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
-    """The settings and each claim's rows, when every claim reads "<claim> — <setting>", there are
-    two settings or more, and a claim's source value and rule are the same in each; else None."""
-    settings: dict[str, None] = {}
-    groups: dict[str, list[dict[str, str]]] = {}
-    for r in rows:
-        claim, sep, setting = r["claim"].rpartition(SETTING_SEP)
-        if not sep or not claim:
-            return None
-        settings.setdefault(setting)
-        groups.setdefault(claim, []).append({**r, "setting": setting})
-    same = all(
-        len({(g["paper_value"], g["rule"]) for g in group}) == 1 and len({g["setting"] for g in group}) == len(group)
-        for group in groups.values()
-    )
-    return (list(settings), groups) if len(settings) > 1 and same else None
-
-
 def claims_table(rows: list[dict[str, str]]) -> Markup:
-    pivot = _by_setting(rows)
+    pivot = by_setting(rows)
     if pivot is not None:
         settings, groups = pivot
         body = []

@@ -53,6 +53,7 @@ from pathlib import Path
 from ..report.cells import (  # noqa: F401  # the studies build their cells from here
     SHOWN_DIGITS,
     Num,
+    by_setting,
     cell,
     num,
     parse_cell,
@@ -464,17 +465,34 @@ def _places(wheres: Sequence[str]) -> str:
 
 
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
+    """REPORT.md's claims table. A claim checked in several settings ("<claim> — <fabric>", the
+    same source value and rule in each) is one row with a column per setting, as on the HTML
+    page (`by_setting`): each cell bbrlab's value, its verdict and the reason."""
+    rows = [
+        {
+            "claim": c.claim,
+            "paper_value": shown_cell(c.source),
+            "bbrlab_value": shown_cell(c.ours),
+            "rule": c.rule,
+            "verdict": shown_verdict(c.verdict).value,
+            "reason": shown_reason(c.outcome),
+        }
+        for c in claims
+    ]
+    pivot = by_setting(rows)
+    if pivot is not None:
+        settings, groups = pivot
+        body = []
+        for claim, group in groups.items():
+            by = {g["setting"]: g for g in group}
+            cells = [f"{claim} (rule: {group[0]['rule']})", group[0]["paper_value"]]
+            for setting in settings:
+                g = by.get(setting)
+                told = "" if g is None else f"{g['bbrlab_value']}: **{g['verdict']}**"
+                cells.append(told + (f" — {g['reason']}" if g is not None and g["reason"] else ""))
+            body.append(cells)
+        return md_table(["claim", source_header, *(f"{ours_header}: {s}" for s in settings)], body)
     return md_table(
         ["claim", source_header, ours_header, "rule", "verdict", "why"],
-        [
-            [
-                c.claim,
-                shown_cell(c.source),
-                shown_cell(c.ours),
-                c.rule,
-                shown_verdict(c.verdict).value,
-                shown_reason(c.outcome),
-            ]
-            for c in claims
-        ],
+        [[r["claim"], r["paper_value"], r["bbrlab_value"], r["rule"], r["verdict"], r["reason"]] for r in rows],
     )
