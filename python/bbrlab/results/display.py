@@ -213,6 +213,11 @@ def facts_lines(summary: dict[str, Any]) -> list[str]:
     transperf = transperf_line(summary.get("transperf") or {})
     if transperf:
         lines.append(transperf)
+    from .phases import phase_time_line
+
+    phases = phase_time_line(summary)
+    if phases:
+        lines.append(phases)
     checks = summary.get("checks") or []
     if checks:
         failed = [str(c.get("metric")) for c in checks if not c.get("passed")]

@@ -325,7 +325,17 @@ class Result:
             traffic=traffic,
             fct=fct,
         )
+        from .phases import phase_times
         from .transperf import transperf_summary
+
+        # Each BBR flow's time in each phase, from the sampled phase (results/phases.py).
+        interval_s = scenario.sample_interval / 1e9
+        times = phase_times(ts, flows, interval_s)
+        for entry in summary["flows"]:
+            if entry["flow"] in times:
+                entry["phase_time_s"] = times[entry["flow"]]
+        if times:
+            summary["run"]["phase_time_resolution_s"] = interval_s
 
         # transperf's metrics and the scenario's [checks] on them (results/transperf.py).
         summary.update(_json_clean(transperf_summary(scenario, flows, ts, state, header_bytes=TCP_IP_HEADER_BYTES)))
