@@ -6,6 +6,9 @@
 
 use super::backends::*;
 use super::*;
+use pathmodel::impair::spec::{
+    AggregationSpec, JitterSpec, LossModelSpec, PolicerSpec, ReorderSpec, ScheduleEntrySpec,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +39,65 @@ pub struct Graph {
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub routing: Routing,
+    /// What a star sets for its switch and its hosts, for every switch and host of the graph:
+    /// PAUSE, the shared buffer, cut-through forwarding, the hosts' NIC clocks and jitter.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub fabric: GraphFabricKeys,
+}
+
+/// The switches' and hosts' options of a graph (`[topology.fabric]`), each as the star's key of
+/// the same name (`topology.rs`), on every switch and host alike: one PAUSE configuration, one
+/// shared buffer pool for all switch output ports (as a star's racks share one), one
+/// forwarding mode. Without the table a graph's switches are store-and-forward, lossy, with
+/// per-port buffers, and its host clocks exact.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphFabricKeys {
+    /// As a star's `forwarding`: a switch hands a packet on once it has all of it, or once its
+    /// `header` has arrived (from a link at least as fast as the output and without a path
+    /// model).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub forwarding: Forwarding,
+    /// Cut-through: bytes that must arrive before a packet is forwarded (default 64).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 65_535))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub header_bytes: Option<u32>,
+    /// As a star's `lossless`: IEEE 802.3x PAUSE back-pressure at every switch (thresholds in
+    /// `pfc`). With ingress accounting, the switches' output ports drop nothing: the ingress
+    /// ports' budgets decide.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub lossless: bool,
+    /// PAUSE thresholds, used when `lossless` is true (as a star's `pfc`).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub pfc: Pfc,
+    /// As a star's `shared_buffer`: a limit on the bytes queued in all switch output ports
+    /// together (none by default).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub shared_buffer_bytes: Option<u64>,
+    /// As a star's `shared_buffer_alpha`: the pool's dynamic threshold. Needs `shared_buffer`.
+    #[serde(default)]
+    #[schemars(range(min = 0.0078125, max = 64.0))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub shared_buffer_alpha: Option<f64>,
+    /// As a star's `clock_ppm`: each host link's rate is scaled by a seeded uniform draw within
+    /// ± this many ppm (default 0: exact clocks).
+    #[serde(default)]
+    #[schemars(range(max = 1000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub clock_ppm: u32,
+    /// As a star's `host_jitter`: each packet a host sends reaches the far end up to this late
+    /// (uniform, order kept; default 0).
+    #[serde(default)]
+    #[schemars(range(max = 1_000_000_000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub host_jitter_ns: u64,
 }
 
 /// Nodes of a graph: its tables are indexed densely.
@@ -78,7 +140,8 @@ pub enum Routing {
 
 ecn_step_marking! {
 /// One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless
-/// `duplex = false` (`reverse_rate` gives the way back its own rate).
+/// `duplex = false` (`reverse_rate` gives the way back its own rate). Its path-model keys are
+/// a bottleneck's, the data direction being `from` → `to` and the ACK direction the way back.
 GraphLink {
     /// The node the link leaves.
     #[schemars(extend("x-backends" = EMU_WITHIN))]
@@ -95,10 +158,11 @@ GraphLink {
     #[serde(default = "default_true")]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub duplex: bool,
-    /// Link rate.
+    /// Link rate (exclusive with `trace`; one of the two is required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub rate_bps: u64,
+    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
+    pub rate_bps: Option<u64>,
     /// The way back's rate (default: `rate`).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
@@ -132,7 +196,14 @@ then {
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub qdisc: Option<QdiscSpec>,
-}
+},
+path_model: EMU_WITHIN,
+schedule: " Changes of the link's `rate`, `delay`, `loss` and `buffer` at given times, in \
+    increasing order: each sets its key in every direction the key governs (`rate` the data \
+    direction, and the way back unless `reverse_rate` is given; `delay`, `loss` and `buffer` \
+    both). A changing delay keeps packets in order.",
+trace_reverse: " The way back's trace (default: the way back runs at `reverse_rate`, else at \
+    the data direction's rate or the data trace's mean rate)."
 }
 
 fn default_graph_buffer() -> Buffer {
@@ -147,7 +218,7 @@ impl GraphLink {
             to: to.to_string(),
             name: None,
             duplex: true,
-            rate_bps,
+            rate_bps: Some(rate_bps),
             reverse_rate_bps: None,
             delay_ns,
             buffer: default_graph_buffer(),
@@ -156,7 +227,25 @@ impl GraphLink {
             ecn_threshold_packets: None,
             red: None,
             qdisc: None,
+            schedule: Vec::new(),
+            trace: None,
+            trace_reverse: None,
+            policer: None,
+            aggregation: None,
+            jitter: None,
+            reorder: None,
+            loss_model: None,
         }
+    }
+
+    /// The data direction's rate: `rate`, or the trace's mean rate.
+    pub fn rate_bps(&self) -> u64 {
+        self.path_keys().rate_bps(self.rate_bps)
+    }
+
+    /// The way back's rate: its trace's mean, else `reverse_rate`, else the data direction's.
+    pub fn reverse_rate_bps(&self) -> u64 {
+        self.path_keys().reverse_rate_bps(self.reverse_rate_bps.unwrap_or(self.rate_bps()))
     }
 
     /// Name of the `from` → `to` direction.
