@@ -7,80 +7,11 @@
 
 mod common;
 
+use common::graphs::*;
 use common::{ceiling_bps, col_f64, col_i32, col_num};
 use serde_json::{json, Value};
 use sim::config::Config;
-use sim::{Results, Simulation};
-
-fn run_json(v: &Value) -> (Simulation, Results) {
-    let mut sim = Simulation::from_json(&v.to_string()).expect("a valid scenario");
-    sim.run_until(u64::MAX);
-    sim.check_conservation().unwrap();
-    let r = sim.results();
-    (sim, r)
-}
-
-fn error_of(v: &Value) -> String {
-    match Config::check_json(&v.to_string()) {
-        Ok(_) => String::new(),
-        Err(e) => e.to_string(),
-    }
-}
-
-const RATE: u64 = 100_000_000;
-const ACCESS: u64 = 1_000_000_000;
-const RTT: u64 = 20_000_000;
-const BUFFER: u64 = 250_000;
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-fn three_flows() -> Vec<Value> {
-    vec![
-        json!({"cc": "cubic"}),
-        json!({"cc": "bbr1", "start_ns": 200 * MS}),
-        json!({"cc": "reno", "start_ns": 400 * MS}),
-    ]
-}
-
-/// The dumbbell, its bottleneck with `keys` added.
-fn dumbbell(keys: &Value) -> Value {
-    let mut b = json!({"rate_bps": RATE, "rtt_ns": RTT, "buffer": {"bytes": BUFFER}});
-    merge(&mut b, keys);
-    json!({"seed": 3, "duration_ns": 2 * S, "sample_interval_ns": 100 * MS,
-        "topology": {"kind": "dumbbell", "access_rate_bps": ACCESS, "bottleneck": b},
-        "flows": three_flows()})
-}
-
-/// The same network as a graph, its bottleneck link given `keys` (the way back at the
-/// bottleneck's rate, as the dumbbell's ACK direction, which a schedule's `rate` leaves).
-fn dumbbell_as_graph(keys: &Value) -> Value {
-    let big = json!({"packets": 1_000_000_000u64});
-    let mut nodes = vec![
-        json!({"name": "r1", "kind": "switch"}),
-        json!({"name": "r2", "kind": "switch"}),
-        json!({"name": "rx", "kind": "host"}),
-    ];
-    let mut b = json!({"from": "r1", "to": "r2", "name": "bottleneck", "rate_bps": RATE,
-        "reverse_rate_bps": RATE, "delay_ns": RTT / 2, "buffer": {"bytes": BUFFER}});
-    merge(&mut b, keys);
-    let mut links = vec![b, json!({"from": "r2", "to": "rx", "rate_bps": ACCESS, "buffer": big})];
-    let mut flows = three_flows();
-    for (i, f) in flows.iter_mut().enumerate() {
-        let h = format!("s{i}");
-        nodes.push(json!({"name": h, "kind": "host"}));
-        links.push(json!({"from": h, "to": "r1", "rate_bps": ACCESS, "buffer": big}));
-        f["src"] = h.into();
-        f["dst"] = "rx".into();
-    }
-    json!({"seed": 3, "duration_ns": 2 * S, "sample_interval_ns": 100 * MS,
-        "topology": {"kind": "graph", "nodes": nodes, "links": links}, "flows": flows})
-}
-
-fn merge(into: &mut Value, keys: &Value) {
-    for (k, x) in keys.as_object().unwrap() {
-        into[k] = x.clone();
-    }
-}
+use sim::Results;
 
 /// Per flow: delivered bytes, retransmits; and the run's drops.
 fn outcome(r: &Results) -> (Vec<f64>, Vec<f64>, u64) {
@@ -110,7 +41,11 @@ fn a_graph_link_with_the_bottlenecks_path_keys_runs_as_the_dumbbell() {
     ];
     for (what, on_dumbbell, on_graph) in cases {
         let (_, d) = run_json(&dumbbell(&on_dumbbell));
-        let (_, g) = run_json(&dumbbell_as_graph(&on_graph));
+        // The way back at the bottleneck's rate, as the dumbbell's ACK direction, which its
+        // schedule's `rate` leaves.
+        let mut on_graph = on_graph;
+        on_graph["reverse_rate_bps"] = RATE.into();
+        let g = run_json(&dumbbell_as_graph(&on_graph)).1;
         println!("{what}: dumbbell {:?}\n{what}: graph    {:?}", outcome(&d), outcome(&g));
         assert!(col_num(&d.flows, "delivered_bytes").iter().all(|&b| b > 0.0), "{what}");
         assert_eq!(outcome(&d), outcome(&g), "{what}");
@@ -149,10 +84,7 @@ fn goodputs_between(r: &Results, flows: usize, t0: f64, t1: f64) -> Vec<f64> {
     let (t, f) = (col_f64(&r.timeseries, "t_s"), col_i32(&r.timeseries, "flow"));
     let d = col_num(&r.timeseries, "delivered_bytes");
     let at = |i: usize, s: f64| {
-        (0..t.len())
-            .filter(|&k| f[k] as usize == i && t[k] <= s + 1e-9)
-            .last()
-            .map_or(0.0, |k| d[k])
+        (0..t.len()).rev().find(|&k| f[k] as usize == i && t[k] <= s + 1e-9).map_or(0.0, |k| d[k])
     };
     (0..flows).map(|i| (at(i, t1) - at(i, t0)) * 8.0 / (t1 - t0)).collect()
 }
@@ -248,12 +180,12 @@ fn bad_path_keys_on_a_graph_link_are_refused_as_on_the_bottleneck() {
         "{e}"
     );
     // What acts on the way back needs one, at its own rate.
-    let e = error_of(&dumbbell_as_graph(&json!({"duplex": false, "reverse_rate_bps": null,
-        "trace_reverse": trace})));
+    let e = error_of(&dumbbell_as_graph(&json!({"duplex": false, "trace_reverse": trace})));
     assert!(e.starts_with("topology.links.0.trace_reverse: acts on the way back"), "{e}");
-    let e = error_of(&dumbbell_as_graph(&json!({"trace_reverse": trace})));
+    let both = json!({"trace_reverse": trace, "reverse_rate_bps": RATE});
+    let e = error_of(&dumbbell_as_graph(&both));
     assert!(e.starts_with("topology.links.0.trace_reverse: cannot be combined with reverse_rate"));
-    let ok = json!({"trace_reverse": trace, "reverse_rate_bps": null});
+    let ok = json!({"trace_reverse": trace});
     assert_eq!(error_of(&dumbbell_as_graph(&ok)), "");
 }
 

@@ -53,9 +53,7 @@ def _read_link_traces(link: dict[str, Any], where: str, base_dir: Path | None) -
         try:
             text = p.read_bytes().decode("utf-8")
         except FileNotFoundError:
-            raise ScenarioError(
-                at, f"{name}: no such trace file (paths are relative to the scenario file)"
-            ) from None
+            raise ScenarioError(at, f"{name}: no such trace file (paths are relative to the scenario file)") from None
         except IsADirectoryError:
             raise ScenarioError(at, f"{name}: is a directory, not a trace file") from None
         except OSError as e:

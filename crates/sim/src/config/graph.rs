@@ -40,20 +40,20 @@ pub struct Graph {
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub routing: Routing,
     /// What a star sets for its switch and its hosts, for every switch and host of the graph:
-    /// PAUSE, the shared buffer, cut-through forwarding, the hosts' NIC clocks and jitter.
-    #[serde(default)]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub fabric: GraphFabricKeys,
+    /// PAUSE, the shared buffer, cut-through forwarding, the hosts' NIC clocks and jitter
+    /// (none: store-and-forward, lossy switches with per-port buffers, exact host clocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = EMU_WITHIN, "default" = null))]
+    pub fabric: Option<GraphFabricKeys>,
 }
 
+shared_buffer! {
 /// The switches' and hosts' options of a graph (`[topology.fabric]`), each as the star's key of
 /// the same name (`topology.rs`), on every switch and host alike: one PAUSE configuration, one
 /// shared buffer pool for all switch output ports (as a star's racks share one), one
-/// forwarding mode. Without the table a graph's switches are store-and-forward, lossy, with
-/// per-port buffers, and its host clocks exact.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GraphFabricKeys {
+/// forwarding mode.
+#[derive(Default)]
+GraphFabricKeys {
     /// As a star's `forwarding`: a switch hands a packet on once it has all of it, or once its
     /// `header` has arrived (from a link at least as fast as the output and without a path
     /// model).
@@ -75,17 +75,8 @@ pub struct GraphFabricKeys {
     #[serde(default)]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub pfc: Pfc,
-    /// As a star's `shared_buffer`: a limit on the bytes queued in all switch output ports
-    /// together (none by default).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_bytes: Option<u64>,
-    /// As a star's `shared_buffer_alpha`: the pool's dynamic threshold. Needs `shared_buffer`.
-    #[serde(default)]
-    #[schemars(range(min = 0.0078125, max = 64.0))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_alpha: Option<f64>,
+}
+then {
     /// As a star's `clock_ppm`: each host link's rate is scaled by a seeded uniform draw within
     /// ± this many ppm (default 0: exact clocks).
     #[serde(default)]
@@ -98,6 +89,7 @@ pub struct GraphFabricKeys {
     #[schemars(range(max = 1_000_000_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub host_jitter_ns: u64,
+}
 }
 
 /// Nodes of a graph: its tables are indexed densely.

@@ -6,8 +6,8 @@
 
 /// Declares a config struct (the derives and `deny_unknown_fields` every one has): its own keys,
 /// then `shared`, keys that several structs have, written once by the macro that shares them
-/// (`source!`, `dc_preset!`, `active_time!`, `ecn_step_marking!`), then, optionally, more of
-/// its own keys (`then`).
+/// (`source!`, `dc_preset!`, `active_time!`, `ecn_step_marking!`, `shared_buffer!`), then,
+/// optionally, more of its own keys (`then`).
 macro_rules! keys_then_shared {
     ($(#[$m:meta])* $name:ident { $($own:tt)* } shared { $($shared:tt)* }
      $(then { $($after:tt)* })?) => {
@@ -39,6 +39,31 @@ macro_rules! active_time {
             #[schemars(range(max = MAX_DURATION_NS))]
             #[schemars(extend("x-backends" = BOTH))]
             pub stop_ns: Option<u64>,
+        } $(then { $($after)* })? }
+    };
+}
+
+/// Declares a struct with a switch's shared buffer and its dynamic threshold (a star's switch
+/// and a graph's, `[topology.fabric]`), marked for the emulator as the star is.
+macro_rules! shared_buffer {
+    ($(#[$m:meta])* $name:ident { $($own:tt)* } $(then { $($after:tt)* })?) => {
+        keys_then_shared! { $(#[$m])* $name { $($own)* } shared {
+            /// Limit on the bytes queued in all output ports together (none by default). With
+            /// PFC's ingress accounting: the pool the ingress ports' usage below XOFF draws on
+            /// (headroom is reserved per port, outside it).
+            #[serde(default)]
+            #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
+            #[schemars(extend("x-backends" = EMU_WITHIN))]
+            pub shared_buffer_bytes: Option<u64>,
+            /// Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha;
+            /// Choudhury and Hahne 1998): an output queue takes a packet only while its bytes
+            /// stay below `alpha` × the free shared buffer, so one congested queue gets
+            /// alpha / (1 + alpha) of the pool. Needs `shared_buffer`; none = first come, first
+            /// served up to the pool.
+            #[serde(default)]
+            #[schemars(range(min = 0.0078125, max = 64.0))]
+            #[schemars(extend("x-backends" = EMU_WITHIN))]
+            pub shared_buffer_alpha: Option<f64>,
         } $(then { $($after)* })? }
     };
 }

@@ -306,11 +306,10 @@ impl Red {
     }
 }
 
+shared_buffer! {
 /// One top-of-rack switch: `workers` hosts each with its own link into the switch, and one
 /// aggregator/receiver host behind the switch's output port. Flow i runs on worker i.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Star {
+Star {
     /// Worker hosts.
     #[schemars(range(min = 1, max = MAX_WORKERS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
@@ -334,21 +333,8 @@ pub struct Star {
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub buffer_bytes: Option<u64>,
-    /// Limit on the bytes queued in all output ports together (none by default). With PFC's
-    /// ingress accounting: the pool the ingress ports' usage below XOFF draws on (headroom is
-    /// reserved per port, outside it).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_bytes: Option<u64>,
-    /// Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha; Choudhury
-    /// and Hahne 1998): an output queue takes a packet only while its bytes stay below
-    /// `alpha` × the free shared buffer, so one congested queue gets alpha / (1 + alpha) of the
-    /// pool. Needs `shared_buffer`; none = first come, first served up to the pool.
-    #[serde(default)]
-    #[schemars(range(min = 0.0078125, max = 64.0))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_alpha: Option<f64>,
+}
+then {
     /// Hosts per rack, the aggregator first (the Waterloo DC study's cluster: 16): with more hosts,
     /// each rack has its own ToR and the ToRs meet at one aggregation switch, so workers beyond
     /// rack 0 cross it. None: one switch for all.
@@ -406,6 +392,7 @@ pub struct Star {
     #[schemars(range(max = 1_000_000_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub host_jitter_ns: u64,
+}
 }
 
 impl Star {

@@ -74,7 +74,7 @@ pub(super) fn build_graph(cfg: &Config, g: &config::Graph, links: &mut Vec<Link>
     let net = Net::of(g).expect("checked");
     let base = links.len() as LinkId;
     let mut monitored = Vec::with_capacity(net.dir.len());
-    let fabric = &g.fabric;
+    let fabric = g.fabric.clone().unwrap_or_default();
     let ingress_pfc = fabric.lossless && fabric.pfc.accounting == config::PfcAccounting::Ingress;
     // Host clocks: ±clock_ppm around the nominal rate (the switches are the reference).
     let mut clock = Rng::new(cfg.seed, GRAPH_HOST_CLOCK_STREAM);
