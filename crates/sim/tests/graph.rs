@@ -9,7 +9,6 @@ use common::graphs::*;
 use common::{ceiling_bps, col_f64, col_i64};
 use serde_json::{json, Value};
 use sim::config::Config;
-use sim::{Results, Simulation};
 
 #[test]
 fn a_graph_shaped_as_the_dumbbell_runs_as_the_dumbbell() {
