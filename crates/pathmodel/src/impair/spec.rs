@@ -326,6 +326,7 @@ mod tests {
                 assert!(p.get("description").is_some(), "{name} has no doc comment");
             }
         }
-        assert_eq!(n, 2 + 3 + 2 + 3 + 4 + 5);
+        // A schedule entry: at, rate, rtt, delay (a graph link's), loss, buffer.
+        assert_eq!(n, 2 + 3 + 2 + 3 + 4 + 6);
     }
 }
