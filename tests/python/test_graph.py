@@ -87,6 +87,12 @@ def test_emu_refuses_what_it_cannot_host_on_a_graph_in_one_line(tmp_path: Path) 
     big += '[[flows]]\ncc = "cubic"\nsrc = "h0_0_0"\ndst = "h1_0_0"\n'
     line = _emu_error(tmp_path, big)
     assert line.startswith("error: topology:") and "324 link directions" in line, line
+    # A graph link's path model and the switches' fabric keys are the simulator's.
+    line = _emu_error(tmp_path, RED_GRAPH.format(red='policer = { rate = "500Mbps", burst = "64KB" }'))
+    assert "topology.links.2.policer" in line and "path model" in line and "{" not in line, line
+    fabric = RED_GRAPH.format(red="") + "[topology.fabric]\nlossless = true\n"
+    line = _emu_error(tmp_path, fabric)
+    assert "topology.fabric" in line and "PAUSE" in line, line
 
 
 RED_GRAPH = """

@@ -19,7 +19,14 @@ fn arr(ip_len: u32) -> Arrival {
 }
 
 fn at(at_ns: u64) -> ScheduleEntrySpec {
-    ScheduleEntrySpec { at_ns, rate_bps: None, rtt_ns: None, loss: None, buffer_bytes: None }
+    ScheduleEntrySpec {
+        at_ns,
+        rate_bps: None,
+        rtt_ns: None,
+        delay_ns: None,
+        loss: None,
+        buffer_bytes: None,
+    }
 }
 
 /// Run a link as the event loop does: arrivals at their times, wake-ups at `next_deadline`;

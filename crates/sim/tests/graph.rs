@@ -5,77 +5,15 @@
 
 mod common;
 
+use common::graphs::*;
 use common::{ceiling_bps, col_f64, col_i64};
 use serde_json::{json, Value};
 use sim::config::Config;
-use sim::{Results, Simulation};
-
-fn run_json(v: &Value) -> (Simulation, Results) {
-    let mut sim = Simulation::from_json(&v.to_string()).expect("a valid scenario");
-    sim.run_until(u64::MAX);
-    sim.check_conservation().unwrap();
-    let r = sim.results();
-    (sim, r)
-}
-
-fn error_of(v: &Value) -> String {
-    match Config::check_json(&v.to_string()) {
-        Ok(_) => String::new(),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// 100 Mbit/s, 20 ms RTT, a 1-BDP (250 kB) buffer: the dumbbell and the same network written as
-/// a graph (sender hosts → r1 → r2 → receiver, access links at 1 Gbit/s with no delay).
-const RATE: u64 = 100_000_000;
-const ACCESS: u64 = 1_000_000_000;
-const RTT: u64 = 20_000_000;
-const BUFFER: u64 = 250_000;
-
-fn three_flows() -> Vec<Value> {
-    vec![
-        json!({"cc": "cubic"}),
-        json!({"cc": "bbr1", "start_ns": 200_000_000}),
-        json!({"cc": "reno", "start_ns": 400_000_000}),
-    ]
-}
-
-fn dumbbell() -> Value {
-    json!({"seed": 3, "duration_ns": 2_000_000_000u64,
-        "topology": {"kind": "dumbbell", "access_rate_bps": ACCESS,
-            "bottleneck": {"rate_bps": RATE, "rtt_ns": RTT, "buffer": {"bytes": BUFFER}}},
-        "flows": three_flows()})
-}
-
-fn dumbbell_as_graph() -> Value {
-    // Unlimited access queues, as the dumbbell's access links have none.
-    let big = json!({"packets": 1_000_000_000u64});
-    let mut nodes = vec![
-        json!({"name": "r1", "kind": "switch"}),
-        json!({"name": "r2", "kind": "switch"}),
-        json!({"name": "rx", "kind": "host"}),
-    ];
-    let mut links = vec![
-        json!({"from": "r1", "to": "r2", "name": "bottleneck", "rate_bps": RATE, "delay_ns": RTT / 2,
-            "buffer": {"bytes": BUFFER}}),
-        json!({"from": "r2", "to": "rx", "rate_bps": ACCESS, "buffer": big}),
-    ];
-    let mut flows = three_flows();
-    for (i, f) in flows.iter_mut().enumerate() {
-        let h = format!("s{i}");
-        nodes.push(json!({"name": h, "kind": "host"}));
-        links.push(json!({"from": h, "to": "r1", "rate_bps": ACCESS, "buffer": big}));
-        f["src"] = h.into();
-        f["dst"] = "rx".into();
-    }
-    json!({"seed": 3, "duration_ns": 2_000_000_000u64,
-        "topology": {"kind": "graph", "nodes": nodes, "links": links}, "flows": flows})
-}
 
 #[test]
 fn a_graph_shaped_as_the_dumbbell_runs_as_the_dumbbell() {
-    let (_, d) = run_json(&dumbbell());
-    let (_, g) = run_json(&dumbbell_as_graph());
+    let (_, d) = run_json(&dumbbell(&json!({})));
+    let (_, g) = run_json(&dumbbell_as_graph(&json!({})));
     let (dd, gd) = (col_i64(&d.flows, "delivered_bytes"), col_i64(&g.flows, "delivered_bytes"));
     println!("dumbbell {dd:?}\ngraph    {gd:?}");
     assert!(dd.iter().all(|&b| b > 0));
@@ -223,7 +161,7 @@ type Edit = Box<dyn Fn(&mut Value)>;
 
 #[test]
 fn bad_graphs_are_refused_in_one_line_naming_the_field() {
-    let base = || dumbbell_as_graph();
+    let base = || dumbbell_as_graph(&json!({}));
     let cases: Vec<(Edit, &str, &str)> = vec![
         (
             Box::new(|v| v["topology"]["links"][1]["to"] = "nowhere".into()),
@@ -283,7 +221,7 @@ fn bad_graphs_are_refused_in_one_line_naming_the_field() {
     }
     assert_eq!(error_of(&base()), "");
     // Hosts are named on a graph only.
-    let mut d = dumbbell();
+    let mut d = dumbbell(&json!({}));
     d["flows"][0]["src"] = "s0".into();
     assert!(error_of(&d).starts_with("flows.0.src: names a host"), "{}", error_of(&d));
     // A fat-tree's k is even.
@@ -311,7 +249,7 @@ fn a_fat_tree_routes_between_pods_over_six_links() {
 /// The dumbbell written as a graph with DCTCP (ECN-capable) and CUBIC (not) flows, and
 /// `queue` (RED in one of its forms) on the bottleneck link.
 fn red_graph(queue: Value) -> Value {
-    let mut v = dumbbell_as_graph();
+    let mut v = dumbbell_as_graph(&json!({}));
     v["flows"][0] = json!({"cc": "dctcp", "ecn": "ect0", "src": "s0", "dst": "rx"});
     v["flows"][1]["cc"] = "dctcp".into();
     v["flows"][1]["ecn"] = "ect0".into();
@@ -355,7 +293,7 @@ fn a_red_qdisc_in_packets_runs_as_the_red_table_in_bytes() {
 #[test]
 fn a_red_qdisc_on_the_dumbbell_runs_as_the_red_table() {
     let with = |q: Value| {
-        let mut v = dumbbell();
+        let mut v = dumbbell(&json!({}));
         v["flows"][0] = json!({"cc": "dctcp", "ecn": "ect0"});
         for (k, x) in q.as_object().unwrap() {
             v["topology"]["bottleneck"][k] = x.clone();

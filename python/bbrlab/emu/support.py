@@ -129,7 +129,11 @@ class _Walk:
         elif mark in ("refused", "ignored", "model-switch") and self.is_set(prop, value, path):
             where = self.human(path)
             if mark == "refused":
-                message = why if isinstance(value, dict) else f"{_show(value)} is not available on --backend emu: {why}"
+                message = (
+                    why
+                    if isinstance(value, (dict, list))
+                    else f"{_show(value)} is not available on --backend emu: {why}"
+                )
                 raise ScenarioError(where, message)
             self.notes.append(
                 f"{where} = {_show(value)} {_MODEL_SWITCH}" if mark == "model-switch" else f"{where}: {why}"

@@ -114,11 +114,12 @@ QdiscSpec = Annotated[Annotated[Droptail, Tag('droptail')] | Annotated[Codel, Ta
 
 
 class ScheduleEntrySpec(Strict):
-    """One change of the bottleneck's parameters at a given time; the others keep their values."""
+    """One change of a link's parameters at a given time; the others keep their values. A link takes the delay key it has: a dumbbell's bottleneck `rtt`, a graph's link `delay`."""
 
     at: Annotated[TimeNs, Bounds("time", 0, 1000000000000000)] = Field(description="When the change applies, from the start of the run (entries in increasing order).")
     rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The new link rate (packets already on the wire keep the old one).")
     rtt: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The new two-way base propagation delay.")
+    delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] | None = Field(default=None, description="The new one-way propagation delay (a graph link's; a bottleneck has `rtt`).")
     loss: Annotated[Fraction, Bounds("fraction", 0.0, 1.0, exclusive_max=True)] | None = Field(default=None, description="The new Bernoulli loss on the data direction.")
     buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="The new buffer size (packets already queued stay).")
 
@@ -248,13 +249,13 @@ class GraphNode(Strict):
 
 
 class GraphLink(Strict):
-    """One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless `duplex = false` (`reverse_rate` gives the way back its own rate)."""
+    """One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless `duplex = false` (`reverse_rate` gives the way back its own rate). Its path-model keys are a bottleneck's, the data direction being `from` → `to` and the ACK direction the way back."""
 
     from_: str = Field(description="The node the link leaves.", alias='from')
     to: str = Field(description="The node it reaches.")
     name: str | None = Field(default=None, description="Its name in the queue table and in a flow's path (default `\"from-to\"`; the way back is `\"to-from\"`, or `\"<name>-rev\"` for a named link).")
     duplex: bool = Field(default=True, description="Both directions (false: `from` \u2192 `to` only).")
-    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] = Field(description="Link rate.")
+    rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="Link rate (exclusive with `trace`; one of the two is required).")
     reverse_rate: Annotated[RateBps, Bounds("rate", 1, 10000000000000)] | None = Field(default=None, description="The way back's rate (default: `rate`).")
     delay: Annotated[TimeNs, Bounds("time", 0, 100000000000)] = Field(default=0, description="One-way propagation delay.")
     buffer: BufferSpec = Field(default_factory=lambda: buffer_from_core({'packets': 1000}), description="Drop-tail limit of each direction's queue: a size or packets (default 1000 packets, Linux's `txqueuelen`; a BDP multiple needs an RTT, which a link alone does not have).")
@@ -263,6 +264,27 @@ class GraphLink(Strict):
     ecn_threshold_packets: Annotated[Count, Bounds("count", 1, 1000000000)] | None = Field(default=None, description="The same threshold in packets (a packet is marked if either threshold is exceeded).")
     red: Red | None = Field(default=None, description="RED (as a bottleneck's `red`): marks ECN-capable packets, drops others; `weight = 1` acts on the instantaneous queue.")
     qdisc: QdiscSpec | None = Field(default=None, description="The queue discipline of each direction (as a bottleneck's `qdisc`), with `buffer` as its limit; a discipline other than drop-tail takes neither `red` nor the ECN thresholds.")
+    schedule: list[ScheduleEntrySpec] = Field(default_factory=list, description="Changes of the link's `rate`, `delay`, `loss` and `buffer` at given times, in increasing order: each sets its key in every direction the key governs (`rate` the data direction, and the way back unless `reverse_rate` is given; `delay`, `loss` and `buffer` both). A changing delay keeps packets in order.")
+    trace: TraceFile | None = Field(default=None, description="The data direction's rate follows this trace instead of `rate`: Mahimahi's format (one line per 1500-byte delivery opportunity, in ms, looping) or, for a `.csv` file, lines of `t_ms, rate_bps`. The front reads the file (its path relative to the scenario).")
+    trace_reverse: TraceFile | None = Field(default=None, description="The way back's trace (default: the way back runs at `reverse_rate`, else at the data direction's rate or the data trace's mean rate).")
+    policer: PolicerSpec | None = Field(default=None, description="A token-bucket policer on the data direction, before the queue: conforming packets pass, the others are dropped (counted in the queue table's `policer_drops`).")
+    aggregation: AggregationSpec | None = Field(default=None, description="Link-layer aggregation after the transmitter, on the direction it names (`ack`: the ACK direction's link).")
+    jitter: JitterSpec | None = Field(default=None, description="Delay jitter on the data direction, after the transmitter.")
+    reorder: ReorderSpec | None = Field(default=None, description="Reordering on the data direction, after the transmitter (and after `jitter`).")
+    loss_model: LossModelSpec | None = Field(default=None, description="A burst-loss process on the data direction, before the queue, beside `loss`.")
+
+
+class GraphFabricKeys(Strict):
+    """The switches' and hosts' options of a graph (`[topology.fabric]`), each as the star's key of the same name (`topology.rs`), on every switch and host alike: one PAUSE configuration, one shared buffer pool for all switch output ports (as a star's racks share one), one forwarding mode."""
+
+    forwarding: Literal["store-and-forward", "cut-through"] = Field(default='store-and-forward', description="As a star's `forwarding`: a switch hands a packet on once it has all of it, or once its `header` has arrived (from a link at least as fast as the output and without a path model).")
+    header: Annotated[SizeBytes, Bounds("size", 1, 65535)] | None = Field(default=None, description="Cut-through: bytes that must arrive before a packet is forwarded (default 64).")
+    lossless: bool = Field(default=False, description="As a star's `lossless`: IEEE 802.3x PAUSE back-pressure at every switch (thresholds in `pfc`). With ingress accounting, the switches' output ports drop nothing: the ingress ports' budgets decide.")
+    pfc: Pfc = Field(default_factory=Pfc, description="PAUSE thresholds, used when `lossless` is true (as a star's `pfc`).")
+    shared_buffer: Annotated[SizeBytes, Bounds("size", 1, 1000000000000)] | None = Field(default=None, description="Limit on the bytes queued in all output ports together (none by default). With PFC's ingress accounting: the pool the ingress ports' usage below XOFF draws on (headroom is reserved per port, outside it).")
+    shared_buffer_alpha: Annotated[Fraction, Bounds("fraction", 0.0078125, 64.0)] | None = Field(default=None, description="Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha; Choudhury and Hahne 1998): an output queue takes a packet only while its bytes stay below `alpha` \u00d7 the free shared buffer, so one congested queue gets alpha / (1 + alpha) of the pool. Needs `shared_buffer`; none = first come, first served up to the pool.")
+    clock_ppm: Annotated[Count, Bounds("count", 0, 1000)] = Field(default=0, description="As a star's `clock_ppm`: each host link's rate is scaled by a seeded uniform draw within \u00b1 this many ppm (default 0: exact clocks).")
+    host_jitter: Annotated[TimeNs, Bounds("time", 0, 1000000000)] = Field(default=0, description="As a star's `host_jitter`: each packet a host sends reaches the far end up to this late (uniform, order kept; default 0).")
 
 
 class Graph(Strict):
@@ -272,6 +294,7 @@ class Graph(Strict):
     nodes: list[GraphNode] = Field(description="The nodes: `{ name = \"s1\", kind = \"host\" }` or `kind = \"switch\"`. Only switches forward; a host is where flows start and end.")
     links: list[GraphLink] = Field(description="The links (`[[topology.links]]`), each both directions unless `duplex = false`.")
     routing: Literal["hops", "delay"] = Field(default='hops', description="Shortest paths by `\"hops\"` (the default) or by `\"delay\"` (the sum of the links' delays, hops breaking ties). Equal-cost paths are spread over the flows by a per-flow hash at each switch (ECMP).")
+    fabric: GraphFabricKeys | None = Field(default=None, description="What a star sets for its switch and its hosts, for every switch and host of the graph: PAUSE, the shared buffer, cut-through forwarding, the hosts' NIC clocks and jitter (none: store-and-forward, lossy switches with per-port buffers, exact host clocks).")
 
 
 class PresetPorts(Strict):

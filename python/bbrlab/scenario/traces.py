@@ -1,4 +1,5 @@
-"""Trace files a scenario names (``[topology.bottleneck]``'s ``trace`` and ``trace_reverse``).
+"""Trace files a scenario names (``trace`` and ``trace_reverse`` of ``[topology.bottleneck]`` and
+of each ``[[topology.links]]`` of a graph).
 
 The scenario gives a path, relative to the scenario file; the core takes the file's name and
 contents (``{file, text}``), parses it and names the file and line of any error. Passing the
@@ -13,42 +14,54 @@ from typing import Any
 
 from ..errors import ScenarioError
 
-#: The bottleneck's keys that name a trace file.
+#: A link's keys that name a trace file.
 TRACE_KEYS = ("trace", "trace_reverse")
 
 
 def read_traces(raw: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
-    """``raw`` with each trace path under ``[topology.bottleneck]`` replaced by ``{file, text}``
-    (the file read relative to ``base_dir``, the scenario's folder; None: the working folder).
-    A value that is already a table is left to the model's checks. One ScenarioError if a file
-    cannot be read."""
+    """``raw`` with each trace path of a link (the bottleneck, a graph's links) replaced by
+    ``{file, text}`` (the file read relative to ``base_dir``, the scenario's folder; None: the
+    working folder). A value that is already a table is left to the model's checks. One
+    ScenarioError if a file cannot be read."""
     topo = raw.get("topology")
     if not isinstance(topo, dict):
         return raw
+    topo = dict(topo)
     b = topo.get("bottleneck")
-    if not isinstance(b, dict) or not any(isinstance(b.get(k), str) for k in TRACE_KEYS):
-        return raw
-    b = dict(b)
+    if isinstance(b, dict):
+        topo["bottleneck"] = _read_link_traces(b, "topology.bottleneck", base_dir)
+    links = topo.get("links")
+    if isinstance(links, list):
+        topo["links"] = [
+            _read_link_traces(x, f"topology.links.{i}", base_dir) if isinstance(x, dict) else x
+            for i, x in enumerate(links)
+        ]
+    return {**raw, "topology": topo}
+
+
+def _read_link_traces(link: dict[str, Any], where: str, base_dir: Path | None) -> dict[str, Any]:
+    """One link's table with its trace paths read (``where``: its path in the scenario)."""
+    if not any(isinstance(link.get(k), str) for k in TRACE_KEYS):
+        return link
+    link = dict(link)
     for key in TRACE_KEYS:
-        name = b.get(key)
+        name = link.get(key)
         if not isinstance(name, str):
             continue
         p = Path(name) if base_dir is None or Path(name).is_absolute() else base_dir / name
-        where = f"topology.bottleneck.{key}"
+        at = f"{where}.{key}"
         try:
             text = p.read_bytes().decode("utf-8")
         except FileNotFoundError:
-            raise ScenarioError(
-                where, f"{name}: no such trace file (paths are relative to the scenario file)"
-            ) from None
+            raise ScenarioError(at, f"{name}: no such trace file (paths are relative to the scenario file)") from None
         except IsADirectoryError:
-            raise ScenarioError(where, f"{name}: is a directory, not a trace file") from None
+            raise ScenarioError(at, f"{name}: is a directory, not a trace file") from None
         except OSError as e:
-            raise ScenarioError(where, f"{name}: cannot read: {e.strerror}") from None
+            raise ScenarioError(at, f"{name}: cannot read: {e.strerror}") from None
         except UnicodeDecodeError:
-            raise ScenarioError(where, f"{name}: not a trace (not UTF-8 text)") from None
-        b[key] = {"file": name, "text": text}
-    return {**raw, "topology": {**topo, "bottleneck": b}}
+            raise ScenarioError(at, f"{name}: not a trace (not UTF-8 text)") from None
+        link[key] = {"file": name, "text": text}
+    return link
 
 
 #: Flow-size distributions shipped with bbrlab (``[[apps]] kind = "workload"``'s ``cdf``).

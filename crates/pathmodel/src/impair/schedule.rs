@@ -25,6 +25,8 @@ pub struct Change {
     pub rate_bps: Option<u64>,
     /// The new two-way base propagation delay (the link's `rtt_ns`).
     pub rtt_ns: Option<Nanos>,
+    /// The new one-way propagation delay (a link that has a `delay_ns`, not an `rtt_ns`).
+    pub delay_ns: Option<Nanos>,
     /// The new Bernoulli loss probability.
     pub loss: Option<f64>,
     /// The new buffer limit.
@@ -53,7 +55,7 @@ impl fmt::Display for ScheduleError {
                  {previous_ns} ns (entries must be in strictly increasing time)"
             ),
             ScheduleError::Empty { index } => {
-                write!(f, "schedule entry {index}: sets none of rate, rtt, loss, buffer")
+                write!(f, "schedule entry {index}: sets none of rate, rtt or delay, loss, buffer")
             }
             ScheduleError::Loss { index, loss } => {
                 write!(f, "schedule entry {index}: loss = {loss} is not in [0, 1)")
@@ -80,7 +82,8 @@ impl Schedule {
                 let previous_ns = changes[index - 1].at_ns;
                 return Err(ScheduleError::NotIncreasing { index, at_ns: c.at_ns, previous_ns });
             }
-            if c.rate_bps.is_none() && c.rtt_ns.is_none() && c.loss.is_none() && c.limit.is_none() {
+            let delay = c.rtt_ns.is_some() || c.delay_ns.is_some();
+            if c.rate_bps.is_none() && !delay && c.loss.is_none() && c.limit.is_none() {
                 return Err(ScheduleError::Empty { index });
             }
             if let Some(loss) = c.loss {
@@ -124,6 +127,7 @@ impl Schedule {
         for c in self.changes.iter().take_while(|c| c.at_ns <= t) {
             now.rate_bps = c.rate_bps.or(now.rate_bps);
             now.rtt_ns = c.rtt_ns.or(now.rtt_ns);
+            now.delay_ns = c.delay_ns.or(now.delay_ns);
             now.loss = c.loss.or(now.loss);
             now.limit = c.limit.or(now.limit);
         }

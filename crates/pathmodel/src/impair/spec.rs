@@ -176,7 +176,8 @@ impl LossModelSpec {
     }
 }
 
-/// One change of the bottleneck's parameters at a given time; the others keep their values.
+/// One change of a link's parameters at a given time; the others keep their values. A link
+/// takes the delay key it has: a dumbbell's bottleneck `rtt`, a graph's link `delay`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleEntrySpec {
@@ -194,6 +195,11 @@ pub struct ScheduleEntrySpec {
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
     pub rtt_ns: Option<u64>,
+    /// The new one-way propagation delay (a graph link's; a bottleneck has `rtt`).
+    #[serde(default)]
+    #[schemars(range(max = MAX_DELAY_NS))]
+    #[schemars(extend("x-backends" = {"sim": "honoured", "emu": "honoured"}))]
+    pub delay_ns: Option<u64>,
     /// The new Bernoulli loss on the data direction.
     #[serde(default)]
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
@@ -212,6 +218,7 @@ impl ScheduleEntrySpec {
             at_ns: self.at_ns,
             rate_bps: self.rate_bps,
             rtt_ns: self.rtt_ns,
+            delay_ns: self.delay_ns,
             loss: self.loss,
             limit: self.buffer_bytes.map(|b| Limit { bytes: Some(b), packets: None }),
         }
@@ -319,6 +326,7 @@ mod tests {
                 assert!(p.get("description").is_some(), "{name} has no doc comment");
             }
         }
-        assert_eq!(n, 2 + 3 + 2 + 3 + 4 + 5);
+        // A schedule entry: at, rate, rtt, delay (a graph link's), loss, buffer.
+        assert_eq!(n, 2 + 3 + 2 + 3 + 4 + 6);
     }
 }

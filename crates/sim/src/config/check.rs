@@ -401,7 +401,13 @@ impl Config {
         }
         let b = &d.bottleneck;
         check_qdisc(b)?;
-        super::check_path::check_bottleneck_path(b, resolve::max_frame_bytes(self))?;
+        super::check_path::check_link_path(
+            "topology.bottleneck",
+            &b.path_keys(),
+            b.rate_bps,
+            super::check_path::DelayKey::Rtt,
+            resolve::max_frame_bytes(self),
+        )?;
         check_sender_qdisc(d.sender_qdisc.as_ref())?;
         let frame_bytes = resolve::max_frame_bytes(self);
         check_red("topology.bottleneck", b.red.as_ref(), b.qdisc.as_ref(), frame_bytes)?;

@@ -2,9 +2,11 @@
 //! (an unknown node, a name used twice, a graph in pieces, a flow without a route).
 
 use super::check::{err, Check};
+use super::check_path::{check_link_path, DelayKey};
 use super::check_queue::check_red;
 use super::*;
 use crate::topology::routing::{routes, Net};
+use pathmodel::impair::spec::Direction;
 
 impl Config {
     /// A graph topology (or a preset, expanded), its links and its flows' routes.
@@ -29,6 +31,7 @@ impl Config {
         for (i, l) in g.links.iter().enumerate() {
             check_graph_link(&format!("topology.links.{i}"), l, mss, frame_bytes)?;
         }
+        check_graph_fabric(&g)?;
         for (i, f) in self.flows.iter().enumerate() {
             if f.sender.is_some() {
                 return err(
@@ -65,8 +68,28 @@ impl Config {
 }
 
 /// One link's queue: a buffer a link can size alone, a discipline without RED or step marking
-/// beside it, RED's thresholds in order.
+/// beside it, RED's thresholds in order; its path model as a bottleneck's, with a way back for
+/// what acts on the way back.
 fn check_graph_link(p: &str, l: &GraphLink, mss: u64, frame_bytes: u32) -> Check {
+    let keys = l.path_keys();
+    check_link_path(p, &keys, l.rate_bps, DelayKey::Delay, frame_bytes)?;
+    let ack_aggregation = keys.aggregation.is_some_and(|a| a.direction == Direction::Ack);
+    let way_back =
+        [("trace_reverse", keys.trace_reverse.is_some()), ("aggregation", ack_aggregation)];
+    if let Some((key, _)) = way_back.iter().find(|(_, on)| *on) {
+        if !l.duplex {
+            return err(
+                format!("{p}.{key}"),
+                "acts on the way back, which a link with duplex = false does not have",
+            );
+        }
+    }
+    if keys.trace_reverse.is_some() && l.reverse_rate_bps.is_some() {
+        return err(
+            format!("{p}.trace_reverse"),
+            "cannot be combined with reverse_rate: the way back's rate comes from its trace",
+        );
+    }
     match l.buffer {
         Buffer::Bdp(_) => {
             return err(
@@ -107,4 +130,52 @@ fn check_graph_link(p: &str, l: &GraphLink, mss: u64, frame_bytes: u32) -> Check
         }
     }
     check_red(p, l.red.as_ref(), l.qdisc.as_ref(), frame_bytes)
+}
+
+/// The fabric's keys as a star's: one switch's shared pool (the simulator has one), alpha with
+/// a pool, a lossless switch's buffers above XOFF.
+fn check_graph_fabric(g: &Graph) -> Check {
+    let Some(f) = &g.fabric else { return Ok(()) };
+    let switches = g.nodes.iter().filter(|n| n.kind == NodeRole::Switch).count();
+    if f.shared_buffer_bytes.is_some() && switches > 1 {
+        return err(
+            "topology.fabric.shared_buffer_bytes",
+            format!("is one switch's pool; this graph has {switches} switches, leave it out"),
+        );
+    }
+    if f.shared_buffer_alpha.is_some() && f.shared_buffer_bytes.is_none() {
+        return err(
+            "topology.fabric.shared_buffer_alpha",
+            "needs topology.fabric.shared_buffer (the pool the dynamic threshold divides)",
+        );
+    }
+    if !f.lossless {
+        return Ok(());
+    }
+    let xoff = f.pfc.xoff_bytes;
+    let below =
+        |bytes: u64| format!("{} is below pfc.xoff ({})", human::size(bytes), human::size(xoff));
+    if let Some(b) = f.shared_buffer_bytes.filter(|&b| b < xoff) {
+        if f.pfc.accounting == PfcAccounting::Ingress {
+            return err(
+                "topology.fabric.shared_buffer_bytes",
+                format!("{}; no ingress port could reach XOFF", below(b)),
+            );
+        }
+    }
+    if f.pfc.accounting == PfcAccounting::Egress {
+        for (i, l) in g.links.iter().enumerate() {
+            let from_switch = g.node(&l.from).is_some_and(|n| n.kind == NodeRole::Switch);
+            let to_switch = g.node(&l.to).is_some_and(|n| n.kind == NodeRole::Switch);
+            if let (Some(b), true) =
+                (l.limits().0.filter(|&b| b < xoff), from_switch || (to_switch && l.duplex))
+            {
+                return err(
+                    format!("topology.links.{i}.buffer"),
+                    format!("{}; a lossless switch's port needs room above XOFF", below(b)),
+                );
+            }
+        }
+    }
+    Ok(())
 }

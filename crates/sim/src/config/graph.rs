@@ -6,12 +6,28 @@
 
 use super::backends::*;
 use super::*;
+use pathmodel::impair::spec::{
+    AggregationSpec, JitterSpec, LossModelSpec, PolicerSpec, ReorderSpec, ScheduleEntrySpec,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A graph link's buffer when none is given: Linux's default `txqueuelen`, 1000 packets (a
 /// graph link has no RTT of its own to size a BDP from).
 pub const GRAPH_DEFAULT_BUFFER_PACKETS: u64 = 1000;
+
+/// Why the emu backend refuses a graph's `[topology.fabric]`.
+const EMU_NO_FABRIC: &str = "the emu backend's link emulator has no PAUSE, shared buffer, \
+     cut-through or host model on a graph (its links are drop-tail, ECN or qdisc queues); use \
+     --backend sim";
+
+/// A graph link's path model on the emu backend: refused (its graph links carry rate, delay,
+/// buffer, loss, ECN thresholds and `qdisc`; the path model runs on a dumbbell's bottleneck).
+const GRAPH_PATH_EMU: Backends = emu_refuses(
+    "the emu backend runs a path model (schedules, traces, policer, aggregation, jitter, \
+     reordering, burst loss) on a dumbbell's bottleneck only, not on a graph's links; use \
+     --backend sim",
+);
 
 /// Any topology: hosts and switches joined by links; flows name `src` and `dst` hosts.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -32,6 +48,57 @@ pub struct Graph {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub routing: Routing,
+    /// What a star sets for its switch and its hosts, for every switch and host of the graph:
+    /// PAUSE, the shared buffer, cut-through forwarding, the hosts' NIC clocks and jitter
+    /// (none: store-and-forward, lossy switches with per-port buffers, exact host clocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-backends" = emu_refuses(EMU_NO_FABRIC), "default" = null))]
+    pub fabric: Option<GraphFabricKeys>,
+}
+
+shared_buffer! {
+/// The switches' and hosts' options of a graph (`[topology.fabric]`), each as the star's key of
+/// the same name (`topology.rs`), on every switch and host alike: one PAUSE configuration, one
+/// shared buffer pool for all switch output ports (as a star's racks share one), one
+/// forwarding mode.
+#[derive(Default)]
+GraphFabricKeys {
+    /// As a star's `forwarding`: a switch hands a packet on once it has all of it, or once its
+    /// `header` has arrived (from a link at least as fast as the output and without a path
+    /// model).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub forwarding: Forwarding,
+    /// Cut-through: bytes that must arrive before a packet is forwarded (default 64).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 65_535))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub header_bytes: Option<u32>,
+    /// As a star's `lossless`: IEEE 802.3x PAUSE back-pressure at every switch (thresholds in
+    /// `pfc`). With ingress accounting, the switches' output ports drop nothing: the ingress
+    /// ports' budgets decide.
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub lossless: bool,
+    /// PAUSE thresholds, used when `lossless` is true (as a star's `pfc`).
+    #[serde(default)]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub pfc: Pfc,
+}
+then {
+    /// As a star's `clock_ppm`: each host link's rate is scaled by a seeded uniform draw within
+    /// ± this many ppm (default 0: exact clocks).
+    #[serde(default)]
+    #[schemars(range(max = 1000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub clock_ppm: u32,
+    /// As a star's `host_jitter`: each packet a host sends reaches the far end up to this late
+    /// (uniform, order kept; default 0).
+    #[serde(default)]
+    #[schemars(range(max = 1_000_000_000))]
+    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    pub host_jitter_ns: u64,
+}
 }
 
 /// Nodes of a graph: its tables are indexed densely.
@@ -74,7 +141,8 @@ pub enum Routing {
 
 ecn_step_marking! {
 /// One link of the graph: `from` → `to`, and `to` → `from` with the same parameters unless
-/// `duplex = false` (`reverse_rate` gives the way back its own rate).
+/// `duplex = false` (`reverse_rate` gives the way back its own rate). Its path-model keys are
+/// a bottleneck's, the data direction being `from` → `to` and the ACK direction the way back.
 GraphLink {
     /// The node the link leaves.
     #[schemars(extend("x-backends" = BOTH))]
@@ -91,10 +159,11 @@ GraphLink {
     #[serde(default = "default_true")]
     #[schemars(extend("x-backends" = BOTH))]
     pub duplex: bool,
-    /// Link rate.
+    /// Link rate (exclusive with `trace`; one of the two is required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = BOTH))]
-    pub rate_bps: u64,
+    #[schemars(extend("x-backends" = BOTH, "default" = null))]
+    pub rate_bps: Option<u64>,
     /// The way back's rate (default: `rate`).
     #[serde(default)]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
@@ -128,7 +197,14 @@ then {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub qdisc: Option<QdiscSpec>,
-}
+},
+path_model: GRAPH_PATH_EMU,
+schedule: " Changes of the link's `rate`, `delay`, `loss` and `buffer` at given times, in \
+    increasing order: each sets its key in every direction the key governs (`rate` the data \
+    direction, and the way back unless `reverse_rate` is given; `delay`, `loss` and `buffer` \
+    both). A changing delay keeps packets in order.",
+trace_reverse: " The way back's trace (default: the way back runs at `reverse_rate`, else at \
+    the data direction's rate or the data trace's mean rate)."
 }
 
 fn default_graph_buffer() -> Buffer {
@@ -143,7 +219,7 @@ impl GraphLink {
             to: to.to_string(),
             name: None,
             duplex: true,
-            rate_bps,
+            rate_bps: Some(rate_bps),
             reverse_rate_bps: None,
             delay_ns,
             buffer: default_graph_buffer(),
@@ -152,7 +228,25 @@ impl GraphLink {
             ecn_threshold_packets: None,
             red: None,
             qdisc: None,
+            schedule: Vec::new(),
+            trace: None,
+            trace_reverse: None,
+            policer: None,
+            aggregation: None,
+            jitter: None,
+            reorder: None,
+            loss_model: None,
         }
+    }
+
+    /// The data direction's rate: `rate`, or the trace's mean rate.
+    pub fn rate_bps(&self) -> u64 {
+        self.path_keys().rate_bps(self.rate_bps)
+    }
+
+    /// The way back's rate: its trace's mean, else `reverse_rate`, else the data direction's.
+    pub fn reverse_rate_bps(&self) -> u64 {
+        self.path_keys().reverse_rate_bps(self.reverse_rate_bps.unwrap_or(self.rate_bps()))
     }
 
     /// Name of the `from` → `to` direction.

@@ -104,7 +104,7 @@ impl ParkingLot {
             host(format!("x{i}_src"), format!("r{i}"));
             host(format!("x{i}_dst"), format!("r{}", i + 1));
         }
-        Graph { nodes, links, routing: Routing::Hops }
+        Graph { nodes, links, routing: Routing::Hops, fabric: None }
     }
 }
 
@@ -186,7 +186,7 @@ impl LeafSpine {
                 nodes.push(node(h, NodeRole::Host));
             }
         }
-        Graph { nodes, links, routing: Routing::Hops }
+        Graph { nodes, links, routing: Routing::Hops, fabric: None }
     }
 }
 
@@ -238,6 +238,6 @@ impl FatTree {
                 }
             }
         }
-        Graph { nodes, links, routing: Routing::Hops }
+        Graph { nodes, links, routing: Routing::Hops, fabric: None }
     }
 }

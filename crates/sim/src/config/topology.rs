@@ -7,7 +7,8 @@ use super::backends::*;
 use super::*;
 pub use pathmodel::aqm::QdiscSpec;
 use pathmodel::impair::spec::{
-    AggregationSpec, JitterSpec, LossModelSpec, PolicerSpec, ReorderSpec, ScheduleEntrySpec,
+    AggregationSpec, Direction, JitterSpec, LossModelSpec, PolicerSpec, ReorderSpec,
+    ScheduleEntrySpec,
 };
 use pathmodel::impair::Trace;
 use schemars::JsonSchema;
@@ -139,46 +140,13 @@ then {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub qdisc: Option<QdiscSpec>,
-    /// Changes of `rate`, `rtt`, `loss` and `buffer` at given times, in increasing order
-    /// (`rate` and `loss` act on the data direction, `rtt` on both, `buffer` on the data
-    /// direction's queue). A changing delay keeps packets in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = []))]
-    pub schedule: Vec<ScheduleEntrySpec>,
-    /// The data direction's rate follows this trace instead of `rate`: Mahimahi's format (one
-    /// line per 1500-byte delivery opportunity, in ms, looping) or, for a `.csv` file, lines
-    /// of `t_ms, rate_bps`. The front reads the file (its path relative to the scenario).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub trace: Option<TraceFile>,
-    /// The ACK direction's trace (default: the ACK direction runs at the data direction's
-    /// rate, or the data trace's mean rate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub trace_reverse: Option<TraceFile>,
-    /// A token-bucket policer on the data direction, before the queue: conforming packets
-    /// pass, the others are dropped (counted in the queue table's `policer_drops`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub policer: Option<PolicerSpec>,
-    /// Link-layer aggregation after the transmitter, on the direction it names (`ack`: the
-    /// ACK direction's link).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub aggregation: Option<AggregationSpec>,
-    /// Delay jitter on the data direction, after the transmitter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub jitter: Option<JitterSpec>,
-    /// Reordering on the data direction, after the transmitter (and after `jitter`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub reorder: Option<ReorderSpec>,
-    /// A burst-loss process on the data direction, before the queue, beside `loss`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-backends" = PATH_EMU, "default" = null))]
-    pub loss_model: Option<LossModelSpec>,
-}
+},
+path_model: PATH_EMU,
+schedule: " Changes of `rate`, `rtt`, `loss` and `buffer` at given times, in increasing order \
+    (`rate` and `loss` act on the data direction, `rtt` on both, `buffer` on the data \
+    direction's queue). A changing delay keeps packets in order.",
+trace_reverse: " The ACK direction's trace (default: the ACK direction runs at the data \
+    direction's rate, or the data trace's mean rate)."
 }
 
 /// The path model runs on both backends from the same code (`crates/pathmodel`: the
@@ -209,23 +177,34 @@ impl Bottleneck {
     /// The data direction's rate: `rate`, or the trace's mean rate (0 if neither is usable;
     /// `validate` refuses such a config).
     pub fn rate_bps(&self) -> u64 {
-        match (self.rate_bps, &self.trace) {
-            (Some(r), _) => r,
-            (None, Some(t)) => t.parse().map(|t| t.mean_rate_bps().round() as u64).unwrap_or(0),
-            (None, None) => 0,
-        }
+        self.path_keys().rate_bps(self.rate_bps)
     }
 
     /// The ACK direction's rate: the reverse trace's mean, else the data direction's.
     pub fn reverse_rate_bps(&self) -> u64 {
-        match &self.trace_reverse {
-            Some(t) => t.parse().map(|t| t.mean_rate_bps().round() as u64).unwrap_or(0),
-            None => self.rate_bps(),
-        }
+        self.path_keys().reverse_rate_bps(self.rate_bps())
     }
+}
 
+/// A link's path-model keys as the check (`check_path.rs`) and the builder (`link/path.rs`)
+/// read them: a dumbbell's bottleneck's or a graph link's (`path_keys()`, declared with the
+/// keys by `ecn_step_marking!`). The data direction is the bottleneck's, or a graph link's
+/// `from` → `to`; the ACK direction is the way back.
+#[derive(Clone, Copy, Debug)]
+pub struct PathKeys<'a> {
+    pub schedule: &'a [ScheduleEntrySpec],
+    pub trace: Option<&'a TraceFile>,
+    pub trace_reverse: Option<&'a TraceFile>,
+    pub policer: Option<&'a PolicerSpec>,
+    pub aggregation: Option<&'a AggregationSpec>,
+    pub jitter: Option<&'a JitterSpec>,
+    pub reorder: Option<&'a ReorderSpec>,
+    pub loss_model: Option<&'a LossModelSpec>,
+}
+
+impl PathKeys<'_> {
     /// Whether the data direction uses any of the path model's mechanisms (`link/path.rs`).
-    pub fn has_path_model(&self) -> bool {
+    pub fn any(&self) -> bool {
         !self.schedule.is_empty()
             || self.trace.is_some()
             || self.policer.is_some()
@@ -234,6 +213,32 @@ impl Bottleneck {
             || self.reorder.is_some()
             || self.loss_model.is_some()
     }
+
+    /// Whether the ACK direction has mechanisms of its own (its trace, or aggregation there).
+    pub fn any_reverse(&self) -> bool {
+        self.trace_reverse.is_some()
+            || self.aggregation.is_some_and(|a| a.direction == Direction::Ack)
+    }
+
+    /// The data direction's rate: the link's `rate`, or its trace's mean rate (0 if neither
+    /// is usable; `validate` refuses such a config).
+    pub fn rate_bps(&self, rate_bps: Option<u64>) -> u64 {
+        match (rate_bps, self.trace) {
+            (Some(r), _) => r,
+            (None, Some(t)) => mean_rate_bps(t),
+            (None, None) => 0,
+        }
+    }
+
+    /// The ACK direction's rate: the reverse trace's mean, else `otherwise`.
+    pub fn reverse_rate_bps(&self, otherwise: u64) -> u64 {
+        self.trace_reverse.map_or(otherwise, mean_rate_bps)
+    }
+}
+
+/// A trace's mean rate, rounded (0 if it does not parse; `validate` refuses it).
+fn mean_rate_bps(t: &TraceFile) -> u64 {
+    t.parse().map(|t| t.mean_rate_bps().round() as u64).unwrap_or(0)
 }
 
 /// A drop-tail limit as written: bytes, packets, or a multiple of the path's BDP.
@@ -304,11 +309,10 @@ impl Red {
     }
 }
 
+shared_buffer! {
 /// One top-of-rack switch: `workers` hosts each with its own link into the switch, and one
 /// aggregator/receiver host behind the switch's output port. Flow i runs on worker i.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Star {
+Star {
     /// Worker hosts.
     #[schemars(range(min = 1, max = MAX_WORKERS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
@@ -332,21 +336,8 @@ pub struct Star {
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub buffer_bytes: Option<u64>,
-    /// Limit on the bytes queued in all output ports together (none by default). With PFC's
-    /// ingress accounting: the pool the ingress ports' usage below XOFF draws on (headroom is
-    /// reserved per port, outside it).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_bytes: Option<u64>,
-    /// Dynamic threshold of the shared buffer (Mellanox and Broadcom call it alpha; Choudhury
-    /// and Hahne 1998): an output queue takes a packet only while its bytes stay below
-    /// `alpha` × the free shared buffer, so one congested queue gets alpha / (1 + alpha) of the
-    /// pool. Needs `shared_buffer`; none = first come, first served up to the pool.
-    #[serde(default)]
-    #[schemars(range(min = 0.0078125, max = 64.0))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
-    pub shared_buffer_alpha: Option<f64>,
+}
+then {
     /// Hosts per rack, the aggregator first (the Waterloo DC study's cluster: 16): with more hosts,
     /// each rack has its own ToR and the ToRs meet at one aggregation switch, so workers beyond
     /// rack 0 cross it. None: one switch for all.
@@ -405,6 +396,7 @@ pub struct Star {
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub host_jitter_ns: u64,
 }
+}
 
 impl Star {
     /// The rack worker `w` is in (0: the aggregator's): where `worker_racks` puts it, or filling
@@ -440,7 +432,9 @@ impl Star {
 fn default_star_delay() -> u64 {
     10_000
 }
-fn default_header_bytes() -> u32 {
+/// Cut-through's header: 64 bytes, a minimum Ethernet frame (the forwarding decision needs the
+/// headers, and a switch waits for at least a minimum frame to rule out a runt).
+pub fn default_header_bytes() -> u32 {
     64
 }
 fn default_clock_ppm() -> u32 {

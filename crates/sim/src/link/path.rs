@@ -1,6 +1,7 @@
 //! A link that changes (issue 30): the path model's mechanisms (`pathmodel::impair`) at work
-//! on the dumbbell's bottleneck, in both directions. All of a link's path state is one
-//! optional part, [`PathParts`]; a link without it runs exactly as before.
+//! on the dumbbell's bottleneck, in both directions, and on any graph link that names them.
+//! All of a link's path state is one optional part, [`PathParts`]; a link without it runs
+//! exactly as before.
 //!
 //! Where each mechanism acts, following a packet:
 //!
@@ -21,11 +22,11 @@
 //! due does nothing.
 
 use super::{DataHeld, Link, LinkId, TxClock};
-use crate::config::Bottleneck;
+use crate::config::{PathKeys, TraceFile};
 use crate::link::aqm::LinkRandom;
 use crate::{EvKind, Simulation};
 use cc::Nanos;
-use pathmodel::impair::spec::{Direction, ScheduleEntrySpec};
+use pathmodel::impair::spec::Direction;
 use pathmodel::impair::{Change, GilbertElliott, Schedule, Stage, TokenBucket, TraceService};
 use transport::Packet as PathPkt;
 use transport::Packet;
@@ -54,47 +55,62 @@ pub(crate) struct PathParts {
 }
 
 impl PathParts {
-    /// The data direction's parts of bottleneck `b` (`reverse`: the ACK direction's link);
-    /// `limit`: the buffer in force at the start, if the schedule changes it. `b` is checked.
-    pub(crate) fn data(b: &Bottleneck, reverse: LinkId, limit: Option<(u64, u64)>) -> PathParts {
+    /// The data direction's parts of a link with path-model keys `k` (checked): `schedule`
+    /// its changes; `reverse`, the link an `rtt` change also sets (the bottleneck's ACK
+    /// direction); `limit`, the buffer in force at the start if the schedule changes it.
+    pub(crate) fn data(
+        k: &PathKeys<'_>,
+        schedule: Schedule,
+        reverse: Option<LinkId>,
+        limit: Option<(u64, u64)>,
+    ) -> PathParts {
         let mut stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>> = Vec::new();
-        if let Some(j) = &b.jitter {
+        if let Some(j) = k.jitter {
             stages.push(Box::new(j.build::<PathPkt>()));
         }
-        if let Some(r) = &b.reorder {
+        if let Some(r) = k.reorder {
             stages.push(Box::new(r.build::<PathPkt>().expect("checked")));
         }
-        if let Some(a) = b.aggregation.as_ref().filter(|a| a.direction == Direction::Data) {
+        if let Some(a) = k.aggregation.filter(|a| a.direction == Direction::Data) {
             stages.push(Box::new(a.build::<PathPkt>().expect("checked")));
         }
-        PathParts {
-            schedule: ScheduleEntrySpec::build(&b.schedule).expect("checked"),
-            trace: b.trace.as_ref().map(|t| TraceService::new(t.parse().expect("checked"))),
-            policer: b.policer.as_ref().map(|p| p.build().expect("checked")),
-            loss_model: b.loss_model.as_ref().map(|l| l.build().expect("checked")),
-            pushed_ns: vec![0; stages.len()],
-            stages,
-            limit,
-            reverse: Some(reverse),
-            armed_ns: Nanos::MAX,
-            held_data: DataHeld::default(),
-        }
+        let mut pp = PathParts::new(schedule, k.trace, stages, limit);
+        pp.policer = k.policer.map(|p| p.build().expect("checked"));
+        pp.loss_model = k.loss_model.map(|l| l.build().expect("checked"));
+        pp.reverse = reverse;
+        pp
     }
 
-    /// The ACK direction's parts: its trace and an ACK-direction aggregation.
-    pub(crate) fn ack(b: &Bottleneck) -> PathParts {
+    /// The ACK direction's parts: its trace and an ACK-direction aggregation; `schedule` and
+    /// `limit` as `data`'s (a graph link's way back changes with its keys; a bottleneck's
+    /// ACK direction has no schedule of its own).
+    pub(crate) fn ack(
+        k: &PathKeys<'_>,
+        schedule: Schedule,
+        limit: Option<(u64, u64)>,
+    ) -> PathParts {
         let mut stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>> = Vec::new();
-        if let Some(a) = b.aggregation.as_ref().filter(|a| a.direction == Direction::Ack) {
+        if let Some(a) = k.aggregation.filter(|a| a.direction == Direction::Ack) {
             stages.push(Box::new(a.build::<PathPkt>().expect("checked")));
         }
+        PathParts::new(schedule, k.trace_reverse, stages, limit)
+    }
+
+    /// Parts with a schedule, a trace and timing stages, and nothing on arrival.
+    fn new(
+        schedule: Schedule,
+        trace: Option<&TraceFile>,
+        stages: Vec<Box<dyn Stage<PathPkt> + Send + Sync>>,
+        limit: Option<(u64, u64)>,
+    ) -> PathParts {
         PathParts {
-            schedule: Schedule::new(Vec::new()).expect("an empty schedule"),
-            trace: b.trace_reverse.as_ref().map(|t| TraceService::new(t.parse().expect("checked"))),
+            schedule,
+            trace: trace.map(|t| TraceService::new(t.parse().expect("checked"))),
             policer: None,
             loss_model: None,
             pushed_ns: vec![0; stages.len()],
             stages,
-            limit: None,
+            limit,
             reverse: None,
             armed_ns: Nanos::MAX,
             held_data: DataHeld::default(),
@@ -173,6 +189,7 @@ impl Simulation {
         let now = self.now;
         let p = self.depart(lid);
         let link = &mut self.links[lid as usize];
+        let is_nic_data = link.is_sender_nic && p.is_data;
         let pp = link.path.as_deref_mut().expect("a path link");
         if pp.stages.is_empty() {
             self.path_to_pipe(lid, now, p);
@@ -184,6 +201,10 @@ impl Simulation {
         }
         if self.links[lid as usize].paused_until <= now {
             self.next_tx(lid);
+        }
+        if is_nic_data {
+            // A graph host's link with a path model: TSQ, as `on_tx_done` runs it.
+            self.on_nic_data_departure(&p);
         }
     }
 
@@ -215,6 +236,9 @@ impl Simulation {
         let pp = link.path.as_deref_mut().expect("a path link");
         if let Some(l) = c.limit {
             pp.limit = Some((l.bytes.unwrap_or(u64::MAX), l.packets.unwrap_or(u64::MAX)));
+        }
+        if let Some(d) = c.delay_ns {
+            link.delay_ns = d; // one way: a graph link's direction
         }
         if let Some(rtt) = c.rtt_ns {
             let reverse = pp.reverse;

@@ -30,10 +30,12 @@ use crate::link::{aqm, Link, LinkId, NodeKind};
 use crate::rng::Rng;
 use cc::Nanos;
 use pathmodel::aqm::LinkContext;
+use pathmodel::impair::spec::ScheduleEntrySpec;
+use pathmodel::impair::Schedule;
 
 pub(crate) mod graph;
 pub(crate) mod routing;
-mod star;
+pub(crate) mod star;
 use graph::{build_graph, GraphFabric};
 use star::build_star;
 
@@ -125,6 +127,18 @@ fn push_native_chain(
     }
 }
 
+/// The buffer limit a link's path part enforces when its schedule changes the buffer (bytes,
+/// packets waiting; `u64::MAX`: no limit of that kind), its queue then having no drop-tail
+/// of its own; None when the schedule leaves the buffer alone.
+fn scheduled_limit(
+    schedule: &[ScheduleEntrySpec],
+    bytes: Option<u64>,
+    packets: Option<u64>,
+) -> Option<(u64, u64)> {
+    let changes_buffer = schedule.iter().any(|e| e.buffer_bytes.is_some());
+    changes_buffer.then(|| (bytes.unwrap_or(u64::MAX), packets.unwrap_or(u64::MAX)))
+}
+
 /// A `&'static str` for a generated queue name, leaked once per distinct name per process.
 pub(crate) fn intern(name: String) -> &'static str {
     use std::collections::HashMap;
@@ -168,13 +182,13 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     let mut bn = Link::new(b.rate_bps(), half_rtt, NodeKind::Router, Rng::new(seed, 1));
     bn.loss = b.loss;
     let buffer = DropTail::new(derived.buffer_bytes, derived.buffer_packets);
-    // A schedule that changes the buffer: the path part enforces the limit in force.
-    let scheduled_buffer = b.schedule.iter().any(|e| e.buffer_bytes.is_some());
+    let keys = b.path_keys();
+    let limit = scheduled_limit(keys.schedule, derived.buffer_bytes, derived.buffer_packets);
     if let Some(spec) = aqm::spec_for(b) {
         // A discipline of the path model is the whole queue (`link/aqm.rs`).
         bn.aqm = Some(Box::new(aqm::LinkAqm::new(&spec, &aqm::context(b, &derived))));
     } else {
-        let own_buffer = buffer.clone().filter(|_| !scheduled_buffer);
+        let own_buffer = buffer.clone().filter(|_| limit.is_none());
         let step_ecn = StepEcn::new(b.ecn_threshold_bytes, b.ecn_threshold_packets);
         push_native_chain(&mut bn, b.red.as_ref(), own_buffer, step_ecn);
     }
@@ -186,15 +200,13 @@ fn build_dumbbell(cfg: &Config, d: &config::Dumbbell, links: &mut Vec<Link>) -> 
     bn_rev.loss = b.ack_loss;
     let bottleneck = add(links, bn);
     let bottleneck_rev = add(links, bn_rev);
-    if b.has_path_model() {
+    if keys.any() {
         // Both directions: the ACK direction's delay follows `rtt` changes in order too.
-        let limit = scheduled_buffer.then(|| {
-            let (bytes, pkts) = (derived.buffer_bytes, derived.buffer_packets);
-            (bytes.unwrap_or(u64::MAX), pkts.unwrap_or(u64::MAX))
-        });
-        let data = PathParts::data(b, bottleneck_rev, limit);
+        let schedule = ScheduleEntrySpec::build(keys.schedule).expect("checked");
+        let data = PathParts::data(&keys, schedule, Some(bottleneck_rev), limit);
         links[bottleneck as usize].path = Some(Box::new(data));
-        links[bottleneck_rev as usize].path = Some(Box::new(PathParts::ack(b)));
+        let ack = PathParts::ack(&keys, Schedule::default(), None);
+        links[bottleneck_rev as usize].path = Some(Box::new(ack));
     }
     // One receiver host for all flows.
     let recv_in = add(links, Link::new(access_rate, 0, NodeKind::Host, Rng::new(seed, 3)));

@@ -108,10 +108,10 @@ impl Net {
                 dir.push(DirLink { link: i, from, to, rate_bps, delay_ns, name });
                 Ok(dir.len() - 1)
             };
-            let f = add(l.forward_name(), a, b, l.rate_bps)?;
+            let f = add(l.forward_name(), a, b, l.rate_bps())?;
             back.push(None);
             if l.duplex {
-                let r = add(l.reverse_name(), b, a, l.reverse_rate_bps.unwrap_or(l.rate_bps))?;
+                let r = add(l.reverse_name(), b, a, l.reverse_rate_bps())?;
                 back.push(Some(f));
                 back[f] = Some(r);
             } else if l.reverse_rate_bps.is_some() {

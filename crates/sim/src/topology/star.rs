@@ -43,7 +43,7 @@ pub(super) fn build_star(cfg: &Config, st: &config::Star, links: &mut Vec<Link>)
             .flat_map(|&(up, down)| [up, down])
             .chain(core.into_iter().flat_map(|(d, u)| [d, u]))
             .collect();
-        wire_pfc(cfg, st, &ports, &hosts, &trunks, &paths, links);
+        wire_star_pfc(cfg, st, &ports, &hosts, &trunks, &paths, links);
     }
     Built {
         fabric: Fabric::Star(StarFabric { paths }),
@@ -104,12 +104,6 @@ struct StarHosts {
     /// Per worker: (its NIC, the ToR's port down to it).
     workers: Vec<(LinkId, LinkId)>,
     monitored: Vec<(LinkId, &'static str)>,
-}
-
-impl StarHosts {
-    fn is_worker_nic(&self, l: LinkId) -> bool {
-        self.workers.iter().any(|&(nic, _)| nic == l)
-    }
 }
 
 fn star_hosts(st: &config::Star, seed: u64, ports: &StarPorts, links: &mut Vec<Link>) -> StarHosts {
@@ -197,9 +191,9 @@ fn star_racks(
     (rack_links, Some((down0, up0)))
 }
 
-/// A lossless star's PAUSE: who ignores it, each pausing port's thresholds (at the ingress ports
-/// with ingress accounting, else at every switch output port, for the links that feed it).
-fn wire_pfc(
+/// A lossless star's PAUSE: the host NICs (each worker's and the aggregator's, their nominal
+/// rates) and the trunks, wired by `wire_pfc`.
+fn wire_star_pfc(
     cfg: &Config,
     st: &config::Star,
     ports: &StarPorts,
@@ -208,21 +202,41 @@ fn wire_pfc(
     paths: &[(Path, Path, Nanos)],
     links: &mut [Link],
 ) {
-    let p = &st.pfc;
+    let mut nics: Vec<(LinkId, u64)> =
+        hosts.workers.iter().map(|&(nic, _)| (nic, st.rate_bps)).collect();
+    nics.push((hosts.agg_nic, ports.agg_rate));
+    let frame_bytes = config::max_frame_bytes(cfg);
+    wire_pfc(&st.pfc, ports.ingress_pfc, &nics, trunks, paths, frame_bytes, links);
+}
+
+/// A lossless fabric's PAUSE (a star's, a graph's switches): who ignores it (`nics`, the host
+/// NICs with their nominal rates; `trunks`, the links between switches), each pausing port's
+/// thresholds (at the ingress ports with ingress accounting, else at every switch output port,
+/// for the links that feed it). Who feeds whom comes from the flows' `paths`.
+pub(super) fn wire_pfc(
+    p: &config::Pfc,
+    ingress_pfc: bool,
+    nics: &[(LinkId, u64)],
+    trunks: &[LinkId],
+    paths: &[(Path, Path, Nanos)],
+    frame_bytes: u32,
+    links: &mut [Link],
+) {
     // The PAUSE frame travels on the reverse link of the one it pauses: one propagation
     // delay plus a 64-byte control frame's serialization; a host NIC acts on it
     // `nic_pause_delay` later. Its quanta are bit times of the paused link.
-    let pause_latency = |rate: u64| {
-        st.delay_ns + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos + p.nic_pause_delay_ns
+    let pause_latency = |l: LinkId, rate: u64, links: &[Link]| {
+        links[l as usize].delay_ns
+            + (64u128 * 8 * 1_000_000_000 / rate as u128) as Nanos
+            + p.nic_pause_delay_ns
     };
     let quanta_ns = |rate: u64| (p.quanta as u128 * 512 * 1_000_000_000 / rate as u128) as Nanos;
-    for l in hosts.workers.iter().map(|&(nic, _)| nic).chain([hosts.agg_nic]) {
+    for &(l, _) in nics {
         links[l as usize].pfc_mut().ignores_pause = !p.nic_honours_pause;
     }
     for &l in trunks {
         links[l as usize].pfc_mut().ignores_pause = !p.switches_honour_pause;
     }
-    let frame_bytes = config::max_frame_bytes(cfg);
     // Who feeds each switch output port, in path order (first feeder first).
     let mut feeders: Vec<Vec<LinkId>> = vec![Vec::new(); links.len()];
     for (dp, ap, _) in paths {
@@ -238,22 +252,15 @@ fn wire_pfc(
         (0..links.len() as LinkId).filter(|&l| !feeders[l as usize].is_empty()).collect();
     // PAUSE timing uses a link's nominal rate (a host's clock skew aside).
     let nominal = |l: LinkId, links: &[Link]| {
-        if l == hosts.agg_nic {
-            ports.agg_rate
-        } else if hosts.is_worker_nic(l) {
-            st.rate_bps
-        } else {
-            links[l as usize].rate_bps
-        }
+        nics.iter().find(|&&(nic, _)| nic == l).map_or(links[l as usize].rate_bps, |&(_, r)| r)
     };
     for &l in fed.iter().flat_map(|&port| &feeders[port as usize]) {
         let rate = nominal(l, links);
         links[l as usize].pfc_mut().pause_quanta_ns = quanta_ns(rate);
-        if ports.ingress_pfc && links[l as usize].pfc.as_deref().is_none_or(|p| p.ingress.is_none())
-        {
+        if ingress_pfc && links[l as usize].pfc.as_deref().is_none_or(|p| p.ingress.is_none()) {
             // Each ingress port counts its own bytes and pauses its own sender.
             let headroom = match p.headroom_bytes {
-                0 => config::pfc_headroom_bytes(rate, st.delay_ns, frame_bytes),
+                0 => config::pfc_headroom_bytes(rate, links[l as usize].delay_ns, frame_bytes),
                 h => h,
             };
             links[l as usize].pfc_mut().ingress = Some(pfc::IngressPort::new(
@@ -261,16 +268,16 @@ fn wire_pfc(
                 p.xon_bytes,
                 headroom,
                 quanta_ns(rate),
-                pause_latency(rate),
+                pause_latency(l, rate, links),
             ));
         }
     }
-    if !ports.ingress_pfc {
+    if !ingress_pfc {
         // Every output port pauses the links that feed it.
         for &port in &fed {
             let up: Vec<(LinkId, Nanos)> = feeders[port as usize]
                 .iter()
-                .map(|&l| (l, pause_latency(nominal(l, links))))
+                .map(|&l| (l, pause_latency(l, nominal(l, links), links)))
                 .collect();
             let q = quanta_ns(nominal(up[0].0, links));
             links[port as usize].pfc_mut().port =

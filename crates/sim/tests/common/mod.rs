@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod graphs;
+
 use serde_json::{json, Value};
 use sim::config::Config;
 use sim::metrics::{Column, Table};
