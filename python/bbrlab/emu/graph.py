@@ -23,8 +23,6 @@ run whose emulator fell behind (``runner.GRAPH_LATE_WARN_NS``).
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,7 +191,8 @@ def open_graph_network(
     the dumbbell's. A host gets ``net.ipv4.tcp_ecn=1`` when a flow it sends asks for ECN or
     runs one of ``ecn_algorithms``, or a flow it receives runs one (DCTCP's receiver half);
     else 2 (accept ECN when asked)."""
-    from .runner import TUN_TXQUEUELEN, _wait_ready, ecn_mode
+    from .launch import start_emulator
+    from .runner import TUN_TXQUEUELEN, ecn_mode
 
     flows = cfg["flows"]
     hosts = _hosts(cfg)
@@ -204,29 +203,7 @@ def open_graph_network(
         h["tun"] = tun
     stats_path = tmp / "queue.jsonl"
     emu_cfg = {"graph": plan, **emu_process, "stats_path": str(stats_path)}
-    stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # read by emu_error() all run
-    cfg_path = tmp / "emu.json"
-    cfg_path.write_text(json.dumps(emu_cfg))
-    emu = tb.spawn(
-        [*launch.argv, "--config", f"@{cfg_path}"],
-        cwd=launch.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr_f,
-    )
-
-    def emu_error(what: str) -> Any:
-        from ..errors import SimulationError
-
-        stderr_f.flush()
-        stderr_f.seek(0)
-        tail = " ".join(stderr_f.read().decode(errors="replace").split())[-300:]
-        return SimulationError(f"{what}{': ' + tail if tail else ''}")
-
-    try:
-        ready = _wait_ready(emu, 10.0)
-    except Exception:
-        raise emu_error("the link emulator did not start") from None
+    emu, ready, emu_error = start_emulator(tb, launch, emu_cfg, tmp)
 
     ecn_hosts = set()
     for f, r in zip(flows, cfg["routes"]):

@@ -19,14 +19,19 @@ without rebuilding the extension).
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import SimulationError
 
-__all__ = ["Launch", "emulator_launch"]
+__all__ = ["Launch", "emulator_launch", "start_emulator", "wait_ready"]
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the directory holding this bbrlab package
 
@@ -66,3 +71,50 @@ def emulator_launch() -> Launch:
         cwd=str(PACKAGE_PARENT),
         description=f"{sys.executable} -m bbrlab.emu.linkemu (built into bbrlab._core)",
     )
+
+
+def start_emulator(tb: Any, launch: Launch, emu_cfg: dict[str, Any], tmp: Path) -> tuple[Any, dict[str, Any], Any]:
+    """Start the link emulator of ``launch`` with ``emu_cfg`` (through a file: a trace's text can
+    exceed the kernel's limit on one argument, 128 KiB) under the testbed ``tb``, and wait for
+    its ready line. Returns (process, ready line, emu_error): ``emu_error(what)`` is a
+    SimulationError with the tail of the emulator's stderr, for any failure later in the run."""
+    stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # read by emu_error() all run
+    cfg_path = tmp / "emu.json"
+    cfg_path.write_text(json.dumps(emu_cfg))
+    emu = tb.spawn(
+        [*launch.argv, "--config", f"@{cfg_path}"],
+        cwd=launch.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr_f,
+    )
+
+    def emu_error(what: str) -> SimulationError:
+        stderr_f.flush()
+        stderr_f.seek(0)
+        tail = " ".join(stderr_f.read().decode(errors="replace").split())[-300:]
+        return SimulationError(f"{what}{': ' + tail if tail else ''}")
+
+    try:
+        ready = wait_ready(emu, 10.0)
+    except SimulationError:
+        raise emu_error("the link emulator did not start") from None
+    return emu, ready, emu_error
+
+
+def wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
+    end = time.monotonic() + timeout
+    buf = b""
+    fd = proc.stdout.fileno()
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            buf += chunk
+            if b"\n" in buf:
+                return json.loads(buf.split(b"\n", 1)[0])
+        if proc.poll() is not None:
+            break
+    raise SimulationError("the link emulator did not start")

@@ -19,9 +19,7 @@ ACK; ``lost_packets``/``ce_packets`` come from the emulator's per-sender counter
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import select
 import time
 import warnings
 from collections.abc import Callable
@@ -37,7 +35,7 @@ from ..scenario.fields import kernel_module
 from . import bpf
 from .assemble import QUEUE_LABELS, _assemble, _read_stats
 from .graph import check_graph, open_graph_network
-from .launch import Launch, emulator_launch
+from .launch import Launch, emulator_launch, start_emulator
 from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import RTT_TICK_NS, _sample_loop
@@ -337,24 +335,6 @@ def registered_algorithms(plan: CcPlan) -> Any:
         yield names, facts, phase_ports
 
 
-def _wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
-    end = time.monotonic() + timeout
-    buf = b""
-    fd = proc.stdout.fileno()
-    while time.monotonic() < end:
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if r:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            buf += chunk
-            if b"\n" in buf:
-                return json.loads(buf.split(b"\n", 1)[0])
-        if proc.poll() is not None:
-            break
-    raise SimulationError("the link emulator did not start")
-
-
 def run_emu(
     scenario: Scenario, progress: Callable[[int, int], None] | None = None
 ) -> tuple[dict[str, Any], float, dict[str, Any]]:
@@ -553,7 +533,6 @@ def open_network(
     """Start the emulator and build the namespaces for resolved config ``cfg`` (see run_emu).
     Hosts whose flow asks for ECN or runs one of ``ecn_algorithms`` (DCTCP) get
     ``net.ipv4.tcp_ecn=1``, and so does the receiver when any flow does (DCTCP's receiver half)."""
-    import subprocess
 
     launch = launch or emulator_launch()
     flows_cfg = cfg["flows"]
@@ -572,28 +551,7 @@ def open_network(
         **emu_process(cfg),
         "stats_path": str(stats_path),
     }
-    stderr_f = open(tmp / "emu.stderr", "w+b")  # noqa: SIM115  # outlives this function: emu_error() reads it all run
-    # Through a file: a trace's text can exceed the kernel's limit on one argument (128 KiB).
-    cfg_path = tmp / "emu.json"
-    cfg_path.write_text(json.dumps(emu_cfg))
-    emu = tb.spawn(
-        [*launch.argv, "--config", f"@{cfg_path}"],
-        cwd=launch.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr_f,
-    )
-
-    def emu_error(what: str) -> SimulationError:
-        stderr_f.flush()
-        stderr_f.seek(0)
-        tail = " ".join(stderr_f.read().decode(errors="replace").split())[-300:]
-        return SimulationError(f"{what}{': ' + tail if tail else ''}")
-
-    try:
-        ready = _wait_ready(emu, 10.0)
-    except SimulationError:
-        raise emu_error("the link emulator did not start") from None
+    emu, ready, emu_error = start_emulator(tb, launch, emu_cfg, tmp)
 
     # Namespaces: move each TUN into its namespace, address it, route through it.
     rns = tb.add_netns("r")

@@ -159,21 +159,24 @@ def shown_items(text: str, *, unit: bool = True) -> list[str]:
 SETTING_SEP = " — "
 
 
-def by_setting(rows: list[dict[str, str]]) -> tuple[list[str], dict[str, list[dict[str, str]]]] | None:
-    """The settings and each claim's rows, when every claim reads "<claim> — <setting>", there are
-    two settings or more, and a claim's source value and rule are the same in each; else None.
-    Rows are claims.csv's (``claim``, ``paper_value``, ``rule``, …); each row of a group gains
-    ``setting``. The HTML page and REPORT.md pivot the same way."""
+def by_setting(
+    rows: list[dict[str, str]],
+) -> tuple[list[str], list[tuple[str, dict[str, str], list[dict[str, str] | None]]]] | None:
+    """The settings, and per claim (claim, its first row, its row per setting or None), when
+    every claim reads "<claim> — <setting>", there are two settings or more, and a claim's source
+    value and rule are the same in each; else None. Rows are claims.csv's (``claim``,
+    ``paper_value``, ``rule``, …). The HTML page and REPORT.md pivot the same way."""
     settings: dict[str, None] = {}
-    groups: dict[str, list[dict[str, str]]] = {}
+    groups: dict[str, dict[str, dict[str, str]]] = {}
     for r in rows:
         claim, sep, setting = r["claim"].rpartition(SETTING_SEP)
-        if not sep or not claim:
+        if not sep or not claim or setting in groups.get(claim, {}):
             return None
         settings.setdefault(setting)
-        groups.setdefault(claim, []).append({**r, "setting": setting})
-    same = all(
-        len({(g["paper_value"], g["rule"]) for g in group}) == 1 and len({g["setting"] for g in group}) == len(group)
-        for group in groups.values()
-    )
-    return (list(settings), groups) if len(settings) > 1 and same else None
+        groups.setdefault(claim, {})[setting] = r
+    same = all(len({(g["paper_value"], g["rule"]) for g in group.values()}) == 1 for group in groups.values())
+    if len(settings) < 2 or not same:
+        return None
+    return list(settings), [
+        (claim, next(iter(group.values())), [group.get(s) for s in settings]) for claim, group in groups.items()
+    ]

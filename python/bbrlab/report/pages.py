@@ -412,19 +412,16 @@ def claims_table(rows: list[dict[str, str]]) -> Markup:
     if pivot is not None:
         settings, groups = pivot
         body = []
-        for claim, group in groups.items():
-            by = {g["setting"]: g for g in group}
+        for claim, first, per_setting in groups:
             # The rule under the claim: a column of its own would squeeze the settings' columns.
-            rule = Markup('{}<div class="rule">rule: {}</div>').format(claim, group[0]["rule"])
-            cells: list[Any] = [rule, _claim_value(group[0]["paper_value"])]
-            for s in settings:
-                g = by.get(s)
+            rule = Markup('{}<div class="rule">rule: {}</div>').format(claim, first["rule"])
+            cells: list[Any] = [rule, _claim_value(first["paper_value"])]
+            for g in per_setting:
                 if g is None:
                     cells.append("")
                     continue
                 text = _claim_value(g["bbrlab_value"]) + Markup("<br><b>{}</b>").format(g["verdict"])
-                text += _reason(g)
-                cells.append(Cell(text, verdict_class(g["verdict"])))
+                cells.append(Cell(text + _reason(g), verdict_class(g["verdict"])))
             body.append(cells)
         wrap = [Markup('<span class="wrap">bbrlab: {}</span>').format(s) for s in settings]
         return table(["claim", "source", *wrap], body)

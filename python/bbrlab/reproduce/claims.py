@@ -464,6 +464,13 @@ def _places(wheres: Sequence[str]) -> str:
     return join(ws)
 
 
+def _md_setting_cell(g: dict[str, str] | None) -> str:
+    """A pivoted REPORT.md cell: our value, the verdict in bold, then the reason."""
+    if g is None:
+        return ""
+    return f"{g['bbrlab_value']}: **{g['verdict']}**" + (f" — {g['reason']}" if g["reason"] else "")
+
+
 def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours_header: str = "bbrlab") -> str:
     """REPORT.md's claims table. A claim checked in several settings ("<claim> — <fabric>", the
     same source value and rule in each) is one row with a column per setting, as on the HTML
@@ -482,15 +489,10 @@ def claims_table(claims: Sequence[Claim], *, source_header: str = "source", ours
     pivot = by_setting(rows)
     if pivot is not None:
         settings, groups = pivot
-        body = []
-        for claim, group in groups.items():
-            by = {g["setting"]: g for g in group}
-            cells = [f"{claim} (rule: {group[0]['rule']})", group[0]["paper_value"]]
-            for setting in settings:
-                g = by.get(setting)
-                told = "" if g is None else f"{g['bbrlab_value']}: **{g['verdict']}**"
-                cells.append(told + (f" — {g['reason']}" if g is not None and g["reason"] else ""))
-            body.append(cells)
+        body = [
+            [f"{claim} (rule: {first['rule']})", first["paper_value"], *(_md_setting_cell(g) for g in per_setting)]
+            for claim, first, per_setting in groups
+        ]
         return md_table(["claim", source_header, *(f"{ours_header}: {s}" for s in settings)], body)
     return md_table(
         ["claim", source_header, ours_header, "rule", "verdict", "why"],
