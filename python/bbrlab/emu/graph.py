@@ -191,8 +191,7 @@ def open_graph_network(
     the dumbbell's. A host gets ``net.ipv4.tcp_ecn=1`` when a flow it sends asks for ECN or
     runs one of ``ecn_algorithms``, or a flow it receives runs one (DCTCP's receiver half);
     else 2 (accept ECN when asked)."""
-    from .launch import start_emulator
-    from .runner import TUN_TXQUEUELEN, ecn_mode
+    from .launch import TUN_TXQUEUELEN, ecn_mode, start_emulator
 
     flows = cfg["flows"]
     hosts = _hosts(cfg)

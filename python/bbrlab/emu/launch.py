@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import SimulationError
 
-__all__ = ["Launch", "emulator_launch", "start_emulator", "wait_ready"]
+__all__ = ["ECN_MODES", "Launch", "TUN_TXQUEUELEN", "ecn_mode", "emulator_launch", "start_emulator", "wait_ready"]
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the directory holding this bbrlab package
 
@@ -118,3 +118,23 @@ def wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
         if proc.poll() is not None:
             break
     raise SimulationError("the link emulator did not start")
+
+
+# Shared by the dumbbell's and the graph's network set-up (runner.py, graph.py).
+# The TUN's own ring (txqueuelen packets) absorbs bursts the emulator cannot read at once; at the
+# default 500 a CPU-starved emulator let the TUN drop packets (seen at 500 Mbit/s under load).
+TUN_TXQUEUELEN = 10000
+# A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
+ECN_MODES = ("off", "ect0", "ect1")
+
+
+def ecn_mode(value: Any) -> str:
+    """A flow's ``ecn`` as ``"off"``, ``"ect0"`` or ``"ect1"``; the core's field was a bool
+    before it named the codepoint (``True``: classic ECN, ECT(0))."""
+    if value is None or value is False:
+        return "off"
+    if value is True:
+        return "ect0"
+    if value in ECN_MODES:
+        return str(value)
+    raise ValueError(f"flow ecn {value!r}: expected one of {', '.join(ECN_MODES)} or a bool")

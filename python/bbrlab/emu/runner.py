@@ -35,7 +35,7 @@ from ..scenario.fields import kernel_module
 from . import bpf
 from .assemble import QUEUE_LABELS, _assemble, _read_stats
 from .graph import check_graph, open_graph_network
-from .launch import Launch, emulator_launch, start_emulator
+from .launch import ECN_MODES, TUN_TXQUEUELEN, Launch, ecn_mode, emulator_launch, start_emulator  # noqa: F401  # re-exported
 from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import RTT_TICK_NS, _sample_loop
@@ -51,9 +51,6 @@ FRAME_OVERHEAD_BYTES = 38  # as the simulator charges per packet (Ethernet frami
 # The emulator runs SCHED_FIFO (it is root anyway): on a loaded 2-core machine a normally
 # scheduled emulator woke up to 18 ms late (mean 0.7 ms); see the report in bbrlab.emu.
 EMU_RT_PRIORITY = int(os.environ.get("BBRLAB_EMU_RT_PRIORITY", "10"))
-# The TUN's own ring (txqueuelen packets) absorbs bursts the emulator cannot read at once; at the
-# default 500 a CPU-starved emulator let the TUN drop packets (seen at 500 Mbit/s under load).
-TUN_TXQUEUELEN = 10000
 EMU_SPIN_NS = int(os.environ.get("BBRLAB_EMU_SPIN_NS", "0"))
 # Timed wake-ups are rounded up to this grid (ns; 0 = exact). Exact per-packet wake-ups cost a
 # clock-event reprogramming each (a VM exit when virtualized) and kept the emulator at ~95 % CPU
@@ -63,8 +60,6 @@ _MB = 1 << 20
 # With transport = "udp" flows the run starts this long after the set-up (ns): each flow's two
 # transport processes (Python interpreter + _core, ~0.1 s each on a loaded machine) start first.
 UDP_START_LEAD_NS = 1_500_000_000
-# A flow's ECN codepoint (the core's flow field ``ecn``; pathmodel's EcnMode).
-ECN_MODES = ("off", "ect0", "ect1")
 # A graph run warns when the emulator delivered packets later than this on average: every hop
 # of every packet is its work, and a machine short of CPU falls behind (a k = 4 fat-tree with
 # 5 x 200 Mbit/s flows on the 2-core machine: 0.86 ms; a 3-bottleneck 100 Mbit/s parking lot:
@@ -135,18 +130,6 @@ def emu_settings(scenario: Scenario) -> dict[str, Any]:
     if cfg["topology"]["kind"] == "graph":
         return {"tcp_wmem": wmem, "tcp_rmem": rmem}  # the links: graph.py
     return {"tcp_wmem": wmem, "tcp_rmem": rmem, **link_plan(cfg)}
-
-
-def ecn_mode(value: Any) -> str:
-    """A flow's ``ecn`` as ``"off"``, ``"ect0"`` or ``"ect1"``; the core's field was a bool
-    before it named the codepoint (``True``: classic ECN, ECT(0))."""
-    if value is None or value is False:
-        return "off"
-    if value is True:
-        return "ect0"
-    if value in ECN_MODES:
-        return str(value)
-    raise ValueError(f"flow ecn {value!r}: expected one of {', '.join(ECN_MODES)} or a bool")
 
 
 def link_plan(cfg: dict[str, Any]) -> dict[str, Any]:

@@ -445,14 +445,20 @@ def _graded(checks: Sequence[Check]) -> tuple[list[Check], list[str]]:
     return rest, told
 
 
+def join(items: Iterable[str], last: str = "and") -> str:
+    """ "a", "a and b", "a, b and c"; "" for none."""
+    xs = [str(x) for x in items]
+    if len(xs) <= 1:
+        return "".join(xs)
+    return f"{', '.join(xs[:-1])} {last} {xs[-1]}"
+
+
 _OUTCOME = {True: "holds", False: "fails", None: "undecided"}
 
 
 def _places(wheres: Sequence[str]) -> str:
     """Points named once: "100, 500 and 1000 ms" for ["100 ms", "500 ms", "1000 ms"], "n = 10
     and 20" for ["n = 10", "n = 20"], else joined as they are."""
-    from .sentences import join
-
     ws = list(wheres)
     if len(ws) > 1:
         unit = ws[0].rsplit(" ", 1)[-1]

@@ -11,25 +11,17 @@ none"): a builder says "at no n" or leaves the part out.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .analysis import Estimate, sign_of_difference
-from .claims import Verdict
+from .claims import Verdict, join  # join: defined beside the claims' reasons, which use it
 
 __all__ = ["at", "between", "change", "compare", "direction", "join", "reproduces"]
 
 #: A change that is not significant is told as "stays within Z %" below this relative size, and as
 #: "changes from X to Y, not significantly" above it (the reader should see a large noisy change).
 STAYS = 0.05
-
-
-def join(items: Iterable[str], last: str = "and") -> str:
-    """ "a", "a and b", "a, b and c"; "" for none."""
-    xs = [str(x) for x in items]
-    if len(xs) <= 1:
-        return "".join(xs)
-    return f"{', '.join(xs[:-1])} {last} {xs[-1]}"
 
 
 def _value(x: Any) -> str:

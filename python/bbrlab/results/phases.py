@@ -15,11 +15,10 @@ flow's recoveries last a round trip each and would mostly fall between samples.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .columns import Table
+if TYPE_CHECKING:
+    from .columns import Table
 
 __all__ = ["phase_times", "phase_time_line"]
 
@@ -32,6 +31,8 @@ def _has_startup(cc: str) -> bool:
 
 def phase_times(ts: Table, flows: Table, interval_s: float) -> dict[int, dict[str, float]]:
     """Flow id → {phase: seconds} for every BBR flow with samples, phases in the order first met."""
+    import numpy as np  # here: `show` prints phase_time_line without loading numpy
+
     from .transperf import _flow_rows
 
     out: dict[int, dict[str, float]] = {}

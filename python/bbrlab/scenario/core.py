@@ -205,8 +205,13 @@ def udp_flow_problem(flows: list[dict[str, Any]]) -> tuple[str, str] | None:
     cannot run (crates/udpflow), on either backend: a kernel module (``kernel:NAME``: the
     transport runs bbrlab's own algorithms), an algorithm that needs ECN, or ECN asked for (the
     transport carries no ECN codepoint). None when every UDP flow can run."""
-    from ..core.algorithms import lookup
     from .fields import KERNEL_PREFIX
+
+    # The core's registry, read here (not through bbrlab.core.algorithms, which reads it through
+    # this module): whether the algorithm ``cc`` names, by name or alias, needs ECN.
+    def needs_ecn(cc: str) -> bool:
+        low = cc.strip().lower()
+        return any(a["needs_ecn"] for a in load_core().algorithms() if low == a["name"] or low in a["aliases"])
 
     for i, f in enumerate(flows):
         if f.get("transport", "tcp") != "udp":
@@ -218,8 +223,7 @@ def udp_flow_problem(flows: list[dict[str, Any]]) -> tuple[str, str] | None:
                 f'"{cc}" is a kernel module, which transport = "udp" cannot run (it runs bbrlab\'s own '
                 'algorithms: bbrlab cc lists them); use transport = "tcp" for a kernel module',
             )
-        alg = lookup(cc)
-        if alg is not None and alg.needs_ecn:
+        if needs_ecn(cc):
             return (
                 f"flows.{i}.cc",
                 f'"{cc}" needs ECN, which transport = "udp" does not carry; use transport = "tcp"',
