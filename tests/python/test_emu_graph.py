@@ -58,10 +58,12 @@ def _long_share(flows) -> float:
 
 
 #: How far the kernel's long-flow share may sit from the simulator's: measured (15 s, seeds
-#: 1–3, a 2-core machine at load 8–10) 0.234, 0.221, 0.260 on the kernel against the
-#: simulator's 0.236 (the same for every seed: nothing random in this scenario), so at most
-#: 0.024 apart; 0.06 leaves room for a busier machine.
-SHARE_TOLERANCE = 0.06
+#: 1–3, a 2-core machine at load 8–10) 0.234, 0.221, 0.260 on the kernel, and 0.299 in a
+#: fresh-clone CI run, against the simulator's 0.236 (the same for every seed: nothing random
+#: in this scenario): up to 0.063 apart, one kernel run's spread. 0.1 keeps the test's point:
+#: a long flow routed over its first bottleneck only would split it evenly (near 0.5), and the
+#: two flows swapped would read 0.76.
+SHARE_TOLERANCE = 0.1
 
 
 def test_the_emulator_plan_is_the_simulators_graph_and_routes(tmp_path):
