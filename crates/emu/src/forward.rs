@@ -175,7 +175,14 @@ pub(crate) struct Emu {
     pub(crate) access_rev: Vec<Option<Link<u32>>>,
     pub(crate) fwd: Link<u32>,
     pub(crate) rev: Link<u32>,
-    // loop statistics
+    pub(crate) stats: LoopStats,
+}
+
+/// What the forwarding loop counts, for its final line (the dumbbell's and the graph's alike):
+/// failed writes to a TUN, packets no route takes, how late packets left against their due
+/// time, reads from the TUNs and the largest batch read at once.
+#[derive(Default)]
+pub(crate) struct LoopStats {
     pub(crate) write_errors: u64,
     pub(crate) unroutable: u64,
     pub(crate) late_sum_ns: u128,
@@ -185,22 +192,34 @@ pub(crate) struct Emu {
     pub(crate) max_batch: usize,
 }
 
+impl LoopStats {
+    /// A packet due at `due` leaves at `now`.
+    pub(crate) fn note_late(&mut self, now: u64, due: u64) {
+        let late = now.saturating_sub(due);
+        self.late_sum_ns += late as u128;
+        self.late_n += 1;
+        self.late_max_ns = self.late_max_ns.max(late);
+    }
+
+    /// The mean lateness of the packets that left, ns (0 before any).
+    pub(crate) fn late_mean_ns(&self) -> f64 {
+        if self.late_n > 0 {
+            self.late_sum_ns as f64 / self.late_n as f64
+        } else {
+            0.0
+        }
+    }
+}
+
 impl Emu {
     fn write_pkt(&mut self, fd: RawFd, i: u32) {
         let n = self.pool.len[i as usize] as usize;
         let buf = self.pool.buf(i);
         let r = unsafe { libc::write(fd, buf.as_ptr() as *const _, n) };
         if r < 0 {
-            self.write_errors += 1;
+            self.stats.write_errors += 1;
         }
         self.pool.put(i);
-    }
-
-    fn note_late(&mut self, now: u64, due: u64) {
-        let late = now.saturating_sub(due);
-        self.late_sum_ns += late as u128;
-        self.late_n += 1;
-        self.late_max_ns = self.late_max_ns.max(late);
     }
 
     fn enter_bottleneck(&mut self, now: u64, i: u32, origin: u16) {
@@ -217,7 +236,7 @@ impl Emu {
     fn take_from_receiver(&mut self, now: u64, i: u32) {
         let dst = ipv4_dst(self.pool.pkt(i));
         let Some(&s) = dst.and_then(|d| self.addr_to_sender.get(&d)) else {
-            self.unroutable += 1;
+            self.stats.unroutable += 1;
             self.pool.put(i);
             return;
         };
@@ -244,7 +263,7 @@ impl Emu {
             }
         }
         while let Some(d) = self.fwd.pop_ready(now) {
-            self.note_late(now, d.due_ns);
+            self.stats.note_late(now, d.due_ns);
             if d.ce {
                 set_ce(self.pool.pkt(d.payload));
             }
@@ -296,7 +315,7 @@ impl Emu {
                 break;
             }
             self.pool.len[i as usize] = r as u32;
-            self.reads += 1;
+            self.stats.reads += 1;
             let now = now_ns();
             match from {
                 Some(s) => {
@@ -310,7 +329,7 @@ impl Emu {
             n += 1;
         }
         self.recycle_dropped();
-        self.max_batch = self.max_batch.max(n);
+        self.stats.max_batch = self.stats.max_batch.max(n);
         n
     }
 
@@ -338,12 +357,12 @@ impl Emu {
             self.rev.stats.tx_bytes,
             self.fwd.stats.tx_pkts,
             self.rev.stats.tx_pkts,
-            self.write_errors,
-            self.unroutable,
-            self.reads,
-            self.max_batch,
-            if self.late_n > 0 { self.late_sum_ns as f64 / self.late_n as f64 } else { 0.0 },
-            self.late_max_ns,
+            self.stats.write_errors,
+            self.stats.unroutable,
+            self.stats.reads,
+            self.stats.max_batch,
+            self.stats.late_mean_ns(),
+            self.stats.late_max_ns,
             self.pool.len.len()
         )
     }

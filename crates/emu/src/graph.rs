@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 
-use crate::forward::{now_ns, Forwarder, Pool};
+use crate::forward::{now_ns, Forwarder, LoopStats, Pool};
 use crate::run::parse_ipv4;
 use crate::{
     ect0_to_ect1, flow_key, ipv4_dst, packet_ecn, set_ce, Arrival, Departure, Link, LinkParams,
@@ -130,14 +130,7 @@ pub(crate) struct GraphEmu {
     /// Per pool slot: the route its packet follows and the hop it is on.
     slot_route: Vec<u32>,
     slot_hop: Vec<u8>,
-    // loop statistics (as the dumbbell's)
-    write_errors: u64,
-    unroutable: u64,
-    late_sum_ns: u128,
-    late_max_ns: u64,
-    late_n: u64,
-    reads: u64,
-    max_batch: usize,
+    stats: LoopStats,
     /// Data packets and their wire bytes delivered to their destination host.
     data_delivered_pkts: u64,
     data_delivered_bytes: u64,
@@ -187,13 +180,7 @@ impl GraphEmu {
             flows: g.flows,
             slot_route: Vec::new(),
             slot_hop: Vec::new(),
-            write_errors: 0,
-            unroutable: 0,
-            late_sum_ns: 0,
-            late_max_ns: 0,
-            late_n: 0,
-            reads: 0,
-            max_batch: 0,
+            stats: LoopStats::default(),
             data_delivered_pkts: 0,
             data_delivered_bytes: 0,
         })
@@ -255,10 +242,7 @@ impl GraphEmu {
         }
         let fd = self.host_fds[route.dst as usize];
         let data = route.origin < self.flows;
-        let late = now.saturating_sub(d.due_ns);
-        self.late_sum_ns += late as u128;
-        self.late_n += 1;
-        self.late_max_ns = self.late_max_ns.max(late);
+        self.stats.note_late(now, d.due_ns);
         let n = self.pool.len[i as usize] as usize;
         if data {
             self.data_delivered_pkts += 1;
@@ -266,7 +250,7 @@ impl GraphEmu {
         }
         let buf = self.pool.buf(i);
         if unsafe { libc::write(fd, buf.as_ptr() as *const _, n) } < 0 {
-            self.write_errors += 1;
+            self.stats.write_errors += 1;
         }
         self.pool.put(i);
     }
@@ -320,10 +304,10 @@ impl Forwarder for GraphEmu {
                 break;
             }
             self.pool.len[i as usize] = r as u32;
-            self.reads += 1;
+            self.stats.reads += 1;
             n += 1;
             let Some(route) = self.route_for(h as u16, i) else {
-                self.unroutable += 1;
+                self.stats.unroutable += 1;
                 self.pool.put(i);
                 continue;
             };
@@ -333,7 +317,7 @@ impl Forwarder for GraphEmu {
             self.enter(now_ns(), i, route, 0);
         }
         self.recycle_dropped();
-        self.max_batch = self.max_batch.max(n);
+        self.stats.max_batch = self.stats.max_batch.max(n);
     }
 
     /// Serve deadlines in time order across the links (module header) until none is due.
@@ -375,8 +359,7 @@ impl Forwarder for GraphEmu {
     }
 
     fn final_json(&self, exit_reason: &str) -> String {
-        let late_mean =
-            if self.late_n > 0 { self.late_sum_ns as f64 / self.late_n as f64 } else { 0.0 };
+        let late_mean = self.stats.late_mean_ns();
         format!(
             "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\
              \"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"forward_tx_pkts\":{},\
@@ -386,11 +369,11 @@ impl Forwarder for GraphEmu {
             self.per_flow_json(self.flows as usize),
             self.data_delivered_bytes,
             self.data_delivered_pkts,
-            self.write_errors,
-            self.unroutable,
-            self.reads,
-            self.max_batch,
-            self.late_max_ns,
+            self.stats.write_errors,
+            self.stats.unroutable,
+            self.stats.reads,
+            self.stats.max_batch,
+            self.stats.late_max_ns,
             self.pool.len.len()
         )
     }

@@ -27,7 +27,7 @@
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use crate::forward::{now_ns, sample_json, Emu, Forwarder, Pool};
+use crate::forward::{now_ns, sample_json, Emu, Forwarder, LoopStats, Pool};
 use crate::graph::{GraphEmu, GraphSpec};
 use crate::tun::open_tun;
 use crate::{Link, LinkParams};
@@ -369,13 +369,7 @@ fn new_emu(cfg: &Config, fds: &Fds, fwd: Link<u32>, rev: Link<u32>) -> Result<Em
         access_rev: access(),
         fwd,
         rev,
-        write_errors: 0,
-        unroutable: 0,
-        late_sum_ns: 0,
-        late_max_ns: 0,
-        late_n: 0,
-        reads: 0,
-        max_batch: 0,
+        stats: LoopStats::default(),
     })
 }
 
