@@ -385,6 +385,52 @@ def _run_emu(tmp_path, toml, name="emu-test"):
     return run(scn, backend="emu")
 
 
+def _fifo_threads() -> list[int]:
+    """rt_priority of this process's threads under SCHED_FIFO (proc(5): stat fields 40, 41)."""
+    prios = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        rt_priority, policy = int(fields[37]), int(fields[38])
+        if policy == os.SCHED_FIFO:
+            prios.append(rt_priority)
+    return prios
+
+
+@needs_emu
+def test_traffic_threads_run_realtime_below_the_emulator(tmp_path):
+    # A sender or receiver thread preempted inside send()/recv() owns its socket, and the
+    # packets arriving meanwhile are answered together (a 105-segment ACK after a 22 ms stall
+    # at load 17: docs/fidelity.md, the policer). Both threads run SCHED_FIFO, below the
+    # emulator, as the UDP transport's halves do.
+    from bbrlab.emu.runner import EMU_RT_PRIORITY
+    from bbrlab.emu.traffic import TCP_RT_PRIORITY
+
+    seen: list[int] = []
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen[:] = max(seen, _fifo_threads(), key=len)
+            time.sleep(0.05)
+
+    w = threading.Thread(target=watch)
+    w.start()
+    try:
+        _run_emu(
+            tmp_path,
+            'duration = "2s"\n[topology]\nbottleneck = { rate = "20Mbps", rtt = "10ms" }\n[[flows]]\ncc = "cubic"\n',
+        )
+    finally:
+        done.set()
+        w.join()
+    assert 0 < TCP_RT_PRIORITY < EMU_RT_PRIORITY
+    assert seen == [TCP_RT_PRIORITY, TCP_RT_PRIORITY], f"SCHED_FIFO threads' priorities during the run: {seen}"
+    assert _fifo_threads() == [], "the caller's own thread must stay normally scheduled"
+
+
 @needs_emu
 def test_bulk_goodput_matches_rate(tmp_path):
     res = _run_emu(

@@ -26,6 +26,7 @@ pacing_gain, cwnd_gain (both << 8, BBR_UNIT = 256).
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import threading
@@ -42,6 +43,26 @@ SO_MAX_PACING_RATE = 47
 # tcpi_options bits (include/uapi/linux/tcp.h): ECN negotiated; a CE/ECE/CWR seen on this connection.
 TCPI_OPT_ECN = 8
 TCPI_OPT_ECN_SEEN = 16
+#: SCHED_FIFO priority of the sender and receiver threads, below the emulator's
+#: (runner.EMU_RT_PRIORITY, 10), as for the UDP transport's halves (udptraffic.UDP_RT_PRIORITY).
+#: A thread preempted inside send()/recv() owns its socket: packets arriving meanwhile wait in the
+#: socket's backlog, coalesced, and leave as one cumulative ACK (receiver) or are answered all at
+#: once (sender). On a loaded 2-core machine a normally scheduled receiver held its socket for
+#: 22 ms and then acknowledged 105 segments in one ACK; the sender answered with a 105-segment
+#: line-rate burst (docs/fidelity.md, the policer). ``BBRLAB_TCP_RT_PRIORITY=0`` turns it off.
+TCP_RT_PRIORITY = int(os.environ.get("BBRLAB_TCP_RT_PRIORITY", "5"))
+
+
+def realtime_thread(priority: int) -> bool:
+    """Put the calling thread under SCHED_FIFO at ``priority`` (0: leave it); False if refused."""
+    if priority <= 0:
+        return False
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, AttributeError):
+        return False
+    return True
+
 
 _INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
 _INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
@@ -235,6 +256,7 @@ class Traffic:
         if conn is None:
             return
         f.rcv_sock = conn
+        realtime_thread(TCP_RT_PRIORITY)
         conn.settimeout(0.2)
         buf = bytearray(4 << 20)
         mv = memoryview(buf)
@@ -277,6 +299,7 @@ class Traffic:
             s.settimeout(5.0)
             s.connect((self.receiver_ip[f.index], f.port))
             f.connected_ns = time.monotonic_ns()
+            realtime_thread(TCP_RT_PRIORITY)
             s.settimeout(0.1)
             chunk = memoryview(bytearray(1 << 20))
             left = f.total_bytes
