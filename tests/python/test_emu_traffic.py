@@ -143,6 +143,22 @@ def test_app_limited_is_the_fraction_of_the_intervals_reads_the_kernel_marked(mo
     assert math.isnan(sampler.cols["app_limited"][1])
 
 
+def test_the_source_process_imports_only_the_standard_library():
+    """`python -m bbrlab.emu.sourceproc` starts before the run's t0: no compiled core, pydantic,
+    numpy or pandas."""
+    code = (
+        "import sys, runpy; sys.argv = ['sourceproc']\n"
+        "try:\n    runpy.run_module('bbrlab.emu.sourceproc', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 2, e.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow') or m == 'bbrlab._core')\n"
+        "print('HEAVY', heavy)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "HEAVY []", r.stdout
+
+
 def test_lost_is_sent_less_received_less_still_inside():
     src = _Source(0, {"kind": "udp_cbr", "packet_size_bytes": 1500, "start_ns": 0, "stop_ns": None})
     src.finals = {"udp_send": {"sent_packets": 1000}, "udp_sink": {"received_packets": 900, "after_end_packets": 7}}
