@@ -18,6 +18,7 @@ from typing import Any
 from ..core import tables
 from .mib import retrans_columns
 from .rtt import RttReads, rtt_stats
+from .sources import KIND_LABELS
 from .traffic import FlowState
 
 
@@ -175,9 +176,10 @@ def _queue_table(
     return queue, labels
 
 
-#: The tables the emulator fills; every other table of the core's schema (per-hop gaps, events,
-#: the host model, algorithm state, UDP traffic, pings, workload FCTs) is empty on this backend.
-EMU_TABLES = ("flows", "timeseries", "queue")
+#: The tables the emulator fills (``traffic`` and ``pings`` from the ``[[traffic]]`` sources'
+#: processes, sources.py); every other table of the core's schema (per-hop gaps, events, the
+#: host model, algorithm state, workload FCTs) is empty on this backend.
+EMU_TABLES = ("flows", "timeseries", "queue", "traffic", "pings")
 
 
 def _assemble(
@@ -189,9 +191,11 @@ def _assemble(
     final: dict[str, Any],
     t0: int,
     queue_labels: list[str] | None = None,
+    source_tables: tuple[dict[str, list[Any]], dict[str, list[Any]]] | None = None,
 ) -> dict[str, Any]:
     """The raw results dict, laid out as the core's (docs/core-api.md), from what the run
-    collected; ``queue_labels``: the emulator's queue names (default: the dumbbell's)."""
+    collected; ``queue_labels``: the emulator's queue names (default: the dumbbell's);
+    ``source_tables``: the ``traffic`` and ``pings`` columns of the run's sources (none: empty)."""
     cc_labels: list[str] = []
     for s in states:
         if s.cc not in cc_labels:
@@ -200,10 +204,13 @@ def _assemble(
     timeseries, phases = _timeseries_table(ts)
     queue, qlabels = _queue_table(cfg, queue_rows, queue_labels)
     delivered_pkts = int(final.get("forward_tx_pkts", 0))
-    filled = dict(zip(EMU_TABLES, (flows, timeseries, queue)))
+    traffic_cols, ping_cols = source_tables or ({}, {})
+    traffic = tables.encode("traffic", traffic_cols, len(traffic_cols.get("source", [])))
+    pings = tables.encode("pings", ping_cols, len(ping_cols.get("source", [])))
+    filled = dict(zip(EMU_TABLES, (flows, timeseries, queue, traffic, pings)))
     return {
         **{name: filled[name] if name in filled else tables.encode(name, {}, 0) for name in tables.schema()},
-        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": []},
+        "labels": {"phase": phases, "cc": cc_labels, "queue": qlabels, "host": [], "kind": list(KIND_LABELS)},
         "run": {
             "events": int(final.get("reads", 0)),
             "data_packets_delivered": delivered_pkts,

@@ -39,6 +39,7 @@ from .launch import ECN_MODES, TUN_TXQUEUELEN, Launch, ecn_mode, emulator_launch
 from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import RTT_TICK_NS, _sample_loop
+from .sources import SOURCE_START_LEAD_NS, Sources, check_sources, grace_ns, source_launch
 from .support import check_supported
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
 from .udptraffic import UdpFlows, UdpStatus, udpflow_launch
@@ -267,9 +268,11 @@ def _check_scenario(scenario: Scenario, cfg: dict[str, Any]) -> CcPlan:
         raise ScenarioError(
             "topology.kind", f'"{cfg["topology"]["kind"]}" is not supported by --backend emu (dumbbell only)'
         )
-    if len(cfg["flows"]) > MAX_FLOWS:
+    hosts = len(cfg["flows"]) + len(cfg.get("traffic") or [])
+    if hosts > MAX_FLOWS:
         raise ScenarioError(
-            "flows", f"{len(cfg['flows'])} flows; --backend emu runs at most {MAX_FLOWS} (one namespace each)"
+            "flows",
+            f"{hosts} flows and sources; --backend emu runs at most {MAX_FLOWS} (one namespace each)",
         )
     plan = plan_algorithms(cfg)
     if plan.bpf:
@@ -330,6 +333,14 @@ def run_emu(
             f"flows.{udp_on_graph[0]}.transport",
             '"udp" runs on a dumbbell only on --backend emu (a graph\'s hosts carry kernel TCP); use --backend sim',
         )
+    check_sources(cfg)
+    udp_app = [f for f in cfg["flows"] if is_udp(f) and f.get("app") is not None]
+    if udp_app:
+        raise ScenarioError(
+            f"flows.{udp_app[0]['spec']}.app",
+            'a transport = "udp" flow is a bulk writer on --backend emu (bbrlab\'s UDP transport has no '
+            'application model); use the kernel\'s TCP (transport = "tcp") or --backend sim',
+        )
     if cfg["topology"]["kind"] == "graph":
         check_graph(cfg)  # a graph too large for this backend is said before the machine is
     check_environment()
@@ -351,14 +362,19 @@ def run_emu(
             emu, ready, sender_ns, emu_error = gnet.emu, gnet.ready, gnet.sender_ns, gnet.error
             receivers, receiver_ips, stats_path = gnet.receiver_ns, gnet.receiver_ips, gnet.stats_path
             queue_labels = gnet.queue_labels
+            source_ns, source_ips, receiver_ns = [], [], ""  # no sources on a graph (check_sources)
         else:
             net = open_network(tb, cfg, settings, tb.scratch_dir(), launch, ecn_algorithms=plan.ecn)
             emu, ready, sender_ns, emu_error = net.emu, net.ready, net.sender_ns, net.error
             receivers, receiver_ips = [net.rns] * len(flows_cfg), [RECEIVER_IP] * len(flows_cfg)
             stats_path, queue_labels = net.stats_path, list(QUEUE_LABELS)
+            source_ns, source_ips, receiver_ns = net.source_ns, net.source_ips, net.rns
         udp_flows = [i for i, f in enumerate(flows_cfg) if is_udp(f)]
-        # The run starts this long from now: the UDP transport's processes start before it.
-        t0 = time.monotonic_ns() + (UDP_START_LEAD_NS if udp_flows else 300_000_000)
+        traffic_cfg = cfg.get("traffic") or []
+        # The run starts this long from now: the UDP transport's and the sources' processes
+        # start before it.
+        lead_ns = max(UDP_START_LEAD_NS if udp_flows else 300_000_000, SOURCE_START_LEAD_NS if traffic_cfg else 0)
+        t0 = time.monotonic_ns() + lead_ns
         states = [
             FlowState(
                 index=i,
@@ -369,6 +385,7 @@ def run_emu(
                 stop_ns=None if f["stop_ns"] is None else t0 + f["stop_ns"],
                 total_bytes=f["bytes"],
                 udp=UdpStatus() if is_udp(f) else None,
+                app=f.get("app"),
             )
             for i, f in enumerate(flows_cfg)
         ]
@@ -383,6 +400,10 @@ def run_emu(
         )
         scratch = tb.scratch_dir() if udp_flows else None  # the transport's config files
         udp = UdpFlows(tb.spawn, udp_launch, scratch, t0, duration_ns, min(RTT_TICK_NS, interval_ns))
+        grace = grace_ns(cfg["topology"]["bottleneck"]) if traffic_cfg else 0
+        src_scratch = tb.scratch_dir() if traffic_cfg else None  # the sources' config files
+        sources = Sources(tb.spawn, source_launch(), src_scratch, t0, duration_ns, grace, cfg["seed"])
+        finished = False
         assert emu.stdin is not None
         emu.stdin.write(f"start {t0}\n".encode())
         emu.stdin.flush()
@@ -397,6 +418,8 @@ def run_emu(
                     [_sender_ip(i) for i in udp_flows],
                     cfg["seed"],
                 )
+            if traffic_cfg:
+                sources.start(traffic_cfg, source_ns, source_ips, receiver_ns, RECEIVER_IP)
             traffic.start()
             ts, rtt_reads = _sample_loop(
                 traffic, states, emu, t0, duration_ns, interval_ns, progress, emu_error, phase_ports
@@ -407,9 +430,18 @@ def run_emu(
             for s, ns in zip(states, sender_ns):
                 if s.udp is None:
                     s.final_mib = read_mib(ns) if sender_ns.count(ns) == 1 else None
+            finished = True
         finally:
             traffic.close()
             udp.close(states)
+            # The sources end by themselves after the grace (the emulator still runs), unless
+            # the run failed.
+            if finished:
+                sources.close()
+            else:
+                sources.stop_now()
+        if sources.errors():
+            raise SimulationError(sources.errors()[0])
         final_info = []
         # Ask the emulator for its final counters, then let it exit (its TUNs go with it).
         import subprocess
@@ -435,7 +467,9 @@ def run_emu(
                 ScenarioWarning,
                 stacklevel=2,
             )
-        raw = _assemble(cfg, states, ts, rtt_reads, queue_rows, final, t0, queue_labels)
+        raw = _assemble(
+            cfg, states, ts, rtt_reads, queue_rows, final, t0, queue_labels, sources.tables(len(flows_cfg), duration_ns)
+        )
     facts = {
         "linkemu": launch.description,
         "linkemu_version": ready.get("version", ""),
@@ -457,6 +491,10 @@ def run_emu(
         # transport = "udp" flows: the transport's processes and what they used (udptraffic.py).
         "udp": {"launch": udp_launch.description, "flows": UdpFlows.facts(states)} if udp_flows else None,
         "flow_errors": [s.error for s in states if s.error],
+        # [[traffic]] sources: their processes and what they said of themselves (sources.py).
+        "traffic": {"launch": source_launch().description, "grace_ms": grace / 1e6, "sources": sources.facts()}
+        if traffic_cfg
+        else None,
         "ignored_fields": ignored,  # the simulator's model switches the kernel run could not honour
         "bpf": bpf_facts,
         # Per flow, from the last TCP_INFO's tcpi_options (ss's "ecn", "ecnseen"): ECN negotiated
@@ -487,6 +525,9 @@ class Network:
     stats_path: Path
     error: Callable[[str], SimulationError]
     receiver_ip: str = RECEIVER_IP
+    # [[traffic]] sources' hosts (sources.py): namespaces and addresses, after the flows'.
+    source_ns: list[str] = field(default_factory=list)
+    source_ips: list[str] = field(default_factory=list)
 
     def sender_ip(self, i: int) -> str:
         return _sender_ip(i)
@@ -520,16 +561,20 @@ def open_network(
     launch = launch or emulator_launch()
     flows_cfg = cfg["flows"]
     n = len(flows_cfg)
+    n_src = len(cfg.get("traffic") or [])
     stats_path = tmp / "queue.jsonl"
     sender_tuns = [tb.tun_name(f"s{i}") for i in range(n)]
+    # A source's host comes after the flows' (sender index n + i), with no extra delay.
+    source_tuns = [tb.tun_name(f"t{i}") for i in range(n_src)]
+    source_ips = [_sender_ip(n + i) for i in range(n_src)]
     recv_tun = tb.tun_name("r")
     emu_cfg = {
-        "senders": sender_tuns,
-        "sender_addrs": [_sender_ip(i) for i in range(n)],
+        "senders": sender_tuns + source_tuns,
+        "sender_addrs": [_sender_ip(i) for i in range(n)] + source_ips,
         "receiver": recv_tun,
         "forward": settings["forward"],
         "reverse": settings["reverse"],
-        "sender_extra_delay_ns": settings["sender_extra_delay_ns"],
+        "sender_extra_delay_ns": settings["sender_extra_delay_ns"] + [0] * n_src,
         "ect1_senders": settings.get("ect1_senders", []),
         **emu_process(cfg),
         "stats_path": str(stats_path),
@@ -571,6 +616,19 @@ def open_network(
             "net.ipv4.tcp_ecn": "1" if ecn else "0",
         }
         tb.sysctl(sns, sysctls)
+    source_ns = []
+    for i in range(n_src):
+        tns = tb.add_netns(f"t{i}")
+        source_ns.append(tns)
+        tb.ip(None, f"link set {source_tuns[i]} netns {tns}")
+        tb.ip(
+            tns,
+            "link set lo up",
+            f"link set {source_tuns[i]} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up",
+            f"addr add {source_ips[i]}/32 dev {source_tuns[i]}",
+            f"route add {RECEIVER_IP}/32 dev {source_tuns[i]}",
+        )
+        recv_cmds.append(f"route add {source_ips[i]}/32 dev {recv_tun}")
     tb.ip(rns, *recv_cmds)
     tb.sysctl(
         rns,
@@ -582,4 +640,13 @@ def open_network(
             "net.ipv4.tcp_ecn": "1" if any(f["cc"] in ecn_algorithms for f in flows_cfg) else "2",
         },
     )
-    return Network(emu=emu, ready=ready, sender_ns=sender_ns, rns=rns, stats_path=stats_path, error=emu_error)
+    return Network(
+        emu=emu,
+        ready=ready,
+        sender_ns=sender_ns,
+        rns=rns,
+        stats_path=stats_path,
+        error=emu_error,
+        source_ns=source_ns,
+        source_ips=source_ips,
+    )

@@ -19,6 +19,10 @@ from .phase import kernel_phase
 from .rtt import RttReads
 from .traffic import FlowState, Traffic, bbr_info, tcp_info
 
+#: Bit of TCP_INFO's flags byte (offset 7): tcpi_delivery_rate_app_limited, the mark of the last
+#: delivery-rate sample (include/uapi/linux/tcp.h's first bitfield there).
+TCPI_DELIVERY_RATE_APP_LIMITED = 1
+
 #: The kernel's TCP_INFO is read at least this often (ns): the RTT statistics are over these reads.
 RTT_TICK_NS = 10_000_000
 
@@ -55,6 +59,10 @@ class _Sampler:
     # RTT samples in the current interval (the simulator's rtt_ms, exactly).
     udp_latest: list[dict[str, Any] | None] = field(init=False)
     udp_interval: list[list[int]] = field(init=False)
+    # Kernel TCP flows: the current interval's reads whose last delivery-rate sample was marked
+    # app-limited (tcpi_delivery_rate_app_limited), and all its reads: the simulator's
+    # app_limited (the fraction of the interval's samples so marked), over the reads instead.
+    app_limited: list[list[int]] = field(init=False)
 
     def __post_init__(self) -> None:
         n = len(self.states)
@@ -70,6 +78,7 @@ class _Sampler:
         self.last_sndbuf = [0] * n
         self.udp_latest = [None] * n
         self.udp_interval = [[0, 0] for _ in range(n)]
+        self.app_limited = [[0, 0] for _ in range(n)]
 
     def rtt_reads(self) -> list[RttReads]:
         """Every flow's RTT reads with their weights, for the flows table."""
@@ -88,6 +97,9 @@ class _Sampler:
                     bi = bbr_info(s.sock) if s.kernel_cc == "bbr" else None
                     port = self.phase_ports.get(s.cc)
                     info = (ti, bi, port.phase_code(s.sock.fileno()) if port is not None else None)
+                    if ti["delivery_rate"] > 0:  # a delivery-rate sample exists
+                        self.app_limited[i][0] += ti["flags"] & TCPI_DELIVERY_RATE_APP_LIMITED
+                        self.app_limited[i][1] += 1
                     if ti["rtt"] > 0 and ti["bytes_acked"] > 1:
                         self.rtt_samples[i].append(ti["rtt"] / 1000.0)
                         self.rtt_weights[i].append(float(max(0, ti["bytes_acked"] - self.last_acked[i])))
@@ -119,6 +131,9 @@ class _Sampler:
             cols["delivered_bytes"].append(d)
             cols["goodput_bps"].append((d - self.last_delivered[i]) * 8 / (self.interval_ns / 1e9))
             self.last_delivered[i] = d
+            marked, reads = self.app_limited[i]
+            cols["app_limited"].append(marked / reads if reads else math.nan)
+            self.app_limited[i] = [0, 0]
             if s.udp is not None:
                 rsum, rcount = self.udp_interval[i]
                 cols["rtt_ms"].append(rsum / rcount / 1e6 if rcount else math.nan)

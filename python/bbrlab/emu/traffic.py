@@ -187,6 +187,53 @@ class FlowState:
     final_mib: dict[str, int] | None = None
     # A transport = "udp" flow: its processes' shared status (udptraffic.UdpStatus); None: kernel TCP.
     udp: Any = None
+    # The flow's writing application (the core config's ``app``: rate or onoff); None: bulk.
+    app: dict[str, Any] | None = None
+
+
+#: An application writer sleeps at least this long between writes (s): one write per segment
+#: at tens of Mbit/s would wake this process thousands of times a second, beside the sampler.
+MIN_WRITE_GAP_S = 0.0005
+#: And at most this long, so that the end of the run is noticed.
+MAX_WRITE_GAP_S = 0.05
+
+
+class AppWriter:
+    """What a flow's application has written by a time (the simulator's ``writer.rs``): bulk
+    (no ``app``: unlimited), ``rate`` (``rate · (t − start) / 8`` in whole segments as each falls
+    due) or ``onoff`` (``bytes``, rounded up to whole segments, at the start and every
+    ``period``, whether or not the last burst has gone). The clock starts when the connection
+    is up (the simulator's flow starts without a handshake); the kernel's socket buffer holds
+    what is written and unsent, and a writer with nothing left to hand it is app-limited."""
+
+    def __init__(self, app: dict[str, Any] | None, mss: int, start_ns: int) -> None:
+        self.app = app
+        self.mss = max(1, mss)
+        self.start_ns = start_ns
+        self.written = 0
+        self.next_ns = start_ns
+
+    def offered(self, now: int) -> int:
+        """Bytes written by ``now`` (a bulk writer: unlimited)."""
+        app = self.app
+        if app is None:
+            return 1 << 62
+        if now >= self.next_ns:
+            if app["kind"] == "rate":
+                rate = int(app["rate_bps"])
+                due = rate * (now - self.start_ns) // 8_000_000_000
+                self.written += (due - self.written) // self.mss * self.mss
+                # The next segment's last byte is due at start + (written + mss) · 8 / rate.
+                self.next_ns = self.start_ns - (-(self.written + self.mss) * 8_000_000_000 // rate)
+            else:
+                while now >= self.next_ns:
+                    self.written += -(-int(app["bytes"]) // self.mss) * self.mss
+                    self.next_ns += int(app["period_ns"])
+        return self.written
+
+    def wait_s(self, now: int) -> float:
+        """How long to sleep before the next write is due."""
+        return min(MAX_WRITE_GAP_S, max(MIN_WRITE_GAP_S, (self.next_ns - now) / 1e9))
 
 
 class Traffic:
@@ -298,23 +345,28 @@ class Traffic:
             f.sock = s
             s.settimeout(5.0)
             s.connect((self.receiver_ip[f.index], f.port))
-            f.connected_ns = time.monotonic_ns()
+            f.connected_ns = connected_ns = time.monotonic_ns()
             realtime_thread(TCP_RT_PRIORITY)
             s.settimeout(0.1)
+            writer = AppWriter(f.app, mss, connected_ns)
             chunk = memoryview(bytearray(1 << 20))
-            left = f.total_bytes
+            sent = 0  # bytes the kernel took
             while not self.stop.is_set():
-                if f.stop_ns is not None and time.monotonic_ns() >= f.stop_ns:
+                now = time.monotonic_ns()
+                if f.stop_ns is not None and now >= f.stop_ns:
                     break
-                want = len(chunk) if left is None else min(len(chunk), left)
-                if want == 0:
-                    break
+                offered = writer.offered(now)
+                if f.total_bytes is not None:
+                    offered = min(offered, f.total_bytes)
+                    if sent >= f.total_bytes:
+                        break
+                if offered <= sent:  # app-limited: nothing written and unsent
+                    time.sleep(writer.wait_s(now))
+                    continue
                 try:
-                    n = s.send(chunk[:want])
+                    sent += s.send(chunk[: min(len(chunk), offered - sent)])
                 except TimeoutError:
                     continue
-                if left is not None:
-                    left -= n
             f.send_done_ns = time.monotonic_ns()
             try:
                 s.shutdown(socket.SHUT_WR)

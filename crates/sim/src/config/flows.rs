@@ -244,8 +244,7 @@ then {
     /// `{ kind = "onoff", bytes = "1MB", period = "100ms" }` (none: bulk, or `bytes`); its
     /// app-limited time shows in the timeseries' `app_limited` column.
     #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses("this backend's senders are bulk writers; use \
-         --backend sim")))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub app: Option<FlowApp>,
     /// The host the flow starts at (a graph's node; required there, refused elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,14 +275,15 @@ pub enum FlowApp {
 pub struct RateApp {
     /// Payload rate the application writes at.
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub rate_bps: u64,
     /// Write as a bulk sender (unlimited) until this time, then at `rate` from it (none: at
     /// `rate` from the start): an application that slows down after its start, e.g. the BBR
     /// draft's A.6 and A.21 (app-limited once BBR is probing).
     #[serde(default)]
     #[schemars(range(max = MAX_DURATION_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = emu_refuses("the kernel cannot take back data a bulk \
+         writer has put in its socket; use --backend sim")))]
     pub bulk_until_ns: Option<u64>,
 }
 
@@ -293,11 +293,11 @@ pub struct RateApp {
 pub struct OnoffApp {
     /// Bytes per burst (whole segments: rounded up to the MSS).
     #[schemars(range(min = 1, max = MAX_TRANSFER_BYTES))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub bytes: u64,
     /// Time from one burst's write to the next.
     #[schemars(range(min = 1_000, max = MAX_DURATION_NS))]
-    #[schemars(extend("x-backends" = EMU_WITHIN))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub period_ns: u64,
 }
 

@@ -114,10 +114,10 @@ pub struct Config {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub flows: Vec<Flow>,
-    /// Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes.
+    /// Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes (on
+    /// --backend emu: a dumbbell's, as processes in namespaces of their own, docs/emu.md).
     #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses("UDP and ping sources are the simulator's so \
-         far; use --backend sim")))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub traffic: Vec<Traffic>,
     /// Applications the core expands into transfers (partition/aggregate queries on a star).
     #[serde(default)]

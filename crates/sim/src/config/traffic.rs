@@ -49,7 +49,8 @@ macro_rules! source {
                 /// host and its NIC (none: a host of its own; on a star, worker 0).
                 #[serde(default)]
                 #[schemars(range(max = MAX_FLOWS))]
-                #[schemars(extend("x-backends" = BOTH))]
+                #[schemars(extend("x-backends" = emu_ignores("--backend emu gives every source \
+                     a namespace and NIC of its own; shared sender hosts are the simulator's")))]
                 pub sender: Option<u32>,
             }
             start: " When the first packet leaves.",
