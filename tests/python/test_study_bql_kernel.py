@@ -136,3 +136,17 @@ def test_quick_real_host_column_on_the_kernel(tmp_path) -> None:
     with (d / "claims.csv").open() as f:
         verdicts = [row["verdict"] for row in csv.DictReader(f)]
     assert len(verdicts) == 4 and "not tested" not in verdicts
+
+
+@pytest.mark.parametrize("udp", [None, {"flows": [{"flow": 1, "sender_cpu_s": 2.5, "receiver_cpu_s": 3.0}]}])
+def test_a_kernel_runs_own_figures_reach_the_rows(udp) -> None:
+    """The emulator's lateness for every flow, the UDP transport's CPU for its own flow only (a
+    kernel TCP run's summary has ``udp`` null)."""
+    from bbrlab.reproduce.pool import emu_columns
+
+    emu = {"emulator": {"late_mean_ns": 35e3, "late_max_ns": 4e6}, "udp": udp}
+    got = emu_columns(emu, pd.Series([0, 1]))
+    assert got["emu_late_mean_ns"] == 35e3 and got["emu_late_max_ns"] == 4e6
+    cpu = got["udp_sender_cpu_s"]
+    assert math.isnan(cpu[0]) and (math.isnan(cpu[1]) if udp is None else cpu[1] == 2.5)
+    assert emu_columns(None, pd.Series([0])) == {}

@@ -57,8 +57,8 @@ def emu_columns(emu: dict[str, Any] | None, flows: pd.Series) -> dict[str, Any]:
     kernel TCP flows)."""
     if emu is None:
         return {}
-    lateness = emu.get("emulator", {})
-    udp = {u["flow"]: u for u in emu.get("udp", {}).get("flows", [])}
+    lateness = emu.get("emulator") or {}
+    udp = {u["flow"]: u for u in (emu.get("udp") or {}).get("flows") or []}  # None: no UDP flow
     out: dict[str, Any] = {
         "emu_late_mean_ns": lateness.get("late_mean_ns", math.nan),
         "emu_late_max_ns": lateness.get("late_max_ns", math.nan),
