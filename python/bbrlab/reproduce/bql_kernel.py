@@ -292,8 +292,8 @@ def _bar_sentence(t: pd.DataFrame) -> str:
         return ""
     missed = bql[bql["within_bar"] == False]  # noqa: E712  # the column holds True/False/None
     said = (
-        f"The simulator's BQL is within {GOODPUT_BAR:.0%} goodput and {QUEUE_BAR:.0%} mean queue of the real "
-        f"host in {len(bql) - len(missed)} of {len(bql)} BQL rows"
+        f"The simulator's BQL is within {GOODPUT_BAR * 100:.0f} % goodput and {QUEUE_BAR * 100:.0f} % mean "
+        f"queue of the real host in {len(bql) - len(missed)} of {len(bql)} BQL rows"
     )
     if missed.empty:
         return said + "."
