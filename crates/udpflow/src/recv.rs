@@ -66,6 +66,8 @@ pub fn run_receiver(
             break;
         }
         let got = sock.recv_batch(&mut rx);
+        // Arrivals are dated when the read returns (as the sender dates its ACKs, send.rs).
+        let now = now_ns();
         for i in 0..got {
             match wire::decode(rx.datagram(i)) {
                 Some(Msg::Hello(ts)) => {

@@ -171,6 +171,11 @@ pub fn run_sender(
         let mut acted = false;
         loop {
             let got = sock.recv_batch(&mut rx);
+            // An ACK's arrival time is when the read returns, not the turn's start: a thread
+            // preempted between the two (a loaded host) would otherwise date the ACKs that
+            // arrived meanwhile too early, and their RTT samples fall below the path's (a run
+            // at 500 Mbit/s x 10 ms took min_rtt 7.3 ms, which BQL then read as 2.7 ms of queue).
+            now = now_ns();
             for i in 0..got {
                 if let Some(Msg::Ack(a)) = wire::decode(rx.datagram(i)) {
                     s.on_ack(now, &a);
@@ -180,7 +185,6 @@ pub fn run_sender(
             if got < crate::sock::RECV_BATCH {
                 break;
             }
-            now = now_ns();
         }
         if s.next_timer_deadline().is_some_and(|d| d <= now) {
             s.on_timeout(now);

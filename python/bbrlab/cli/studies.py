@@ -25,7 +25,9 @@ from .common import _count_bar, _stderr_console, _step_progress, _warn, backend_
 @click.option("--quick", is_flag=True, help="The same as --size quick.")
 @out_option("Output directory.", default="reproduce")
 @count_option("--jobs", "-j", most=256, help="Parallel simulations (default: CPU count).")
-@backend_option("emu: a study's kernel plan on real Linux (root), beside the simulator on the same points (nsperf).")
+@backend_option(
+    "emu: a study's kernel plan on real Linux (root), beside the simulator on the same points (nsperf, bql-vs-bbr)."
+)
 def reproduce(
     studies: tuple[str, ...], list_only: bool, size: str | None, quick: bool, out: str, jobs: int | None, backend: str
 ) -> None:

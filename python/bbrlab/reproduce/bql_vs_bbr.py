@@ -42,6 +42,7 @@ from ..plots.figures import save, subplots
 from ..results.display import fmt_bps, fmt_bytes
 from .analysis import packets_simulated, value
 from .claims import (
+    Check,
     Claim,
     Verdict,
     all_of,
@@ -256,6 +257,10 @@ def _vs_rtt_figure(
 
 
 def run(ctx: StudyContext) -> Path:
+    if ctx.backend != "sim":
+        from . import bql_kernel  # imports this module (see __getattr__)
+
+        return bql_kernel.run(ctx)
     p = PLANS[ctx.size]
     out = ctx.out_dir
 
@@ -301,10 +306,23 @@ def run(ctx: StudyContext) -> Path:
     cl, tengig = claims(a, b), tengig_claims(c)
     return ctx.write_report(
         "bql-vs-bbr: BQL vs BBRv1 at high bandwidth-delay products (Anhalt BQL paper)",
-        report_sections(a, b, c, figs, cl, tengig),
+        report_sections(a, b, c, figs, cl, tengig) + [_kernel_plan_section()],
         source=SOURCE,
         packets=packets_simulated(a_rows, b_rows, c_rows),
         claims=cl + tengig,
+    )
+
+
+def _kernel_plan_section() -> tuple[str, str]:
+    """What `--backend emu` runs instead (bql_kernel.py): the real-host column's plan."""
+    from . import bql_kernel  # imports this module (see __getattr__)
+
+    plan = bql_kernel.KERNEL_PLANS[Size.FULL]
+    return (
+        "The real-host column (`--backend emu`)",
+        "`bbrlab reproduce bql-vs-bbr --backend emu` runs the points the link emulator can carry on real "
+        "Linux and on the simulator, one page with both (`--quick`: "
+        f"{bql_kernel.KERNEL_PLANS[Size.QUICK].dur_s:g} s runs):\n\n" + bql_kernel.plan_text(plan),
     )
 
 
@@ -330,6 +348,8 @@ PAPER = {
     (1000, "bql"): PaperCase(972.9e6, 387e3, "–"),
     (1000, BBR): PaperCase(821.6e6, 3633e3, "up to 30 MB"),
 }
+#: The paper's central claim in its numbers, as the claims tables print it.
+PAPER_QUEUE_SAID = "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher"
 #: The paper's mean BQL buffer load over all 1 Gbit/s tests.
 PAPER_BQL_MEAN_BYTES = 250e3
 
@@ -437,6 +457,23 @@ SOURCE_FIGURES = {
 HIGH_UNDER_LOSS = 0.8
 
 
+#: The paper's central claim and the rule that tests it at one point (`smaller_queue_check`).
+QUEUE_CLAIM = "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)"
+QUEUE_RULE = "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT"
+#: "At BBR's rate or better": BQL's goodput at least this share of BBR's.
+RATE_AS_BBR = 0.98
+
+
+def smaller_queue_check(qb: float, qr: float, gb: float, gr: float, where: str) -> Check:
+    """The paper's central claim at one point: BQL's mean queue ``qb`` below BBR's ``qr`` and its
+    goodput ``gb`` at least RATE_AS_BBR of BBR's ``gr`` (bytes, bit/s)."""
+    return all_of(
+        check(qb, "<", qr, "BQL's mean queue {} vs BBR's {limit}", _kb),
+        check(gb / gr if gr else math.nan, "≥", RATE_AS_BBR, "BQL's goodput is {} of BBR's", pct),
+        where=where,
+    )
+
+
 def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     """The paper's claims on the 1 Gbit/s runs (a: no loss, b: 1 % loss)."""
     rtts = sorted(a["rtt_ms"].unique())
@@ -445,19 +482,15 @@ def claims(a: pd.DataFrame, b: pd.DataFrame) -> list[Claim]:
     for rtt in rtts:
         qb, qr = _get(a, "bql", rtt, "queue_mean_bytes"), _get(a, BBR, rtt, "queue_mean_bytes")
         gb, gr = _get(a, "bql", rtt, "goodput_bps"), _get(a, BBR, rtt, "goodput_bps")
-        ok = all_of(
-            check(qb, "<", qr, "BQL's mean queue {} vs BBR's {limit}", _kb),
-            check(gb / gr if gr else math.nan, "≥", 0.98, "BQL's goodput is {} of BBR's", pct),
-            where=_rtt_label(rtt),
-        )
+        ok = smaller_queue_check(qb, qr, gb, gr, _rtt_label(rtt))
         per_rtt.append((rtt, qr / max(qb, 1), (gb - gr) / 1e6, ok))
     out.append(
         Claim(
-            "BQL keeps a smaller queue than BBR at BBR's rate or better (no loss)",
-            "158 KB vs 705 KB (100 ms), 0.387 vs 3.633 MB (1000 ms); rate higher",
+            QUEUE_CLAIM,
+            PAPER_QUEUE_SAID,
             "BBR/BQL mean queue (×), BQL − BBR goodput (Mbit/s): "
             + "; ".join(f"{_rtt_label(r)}: {shown_number(q)}, {shown_number(d)}" for r, q, d, _ in per_rtt),
-            "BQL's mean queue smaller and its goodput ≥ 98 % of BBR's, at each RTT",
+            QUEUE_RULE,
             verdict_of_all(ok for *_, ok in per_rtt),
             paper_value=PAPER_VALUES["queue"],
             bbrlab_value=cell(
@@ -742,4 +775,24 @@ def report_sections(
     ]
 
 
-__all__ = ["PAPER", "PLANS", "SOURCE_FIGURES", "Plan", "claims", "report_sections", "run", "tengig_claims"]
+def __getattr__(name: str) -> Any:
+    """``KERNEL_PLAN``: the plan `--backend emu` runs (the catalog runs a study on the kernel only
+    when it has one), from bql_kernel.py, which imports this module's definitions — so on first
+    use rather than at import."""
+    if name == "KERNEL_PLAN":
+        from .bql_kernel import KERNEL_PLANS
+
+        return KERNEL_PLANS[Size.FULL]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "PAPER",
+    "PLANS",
+    "SOURCE_FIGURES",
+    "Plan",
+    "claims",
+    "report_sections",
+    "run",
+    "tengig_claims",
+]

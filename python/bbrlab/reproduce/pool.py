@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from functools import partial
@@ -48,6 +49,25 @@ def host_columns(hosts: Sequence[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def emu_columns(emu: dict[str, Any] | None, flows: pd.Series) -> dict[str, Any]:
+    """A kernel run's own figures (none for a simulator run): the link emulator's lateness
+    (``emu_late_mean_ns``, ``emu_late_max_ns``: how far behind its schedule it forwarded, which
+    the flows see as delay) and, per flow of ``flows`` (flow indices), the CPU seconds each half
+    of a ``transport = "udp"`` flow used (``udp_sender_cpu_s``, ``udp_receiver_cpu_s``; NaN for
+    kernel TCP flows)."""
+    if emu is None:
+        return {}
+    lateness = emu.get("emulator") or {}
+    udp = {u["flow"]: u for u in (emu.get("udp") or {}).get("flows") or []}  # None: no UDP flow
+    out: dict[str, Any] = {
+        "emu_late_mean_ns": lateness.get("late_mean_ns", math.nan),
+        "emu_late_max_ns": lateness.get("late_max_ns", math.nan),
+    }
+    for half in ("sender", "receiver"):
+        out[f"udp_{half}_cpu_s"] = [udp.get(int(i), {}).get(f"{half}_cpu_s", math.nan) for i in flows]
+    return out
+
+
 def run_scenarios(
     scenarios: Sequence[StudyRun],
     *,
@@ -91,6 +111,8 @@ def run_scenarios(
         f["pause_frames_run"] = summary["run"].get("pause_frames", 0)
         f["drops_run"] = summary["run"].get("drops", 0)
         for k, v in host_columns(summary.get("hosts", [])).items():
+            f[k] = v
+        for k, v in emu_columns(summary["run"].get("emu"), f["flow"]).items():
             f[k] = v
         frames.append(f)
         if keep_timeseries:

@@ -95,6 +95,9 @@ class Flow:
     app_read_delay_s: float | None = None
     rpc: Rpc | None = None
     fast_path: bool | None = None
+    #: "udp": bbrlab's own transport over UDP on the emu backend (the simulator runs its own
+    #: transport either way); None: the scenario default, the kernel's TCP.
+    transport: Literal["tcp", "udp"] | None = None
 
     def raw(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cc": self.cc}
@@ -110,6 +113,7 @@ class Flow:
             ("faster_acks", self.faster_acks, None),
             ("app_read_delay", self.app_read_delay_s, _ns),
             ("fast_path", self.fast_path, None),
+            ("transport", self.transport, None),
         )
         for key, value, unit in settings:
             if value is not None:
