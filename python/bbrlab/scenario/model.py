@@ -532,6 +532,6 @@ class Scenario(ScenarioBase):
     topology: Topology = Field(description="The network: `kind = \"dumbbell\"`, `\"star\"`, `\"graph\"` or a preset that expands into a graph (`\"parking_lot\"`, `\"leaf_spine\"`, `\"fat_tree\"`).")
     flows: list[Flow] = Field(default_factory=list, description="Bulk or sized transfers, each `count` times.")
     traffic: list[Traffic] = Field(default_factory=list, description="Non-TCP sources beside the flows: UDP constant-bit-rate and on/off, ping probes (on --backend emu: a dumbbell's, as processes in namespaces of their own, docs/emu.md).")
-    apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star).")
+    apps: list[App] = Field(default_factory=list, description="Applications the core expands into transfers (partition/aggregate queries on a star, Poisson workloads with sizes from a CDF on any topology).")
     hosts: Hosts | None = Field(default=None, description="End hosts' CPUs, NIC receive queues and receive offload (`host.rs`; the `hosts` table); none: hosts cost nothing and every packet reaches TCP the moment it arrives.")
     capture: Capture = Field(default_factory=Capture, description="Packet captures on links (`capture.rs`).")

@@ -119,10 +119,11 @@ pub struct Config {
     #[serde(default)]
     #[schemars(extend("x-backends" = BOTH))]
     pub traffic: Vec<Traffic>,
-    /// Applications the core expands into transfers (partition/aggregate queries on a star).
+    /// Applications the core expands into transfers (partition/aggregate queries on a star,
+    /// Poisson workloads with sizes from a CDF on any topology).
     #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses("query apps run on a star, which --backend emu \
-         does not run; use --backend sim")))]
+    #[schemars(extend("x-backends" = emu_refuses("queries and workloads are expanded into \
+         transfers by the simulator's core, which --backend emu does not run; use --backend sim")))]
     pub apps: Vec<App>,
     /// End hosts' CPUs, NIC receive queues and receive offload (`host.rs`; the `hosts` table);
     /// none: hosts cost nothing and every packet reaches TCP the moment it arrives.
