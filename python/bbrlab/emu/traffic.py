@@ -47,8 +47,8 @@ TCPI_OPT_ECN_SEEN = 16
 #: (runner.EMU_RT_PRIORITY, 10), as for the UDP transport's halves (udptraffic.UDP_RT_PRIORITY).
 #: A thread preempted inside send()/recv() owns its socket: packets arriving meanwhile wait in the
 #: socket's backlog, coalesced, and leave as one cumulative ACK (receiver) or are answered all at
-#: once (sender). On a loaded 2-core machine a normally scheduled receiver held its socket for
-#: 22 ms and then acknowledged 105 segments in one ACK; the sender answered with a 105-segment
+#: once (sender). On a loaded 2-core machine a normally scheduled receiver sent no ACK for 22 ms
+#: while data arrived, then one for 105 segments; the sender answered with a 105-segment
 #: line-rate burst (docs/fidelity.md, the policer). ``BBRLAB_TCP_RT_PRIORITY=0`` turns it off.
 TCP_RT_PRIORITY = int(os.environ.get("BBRLAB_TCP_RT_PRIORITY", "5"))
 
