@@ -498,7 +498,7 @@ fn the_dumbbell_lists_its_stalls_in_the_final_line() {
     emu.start_run(t0);
     let p = data_packet();
     let send = |p: &[u8]| unsafe { libc::write(s_host, p.as_ptr() as *const _, p.len()) };
-    let mut recv = || {
+    let recv = || {
         let mut b = [0u8; 64];
         unsafe { libc::read(r_host, b.as_mut_ptr() as *mut _, 64) }
     };
