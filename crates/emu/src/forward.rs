@@ -118,6 +118,15 @@ pub(crate) trait Forwarder {
     fn start_run(&mut self, t0: u64);
     /// The last line of a run.
     fn final_json(&self, exit_reason: &str) -> String;
+    /// The loop's counters.
+    fn loop_stats(&mut self) -> &mut LoopStats;
+
+    /// Close the statistics interval ending at grid point `t` (the run started at `t0`): every
+    /// link's row, and whether the loop stalled in it.
+    fn close_interval(&mut self, t: u64, t0: u64, row: &mut dyn FnMut(&str, &QueueSample)) {
+        self.sample(t, row);
+        self.loop_stats().close_interval(t, t0);
+    }
 }
 
 impl Forwarder for Emu {
@@ -156,10 +165,15 @@ impl Forwarder for Emu {
         // The run's time 0: schedules and traces count from it.
         self.fwd.start_run(t);
         self.rev.start_run(t);
+        self.stats.start_intervals();
     }
 
     fn final_json(&self, exit_reason: &str) -> String {
         Emu::final_json(self, exit_reason)
+    }
+
+    fn loop_stats(&mut self) -> &mut LoopStats {
+        &mut self.stats
     }
 }
 
@@ -178,9 +192,30 @@ pub(crate) struct Emu {
     pub(crate) stats: LoopStats,
 }
 
+/// Lateness from which the loop counts as stalled, ns. The loop wakes on a 20 us grid
+/// ([`crate::DEFAULT_TIMER_QUANTUM_NS`]) and its packets leave a few tens of us late on average
+/// (26-27 us at 500 Mbit/s on the 2-core VM, docs/emu.md), so a packet 1 ms late means the loop
+/// did not run for 50 quanta: descheduled, throttled or preempted, not timer jitter. Whatever it
+/// should have delivered meanwhile then leaves at once (at 100 Mbit/s about 8 full-size packets,
+/// at 500 Mbit/s about 42, and the reverse path's ACKs with them), and the sender answers the
+/// bunched ACKs with a burst of as many bytes into the queue: a burst a shallow buffer feels.
+pub const STALL_THRESHOLD_NS: u64 = 1_000_000;
+
+/// At most this many stalls are listed in the final line (one per statistics interval: 10 000
+/// intervals are 1000 s at the default 100 ms, longer than any run); `stall_count` counts all.
+pub const MAX_STALLS_LISTED: usize = 10_000;
+
 /// What the forwarding loop counts, for its final line (the dumbbell's and the graph's alike):
 /// failed writes to a TUN, packets no route takes, how late packets left against their due
-/// time, reads from the TUNs and the largest batch read at once.
+/// time, reads from the TUNs and the largest batch read at once; and the statistics intervals in
+/// which the loop stalled (a packet left [`STALL_THRESHOLD_NS`] or more late).
+///
+/// A packet belongs to the interval in which it left (its wake-up time `now`). The event loop
+/// delivers at a wake-up, then closes every grid point up to that wake-up
+/// ([`Forwarder::close_interval`]), so the packets of earlier wake-ups all left before the grid
+/// point being closed, and those of the latest wake-up belong to it only if they left at or
+/// before it: after a stall across a grid point, its late packets count in the next interval,
+/// where the burst that follows them lands.
 #[derive(Default)]
 pub(crate) struct LoopStats {
     pub(crate) write_errors: u64,
@@ -190,6 +225,15 @@ pub(crate) struct LoopStats {
     pub(crate) late_n: u64,
     pub(crate) reads: u64,
     pub(crate) max_batch: usize,
+    /// The largest lateness of the packets of earlier wake-ups in the open interval, ns.
+    interval_late_max_ns: u64,
+    /// The latest wake-up that delivered a packet, and its packets' largest lateness, ns.
+    wake_ns: u64,
+    wake_late_max_ns: u64,
+    /// (interval end relative to the run's start, the interval's largest lateness), ns, for the
+    /// first [`MAX_STALLS_LISTED`] intervals with a stall; `stall_count` counts every one.
+    pub(crate) stalls: Vec<(u64, u64)>,
+    pub(crate) stall_count: u64,
 }
 
 impl LoopStats {
@@ -199,6 +243,12 @@ impl LoopStats {
         self.late_sum_ns += late as u128;
         self.late_n += 1;
         self.late_max_ns = self.late_max_ns.max(late);
+        if now != self.wake_ns {
+            self.interval_late_max_ns = self.interval_late_max_ns.max(self.wake_late_max_ns);
+            self.wake_ns = now;
+            self.wake_late_max_ns = 0;
+        }
+        self.wake_late_max_ns = self.wake_late_max_ns.max(late);
     }
 
     /// The mean lateness of the packets that left, ns (0 before any).
@@ -208,6 +258,38 @@ impl LoopStats {
         } else {
             0.0
         }
+    }
+
+    /// The run starts: what left before it belongs to no interval.
+    pub(crate) fn start_intervals(&mut self) {
+        self.interval_late_max_ns = 0;
+        self.wake_late_max_ns = 0;
+    }
+
+    /// Close the statistics interval ending at `end_ns` (absolute; the run started at `t0`):
+    /// a stall when a packet that left in it was [`STALL_THRESHOLD_NS`] or more late.
+    pub(crate) fn close_interval(&mut self, end_ns: u64, t0: u64) {
+        let mut late = std::mem::take(&mut self.interval_late_max_ns);
+        if self.wake_ns <= end_ns {
+            late = late.max(std::mem::take(&mut self.wake_late_max_ns));
+        }
+        if late >= STALL_THRESHOLD_NS {
+            self.stall_count += 1;
+            if self.stalls.len() < MAX_STALLS_LISTED {
+                self.stalls.push((end_ns.saturating_sub(t0), late));
+            }
+        }
+    }
+
+    /// The final line's stall fields: the threshold (so that readers need not repeat it), the
+    /// count and the list, `"stall_threshold_ns":T,"stall_count":N,"stalls":[[t_ns,late_ns],...]`.
+    pub(crate) fn stalls_json(&self) -> String {
+        let list: Vec<String> = self.stalls.iter().map(|(t, l)| format!("[{t},{l}]")).collect();
+        format!(
+            "\"stall_threshold_ns\":{STALL_THRESHOLD_NS},\"stall_count\":{},\"stalls\":[{}]",
+            self.stall_count,
+            list.join(",")
+        )
     }
 }
 
@@ -350,7 +432,7 @@ impl Emu {
                 .join(",")
         };
         format!(
-            "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"reverse_tx_bytes\":{},\"forward_tx_pkts\":{},\"reverse_tx_pkts\":{},\"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\"late_mean_ns\":{:.1},\"late_max_ns\":{},\"pool_slots\":{}}}",
+            "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"reverse_tx_bytes\":{},\"forward_tx_pkts\":{},\"reverse_tx_pkts\":{},\"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\"late_mean_ns\":{:.1},\"late_max_ns\":{},{},\"pool_slots\":{}}}",
             per(&self.fwd),
             per(&self.rev),
             self.fwd.stats.tx_bytes,
@@ -363,6 +445,7 @@ impl Emu {
             self.stats.max_batch,
             self.stats.late_mean_ns(),
             self.stats.late_max_ns,
+            self.stats.stalls_json(),
             self.pool.len.len()
         )
     }

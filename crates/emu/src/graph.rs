@@ -355,7 +355,12 @@ impl Forwarder for GraphEmu {
             l.reset_counters(t.min(now_ns()));
             l.start_run(t);
         }
+        self.stats.start_intervals();
         self.refresh_all();
+    }
+
+    fn loop_stats(&mut self) -> &mut LoopStats {
+        &mut self.stats
     }
 
     fn final_json(&self, exit_reason: &str) -> String {
@@ -364,7 +369,7 @@ impl Forwarder for GraphEmu {
             "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\
              \"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"forward_tx_pkts\":{},\
              \"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\
-             \"late_mean_ns\":{late_mean:.1},\"late_max_ns\":{},\"pool_slots\":{}}}",
+             \"late_mean_ns\":{late_mean:.1},\"late_max_ns\":{},{},\"pool_slots\":{}}}",
             self.per_flow_json(0),
             self.per_flow_json(self.flows as usize),
             self.data_delivered_bytes,
@@ -374,6 +379,7 @@ impl Forwarder for GraphEmu {
             self.stats.reads,
             self.stats.max_batch,
             self.stats.late_max_ns,
+            self.stats.stalls_json(),
             self.pool.len.len()
         )
     }
@@ -459,6 +465,26 @@ mod tests {
         let fin = emu.final_json("stop");
         assert!(fin.contains("\"forward_tx_pkts\":1,"), "{fin}");
         assert!(fin.contains("\"unroutable\":0,"), "{fin}");
+    }
+
+    #[test]
+    fn a_late_delivery_is_a_stall_in_the_final_line() {
+        let (mut emu, [a, b]) = two_hop_graph();
+        let t0 = now_ns();
+        emu.start_run(t0);
+        send(a, &tcp_packet(2, 3, 40000, 5201));
+        let before = now_ns();
+        emu.drain_input(0);
+        let after = now_ns();
+        // Due 3 ms after it was read (both hops); delivered 2.5 ms after that.
+        emu.run_timers(after + 3_000_000 + 2_500_000);
+        assert!(recv(b).is_some());
+        emu.close_interval(t0 + 100_000_000, t0, &mut |_, _| {});
+        let v: serde_json::Value = serde_json::from_str(&emu.final_json("stop")).unwrap();
+        assert_eq!(v["stall_count"], 1);
+        assert_eq!(v["stalls"][0][0], 100_000_000u64);
+        let late = v["stalls"][0][1].as_u64().unwrap();
+        assert!((2_500_000..=2_500_000 + after - before).contains(&late), "{late}");
     }
 
     #[test]

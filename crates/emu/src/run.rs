@@ -414,8 +414,9 @@ impl Control {
         self.t0.map(|_| self.next_sample_ns)
     }
 
-    /// Sample both directions exactly at each grid point that has passed (links are advanced
-    /// to it; nothing later is seen).
+    /// Sample every link exactly at each grid point that has passed (links are advanced to it;
+    /// nothing later is seen), and close the loop's stall interval there. Called after each
+    /// wake-up's deliveries: [`LoopStats`] relies on that order.
     fn write_samples(
         &mut self,
         emu: &mut impl Forwarder,
@@ -428,7 +429,7 @@ impl Control {
             return;
         }
         while self.next_sample_ns <= now {
-            emu.sample(self.next_sample_ns, &mut |name, s| {
+            emu.close_interval(self.next_sample_ns, t0, &mut |name, s| {
                 if let Some(w) = stats.as_mut() {
                     let _ = writeln!(w, "{}", sample_json(name, t0, s));
                 }

@@ -399,3 +399,134 @@ fn ect1_rewrite_and_flow_key_read_the_header() {
     assert_ne!(flow_key(&reverse), key, "each direction is its own flow");
     assert_eq!(flow_key(&[0u8; 10]), 0);
 }
+
+// ------------------------------------------------------------------ stalls
+
+use crate::forward::{Emu, Forwarder, LoopStats, Pool, MAX_STALLS_LISTED, STALL_THRESHOLD_NS};
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn a_stall_is_the_interval_its_late_packets_left_in() {
+    let t0 = 1_000 * MS;
+    let mut s = LoopStats::default();
+    // Interval (t0, t0+100 ms]: on time, then 0.9 ms late (jitter, not a stall).
+    s.note_late(t0 + 10 * MS, t0 + 10 * MS);
+    s.note_late(t0 + 50 * MS, t0 + 50 * MS - 900_000);
+    // The loop sleeps from 98 to 103 ms: the packets due meanwhile leave at 103 ms, after the
+    // grid point, so the 100 ms interval is clean and the next one has the stall.
+    s.note_late(t0 + 103 * MS, t0 + 98 * MS);
+    s.note_late(t0 + 103 * MS, t0 + 102 * MS);
+    s.close_interval(t0 + 100 * MS, t0);
+    assert_eq!(s.stall_count, 0, "{:?}", s.stalls);
+    s.note_late(t0 + 150 * MS, t0 + 150 * MS);
+    s.close_interval(t0 + 200 * MS, t0);
+    // A stall at exactly the threshold, delivered exactly at the grid point: that interval.
+    s.note_late(t0 + 300 * MS, t0 + 300 * MS - STALL_THRESHOLD_NS);
+    s.close_interval(t0 + 300 * MS, t0);
+    // An interval with no packet at all is no stall.
+    s.close_interval(t0 + 400 * MS, t0);
+    assert_eq!(s.stalls, [(200 * MS, 5 * MS), (300 * MS, STALL_THRESHOLD_NS)]);
+    assert_eq!(s.stall_count, 2);
+    assert_eq!(s.late_max_ns, 5 * MS);
+    assert_eq!(
+        s.stalls_json(),
+        format!(
+            "\"stall_threshold_ns\":{MS},\"stall_count\":2,\"stalls\":[[{},{}],[{},{}]]",
+            200 * MS,
+            5 * MS,
+            300 * MS,
+            MS
+        )
+    );
+}
+
+#[test]
+fn stalls_before_the_start_are_forgotten_and_the_list_is_capped() {
+    let mut s = LoopStats::default();
+    s.note_late(5 * MS, 0); // during set-up
+    s.start_intervals();
+    s.close_interval(10 * MS, 9 * MS);
+    assert_eq!(s.stall_count, 0);
+    let n = MAX_STALLS_LISTED as u64 + 3;
+    for i in 1..=n {
+        let t = 10 * MS + i * 100 * MS;
+        s.note_late(t - MS, t - 3 * MS);
+        s.close_interval(t, 10 * MS);
+    }
+    assert_eq!(s.stall_count, n);
+    assert_eq!(s.stalls.len(), MAX_STALLS_LISTED);
+    assert_eq!(s.stalls[0], (100 * MS, 2 * MS));
+}
+
+/// A datagram socket pair standing in for a TUN: (the emulator's end, the host's).
+fn tun_pair() -> (i32, i32) {
+    let mut fds = [0; 2];
+    let kind = libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK;
+    assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) }, 0);
+    (fds[0], fds[1])
+}
+
+/// A 40-byte IPv4 TCP packet from 10.77.0.2 to 10.77.255.1.
+fn data_packet() -> Vec<u8> {
+    let mut p = vec![0u8; 40];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&40u16.to_be_bytes());
+    p[9] = 6;
+    p[12..16].copy_from_slice(&[10, 77, 0, 2]);
+    p[16..20].copy_from_slice(&[10, 77, 255, 1]);
+    p
+}
+
+#[test]
+fn the_dumbbell_lists_its_stalls_in_the_final_line() {
+    let (s_emu, s_host) = tun_pair();
+    let (r_emu, r_host) = tun_pair();
+    let mut emu = Emu {
+        pool: Pool::new(2048),
+        sender_fds: vec![s_emu],
+        recv_fd: r_emu,
+        addr_to_sender: [(0x0a4d_0002, 0u16)].into_iter().collect(),
+        ect1: vec![false],
+        access_fwd: vec![None],
+        access_rev: vec![None],
+        fwd: Link::new(LinkParams::delay_line(MS), 1),
+        rev: Link::new(LinkParams::delay_line(MS), 2),
+        stats: LoopStats::default(),
+    };
+    let t0 = forward::now_ns();
+    emu.start_run(t0);
+    let p = data_packet();
+    let send = |p: &[u8]| unsafe { libc::write(s_host, p.as_ptr() as *const _, p.len()) };
+    let recv = || {
+        let mut b = [0u8; 64];
+        unsafe { libc::read(r_host, b.as_mut_ptr() as *mut _, 64) }
+    };
+    // Read between `before` and `after`: due 1 ms later. Delivered 0.5 ms late: no stall.
+    assert_eq!(send(&p), 40);
+    let before = forward::now_ns();
+    emu.drain_input(0);
+    let after = forward::now_ns();
+    emu.run_timers(after + MS + MS / 2);
+    assert_eq!(recv(), 40);
+    emu.close_interval(t0 + 100 * MS, t0, &mut |_, _| {});
+    // Delivered 4 ms late (plus the read's own time): a stall in the second interval.
+    assert_eq!(send(&p), 40);
+    let before2 = forward::now_ns();
+    emu.drain_input(0);
+    let after2 = forward::now_ns();
+    emu.run_timers(after2 + 5 * MS);
+    assert_eq!(recv(), 40);
+    emu.close_interval(t0 + 200 * MS, t0, &mut |_, _| {});
+    let fin = emu.final_json("stop");
+    let v: serde_json::Value = serde_json::from_str(&fin).unwrap();
+    assert_eq!(v["stall_count"], 1, "{fin}");
+    assert_eq!(v["stalls"][0][0], 200 * MS, "{fin}");
+    let late = v["stalls"][0][1].as_u64().unwrap();
+    assert!((4 * MS..=4 * MS + (after2 - before2)).contains(&late), "{fin}");
+    assert!(v["late_max_ns"].as_u64().unwrap() >= late);
+    assert!(after - before < MS / 2, "the first read took too long to tell");
+    for fd in [s_emu, s_host, r_emu, r_host] {
+        unsafe { libc::close(fd) };
+    }
+}

@@ -7,7 +7,12 @@ is seeded too), and tabulates goodput, mean RTT and retransmission rate of both 
 min-max range, with the simulator's relative error ``(sim mean - emu mean) / emu mean``; beside them
 the retransmitted segments (all flows' sum per run) and, in the table, their split by cause: fast
 (RACK, outside the Loss state), after an RTO, loss probe (the flows table's ``retrans_fast``,
-``retrans_rto``, ``retrans_tlp``; on the kernel from its MIB counters, docs/fidelity.md). Outputs in
+``retrans_rto``, ``retrans_tlp``; on the kernel from its MIB counters, docs/fidelity.md). Each
+kernel run's emulator stalls and the bottleneck's overflow drops that fell in them
+(bbrlab.emu.stalls) are printed under the point, their means go to compare.csv
+(``emu_stall_count``, ``emu_stall_max_ms``, ``emu_overflow_drops``, ``emu_stall_drops``,
+``emu_stall_drop_share``) and a line per point under compare.md's table: how much of a
+retransmission gap the testbed's own bursts can explain. Outputs in
 the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, ranges as
 ``..._min``/``..._max``, run counts ``sim_runs``/``emu_runs``), ``compare.md`` (the table),
 ``compare.png`` (errors per point, with the sim range as error bars) and every run directory under
@@ -39,6 +44,7 @@ import pandas as pd
 from ..errors import UserError
 from ..plots.figures import subplots
 from ..scenario import load_scenario
+from .stalls import STALL_METRICS, run_stalls, stall_drops_of_run
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
@@ -133,6 +139,30 @@ def _flow_metrics(result: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _stall_metrics(result: Any) -> dict[str, float]:
+    """A kernel run's emulator stalls and the bottleneck's overflow drops in them
+    (bbrlab.emu.stalls); NaN for a run without stall records (the simulator, an older run)."""
+    st = run_stalls(result.summary)
+    if st is None:
+        return {k: math.nan for k in STALL_METRICS}
+    return stall_drops_of_run(result.queue, *st)
+
+
+def _stall_run_line(seed: int, retransmits: float, m: dict[str, float]) -> str:
+    """One kernel run's stall attribution, printed under its point."""
+    if not math.isfinite(m["stall_count"]):
+        return f"    emu seed {seed}: retx {retransmits:.0f}; no stall records"
+    return (
+        f"    emu seed {seed}: retx {retransmits:.0f}, overflow drops {m['overflow_drops']:.0f}, "
+        f"{m['stall_drops']:.0f} in stalled intervals ({_pct_plain(m['stall_drop_share'])}); "
+        f"{m['stall_count']:.0f} stalls, longest {m['stall_max_ms']:.1f} ms"
+    )
+
+
+def _pct_plain(x: float) -> str:
+    return f"{100 * x:.0f} %" if math.isfinite(x) else "–"
+
+
 def _mean(vals: list[float]) -> float:
     finite = [v for v in vals if math.isfinite(v)]
     return sum(finite) / len(finite) if finite else math.nan
@@ -220,18 +250,30 @@ def run_compare(
         row: dict[str, Any] = {"point": pi, "label": _label(point), "cc": algs, **point}
         multi = scn.flow_count > 1
         point_flows: list[dict[str, Any]] = []
+        stall_lines: list[str] = []
         for backend, n in backends:
             per_run: dict[str, list[float]] = {k: [] for k in METRICS}
             per_flow: list[list[dict[str, Any]]] = []
+            per_stall: dict[str, list[float]] = {k: [] for k in STALL_METRICS}
             for i in range(n):
                 seed = base.seed + i
                 scn_i = load_scenario(scenario, overrides=ov + [f"seed={seed}"])
                 res = run_fn(scn_i, backend=backend)
                 res.save(out / "runs" / f"p{pi}-{algs.replace(',', '+')}-{backend}-s{seed}", plots=False)
-                for k, v in _metrics(res).items():
+                m = _metrics(res)
+                for k, v in m.items():
                     per_run[k].append(v)
                 if multi:
                     per_flow.append(_flow_metrics(res))
+                if backend == "emu":
+                    st = _stall_metrics(res)
+                    for k, v in st.items():
+                        per_stall[k].append(v)
+                    stall_lines.append(_stall_run_line(seed, m["retransmits"], st))
+            if backend == "emu":
+                # The kernel runs' emulator stalls and the drops in them: each the mean over the runs.
+                for k, vals in per_stall.items():
+                    row[f"emu_{k}"] = _mean(vals)
             for fi, runs in enumerate(zip(*per_flow)):
                 if len(point_flows) <= fi:
                     point_flows.append({"point": pi, "label": row["label"], "flow": fi, "cc": runs[0]["cc"]})
@@ -249,6 +291,8 @@ def run_compare(
                 e, s = row[f"emu_{k}"], row[f"sim_{k}"]
                 row[f"err_{k}"] = (s - e) / e if e and math.isfinite(e) and e != 0 else math.nan
         echo(f"[{pi + 1}/{len(points)}] {_point_line(row, algs, seeds, sim_only)}")
+        for line in stall_lines:
+            echo(line)
         for fr in point_flows:
             echo(_flow_line(fr, sides))
         flow_rows.extend(point_flows)
@@ -331,14 +375,43 @@ def markdown_table(t: pd.DataFrame) -> str:
             f"{_cell(r, 'emu', 'retransmits', '.0f')} | {_pct(r.get('err_retransmits'))} | "
             f"{_causes(r, 'sim')} | {_causes(r, 'emu')} |"
         )
-    intro = (
+    return _markdown_intro(t) + head + "\n".join(lines) + "\n" + _markdown_stalls(t)
+
+
+def _markdown_stalls(t: pd.DataFrame) -> str:
+    """The lines under compare.md's table: per point, the kernel runs' emulator stalls and the
+    bottleneck's overflow drops in them, beside the retransmission gap (none without records)."""
+    if "emu_stall_drops" not in t:
+        return ""
+    lines = []
+    for r in t.to_dict("records"):
+        if not math.isfinite(r.get("emu_stall_count", math.nan)):
+            continue
+        gap = r["emu_retransmits"] - r["sim_retransmits"]
+        lines.append(
+            f"- {r['label']} {r['cc']}: {r['emu_stall_count']:.1f} stalls (longest {r['emu_stall_max_ms']:.1f} ms); "
+            f"{r['emu_stall_drops']:.0f} of {r['emu_overflow_drops']:.0f} overflow drops in stalled intervals "
+            f"({_pct_plain(r['emu_stall_drop_share'])}); retx emu − sim {gap:+.0f}"
+        )
+    if not lines:
+        return ""
+    return (
+        "\nEmulator stalls in the kernel runs (a statistics interval in which a packet left the emulator "
+        "1 ms or more late; means over the runs): the bottleneck's overflow drops in a stalled interval "
+        "or the one after it (the sender's burst after the stall), beside the gap in retransmitted "
+        'segments. docs/emu.md, "Stalls".\n\n' + "\n".join(lines) + "\n"
+    )
+
+
+def _markdown_intro(t: pd.DataFrame) -> str:
+    """What compare.md's table shows."""
+    return (
         f"Goodput in Mbit/s, RTT in ms (mean), retransmissions in % of the data segments sent and as "
         f"segments (all flows), then the segments' means by cause: fast (RACK) / after an RTO / loss "
         f"probe. sim = mean of {_runs_phrase(t, 'sim', 'seed')}, emu = mean of "
         f"{_runs_phrase(t, 'emu', 'kernel run')}; with more than one run the min–max range follows in "
         "brackets. error = (sim mean - emu mean) / emu mean.\n\n"
     )
-    return intro + head + "\n".join(lines) + "\n"
 
 
 def markdown_flows(t: pd.DataFrame, sides: tuple[str, ...]) -> str:

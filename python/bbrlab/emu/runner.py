@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from ..core.algorithms import lookup
 from ..errors import ScenarioError, ScenarioWarning, SimulationError
 from ..scenario import Scenario
@@ -40,6 +42,7 @@ from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import RTT_TICK_NS, _sample_loop
 from .sources import SOURCE_START_LEAD_NS, Sources, check_sources, grace_ns, source_launch
+from .stalls import stall_drops_of_run, stalls_from_final
 from .support import check_supported
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
 from .udptraffic import UdpFlows, UdpStatus, udpflow_launch
@@ -467,6 +470,10 @@ def run_emu(
                 ScenarioWarning,
                 stacklevel=2,
             )
+        stalls, stall_count = stalls_from_final(final, cfg["duration_ns"])
+        if stall_count:
+            threshold_ms = float(final.get("stall_threshold_ns") or 0) / 1e6
+            _warn_stalls(stalls, stall_count, threshold_ms, queue_rows, cfg["duration_ns"])
         raw = _assemble(
             cfg, states, ts, rtt_reads, queue_rows, final, t0, queue_labels, sources.tables(len(flows_cfg), duration_ns)
         )
@@ -484,7 +491,14 @@ def run_emu(
             "ect1_senders": settings["ect1_senders"],
         },
         "emulator": {
-            k: final.get(k) for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
+            **{
+                k: final.get(k)
+                for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
+            },
+            # The statistics intervals in which the emulator stalled (bbrlab.emu.stalls).
+            "stall_threshold_ms": (final.get("stall_threshold_ns") or 0) / 1e6,
+            "stall_count": stall_count,
+            "stalls": stalls,
         },
         "rtt_stats_from": "tcpi_rtt (smoothed RTT) sampled every 10 ms"
         + ("; transport = udp flows: every per-ACK RTT sample of the transport" if udp_flows else ""),
@@ -508,6 +522,30 @@ def run_emu(
         ],
     }
     return raw, wall_s, facts
+
+
+def _warn_stalls(
+    stalls: list[list[float]], count: int, threshold_ms: float, queue_rows: list[dict[str, Any]], duration_ns: int
+) -> None:
+    """Say that the emulator stalled, and how many of the bottleneck's overflow drops fell in
+    those intervals: drops the testbed's bursts made (bbrlab.emu.stalls)."""
+    rows = [r for r in queue_rows if r["t_ns"] <= duration_ns]
+    queue = pd.DataFrame(
+        {
+            "t_s": [r["t_ns"] / 1e9 for r in rows],
+            "queue": [r["queue"] for r in rows],
+            "drops_overflow": [r.get("drops_overflow") or 0 for r in rows],
+        }
+    )
+    f = stall_drops_of_run(queue, stalls, count)
+    warnings.warn(
+        f"the link emulator stalled (a packet {threshold_ms:g} ms or more late) in {count} statistics "
+        f"interval{'s' * (count != 1)}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
+        f"{f['overflow_drops']:.0f} overflow drops fell in them or right after (the sender's burst after a "
+        "stall: the testbed's drops, not the algorithm's; summary.json run.emu.emulator.stalls)",
+        ScenarioWarning,
+        stacklevel=3,
+    )
 
 
 def _options(s: FlowState, which: str) -> int:

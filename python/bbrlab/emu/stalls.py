@@ -1,0 +1,99 @@
+"""The link emulator's stalls, and the bottleneck drops that fall in them.
+
+The emulator is one thread; when the machine deschedules or throttles it, it delivers nothing
+for a while, and then everything it should have delivered at once. A *stall* is a statistics
+interval in which a packet left the emulator ``STALL_THRESHOLD_NS`` (1 ms; crates/emu
+forward.rs, where the threshold is justified) or more after its due time; the emulator lists them
+in its final line (``stalls``: [interval end relative to the start, the interval's largest
+lateness], ns, and ``stall_count``) and the runner copies them into summary.json's
+``run.emu.emulator`` as ``stalls`` ([t_s, late_ms] pairs) and ``stall_count``.
+
+What a stall does to TCP: the ACKs held on the reverse path arrive bunched, and the sender
+answers them with a burst of about stall × rate bytes into the bottleneck's queue — on top of
+what the queue already holds. With a full, shallow buffer that burst overflows it: drops (and so
+retransmissions) the testbed made, not the algorithm. :func:`drops_in_stalls` attributes the
+bottleneck's overflow drops to stalls: those of an interval with a stall or of the interval
+right after one (the burst lands after the stall, often across the grid point).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["STALL_METRICS", "stalls_from_final", "drops_in_stalls", "run_stalls", "stall_drops_of_run"]
+
+#: The queue whose drops are attributed: the dumbbell's bottleneck (forward direction). A graph
+#: run has no queue of that name; its links' drops are summed.
+BOTTLENECK = "bottleneck"
+
+
+def stalls_from_final(final: dict[str, Any], duration_ns: int) -> tuple[list[list[float]], int]:
+    """The emulator's final line's stalls within the run (interval end ≤ ``duration_ns``, as the
+    queue table's rows) as ``[t_s, late_ms]`` pairs, and how many there were in all within the run
+    (the list is capped; stalls after the run's end, while it is being torn down, are left out)."""
+    listed = final.get("stalls") or []
+    within = [[t / 1e9, round(late / 1e6, 3)] for t, late in listed if t <= duration_ns]
+    count = int(final.get("stall_count") or 0) - (len(listed) - len(within))
+    return within, max(count, len(within))
+
+
+def _key(t_s: float) -> int:
+    """A grid time as an integer of microseconds: the queue rows' and the stalls' times are both
+    ``t_ns / 1e9`` of the same grid, so they meet here exactly."""
+    return round(t_s * 1e6)
+
+
+def drops_in_stalls(t_s: Sequence[float], drops_cum: Sequence[float], stall_t_s: Sequence[float]) -> tuple[int, int]:
+    """One queue's overflow drops in stalled intervals, and all of them: ``t_s`` the queue rows'
+    interval ends (ascending), ``drops_cum`` its cumulative drops at each, ``stall_t_s`` the ends of
+    the intervals with a stall. An interval's drops count when it, or the one before it, stalled."""
+    stalled = {_key(t) for t in stall_t_s}
+    in_stalls = 0
+    prev_drops = 0.0
+    prev_t: float | None = None
+    for t, d in zip(t_s, drops_cum):
+        n = int(d - prev_drops)
+        if _key(t) in stalled or (prev_t is not None and _key(prev_t) in stalled):
+            in_stalls += n
+        prev_drops, prev_t = d, t
+    return in_stalls, int(prev_drops)
+
+
+#: What :func:`stall_drops_of_run` gives per run (compare.csv's ``emu_<name>`` means).
+STALL_METRICS = ("stall_count", "stall_max_ms", "overflow_drops", "stall_drops", "stall_drop_share")
+
+
+def run_stalls(summary: dict[str, Any]) -> tuple[list[list[float]], int] | None:
+    """A run's stalls and their count from its summary; None for a run without them (the
+    simulator, or an emulator run from before they were recorded)."""
+    emu = (summary.get("run") or {}).get("emu") or {}
+    em = emu.get("emulator") or {}
+    if "stall_count" not in em:
+        return None
+    return list(em.get("stalls") or []), int(em["stall_count"])
+
+
+def stall_drops_of_run(queue: pd.DataFrame, stalls: list[list[float]], stall_count: int) -> dict[str, float]:
+    """The attribution for one run from its queue table (``t_s``, ``queue``, cumulative
+    ``drops_overflow``) and its stalls (``[t_s, late_ms]`` pairs): :data:`STALL_METRICS` —
+    the stalls' count and longest (0 without any), the overflow drops (the bottleneck's, or every
+    queue's for a graph), those in stalled intervals and their share (NaN without drops)."""
+    names = set(queue["queue"].astype(str)) if len(queue) else set()
+    chosen = [BOTTLENECK] if BOTTLENECK in names else sorted(names)
+    stall_t = [t for t, _ in stalls]
+    in_stalls = total = 0
+    for name in chosen:
+        q = queue[queue["queue"].astype(str) == name].sort_values("t_s")
+        a, b = drops_in_stalls(q["t_s"].tolist(), q["drops_overflow"].tolist(), stall_t)
+        in_stalls += a
+        total += b
+    return {
+        "stall_count": float(stall_count),
+        "stall_max_ms": float(max((late for _, late in stalls), default=0.0)),
+        "overflow_drops": float(total),
+        "stall_drops": float(in_stalls),
+        "stall_drop_share": in_stalls / total if total else float("nan"),
+    }
