@@ -56,8 +56,8 @@ def _scenario(tmp_path: Path, text: str, name: str = "emu-test"):
     return load_scenario(p), p
 
 
-def _linkemu_pids(owner: int | None = None) -> list[int]:
-    """Emulator processes (they call themselves bbrlab-linkemu) of the runs of process ``owner``
+def _run_pids(comm: str, owner: int | None = None) -> list[int]:
+    """Processes called ``comm`` (bbrlab-linkemu, bbrlab-udpflow) of the runs of process ``owner``
     (default: this one), told apart by their config file on their command line, in the owner's
     scratch directory. Other runs on the machine (another checkout's tests) have their own: they
     are neither counted nor killed here."""
@@ -67,11 +67,16 @@ def _linkemu_pids(owner: int | None = None) -> list[int]:
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "comm").read_text().strip() == "bbrlab-linkemu" and mark in (d / "cmdline").read_bytes():
+                if (d / "comm").read_text().strip() == comm and mark in (d / "cmdline").read_bytes():
                     pids.append(int(d.name))
             except OSError:
                 pass
     return pids
+
+
+def _linkemu_pids(owner: int | None = None) -> list[int]:
+    """The emulator processes of process ``owner``'s runs (default: this one's)."""
+    return _run_pids("bbrlab-linkemu", owner)
 
 
 def _assert_clean(owner: int | None = None) -> None:
@@ -490,15 +495,24 @@ def test_blog_effect_cubic_collapses_bbr_holds_at_1_5_percent_loss(tmp_path, cc,
 # ------------------------------------------------------------------ clean-up
 
 
-@needs_emu
-def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
+def _start_cli_run(path: Path, tmp_path: Path) -> subprocess.Popen[str]:
+    """``bbrlab run PATH --backend emu --out tmp_path/o -q`` started in ``tmp_path``, its output
+    piped, for a test to interrupt (the dumbbell's and the graph's clean-up tests share this)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+
+
+def _check_cleanup_after_exception_and_emulator_death(scn) -> None:
+    """Runs ``scn`` (at least a second long) twice on the emu backend: once raising from the
+    progress callback, once SIGKILLing the emulators half a second in. Each run must fail with
+    its own error and leave nothing behind (the dumbbell's and the graph's tests share this)."""
     from bbrlab.emu.runner import run_emu
     from bbrlab.errors import SimulationError
-
-    scn, _ = _scenario(
-        tmp_path,
-        'duration = "5s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\n',
-    )
 
     def boom(now, end):
         if now > 0.5e9:
@@ -519,18 +533,22 @@ def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
 
 
 @needs_emu
+def test_cleanup_after_exception_and_after_emulator_death(tmp_path):
+    scn, _ = _scenario(
+        tmp_path,
+        'duration = "5s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "bbr"\n[[flows]]\ncc = "cubic"\n',
+    )
+
+    _check_cleanup_after_exception_and_emulator_death(scn)
+
+
+@needs_emu
 def test_cleanup_after_sigint_to_cli(tmp_path):
     _, path = _scenario(
         tmp_path,
         'duration = "30s"\n[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n[[flows]]\ncc = "cubic"\n',
     )
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    p = _start_cli_run(path, tmp_path)
     deadline = time.time() + 30
     while time.time() < deadline and not netns.leftovers(p.pid)["netns"]:
         time.sleep(0.1)

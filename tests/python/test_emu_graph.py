@@ -11,16 +11,20 @@ missing, as test_emu.py's do.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 from bbrlab.emu import netns
-from test_emu import _assert_clean, _linkemu_pids, _scenario, needs_emu
+from test_emu import (
+    _assert_clean,
+    _check_cleanup_after_exception_and_emulator_death,
+    _linkemu_pids,
+    _scenario,
+    _start_cli_run,
+    needs_emu,
+)
 
 #: Payload share of a 1448-byte segment's frame (1448 + 52 TCP/IP + 38 Ethernet).
 PAYLOAD = 1448 / 1538
@@ -160,40 +164,15 @@ def test_parking_lot_on_the_kernel_respects_the_links_and_splits_as_the_simulato
 
 @needs_emu
 def test_graph_run_cleans_up_after_exception_and_emulator_death(tmp_path):
-    from bbrlab.emu.runner import run_emu
-    from bbrlab.errors import SimulationError
-
     scn, _ = _scenario(tmp_path, PARKING_LOT.format(duration="5s"), "pl")
-
-    def boom(now, end):
-        if now > 0.5e9:
-            raise RuntimeError("boom")
-
-    with pytest.raises(RuntimeError, match="boom"):
-        run_emu(scn, progress=boom)
-    _assert_clean()
-
-    def kill_emulator(now, end):
-        if now > 0.5e9:
-            for pid in _linkemu_pids():
-                os.kill(pid, signal.SIGKILL)
-
-    with pytest.raises(SimulationError, match="emulator exited"):
-        run_emu(scn, progress=kill_emulator)
-    _assert_clean()
+    _check_cleanup_after_exception_and_emulator_death(scn)
 
 
 @needs_emu
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_graph_run_cleans_up_after_ctrl_c_and_sigkill(tmp_path, sig):
     _, path = _scenario(tmp_path, PARKING_LOT.format(duration="30s"), "pl")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    p = _start_cli_run(path, tmp_path)
     # Six hosts with flows: six namespaces, then traffic.
     deadline = time.time() + 30
     while time.time() < deadline and len(netns.leftovers(p.pid)["netns"]) < 6:

@@ -10,14 +10,13 @@ import math
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
-from test_emu import _assert_clean, _emu_unavailable
+from test_emu import _assert_clean, _emu_unavailable, _run_pids
 
 _REASON = _emu_unavailable()
 needs_emu = pytest.mark.skipif(_REASON is not None, reason=f"emu backend unavailable: {_REASON}")
@@ -106,18 +105,8 @@ def test_bql_over_udp_runs_through_the_emulator(tmp_path):
 
 
 def _udpflow_pids(owner: int) -> list[int]:
-    """The UDP transport's processes of process ``owner``'s runs (their config file is in the
-    owner's scratch directory)."""
-    mark = f"@{tempfile.gettempdir()}/{netns.scratch_prefix(owner)}".encode()
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if (d / "comm").read_text().strip() == "bbrlab-udpflow" and mark in (d / "cmdline").read_bytes():
-                    out.append(int(d.name))
-            except OSError:
-                pass
-    return out
+    """The UDP transport's processes of process ``owner``'s runs."""
+    return _run_pids("bbrlab-udpflow", owner)
 
 
 @needs_emu

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::os::fd::RawFd;
 
 use crate::{
-    ect0_to_ect1, flow_key, ipv4_dst, packet_ecn, set_ce, Arrival, Ecn, Link, QueueSample,
+    ect0_to_ect1, flow_key, ipv4_dst, packet_ecn, set_ce, Arrival, Ecn, Link, OriginCounters,
+    QueueSample,
 };
 
 pub(crate) fn now_ns() -> u64 {
@@ -56,6 +57,28 @@ impl Pool {
         let n = self.len[i as usize] as usize;
         &mut self.data[s..s + n]
     }
+    /// Reads one packet from `fd` (a non-blocking TUN) into a fresh slot and returns the slot;
+    /// none, with the slot given back, when the read yields nothing (empty or an error).
+    pub(crate) fn read_from(&mut self, fd: RawFd) -> Option<u32> {
+        let i = self.get();
+        let buf = self.buf(i);
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
+        if r <= 0 {
+            self.put(i);
+            return None;
+        }
+        self.len[i as usize] = r as u32;
+        Some(i)
+    }
+}
+
+/// One origin's counters as a JSON object of the final line (per sender, or per graph flow).
+pub(crate) fn origin_json(c: &OriginCounters) -> String {
+    format!(
+        "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\
+         \"policer_drops\":{}}}",
+        c.rx_pkts, c.drops, c.random_losses, c.ce_marks, c.policer_drops
+    )
 }
 
 /// A float as JSON (null for NaN: a statistic over no packets, or not measured).
@@ -389,14 +412,7 @@ impl Emu {
     pub(crate) fn drain(&mut self, fd: RawFd, from: Option<usize>, budget: usize) -> usize {
         let mut n = 0;
         while n < budget {
-            let i = self.pool.get();
-            let buf = self.pool.buf(i);
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
-            if r <= 0 {
-                self.pool.put(i);
-                break;
-            }
-            self.pool.len[i as usize] = r as u32;
+            let Some(i) = self.pool.read_from(fd) else { break };
             self.stats.reads += 1;
             let now = now_ns();
             match from {
@@ -420,14 +436,7 @@ impl Emu {
         let n = self.sender_fds.len();
         let per = |l: &Link<u32>| {
             (0..n)
-                .map(|i| {
-                    let c = l.per_origin.get(i).copied().unwrap_or_default();
-                    format!(
-                        "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\
-                         \"policer_drops\":{}}}",
-                        c.rx_pkts, c.drops, c.random_losses, c.ce_marks, c.policer_drops
-                    )
-                })
+                .map(|i| origin_json(&l.per_origin.get(i).copied().unwrap_or_default()))
                 .collect::<Vec<_>>()
                 .join(",")
         };

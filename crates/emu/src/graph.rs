@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 
-use crate::forward::{now_ns, Forwarder, LoopStats, Pool};
+use crate::forward::{now_ns, origin_json, Forwarder, LoopStats, Pool};
 use crate::run::parse_ipv4;
 use crate::{
     ect0_to_ect1, flow_key, ipv4_dst, packet_ecn, set_ce, Arrival, Departure, Link, LinkParams,
@@ -276,11 +276,7 @@ impl GraphEmu {
                     c.ce_marks += o.ce_marks;
                     c.policer_drops += o.policer_drops;
                 }
-                format!(
-                    "{{\"rx_pkts\":{},\"drops\":{},\"random_losses\":{},\"ce_marks\":{},\
-                     \"policer_drops\":{}}}",
-                    c.rx_pkts, c.drops, c.random_losses, c.ce_marks, c.policer_drops
-                )
+                origin_json(&c)
             })
             .collect::<Vec<_>>()
             .join(",")
@@ -296,14 +292,7 @@ impl Forwarder for GraphEmu {
         let fd = self.host_fds[h];
         let mut n = 0;
         while n < 64 {
-            let i = self.pool.get();
-            let buf = self.pool.buf(i);
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut _, buf.len()) };
-            if r <= 0 {
-                self.pool.put(i);
-                break;
-            }
-            self.pool.len[i as usize] = r as u32;
+            let Some(i) = self.pool.read_from(fd) else { break };
             self.stats.reads += 1;
             n += 1;
             let Some(route) = self.route_for(h as u16, i) else {

@@ -248,3 +248,22 @@ fn a_graph_written_as_the_star_with_its_switch_keys_runs_as_the_star() {
         }
     }
 }
+
+/// A dynamic threshold without the pool it divides is refused alike on the star and on a
+/// graph's fabric, each at its own key (one check serves both: `check_alpha_has_pool`).
+#[test]
+fn alpha_without_a_shared_pool_is_refused_on_the_star_and_on_the_fabric() {
+    let keys = json!({"shared_buffer_alpha": 1.0});
+    let why = "(the pool the dynamic threshold divides)";
+    assert_eq!(
+        error_of(&star(2, &keys)),
+        format!("topology.shared_buffer_alpha: needs topology.shared_buffer {why}")
+    );
+    assert_eq!(
+        error_of(&star_as_graph(2, &keys)),
+        format!("topology.fabric.shared_buffer_alpha: needs topology.fabric.shared_buffer {why}")
+    );
+    let with_pool = json!({"shared_buffer_bytes": 200_000, "shared_buffer_alpha": 1.0});
+    assert_eq!(error_of(&star(2, &with_pool)), "");
+    assert_eq!(error_of(&star_as_graph(2, &with_pool)), "");
+}

@@ -4,6 +4,7 @@
 use super::check::{err, Check};
 use super::check_path::{check_link_path, DelayKey};
 use super::check_queue::check_red;
+use super::check_star::check_alpha_has_pool;
 use super::*;
 use crate::topology::routing::{routes, Net};
 use pathmodel::impair::spec::Direction;
@@ -143,12 +144,7 @@ fn check_graph_fabric(g: &Graph) -> Check {
             format!("is one switch's pool; this graph has {switches} switches, leave it out"),
         );
     }
-    if f.shared_buffer_alpha.is_some() && f.shared_buffer_bytes.is_none() {
-        return err(
-            "topology.fabric.shared_buffer_alpha",
-            "needs topology.fabric.shared_buffer (the pool the dynamic threshold divides)",
-        );
-    }
+    check_alpha_has_pool("topology.fabric", f.shared_buffer_bytes, f.shared_buffer_alpha)?;
     if !f.lossless {
         return Ok(());
     }

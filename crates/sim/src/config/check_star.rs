@@ -74,12 +74,7 @@ pub(super) fn check_star_buffers(st: &Star) -> Check {
             "is one switch's pool; with more than one rack leave it out",
         );
     }
-    if st.shared_buffer_alpha.is_some() && st.shared_buffer_bytes.is_none() {
-        return err(
-            "topology.shared_buffer_alpha",
-            "needs topology.shared_buffer (the pool the dynamic threshold divides)",
-        );
-    }
+    check_alpha_has_pool("topology", st.shared_buffer_bytes, st.shared_buffer_alpha)?;
     if !st.lossless {
         return Ok(());
     }
@@ -101,6 +96,18 @@ pub(super) fn check_star_buffers(st: &Star) -> Check {
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// The `shared_buffer!` keys of a star (`prefix` "topology") or a graph's fabric
+/// ("topology.fabric"): the dynamic threshold divides the shared pool, so it needs one.
+pub(super) fn check_alpha_has_pool(prefix: &str, pool: Option<u64>, alpha: Option<f64>) -> Check {
+    if alpha.is_some() && pool.is_none() {
+        return err(
+            format!("{prefix}.shared_buffer_alpha"),
+            format!("needs {prefix}.shared_buffer (the pool the dynamic threshold divides)"),
+        );
     }
     Ok(())
 }

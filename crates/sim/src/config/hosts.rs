@@ -21,23 +21,23 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Hosts {
     /// Cores per host.
-    #[serde(default = "default_cores")]
+    #[serde(default = "const_u32::<8>")]
     #[schemars(range(min = 1, max = 1024))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub cores: u32,
     /// Interrupt moderation (`ethtool -C rx-usecs`): the interrupt fires this long after the first
     /// packet that finds none pending (mlx5 default 8 µs).
-    #[serde(default = "default_irq_delay")]
+    #[serde(default = "const_u64::<8_000>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub irq_delay_ns: u64,
     /// ... or as soon as this many packets wait (`rx-frames`, mlx5 default 128).
-    #[serde(default = "default_irq_frames")]
+    #[serde(default = "const_u32::<128>")]
     #[schemars(range(min = 1, max = 1_000_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub irq_frames: u32,
     /// Packets one NAPI poll takes (Linux `NAPI_POLL_WEIGHT`); GRO flushes at the end of a poll.
-    #[serde(default = "default_napi_budget")]
+    #[serde(default = "const_u32::<64>")]
     #[schemars(range(min = 1, max = 1_000_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub napi_budget: u32,
@@ -46,12 +46,12 @@ pub struct Hosts {
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub gro: bool,
     /// Largest merged skb (Linux `gro_max_size`, 64 KB).
-    #[serde(default = "default_gro_max")]
+    #[serde(default = "const_u64::<65_536>")]
     #[schemars(range(min = 1, max = MAX_BUFFER_BYTES))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub gro_max_bytes: u64,
     /// Receive ring per core (packets; mlx5 default 1024); a packet that finds it full is dropped.
-    #[serde(default = "default_ring")]
+    #[serde(default = "const_u32::<1024>")]
     #[schemars(range(min = 1, max = 10_000_000))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub rx_ring_pkts: u32,
@@ -63,106 +63,57 @@ pub struct Hosts {
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub flow_control: bool,
     /// CPU per interrupt (entry, softirq, NAPI poll set-up).
-    #[serde(default = "default_irq_cost")]
+    #[serde(default = "const_u64::<1_000>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub irq_cost_ns: u64,
     /// CPU per packet received (driver descriptor, buffer, GRO merge).
-    #[serde(default = "default_rx_segment_cost")]
+    #[serde(default = "const_u64::<100>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub rx_segment_cost_ns: u64,
     /// CPU per skb handed to TCP after GRO (IP/TCP receive, building the ACK, waking the reader).
-    #[serde(default = "default_rx_skb_cost")]
+    #[serde(default = "const_u64::<1_000>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub rx_skb_cost_ns: u64,
     /// Copy to the application (cache-cold DMA'd data), as a rate.
-    #[serde(default = "default_rx_copy_rate")]
+    #[serde(default = "const_u64::<80_000_000_000>")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub rx_copy_rate_bps: u64,
     /// CPU per offload chunk sent (tcp_write_xmit, IP output, qdisc, driver doorbell).
-    #[serde(default = "default_tx_chunk_cost")]
+    #[serde(default = "const_u64::<1_500>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub tx_chunk_cost_ns: u64,
     /// CPU per segment of a chunk (TSO descriptors).
-    #[serde(default = "default_tx_segment_cost")]
+    #[serde(default = "const_u64::<20>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub tx_segment_cost_ns: u64,
     /// Copy from the application (warm buffer), as a rate; new data only.
-    #[serde(default = "default_tx_copy_rate")]
+    #[serde(default = "const_u64::<160_000_000_000>")]
     #[schemars(range(min = 1, max = MAX_RATE_BPS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub tx_copy_rate_bps: u64,
     /// CPU per ACK processed by the sender (tcp_ack: clean the retransmit queue, RTT and rate
     /// samples, loss detection).
-    #[serde(default = "default_ack_cost")]
+    #[serde(default = "const_u64::<500>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub ack_cost_ns: u64,
     /// CPU of the congestion control's per-ACK work, charged on ACKs it does not skip (BBRv2/v3's
     /// fast path, the window algorithms' not-cwnd-limited return).
-    #[serde(default = "default_cc_ack_cost")]
+    #[serde(default = "const_u64::<50>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub cc_ack_cost_ns: u64,
     /// CPU per timer that fires (pacing, retransmission, delayed ACK).
-    #[serde(default = "default_timer_cost")]
+    #[serde(default = "const_u64::<500>")]
     #[schemars(range(max = MAX_DELAY_NS))]
     #[schemars(extend("x-backends" = EMU_WITHIN))]
     pub timer_cost_ns: u64,
-}
-
-fn default_cores() -> u32 {
-    8
-}
-fn default_irq_delay() -> u64 {
-    8_000
-}
-fn default_irq_frames() -> u32 {
-    128
-}
-fn default_napi_budget() -> u32 {
-    64
-}
-fn default_gro_max() -> u64 {
-    65_536
-}
-fn default_ring() -> u32 {
-    1024
-}
-fn default_irq_cost() -> u64 {
-    1_000
-}
-fn default_rx_segment_cost() -> u64 {
-    100
-}
-fn default_rx_skb_cost() -> u64 {
-    1_000
-}
-fn default_rx_copy_rate() -> u64 {
-    80_000_000_000
-}
-fn default_tx_chunk_cost() -> u64 {
-    1_500
-}
-fn default_tx_segment_cost() -> u64 {
-    20
-}
-fn default_tx_copy_rate() -> u64 {
-    160_000_000_000
-}
-fn default_ack_cost() -> u64 {
-    500
-}
-fn default_cc_ack_cost() -> u64 {
-    50
-}
-fn default_timer_cost() -> u64 {
-    500
 }
 
 impl Default for Hosts {

@@ -176,6 +176,17 @@ fn default_true() -> bool {
     true
 }
 
+/// Serde default of a key whose default is a plain number its doc gives and explains (the
+/// host model's): `default = "const_u64::<8_000>"` states the value at the key instead of in a
+/// function of its own.
+fn const_u64<const N: u64>() -> u64 {
+    N
+}
+/// As `const_u64`, for `u32` keys.
+fn const_u32<const N: u32>() -> u32 {
+    N
+}
+
 /// A config that passed every check: bounds, types and the relations between fields. The
 /// simulator is built from one (`Simulation::from_checked`), so a config checked once (the front
 /// checks it when it reads the scenario) is never checked again on its way to the run.
