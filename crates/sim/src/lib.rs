@@ -324,6 +324,9 @@ pub struct Simulation {
     /// `pump` takes its general path: the host model, or lazily counted NICs
     /// (`speedup/nic.rs`).
     pump_general: bool,
+    /// Links with timed parts (cut-through, jitter, PAUSE sent) are timestamped
+    /// (`speedup/timed.rs`); off only to compare with the event-driven model in tests.
+    timed_links: bool,
     apps: Vec<apps::QueryApp>,
     app_events: apps::AppEvents,
     /// The end hosts' CPUs and receive queues (`host.rs`), when the scenario models them.
@@ -351,6 +354,17 @@ impl Simulation {
 
     /// Build from a config that passed every check (it is not checked again).
     pub fn from_checked(cfg: config::Checked) -> Result<Simulation, ConfigError> {
+        Simulation::build(cfg, true)
+    }
+
+    /// `from_json` with the links that have timed parts timestamped (`timed_links`) or
+    /// event-driven: the model the timed links must reproduce.
+    #[cfg(test)]
+    pub(crate) fn from_json_timing(json: &str, timed_links: bool) -> Simulation {
+        Simulation::build(Config::check_json(json).unwrap(), timed_links).unwrap()
+    }
+
+    fn build(cfg: config::Checked, timed_links: bool) -> Result<Simulation, ConfigError> {
         let cfg = cfg.resolved();
         let mut links: Vec<Link> = Vec::new();
         let built = topology::build(&cfg, &mut links);
@@ -402,6 +416,7 @@ impl Simulation {
             sampled_queue_bytes: vec![0; n_links],
             pause_frames_total: 0,
             pump_general: false,
+            timed_links,
             apps,
             app_events: apps::AppEvents::default(),
             hosts,
@@ -423,6 +438,7 @@ impl Simulation {
             l.fast.timestamped = l.can_be_timestamped();
         }
         sim.set_lazy_nics();
+        sim.set_timed();
         sim.set_folds();
         sim.set_ahead();
         for lid in 0..sim.links.len() as LinkId {

@@ -32,7 +32,7 @@ impl Simulation {
             } else {
                 self.enter_pipe(lid, arrive, p, p.hop + 1);
             }
-        } else if link.fast.timestamped {
+        } else if link.fast.plain {
             self.enqueue_timestamped(lid, p);
         } else {
             self.enqueue_event_driven(lid, p);
@@ -44,34 +44,47 @@ impl Simulation {
     /// PFC, shared buffer: `Link::can_be_timestamped`); a packet that is not dropped is
     /// accepted by the serializer at once (`start_timestamped_tx`).
     fn enqueue_timestamped(&mut self, lid: LinkId, mut p: Packet) {
+        debug_assert!(self.links[lid as usize].can_be_timestamped());
+        if self.admit_timestamped(lid, &mut p).is_none() {
+            return;
+        }
+        // Its start and departure times are fixed now.
+        let dt = self.links[lid as usize].tx_time_ns(p.wire_bytes);
+        self.start_timestamped_tx(lid, dt, p);
+    }
+
+    /// A timestamped (plain or timed) link's queue as `p` finds it (replayed to now), then
+    /// random loss and the native chain's stages (which may mark `p`): whether `p` waits (is
+    /// counted in the queue), or None if it was dropped. (`p` by reference: moved through the
+    /// return value, the packet was copied twice more, +0.45 % instructions at bench (a).)
+    #[inline(always)]
+    pub(crate) fn admit_timestamped(&mut self, lid: LinkId, p: &mut Packet) -> Option<bool> {
         let now = self.now;
         let last_sample_ns = self.metrics.last_sample_ns;
         let link = &mut self.links[lid as usize];
-        debug_assert!(link.can_be_timestamped());
         // The queue as it is now: starts and departures since the last packet.
         link.replay(now, last_sample_ns);
         let occupancy = Link::timestamped_occupancy;
-        if lost_at_random(link, &mut self.flows, &p) {
-            return;
+        if lost_at_random(link, &mut self.flows, p) {
+            return None;
         }
         let idle = link.ser.is_idle(now);
-        if !pass_arrival_stage(link, &mut self.flows, &mut p, now, idle, occupancy) {
-            return;
+        if !pass_arrival_stage(link, &mut self.flows, p, now, idle, occupancy) {
+            return None;
         }
-        if !(idle && link.paused_until <= now) {
+        let waits = !(idle && link.paused_until <= now);
+        if waits {
             // The packet waits: the admission stage (drop-tail), then the enqueue stage.
             if !qdisc_admits(link, p.wire_bytes, occupancy) {
-                count_drop(link, &mut self.flows, &p);
-                return;
+                count_drop(link, &mut self.flows, p);
+                return None;
             }
-            join_queue(link, &mut p, now, occupancy);
+            join_queue(link, p, now, occupancy);
         } else {
             // Idle link: start serializing at once; nothing waits.
             link.note_occupancy(now);
         }
-        // Its start and departure times are fixed now.
-        let dt = link.tx_time_ns(p.wire_bytes);
-        self.start_timestamped_tx(lid, dt, p);
+        Some(waits)
     }
 
     /// A timestamped link's serializer accepts `p`, `dt` ns long: straight into the pipe at its
@@ -99,6 +112,10 @@ impl Simulation {
         let ingress_from =
             if self.links[lid as usize].ingress_acct() { Some(self.came_in_on(&p)) } else { None };
         let link = &mut self.links[lid as usize];
+        if link.fast.timed {
+            self.enqueue_timed(lid, p); // (`speedup/timed.rs`)
+            return;
+        }
         debug_assert!(!link.fast.timestamped);
         if lost_at_random(link, &mut self.flows, &p) {
             return;
@@ -111,7 +128,9 @@ impl Simulation {
         if !pass_arrival_stage(link, &mut self.flows, &mut p, now, idle, Link::occupancy) {
             return;
         }
-        if idle && link.paused_until <= now {
+        // (Not past packets a pause held: at the instant it ends they start first, before
+        // their `Resume` event runs, FIFO.)
+        if idle && link.paused_until <= now && link.queue.is_empty() {
             // Idle link: start serializing at once; nothing waits.
             link.note_occupancy(now);
             self.start_tx(lid, p);
@@ -258,6 +277,10 @@ impl Simulation {
             // `Ahead::Nic`, or a lazily counted NIC's throttled flow's wake-up at its next
             // departure (`speedup/nic.rs`).
             self.on_nic_ahead_departure(lid, self.now);
+            return;
+        }
+        if self.links[lid as usize].fast.timed {
+            self.on_xon_check(lid); // an egress port's (`speedup/timed.rs`)
             return;
         }
         if self.links[lid as usize].fast.timestamped {

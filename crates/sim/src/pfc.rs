@@ -128,6 +128,13 @@ impl LinkPfc {
             && !self.ingress_acct
             && self.pause_quanta_ns == 0
     }
+
+    /// Nothing here but egress accounting's PAUSE sent, which a timed link handles, and PAUSE
+    /// received, which keeps it event-driven unless ignored (`speedup/timed.rs`); so does
+    /// ingress accounting.
+    pub fn lets_link_be_timed(&self) -> bool {
+        self.ingress.is_none() && !self.ingress_acct
+    }
 }
 
 /// Egress accounting: an output port and the links that feed it.
@@ -140,6 +147,16 @@ pub(crate) struct PortPfc {
 }
 
 impl PortPfc {
+    /// A PAUSE is in force (sent, no XON since).
+    pub(crate) fn pause_asserted(&self) -> bool {
+        self.pause.asserted
+    }
+
+    /// The queue size below which the port sends XON.
+    pub(crate) fn xon_bytes(&self) -> u64 {
+        self.xon
+    }
+
     pub(crate) fn new(
         xoff: u64,
         xon: u64,

@@ -60,6 +60,11 @@ impl Serializer {
         slot
     }
 
+    /// The packets waiting at the last replay, in order.
+    pub fn waiting(&self) -> &VecDeque<Slot> {
+        &self.waiting
+    }
+
     /// A passive link's acceptance (no one reads its queue): only the time its last bit leaves,
     /// the same as [`Serializer::accept`]'s `done_ns`, without the schedule kept for a replay.
     #[inline]

@@ -117,6 +117,9 @@ pub(crate) struct Link {
     /// served ahead. Set once the topology and the flows are built.
     pub(crate) fast: FastPath,
 
+    /// A timed link's state (`speedup/timed.rs`); None on every other link.
+    pub(crate) timed: Option<Box<crate::speedup::timed::TimedWire>>,
+
     /// Schedules, traces, policer, burst loss, jitter, reordering, aggregation (`path.rs`);
     /// none on most links.
     pub(crate) path: Option<Box<path::PathParts>>,
@@ -220,6 +223,7 @@ impl Link {
             in_pool: false,
             host_paused: false,
             fast: FastPath::default(),
+            timed: None,
             path: None,
             tap: crate::capture::TAP_SENDER,
         }
@@ -232,6 +236,39 @@ impl Link {
     /// delay the departure and the arrival are two moments, and the NIC stays event-driven.
     pub(crate) fn can_be_timestamped(&self) -> bool {
         (!self.is_sender_nic || self.delay_ns == 0) && self.can_be_timestamped_nic()
+    }
+
+    /// Whether the link qualifies as *timed* (`speedup/timed.rs`): timestamped though its wire
+    /// is cut-through or jittered or it sends PAUSE at egress — every part a link may have but
+    /// PAUSE received (unless ignored), ingress accounting, the shared pool, a path-model
+    /// discipline, the host model's pause, path stages and capture. With a propagation delay
+    /// (an arrival is then always a moment after the departure that fixes it). A sender NIC
+    /// qualifies only with its departures counted lazily (`speedup/nic.rs`). Not a jittered
+    /// link whose loss or RED draws from its random stream: the jitter, drawn on acceptance,
+    /// would take other numbers than at the packet's start.
+    pub(crate) fn can_be_timed(&self) -> bool {
+        (self.jitter_ns == 0 || (self.loss == 0.0 && !self.qdisc.has_arrival_stage()))
+            && !self.may_be_paused()
+            && self.aqm.is_none()
+            && self.pfc.as_deref().is_none_or(LinkPfc::lets_link_be_timed)
+            && self.delay_ns > 0
+            && !self.in_pool
+            && !self.host_paused
+            && self.path.is_none()
+            && self.tap == crate::capture::TAP_SENDER
+    }
+
+    /// The link has a part that only a timed link handles (`can_be_timed`): cut-through,
+    /// jitter, PAUSE sent (or received and ignored).
+    pub(crate) fn has_timed_parts(&self) -> bool {
+        self.cut_through_bytes > 0
+            || self.jitter_ns > 0
+            || self.pfc.as_deref().is_some_and(|p| !p.lets_link_be_timestamped())
+    }
+
+    /// A PAUSE frame may stop this link's transmitter.
+    pub(crate) fn may_be_paused(&self) -> bool {
+        self.pfc.as_deref().is_some_and(|p| p.pause_quanta_ns > 0 && !p.ignores_pause)
     }
 
     /// `can_be_timestamped` but for a sender NIC's delay: nothing stops the serializer or
@@ -261,7 +298,11 @@ impl Link {
     /// queue table (`monitored`): its queue is a pure function of its arrivals, so it can
     /// accept a packet ahead of time from the single link that feeds it (`speedup/fold.rs`).
     pub(crate) fn is_passive(&self, monitored: bool) -> bool {
-        self.fast.timestamped && !monitored && self.loss == 0.0 && self.qdisc.is_empty()
+        self.fast.timestamped
+            && !self.fast.timed
+            && !monitored
+            && self.loss == 0.0
+            && self.qdisc.is_empty()
     }
 
     /// A packet of `wire_bytes` joins the queue (waits behind the one serializing).

@@ -53,6 +53,8 @@
 //! enters it or reads it before `t` (its one receiver host's timers are the horizon, the
 //! samples too), so its drops, marks, random draws and statistics are those of the ACK's
 //! own time.
+//! A port that sends PAUSE takes no packet ahead of its time (`Link::takes_packets_ahead`,
+//! `timed.rs`).
 //! `serving_ahead_changes_nothing` checks the result tables against event-driven arrivals,
 //! with samples, delayed-ACK timers, losses on both bottlenecks and ECN.
 
@@ -162,6 +164,7 @@ impl Simulation {
                 || elsewhere[nic]
                 || ends_data[nic]
                 || !self.links[nic].fast.timestamped
+                || !self.links[nic].takes_packets_ahead()
             {
                 ok[rx_link] = false;
             }
@@ -186,6 +189,7 @@ impl Simulation {
                 && la.to == NodeKind::Router
                 && lb.fast.timestamped
                 && !lb.fast.passive
+                && lb.takes_packets_ahead()
                 && feeder[b as usize] == a as u32
             {
                 self.links[a].fast.ahead = Ahead::Router;
@@ -225,6 +229,7 @@ impl Simulation {
                 && la.fast.passive
                 && !la.fast.fold
                 && lb.fast.timestamped
+                && lb.takes_packets_ahead()
                 && feeder[b as usize] == a as u32
             {
                 self.links[a].fast.ahead = Ahead::Nic;

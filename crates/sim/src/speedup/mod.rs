@@ -11,10 +11,12 @@
 //!   served before its time where nothing can tell;
 //! - `nic.rs`: host NICs with a propagation delay, timestamped: a receiver's (it carries no
 //!   data), and a sender's whose departures TSQ counts when it next looks;
+//! - `timed.rs`: cut-through and jittered links and ports that send PAUSE, timestamped all the
+//!   same;
 //! - `tests.rs`: each against the event-driven model, over whole runs.
 //!
 //! Each link's part in this is its `FastPath`, decided once the topology and the flows are
-//! built (`Simulation::new`: `mark_data_nics`, timestamped, `set_lazy_nics`, then
+//! built (`Simulation::new`: `mark_data_nics`, timestamped, `set_lazy_nics`, `set_timed`, then
 //! `set_folds`, then `set_ahead`).
 
 pub(crate) mod ahead;
@@ -22,6 +24,7 @@ pub(crate) mod fold;
 pub(crate) mod nic;
 #[cfg(test)]
 mod tests;
+pub(crate) mod timed;
 
 use ahead::Ahead;
 use cc::Nanos;
@@ -36,6 +39,12 @@ pub(crate) struct FastPath {
     /// pool, cut-through or jitter): its packets' times are fixed on acceptance and it needs
     /// no `TxDone` events (`serializer.rs`; `Link::can_be_timestamped`).
     pub timestamped: bool,
+    /// A timestamped link without timed parts (`Link::has_timed_parts`): `enqueue`'s short
+    /// path. The other timestamped links are `timed`.
+    pub plain: bool,
+    /// A timestamped link with a cut-through or jittered wire, or that sends PAUSE
+    /// (`timed.rs`): its packets' times are decided on acceptance all the same.
+    pub timed: bool,
     /// A timestamped link that decides and reports nothing (`Link::is_passive`): nobody reads
     /// its queue, so it keeps only its serializer's free time (`Serializer::pass`), not the
     /// replayable schedule and statistics.
@@ -61,11 +70,22 @@ pub(crate) struct FastPath {
     pub pipe_armed: bool,
 }
 
+impl FastPath {
+    /// (Tests) Make the link timestamped or event-driven, `plain` and `timed` in step.
+    #[cfg(test)]
+    pub fn set_timestamped(&mut self, on: bool) {
+        self.timed &= on;
+        (self.timestamped, self.plain) = (on, on && !self.timed);
+    }
+}
+
 impl Default for FastPath {
     /// Event-driven: nothing sped up until the topology and the flows say so.
     fn default() -> FastPath {
         FastPath {
             timestamped: false,
+            plain: false,
+            timed: false,
             passive: false,
             fold: false,
             ahead: Ahead::No,

@@ -86,7 +86,8 @@ impl Simulation {
             if fi == NONE || fi == MANY || used_else[a] {
                 continue;
             }
-            if link.is_sender_nic && link.delay_ns > 0 && link.can_be_timestamped_nic() {
+            let timed = self.timed_links && link.can_be_timed(); // (`timed.rs`)
+            if link.is_sender_nic && link.delay_ns > 0 && (link.can_be_timestamped_nic() || timed) {
                 // No longer a NIC whose departures are events (`Link::pipe_event`): its pipe
                 // holds arrivals; TSQ's part is the flow's `nic_departures`.
                 link.is_sender_nic = false;

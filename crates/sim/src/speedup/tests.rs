@@ -135,7 +135,8 @@ fn run_with(mut sim: Simulation, timestamped: bool, fold: bool) -> (String, u64,
         // (Nothing is served ahead either: that needs passive, timestamped links.)
         without_lazy_nics(&mut sim);
         sim.links.iter_mut().for_each(|l| {
-            (l.fast.timestamped, l.fast.passive, l.fast.ahead) = (false, false, Ahead::No);
+            l.fast.set_timestamped(false);
+            (l.fast.passive, l.fast.ahead) = (false, Ahead::No);
             l.fast.nic_flow = crate::speedup::NO_FLOW;
         });
         sim.rx_ahead_on = false;
@@ -236,8 +237,8 @@ fn timestamped_sender_nics_change_no_result() {
             if !nic_timestamped {
                 nics.iter().for_each(|&l| {
                     let link = &mut sim.links[l];
-                    (link.fast.timestamped, link.fast.passive, link.fast.ahead) =
-                        (false, false, Ahead::No);
+                    link.fast.set_timestamped(false);
+                    (link.fast.passive, link.fast.ahead) = (false, Ahead::No);
                     link.fast.nic_flow = crate::speedup::NO_FLOW;
                 });
             }
@@ -324,7 +325,8 @@ fn timestamped_links_change_no_result_ecn_and_red() {
 fn without_lazy_nics(sim: &mut Simulation) {
     for l in &mut sim.links {
         if l.fast.lazy_tsq {
-            (l.fast.timestamped, l.fast.lazy_tsq) = (false, false);
+            l.fast.set_timestamped(false);
+            l.fast.lazy_tsq = false;
             (l.is_sender_nic, l.fast.nic_flow) = (true, crate::speedup::NO_FLOW);
         }
     }
@@ -416,7 +418,8 @@ fn lazy_nics_change_no_result() {
                 for &l in &ack_nics {
                     let link = &mut sim.links[l];
                     link.is_sender_nic = true;
-                    link.fast.timestamped = link.can_be_timestamped();
+                    let on = link.can_be_timestamped();
+                    link.fast.set_timestamped(on);
                 }
             }
             sim.run_until(u64::MAX);
