@@ -541,8 +541,8 @@ def _warn_stalls(
     warnings.warn(
         f"the link emulator stalled (a packet {threshold_ms:g} ms or more late) in {count} statistics "
         f"interval{'s' * (count != 1)}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
-        f"{f['overflow_drops']:.0f} overflow drops fell in them or right after (the sender's burst after a "
-        "stall: the testbed's drops, not the algorithm's; summary.json run.emu.emulator.stalls)",
+        f"{f['overflow_drops']:.0f} overflow drops fell in them or right after (drops there may be the "
+        "testbed's rather than the algorithm's; summary.json run.emu.emulator.stalls)",
         ScenarioWarning,
         stacklevel=3,
     )
