@@ -33,6 +33,7 @@ macro_rules! held_in_field {
 }
 
 mod backlog;
+mod chains;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
