@@ -48,12 +48,23 @@ _REASON = _emu_unavailable()
 needs_emu = pytest.mark.skipif(_REASON is not None, reason=f"emu backend unavailable: {_REASON}")
 
 
+def _write(tmp_path: Path, text: str, name: str = "emu-test") -> Path:
+    """A scenario file called ``name`` with ``text`` after its name line."""
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'name = "{name}"\n' + text)
+    return p
+
+
 def _scenario(tmp_path: Path, text: str, name: str = "emu-test"):
     from bbrlab.scenario import load_scenario
 
-    p = tmp_path / f"{name}.toml"
-    p.write_text(f'name = "{name}"\n' + text)
+    p = _write(tmp_path, text, name)
     return load_scenario(p), p
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``bbrlab ARGS`` in a child process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "bbrlab", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def _run_pids(comm: str, owner: int | None = None) -> list[int]:

@@ -20,22 +20,9 @@ from bbrlab.emu import netns
 from bbrlab.emu.sourceproc import PROCESS_NAME, Schedule
 from bbrlab.emu.sources import _Source, traffic_columns
 from bbrlab.emu.traffic import AppWriter
-from test_emu import _assert_clean, _emu_unavailable
-
-_REASON = _emu_unavailable()
-needs_emu = pytest.mark.skipif(_REASON is not None, reason=f"emu backend unavailable: {_REASON}")
+from test_emu import _assert_clean, _cli, _write, needs_emu
 
 LINK = '[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n'
-
-
-def _write(tmp_path: Path, text: str, name: str = "traffic-test") -> Path:
-    p = tmp_path / f"{name}.toml"
-    p.write_text(f'name = "{name}"\n' + text)
-    return p
-
-
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bbrlab", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def _source_pids() -> list[int]:

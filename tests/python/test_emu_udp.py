@@ -11,27 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
-from test_emu import _assert_clean, _emu_unavailable, _run_pids
-
-_REASON = _emu_unavailable()
-needs_emu = pytest.mark.skipif(_REASON is not None, reason=f"emu backend unavailable: {_REASON}")
+from test_emu import _assert_clean, _cli, _run_pids, _write, needs_emu
 
 LINK = '[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", buffer = "1bdp" }\n'
-
-
-def _write(tmp_path: Path, text: str, name: str = "udp-test") -> Path:
-    p = tmp_path / f"{name}.toml"
-    p.write_text(f'name = "{name}"\n' + text)
-    return p
-
-
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bbrlab", *args], capture_output=True, text=True, timeout=timeout)
 
 
 # ------------------------------------------------------------------ no privileges needed

@@ -18,6 +18,7 @@ pytest.importorskip("bbrlab._core")
 
 from bbrlab.reproduce import bql_kernel as bk  # noqa: E402  # only once the core is known to be there
 from bbrlab.reproduce import bql_vs_bbr  # noqa: E402
+from bbrlab.reproduce.catalog import get_study  # noqa: E402
 from bbrlab.reproduce.claims import Verdict  # noqa: E402
 from bbrlab.reproduce.context import Size  # noqa: E402
 from test_emu import _emu_unavailable  # noqa: E402
@@ -32,8 +33,9 @@ def test_the_plan_runs_the_zero_ms_point_at_1_gbits_and_says_why_100_ms_is_scale
     assert "300 Mbit/s" in by_rtt[100].label
     text = bk.plan_text(PLAN)
     assert by_rtt[100].scaled in text and "500 and 1000 ms" in text
-    # The study's own page names the plan the emu backend runs.
-    assert bql_vs_bbr.KERNEL_PLAN.points == PLAN.points
+    # The catalog runs this module for `--backend emu`.
+    st = get_study("bql-vs-bbr")
+    assert st.kernel_module == "bql_kernel" and st.has_kernel_plan
 
 
 def test_bql_runs_over_udp_and_over_kernel_tcp_at_every_point() -> None:

@@ -38,11 +38,29 @@ PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the directory holding th
 
 @dataclass(frozen=True)
 class Launch:
-    """The emulator's command line (``--config`` is appended by the caller) and its directory."""
+    """A helper program's command line (``--config`` is appended by the caller) and its directory:
+    the emulator, the UDP transport's halves, the traffic sources."""
 
     argv: list[str]
     cwd: str | None
     description: str  # recorded in summary.json (run.emu.linkemu)
+
+    def start_in_netns(self, spawn: Any, ns: str, scratch: Path, name: str, cfg: dict[str, Any]) -> tuple[Any, Any]:
+        """Start the program in namespace ``ns`` through ``spawn`` (the testbed's, which tracks the
+        process for clean-up) with ``cfg`` written to ``scratch/NAME.json``; its stdout is piped
+        (status lines), its stderr goes to ``scratch/NAME.stderr``, read when it exits. Returns the
+        process and that stderr file."""
+        path = scratch / f"{name}.json"
+        path.write_text(json.dumps(cfg))
+        err = open(scratch / f"{name}.stderr", "w+b")  # noqa: SIM115  # read at exit
+        p = spawn(
+            ["ip", "netns", "exec", ns, *self.argv, "--config", f"@{path}"],
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        return p, err
 
 
 def emulator_launch() -> Launch:

@@ -130,16 +130,7 @@ class Sources:
     def _spawn(self, src: _Source, role: str, ns: str, cfg: dict[str, Any]) -> None:
         name = f"src{src.index}-{role}"
         assert self.scratch is not None, "a run with sources has a scratch directory"
-        path = self.scratch / f"{name}.json"
-        path.write_text(json.dumps(cfg))
-        err = open(self.scratch / f"{name}.stderr", "w+b")  # noqa: SIM115  # read at exit
-        p = self.spawn(
-            ["ip", "netns", "exec", ns, *self.launch.argv, "--config", f"@{path}"],
-            cwd=self.launch.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-        )
+        p, err = self.launch.start_in_netns(self.spawn, ns, self.scratch, name, cfg)
         self.procs.append(p)
         src.ready[role] = threading.Event()
         t = threading.Thread(target=self._read, args=(p, err, src, role), daemon=True, name=name)

@@ -136,16 +136,7 @@ class UdpFlows:
         self.stopping = False
 
     def _start(self, ns: str, role: str, index: int, cfg: dict[str, Any], on_line: Any, state: FlowState) -> Any:
-        cfg_path = self.scratch / f"udp{index}-{role}.json"
-        cfg_path.write_text(json.dumps(cfg))
-        err = open(self.scratch / f"udp{index}-{role}.stderr", "w+b")  # noqa: SIM115  # read at exit
-        p = self.spawn(
-            ["ip", "netns", "exec", ns, *self.launch.argv, "--config", f"@{cfg_path}"],
-            cwd=self.launch.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-        )
+        p, err = self.launch.start_in_netns(self.spawn, ns, self.scratch, f"udp{index}-{role}", cfg)
         self.procs.append(p)
         t = threading.Thread(
             target=self._read, args=(p, err, on_line, state, role), daemon=True, name=f"udp{index}{role}"

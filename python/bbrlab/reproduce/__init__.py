@@ -7,7 +7,8 @@ commentary from the numbers (`sentences`) and writes ``REPORT.md`` (`report`) an
 (one row per claim: ``claim, paper_value, bbrlab_value, rule, verdict, reason``; format in
 `claims`). It says what each `Size` means in one table, ``PLANS``: ``tiny`` for tests, ``quick`` for CI
 (``--quick``), ``full`` for the study a user runs; a study may also have a ``KERNEL_PLAN``, which
-``--backend emu`` runs on real Linux (`context.StudyContext.backend`). The sources are named
+``--backend emu`` runs on real Linux (`context.StudyContext.backend`), or a module of its own for
+that backend (`catalog.Study.kernel_module`: bql-vs-bbr's ``bql_kernel``). The sources are named
 as in `sources` (full citations: docs/sources.md).
 """
 

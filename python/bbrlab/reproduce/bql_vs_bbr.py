@@ -257,10 +257,7 @@ def _vs_rtt_figure(
 
 
 def run(ctx: StudyContext) -> Path:
-    if ctx.backend != "sim":
-        from . import bql_kernel  # imports this module (see __getattr__)
-
-        return bql_kernel.run(ctx)
+    """The simulator's study (`--backend emu` runs bql_kernel.py instead, the catalog's choice)."""
     p = PLANS[ctx.size]
     out = ctx.out_dir
 
@@ -314,15 +311,13 @@ def run(ctx: StudyContext) -> Path:
 
 
 def _kernel_plan_section() -> tuple[str, str]:
-    """What `--backend emu` runs instead (bql_kernel.py): the real-host column's plan."""
-    from . import bql_kernel  # imports this module (see __getattr__)
-
-    plan = bql_kernel.KERNEL_PLANS[Size.FULL]
+    """Where the real-host column is (bql_kernel.py, which builds on this module)."""
     return (
         "The real-host column (`--backend emu`)",
         "`bbrlab reproduce bql-vs-bbr --backend emu` runs the points the link emulator can carry on real "
-        "Linux and on the simulator, one page with both (`--quick`: "
-        f"{bql_kernel.KERNEL_PLANS[Size.QUICK].dur_s:g} s runs):\n\n" + bql_kernel.plan_text(plan),
+        "Linux and on the simulator, one page with both: BQL over bbrlab's UDP transport, BQL over kernel "
+        "TCP (its BPF port) and the kernel's BBR at 0 ms and 1 Gbit/s, and at 100 ms scaled to 300 Mbit/s; "
+        "that page lists the points and why each is carried or scaled (docs/reproduce.md).",
     )
 
 
@@ -773,17 +768,6 @@ def report_sections(
             ),
         ),
     ]
-
-
-def __getattr__(name: str) -> Any:
-    """``KERNEL_PLAN``: the plan `--backend emu` runs (the catalog runs a study on the kernel only
-    when it has one), from bql_kernel.py, which imports this module's definitions — so on first
-    use rather than at import."""
-    if name == "KERNEL_PLAN":
-        from .bql_kernel import KERNEL_PLANS
-
-        return KERNEL_PLANS[Size.FULL]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -24,10 +24,19 @@ class Study:
     source: Source
     part: str  # which part of the source (sections, figures), "" for the whole document
     module: str  # python module (relative to this package) with a `run(ctx)` function
+    #: The module (relative to this package) whose `run(ctx)` takes `--backend emu`, when that is
+    #: not `module` itself (a module with a `KERNEL_PLAN` runs both backends).
+    kernel_module: str | None = None
 
     def run(self, ctx: StudyContext) -> Path:
+        name = self.kernel_module if ctx.backend != "sim" and self.kernel_module else self.module
+        return importlib.import_module(f".{name}", __package__).run(ctx)
+
+    @property
+    def has_kernel_plan(self) -> bool:
+        """Whether `--backend emu` can run this study."""
         mod = importlib.import_module(f".{self.module}", __package__)
-        return mod.run(ctx)
+        return self.kernel_module is not None or hasattr(mod, "KERNEL_PLAN")
 
     @property
     def source_text(self) -> str:
@@ -58,6 +67,7 @@ STUDIES: dict[str, Study] = {
             ANHALT_BQL,
             "",
             "bql_vs_bbr",
+            kernel_module="bql_kernel",
         ),
         Study(
             "many-flows-ecn",
@@ -124,11 +134,7 @@ def run_studies(
     names = list(names)
     studies = list_studies() if not names or names == ["all"] else [get_study(n) for n in names]
     if backend != "sim":
-        no_plan = [
-            st.name
-            for st in studies
-            if not hasattr(importlib.import_module(f".{st.module}", __package__), "KERNEL_PLAN")
-        ]
+        no_plan = [st.name for st in studies if not st.has_kernel_plan]
         if no_plan:
             raise UserError(f"--backend {backend}: {', '.join(no_plan)} has no kernel plan; run it on the simulator")
     done = []
