@@ -20,7 +20,7 @@ from bbrlab.emu import netns
 from bbrlab.emu.sourceproc import PROCESS_NAME, Schedule
 from bbrlab.emu.sources import _Source, traffic_columns
 from bbrlab.emu.traffic import AppWriter
-from test_emu import _assert_clean, _cli, _write, needs_emu
+from test_emu import _assert_clean, _cli, _start_cli_run, _write, needs_emu
 
 LINK = '[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n'
 
@@ -267,12 +267,7 @@ def test_sigkill_of_the_runner_leaves_no_source_behind(tmp_path):
         '[[traffic]]\nkind = "udp_cbr"\nrate = "10Mbps"\n[[traffic]]\nkind = "ping"\n',
     )
     before = set(_source_pids())
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _start_cli_run(path, tmp_path)
     deadline = time.time() + 60
     while time.time() < deadline and len(set(_source_pids()) - before) < 3:
         time.sleep(0.1)

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import math
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
-from test_emu import _assert_clean, _cli, _run_pids, _write, needs_emu
+from test_emu import _assert_clean, _cli, _run_pids, _start_cli_run, _write, needs_emu
 
 LINK = '[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", buffer = "1bdp" }\n'
 
@@ -100,12 +98,7 @@ def test_sigkill_of_the_runner_leaves_no_udp_transport_behind(tmp_path):
     path = _write(
         tmp_path, f'duration = "30s"\n{LINK}[[flows]]\ncc = "bql"\ntransport = "udp"\n[[flows]]\ncc = "cubic"\n'
     )
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bbrlab", "run", str(path), "--backend", "emu", "--out", str(tmp_path / "o"), "-q"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    p = _start_cli_run(path, tmp_path)
     deadline = time.time() + 60
     while time.time() < deadline and len(_udpflow_pids(p.pid)) < 2:
         time.sleep(0.1)

@@ -108,9 +108,7 @@ def start_emulator(tb: Any, launch: Launch, emu_cfg: dict[str, Any], tmp: Path) 
     )
 
     def emu_error(what: str) -> SimulationError:
-        stderr_f.flush()
-        stderr_f.seek(0)
-        tail = " ".join(stderr_f.read().decode(errors="replace").split())[-300:]
+        tail = stderr_tail(stderr_f)
         return SimulationError(f"{what}{': ' + tail if tail else ''}")
 
     try:
@@ -118,6 +116,17 @@ def start_emulator(tb: Any, launch: Launch, emu_cfg: dict[str, Any], tmp: Path) 
     except SimulationError:
         raise emu_error("the link emulator did not start") from None
     return emu, ready, emu_error
+
+
+#: The end of a helper program's stderr an error message quotes, characters.
+STDERR_TAIL_CHARS = 300
+
+
+def stderr_tail(err: Any) -> str:
+    """The last words of a helper program's stderr file (written so far), whitespace folded."""
+    err.flush()
+    err.seek(0)
+    return " ".join(err.read().decode(errors="replace").split())[-STDERR_TAIL_CHARS:]
 
 
 def wait_ready(proc: Any, timeout: float) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, SimulationError
-from .launch import PACKAGE_PARENT, Launch
+from .launch import PACKAGE_PARENT, Launch, stderr_tail
 
 __all__ = ["KIND_LABELS", "SOURCE_START_LEAD_NS", "Sources", "check_sources", "grace_ns", "source_launch"]
 
@@ -150,9 +150,7 @@ class Sources:
                 src.finals[role] = d["final"]
         rc = p.wait()
         if rc != 0 and not self.stopping and src.error is None:
-            err.flush()
-            err.seek(0)
-            tail = " ".join(err.read().decode(errors="replace").split())[-300:]
+            tail = stderr_tail(err)
             src.error = f"traffic.{src.index}: its {role} process exited with status {rc}: {tail}"
 
     def start(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SimulationError
-from .launch import PACKAGE_PARENT, Launch
+from .launch import PACKAGE_PARENT, Launch, stderr_tail
 from .traffic import FlowState
 
 __all__ = ["UdpFlows", "UdpStatus", "udpflow_launch", "UDP_PORT_BASE"]
@@ -154,9 +154,7 @@ class UdpFlows:
                 continue
         rc = p.wait()
         if rc != 0 and not self.stopping and state.error is None:
-            err.flush()
-            err.seek(0)
-            tail = " ".join(err.read().decode(errors="replace").split())[-300:]
+            tail = stderr_tail(err)
             state.error = f"flow {state.index}: the UDP transport's {role} exited with status {rc}: {tail}"
 
     def start(
