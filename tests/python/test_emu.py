@@ -125,19 +125,31 @@ def test_package_carries_no_rust_source():
     assert not rust, f"Rust sources inside the Python package: {rust}"
 
 
-def test_emulator_process_imports_only_the_core():
-    """`python -m bbrlab.emu.linkemu` must start fast: no pydantic, numpy, pandas or matplotlib."""
+#: What a helper process that must start fast may not import (slow to load).
+HEAVY_PACKAGES = ("pydantic", "numpy", "pandas", "matplotlib", "pyarrow")
+
+
+def _check_imports_nothing_heavy(module: str, args: list[str], exit_code: int, heavy: tuple[str, ...]) -> str:
+    """Runs ``python -m MODULE ARGS`` (through runpy, in a fresh interpreter), checks that it
+    exits with ``exit_code`` having imported none of ``heavy`` (packages, or modules by full
+    name), and returns its stdout (the emulator's and the sources' tests share this)."""
     code = (
-        "import sys, runpy; sys.argv = ['linkemu', '--version']\n"
-        "try:\n    runpy.run_module('bbrlab.emu.linkemu', run_name='__main__')\n"
-        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow'))\n"
+        f"import sys, runpy; sys.argv = {[module.rsplit('.', 1)[-1], *args]!r}\n"
+        f"try:\n    runpy.run_module({module!r}, run_name='__main__')\n"
+        f"except SystemExit as e:\n    assert e.code == {exit_code}, e.code\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in {heavy!r})\n"
         "print('HEAVY', heavy)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert "bbrlab-linkemu " in r.stdout, r.stdout
     assert r.stdout.strip().splitlines()[-1] == "HEAVY []", r.stdout
+    return r.stdout
+
+
+def test_emulator_process_imports_only_the_core():
+    """`python -m bbrlab.emu.linkemu` must start fast: no pydantic, numpy, pandas or matplotlib."""
+    out = _check_imports_nothing_heavy("bbrlab.emu.linkemu", ["--version"], 0, HEAVY_PACKAGES)
+    assert "bbrlab-linkemu " in out, out
 
 
 def test_emulator_errors_are_one_line(monkeypatch, tmp_path):
@@ -516,6 +528,28 @@ def _start_cli_run(path: Path, tmp_path: Path) -> subprocess.Popen[str]:
         text=True,
         cwd=tmp_path,
     )
+
+
+def _check_sigkill_leaves_no_helper_behind(path: Path, tmp_path: Path, comm: str, count: int) -> None:
+    """Starts ``bbrlab run PATH --backend emu``, waits until it has started ``count`` helper
+    processes called ``comm`` (the UDP transport's halves, the traffic sources), SIGKILLs the runner
+    with traffic flowing, and checks that the guardian leaves nothing of the run behind:
+    namespaces, TUNs, scratch directories and those processes (the UDP and traffic tests share this)."""
+    p = _start_cli_run(path, tmp_path)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(_run_pids(comm, p.pid)) < count:
+        time.sleep(0.1)
+    if len(_run_pids(comm, p.pid)) < count:
+        p.kill()
+        pytest.fail(f"the run never started its {comm} processes: {p.communicate()[1][-500:]}")
+    time.sleep(2.0)  # traffic flowing
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    deadline = time.time() + 15
+    while time.time() < deadline and (any(netns.leftovers(p.pid).values()) or _run_pids(comm, p.pid)):
+        time.sleep(0.1)
+    assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
+    assert not _run_pids(comm, p.pid)
 
 
 def _check_cleanup_after_exception_and_emulator_death(scn) -> None:

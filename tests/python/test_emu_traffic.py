@@ -9,18 +9,21 @@ Tests that need root and network namespaces skip with the reason when those are 
 from __future__ import annotations
 
 import math
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from bbrlab.emu import netns
 from bbrlab.emu.sourceproc import PROCESS_NAME, Schedule
 from bbrlab.emu.sources import _Source, traffic_columns
 from bbrlab.emu.traffic import AppWriter
-from test_emu import _assert_clean, _cli, _start_cli_run, _write, needs_emu
+from test_emu import (
+    HEAVY_PACKAGES,
+    _assert_clean,
+    _check_imports_nothing_heavy,
+    _check_sigkill_leaves_no_helper_behind,
+    _cli,
+    _write,
+    needs_emu,
+)
 
 LINK = '[topology]\nbottleneck = { rate = "50Mbps", rtt = "20ms" }\n'
 
@@ -133,17 +136,7 @@ def test_app_limited_is_the_fraction_of_the_intervals_reads_the_kernel_marked(mo
 def test_the_source_process_imports_only_the_standard_library():
     """`python -m bbrlab.emu.sourceproc` starts before the run's t0: no compiled core, pydantic,
     numpy or pandas."""
-    code = (
-        "import sys, runpy; sys.argv = ['sourceproc']\n"
-        "try:\n    runpy.run_module('bbrlab.emu.sourceproc', run_name='__main__')\n"
-        "except SystemExit as e:\n    assert e.code == 2, e.code\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('pydantic', 'numpy', 'pandas', 'matplotlib', 'pyarrow') or m == 'bbrlab._core')\n"
-        "print('HEAVY', heavy)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "HEAVY []", r.stdout
+    _check_imports_nothing_heavy("bbrlab.emu.sourceproc", [], 2, (*HEAVY_PACKAGES, "bbrlab._core"))
 
 
 def test_lost_is_sent_less_received_less_still_inside():
@@ -266,19 +259,4 @@ def test_sigkill_of_the_runner_leaves_no_source_behind(tmp_path):
         f'duration = "30s"\n{LINK}[[flows]]\ncc = "cubic"\n'
         '[[traffic]]\nkind = "udp_cbr"\nrate = "10Mbps"\n[[traffic]]\nkind = "ping"\n',
     )
-    before = set(_source_pids())
-    p = _start_cli_run(path, tmp_path)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(set(_source_pids()) - before) < 3:
-        time.sleep(0.1)
-    if len(set(_source_pids()) - before) < 3:
-        p.kill()
-        pytest.fail(f"the run never started its sources: {p.communicate()[1][-500:]}")
-    time.sleep(2.0)  # traffic flowing
-    p.send_signal(signal.SIGKILL)
-    p.wait(timeout=30)
-    deadline = time.time() + 15
-    while time.time() < deadline and (any(netns.leftovers(p.pid).values()) or set(_source_pids()) - before):
-        time.sleep(0.1)
-    assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
-    assert not set(_source_pids()) - before
+    _check_sigkill_leaves_no_helper_behind(path, tmp_path, PROCESS_NAME.decode(), 3)

@@ -7,13 +7,10 @@ Tests that need root and network namespaces skip with the reason when those are 
 from __future__ import annotations
 
 import math
-import signal
-import time
 
 import pytest
 from bbrlab.core.algorithms import lookup
-from bbrlab.emu import netns
-from test_emu import _assert_clean, _cli, _run_pids, _start_cli_run, _write, needs_emu
+from test_emu import _assert_clean, _check_sigkill_leaves_no_helper_behind, _cli, _write, needs_emu
 
 LINK = '[topology]\nbottleneck = { rate = "20Mbps", rtt = "20ms", buffer = "1bdp" }\n'
 
@@ -88,28 +85,9 @@ def test_bql_over_udp_runs_through_the_emulator(tmp_path):
     _assert_clean()
 
 
-def _udpflow_pids(owner: int) -> list[int]:
-    """The UDP transport's processes of process ``owner``'s runs."""
-    return _run_pids("bbrlab-udpflow", owner)
-
-
 @needs_emu
 def test_sigkill_of_the_runner_leaves_no_udp_transport_behind(tmp_path):
     path = _write(
         tmp_path, f'duration = "30s"\n{LINK}[[flows]]\ncc = "bql"\ntransport = "udp"\n[[flows]]\ncc = "cubic"\n'
     )
-    p = _start_cli_run(path, tmp_path)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(_udpflow_pids(p.pid)) < 2:
-        time.sleep(0.1)
-    if len(_udpflow_pids(p.pid)) < 2:
-        p.kill()
-        pytest.fail(f"the run never started its UDP transport: {p.communicate()[1][-500:]}")
-    time.sleep(2.0)  # traffic flowing
-    p.send_signal(signal.SIGKILL)
-    p.wait(timeout=30)
-    deadline = time.time() + 15
-    while time.time() < deadline and (any(netns.leftovers(p.pid).values()) or _udpflow_pids(p.pid)):
-        time.sleep(0.1)
-    assert netns.leftovers(p.pid) == {"netns": [], "tun": [], "scratch": []}
-    assert not _udpflow_pids(p.pid)
+    _check_sigkill_leaves_no_helper_behind(path, tmp_path, "bbrlab-udpflow", 2)

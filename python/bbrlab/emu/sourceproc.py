@@ -38,7 +38,8 @@ import socket
 import struct
 import sys
 import time
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 #: The process name (``comm``) the tests and ``ps`` see.
 PROCESS_NAME = b"bbrlab-source"
@@ -63,6 +64,8 @@ _ICMP_ECHO_REQUEST = 8
 _ICMP_ECHO_REPLY = 0
 _SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 _MASK64 = (1 << 64) - 1
+
+_T = TypeVar("_T")
 
 
 class Xoshiro256:
@@ -184,6 +187,20 @@ def _udp_send(p: Process, cfg: dict[str, Any]) -> dict[str, Any]:
     return {"sent_packets": sent, "send_errors": errors, "max_late_ns": max_late_ns}
 
 
+def _arrivals(s: socket.socket, timeout_s: float, receive: Callable[[], _T]) -> Iterator[_T]:
+    """Wait up to ``timeout_s`` for the (non-blocking) socket ``s`` to become readable, then
+    ``receive()`` each packet queued on it, until none is left (or a signal cuts the wait)."""
+    try:
+        select.select([s], [], [], timeout_s)
+    except InterruptedError:
+        return
+    while True:
+        try:
+            yield receive()
+        except (BlockingIOError, InterruptedError):
+            return
+
+
 def _udp_sink(p: Process, cfg: dict[str, Any]) -> dict[str, Any]:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER_BYTES)
@@ -195,15 +212,7 @@ def _udp_sink(p: Process, cfg: dict[str, Any]) -> dict[str, Any]:
     first_ns = last_ns = None
     buf = bytearray(65536)
     while not p.stopping and time.monotonic_ns() < quit_abs:
-        try:
-            select.select([s], [], [], MAX_WAIT_S)
-        except InterruptedError:
-            continue
-        while True:
-            try:
-                s.recv_into(buf)
-            except (BlockingIOError, InterruptedError):
-                break
+        for _ in _arrivals(s, MAX_WAIT_S, lambda: s.recv_into(buf)):
             now = time.monotonic_ns()
             if now <= p.end_abs:
                 received += 1
@@ -269,15 +278,7 @@ def _ping(p: Process, cfg: dict[str, Any]) -> dict[str, Any]:
             break
         wake = p.t0 + next_ns if next_ns is not None else quit_abs
         timeout = max(0.0, min((wake - now_abs) / 1e9, MAX_WAIT_S))
-        try:
-            select.select([s], [], [], timeout)
-        except InterruptedError:
-            continue
-        while True:
-            try:
-                data, anc, _flags, _addr = s.recvmsg(65536, 64)
-            except (BlockingIOError, InterruptedError):
-                break
+        for data, anc, _flags, _addr in _arrivals(s, timeout, lambda: s.recvmsg(65536, 64)):
             rx_mono = time.monotonic_ns()
             ihl = (data[0] & 0x0F) * 4
             if len(data) < ihl + 8:

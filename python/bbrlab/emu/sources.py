@@ -25,7 +25,6 @@ kernel's answer (microseconds) and the TUN hops of both hosts.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import subprocess
 import sys
@@ -36,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, SimulationError
-from .launch import PACKAGE_PARENT, Launch, stderr_tail
+from .helperprocs import HelperProcs
+from .launch import PACKAGE_PARENT, Launch
 
 __all__ = ["KIND_LABELS", "SOURCE_START_LEAD_NS", "Sources", "check_sources", "grace_ns", "source_launch"]
 
@@ -109,49 +109,28 @@ class _Source:
         return str(self.cfg["kind"])
 
 
-class Sources:
+class Sources(HelperProcs):
     """A run's sources: start them, wait for them, and build their tables."""
 
     def __init__(
         self, spawn: Any, launch: Launch, scratch: Path | None, t0: int, duration_ns: int, grace: int, seed: int
     ) -> None:
-        self.spawn = spawn  # Testbed.spawn: the testbed stops them too, whatever happens
-        self.launch = launch
-        self.scratch = scratch
-        self.t0 = t0
-        self.duration_ns = duration_ns
+        super().__init__(spawn, launch, scratch, t0, duration_ns)
         self.grace = grace
         self.seed = seed
         self.sources: list[_Source] = []
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.readers: list[threading.Thread] = []
-        self.stopping = False
 
     def _spawn(self, src: _Source, role: str, ns: str, cfg: dict[str, Any]) -> None:
-        name = f"src{src.index}-{role}"
-        assert self.scratch is not None, "a run with sources has a scratch directory"
-        p, err = self.launch.start_in_netns(self.spawn, ns, self.scratch, name, cfg)
-        self.procs.append(p)
         src.ready[role] = threading.Event()
-        t = threading.Thread(target=self._read, args=(p, err, src, role), daemon=True, name=name)
-        t.start()
-        self.readers.append(t)
 
-    def _read(self, p: Any, err: Any, src: _Source, role: str) -> None:
-        assert p.stdout is not None
-        for raw in p.stdout:
-            try:
-                d = json.loads(raw)
-            except ValueError:
-                continue
+        def on_line(d: Any) -> None:
             if "ready" in d:
                 src.ready[role].set()
             elif "final" in d:
                 src.finals[role] = d["final"]
-        rc = p.wait()
-        if rc != 0 and not self.stopping and src.error is None:
-            tail = stderr_tail(err)
-            src.error = f"traffic.{src.index}: its {role} process exited with status {rc}: {tail}"
+
+        what = f"traffic.{src.index}: its {role} process"
+        self.start_reading(ns, f"src{src.index}-{role}", cfg, on_line, src, what)
 
     def start(
         self,
@@ -216,15 +195,11 @@ class Sources:
                 except subprocess.TimeoutExpired:
                     p.kill()
         self.stopping = True
-        for t in self.readers:
-            t.join(timeout=1.0)
+        self.join_readers()
 
     def stop_now(self) -> None:
         """Stop every process at once (the run failed or was interrupted)."""
-        self.stopping = True
-        for p in self.procs:
-            with contextlib.suppress(ProcessLookupError):
-                p.terminate()
+        self.terminate_all()
         self.close()
 
     def tables(self, first_flow: int, duration_ns: int) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:

@@ -20,8 +20,6 @@ as a sum and count — and the receiver its delivered bytes; each ends with ``{"
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -31,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SimulationError
-from .launch import PACKAGE_PARENT, Launch, stderr_tail
-from .traffic import FlowState
+from .helperprocs import HelperProcs
+from .launch import PACKAGE_PARENT, Launch
+from .traffic import _INFO_LEN, FlowState
 
 __all__ = ["UdpFlows", "UdpStatus", "udpflow_launch", "UDP_PORT_BASE"]
 
@@ -89,31 +88,32 @@ class UdpStatus:
             return out
 
 
-def tcp_info_of(final: dict[str, Any]) -> dict[str, int]:
-    """The sender's final counters under the TCP_INFO names the flows table reads."""
-    return {
-        "data_segs_out": int(final.get("data_packets_sent", 0)),
-        "total_retrans": int(final.get("retransmits", 0)),
-        "total_rto": int(final.get("rto_count", 0)),
-        "dsack_dups": int(final.get("dsack_recv_segs", 0)),
-        "_len": 248,
-    }
+#: The sender's final counters (crates/udpflow) under the TCP_INFO names the flows table reads.
+TCP_INFO_OF_FINAL = {
+    "data_segs_out": "data_packets_sent",
+    "total_retrans": "retransmits",
+    "total_rto": "rto_count",
+    "dsack_dups": "dsack_recv_segs",
+}
+#: The sender's final counters under the TCP MIB names the flows table reads (mib.py).
+MIB_OF_FINAL = {
+    "TcpExt.TCPFastRetrans": "retrans_fast",
+    "TcpExt.TCPSlowStartRetrans": "retrans_rto",
+    "TcpExt.TCPLossProbes": "tlp_probes",
+    "TcpExt.TCPLostRetransmit": "lost_retrans",
+    "TcpExt.TCPSackRecovery": "recoveries",
+    "TcpExt.TCPFullUndo": "spurious_undos",
+    "TcpExt.TCPSpuriousRTOs": "spurious_rtos",
+}
 
 
-def mib_of(final: dict[str, Any]) -> dict[str, int]:
-    """The sender's final counters under the TCP MIB names the flows table reads (mib.py)."""
-    return {
-        "TcpExt.TCPFastRetrans": int(final.get("retrans_fast", 0)),
-        "TcpExt.TCPSlowStartRetrans": int(final.get("retrans_rto", 0)),
-        "TcpExt.TCPLossProbes": int(final.get("tlp_probes", 0)),
-        "TcpExt.TCPLostRetransmit": int(final.get("lost_retrans", 0)),
-        "TcpExt.TCPSackRecovery": int(final.get("recoveries", 0)),
-        "TcpExt.TCPFullUndo": int(final.get("spurious_undos", 0)),
-        "TcpExt.TCPSpuriousRTOs": int(final.get("spurious_rtos", 0)),
-    }
+def renamed_counters(final: dict[str, Any], names: dict[str, str]) -> dict[str, int]:
+    """The sender's final counters under other names (``names``: new name -> final's key; an
+    absent counter is 0)."""
+    return {name: int(final.get(key, 0)) for name, key in names.items()}
 
 
-class UdpFlows:
+class UdpFlows(HelperProcs):
     """The UDP flows of a run: their processes, reader threads and shared status."""
 
     def __init__(
@@ -125,37 +125,12 @@ class UdpFlows:
         duration_ns: int,
         status_interval_ns: int,
     ) -> None:
-        self.spawn = spawn  # Testbed.spawn: the testbed stops them too, whatever happens
-        self.launch = launch
-        self.scratch = scratch
-        self.t0 = t0
-        self.duration_ns = duration_ns
+        super().__init__(spawn, launch, scratch, t0, duration_ns)
         self.status_interval_ns = status_interval_ns
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.readers: list[threading.Thread] = []
-        self.stopping = False
 
     def _start(self, ns: str, role: str, index: int, cfg: dict[str, Any], on_line: Any, state: FlowState) -> Any:
-        p, err = self.launch.start_in_netns(self.spawn, ns, self.scratch, f"udp{index}-{role}", cfg)
-        self.procs.append(p)
-        t = threading.Thread(
-            target=self._read, args=(p, err, on_line, state, role), daemon=True, name=f"udp{index}{role}"
-        )
-        t.start()
-        self.readers.append(t)
-        return p
-
-    def _read(self, p: Any, err: Any, on_line: Any, state: FlowState, role: str) -> None:
-        assert p.stdout is not None
-        for raw in p.stdout:
-            try:
-                on_line(json.loads(raw))
-            except ValueError:
-                continue
-        rc = p.wait()
-        if rc != 0 and not self.stopping and state.error is None:
-            tail = stderr_tail(err)
-            state.error = f"flow {state.index}: the UDP transport's {role} exited with status {rc}: {tail}"
+        what = f"flow {state.index}: the UDP transport's {role}"
+        return self.start_reading(ns, f"udp{index}-{role}", cfg, on_line, state, what)
 
     def start(
         self,
@@ -253,23 +228,22 @@ class UdpFlows:
         """Stop every half (SIGTERM: each writes its final line), wait for them and their
         readers, and give each flow its final counters in the TCP_INFO/MIB names the flows table
         reads."""
-        self.stopping = True
-        for p in self.procs:
-            with contextlib.suppress(ProcessLookupError):
-                p.terminate()
+        self.terminate_all()
         end = time.monotonic() + STOP_TIMEOUT_S
         for p in self.procs:
             try:
                 p.wait(timeout=max(0.1, end - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
-        for t in self.readers:
-            t.join(timeout=1.0)
+        self.join_readers()
         for s in states:
             final = s.udp.sender_final if s.udp is not None else None
             if final is not None:
-                s.final_info = tcp_info_of(final)
-                s.final_mib = mib_of(final)
+                s.final_info = {
+                    **renamed_counters(final, TCP_INFO_OF_FINAL),
+                    "_len": _INFO_LEN,
+                }  # every field "present"
+                s.final_mib = renamed_counters(final, MIB_OF_FINAL)
 
     @staticmethod
     def facts(states: list[FlowState]) -> list[dict[str, Any]]:
