@@ -265,12 +265,13 @@ fn event_loop<F: Forwarder>(
     let mut waiter = Waiter::new(fds._epoll.as_raw_fd(), fds._timer.as_raw_fd());
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
     let m = inputs.len();
-    // The wake time a timed sleep asked for, when it ended by its timeout (LoopStats::note_wake).
-    let mut timed_out_from: Option<u64> = None;
+    // The wake time the latest timed sleep asked for, and whether its timeout ended it
+    // (LoopStats::note_sleep).
+    let mut slept: Option<(u64, bool)> = None;
     while control.exit_reason.is_none() {
         let now = now_ns();
-        if let Some(asked) = timed_out_from.take() {
-            emu.loop_stats().note_wake(now, asked);
+        if let Some((asked, by_timeout)) = slept.take() {
+            emu.loop_stats().note_sleep(now, asked, by_timeout);
         }
         emu.run_timers(now);
         control.write_samples(&mut emu, stats.as_mut(), now, cfg.stats_interval_ns);
@@ -278,7 +279,7 @@ fn event_loop<F: Forwarder>(
         let Some(nev) = waiter.wait(deadline, cfg, &mut events)? else {
             continue;
         };
-        timed_out_from = waiter.timed_out(&events[..nev], (m + TAG_TIMER) as u64);
+        slept = waiter.slept(&events[..nev], (m + TAG_TIMER) as u64);
         for ev in &events[..nev] {
             let tag = ev.u64 as usize;
             if tag < m {
@@ -485,7 +486,7 @@ impl Control {
 /// a VM exit under virtualization); timerfd is the fallback. A nearly idle emulator wakes early
 /// and busy-polls to the deadline (`spin_window`). Each wait keeps the wake time it asked for,
 /// so that the loop can tell how late a sleep that ended by its timeout woke
-/// ([`LoopStats::note_wake`]: the machine's share of the stalls).
+/// ([`LoopStats::note_sleep`]: the machine's share of the stalls).
 struct Waiter {
     epoll_fd: RawFd,
     timer_fd: RawFd,
@@ -517,15 +518,15 @@ impl Waiter {
         self.armed_for = 0;
     }
 
-    /// The wake time the latest wait asked for, when the wait ended by its timeout: `events`
-    /// (what it returned) hold nothing but the timer's expiry (`timer_tag`; none at all for
-    /// epoll_pwait2), so no descriptor woke the loop first.
-    fn timed_out(&self, events: &[libc::epoll_event], timer_tag: u64) -> Option<u64> {
+    /// The wake time the latest wait asked for (None: no timed sleep), and whether the wait
+    /// ended by its timeout: `events` (what it returned) hold nothing but the timer's expiry
+    /// (`timer_tag`; none at all for epoll_pwait2), so no descriptor woke the loop first.
+    fn slept(&self, events: &[libc::epoll_event], timer_tag: u64) -> Option<(u64, bool)> {
         let only_timer = events.iter().all(|e| {
             let tag = e.u64;
             tag == timer_tag
         });
-        self.asked_ns.filter(|_| only_timer)
+        self.asked_ns.map(|t| (t, only_timer))
     }
 
     /// Wait for events; the number ready, or None when the loop should simply go round again

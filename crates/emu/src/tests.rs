@@ -426,13 +426,13 @@ fn a_stall_is_the_interval_its_late_packets_left_in() {
     s.close_interval(t0 + 300 * MS, t0);
     // An interval with no packet at all is no stall.
     s.close_interval(t0 + 400 * MS, t0);
-    assert_eq!(s.stalls, [(200 * MS, 5 * MS, 0), (300 * MS, STALL_THRESHOLD_NS, 0)]);
+    assert_eq!(s.stalls, [(200 * MS, 5 * MS, 0, 0), (300 * MS, STALL_THRESHOLD_NS, 0, 0)]);
     assert_eq!(s.stall_count, 2);
     assert_eq!(s.late_max_ns, 5 * MS);
     assert_eq!(
         s.stalls_json(),
         format!(
-            "\"stall_threshold_ns\":{MS},\"stall_count\":2,\"stalls\":[[{},{},0],[{},{},0]]",
+            "\"stall_threshold_ns\":{MS},\"stall_count\":2,\"stalls\":[[{},{},0,0],[{},{},0,0]]",
             200 * MS,
             5 * MS,
             300 * MS,
@@ -456,7 +456,7 @@ fn stalls_before_the_start_are_forgotten_and_the_list_is_capped() {
     }
     assert_eq!(s.stall_count, n);
     assert_eq!(s.stalls.len(), MAX_STALLS_LISTED);
-    assert_eq!(s.stalls[0], (100 * MS, 2 * MS, 0));
+    assert_eq!(s.stalls[0], (100 * MS, 2 * MS, 0, 0));
 }
 
 #[test]
@@ -466,45 +466,52 @@ fn a_stall_tells_a_late_wake_up_from_a_busy_loop() {
     s.start_intervals();
     // Interval 1: the loop asked to wake at 40 ms for a packet due then, and the machine woke
     // it 14.4 ms late: the packets due meanwhile leave at once.
-    s.note_wake(t0 + 54_400_000, t0 + 40 * MS);
+    s.note_sleep(t0 + 54_400_000, t0 + 40 * MS, true);
     s.note_late(t0 + 54_400_000, t0 + 40 * MS);
     s.note_late(t0 + 54_400_000, t0 + 54 * MS);
     s.close_interval(t0 + 100 * MS, t0);
-    // Interval 2: its timed sleeps end on time (20 and 5 us late), but at 153 ms a wake-up no
-    // timeout ended (a descriptor's) delivers a packet due at 150 ms: the loop ran behind, busy
-    // or preempted while it ran. A stall, not a late wake-up.
-    s.note_wake(t0 + 120 * MS + 20_000, t0 + 120 * MS);
+    // Interval 2: its sleeps end on time (20 us late; one a packet ended early), but at 153 ms
+    // a wake-up after no sleep delivers a packet due at 150 ms: the loop ran behind, busy or
+    // preempted while it ran. A stall, not a late wake-up.
+    s.note_sleep(t0 + 120 * MS + 20_000, t0 + 120 * MS, true);
     s.note_late(t0 + 120 * MS + 20_000, t0 + 120 * MS);
-    s.note_wake(t0 + 150 * MS + 5_000, t0 + 150 * MS);
+    s.note_sleep(t0 + 130 * MS, t0 + 131 * MS, false);
     s.note_late(t0 + 153 * MS, t0 + 150 * MS);
     s.close_interval(t0 + 200 * MS, t0);
     // Interval 3: a 2 ms late wake-up that delivered nothing late enough is no stall; the one
     // after it, across the grid point, is the next interval's, with its packets.
-    s.note_wake(t0 + 250 * MS, t0 + 248 * MS);
-    s.note_wake(t0 + 301 * MS, t0 + 299 * MS - 500_000);
+    s.note_sleep(t0 + 250 * MS, t0 + 248 * MS, true);
+    s.note_sleep(t0 + 301 * MS, t0 + 299 * MS - 500_000, true);
     s.note_late(t0 + 301 * MS, t0 + 299 * MS - 500_000);
     s.close_interval(t0 + 300 * MS, t0);
     s.close_interval(t0 + 400 * MS, t0);
+    // Interval 5: a sleep that returned 3 ms late with a packet ready: an overrun, but not
+    // counted a late wake-up (the packet, not the late timer, may have woken it).
+    s.note_sleep(t0 + 463 * MS, t0 + 460 * MS, false);
+    s.note_late(t0 + 463 * MS, t0 + 460 * MS);
+    s.close_interval(t0 + 500 * MS, t0);
     assert_eq!(
         s.stalls,
         [
-            (100 * MS, 14_400_000, 14_400_000),
-            (200 * MS, 3 * MS, 20_000),
-            (400 * MS, 2_500_000, 2_500_000)
+            (100 * MS, 14_400_000, 14_400_000, 14_400_000),
+            (200 * MS, 3 * MS, 20_000, 20_000),
+            (400 * MS, 2_500_000, 2_500_000, 2_500_000),
+            (500 * MS, 3 * MS, 0, 3 * MS)
         ]
     );
-    assert_eq!((s.timed_wakes, s.late_wakes, s.wake_late_max_ns), (5, 3, 14_400_000));
-    let mean = (14_400_000 + 20_000 + 5_000 + 2 * MS + 2_500_000) as f64 / 5.0;
+    assert_eq!((s.timed_wakes, s.late_wakes, s.wake_late_max_ns), (4, 3, 14_400_000));
+    let mean = (14_400_000 + 20_000 + 2 * MS + 2_500_000) as f64 / 4.0;
     assert_eq!(
         s.wakes_json(),
         format!(
-            "\"timed_wakes\":5,\"late_wakes\":3,\"wake_late_mean_ns\":{mean:.1},\
+            "\"timed_wakes\":4,\"late_wakes\":3,\"wake_late_mean_ns\":{mean:.1},\
              \"wake_late_max_ns\":14400000"
         )
     );
     assert!(s.stalls_json().ends_with(
-        ",\"stalls\":[[100000000,14400000,14400000],\
-         [200000000,3000000,20000],[400000000,2500000,2500000]]"
+        ",\"stalls\":[[100000000,14400000,14400000,14400000],\
+         [200000000,3000000,20000,20000],[400000000,2500000,2500000,2500000],\
+         [500000000,3000000,0,3000000]]"
     ));
 }
 

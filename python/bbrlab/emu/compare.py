@@ -10,8 +10,9 @@ the retransmitted segments (all flows' sum per run) and, in the table, their spl
 ``retrans_rto``, ``retrans_tlp``; on the kernel from its MIB counters, docs/fidelity.md). Each
 kernel run's emulator stalls and the bottleneck's overflow drops that fell in them
 (bbrlab.emu.stalls) are printed under the point, their means go to compare.csv
-(``emu_stall_count``, ``emu_stall_max_ms``, ``emu_late_wake_stalls``, ``emu_late_wake_max_ms``:
-those of the stalls that were the machine waking the emulator late, ``emu_overflow_drops``,
+(``emu_stall_count``, ``emu_stall_max_ms``, ``emu_late_wake_stalls``, ``emu_late_wake_max_ms``,
+``emu_late_sleep_stalls``: those of the stalls that were the machine waking the emulator late, and
+those that were a sleep returning late with a packet ready, ``emu_overflow_drops``,
 ``emu_stall_drops``, ``emu_stall_drop_share``) and a line per point under compare.md's table: how much of a
 retransmission gap the testbed's own bursts can explain. Outputs in
 the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, ranges as
@@ -156,7 +157,7 @@ def _stall_run_line(seed: int, retransmits: float, m: dict[str, float]) -> str:
     return (
         f"    emu seed {seed}: retx {retransmits:.0f}, overflow drops {m['overflow_drops']:.0f}, "
         f"{m['stall_drops']:.0f} in stalled intervals ({_pct_plain(m['stall_drop_share'])}); "
-        f"{m['stall_count']:.0f} stalls{late_wake_note(m['late_wake_stalls'], m['late_wake_max_ms'])}, "
+        f"{m['stall_count']:.0f} stalls{late_wake_note(m)}, "
         f"longest {m['stall_max_ms']:.1f} ms"
     )
 

@@ -552,7 +552,7 @@ def _warn_stalls(
     f = stall_drops_of_run(queue, stalls, count, threshold_ms)
     warnings.warn(
         f"the link emulator stalled (a packet {threshold_ms:g} ms or more late) in {count} statistics "
-        f"interval{'s' * (count != 1)}{late_wake_note(f['late_wake_stalls'], f['late_wake_max_ms'])}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
+        f"interval{'s' * (count != 1)}{late_wake_note(f)}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
         f"{f['overflow_drops']:.0f} overflow drops fell in them or right after (drops there may be the "
         "testbed's rather than the algorithm's; summary.json run.emu.emulator.stalls)",
         ScenarioWarning,

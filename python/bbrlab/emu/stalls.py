@@ -5,9 +5,10 @@ for a while, and then everything it should have delivered at once. A *stall* is 
 interval in which a packet left the emulator ``STALL_THRESHOLD_NS`` (1 ms; crates/emu
 forward.rs, where the threshold is justified) or more after its due time; the emulator lists them
 in its final line (``stalls``: [interval end relative to the start, the interval's largest
-lateness, its largest wake-up lateness], ns, and ``stall_count``) and the runner copies them into
-summary.json's ``run.emu.emulator`` as ``stalls`` ([t_s, late_ms, wake_late_ms]; a run from before
-wake-up lateness was recorded has [t_s, late_ms] pairs) and ``stall_count``.
+lateness, its largest wake-up lateness, its largest sleep overrun], ns, and ``stall_count``) and
+the runner copies them into summary.json's ``run.emu.emulator`` as ``stalls`` ([t_s, late_ms,
+wake_late_ms, sleep_late_ms]; a run from before wake-up lateness was recorded has [t_s, late_ms]
+pairs) and ``stall_count``.
 
 Two causes: the emulator busy or preempted while it ran, or the machine waking it late from an
 idle sleep (a VM's vCPU woken late by the hypervisor: the emulator asked to wake at a time and ran
@@ -15,7 +16,9 @@ milliseconds after it, nothing else having run there). The emulator measures the
 timed sleep that ended by its timeout, how late it ran against the wake time it asked for (its
 *wake-up lateness*). :func:`late_wakes` applies the rule: a stall counts as the machine's late
 wake-up when its interval's wake-up lateness is the stall threshold (1 ms) or more — the loop
-slept through at least a stall's length.
+slept through at least a stall's length. The *sleep overrun* is the same lateness for every timed
+sleep, whatever ended it: one that returned late with a packet ready was not running either, but
+the packet may have woken it, so it does not count as a late wake-up.
 
 What a stall does to TCP: the ACKs held on the reverse path arrive bunched, and the sender
 answers them with a burst of about stall × rate bytes into the bottleneck's queue — on top of
@@ -28,7 +31,7 @@ right after one (the burst lands after the stall, often across the grid point).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -38,6 +41,7 @@ __all__ = [
     "stalls_from_final",
     "drops_in_stalls",
     "late_wakes",
+    "late_sleeps",
     "late_wake_note",
     "run_stalls",
     "run_stall_threshold_ms",
@@ -51,11 +55,11 @@ BOTTLENECK = "bottleneck"
 
 def stalls_from_final(final: dict[str, Any], duration_ns: int) -> tuple[list[list[float]], int]:
     """The emulator's final line's stalls within the run (interval end ≤ ``duration_ns``, as the
-    queue table's rows) as ``[t_s, late_ms, wake_late_ms]`` (``[t_s, late_ms]`` from an emulator
-    that did not record wake-up lateness), and how many there were in all within the run (the list
+    queue table's rows) as ``[t_s, late_ms, wake_late_ms, sleep_late_ms]`` (``[t_s, late_ms]``
+    from an emulator that did not record wake-up lateness), and how many there were in all within the run (the list
     is capped; stalls after the run's end, while it is being torn down, are left out)."""
     listed = final.get("stalls") or []
-    within = [[s[0] / 1e9, *(round(x / 1e6, 3) for x in s[1:3])] for s in listed if s[0] <= duration_ns]
+    within = [[s[0] / 1e9, *(round(x / 1e6, 3) for x in s[1:4])] for s in listed if s[0] <= duration_ns]
     count = int(final.get("stall_count") or 0) - (len(listed) - len(within))
     return within, max(count, len(within))
 
@@ -94,14 +98,28 @@ def late_wakes(stalls: Sequence[Sequence[float]], threshold_ms: float) -> tuple[
     return float(len(wake)), float(max(wake, default=0.0))
 
 
-def late_wake_note(late_wake_stalls: float, late_wake_max_ms: float) -> str:
+def late_sleeps(stalls: Sequence[Sequence[float]], threshold_ms: float) -> float:
+    """How many of ``stalls`` (``[t_s, late_ms, wake_late_ms, sleep_late_ms]``) were no late
+    wake-up but a sleep that overran by ``threshold_ms`` or more, ended with a packet ready: the
+    loop was not running then either, but the packet may have woken it. NaN when that cannot be
+    told (a stall without its sleep overrun, or no threshold)."""
+    if not math.isfinite(threshold_ms) or any(len(s) < 4 for s in stalls):
+        return math.nan
+    return float(sum(1 for s in stalls if s[2] < threshold_ms <= s[3]))
+
+
+def late_wake_note(m: Mapping[str, float]) -> str:
     """The split that follows a count of stalls in the messages (the run's warning, `bbrlab
-    compare`'s line per run), from :func:`late_wakes`: `` (K of them the machine waking the
-    emulator late from sleep, worst X ms)``; empty when not known."""
-    if not math.isfinite(late_wake_stalls):
+    compare`'s line per run), from :func:`stall_drops_of_run`'s ``m``: `` (K of them the machine
+    waking the emulator late from sleep, worst X ms; L more a sleep that returned late with a
+    packet ready)``; empty without stalls or when not known."""
+    k = m["late_wake_stalls"]
+    if not (m["stall_count"] and math.isfinite(k)):
         return ""
-    worst = f", worst {late_wake_max_ms:.1f} ms" if late_wake_stalls else ""
-    return f" ({late_wake_stalls:.0f} of them the machine waking the emulator late from sleep{worst})"
+    worst = f", worst {m['late_wake_max_ms']:.1f} ms" if k else ""
+    overran = m["late_sleep_stalls"]
+    more = f"; {overran:.0f} more a sleep that returned late with a packet ready" if math.isfinite(overran) else ""
+    return f" ({k:.0f} of them the machine waking the emulator late from sleep{worst}{more})"
 
 
 #: What :func:`stall_drops_of_run` gives per run (compare.csv's ``emu_<name>`` means).
@@ -110,6 +128,7 @@ STALL_METRICS = (
     "stall_max_ms",
     "late_wake_stalls",
     "late_wake_max_ms",
+    "late_sleep_stalls",
     "overflow_drops",
     "stall_drops",
     "stall_drop_share",
@@ -138,8 +157,8 @@ def stall_drops_of_run(
     """The attribution for one run from its queue table (``t_s``, ``queue``, cumulative
     ``drops_overflow``), its stalls (``[t_s, late_ms, wake_late_ms]``) and the stall threshold:
     :data:`STALL_METRICS` — the stalls' count and longest (0 without any), how many were late
-    wake-ups and the worst of those (:func:`late_wakes`; NaN without the threshold or the
-    wake-up lateness), the overflow drops (the bottleneck's, or every queue's for a graph), those
+    wake-ups and the worst of those (:func:`late_wakes`), how many more overran a sleep
+    (:func:`late_sleeps`; NaN without the threshold or the lateness), the overflow drops (the bottleneck's, or every queue's for a graph), those
     in stalled intervals and their share (NaN without drops)."""
     names = set(queue["queue"].astype(str)) if len(queue) else set()
     chosen = [BOTTLENECK] if BOTTLENECK in names else sorted(names)
@@ -156,6 +175,7 @@ def stall_drops_of_run(
         "stall_max_ms": float(max((s[1] for s in stalls), default=0.0)),
         "late_wake_stalls": late_wake_stalls,
         "late_wake_max_ms": late_wake_max_ms,
+        "late_sleep_stalls": late_sleeps(stalls, threshold_ms),
         "overflow_drops": float(total),
         "stall_drops": float(in_stalls),
         "stall_drop_share": in_stalls / total if total else float("nan"),
