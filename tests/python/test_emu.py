@@ -484,6 +484,12 @@ def test_bulk_goodput_matches_rate(tmp_path):
     assert q["utilization"].iloc[25:].median() > 0.97
     assert res.summary["run"]["backend"] == "emu"
     assert res.summary["run"]["emu"]["sysctls"]["tcp_wmem"]
+    # The loop sleeps on its timer between packets: those sleeps' wake-up lateness is measured,
+    # and every stall listed carries its interval's, and its sleep overrun (bbrlab.emu.stalls).
+    em = res.summary["run"]["emu"]["emulator"]
+    print({k: em[k] for k in ("timed_wakes", "late_wakes", "wake_late_mean_ns", "wake_late_max_ns", "stalls")})
+    assert em["timed_wakes"] > 1000 and 0 < em["wake_late_mean_ns"] <= em["wake_late_max_ns"]
+    assert all(len(s) == 4 for s in em["stalls"])
     _assert_clean()
 
 

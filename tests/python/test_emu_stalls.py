@@ -10,7 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bbrlab.emu.compare import run_compare
-from bbrlab.emu.stalls import drops_in_stalls, run_stalls, stall_drops_of_run, stalls_from_final
+from bbrlab.emu.stalls import (
+    drops_in_stalls,
+    late_sleeps,
+    late_wakes,
+    run_stalls,
+    stall_drops_of_run,
+    stalls_from_final,
+)
 
 QUICK = Path(__file__).resolve().parents[2] / "examples" / "quick.toml"
 
@@ -127,3 +134,80 @@ def test_runs_without_stall_records_give_none() -> None:
     assert run_stalls({"run": {"backend": "sim"}}) is None
     assert run_stalls({"run": {"emu": {"emulator": {"late_max_ns": 5}}}}) is None
     assert run_stalls({"run": {"emu": {"emulator": {"stall_count": 1, "stalls": [[0.1, 2.0]]}}}}) == ([[0.1, 2.0]], 1)
+
+
+# ------------------------------------------------------------------ late wake-ups vs a busy loop
+
+#: A final line as the emulator writes it since it records wake-up lateness: [t_ns, late_ns,
+#: wake_late_ns, sleep_late_ns] per stall. The 0.3 s stall's sleep woke exactly at the threshold
+#: (a late wake-up), the 0.5 s one's 1 µs short of it (the loop busy; a sleep returned 2.9 ms late
+#: with a packet ready); the last is after the run's end.
+FINAL_WITH_WAKES = {
+    "stall_threshold_ns": 1_000_000,
+    "stall_count": 5,
+    "stalls": [
+        [100_000_000, 14_512_345, 14_400_100, 14_400_100],
+        [300_000_000, 1_200_000, 1_000_000, 1_000_000],
+        [500_000_000, 3_000_000, 999_000, 2_900_000],
+        [700_000_000, 2_000_000, 20_000, 20_000],
+        [2_100_000_000, 9_000_000, 9_000_000, 9_000_000],
+    ],
+}
+
+
+def test_final_line_stalls_carry_their_wake_up_lateness_in_ms() -> None:
+    stalls, count = stalls_from_final(FINAL_WITH_WAKES, 2_000_000_000)
+    assert stalls == [[0.1, 14.512, 14.4, 14.4], [0.3, 1.2, 1.0, 1.0], [0.5, 3.0, 0.999, 2.9], [0.7, 2.0, 0.02, 0.02]]
+    assert count == 4
+
+
+def test_a_stall_is_a_late_wake_up_from_the_threshold_on() -> None:
+    stalls, _ = stalls_from_final(FINAL_WITH_WAKES, 2_000_000_000)
+    assert late_wakes(stalls, 1.0) == (2.0, 14.4)
+    assert late_wakes(stalls, 20.0) == (0.0, 0.0)
+    assert late_wakes([], 1.0) == (0.0, 0.0)
+    # Not known: a stall from before wake-up lateness was recorded, or no threshold.
+    assert all(math.isnan(x) for x in late_wakes([[0.1, 2.0], [0.3, 1.2, 1.0]], 1.0))
+    assert all(math.isnan(x) for x in late_wakes(stalls, math.nan))
+    # The 0.5 s stall: no late wake-up, but a sleep that overran by 2.9 ms (a packet ready).
+    assert late_sleeps(stalls, 1.0) == 1.0
+    assert late_sleeps(stalls, 3.0) == 0.0
+    assert math.isnan(late_sleeps([[0.3, 1.2, 1.0]], 1.0))
+
+
+def test_the_split_in_the_attribution_the_messages_and_compare(tmp_path: Path) -> None:
+    from bbrlab.emu.compare import _markdown_stalls, _stall_run_line
+    from bbrlab.emu.runner import _warn_stalls
+    from bbrlab.errors import ScenarioWarning
+
+    stalls, count = stalls_from_final(FINAL_WITH_WAKES, 2_000_000_000)
+    m = stall_drops_of_run(_queue([0, 4, 0, 0, 0, 0, 0]), stalls, count, 1.0)
+    assert (m["late_wake_stalls"], m["late_wake_max_ms"], m["stall_max_ms"]) == (2, 14.4, 14.512)
+    assert m["stall_drops"] == 4
+    line = _stall_run_line(1, 9, m)
+    split = "2 of them the machine waking the emulator late from sleep, worst 14.4 ms; 1 more a sleep that returned late with a packet ready"
+    assert f"4 stalls ({split}), " in line
+    # Without the threshold (or an older run's pairs) the split is left out, not guessed.
+    old = stall_drops_of_run(_queue([0, 4]), [[0.1, 2.0]], 1)
+    assert math.isnan(old["late_wake_stalls"])
+    assert "1 stalls, longest 2.0 ms" in _stall_run_line(1, 9, old)
+    none = stall_drops_of_run(_queue([0, 4]), [[0.1, 2.0, 0.5]], 1, 1.0)
+    assert "(0 of them the machine waking the emulator late from sleep)" in _stall_run_line(1, 9, none)
+    assert "0 stalls, longest 0.0 ms" in _stall_run_line(1, 9, stall_drops_of_run(_queue([0, 4]), [], 0, 1.0))
+    rows = [{"t_ns": int(t * 1e9), "queue": "bottleneck", "drops_overflow": 0} for t in (0.1, 0.3, 0.5, 0.7)]
+    with pytest.warns(ScenarioWarning) as rec:
+        _warn_stalls(stalls, count, 1.0, rows, 2_000_000_000)
+    msg = str(rec[0].message)
+    assert f"in 4 statistics intervals ({split})" in msg
+    t = pd.DataFrame(
+        [
+            {
+                "label": "p",
+                "cc": "cubic",
+                "emu_retransmits": 9.0,
+                "sim_retransmits": 1.0,
+                **{f"emu_{k}": v for k, v in m.items()},
+            }
+        ]
+    )
+    assert "4.0 stalls (longest 14.5 ms; 2.0 of them the machine waking the emulator late); " in _markdown_stalls(t)

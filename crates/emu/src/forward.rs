@@ -230,8 +230,9 @@ pub const MAX_STALLS_LISTED: usize = 10_000;
 
 /// What the forwarding loop counts, for its final line (the dumbbell's and the graph's alike):
 /// failed writes to a TUN, packets no route takes, how late packets left against their due
-/// time, reads from the TUNs and the largest batch read at once; and the statistics intervals in
-/// which the loop stalled (a packet left [`STALL_THRESHOLD_NS`] or more late).
+/// time, reads from the TUNs and the largest batch read at once; how late the loop woke from its
+/// timed sleeps; and the statistics intervals in which the loop stalled (a packet left
+/// [`STALL_THRESHOLD_NS`] or more late).
 ///
 /// A packet belongs to the interval in which it left (its wake-up time `now`). The event loop
 /// delivers at a wake-up, then closes every grid point up to that wake-up
@@ -239,6 +240,19 @@ pub const MAX_STALLS_LISTED: usize = 10_000;
 /// point being closed, and those of the latest wake-up belong to it only if they left at or
 /// before it: after a stall across a grid point, its late packets count in the next interval,
 /// where the burst that follows them lands.
+///
+/// Wake-up lateness tells two kinds of stall apart. A timed sleep (epoll_pwait2's timeout, or
+/// the timerfd's wake time) that ended by its timeout, no descriptor having woken the loop
+/// first, was late by the time between the wake-up it asked for and the wake-up it got
+/// ([`LoopStats::note_sleep`], at that wake-up's `now`, so it joins the same interval as the
+/// packets it delivers). The loop was idle then, so a late wake-up is the machine's (a VM's
+/// vCPU woken late from idle: the hypervisor), not the loop being busy or preempted while it
+/// ran. Each listed stall carries its interval's largest wake-up lateness; a stall whose
+/// wake-up lateness reaches the stall threshold itself counts as a late wake-up
+/// (`python/bbrlab/emu/stalls.py`, where that rule is applied). It also carries the largest
+/// *sleep overrun*: how late any timed sleep returned against the time it asked for, whatever
+/// ended it. A sleep that returns late with a packet ready was not running either, but whether
+/// the packet or the late timer woke it cannot be told, so it is not counted a late wake-up.
 #[derive(Default)]
 pub(crate) struct LoopStats {
     pub(crate) write_errors: u64,
@@ -248,30 +262,79 @@ pub(crate) struct LoopStats {
     pub(crate) late_n: u64,
     pub(crate) reads: u64,
     pub(crate) max_batch: usize,
-    /// The largest lateness of the packets of earlier wake-ups in the open interval, ns.
-    interval_late_max_ns: u64,
-    /// The latest wake-up that delivered a packet, and its packets' largest lateness, ns.
-    wake_ns: u64,
-    wake_late_max_ns: u64,
-    /// (interval end relative to the run's start, the interval's largest lateness), ns, for the
-    /// first [`MAX_STALLS_LISTED`] intervals with a stall; `stall_count` counts every one.
-    pub(crate) stalls: Vec<(u64, u64)>,
+    /// Timed sleeps that ended by their timeout: how many, their summed and largest lateness,
+    /// and how many were [`STALL_THRESHOLD_NS`] or more late, ns.
+    pub(crate) timed_wakes: u64,
+    pub(crate) wake_late_sum_ns: u128,
+    pub(crate) wake_late_max_ns: u64,
+    pub(crate) late_wakes: u64,
+    /// What the earlier wake-ups in the open interval saw.
+    interval: Lateness,
+    /// The latest wake-up that delivered a packet or ended a timed sleep, and what it saw.
+    last_wake_ns: u64,
+    last_wake: Lateness,
+    /// (interval end relative to the run's start, the interval's largest packet lateness,
+    /// wake-up lateness and sleep overrun), ns, for the first [`MAX_STALLS_LISTED`] intervals
+    /// with a stall; `stall_count` counts every one.
+    pub(crate) stalls: Vec<(u64, u64, u64, u64)>,
     pub(crate) stall_count: u64,
 }
 
+/// The largest lateness seen at some wake-ups, ns: of the packets that left, of the timed
+/// sleeps that ended by their timeout (wake-up lateness), of every timed sleep (overrun).
+#[derive(Default, Clone, Copy)]
+struct Lateness {
+    pkt_ns: u64,
+    wake_ns: u64,
+    sleep_ns: u64,
+}
+
+impl Lateness {
+    fn max(self, o: Lateness) -> Lateness {
+        Lateness {
+            pkt_ns: self.pkt_ns.max(o.pkt_ns),
+            wake_ns: self.wake_ns.max(o.wake_ns),
+            sleep_ns: self.sleep_ns.max(o.sleep_ns),
+        }
+    }
+}
+
 impl LoopStats {
+    /// The wake-up at `now` starts: what the previous one saw joins the open interval.
+    fn at_wake(&mut self, now: u64) {
+        if now != self.last_wake_ns {
+            self.interval = self.interval.max(std::mem::take(&mut self.last_wake));
+            self.last_wake_ns = now;
+        }
+    }
+
     /// A packet due at `due` leaves at `now`.
     pub(crate) fn note_late(&mut self, now: u64, due: u64) {
         let late = now.saturating_sub(due);
         self.late_sum_ns += late as u128;
         self.late_n += 1;
         self.late_max_ns = self.late_max_ns.max(late);
-        if now != self.wake_ns {
-            self.interval_late_max_ns = self.interval_late_max_ns.max(self.wake_late_max_ns);
-            self.wake_ns = now;
-            self.wake_late_max_ns = 0;
+        self.at_wake(now);
+        self.last_wake.pkt_ns = self.last_wake.pkt_ns.max(late);
+    }
+
+    /// A timed sleep that asked to wake at `asked` returned, by its timeout (`by_timeout`) or
+    /// for a descriptor; the loop runs at `now` (the wake-up its deliveries are noted at). Call
+    /// it before that wake-up's deliveries.
+    pub(crate) fn note_sleep(&mut self, now: u64, asked: u64, by_timeout: bool) {
+        let late = now.saturating_sub(asked);
+        self.at_wake(now);
+        self.last_wake.sleep_ns = self.last_wake.sleep_ns.max(late);
+        if !by_timeout {
+            return;
         }
+        self.timed_wakes += 1;
+        self.wake_late_sum_ns += late as u128;
         self.wake_late_max_ns = self.wake_late_max_ns.max(late);
+        if late >= STALL_THRESHOLD_NS {
+            self.late_wakes += 1;
+        }
+        self.last_wake.wake_ns = self.last_wake.wake_ns.max(late);
     }
 
     /// The mean lateness of the packets that left, ns (0 before any).
@@ -283,31 +346,57 @@ impl LoopStats {
         }
     }
 
+    /// The mean lateness of the timed sleeps that ended by their timeout, ns (0 before any).
+    pub(crate) fn wake_late_mean_ns(&self) -> f64 {
+        if self.timed_wakes > 0 {
+            self.wake_late_sum_ns as f64 / self.timed_wakes as f64
+        } else {
+            0.0
+        }
+    }
+
     /// The run starts: what left before it belongs to no interval.
     pub(crate) fn start_intervals(&mut self) {
-        self.interval_late_max_ns = 0;
-        self.wake_late_max_ns = 0;
+        self.interval = Lateness::default();
+        self.last_wake = Lateness::default();
     }
 
     /// Close the statistics interval ending at `end_ns` (absolute; the run started at `t0`):
     /// a stall when a packet that left in it was [`STALL_THRESHOLD_NS`] or more late.
     pub(crate) fn close_interval(&mut self, end_ns: u64, t0: u64) {
-        let mut late = std::mem::take(&mut self.interval_late_max_ns);
-        if self.wake_ns <= end_ns {
-            late = late.max(std::mem::take(&mut self.wake_late_max_ns));
+        let mut l = std::mem::take(&mut self.interval);
+        if self.last_wake_ns <= end_ns {
+            l = l.max(std::mem::take(&mut self.last_wake));
         }
-        if late >= STALL_THRESHOLD_NS {
+        if l.pkt_ns >= STALL_THRESHOLD_NS {
             self.stall_count += 1;
             if self.stalls.len() < MAX_STALLS_LISTED {
-                self.stalls.push((end_ns.saturating_sub(t0), late));
+                self.stalls.push((end_ns.saturating_sub(t0), l.pkt_ns, l.wake_ns, l.sleep_ns));
             }
         }
     }
 
+    /// The final line's wake-up fields, `"timed_wakes":N,"late_wakes":K,
+    /// "wake_late_mean_ns":M,"wake_late_max_ns":X` (`late_wakes`: those the stall threshold or
+    /// more late).
+    pub(crate) fn wakes_json(&self) -> String {
+        format!(
+            "\"timed_wakes\":{},\"late_wakes\":{},\"wake_late_mean_ns\":{:.1},\
+             \"wake_late_max_ns\":{}",
+            self.timed_wakes,
+            self.late_wakes,
+            self.wake_late_mean_ns(),
+            self.wake_late_max_ns
+        )
+    }
+
     /// The final line's stall fields: the threshold (so that readers need not repeat it), the
-    /// count and the list, `"stall_threshold_ns":T,"stall_count":N,"stalls":[[t_ns,late_ns],...]`.
+    /// count and the list, `"stall_threshold_ns":T,"stall_count":N,
+    /// "stalls":[[t_ns,late_ns,wake_late_ns,sleep_late_ns],...]` (the first two as before
+    /// wake-up lateness was recorded, so that older readers still work).
     pub(crate) fn stalls_json(&self) -> String {
-        let list: Vec<String> = self.stalls.iter().map(|(t, l)| format!("[{t},{l}]")).collect();
+        let list: Vec<String> =
+            self.stalls.iter().map(|(t, l, w, o)| format!("[{t},{l},{w},{o}]")).collect();
         format!(
             "\"stall_threshold_ns\":{STALL_THRESHOLD_NS},\"stall_count\":{},\"stalls\":[{}]",
             self.stall_count,
@@ -441,7 +530,7 @@ impl Emu {
                 .join(",")
         };
         format!(
-            "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"reverse_tx_bytes\":{},\"forward_tx_pkts\":{},\"reverse_tx_pkts\":{},\"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\"late_mean_ns\":{:.1},\"late_max_ns\":{},{},\"pool_slots\":{}}}",
+            "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"reverse_tx_bytes\":{},\"forward_tx_pkts\":{},\"reverse_tx_pkts\":{},\"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\"late_mean_ns\":{:.1},\"late_max_ns\":{},{},{},\"pool_slots\":{}}}",
             per(&self.fwd),
             per(&self.rev),
             self.fwd.stats.tx_bytes,
@@ -454,6 +543,7 @@ impl Emu {
             self.stats.max_batch,
             self.stats.late_mean_ns(),
             self.stats.late_max_ns,
+            self.stats.wakes_json(),
             self.stats.stalls_json(),
             self.pool.len.len()
         )

@@ -358,7 +358,7 @@ impl Forwarder for GraphEmu {
             "{{\"final\":true,\"reason\":\"{exit_reason}\",\"forward_per_sender\":[{}],\
              \"reverse_per_sender\":[{}],\"forward_tx_bytes\":{},\"forward_tx_pkts\":{},\
              \"write_errors\":{},\"unroutable\":{},\"reads\":{},\"max_batch\":{},\
-             \"late_mean_ns\":{late_mean:.1},\"late_max_ns\":{},{},\"pool_slots\":{}}}",
+             \"late_mean_ns\":{late_mean:.1},\"late_max_ns\":{},{},{},\"pool_slots\":{}}}",
             self.per_flow_json(0),
             self.per_flow_json(self.flows as usize),
             self.data_delivered_bytes,
@@ -368,6 +368,7 @@ impl Forwarder for GraphEmu {
             self.stats.reads,
             self.stats.max_batch,
             self.stats.late_max_ns,
+            self.stats.wakes_json(),
             self.stats.stalls_json(),
             self.pool.len.len()
         )

@@ -264,15 +264,22 @@ fn event_loop<F: Forwarder>(
     let mut control = Control::default();
     let mut waiter = Waiter::new(fds._epoll.as_raw_fd(), fds._timer.as_raw_fd());
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
+    let m = inputs.len();
+    // The wake time the latest timed sleep asked for, and whether its timeout ended it
+    // (LoopStats::note_sleep).
+    let mut slept: Option<(u64, bool)> = None;
     while control.exit_reason.is_none() {
         let now = now_ns();
+        if let Some((asked, by_timeout)) = slept.take() {
+            emu.loop_stats().note_sleep(now, asked, by_timeout);
+        }
         emu.run_timers(now);
         control.write_samples(&mut emu, stats.as_mut(), now, cfg.stats_interval_ns);
         let deadline = [emu.next_deadline(), control.next_sample()].into_iter().flatten().min();
         let Some(nev) = waiter.wait(deadline, cfg, &mut events)? else {
             continue;
         };
-        let m = inputs.len();
+        slept = waiter.slept(&events[..nev], (m + TAG_TIMER) as u64);
         for ev in &events[..nev] {
             let tag = ev.u64 as usize;
             if tag < m {
@@ -477,7 +484,9 @@ impl Control {
 /// readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one hrtimer
 /// per sleep instead of a timerfd_settime per deadline (each costs a clock-event reprogramming,
 /// a VM exit under virtualization); timerfd is the fallback. A nearly idle emulator wakes early
-/// and busy-polls to the deadline (`spin_window`).
+/// and busy-polls to the deadline (`spin_window`). Each wait keeps the wake time it asked for,
+/// so that the loop can tell how late a sleep that ended by its timeout woke
+/// ([`LoopStats::note_sleep`]: the machine's share of the stalls).
 struct Waiter {
     epoll_fd: RawFd,
     timer_fd: RawFd,
@@ -486,17 +495,38 @@ struct Waiter {
     use_pwait2: bool,
     /// The deadline an early (idle) wake-up was for.
     spin_target: u64,
+    /// The wake time the latest wait asked for: epoll_pwait2's timeout, or the time the timerfd
+    /// was armed for (None: it polled, or blocked without a timer).
+    asked_ns: Option<u64>,
 }
 
 impl Waiter {
     fn new(epoll_fd: RawFd, timer_fd: RawFd) -> Waiter {
-        Waiter { epoll_fd, timer_fd, armed_for: 0, use_pwait2: true, spin_target: 0 }
+        Waiter {
+            epoll_fd,
+            timer_fd,
+            armed_for: 0,
+            use_pwait2: true,
+            spin_target: 0,
+            asked_ns: None,
+        }
     }
 
     fn timer_fired(&mut self) {
         let mut b = [0u8; 8];
         unsafe { libc::read(self.timer_fd, b.as_mut_ptr() as *mut _, 8) };
         self.armed_for = 0;
+    }
+
+    /// The wake time the latest wait asked for (None: no timed sleep), and whether the wait
+    /// ended by its timeout: `events` (what it returned) hold nothing but the timer's expiry
+    /// (`timer_tag`; none at all for epoll_pwait2), so no descriptor woke the loop first.
+    fn slept(&self, events: &[libc::epoll_event], timer_tag: u64) -> Option<(u64, bool)> {
+        let only_timer = events.iter().all(|e| {
+            let tag = e.u64;
+            tag == timer_tag
+        });
+        self.asked_ns.map(|t| (t, only_timer))
     }
 
     /// Wait for events; the number ready, or None when the loop should simply go round again
@@ -527,6 +557,11 @@ impl Waiter {
             }
             None => {}
         }
+        self.asked_ns = match timeout {
+            _ if poll => None,
+            Some(t) => Some(now + t),
+            None => (self.armed_for != 0).then_some(self.armed_for),
+        };
         let (ep, ptr, len) = (self.epoll_fd, events.as_mut_ptr(), events.len() as libc::c_int);
         let nev = if poll {
             unsafe { libc::epoll_wait(ep, ptr, len, 0) }

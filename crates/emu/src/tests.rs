@@ -426,13 +426,13 @@ fn a_stall_is_the_interval_its_late_packets_left_in() {
     s.close_interval(t0 + 300 * MS, t0);
     // An interval with no packet at all is no stall.
     s.close_interval(t0 + 400 * MS, t0);
-    assert_eq!(s.stalls, [(200 * MS, 5 * MS), (300 * MS, STALL_THRESHOLD_NS)]);
+    assert_eq!(s.stalls, [(200 * MS, 5 * MS, 0, 0), (300 * MS, STALL_THRESHOLD_NS, 0, 0)]);
     assert_eq!(s.stall_count, 2);
     assert_eq!(s.late_max_ns, 5 * MS);
     assert_eq!(
         s.stalls_json(),
         format!(
-            "\"stall_threshold_ns\":{MS},\"stall_count\":2,\"stalls\":[[{},{}],[{},{}]]",
+            "\"stall_threshold_ns\":{MS},\"stall_count\":2,\"stalls\":[[{},{},0,0],[{},{},0,0]]",
             200 * MS,
             5 * MS,
             300 * MS,
@@ -456,7 +456,63 @@ fn stalls_before_the_start_are_forgotten_and_the_list_is_capped() {
     }
     assert_eq!(s.stall_count, n);
     assert_eq!(s.stalls.len(), MAX_STALLS_LISTED);
-    assert_eq!(s.stalls[0], (100 * MS, 2 * MS));
+    assert_eq!(s.stalls[0], (100 * MS, 2 * MS, 0, 0));
+}
+
+#[test]
+fn a_stall_tells_a_late_wake_up_from_a_busy_loop() {
+    let t0 = 1_000 * MS;
+    let mut s = LoopStats::default();
+    s.start_intervals();
+    // Interval 1: the loop asked to wake at 40 ms for a packet due then, and the machine woke
+    // it 14.4 ms late: the packets due meanwhile leave at once.
+    s.note_sleep(t0 + 54_400_000, t0 + 40 * MS, true);
+    s.note_late(t0 + 54_400_000, t0 + 40 * MS);
+    s.note_late(t0 + 54_400_000, t0 + 54 * MS);
+    s.close_interval(t0 + 100 * MS, t0);
+    // Interval 2: its sleeps end on time (20 us late; one a packet ended early), but at 153 ms
+    // a wake-up after no sleep delivers a packet due at 150 ms: the loop ran behind, busy or
+    // preempted while it ran. A stall, not a late wake-up.
+    s.note_sleep(t0 + 120 * MS + 20_000, t0 + 120 * MS, true);
+    s.note_late(t0 + 120 * MS + 20_000, t0 + 120 * MS);
+    s.note_sleep(t0 + 130 * MS, t0 + 131 * MS, false);
+    s.note_late(t0 + 153 * MS, t0 + 150 * MS);
+    s.close_interval(t0 + 200 * MS, t0);
+    // Interval 3: a 2 ms late wake-up that delivered nothing late enough is no stall; the one
+    // after it, across the grid point, is the next interval's, with its packets.
+    s.note_sleep(t0 + 250 * MS, t0 + 248 * MS, true);
+    s.note_sleep(t0 + 301 * MS, t0 + 299 * MS - 500_000, true);
+    s.note_late(t0 + 301 * MS, t0 + 299 * MS - 500_000);
+    s.close_interval(t0 + 300 * MS, t0);
+    s.close_interval(t0 + 400 * MS, t0);
+    // Interval 5: a sleep that returned 3 ms late with a packet ready: an overrun, but not
+    // counted a late wake-up (the packet, not the late timer, may have woken it).
+    s.note_sleep(t0 + 463 * MS, t0 + 460 * MS, false);
+    s.note_late(t0 + 463 * MS, t0 + 460 * MS);
+    s.close_interval(t0 + 500 * MS, t0);
+    assert_eq!(
+        s.stalls,
+        [
+            (100 * MS, 14_400_000, 14_400_000, 14_400_000),
+            (200 * MS, 3 * MS, 20_000, 20_000),
+            (400 * MS, 2_500_000, 2_500_000, 2_500_000),
+            (500 * MS, 3 * MS, 0, 3 * MS)
+        ]
+    );
+    assert_eq!((s.timed_wakes, s.late_wakes, s.wake_late_max_ns), (4, 3, 14_400_000));
+    let mean = (14_400_000 + 20_000 + 2 * MS + 2_500_000) as f64 / 4.0;
+    assert_eq!(
+        s.wakes_json(),
+        format!(
+            "\"timed_wakes\":4,\"late_wakes\":3,\"wake_late_mean_ns\":{mean:.1},\
+             \"wake_late_max_ns\":14400000"
+        )
+    );
+    assert!(s.stalls_json().ends_with(
+        ",\"stalls\":[[100000000,14400000,14400000,14400000],\
+         [200000000,3000000,20000,20000],[400000000,2500000,2500000,2500000],\
+         [500000000,3000000,0,3000000]]"
+    ));
 }
 
 /// A datagram socket pair standing in for a TUN: (the emulator's end, the host's).
@@ -525,6 +581,9 @@ fn the_dumbbell_lists_its_stalls_in_the_final_line() {
     let late = v["stalls"][0][1].as_u64().unwrap();
     assert!((4 * MS..=4 * MS + (after2 - before2)).contains(&late), "{fin}");
     assert!(v["late_max_ns"].as_u64().unwrap() >= late);
+    // No timed sleep here: the stall's wake-up lateness is 0, as are the run's.
+    assert_eq!(v["stalls"][0][2], 0, "{fin}");
+    assert_eq!((v["timed_wakes"].as_u64(), v["wake_late_max_ns"].as_u64()), (Some(0), Some(0)));
     assert!(after - before < MS / 2, "the first read took too long to tell");
     for fd in [s_emu, s_host, r_emu, r_host] {
         unsafe { libc::close(fd) };

@@ -10,8 +10,10 @@ the retransmitted segments (all flows' sum per run) and, in the table, their spl
 ``retrans_rto``, ``retrans_tlp``; on the kernel from its MIB counters, docs/fidelity.md). Each
 kernel run's emulator stalls and the bottleneck's overflow drops that fell in them
 (bbrlab.emu.stalls) are printed under the point, their means go to compare.csv
-(``emu_stall_count``, ``emu_stall_max_ms``, ``emu_overflow_drops``, ``emu_stall_drops``,
-``emu_stall_drop_share``) and a line per point under compare.md's table: how much of a
+(``emu_stall_count``, ``emu_stall_max_ms``, ``emu_late_wake_stalls``, ``emu_late_wake_max_ms``,
+``emu_late_sleep_stalls``: those of the stalls that were the machine waking the emulator late, and
+those that were a sleep returning late with a packet ready, ``emu_overflow_drops``,
+``emu_stall_drops``, ``emu_stall_drop_share``) and a line per point under compare.md's table: how much of a
 retransmission gap the testbed's own bursts can explain. Outputs in
 the directory: ``compare.csv`` (means as ``sim_<metric>``/``emu_<metric>``, ranges as
 ``..._min``/``..._max``, run counts ``sim_runs``/``emu_runs``), ``compare.md`` (the table),
@@ -44,7 +46,7 @@ import pandas as pd
 from ..errors import UserError
 from ..plots.figures import subplots
 from ..scenario import load_scenario
-from .stalls import STALL_METRICS, run_stalls, stall_drops_of_run
+from .stalls import STALL_METRICS, late_wake_note, run_stall_threshold_ms, run_stalls, stall_drops_of_run
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
@@ -145,7 +147,7 @@ def _stall_metrics(result: Any) -> dict[str, float]:
     st = run_stalls(result.summary)
     if st is None:
         return {k: math.nan for k in STALL_METRICS}
-    return stall_drops_of_run(result.queue, *st)
+    return stall_drops_of_run(result.queue, *st, run_stall_threshold_ms(result.summary))
 
 
 def _stall_run_line(seed: int, retransmits: float, m: dict[str, float]) -> str:
@@ -155,7 +157,8 @@ def _stall_run_line(seed: int, retransmits: float, m: dict[str, float]) -> str:
     return (
         f"    emu seed {seed}: retx {retransmits:.0f}, overflow drops {m['overflow_drops']:.0f}, "
         f"{m['stall_drops']:.0f} in stalled intervals ({_pct_plain(m['stall_drop_share'])}); "
-        f"{m['stall_count']:.0f} stalls, longest {m['stall_max_ms']:.1f} ms"
+        f"{m['stall_count']:.0f} stalls{late_wake_note(m)}, "
+        f"longest {m['stall_max_ms']:.1f} ms"
     )
 
 
@@ -389,7 +392,8 @@ def _markdown_stalls(t: pd.DataFrame) -> str:
             continue
         gap = r["emu_retransmits"] - r["sim_retransmits"]
         lines.append(
-            f"- {r['label']} {r['cc']}: {r['emu_stall_count']:.1f} stalls (longest {r['emu_stall_max_ms']:.1f} ms); "
+            f"- {r['label']} {r['cc']}: {r['emu_stall_count']:.1f} stalls (longest {r['emu_stall_max_ms']:.1f} ms"
+            f"{_late_wakes_md(r)}); "
             f"{r['emu_stall_drops']:.0f} of {r['emu_overflow_drops']:.0f} overflow drops in stalled intervals "
             f"({_pct_plain(r['emu_stall_drop_share'])}); retx emu − sim {gap:+.0f}"
         )
@@ -401,6 +405,13 @@ def _markdown_stalls(t: pd.DataFrame) -> str:
         "or the one after it (the sender's burst after the stall), beside the gap in retransmitted "
         'segments. docs/emu.md, "Stalls".\n\n' + "\n".join(lines) + "\n"
     )
+
+
+def _late_wakes_md(r: dict[str, Any]) -> str:
+    """How many of a point's stalls were the machine waking the emulator late (mean over the
+    runs), for compare.md; empty for runs that did not record it."""
+    k = r.get("emu_late_wake_stalls", math.nan)
+    return f"; {k:.1f} of them the machine waking the emulator late" if math.isfinite(k) else ""
 
 
 def _markdown_intro(t: pd.DataFrame) -> str:

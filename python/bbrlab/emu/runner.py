@@ -42,7 +42,7 @@ from .mib import read_mib
 from .netns import Testbed, check_environment
 from .sampling import RTT_TICK_NS, _sample_loop
 from .sources import SOURCE_START_LEAD_NS, Sources, check_sources, grace_ns, source_launch
-from .stalls import stall_drops_of_run, stalls_from_final
+from .stalls import late_wake_note, stall_drops_of_run, stalls_from_final
 from .support import check_supported
 from .traffic import TCPI_OPT_ECN, TCPI_OPT_ECN_SEEN, FlowState, Traffic, linux_cc_name
 from .udptraffic import UdpFlows, UdpStatus, udpflow_launch
@@ -493,7 +493,19 @@ def run_emu(
         "emulator": {
             **{
                 k: final.get(k)
-                for k in ("late_mean_ns", "late_max_ns", "write_errors", "unroutable", "max_batch", "reads")
+                for k in (
+                    "late_mean_ns",
+                    "late_max_ns",
+                    # How late its timed sleeps woke against the time asked for (bbrlab.emu.stalls).
+                    "timed_wakes",
+                    "late_wakes",
+                    "wake_late_mean_ns",
+                    "wake_late_max_ns",
+                    "write_errors",
+                    "unroutable",
+                    "max_batch",
+                    "reads",
+                )
             },
             # The statistics intervals in which the emulator stalled (bbrlab.emu.stalls).
             "stall_threshold_ms": (final.get("stall_threshold_ns") or 0) / 1e6,
@@ -537,10 +549,10 @@ def _warn_stalls(
             "drops_overflow": [r.get("drops_overflow") or 0 for r in rows],
         }
     )
-    f = stall_drops_of_run(queue, stalls, count)
+    f = stall_drops_of_run(queue, stalls, count, threshold_ms)
     warnings.warn(
         f"the link emulator stalled (a packet {threshold_ms:g} ms or more late) in {count} statistics "
-        f"interval{'s' * (count != 1)}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
+        f"interval{'s' * (count != 1)}{late_wake_note(f)}, the longest {f['stall_max_ms']:.1f} ms; {f['stall_drops']:.0f} of the "
         f"{f['overflow_drops']:.0f} overflow drops fell in them or right after (drops there may be the "
         "testbed's rather than the algorithm's; summary.json run.emu.emulator.stalls)",
         ScenarioWarning,
