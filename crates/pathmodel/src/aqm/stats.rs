@@ -18,23 +18,70 @@ const OCTAVES: u32 = 30;
 
 impl Default for SojournHist {
     fn default() -> Self {
-        SojournHist {
-            bins: vec![0; (OCTAVES * SUB_BINS) as usize + 1],
-            count: 0,
-            sum_ns: 0,
-            max_ns: 0,
-        }
+        SojournHist { bins: vec![0; LAST_BIN + 1], count: 0, sum_ns: 0, max_ns: 0 }
     }
 }
 
+/// The last bin (everything from ~1100 s up).
+const LAST_BIN: usize = (OCTAVES * SUB_BINS) as usize;
+
+/// The bin of a sojourn of `ns`, as defined: 16 bins per octave of `ns / 1 µs`, from 1 (bin 0
+/// is below 1 µs). `SojournHist::bin` gives the same bin without the `log2` per packet.
+fn bin_by_log2(ns: u64) -> usize {
+    if ns < MIN_NS {
+        return 0;
+    }
+    let x = ns as f64 / MIN_NS as f64;
+    let b = (x.log2() * SUB_BINS as f64) as usize + 1;
+    b.min(LAST_BIN)
+}
+
+/// `lower_edges()[b]`: the least sojourn, ns, that [`bin_by_log2`] puts in bin `b` or above
+/// (`[0]` and `[1]` are 0 and `MIN_NS`), found once by bisection on the definition itself, so
+/// that `SojournHist::bin` reproduces it exactly (it rises with `ns`).
+fn lower_edges() -> &'static [u64; LAST_BIN + 1] {
+    static EDGES: std::sync::OnceLock<[u64; LAST_BIN + 1]> = std::sync::OnceLock::new();
+    EDGES.get_or_init(|| {
+        let mut edges = [0u64; LAST_BIN + 1];
+        let mut lo = MIN_NS;
+        for (b, edge) in edges.iter_mut().enumerate().skip(1) {
+            // The least ns ≥ the last edge whose bin is b or above.
+            let mut hi = u64::MAX;
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if bin_by_log2(mid) >= b {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            *edge = lo;
+        }
+        edges
+    })
+}
+
 impl SojournHist {
+    /// [`bin_by_log2`] from the bits of `ns / 1 µs` as an f64 and the bins' edges: its exponent
+    /// is the octave, and its top four mantissa bits `m` (the fraction f in 16ths) guess the
+    /// bin within it low by at most two, since 16·f ≤ 16·log2(1 + f) < 16·f + 1.4 (and the
+    /// guess is never above the bin: 16·log2(1 + f) − m ≥ 0.27 for m ≥ 1, far above the
+    /// formula's rounding); the edges then step it up to the bin. About 15 instructions
+    /// instead of a `log2` call per packet dequeued (~55).
+    #[inline]
     fn bin(ns: u64) -> usize {
         if ns < MIN_NS {
             return 0;
         }
-        let x = ns as f64 / MIN_NS as f64;
-        let b = (x.log2() * SUB_BINS as f64) as usize + 1;
-        b.min((OCTAVES * SUB_BINS) as usize)
+        let bits = (ns as f64 / MIN_NS as f64).to_bits();
+        let octave = (bits >> 52) as usize - 1023; // x ≥ 1: a non-negative exponent
+        let sixteenths = ((bits >> 48) & 0xf) as usize;
+        let mut b = (octave * SUB_BINS as usize + sixteenths + 1).min(LAST_BIN);
+        let edges = lower_edges();
+        while b < LAST_BIN && edges[b + 1] <= ns {
+            b += 1;
+        }
+        b
     }
     /// The upper edge of bin `b` in ns.
     fn edge(b: usize) -> f64 {
@@ -150,5 +197,29 @@ mod tests {
         assert!((h.mean_ns() - 5_005_000.0).abs() < 1.0);
         assert_eq!(h.count(), 1000);
         assert!(SojournHist::default().quantile_ns(0.5).is_nan());
+    }
+
+    /// The bin found from the f64's bits and the edges is the defining formula's, around every
+    /// edge, at both ends of the range and on a million log-uniform sojourns.
+    #[test]
+    fn bins_from_bits_are_the_log2_formulas() {
+        let check = |ns: u64| assert_eq!(SojournHist::bin(ns), bin_by_log2(ns), "ns = {ns}");
+        for &e in lower_edges().iter() {
+            for ns in e.saturating_sub(3)..=e.saturating_add(3) {
+                check(ns);
+            }
+        }
+        (0..5_000).for_each(check);
+        (u64::MAX - 1000..=u64::MAX).for_each(check);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..1_000_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // 2^(0..64) times a mantissa: every octave alike.
+            check((x >> 11) >> (x % 64));
+        }
+        // Each bin holds something: the edges rise.
+        assert!(lower_edges().windows(2).all(|w| w[0] < w[1]));
     }
 }
