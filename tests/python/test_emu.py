@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 from bbrlab.core.algorithms import lookup
 from bbrlab.emu import netns
-from bbrlab.emu.traffic import _INFO_LEN, tcp_info
+from bbrlab.emu.traffic import TCP_INFO_LEN, tcp_info
 
 if TYPE_CHECKING:
     from bbrlab.emu.runner import Network
@@ -113,7 +113,7 @@ def _stop_emulator(net: Network) -> list[str]:
 
 def test_tcp_info_layout_size():
     # struct tcp_info up to total_rto_time (Linux 6.7+): 248 bytes.
-    assert _INFO_LEN == 248
+    assert TCP_INFO_LEN == 248
 
 
 def test_package_carries_no_rust_source():

@@ -135,11 +135,15 @@ STALL_METRICS = (
 )
 
 
+def _emulator(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run summary's ``run.emu.emulator`` (empty for a simulator run)."""
+    return ((summary.get("run") or {}).get("emu") or {}).get("emulator") or {}
+
+
 def run_stalls(summary: dict[str, Any]) -> tuple[list[list[float]], int] | None:
     """A run's stalls and their count from its summary; None for a run without them (the
     simulator, or an emulator run from before they were recorded)."""
-    emu = (summary.get("run") or {}).get("emu") or {}
-    em = emu.get("emulator") or {}
+    em = _emulator(summary)
     if "stall_count" not in em:
         return None
     return list(em.get("stalls") or []), int(em["stall_count"])
@@ -147,8 +151,7 @@ def run_stalls(summary: dict[str, Any]) -> tuple[list[list[float]], int] | None:
 
 def run_stall_threshold_ms(summary: dict[str, Any]) -> float:
     """A run's stall threshold from its summary, ms (NaN where it has none)."""
-    em = ((summary.get("run") or {}).get("emu") or {}).get("emulator") or {}
-    return float(em.get("stall_threshold_ms") or math.nan)
+    return float(_emulator(summary).get("stall_threshold_ms") or math.nan)
 
 
 def stall_drops_of_run(

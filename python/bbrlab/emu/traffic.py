@@ -65,7 +65,7 @@ def realtime_thread(priority: int) -> bool:
 
 
 _INFO_FMT = "=8B 24I 4Q 6I 4Q 2I 2Q 6I 2H I"
-_INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
+TCP_INFO_LEN = struct.calcsize(_INFO_FMT)  # 248
 _NAMES = [
     "state",
     "ca_state",
@@ -127,13 +127,13 @@ _NAMES = [
     "total_rto_recoveries",
     "total_rto_time",
 ]
-assert len(_NAMES) == len(struct.unpack(_INFO_FMT, bytes(_INFO_LEN)))
+assert len(_NAMES) == len(struct.unpack(_INFO_FMT, bytes(TCP_INFO_LEN)))
 
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:
-    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _INFO_LEN)
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_LEN)
     have = len(raw)
-    info = dict(zip(_NAMES, struct.unpack(_INFO_FMT, raw.ljust(_INFO_LEN, b"\0"))))
+    info = dict(zip(_NAMES, struct.unpack(_INFO_FMT, raw.ljust(TCP_INFO_LEN, b"\0"))))
     info["_len"] = have
     return info
 

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import SimulationError
 from .helperprocs import HelperProcs
 from .launch import PACKAGE_PARENT, Launch
-from .traffic import _INFO_LEN, FlowState
+from .traffic import TCP_INFO_LEN, FlowState
 
 __all__ = ["UdpFlows", "UdpStatus", "udpflow_launch", "UDP_PORT_BASE"]
 
@@ -239,10 +239,8 @@ class UdpFlows(HelperProcs):
         for s in states:
             final = s.udp.sender_final if s.udp is not None else None
             if final is not None:
-                s.final_info = {
-                    **renamed_counters(final, TCP_INFO_OF_FINAL),
-                    "_len": _INFO_LEN,
-                }  # every field "present"
+                # `_len` as a full TCP_INFO read: every field present.
+                s.final_info = renamed_counters(final, TCP_INFO_OF_FINAL) | {"_len": TCP_INFO_LEN}
                 s.final_mib = renamed_counters(final, MIB_OF_FINAL)
 
     @staticmethod
