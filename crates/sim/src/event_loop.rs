@@ -161,6 +161,9 @@ impl Simulation {
                 self.heap.pop();
             }
         }
+        if !self.lazy_links.is_empty() {
+            self.serve_all_departures_to(limit); // the caller may read the links now
+        }
         if limit > self.now {
             self.now = limit;
         }

@@ -52,7 +52,7 @@
 //! | `link/queue/` | queue disciplines (drop-tail, RED, step ECN): one trait, one file each |
 //! | `network.rs` | links at work: enqueue, serialize, propagate, arrive at a router or host |
 //! | `serializer.rs` | a timestamped link's service schedule, replayed lazily |
-//! | `speedup/` | timestamped links, folded router hops (`fold.rs`), arrivals served ahead (`ahead.rs`) |
+//! | `speedup/` | timestamped links, folded router hops (`fold.rs`), arrivals served ahead (`ahead.rs`), a discipline's departures served lazily (`lazy.rs`) |
 //! | `endpoints.rs` | building flows; delivering data and ACKs; TSQ-limited sending; endpoint timers |
 //! | `host/` | optional end hosts: cores, receive rings and interrupts, GRO, CPU costs, per-skb TSQ |
 //! | `sampling.rs` | the per-interval samples of flows and queues |
@@ -307,6 +307,8 @@ pub struct Simulation {
     limit_ns: Nanos,
     /// Some link serves its receivers ahead (`ahead.rs`).
     rx_ahead_on: bool,
+    /// The links that serve their departures lazily (`speedup/lazy.rs`).
+    lazy_links: Vec<link::LinkId>,
     /// A lower bound of the receivers' next deadlines, and whether it is the minimum, when
     /// `rx_ahead_on` (`Simulation::rx_deadline_allows`).
     rx_min_lb: Nanos,
@@ -408,6 +410,7 @@ impl Simulation {
             next_sample_ns: cfg.sample_interval_ns,
             limit_ns: 0,
             rx_ahead_on: false,
+            lazy_links: Vec::new(),
             rx_min_lb: Nanos::MAX,
             rx_min_exact: true,
             ictcp: ictcp_ctl,
@@ -441,6 +444,7 @@ impl Simulation {
         sim.set_timed();
         sim.set_folds();
         sim.set_ahead();
+        sim.set_lazy_departures();
         for lid in 0..sim.links.len() as LinkId {
             if sim.links[lid as usize].path.is_some() {
                 sim.path_start(lid);

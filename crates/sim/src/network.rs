@@ -105,6 +105,9 @@ impl Simulation {
     #[inline(never)]
     fn enqueue_event_driven(&mut self, lid: LinkId, mut p: Packet) {
         let now = self.now;
+        if self.links[lid as usize].fast.lazy_departures {
+            self.serve_departures_to(lid, now); // the queue as it is now (`speedup/lazy.rs`)
+        }
         if self.links[lid as usize].path.is_some() && !self.path_admit(lid, &p) {
             return; // policed or lost before the queue (`link/path.rs`)
         }
@@ -291,6 +294,16 @@ impl Simulation {
             self.path_tx_done(lid); // into the timing stages (`link/path.rs`)
             return;
         }
+        if self.links[lid as usize].fast.lazy_departures {
+            self.on_lazy_deadline(lid); // (`speedup/lazy.rs`)
+            return;
+        }
+        self.departure(lid);
+    }
+
+    /// The packet serializing on event-driven link `lid` leaves now: into the pipe (or folded
+    /// into the next link, or handed over at once over a zero-delay hop), and the next starts.
+    pub(crate) fn departure(&mut self, lid: LinkId) {
         let now = self.now;
         let p = self.depart(lid);
         let link = &mut self.links[lid as usize];

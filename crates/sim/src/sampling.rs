@@ -5,6 +5,9 @@ use crate::{metrics, Simulation};
 impl Simulation {
     pub(crate) fn take_sample(&mut self) {
         let now = self.now;
+        if !self.lazy_links.is_empty() {
+            self.serve_all_departures_to(now); // (`speedup/lazy.rs`)
+        }
         let interval = self.cfg.sample_interval_ns;
         for (fi, f) in self.flows.iter_mut().enumerate() {
             if !f.sampled {

@@ -294,6 +294,10 @@ impl<P: PathPacket> Aqm<P> for Fq<P> {
         }
     }
 
+    fn holds_packets_back(&self) -> bool {
+        true // flows paced to leave later wait with the transmitter free
+    }
+
     fn next_ready_ns(&self) -> Option<Nanos> {
         if self.new_flows.is_empty() && self.old_flows.is_empty() {
             self.throttled.peek().map(|Reverse((t, _))| *t)

@@ -135,6 +135,12 @@ pub trait Aqm<P: PathPacket> {
     fn next_ready_ns(&self) -> Option<Nanos> {
         None
     }
+    /// Whether `dequeue` may return None while packets wait (a pacing discipline: fq). One
+    /// that never does serves a packet whenever the transmitter is free, so its departures
+    /// follow from its arrivals alone (the simulator then serves them lazily).
+    fn holds_packets_back(&self) -> bool {
+        false
+    }
 }
 
 /// Why the emulator refuses fq's parameters: it would need the kernel's own fq on the senders'
@@ -505,6 +511,9 @@ macro_rules! registry {
             #[inline]
             fn next_ready_ns(&self) -> Option<Nanos> {
                 match self { $(AnyAqm::$variant(q) => q.next_ready_ns(),)* }
+            }
+            fn holds_packets_back(&self) -> bool {
+                match self { $(AnyAqm::$variant(q) => q.holds_packets_back(),)* }
             }
         }
     };

@@ -56,6 +56,16 @@ pub(crate) struct LinkAqm {
     pub(crate) data_inside: DataHeld,
     /// When the pending `QdiscWake` of a discipline that holds packets back will come.
     pub(crate) wake_at_ns: Option<cc::Nanos>,
+    /// (A link that serves its departures lazily: `speedup/lazy.rs`) when the packet now
+    /// serializing leaves, and when the pending deadline event comes.
+    pub(crate) lazy: LazyTimes,
+}
+
+/// A lazily served link's two times (`speedup/lazy.rs`).
+pub(crate) struct LazyTimes {
+    pub(crate) tx_end_ns: cc::Nanos,
+    /// Nanos::MAX: no deadline event pending.
+    pub(crate) deadline_ns: cc::Nanos,
 }
 
 impl LinkAqm {
@@ -66,6 +76,7 @@ impl LinkAqm {
             marks_counted: 0,
             data_inside: DataHeld::default(),
             wake_at_ns: None,
+            lazy: LazyTimes { tx_end_ns: cc::Nanos::MAX, deadline_ns: cc::Nanos::MAX },
         }
     }
 

@@ -73,6 +73,7 @@ impl Simulation {
             self.aqm_drop_each(lid);
         }
         match next {
+            Some(p) if self.links[lid as usize].fast.lazy_departures => self.start_lazy_tx(lid, p),
             Some(p) => self.start_tx(lid, p),
             None => {
                 self.links[lid as usize].idle_since_ns = now;

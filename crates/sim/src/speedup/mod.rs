@@ -13,17 +13,20 @@
 //!   data), and a sender's whose departures TSQ counts when it next looks;
 //! - `timed.rs`: cut-through and jittered links and ports that send PAUSE, timestamped all the
 //!   same;
+//! - `lazy.rs`: a discipline's departures (CoDel, FQ-CoDel, PIE, DualPI2) served when the link is
+//!   next looked at, not each at its own event;
 //! - `tests.rs`: each against the event-driven model, over whole runs.
 //!
 //! Each link's part in this is its `FastPath`, decided once the topology and the flows are
 //! built (`Simulation::new`: `mark_data_nics`, timestamped, `set_lazy_nics`, `set_timed`, then
-//! `set_folds`, then `set_ahead`).
+//! `set_folds`, then `set_ahead`, then `set_lazy_departures`).
 
 pub(crate) mod ahead;
 pub(crate) mod fold;
+pub(crate) mod lazy;
 pub(crate) mod nic;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub(crate) mod timed;
 
 use ahead::Ahead;
@@ -68,6 +71,9 @@ pub(crate) struct FastPath {
     /// (Links served ahead) An `Arrive` event for the pipe is pending; it may have been
     /// outrun by packets served ahead, and re-arms or lapses when it runs.
     pub pipe_armed: bool,
+    /// A discipline's link whose departures are served when it is next looked at (`lazy.rs`;
+    /// its times are its discipline's: `LinkAqm::lazy`).
+    pub lazy_departures: bool,
 }
 
 impl FastPath {
@@ -93,6 +99,7 @@ impl Default for FastPath {
             nic_flow: NO_FLOW,
             nic_armed_at: Nanos::MAX,
             pipe_armed: false,
+            lazy_departures: false,
         }
     }
 }

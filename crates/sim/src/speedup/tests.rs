@@ -38,7 +38,7 @@ pub(super) fn sped_up_changes_nothing(
 }
 
 /// The sped-up run saved at least `num / den` events per data packet delivered.
-pub(super) fn assert_saves_events(fast: &Outcome, slow: &Outcome, (num, den): (u64, u64)) {
+pub(crate) fn assert_saves_events(fast: &Outcome, slow: &Outcome, (num, den): (u64, u64)) {
     assert!(
         fast.1 + fast.2 * num / den < slow.1,
         "fewer events: {} vs {} for {} packets",

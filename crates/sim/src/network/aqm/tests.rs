@@ -38,6 +38,31 @@ fn finish(sim: &mut Simulation) -> (String, results::Results) {
     (format!("{}{}{}", shown(&r.flows), shown(&r.timeseries), shown(&r.queue)), r)
 }
 
+/// A run's outcome for comparing speed-ups: the result tables with the bottleneck's p99 sojourn
+/// (as text, `extra` appended), its events, data packets delivered and drops.
+type Outcome = (String, u64, u64, u64);
+
+fn outcome(sim: &mut Simulation, extra: &str) -> Outcome {
+    let (tables, r) = finish(sim);
+    let sojourn = format!("{:?}", r.queue.get("sojourn_p99_ms").unwrap());
+    (tables + &sojourn + extra, r.events, r.data_packets_delivered, r.drops)
+}
+
+/// A sped-up run (`fast`) against the event-driven one: it moved data and dropped (more than
+/// `min`: packets, drops), with the same result tables, and saved `per_packet` events per data
+/// packet.
+fn same_with_fewer_events(
+    fast: &Outcome,
+    slow: &Outcome,
+    min: (u64, u64),
+    per_packet: (u64, u64),
+    what: &str,
+) {
+    assert!(fast.2 > min.0 && fast.3 > min.1, "packets {} drops {}: {what}", fast.2, fast.3);
+    assert!(fast.0 == slow.0, "result tables differ: {what}");
+    crate::speedup::tests::assert_saves_events(fast, slow, per_packet);
+}
+
 fn column_f64(t: &Table, name: &str) -> Vec<f64> {
     t.get(name).unwrap().as_f64().unwrap().to_vec()
 }
@@ -154,18 +179,144 @@ fn a_link_with_a_discipline_folds_its_router_hop_exactly() {
         let bn = bottleneck_of(&sim);
         assert!(sim.links[bn].aqm.is_some() && sim.links[bn].fast.fold);
         sim.links[bn].fast.fold = fold;
-        let (tables, r) = finish(&mut sim);
-        let sojourn = format!("{:?}", r.queue.get("sojourn_p99_ms").unwrap());
-        (tables + &sojourn, r.events, r.data_packets_delivered, r.drops)
+        outcome(&mut sim, "")
     };
-    let (folded, unfolded) = (run(true), run(false));
-    assert!(folded.2 > 20_000 && folded.3 > 100, "packets {} drops {}", folded.2, folded.3);
-    assert!(folded.0 == unfolded.0, "result tables differ");
-    assert!(
-        folded.1 + folded.2 * 9 / 10 < unfolded.1,
-        "an event fewer per data packet: {} vs {} for {} packets",
-        folded.1,
-        unfolded.1,
-        folded.2
-    );
+    same_with_fewer_events(&run(true), &run(false), (20_000, 100), (9, 10), "folded");
+}
+
+/// Make every lazily served link (`speedup/lazy.rs`) event-driven again: a `TxDone` event per
+/// departure.
+fn without_lazy_departures(sim: &mut Simulation) {
+    sim.links.iter_mut().for_each(|l| l.fast.lazy_departures = false);
+    sim.lazy_links.clear();
+}
+
+/// A discipline's departures served lazily (`speedup/lazy.rs`) change nothing: for CoDel,
+/// FQ-CoDel (ECN, random loss, a CE threshold), PIE, DualPI2 with an ECT(1) flow and the path
+/// model's FIFO, the same result tables — sojourns, drops and marks included — as with a
+/// `TxDone` event per departure, about one event fewer per data packet; and a run advanced in
+/// uneven slices finds the bottleneck as the event-driven run does between them (its caller
+/// may read the links then).
+#[test]
+fn lazy_departures_change_no_result() {
+    let mixed = r#"{"cc":"cubic","count":4},{"cc":"bbr1","ecn":true},{"cc":"dctcp","ecn":true}"#;
+    let l4s = r#"{"cc":"dctcp","ecn":"ect1"},{"cc":"cubic"},{"cc":"bbr3","ecn":"ect1"}"#;
+    let cases = [
+        (mixed, r#""qdisc":{"kind":"codel","target_ns":1000000,"interval_ns":20000000}"#, false),
+        (
+            mixed,
+            r#""loss":0.0002,"qdisc":{"kind":"fq_codel","target_ns":500000,
+                "interval_ns":10000000,"ce_threshold_ns":300000}"#,
+            false,
+        ),
+        (mixed, r#""qdisc":{"kind":"pie"}"#, false),
+        (l4s, r#""qdisc":{"kind":"dualpi2"}"#, false),
+        (mixed, r#""ecn_threshold_packets":40"#, true),
+    ];
+    for (flows, qdisc, forced) in cases {
+        let bottleneck = format!(r#""rtt_ns":10000000,"buffer":{{"bytes":400000}},{qdisc}"#);
+        let run = |lazy: bool, slices: bool| {
+            let mut sim = dumbbell(flows, &bottleneck, forced);
+            let bn = bottleneck_of(&sim);
+            assert!(sim.links[bn].fast.lazy_departures, "the bottleneck is lazy: {qdisc}");
+            if !lazy {
+                without_lazy_departures(&mut sim);
+            }
+            // What the caller of `advance` reads between slices: the bottleneck's bytes sent
+            // and packets waiting.
+            let mut seen = String::new();
+            if slices {
+                for t in (1..200).map(|i| i * 4_999_999 + i * i * 1009) {
+                    sim.run_until(t);
+                    sim.check_conservation().unwrap();
+                    let l = &sim.links[bn];
+                    seen += &format!("{} {} {:?};", l.stats.tx_bytes, l.waiting_pkts(), l.in_tx);
+                }
+            }
+            outcome(&mut sim, &seen)
+        };
+        same_with_fewer_events(
+            &run(true, false),
+            &run(false, false),
+            (20_000, 100),
+            (9, 10),
+            qdisc,
+        );
+        let (sliced, sliced_driven) = (run(true, true), run(false, true));
+        assert!(sliced.0 == sliced_driven.0, "a sliced run differs: {qdisc}");
+    }
+}
+
+/// A graph whose every link runs FQ-CoDel: four senders behind switch `a` send to two receivers
+/// behind `b` over one 1 Gbit/s trunk, listed last (the highest link ids); host links of
+/// `host_delay_ns`.
+fn fq_codel_graph(host_delay_ns: u64) -> Simulation {
+    let qdisc = r#""qdisc":{"kind":"fq_codel","target_ns":200000,"interval_ns":5000000}"#;
+    let link = |from: &str, to: &str, rate: u64, delay: u64| {
+        format!(
+            r#"{{"from":"{from}","to":"{to}","rate_bps":{rate},"delay_ns":{delay},
+                "buffer":{{"packets":300}},{qdisc}}}"#
+        )
+    };
+    let (senders, receivers) = (["s0", "s1", "s2", "s3"], ["r0", "r1"]);
+    let mut links: Vec<String> =
+        senders.iter().map(|s| link(s, "a", 10_000_000_000, host_delay_ns)).collect();
+    links.extend(receivers.iter().map(|r| link(r, "b", 10_000_000_000, host_delay_ns)));
+    links.push(link("a", "b", 1_000_000_000, 100_000));
+    let nodes: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|n| format!(r#"{{"name":"{n}","kind":"switch"}}"#))
+        .chain(
+            senders.iter().chain(&receivers).map(|n| format!(r#"{{"name":"{n}","kind":"host"}}"#)),
+        )
+        .collect();
+    let flows: Vec<String> = senders
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let cc = ["cubic", "dctcp", "bbr1", "cubic"][i];
+            let ecn = if cc == "dctcp" { r#","ecn":"ect0""# } else { "" };
+            format!(
+                r#"{{"cc":"{cc}"{ecn},"src":"{s}","dst":"r{}","start_ns":{}}}"#,
+                i % 2,
+                i * 3_000_000
+            )
+        })
+        .collect();
+    Simulation::from_json(&format!(
+        r#"{{"seed":7,"duration_ns":400000000,"sample_interval_ns":10000000,
+            "topology":{{"kind":"graph","nodes":[{}],"links":[{}]}},"flows":[{}]}}"#,
+        nodes.join(","),
+        links.join(","),
+        flows.join(",")
+    ))
+    .unwrap()
+}
+
+/// On a graph, lazy departures change nothing either, and a link fed by a zero-delay link with
+/// a lower id stays event-driven: that feeder hands its packet on in its own departure's event,
+/// which runs before the link's departure of the same instant (`speedup/lazy.rs`, "Ties").
+#[test]
+fn lazy_departures_on_a_graph_change_no_result() {
+    for (host_delay_ns, lazy_links) in [(20_000, 8), (0, 0)] {
+        let run = |lazy: bool| {
+            let mut sim = fq_codel_graph(host_delay_ns);
+            // With a delay: the trunk both ways and the switches' links to the hosts (the hosts'
+            // own links are the first of a path). Without: every link a host feeds at once.
+            assert_eq!(sim.lazy_links.len(), lazy_links, "host delay {host_delay_ns}");
+            if !lazy {
+                without_lazy_departures(&mut sim);
+            }
+            outcome(&mut sim, "")
+        };
+        // (Without lazy links both runs are event-driven alike: no events saved.)
+        let saved = if lazy_links == 0 { (0, 1) } else { (1, 2) };
+        let what = format!("host delay {host_delay_ns}");
+        let (lazy, driven) = (run(true), run(false));
+        if lazy_links == 0 {
+            assert!(lazy == driven, "{what}");
+        } else {
+            same_with_fewer_events(&lazy, &driven, (10_000, 50), saved, &what);
+        }
+    }
 }
