@@ -62,9 +62,9 @@ def _long_share(flows) -> float:
 
 
 #: How far the kernel's long-flow share may sit from the simulator's. One kernel run of 15 s
-#: spread 0.235-0.367 over seven runs on the idle machine (2026-11-29) against the simulator's
+#: spread 0.235-0.336 over six runs on the idle machine (2026-11-29) against the simulator's
 #: 0.236 (nothing random in this scenario): CUBIC's few loss epochs in 15 s decide the split,
-#: and a fresh-clone CI run failed at 0.367. Over 30 s four runs gave 0.190-0.293 against
+#: and a fresh-clone CI run (a loaded machine) failed at 0.367. Over 30 s four runs gave 0.190-0.293 against
 #: 0.228, at most 0.065 apart, so the test runs 30 s. 0.1 keeps the test's point: a long flow
 #: routed over its first bottleneck only would split it evenly (near 0.5), and the two flows
 #: swapped would read 0.76.
