@@ -49,7 +49,6 @@ impl Simulation {
         if !self.apps.is_empty() || !self.workloads.is_empty() {
             return;
         }
-        let n = self.links.len();
         let mut ok: Vec<bool> = self
             .links
             .iter()
@@ -78,7 +77,7 @@ impl Simulation {
                 }
             }
         }
-        for (lid, on) in ok.into_iter().enumerate().take(n) {
+        for (lid, on) in ok.into_iter().enumerate() {
             if on {
                 self.links[lid].fast.lazy_departures = true;
                 self.lazy_links.push(lid as LinkId);

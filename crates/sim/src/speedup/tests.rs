@@ -25,7 +25,7 @@ pub(super) type Outcome = (String, u64, u64, u64);
 /// A scenario run sped up (`run(true)`) and event-driven (`run(false)`): the sped-up run
 /// changed nothing. It moves data (more than `min_packets` delivered), with the same result
 /// tables and packets delivered as the event-driven one. Returns both outcomes.
-pub(super) fn sped_up_changes_nothing(
+pub(crate) fn sped_up_changes_nothing(
     run: impl Fn(bool) -> Outcome,
     min_packets: u64,
     what: &str,

@@ -69,14 +69,16 @@ impl Red {
     /// been idle that long) and decide.
     #[inline]
     pub fn average_and_decide(&mut self, q_bytes: u64, idle_ns: Nanos, rng: &mut Rng) -> RedAction {
-        if idle_ns > 0 && self.w == 1.0 {
-            // The instantaneous queue (DCTCP's marking, weight 1): (1 - w)^m is 0 for any idle
-            // time, so the average is 0 — exactly what `powf` gives, without its ~125
-            // instructions per arrival at an idle port (3 % of the DCTCP Fig. 17 run).
-            self.avg = 0.0;
-        } else if idle_ns > 0 {
-            let m = idle_ns as f64 / self.s_ns;
-            self.avg *= (1.0 - self.w).powf(m);
+        if idle_ns > 0 {
+            if self.w == 1.0 {
+                // The instantaneous queue (DCTCP's marking): (1 - w)^m is 0 for any idle time,
+                // exactly what `powf` gives, without its ~125 instructions per arrival at an
+                // idle port (3 % of the DCTCP Fig. 17 run).
+                self.avg = 0.0;
+            } else {
+                let m = idle_ns as f64 / self.s_ns;
+                self.avg *= (1.0 - self.w).powf(m);
+            }
         } else {
             self.avg += self.w * (q_bytes as f64 - self.avg);
         }

@@ -4,6 +4,7 @@
 
 use crate::link::aqm::FORCE_AQM;
 use crate::metrics::Table;
+use crate::speedup::tests::{assert_saves_events, sped_up_changes_nothing};
 use crate::*;
 use transport::Ecn;
 
@@ -48,19 +49,18 @@ fn outcome(sim: &mut Simulation, extra: &str) -> Outcome {
     (tables + &sojourn + extra, r.events, r.data_packets_delivered, r.drops)
 }
 
-/// A sped-up run (`fast`) against the event-driven one: it moved data and dropped (more than
-/// `min`: packets, drops), with the same result tables, and saved `per_packet` events per data
-/// packet.
+/// A sped-up run against the event-driven one (`run(true)`, `run(false)`): the same result
+/// tables and packets delivered, more than `min` of them (packets, drops), and `per_packet`
+/// events saved per data packet.
 fn same_with_fewer_events(
-    fast: &Outcome,
-    slow: &Outcome,
+    run: impl Fn(bool) -> Outcome,
     min: (u64, u64),
     per_packet: (u64, u64),
     what: &str,
 ) {
-    assert!(fast.2 > min.0 && fast.3 > min.1, "packets {} drops {}: {what}", fast.2, fast.3);
-    assert!(fast.0 == slow.0, "result tables differ: {what}");
-    crate::speedup::tests::assert_saves_events(fast, slow, per_packet);
+    let (fast, slow) = sped_up_changes_nothing(run, min.0, what);
+    assert!(fast.3 > min.1, "drops {}: {what}", fast.3);
+    assert_saves_events(&fast, &slow, per_packet);
 }
 
 fn column_f64(t: &Table, name: &str) -> Vec<f64> {
@@ -181,7 +181,7 @@ fn a_link_with_a_discipline_folds_its_router_hop_exactly() {
         sim.links[bn].fast.fold = fold;
         outcome(&mut sim, "")
     };
-    same_with_fewer_events(&run(true), &run(false), (20_000, 100), (9, 10), "folded");
+    same_with_fewer_events(run, (20_000, 100), (9, 10), "folded");
 }
 
 /// Make every lazily served link (`speedup/lazy.rs`) event-driven again: a `TxDone` event per
@@ -235,13 +235,7 @@ fn lazy_departures_change_no_result() {
             }
             outcome(&mut sim, &seen)
         };
-        same_with_fewer_events(
-            &run(true, false),
-            &run(false, false),
-            (20_000, 100),
-            (9, 10),
-            qdisc,
-        );
+        same_with_fewer_events(|lazy| run(lazy, false), (20_000, 100), (9, 10), qdisc);
         let (sliced, sliced_driven) = (run(true, true), run(false, true));
         assert!(sliced.0 == sliced_driven.0, "a sliced run differs: {qdisc}");
     }
@@ -309,14 +303,12 @@ fn lazy_departures_on_a_graph_change_no_result() {
             }
             outcome(&mut sim, "")
         };
-        // (Without lazy links both runs are event-driven alike: no events saved.)
-        let saved = if lazy_links == 0 { (0, 1) } else { (1, 2) };
         let what = format!("host delay {host_delay_ns}");
-        let (lazy, driven) = (run(true), run(false));
         if lazy_links == 0 {
-            assert!(lazy == driven, "{what}");
+            // Nothing lazy: both runs are the one event-driven run.
+            assert!(run(true) == run(false), "{what}");
         } else {
-            same_with_fewer_events(&lazy, &driven, (10_000, 50), saved, &what);
+            same_with_fewer_events(run, (10_000, 50), (1, 2), &what);
         }
     }
 }
