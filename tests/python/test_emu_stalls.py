@@ -210,4 +210,5 @@ def test_the_split_in_the_attribution_the_messages_and_compare(tmp_path: Path) -
             }
         ]
     )
-    assert "4.0 stalls (longest 14.5 ms; 2.0 of them the machine waking the emulator late); " in _markdown_stalls(t)
+    means = "2.0 of them the machine waking the emulator late from sleep, worst 14.4 ms; 1.0 more a sleep that returned late with a packet ready"
+    assert f"4.0 stalls (longest 14.5 ms; {means}); " in _markdown_stalls(t)

@@ -206,22 +206,34 @@ impl EventKey {
     }
 }
 
+/// One connection in the simulator. `repr(C)`, laid out by use: with many flows interleaved at a
+/// queue each packet finds its flow cold, so the fields that a data segment's arrival reads sit
+/// in the line after the receiver (cache-line aligned, `transport::Receiver`), and those an ACK's
+/// arrival reads just before the sender.
+#[repr(C)]
 struct Flow {
-    /// Index of the `flows` entry this flow was expanded from (−1: an application transfer).
-    spec: i32,
-    sender: Sender,
-    receiver: Receiver,
-    cc_name: &'static str,
-    /// Links of the data path and the ACK path, first hop first.
-    data_path: Path,
-    ack_path: Path,
-    start_ns: Nanos,
-    stop_ns: Option<Nanos>,
+    // What an ACK's arrival and the sender's pump read beside the sender (its NIC, hooks, path).
     /// Bytes of this flow queued in its sender's NIC (TSQ accounting).
     nic_bytes: u64,
+    /// Data packets the sender handed on (conservation accounting, with `data_rx` and
+    /// `data_dropped`).
+    data_tx: u64,
+    /// Data packets dropped anywhere on the way (conservation accounting; the lazily counted
+    /// NIC's pump reads it per packet).
+    data_dropped: u64,
+    sender_timer_at: Option<Nanos>,
     /// Departures from an `Ahead::Nic` NIC served ahead, or from a lazily counted NIC, not
     /// yet taken off `nic_bytes`: (time, bytes), in order (`Simulation::count_nic_departures`).
     nic_departures: VecDeque<(Nanos, u64)>,
+    /// Segments whose first transmission is dropped leaving the sender (`drop_segments`,
+    /// sorted; None = none, no per-packet cost beyond one branch).
+    drop_segments: Option<Box<[u64]>>,
+    /// Record a `packets` row per data segment sent and per ACK received (`pcap`,
+    /// `capture.rs`), with the flow's segment numbers in bytes; None = off.
+    capture: Option<capture::ByteMap>,
+    /// With the host model (`host.rs`): the core the flow runs on at its sender and at its
+    /// receiver (u32::MAX without).
+    tx_core: u32,
     /// The flow's NIC is lazily counted (`speedup/nic.rs`): `pump` notes each packet's
     /// departure as the NIC accepts it.
     lazy_nic: bool,
@@ -229,53 +241,61 @@ struct Flow {
     /// departure from the NIC run the sender again (`tcp_wfree` schedules `tcp_write_xmit` for a
     /// throttled socket only; otherwise ACKs and the pacing timer drive it).
     tsq_throttled: bool,
-    sender_timer_at: Option<Nanos>,
-    receiver_timer_at: Option<Nanos>,
-    /// The receiver's next deadline, when `rx_ahead_on` (Nanos::MAX: none).
-    rx_deadline: Nanos,
-    // Conservation accounting (data packets).
-    data_tx: u64,
-    data_rx: u64,
-    data_dropped: u64,
-    last_delivered_bytes: u64,
-    last_delivery_ns: Option<Nanos>,
-    /// Connection id in the receiver host's ICTCP controller.
-    ictcp: Option<usize>,
-    /// Inter-departure gaps at the sender NIC (`gap_histogram`; None = off, no per-packet cost).
-    gaps: Option<Box<gaps::GapHist>>,
     /// Record a `state` row after every ACK (`trace`).
     trace: bool,
-    /// Record a `packets` row per data segment sent and per ACK received (`pcap`,
-    /// `capture.rs`), with the flow's segment numbers in bytes; None = off.
-    capture: Option<capture::ByteMap>,
-    /// Segments whose first transmission is dropped leaving the sender (`drop_segments`,
-    /// sorted; None = none, no per-packet cost beyond one branch).
-    drop_segments: Option<Box<[u64]>>,
+    /// Links of the data path and the ACK path, first hop first.
+    data_path: Path,
+    sender: Sender,
+    receiver: Receiver,
+    // What a data segment's arrival reads beside the receiver: one line, then its ACK's way out.
+    /// The non-TCP source this flow entry carries (`traffic.rs`), or `traffic::NOT_TRAFFIC`.
+    traffic: u32,
+    /// The workload app this flow is a transfer of (`arrivals.rs`), or `NOT_WORKLOAD`.
+    workload: u32,
+    /// Data packets delivered to the receiver (conservation accounting).
+    data_rx: u64,
+    last_delivery_ns: Option<Nanos>,
+    /// When the receiver held every byte of a sized transfer.
+    rx_done_ns: Option<Nanos>,
+    receiver_timer_at: Option<Nanos>,
+    ack_path: Path,
+    rx_core: u32,
+    /// The receiver's next deadline, when `rx_ahead_on` (Nanos::MAX: none).
+    rx_deadline: Nanos,
+    /// Connection id in the receiver host's ICTCP controller.
+    ictcp: Option<usize>,
+    // The rest: set up once, or read by rare paths and at the end.
+    /// Index of the `flows` entry this flow was expanded from (−1: an application transfer).
+    spec: i32,
+    cc_name: &'static str,
+    start_ns: Nanos,
+    stop_ns: Option<Nanos>,
+    last_delivered_bytes: u64,
+    /// Inter-departure gaps at the sender NIC (`gap_histogram`; None = off, no per-packet cost).
+    gaps: Option<Box<gaps::GapHist>>,
     /// Base RTT of the flow's path (ICTCP's RTT before the first sample).
     base_rtt_ns: Nanos,
     /// (app, query) when the flow is an application transfer (`apps.rs`).
     app: Option<(u32, u32)>,
     /// Included in the per-interval timeseries (application transfers are not).
     sampled: bool,
-    /// When the receiver held every byte of a sized transfer.
-    rx_done_ns: Option<Nanos>,
     /// The flow's RPC application (`rpc.rs`), which writes its data.
     rpc: Option<rpc::RpcApp>,
     /// The flow's rate-limited or on/off writer (`writer.rs`), which writes its data.
     writer: Option<Box<writer::Writer>>,
-    /// With the host model (`host.rs`): the core the flow runs on at its sender and at its
-    /// receiver (u32::MAX without).
-    tx_core: u32,
-    rx_core: u32,
     /// With the host model: the flow's skbs in its NIC, oldest first, as (segments not yet
     /// sent, bytes). TSQ budget comes back when an skb's last segment leaves (TX completion
     /// frees the whole skb), not per segment.
     tx_skbs: VecDeque<(u32, u64)>,
-    /// The non-TCP source this flow entry carries (`traffic.rs`), or `traffic::NOT_TRAFFIC`.
-    traffic: u32,
-    /// The workload app this flow is a transfer of (`arrivals.rs`), or `NOT_WORKLOAD`.
-    workload: u32,
 }
+
+// A data arrival's fields start a line (the receiver is aligned and a whole number of lines)
+// and end in it.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Flow, traffic) % 64 == 0);
+    assert!(offset_of!(Flow, ack_path) - offset_of!(Flow, traffic) <= 64);
+};
 
 /// The simulation of one scenario.
 pub struct Simulation {

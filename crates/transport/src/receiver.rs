@@ -61,11 +61,11 @@ pub const DELACK_NS: Nanos = 40 * NSEC_PER_MSEC;
 /// Linux TCP_MAX_QUICKACKS.
 pub const QUICKACKS: u32 = 16;
 
+/// `repr(C)`, the per-segment flags first: the receiver's hot lines hold them (see [`Receiver`]).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct ReceiverConfig {
     pub mss: u32,
-    /// Receive buffer: the largest window advertised, bytes (None = unlimited).
-    pub rcvbuf_bytes: Option<u64>,
     pub delayed_ack: bool,
     /// DCTCP's receiver CE state machine: immediate ACK on a CE-state change (see module doc).
     pub ce_state_ack: bool,
@@ -73,6 +73,8 @@ pub struct ReceiverConfig {
     /// the window; false = the old Linux rule that also requires the offered window not to have
     /// shrunk.
     pub faster_acks: bool,
+    /// Receive buffer: the largest window advertised, bytes (None = unlimited).
+    pub rcvbuf_bytes: Option<u64>,
     /// The application reads this long after unread data first arrives (None = at once).
     pub app_read_delay_ns: Option<Nanos>,
     /// Messages of this many segments: a completely read message is answered (and ACKed) at once.
@@ -93,67 +95,89 @@ impl Default for ReceiverConfig {
     }
 }
 
+/// One connection's receiving end. Laid out by use (`repr(C)`, cache-line aligned): with many
+/// flows interleaved at a queue (FQ-CoDel serves one packet per flow in turn) each delivery
+/// finds the receiver cold, and every 64-byte line it reads is a miss. The fields an in-order
+/// segment touches fill the first three lines, those an ACK adds the fourth; the rest follow.
+#[repr(C, align(64))]
 pub struct Receiver {
-    pub cfg: ReceiverConfig,
-    /// The flow id written into every ACK (the simulator's flow index; see `Sender::flow_id`).
-    pub flow_id: u32,
+    // Line 1: what every in-order segment reads and writes.
     /// Next expected segment.
     pub rcv_nxt: u64,
+    /// Data segments received (including duplicates).
+    pub segs_received: u64,
+    /// Payload bytes delivered in order to the application.
+    pub delivered_bytes: u64,
+    /// rcv_nxt carried by the last ACK sent (RFC 7323 Last.ACK.sent, Linux rcv_wup).
+    last_ack_sent: u64,
+    /// RFC 7323 TS.Recent.
+    ts_recent: Nanos,
+    /// Right edge advertised last (segments); the edge never moves back.
+    last_rwnd_end: u64,
+    /// Window set from outside (bytes), None = rcvbuf rule only.
+    rwnd_override_bytes: Option<u64>,
+    // Line 2: the reassembly state's emptiness and the timers every segment checks.
     /// Out-of-order ranges [start, end) above rcv_nxt, sorted, disjoint, non-adjacent. A deque:
     /// after a mass loss (10^5 holes at 100 Gbit/s) retransmissions fill the holes front first,
     /// and a Vec's remove(0)/merge would shift every range each time.
     ooo: std::collections::BTreeMap<u64, u64>,
-    ooo_segs: u64,
-    /// A short (final) segment held out of order: (seq, payload bytes). Only the last segment
-    /// of a stream can be shorter than the MSS.
-    ooo_short: Option<(u64, u32)>,
-    /// Starts of the SACK blocks reported last, most recent first.
-    recent: [u64; MAX_SACK_BLOCKS],
-    n_recent: usize,
-    /// RFC 7323 TS.Recent.
-    ts_recent: Nanos,
-    /// rcv_nxt carried by the last ACK sent (RFC 7323 Last.ACK.sent, Linux rcv_wup).
-    last_ack_sent: u64,
+    delack_deadline: Option<Nanos>,
+    /// When the application will next read.
+    read_at: Option<Nanos>,
     /// Segments received since the last ACK was sent.
     unacked_segs: u32,
     quickacks_left: u32,
-    delack_deadline: Option<Nanos>,
-    /// Cumulative CE-marked segments received.
-    pub ce_count: u64,
-    /// Payload bytes delivered in order to the application.
-    pub delivered_bytes: u64,
-    /// Data segments received (including duplicates).
-    pub segs_received: u64,
-    pub dup_segs: u64,
-    pub acks_sent: u64,
-    /// ACKs that carried a D-SACK block.
-    pub dsacks_sent: u64,
-    /// The duplicate range the next ACK reports first (Linux `duplicate_sack[0]`).
-    dsack: Option<(u64, u64)>,
-    /// Window set from outside (bytes), None = rcvbuf rule only.
-    rwnd_override_bytes: Option<u64>,
-    /// Right edge advertised last (segments); the edge never moves back.
-    last_rwnd_end: u64,
+    // Line 3: the configuration's flags and the per-skb state.
+    pub cfg: ReceiverConfig,
     /// CE state of the last data segment (DCTCP `ce_state`).
     ce_state: bool,
-    /// An ACK produced by `on_data` in addition to its return value (DCTCP state change: the
-    /// delayed ACK of the prior CE state), to be sent before it.
-    pending_ack: Option<Packet>,
-    /// In-order bytes the application has not read yet (only with `app_read_delay_ns`).
-    pub unread_bytes: u64,
-    /// When the application will next read.
-    read_at: Option<Nanos>,
+    /// A segment of the receive-offload skb being processed asked for an immediate ACK.
+    skb_wants_ack: bool,
+    /// `pending_ack.is_some()`, kept here so that a segment with no pending ACK (nearly all)
+    /// reads no cold line to learn so.
+    pending_ack_set: bool,
+    /// The flow id written into every ACK (the simulator's flow index; see `Sender::flow_id`).
+    pub flow_id: u32,
+    // Line 4: what building an ACK (every second segment) adds.
+    pub acks_sent: u64,
     /// Window (segments; u64::MAX = unlimited) offered by the last ACK (Linux `rcv_wnd`).
     last_wnd_segs: u64,
+    n_recent: usize,
+    /// The duplicate range the next ACK reports first (Linux `duplicate_sack[0]`).
+    dsack: Option<(u64, u64)>,
     /// Complete messages already answered (message-boundary reads).
     msgs_answered: u64,
+    /// Cumulative CE-marked segments received.
+    pub ce_count: u64,
+    // Line 5 and on: SACK history, counters, and what only loss, CE or slow reads touch.
+    /// Starts of the SACK blocks reported last, most recent first.
+    recent: [u64; MAX_SACK_BLOCKS],
+    ooo_segs: u64,
+    pub dup_segs: u64,
+    /// ACKs that carried a D-SACK block.
+    pub dsacks_sent: u64,
+    /// In-order bytes the application has not read yet (only with `app_read_delay_ns`).
+    pub unread_bytes: u64,
     /// Every-2nd-segment ACKs the old rule withheld (faster_acks = false).
     pub acks_withheld: u64,
     /// ACKs sent because the application read (tcp_cleanup_rbuf) or answered a message.
     pub acks_on_read: u64,
-    /// A segment of the receive-offload skb being processed asked for an immediate ACK.
-    skb_wants_ack: bool,
+    /// A short (final) segment held out of order: (seq, payload bytes). Only the last segment
+    /// of a stream can be shorter than the MSS.
+    ooo_short: Option<(u64, u32)>,
+    /// An ACK produced by `on_data` in addition to its return value (DCTCP state change: the
+    /// delayed ACK of the prior CE state), to be sent before it.
+    pending_ack: Option<Packet>,
 }
+
+// The lines as laid out above (a reordering that spills a hot field into the next line fails here).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Receiver, ooo) == 64);
+    assert!(offset_of!(Receiver, cfg) == 128);
+    assert!(offset_of!(Receiver, acks_sent) == 192);
+    assert!(offset_of!(Receiver, recent) == 256);
+};
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig) -> Receiver {
@@ -182,6 +206,7 @@ impl Receiver {
             last_rwnd_end: 0,
             ce_state: false,
             pending_ack: None,
+            pending_ack_set: false,
             unread_bytes: 0,
             read_at: None,
             last_wnd_segs: u64::MAX,
@@ -217,6 +242,9 @@ impl Receiver {
     /// An extra ACK `on_data` produced, to be sent before the one it returned (see `ce_state_ack`).
     #[inline]
     pub fn take_pending_ack(&mut self) -> Option<Packet> {
+        if !std::mem::take(&mut self.pending_ack_set) {
+            return None;
+        }
         self.pending_ack.take()
     }
 
@@ -306,6 +334,7 @@ impl Receiver {
             // data before this segment (prior rcv_nxt, prior CE count); then ACK now.
             if self.delack_deadline.is_some() && self.unacked_segs > 0 {
                 self.pending_ack = Some(self.make_ack());
+                self.pending_ack_set = true;
             }
             self.ce_state = seg.ce();
             immediate = true;

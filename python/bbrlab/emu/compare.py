@@ -46,7 +46,14 @@ import pandas as pd
 from ..errors import UserError
 from ..plots.figures import subplots
 from ..scenario import load_scenario
-from .stalls import STALL_METRICS, late_wake_note, run_stall_threshold_ms, run_stalls, stall_drops_of_run
+from .stalls import (
+    STALL_METRICS,
+    late_wake_note,
+    late_wake_split,
+    run_stall_threshold_ms,
+    run_stalls,
+    stall_drops_of_run,
+)
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
@@ -408,10 +415,10 @@ def _markdown_stalls(t: pd.DataFrame) -> str:
 
 
 def _late_wakes_md(r: dict[str, Any]) -> str:
-    """How many of a point's stalls were the machine waking the emulator late (mean over the
-    runs), for compare.md; empty for runs that did not record it."""
-    k = r.get("emu_late_wake_stalls", math.nan)
-    return f"; {k:.1f} of them the machine waking the emulator late" if math.isfinite(k) else ""
+    """How a point's stalls split (means over the runs, :func:`late_wake_split`), for
+    compare.md; empty for runs that did not record it."""
+    split = late_wake_split({k: r.get(f"emu_{k}", math.nan) for k in STALL_METRICS}, digits=1)
+    return f"; {split}" if split else ""
 
 
 def _markdown_intro(t: pd.DataFrame) -> str:

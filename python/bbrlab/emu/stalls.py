@@ -43,6 +43,7 @@ __all__ = [
     "late_wakes",
     "late_sleeps",
     "late_wake_note",
+    "late_wake_split",
     "run_stalls",
     "run_stall_threshold_ms",
     "stall_drops_of_run",
@@ -108,18 +109,28 @@ def late_sleeps(stalls: Sequence[Sequence[float]], threshold_ms: float) -> float
     return float(sum(1 for s in stalls if s[2] < threshold_ms <= s[3]))
 
 
-def late_wake_note(m: Mapping[str, float]) -> str:
-    """The split that follows a count of stalls in the messages (the run's warning, `bbrlab
-    compare`'s line per run), from :func:`stall_drops_of_run`'s ``m``: `` (K of them the machine
-    waking the emulator late from sleep, worst X ms; L more a sleep that returned late with a
-    packet ready)``; empty without stalls or when not known."""
+def late_wake_split(m: Mapping[str, float], digits: int = 0) -> str:
+    """How a count of stalls splits, from :func:`stall_drops_of_run`'s ``m`` (or the means of
+    several runs', counts then written with ``digits`` decimals): ``K of them the machine waking
+    the emulator late from sleep, worst X ms; L more a sleep that returned late with a packet
+    ready``; empty without stalls or when not known. The one wording of the split: the run's
+    warning, `bbrlab compare`'s line per run and compare.md all use it."""
     k = m["late_wake_stalls"]
     if not (m["stall_count"] and math.isfinite(k)):
         return ""
     worst = f", worst {m['late_wake_max_ms']:.1f} ms" if k else ""
     overran = m["late_sleep_stalls"]
-    more = f"; {overran:.0f} more a sleep that returned late with a packet ready" if math.isfinite(overran) else ""
-    return f" ({k:.0f} of them the machine waking the emulator late from sleep{worst}{more})"
+    more = (
+        f"; {overran:.{digits}f} more a sleep that returned late with a packet ready" if math.isfinite(overran) else ""
+    )
+    return f"{k:.{digits}f} of them the machine waking the emulator late from sleep{worst}{more}"
+
+
+def late_wake_note(m: Mapping[str, float]) -> str:
+    """:func:`late_wake_split` in brackets, to follow a count of stalls in the messages (the
+    run's warning, `bbrlab compare`'s line per run); empty when there is no split."""
+    split = late_wake_split(m)
+    return f" ({split})" if split else ""
 
 
 #: What :func:`stall_drops_of_run` gives per run (compare.csv's ``emu_<name>`` means).

@@ -51,8 +51,11 @@ fn the_schema() -> &'static Value {
 /// Enforce the schema's numeric bounds and string enums on a raw config value.
 pub fn check_bounds(value: &Value) -> Result<(), ConfigError> {
     let root = the_schema();
-    let defs = root.get("$defs").and_then(Value::as_object).cloned().unwrap_or_default();
-    walk(value, root, &defs, &mut Vec::new())
+    // Borrowed, not cloned: a copy of the schema's definitions cost every run 2.9 M
+    // instructions (0.25 % of `bbrlab-bench` (a)).
+    let no_defs = Map::new();
+    let defs = root.get("$defs").and_then(Value::as_object).unwrap_or(&no_defs);
+    walk(value, root, defs, &mut Vec::new())
 }
 
 fn resolve<'a>(s: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
