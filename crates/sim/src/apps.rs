@@ -48,6 +48,7 @@ pub(crate) type AppEvents = metrics::QueryEventCols;
 
 impl Simulation {
     /// Start query `next_query` of app `ai` now.
+    #[inline(never)]
     pub(crate) fn on_app_query(&mut self, ai: usize) {
         let now = self.now;
         let Fabric::Star(star) = &self.fabric else {

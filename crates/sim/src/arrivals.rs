@@ -159,6 +159,7 @@ impl Simulation {
     }
 
     /// A flow of workload `wi` arrives now: start it, and schedule the next arrival.
+    #[inline(never)]
     pub(crate) fn on_workload_arrival(&mut self, wi: usize) {
         let now = self.now;
         let w = &mut self.workloads[wi];

@@ -116,28 +116,7 @@ impl Simulation {
                 EvKind::FlowStart if self.flows[ev.id as usize].traffic != traffic::NOT_TRAFFIC => {
                     self.traffic_start(self.flows[ev.id as usize].traffic as usize)
                 }
-                EvKind::FlowStart => {
-                    let f = ev.id as usize;
-                    if let (Some(ic), Some(id)) = (&self.ictcp, self.flows[f].ictcp) {
-                        // The handshake already advertises ICTCP's initial window.
-                        let w = ic.window_bytes(id);
-                        let flow = &mut self.flows[f];
-                        flow.receiver.set_window_override(Some(w));
-                        let segs = flow.receiver.window_bytes() / flow.sender.cfg.mss as u64;
-                        flow.sender.set_initial_rwnd_end(segs);
-                    }
-                    let rtt = self.handshake_rtt_ns(f);
-                    let flow = &mut self.flows[f];
-                    flow.sender.set_handshake_rtt(self.now, rtt);
-                    flow.sender.start(self.now);
-                    if let Some(app) = flow.rpc.as_mut() {
-                        app.start(self.now, &mut flow.sender);
-                    }
-                    if let Some(w) = flow.writer.as_mut() {
-                        w.start(self.now, &mut flow.sender);
-                    }
-                    self.pump(f);
-                }
+                EvKind::FlowStart => self.on_flow_start(ev.id as usize),
                 EvKind::PauseOn => self.on_pause(ev.id, true),
                 EvKind::PauseOff => self.on_pause(ev.id, false),
                 EvKind::Resume => self.on_resume(ev.id),
@@ -168,6 +147,32 @@ impl Simulation {
             self.now = limit;
         }
         Ok(self.is_complete())
+    }
+
+    /// A flow's start (its handshake done): ICTCP's initial window, the handshake's RTT, the
+    /// application, then the first transmissions. Once per flow, kept out of the event loop's
+    /// hot code (`advance` inlines its per-packet handlers).
+    #[inline(never)]
+    fn on_flow_start(&mut self, f: usize) {
+        if let (Some(ic), Some(id)) = (&self.ictcp, self.flows[f].ictcp) {
+            // The handshake already advertises ICTCP's initial window.
+            let w = ic.window_bytes(id);
+            let flow = &mut self.flows[f];
+            flow.receiver.set_window_override(Some(w));
+            let segs = flow.receiver.window_bytes() / flow.sender.cfg.mss as u64;
+            flow.sender.set_initial_rwnd_end(segs);
+        }
+        let rtt = self.handshake_rtt_ns(f);
+        let flow = &mut self.flows[f];
+        flow.sender.set_handshake_rtt(self.now, rtt);
+        flow.sender.start(self.now);
+        if let Some(app) = flow.rpc.as_mut() {
+            app.start(self.now, &mut flow.sender);
+        }
+        if let Some(w) = flow.writer.as_mut() {
+            w.start(self.now, &mut flow.sender);
+        }
+        self.pump(f);
     }
 }
 

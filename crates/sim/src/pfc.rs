@@ -224,6 +224,7 @@ impl Simulation {
     }
 
     /// Re-send PAUSE every half quantum while it is in force, so it never lapses.
+    #[inline(never)]
     pub(crate) fn on_pfc_refresh(&mut self, lid: LinkId) {
         let p = self.pauser(lid);
         p.refresh_pending = false;
@@ -320,6 +321,7 @@ impl Simulation {
     }
 
     /// A PAUSE frame reaches link `lid`'s transmitter.
+    #[inline(never)]
     pub(crate) fn on_pause(&mut self, lid: LinkId, on: bool) {
         let now = self.now;
         let link = &mut self.links[lid as usize];
@@ -338,6 +340,7 @@ impl Simulation {
     }
 
     /// A pause may have ended: restart the transmitter if it has work.
+    #[inline(never)]
     pub(crate) fn on_resume(&mut self, lid: LinkId) {
         let link = &self.links[lid as usize];
         if link.in_tx.is_none() && link.paused_until <= self.now && !link.queue.is_empty() {

@@ -3,6 +3,7 @@
 use crate::{metrics, Simulation};
 
 impl Simulation {
+    #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let now = self.now;
         if !self.lazy_links.is_empty() {

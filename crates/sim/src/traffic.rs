@@ -140,6 +140,7 @@ impl Source {
 
 impl Simulation {
     /// Source `si` starts (its flow's `FlowStart`).
+    #[inline(never)]
     pub(crate) fn traffic_start(&mut self, si: usize) {
         let now = self.now;
         self.traffic[si].start_burst(now);

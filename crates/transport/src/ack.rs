@@ -1,10 +1,10 @@
 //! The ACK path of the sender (Linux `tcp_ack`): what one ACK delivers, its RTT samples, loss
 //! detection and the recovery state machine, the rate sample, then the algorithm.
 //!
-//! The steps, each a helper inlined into `on_ack` (this runs per ACK):
-//! 1-2. A D-SACK block is accounted for (recovery/reordering.rs), the other SACK blocks and
-//!      the cumulative ACK tag newly delivered segments (`take_delivered`, `on_delivered`);
-//!      then the ECN echo (`take_ce_echo`). An original delivered below the highest SACKed
+//! The steps, each a helper inlined into `on_ack` (this runs per ACK) but for the rare SACK one:
+//! 1-2. A D-SACK block is accounted for (recovery/reordering.rs), the other SACK blocks
+//!      (`take_sacked`, out of line) and the cumulative ACK (`take_delivered`) tag newly
+//!      delivered segments (`on_delivered`); then the ECN echo (`take_ce_echo`). An original delivered below the highest SACKed
 //!      segment shows reordering; RACK's reordering window is updated.
 //! 3. RTT samples (`take_rtt_samples`; Karn's rule, else the timestamp echo).
 //! 4. RACK loss detection and the recovery state machine (recovery.rs), the rate sample.
@@ -118,35 +118,18 @@ impl Sender {
         }
     }
 
-    /// Steps 1-2 of an ACK: tag what its SACK blocks and its cumulative ACK newly deliver.
+    /// Steps 1-2 of an ACK: tag what its SACK blocks (`take_sacked`) and its cumulative ACK newly
+    /// deliver.
     /// Returns whether snd_una advanced (then the RTO restarts and a tail probe is answered).
     #[inline(always)]
     fn take_delivered(&mut self, now: Nanos, ack: &Packet, acked: &mut AckedSegs) -> bool {
-        // A D-SACK block is accounted for and left out of the tagging (Linux
-        // tcp_sacktag_write_queue skips it after tcp_check_dsack).
-        let stripped;
-        let sacks = if ack.n_sack != 0 && is_dsack(ack) {
-            if let Some(seq) = self.on_dsack(ack) {
-                acked.reord = acked.reord.min(seq);
-            }
-            stripped = without_dsack(ack);
-            &stripped
+        // Most ACKs carry no SACK block: then there is nothing to walk, and nothing new to
+        // remember once the previous ACK's blocks are forgotten.
+        if ack.n_sack != 0 {
+            self.take_sacked(now, ack, acked);
         } else {
-            ack
-        };
-        // SACK blocks: tag only what the previous ACK's blocks did not cover. (Most ACKs carry
-        // none: then there is nothing to walk, and nothing new to remember once the previous
-        // ACK's blocks are forgotten.)
-        if sacks.n_sack != 0 {
-            for (start, end) in self.sb.newly_sacked(sacks) {
-                for seq in start..end {
-                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
-                        self.on_delivered(now, seq, d, acked);
-                    }
-                }
-            }
+            self.sb.remember_sack_blocks(ack);
         }
-        self.sb.remember_sack_blocks(sacks);
 
         // Cumulative ACK.
         let acked_new = ack.ack > self.sb.snd_una;
@@ -168,6 +151,34 @@ impl Sender {
             self.rec.tlp_outstanding = false;
         }
         acked_new
+    }
+
+    /// Step 1, for an ACK with SACK blocks: a D-SACK block is accounted for and left out of the
+    /// tagging (Linux tcp_sacktag_write_queue skips it after tcp_check_dsack); the others tag
+    /// only what the previous ACK's blocks did not cover. Out of line: most ACKs carry none, and
+    /// `on_ack`'s per-ACK code stays smaller for it.
+    #[inline(never)]
+    fn take_sacked(&mut self, now: Nanos, ack: &Packet, acked: &mut AckedSegs) {
+        let stripped;
+        let sacks = if is_dsack(ack) {
+            if let Some(seq) = self.on_dsack(ack) {
+                acked.reord = acked.reord.min(seq);
+            }
+            stripped = without_dsack(ack);
+            &stripped
+        } else {
+            ack
+        };
+        if sacks.n_sack != 0 {
+            for (start, end) in self.sb.newly_sacked(sacks) {
+                for seq in start..end {
+                    if let Some(d) = self.sb.tag_sacked(&mut self.tp, seq, &mut acked.rs) {
+                        self.on_delivered(now, seq, d, acked);
+                    }
+                }
+            }
+        }
+        self.sb.remember_sack_blocks(sacks);
     }
 
     /// The ACK's CE echo (a running count of CE-marked segments): whether it echoes new marks,

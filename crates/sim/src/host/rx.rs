@@ -55,6 +55,7 @@ impl Simulation {
 
     /// An interrupt or NAPI re-poll on `core`: hand up to `napi_budget` packets to TCP, data
     /// through GRO.
+    #[inline(never)]
     pub(crate) fn on_host_poll(&mut self, core: u32, t: Nanos) {
         let now = self.now;
         let hm = self.hosts.as_mut().expect("host model on");

@@ -209,6 +209,7 @@ impl Simulation {
     }
 
     /// A `PathWake` event: apply the schedule's due changes, move the stages' due packets on.
+    #[inline(never)]
     pub(crate) fn on_path_wake(&mut self, lid: LinkId) {
         let now = self.now;
         let pp = self.links[lid as usize].path.as_deref_mut().expect("a path link");

@@ -97,6 +97,7 @@ impl Simulation {
     }
 
     /// A wake-up of link `lid`'s discipline: start its next packet if the transmitter is free.
+    #[inline(never)]
     pub(crate) fn on_qdisc_wake(&mut self, lid: u32) {
         let link = &mut self.links[lid as usize];
         let a = link.aqm.as_deref_mut().expect("a discipline");

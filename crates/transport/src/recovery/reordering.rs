@@ -137,6 +137,7 @@ impl Sender {
     /// The ACK's D-SACK block (Linux `tcp_check_dsack`, `tcp_dsack_seen`, and the `dup_sack`
     /// part of `tcp_sacktag_one`), before the cumulative ACK moves snd_una. Returns the lowest
     /// D-SACKed segment that was SACKed before and retransmitted: a reordering candidate.
+    #[cold]
     pub(crate) fn on_dsack(&mut self, ack: &Packet) -> Option<u64> {
         let (start, end) = ack.sack_block(0);
         if start < ack.ack {
@@ -190,6 +191,7 @@ impl Sender {
 
     /// A segment at `low_seq` arrived out of order (Linux `tcp_check_sack_reordering`); `ts`:
     /// seen from a timestamp echo rather than from SACKs.
+    #[cold]
     pub(crate) fn check_sack_reordering(&mut self, low_seq: u64, ts: bool) {
         let fack = self.fack();
         if low_seq >= fack {
