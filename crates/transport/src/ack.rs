@@ -4,8 +4,9 @@
 //! The steps, each a helper inlined into `on_ack` (this runs per ACK) but for the rare SACK one:
 //! 1-2. A D-SACK block is accounted for (recovery/reordering.rs), the other SACK blocks
 //!      (`take_sacked`, out of line) and the cumulative ACK (`take_delivered`) tag newly
-//!      delivered segments (`on_delivered`); then the ECN echo (`take_ce_echo`). An original delivered below the highest SACKed
-//!      segment shows reordering; RACK's reordering window is updated.
+//!      delivered segments (`on_delivered`); then the ECN echo (`take_ce_echo`). An original
+//!      delivered below the highest SACKed segment shows reordering; RACK's reordering window
+//!      is updated.
 //! 3. RTT samples (`take_rtt_samples`; Karn's rule, else the timestamp echo).
 //! 4. RACK loss detection and the recovery state machine (recovery.rs), the rate sample.
 //! 5. The algorithm: `cong_control`, or PRR / `cong_avoid` and the default pacing rate
@@ -119,8 +120,8 @@ impl Sender {
     }
 
     /// Steps 1-2 of an ACK: tag what its SACK blocks (`take_sacked`) and its cumulative ACK newly
-    /// deliver.
-    /// Returns whether snd_una advanced (then the RTO restarts and a tail probe is answered).
+    /// deliver. Returns whether snd_una advanced (then the RTO restarts and a tail probe is
+    /// answered).
     #[inline(always)]
     fn take_delivered(&mut self, now: Nanos, ack: &Packet, acked: &mut AckedSegs) -> bool {
         // Most ACKs carry no SACK block: then there is nothing to walk, and nothing new to
