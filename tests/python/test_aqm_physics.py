@@ -93,6 +93,22 @@ def test_codel_holds_the_standing_queue_that_drop_tail_lets_fill(core, rate_mbps
 
 
 @pytest.mark.parametrize("rate_mbps", [10, 100])
+def test_codel_whole_run_p99_with_the_kernels_receiver(core, rate_mbps: int) -> None:
+    """The same CoDel point with Linux's receive-window autotuning (`receiver_window =
+    "autotune"`): the whole run's p99 sojourn, slow start included, ≤ 30 ms. The kernel's
+    receiver ACKs every segment while its window grows, so CUBIC leaves slow start by HyStart's
+    ACK train (ACKs < 2 ms apart) about a round earlier than behind a receiver that ACKs every
+    second segment, and the overshoot CoDel must drain is short. Measured: the kernel through
+    the emulator 14.1 and 13.5 ms; this model 14.1 and 12.9 ms; the default (`static`)
+    receiver 39.8 ms at 10 Mbit/s (docs/queues.md)."""
+    flows = ONE_CUBIC + 'receiver_window = "autotune"\n'
+    last = _bottleneck(_run(rate_mbps, BASE_RTT_MS, '{ kind = "codel" }', flows, 20)).iloc[-1]
+    assert last["drops_aqm"] > 0 and last["drops_overflow"] == 0, "CoDel, not the buffer, drops"
+    assert last["sojourn_p50_ms"] <= 10.0
+    assert last["sojourn_p99_ms"] <= 30.0
+
+
+@pytest.mark.parametrize("rate_mbps", [10, 100])
 def test_pie_holds_the_mean_sojourn_near_its_target(core, rate_mbps: int) -> None:
     """PIE (15 ms target) with one CUBIC flow: mean sojourn within ±50 % of 15 ms. The tolerance
     is CUBIC's sawtooth: each drop takes 30 % off a window of BDP + queue, at 100 Mbit/s × 40 ms
@@ -120,12 +136,16 @@ FQ_MAX_RATIO = (2 - FQ_LONG_FLOW_MIN_SHARE) / FQ_LONG_FLOW_MIN_SHARE
 def test_fq_codel_shares_between_rtts_where_one_queue_does_not(core, rate_mbps: int) -> None:
     """Two CUBIC flows of 20 and 80 ms RTT (the second with extra_rtt 60 ms). FQ-CoDel: steady
     rates within FQ_MAX_RATIO of each other. The same with FQ-CoDel's single queue (flows = 1,
-    CoDel alone) and with drop-tail: the short-RTT flow takes more than that bound allows (a
-    shared queue gives both the same drop rate, and a window algorithm's rate falls with its RTT;
-    measured 2.2× to 12×)."""
+    CoDel alone): the short-RTT flow takes more than that bound allows (a shared queue gives
+    both the same drop rate, and a window algorithm's rate falls with its RTT; measured 2.3× at
+    10 Mbit/s). Drop-tail too at 100 Mbit/s (measured 13.5×), but not at 10 Mbit/s: there its
+    10-BDP buffer is 200 ms deep, the two flows' RTTs are 20 and 80 ms plus a queue of up to
+    200 ms that both back off from together, and they share almost evenly (simulator 4.67 and
+    4.75 Mbit/s; the kernel through the emulator 4.36 and 5.06, docs/queues.md)."""
     fq = _steady_rates_bps(_run(rate_mbps, 20, '{ kind = "fq_codel" }', TWO_CUBIC_20_80, 20))
     assert max(fq) / min(fq) <= FQ_MAX_RATIO, fq
-    for qdisc in ('{ kind = "fq_codel", flows = 1 }', '{ kind = "droptail" }'):
+    one_queue = ['{ kind = "fq_codel", flows = 1 }'] + (['{ kind = "droptail" }'] if rate_mbps >= 100 else [])
+    for qdisc in one_queue:
         short, long = _steady_rates_bps(_run(rate_mbps, 20, qdisc, TWO_CUBIC_20_80, 20))
         assert short / long > FQ_MAX_RATIO, (qdisc, short, long)
 

@@ -57,6 +57,13 @@ def test_fields_that_would_change_the_experiment_are_refused(mutate, field, word
     assert msg.startswith(field) and words in msg and "--backend sim" in msg, msg
 
 
+def test_the_kernels_own_receiver_window_is_accepted():
+    """`receiver_window` is marked per value: the kernel autotunes its window (`autotune` runs as
+    is), it has no ICTCP receiver (`ictcp` is refused, above)."""
+    assert _notes(lambda r: r["flows"][0].update(receiver_window="autotune")) == []
+    assert _notes(lambda r: r["flows"][0].update(receiver_window="static")) == []
+
+
 def test_model_switches_warn_and_name_the_field():
     notes = _notes(lambda r: r["flows"][1].update(tso_defer=False, fast_path=False))
     assert [n.split(" ")[0] for n in notes] == ["flows.1.tso_defer", "flows.1.fast_path"]

@@ -54,6 +54,7 @@ impl Simulation {
             // Linux runs the receiver's half of DCTCP in the same module (dctcp_ece_ack_update).
             ce_state_ack: alg.receiver_ce_ack,
             faster_acks: f.faster_acks,
+            autotune: f.receiver_window == config::ReceiverWindow::Autotune,
             app_read_delay_ns: f.app_read_delay_ns,
             msg_segs: workload::msg_segs(f),
         };

@@ -149,7 +149,8 @@ impl Simulation {
         Ok(self.is_complete())
     }
 
-    /// A flow's start (its handshake done): ICTCP's initial window, the handshake's RTT, the
+    /// A flow's start (its handshake done): ICTCP's or autotuning's initial window, the
+    /// handshake's RTT, the
     /// application, then the first transmissions. Once per flow, kept out of the event loop's
     /// hot code (`advance` inlines its per-packet handlers).
     #[inline(never)]
@@ -164,6 +165,10 @@ impl Simulation {
         }
         let rtt = self.handshake_rtt_ns(f);
         let flow = &mut self.flows[f];
+        // An autotuning receiver's SYN-ACK offers its initial window (45 segments at 1448 B).
+        if let Some(segs) = flow.receiver.establish(self.now, rtt) {
+            flow.sender.set_initial_rwnd_end(segs);
+        }
         flow.sender.set_handshake_rtt(self.now, rtt);
         flow.sender.start(self.now);
         if let Some(app) = flow.rpc.as_mut() {

@@ -54,6 +54,8 @@ impl Sender {
         if ack.ack > self.sb.snd_nxt {
             return; // acks data never sent: ignore (cannot happen in the simulator)
         }
+        // TS.Recent (RFC 7323 §4.3): ACKs arrive in order of their TSval except when reordered.
+        self.ts_recent_ns = self.ts_recent_ns.max(ack.seq);
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_snd_una = self.sb.snd_una;
         let prior_fack = self.fack();

@@ -70,6 +70,7 @@
 //! | `timers` | the loss-recovery deadlines (RTO, TLP, RACK reordering) |
 //! | `stats` | per-flow counters and the latency histogram |
 //! | `receiver` | the receiving half |
+//! | `rcv_space` | the receiver's window autotuning (Linux DRS and `rcv_ssthresh`) |
 
 use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 pub use pathmodel::ecn::EcnMode;
@@ -78,6 +79,7 @@ pub use pathmodel::Ecn;
 mod ack;
 pub mod chunk_deque;
 mod pacing;
+pub mod rcv_space;
 pub mod receiver;
 mod recovery;
 mod rtt;
@@ -128,7 +130,8 @@ pub struct Packet {
     pub is_data: bool,
     /// Wire size in bytes (payload + TCP/IP + Ethernet framing).
     pub wire_bytes: u32,
-    /// Data: segment index. ACK: unused.
+    /// Data: segment index. ACK: TSval, the receiver's clock when it sent the ACK (RFC 7323),
+    /// which the sender echoes in its data.
     pub seq: u64,
     /// Data: payload bytes.
     pub payload_bytes: u32,
@@ -139,7 +142,8 @@ pub struct Packet {
     /// Data: the ECN codepoint (RFC 3168 §5): Not-ECT, ECT(0) or ECT(1) as the sender set it,
     /// CE once a queue marked it. One byte where two flags were: the packet stays as small.
     pub ecn: Ecn,
-    /// ACK: next expected segment (cumulative).
+    /// ACK: next expected segment (cumulative). Data: TSecr, the TSval of the latest ACK the
+    /// sender had received (0 before any), from which the receiver measures its RTT.
     pub ack: u64,
     /// ACK: SACK blocks [start, end) as signed offsets from `ack` in segments, most recent first
     /// (read them with [`Packet::sack_block`], add them with [`Packet::push_sack_block`]).

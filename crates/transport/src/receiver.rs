@@ -51,6 +51,7 @@
 //! (accurate-ECN style), so the sender's marked fraction is exact either way; the state machine
 //! reproduces DCTCP's ACK timing and ACK count.
 
+use crate::rcv_space::RcvSpace;
 use crate::{
     Packet, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
 };
@@ -73,7 +74,11 @@ pub struct ReceiverConfig {
     /// the window; false = the old Linux rule that also requires the offered window not to have
     /// shrunk.
     pub faster_acks: bool,
-    /// Receive buffer: the largest window advertised, bytes (None = unlimited).
+    /// Linux receive-window autotuning when `rcvbuf_bytes` is None (`rcv_space.rs`): the window
+    /// grows from the SYN-ACK's with the rate, and a segment that grows it is ACKed at once.
+    /// False: no limit at all.
+    pub autotune: bool,
+    /// Receive buffer: the largest window advertised, bytes (None = unlimited, or autotuned).
     pub rcvbuf_bytes: Option<u64>,
     /// The application reads this long after unread data first arrives (None = at once).
     pub app_read_delay_ns: Option<Nanos>,
@@ -89,6 +94,7 @@ impl Default for ReceiverConfig {
             delayed_ack: true,
             ce_state_ack: false,
             faster_acks: true,
+            autotune: false,
             app_read_delay_ns: None,
             msg_segs: None,
         }
@@ -168,6 +174,8 @@ pub struct Receiver {
     /// An ACK produced by `on_data` in addition to its return value (DCTCP state change: the
     /// delayed ACK of the prior CE state), to be sent before it.
     pending_ack: Option<Packet>,
+    /// Receive-window autotuning (`cfg.autotune`; its own cache line).
+    pub rcv_space: RcvSpace,
 }
 
 // The lines as laid out above (a reordering that spills a hot field into the next line fails here).
@@ -180,8 +188,14 @@ const _: () = {
 };
 
 impl Receiver {
-    pub fn new(cfg: ReceiverConfig) -> Receiver {
+    pub fn new(mut cfg: ReceiverConfig) -> Receiver {
+        // A set receive buffer is fixed (Linux: SO_RCVBUF locks autotuning).
+        cfg.autotune &= cfg.rcvbuf_bytes.is_none();
+        let (rcv_space, syn_window_segs) = RcvSpace::new(0, cfg.mss, 0);
         Receiver {
+            rcv_space,
+            // Autotuned: the SYN-ACK's window, until `establish` says when and with what RTT.
+            last_rwnd_end: if cfg.autotune { syn_window_segs } else { 0 },
             cfg,
             flow_id: 0,
             rcv_nxt: 0,
@@ -203,7 +217,6 @@ impl Receiver {
             dsacks_sent: 0,
             dsack: None,
             rwnd_override_bytes: None,
-            last_rwnd_end: 0,
             ce_state: false,
             pending_ack: None,
             pending_ack_set: false,
@@ -217,6 +230,25 @@ impl Receiver {
         }
     }
 
+    /// The connection is established at `now` after a handshake that measured `rtt_ns`: starts
+    /// autotuning (`cfg.autotune`) and returns the SYN-ACK's window as a right edge in segments
+    /// (None: no limit).
+    pub fn establish(&mut self, now: Nanos, rtt_ns: Nanos) -> Option<u64> {
+        if !self.cfg.autotune {
+            return None;
+        }
+        let (space, syn_window_segs) = RcvSpace::new(now, self.cfg.mss, rtt_ns);
+        self.rcv_space = space;
+        self.last_rwnd_end = syn_window_segs;
+        Some(syn_window_segs)
+    }
+
+    /// Bytes the receive buffer holds: unread in-order data and out-of-order data.
+    #[inline]
+    fn held_bytes(&self) -> u64 {
+        self.ooo_segs * self.cfg.mss as u64 + self.unread_bytes
+    }
+
     /// Advertise at most `bytes` of window from now on (None: back to the rcvbuf rule). Used by
     /// receiver-side window controllers (ICTCP). Rounded down to whole segments, at least one.
     #[inline]
@@ -228,10 +260,9 @@ impl Receiver {
     /// handshake: the sender's first flight is limited by the window of the SYN-ACK.
     pub fn window_bytes(&self) -> u64 {
         let buf = match self.cfg.rcvbuf_bytes {
+            None if self.cfg.autotune => self.rcv_space.window_bytes(self.held_bytes()),
             None => u64::MAX,
-            Some(buf) => {
-                buf.saturating_sub(self.ooo_segs * self.cfg.mss as u64 + self.unread_bytes)
-            }
+            Some(buf) => buf.saturating_sub(self.held_bytes()),
         };
         match self.rwnd_override_bytes {
             None => buf,
@@ -262,9 +293,13 @@ impl Receiver {
 
     /// The application reads everything in order; returns an ACK if `tcp_cleanup_rbuf` would
     /// send one (or a complete message is answered).
-    fn app_read(&mut self) -> Option<Packet> {
+    fn app_read(&mut self, now: Nanos) -> Option<Packet> {
         self.read_at = None;
         self.unread_bytes = 0;
+        if self.cfg.autotune {
+            let span = self.ooo_span_bytes();
+            self.rcv_space.on_read(now, self.delivered_bytes, 0, span);
+        }
         let mut ack = false;
         if self.msgs_complete() > self.msgs_answered {
             self.msgs_answered = self.msgs_complete();
@@ -285,7 +320,7 @@ impl Receiver {
         if ack {
             self.acks_on_read += 1;
             self.delack_deadline = None;
-            Some(self.make_ack())
+            Some(self.make_ack(now))
         } else {
             None
         }
@@ -294,7 +329,7 @@ impl Receiver {
     /// Delayed-ACK timer and application reads.
     pub fn on_timeout(&mut self, now: Nanos) -> Option<Packet> {
         if self.read_at.is_some_and(|r| now >= r) {
-            if let Some(a) = self.app_read() {
+            if let Some(a) = self.app_read(now) {
                 return Some(a);
             }
         }
@@ -302,7 +337,7 @@ impl Receiver {
             Some(d) if now >= d => {
                 self.delack_deadline = None;
                 if self.unacked_segs > 0 {
-                    let mut a = self.make_ack();
+                    let mut a = self.make_ack(now);
                     a.delayed = true;
                     Some(a)
                 } else {
@@ -333,7 +368,7 @@ impl Receiver {
             // dctcp_ece_ack_update: a delayed ACK pending (ICSK_ACK_TIMER) goes out first, for the
             // data before this segment (prior rcv_nxt, prior CE count); then ACK now.
             if self.delack_deadline.is_some() && self.unacked_segs > 0 {
-                self.pending_ack = Some(self.make_ack());
+                self.pending_ack = Some(self.make_ack(now));
                 self.pending_ack_set = true;
             }
             self.ce_state = seg.ce();
@@ -361,6 +396,9 @@ impl Receiver {
                 self.ooo_short = Some((seq, seg.payload_bytes));
             }
             self.insert_ooo(seq);
+            if self.cfg.autotune {
+                self.autotune_ooo(seg);
+            }
             immediate = true;
         }
         self.unacked_segs += 1;
@@ -374,7 +412,7 @@ impl Receiver {
             // Every second segment; before the Google BBRv2 slides' fix only if the window offered
             // now is not smaller than the one offered last (Linux `__tcp_select_window() >=
             // rcv_wnd`).
-            let wnd_now = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
+            let wnd_now = if self.window_unlimited() {
                 u64::MAX
             } else {
                 self.window_bytes() / self.cfg.mss as u64
@@ -394,7 +432,7 @@ impl Receiver {
         }
         if immediate {
             self.delack_deadline = None;
-            return Some(self.make_ack());
+            return Some(self.make_ack(now));
         }
         if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + DELACK_NS);
@@ -446,6 +484,9 @@ impl Receiver {
                 }
             }
         }
+        if self.cfg.autotune {
+            immediate |= self.autotune_in_order(now, seg);
+        }
         if self.rwnd_override_bytes.is_some() && self.last_rwnd_end != 0 {
             // Linux tcp_cleanup_rbuf: the application has read the data; if the window that
             // can now be offered is at least twice what is left of the one advertised (and
@@ -459,6 +500,55 @@ impl Receiver {
             }
         }
         immediate
+    }
+
+    /// Autotuning's share of an in-order segment (`rcv_space.rs`): the receiver's RTT from its
+    /// timestamp echo, the window's growth (an immediate ACK when it grew), the application's
+    /// read (DRS) and, as Linux `tcp_cleanup_rbuf` after it, an immediate ACK when the window
+    /// that can now be offered is at least twice what is left of the advertised one.
+    #[inline]
+    fn autotune_in_order(&mut self, now: Nanos, seg: &Packet) -> bool {
+        let mss = self.cfg.mss;
+        let drained = self.unread_bytes == 0;
+        self.rcv_space.rtt_sample(now, seg.ack, seg.payload_bytes >= mss, drained);
+        let held = self.held_bytes();
+        let mut immediate = self.rcv_space.grow_window(seg.payload_bytes, mss, held);
+        if self.cfg.app_read_delay_ns.is_none() {
+            let span = self.ooo_span_bytes();
+            self.rcv_space.on_read(now, self.delivered_bytes, 0, span);
+            let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt) * mss as u64;
+            if 2 * left <= self.rcv_space.window_clamp_bytes
+                && self.rcv_space.window_bytes(held) >= 2 * left.max(1)
+            {
+                immediate = true;
+            }
+        }
+        immediate
+    }
+
+    /// Out-of-order data with autotuning (Linux `tcp_data_queue_ofo`): the window grows as for
+    /// in-order data, and the buffer makes room for what the out-of-order data spans.
+    #[cold]
+    fn autotune_ooo(&mut self, seg: &Packet) {
+        let held = self.held_bytes();
+        self.rcv_space.grow_window(seg.payload_bytes, self.cfg.mss, held);
+        let span = self.ooo_span_bytes();
+        self.rcv_space.on_ooo(span);
+    }
+
+    /// How far out-of-order data reaches past rcv_nxt, bytes (0 without any).
+    #[inline]
+    fn ooo_span_bytes(&self) -> u64 {
+        match self.ooo.last_key_value() {
+            Some((_, &e)) => (e - self.rcv_nxt) * self.cfg.mss as u64,
+            None => 0,
+        }
+    }
+
+    /// No window limit at all: no buffer, no autotuning, no window set from outside.
+    #[inline]
+    fn window_unlimited(&self) -> bool {
+        self.cfg.rcvbuf_bytes.is_none() && !self.cfg.autotune && self.rwnd_override_bytes.is_none()
     }
 
     /// Report duplicate segment `seq` in the next ACK's D-SACK block: extend the pending block
@@ -550,22 +640,23 @@ impl Receiver {
         self.ooo.range(..=seq).next_back().filter(|&(_, &e)| e > seq).map(|(&s, &e)| (s, e))
     }
 
-    /// Build an ACK for the current state.
+    /// Build an ACK for the current state, sent at `now` (its TSval, carried in `seq`).
     ///
     /// The receiver's own state is updated first and the packet built last, in one piece, so
     /// that it is written where it is returned rather than built aside and copied (88 bytes).
-    pub fn make_ack(&mut self) -> Packet {
+    pub fn make_ack(&mut self, now: Nanos) -> Packet {
         self.unacked_segs = 0;
         self.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
-        let rwnd_end = if self.cfg.rcvbuf_bytes.is_none() && self.rwnd_override_bytes.is_none() {
+        let rwnd_end = if self.window_unlimited() {
             u64::MAX
         } else {
-            // Out-of-order data occupies the buffer; in-order data is read at once. A window set
-            // from outside never pulls the right edge back (Linux tcp_select_window does not
-            // shrink the offered window); the rcvbuf-only rule keeps its historical behaviour.
+            // Out-of-order data occupies the buffer; in-order data is read at once. An autotuned
+            // window or one set from outside never pulls the right edge back (Linux
+            // tcp_select_window does not shrink the offered window); the rcvbuf-only rule keeps
+            // its historical behaviour.
             let mut end = self.rcv_nxt + self.window_bytes() / self.cfg.mss as u64;
-            if self.rwnd_override_bytes.is_some() {
+            if self.rwnd_override_bytes.is_some() || self.cfg.autotune {
                 end = end.max(self.last_rwnd_end);
             }
             self.last_rwnd_end = end;
@@ -593,6 +684,7 @@ impl Receiver {
         let n = sacks.n_sack as u32;
         let opt = if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
         Packet {
+            seq: now,
             ack: self.rcv_nxt,
             ts_ns: self.ts_recent,
             ce_count: self.ce_count,

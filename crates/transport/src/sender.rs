@@ -115,6 +115,9 @@ pub struct Sender {
     pub(crate) timers: Timers,
     /// Receiver window right edge (segments).
     pub(crate) rwnd_end: u64,
+    /// RFC 7323 TS.Recent: the TSval of the latest ACK (`Packet::seq`), echoed in every data
+    /// segment (`Packet::ack`) for the receiver's RTT measurement.
+    pub(crate) ts_recent_ns: Nanos,
     /// End of the current cwnd-usage round (Linux tp->cwnd_usage_seq).
     cwnd_usage_seq: u64,
     /// Stop writing new data at this time (stop_ns); None = never.
@@ -150,6 +153,7 @@ impl Sender {
             pacer: Pacer::default(),
             timers: Timers::default(),
             rwnd_end: u64::MAX,
+            ts_recent_ns: 0,
             cwnd_usage_seq: 0,
             stop_ns: None,
             completed_ns: None,
@@ -333,6 +337,7 @@ impl Sender {
         p.payload_bytes = payload;
         p.wire_bytes = payload + TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES;
         p.ts_ns = now;
+        p.ack = self.ts_recent_ns;
         p.is_retrans = retrans;
         // The codepoint the flow asked for; ECT(0) when the algorithm turned ECN on itself.
         p.ecn = match (self.tp.ecn_ok, self.cfg.ecn) {

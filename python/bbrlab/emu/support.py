@@ -95,6 +95,12 @@ class _Walk:
         of a tagged union."""
         s = self.resolve(s)
         alts = s.get("oneOf") or s.get("anyOf")
+        if alts and isinstance(data, str):
+            # A string enum whose values carry their own marks (``receiver_window``).
+            for alt in map(self.resolve, alts):
+                if alt.get("const") == data and (mark := mark_of(alt)) is not None:
+                    self.act(mark, data, path)
+            return
         if alts and isinstance(data, dict):
             # An optional tagged union (``Option<QdiscSpec>``: anyOf [union, null]): its variants.
             alts = [v for a in map(self.resolve, alts) for v in (a.get("oneOf") or [a])]
@@ -125,9 +131,15 @@ class _Walk:
     def field(self, value: Any, prop: dict[str, Any], path: list[str]) -> None:
         mark, why = mark_of(prop) or ("honoured", "")
         if mark == "honoured":
-            self.value(value, prop, path)
+            if not (isinstance(value, str) and value == prop.get("default")):
+                self.value(value, prop, path)
         elif mark in ("refused", "ignored", "model-switch") and self.is_set(prop, value, path):
-            where = self.human(path)
+            self.act((mark, why), value, path)
+
+    def act(self, marked: tuple[str, str], value: Any, path: list[str]) -> None:
+        """A field or value marked other than honoured, and set: an error or a warning."""
+        (mark, why), where = marked, self.human(path)
+        if mark in ("refused", "ignored", "model-switch"):
             if mark == "refused":
                 message = (
                     why

@@ -4,6 +4,10 @@
 //! Peak memory is best read from the outside (`/usr/bin/time -v`), one scenario per process.
 //! `BBRLAB_BENCH_HOSTS=1` runs the built-in scenarios with the host model at its defaults
 //! (`"hosts": {}`): the model's own cost.
+//! The built-in scenarios' receivers offer an unlimited, fixed window (`receiver_window =
+//! "static"`, the default), as ns-3's program sets large fixed socket buffers: the same work,
+//! release after release. `BBRLAB_BENCH_AUTOTUNE=1` runs them with Linux's receive-window
+//! autotuning (`receiver_window = "autotune"`), for that model's cost.
 
 use sim::Simulation;
 use std::time::Instant;
@@ -16,7 +20,9 @@ fn scenario(name: &str) -> Option<(String, String)> {
         _ => return None,
     };
     let bdp = rate as u128 * rtt_ms as u128 / 8 / 1000;
-    let flows: Vec<String> = (0..n).map(|_| format!(r#"{{"cc":"{cc}"}}"#)).collect();
+    let window = if std::env::var("BBRLAB_BENCH_AUTOTUNE").is_ok() { "autotune" } else { "static" };
+    let flows: Vec<String> =
+        (0..n).map(|_| format!(r#"{{"cc":"{cc}","receiver_window":"{window}"}}"#)).collect();
     let json = format!(
         r#"{{"seed":1,"duration_ns":{},"sample_interval_ns":100000000,
             "topology":{{"kind":"dumbbell","bottleneck":{{"rate_bps":{rate},"rtt_ns":{},"buffer":{{"bytes":{bdp}}}}}}},

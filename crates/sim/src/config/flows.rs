@@ -185,10 +185,12 @@ then {
     #[serde(default = "default_true")]
     #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
     pub fast_path: bool,
-    /// `ictcp`: the receiver host sizes windows with ICTCP (Wu et al., CoNEXT 2010).
+    /// Who sizes the advertised window: `static` (`rcvbuf`, or no limit), `autotune` (Linux's
+    /// receive-buffer autotuning, or `rcvbuf` when set), `ictcp` (the receiver host's ICTCP
+    /// controller, Wu et al., CoNEXT 2010). The kernel on --backend emu always autotunes. (Its
+    /// values carry their own marks: `ictcp` is refused there.)
     #[serde(default)]
-    #[schemars(extend("x-backends" = emu_refuses("the kernel has no ICTCP receiver; use \
-         --backend sim")))]
+    #[schemars(extend("x-backends" = BOTH))]
     pub receiver_window: ReceiverWindow,
     /// Histogram of inter-departure gaps at the sender's NIC (`gaps` table).
     #[serde(default)]
@@ -381,10 +383,19 @@ impl Pacing {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiverWindow {
-    /// `rcvbuf`, if set.
+    /// `rcvbuf`, if set; otherwise no window limit, and ACKs every second segment after the
+    /// first 16 however fast the rate grows.
     #[default]
+    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
     Static,
+    /// Linux receive-buffer autotuning (`transport/src/rcv_space.rs`): the window starts at the
+    /// SYN-ACK's 45 segments and grows with the rate, and a segment that grows it is ACKed at
+    /// once, as the kernel's receiver does (docs/queues.md). With `rcvbuf` set, that fixed
+    /// window instead (as SO_RCVBUF).
+    Autotune,
     /// The receiver host's ICTCP controller (`ictcp.rs`).
+    #[schemars(extend("x-backends" = emu_refuses("the kernel has no ICTCP receiver; use \
+         --backend sim")))]
     Ictcp,
 }
 
