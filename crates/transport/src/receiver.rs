@@ -142,6 +142,9 @@ pub struct Receiver {
     /// `pending_ack.is_some()`, kept here so that a segment with no pending ACK (nearly all)
     /// reads no cold line to learn so.
     pending_ack_set: bool,
+    /// No window limit at all (no buffer, no autotuning, no window set from outside): every
+    /// ACK's `rwnd_end` is u64::MAX. Kept as it changes (`new`, `set_window_override`).
+    rwnd_unlimited: bool,
     /// The flow id written into every ACK (the simulator's flow index; see `Sender::flow_id`).
     pub flow_id: u32,
     // Line 4: what building an ACK (every second segment) adds.
@@ -192,6 +195,7 @@ impl Receiver {
         // A set receive buffer is fixed (Linux: SO_RCVBUF locks autotuning).
         cfg.autotune &= cfg.rcvbuf_bytes.is_none();
         let (rcv_space, syn_window_segs) = RcvSpace::new(0, cfg.mss, 0);
+        let rwnd_unlimited = cfg.rcvbuf_bytes.is_none() && !cfg.autotune;
         Receiver {
             rcv_space,
             // Autotuned: the SYN-ACK's window, until `establish` says when and with what RTT.
@@ -220,6 +224,7 @@ impl Receiver {
             ce_state: false,
             pending_ack: None,
             pending_ack_set: false,
+            rwnd_unlimited,
             unread_bytes: 0,
             read_at: None,
             last_wnd_segs: u64::MAX,
@@ -254,6 +259,8 @@ impl Receiver {
     #[inline]
     pub fn set_window_override(&mut self, bytes: Option<u64>) {
         self.rwnd_override_bytes = bytes;
+        self.rwnd_unlimited =
+            self.cfg.rcvbuf_bytes.is_none() && !self.cfg.autotune && bytes.is_none();
     }
 
     /// The window the receiver would advertise now (bytes; u64::MAX = unlimited), e.g. for the
@@ -412,7 +419,7 @@ impl Receiver {
             // Every second segment; before the Google BBRv2 slides' fix only if the window offered
             // now is not smaller than the one offered last (Linux `__tcp_select_window() >=
             // rcv_wnd`).
-            let wnd_now = if self.window_unlimited() {
+            let wnd_now = if self.rwnd_unlimited {
                 u64::MAX
             } else {
                 self.window_bytes() / self.cfg.mss as u64
@@ -506,7 +513,7 @@ impl Receiver {
     /// timestamp echo, the window's growth (an immediate ACK when it grew), the application's
     /// read (DRS) and, as Linux `tcp_cleanup_rbuf` after it, an immediate ACK when the window
     /// that can now be offered is at least twice what is left of the advertised one.
-    #[inline]
+    #[inline(never)]
     fn autotune_in_order(&mut self, now: Nanos, seg: &Packet) -> bool {
         let mss = self.cfg.mss;
         let drained = self.unread_bytes == 0;
@@ -543,12 +550,6 @@ impl Receiver {
             Some((_, &e)) => (e - self.rcv_nxt) * self.cfg.mss as u64,
             None => 0,
         }
-    }
-
-    /// No window limit at all: no buffer, no autotuning, no window set from outside.
-    #[inline]
-    fn window_unlimited(&self) -> bool {
-        self.cfg.rcvbuf_bytes.is_none() && !self.cfg.autotune && self.rwnd_override_bytes.is_none()
     }
 
     /// Report duplicate segment `seq` in the next ACK's D-SACK block: extend the pending block
@@ -648,7 +649,7 @@ impl Receiver {
         self.unacked_segs = 0;
         self.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
-        let rwnd_end = if self.window_unlimited() {
+        let rwnd_end = if self.rwnd_unlimited {
             u64::MAX
         } else {
             // Out-of-order data occupies the buffer; in-order data is read at once. An autotuned
