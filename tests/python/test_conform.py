@@ -198,3 +198,23 @@ def test_a18_holds_v2alpha_to_the_draft_s_phase_restore(core: ModuleType, monkey
     row = _one("A.18", "bbr2")
     assert row.verdict == "fail" and "documented difference" in row.observed, row
     assert "probe_up → probe_cruise" in row.observed and "undos" in row.observed
+
+
+def test_a5_does_not_judge_a_probe_up_that_probe_rtt_preempts() -> None:
+    """PROBE_RTT pre-empts any state when min_rtt's window expires (the draft's BBRCheckProbeRTT
+    runs on every ACK). The bulk run behind Linux's autotuning receiver (`receiver_window =
+    "autotune"`) shifts `bbr3_linux`'s cycles so that two PROBE_UPs are cut short by it after one
+    round: A.5 leaves those out and judges the other nine, which end on the plateau."""
+    from bbrlab.conform.probe_bw import check_a5
+    from bbrlab.conform.rules import RULES
+    from bbrlab.conform.scenarios import build
+    from bbrlab.conform.trace import run_config
+
+    cfg = build("bulk", "bbr3_linux")
+    cfg["flows"][0]["receiver_window"] = "autotune"
+    run = run_config(cfg)
+    cut = [e for e in run.episodes_of("probe_up") if e.next == "probe_rtt"]
+    assert cut, "the run no longer has a PROBE_UP that PROBE_RTT cuts short: pick another"
+    out = check_a5(run, RULES["bbr3_linux"])
+    assert out.verdict == "pass", out
+    assert f"{len(cut)} more cut short by probe_rtt" in out.observed, out

@@ -18,33 +18,39 @@ from .trace import Episode, Run
 
 def check_a5(run: Run, r: Rules) -> Outcome:
     """A.5: PROBE_UP, without loss and with inflight_longterm unset, ends on a 3-round plateau
-    (full_bw_now) → PROBE_DOWN."""
+    (full_bw_now) → PROBE_DOWN. An UP that PROBE_RTT pre-empts is not judged."""
     if r.down_gain is None:
         return na("BBRv1 has no PROBE_UP phase (its 1.25 gain lasts one min_rtt of an 8-phase cycle)")
-    ups = [e for e in run.episodes_of("probe_up") if e.next]
+    # PROBE_RTT pre-empts any state when min_rtt's window expires (the draft's
+    # BBRCheckProbeRTT runs on every ACK), so an UP it cut short is not judged on its exit, as
+    # A.8 does not judge such a DOWN; the others must all end as the rule says.
+    done = [e for e in run.episodes_of("probe_up") if e.next]
+    ups = [e for e in done if e.next != "probe_rtt"]
+    cut = len(done) - len(ups)
+    cut_note = f" ({cut} more cut short by probe_rtt)" if cut else ""
     rounds = run.col("round_count")
     if not r.up_exits_on_plateau:
         # v2alpha: UP ends once it has lasted a min_rtt and inflight reached 1.25 × BDP.
         crit = f"every PROBE_UP → probe_down after ≥ 1 min_rtt ({r.source}'s rule, not the plateau)"
         if not ups:
-            return Outcome(FAIL, "no completed PROBE_UP", crit)
+            return Outcome(FAIL, f"no completed PROBE_UP{cut_note}", crit)
         t, min_rtt_s = run.col("t_s"), run.col("min_rtt_ms") / 1e3
         spans = [float(t[e.end] - t[e.start]) / float(min_rtt_s[e.start]) for e in ups]
         nexts = sorted({e.next for e in ups})
         return Outcome(
             verdict(nexts == ["probe_down"] and min(spans) >= 1.0),
-            f"{len(ups)} PROBE_UPs of {min(spans):.2f}–{max(spans):.2f} min_rtt → {', '.join(nexts)}",
+            f"{len(ups)} PROBE_UPs of {min(spans):.2f}–{max(spans):.2f} min_rtt → {', '.join(nexts)}{cut_note}",
             crit,
         )
     crit = f"every PROBE_UP → probe_down after ≥ {PLATEAU_ROUNDS} rounds of < 25 % max_bw growth"
     if not ups:
-        return Outcome(FAIL, "no completed PROBE_UP", crit)
+        return Outcome(FAIL, f"no completed PROBE_UP{cut_note}", crit)
     lengths = [int(rounds[e.end] - rounds[e.start]) for e in ups]
     nexts = sorted({e.next for e in ups})
     ok = nexts == ["probe_down"] and min(lengths) >= PLATEAU_ROUNDS
     return Outcome(
         verdict(ok),
-        f"{len(ups)} PROBE_UPs of {min(lengths)}–{max(lengths)} rounds → {', '.join(nexts)}",
+        f"{len(ups)} PROBE_UPs of {min(lengths)}–{max(lengths)} rounds → {', '.join(nexts)}{cut_note}",
         crit,
     )
 
