@@ -38,10 +38,13 @@ def test_time_in_phase_matches_the_per_ack_state_trace():
     exact: dict[str, float] = collections.defaultdict(float)
     for phase, dt in zip(st["phase"].astype(str).to_numpy(), np.diff(np.append(t, DURATION_S))):
         exact[phase] += dt
-    # Every phase of the run, BBRv3's four PROBE_BW sub-phases and ProbeRTT included.
-    assert set(times) == set(exact) >= {"startup", "probe_down", "probe_cruise", "probe_up", "probe_rtt"}
+    # Every phase of the run, BBRv3's four PROBE_BW sub-phases and ProbeRTT included; a phase the
+    # samples never caught (all its spells together shorter than the 2-interval tolerance, e.g.
+    # 85 ms of PROBE_REFILL behind the autotuning receiver) counts as 0 s.
+    assert set(times) <= set(exact)
+    assert {"startup", "probe_down", "probe_cruise", "probe_up", "probe_rtt"} <= set(times)
     for phase, seconds in exact.items():
-        assert abs(times[phase] - seconds) <= 2 * INTERVAL_S, (phase, times[phase], seconds)
+        assert abs(times.get(phase, 0.0) - seconds) <= 2 * INTERVAL_S, (phase, times.get(phase), seconds)
     assert abs(sum(times.values()) - DURATION_S) <= INTERVAL_S
     assert r.summary["run"]["phase_time_resolution_s"] == INTERVAL_S
 
