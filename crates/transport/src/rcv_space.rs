@@ -174,15 +174,15 @@ impl RcvSpace {
         }
     }
 
-    /// The application has read up to `copied_bytes` at `now`, leaving `inq_bytes` unread
-    /// (`tcp_rcv_space_adjust`); `ooo_span_bytes` is how far out-of-order data reaches past
-    /// the next expected byte.
+    /// The application has read everything in order, `copied_bytes` in all, at `now`
+    /// (`tcp_rcv_space_adjust`; the application reads all there is, so Linux's `inq` is 0);
+    /// `ooo_span_bytes` is how far out-of-order data reaches past the next expected byte.
     #[inline]
-    pub fn on_read(&mut self, now: Nanos, copied_bytes: u64, inq_bytes: u64, ooo_span_bytes: u64) {
+    pub fn on_read(&mut self, now: Nanos, copied_bytes: u64, ooo_span_bytes: u64) {
         if self.rcv_rtt_ns == 0 || now.saturating_sub(self.space_time_ns) < self.rcv_rtt_ns {
             return;
         }
-        let copied = copied_bytes.saturating_sub(self.space_seq_bytes).saturating_sub(inq_bytes);
+        let copied = copied_bytes.saturating_sub(self.space_seq_bytes);
         if copied > self.space_bytes {
             self.rcvbuf_grow(copied, ooo_span_bytes);
         }
@@ -197,15 +197,16 @@ impl RcvSpace {
         self.rcvbuf_grow(self.space_bytes, ooo_span_bytes);
     }
 
-    /// Linux 6.18 `tcp_rcvbuf_grow(sk, newval)`.
+    /// Linux 6.18 `tcp_rcvbuf_grow(sk, newval)`. The slow-start term is a product of two byte
+    /// counts (rcvwin · growth): in 128 bits, as a gigabyte per RTT squared passes 2^64.
     fn rcvbuf_grow(&mut self, new_space: u64, ooo_span_bytes: u64) {
         let old = self.space_bytes.max(1);
         self.space_bytes = new_space;
-        let mut rcvwin = new_space << 1;
-        rcvwin += (rcvwin * new_space.saturating_sub(old) / old) << 1;
-        rcvwin += ooo_span_bytes;
-        let rcvbuf =
-            space_from_win(rcvwin.min(RMEM_MAX_BYTES), SCALING_RATIO_256).min(RMEM_MAX_BYTES);
+        let rcvwin = u128::from(new_space) << 1;
+        let grow = rcvwin * u128::from(new_space.saturating_sub(old)) / u128::from(old);
+        let rcvwin = (rcvwin + (grow << 1) + u128::from(ooo_span_bytes))
+            .min(u128::from(RMEM_MAX_BYTES)) as u64;
+        let rcvbuf = space_from_win(rcvwin, SCALING_RATIO_256).min(RMEM_MAX_BYTES);
         if rcvbuf > self.rcvbuf_bytes {
             self.rcvbuf_bytes = rcvbuf;
             self.window_clamp_bytes = win_from_space(rcvbuf, SCALING_RATIO_256);
@@ -253,20 +254,30 @@ mod tests {
         let (mut s, _) = RcvSpace::new(0, MSS, 40 * MS);
         let seg = u64::from(MSS);
         // Before an RTT has passed nothing changes, however much was read.
-        s.on_read(39 * MS, 100 * seg, 0, 0);
+        s.on_read(39 * MS, 100 * seg, 0);
         assert_eq!(s.rcvbuf_bytes, RMEM_DEFAULT_BYTES);
         // First RTT: 10 segments, no more than the initial space: no growth.
-        s.on_read(40 * MS, 10 * seg, 0, 0);
+        s.on_read(40 * MS, 10 * seg, 0);
         assert_eq!(s.rcvbuf_bytes, RMEM_DEFAULT_BYTES);
         // Second RTT: 20 segments read. rcvwin = 2·20 + 2·(2·20)·(20 − 10)/10 = 120 segments.
-        s.on_read(80 * MS, 30 * seg, 0, 0);
+        s.on_read(80 * MS, 30 * seg, 0);
         let want_win = 120 * seg;
         assert_eq!(s.rcvbuf_bytes, (want_win << 8) / SCALING_RATIO_256);
         assert!(s.window_clamp_bytes.abs_diff(want_win) < 256);
         // A steady rate (copied = space) never grows it again.
         let before = s.rcvbuf_bytes;
-        s.on_read(120 * MS, 50 * seg, 0, 0);
+        s.on_read(120 * MS, 50 * seg, 0);
         assert_eq!(s.rcvbuf_bytes, before);
+    }
+
+    #[test]
+    fn slow_start_term_does_not_overflow_at_gigabytes_per_rtt() {
+        // 2 GiB read in an RTT after 4 GiB: rcvwin = 2·4 GiB + 2·(2·4 GiB)·(4 − 2)/2 = 24 GiB
+        // (the product 8 GiB · 2 GiB is 2^64: in 64 bits it wrapped to 0, giving 8 GiB).
+        let (mut s, _) = RcvSpace::new(0, MSS, 40 * MS);
+        s.space_bytes = 1 << 31;
+        s.rcvbuf_grow(1 << 32, 0);
+        assert!(s.window_clamp_bytes.abs_diff(3 << 33) < 256, "{}", s.window_clamp_bytes);
     }
 
     #[test]

@@ -195,7 +195,7 @@ impl Receiver {
         // A set receive buffer is fixed (Linux: SO_RCVBUF locks autotuning).
         cfg.autotune &= cfg.rcvbuf_bytes.is_none();
         let (rcv_space, syn_window_segs) = RcvSpace::new(0, cfg.mss, 0);
-        let rwnd_unlimited = cfg.rcvbuf_bytes.is_none() && !cfg.autotune;
+        let rwnd_unlimited = Self::window_unlimited(&cfg, None);
         Receiver {
             rcv_space,
             // Autotuned: the SYN-ACK's window, until `establish` says when and with what RTT.
@@ -259,8 +259,12 @@ impl Receiver {
     #[inline]
     pub fn set_window_override(&mut self, bytes: Option<u64>) {
         self.rwnd_override_bytes = bytes;
-        self.rwnd_unlimited =
-            self.cfg.rcvbuf_bytes.is_none() && !self.cfg.autotune && bytes.is_none();
+        self.rwnd_unlimited = Self::window_unlimited(&self.cfg, bytes);
+    }
+
+    /// No window limit at all: no buffer, no autotuning, no window set from outside.
+    fn window_unlimited(cfg: &ReceiverConfig, override_bytes: Option<u64>) -> bool {
+        cfg.rcvbuf_bytes.is_none() && !cfg.autotune && override_bytes.is_none()
     }
 
     /// The window the receiver would advertise now (bytes; u64::MAX = unlimited), e.g. for the
@@ -305,7 +309,7 @@ impl Receiver {
         self.unread_bytes = 0;
         if self.cfg.autotune {
             let span = self.ooo_span_bytes();
-            self.rcv_space.on_read(now, self.delivered_bytes, 0, span);
+            self.rcv_space.on_read(now, self.delivered_bytes, span);
         }
         let mut ack = false;
         if self.msgs_complete() > self.msgs_answered {
@@ -522,7 +526,7 @@ impl Receiver {
         let mut immediate = self.rcv_space.grow_window(seg.payload_bytes, mss, held);
         if self.cfg.app_read_delay_ns.is_none() {
             let span = self.ooo_span_bytes();
-            self.rcv_space.on_read(now, self.delivered_bytes, 0, span);
+            self.rcv_space.on_read(now, self.delivered_bytes, span);
             let left = self.last_rwnd_end.saturating_sub(self.rcv_nxt) * mss as u64;
             if 2 * left <= self.rcv_space.window_clamp_bytes
                 && self.rcv_space.window_bytes(held) >= 2 * left.max(1)

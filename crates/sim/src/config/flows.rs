@@ -386,7 +386,6 @@ pub enum ReceiverWindow {
     /// `rcvbuf`, if set; otherwise no window limit, and ACKs every second segment after the
     /// first 16 however fast the rate grows.
     #[default]
-    #[schemars(extend("x-backends" = EMU_MODEL_SWITCH))]
     Static,
     /// Linux receive-buffer autotuning (`transport/src/rcv_space.rs`): the window starts at the
     /// SYN-ACK's 45 segments and grows with the rate, and a segment that grows it is ACKed at
