@@ -19,6 +19,7 @@ mod params;
 mod path;
 mod run;
 mod tun;
+mod wait;
 
 pub use link::{Arrival, Departure, Entry, Link, LinkStats, OriginCounters};
 pub use link::{QueueSample, Verdict};

@@ -30,6 +30,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use crate::forward::{now_ns, sample_json, Emu, Forwarder, LoopStats, Pool};
 use crate::graph::{GraphEmu, GraphSpec};
 use crate::tun::open_tun;
+use crate::wait::Waiter;
 use crate::{Link, LinkParams};
 
 /// The process name the emulator gives itself (at most 15 bytes: the kernel's TASK_COMM_LEN).
@@ -262,7 +263,12 @@ fn event_loop<F: Forwarder>(
     announce_ready(n, rt_ok);
 
     let mut control = Control::default();
-    let mut waiter = Waiter::new(fds._epoll.as_raw_fd(), fds._timer.as_raw_fd());
+    let mut waiter = Waiter::new(
+        fds._epoll.as_raw_fd(),
+        fds._timer.as_raw_fd(),
+        cfg.spin_ns,
+        cfg.timer_quantum_ns,
+    );
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
     let m = inputs.len();
     // The wake time the latest timed sleep asked for, and whether its timeout ended it
@@ -276,7 +282,7 @@ fn event_loop<F: Forwarder>(
         emu.run_timers(now);
         control.write_samples(&mut emu, stats.as_mut(), now, cfg.stats_interval_ns);
         let deadline = [emu.next_deadline(), control.next_sample()].into_iter().flatten().min();
-        let Some(nev) = waiter.wait(deadline, cfg, &mut events)? else {
+        let Some(nev) = waiter.wait(deadline, &mut events)? else {
             continue;
         };
         slept = waiter.slept(&events[..nev], (m + TAG_TIMER) as u64);
@@ -477,130 +483,5 @@ impl Control {
                 _ => {}
             }
         }
-    }
-}
-
-/// Sleeping until the next deadline (rounded up to the timer quantum) or until a descriptor is
-/// readable. epoll_pwait2 (Linux >= 5.11) takes the timeout itself: one syscall and one hrtimer
-/// per sleep instead of a timerfd_settime per deadline (each costs a clock-event reprogramming,
-/// a VM exit under virtualization); timerfd is the fallback. A nearly idle emulator wakes early
-/// and busy-polls to the deadline (`spin_window`). Each wait keeps the wake time it asked for,
-/// so that the loop can tell how late a sleep that ended by its timeout woke
-/// ([`LoopStats::note_sleep`]: the machine's share of the stalls).
-struct Waiter {
-    epoll_fd: RawFd,
-    timer_fd: RawFd,
-    /// The absolute wake time the timerfd is armed for (0: not armed).
-    armed_for: u64,
-    use_pwait2: bool,
-    /// The deadline an early (idle) wake-up was for.
-    spin_target: u64,
-    /// The wake time the latest wait asked for: epoll_pwait2's timeout, or the time the timerfd
-    /// was armed for (None: it polled, or blocked without a timer).
-    asked_ns: Option<u64>,
-}
-
-impl Waiter {
-    fn new(epoll_fd: RawFd, timer_fd: RawFd) -> Waiter {
-        Waiter {
-            epoll_fd,
-            timer_fd,
-            armed_for: 0,
-            use_pwait2: true,
-            spin_target: 0,
-            asked_ns: None,
-        }
-    }
-
-    fn timer_fired(&mut self) {
-        let mut b = [0u8; 8];
-        unsafe { libc::read(self.timer_fd, b.as_mut_ptr() as *mut _, 8) };
-        self.armed_for = 0;
-    }
-
-    /// The wake time the latest wait asked for (None: no timed sleep), and whether the wait
-    /// ended by its timeout: `events` (what it returned) hold nothing but the timer's expiry
-    /// (`timer_tag`; none at all for epoll_pwait2), so no descriptor woke the loop first.
-    fn slept(&self, events: &[libc::epoll_event], timer_tag: u64) -> Option<(u64, bool)> {
-        let only_timer = events.iter().all(|e| {
-            let tag = e.u64;
-            tag == timer_tag
-        });
-        self.asked_ns.map(|t| (t, only_timer))
-    }
-
-    /// Wait for events; the number ready, or None when the loop should simply go round again
-    /// (interrupted, or epoll_pwait2 found missing).
-    fn wait(
-        &mut self,
-        deadline: Option<u64>,
-        cfg: &Config,
-        events: &mut [libc::epoll_event],
-    ) -> Result<Option<usize>, String> {
-        let now = now_ns();
-        let mut timeout: Option<u64> = None; // relative ns; None = block
-        let mut poll = false;
-        let spin = deadline
-            .map_or(cfg.spin_ns, |d| crate::spin_window(d, now, cfg.spin_ns, self.spin_target));
-        match deadline {
-            Some(d) if d <= now + spin => poll = true, // due now or within the spin window
-            Some(d) => {
-                if spin > cfg.spin_ns {
-                    self.spin_target = d;
-                }
-                let wake = crate::wake_time(d, spin, cfg.timer_quantum_ns);
-                if self.use_pwait2 {
-                    timeout = Some(wake.saturating_sub(now));
-                } else if self.armed_for == 0 || wake < self.armed_for {
-                    self.arm_timer(wake);
-                }
-            }
-            None => {}
-        }
-        self.asked_ns = match timeout {
-            _ if poll => None,
-            Some(t) => Some(now + t),
-            None => (self.armed_for != 0).then_some(self.armed_for),
-        };
-        let (ep, ptr, len) = (self.epoll_fd, events.as_mut_ptr(), events.len() as libc::c_int);
-        let nev = if poll {
-            unsafe { libc::epoll_wait(ep, ptr, len, 0) }
-        } else if let Some(t) = timeout {
-            let ts = libc::timespec {
-                tv_sec: (t / 1_000_000_000) as _,
-                tv_nsec: (t % 1_000_000_000) as _,
-            };
-            let none = std::ptr::null::<libc::sigset_t>();
-            let r = unsafe {
-                libc::syscall(libc::SYS_epoll_pwait2, ep, ptr, len, &ts as *const _, none, 0usize)
-            } as i32;
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-                self.use_pwait2 = false;
-                return Ok(None);
-            }
-            r
-        } else {
-            unsafe { libc::epoll_wait(ep, ptr, len, -1) }
-        };
-        if nev < 0 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                return Ok(None);
-            }
-            return Err(format!("epoll_wait: {}", errno_str()));
-        }
-        Ok(Some(nev as usize))
-    }
-
-    fn arm_timer(&mut self, wake: u64) {
-        let its = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec {
-                tv_sec: (wake / 1_000_000_000) as _,
-                tv_nsec: (wake % 1_000_000_000) as _,
-            },
-        };
-        let flags = libc::TFD_TIMER_ABSTIME;
-        unsafe { libc::timerfd_settime(self.timer_fd, flags, &its, std::ptr::null_mut()) };
-        self.armed_for = wake;
     }
 }

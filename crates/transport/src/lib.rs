@@ -69,7 +69,7 @@
 //! | `stream` | what the application has written (bulk, a sized transfer, or `Sender::write`) |
 //! | `timers` | the loss-recovery deadlines (RTO, TLP, RACK reordering) |
 //! | `stats` | per-flow counters and the latency histogram |
-//! | `receiver` | the receiving half |
+//! | `receiver` | the receiving half (`config`, `reassembly`: out-of-order ranges and SACK blocks, `ack`: building an ACK) |
 //! | `rcv_space` | the receiver's window autotuning (Linux DRS and `rcv_ssthresh`) |
 
 use cc::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};

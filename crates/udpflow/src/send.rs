@@ -111,39 +111,78 @@ pub fn run_sender(
     sock.udp.connect(peer).map_err(|e| format!("connect {peer}: {e}"))?;
     let seg_bytes = wire::DATA_HEADER_BYTES + cfg.mss_bytes as usize;
     let gso = cfg.gso && sock.enable_gso(seg_bytes);
-    let t0 = if cfg.t0_ns == 0 { mono_ns() } else { cfg.t0_ns };
-    let now_ns = || mono_ns().saturating_sub(t0);
-    let end = cfg.end_ns;
-    let mut report = SenderReport { gso, ..Default::default() };
+    let clock = Clock { t0: if cfg.t0_ns == 0 { mono_ns() } else { cfg.t0_ns } };
+
+    sleep_until(clock.t0 + cfg.start_ns, stop);
+    let rtt = handshake(&mut sock, &clock, cfg.end_ns, stop);
+    let mut s = Sender::new(sender_config(cfg), (alg.new)(cfg.seed));
+    s.stop_ns = cfg.stop_ns;
+    if let Some(rtt) = rtt {
+        let now = clock.now_ns();
+        s.set_handshake_rtt(now, rtt);
+        s.start(now);
+    }
+    let mut burst = Burst::new(seg_bytes, gso);
+    let completed_ns = transfer(&mut s, &mut sock, &mut burst, cfg, &clock, stop, out);
+    let (user, sys) = thread_cpu_ns();
+    let report = SenderReport {
+        acked_bytes: acked_bytes(&s, cfg),
+        data_packets_sent: s.stats.data_packets_sent,
+        retransmits: s.stats.retransmits,
+        completed_ns,
+        handshake_rtt_ns: rtt,
+        gso,
+        send_calls: sock.send_calls,
+        cpu_user_ns: user,
+        cpu_sys_ns: sys,
+    };
+    emit(out, &final_line(&s, &sock, alg.name, &report));
+    Ok(report)
+}
+
+/// The run's clock: monotonic time since `t0` (the experiment's start, shared with the
+/// receiver when given), ns.
+struct Clock {
+    t0: u64,
+}
+
+impl Clock {
+    fn now_ns(&self) -> u64 {
+        mono_ns().saturating_sub(self.t0)
+    }
+}
+
+/// The handshake: hellos every `HELLO_RETRY_NS` until one is echoed (its RTT seeds the
+/// estimator, as the SYN-ACK's does in Linux), `end_ns` or `stop` (None: no answer).
+fn handshake(sock: &mut Sock, clock: &Clock, end_ns: u64, stop: &AtomicBool) -> Option<u64> {
     let mut rx = crate::sock::RecvBatch::default();
     let mut ctl = [0u8; wire::MAX_CONTROL_BYTES];
-
-    sleep_until(t0 + cfg.start_ns, stop);
-    // The handshake: its RTT seeds the estimator, as the SYN-ACK's does in Linux.
     let mut next_hello = 0;
-    let rtt = loop {
-        let now = now_ns();
-        if now >= end || stop.load(Ordering::Relaxed) {
-            break None;
+    loop {
+        let now = clock.now_ns();
+        if now >= end_ns || stop.load(Ordering::Relaxed) {
+            return None;
         }
         if now >= next_hello {
             let n = wire::encode_hello(false, now, &mut ctl);
             sock.send_all(&[&ctl[..n]], None);
             next_hello = now + HELLO_RETRY_NS;
         }
-        sock.wait(libc::POLLIN, next_hello.min(end).saturating_sub(now));
+        sock.wait(libc::POLLIN, next_hello.min(end_ns).saturating_sub(now));
         let got = sock.recv_batch(&mut rx);
         let echo = (0..got).find_map(|i| match wire::decode(rx.datagram(i)) {
             Some(Msg::HelloAck(ts)) => Some(ts),
             _ => None,
         });
         if let Some(ts) = echo {
-            break Some(now_ns().saturating_sub(ts).max(1));
+            return Some(clock.now_ns().saturating_sub(ts).max(1));
         }
-    };
-    report.handshake_rtt_ns = rtt;
+    }
+}
 
-    let scfg = SenderConfig {
+/// The transport's sender as the scenario configures it.
+fn sender_config(cfg: &Config) -> SenderConfig {
+    SenderConfig {
         mss: cfg.mss_bytes,
         initial_cwnd: cfg.initial_cwnd_segs,
         total_bytes: cfg.bytes,
@@ -152,20 +191,28 @@ pub fn run_sender(
         sndbuf_bytes: cfg.sndbuf_bytes,
         min_rto_ns: cfg.min_rto_ns,
         ..SenderConfig::default()
-    };
-    let mut s = Sender::new(scfg, (alg.new)(cfg.seed));
-    s.stop_ns = cfg.stop_ns;
-    let mut burst = Burst::new(seg_bytes, gso);
-    let interval = cfg.status_interval_ns.max(1);
-    let mut next_status = (now_ns() / interval + 1) * interval;
-    if let Some(rtt) = rtt {
-        let now = now_ns();
-        s.set_handshake_rtt(now, rtt);
-        s.start(now);
     }
+}
+
+/// The transfer: each turn reads the ACKs that arrived, runs a due timer, sends what the sender
+/// releases (at most `PACKETS_PER_TURN`), writes a status line on the status grid, and sleeps
+/// to the next deadline. Returns when a sized transfer completed (then sends the fins), at
+/// `end_ns`, or on `stop`: the completion time, if any.
+fn transfer(
+    s: &mut Sender,
+    sock: &mut Sock,
+    burst: &mut Burst,
+    cfg: &Config,
+    clock: &Clock,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> Option<u64> {
+    let mut rx = crate::sock::RecvBatch::default();
+    let interval = cfg.status_interval_ns.max(1);
+    let mut next_status = (clock.now_ns() / interval + 1) * interval;
     while s.is_started() && !stop.load(Ordering::Relaxed) {
-        let mut now = now_ns();
-        if now >= end {
+        let mut now = clock.now_ns();
+        if now >= cfg.end_ns {
             break;
         }
         let mut acted = false;
@@ -175,7 +222,7 @@ pub fn run_sender(
             // preempted between the two (a loaded host) would otherwise date the ACKs that
             // arrived meanwhile too early, and their RTT samples fall below the path's (a run
             // at 500 Mbit/s x 10 ms took min_rtt 7.3 ms, which BQL then read as 2.7 ms of queue).
-            now = now_ns();
+            now = clock.now_ns();
             for i in 0..got {
                 if let Some(Msg::Ack(a)) = wire::decode(rx.datagram(i)) {
                     s.on_ack(now, &a);
@@ -196,25 +243,25 @@ pub fn run_sender(
             burst.push(&p);
             sent += 1;
             if burst.full() {
-                burst.flush(&mut sock);
+                burst.flush(sock);
             }
         }
-        burst.flush(&mut sock);
+        burst.flush(sock);
         acted |= sent > 0;
         if let (Some(_), Some(done)) = (cfg.bytes, s.completed_ns) {
-            report.completed_ns = Some(done);
+            let mut ctl = [0u8; wire::MAX_CONTROL_BYTES];
             let n = wire::encode_fin(&mut ctl);
             for _ in 0..FIN_COPIES {
                 sock.send_all(&[&ctl[..n]], None);
             }
-            break;
+            return Some(done);
         }
-        let now = now_ns();
+        let now = clock.now_ns();
         if now >= next_status {
-            emit(out, &status(&mut s, now));
+            emit(out, &status(s, now));
             next_status = (now / interval + 1) * interval;
         }
-        let wake = s.next_timeout().unwrap_or(u64::MAX).min(next_status).min(end);
+        let wake = s.next_timeout().unwrap_or(u64::MAX).min(next_status).min(cfg.end_ns);
         if sent == PACKETS_PER_TURN {
             continue;
         }
@@ -227,48 +274,42 @@ pub fn run_sender(
         };
         sock.wait(libc::POLLIN, wait);
     }
-    let (user, sys) = thread_cpu_ns();
-    report.acked_bytes = acked_bytes(&s, cfg);
-    report.data_packets_sent = s.stats.data_packets_sent;
-    report.retransmits = s.stats.retransmits;
-    report.send_calls = sock.send_calls;
-    report.cpu_user_ns = user;
-    report.cpu_sys_ns = sys;
+    None
+}
+
+/// The sender's final JSON line: the report and the transport's counters and RTT quantiles.
+fn final_line(s: &Sender, sock: &Sock, cc: &str, report: &SenderReport) -> serde_json::Value {
     let n = s.stats.rtt_count.max(1) as u128;
-    emit(
-        out,
-        &json!({"final": {
-            "role": "send",
-            "cc": alg.name,
-            "acked_bytes": report.acked_bytes,
-            "data_packets_sent": report.data_packets_sent,
-            "retransmits": report.retransmits,
-            "retrans_fast": s.stats.retrans_fast,
-            "retrans_rto": s.stats.retrans_rto,
-            "retrans_tlp": s.stats.retrans_tlp,
-            "tlp_probes": s.stats.tlp_probes,
-            "lost_retrans": s.lost_retransmits(),
-            "dsack_recv_segs": s.stats.dsack_recv_segs,
-            "spurious_rtos": s.stats.spurious_rtos,
-            "rto_count": s.stats.rto_count,
-            "recoveries": s.stats.recoveries,
-            "spurious_undos": s.stats.spurious_undos,
-            "rtt_count": s.stats.rtt_count,
-            "rtt_mean_ns": (s.stats.rtt_sum_ns / n) as u64,
-            "rtt_p50_ns": s.rtt_hist.quantile_ns(0.5),
-            "rtt_p95_ns": s.rtt_hist.quantile_ns(0.95),
-            "rtt_p99_ns": s.rtt_hist.quantile_ns(0.99),
-            "min_rtt_ns": (s.tp.min_rtt_ns != u64::MAX).then_some(s.tp.min_rtt_ns),
-            "completed_ns": report.completed_ns,
-            "handshake_rtt_ns": report.handshake_rtt_ns,
-            "gso": gso,
-            "send_calls": sock.send_calls,
-            "send_errors": sock.send_errors,
-            "cpu_user_ns": user,
-            "cpu_sys_ns": sys,
-        }}),
-    );
-    Ok(report)
+    json!({"final": {
+        "role": "send",
+        "cc": cc,
+        "acked_bytes": report.acked_bytes,
+        "data_packets_sent": report.data_packets_sent,
+        "retransmits": report.retransmits,
+        "retrans_fast": s.stats.retrans_fast,
+        "retrans_rto": s.stats.retrans_rto,
+        "retrans_tlp": s.stats.retrans_tlp,
+        "tlp_probes": s.stats.tlp_probes,
+        "lost_retrans": s.lost_retransmits(),
+        "dsack_recv_segs": s.stats.dsack_recv_segs,
+        "spurious_rtos": s.stats.spurious_rtos,
+        "rto_count": s.stats.rto_count,
+        "recoveries": s.stats.recoveries,
+        "spurious_undos": s.stats.spurious_undos,
+        "rtt_count": s.stats.rtt_count,
+        "rtt_mean_ns": (s.stats.rtt_sum_ns / n) as u64,
+        "rtt_p50_ns": s.rtt_hist.quantile_ns(0.5),
+        "rtt_p95_ns": s.rtt_hist.quantile_ns(0.95),
+        "rtt_p99_ns": s.rtt_hist.quantile_ns(0.99),
+        "min_rtt_ns": (s.tp.min_rtt_ns != u64::MAX).then_some(s.tp.min_rtt_ns),
+        "completed_ns": report.completed_ns,
+        "handshake_rtt_ns": report.handshake_rtt_ns,
+        "gso": report.gso,
+        "send_calls": sock.send_calls,
+        "send_errors": sock.send_errors,
+        "cpu_user_ns": report.cpu_user_ns,
+        "cpu_sys_ns": report.cpu_sys_ns,
+    }})
 }
 
 /// Payload bytes cumulatively acknowledged.

@@ -51,55 +51,20 @@
 //! (accurate-ECN style), so the sender's marked fraction is exact either way; the state machine
 //! reproduces DCTCP's ACK timing and ACK count.
 
+mod ack;
+mod config;
+mod reassembly;
+
+pub use config::ReceiverConfig;
+
 use crate::rcv_space::RcvSpace;
-use crate::{
-    Packet, DEFAULT_MSS_BYTES, ETHERNET_OVERHEAD_BYTES, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
-};
+use crate::{Packet, MAX_SACK_BLOCKS};
 use cc::{Nanos, NSEC_PER_MSEC};
 
 /// Linux TCP_DELACK_MIN.
 pub const DELACK_NS: Nanos = 40 * NSEC_PER_MSEC;
 /// Linux TCP_MAX_QUICKACKS.
 pub const QUICKACKS: u32 = 16;
-
-/// `repr(C)`, the per-segment flags first: the receiver's hot lines hold them (see [`Receiver`]).
-#[derive(Clone, Debug)]
-#[repr(C)]
-pub struct ReceiverConfig {
-    pub mss: u32,
-    pub delayed_ack: bool,
-    /// DCTCP's receiver CE state machine: immediate ACK on a CE-state change (see module doc).
-    pub ce_state_ack: bool,
-    /// The Google BBRv2 slides' faster-ACK fix (module doc): true = ACK every 2nd segment whatever
-    /// the window; false = the old Linux rule that also requires the offered window not to have
-    /// shrunk.
-    pub faster_acks: bool,
-    /// Linux receive-window autotuning when `rcvbuf_bytes` is None (`rcv_space.rs`): the window
-    /// grows from the SYN-ACK's with the rate, and a segment that grows it is ACKed at once.
-    /// False: no limit at all.
-    pub autotune: bool,
-    /// Receive buffer: the largest window advertised, bytes (None = unlimited, or autotuned).
-    pub rcvbuf_bytes: Option<u64>,
-    /// The application reads this long after unread data first arrives (None = at once).
-    pub app_read_delay_ns: Option<Nanos>,
-    /// Messages of this many segments: a completely read message is answered (and ACKed) at once.
-    pub msg_segs: Option<u64>,
-}
-
-impl Default for ReceiverConfig {
-    fn default() -> Self {
-        ReceiverConfig {
-            mss: DEFAULT_MSS_BYTES,
-            rcvbuf_bytes: None,
-            delayed_ack: true,
-            ce_state_ack: false,
-            faster_acks: true,
-            autotune: false,
-            app_read_delay_ns: None,
-            msg_segs: None,
-        }
-    }
-}
 
 /// One connection's receiving end. Laid out by use (`repr(C)`, cache-line aligned): with many
 /// flows interleaved at a queue (FQ-CoDel serves one packet per flow in turn) each delivery
@@ -545,159 +510,5 @@ impl Receiver {
         self.rcv_space.grow_window(seg.payload_bytes, self.cfg.mss, held);
         let span = self.ooo_span_bytes();
         self.rcv_space.on_ooo(span);
-    }
-
-    /// How far out-of-order data reaches past rcv_nxt, bytes (0 without any).
-    #[inline]
-    fn ooo_span_bytes(&self) -> u64 {
-        match self.ooo.last_key_value() {
-            Some((_, &e)) => (e - self.rcv_nxt) * self.cfg.mss as u64,
-            None => 0,
-        }
-    }
-
-    /// Report duplicate segment `seq` in the next ACK's D-SACK block: extend the pending block
-    /// when `seq` touches it, else replace it (Linux `tcp_dsack_extend` / `tcp_dsack_set`).
-    fn dsack_extend(&mut self, seq: u64) {
-        self.dsack = Some(match self.dsack {
-            Some((s, e)) if seq + 1 >= s && seq <= e => (s.min(seq), e.max(seq + 1)),
-            _ => (seq, seq + 1),
-        });
-    }
-
-    #[inline]
-    fn in_ooo(&self, seq: u64) -> bool {
-        self.block_of(seq).is_some()
-    }
-
-    fn insert_ooo(&mut self, seq: u64) {
-        self.ooo_segs += 1;
-        // Extend the range ending at seq (merging the one starting at seq+1), or the one
-        // starting at seq+1, or insert. (An ordered map: filling a hole between two of
-        // thousands of ranges after a burst of losses is O(log n), not a shift of the rest.)
-        if let Some(mut last) = self.ooo.last_entry() {
-            // New data above the highest block (most arrivals while a hole is open).
-            if *last.get() == seq {
-                *last.get_mut() = seq + 1;
-                let start = *last.key();
-                // Nothing merged: if this block is already reported first, the list stands
-                // (entries whose block has since been delivered are skipped by `make_ack`).
-                if self.n_recent == 0 || self.recent[0] != start {
-                    self.note_recent(start);
-                }
-                return;
-            }
-        }
-        let next = self.ooo.remove(&(seq + 1));
-        match self.ooo.range_mut(..seq).next_back() {
-            Some((_, e)) if *e == seq => *e = next.unwrap_or(seq + 1),
-            _ => {
-                self.ooo.insert(seq, next.unwrap_or(seq + 1));
-            }
-        }
-        let start = self.block_of(seq).map_or(seq, |b| b.0);
-        self.note_recent(start);
-    }
-
-    /// The block starting at `start` now holds the latest segment: it is reported first
-    /// (RFC 2018 §4), followed by the other recently reported blocks still held.
-    fn note_recent(&mut self, start: u64) {
-        let mut new_recent = [0u64; MAX_SACK_BLOCKS];
-        new_recent[0] = start;
-        let mut n = 1;
-        for k in 0..self.n_recent {
-            let s = self.recent[k];
-            if n < MAX_SACK_BLOCKS {
-                if let Some(b) = self.block_of(s) {
-                    if b.0 != start && !new_recent[..n].contains(&b.0) {
-                        new_recent[n] = b.0;
-                        n += 1;
-                    }
-                }
-            }
-        }
-        self.recent = new_recent;
-        self.n_recent = n;
-    }
-
-    /// The out-of-order block holding `seq`, if any.
-    ///
-    /// Inlined for its common answer, None with no out-of-order data (every in-order segment
-    /// asks); the search is a call.
-    #[inline]
-    fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
-        // The length is inline; looking at the last key reads the map's root node, which a map
-        // emptied after a recovery keeps (a cache miss per segment with a thousand flows).
-        if self.ooo.is_empty() {
-            return None;
-        }
-        self.find_block(seq)
-    }
-
-    /// `block_of` when there are out-of-order blocks.
-    #[inline(never)]
-    fn find_block(&self, seq: u64) -> Option<(u64, u64)> {
-        if let Some((&s, &e)) = self.ooo.last_key_value() {
-            if seq >= s {
-                return (seq < e).then_some((s, e));
-            }
-        }
-        self.ooo.range(..=seq).next_back().filter(|&(_, &e)| e > seq).map(|(&s, &e)| (s, e))
-    }
-
-    /// Build an ACK for the current state, sent at `now` (its TSval, carried in `seq`).
-    ///
-    /// The receiver's own state is updated first and the packet built last, in one piece, so
-    /// that it is written where it is returned rather than built aside and copied (88 bytes).
-    pub fn make_ack(&mut self, now: Nanos) -> Packet {
-        self.unacked_segs = 0;
-        self.acks_sent += 1;
-        self.last_ack_sent = self.rcv_nxt;
-        let rwnd_end = if self.rwnd_unlimited {
-            u64::MAX
-        } else {
-            // Out-of-order data occupies the buffer; in-order data is read at once. An autotuned
-            // window or one set from outside never pulls the right edge back (Linux
-            // tcp_select_window does not shrink the offered window); the rcvbuf-only rule keeps
-            // its historical behaviour.
-            let mut end = self.rcv_nxt + self.window_bytes() / self.cfg.mss as u64;
-            if self.rwnd_override_bytes.is_some() || self.cfg.autotune {
-                end = end.max(self.last_rwnd_end);
-            }
-            self.last_rwnd_end = end;
-            end
-        };
-        self.last_wnd_segs = rwnd_end.saturating_sub(self.rcv_nxt);
-        // The recently reported blocks still held (none without out-of-order data), gathered
-        // aside: the ACK itself is written once, where it is returned.
-        let mut sacks = Packet { ack: self.rcv_nxt, ..Packet::empty(0) };
-        if let Some(d) = self.dsack.take() {
-            // RFC 2883 §4: the D-SACK block comes first.
-            sacks.push_sack_block(d);
-            self.dsacks_sent += 1;
-        }
-        if !self.ooo.is_empty() {
-            for k in 0..self.n_recent {
-                if let Some(b) = self.block_of(self.recent[k]) {
-                    if b.0 > self.rcv_nxt && (sacks.n_sack as usize) < MAX_SACK_BLOCKS {
-                        sacks.push_sack_block(b);
-                    }
-                }
-            }
-        }
-        // SACK option: 2 bytes + 8 per block, padded to 4.
-        let n = sacks.n_sack as u32;
-        let opt = if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
-        Packet {
-            seq: now,
-            ack: self.rcv_nxt,
-            ts_ns: self.ts_recent,
-            ce_count: self.ce_count,
-            rwnd_end,
-            sack_rel: sacks.sack_rel,
-            n_sack: sacks.n_sack,
-            wire_bytes: TCP_IP_HEADER_BYTES + ETHERNET_OVERHEAD_BYTES + opt,
-            ..Packet::empty(self.flow_id)
-        }
     }
 }
