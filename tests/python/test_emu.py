@@ -27,7 +27,7 @@ from bbrlab.emu import netns
 from bbrlab.emu.traffic import TCP_INFO_LEN, tcp_info
 
 if TYPE_CHECKING:
-    from bbrlab.emu.runner import Network
+    from bbrlab.emu.network import Network
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,7 +202,8 @@ def test_without_root_one_line_error_exit_2(tmp_path):
 
 
 def _network(tmp_path: Path, toml: str):
-    from bbrlab.emu.runner import emu_settings, open_network
+    from bbrlab.emu.network import open_network
+    from bbrlab.emu.plan import emu_settings
 
     scn, _ = _scenario(tmp_path, toml)
     tb = netns.Testbed()
@@ -266,7 +267,7 @@ def test_handshake_rtt_matches_configured_rtt(tmp_path, rtt_ms):
 def test_emulator_child_is_named_realtime_and_runs_the_builtin_core(tmp_path, monkeypatch):
     """The emulator runs as `python -m bbrlab.emu.linkemu` (the core's copy, not a separate
     binary), calls itself bbrlab-linkemu, and keeps the timing set-up it had as a binary."""
-    from bbrlab.emu.runner import EMU_RT_PRIORITY
+    from bbrlab.emu.network import EMU_RT_PRIORITY
 
     monkeypatch.delenv("BBRLAB_LINKEMU", raising=False)
     tb, net = _network(
@@ -349,7 +350,8 @@ def test_ect1_rewrite_ce_marks_and_queue_sojourn_reach_the_wire(tmp_path):
     """Sender 0 is an ECT(1) sender (its ECT(0) datagrams leave the emulator as ECT(1)), sender 1
     is not (ECT(0) stays); with an ECN threshold of 0 waiting packets a burst is CE-marked in the
     header; the queue rows carry the discipline's drops by cause and sojourn statistics."""
-    from bbrlab.emu.runner import emu_settings, open_network
+    from bbrlab.emu.network import open_network
+    from bbrlab.emu.plan import emu_settings
 
     toml = 'duration = "5s"\n[topology]\nbottleneck = { rate = "10Mbps", rtt = "2ms" }\n[[flows]]\ncc = "cubic"\n[[flows]]\ncc = "cubic"\n'
     scn, _ = _scenario(tmp_path, toml)
@@ -433,7 +435,7 @@ def test_traffic_threads_run_realtime_below_the_emulator(tmp_path):
     # packets arriving meanwhile are answered together (a 105-segment ACK after a 22 ms stall
     # at load 17: docs/fidelity.md, the policer). Both threads run SCHED_FIFO, below the
     # emulator, as the UDP transport's halves do.
-    from bbrlab.emu.runner import EMU_RT_PRIORITY
+    from bbrlab.emu.network import EMU_RT_PRIORITY
     from bbrlab.emu.traffic import TCP_RT_PRIORITY
 
     seen: list[int] = []

@@ -93,7 +93,8 @@ def test_missing_tools_are_one_line_naming_the_packages(monkeypatch):
 def test_simulator_and_stock_algorithms_never_need_the_tools(tmp_path):
     """Without clang/bpftool on PATH the simulator still runs dctcp; the emu plan for stock
     algorithms has no BPF part (so never calls the tools)."""
-    from bbrlab.emu.runner import emu_config, plan_algorithms
+    from bbrlab.emu.ccplan import plan_algorithms
+    from bbrlab.emu.plan import emu_config
     from bbrlab.scenario import load_scenario
 
     path = _scenario_file(
@@ -132,7 +133,8 @@ def test_kernel_form_is_refused_by_the_simulator_in_one_line(tmp_path):
 
 
 def test_kernel_form_names_must_be_available_on_emu(tmp_path):
-    from bbrlab.emu.runner import emu_config, plan_algorithms
+    from bbrlab.emu.ccplan import plan_algorithms
+    from bbrlab.emu.plan import emu_config
     from bbrlab.errors import ScenarioError
     from bbrlab.scenario import load_scenario
 

@@ -76,7 +76,7 @@ def test_the_emulator_plan_is_the_simulators_graph_and_routes(tmp_path):
     and in its order; per flow a data route and an ACK route by link index, keyed by the flow's
     port; switch ports keep their buffer, a host's own link out has none (docs/emu.md)."""
     from bbrlab.emu.graph import FIRST_PORT, graph_plan
-    from bbrlab.emu.runner import emu_config
+    from bbrlab.emu.plan import emu_config
 
     scn, _ = _scenario(tmp_path, PARKING_LOT.format(duration="1s"), "pl")
     cfg = emu_config(scn)
@@ -109,7 +109,7 @@ def test_flows_between_one_pair_of_hosts_must_agree_on_per_route_settings(tmp_pa
     """Linux keeps the initial window per route: two flows between one pair that ask for
     different ones are refused in one line naming the second flow's field."""
     from bbrlab.emu.graph import check_graph
-    from bbrlab.emu.runner import emu_config
+    from bbrlab.emu.plan import emu_config
     from bbrlab.errors import ScenarioError
 
     text = PARKING_LOT.format(duration="1s") + '[[flows]]\ncc = "cubic"\nsrc = "x0_src"\n'

@@ -34,7 +34,8 @@ def _bulk_through(tmp_path, toml: str, edit, run_s: float) -> tuple[list[tuple[f
     seconds through the emulator, its link parameters edited by ``edit(settings)``; returns the
     receiver's (seconds since the run's start, payload bytes its kernel received so far) and the
     emulator's rows."""
-    from bbrlab.emu.runner import emu_settings, open_network
+    from bbrlab.emu.network import open_network
+    from bbrlab.emu.plan import emu_settings
 
     scn, _ = _scenario(tmp_path, toml)
     settings = emu_settings(scn)

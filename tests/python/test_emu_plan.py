@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from bbrlab.emu.assemble import AQM_COLUMNS, SOJOURN_COLUMNS, _queue_columns
-from bbrlab.emu.runner import FRAME_OVERHEAD_BYTES, ecn_mode, link_plan
+from bbrlab.emu.launch import ecn_mode
+from bbrlab.emu.plan import FRAME_OVERHEAD_BYTES, link_plan
 
 
 def _cfg(qdisc: Any = "absent", ecn: list[Any] | None = None) -> dict[str, Any]:

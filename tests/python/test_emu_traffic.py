@@ -63,7 +63,7 @@ def _schedule_count(cfg: dict) -> int:
 def test_the_emu_sender_sends_the_simulators_packets(tmp_path, source):
     """The emu sender's schedule (its on/off draws from the simulator's random stream) gives the
     same number of packets as the simulator sent: a different draw or spacing would not."""
-    from bbrlab.emu.runner import emu_config
+    from bbrlab.emu.plan import emu_config
     from bbrlab.engine.runner import run
     from bbrlab.scenario import load_scenario
 

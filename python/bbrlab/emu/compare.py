@@ -39,7 +39,7 @@ import itertools
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -54,6 +54,9 @@ from .stalls import (
     run_stalls,
     stall_drops_of_run,
 )
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario
 
 __all__ = ["run_compare", "FIDELITY_GRID", "AXES", "NotConfirmed"]
 
@@ -229,15 +232,7 @@ def run_compare(
     cc_list: list[str | None] = [*ccs] or [None]
     backends = (("sim", seeds),) if sim_only else (("sim", seeds), ("emu", emu_runs))
     # Every point is validated before anything runs (and before the question is asked).
-    plan = []
-    for pi, point in enumerate(points):
-        for cc in cc_list:
-            ov = list(sets) + [f"{AXES[k]}={v}" for k, v in point.items()]
-            if duration:
-                ov.append(f"duration={duration}")
-            if cc:
-                ov += [f"flows.{i}.cc={cc}" for i in range(n_flows)]
-            plan.append((pi, point, ov, load_scenario(scenario, overrides=ov)))
+    plan = _plan_points(scenario, sets, points, cc_list, n_flows, duration)
     if not sim_only and confirm is not None:
         kernel_s = sum(scn.duration for *_, scn in plan) * emu_runs / 1e9
         n = len(plan) * emu_runs
@@ -308,6 +303,36 @@ def run_compare(
         flow_rows.extend(point_flows)
         rows.append(row)
     table = pd.DataFrame(rows)
+    _write_outputs(out, table, flow_rows, sides, sim_only)
+    return table, out
+
+
+def _plan_points(
+    scenario: str,
+    sets: list[str],
+    points: list[dict[str, str]],
+    cc_list: list[str | None],
+    n_flows: int,
+    duration: str | None,
+) -> list[tuple[int, dict[str, str], list[str], Scenario]]:
+    """Every run's point: (point index, point, its overrides, the scenario they load), one per
+    point and algorithm (``None``: the scenario's own). Loading each is what validates it."""
+    plan = []
+    for pi, point in enumerate(points):
+        for cc in cc_list:
+            ov = list(sets) + [f"{AXES[k]}={v}" for k, v in point.items()]
+            if duration:
+                ov.append(f"duration={duration}")
+            if cc:
+                ov += [f"flows.{i}.cc={cc}" for i in range(n_flows)]
+            plan.append((pi, point, ov, load_scenario(scenario, overrides=ov)))
+    return plan
+
+
+def _write_outputs(
+    out: Path, table: pd.DataFrame, flow_rows: list[dict[str, Any]], sides: tuple[str, ...], sim_only: bool
+) -> None:
+    """compare.csv, compare_flows.csv (several flows only), compare.md and compare.png in ``out``."""
     table.to_csv(out / "compare.csv", index=False)
     md = markdown_table(table)
     if flow_rows:
@@ -316,7 +341,6 @@ def run_compare(
         md += "\n" + markdown_flows(flows, sides)
     (out / "compare.md").write_text(md)
     (_plot_sim if sim_only else _plot)(table, out / "compare.png")
-    return table, out
 
 
 def _point_line(row: dict[str, Any], algs: str, seeds: int, sim_only: bool) -> str:

@@ -39,7 +39,7 @@ MAX_GRAPH_HOSTS = 32
 MAX_GRAPH_LINK_DIRS = 128
 #: The first listening port; flow i listens on FIRST_PORT + i (the emulator's route key).
 FIRST_PORT = 5201
-#: Ethernet framing per packet, as the simulator charges it (runner.FRAME_OVERHEAD_BYTES).
+#: Ethernet framing per packet, as the simulator charges it (plan.FRAME_OVERHEAD_BYTES).
 _FRAME_OVERHEAD_BYTES = 38
 
 

@@ -147,7 +147,7 @@ def wait_ready(proc: Any, timeout: float) -> dict[str, Any]:
     raise SimulationError("the link emulator did not start")
 
 
-# Shared by the dumbbell's and the graph's network set-up (runner.py, graph.py).
+# Shared by the dumbbell's and the graph's network set-up (network.py, graph.py).
 # The TUN's own ring (txqueuelen packets) absorbs bursts the emulator cannot read at once; at the
 # default 500 a CPU-starved emulator let the TUN drop packets (seen at 500 Mbit/s under load).
 TUN_TXQUEUELEN = 10000

@@ -1,7 +1,7 @@
 """The kernel's TCP MIB counters of a sender's namespace, and the flows table's retransmission
 columns they give.
 
-Each flow sends from its own namespace (runner.py), so the namespace's ``TcpExt`` counters
+Each flow sends from its own namespace (network.py), so the namespace's ``TcpExt`` counters
 (``/proc/net/netstat``, what ``nstat`` reads) are that flow's. They are read once, at the end of
 the run, by a thread that enters the namespace (setns acts per thread, so it reads
 ``/proc/thread-self/net``, not the process's ``/proc/net``).

@@ -44,7 +44,7 @@ SO_MAX_PACING_RATE = 47
 TCPI_OPT_ECN = 8
 TCPI_OPT_ECN_SEEN = 16
 #: SCHED_FIFO priority of the sender and receiver threads, below the emulator's
-#: (runner.EMU_RT_PRIORITY, 10), as for the UDP transport's halves (udptraffic.UDP_RT_PRIORITY).
+#: (network.EMU_RT_PRIORITY, 10), as for the UDP transport's halves (udptraffic.UDP_RT_PRIORITY).
 #: A thread preempted inside send()/recv() owns its socket: packets arriving meanwhile wait in the
 #: socket's backlog, coalesced, and leave as one cumulative ACK (receiver) or are answered all at
 #: once (sender). On a loaded 2-core machine a normally scheduled receiver sent no ACK for 22 ms

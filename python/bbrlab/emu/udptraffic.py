@@ -43,7 +43,7 @@ READY_TIMEOUT_S = 10.0
 RECEIVER_GRACE_NS = 5_000_000_000
 #: SIGTERM -> exit: the halves write their final line and exit at once.
 STOP_TIMEOUT_S = 5.0
-#: SCHED_FIFO priority of both halves, below the emulator's (runner.EMU_RT_PRIORITY, 10): a
+#: SCHED_FIFO priority of both halves, below the emulator's (network.EMU_RT_PRIORITY, 10): a
 #: normally scheduled half on a loaded 2-core machine answered 1-2 ms late, an RTT excess BQL
 #: reads as queue (docs/emu.md). ``BBRLAB_UDP_RT_PRIORITY=0`` turns it off.
 UDP_RT_PRIORITY = int(os.environ.get("BBRLAB_UDP_RT_PRIORITY", "5"))
