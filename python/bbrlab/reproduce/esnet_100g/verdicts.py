@@ -32,6 +32,12 @@ def _us(ns: float) -> str:
 PACING_EFFECT_MAX = 0.10
 
 
+#: One configuration the path claims compare: (streams, pacing cap in Gbit/s, BBR's row, CUBIC's row).
+Pair = tuple[int, float, pd.Series, pd.Series]
+#: One of the slides' tables (plan.py): (streams, cc, pacing Gbit/s) -> (tput Gbit/s, stddev, n, retransmits).
+Slides = dict[tuple[int, str, float], tuple[float, float, int, int]]
+
+
 def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) -> list[Claim]:
     """The slides' notes on the 100G table, checked on one path's numbers (100G: per buffer, named
     in ``where``). The 4×10G path gets the same checks; the slides note only its throughput there."""
@@ -43,117 +49,134 @@ def claims(s: pd.DataFrame, cap: float, path: str, where: str = "", **sel: Any) 
     pairs = [(st, c, b, cu) for st, c, b, cu in found if b is not None and cu is not None]
     noted = "" if path == "100G" else " (noted for 100G)"
     seed = SEED_100G if path == "100G" else SEED_4X10G
-
-    def config(streams: int, c: float) -> str:
-        return f"{streams} stream{'s' if streams > 1 else ''}, pacing {c:g}"
-
-    def items(col: str, scale: float, unit: str, which: list = pairs) -> list[Num]:
-        return [
-            num(x[col] * scale, unit, label=f"{config(st, c)} {cc}")
-            for st, c, b, cu in which
-            for cc, x in ((CC_SEED[BBR], b), ("cubic", cu))
-        ]
-
-    def slides(i: int, unit: str, which: list = pairs) -> str:
-        return cell(
-            num(seed[(st, cc, c)][i], unit, label=f"{config(st, c)} {CC_SEED[cc]}")
-            for st, c, *_ in which
-            for cc in (BBR, "cubic")
-        )
-
-    def point(streams: int, c: float) -> str:
-        """A configuration where a reason names it (`config` is the value cells' label)."""
-        return f"{streams} stream{'s' if streams > 1 else ''} " + (f"paced at {c:g} Gbit/s" if c else "unpaced")
-
-    factor = 1.0 if path == "100G" else 1.5
-    out = [
-        Claim(
-            f"{path}: throughput {'slightly' if path == '100G' else 'considerably'} better with BBR{where}",
-            "slightly better" if path == "100G" else "considerably better",
-            "; ".join(
-                f"{config(st, c)}: {b['tput_mean'] / 1e9:.1f} vs {cu['tput_mean'] / 1e9:.1f} Gbit/s"
-                for st, c, b, cu in pairs
-            ),
-            "BBR above CUBIC in every configuration" if factor == 1 else "BBR ≥ 1.5× CUBIC in every configuration",
-            verdict_of_all(
-                check(
-                    b["tput_mean"],
-                    ">",
-                    factor * cu["tput_mean"],
-                    "BBR {} vs CUBIC {limit}" if factor == 1 else f"BBR {{}} vs {factor:g} × CUBIC's = {{limit}}",
-                    _gbit,
-                    where=point(st, c),
-                )
-                for st, c, b, cu in pairs
-            ),
-            paper_value=slides(0, "Gbit/s"),
-            bbrlab_value=cell(items("tput_mean", 1e-9, "Gbit/s")),
-        )
+    return [
+        _throughput_claim(path, where, pairs, seed),
+        _consistency_claim(path, noted, where, pairs, seed),
+        _retransmits_claim(path, noted, where, pairs, seed),
+        _pacing_claim(r("cubic", 8, 0.0), r("cubic", 8, cap), cap, path, noted, where, seed),
     ]
+
+
+def _config(streams: int, c: float) -> str:
+    """A configuration as the value cells label it."""
+    return f"{streams} stream{'s' if streams > 1 else ''}, pacing {c:g}"
+
+
+def _point(streams: int, c: float) -> str:
+    """A configuration where a reason names it (`_config` is the value cells' label)."""
+    return f"{streams} stream{'s' if streams > 1 else ''} " + (f"paced at {c:g} Gbit/s" if c else "unpaced")
+
+
+def _items(which: list[Pair], col: str, scale: float, unit: str) -> list[Num]:
+    """Our ``col`` (× ``scale``, in ``unit``) of BBR and CUBIC in each configuration of ``which``."""
+    return [
+        num(x[col] * scale, unit, label=f"{_config(st, c)} {cc}")
+        for st, c, b, cu in which
+        for cc, x in ((CC_SEED[BBR], b), ("cubic", cu))
+    ]
+
+
+def _slides(seed: Slides, which: list[Pair], i: int, unit: str) -> str:
+    """The slides' ``i``-th number (0: throughput, 1: stddev) of BBR and CUBIC in each configuration of ``which``."""
+    return cell(
+        num(seed[(st, cc, c)][i], unit, label=f"{_config(st, c)} {CC_SEED[cc]}")
+        for st, c, *_ in which
+        for cc in (BBR, "cubic")
+    )
+
+
+def _throughput_claim(path: str, where: str, pairs: list[Pair], seed: Slides) -> Claim:
+    """BBR's throughput above CUBIC's in every configuration (on the 4×10G path, by 1.5× at least)."""
+    factor = 1.0 if path == "100G" else 1.5
+    return Claim(
+        f"{path}: throughput {'slightly' if path == '100G' else 'considerably'} better with BBR{where}",
+        "slightly better" if path == "100G" else "considerably better",
+        "; ".join(
+            f"{_config(st, c)}: {b['tput_mean'] / 1e9:.1f} vs {cu['tput_mean'] / 1e9:.1f} Gbit/s"
+            for st, c, b, cu in pairs
+        ),
+        "BBR above CUBIC in every configuration" if factor == 1 else "BBR ≥ 1.5× CUBIC in every configuration",
+        verdict_of_all(
+            check(
+                b["tput_mean"],
+                ">",
+                factor * cu["tput_mean"],
+                "BBR {} vs CUBIC {limit}" if factor == 1 else f"BBR {{}} vs {factor:g} × CUBIC's = {{limit}}",
+                _gbit,
+                where=_point(st, c),
+            )
+            for st, c, b, cu in pairs
+        ),
+        paper_value=_slides(seed, pairs, 0, "Gbit/s"),
+        bbrlab_value=cell(_items(pairs, "tput_mean", 1e-9, "Gbit/s")),
+    )
+
+
+def _consistency_claim(path: str, noted: str, where: str, pairs: list[Pair], seed: Slides) -> Claim:
+    """BBR's standard deviation below CUBIC's with 8 streams."""
     eight = [x for x in pairs if x[0] == 8]
-    out.append(
-        Claim(
-            f"{path}: results more consistent for BBR (stddev lower) with 8 streams{noted}{where}",
-            "yes",
-            "; ".join(
-                f"{config(st, c)}: stddev {b['tput_std'] / 1e9:.2f} vs {cu['tput_std'] / 1e9:.2f} Gbit/s"
-                for st, c, b, cu in pairs
-            ),
-            "BBR's stddev below CUBIC's in both 8-stream configurations",
-            verdict_of_all(
-                check(
-                    b["tput_std"], "<", cu["tput_std"], "BBR's stddev {} vs CUBIC's {limit}", _gbit, where=point(st, c)
-                )
-                for st, c, b, cu in eight
-            ),
-            paper_value=slides(1, "Gbit/s", eight),
-            bbrlab_value=cell(items("tput_std", 1e-9, "Gbit/s", eight)),
-        )
+    return Claim(
+        f"{path}: results more consistent for BBR (stddev lower) with 8 streams{noted}{where}",
+        "yes",
+        "; ".join(
+            f"{_config(st, c)}: stddev {b['tput_std'] / 1e9:.2f} vs {cu['tput_std'] / 1e9:.2f} Gbit/s"
+            for st, c, b, cu in pairs
+        ),
+        "BBR's stddev below CUBIC's in both 8-stream configurations",
+        verdict_of_all(
+            check(b["tput_std"], "<", cu["tput_std"], "BBR's stddev {} vs CUBIC's {limit}", _gbit, where=_point(st, c))
+            for st, c, b, cu in eight
+        ),
+        paper_value=_slides(seed, eight, 1, "Gbit/s"),
+        bbrlab_value=cell(_items(eight, "tput_std", 1e-9, "Gbit/s")),
     )
+
+
+def _retransmits_claim(path: str, noted: str, where: str, pairs: list[Pair], seed: Slides) -> Claim:
+    """BBR's retransmits about 10× CUBIC's in every configuration."""
     ratios = [(st, c, b["retr_mean"] / cu["retr_mean"] if cu["retr_mean"] > 0 else math.inf) for st, c, b, cu in pairs]
-    out.append(
-        Claim(
-            f"{path}: BBR typically has about 10× more retransmits than CUBIC{noted}{where}",
-            "about 10×",
-            "; ".join(f"{config(st, c)}: {x:.1f}×" for st, c, x in ratios),
-            "BBR / CUBIC retransmits between 3× and 30× in every configuration",
-            verdict_of_all(
-                check_within(x, 3, 30, "BBR/CUBIC retransmits {}", times, where=point(st, c)) for st, c, x in ratios
-            ),
-            paper_value=cell(
-                num(seed[(st, BBR, c)][3] / seed[(st, "cubic", c)][3], "×", label=config(st, c)) for st, c, *_ in pairs
-            ),
-            bbrlab_value=cell(num(x, "×", label=config(st, c)) for st, c, x in ratios),
-        )
+    return Claim(
+        f"{path}: BBR typically has about 10× more retransmits than CUBIC{noted}{where}",
+        "about 10×",
+        "; ".join(f"{_config(st, c)}: {x:.1f}×" for st, c, x in ratios),
+        "BBR / CUBIC retransmits between 3× and 30× in every configuration",
+        verdict_of_all(
+            check_within(x, 3, 30, "BBR/CUBIC retransmits {}", times, where=_point(st, c)) for st, c, x in ratios
+        ),
+        paper_value=cell(
+            num(seed[(st, BBR, c)][3] / seed[(st, "cubic", c)][3], "×", label=_config(st, c)) for st, c, *_ in pairs
+        ),
+        bbrlab_value=cell(num(x, "×", label=_config(st, c)) for st, c, x in ratios),
     )
-    cu0, cuc = r("cubic", 8, 0.0), r("cubic", 8, cap)
+
+
+def _pacing_claim(
+    cu0: pd.Series | None, cuc: pd.Series | None, cap: float, path: str, noted: str, where: str, seed: Slides
+) -> Claim:
+    """8 CUBIC streams unpaced (``cu0``) against capped at ``cap`` (``cuc``); not tested where either is not run."""
     claim = f"{path}: pacing helps parallel CUBIC flows{noted}{where}"
     paper = (seed[(8, "cubic", 0.0)][0], seed[(8, "cubic", cap)][0])
     source = f"{paper[0]:.1f} → {paper[1]:.1f} Gbit/s"
     paper_value = cell(num(paper[0], "Gbit/s", label="8-stream cubic unpaced → capped", to=paper[1]))
-    if cu0 is not None and cuc is not None:
-        out.append(
-            Claim(
-                claim,
-                source,
-                f"8-stream CUBIC: {cu0['tput_mean'] / 1e9:.1f} Gbit/s unpaced → {cuc['tput_mean'] / 1e9:.1f} Gbit/s with "
-                f"the {cap:g} Gbit/s cap",
-                "capped above unpaced",
-                verdict(check(cuc["tput_mean"], ">", cu0["tput_mean"], "capped {} vs unpaced {limit}", _gbit)),
-                paper_value=paper_value,
-                bbrlab_value=cell(
-                    num(
-                        cu0["tput_mean"] / 1e9,
-                        "Gbit/s",
-                        label="8-stream cubic unpaced → capped",
-                        to=cuc["tput_mean"] / 1e9,
-                    )
-                ),
+    if cu0 is None or cuc is None:
+        return untested(claim, source, "capped above unpaced", "8-stream CUBIC not run", paper_value=paper_value)
+    return Claim(
+        claim,
+        source,
+        f"8-stream CUBIC: {cu0['tput_mean'] / 1e9:.1f} Gbit/s unpaced → {cuc['tput_mean'] / 1e9:.1f} Gbit/s with "
+        f"the {cap:g} Gbit/s cap",
+        "capped above unpaced",
+        verdict(check(cuc["tput_mean"], ">", cu0["tput_mean"], "capped {} vs unpaced {limit}", _gbit)),
+        paper_value=paper_value,
+        bbrlab_value=cell(
+            num(
+                cu0["tput_mean"] / 1e9,
+                "Gbit/s",
+                label="8-stream cubic unpaced → capped",
+                to=cuc["tput_mean"] / 1e9,
             )
-        )
-    else:
-        out.append(untested(claim, source, "capped above unpaced", "8-stream CUBIC not run", paper_value=paper_value))
-    return out
+        ),
+    )
 
 
 #: The slides' conclusion on the buffer axis: BBRv3's gain over CUBIC is "minor" on clean paths with

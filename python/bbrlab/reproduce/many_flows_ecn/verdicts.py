@@ -121,46 +121,19 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
     """The slides' many-flows results, checked on the sweep (and the shallow-buffer variant). A claim
     about N this size's grid does not reach is listed as not tested."""
     ns = sorted(df["num_flows"].unique())
-
-    def cmp(claim: str, source: str, col: str, n_min: int, a: str, b: str, d: pd.DataFrame | None = df) -> Claim:
-        rule = f"{LABEL[a]} below {LABEL[b]} at every N ≥ {n_min}"
-        ns_ = [n for n in sorted(d["num_flows"].unique()) if n >= n_min] if d is not None else []
-        if not ns_:
-            return untested(
-                claim, source, rule, f"no N ≥ {n_min} in this size's grid (N = {_ns_text(ns)})", paper_value=source
-            )
-        parts, oks, items = [], [], []
-        scale, unit = CELL_UNIT[col]
-        for n in ns_:
-            va, vb = _val(d, a, n, col), _val(d, b, n, col)
-            parts.append(f"N={n}: {_fmt(va, col)} vs {_fmt(vb, col)}")
-            items += [num(scale * va, unit, label=f"{a} N = {n}"), num(scale * vb, unit, label=f"{b} N = {n}")]
-            # Neither retransmitting (nothing dropped) cannot show which retransmits less.
-            said = f"{LABEL[a]} {{}} vs {LABEL[b]} {{limit}}"
-            if col == "retrans_rate" and va == vb == 0:
-                oks.append(Check(None, "neither retransmits (cannot show which does less)", f"N = {n}"))
-            else:
-                oks.append(check(va, "<", vb, said, lambda v: _fmt(v, col), where=f"N = {n}"))
-        return Claim(
-            claim,
-            source,
-            f"{LABEL[a]} vs {LABEL[b]}: " + "; ".join(parts),
-            rule,
-            verdict_of_all(oks),
-            paper_value=source,
-            bbrlab_value=cell(items),
-        )
-
     out = [
-        cmp(
+        _lower_claim(
+            ns,
             f"bbr2_new much lower retransmission rate than DCTCP, N ≥ 320 ({fmt_bytes(cfg.buffer_bytes, 0)} buffer)",
             "much lower",
             "retrans_rate",
             320,
             "bbr2_new",
             "dctcp",
+            df,
         ),
-        cmp(
+        _lower_claim(
+            ns,
             f"the same, {fmt_bytes(cfg.shallow_buffer_bytes, 0)} buffer",
             "much lower",
             "retrans_rate",
@@ -173,87 +146,132 @@ def claims(df: pd.DataFrame, cfg: Config, shallow: pd.DataFrame | None = None) -
     for col, what in (("rtt_avg_ms", "average"), ("rtt_p95_ms", "p95")):
         for other in ("dctcp", "bbr2"):
             out.append(
-                cmp(
-                    f"bbr2_new lower {what} RTT than {LABEL[other]}, N ≥ 160 (ms)", "lower", col, 160, "bbr2_new", other
+                _lower_claim(
+                    ns,
+                    f"bbr2_new lower {what} RTT than {LABEL[other]}, N ≥ 160 (ms)",
+                    "lower",
+                    col,
+                    160,
+                    "bbr2_new",
+                    other,
+                    df,
                 )
             )
+    return out + [_throughput_claim(df, cfg), _ce_claim(df, cfg, max(ns)), _jain_claim(df, cfg)]
+
+
+def _lower_claim(
+    ns: list[int], claim: str, source: str, col: str, n_min: int, a: str, b: str, d: pd.DataFrame | None
+) -> Claim:
+    """``a`` below ``b`` in ``col`` at every N ≥ ``n_min`` of ``d`` (the sweep, or the shallow-buffer
+    variant: None where not run); not tested where ``d`` has no such N (``ns``: the sweep's N, named then)."""
+    rule = f"{LABEL[a]} below {LABEL[b]} at every N ≥ {n_min}"
+    ns_ = [n for n in sorted(d["num_flows"].unique()) if n >= n_min] if d is not None else []
+    if not ns_:
+        return untested(
+            claim, source, rule, f"no N ≥ {n_min} in this size's grid (N = {_ns_text(ns)})", paper_value=source
+        )
+    parts, oks, items = [], [], []
+    scale, unit = CELL_UNIT[col]
+    for n in ns_:
+        va, vb = _val(d, a, n, col), _val(d, b, n, col)
+        parts.append(f"N={n}: {_fmt(va, col)} vs {_fmt(vb, col)}")
+        items += [num(scale * va, unit, label=f"{a} N = {n}"), num(scale * vb, unit, label=f"{b} N = {n}")]
+        # Neither retransmitting (nothing dropped) cannot show which retransmits less.
+        said = f"{LABEL[a]} {{}} vs {LABEL[b]} {{limit}}"
+        if col == "retrans_rate" and va == vb == 0:
+            oks.append(Check(None, "neither retransmits (cannot show which does less)", f"N = {n}"))
+        else:
+            oks.append(check(va, "<", vb, said, lambda v: _fmt(v, col), where=f"N = {n}"))
+    return Claim(
+        claim,
+        source,
+        f"{LABEL[a]} vs {LABEL[b]}: " + "; ".join(parts),
+        rule,
+        verdict_of_all(oks),
+        paper_value=source,
+        bbrlab_value=cell(items),
+    )
+
+
+def _throughput_claim(df: pd.DataFrame, cfg: Config) -> Claim:
+    """The largest throughput spread between the algorithms at one N."""
     thr = df.groupby("num_flows")["throughput_bps"]
     spread_at = (thr.max() - thr.min()) / thr.max()
     spread = float(spread_at.max())
-    out.append(
-        Claim(
-            "all variants similar throughput",
-            "similar",
-            f"largest spread between algorithms at one N: {100 * spread:.1f} % "
-            f"(min {df['throughput_bps'].min() / 1e9:.2f}, max {df['throughput_bps'].max() / 1e9:.2f} Gbit/s; "
-            f"ceiling {cfg.rate_bps * MSS / WIRE / 1e9:.2f})",
-            "spread below 5 % at every N",
-            verdict(
-                check(
-                    spread,
-                    "<",
-                    0.05,
-                    f"largest spread {{}} (N = {spread_at.idxmax()})" if len(spread_at) else "largest spread {}",
-                    lambda v: f"{100 * v:.1f} %",
-                )
-            ),
-            paper_value="similar",
-            bbrlab_value=cell(num(100 * v, "%", label=f"spread N = {n}") for n, v in spread_at.items()),
-        )
+    return Claim(
+        "all variants similar throughput",
+        "similar",
+        f"largest spread between algorithms at one N: {100 * spread:.1f} % "
+        f"(min {df['throughput_bps'].min() / 1e9:.2f}, max {df['throughput_bps'].max() / 1e9:.2f} Gbit/s; "
+        f"ceiling {cfg.rate_bps * MSS / WIRE / 1e9:.2f})",
+        "spread below 5 % at every N",
+        verdict(
+            check(
+                spread,
+                "<",
+                0.05,
+                f"largest spread {{}} (N = {spread_at.idxmax()})" if len(spread_at) else "largest spread {}",
+                lambda v: f"{100 * v:.1f} %",
+            )
+        ),
+        paper_value="similar",
+        bbrlab_value=cell(num(100 * v, "%", label=f"spread N = {n}") for n, v in spread_at.items()),
     )
-    big = max(ns)
+
+
+def _ce_claim(df: pd.DataFrame, cfg: Config, big: int) -> Claim:
+    """The CE rates at the largest N, ``big``: DCTCP and bbr2_new below saturation, bbr2 above both."""
     ce = {cc: _val(df, cc, big, "ce_rate") for cc in cfg.ccs}
     claim, rule = (
         "DCTCP and bbr2_new avoid saturating the CE signal (bbr2 does not)",
         "DCTCP and bbr2_new ≤ 0.9; bbr2 above both",
     )
-    if {"dctcp", "bbr2", "bbr2_new"} <= set(ce):
-        out.append(
-            Claim(
-                claim,
-                "yes",
-                f"CE rate at N={big}: " + ", ".join(f"{LABEL[c]} {ce[c]:.3f}" for c in cfg.ccs),
-                rule,
-                verdict_of_all(
-                    [
-                        check(ce["dctcp"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["dctcp"]),
-                        check(ce["bbr2_new"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["bbr2_new"]),
-                        check(
-                            ce["bbr2"],
-                            ">",
-                            max(ce["dctcp"], ce["bbr2_new"]),
-                            "CE rate {} vs the others' highest {limit}",
-                            _ce,
-                            where=LABEL["bbr2"],
-                        ),
-                    ]
+    if not {"dctcp", "bbr2", "bbr2_new"} <= set(ce):
+        return untested(claim, "yes", rule, "needs all three algorithms", paper_value="yes")
+    return Claim(
+        claim,
+        "yes",
+        f"CE rate at N={big}: " + ", ".join(f"{LABEL[c]} {ce[c]:.3f}" for c in cfg.ccs),
+        rule,
+        verdict_of_all(
+            [
+                check(ce["dctcp"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["dctcp"]),
+                check(ce["bbr2_new"], "≤", 0.9, "CE rate {}", _ce, where=LABEL["bbr2_new"]),
+                check(
+                    ce["bbr2"],
+                    ">",
+                    max(ce["dctcp"], ce["bbr2_new"]),
+                    "CE rate {} vs the others' highest {limit}",
+                    _ce,
+                    where=LABEL["bbr2"],
                 ),
-                paper_value="yes",
-                bbrlab_value=cell(num(ce[c], label=f"CE rate {c} N = {big}") for c in cfg.ccs),
-            )
-        )
-    else:
-        out.append(untested(claim, "yes", rule, "needs all three algorithms", paper_value="yes"))
-    jmin = {cc: float(df[df["algo"] == cc]["jain"].min()) for cc in cfg.ccs}
-    out.append(
-        Claim(
-            "all three reasonable, not ideal fairness",
-            "reasonable, not ideal",
-            "lowest Jain over N: " + ", ".join(f"{LABEL[c]} {jmin[c]:.3f}" for c in cfg.ccs),
-            "lowest Jain of each between 0.5 and 0.999",
-            verdict_of_all(
-                Check(
-                    None if not math.isfinite(v) else 0.5 < v < 0.999,
-                    f"lowest Jain {_ce(v)} (rule: between 0.5 and 0.999)",
-                    LABEL[cc],
-                )
-                for cc, v in jmin.items()
-            ),
-            paper_value="reasonable, not ideal",
-            bbrlab_value=cell(num(jmin[c], label=f"lowest Jain {c}") for c in cfg.ccs),
-        )
+            ]
+        ),
+        paper_value="yes",
+        bbrlab_value=cell(num(ce[c], label=f"CE rate {c} N = {big}") for c in cfg.ccs),
     )
-    return out
+
+
+def _jain_claim(df: pd.DataFrame, cfg: Config) -> Claim:
+    """Each algorithm's lowest Jain index over N: reasonable, not ideal."""
+    jmin = {cc: float(df[df["algo"] == cc]["jain"].min()) for cc in cfg.ccs}
+    return Claim(
+        "all three reasonable, not ideal fairness",
+        "reasonable, not ideal",
+        "lowest Jain over N: " + ", ".join(f"{LABEL[c]} {jmin[c]:.3f}" for c in cfg.ccs),
+        "lowest Jain of each between 0.5 and 0.999",
+        verdict_of_all(
+            Check(
+                None if not math.isfinite(v) else 0.5 < v < 0.999,
+                f"lowest Jain {_ce(v)} (rule: between 0.5 and 0.999)",
+                LABEL[cc],
+            )
+            for cc, v in jmin.items()
+        ),
+        paper_value="reasonable, not ideal",
+        bbrlab_value=cell(num(jmin[c], label=f"lowest Jain {c}") for c in cfg.ccs),
+    )
 
 
 #: The TSO claim: with the min_rtt term a BBRv2 flow's sizing-rule chunk at least this much larger.
