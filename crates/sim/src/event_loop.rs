@@ -117,9 +117,9 @@ impl Simulation {
                     self.traffic_start(self.flows[ev.id as usize].traffic as usize)
                 }
                 EvKind::FlowStart => self.on_flow_start(ev.id as usize),
-                EvKind::PauseOn => self.on_pause(ev.id, true),
-                EvKind::PauseOff => self.on_pause(ev.id, false),
-                EvKind::Resume => self.on_resume(ev.id),
+                EvKind::PauseOn => self.on_pause_event(ev.id, true),
+                EvKind::PauseOff => self.on_pause_event(ev.id, false),
+                EvKind::Resume => self.on_pause_expiry(ev.id),
                 EvKind::PfcRefresh => self.on_pfc_refresh(ev.id),
                 EvKind::AppQuery => self.on_app_query(ev.id as usize),
                 EvKind::WorkloadArrival => self.on_workload_arrival(ev.id as usize),

@@ -112,6 +112,10 @@ pub(crate) struct LinkPfc {
     pub pause_quanta_ns: Nanos,
     /// The transmitter ignores PAUSE frames (a NIC with flow control off).
     pub ignores_pause: bool,
+    /// When the pending `Resume` event for this link's pause expiry runs (None: none is
+    /// pending). One is pending at a time: a PAUSE that extends the pause leaves it, and it
+    /// re-arms itself at the expiry then in force (`on_pause_expiry`).
+    pub expiry_armed_at: Option<Nanos>,
     /// This output port sends PAUSE frames upstream (egress accounting).
     pub port: Option<PortPfc>,
     /// This link feeds a switch ingress port whose buffer usage is counted for PAUSE.
@@ -141,10 +145,22 @@ impl LinkPfc {
 pub(crate) struct PortPfc {
     xoff: u64,
     xon: u64,
-    /// (ingress link, PAUSE frame latency to it).
+    /// (ingress link, PAUSE frame latency to it), by latency, then link.
     upstream: Vec<(LinkId, Nanos)>,
+    /// `upstream` cut into runs of one latency: the frames of a run land at one instant, as
+    /// one event (`frame_group_event`); a run's end index.
+    group_ends: Vec<u32>,
     pause: Pauser,
 }
+
+/// An event id with this bit set names a group of PAUSE frames an output port sent together
+/// (`PauseOn`/`PauseOff`): the port's link id in the bits below `GROUP_SHIFT`, the group's index
+/// above. Without it, the id is the one link a frame reaches.
+const FRAME_GROUP: u32 = 1 << 31;
+const GROUP_SHIFT: u32 = 21;
+/// Ports and groups an id can name; a port beyond them sends its frames one event each.
+const MAX_GROUP_PORT: LinkId = (1 << GROUP_SHIFT) - 1;
+const MAX_GROUPS: usize = 1 << (31 - GROUP_SHIFT);
 
 impl PortPfc {
     /// A PAUSE is in force (sent, no XON since).
@@ -161,9 +177,14 @@ impl PortPfc {
         xoff: u64,
         xon: u64,
         quanta_ns: Nanos,
-        upstream: Vec<(LinkId, Nanos)>,
+        mut upstream: Vec<(LinkId, Nanos)>,
     ) -> PortPfc {
-        PortPfc { xoff, xon, upstream, pause: Pauser::new(quanta_ns) }
+        upstream.sort_unstable_by_key(|&(l, lat)| (lat, l));
+        let group_ends = (1..=upstream.len())
+            .filter(|&k| k == upstream.len() || upstream[k].1 != upstream[k - 1].1)
+            .map(|k| k as u32)
+            .collect();
+        PortPfc { xoff, xon, upstream, group_ends, pause: Pauser::new(quanta_ns) }
     }
 }
 
@@ -234,22 +255,53 @@ impl Simulation {
         }
     }
 
-    /// Send PAUSE (`on`) or XON to every ingress link of output port `lid`.
+    /// Send PAUSE (`on`) or XON to every ingress link of output port `lid`. The frames that
+    /// land at one instant are one event (a ToR port's twenty host links: one, not twenty),
+    /// which delivers them in the order of their links, as one event each would be run; a
+    /// frame's landing touches only the link it reaches.
     fn pfc_send(&mut self, lid: LinkId, on: bool) {
         let now = self.now;
+        let kind = if on { EvKind::PauseOn } else { EvKind::PauseOff };
         let link = &mut self.links[lid as usize];
         let pfc = link.pfc.as_deref().and_then(|p| p.port.as_ref()).expect("pfc port");
         let n = pfc.upstream.len();
         link.stats.pause_frames += n as u64;
         self.pause_frames_total += n as u64;
-        for k in 0..n {
-            let (up, lat) = self.links[lid as usize]
-                .pfc
-                .as_deref()
-                .and_then(|p| p.port.as_ref())
-                .unwrap()
-                .upstream[k];
-            self.push(now + lat, if on { EvKind::PauseOn } else { EvKind::PauseOff }, up);
+        let groups = pfc.group_ends.len();
+        for g in 0..groups {
+            let pfc = self.links[lid as usize].pfc.as_deref().and_then(|p| p.port.as_ref());
+            let pfc = pfc.unwrap();
+            let start = if g == 0 { 0 } else { pfc.group_ends[g - 1] as usize };
+            let end = pfc.group_ends[g] as usize;
+            let lat = pfc.upstream[start].1;
+            if end - start > 1 && lid <= MAX_GROUP_PORT && groups <= MAX_GROUPS {
+                self.push(now + lat, kind, FRAME_GROUP | (g as u32) << GROUP_SHIFT | lid);
+            } else {
+                for k in start..end {
+                    let up = self.links[lid as usize].pfc.as_deref().unwrap().port.as_ref();
+                    self.push(now + lat, kind, up.unwrap().upstream[k].0);
+                }
+            }
+        }
+    }
+
+    /// A `PauseOn`/`PauseOff` event: one frame reaching link `id`, or (`FRAME_GROUP`) a group
+    /// of frames an output port sent together, each delivered in its links' order.
+    #[inline(never)]
+    pub(crate) fn on_pause_event(&mut self, id: u32, on: bool) {
+        if id & FRAME_GROUP == 0 {
+            return self.on_pause(id, on);
+        }
+        let port = id & MAX_GROUP_PORT;
+        let g = ((id & !FRAME_GROUP) >> GROUP_SHIFT) as usize;
+        let pfc = self.links[port as usize].pfc.as_deref().and_then(|p| p.port.as_ref());
+        let pfc = pfc.expect("a frame group's port");
+        let start = if g == 0 { 0 } else { pfc.group_ends[g - 1] as usize };
+        let end = pfc.group_ends[g] as usize;
+        for k in start..end {
+            let up = self.links[port as usize].pfc.as_deref().unwrap().port.as_ref();
+            let up = up.unwrap().upstream[k].0;
+            self.on_pause(up, on);
         }
     }
 
@@ -332,11 +384,41 @@ impl Simulation {
         if on {
             link.paused_until = now + link.pfc.as_deref().map_or(0, |p| p.pause_quanta_ns);
             let t = link.paused_until;
-            self.push(t, EvKind::Resume, lid);
+            // A pending expiry check is at or before the new expiry (each was armed at an
+            // earlier PAUSE's, all of one duration): it re-arms itself there when it runs. So a
+            // link paused, released and paused again many times within one pause duration
+            // schedules one check per duration, not one per PAUSE.
+            match link.pfc.as_deref_mut() {
+                Some(pfc) if pfc.expiry_armed_at.is_some() => {}
+                Some(pfc) => {
+                    pfc.expiry_armed_at = Some(t);
+                    self.push(t, EvKind::Resume, lid);
+                }
+                None => self.push(t, EvKind::Resume, lid),
+            }
         } else {
             link.paused_until = now;
             self.on_resume(lid);
         }
+    }
+
+    /// A pause's expiry check (the `Resume` event): if a later PAUSE extended the pause, check
+    /// again at the expiry now in force; else restart the transmitter if the pause is over. (A
+    /// host NIC's PAUSE, which holds until its XON, sets no expiry to wait for.)
+    #[inline(never)]
+    pub(crate) fn on_pause_expiry(&mut self, lid: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[lid as usize];
+        let until = link.paused_until;
+        if let Some(pfc) = link.pfc.as_deref_mut() {
+            pfc.expiry_armed_at = None;
+            if until > now && until != Nanos::MAX {
+                pfc.expiry_armed_at = Some(until);
+                self.push(until, EvKind::Resume, lid);
+                return;
+            }
+        }
+        self.on_resume(lid);
     }
 
     /// A pause may have ended: restart the transmitter if it has work.
@@ -473,6 +555,47 @@ mod tests {
         for (l, p) in ports(&sim) {
             assert!(l.stats.pause_frames == 0 || p.max_bytes > XOFF);
         }
+    }
+
+    /// Egress accounting: the aggregator's port pauses its 20 host links with frames that land
+    /// at one instant, one event a send; each link still counts the frames it received, and a
+    /// link paused and released many times within one pause duration has its expiry checked
+    /// about once a duration, not once a PAUSE.
+    #[test]
+    fn a_ports_frames_to_its_host_links_land_as_one_event() {
+        let flows = incast_flows(20);
+        let mut sim = Simulation::from_json(&format!(
+            r#"{{"seed":5,"duration_ns":300000000,"sample_interval_ns":10000000,
+                "topology":{{"kind":"star","workers":20,"rate_bps":1000000000,"delay_ns":10000,
+                  "forwarding":"cut-through","clock_ppm":0,"host_jitter_ns":0,"lossless":true,
+                  "pfc":{{"xoff_bytes":{XOFF},"xon_bytes":{XON},"accounting":"egress"}}}},
+                "flows":[{flows}]}}"#
+        ))
+        .unwrap();
+        while !sim.run_until(sim.end_ns) {}
+        let nics = sim.links.iter().filter(|l| {
+            l.pfc.as_deref().is_some_and(|p| p.pause_quanta_ns > 0 && p.port.is_none())
+        });
+        let received: u64 = nics.map(|l| l.stats.pause_frames).sum();
+        let ev = |k: EvKind| sim.events_by_kind[k as usize];
+        let landings = ev(EvKind::PauseOn) + ev(EvKind::PauseOff);
+        assert!(received > 1000, "a 20-to-1 incast pauses the host links often ({received})");
+        // Frames still on their way at the end are counted as sent only.
+        assert!(received <= sim.pause_frames_total && received + 40 >= sim.pause_frames_total);
+        assert!(
+            landings * 20 <= received + 40,
+            "{landings} landing events for {received} frames: one per send, 20 frames each"
+        );
+        let durations = sim.end_ns.div_ceil(quanta_ns_of(&sim)) + 1;
+        assert!(
+            ev(EvKind::Resume) <= 21 * durations,
+            "{} expiry checks over 21 links and {durations} pause durations",
+            ev(EvKind::Resume)
+        );
+    }
+
+    fn quanta_ns_of(sim: &Simulation) -> Nanos {
+        sim.links.iter().filter_map(|l| l.pfc.as_deref()).map(|p| p.pause_quanta_ns).max().unwrap()
     }
 
     #[test]
