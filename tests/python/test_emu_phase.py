@@ -103,14 +103,18 @@ def _emu_unavailable(cc: str) -> str | None:
 
 
 #: BBRv3's state machine (draft-ietf-ccwg-bbr §4.3), as the phase samples see it: DRAIN hands
-#: over to DOWN, which may end before a sample catches it; PROBE_RTT may start from any state
-#: and ends in CRUISE (full pipe) or STARTUP.
+#: over to DOWN, which may end before a sample catches it; DOWN goes straight to REFILL when the
+#: probe's wait runs out before inflight has fallen to the cruise level (the draft's
+#: BBRUpdateProbeBWCyclePhase: in DOWN, `if (BBRIsTimeToProbeBW()) return`, which starts REFILL;
+#: Linux `bbr_update_cycle_phase`; seen on the kernel under load); PROBE_RTT may start from any
+#: state and ends in CRUISE (full pipe) or STARTUP.
 _V3_BW = ("probe_down", "probe_cruise", "probe_refill", "probe_up")
 V3_EDGES = {
     ("startup", "drain"),
     ("drain", "probe_down"),
     ("drain", "probe_cruise"),
     ("probe_down", "probe_cruise"),
+    ("probe_down", "probe_refill"),
     ("probe_cruise", "probe_refill"),
     ("probe_refill", "probe_up"),
     ("probe_up", "probe_down"),
