@@ -112,10 +112,10 @@ pub(crate) struct LinkPfc {
     pub pause_quanta_ns: Nanos,
     /// The transmitter ignores PAUSE frames (a NIC with flow control off).
     pub ignores_pause: bool,
-    /// When the pending `Resume` event for this link's pause expiry runs (None: none is
-    /// pending). One is pending at a time: a PAUSE that extends the pause leaves it, and it
-    /// re-arms itself at the expiry then in force (`on_pause_expiry`).
-    pub expiry_armed_at: Option<Nanos>,
+    /// A `Resume` event (the pause's expiry check) is pending for this link. One is pending at
+    /// a time: a PAUSE that extends the pause leaves it, and it re-arms itself at the expiry
+    /// then in force (`on_pause_expiry`).
+    pub expiry_pending: bool,
     /// This output port sends PAUSE frames upstream (egress accounting).
     pub port: Option<PortPfc>,
     /// This link feeds a switch ingress port whose buffer usage is counted for PAUSE.
@@ -148,7 +148,7 @@ pub(crate) struct PortPfc {
     /// (ingress link, PAUSE frame latency to it), by latency, then link.
     upstream: Vec<(LinkId, Nanos)>,
     /// `upstream` cut into runs of one latency: the frames of a run land at one instant, as
-    /// one event (`frame_group_event`); a run's end index.
+    /// one event (`on_pause_event`); a run's end index (see `group`).
     group_ends: Vec<u32>,
     pause: Pauser,
 }
@@ -185,6 +185,12 @@ impl PortPfc {
             .map(|k| k as u32)
             .collect();
         PortPfc { xoff, xon, upstream, group_ends, pause: Pauser::new(quanta_ns) }
+    }
+
+    /// Frame group `g`: its range of `upstream`, and the latency its frames share.
+    fn group(&self, g: usize) -> (std::ops::Range<usize>, Nanos) {
+        let start = if g == 0 { 0 } else { self.group_ends[g - 1] as usize };
+        (start..self.group_ends[g] as usize, self.upstream[start].1)
     }
 }
 
@@ -269,20 +275,21 @@ impl Simulation {
         self.pause_frames_total += n as u64;
         let groups = pfc.group_ends.len();
         for g in 0..groups {
-            let pfc = self.links[lid as usize].pfc.as_deref().and_then(|p| p.port.as_ref());
-            let pfc = pfc.unwrap();
-            let start = if g == 0 { 0 } else { pfc.group_ends[g - 1] as usize };
-            let end = pfc.group_ends[g] as usize;
-            let lat = pfc.upstream[start].1;
-            if end - start > 1 && lid <= MAX_GROUP_PORT && groups <= MAX_GROUPS {
+            let (members, lat) = self.egress_port(lid).group(g);
+            if members.len() > 1 && lid <= MAX_GROUP_PORT && groups <= MAX_GROUPS {
                 self.push(now + lat, kind, FRAME_GROUP | (g as u32) << GROUP_SHIFT | lid);
             } else {
-                for k in start..end {
-                    let up = self.links[lid as usize].pfc.as_deref().unwrap().port.as_ref();
-                    self.push(now + lat, kind, up.unwrap().upstream[k].0);
+                for k in members {
+                    let up = self.egress_port(lid).upstream[k].0;
+                    self.push(now + lat, kind, up);
                 }
             }
         }
+    }
+
+    /// Output port `lid`'s egress PAUSE state.
+    fn egress_port(&self, lid: LinkId) -> &PortPfc {
+        self.links[lid as usize].pfc.as_deref().and_then(|p| p.port.as_ref()).expect("pfc port")
     }
 
     /// A `PauseOn`/`PauseOff` event: one frame reaching link `id`, or (`FRAME_GROUP`) a group
@@ -292,15 +299,11 @@ impl Simulation {
         if id & FRAME_GROUP == 0 {
             return self.on_pause(id, on);
         }
-        let port = id & MAX_GROUP_PORT;
+        let lid = id & MAX_GROUP_PORT;
         let g = ((id & !FRAME_GROUP) >> GROUP_SHIFT) as usize;
-        let pfc = self.links[port as usize].pfc.as_deref().and_then(|p| p.port.as_ref());
-        let pfc = pfc.expect("a frame group's port");
-        let start = if g == 0 { 0 } else { pfc.group_ends[g - 1] as usize };
-        let end = pfc.group_ends[g] as usize;
-        for k in start..end {
-            let up = self.links[port as usize].pfc.as_deref().unwrap().port.as_ref();
-            let up = up.unwrap().upstream[k].0;
+        let (members, _) = self.egress_port(lid).group(g);
+        for k in members {
+            let up = self.egress_port(lid).upstream[k].0;
             self.on_pause(up, on);
         }
     }
@@ -389,9 +392,9 @@ impl Simulation {
             // link paused, released and paused again many times within one pause duration
             // schedules one check per duration, not one per PAUSE.
             match link.pfc.as_deref_mut() {
-                Some(pfc) if pfc.expiry_armed_at.is_some() => {}
+                Some(pfc) if pfc.expiry_pending => {}
                 Some(pfc) => {
-                    pfc.expiry_armed_at = Some(t);
+                    pfc.expiry_pending = true;
                     self.push(t, EvKind::Resume, lid);
                 }
                 None => self.push(t, EvKind::Resume, lid),
@@ -411,9 +414,9 @@ impl Simulation {
         let link = &mut self.links[lid as usize];
         let until = link.paused_until;
         if let Some(pfc) = link.pfc.as_deref_mut() {
-            pfc.expiry_armed_at = None;
-            if until > now && until != Nanos::MAX {
-                pfc.expiry_armed_at = Some(until);
+            // Still paused by a PAUSE that extended the pause: the check stays pending, later.
+            pfc.expiry_pending = until > now && until != Nanos::MAX;
+            if pfc.expiry_pending {
                 self.push(until, EvKind::Resume, lid);
                 return;
             }
